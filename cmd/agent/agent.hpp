@@ -1,0 +1,69 @@
+// The node agent: dials the controller (retrying with capped exponential backoff and
+// jitter), registers, heartbeats, launches jobs, enforces their time limits, reaps
+// them, and reports each end until the controller acknowledges it (so ends survive a
+// controller restart). Runs on one io_context thread.
+#pragma once
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cmd/agent/probe.hpp"
+#include "core/job.hpp"
+#include "hq.pb.h"
+#include "net/client.hpp"
+#include "net/connection.hpp"
+
+namespace hq::cmd {
+
+struct AgentOptions {
+  net::Endpoint controller;
+  std::string name;
+  std::string spool_dir;
+};
+
+class Agent {
+ public:
+  Agent(asio::io_context& io, AgentOptions opts, HostInfo host);
+  void start();
+  // Stops dialing and ends the running jobs' process groups (re-adoption of running
+  // jobs across an agent restart is future work; see docs).
+  void stop();
+
+ private:
+  struct RunningJob {
+    pid_t pid = 0;
+    Job job;
+    bool cancelled = false, timed_out = false;
+    std::unique_ptr<asio::steady_timer> limit_timer, kill_timer;
+  };
+
+  asio::awaitable<void> connect_loop();
+  asio::awaitable<Status> session(std::shared_ptr<net::Connection> conn);
+  asio::awaitable<void> heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval);
+  void handle(const pb::Envelope& msg);
+  void on_launch(const pb::LaunchJob& launch);
+  void on_kill(const pb::KillJob& kill);
+  void terminate(RunningJob& rj, int64_t grace);
+  void wait_children();
+  void reap(pid_t pid, int status);
+  void report(const pb::JobEnded& ended);
+  pb::Envelope registration() const;
+
+  asio::io_context& io_;
+  AgentOptions opts_;
+  HostInfo host_;
+  std::shared_ptr<net::Connection> conn_;
+  std::map<uint64_t, RunningJob> running_;
+  std::map<uint64_t, pb::JobEnded> unacked_;
+  std::map<pid_t, uint64_t> pids_;
+  asio::signal_set sigchld_;
+  int64_t kill_wait_ = 30;
+  bool stopping_ = false;
+};
+
+int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string& log_file);
+
+}  // namespace hq::cmd

@@ -1,0 +1,29 @@
+// Starts a batch script as the submitting user (uid, gid, groups) in its own session
+// and process group, in its working directory, with its environment and output files.
+// Called on the agent's event-loop thread; fork/exec only, no threads.
+#pragma once
+#include <string>
+#include <sys/types.h>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+
+namespace hq::cmd {
+
+struct BatchLaunch {
+  Job job;
+  std::string node_name;
+  std::string cluster;
+  std::string nodelist;
+  int32_t node_index = 0;
+  std::string spool_dir;   // the agent's spool; the script is written below it
+};
+
+// Returns the pid of the script, which leads its own process group. The child reports
+// exec/setup failures through a pipe, so a failed launch is an error here, not a FAILED job.
+Result<pid_t> launch_batch(const BatchLaunch& launch);
+
+// Removes the job's spool directory (script file).
+void cleanup_spool(const std::string& spool_dir, uint64_t job_id);
+
+}  // namespace hq::cmd

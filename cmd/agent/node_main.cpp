@@ -1,0 +1,67 @@
+// `hq node`: option parsing and wiring for the node agent.
+#include <CLI/CLI.hpp>
+#include <asio/signal_set.hpp>
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+#include "cmd/agent/agent.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+
+int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string& log_file) {
+  log::init("node", log_file);
+  std::error_code ec;
+  std::filesystem::create_directories(opts.spool_dir, ec);
+  if (ec) {
+    std::cerr << "hq node: cannot create spool dir " << opts.spool_dir << ": " << ec.message() << "\n";
+    return 1;
+  }
+  log::info("node agent " + opts.name + " (" + std::to_string(host.cpus) + " CPUs, " + std::to_string(host.mem_mib) +
+            " MiB) starting; controller " + opts.controller.str() + ", pid " + std::to_string(getpid()));
+  asio::io_context io(1);
+  Agent agent(io, opts, host);
+  agent.start();
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code&, int sig) {
+    log::info("signal " + std::to_string(sig) + ": stopping");
+    agent.stop();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+int run_node(const Args& args) {
+  CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
+  std::string controller, name, spool, log_file;
+  app.add_option("--controller", controller, "controller HOST[:PORT] (or HQ_CONTROLLER)");
+  app.add_option("--name", name, "node name (default: short hostname)");
+  app.add_option("--state-dir", spool, "agent state and spool directory");
+  app.add_option("--log-file", log_file, "log to this file instead of stderr");
+  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto ep = find_controller(controller);
+  if (!ep) {
+    std::cerr << "hq node: " << ep.status().message() << "\n";
+    return 1;
+  }
+  auto host = probe_host();
+  if (!host) {
+    std::cerr << "hq node: hardware probe failed: " << host.status().message() << "\n";
+    return 1;
+  }
+  AgentOptions opts{*ep, name.empty() ? host->hostname : name, spool};
+  if (opts.spool_dir.empty())
+    opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
+  return run_agent(opts, *host, log_file);
+}
+
+}  // namespace hq::cmd

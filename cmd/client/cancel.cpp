@@ -1,0 +1,33 @@
+// `hq cancel` / scancel: cancels jobs by id.
+#include <iostream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+
+int run_cancel(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  pb::Envelope env;
+  auto* c = env.mutable_cancel();
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") {
+      std::cout << "usage: hq cancel JOBID...\n";
+      return 0;
+    }
+    auto n = parse_int(args[i], 1, INT64_MAX);
+    if (!n) return fail(prog, invalid("Invalid job id " + args[i]));
+    c->add_job_ids(static_cast<uint64_t>(*n));
+  }
+  if (c->job_ids_size() == 0) return fail(prog, invalid("No job identification provided"));
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  return reply->cancel_reply().errors_size() > 0 ? 1 : 0;
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,18 @@
+// Shared output helpers for client commands: Slurm-style fixed-width fields, JSON
+// (the proto3 JSON mapping) and uniform error lines. Single-threaded CLI use.
+#pragma once
+#include <google/protobuf/message.h>
+#include <string>
+
+#include "core/status.hpp"
+
+namespace hq::cmd {
+
+// A field like Slurm's "%.8j": truncated to `width`, right-aligned when `right`.
+std::string field(const std::string& value, int width, bool right = true);
+void print_json(const google::protobuf::Message& msg);
+// Prints "<prog>: error: <message>" to stderr and returns 1.
+int fail(const std::string& prog, const Status& status);
+std::string prog_name(const std::string& argv0);
+
+}  // namespace hq::cmd

@@ -1,0 +1,91 @@
+// `hq queue` / squeue: lists jobs in squeue's default format, or as JSON.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::string state_code(const std::string& state) {
+  static const std::map<std::string, std::string> codes = {
+      {"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETED", "CD"}, {"CANCELLED", "CA"},
+      {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"}};
+  auto it = codes.find(state);
+  return it == codes.end() ? state : it->second;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// squeue default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+void print_table(const pb::QueueReply& q, bool header) {
+  if (header)
+    std::cout << field("JOBID", 18) << " " << field("PARTITION", 9) << " " << field("NAME", 8) << " "
+              << field("USER", 8) << " " << field("ST", 2) << " " << field("TIME", 10) << " " << field("NODES", 6)
+              << " NODELIST(REASON)\n";
+  for (const auto& j : q.jobs()) {
+    Duration elapsed = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : q.now()) - j.start_time() : 0;
+    int nodes = j.alloc_size() > 0 ? j.alloc_size() : std::max(1, j.spec().nodes_min());
+    std::string where = j.state() == "PENDING" ? "(" + j.reason() + ")" : j.nodelist();
+    std::cout << field(std::to_string(j.job_id()), 18) << " " << field(j.partition(), 9) << " "
+              << field(j.spec().name(), 8) << " " << field(j.spec().user(), 8) << " " << field(state_code(j.state()), 2)
+              << " " << field(format_elapsed(elapsed), 10) << " " << field(std::to_string(nodes), 6) << " " << where
+              << "\n";
+  }
+}
+
+}  // namespace
+
+int run_queue(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  CLI::App app{"hq queue: list jobs (squeue)"};
+  app.set_help_flag("--help", "print help");
+  std::string jobs, states, user;
+  bool json = false, noheader = false;
+  app.add_option("-j,--jobs", jobs, "comma-separated job ids");
+  app.add_option("-t,--states", states, "comma-separated states (e.g. PD,R,CD or all)");
+  app.add_option("-u,--user", user, "only this user's jobs");
+  app.add_flag("--json", json, "JSON output");
+  app.add_flag("-h,--noheader", noheader, "no header line");
+  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
+  try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
+  pb::Envelope env;
+  auto* q = env.mutable_queue();
+  for (const auto& id : split_list(jobs)) {
+    auto n = parse_int(id, 1, INT64_MAX);
+    if (!n) return fail(prog, invalid("Invalid job id: " + id));
+    q->add_job_ids(static_cast<uint64_t>(*n));
+  }
+  std::set<std::string> want;
+  for (const auto& s : split_list(states)) want.insert(s);
+  q->set_include_finished(!want.empty());
+  q->set_user(user);
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  pb::QueueReply out = reply->queue_reply();
+  if (!want.empty() && !want.count("all") && !want.count("ALL")) {
+    auto* jobs_out = out.mutable_jobs();
+    for (int i = jobs_out->size() - 1; i >= 0; --i) {
+      const auto& st = jobs_out->Get(i).state();
+      if (!want.count(st) && !want.count(state_code(st))) jobs_out->DeleteSubrange(i, 1);
+    }
+  }
+  if (json) print_json(out);
+  else print_table(out, !noheader);
+  return 0;
+}
+
+}  // namespace hq::cmd

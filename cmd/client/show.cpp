@@ -1,0 +1,151 @@
+// `hq show job|node|partition [NAME] [--json]` and the scontrol alias, in scontrol's
+// "Key=Value" layout.
+#include <iostream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/hostlist.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::string ts(int64_t t) { return t > 0 ? format_timestamp(t) : "Unknown"; }
+std::string limit(int64_t s) { return s < 0 ? "UNLIMITED" : format_limit(s); }
+
+void print_job(const pb::Job& j, int64_t now) {
+  const auto& s = j.spec();
+  int64_t run = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
+  int cpus = 0;
+  for (const auto& a : j.alloc()) cpus += a.cpus();
+  std::cout << "JobId=" << j.job_id() << " JobName=" << s.name() << "\n"
+            << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << s.gid() << " Priority=" << j.priority() << "\n"
+            << "   JobState=" << j.state() << " Reason=" << j.reason() << " ExitCode=" << j.exit_code() << ":"
+            << j.exit_signal() << "\n"
+            << "   RunTime=" << format_limit(run) << " TimeLimit=" << limit(j.time_limit()) << "\n"
+            << "   SubmitTime=" << ts(j.submit_time()) << " StartTime=" << ts(j.start_time())
+            << " EndTime=" << ts(j.end_time()) << "\n"
+            << "   Partition=" << j.partition() << " NodeList=" << (j.nodelist().empty() ? "(null)" : j.nodelist())
+            << "\n"
+            << "   NumNodes=" << std::max(j.alloc_size(), s.nodes_min()) << " NumCPUs=" << cpus
+            << " NumTasks=" << s.ntasks() << " CPUs/Task=" << s.cpus_per_task() << "\n"
+            << "   MinMemoryNode=" << s.mem_per_node_mib() << "M MinMemoryCPU=" << s.mem_per_cpu_mib() << "M\n"
+            << "   WorkDir=" << s.workdir() << "\n"
+            << "   StdOut=" << (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) << "\n"
+            << "   StdErr=" << (s.error().empty() ? (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) : s.error())
+            << "\n\n";
+}
+
+void print_node(const pb::Node& n) {
+  std::string parts;
+  for (const auto& p : n.partitions()) parts += (parts.empty() ? "" : ",") + p;
+  std::string feats;
+  for (const auto& f : n.features()) feats += (feats.empty() ? "" : ",") + f;
+  std::cout << "NodeName=" << n.name() << "\n"
+            << "   CPUAlloc=" << n.alloc_cpus() << " CPUTot=" << n.cpus() << "\n"
+            << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
+            << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Partitions=" << parts << "\n"
+            << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
+            << "   LastBusyTime=" << ts(n.last_heard()) << " BootTime=" << ts(n.boot_time()) << "\n"
+            << "   Reason=" << (n.reason().empty() ? "(null)" : n.reason()) << "\n\n";
+}
+
+void print_partition(const pb::Partition& p) {
+  std::cout << "PartitionName=" << p.name() << "\n"
+            << "   Default=" << (p.is_default() ? "YES" : "NO") << " MaxTime=" << limit(p.max_time())
+            << " DefaultTime=" << (p.default_time() < 0 ? "NONE" : format_limit(p.default_time())) << "\n"
+            << "   Nodes=" << p.nodes() << " TotalNodes=" << p.total_nodes() << "\n\n";
+}
+
+int show_job(const std::string& prog, const std::vector<std::string>& names, bool json) {
+  pb::Envelope env;
+  auto* q = env.mutable_queue();
+  q->set_include_finished(true);
+  for (const auto& n : names) {
+    auto id = parse_int(n, 1, INT64_MAX);
+    if (!id) return fail(prog, invalid("Invalid job id specified: " + n));
+    q->add_job_ids(static_cast<uint64_t>(*id));
+  }
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  const auto& r = reply->queue_reply();
+  if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
+  if (json) print_json(r);
+  else for (const auto& j : r.jobs()) print_job(j, r.now());
+  return 0;
+}
+
+int show_nodes_or_partitions(const std::string& prog, bool partitions, const std::vector<std::string>& names, bool json) {
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  pb::Envelope env;
+  env.mutable_nodes();
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  pb::NodesReply r = reply->nodes_reply();
+  auto wanted = [&](const std::string& n) { return names.empty() || std::find(names.begin(), names.end(), n) != names.end(); };
+  pb::NodesReply out;
+  for (const auto& n : r.nodes()) if (!partitions && wanted(n.name())) *out.add_nodes() = n;
+  for (const auto& p : r.partitions()) if (partitions && wanted(p.name())) *out.add_partitions() = p;
+  if (out.nodes_size() + out.partitions_size() == 0 && !names.empty())
+    return fail(prog, not_found((partitions ? "Partition " : "Node ") + names[0] + " not found"));
+  if (json) return print_json(out), 0;
+  for (const auto& n : out.nodes()) print_node(n);
+  for (const auto& p : out.partitions()) print_partition(p);
+  return 0;
+}
+
+int show_hosts(const std::string& prog, const std::string& what, const std::vector<std::string>& names) {
+  std::string expr;
+  for (const auto& n : names) expr += (expr.empty() ? "" : ",") + n;
+  if (expr.empty()) if (const char* e = std::getenv("SLURM_NODELIST")) expr = e;
+  auto hosts = expand_hostlist(expr);
+  if (!hosts) return fail(prog, hosts.status());
+  if (what == "hostnames") for (const auto& h : *hosts) std::cout << h << "\n";
+  else std::cout << compress_hostlist(*hosts, what == "hostlistsorted" ? HostlistOrder::kSorted : HostlistOrder::kAsGiven) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_show(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  std::vector<std::string> rest;
+  bool json = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--json") json = true;
+    else rest.push_back(args[i]);
+  }
+  if (rest.empty() || rest[0] == "-h" || rest[0] == "--help") {
+    std::cout << "usage: hq show job|node|partition [NAME...] [--json]\n"
+                 "       hq show hostnames|hostlist|hostlistsorted EXPR\n";
+    return rest.empty() ? 2 : 0;
+  }
+  std::string what = rest[0];
+  std::vector<std::string> names(rest.begin() + 1, rest.end());
+  if (what == "job" || what == "jobs") return show_job(prog, names, json);
+  if (what == "node" || what == "nodes") return show_nodes_or_partitions(prog, false, names, json);
+  if (what == "partition" || what == "partitions") return show_nodes_or_partitions(prog, true, names, json);
+  if (what == "hostnames" || what == "hostlist" || what == "hostlistsorted") return show_hosts(prog, what, names);
+  return fail(prog, invalid("unknown entity '" + what + "' (job, node, partition, hostnames, hostlist)"));
+}
+
+int run_scontrol(const Args& args) {
+  if (args.size() >= 2 && args[1] == "show") {
+    Args rest(args.begin() + 1, args.end());
+    rest[0] = "scontrol";
+    return run_show(rest);
+  }
+  if (args.size() >= 2 && args[1] == "ping") {
+    auto ep = find_controller();
+    bool up = ep && connect_client().is_ok();
+    std::cout << "Slurmctld(primary) at " << (ep ? ep->host : std::string("(unknown)")) << " is " << (up ? "UP" : "DOWN") << "\n";
+    return up ? 0 : 1;
+  }
+  return fail("scontrol", invalid("supported: scontrol show job|node|partition|hostnames|hostlist, scontrol ping"));
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,145 @@
+// `hq submit` / sbatch: builds a JobSpec from the script, its #SBATCH/#HQ directives and
+// the command line (command line wins), then submits it and optionally waits.
+#include <fstream>
+#include <grp.h>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/submit_options.hpp"
+#include "net/convert.hpp"
+
+extern char** environ;
+
+namespace hq::cmd {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hq submit [options] [script [args...]]   (or --wrap CMD, or the script on stdin)\n"
+    "  -J, --job-name NAME     -o, --output PAT     -e, --error PAT     -D, --chdir DIR\n"
+    "  -p, --partition P       -t, --time LIMIT     -N, --nodes N[-M]   -n, --ntasks N\n"
+    "  -c, --cpus-per-task N   --ntasks-per-node N  --mem SIZE          --mem-per-cpu SIZE\n"
+    "  --export ALL|NONE|VARS  -H, --hold           --parsable          -Q, --quiet\n"
+    "  -W, --wait              --wrap CMD\n";
+
+std::string cwd() {
+  char buf[4096];
+  return getcwd(buf, sizeof buf) ? buf : "/";
+}
+
+Result<std::string> read_script(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return not_found("Unable to open file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string basename_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+void fill_identity(JobSpec& spec) {
+  spec.uid = getuid();
+  spec.gid = getgid();
+  spec.user = current_user_name();
+  int n = getgroups(0, nullptr);
+  std::vector<gid_t> groups(static_cast<size_t>(n > 0 ? n : 0));
+  if (n > 0 && getgroups(n, groups.data()) == n) spec.groups.assign(groups.begin(), groups.end());
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  spec.submit_host = host;
+}
+
+// Script text and default name from --wrap, a file, or stdin.
+Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli, const std::vector<std::string>& pos) {
+  if (cli.wrap_set) {
+    if (!pos.empty()) return invalid("script arguments not permitted with --wrap option");
+    return std::make_pair("#!/bin/sh\n# This script was created by hq submit --wrap.\n\n" + cli.wrap + "\n",
+                          std::string("wrap"));
+  }
+  if (!pos.empty()) {
+    auto text = read_script(pos[0]);
+    if (!text) return text.status();
+    return std::make_pair(*text, basename_of(pos[0]));
+  }
+  if (isatty(0)) return invalid("no batch script given: pass a file, --wrap, or a script on stdin");
+  std::stringstream ss;
+  ss << std::cin.rdbuf();
+  return std::make_pair(ss.str(), std::string("sbatch"));
+}
+
+Result<SubmitRequest> build_request(const Args& args) {
+  std::vector<std::string> cli_args(args.begin() + 1, args.end()), pos;
+  SubmitRequest cli;
+  if (Status s = apply_submit_options(cli_args, cli, &pos); !s) return s;
+  auto script = load_script(cli, pos);
+  if (!script) return script.status();
+  auto directives = parse_directives(script->first);
+  if (!directives) return directives.status();
+  SubmitRequest req;
+  if (Status s = apply_submit_options(*directives, req, nullptr); !s) return s;
+  std::vector<std::string> ignored;
+  if (Status s = apply_submit_options(cli_args, req, &ignored); !s) return s;  // command line wins
+  req.spec.script = script->first;
+  if (!pos.empty()) req.spec.argv.assign(pos.begin() + 1, pos.end());
+  if (!req.name_set) req.spec.name = script->second;
+  std::string here = cwd();
+  if (req.spec.workdir.empty()) req.spec.workdir = here;
+  else if (req.spec.workdir[0] != '/') req.spec.workdir = here + "/" + req.spec.workdir;
+  fill_identity(req.spec);
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  auto exported = export_environment(req.export_spec, env);
+  if (!exported) return exported.status();
+  req.spec.env = std::move(exported).value();
+  return req;
+}
+
+// Polls until the job ends; returns its exit code (sbatch --wait semantics).
+int wait_for(net::RpcClient& client, uint64_t id, const std::string& prog) {
+  while (true) {
+    pb::Envelope q;
+    q.mutable_queue()->add_job_ids(id);
+    auto reply = client.call(q);
+    if (!reply) return fail(prog, reply.status());
+    const auto& jobs = reply->queue_reply().jobs();
+    if (jobs.empty()) return 0;  // purged: it ended long ago
+    const auto& j = jobs[0];
+    if (j.state() != "PENDING" && j.state() != "RUNNING") {
+      if (j.exit_signal() != 0) return 128 + j.exit_signal();
+      return j.state() == "COMPLETED" ? 0 : (j.exit_code() != 0 ? j.exit_code() : 1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+int run_submit(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  if (args.size() > 1 && (args[1] == "-h" || args[1] == "--help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  auto req = build_request(args);
+  if (!req) return fail(prog, req.status());
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  pb::Envelope env;
+  *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
+  uint64_t id = reply->submit_reply().job_id();
+  if (req->parsable) std::cout << id << "\n";
+  else if (!req->quiet) std::cout << "Submitted batch job " << id << "\n";
+  std::cout.flush();
+  return req->wait ? wait_for(**client, id, prog) : 0;
+}
+
+}  // namespace hq::cmd

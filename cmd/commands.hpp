@@ -1,0 +1,28 @@
+// Entry points of every subcommand. Each takes the arguments after its own name
+// (args[0] is the command name as invoked) and returns the process exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace hq::cmd {
+
+using Args = std::vector<std::string>;
+
+int run_controller(const Args& args);
+int run_node(const Args& args);
+int run_submit(const Args& args);
+int run_queue(const Args& args);
+int run_cancel(const Args& args);
+int run_nodes(const Args& args);
+int run_show(const Args& args);
+int run_local(const Args& args);
+int run_init(const Args& args);
+int run_hostlist(const Args& args);
+int run_bench(const Args& args);
+int run_install_links(const Args& args);
+int run_scontrol(const Args& args);
+
+// Slurm names reachable through argv[0] (symlinks made by `hq install-links`).
+const std::vector<std::pair<std::string, std::string>>& slurm_aliases();
+
+}  // namespace hq::cmd

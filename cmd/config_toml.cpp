@@ -1,0 +1,214 @@
+#include "cmd/config_toml.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/hostlist.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+class Loader {
+ public:
+  explicit Loader(std::string source) : source_(std::move(source)) {}
+
+  Status where(const toml::node& n, const std::string& msg) const {
+    return invalid(source_ + ":" + std::to_string(n.source().begin.line) + ": " + msg);
+  }
+
+  Status check_keys(const toml::table& t, const std::set<std::string>& allowed, const std::string& section) const {
+    for (const auto& [k, v] : t) {
+      if (!allowed.count(std::string(k.str()))) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        return where(v, "unknown key '" + std::string(k.str()) + "' in " + section + " (expected one of: " + list + ")");
+      }
+    }
+    return Status::ok();
+  }
+
+  Status get_string(const toml::table& t, const char* key, std::string& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    if (!n->is_string()) return where(*n, std::string("'") + key + "' must be a string");
+    out = **n->as_string();
+    return Status::ok();
+  }
+
+  Status get_int(const toml::table& t, const char* key, int64_t min, int64_t max, int64_t& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    if (!n->is_integer()) return where(*n, std::string("'") + key + "' must be an integer");
+    int64_t v = **n->as_integer();
+    if (v < min || v > max)
+      return where(*n, std::string("'") + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max));
+    out = v;
+    return Status::ok();
+  }
+
+  Status get_bool(const toml::table& t, const char* key, bool& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    if (!n->is_boolean()) return where(*n, std::string("'") + key + "' must be true or false");
+    out = **n->as_boolean();
+    return Status::ok();
+  }
+
+  // Durations may be strings ("30s", "1-00:00:00", "UNLIMITED") or integers (seconds).
+  Status get_duration(const toml::table& t, const char* key, Duration& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    if (n->is_integer()) { out = **n->as_integer(); return Status::ok(); }
+    if (!n->is_string()) return where(*n, std::string("'") + key + "' must be a duration like \"30s\" or \"1-00:00:00\"");
+    auto d = parse_duration(**n->as_string());
+    if (!d) return where(*n, std::string("'") + key + "': " + d.status().message());
+    out = *d;
+    return Status::ok();
+  }
+
+  Status get_hostlist(const toml::table& t, const char* key, std::string& expr, std::vector<std::string>& out) const {
+    const toml::node* n = t.get(key);
+    if (!n || !n->is_string()) return invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": '" + key + "' (a hostlist string) is required");
+    expr = **n->as_string();
+    auto hosts = expand_hostlist(expr);
+    if (!hosts) return where(*n, hosts.status().message());
+    if (hosts->empty()) return where(*n, std::string("'") + key + "' names no hosts");
+    out = std::move(hosts).value();
+    return Status::ok();
+  }
+
+  Status get_strings(const toml::table& t, const char* key, std::vector<std::string>& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    const toml::array* arr = n->as_array();
+    if (!arr) return where(*n, std::string("'") + key + "' must be an array of strings");
+    for (const auto& e : *arr) {
+      if (!e.is_string()) return where(e, std::string("'") + key + "' must hold only strings");
+      out.push_back(**e.as_string());
+    }
+    return Status::ok();
+  }
+
+  Result<ClusterConfig> load(const toml::table& root) const {
+    ClusterConfig c;
+    Status s = check_keys(root, {"cluster", "controller", "partition", "node"}, "the top level");
+    if (s) s = load_cluster(root, c);
+    if (s) s = load_controller(root, c);
+    if (s) s = load_nodes(root, c);
+    if (s) s = load_partitions(root, c);
+    if (s) s = validate_config(c).with_context(source_);
+    if (!s) return s;
+    return c;
+  }
+
+ private:
+  const toml::table* section(const toml::table& root, const char* key, Status& s) const {
+    const toml::node* n = root.get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) s = where(*n, std::string("[") + key + "] must be a table");
+    return n->as_table();
+  }
+
+  Status load_cluster(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "cluster", s);
+    if (!t) return s;
+    if (s = check_keys(*t, {"name"}, "[cluster]"); !s) return s;
+    return get_string(*t, "name", c.name);
+  }
+
+  Status load_controller(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "controller", s);
+    if (!t) return s;
+    s = check_keys(*t, {"host", "port", "state_dir", "node_timeout", "heartbeat_interval", "kill_wait",
+                        "min_job_age", "snapshot_every"}, "[controller]");
+    int64_t port = c.controller.port, snap = c.snapshot_every;
+    if (s) s = get_string(*t, "host", c.controller.host);
+    if (s) s = get_int(*t, "port", 0, 65535, port);
+    if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
+    if (s) s = get_duration(*t, "node_timeout", c.node_timeout);
+    if (s) s = get_duration(*t, "heartbeat_interval", c.heartbeat_interval);
+    if (s) s = get_duration(*t, "kill_wait", c.kill_wait);
+    if (s) s = get_duration(*t, "min_job_age", c.min_job_age);
+    if (s) s = get_int(*t, "snapshot_every", 100, 100000000, snap);
+    c.controller.port = static_cast<int32_t>(port);
+    c.snapshot_every = static_cast<int32_t>(snap);
+    return s;
+  }
+
+  template <typename Fn>
+  Status each_table(const toml::table& root, const char* key, Fn fn) const {
+    const toml::node* n = root.get(key);
+    if (!n) return Status::ok();
+    const toml::array* arr = n->as_array();
+    if (!arr) return where(*n, std::string("'") + key + "' must be written as [[" + key + "]] tables");
+    for (const auto& e : *arr) {
+      if (!e.is_table()) return where(e, std::string("[[") + key + "]] entries must be tables");
+      if (Status s = fn(*e.as_table()); !s) return s;
+    }
+    return Status::ok();
+  }
+
+  Status load_nodes(const toml::table& root, ClusterConfig& c) const {
+    return each_table(root, "node", [&](const toml::table& t) -> Status {
+      NodeConfig n;
+      Status s = check_keys(t, {"names", "cpus", "memory", "features"}, "[[node]]");
+      int64_t cpus = 0;
+      if (s) s = get_hostlist(t, "names", n.names_expr, n.names);
+      if (s) s = get_int(t, "cpus", 0, 1 << 20, cpus);
+      if (s) s = get_strings(t, "features", n.features);
+      if (s) {
+        if (const toml::node* m = t.get("memory")) {
+          if (m->is_integer()) n.mem_mib = **m->as_integer();
+          else if (auto v = m->is_string() ? parse_size_mib(**m->as_string()) : Result<int64_t>(invalid("must be a size like \"256G\""))) n.mem_mib = *v;
+          else s = where(*m, "'memory' " + v.status().message());
+        }
+      }
+      n.cpus = static_cast<int32_t>(cpus);
+      if (s) c.nodes.push_back(std::move(n));
+      return s;
+    });
+  }
+
+  Status load_partitions(const toml::table& root, ClusterConfig& c) const {
+    return each_table(root, "partition", [&](const toml::table& t) -> Status {
+      PartitionConfig p;
+      Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time"}, "[[partition]]");
+      if (s) s = get_string(t, "name", p.name);
+      if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
+      if (s) s = get_hostlist(t, "nodes", p.nodes_expr, p.nodes);
+      if (s) s = get_bool(t, "default", p.is_default);
+      if (s) s = get_duration(t, "max_time", p.max_time);
+      if (s) s = get_duration(t, "default_time", p.default_time);
+      if (s) c.partitions.push_back(std::move(p));
+      return s;
+    });
+  }
+
+  std::string source_;
+};
+
+}  // namespace
+
+Result<ClusterConfig> load_config_text(const std::string& text, const std::string& source_name) {
+  try {
+    toml::table root = toml::parse(text, source_name);
+    return Loader(source_name).load(root);
+  } catch (const toml::parse_error& e) {
+    return invalid(source_name + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+}
+
+Result<ClusterConfig> load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return not_found("cannot read config file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_config_text(ss.str(), path);
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,133 @@
+// Controller side of the node-agent protocol: registration and reconciliation of
+// running jobs after either side restarts, heartbeats, job ends, and liveness.
+// Runs on the controller's event-loop thread.
+#include <set>
+
+#include "cmd/controller/controller.hpp"
+#include "net/clock.hpp"
+#include "net/convert.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+
+Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb::RegisterNode& reg) {
+  auto it = state_.nodes.find(reg.name());
+  if (it == state_.nodes.end())
+    return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config");
+  if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
+  Node& node = it->second;
+  if (auto old = agents_.find(reg.name()); old != agents_.end() && old->second != conn)
+    old->second->close("replaced by a new registration");
+  agents_[reg.name()] = conn;
+  const NodeConfig* nc = find_node_config(config_, reg.name());
+  if (!nc || nc->cpus == 0) node.cpus = reg.cpus();        // config sizes win when given
+  if (!nc || nc->mem_mib == 0) node.mem_mib = reg.mem_mib();
+  node.registered = true;
+  node.responding = true;
+  node.down = false;
+  node.reason.clear();
+  node.last_heard = now();
+  node.boot_time = reg.boot_time();
+  reconcile_agent(reg.name(), conn, reg);
+  log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +
+            " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(reg.running_jobs_size()) +
+            " running jobs)");
+  request_schedule();
+  pb::RegisterAck ack;
+  ack.set_heartbeat_interval(config_.heartbeat_interval);
+  ack.set_cluster(config_.name);
+  return ack;
+}
+
+// After a restart of either side: deliver buffered ends, kill what the controller does
+// not know, and fail what the agent no longer has.
+void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, const pb::RegisterNode& reg) {
+  std::set<uint64_t> seen(reg.running_jobs().begin(), reg.running_jobs().end());
+  for (const auto& ended : reg.finished()) {
+    seen.insert(ended.job_id());
+    agent_job_ended(name, conn, ended);
+  }
+  for (uint64_t raw : reg.running_jobs()) {
+    const Job* job = find_job(state_, JobId{raw});
+    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) continue;
+    pb::Envelope env;
+    env.mutable_kill()->set_job_id(raw);
+    env.mutable_kill()->set_reason("unknown");
+    conn->send(env);
+  }
+  std::vector<JobId> lost;
+  for (const auto& [id, job] : state_.jobs) {
+    if (job.state == JobState::kRunning && job.alloc.front().node == name && !seen.count(id.value))
+      lost.push_back(id);
+  }
+  for (JobId id : lost) {
+    log::warn("job " + std::to_string(id.value) + " is no longer on node " + name + "; marking it NODE_FAIL");
+    record(JobEnded{id, now(), JobState::kNodeFail, 0, 0, "JobLost"});
+  }
+}
+
+void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat&) {
+  auto it = state_.nodes.find(name);
+  if (it == state_.nodes.end()) return;
+  it->second.last_heard = now();
+  it->second.responding = true;
+}
+
+void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, const pb::JobEnded& msg) {
+  auto ended = net::from_pb(msg);
+  uint64_t raw = msg.job_id();
+  auto ack = [conn, raw](const Status&) {
+    pb::Envelope env;
+    env.mutable_job_ended_ack()->set_job_id(raw);
+    conn->send(env);
+  };
+  if (!ended) {
+    log::warn("node " + name + " sent a bad JobEnded: " + ended.status().message());
+    return ack(Status::ok());
+  }
+  const Job* job = find_job(state_, ended->id);
+  if (job && job->cancel_requested && ended->state == JobState::kFailed) ended->state = JobState::kCancelled;
+  record(*ended, ack);
+  request_schedule();
+}
+
+void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn) {
+  auto it = agents_.find(name);
+  if (it == agents_.end() || it->second != conn) return;
+  agents_.erase(it);
+  if (auto n = state_.nodes.find(name); n != state_.nodes.end()) n->second.responding = false;
+  log::warn("node " + name + " disconnected: " + conn->close_reason());
+}
+
+void Controller::end_jobs_on_node(const std::string& name, JobState state, const std::string& reason) {
+  std::vector<JobId> ids;
+  for (const auto& [id, job] : state_.jobs)
+    if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name) ids.push_back(id);
+  for (JobId id : ids) record(JobEnded{id, now(), state, 0, 0, reason});
+}
+
+void Controller::check_nodes() {
+  Time t = now();
+  for (auto& [name, node] : state_.nodes) {
+    if (node.down) continue;
+    bool silent = node.registered ? t - node.last_heard > config_.node_timeout
+                                  : !node.jobs.empty() && t - started_at_ > config_.node_timeout;
+    if (!silent) continue;
+    node.down = true;
+    node.responding = false;
+    node.reason = "Not responding";
+    log::warn("node " + name + " is DOWN: not responding for " + std::to_string(config_.node_timeout) + " s");
+    end_jobs_on_node(name, JobState::kNodeFail, "NodeDown");
+  }
+}
+
+void Controller::check_time_limits() {
+  Time t = now();
+  for (const auto& [id, job] : state_.jobs) {
+    if (job.state != JobState::kRunning || job.time_limit <= 0) continue;
+    // The agent enforces limits itself; this is the backstop if its kill went missing.
+    if (t > job.start_time + job.time_limit + config_.kill_wait + 30) send_kill(job, "timeout");
+  }
+}
+
+}  // namespace hq::cmd

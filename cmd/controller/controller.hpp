@@ -1,0 +1,70 @@
+// The controller's domain glue: owns ClusterState, the journal and the scheduler;
+// turns requests into events (apply + journal), and runs side effects (replies,
+// launches, kills) only after the events they depend on are durable.
+// Everything here runs on the controller's single event-loop thread.
+#pragma once
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/cluster_state.hpp"
+#include "core/scheduler.hpp"
+#include "hq.pb.h"
+#include "net/connection.hpp"
+#include "store/journal.hpp"
+
+namespace hq::cmd {
+
+class Controller {
+ public:
+  using ConnPtr = std::shared_ptr<net::Connection>;
+
+  Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal);
+  // Rebuilds state from the latest snapshot plus the journal after it.
+  Status recover();
+  void start();
+  void shutdown();
+  const ClusterConfig& config() const { return config_; }
+
+  // Client requests. `reply` runs once the outcome is durable.
+  void submit(const pb::SubmitRequest& req, std::function<void(Result<JobId>)> reply);
+  pb::QueueReply queue(const pb::QueueRequest& req) const;
+  pb::CancelReply cancel(const pb::CancelRequest& req);
+  pb::NodesReply nodes() const;
+
+  // Node agents.
+  Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
+  void agent_heartbeat(const std::string& node, const pb::Heartbeat& hb);
+  void agent_job_ended(const std::string& node, const ConnPtr& conn, const pb::JobEnded& msg);
+  void agent_disconnected(const std::string& node, const ConnPtr& conn);
+
+ private:
+  void record(Event event, std::function<void(const Status&)> after = {});
+  void request_schedule();
+  void run_schedule();
+  void launch(JobId id);
+  void send_kill(const Job& job, const std::string& reason);
+  void check_nodes();
+  void check_time_limits();
+  void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
+  void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
+  Result<Job> admit(const JobSpec& spec) const;
+  void tick();
+  Time now() const;
+
+  asio::io_context& io_;
+  ClusterConfig config_;
+  std::unique_ptr<store::Journal> journal_;
+  std::unique_ptr<Scheduler> scheduler_;
+  ClusterState state_;
+  std::map<std::string, ConnPtr> agents_;
+  asio::steady_timer tick_timer_;
+  bool schedule_posted_ = false;
+  int64_t events_since_snapshot_ = 0;
+  Time started_at_ = 0;
+};
+
+}  // namespace hq::cmd

@@ -1,0 +1,231 @@
+// `hq controller`: the TCP server around Controller. Accepts connections, runs the
+// handshake, then one session loop per connection dispatching through a handler table
+// (decode, call Controller, reply). One io_context thread owns everything.
+#include <CLI/CLI.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/use_awaitable.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "cmd/commands.hpp"
+#include "cmd/config_toml.hpp"
+#include "cmd/controller/controller.hpp"
+#include "cmd/paths.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+namespace {
+
+using ConnPtr = std::shared_ptr<net::Connection>;
+using Handler = std::function<void(Controller&, const ConnPtr&, const pb::Envelope&)>;
+
+void reply(const ConnPtr& conn, uint64_t seq, pb::Envelope env) {
+  env.set_seq(seq);
+  conn->send(env);
+}
+
+const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
+  static const std::map<pb::Envelope::MsgCase, Handler> table = {
+      {pb::Envelope::kSubmit,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+         uint64_t seq = m.seq();
+         c.submit(m.submit(), [conn, seq](Result<JobId> id) {
+           if (!id) return conn->send(net::error_reply(seq, id.status()));
+           pb::Envelope env;
+           env.mutable_submit_reply()->set_job_id(id->value);
+           reply(conn, seq, std::move(env));
+         });
+       }},
+      {pb::Envelope::kQueue,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+         pb::Envelope env;
+         *env.mutable_queue_reply() = c.queue(m.queue());
+         reply(conn, m.seq(), std::move(env));
+       }},
+      {pb::Envelope::kCancel,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+         pb::Envelope env;
+         *env.mutable_cancel_reply() = c.cancel(m.cancel());
+         reply(conn, m.seq(), std::move(env));
+       }},
+      {pb::Envelope::kNodes,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+         pb::Envelope env;
+         *env.mutable_nodes_reply() = c.nodes();
+         reply(conn, m.seq(), std::move(env));
+       }},
+  };
+  return table;
+}
+
+asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn) {
+  while (true) {
+    auto msg = co_await conn->recv();
+    if (!msg) break;
+    auto it = client_handlers().find(msg->msg_case());
+    if (it == client_handlers().end()) {
+      conn->send(net::error_reply(msg->seq(), invalid("unexpected message from a client")));
+      continue;
+    }
+    it->second(ctl, conn, *msg);
+  }
+}
+
+asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
+  auto first = co_await conn->recv();
+  if (!first) co_return;
+  if (!first->has_register_node()) {
+    conn->send(net::error_reply(first->seq(), invalid("a node must register first")));
+    co_return;
+  }
+  std::string name = first->register_node().name();
+  auto ack = ctl.register_agent(conn, first->register_node());
+  if (!ack) {
+    log::warn("refused registration from " + conn->peer() + ": " + ack.status().message());
+    conn->send(net::error_reply(first->seq(), ack.status()));
+    co_return;
+  }
+  pb::Envelope env;
+  *env.mutable_register_ack() = *ack;
+  reply(conn, first->seq(), std::move(env));
+  while (true) {
+    auto msg = co_await conn->recv();
+    if (!msg) break;
+    if (msg->has_heartbeat()) ctl.agent_heartbeat(name, msg->heartbeat());
+    else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
+    else log::warn("node " + name + " sent an unexpected message; ignored");
+  }
+  ctl.agent_disconnected(name, conn);
+}
+
+asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
+  auto hello = co_await conn->handshake_as_server(ctl.config().name);
+  if (!hello) {
+    log::warn("handshake with " + conn->peer() + " failed: " + hello.status().message());
+    co_return;
+  }
+  if (hello->role() == "node") co_await agent_session(ctl, conn);
+  else co_await client_session(ctl, conn);
+  conn->close("session ended");
+}
+
+asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor) {
+  auto ex = co_await asio::this_coro::executor;
+  while (acceptor.is_open()) {
+    asio::error_code ec;
+    asio::ip::tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      log::warn("accept failed: " + ec.message());
+      continue;
+    }
+    auto conn = std::make_shared<net::Connection>(ex, net::make_tcp_stream(std::move(socket)));
+    asio::co_spawn(ex, session(ctl, conn), [conn](std::exception_ptr e) {
+      if (!e) return;
+      try { std::rethrow_exception(e); } catch (const std::exception& ex) {
+        log::error("session with " + conn->peer() + " failed: " + ex.what());
+      }
+      conn->close("session error");
+    });
+  }
+}
+
+Status write_file_atomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) return io_error("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return io_error("cannot rename " + tmp + ": " + ec.message());
+  return Status::ok();
+}
+
+Result<asio::ip::tcp::endpoint> listen_endpoint(const ClusterConfig& c) {
+  asio::error_code ec;
+  auto addr = asio::ip::make_address(c.controller.host == "localhost" ? "127.0.0.1" : c.controller.host, ec);
+  if (ec) addr = asio::ip::address_v4::any();  // a host name: listen on every interface
+  return asio::ip::tcp::endpoint(addr, static_cast<uint16_t>(c.controller.port));
+}
+
+int serve(const ClusterConfig& config, const std::string& log_file) {
+  std::error_code fec;
+  std::filesystem::create_directories(config.controller.state_dir, fec);
+  if (fec) {
+    std::cerr << "hq controller: cannot create state dir " << config.controller.state_dir << ": " << fec.message() << "\n";
+    return 1;
+  }
+  log::init("controller", log_file);
+  auto journal = store::Journal::open(config.controller.state_dir + "/state.db");
+  if (!journal) {
+    std::cerr << "hq controller: " << journal.status().message() << "\n";
+    return 1;
+  }
+  asio::io_context io(1);
+  Controller ctl(io, config, std::move(journal).value());
+  if (Status s = ctl.recover(); !s) {
+    std::cerr << "hq controller: cannot recover state: " << s.message() << "\n";
+    return 1;
+  }
+  auto ep = listen_endpoint(config);
+  asio::ip::tcp::acceptor acceptor(io);
+  try {
+    acceptor.open(ep->protocol());
+    acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+    acceptor.bind(*ep);
+    acceptor.listen(1024);
+  } catch (const std::exception& e) {
+    std::cerr << "hq controller: cannot listen on " << config.controller.host << ":" << config.controller.port
+              << ": " << e.what() << "\n";
+    return 1;
+  }
+  uint16_t port = acceptor.local_endpoint().port();
+  std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;
+  if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n"); !s)
+    log::warn(s.message());
+  log::info("controller for cluster '" + config.name + "' listening on " + host + ":" + std::to_string(port) +
+            " (pid " + std::to_string(getpid()) + ")");
+  ctl.start();
+  asio::co_spawn(io, accept_loop(ctl, acceptor), [](std::exception_ptr e) {
+    if (e) log::error("accept loop ended by an exception");
+  });
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code&, int sig) {
+    log::info("signal " + std::to_string(sig) + ": shutting down");
+    acceptor.close();
+    ctl.shutdown();
+    io.stop();
+  });
+  io.run();
+  return 0;
+}
+
+}  // namespace
+
+int run_controller(const Args& args) {
+  CLI::App app{"hq controller: queue, scheduler and node registry"};
+  std::string config_path, log_file;
+  app.add_option("-c,--config", config_path, "cluster config (TOML)")->required();
+  app.add_option("--log-file", log_file, "log to this file instead of stderr");
+  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  auto config = load_config_file(config_path);
+  if (!config) {
+    std::cerr << "hq controller: " << config.status().message() << "\n";
+    return 1;
+  }
+  return serve(*config, log_file);
+}
+
+}  // namespace hq::cmd

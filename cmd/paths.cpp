@@ -1,0 +1,75 @@
+#include "cmd/paths.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <pwd.h>
+#include <sstream>
+#include <unistd.h>
+
+#include "cmd/config_toml.hpp"
+
+namespace hq::cmd {
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string current_user_name() {
+  if (struct passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
+std::string hq_home() {
+  if (const char* h = std::getenv("HQ_HOME"); h && *h) return h;
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/hq";
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) {
+    struct passwd* pw = getpwuid(getuid());
+    home = pw ? pw->pw_dir : "/tmp";
+  }
+  return std::string(home) + "/.local/state/hq";
+}
+
+std::string local_dir() { return hq_home() + "/local"; }
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+Result<net::Endpoint> from_config(const std::string& path) {
+  auto cfg = load_config_file(path);
+  if (!cfg) return cfg.status();
+  if (cfg->controller.port != 0) return net::Endpoint{cfg->controller.host, static_cast<uint16_t>(cfg->controller.port)};
+  std::string addr = trim(read_small_file(cfg->controller.state_dir + "/controller.addr"));
+  if (addr.empty()) return unavailable("controller in " + path + " uses port 0 and has not written its address yet");
+  return net::parse_endpoint(addr);
+}
+
+}  // namespace
+
+Result<net::Endpoint> find_controller(const std::string& flag_value) {
+  if (!flag_value.empty()) return net::parse_endpoint(flag_value);
+  if (const char* env = std::getenv("HQ_CONTROLLER"); env && *env) return net::parse_endpoint(env);
+  std::string local = trim(read_small_file(local_dir() + "/state/controller.addr"));
+  if (!local.empty()) return net::parse_endpoint(local);
+  std::string cfg = "/etc/hq/config.toml";
+  if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
+  if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);
+  return not_found("no controller found: pass --controller HOST:PORT, set HQ_CONTROLLER or HQ_CONFIG, "
+                   "or start a local cluster with `hq local start`");
+}
+
+Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
+  auto ep = find_controller(flag_value);
+  if (!ep) return ep.status();
+  return net::RpcClient::connect(*ep, "client");
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,24 @@
+// Where hq keeps per-user state, and how clients find the controller:
+// --controller / HQ_CONTROLLER, then the local cluster ($HQ_HOME/local), then the config
+// file (HQ_CONFIG or /etc/hq/config.toml). Reads the environment; call from cmd/ only.
+#pragma once
+#include <string>
+
+#include "core/status.hpp"
+#include "net/client.hpp"
+
+namespace hq::cmd {
+
+// $HQ_HOME, else $XDG_STATE_HOME/hq, else ~/.local/state/hq.
+std::string hq_home();
+std::string local_dir();  // hq_home()/local: the `hq local` cluster
+
+Result<net::Endpoint> find_controller(const std::string& flag_value = "");
+// Connects as a client, with a message naming what was tried on failure.
+Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value = "");
+
+// Reads a whole small file; empty string if missing.
+std::string read_small_file(const std::string& path);
+std::string current_user_name();
+
+}  // namespace hq::cmd

@@ -1,0 +1,60 @@
+#include "cmd/process.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace hq::cmd {
+
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hq";
+}
+
+Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return io_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    setsid();
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) dup2(in, 0);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool process_alive(pid_t pid) {
+  if (pid <= 0) return false;
+  int status;
+  if (waitpid(pid, &status, WNOHANG) == pid) return false;  // our child, now reaped
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+void stop_process(pid_t pid, int grace_ms) {
+  if (!process_alive(pid)) return;
+  kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!process_alive(pid)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,18 @@
+// Small process helpers for commands that start daemons (hq local, benchmarks, tests).
+#pragma once
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace hq::cmd {
+
+std::string self_exe();
+// Starts `argv` detached (own session), stdin from /dev/null, stdout+stderr to `log_path`.
+Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path);
+bool process_alive(pid_t pid);
+// SIGTERM, wait up to `grace_ms`, then SIGKILL. Reaps the child if it is ours.
+void stop_process(pid_t pid, int grace_ms = 10000);
+
+}  // namespace hq::cmd

@@ -1,0 +1,92 @@
+// Small standalone tools: `hq hostlist`, `hq init`, `hq install-links`.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "cmd/commands.hpp"
+#include "cmd/process.hpp"
+#include "core/hostlist.hpp"
+
+namespace hq::cmd {
+
+const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
+  static const std::vector<std::pair<std::string, std::string>> a = {
+      {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"}};
+  return a;
+}
+
+int run_hostlist(const Args& args) {
+  if (args.size() < 3) {
+    std::cerr << "usage: hq hostlist expand|compress|count|sort|uniq EXPR...\n";
+    return 2;
+  }
+  std::string expr;
+  for (size_t i = 2; i < args.size(); ++i) expr += (expr.empty() ? "" : ",") + args[i];
+  auto hosts = expand_hostlist(expr);
+  if (!hosts) {
+    std::cerr << "hq hostlist: " << hosts.status().message() << "\n";
+    return 1;
+  }
+  const std::string& op = args[1];
+  if (op == "expand") for (const auto& h : *hosts) std::cout << h << "\n";
+  else if (op == "compress") std::cout << compress_hostlist(*hosts) << "\n";
+  else if (op == "sort") std::cout << compress_hostlist(*hosts, HostlistOrder::kSorted) << "\n";
+  else if (op == "uniq") std::cout << compress_hostlist(*hosts, HostlistOrder::kSortedUnique) << "\n";
+  else if (op == "count") std::cout << hosts->size() << "\n";
+  else {
+    std::cerr << "hq hostlist: unknown operation '" << op << "' (expand, compress, count, sort, uniq)\n";
+    return 2;
+  }
+  return 0;
+}
+
+int run_init(const Args& args) {
+  if (args.size() != 2) {
+    std::cerr << "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
+    return 2;
+  }
+  std::string dir = args[1];
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/config.toml";
+  if (std::filesystem::exists(path)) {
+    std::cerr << "hq init: " << path << " already exists; not overwriting\n";
+    return 1;
+  }
+  std::ofstream out(path);
+  out << "# hq cluster config (see config.example.toml in the source for every key).\n"
+         "[cluster]\nname = \"hq\"\n\n"
+         "[controller]\nhost = \"127.0.0.1\"\nport = 6817\nstate_dir = \"" << std::filesystem::absolute(dir).string()
+      << "/state\"\n\n"
+         "[[node]]\nnames = \"node[1-4]\"\n# cpus and memory default to what each agent probes\n\n"
+         "[[partition]]\nname = \"batch\"\nnodes = \"node[1-4]\"\ndefault = true\nmax_time = \"1-00:00:00\"\n";
+  if (!out) {
+    std::cerr << "hq init: cannot write " << path << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << path << "\n";
+  return 0;
+}
+
+int run_install_links(const Args& args) {
+  if (args.size() != 2) {
+    std::cerr << "usage: hq install-links DIR   (symlinks sbatch, squeue, scancel, sinfo, scontrol to hq)\n";
+    return 2;
+  }
+  std::string exe = self_exe();
+  std::filesystem::create_directories(args[1]);
+  for (const auto& [name, sub] : slurm_aliases()) {
+    std::string link = args[1] + "/" + name;
+    std::error_code ec;
+    std::filesystem::remove(link, ec);
+    std::filesystem::create_symlink(exe, link, ec);
+    if (ec) {
+      std::cerr << "hq install-links: " << link << ": " << ec.message() << "\n";
+      return 1;
+    }
+    std::cout << link << " -> " << exe << "\n";
+  }
+  return 0;
+}
+
+}  // namespace hq::cmd

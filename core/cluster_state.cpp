@@ -1,0 +1,116 @@
+#include "core/cluster_state.hpp"
+
+#include "core/hostlist.hpp"
+
+namespace hq {
+namespace {
+
+void hold_resources(ClusterState& s, const Job& job) {
+  for (const auto& a : job.alloc) {
+    auto it = s.nodes.find(a.node);
+    if (it == s.nodes.end()) continue;  // node removed from config: nothing to hold
+    it->second.alloc_cpus += a.cpus;
+    it->second.alloc_mem_mib += a.mem_mib;
+    it->second.jobs.insert(job.id);
+  }
+}
+
+void release_resources(ClusterState& s, const Job& job) {
+  for (const auto& a : job.alloc) {
+    auto it = s.nodes.find(a.node);
+    if (it == s.nodes.end()) continue;
+    it->second.alloc_cpus -= a.cpus;
+    it->second.alloc_mem_mib -= a.mem_mib;
+    it->second.jobs.erase(job.id);
+  }
+}
+
+bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
+  if (s.jobs.count(e.job.id)) return false;
+  Job& job = s.jobs[e.job.id] = e.job;
+  if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
+  if (job.state == JobState::kPending) s.pending.insert(job.id);
+  if (job.state == JobState::kRunning) hold_resources(s, job);  // snapshot restore
+  return true;
+}
+
+bool apply_started(ClusterState& s, const JobStarted& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kPending) return false;
+  Job& job = it->second;
+  job.state = JobState::kRunning;
+  job.start_time = e.time;
+  job.alloc = e.alloc;
+  job.reason = "None";
+  s.pending.erase(job.id);
+  hold_resources(s, job);
+  return true;
+}
+
+bool apply_ended(ClusterState& s, const JobEnded& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || is_terminal(it->second.state)) return false;
+  Job& job = it->second;
+  if (job.state == JobState::kRunning) release_resources(s, job);
+  s.pending.erase(job.id);
+  job.state = e.state;
+  job.end_time = e.time;
+  job.exit_code = e.exit_code;
+  job.exit_signal = e.exit_signal;
+  job.reason = e.reason.empty() ? "None" : e.reason;
+  return true;
+}
+
+}  // namespace
+
+bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
+  return natural_less(a, b);
+}
+
+ClusterState make_state(const ClusterConfig& config) {
+  ClusterState s;
+  s.partitions = config.partitions;
+  for (const auto& nc : config.nodes) {
+    for (const auto& name : nc.names) {
+      Node& n = s.nodes[name];
+      n.name = name;
+      n.cpus = nc.cpus;
+      n.mem_mib = nc.mem_mib;
+      n.features = nc.features;
+    }
+  }
+  for (const auto& p : config.partitions)
+    for (const auto& name : p.nodes) s.nodes[name].partitions.push_back(p.name);
+  return s;
+}
+
+bool apply(ClusterState& state, const Event& event) {
+  return std::visit(
+      [&](const auto& e) -> bool {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e);
+        else if constexpr (std::is_same_v<T, JobStarted>) return apply_started(state, e);
+        else return apply_ended(state, e);
+      },
+      event);
+}
+
+size_t purge_finished(ClusterState& state, Time cutoff) {
+  size_t n = 0;
+  for (auto it = state.jobs.begin(); it != state.jobs.end();) {
+    if (is_terminal(it->second.state) && it->second.end_time < cutoff) {
+      it = state.jobs.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
+const Job* find_job(const ClusterState& s, JobId id) {
+  auto it = s.jobs.find(id);
+  return it == s.jobs.end() ? nullptr : &it->second;
+}
+
+}  // namespace hq

@@ -1,0 +1,53 @@
+// The controller's domain state and its one mutation path: apply(state, event).
+// Live operation and journal replay both go through apply(); it has no side effects.
+// Owned by the controller's event-loop thread; not thread-safe.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/job.hpp"
+#include "core/node.hpp"
+#include "core/status.hpp"
+
+namespace hq {
+
+struct JobSubmitted { Job job; };
+struct JobStarted { JobId id; Time time = 0; std::vector<NodeAlloc> alloc; };
+struct JobEnded {
+  JobId id;
+  Time time = 0;
+  JobState state = JobState::kCompleted;
+  int32_t exit_code = 0, exit_signal = 0;
+  std::string reason;
+};
+using Event = std::variant<JobSubmitted, JobStarted, JobEnded>;
+
+struct NaturalLess {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+
+struct ClusterState {
+  uint64_t next_job_id = 1;
+  std::map<JobId, Job> jobs;
+  std::set<JobId> pending;                           // index of PENDING jobs
+  std::map<std::string, Node, NaturalLess> nodes;
+  std::vector<PartitionConfig> partitions;
+};
+
+// Nodes and partitions from config; no jobs.
+ClusterState make_state(const ClusterConfig& config);
+
+// Applies one event. Returns false (and changes nothing) when the event is stale,
+// e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.
+bool apply(ClusterState& state, const Event& event);
+
+// Drops finished jobs that ended before `cutoff` (not journaled: a pure memory bound).
+size_t purge_finished(ClusterState& state, Time cutoff);
+
+const Job* find_job(const ClusterState& s, JobId id);
+
+}  // namespace hq

@@ -1,0 +1,55 @@
+// The cluster configuration as a plain value (loaded from TOML by cmd/config_toml.cpp),
+// plus semantic validation that needs no file access. Immutable after load.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/time.hpp"
+
+namespace hq {
+
+struct PartitionConfig {
+  std::string name;
+  std::string nodes_expr;              // hostlist as written
+  std::vector<std::string> nodes;      // expanded
+  bool is_default = false;
+  Duration max_time = kUnlimited;
+  Duration default_time = kUnlimited;  // kUnlimited: use max_time
+};
+
+struct NodeConfig {
+  std::string names_expr;
+  std::vector<std::string> names;      // expanded
+  int32_t cpus = 0;                    // 0: take what the agent reports
+  int64_t mem_mib = 0;                 // 0: take what the agent reports
+  std::vector<std::string> features;
+};
+
+struct ControllerConfig {
+  std::string host = "127.0.0.1";
+  int32_t port = 6817;                 // 0: pick a free port (written to state_dir)
+  std::string state_dir = "/var/lib/hq";
+};
+
+struct ClusterConfig {
+  std::string name = "hq";
+  ControllerConfig controller;
+  Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
+  Duration heartbeat_interval = 30;
+  Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
+  Duration min_job_age = 300;          // finished jobs stay visible this long
+  int32_t snapshot_every = 10000;      // journal events between snapshots
+  std::vector<PartitionConfig> partitions;
+  std::vector<NodeConfig> nodes;
+};
+
+// Cross-field checks: partitions name known nodes, one default, unique names.
+Status validate_config(const ClusterConfig& c);
+
+const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name);
+const PartitionConfig* default_partition(const ClusterConfig& c);
+const NodeConfig* find_node_config(const ClusterConfig& c, const std::string& node);
+
+}  // namespace hq

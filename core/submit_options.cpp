@@ -1,0 +1,220 @@
+#include "core/submit_options.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "core/units.hpp"
+
+namespace hq {
+namespace {
+
+using Setter = std::function<Status(SubmitRequest&, std::string_view)>;
+
+struct OptionDef {
+  std::string_view long_name;
+  char short_name;
+  bool has_arg;
+  Setter set;
+};
+
+Status set_int(int32_t& field, std::string_view v, std::string_view what, int64_t min = 1) {
+  auto n = parse_int(v, min, 1 << 24);
+  if (!n) return invalid("invalid " + std::string(what) + " '" + std::string(v) + "'");
+  field = static_cast<int32_t>(*n);
+  return Status::ok();
+}
+
+Status set_nodes(SubmitRequest& r, std::string_view v) {
+  size_t dash = v.find('-');
+  Status s = set_int(r.spec.nodes_min, v.substr(0, dash), "node count");
+  if (!s) return s;
+  r.spec.nodes_max = r.spec.nodes_min;
+  if (dash != std::string_view::npos) s = set_int(r.spec.nodes_max, v.substr(dash + 1), "node count");
+  if (s && r.spec.nodes_max < r.spec.nodes_min) return invalid("invalid node count '" + std::string(v) + "': max below min");
+  r.spec.nodes_set = true;
+  return s;
+}
+
+Status set_mem(int64_t& field, std::string_view v) {
+  auto m = parse_size_mib(v);
+  if (!m) return invalid("invalid memory '" + std::string(v) + "': " + m.status().message());
+  field = *m;
+  return Status::ok();
+}
+
+const std::vector<OptionDef>& option_table() {
+  static const std::vector<OptionDef> table = {
+      {"job-name", 'J', true, [](SubmitRequest& r, std::string_view v) { r.spec.name = v; r.name_set = true; return Status::ok(); }},
+      {"output", 'o', true, [](SubmitRequest& r, std::string_view v) { r.spec.output = v; return Status::ok(); }},
+      {"error", 'e', true, [](SubmitRequest& r, std::string_view v) { r.spec.error = v; return Status::ok(); }},
+      {"chdir", 'D', true, [](SubmitRequest& r, std::string_view v) { r.spec.workdir = v; return Status::ok(); }},
+      {"partition", 'p', true, [](SubmitRequest& r, std::string_view v) { r.spec.partition = v; return Status::ok(); }},
+      {"time", 't', true, [](SubmitRequest& r, std::string_view v) -> Status {
+         auto d = parse_duration(v);
+         if (!d) return invalid("invalid time limit '" + std::string(v) + "'");
+         r.spec.time_limit = *d;
+         return Status::ok();
+       }},
+      {"nodes", 'N', true, set_nodes},
+      {"ntasks", 'n', true, [](SubmitRequest& r, std::string_view v) { r.spec.ntasks_set = true; return set_int(r.spec.ntasks, v, "task count"); }},
+      {"ntasks-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.ntasks_per_node, v, "tasks per node"); }},
+      {"cpus-per-task", 'c', true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_task, v, "cpus per task"); }},
+      {"mem", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_cpu_mib = 0; return set_mem(r.spec.mem_per_node_mib, v); }},
+      {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_node_mib = 0; return set_mem(r.spec.mem_per_cpu_mib, v); }},
+      {"export", 0, true, [](SubmitRequest& r, std::string_view v) { r.export_spec = v; return Status::ok(); }},
+      {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
+      {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
+      {"quiet", 'Q', false, [](SubmitRequest& r, std::string_view) { r.quiet = true; return Status::ok(); }},
+      {"wait", 'W', false, [](SubmitRequest& r, std::string_view) { r.wait = true; return Status::ok(); }},
+      {"wrap", 0, true, [](SubmitRequest& r, std::string_view v) { r.wrap = v; r.wrap_set = true; return Status::ok(); }},
+  };
+  return table;
+}
+
+const OptionDef* find_long(std::string_view name) {
+  for (const auto& d : option_table())
+    if (d.long_name == name) return &d;
+  return nullptr;
+}
+
+const OptionDef* find_short(char c) {
+  for (const auto& d : option_table())
+    if (d.short_name == c) return &d;
+  return nullptr;
+}
+
+// Applies the option at args[i]; advances i past any separate argument it consumes.
+Status apply_one(const std::vector<std::string>& args, size_t& i, SubmitRequest& req) {
+  const std::string& a = args[i];
+  const OptionDef* def = nullptr;
+  std::string_view value;
+  bool inline_value = false;
+  if (a.rfind("--", 0) == 0) {
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    def = find_long(body.substr(0, eq));
+    if (!def) return invalid("unrecognized option '" + a + "'");
+    if (eq != std::string_view::npos) { value = body.substr(eq + 1); inline_value = true; }
+  } else {
+    def = find_short(a.size() > 1 ? a[1] : '\0');
+    if (!def) return invalid("invalid option -- '" + a.substr(1) + "'");
+    if (a.size() > 2) { value = std::string_view(a).substr(2); inline_value = true; }
+  }
+  if (!def->has_arg) {
+    if (inline_value) return invalid("option '" + a + "' takes no argument");
+    return def->set(req, "");
+  }
+  if (!inline_value) {
+    if (i + 1 >= args.size()) return invalid("option '" + a + "' requires an argument");
+    value = args[++i];
+  }
+  return def->set(req, value);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> split_directive(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else cur += c;
+      continue;
+    }
+    if (c == '\\' && i + 1 < text.size()) { cur += text[++i]; in_word = true; continue; }
+    if (c == '\'' || c == '"') { quote = c; in_word = true; continue; }
+    if (c == '#') break;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      if (in_word) { out.push_back(cur); cur.clear(); in_word = false; }
+      continue;
+    }
+    cur += c;
+    in_word = true;
+  }
+  if (quote) return invalid(std::string("Unmatched `") + quote + "`");
+  if (in_word) out.push_back(cur);
+  for (const auto& w : out)
+    if (!w.empty() && w[0] == ':') return invalid("Invalid directive argument '" + w + "'");
+  return out;
+}
+
+Result<std::vector<std::string>> parse_directives(std::string_view script) {
+  std::vector<std::string> args;
+  size_t pos = 0, line_no = 0;
+  while (pos < script.size()) {
+    size_t end = script.find('\n', pos);
+    if (end == std::string_view::npos) end = script.size();
+    std::string_view line = script.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos) continue;
+    if (line[first] != '#') break;  // first command: directives end here
+    std::string_view rest;
+    if (line.rfind("#SBATCH", 0) == 0) rest = line.substr(7);
+    else if (line.rfind("#HQ", 0) == 0) rest = line.substr(3);
+    else continue;
+    if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') continue;  // e.g. "#SBATCHX"
+    auto words = split_directive(rest);
+    if (!words) return words.status().with_context("script line " + std::to_string(line_no));
+    args.insert(args.end(), words->begin(), words->end());
+  }
+  return args;
+}
+
+Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
+                            std::vector<std::string>* positional) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-') {
+      if (!positional) return invalid("Invalid directive found in batch script: " + a);
+      positional->assign(args.begin() + static_cast<long>(i), args.end());
+      return Status::ok();
+    }
+    Status s = apply_one(args, i, req);
+    if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");
+  }
+  return Status::ok();
+}
+
+Result<std::vector<std::string>> export_environment(std::string_view spec,
+                                                    const std::vector<std::string>& client_env) {
+  std::vector<std::string> out;
+  std::vector<std::string_view> items;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string_view::npos) comma = spec.size();
+    if (comma > start) items.push_back(spec.substr(start, comma - start));
+    start = comma + 1;
+  }
+  bool all = items.empty();
+  for (auto item : items) {
+    if (item == "ALL") { all = true; continue; }
+    if (item == "NONE" || item == "NIL") continue;
+    if (item.find('=') != std::string_view::npos) { out.emplace_back(item); continue; }
+    std::string prefix = std::string(item) + "=";
+    auto it = std::find_if(client_env.begin(), client_env.end(),
+                           [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+    if (it != client_env.end()) out.push_back(*it);
+  }
+  if (all) out.insert(out.begin(), client_env.begin(), client_env.end());
+  // SLURM_* always travels (reference §8.2).
+  if (!all)
+    for (const auto& e : client_env)
+      if (e.rfind("SLURM_", 0) == 0) out.push_back(e);
+  return out;
+}
+
+Status check_script(std::string_view script) {
+  if (script.rfind("#!", 0) != 0)
+    return invalid("This does not look like a batch script.  The first line must start with #! "
+                   "followed by the path to an interpreter.");
+  return Status::ok();
+}
+
+}  // namespace hq

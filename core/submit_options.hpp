@@ -1,0 +1,45 @@
+// sbatch-compatible submission options: one option table shared by the command line
+// and by #SBATCH / #HQ script directives (reference §8.1), so both parse identically.
+// Pure functions; thread-safe.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+
+namespace hq {
+
+struct SubmitRequest {
+  JobSpec spec;
+  bool name_set = false;
+  bool parsable = false;
+  bool quiet = false;
+  bool wait = false;
+  bool wrap_set = false;
+  std::string wrap;
+  std::string export_spec = "ALL";
+};
+
+// Shell-like split of one directive's argument text: quotes group, backslash escapes,
+// an unquoted '#' starts a comment. Errors: "Unmatched `'`", leading ':'.
+Result<std::vector<std::string>> split_directive(std::string_view text);
+
+// All directive arguments of a script, in order; scanning stops at the first command line.
+Result<std::vector<std::string>> parse_directives(std::string_view script);
+
+// Applies options to `req`. When `positional` is given, the first non-option argument and
+// everything after it are moved there (script path + script args); otherwise a
+// positional argument is an error (directives).
+Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
+                            std::vector<std::string>* positional);
+
+// The environment a job receives for an --export spec, from the submitter's environment.
+Result<std::vector<std::string>> export_environment(std::string_view spec,
+                                                    const std::vector<std::string>& client_env);
+
+// Slurm insists on "#!" on the first line of a batch script.
+Status check_script(std::string_view script);
+
+}  // namespace hq

@@ -1,0 +1,33 @@
+// Parsing and formatting of Slurm time specs ("1-02:03:04", "90") and sizes ("4G").
+// Pure functions; thread-safe.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.hpp"
+#include "core/time.hpp"
+
+namespace hq {
+
+// Slurm --time forms: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S", plus
+// "UNLIMITED"/"INFINITE" (-> kUnlimited) and unit forms "30s", "5m", "2h", "1d".
+// Returns seconds. "0" means unlimited, as in Slurm.
+Result<Duration> parse_duration(std::string_view text);
+
+// "D-HH:MM:SS" with the day part only when non-zero, "HH:MM:SS" otherwise,
+// or "UNLIMITED" (Slurm's time-limit column form).
+std::string format_limit(Duration seconds);
+// squeue's elapsed-time form: "M:SS", "H:MM:SS", "D-HH:MM:SS".
+std::string format_elapsed(Duration seconds);
+
+// Memory sizes in MiB: "512" (MiB), "512K", "64M", "4G", "1T" (case-insensitive).
+Result<int64_t> parse_size_mib(std::string_view text);
+
+// Strict non-negative integer parse with range check.
+Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);
+
+// ISO-8601 UTC "YYYY-MM-DDTHH:MM:SS" for display; pure arithmetic, no TZ lookup.
+std::string format_timestamp(Time t);
+
+}  // namespace hq

@@ -1,0 +1,113 @@
+#include "net/client.hpp"
+
+#include <asio/co_spawn.hpp>
+#include <asio/connect.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/use_awaitable.hpp>
+#include <chrono>
+#include <optional>
+
+#include "core/units.hpp"
+#include "net/connection.hpp"
+
+namespace hq::net {
+
+struct RpcClient::Impl {
+  asio::io_context io;
+  std::shared_ptr<Connection> conn;
+
+  // Runs one coroutine to completion on the private io_context, bounded by a timeout.
+  template <typename T>
+  Result<T> run(asio::awaitable<Result<T>> aw, double timeout_s) {
+    std::optional<Result<T>> out;
+    asio::co_spawn(io, std::move(aw), [&](std::exception_ptr e, Result<T> r) {
+      if (e) {
+        try { std::rethrow_exception(e); } catch (const std::exception& ex) { out = unavailable(ex.what()); }
+      } else {
+        out = std::move(r);
+      }
+    });
+    io.restart();
+    io.run_for(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    if (!out) {
+      if (conn) conn->close("timed out");
+      io.restart();
+      io.poll();  // let the cancelled coroutine unwind
+      return unavailable("timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
+    }
+    return std::move(*out);
+  }
+};
+
+Result<Endpoint> parse_endpoint(const std::string& text, uint16_t default_port) {
+  Endpoint ep;
+  size_t colon = text.rfind(':');
+  bool bracketed_v6 = text.find('[') != std::string::npos && text.find(']') > colon;
+  if (colon == std::string::npos || bracketed_v6) {
+    ep.host = text;
+    ep.port = default_port;
+  } else {
+    ep.host = text.substr(0, colon);
+    auto port = parse_int(text.substr(colon + 1), 1, 65535);
+    if (!port) return invalid("bad controller address '" + text + "': port must be 1-65535");
+    ep.port = static_cast<uint16_t>(*port);
+  }
+  if (ep.host.size() > 2 && ep.host.front() == '[') ep.host = ep.host.substr(1, ep.host.size() - 2);
+  if (ep.host.empty()) return invalid("bad controller address '" + text + "': no host");
+  return ep;
+}
+
+RpcClient::RpcClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RpcClient::~RpcClient() {
+  if (impl_ && impl_->conn) impl_->conn->close("client done");
+}
+
+Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const std::string& role,
+                                                      double timeout_s) {
+  auto impl = std::make_unique<Impl>();
+  Impl* raw = impl.get();
+  auto dial = [](Impl* self, Endpoint ep, std::string role) -> asio::awaitable<Result<pb::HelloAck>> {
+    asio::ip::tcp::resolver resolver(self->io);
+    asio::ip::tcp::socket socket(self->io);
+    try {
+      auto results = co_await resolver.async_resolve(ep.host, std::to_string(ep.port), asio::use_awaitable);
+      co_await asio::async_connect(socket, results, asio::use_awaitable);
+    } catch (const std::exception& e) {
+      co_return unavailable("cannot reach controller at " + ep.str() + ": " + e.what());
+    }
+    self->conn = std::make_shared<Connection>(self->io.get_executor(), make_tcp_stream(std::move(socket)));
+    co_return co_await self->conn->handshake_as_client(role, "");
+  };
+  auto ack = raw->run(dial(raw, ep, role), timeout_s);
+  if (!ack) return ack.status();
+  std::unique_ptr<RpcClient> client(new RpcClient(std::move(impl)));
+  client->cluster_ = ack->cluster();
+  return client;
+}
+
+void RpcClient::send(pb::Envelope req) {
+  req.set_seq(next_seq_++);
+  impl_->conn->send(req);
+}
+
+Result<pb::Envelope> RpcClient::recv(double timeout_s) {
+  auto reader = [](std::shared_ptr<Connection> c) -> asio::awaitable<Result<pb::Envelope>> {
+    co_return co_await c->recv();
+  };
+  auto msg = impl_->run(reader(impl_->conn), timeout_s);
+  if (!msg) return msg;
+  if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
+  return msg;
+}
+
+Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) {
+  uint64_t seq = next_seq_;
+  send(std::move(req));
+  while (true) {
+    auto reply = recv(timeout_s);
+    if (!reply || reply->seq() == seq) return reply;
+  }
+}
+
+}  // namespace hq::net

@@ -1,0 +1,42 @@
+// Blocking RPC client for command-line tools and benchmarks: connect, handshake,
+// request/reply, or pipelined send/recv. Owns a private io_context; one thread only.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "hq.pb.h"
+
+namespace hq::net {
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string str() const { return host + ":" + std::to_string(port); }
+};
+
+// "host:port" or "host" (default port). Validates the port.
+Result<Endpoint> parse_endpoint(const std::string& text, uint16_t default_port = 6817);
+
+class RpcClient {
+ public:
+  static Result<std::unique_ptr<RpcClient>> connect(const Endpoint& ep, const std::string& role,
+                                                    double timeout_s = 10);
+  ~RpcClient();
+  // Sends `req` with a fresh seq and waits for its reply; an Error reply becomes a Status.
+  Result<pb::Envelope> call(pb::Envelope req, double timeout_s = 30);
+  // Pipelining for benchmarks: send without waiting, then collect replies in order.
+  void send(pb::Envelope req);
+  Result<pb::Envelope> recv(double timeout_s = 30);
+  const std::string& cluster() const { return cluster_; }
+
+ private:
+  struct Impl;
+  explicit RpcClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::string cluster_;
+  uint64_t next_seq_ = 1;
+};
+
+}  // namespace hq::net

@@ -1,0 +1,119 @@
+#include "net/connection.hpp"
+
+#include <asio/co_spawn.hpp>
+#include <array>
+
+#include "net/log.hpp"
+
+namespace hq::net {
+
+Connection::Connection(asio::any_io_executor ex, std::unique_ptr<ByteStream> stream)
+    : ex_(std::move(ex)), stream_(std::move(stream)), peer_(stream_->peer()) {}
+
+asio::awaitable<Result<pb::Envelope>> Connection::recv() {
+  std::array<char, 65536> buf;
+  while (open_) {
+    auto frame = decoder_.next();
+    if (!frame) {
+      close(frame.status().message());
+      co_return frame.status();
+    }
+    if (frame->has_value()) {
+      pb::Envelope env;
+      if (!env.ParseFromString(**frame)) {
+        close("undecodable frame");
+        co_return invalid("undecodable frame from " + peer_);
+      }
+      co_return env;
+    }
+    try {
+      size_t n = co_await stream_->read_some(asio::buffer(buf));
+      decoder_.feed(buf.data(), n);
+    } catch (const std::exception& e) {
+      close(e.what());
+    }
+  }
+  co_return unavailable("connection to " + peer_ + " closed: " + close_reason_);
+}
+
+void Connection::send(const pb::Envelope& msg) {
+  if (!open_) return;
+  append_frame(out_, msg.SerializeAsString());
+  if (writing_) return;
+  writing_ = true;
+  asio::co_spawn(ex_, write_loop(shared_from_this()), [self = shared_from_this()](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      self->close(std::string("write failed: ") + ex.what());
+    }
+  });
+}
+
+asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
+  while (self->open_ && !self->out_.empty()) {
+    std::string batch;
+    batch.swap(self->out_);
+    co_await self->stream_->write_all(asio::buffer(batch));
+  }
+  self->writing_ = false;
+}
+
+void Connection::close(const std::string& reason) {
+  if (!open_) return;
+  open_ = false;
+  close_reason_ = reason;
+  stream_->close();
+}
+
+asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
+                                                                      const std::string& name) {
+  pb::Envelope hello;
+  hello.mutable_hello()->set_version(kProtocolVersion);
+  hello.mutable_hello()->set_min_version(kMinProtocolVersion);
+  hello.mutable_hello()->set_role(role);
+  hello.mutable_hello()->set_name(name);
+  send(hello);
+  auto reply = co_await recv();
+  if (!reply) co_return reply.status();
+  if (reply->has_error()) co_return Status(static_cast<Code>(reply->error().code()), reply->error().message());
+  if (!reply->has_hello_ack()) co_return invalid("handshake: expected HelloAck from " + peer_);
+  version_ = reply->hello_ack().version();
+  co_return reply->hello_ack();
+}
+
+asio::awaitable<Result<pb::Hello>> Connection::handshake_as_server(const std::string& cluster) {
+  auto msg = co_await recv();
+  if (!msg) co_return msg.status();
+  if (!msg->has_hello()) {
+    close("first message was not Hello");
+    co_return invalid("handshake: first message from " + peer_ + " was not Hello");
+  }
+  const pb::Hello& h = msg->hello();
+  uint32_t v = std::min(h.version(), kProtocolVersion);
+  if (v < kMinProtocolVersion || v < h.min_version()) {
+    Status s = invalid("protocol versions do not overlap: peer speaks " + std::to_string(h.min_version()) +
+                       ".." + std::to_string(h.version()) + ", controller " +
+                       std::to_string(kMinProtocolVersion) + ".." + std::to_string(kProtocolVersion));
+    send(error_reply(msg->seq(), s));
+    co_return s;
+  }
+  version_ = v;
+  pb::Envelope ack;
+  ack.set_seq(msg->seq());
+  ack.mutable_hello_ack()->set_version(v);
+  ack.mutable_hello_ack()->set_cluster(cluster);
+  send(ack);
+  co_return h;
+}
+
+pb::Envelope error_reply(uint64_t seq, const Status& status) {
+  pb::Envelope env;
+  env.set_seq(seq);
+  env.mutable_error()->set_code(static_cast<int32_t>(status.code()));
+  env.mutable_error()->set_message(status.message());
+  return env;
+}
+
+}  // namespace hq::net

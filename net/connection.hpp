@@ -1,0 +1,57 @@
+// A message connection: protobuf Envelopes in length-prefixed frames over a ByteStream,
+// with the version handshake. Owned by shared_ptr (kept alive by in-flight handlers);
+// used only from its io_context's thread.
+#pragma once
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "hq.pb.h"
+#include "net/frame.hpp"
+#include "net/stream.hpp"
+
+namespace hq::net {
+
+constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kMinProtocolVersion = 1;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(asio::any_io_executor ex, std::unique_ptr<ByteStream> stream);
+
+  // Next message. Errors: peer closed, oversized frame, undecodable payload; the
+  // connection is closed when an error is returned.
+  asio::awaitable<Result<pb::Envelope>> recv();
+  // Queues a message; queued frames are flushed together by one writer coroutine.
+  void send(const pb::Envelope& msg);
+  void close(const std::string& reason);
+  bool is_open() const { return open_; }
+  const std::string& peer() const { return peer_; }
+  const std::string& close_reason() const { return close_reason_; }
+  uint32_t version() const { return version_; }
+
+  // Client side: send Hello, await HelloAck.
+  asio::awaitable<Result<pb::HelloAck>> handshake_as_client(const std::string& role,
+                                                            const std::string& name);
+  // Server side: await Hello, pick a version, reply HelloAck (or Error and close).
+  asio::awaitable<Result<pb::Hello>> handshake_as_server(const std::string& cluster);
+
+ private:
+  static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
+
+  asio::any_io_executor ex_;
+  std::unique_ptr<ByteStream> stream_;
+  FrameDecoder decoder_;
+  std::string out_;
+  bool writing_ = false;
+  bool open_ = true;
+  uint32_t version_ = 0;
+  std::string peer_, close_reason_;
+};
+
+// Error reply helper shared by every handler table.
+pb::Envelope error_reply(uint64_t seq, const Status& status);
+
+}  // namespace hq::net

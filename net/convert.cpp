@@ -1,0 +1,236 @@
+#include "net/convert.hpp"
+
+#include "core/hostlist.hpp"
+
+namespace hq::net {
+namespace {
+
+template <typename Vec>
+void copy_to(const Vec& v, google::protobuf::RepeatedPtrField<std::string>* r) {
+  for (const auto& x : v) *r->Add() = x;
+}
+template <typename Vec, typename T>
+void copy_to(const Vec& v, google::protobuf::RepeatedField<T>* r) {
+  for (const auto& x : v) r->Add(x);
+}
+
+pb::NodeAlloc to_pb(const NodeAlloc& a) {
+  pb::NodeAlloc p;
+  p.set_node(a.node);
+  p.set_cpus(a.cpus);
+  p.set_mem_mib(a.mem_mib);
+  p.set_tasks(a.tasks);
+  return p;
+}
+
+NodeAlloc from_pb(const pb::NodeAlloc& p) { return {p.node(), p.cpus(), p.mem_mib(), p.tasks()}; }
+
+Result<JobState> state_from(const std::string& name) {
+  JobState s;
+  if (!parse_job_state(name, s)) return invalid("unknown job state '" + name + "'");
+  return s;
+}
+
+}  // namespace
+
+pb::JobSpec to_pb(const JobSpec& s) {
+  pb::JobSpec p;
+  p.set_name(s.name);
+  p.set_script(s.script);
+  copy_to(s.argv, p.mutable_argv());
+  p.set_workdir(s.workdir);
+  p.set_output(s.output);
+  p.set_error(s.error);
+  p.set_partition(s.partition);
+  p.set_user(s.user);
+  p.set_uid(s.uid);
+  p.set_gid(s.gid);
+  copy_to(s.groups, p.mutable_groups());
+  p.set_submit_host(s.submit_host);
+  p.set_nodes_min(s.nodes_min);
+  p.set_nodes_max(s.nodes_max);
+  p.set_nodes_set(s.nodes_set);
+  p.set_ntasks(s.ntasks);
+  p.set_ntasks_set(s.ntasks_set);
+  p.set_ntasks_per_node(s.ntasks_per_node);
+  p.set_cpus_per_task(s.cpus_per_task);
+  p.set_mem_per_node_mib(s.mem_per_node_mib);
+  p.set_mem_per_cpu_mib(s.mem_per_cpu_mib);
+  p.set_time_limit(s.time_limit);
+  copy_to(s.env, p.mutable_env());
+  p.set_hold(s.hold);
+  return p;
+}
+
+JobSpec from_pb(const pb::JobSpec& p) {
+  JobSpec s;
+  s.name = p.name();
+  s.script = p.script();
+  s.argv.assign(p.argv().begin(), p.argv().end());
+  s.workdir = p.workdir();
+  s.output = p.output();
+  s.error = p.error();
+  s.partition = p.partition();
+  s.user = p.user();
+  s.uid = p.uid();
+  s.gid = p.gid();
+  s.groups.assign(p.groups().begin(), p.groups().end());
+  s.submit_host = p.submit_host();
+  s.nodes_min = p.nodes_min();
+  s.nodes_max = p.nodes_max();
+  s.nodes_set = p.nodes_set();
+  s.ntasks = p.ntasks();
+  s.ntasks_set = p.ntasks_set();
+  s.ntasks_per_node = p.ntasks_per_node();
+  s.cpus_per_task = p.cpus_per_task();
+  s.mem_per_node_mib = p.mem_per_node_mib();
+  s.mem_per_cpu_mib = p.mem_per_cpu_mib();
+  s.time_limit = p.time_limit();
+  s.env.assign(p.env().begin(), p.env().end());
+  s.hold = p.hold();
+  return s;
+}
+
+pb::Job to_pb(const Job& j) {
+  pb::Job p;
+  p.set_job_id(j.id.value);
+  *p.mutable_spec() = to_pb(j.spec);
+  p.set_state(std::string(job_state_name(j.state)));
+  p.set_reason(j.reason);
+  p.set_priority(j.priority);
+  p.set_partition(j.partition);
+  p.set_time_limit(j.time_limit);
+  p.set_submit_time(j.submit_time);
+  p.set_start_time(j.start_time);
+  p.set_end_time(j.end_time);
+  std::vector<std::string> names;
+  for (const auto& a : j.alloc) {
+    *p.add_alloc() = to_pb(a);
+    names.push_back(a.node);
+  }
+  p.set_nodelist(compress_hostlist(names));
+  p.set_exit_code(j.exit_code);
+  p.set_exit_signal(j.exit_signal);
+  p.set_held(j.held);
+  return p;
+}
+
+Result<Job> from_pb(const pb::Job& p) {
+  Job j;
+  j.id = JobId{p.job_id()};
+  if (!j.id) return invalid("job record without an id");
+  j.spec = from_pb(p.spec());
+  auto st = state_from(p.state());
+  if (!st) return st.status();
+  j.state = *st;
+  j.reason = p.reason();
+  j.priority = p.priority();
+  j.partition = p.partition();
+  j.time_limit = p.time_limit();
+  j.submit_time = p.submit_time();
+  j.start_time = p.start_time();
+  j.end_time = p.end_time();
+  for (const auto& a : p.alloc()) j.alloc.push_back(from_pb(a));
+  j.exit_code = p.exit_code();
+  j.exit_signal = p.exit_signal();
+  j.held = p.held();
+  return j;
+}
+
+pb::Node to_pb(const Node& n) {
+  pb::Node p;
+  p.set_name(n.name);
+  p.set_cpus(n.cpus);
+  p.set_mem_mib(n.mem_mib);
+  copy_to(n.features, p.mutable_features());
+  copy_to(n.partitions, p.mutable_partitions());
+  p.set_state(node_state_name(n));
+  p.set_responding(n.responding);
+  p.set_reason(n.reason);
+  p.set_alloc_cpus(n.alloc_cpus);
+  p.set_alloc_mem_mib(n.alloc_mem_mib);
+  for (JobId id : n.jobs) p.add_jobs(id.value);
+  p.set_last_heard(n.last_heard);
+  p.set_boot_time(n.boot_time);
+  return p;
+}
+
+pb::JobEnded to_pb(const JobEnded& e) {
+  pb::JobEnded p;
+  p.set_job_id(e.id.value);
+  p.set_state(std::string(job_state_name(e.state)));
+  p.set_exit_code(e.exit_code);
+  p.set_exit_signal(e.exit_signal);
+  p.set_reason(e.reason);
+  p.set_end_time(e.time);
+  return p;
+}
+
+Result<JobEnded> from_pb(const pb::JobEnded& p) {
+  auto st = state_from(p.state());
+  if (!st) return st.status();
+  if (!is_terminal(*st)) return invalid("JobEnded with non-final state " + p.state());
+  return JobEnded{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), p.reason()};
+}
+
+std::string encode_event(const Event& e) {
+  pb::JournalEvent p;
+  std::visit(
+      [&](const auto& ev) {
+        using T = std::decay_t<decltype(ev)>;
+        if constexpr (std::is_same_v<T, JobSubmitted>) {
+          *p.mutable_submitted() = to_pb(ev.job);
+        } else if constexpr (std::is_same_v<T, JobStarted>) {
+          auto* s = p.mutable_started();
+          s->set_job_id(ev.id.value);
+          s->set_time(ev.time);
+          for (const auto& a : ev.alloc) *s->add_alloc() = to_pb(a);
+        } else {
+          *p.mutable_ended() = to_pb(ev);
+        }
+      },
+      e);
+  return p.SerializeAsString();
+}
+
+Result<Event> decode_event(const std::string& bytes) {
+  pb::JournalEvent p;
+  if (!p.ParseFromString(bytes)) return invalid("undecodable journal event");
+  if (p.has_submitted()) {
+    auto job = from_pb(p.submitted());
+    if (!job) return job.status();
+    return Event{JobSubmitted{std::move(job).value()}};
+  }
+  if (p.has_started()) {
+    JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}};
+    for (const auto& a : p.started().alloc()) s.alloc.push_back(from_pb(a));
+    return Event{std::move(s)};
+  }
+  if (p.has_ended()) {
+    auto e = from_pb(p.ended());
+    if (!e) return e.status();
+    return Event{std::move(e).value()};
+  }
+  return invalid("empty journal event");
+}
+
+std::string encode_snapshot(const ClusterState& s) {
+  pb::StateSnapshot p;
+  p.set_next_job_id(s.next_job_id);
+  for (const auto& [id, job] : s.jobs) *p.add_jobs() = to_pb(job);
+  return p.SerializeAsString();
+}
+
+Status restore_snapshot(const std::string& bytes, ClusterState& s) {
+  pb::StateSnapshot p;
+  if (!p.ParseFromString(bytes)) return invalid("undecodable state snapshot");
+  for (const auto& pj : p.jobs()) {
+    auto job = from_pb(pj);
+    if (!job) return job.status().with_context("snapshot job " + std::to_string(pj.job_id()));
+    hq::apply(s, JobSubmitted{std::move(job).value()});
+  }
+  if (p.next_job_id() > s.next_job_id) s.next_job_id = p.next_job_id();
+  return Status::ok();
+}
+
+}  // namespace hq::net

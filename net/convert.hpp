@@ -1,0 +1,26 @@
+// Conversions between core/ values and protobuf messages (wire and journal).
+// Pure functions; thread-safe.
+#pragma once
+#include "core/cluster_state.hpp"
+#include "core/job.hpp"
+#include "core/node.hpp"
+#include "hq.pb.h"
+
+namespace hq::net {
+
+pb::JobSpec to_pb(const JobSpec& s);
+JobSpec from_pb(const pb::JobSpec& p);
+pb::Job to_pb(const Job& j);
+Result<Job> from_pb(const pb::Job& p);
+pb::Node to_pb(const Node& n);
+pb::JobEnded to_pb(const JobEnded& e);
+Result<JobEnded> from_pb(const pb::JobEnded& p);
+
+// Journal records.
+std::string encode_event(const Event& e);
+Result<Event> decode_event(const std::string& bytes);
+std::string encode_snapshot(const ClusterState& s);
+// Restores jobs and the id counter into a state built from config.
+Status restore_snapshot(const std::string& bytes, ClusterState& s);
+
+}  // namespace hq::net

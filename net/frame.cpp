@@ -1,0 +1,39 @@
+#include "net/frame.hpp"
+
+namespace hq::net {
+
+void append_frame(std::string& out, std::string_view payload) {
+  uint32_t n = static_cast<uint32_t>(payload.size());
+  char hdr[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                 static_cast<char>(n)};
+  out.append(hdr, 4);
+  out.append(payload);
+}
+
+std::string encode_frame(std::string_view payload) {
+  std::string out;
+  out.reserve(payload.size() + 4);
+  append_frame(out, payload);
+  return out;
+}
+
+Result<std::optional<std::string>> FrameDecoder::next() {
+  if (buf_.size() - pos_ < 4) return std::optional<std::string>();
+  auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(buf_[pos_ + i])); };
+  uint32_t n = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
+  if (n > max_)
+    return invalid("frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(max_));
+  if (buf_.size() - pos_ - 4 < n) return std::optional<std::string>();
+  std::string payload = buf_.substr(pos_ + 4, n);
+  pos_ += 4 + n;
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  } else if (pos_ > 65536 && pos_ * 2 > buf_.size()) {  // compact now and then
+    buf_.erase(0, pos_);
+    pos_ = 0;
+  }
+  return std::optional<std::string>(std::move(payload));
+}
+
+}  // namespace hq::net

@@ -1,0 +1,33 @@
+// Length-prefixed frames: a 4-byte big-endian payload length, then the payload.
+// FrameDecoder is pure byte handling (no I/O) so it can be fuzzed directly.
+// Not thread-safe: one decoder per connection.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/status.hpp"
+
+namespace hq::net {
+
+constexpr uint32_t kMaxFrameBytes = 16 * 1024 * 1024;
+
+std::string encode_frame(std::string_view payload);
+void append_frame(std::string& out, std::string_view payload);
+
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(uint32_t max_frame = kMaxFrameBytes) : max_(max_frame) {}
+  void feed(const char* data, size_t n) { buf_.append(data, n); }
+  // Next complete payload; nullopt if more bytes are needed; error if the frame is too big.
+  Result<std::optional<std::string>> next();
+  size_t buffered() const { return buf_.size() - pos_; }
+
+ private:
+  std::string buf_;
+  size_t pos_ = 0;
+  uint32_t max_;
+};
+
+}  // namespace hq::net

@@ -1,0 +1,25 @@
+// ByteStream: the one abstraction every connection reads and writes through, so a TLS
+// stream can replace plain TCP without touching framing or handlers.
+// Used only from the owning io_context's thread.
+#pragma once
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/ip/tcp.hpp>
+#include <memory>
+#include <string>
+
+namespace hq::net {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Both throw asio::system_error on failure or EOF; callers catch at the connection loop.
+  virtual asio::awaitable<size_t> read_some(asio::mutable_buffer buf) = 0;
+  virtual asio::awaitable<void> write_all(asio::const_buffer buf) = 0;
+  virtual void close() = 0;
+  virtual std::string peer() const = 0;
+};
+
+std::unique_ptr<ByteStream> make_tcp_stream(asio::ip::tcp::socket socket);
+
+}  // namespace hq::net

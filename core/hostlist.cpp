@@ -51,30 +51,60 @@ Result<std::vector<Range>> parse_ranges(std::string_view body, std::string_view 
   return out;
 }
 
-// Expands the prefix brackets: the last bracket of `head` varies slowest (Slurm order).
-Result<std::vector<std::string>> expand_item(std::string_view item, std::string_view whole) {
+struct Bracket {
+  std::string_view head, suffix;
+  std::vector<Range> ranges;
+};
+
+// Splits "head[ranges]suffix" at the last bracket; nullopt-like empty ranges if none.
+Result<Bracket> last_bracket(std::string_view item, std::string_view whole) {
   size_t lb = item.rfind('[');
   if (lb == std::string_view::npos) {
     if (item.find(']') != std::string_view::npos)
       return invalid("bad hostlist '" + std::string(whole) + "': ']' without '['");
-    return std::vector<std::string>{std::string(item)};
+    return Bracket{item, {}, {}};
   }
   size_t rb = item.find(']', lb);
-  if (rb == std::string_view::npos)
-    return invalid("bad hostlist '" + std::string(whole) + "': missing ']'");
+  if (rb == std::string_view::npos) return invalid("bad hostlist '" + std::string(whole) + "': missing ']'");
   std::string_view suffix = item.substr(rb + 1);
   if (suffix.find_first_of("[]") != std::string_view::npos)
     return invalid("bad hostlist '" + std::string(whole) + "': misplaced bracket");
   auto ranges = parse_ranges(item.substr(lb + 1, rb - lb - 1), whole);
   if (!ranges) return ranges.status();
-  auto heads = expand_item(item.substr(0, lb), whole);
+  return Bracket{item.substr(0, lb), suffix, std::move(ranges).value()};
+}
+
+// Brackets inside a prefix: the rightmost one varies slowest (Slurm's order).
+Result<std::vector<std::string>> expand_prefix(std::string_view head, std::string_view whole) {
+  auto b = last_bracket(head, whole);
+  if (!b) return b.status();
+  if (b->ranges.empty()) return std::vector<std::string>{std::string(head)};
+  auto inner = expand_prefix(b->head, whole);
+  if (!inner) return inner;
+  std::vector<std::string> out;
+  for (const Range& r : b->ranges) {
+    for (uint64_t n = r.lo; n <= r.hi; ++n) {
+      if (out.size() + inner->size() > 65536)
+        return invalid("bad hostlist '" + std::string(whole) + "': more than 65536 prefixes");
+      for (const auto& p : *inner) out.push_back(p + pad(n, r.width) + std::string(b->suffix));
+    }
+  }
+  return out;
+}
+
+// The last bracket is the numeric range and varies fastest.
+Result<std::vector<std::string>> expand_item(std::string_view item, std::string_view whole) {
+  auto b = last_bracket(item, whole);
+  if (!b) return b.status();
+  if (b->ranges.empty()) return std::vector<std::string>{std::string(item)};
+  auto heads = expand_prefix(b->head, whole);
   if (!heads) return heads.status();
   std::vector<std::string> out;
-  for (const Range& r : *ranges) {
-    for (const std::string& h : *heads) {
+  for (const std::string& h : *heads) {
+    for (const Range& r : b->ranges) {
       if (out.size() + (r.hi - r.lo + 1) > kMaxExpandedHosts)
         return invalid("bad hostlist '" + std::string(whole) + "': expands to too many hosts");
-      for (uint64_t n = r.lo; n <= r.hi; ++n) out.push_back(h + pad(n, r.width) + std::string(suffix));
+      for (uint64_t n = r.lo; n <= r.hi; ++n) out.push_back(h + pad(n, r.width) + std::string(b->suffix));
     }
   }
   return out;

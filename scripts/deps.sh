@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs hq's build dependencies from Debian packages when any is missing. Idempotent:
+# does nothing (and needs no network) when everything is already there.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache pkg-config file
+      libasio-dev libsqlite3-dev libmbedtls-dev libhwloc-dev libcli11-dev
+      libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
+      libprotobuf-dev protobuf-compiler)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

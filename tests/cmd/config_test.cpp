@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include "cmd/config_toml.hpp"
+
+using namespace hq;
+using hq::cmd::load_config_text;
+
+namespace {
+std::string error_of(const std::string& text) {
+  auto c = load_config_text(text, "test.toml");
+  return c.is_ok() ? "" : c.status().message();
+}
+}  // namespace
+
+TEST_CASE("config: a full config loads") {
+  auto c = load_config_text(R"(
+[cluster]
+name = "demo"
+[controller]
+host = "ctl1"
+port = 7000
+state_dir = "/tmp/x"
+node_timeout = "2m"
+[[node]]
+names = "n[001-004]"
+cpus = 64
+memory = "256G"
+features = ["ib"]
+[[partition]]
+name = "batch"
+nodes = "n[001-004]"
+default = true
+max_time = "2-00:00:00"
+)", "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->name == "demo");
+  CHECK(c->controller.port == 7000);
+  CHECK(c->node_timeout == 120);
+  REQUIRE(c->nodes.size() == 1);
+  CHECK(c->nodes[0].names.size() == 4);
+  CHECK(c->nodes[0].mem_mib == 256 * 1024);
+  CHECK(c->partitions[0].max_time == 2 * 86400);
+  CHECK(c->partitions[0].is_default);
+}
+
+TEST_CASE("config: errors name file, line and what was expected") {
+  CHECK(error_of("[cluster]\nnmae = \"x\"\n").find("test.toml:2: unknown key 'nmae'") == 0);
+  CHECK(error_of("[controller]\nport = \"x\"\n").find("test.toml:2: 'port' must be an integer") == 0);
+  CHECK(error_of("[controller]\nport = 70000\n").find("between 0 and 65535") != std::string::npos);
+  CHECK(error_of("[[node]]\nnames = \"n[1-\"\n").find("test.toml:2:") == 0);
+  CHECK(error_of("[[node]]\nnames = \"n1\"\nmemory = \"4X\"\n").find("test.toml:3:") == 0);
+  CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"n1\"\n").find("no [[node]] declares") != std::string::npos);
+  CHECK(error_of("[controller\n").find("test.toml:1:") == 0);
+  CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"x\"\nmax_time = \"soon\"\n").find("test.toml:4:") == 0);
+}
+
+TEST_CASE("config: the shipped example is valid") {
+  auto c = hq::cmd::load_config_file(std::string(HQ_SOURCE_DIR) + "/config.example.toml");
+  CHECK_MESSAGE(c.is_ok(), c.status().message());
+}

@@ -1,0 +1,53 @@
+#include <doctest/doctest.h>
+
+#include "core/job_env.hpp"
+#include "core/pattern.hpp"
+
+using namespace hq;
+
+TEST_CASE("output patterns") {
+  PatternContext c;
+  c.job_id = 128;
+  c.user = "alice";
+  c.job_name = "train";
+  c.node = "n01";
+  CHECK(expand_pattern("slurm-%j.out", c) == "slurm-128.out");
+  CHECK(expand_pattern("%x-%u-%N.log", c) == "train-alice-n01.log");
+  CHECK(expand_pattern("job%4j.out", c) == "job0128.out");
+  CHECK(expand_pattern("job%2j-%2t.out", c) == "job128-00.out");
+  CHECK(expand_pattern("100%%-%A_%a", c) == "100%-128_4294967294");
+  CHECK(expand_pattern("%20j", c) == "0000000128");  // width capped at 10
+  CHECK(expand_pattern("a\\%j", c) == "a%j");         // backslash disables substitution
+  CHECK(expand_pattern("%q%", c) == "%q%");
+  c.array_job_id = 100;
+  c.array_task = 7;
+  CHECK(expand_pattern("%A_%a_%b", c) == "100_7_7");
+}
+
+TEST_CASE("run-length per-node counts") {
+  CHECK(run_length({72, 72, 36}) == "72(x2),36");
+  CHECK(run_length({4}) == "4");
+  CHECK(run_length({}) == "");
+}
+
+TEST_CASE("job environment has SLURM_* and HQ_* twins") {
+  Job j;
+  j.id = JobId{42};
+  j.spec.name = "x";
+  j.spec.env = {"PATH=/bin", "FOO=bar"};
+  j.partition = "batch";
+  j.alloc = {{"n1", 4, 0, 2}, {"n2", 4, 0, 2}};
+  j.spec.ntasks = 4;
+  j.spec.ntasks_set = true;
+  auto env = job_environment(j, LaunchContext{"n1", "c", "n[1-2]", 0, 4});
+  auto has = [&](const std::string& kv) { return std::find(env.begin(), env.end(), kv) != env.end(); };
+  CHECK(has("SLURM_JOB_ID=42"));
+  CHECK(has("HQ_JOB_ID=42"));
+  CHECK(has("SLURM_JOB_NODELIST=n[1-2]"));
+  CHECK(has("SLURM_NTASKS=4"));
+  CHECK(has("SLURM_JOB_CPUS_PER_NODE=4(x2)"));
+  CHECK(has("SLURM_CPUS_ON_NODE=4"));
+  CHECK(has("SLURM_JOB_PARTITION=batch"));
+  CHECK(has("FOO=bar"));
+  CHECK(has("SLURMD_NODENAME=n1"));
+}

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include "core/submit_options.hpp"
+
+using namespace hq;
+
+TEST_CASE("directives: column 0 only, stop at first command, shell-like words") {
+  const char* script =
+      "#!/bin/bash\n"
+      "# a comment\n"
+      "\n"
+      "#SBATCH -J 'my job' --time=5   # trailing comment\n"
+      "  #SBATCH --ntasks=99\n"        // indented: a comment
+      "#HQ -o \"out %j.txt\" -c2\n"
+      "#SBATCHX --nodes=9\n"
+      "echo hi\n"
+      "#SBATCH --mem=1G\n";            // after the first command: ignored
+  auto args = parse_directives(script);
+  REQUIRE(args.is_ok());
+  std::vector<std::string> want = {"-J", "my job", "--time=5", "-o", "out %j.txt", "-c2"};
+  CHECK(*args == want);
+}
+
+TEST_CASE("directives: errors") {
+  CHECK(!parse_directives("#!/bin/sh\n#SBATCH -J 'open\n").is_ok());
+  CHECK(!parse_directives("#!/bin/sh\n#SBATCH :bad\n").is_ok());
+  auto esc = split_directive(" a\\ b \"c d\" e");
+  REQUIRE(esc.is_ok());
+  CHECK(esc->size() == 3);
+  CHECK((*esc)[0] == "a b");
+}
+
+TEST_CASE("options: one table for command line and directives; command line wins") {
+  SubmitRequest req;
+  auto dir = parse_directives("#!/bin/sh\n#SBATCH -J fromscript -N 2-4 --mem=2G -t 1-00:00:00\n");
+  REQUIRE(dir.is_ok());
+  REQUIRE(apply_submit_options(*dir, req, nullptr).is_ok());
+  std::vector<std::string> pos;
+  REQUIRE(apply_submit_options({"--job-name=cli", "-n", "4", "script.sh", "--arg"}, req, &pos).is_ok());
+  CHECK(req.spec.name == "cli");
+  CHECK(req.spec.nodes_min == 2);
+  CHECK(req.spec.nodes_max == 4);
+  CHECK(req.spec.mem_per_node_mib == 2048);
+  CHECK(req.spec.time_limit == 86400);
+  CHECK(req.spec.ntasks == 4);
+  CHECK(pos == std::vector<std::string>{"script.sh", "--arg"});
+}
+
+TEST_CASE("options: bad values and unknown options are named") {
+  SubmitRequest req;
+  auto s = apply_submit_options({"--bogus"}, req, nullptr);
+  CHECK(!s.is_ok());
+  CHECK(s.message().find("Invalid directive") != std::string::npos);
+  CHECK(!apply_submit_options({"-N", "0"}, req, nullptr).is_ok());
+  CHECK(!apply_submit_options({"-N", "4-2"}, req, nullptr).is_ok());
+  CHECK(!apply_submit_options({"--time=abc"}, req, nullptr).is_ok());
+  CHECK(!apply_submit_options({"--mem"}, req, nullptr).is_ok());
+  CHECK(!apply_submit_options({"--hold=yes"}, req, nullptr).is_ok());
+  CHECK(!apply_submit_options({"script.sh"}, req, nullptr).is_ok());
+  CHECK(apply_submit_options({"-H", "--parsable", "-W"}, req, nullptr).is_ok());
+  CHECK(req.spec.hold);
+  CHECK(req.parsable);
+  CHECK(req.wait);
+}
+
+TEST_CASE("export: ALL, NONE and lists; SLURM_* always passes") {
+  std::vector<std::string> env = {"A=1", "B=2", "SLURM_X=3"};
+  CHECK(export_environment("ALL", env)->size() == 3);
+  auto none = export_environment("NONE", env);
+  CHECK(*none == std::vector<std::string>{"SLURM_X=3"});
+  auto some = export_environment("B,C=7", env);
+  CHECK(*some == std::vector<std::string>{"B=2", "C=7", "SLURM_X=3"});
+  CHECK(!check_script("echo hi").is_ok());
+  CHECK(check_script("#!/bin/sh\necho hi").is_ok());
+}

@@ -1,0 +1,46 @@
+#include <doctest/doctest.h>
+
+#include "core/units.hpp"
+
+using namespace hq;
+
+TEST_CASE("durations: Slurm time forms") {
+  CHECK(*parse_duration("90") == 90 * 60);
+  CHECK(*parse_duration("5:30") == 5 * 60 + 30);
+  CHECK(*parse_duration("1:02:03") == 3723);
+  CHECK(*parse_duration("2-0") == 2 * 86400);
+  CHECK(*parse_duration("1-02:03") == 86400 + 2 * 3600 + 3 * 60);
+  CHECK(*parse_duration("1-02:03:04") == 86400 + 7384);
+  CHECK(*parse_duration("UNLIMITED") == kUnlimited);
+  CHECK(*parse_duration("infinite") == kUnlimited);
+  CHECK(*parse_duration("0") == kUnlimited);
+  CHECK(*parse_duration("30s") == 30);
+  CHECK(*parse_duration("5m") == 300);
+  CHECK(*parse_duration("2h") == 7200);
+  CHECK(*parse_duration("1d") == 86400);
+  for (const char* bad : {"", "abc", "1:2:3:4", "-5", "1-", "x-1", "5q", "1:-1"})
+    CHECK_MESSAGE(!parse_duration(bad).is_ok(), bad);
+}
+
+TEST_CASE("durations: formatting") {
+  CHECK(format_limit(kUnlimited) == "UNLIMITED");
+  CHECK(format_limit(3723) == "01:02:03");
+  CHECK(format_limit(2 * 86400 + 5) == "2-00:00:05");
+  CHECK(format_elapsed(0) == "0:00");
+  CHECK(format_elapsed(75) == "1:15");
+  CHECK(format_elapsed(3723) == "1:02:03");
+  CHECK(format_elapsed(86400 + 60) == "1-00:01:00");
+  CHECK(format_timestamp(0) == "1970-01-01T00:00:00");
+  CHECK(format_timestamp(1795000000) == "2026-11-18T11:06:40");
+}
+
+TEST_CASE("sizes in MiB") {
+  CHECK(*parse_size_mib("512") == 512);
+  CHECK(*parse_size_mib("4G") == 4096);
+  CHECK(*parse_size_mib("4gb") == 4096);
+  CHECK(*parse_size_mib("1T") == 1024 * 1024);
+  CHECK(*parse_size_mib("100K") == 1);  // rounds up
+  CHECK(*parse_size_mib("2048k") == 2);
+  for (const char* bad : {"", "G", "4X", "-1", "1.5G", "99999999999999999999"})
+    CHECK_MESSAGE(!parse_size_mib(bad).is_ok(), bad);
+}

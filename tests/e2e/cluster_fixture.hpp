@@ -1,0 +1,148 @@
+// End-to-end fixture: a real controller and N node agents (the hq binary) on 127.0.0.1
+// in a temp dir, a fixed free port so a restarted controller is found again, bounded
+// waits, and every process stopped at scope exit.
+#pragma once
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <netinet/in.h>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "../temp_dir.hpp"
+#include "cmd/process.hpp"
+
+namespace hq::test {
+
+struct CmdResult {
+  int rc = -1;
+  std::string out;
+};
+
+inline CmdResult sh(const std::string& cmd) {
+  CmdResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline bool wait_until(const std::function<bool()>& pred, double seconds) {
+  for (double t = 0; t < seconds; t += 0.05) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+inline int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class LocalCluster {
+ public:
+  explicit LocalCluster(int nodes, int cpus = 2) : nodes_(nodes), port_(free_port()) {
+    std::ofstream(dir_.path() + "/config.toml")
+        << "[cluster]\nname = \"e2e\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
+        << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"20s\"\nheartbeat_interval = \"2s\"\n"
+        << "kill_wait = \"1s\"\nsnapshot_every = 100\n"
+        << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n"
+        << "[[partition]]\nname = \"debug\"\nnodes = \"e[1-" << nodes << "]\"\ndefault = true\nmax_time = \"1h\"\n";
+    setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
+    setenv("HQ_HOME", (dir_.path() + "/home").c_str(), 1);
+    start_controller();
+    for (int i = 1; i <= nodes; ++i) {
+      std::string name = "e" + std::to_string(i);
+      auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name},
+                                   dir_.path() + "/" + name + ".log");
+      if (pid) agents_.push_back(*pid);
+    }
+    ready_ = wait_until([&] { return responding_nodes() == nodes_; }, 20);
+  }
+  ~LocalCluster() {
+    for (pid_t p : agents_) cmd::stop_process(p, 5000);
+    cmd::stop_process(controller_, 5000);
+  }
+
+  bool ready() const { return ready_; }
+  const std::string& dir() const { return dir_.path(); }
+  pid_t controller_pid() const { return controller_; }
+
+  void start_controller() {
+    auto pid = cmd::spawn_daemon({HQ_BINARY, "controller", "--config", dir_.path() + "/config.toml"},
+                                 dir_.path() + "/controller.log");
+    controller_ = pid ? *pid : -1;
+    wait_until([&] { return sh(std::string(HQ_BINARY) + " queue").rc == 0; }, 10);
+  }
+  void kill9_controller() {
+    kill(controller_, SIGKILL);
+    waitpid(controller_, nullptr, 0);
+  }
+
+  int responding_nodes() const {
+    auto r = sh(std::string(HQ_BINARY) + " nodes --json");
+    if (r.rc != 0) return -1;
+    int n = 0;
+    for (size_t pos = 0; (pos = r.out.find("\"responding\": true", pos)) != std::string::npos; ++pos) ++n;
+    return n;
+  }
+
+  CmdResult hq(const std::string& args) const { return sh("cd " + dir_.path() + " && " + HQ_BINARY + " " + args); }
+
+  // "PENDING", "COMPLETED", ... or "" if unknown.
+  std::string state(const std::string& id) const {
+    auto r = hq("queue -t all -h -j " + id);
+    std::istringstream in(r.out);
+    std::string jobid, part, name, user, st;
+    in >> jobid >> part >> name >> user >> st;
+    static const std::map<std::string, std::string> names = {
+        {"PD", "PENDING"}, {"R", "RUNNING"}, {"CD", "COMPLETED"}, {"CA", "CANCELLED"},
+        {"F", "FAILED"}, {"TO", "TIMEOUT"}, {"NF", "NODE_FAIL"}};
+    return jobid == id && names.count(st) ? names.at(st) : "";
+  }
+  bool wait_state(const std::string& id, const std::string& want, double seconds) const {
+    return wait_until([&] { return state(id) == want; }, seconds);
+  }
+  std::string submit(const std::string& args) const {
+    auto r = hq("submit --parsable " + args);
+    std::string id = r.out;
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    return r.rc == 0 ? id : "ERROR: " + r.out;
+  }
+
+ private:
+  TempDir dir_;
+  int nodes_;
+  int port_;
+  pid_t controller_ = -1;
+  std::vector<pid_t> agents_;
+  bool ready_ = false;
+};
+
+}  // namespace hq::test

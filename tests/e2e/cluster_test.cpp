@@ -1,0 +1,124 @@
+// End-to-end: the real hq binary as controller + agents on 127.0.0.1.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+TEST_CASE("e2e: batch jobs run with Slurm's environment, patterns and directives") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/job.sh") << "#!/bin/bash\n"
+                                        "#SBATCH --job-name=envcheck\n"
+                                        "#SBATCH -o out-%j-%x.txt\n"
+                                        "#SBATCH -N 2 --ntasks-per-node=1\n"
+                                        "echo \"id=$SLURM_JOB_ID hq=$HQ_JOB_ID name=$SLURM_JOB_NAME\"\n"
+                                        "echo \"nodes=$SLURM_JOB_NODELIST n=$SLURM_JOB_NUM_NODES ntasks=$SLURM_NTASKS\"\n"
+                                        "echo \"part=$SLURM_JOB_PARTITION cwd=$(pwd) args=$*\"\n"
+                                        "echo \"mine=$MY_VAR\"\n"
+                                        "echo to-stderr >&2\n";
+  std::string id = c.submit("--export=MY_VAR=hello job.sh x y");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  REQUIRE(c.wait_state(id, "COMPLETED", 15));
+  std::string out = slurp(c.dir() + "/out-" + id + "-envcheck.txt");
+  CHECK(out.find("id=" + id + " hq=" + id + " name=envcheck") != std::string::npos);
+  CHECK(out.find("nodes=e[1-2] n=2 ntasks=2") != std::string::npos);
+  CHECK(out.find("part=debug cwd=" + c.dir() + " args=x y") != std::string::npos);
+  CHECK(out.find("mine=hello") != std::string::npos);
+  CHECK(out.find("to-stderr") != std::string::npos);
+}
+
+TEST_CASE("e2e: exit codes, --wait, stdin scripts and the sbatch/squeue names") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::string failed = c.submit("--wrap 'exit 3'");
+  REQUIRE(c.wait_state(failed, "FAILED", 15));
+  CHECK(c.hq("show job " + failed).out.find("ExitCode=3:0") != std::string::npos);
+
+  auto waited = c.hq("submit --wait --wrap 'exit 4'");
+  CHECK(waited.rc == 4);
+
+  auto piped = sh("cd " + c.dir() + " && printf '#!/bin/sh\\necho piped\\n' | " HQ_BINARY " submit");
+  CHECK(piped.out.find("Submitted batch job ") == 0);
+
+  CHECK(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto sb = sh("cd " + c.dir() + " && bin/sbatch --parsable --wrap true");
+  CHECK(sb.rc == 0);
+  CHECK(sb.out.find_first_not_of("0123456789\n") == std::string::npos);
+  auto sq = sh(c.dir() + "/bin/squeue");
+  CHECK(sq.out.find("JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)") != std::string::npos);
+
+  auto bad = c.hq("submit --wrap true -p nosuch");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("invalid partition name specified: nosuch") != std::string::npos);
+  auto toobig = c.hq("submit --wrap true -N 5");
+  CHECK(toobig.rc == 1);
+  CHECK(toobig.out.find("node configuration is not available") != std::string::npos);
+}
+
+TEST_CASE("e2e: cancel and time limit kill the whole process group") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string cancelled = c.submit("--wrap 'sleep 300 & echo $! > child.pid; wait'");
+  REQUIRE(c.wait_state(cancelled, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/child.pid").empty(); }, 10));
+  pid_t child = std::stoi(slurp(c.dir() + "/child.pid"));
+  CHECK(kill(child, 0) == 0);
+  CHECK(c.hq("cancel " + cancelled).rc == 0);
+  CHECK(c.wait_state(cancelled, "CANCELLED", 10));
+  CHECK(wait_until([&] { return kill(child, 0) != 0; }, 5));
+
+  std::string limited = c.submit("--time=0:02 --wrap 'trap \"\" TERM; sleep 120'");  // ignores SIGTERM
+  REQUIRE(c.wait_state(limited, "RUNNING", 10));
+  CHECK(c.wait_state(limited, "TIMEOUT", 15));  // 2 s limit + 1 s kill_wait, then SIGKILL
+
+  CHECK(c.hq("cancel 999999").rc == 1);
+  std::string held = c.submit("--hold --wrap true");
+  CHECK(c.hq("queue").out.find("(JobHeldUser)") != std::string::npos);
+  CHECK(c.hq("cancel " + held).rc == 0);
+  CHECK(c.wait_state(held, "CANCELLED", 5));
+}
+
+TEST_CASE("e2e: kill -9 of the controller loses no acknowledged job and double-counts none") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::string longjob = c.submit("--wrap 'sleep 4; echo done >> long.out'");
+  REQUIRE(c.wait_state(longjob, "RUNNING", 10));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 30; ++i) ids.push_back(c.submit("--wrap 'echo " + std::to_string(i) + " > q" + std::to_string(i) + ".out'"));
+  for (const auto& id : ids) REQUIRE(id.find("ERROR") == std::string::npos);
+  c.kill9_controller();
+  c.start_controller();
+  // Every acknowledged job is known again and finishes; the long job ran once.
+  for (const auto& id : ids) CHECK_MESSAGE(c.wait_state(id, "COMPLETED", 30), "job " << id);
+  CHECK(c.wait_state(longjob, "COMPLETED", 30));
+  CHECK(slurp(c.dir() + "/long.out") == "done\n");
+  for (int i = 0; i < 30; ++i) CHECK(slurp(c.dir() + "/q" + std::to_string(i) + ".out") == std::to_string(i) + "\n");
+  std::string next = c.submit("--wrap true");
+  CHECK(std::stoull(next) > std::stoull(ids.back()));  // ids keep increasing across restarts
+}
+
+TEST_CASE("e2e: garbage and oversized frames close only that connection") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  int port = std::stoi(std::string(getenv("HQ_CONTROLLER")).substr(10));
+  for (const std::string payload : {std::string("GET / HTTP/1.0\r\n\r\n"), std::string("\xff\xff\xff\xff", 4),
+                                    std::string("\x00\x00\x00\x05hello", 9)}) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    CHECK(write(fd, payload.data(), payload.size()) == static_cast<ssize_t>(payload.size()));
+    char buf[64];
+    (void)!read(fd, buf, sizeof buf);  // the controller answers or closes; it must not crash
+    close(fd);
+  }
+  CHECK(kill(c.controller_pid(), 0) == 0);
+  std::string id = c.submit("--wrap true");
+  CHECK(c.wait_state(id, "COMPLETED", 10));
+  CHECK(slurp(c.dir() + "/controller.log").find("handshake") != std::string::npos);
+}

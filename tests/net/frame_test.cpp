@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include "core/hostlist.hpp"
+#include "net/convert.hpp"
+#include "net/frame.hpp"
+
+using namespace hq;
+using namespace hq::net;
+
+TEST_CASE("frames: split delivery, several per read, oversize") {
+  std::string wire = encode_frame("hello") + encode_frame("") + encode_frame(std::string(1000, 'x'));
+  FrameDecoder d;
+  std::vector<std::string> got;
+  for (char c : wire) {  // one byte at a time
+    d.feed(&c, 1);
+    while (true) {
+      auto f = d.next();
+      REQUIRE(f.is_ok());
+      if (!f->has_value()) break;
+      got.push_back(**f);
+    }
+  }
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == "hello");
+  CHECK(got[1].empty());
+  CHECK(got[2].size() == 1000);
+  CHECK(d.buffered() == 0);
+
+  FrameDecoder small(16);
+  std::string big = encode_frame(std::string(17, 'y'));
+  small.feed(big.data(), 4);
+  CHECK(!small.next().is_ok());
+}
+
+TEST_CASE("journal events round-trip through protobuf") {
+  Job job;
+  job.id = JobId{5};
+  job.spec.name = "n";
+  job.spec.script = "#!/bin/sh\n";
+  job.spec.env = {"A=1"};
+  job.spec.groups = {4, 5};
+  job.partition = "p";
+  job.time_limit = 60;
+  auto ev = decode_event(encode_event(JobSubmitted{job}));
+  REQUIRE(ev.is_ok());
+  const Job& back = std::get<JobSubmitted>(*ev).job;
+  CHECK(back.id.value == 5);
+  CHECK(back.spec.env == job.spec.env);
+  CHECK(back.spec.groups == job.spec.groups);
+  CHECK(back.time_limit == 60);
+
+  auto started = decode_event(encode_event(JobStarted{JobId{5}, 9, {{"n1", 2, 3, 1}}}));
+  REQUIRE(started.is_ok());
+  CHECK(std::get<JobStarted>(*started).alloc[0].node == "n1");
+
+  auto ended = decode_event(encode_event(JobEnded{JobId{5}, 10, JobState::kTimeout, 0, 15, "x"}));
+  REQUIRE(ended.is_ok());
+  CHECK(std::get<JobEnded>(*ended).state == JobState::kTimeout);
+  CHECK(!decode_event("\xff\xff garbage").is_ok());
+}

@@ -1,12 +1,204 @@
-// `hq bench`: built-in benchmarks (filled in below).
+// `hq bench submit|e2e`: built-in benchmarks. Each starts its own controller (and, for
+// e2e, node agents) from this binary in a temp dir, measures, prints `key=value` lines
+// (machine-readable) and stops everything it started.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "cmd/process.hpp"
+#include "core/job.hpp"
+#include "core/units.hpp"
+#include "net/client.hpp"
+#include "net/clock.hpp"
 
 namespace hq::cmd {
+namespace {
+
+struct BenchCluster {
+  std::string dir;
+  std::string addr;
+  std::vector<pid_t> pids;
+  ~BenchCluster() {
+    for (auto it = pids.rbegin(); it != pids.rend(); ++it) stop_process(*it, 5000);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+Status start_cluster(BenchCluster& c, int nodes, int cpus) {
+  char tmpl[] = "/tmp/hq-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) return io_error("mkdtemp failed");
+  c.dir = tmpl;
+  int declared = std::max(nodes, 1);
+  std::ofstream(c.dir + "/config.toml")
+      << "[cluster]\nname = \"bench\"\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
+      << "/state\"\nmin_job_age = \"1h\"\nsnapshot_every = 100000\n"
+      << "[[node]]\nnames = \"b[1-" << declared << "]\"\ncpus = " << cpus << "\nmemory = \"64G\"\n"
+      << "[[partition]]\nname = \"bench\"\nnodes = \"b[1-" << declared << "]\"\ndefault = true\n";
+  auto ctl = spawn_daemon({self_exe(), "controller", "--config", c.dir + "/config.toml"}, c.dir + "/controller.log");
+  if (!ctl) return ctl.status();
+  c.pids.push_back(*ctl);
+  for (int i = 0; i < 200 && c.addr.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    c.addr = read_small_file(c.dir + "/state/controller.addr");
+  }
+  if (c.addr.empty()) return unavailable("bench controller did not start; see " + c.dir + "/controller.log");
+  c.addr.erase(c.addr.find_last_not_of("\n ") + 1);
+  for (int i = 1; i <= nodes; ++i) {
+    std::string name = "b" + std::to_string(i);
+    auto a = spawn_daemon({self_exe(), "node", "--controller", c.addr, "--name", name, "--state-dir", c.dir + "/" + name},
+                          c.dir + "/" + name + ".log");
+    if (a) c.pids.push_back(*a);
+  }
+  return Status::ok();
+}
+
+pb::Envelope trivial_submit(const std::string& workdir, bool hold) {
+  pb::Envelope env;
+  auto* s = env.mutable_submit()->mutable_spec();
+  s->set_name("bench");
+  s->set_script("#!/bin/sh\ntrue\n");
+  s->set_workdir(workdir);
+  s->set_user(current_user_name());
+  s->set_uid(getuid());
+  s->set_gid(getgid());
+  s->set_nodes_min(1);
+  s->set_ntasks(1);
+  s->set_cpus_per_task(1);
+  s->set_time_limit(kTimeUnset);
+  s->set_hold(hold);
+  s->add_env("PATH=/usr/bin:/bin");
+  return env;
+}
+
+double sequential_processes(const BenchCluster& c, int n) {
+  double t0 = net::mono_seconds();
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
+      std::string exe = self_exe();
+      execl(exe.c_str(), "hq", "submit", "--hold", "--wrap", "true", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  }
+  return n / (net::mono_seconds() - t0);
+}
+
+double concurrent_clients(const BenchCluster& c, int clients, int per_client) {
+  auto ep = net::parse_endpoint(c.addr);
+  std::atomic<int> failures{0};
+  double t0 = net::mono_seconds();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; ++t) {
+    threads.emplace_back([&] {
+      auto client = net::RpcClient::connect(*ep, "client");
+      if (!client) { ++failures; return; }
+      for (int i = 0; i < per_client; ++i)
+        if (!(*client)->call(trivial_submit(c.dir, true))) ++failures;
+    });
+  }
+  for (auto& t : threads) t.join();
+  double rate = clients * per_client / (net::mono_seconds() - t0);
+  return failures ? -1 : rate;
+}
+
+// One connection, up to `window` submissions in flight.
+Result<double> streaming(const std::string& addr, const std::string& workdir, int n, bool hold, int window = 512) {
+  auto client = net::RpcClient::connect(*net::parse_endpoint(addr), "client");
+  if (!client) return client.status();
+  double t0 = net::mono_seconds();
+  int sent = 0, acked = 0;
+  while (acked < n) {
+    while (sent < n && sent - acked < window) {
+      (*client)->send(trivial_submit(workdir, hold));
+      ++sent;
+    }
+    auto r = (*client)->recv();
+    if (!r) return r.status();
+    ++acked;
+  }
+  return n / (net::mono_seconds() - t0);
+}
+
+int active_jobs(net::RpcClient& client) {
+  pb::Envelope q;
+  q.mutable_queue();
+  auto r = client.call(q);
+  return r ? r->queue_reply().jobs_size() : -1;
+}
+
+int bench_submit(int seq_n, int conc_n, int clients) {
+  BenchCluster c;
+  if (Status s = start_cluster(c, 0, 1); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  double seq = sequential_processes(c, seq_n);
+  double conc = concurrent_clients(c, clients, conc_n / clients);
+  auto stream = streaming(c.addr, c.dir, conc_n, true);
+  std::cout << "bench=submit sequential_processes=" << seq_n << " rate_per_s=" << static_cast<int>(seq) << "\n"
+            << "bench=submit concurrent_clients=" << clients << " jobs=" << conc_n << " rate_per_s=" << static_cast<int>(conc) << "\n"
+            << "bench=submit streaming_client=1 jobs=" << conc_n << " rate_per_s=" << (stream ? static_cast<int>(*stream) : -1) << "\n";
+  return seq > 0 && conc > 0 && stream ? 0 : 1;
+}
+
+int bench_e2e(int n, int nodes, int cpus) {
+  BenchCluster c;
+  if (Status s = start_cluster(c, nodes, cpus); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), "client");
+  if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
+  for (int i = 0; i < 200; ++i) {  // wait for every agent
+    pb::Envelope q;
+    q.mutable_nodes();
+    auto r = (*client)->call(q);
+    int up = 0;
+    if (r) for (const auto& node : r->nodes_reply().nodes()) up += node.responding();
+    if (up == nodes) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double t0 = net::mono_seconds();
+  auto submitted = streaming(c.addr, c.dir, n, false);
+  if (!submitted) return std::cerr << "hq bench: " << submitted.status().message() << "\n", 1;
+  double deadline = t0 + 600;
+  while (active_jobs(**client) > 0 && net::mono_seconds() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  double elapsed = net::mono_seconds() - t0;
+  size_t outputs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(c.dir))
+    outputs += e.path().filename().string().rfind("slurm-", 0) == 0;
+  std::cout << "bench=e2e jobs=" << n << " nodes=" << nodes << " cpus_per_node=" << cpus << " seconds=" << elapsed
+            << " jobs_per_s=" << static_cast<int>(n / elapsed) << " output_files=" << outputs << "\n";
+  return outputs == static_cast<size_t>(n) ? 0 : 1;
+}
+
+int flag(const Args& args, const std::string& name, int def) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == name) {
+      auto v = parse_int(args[i + 1], 1, 10000000);
+      if (v) return static_cast<int>(*v);
+    }
+  return def;
+}
+
+}  // namespace
 
 int run_bench(const Args& args) {
-  std::cerr << "hq bench: not built yet\n";
+  std::string what = args.size() > 1 ? args[1] : "";
+  if (what == "submit") return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8));
+  if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16));
+  std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N]\n"
+               "       hq bench e2e [--jobs N] [--nodes N] [--cpus C]\n";
   return 2;
 }
 

@@ -122,3 +122,23 @@ TEST_CASE("e2e: garbage and oversized frames close only that connection") {
   CHECK(c.wait_state(id, "COMPLETED", 10));
   CHECK(slurp(c.dir() + "/controller.log").find("handshake") != std::string::npos);
 }
+
+TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
+  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+    MESSAGE("skipped: needs root and setpriv to submit as another user");
+    return;
+  }
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string shared = c.dir() + "/shared";
+  REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+  auto r = sh("cd " + shared + " && setpriv --reuid=65534 --regid=65534 --groups=65534,100 " HQ_BINARY
+              " submit --parsable --wrap 'id -u; id -g; id -G; echo $SLURM_JOB_USER'");
+  REQUIRE(r.rc == 0);
+  std::string id = r.out.substr(0, r.out.find('\n'));
+  REQUIRE(c.wait_state(id, "COMPLETED", 15));
+  std::string out = slurp(shared + "/slurm-" + id + ".out");
+  CHECK(out.find("65534\n65534\n") == 0);
+  CHECK(out.find("100") != std::string::npos);
+  CHECK(sh("stat -c %u " + shared + "/slurm-" + id + ".out").out == "65534\n");
+}

@@ -58,3 +58,32 @@ TEST_CASE("journal events round-trip through protobuf") {
   CHECK(std::get<JobEnded>(*ended).state == JobState::kTimeout);
   CHECK(!decode_event("\xff\xff garbage").is_ok());
 }
+
+TEST_CASE("snapshots restore jobs, resources and the id counter") {
+  ClusterConfig cfg;
+  NodeConfig nc;
+  nc.names = {"n1"};
+  nc.cpus = 4;
+  cfg.nodes.push_back(nc);
+  PartitionConfig p;
+  p.name = "batch";
+  p.nodes = {"n1"};
+  cfg.partitions.push_back(p);
+  ClusterState s = make_state(cfg);
+  Job a;
+  a.id = JobId{3};
+  a.partition = "batch";
+  Job b = a;
+  b.id = JobId{4};
+  hq::apply(s, JobSubmitted{a});
+  hq::apply(s, JobSubmitted{b});
+  hq::apply(s, JobStarted{JobId{3}, 10, {{"n1", 2, 0, 1}}});
+  s.next_job_id = 9;
+  ClusterState r = make_state(cfg);
+  REQUIRE(restore_snapshot(encode_snapshot(s), r).is_ok());
+  CHECK(r.next_job_id == 9);
+  CHECK(r.jobs.size() == 2);
+  CHECK(r.pending.count(JobId{4}));
+  CHECK(r.nodes.at("n1").alloc_cpus == 2);
+  CHECK(!restore_snapshot("not a snapshot \xff", r).is_ok());
+}

@@ -14,7 +14,7 @@ namespace hq::cmd {
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal)
     : io_(io), config_(std::move(config)), journal_(std::move(journal)),
-      scheduler_(make_first_fit_scheduler()), state_(make_state(config_)), tick_timer_(io) {}
+      scheduler_(make_first_fit_scheduler()), state_(make_state(config_)), tick_timer_(io), sched_timer_(io) {}
 
 Time Controller::now() const { return net::wall_now(); }
 
@@ -47,6 +47,7 @@ void Controller::start() {
 
 void Controller::shutdown() {
   tick_timer_.cancel();
+  sched_timer_.cancel();
   journal_->snapshot(net::encode_snapshot(state_), {});
   journal_->stop();
 }
@@ -114,12 +115,21 @@ void Controller::submit(const pb::SubmitRequest& req, std::function<void(Result<
   request_schedule();
 }
 
+// Event-triggered passes, paced so that scheduling takes at most about a third of the
+// loop: the next pass waits twice the last pass's cost after the last one ended.
 void Controller::request_schedule() {
   if (schedule_posted_) return;
   schedule_posted_ = true;
-  asio::post(io_, [this] {
+  double gap = 2 * last_pass_cost_;
+  double wait = last_pass_end_ + gap - net::mono_seconds();
+  sched_timer_.expires_after(std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, wait) * 1e6)));
+  sched_timer_.async_wait([this](const asio::error_code& ec) {
     schedule_posted_ = false;
+    if (ec) return;
+    double t0 = net::mono_seconds();
     run_schedule();
+    last_pass_end_ = net::mono_seconds();
+    last_pass_cost_ = last_pass_end_ - t0;
   });
 }
 

@@ -62,7 +62,9 @@ class Controller {
   ClusterState state_;
   std::map<std::string, ConnPtr> agents_;
   asio::steady_timer tick_timer_;
+  asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;
+  double last_pass_end_ = 0, last_pass_cost_ = 0;   // monotonic seconds
   int64_t events_since_snapshot_ = 0;
   Time started_at_ = 0;
 };

@@ -61,6 +61,21 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   return true;
 }
 
+bool apply_requeued(ClusterState& s, const JobRequeued& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kRunning) return false;
+  Job& job = it->second;
+  release_resources(s, job);
+  job.alloc.clear();
+  job.state = JobState::kPending;
+  job.start_time = 0;
+  job.reason = e.reason.empty() ? "None" : e.reason;
+  job.cancel_requested = false;
+  ++job.restart_count;
+  s.pending.insert(job.id);
+  return true;
+}
+
 }  // namespace
 
 bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
@@ -90,7 +105,8 @@ bool apply(ClusterState& state, const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e);
         else if constexpr (std::is_same_v<T, JobStarted>) return apply_started(state, e);
-        else return apply_ended(state, e);
+        else if constexpr (std::is_same_v<T, JobEnded>) return apply_ended(state, e);
+        else return apply_requeued(state, e);
       },
       event);
 }

@@ -24,7 +24,9 @@ struct JobEnded {
   int32_t exit_code = 0, exit_signal = 0;
   std::string reason;
 };
-using Event = std::variant<JobSubmitted, JobStarted, JobEnded>;
+// A started job goes back to the queue with the same id (it never ran, or must rerun).
+struct JobRequeued { JobId id; Time time = 0; std::string reason; };
+using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

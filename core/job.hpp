@@ -67,6 +67,7 @@ struct Job {
   int32_t exit_code = 0, exit_signal = 0;
   bool cancel_requested = false;
   bool held = false;
+  int32_t restart_count = 0;
 };
 
 }  // namespace hq

@@ -52,7 +52,7 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
       {"NODEID", std::to_string(ctx.node_index)},
       {"PROCID", "0"},
       {"LOCALID", "0"},
-      {"RESTART_COUNT", "0"},
+      {"RESTART_COUNT", std::to_string(job.restart_count)},
       {"JOB_START_TIME", std::to_string(job.start_time)},
   };
   if (job.time_limit > 0) slurm["JOB_END_TIME"] = std::to_string(job.start_time + job.time_limit);

@@ -112,6 +112,7 @@ pb::Job to_pb(const Job& j) {
   p.set_exit_code(j.exit_code);
   p.set_exit_signal(j.exit_signal);
   p.set_held(j.held);
+  p.set_restart_count(j.restart_count);
   return p;
 }
 
@@ -134,6 +135,7 @@ Result<Job> from_pb(const pb::Job& p) {
   j.exit_code = p.exit_code();
   j.exit_signal = p.exit_signal();
   j.held = p.held();
+  j.restart_count = p.restart_count();
   return j;
 }
 
@@ -185,8 +187,13 @@ std::string encode_event(const Event& e) {
           s->set_job_id(ev.id.value);
           s->set_time(ev.time);
           for (const auto& a : ev.alloc) *s->add_alloc() = to_pb(a);
-        } else {
+        } else if constexpr (std::is_same_v<T, JobEnded>) {
           *p.mutable_ended() = to_pb(ev);
+        } else {
+          auto* r = p.mutable_requeued();
+          r->set_job_id(ev.id.value);
+          r->set_time(ev.time);
+          r->set_reason(ev.reason);
         }
       },
       e);
@@ -211,6 +218,8 @@ Result<Event> decode_event(const std::string& bytes) {
     if (!e) return e.status();
     return Event{std::move(e).value()};
   }
+  if (p.has_requeued())
+    return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), p.requeued().reason()}};
   return invalid("empty journal event");
 }
 

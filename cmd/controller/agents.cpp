@@ -61,8 +61,10 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
       lost.push_back(id);
   }
   for (JobId id : lost) {
-    log::warn("job " + std::to_string(id.value) + " is no longer on node " + name + "; marking it NODE_FAIL");
-    record(JobEnded{id, now(), JobState::kNodeFail, 0, 0, "JobLost"});
+    // Not running and no end buffered: it never launched (e.g. the controller died between
+    // journaling the start and sending it) or its agent restarted. Run it again.
+    log::warn("job " + std::to_string(id.value) + " is not on node " + name + "; requeued");
+    record(JobRequeued{id, now(), "None"});
   }
 }
 

@@ -149,8 +149,8 @@ void Controller::launch(JobId id) {
   const std::string& batch_node = job->alloc.front().node;
   auto it = agents_.find(batch_node);
   if (it == agents_.end() || !it->second->is_open()) {
-    log::warn("job " + std::to_string(id.value) + ": batch node " + batch_node + " is not connected");
-    record(JobEnded{id, now(), JobState::kNodeFail, 0, 0, "JobLaunchFailure"});
+    log::warn("job " + std::to_string(id.value) + ": batch node " + batch_node + " is not connected; requeued");
+    record(JobRequeued{id, now(), "None"});
     request_schedule();
     return;
   }

@@ -42,3 +42,17 @@ TEST_CASE("purge drops only old finished jobs") {
   CHECK(s.jobs.size() == 1);
   CHECK(s.next_job_id == 3);  // ids keep increasing after a purge
 }
+
+TEST_CASE("apply: requeue returns a running job to the queue with the same id") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1).cpus(2));
+  CHECK(!apply(s, JobRequeued{JobId{1}, 5, ""}));  // only running jobs requeue
+  apply(s, JobStarted{JobId{1}, 10, {{"n1", 2, 0, 1}}});
+  CHECK(apply(s, JobRequeued{JobId{1}, 11, ""}));
+  const Job* j = find_job(s, JobId{1});
+  CHECK(j->state == JobState::kPending);
+  CHECK(j->alloc.empty());
+  CHECK(j->restart_count == 1);
+  CHECK(s.pending.count(JobId{1}));
+  CHECK(s.nodes.at("n1").alloc_cpus == 0);
+}

@@ -77,12 +77,7 @@ class LocalCluster {
     setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
     setenv("HQ_HOME", (dir_.path() + "/home").c_str(), 1);
     start_controller();
-    for (int i = 1; i <= nodes; ++i) {
-      std::string name = "e" + std::to_string(i);
-      auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name},
-                                   dir_.path() + "/" + name + ".log");
-      if (pid) agents_.push_back(*pid);
-    }
+    for (int i = 1; i <= nodes; ++i) agents_.push_back(spawn_agent(i));
     ready_ = wait_until([&] { return responding_nodes() == nodes_; }, 20);
   }
   ~LocalCluster() {
@@ -99,6 +94,18 @@ class LocalCluster {
                                  dir_.path() + "/controller.log");
     controller_ = pid ? *pid : -1;
     wait_until([&] { return sh(std::string(HQ_BINARY) + " queue").rc == 0; }, 10);
+  }
+  pid_t spawn_agent(int i) {
+    std::string name = "e" + std::to_string(i);
+    auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name},
+                                 dir_.path() + "/" + name + ".log");
+    return pid ? *pid : -1;
+  }
+  // Replaces agent i (1-based) by a fresh process after SIGKILL (its jobs are orphaned).
+  void restart_agent_after_kill9(int i) {
+    kill(agents_[i - 1], SIGKILL);
+    waitpid(agents_[i - 1], nullptr, 0);
+    agents_[i - 1] = spawn_agent(i);
   }
   void kill9_controller() {
     kill(controller_, SIGKILL);

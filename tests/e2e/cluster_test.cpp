@@ -142,3 +142,18 @@ TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
   CHECK(out.find("100") != std::string::npos);
   CHECK(sh("stat -c %u " + shared + "/slurm-" + id + ".out").out == "65534\n");
 }
+
+TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; sleep 2'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/runs.txt").empty(); }, 10));
+  pid_t first = std::stoi(slurp(c.dir() + "/runs.txt"));
+  c.restart_agent_after_kill9(1);  // the new agent knows nothing of the job
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+  std::string runs = slurp(c.dir() + "/runs.txt");
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 2);
+  CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 1") != std::string::npos);
+  kill(-first, SIGKILL);  // the orphaned first run
+}

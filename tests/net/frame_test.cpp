@@ -87,3 +87,10 @@ TEST_CASE("snapshots restore jobs, resources and the id counter") {
   CHECK(r.nodes.at("n1").alloc_cpus == 2);
   CHECK(!restore_snapshot("not a snapshot \xff", r).is_ok());
 }
+
+TEST_CASE("requeue events round-trip") {
+  auto ev = decode_event(encode_event(JobRequeued{JobId{8}, 12, "None"}));
+  REQUIRE(ev.is_ok());
+  CHECK(std::get<JobRequeued>(*ev).id.value == 8);
+  CHECK(std::get<JobRequeued>(*ev).time == 12);
+}

@@ -10,6 +10,8 @@
 
 namespace hq::cmd {
 
+static const char* const kNotResponding = "Not responding";
+
 Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb::RegisterNode& reg) {
   auto it = state_.nodes.find(reg.name());
   if (it == state_.nodes.end())
@@ -68,11 +70,29 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   }
 }
 
-void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat&) {
+void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& hb) {
   auto it = state_.nodes.find(name);
   if (it == state_.nodes.end()) return;
-  it->second.last_heard = now();
-  it->second.responding = true;
+  Node& node = it->second;
+  node.last_heard = now();
+  node.responding = true;
+  if (node.down && node.reason == kNotResponding) {  // like Slurm's ReturnToService=1
+    node.down = false;
+    node.reason.clear();
+    log::info("node " + name + " is responding again; returned to service");
+    request_schedule();
+  }
+  // Jobs the controller already ended (e.g. NODE_FAIL while the node was silent) must stop.
+  auto conn = agents_.find(name);
+  for (uint64_t raw : hb.running_jobs()) {
+    const Job* job = find_job(state_, JobId{raw});
+    if (job && job->state == JobState::kRunning) continue;
+    if (conn == agents_.end()) break;
+    pb::Envelope env;
+    env.mutable_kill()->set_job_id(raw);
+    env.mutable_kill()->set_reason("unknown");
+    conn->second->send(env);
+  }
 }
 
 void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, const pb::JobEnded& msg) {
@@ -117,7 +137,7 @@ void Controller::check_nodes() {
     if (!silent) continue;
     node.down = true;
     node.responding = false;
-    node.reason = "Not responding";
+    node.reason = kNotResponding;
     log::warn("node " + name + " is DOWN: not responding for " + std::to_string(config_.node_timeout) + " s");
     end_jobs_on_node(name, JobState::kNodeFail, "NodeDown");
   }

@@ -63,10 +63,17 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   return table;
 }
 
+void log_close(const ConnPtr& conn, const Status& why) {
+  if (why.code() != Code::kUnavailable) log::warn("closed connection from " + conn->peer() + ": " + why.message());
+}
+
 asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn) {
   while (true) {
     auto msg = co_await conn->recv();
-    if (!msg) break;
+    if (!msg) {
+      log_close(conn, msg.status());
+      break;
+    }
     auto it = client_handlers().find(msg->msg_case());
     if (it == client_handlers().end()) {
       conn->send(net::error_reply(msg->seq(), invalid("unexpected message from a client")));
@@ -95,7 +102,10 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
   reply(conn, first->seq(), std::move(env));
   while (true) {
     auto msg = co_await conn->recv();
-    if (!msg) break;
+    if (!msg) {
+      log_close(conn, msg.status());
+      break;
+    }
     if (msg->has_heartbeat()) ctl.agent_heartbeat(name, msg->heartbeat());
     else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
     else log::warn("node " + name + " sent an unexpected message; ignored");

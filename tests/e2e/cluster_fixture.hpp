@@ -67,10 +67,11 @@ inline std::string slurp(const std::string& path) {
 
 class LocalCluster {
  public:
-  explicit LocalCluster(int nodes, int cpus = 2) : nodes_(nodes), port_(free_port()) {
+  explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20) : nodes_(nodes), port_(free_port()) {
     std::ofstream(dir_.path() + "/config.toml")
         << "[cluster]\nname = \"e2e\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
-        << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"20s\"\nheartbeat_interval = \"2s\"\n"
+        << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"" << node_timeout_s
+        << "s\"\nheartbeat_interval = \"1s\"\n"
         << "kill_wait = \"1s\"\nsnapshot_every = 100\n"
         << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n"
         << "[[partition]]\nname = \"debug\"\nnodes = \"e[1-" << nodes << "]\"\ndefault = true\nmax_time = \"1h\"\n";
@@ -88,6 +89,7 @@ class LocalCluster {
   bool ready() const { return ready_; }
   const std::string& dir() const { return dir_.path(); }
   pid_t controller_pid() const { return controller_; }
+  pid_t agent_pid(int i) const { return agents_[i - 1]; }
 
   void start_controller() {
     auto pid = cmd::spawn_daemon({HQ_BINARY, "controller", "--config", dir_.path() + "/config.toml"},

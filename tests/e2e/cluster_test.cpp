@@ -157,3 +157,23 @@ TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
   CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 1") != std::string::npos);
   kill(-first, SIGKILL);  // the orphaned first run
 }
+
+TEST_CASE("e2e: a silent node goes DOWN, its job ends NODE_FAIL, and it returns when heard again") {
+  LocalCluster c(2, 2, 3);  // node_timeout 3 s
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap 'echo $$ > silent.pid; sleep 60'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/silent.pid").empty(); }, 10));
+  pid_t job_pid = std::stoi(slurp(c.dir() + "/silent.pid"));
+  int node = c.hq("queue -h -j " + id).out.find("e2") != std::string::npos ? 2 : 1;
+  std::string name = "e" + std::to_string(node);
+  kill(c.agent_pid(node), SIGSTOP);
+  CHECK(c.wait_state(id, "NODE_FAIL", 10));
+  CHECK(c.hq("show node " + name).out.find("State=DOWN+NOT_RESPONDING") != std::string::npos);
+  CHECK(c.hq("show node " + name).out.find("Reason=Not responding") != std::string::npos);
+  kill(c.agent_pid(node), SIGCONT);
+  CHECK(wait_until([&] { return c.hq("show node " + name).out.find("State=IDLE") != std::string::npos; }, 10));
+  CHECK(wait_until([&] { return kill(job_pid, 0) != 0; }, 10));  // the controller had ended it: killed
+  std::string after = c.submit("--wrap true");
+  CHECK(c.wait_state(after, "COMPLETED", 10));
+}

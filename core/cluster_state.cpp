@@ -29,6 +29,7 @@ bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
   if (s.jobs.count(e.job.id)) return false;
   Job& job = s.jobs[e.job.id] = e.job;
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
+  if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(job.id);
   if (job.state == JobState::kRunning) hold_resources(s, job);  // snapshot restore
   return true;
@@ -36,7 +37,7 @@ bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
 
 bool apply_started(ClusterState& s, const JobStarted& e) {
   auto it = s.jobs.find(e.id);
-  if (it == s.jobs.end() || it->second.state != JobState::kPending) return false;
+  if (it == s.jobs.end() || it->second.state != JobState::kPending || e.alloc.empty()) return false;
   Job& job = it->second;
   job.state = JobState::kRunning;
   job.start_time = e.time;

@@ -26,4 +26,20 @@ bool parse_job_state(std::string_view name, JobState& out) {
 
 bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
 
+Status validate_spec(const JobSpec& s) {
+  constexpr int64_t kMaxCount = 1 << 20, kMaxCpusPerNode = 1 << 20, kMaxMemMib = int64_t{1} << 40;
+  auto in = [](int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; };
+  if (!in(s.nodes_min, 1, 65536) || !in(s.nodes_max, 0, 65536) || (s.nodes_max && s.nodes_max < s.nodes_min))
+    return invalid("node count must be 1-65536 (and max >= min)");
+  if (!in(s.ntasks, 1, kMaxCount) || !in(s.ntasks_per_node, 0, kMaxCount) || !in(s.cpus_per_task, 1, kMaxCpusPerNode))
+    return invalid("task and CPU counts must be between 1 and " + std::to_string(kMaxCount));
+  if (int64_t{s.ntasks} * s.cpus_per_task > kMaxCount * 64)
+    return invalid("ntasks x cpus-per-task is too large");
+  if (!in(s.mem_per_node_mib, 0, kMaxMemMib) || !in(s.mem_per_cpu_mib, 0, kMaxMemMib))
+    return invalid("memory must be between 0 and 1 EiB");
+  if (s.time_limit < kTimeUnset) return invalid("bad time limit");
+  if (s.script.empty()) return invalid("empty batch script");
+  return Status::ok();
+}
+
 }  // namespace hq

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/status.hpp"
 #include "core/time.hpp"
 
 namespace hq {
@@ -19,6 +20,11 @@ std::string_view job_state_name(JobState s);   // "PENDING"
 std::string_view job_state_code(JobState s);   // "PD"
 bool parse_job_state(std::string_view name, JobState& out);
 bool is_terminal(JobState s);
+
+struct JobSpec;
+// Range checks for a spec from outside (the wire, not only our CLI): counts within
+// bounds so that products cannot overflow, sizes non-negative, limits well-formed.
+Status validate_spec(const JobSpec& spec);
 
 constexpr Duration kTimeUnset = -2;  // no --time given: the partition default applies
 

@@ -83,6 +83,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
 }
 
 Result<Job> Controller::admit(const JobSpec& spec) const {
+  if (Status s = validate_spec(spec); !s) return s;
   if (Status s = check_script(spec.script); !s) return s;
   const PartitionConfig* part = spec.partition.empty() ? default_partition(config_)
                                                        : find_partition(config_, spec.partition);

@@ -56,3 +56,26 @@ TEST_CASE("apply: requeue returns a running job to the queue with the same id") 
   CHECK(s.pending.count(JobId{1}));
   CHECK(s.nodes.at("n1").alloc_cpus == 0);
 }
+
+TEST_CASE("apply: a start without an allocation is refused") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1));
+  CHECK(!apply(s, JobStarted{JobId{1}, 10, {}}));
+  CHECK(find_job(s, JobId{1})->state == JobState::kPending);
+}
+
+TEST_CASE("validate_spec: bounds that keep products from overflowing") {
+  JobSpec ok;
+  ok.script = "#!/bin/sh\n";
+  CHECK(validate_spec(ok).is_ok());
+  auto with = [&](auto fn) { JobSpec s = ok; fn(s); return validate_spec(s).is_ok(); };
+  CHECK(!with([](JobSpec& s) { s.ntasks = 0; }));
+  CHECK(!with([](JobSpec& s) { s.ntasks = 1 << 24; s.cpus_per_task = 1 << 20; }));
+  CHECK(!with([](JobSpec& s) { s.cpus_per_task = -1; }));
+  CHECK(!with([](JobSpec& s) { s.nodes_min = 0; }));
+  CHECK(!with([](JobSpec& s) { s.nodes_min = 4; s.nodes_max = 2; }));
+  CHECK(!with([](JobSpec& s) { s.mem_per_node_mib = -5; }));
+  CHECK(!with([](JobSpec& s) { s.time_limit = -7; }));
+  CHECK(!with([](JobSpec& s) { s.script.clear(); }));
+  CHECK(with([](JobSpec& s) { s.ntasks = 64; s.cpus_per_task = 2; s.nodes_min = 2; s.nodes_max = 4; }));
+}

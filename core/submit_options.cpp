@@ -66,6 +66,7 @@ const std::vector<OptionDef>& option_table() {
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
       {"quiet", 'Q', false, [](SubmitRequest& r, std::string_view) { r.quiet = true; return Status::ok(); }},
       {"wait", 'W', false, [](SubmitRequest& r, std::string_view) { r.wait = true; return Status::ok(); }},
+      {"json", 0, false, [](SubmitRequest& r, std::string_view) { r.json = true; return Status::ok(); }},
       {"wrap", 0, true, [](SubmitRequest& r, std::string_view v) { r.wrap = v; r.wrap_set = true; return Status::ok(); }},
   };
   return table;
@@ -142,7 +143,7 @@ Result<std::vector<std::string>> split_directive(std::string_view text) {
   return out;
 }
 
-Result<std::vector<std::string>> parse_directives(std::string_view script) {
+Result<std::vector<std::string>> parse_directives(std::string_view script, std::vector<std::string>* warnings) {
   std::vector<std::string> args;
   size_t pos = 0, line_no = 0;
   while (pos < script.size()) {
@@ -157,7 +158,10 @@ Result<std::vector<std::string>> parse_directives(std::string_view script) {
     std::string_view rest;
     if (line.rfind("#SBATCH", 0) == 0) rest = line.substr(7);
     else if (line.rfind("#HQ", 0) == 0) rest = line.substr(3);
-    else continue;
+    else if (line.rfind("#SLURM", 0) == 0) {
+      rest = line.substr(6);
+      if (warnings && warnings->empty()) warnings->push_back("Change from #SLURM to #SBATCH in your script and verify the options are valid in sbatch");
+    } else continue;
     if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') continue;  // e.g. "#SBATCHX"
     auto words = split_directive(rest);
     if (!words) return words.status().with_context("script line " + std::to_string(line_no));

@@ -17,6 +17,7 @@ struct SubmitRequest {
   bool parsable = false;
   bool quiet = false;
   bool wait = false;
+  bool json = false;
   bool wrap_set = false;
   std::string wrap;
   std::string export_spec = "ALL";
@@ -27,7 +28,9 @@ struct SubmitRequest {
 Result<std::vector<std::string>> split_directive(std::string_view text);
 
 // All directive arguments of a script, in order; scanning stops at the first command line.
-Result<std::vector<std::string>> parse_directives(std::string_view script);
+// Lines starting "#SLURM" are accepted like "#SBATCH", with one message in `warnings`.
+Result<std::vector<std::string>> parse_directives(std::string_view script,
+                                                  std::vector<std::string>* warnings = nullptr);
 
 // Applies options to `req`. When `positional` is given, the first non-option argument and
 // everything after it are moved there (script path + script args); otherwise a

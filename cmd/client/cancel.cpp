@@ -12,9 +12,14 @@ int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
   pb::Envelope env;
   auto* c = env.mutable_cancel();
+  bool json = false;
   for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+      continue;
+    }
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: hq cancel JOBID...\n";
+      std::cout << "usage: hq cancel [--json] JOBID...\n";
       return 0;
     }
     auto n = parse_int(args[i], 1, INT64_MAX);
@@ -26,7 +31,8 @@ int run_cancel(const Args& args) {
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  if (json) print_json(reply->cancel_reply());
+  else for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
   return reply->cancel_reply().errors_size() > 0 ? 1 : 0;
 }
 

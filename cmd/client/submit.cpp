@@ -24,7 +24,7 @@ constexpr const char* kUsage =
     "  -p, --partition P       -t, --time LIMIT     -N, --nodes N[-M]   -n, --ntasks N\n"
     "  -c, --cpus-per-task N   --ntasks-per-node N  --mem SIZE          --mem-per-cpu SIZE\n"
     "  --export ALL|NONE|VARS  -H, --hold           --parsable          -Q, --quiet\n"
-    "  -W, --wait              --wrap CMD\n";
+    "  -W, --wait              --wrap CMD           --json\n";
 
 std::string cwd() {
   char buf[4096];
@@ -80,8 +80,10 @@ Result<SubmitRequest> build_request(const Args& args) {
   if (Status s = apply_submit_options(cli_args, cli, &pos); !s) return s;
   auto script = load_script(cli, pos);
   if (!script) return script.status();
-  auto directives = parse_directives(script->first);
+  std::vector<std::string> warnings;
+  auto directives = parse_directives(script->first, &warnings);
   if (!directives) return directives.status();
+  for (const auto& w : warnings) std::cerr << "hq submit: error: " << w << "\n";
   SubmitRequest req;
   if (Status s = apply_submit_options(*directives, req, nullptr); !s) return s;
   std::vector<std::string> ignored;
@@ -136,7 +138,8 @@ int run_submit(const Args& args) {
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
   uint64_t id = reply->submit_reply().job_id();
-  if (req->parsable) std::cout << id << "\n";
+  if (req->json) print_json(reply->submit_reply());
+  else if (req->parsable) std::cout << id << "\n";
   else if (!req->quiet) std::cout << "Submitted batch job " << id << "\n";
   std::cout.flush();
   return req->wait ? wait_for(**client, id, prog) : 0;

@@ -73,3 +73,12 @@ TEST_CASE("export: ALL, NONE and lists; SLURM_* always passes") {
   CHECK(!check_script("echo hi").is_ok());
   CHECK(check_script("#!/bin/sh\necho hi").is_ok());
 }
+
+TEST_CASE("directives: #SLURM is accepted with one warning") {
+  std::vector<std::string> warnings;
+  auto args = parse_directives("#!/bin/sh\n#SLURM -J a\n#SLURM -n 2\n", &warnings);
+  REQUIRE(args.is_ok());
+  CHECK(args->size() == 4);
+  CHECK(warnings.size() == 1);
+  CHECK(warnings[0].find("Change from #SLURM to #SBATCH") == 0);
+}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
 #include "core/job.hpp"
@@ -25,6 +26,7 @@ namespace {
 struct BenchCluster {
   std::string dir;
   std::string addr;
+  net::Transport transport;
   std::vector<pid_t> pids;
   ~BenchCluster() {
     for (auto it = pids.rbegin(); it != pids.rend(); ++it) stop_process(*it, 5000);
@@ -33,17 +35,21 @@ struct BenchCluster {
   }
 };
 
-Status start_cluster(BenchCluster& c, int nodes, int cpus) {
+Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
   char tmpl[] = "/tmp/hq-bench-XXXXXX";
   if (!mkdtemp(tmpl)) return io_error("mkdtemp failed");
   c.dir = tmpl;
   int declared = std::max(nodes, 1);
   std::ofstream(c.dir + "/config.toml")
-      << "[cluster]\nname = \"bench\"\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
+      << "[cluster]\nname = \"bench\"\nkeys_dir = \"" << c.dir << "/keys\"\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
       << "/state\"\nmin_job_age = \"1h\"\nsnapshot_every = 100000\n"
       << "[[node]]\nnames = \"b[1-" << declared << "]\"\ncpus = " << cpus << "\nmemory = \"64G\"\n"
       << "[[partition]]\nname = \"bench\"\nnodes = \"b[1-" << declared << "]\"\ndefault = true\n";
-  auto ctl = spawn_daemon({self_exe(), "controller", "--config", c.dir + "/config.toml"}, c.dir + "/controller.log");
+  if (Status s = keygen(c.dir + "/keys", "bench"); !s) return s;
+  c.transport = plaintext ? net::Transport{true, ""} : net::Transport{false, read_small_file(c.dir + "/keys/ca.pem")};
+  std::vector<std::string> argv = {self_exe(), "controller", "--config", c.dir + "/config.toml"};
+  if (plaintext) argv.push_back("--insecure-plaintext");
+  auto ctl = spawn_daemon(argv, c.dir + "/controller.log");
   if (!ctl) return ctl.status();
   c.pids.push_back(*ctl);
   for (int i = 0; i < 200 && c.addr.empty(); ++i) {
@@ -54,8 +60,10 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus) {
   c.addr.erase(c.addr.find_last_not_of("\n ") + 1);
   for (int i = 1; i <= nodes; ++i) {
     std::string name = "b" + std::to_string(i);
-    auto a = spawn_daemon({self_exe(), "node", "--controller", c.addr, "--name", name, "--state-dir", c.dir + "/" + name},
-                          c.dir + "/" + name + ".log");
+    std::vector<std::string> node_argv = {self_exe(), "node", "--controller", c.addr, "--name", name,
+                                          "--state-dir", c.dir + "/" + name, "--ca", c.dir + "/keys/ca.pem"};
+    if (plaintext) node_argv.push_back("--insecure-plaintext");
+    auto a = spawn_daemon(node_argv, c.dir + "/" + name + ".log");
     if (a) c.pids.push_back(*a);
   }
   return Status::ok();
@@ -87,6 +95,8 @@ double sequential_processes(const BenchCluster& c, int n) {
       int devnull = open("/dev/null", O_WRONLY);
       dup2(devnull, 1);
       setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
+      setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
+      if (c.transport.plaintext) setenv("HQ_INSECURE_PLAINTEXT", "1", 1);
       std::string exe = self_exe();
       execl(exe.c_str(), "hq", "submit", "--hold", "--wrap", "true", static_cast<char*>(nullptr));
       _exit(127);
@@ -105,7 +115,7 @@ double concurrent_clients(const BenchCluster& c, int clients, int per_client) {
   std::vector<std::thread> threads;
   for (int t = 0; t < clients; ++t) {
     threads.emplace_back([&] {
-      auto client = net::RpcClient::connect(*ep, "client");
+      auto client = net::RpcClient::connect(*ep, c.transport, "client");
       if (!client) { ++failures; return; }
       for (int i = 0; i < per_client; ++i)
         if (!(*client)->call(trivial_submit(c.dir, true))) ++failures;
@@ -117,14 +127,14 @@ double concurrent_clients(const BenchCluster& c, int clients, int per_client) {
 }
 
 // One connection, up to `window` submissions in flight.
-Result<double> streaming(const std::string& addr, const std::string& workdir, int n, bool hold, int window = 512) {
-  auto client = net::RpcClient::connect(*net::parse_endpoint(addr), "client");
+Result<double> streaming(const BenchCluster& c, int n, bool hold, int window = 512) {
+  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client");
   if (!client) return client.status();
   double t0 = net::mono_seconds();
   int sent = 0, acked = 0;
   while (acked < n) {
     while (sent < n && sent - acked < window) {
-      (*client)->send(trivial_submit(workdir, hold));
+      (*client)->send(trivial_submit(c.dir, hold));
       ++sent;
     }
     auto r = (*client)->recv();
@@ -141,22 +151,33 @@ int active_jobs(net::RpcClient& client) {
   return r ? r->queue_reply().jobs_size() : -1;
 }
 
-int bench_submit(int seq_n, int conc_n, int clients) {
+// Cost of a new connection: TCP connect + TLS handshake + protocol handshake.
+double connect_ms(const BenchCluster& c, int n) {
+  double t0 = net::mono_seconds();
+  for (int i = 0; i < n; ++i)
+    if (!net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client")) return -1;
+  return (net::mono_seconds() - t0) * 1000 / n;
+}
+
+int bench_submit(int seq_n, int conc_n, int clients, bool plaintext) {
   BenchCluster c;
-  if (Status s = start_cluster(c, 0, 1); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (Status s = start_cluster(c, 0, 1, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  double conn_ms = connect_ms(c, 200);
   double seq = sequential_processes(c, seq_n);
   double conc = concurrent_clients(c, clients, conc_n / clients);
-  auto stream = streaming(c.addr, c.dir, conc_n, true);
-  std::cout << "bench=submit sequential_processes=" << seq_n << " rate_per_s=" << static_cast<int>(seq) << "\n"
-            << "bench=submit concurrent_clients=" << clients << " jobs=" << conc_n << " rate_per_s=" << static_cast<int>(conc) << "\n"
-            << "bench=submit streaming_client=1 jobs=" << conc_n << " rate_per_s=" << (stream ? static_cast<int>(*stream) : -1) << "\n";
+  auto stream = streaming(c, conc_n, true);
+  std::string tr = plaintext ? " transport=plaintext" : " transport=tls";
+  std::cout << "bench=connect" << tr << " ms_per_connection=" << conn_ms << "\n"
+            << "bench=submit" << tr << " sequential_processes=" << seq_n << " rate_per_s=" << static_cast<int>(seq) << "\n"
+            << "bench=submit" << tr << " concurrent_clients=" << clients << " jobs=" << conc_n << " rate_per_s=" << static_cast<int>(conc) << "\n"
+            << "bench=submit" << tr << " streaming_client=1 jobs=" << conc_n << " rate_per_s=" << (stream ? static_cast<int>(*stream) : -1) << "\n";
   return seq > 0 && conc > 0 && stream ? 0 : 1;
 }
 
-int bench_e2e(int n, int nodes, int cpus) {
+int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   BenchCluster c;
-  if (Status s = start_cluster(c, nodes, cpus); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
-  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), "client");
+  if (Status s = start_cluster(c, nodes, cpus, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client");
   if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
   for (int i = 0; i < 200; ++i) {  // wait for every agent
     pb::Envelope q;
@@ -168,7 +189,7 @@ int bench_e2e(int n, int nodes, int cpus) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   double t0 = net::mono_seconds();
-  auto submitted = streaming(c.addr, c.dir, n, false);
+  auto submitted = streaming(c, n, false);
   if (!submitted) return std::cerr << "hq bench: " << submitted.status().message() << "\n", 1;
   double deadline = t0 + 600;
   while (active_jobs(**client) > 0 && net::mono_seconds() < deadline)
@@ -177,7 +198,7 @@ int bench_e2e(int n, int nodes, int cpus) {
   size_t outputs = 0;
   for (const auto& e : std::filesystem::directory_iterator(c.dir))
     outputs += e.path().filename().string().rfind("slurm-", 0) == 0;
-  std::cout << "bench=e2e jobs=" << n << " nodes=" << nodes << " cpus_per_node=" << cpus << " seconds=" << elapsed
+  std::cout << "bench=e2e" << (plaintext ? " transport=plaintext" : " transport=tls") << " jobs=" << n << " nodes=" << nodes << " cpus_per_node=" << cpus << " seconds=" << elapsed
             << " jobs_per_s=" << static_cast<int>(n / elapsed) << " output_files=" << outputs << "\n";
   return outputs == static_cast<size_t>(n) ? 0 : 1;
 }
@@ -195,10 +216,12 @@ int flag(const Args& args, const std::string& name, int def) {
 
 int run_bench(const Args& args) {
   std::string what = args.size() > 1 ? args[1] : "";
-  if (what == "submit") return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8));
-  if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16));
-  std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N]\n"
-               "       hq bench e2e [--jobs N] [--nodes N] [--cpus C]\n";
+  bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
+  if (what == "submit")
+    return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8), plaintext);
+  if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
+  std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
+               "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n";
   return 2;
 }
 

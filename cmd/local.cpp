@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cmd/commands.hpp"
+#include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
 #include "core/units.hpp"
@@ -19,7 +20,7 @@ namespace {
 std::string local_config(int nodes, int cpus, const std::string& dir) {
   std::ostringstream c;
   c << "# Written by `hq local start`: a single-host cluster.\n"
-    << "[cluster]\nname = \"local\"\n\n"
+    << "[cluster]\nname = \"local\"\nkeys_dir = \"" << dir << "/keys\"\n\n"
     << "[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << dir << "/state\"\n"
     << "node_timeout = \"30s\"\nheartbeat_interval = \"5s\"\nkill_wait = \"5s\"\n\n"
     << "[[node]]\nnames = \"local[1-" << nodes << "]\"\n";
@@ -80,6 +81,10 @@ int start(const std::string& dir, int nodes, int cpus) {
   std::filesystem::create_directories(dir + "/state");
   std::filesystem::remove(dir + "/state/controller.addr");
   { std::ofstream(dir + "/config.toml") << local_config(nodes, cpus, dir); }
+  if (Status s = keygen(dir + "/keys", "local"); !s) {
+    std::cerr << "hq local: " << s.message() << "\n";
+    return 1;
+  }
   std::string exe = self_exe();
   std::vector<pid_t> pids;
   auto ctl = spawn_daemon({exe, "controller", "--config", dir + "/config.toml"}, dir + "/logs/controller.log");
@@ -100,7 +105,8 @@ int start(const std::string& dir, int nodes, int cpus) {
   addr.erase(addr.find_last_not_of("\n ") + 1);
   for (int i = 1; i <= nodes; ++i) {
     std::string name = "local" + std::to_string(i);
-    auto a = spawn_daemon({exe, "node", "--controller", addr, "--name", name, "--state-dir", dir + "/nodes/" + name},
+    auto a = spawn_daemon({exe, "node", "--controller", addr, "--name", name, "--state-dir", dir + "/nodes/" + name,
+                           "--ca", dir + "/keys/ca.pem"},
                           dir + "/logs/" + name + ".log");
     if (a) pids.push_back(*a);
   }

@@ -18,7 +18,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"controller", run_controller}, {"node", run_node},       {"submit", run_submit},
       {"queue", run_queue},           {"cancel", run_cancel},   {"nodes", run_nodes},
       {"show", run_show},             {"local", run_local},     {"init", run_init},
-      {"hostlist", run_hostlist},     {"bench", run_bench},     {"install-links", run_install_links},
+      {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
       {"sinfo", run_nodes},           {"scontrol", run_scontrol},
   };
@@ -30,7 +30,7 @@ int usage(std::ostream& out, int code) {
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
          "clients:  submit, queue, cancel, nodes, show\n"
-         "tools:    local start|stop|status, init, hostlist, bench, install-links\n\n"
+         "tools:    local start|stop|status, init, keygen, hostlist, bench, install-links\n\n"
          "Invoked as sbatch, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
   return code;
 }

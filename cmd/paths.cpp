@@ -66,10 +66,35 @@ Result<net::Endpoint> find_controller(const std::string& flag_value) {
                    "or start a local cluster with `hq local start`");
 }
 
+Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext_flag) {
+  const char* plain = std::getenv("HQ_INSECURE_PLAINTEXT");
+  if (plaintext_flag || (plain && std::string(plain) == "1")) return net::Transport{true, ""};
+  std::vector<std::string> candidates;
+  if (!ca_flag.empty()) candidates.push_back(ca_flag);
+  else if (const char* env = std::getenv("HQ_CA_FILE"); env && *env) candidates.push_back(env);
+  else {
+    const char* ctl = std::getenv("HQ_CONTROLLER");
+    if (!(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty())
+      candidates.push_back(local_dir() + "/keys/ca.pem");
+    std::string cfg = "/etc/hq/config.toml";
+    if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
+    if (auto c = load_config_file(cfg)) candidates.push_back(c->keys_dir + "/ca.pem");
+    candidates.push_back("/etc/hq/ca.pem");
+  }
+  for (const auto& path : candidates) {
+    std::string pem = read_small_file(path);
+    if (!pem.empty()) return net::Transport{false, pem};
+  }
+  return not_found("no cluster CA certificate found (tried " + candidates.front() +
+                   "): set HQ_CA_FILE to the cluster's ca.pem");
+}
+
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
   auto ep = find_controller(flag_value);
   if (!ep) return ep.status();
-  return net::RpcClient::connect(*ep, "client");
+  auto transport = find_transport();
+  if (!transport) return transport.status();
+  return net::RpcClient::connect(*ep, *transport, "client");
 }
 
 }  // namespace hq::cmd

@@ -14,6 +14,10 @@ std::string hq_home();
 std::string local_dir();  // hq_home()/local: the `hq local` cluster
 
 Result<net::Endpoint> find_controller(const std::string& flag_value = "");
+// TLS trusting the cluster CA from --ca / HQ_CA_FILE, the local cluster's keys, the
+// config's keys_dir, or /etc/hq/ca.pem; plaintext only with --insecure-plaintext or
+// HQ_INSECURE_PLAINTEXT=1.
+Result<net::Transport> find_transport(const std::string& ca_flag = "", bool plaintext_flag = false);
 // Connects as a client, with a message naming what was tried on failure.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value = "");
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/keys.hpp"
 #include "cmd/process.hpp"
 #include "core/hostlist.hpp"
 
@@ -41,6 +42,8 @@ int run_hostlist(const Args& args) {
   return 0;
 }
 
+int run_keygen(const Args& args) { return run_keygen_command(args); }
+
 int run_init(const Args& args) {
   if (args.size() != 2) {
     std::cerr << "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
@@ -55,7 +58,7 @@ int run_init(const Args& args) {
   }
   std::ofstream out(path);
   out << "# hq cluster config (see config.example.toml in the source for every key).\n"
-         "[cluster]\nname = \"hq\"\n\n"
+         "[cluster]\nname = \"hq\"\nkeys_dir = \"" << std::filesystem::absolute(dir).string() << "/keys\"\n\n"
          "[controller]\nhost = \"127.0.0.1\"\nport = 6817\nstate_dir = \"" << std::filesystem::absolute(dir).string()
       << "/state\"\n\n"
          "[[node]]\nnames = \"node[1-4]\"\n# cpus and memory default to what each agent probes\n\n"
@@ -65,7 +68,7 @@ int run_init(const Args& args) {
     return 1;
   }
   std::cout << "wrote " << path << "\n";
-  return 0;
+  return run_keygen_command({"keygen", dir + "/keys", "hq"});
 }
 
 int run_install_links(const Args& args) {

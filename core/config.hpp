@@ -35,8 +35,10 @@ struct ControllerConfig {
 
 struct ClusterConfig {
   std::string name = "hq";
+  std::string keys_dir = "/etc/hq";    // ca.pem, ca.key, controller.pem/.key, secret
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
+  Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this
   Duration heartbeat_interval = 30;
   Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
   Duration min_job_age = 300;          // finished jobs stay visible this long

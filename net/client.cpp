@@ -10,6 +10,7 @@
 
 #include "core/units.hpp"
 #include "net/connection.hpp"
+#include "net/tls.hpp"
 
 namespace hq::net {
 
@@ -63,11 +64,18 @@ RpcClient::~RpcClient() {
   if (impl_ && impl_->conn) impl_->conn->close("client done");
 }
 
-Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const std::string& role,
-                                                      double timeout_s) {
+Result<std::unique_ptr<ByteStream>> make_stream(asio::ip::tcp::socket socket, const Transport& t) {
+  if (t.plaintext) return make_tcp_stream(std::move(socket));
+  auto ctx = make_tls_client_context(t.ca_pem);
+  if (!ctx) return ctx.status();
+  return make_tls_stream(std::move(socket), *ctx);
+}
+
+Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const Transport& transport,
+                                                      const std::string& role, double timeout_s) {
   auto impl = std::make_unique<Impl>();
   Impl* raw = impl.get();
-  auto dial = [](Impl* self, Endpoint ep, std::string role) -> asio::awaitable<Result<pb::HelloAck>> {
+  auto dial = [](Impl* self, Endpoint ep, Transport transport, std::string role) -> asio::awaitable<Result<pb::HelloAck>> {
     asio::ip::tcp::resolver resolver(self->io);
     asio::ip::tcp::socket socket(self->io);
     try {
@@ -76,10 +84,15 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const 
     } catch (const std::exception& e) {
       co_return unavailable("cannot reach controller at " + ep.str() + ": " + e.what());
     }
-    self->conn = std::make_shared<Connection>(self->io.get_executor(), make_tcp_stream(std::move(socket)));
-    co_return co_await self->conn->handshake_as_client(role, "");
+    auto stream = make_stream(std::move(socket), transport);
+    if (!stream) co_return stream.status();
+    self->conn = std::make_shared<Connection>(self->io.get_executor(), std::move(stream).value());
+    auto ack = co_await self->conn->handshake_as_client(role, "");
+    if (!ack && !transport.plaintext)
+      co_return ack.status().with_context("secure connection to " + ep.str() + " failed");
+    co_return ack;
   };
-  auto ack = raw->run(dial(raw, ep, role), timeout_s);
+  auto ack = raw->run(dial(raw, ep, transport, role), timeout_s);
   if (!ack) return ack.status();
   std::unique_ptr<RpcClient> client(new RpcClient(std::move(impl)));
   client->cluster_ = ack->cluster();

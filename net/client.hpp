@@ -16,13 +16,20 @@ struct Endpoint {
   std::string str() const { return host + ":" + std::to_string(port); }
 };
 
+// How to reach the controller: TLS trusting the cluster CA (the default), or plaintext
+// only when explicitly asked for (--insecure-plaintext).
+struct Transport {
+  bool plaintext = false;
+  std::string ca_pem;
+};
+
 // "host:port" or "host" (default port). Validates the port.
 Result<Endpoint> parse_endpoint(const std::string& text, uint16_t default_port = 6817);
 
 class RpcClient {
  public:
-  static Result<std::unique_ptr<RpcClient>> connect(const Endpoint& ep, const std::string& role,
-                                                    double timeout_s = 10);
+  static Result<std::unique_ptr<RpcClient>> connect(const Endpoint& ep, const Transport& transport,
+                                                    const std::string& role, double timeout_s = 10);
   ~RpcClient();
   // Sends `req` with a fresh seq and waits for its reply; an Error reply becomes a Status.
   Result<pb::Envelope> call(pb::Envelope req, double timeout_s = 30);

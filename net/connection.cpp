@@ -1,6 +1,7 @@
 #include "net/connection.hpp"
 
 #include <asio/co_spawn.hpp>
+#include <asio/steady_timer.hpp>
 #include <array>
 
 #include "net/log.hpp"
@@ -67,8 +68,19 @@ void Connection::close(const std::string& reason) {
   stream_->close();
 }
 
+asio::awaitable<Status> Connection::start_transport() {
+  try {
+    co_await stream_->start();
+  } catch (const std::exception& e) {
+    close(e.what());
+    co_return unavailable(e.what());
+  }
+  co_return Status::ok();
+}
+
 asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
                                                                       const std::string& name) {
+  if (Status s = co_await start_transport(); !s) co_return s;
   pb::Envelope hello;
   hello.mutable_hello()->set_version(kProtocolVersion);
   hello.mutable_hello()->set_min_version(kMinProtocolVersion);
@@ -83,7 +95,19 @@ asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std:
   co_return reply->hello_ack();
 }
 
-asio::awaitable<Result<pb::Hello>> Connection::handshake_as_server(const std::string& cluster) {
+asio::awaitable<Result<pb::Hello>> Connection::handshake_as_server(const std::string& cluster, double timeout_s) {
+  auto deadline = std::make_shared<asio::steady_timer>(ex_, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  std::weak_ptr<Connection> weak = shared_from_this();
+  deadline->async_wait([weak, deadline](const asio::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec && self->version_ == 0) self->close("handshake timed out");
+  });
+  auto result = co_await server_handshake(cluster);
+  deadline->cancel();
+  co_return result;
+}
+
+asio::awaitable<Result<pb::Hello>> Connection::server_handshake(const std::string& cluster) {
+  if (Status s = co_await start_transport(); !s) co_return s;
   auto msg = co_await recv();
   if (!msg) co_return msg.status();
   if (!msg->has_hello()) {

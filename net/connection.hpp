@@ -35,10 +35,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Client side: send Hello, await HelloAck.
   asio::awaitable<Result<pb::HelloAck>> handshake_as_client(const std::string& role,
                                                             const std::string& name);
-  // Server side: await Hello, pick a version, reply HelloAck (or Error and close).
-  asio::awaitable<Result<pb::Hello>> handshake_as_server(const std::string& cluster);
+  // Server side: await Hello, pick a version, reply HelloAck (or Error and close). A peer
+  // that has not finished the TLS and protocol handshakes within `timeout_s` is dropped.
+  asio::awaitable<Result<pb::Hello>> handshake_as_server(const std::string& cluster, double timeout_s = 10);
 
  private:
+  asio::awaitable<Status> start_transport();
+  asio::awaitable<Result<pb::Hello>> server_handshake(const std::string& cluster);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
 
   asio::any_io_executor ex_;

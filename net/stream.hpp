@@ -13,6 +13,8 @@ namespace hq::net {
 class ByteStream {
  public:
   virtual ~ByteStream() = default;
+  // Transport setup before any message (the TLS handshake); plain TCP has none.
+  virtual asio::awaitable<void> start() { co_return; }
   // Both throw asio::system_error on failure or EOF; callers catch at the connection loop.
   virtual asio::awaitable<size_t> read_some(asio::mutable_buffer buf) = 0;
   virtual asio::awaitable<void> write_all(asio::const_buffer buf) = 0;

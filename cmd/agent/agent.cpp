@@ -11,6 +11,7 @@
 #include "net/clock.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
+#include "net/tls.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -49,6 +50,16 @@ pb::Envelope Agent::registration() const {
   return env;
 }
 
+std::unique_ptr<net::ByteStream> Agent::make_stream(asio::ip::tcp::socket socket) {
+  if (opts_.transport.plaintext) return net::make_tcp_stream(std::move(socket));
+  if (!tls_) {
+    auto ctx = net::make_tls_client_context(opts_.transport.ca_pem);
+    if (!ctx) throw std::runtime_error(ctx.status().message());
+    tls_ = *ctx;
+  }
+  return net::make_tls_stream(std::move(socket), tls_);
+}
+
 asio::awaitable<void> Agent::connect_loop() {
   std::mt19937 rng(std::random_device{}());
   double backoff = 0.2;
@@ -60,7 +71,7 @@ asio::awaitable<void> Agent::connect_loop() {
       asio::ip::tcp::resolver resolver(io_);
       auto eps = co_await resolver.async_resolve(opts_.controller.host, std::to_string(opts_.controller.port), asio::use_awaitable);
       co_await asio::async_connect(socket, eps, asio::use_awaitable);
-      auto conn = std::make_shared<net::Connection>(io_.get_executor(), net::make_tcp_stream(std::move(socket)));
+      auto conn = std::make_shared<net::Connection>(io_.get_executor(), make_stream(std::move(socket)));
       outcome = co_await session(conn);
       backoff = 0.2;  // a session happened: start over quickly
       failures = 0;

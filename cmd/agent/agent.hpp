@@ -15,11 +15,13 @@
 #include "hq.pb.h"
 #include "net/client.hpp"
 #include "net/connection.hpp"
+#include "net/tls.hpp"
 
 namespace hq::cmd {
 
 struct AgentOptions {
   net::Endpoint controller;
+  net::Transport transport;
   std::string name;
   std::string spool_dir;
 };
@@ -51,11 +53,13 @@ class Agent {
   void reap(pid_t pid, int status);
   void report(const pb::JobEnded& ended);
   pb::Envelope registration() const;
+  std::unique_ptr<net::ByteStream> make_stream(asio::ip::tcp::socket socket);
 
   asio::io_context& io_;
   AgentOptions opts_;
   HostInfo host_;
   std::shared_ptr<net::Connection> conn_;
+  std::shared_ptr<net::TlsContext> tls_;
   std::map<uint64_t, RunningJob> running_;
   std::map<uint64_t, pb::JobEnded> unacked_;
   std::map<pid_t, uint64_t> pids_;

@@ -37,7 +37,10 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
 
 int run_node(const Args& args) {
   CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
-  std::string controller, name, spool, log_file;
+  std::string controller, name, spool, log_file, ca;
+  bool plaintext = false;
+  app.add_option("--ca", ca, "cluster CA certificate (default: HQ_CA_FILE, /etc/hq/ca.pem)");
+  app.add_flag("--insecure-plaintext", plaintext, "no TLS (debugging only)");
   app.add_option("--controller", controller, "controller HOST[:PORT] (or HQ_CONTROLLER)");
   app.add_option("--name", name, "node name (default: short hostname)");
   app.add_option("--state-dir", spool, "agent state and spool directory");
@@ -58,7 +61,13 @@ int run_node(const Args& args) {
     std::cerr << "hq node: hardware probe failed: " << host.status().message() << "\n";
     return 1;
   }
-  AgentOptions opts{*ep, name.empty() ? host->hostname : name, spool};
+  auto transport = find_transport(ca, plaintext);
+  if (!transport) {
+    std::cerr << "hq node: " << transport.status().message() << "\n";
+    return 1;
+  }
+  if (transport->plaintext) std::cerr << "hq node: warning: --insecure-plaintext: traffic is NOT encrypted\n";
+  AgentOptions opts{*ep, *transport, name.empty() ? host->hostname : name, spool};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

@@ -15,6 +15,8 @@
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/controller/controller.hpp"
+#include "cmd/keys.hpp"
+#include "net/tls.hpp"
 #include "cmd/paths.hpp"
 #include "net/log.hpp"
 
@@ -114,7 +116,7 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
 }
 
 asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
-  auto hello = co_await conn->handshake_as_server(ctl.config().name);
+  auto hello = co_await conn->handshake_as_server(ctl.config().name, static_cast<double>(ctl.config().handshake_timeout));
   if (!hello) {
     log::warn("handshake with " + conn->peer() + " failed: " + hello.status().message());
     co_return;
@@ -124,7 +126,8 @@ asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
   conn->close("session ended");
 }
 
-asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor) {
+asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
+                                  std::shared_ptr<net::TlsContext> tls) {
   auto ex = co_await asio::this_coro::executor;
   while (acceptor.is_open()) {
     asio::error_code ec;
@@ -134,7 +137,8 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
       log::warn("accept failed: " + ec.message());
       continue;
     }
-    auto conn = std::make_shared<net::Connection>(ex, net::make_tcp_stream(std::move(socket)));
+    auto stream = tls ? net::make_tls_stream(std::move(socket), tls) : net::make_tcp_stream(std::move(socket));
+    auto conn = std::make_shared<net::Connection>(ex, std::move(stream));
     asio::co_spawn(ex, session(ctl, conn), [conn](std::exception_ptr e) {
       if (!e) return;
       try { std::rethrow_exception(e); } catch (const std::exception& ex) {
@@ -165,7 +169,7 @@ Result<asio::ip::tcp::endpoint> listen_endpoint(const ClusterConfig& c) {
   return asio::ip::tcp::endpoint(addr, static_cast<uint16_t>(c.controller.port));
 }
 
-int serve(const ClusterConfig& config, const std::string& log_file) {
+int serve(const ClusterConfig& config, const std::string& log_file, bool plaintext) {
   std::error_code fec;
   std::filesystem::create_directories(config.controller.state_dir, fec);
   if (fec) {
@@ -173,6 +177,17 @@ int serve(const ClusterConfig& config, const std::string& log_file) {
     return 1;
   }
   log::init("controller", log_file);
+  std::shared_ptr<net::TlsContext> tls;
+  if (plaintext) {
+    log::warn("--insecure-plaintext: connections are NOT encrypted; use only for debugging");
+  } else {
+    auto ctx = controller_tls(config.keys_dir, config.name);
+    if (!ctx) {
+      std::cerr << "hq controller: " << ctx.status().message() << "\n";
+      return 1;
+    }
+    tls = *ctx;
+  }
   auto journal = store::Journal::open(config.controller.state_dir + "/state.db");
   if (!journal) {
     std::cerr << "hq controller: " << journal.status().message() << "\n";
@@ -203,7 +218,7 @@ int serve(const ClusterConfig& config, const std::string& log_file) {
   log::info("controller for cluster '" + config.name + "' listening on " + host + ":" + std::to_string(port) +
             " (pid " + std::to_string(getpid()) + ")");
   ctl.start();
-  asio::co_spawn(io, accept_loop(ctl, acceptor), [](std::exception_ptr e) {
+  asio::co_spawn(io, accept_loop(ctl, acceptor, tls), [](std::exception_ptr e) {
     if (e) log::error("accept loop ended by an exception");
   });
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -222,7 +237,9 @@ int serve(const ClusterConfig& config, const std::string& log_file) {
 int run_controller(const Args& args) {
   CLI::App app{"hq controller: queue, scheduler and node registry"};
   std::string config_path, log_file;
+  bool plaintext = false;
   app.add_option("-c,--config", config_path, "cluster config (TOML)")->required();
+  app.add_flag("--insecure-plaintext", plaintext, "no TLS (debugging only; warns at every start)");
   app.add_option("--log-file", log_file, "log to this file instead of stderr");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
@@ -235,7 +252,7 @@ int run_controller(const Args& args) {
     std::cerr << "hq controller: " << config.status().message() << "\n";
     return 1;
   }
-  return serve(*config, log_file);
+  return serve(*config, log_file, plaintext);
 }
 
 }  // namespace hq::cmd

@@ -69,17 +69,20 @@ class LocalCluster {
  public:
   explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20) : nodes_(nodes), port_(free_port()) {
     std::ofstream(dir_.path() + "/config.toml")
-        << "[cluster]\nname = \"e2e\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
+        << "[cluster]\nname = \"e2e\"\nkeys_dir = \"" << dir_.path() << "/keys\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
         << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"" << node_timeout_s
         << "s\"\nheartbeat_interval = \"1s\"\n"
-        << "kill_wait = \"1s\"\nsnapshot_every = 100\n"
+        << "kill_wait = \"1s\"\nsnapshot_every = 100\nhandshake_timeout = \"2s\"\n"
         << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n"
         << "[[partition]]\nname = \"debug\"\nnodes = \"e[1-" << nodes << "]\"\ndefault = true\nmax_time = \"1h\"\n";
     setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
     setenv("HQ_HOME", (dir_.path() + "/home").c_str(), 1);
+    setenv("HQ_CA_FILE", (dir_.path() + "/keys/ca.pem").c_str(), 1);
+    unsetenv("HQ_INSECURE_PLAINTEXT");
+    keys_ok_ = sh(std::string(HQ_BINARY) + " keygen " + dir_.path() + "/keys e2e").rc == 0;
     start_controller();
     for (int i = 1; i <= nodes; ++i) agents_.push_back(spawn_agent(i));
-    ready_ = wait_until([&] { return responding_nodes() == nodes_; }, 20);
+    ready_ = keys_ok_ && wait_until([&] { return responding_nodes() == nodes_; }, 20);
   }
   ~LocalCluster() {
     for (pid_t p : agents_) cmd::stop_process(p, 5000);
@@ -152,6 +155,7 @@ class LocalCluster {
   pid_t controller_ = -1;
   std::vector<pid_t> agents_;
   bool ready_ = false;
+  bool keys_ok_ = false;
 };
 
 }  // namespace hq::test

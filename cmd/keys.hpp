@@ -1,0 +1,22 @@
+// The cluster's key material on disk, in one directory (config [cluster] keys_dir):
+//   ca.pem (public; what agents and clients trust), ca.key, controller.pem,
+//   controller.key, secret (private files 0600).
+// `hq keygen DIR` creates what is missing; the controller issues its certificate from
+// the CA automatically when it has the CA key but no certificate yet.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "net/tls.hpp"
+
+namespace hq::cmd {
+
+// Creates the CA, the controller certificate and the secret where missing; never overwrites.
+Status keygen(const std::string& dir, const std::string& cluster_name);
+// The controller's TLS server context from DIR (issuing controller.pem if needed).
+Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, const std::string& cluster_name);
+
+int run_keygen_command(const std::vector<std::string>& args);
+
+}  // namespace hq::cmd

@@ -1,0 +1,166 @@
+#include "net/pki.hpp"
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecp.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/sha256.h>
+#include <mbedtls/x509_crt.h>
+#include <mbedtls/x509_csr.h>
+#include <vector>
+
+namespace hq::net {
+namespace {
+
+std::string mbed_error(int rc) {
+  char buf[160];
+  mbedtls_strerror(rc, buf, sizeof buf);
+  return buf;
+}
+
+struct Rng {
+  mbedtls_entropy_context entropy;
+  mbedtls_ctr_drbg_context drbg;
+  int rc;
+  Rng() {
+    mbedtls_entropy_init(&entropy);
+    mbedtls_ctr_drbg_init(&drbg);
+    const char* pers = "hq-pki";
+    rc = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy,
+                               reinterpret_cast<const unsigned char*>(pers), 6);
+  }
+  ~Rng() {
+    mbedtls_ctr_drbg_free(&drbg);
+    mbedtls_entropy_free(&entropy);
+  }
+};
+
+struct Pk {
+  mbedtls_pk_context ctx;
+  Pk() { mbedtls_pk_init(&ctx); }
+  ~Pk() { mbedtls_pk_free(&ctx); }
+};
+
+struct Crt {
+  mbedtls_x509_crt ctx;
+  Crt() { mbedtls_x509_crt_init(&ctx); }
+  ~Crt() { mbedtls_x509_crt_free(&ctx); }
+};
+
+Status gen_key(Pk& pk, Rng& rng) {
+  int rc = mbedtls_pk_setup(&pk.ctx, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
+  if (rc == 0) rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk.ctx), mbedtls_ctr_drbg_random, &rng.drbg);
+  return rc == 0 ? Status::ok() : internal("key generation failed: " + mbed_error(rc));
+}
+
+Result<std::string> key_pem(Pk& pk) {
+  std::vector<unsigned char> buf(4096);
+  int rc = mbedtls_pk_write_key_pem(&pk.ctx, buf.data(), buf.size());
+  if (rc != 0) return internal("writing key: " + mbed_error(rc));
+  return std::string(reinterpret_cast<char*>(buf.data()));
+}
+
+Status parse_key(Pk& pk, const std::string& pem) {
+  int rc = mbedtls_pk_parse_key(&pk.ctx, reinterpret_cast<const unsigned char*>(pem.c_str()), pem.size() + 1, nullptr, 0);
+  return rc == 0 ? Status::ok() : invalid("bad private key: " + mbed_error(rc));
+}
+
+Status parse_cert(Crt& crt, const std::string& pem) {
+  int rc = mbedtls_x509_crt_parse(&crt.ctx, reinterpret_cast<const unsigned char*>(pem.c_str()), pem.size() + 1);
+  return rc == 0 ? Status::ok() : invalid("bad certificate: " + mbed_error(rc));
+}
+
+// Writes a certificate for `subject_key`, signed by `issuer_key`.
+Result<std::string> write_cert(Rng& rng, Pk& subject_key, Pk& issuer_key, const std::string& subject,
+                               const std::string& issuer, bool is_ca) {
+  mbedtls_x509write_cert crt;
+  mbedtls_x509write_crt_init(&crt);
+  mbedtls_mpi serial;
+  mbedtls_mpi_init(&serial);
+  unsigned char serial_bytes[16];
+  mbedtls_ctr_drbg_random(&rng.drbg, serial_bytes, sizeof serial_bytes);
+  serial_bytes[0] &= 0x7f;  // positive
+  int rc = mbedtls_mpi_read_binary(&serial, serial_bytes, sizeof serial_bytes);
+  mbedtls_x509write_crt_set_version(&crt, MBEDTLS_X509_CRT_VERSION_3);
+  mbedtls_x509write_crt_set_md_alg(&crt, MBEDTLS_MD_SHA256);
+  mbedtls_x509write_crt_set_subject_key(&crt, &subject_key.ctx);
+  mbedtls_x509write_crt_set_issuer_key(&crt, &issuer_key.ctx);
+  if (rc == 0) rc = mbedtls_x509write_crt_set_serial(&crt, &serial);
+  if (rc == 0) rc = mbedtls_x509write_crt_set_subject_name(&crt, subject.c_str());
+  if (rc == 0) rc = mbedtls_x509write_crt_set_issuer_name(&crt, issuer.c_str());
+  if (rc == 0) rc = mbedtls_x509write_crt_set_validity(&crt, "20250101000000", "20491231235959");
+  if (rc == 0) rc = mbedtls_x509write_crt_set_basic_constraints(&crt, is_ca ? 1 : 0, is_ca ? 0 : -1);
+  if (rc == 0)
+    rc = mbedtls_x509write_crt_set_key_usage(
+        &crt, is_ca ? (MBEDTLS_X509_KU_KEY_CERT_SIGN | MBEDTLS_X509_KU_CRL_SIGN)
+                    : (MBEDTLS_X509_KU_DIGITAL_SIGNATURE | MBEDTLS_X509_KU_KEY_AGREEMENT));
+  std::vector<unsigned char> buf(4096);
+  if (rc == 0) rc = mbedtls_x509write_crt_pem(&crt, buf.data(), buf.size(), mbedtls_ctr_drbg_random, &rng.drbg);
+  mbedtls_x509write_crt_free(&crt);
+  mbedtls_mpi_free(&serial);
+  if (rc != 0) return internal("writing certificate: " + mbed_error(rc));
+  return std::string(reinterpret_cast<char*>(buf.data()));
+}
+
+}  // namespace
+
+Result<CertKey> make_cluster_ca(const std::string& cluster_name) {
+  Rng rng;
+  if (rng.rc != 0) return internal("RNG seed failed: " + mbed_error(rng.rc));
+  Pk key;
+  if (Status s = gen_key(key, rng); !s) return s;
+  std::string dn = "CN=hq cluster CA " + cluster_name + ",O=hq";
+  auto cert = write_cert(rng, key, key, dn, dn, true);
+  if (!cert) return cert.status();
+  auto pem = key_pem(key);
+  if (!pem) return pem.status();
+  return CertKey{*cert, *pem};
+}
+
+Result<CertKey> issue_server_cert(const CertKey& ca, const std::string& common_name) {
+  Rng rng;
+  if (rng.rc != 0) return internal("RNG seed failed: " + mbed_error(rng.rc));
+  Pk ca_key, key;
+  Crt ca_crt;
+  if (Status s = parse_key(ca_key, ca.key_pem); !s) return s.with_context("CA key");
+  if (Status s = parse_cert(ca_crt, ca.cert_pem); !s) return s.with_context("CA certificate");
+  if (Status s = gen_key(key, rng); !s) return s;
+  char issuer[512];
+  if (mbedtls_x509_dn_gets(issuer, sizeof issuer, &ca_crt.ctx.subject) < 0) return internal("CA subject unreadable");
+  auto cert = write_cert(rng, key, ca_key, "CN=" + common_name + ",O=hq", issuer, false);
+  if (!cert) return cert.status();
+  auto pem = key_pem(key);
+  if (!pem) return pem.status();
+  return CertKey{*cert, *pem};
+}
+
+Result<std::string> cert_fingerprint(const std::string& cert_pem) {
+  Crt crt;
+  if (Status s = parse_cert(crt, cert_pem); !s) return s;
+  unsigned char digest[32];
+  mbedtls_sha256_ret(crt.ctx.raw.p, crt.ctx.raw.len, digest, 0);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+Result<std::string> random_hex(size_t bytes) {
+  Rng rng;
+  if (rng.rc != 0) return internal("RNG seed failed: " + mbed_error(rng.rc));
+  std::vector<unsigned char> buf(bytes);
+  if (mbedtls_ctr_drbg_random(&rng.drbg, buf.data(), buf.size()) != 0) return internal("RNG failed");
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : buf) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+}  // namespace hq::net

@@ -1,0 +1,208 @@
+#include "net/tls.hpp"
+
+#include <asio/read.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <cstring>
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+#include <stdexcept>
+
+namespace hq::net {
+
+struct TlsContext {
+  mbedtls_entropy_context entropy;
+  mbedtls_ctr_drbg_context drbg;
+  mbedtls_ssl_config conf;
+  mbedtls_x509_crt cert;   // own certificate (server) or trusted CA (client)
+  mbedtls_pk_context key;
+  TlsContext() {
+    mbedtls_entropy_init(&entropy);
+    mbedtls_ctr_drbg_init(&drbg);
+    mbedtls_ssl_config_init(&conf);
+    mbedtls_x509_crt_init(&cert);
+    mbedtls_pk_init(&key);
+  }
+  ~TlsContext() {
+    mbedtls_pk_free(&key);
+    mbedtls_x509_crt_free(&cert);
+    mbedtls_ssl_config_free(&conf);
+    mbedtls_ctr_drbg_free(&drbg);
+    mbedtls_entropy_free(&entropy);
+  }
+};
+
+namespace {
+
+const int kSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+                       MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+                       MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, 0};
+
+std::string mbed_error(int rc) {
+  char buf[160];
+  mbedtls_strerror(rc, buf, sizeof buf);
+  return buf;
+}
+
+Result<std::shared_ptr<TlsContext>> base_context(int endpoint) {
+  auto ctx = std::make_shared<TlsContext>();
+  const char* pers = "hq-tls";
+  int rc = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy,
+                                 reinterpret_cast<const unsigned char*>(pers), 6);
+  if (rc == 0)
+    rc = mbedtls_ssl_config_defaults(&ctx->conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+  if (rc != 0) return internal("TLS setup failed: " + mbed_error(rc));
+  mbedtls_ssl_conf_rng(&ctx->conf, mbedtls_ctr_drbg_random, &ctx->drbg);
+  mbedtls_ssl_conf_ciphersuites(&ctx->conf, kSuites);
+  mbedtls_ssl_conf_min_version(&ctx->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  return ctx;
+}
+
+[[noreturn]] void fail(const std::string& what, int rc) { throw std::runtime_error(what + ": " + mbed_error(rc)); }
+
+class TlsStream final : public ByteStream {
+ public:
+  TlsStream(asio::ip::tcp::socket s, std::shared_ptr<TlsContext> ctx) : socket_(std::move(s)), ctx_(std::move(ctx)) {
+    asio::error_code ec;
+    socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+    auto ep = socket_.remote_endpoint(ec);
+    peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+    mbedtls_ssl_init(&ssl_);
+    setup_rc_ = mbedtls_ssl_setup(&ssl_, &ctx_->conf);
+    mbedtls_ssl_set_bio(&ssl_, this, &TlsStream::bio_send, &TlsStream::bio_recv, nullptr);
+  }
+  ~TlsStream() override { mbedtls_ssl_free(&ssl_); }
+
+  asio::awaitable<void> start() override {
+    if (setup_rc_ != 0) fail("TLS setup", setup_rc_);
+    while (true) {
+      int rc = mbedtls_ssl_handshake(&ssl_);
+      co_await flush();
+      if (rc == 0) break;
+      if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
+      else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS handshake with " + peer_, rc);
+    }
+  }
+
+  asio::awaitable<size_t> read_some(asio::mutable_buffer buf) override {
+    while (true) {
+      int rc = mbedtls_ssl_read(&ssl_, static_cast<unsigned char*>(buf.data()), buf.size());
+      if (!writing_) co_await flush();  // alerts; the writer flushes otherwise
+      if (rc > 0) co_return static_cast<size_t>(rc);
+      if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) throw asio::system_error(asio::error::eof);
+      if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
+      else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS read from " + peer_, rc);
+    }
+  }
+
+  asio::awaitable<void> write_all(asio::const_buffer buf) override {
+    const auto* p = static_cast<const unsigned char*>(buf.data());
+    size_t left = buf.size();
+    while (left > 0) {
+      int rc = mbedtls_ssl_write(&ssl_, p, left);
+      if (rc > 0) {
+        p += rc;
+        left -= static_cast<size_t>(rc);
+      } else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE && rc != MBEDTLS_ERR_SSL_WANT_READ) {
+        fail("TLS write to " + peer_, rc);
+      }
+    }
+    co_await flush();
+  }
+
+  void close() override {
+    if (!closed_) mbedtls_ssl_close_notify(&ssl_);  // best effort, written if a flush follows
+    closed_ = true;
+    asio::error_code ec;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+  }
+  std::string peer() const override { return peer_; }
+
+ private:
+  static int bio_send(void* self, const unsigned char* buf, size_t len) {
+    static_cast<TlsStream*>(self)->out_.append(reinterpret_cast<const char*>(buf), len);
+    return static_cast<int>(len);
+  }
+  static int bio_recv(void* self, unsigned char* buf, size_t len) {
+    auto* s = static_cast<TlsStream*>(self);
+    size_t avail = s->in_.size() - s->in_pos_;
+    if (avail == 0) return MBEDTLS_ERR_SSL_WANT_READ;
+    size_t n = std::min(avail, len);
+    std::memcpy(buf, s->in_.data() + s->in_pos_, n);
+    s->in_pos_ += n;
+    if (s->in_pos_ == s->in_.size()) {
+      s->in_.clear();
+      s->in_pos_ = 0;
+    }
+    return static_cast<int>(n);
+  }
+  // Writes out every ciphertext byte mbedTLS produced; one writer at a time.
+  asio::awaitable<void> flush() {
+    if (writing_) co_return;
+    writing_ = true;
+    try {
+      while (!out_.empty()) {
+        std::string batch;
+        batch.swap(out_);
+        co_await asio::async_write(socket_, asio::buffer(batch), asio::use_awaitable);
+      }
+    } catch (...) {
+      writing_ = false;
+      throw;
+    }
+    writing_ = false;
+  }
+  asio::awaitable<void> fill() {
+    char buf[16384];
+    size_t n = co_await socket_.async_read_some(asio::buffer(buf), asio::use_awaitable);
+    in_.append(buf, n);
+  }
+
+  asio::ip::tcp::socket socket_;
+  std::shared_ptr<TlsContext> ctx_;
+  mbedtls_ssl_context ssl_;
+  int setup_rc_ = 0;
+  std::string in_, out_;
+  size_t in_pos_ = 0;
+  bool writing_ = false;
+  bool closed_ = false;
+  std::string peer_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& cert_pem, const std::string& key_pem) {
+  auto ctx = base_context(MBEDTLS_SSL_IS_SERVER);
+  if (!ctx) return ctx;
+  TlsContext& c = **ctx;
+  int rc = mbedtls_x509_crt_parse(&c.cert, reinterpret_cast<const unsigned char*>(cert_pem.c_str()), cert_pem.size() + 1);
+  if (rc != 0) return invalid("controller certificate: " + mbed_error(rc));
+  rc = mbedtls_pk_parse_key(&c.key, reinterpret_cast<const unsigned char*>(key_pem.c_str()), key_pem.size() + 1, nullptr, 0);
+  if (rc != 0) return invalid("controller key: " + mbed_error(rc));
+  rc = mbedtls_ssl_conf_own_cert(&c.conf, &c.cert, &c.key);
+  if (rc != 0) return invalid("controller certificate and key do not match: " + mbed_error(rc));
+  mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_NONE);  // clients prove identity with tokens
+  return ctx;
+}
+
+Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem) {
+  auto ctx = base_context(MBEDTLS_SSL_IS_CLIENT);
+  if (!ctx) return ctx;
+  TlsContext& c = **ctx;
+  int rc = mbedtls_x509_crt_parse(&c.cert, reinterpret_cast<const unsigned char*>(ca_pem.c_str()), ca_pem.size() + 1);
+  if (rc != 0) return invalid("cluster CA certificate: " + mbed_error(rc));
+  mbedtls_ssl_conf_ca_chain(&c.conf, &c.cert, nullptr);
+  mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  return ctx;
+}
+
+std::unique_ptr<ByteStream> make_tls_stream(asio::ip::tcp::socket socket, std::shared_ptr<TlsContext> ctx) {
+  return std::make_unique<TlsStream>(std::move(socket), std::move(ctx));
+}
+
+}  // namespace hq::net

@@ -1,0 +1,24 @@
+// TLS 1.2 (ECDHE-ECDSA with AES-GCM or ChaCha20-Poly1305) ByteStreams with mbedTLS,
+// which stays confined to tls.cpp and pki.cpp. A TlsContext is one side's configuration
+// (server: certificate + key; client: the cluster CA it trusts). A context may be shared
+// by many streams of one io_context thread, never across threads (its RNG is not locked).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "net/stream.hpp"
+
+namespace hq::net {
+
+struct TlsContext;
+
+Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& cert_pem, const std::string& key_pem);
+// Trusts exactly the certificates signed by `ca_pem` (the cluster CA); no host name check,
+// since only the controller holds a certificate from that CA.
+Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem);
+
+// The handshake runs in ByteStream::start(); failures there throw like any read error.
+std::unique_ptr<ByteStream> make_tls_stream(asio::ip::tcp::socket socket, std::shared_ptr<TlsContext> ctx);
+
+}  // namespace hq::net

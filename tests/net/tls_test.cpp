@@ -1,0 +1,108 @@
+// TLS transport: a Connection server on 127.0.0.1 in its own thread; clients that trust
+// the cluster CA get through, others (wrong CA, plaintext) are refused at the handshake.
+#include <doctest/doctest.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/use_awaitable.hpp>
+#include <atomic>
+#include <thread>
+
+#include "net/client.hpp"
+#include "net/connection.hpp"
+#include "net/pki.hpp"
+#include "net/tls.hpp"
+
+using namespace hq;
+using namespace hq::net;
+
+namespace {
+
+// Answers every QueueRequest with an empty QueueReply; counts failed handshakes.
+class EchoServer {
+ public:
+  explicit EchoServer(std::shared_ptr<TlsContext> tls) : tls_(std::move(tls)), acceptor_(io_) {
+    asio::ip::tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
+    acceptor_.open(ep.protocol());
+    acceptor_.bind(ep);
+    acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    asio::co_spawn(io_, accept_loop(this), [](std::exception_ptr) {});
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~EchoServer() {
+    asio::post(io_, [this] { acceptor_.close(); io_.stop(); });
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+  int failed_handshakes() const { return failed_; }
+
+ private:
+  static asio::awaitable<void> accept_loop(EchoServer* self) {
+    while (self->acceptor_.is_open()) {
+      auto socket = co_await self->acceptor_.async_accept(asio::use_awaitable);
+      auto conn = std::make_shared<Connection>(self->io_.get_executor(), make_tls_stream(std::move(socket), self->tls_));
+      asio::co_spawn(self->io_, serve(self, conn), [](std::exception_ptr) {});
+    }
+  }
+  static asio::awaitable<void> serve(EchoServer* self, std::shared_ptr<Connection> conn) {
+    auto hello = co_await conn->handshake_as_server("tls-test");
+    if (!hello) {
+      ++self->failed_;
+      co_return;
+    }
+    while (true) {
+      auto msg = co_await conn->recv();
+      if (!msg) co_return;
+      pb::Envelope reply;
+      reply.set_seq(msg->seq());
+      reply.mutable_queue_reply()->set_now(42);
+      conn->send(reply);
+    }
+  }
+
+  std::shared_ptr<TlsContext> tls_;
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+  std::atomic<int> failed_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("tls: clients that trust the cluster CA talk; others are refused") {
+  auto ca = make_cluster_ca("t");
+  REQUIRE(ca.is_ok());
+  auto server_cert = issue_server_cert(*ca, "controller");
+  REQUIRE(server_cert.is_ok());
+  auto srv = make_tls_server_context(server_cert->cert_pem, server_cert->key_pem);
+  REQUIRE_MESSAGE(srv.is_ok(), srv.status().message());
+  EchoServer server(*srv);
+  Endpoint ep{"127.0.0.1", server.port()};
+
+  auto good = RpcClient::connect(ep, Transport{false, ca->cert_pem}, "client", 5);
+  REQUIRE_MESSAGE(good.is_ok(), good.status().message());
+  CHECK((*good)->cluster() == "tls-test");
+  for (int i = 0; i < 50; ++i) {  // several round trips, and a large frame
+    pb::Envelope q;
+    q.mutable_queue()->set_user(std::string(i == 7 ? 200000 : 10, 'u'));
+    auto r = (*good)->call(q, 5);
+    REQUIRE(r.is_ok());
+    CHECK(r->queue_reply().now() == 42);
+  }
+
+  auto other_ca = make_cluster_ca("other");
+  auto wrong = RpcClient::connect(ep, Transport{false, other_ca->cert_pem}, "client", 5);
+  CHECK(!wrong.is_ok());
+  CHECK(wrong.status().message().find("secure connection") != std::string::npos);
+
+  auto plain = RpcClient::connect(ep, Transport{true, ""}, "client", 5);
+  CHECK(!plain.is_ok());
+
+  CHECK(!make_tls_client_context("garbage").is_ok());
+  CHECK(!make_tls_server_context(server_cert->cert_pem, other_ca->key_pem).is_ok());  // key does not match
+  auto again = RpcClient::connect(ep, Transport{false, ca->cert_pem}, "client", 5);
+  CHECK(again.is_ok());  // the server is still serving
+}

@@ -1,6 +1,8 @@
 #include "cmd/paths.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <sys/stat.h>
 #include <fstream>
 #include <pwd.h>
 #include <sstream>
@@ -94,7 +96,14 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
   if (!ep) return ep.status();
   auto transport = find_transport();
   if (!transport) return transport.status();
-  return net::RpcClient::connect(*ep, *transport, "client");
+  std::string cache_dir = hq_home() + "/tls";
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir, ec);
+  if (!ec) {
+    chmod(cache_dir.c_str(), 0700);
+    transport->session_cache = cache_dir + "/session-" + ep->host + "-" + std::to_string(ep->port);
+  }
+  return net::RpcClient::connect(*ep, *transport, "client", 10, /*pipelined=*/true);
 }
 
 }  // namespace hq::cmd

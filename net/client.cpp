@@ -66,16 +66,17 @@ RpcClient::~RpcClient() {
 
 Result<std::unique_ptr<ByteStream>> make_stream(asio::ip::tcp::socket socket, const Transport& t) {
   if (t.plaintext) return make_tcp_stream(std::move(socket));
-  auto ctx = make_tls_client_context(t.ca_pem);
+  auto ctx = make_tls_client_context(t.ca_pem, t.session_cache);
   if (!ctx) return ctx.status();
   return make_tls_stream(std::move(socket), *ctx);
 }
 
 Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const Transport& transport,
-                                                      const std::string& role, double timeout_s) {
+                                                      const std::string& role, double timeout_s, bool pipelined) {
   auto impl = std::make_unique<Impl>();
   Impl* raw = impl.get();
-  auto dial = [](Impl* self, Endpoint ep, Transport transport, std::string role) -> asio::awaitable<Result<pb::HelloAck>> {
+  auto dial = [](Impl* self, Endpoint ep, Transport transport, std::string role,
+                 bool pipelined) -> asio::awaitable<Result<pb::HelloAck>> {
     asio::ip::tcp::resolver resolver(self->io);
     asio::ip::tcp::socket socket(self->io);
     try {
@@ -87,15 +88,22 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const 
     auto stream = make_stream(std::move(socket), transport);
     if (!stream) co_return stream.status();
     self->conn = std::make_shared<Connection>(self->io.get_executor(), std::move(stream).value());
-    auto ack = co_await self->conn->handshake_as_client(role, "");
+    Result<pb::HelloAck> ack = pb::HelloAck();
+    if (pipelined) {
+      Status s = co_await self->conn->send_hello(role, "");
+      if (!s) ack = s;
+    } else {
+      ack = co_await self->conn->handshake_as_client(role, "");
+    }
     if (!ack && !transport.plaintext)
       co_return ack.status().with_context("secure connection to " + ep.str() + " failed");
     co_return ack;
   };
-  auto ack = raw->run(dial(raw, ep, transport, role), timeout_s);
+  auto ack = raw->run(dial(raw, ep, transport, role, pipelined), timeout_s);
   if (!ack) return ack.status();
   std::unique_ptr<RpcClient> client(new RpcClient(std::move(impl)));
   client->cluster_ = ack->cluster();
+  client->ack_pending_ = pipelined;
   return client;
 }
 
@@ -110,6 +118,13 @@ Result<pb::Envelope> RpcClient::recv(double timeout_s) {
   };
   auto msg = impl_->run(reader(impl_->conn), timeout_s);
   if (!msg) return msg;
+  if (ack_pending_) {  // pipelined handshake: the first message answers the Hello
+    ack_pending_ = false;
+    auto ack = impl_->conn->accept_hello_ack(*msg);
+    if (!ack) return ack.status();
+    cluster_ = ack->cluster();
+    return recv(timeout_s);
+  }
   if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
   return msg;
 }

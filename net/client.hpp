@@ -21,6 +21,7 @@ struct Endpoint {
 struct Transport {
   bool plaintext = false;
   std::string ca_pem;
+  std::string session_cache;  // optional TLS session cache file (see make_tls_client_context)
 };
 
 // "host:port" or "host" (default port). Validates the port.
@@ -28,8 +29,11 @@ Result<Endpoint> parse_endpoint(const std::string& text, uint16_t default_port =
 
 class RpcClient {
  public:
+  // `pipelined`: do not wait for HelloAck; it is read ahead of the first reply (one round
+  // trip fewer for one-shot command-line clients; handshake errors surface on that call).
   static Result<std::unique_ptr<RpcClient>> connect(const Endpoint& ep, const Transport& transport,
-                                                    const std::string& role, double timeout_s = 10);
+                                                    const std::string& role, double timeout_s = 10,
+                                                    bool pipelined = false);
   ~RpcClient();
   // Sends `req` with a fresh seq and waits for its reply; an Error reply becomes a Status.
   Result<pb::Envelope> call(pb::Envelope req, double timeout_s = 30);
@@ -44,6 +48,7 @@ class RpcClient {
   std::unique_ptr<Impl> impl_;
   std::string cluster_;
   uint64_t next_seq_ = 1;
+  bool ack_pending_ = false;
 };
 
 }  // namespace hq::net

@@ -78,8 +78,7 @@ asio::awaitable<Status> Connection::start_transport() {
   co_return Status::ok();
 }
 
-asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
-                                                                      const std::string& name) {
+asio::awaitable<Status> Connection::send_hello(const std::string& role, const std::string& name) {
   if (Status s = co_await start_transport(); !s) co_return s;
   pb::Envelope hello;
   hello.mutable_hello()->set_version(kProtocolVersion);
@@ -87,12 +86,22 @@ asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std:
   hello.mutable_hello()->set_role(role);
   hello.mutable_hello()->set_name(name);
   send(hello);
+  co_return Status::ok();
+}
+
+Result<pb::HelloAck> Connection::accept_hello_ack(const pb::Envelope& first) {
+  if (first.has_error()) return Status(static_cast<Code>(first.error().code()), first.error().message());
+  if (!first.has_hello_ack()) return invalid("handshake: expected HelloAck from " + peer_);
+  version_ = first.hello_ack().version();
+  return first.hello_ack();
+}
+
+asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
+                                                                      const std::string& name) {
+  if (Status s = co_await send_hello(role, name); !s) co_return s;
   auto reply = co_await recv();
   if (!reply) co_return reply.status();
-  if (reply->has_error()) co_return Status(static_cast<Code>(reply->error().code()), reply->error().message());
-  if (!reply->has_hello_ack()) co_return invalid("handshake: expected HelloAck from " + peer_);
-  version_ = reply->hello_ack().version();
-  co_return reply->hello_ack();
+  co_return accept_hello_ack(*reply);
 }
 
 asio::awaitable<Result<pb::Hello>> Connection::handshake_as_server(const std::string& cluster, double timeout_s) {

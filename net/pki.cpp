@@ -1,5 +1,7 @@
 #include "net/pki.hpp"
 
+#include "net/entropy.hpp"
+
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ecp.h>
 #include <mbedtls/entropy.h>
@@ -20,20 +22,14 @@ std::string mbed_error(int rc) {
 }
 
 struct Rng {
-  mbedtls_entropy_context entropy;
   mbedtls_ctr_drbg_context drbg;
   int rc;
   Rng() {
-    mbedtls_entropy_init(&entropy);
     mbedtls_ctr_drbg_init(&drbg);
     const char* pers = "hq-pki";
-    rc = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy,
-                               reinterpret_cast<const unsigned char*>(pers), 6);
+    rc = mbedtls_ctr_drbg_seed(&drbg, kernel_entropy, nullptr, reinterpret_cast<const unsigned char*>(pers), 6);
   }
-  ~Rng() {
-    mbedtls_ctr_drbg_free(&drbg);
-    mbedtls_entropy_free(&entropy);
-  }
+  ~Rng() { mbedtls_ctr_drbg_free(&drbg); }
 };
 
 struct Pk {

@@ -1,5 +1,7 @@
 #include "net/tls.hpp"
 
+#include "net/entropy.hpp"
+
 #include <asio/read.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
@@ -9,30 +11,34 @@
 #include <mbedtls/error.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
+#include <mbedtls/ssl_ticket.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <mbedtls/x509_crt.h>
 #include <stdexcept>
 
 namespace hq::net {
 
 struct TlsContext {
-  mbedtls_entropy_context entropy;
   mbedtls_ctr_drbg_context drbg;
   mbedtls_ssl_config conf;
   mbedtls_x509_crt cert;   // own certificate (server) or trusted CA (client)
   mbedtls_pk_context key;
+  mbedtls_ssl_ticket_context tickets;  // server: session tickets so clients resume cheaply
+  std::string session_cache;           // client: file holding a resumable session
   TlsContext() {
-    mbedtls_entropy_init(&entropy);
+    mbedtls_ssl_ticket_init(&tickets);
     mbedtls_ctr_drbg_init(&drbg);
     mbedtls_ssl_config_init(&conf);
     mbedtls_x509_crt_init(&cert);
     mbedtls_pk_init(&key);
   }
   ~TlsContext() {
+    mbedtls_ssl_ticket_free(&tickets);
     mbedtls_pk_free(&key);
     mbedtls_x509_crt_free(&cert);
     mbedtls_ssl_config_free(&conf);
     mbedtls_ctr_drbg_free(&drbg);
-    mbedtls_entropy_free(&entropy);
   }
 };
 
@@ -51,14 +57,16 @@ std::string mbed_error(int rc) {
 Result<std::shared_ptr<TlsContext>> base_context(int endpoint) {
   auto ctx = std::make_shared<TlsContext>();
   const char* pers = "hq-tls";
-  int rc = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy,
-                                 reinterpret_cast<const unsigned char*>(pers), 6);
+  int rc = mbedtls_ctr_drbg_seed(&ctx->drbg, kernel_entropy, nullptr, reinterpret_cast<const unsigned char*>(pers), 6);
   if (rc == 0)
     rc = mbedtls_ssl_config_defaults(&ctx->conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
   if (rc != 0) return internal("TLS setup failed: " + mbed_error(rc));
   mbedtls_ssl_conf_rng(&ctx->conf, mbedtls_ctr_drbg_random, &ctx->drbg);
   mbedtls_ssl_conf_ciphersuites(&ctx->conf, kSuites);
   mbedtls_ssl_conf_min_version(&ctx->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+  static const mbedtls_ecp_group_id kCurves[] = {MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1,
+                                                 MBEDTLS_ECP_DP_NONE};
+  mbedtls_ssl_conf_curves(&ctx->conf, kCurves);
   return ctx;
 }
 
@@ -79,6 +87,7 @@ class TlsStream final : public ByteStream {
 
   asio::awaitable<void> start() override {
     if (setup_rc_ != 0) fail("TLS setup", setup_rc_);
+    load_session();
     while (true) {
       int rc = mbedtls_ssl_handshake(&ssl_);
       co_await flush();
@@ -86,6 +95,7 @@ class TlsStream final : public ByteStream {
       if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
       else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS handshake with " + peer_, rc);
     }
+    save_session();
   }
 
   asio::awaitable<size_t> read_some(asio::mutable_buffer buf) override {
@@ -124,6 +134,40 @@ class TlsStream final : public ByteStream {
   std::string peer() const override { return peer_; }
 
  private:
+  // Client side: offer the cached session (a ticket) so the handshake needs no public-key
+  // operations; a stale or foreign cache just means a full handshake.
+  void load_session() {
+    if (ctx_->session_cache.empty()) return;
+    int fd = open(ctx_->session_cache.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    unsigned char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0) return;
+    mbedtls_ssl_session session;
+    mbedtls_ssl_session_init(&session);
+    if (mbedtls_ssl_session_load(&session, buf, static_cast<size_t>(n)) == 0) mbedtls_ssl_set_session(&ssl_, &session);
+    mbedtls_ssl_session_free(&session);
+  }
+  void save_session() {
+    if (ctx_->session_cache.empty()) return;
+    mbedtls_ssl_session session;
+    mbedtls_ssl_session_init(&session);
+    unsigned char buf[4096];
+    size_t len = 0;
+    if (mbedtls_ssl_get_session(&ssl_, &session) == 0 && mbedtls_ssl_session_save(&session, buf, sizeof buf, &len) == 0) {
+      std::string tmp = ctx_->session_cache + ".tmp" + std::to_string(getpid());
+      int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        bool ok = write(fd, buf, len) == static_cast<ssize_t>(len);
+        ::close(fd);
+        if (ok) rename(tmp.c_str(), ctx_->session_cache.c_str());
+        else unlink(tmp.c_str());
+      }
+    }
+    mbedtls_ssl_session_free(&session);
+  }
+
   static int bio_send(void* self, const unsigned char* buf, size_t len) {
     static_cast<TlsStream*>(self)->out_.append(reinterpret_cast<const char*>(buf), len);
     return static_cast<int>(len);
@@ -187,13 +231,18 @@ Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& c
   rc = mbedtls_ssl_conf_own_cert(&c.conf, &c.cert, &c.key);
   if (rc != 0) return invalid("controller certificate and key do not match: " + mbed_error(rc));
   mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_NONE);  // clients prove identity with tokens
+  rc = mbedtls_ssl_ticket_setup(&c.tickets, mbedtls_ctr_drbg_random, &c.drbg, MBEDTLS_CIPHER_AES_256_GCM, 86400);
+  if (rc != 0) return internal("TLS session tickets: " + mbed_error(rc));
+  mbedtls_ssl_conf_session_tickets_cb(&c.conf, mbedtls_ssl_ticket_write, mbedtls_ssl_ticket_parse, &c.tickets);
   return ctx;
 }
 
-Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem) {
+Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem, const std::string& session_cache) {
   auto ctx = base_context(MBEDTLS_SSL_IS_CLIENT);
   if (!ctx) return ctx;
   TlsContext& c = **ctx;
+  c.session_cache = session_cache;
+  mbedtls_ssl_conf_session_tickets(&c.conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
   int rc = mbedtls_x509_crt_parse(&c.cert, reinterpret_cast<const unsigned char*>(ca_pem.c_str()), ca_pem.size() + 1);
   if (rc != 0) return invalid("cluster CA certificate: " + mbed_error(rc));
   mbedtls_ssl_conf_ca_chain(&c.conf, &c.cert, nullptr);

@@ -15,8 +15,11 @@ struct TlsContext;
 
 Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& cert_pem, const std::string& key_pem);
 // Trusts exactly the certificates signed by `ca_pem` (the cluster CA); no host name check,
-// since only the controller holds a certificate from that CA.
-Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem);
+// since only the controller holds a certificate from that CA. With `session_cache` (a file
+// path, 0600), the session ticket of the last connection is kept there and offered on the
+// next, so short-lived clients resume without public-key operations.
+Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem,
+                                                            const std::string& session_cache = "");
 
 // The handshake runs in ByteStream::start(); failures there throw like any read error.
 std::unique_ptr<ByteStream> make_tls_stream(asio::ip::tcp::socket socket, std::shared_ptr<TlsContext> ctx);

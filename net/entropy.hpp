@@ -1,0 +1,11 @@
+// Entropy for mbedTLS DRBGs straight from the kernel (getrandom), avoiding
+// mbedtls_entropy_init(), whose HAVEGE source costs ~1M instructions per process.
+#pragma once
+#include <cstddef>
+
+namespace hq::net {
+
+// mbedtls_ctr_drbg_seed-compatible entropy callback; `ctx` is unused.
+int kernel_entropy(void* ctx, unsigned char* out, size_t len);
+
+}  // namespace hq::net

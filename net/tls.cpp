@@ -228,7 +228,8 @@ Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& c
   if (rc != 0) return invalid("controller certificate: " + mbed_error(rc));
   rc = mbedtls_pk_parse_key(&c.key, reinterpret_cast<const unsigned char*>(key_pem.c_str()), key_pem.size() + 1, nullptr, 0);
   if (rc != 0) return invalid("controller key: " + mbed_error(rc));
-  rc = mbedtls_ssl_conf_own_cert(&c.conf, &c.cert, &c.key);
+  rc = mbedtls_pk_check_pair(&c.cert.pk, &c.key);
+  if (rc == 0) rc = mbedtls_ssl_conf_own_cert(&c.conf, &c.cert, &c.key);
   if (rc != 0) return invalid("controller certificate and key do not match: " + mbed_error(rc));
   mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_NONE);  // clients prove identity with tokens
   rc = mbedtls_ssl_ticket_setup(&c.tickets, mbedtls_ctr_drbg_random, &c.drbg, MBEDTLS_CIPHER_AES_256_GCM, 86400);

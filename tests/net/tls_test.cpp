@@ -106,3 +106,36 @@ TEST_CASE("tls: clients that trust the cluster CA talk; others are refused") {
   auto again = RpcClient::connect(ep, Transport{false, ca->cert_pem}, "client", 5);
   CHECK(again.is_ok());  // the server is still serving
 }
+
+TEST_CASE("tls: the client session cache is written, and a corrupt one falls back to a full handshake") {
+  auto ca = make_cluster_ca("t");
+  auto server_cert = issue_server_cert(*ca, "controller");
+  auto srv = make_tls_server_context(server_cert->cert_pem, server_cert->key_pem);
+  REQUIRE(srv.is_ok());
+  EchoServer server(*srv);
+  Endpoint ep{"127.0.0.1", server.port()};
+  char tmpl[] = "/tmp/hq-tls-cache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  std::string cache = std::string(tmpl) + "/session";
+  Transport t{false, ca->cert_pem, cache};
+  for (int i = 0; i < 3; ++i) {
+    auto c = RpcClient::connect(ep, t, "client", 5, /*pipelined=*/i == 2);
+    REQUIRE(c.is_ok());
+    pb::Envelope q;
+    q.mutable_queue();
+    auto r = (*c)->call(q, 5);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+    CHECK((*c)->cluster() == "tls-test");
+  }
+  FILE* f = fopen(cache.c_str(), "rb");
+  REQUIRE(f);
+  fseek(f, 0, SEEK_END);
+  CHECK(ftell(f) > 32);
+  fclose(f);
+  f = fopen(cache.c_str(), "wb");
+  fputs("corrupt session", f);
+  fclose(f);
+  CHECK(RpcClient::connect(ep, t, "client", 5).is_ok());
+  std::string cleanup = std::string("rm -rf ") + tmpl;
+  CHECK(system(cleanup.c_str()) == 0);
+}

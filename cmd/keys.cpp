@@ -52,7 +52,8 @@ Status keygen(const std::string& dir, const std::string& cluster_name) {
   if (!exists(dir + "/secret")) {
     auto secret = net::random_hex(32);
     if (!secret) return secret.status();
-    if (Status s = write_new(dir + "/secret", *secret + "\n", 0600); !s) return s;
+    if (Status s = write_new(dir + "/secret", "# hq keyring: ID HEXKEY; the highest id signs, all verify\n1 " + *secret + "\n", 0600); !s)
+      return s;
   }
   return Status::ok();
 }

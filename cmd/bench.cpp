@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cmd/auth_client.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
@@ -61,12 +62,22 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
   for (int i = 1; i <= nodes; ++i) {
     std::string name = "b" + std::to_string(i);
     std::vector<std::string> node_argv = {self_exe(), "node", "--controller", c.addr, "--name", name,
-                                          "--state-dir", c.dir + "/" + name, "--ca", c.dir + "/keys/ca.pem"};
+                                          "--state-dir", c.dir + "/" + name, "--ca", c.dir + "/keys/ca.pem",
+                                          "--secret", c.dir + "/keys/secret"};
     if (plaintext) node_argv.push_back("--insecure-plaintext");
     auto a = spawn_daemon(node_argv, c.dir + "/" + name + ".log");
     if (a) c.pids.push_back(*a);
   }
   return Status::ok();
+}
+
+// A client connection as a CLI would make it: a fresh token from the token service.
+Result<std::unique_ptr<net::RpcClient>> bench_connect(const BenchCluster& c) {
+  auto token = fetch_token(c.dir + "/state/auth.sock");
+  if (!token) return token.status();
+  net::Transport t = c.transport;
+  t.token = *token;
+  return net::RpcClient::connect(*net::parse_endpoint(c.addr), t, "client");
 }
 
 pb::Envelope trivial_submit(const std::string& workdir, bool hold) {
@@ -96,6 +107,7 @@ double sequential_processes(const BenchCluster& c, int n) {
       dup2(devnull, 1);
       setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
       setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
+      setenv("HQ_AUTH_SOCKET", (c.dir + "/state/auth.sock").c_str(), 1);
       if (c.transport.plaintext) setenv("HQ_INSECURE_PLAINTEXT", "1", 1);
       std::string exe = self_exe();
       execl(exe.c_str(), "hq", "submit", "--hold", "--wrap", "true", static_cast<char*>(nullptr));
@@ -115,7 +127,7 @@ double concurrent_clients(const BenchCluster& c, int clients, int per_client) {
   std::vector<std::thread> threads;
   for (int t = 0; t < clients; ++t) {
     threads.emplace_back([&] {
-      auto client = net::RpcClient::connect(*ep, c.transport, "client");
+      auto client = bench_connect(c);
       if (!client) { ++failures; return; }
       for (int i = 0; i < per_client; ++i)
         if (!(*client)->call(trivial_submit(c.dir, true))) ++failures;
@@ -128,7 +140,7 @@ double concurrent_clients(const BenchCluster& c, int clients, int per_client) {
 
 // One connection, up to `window` submissions in flight.
 Result<double> streaming(const BenchCluster& c, int n, bool hold, int window = 512) {
-  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client");
+  auto client = bench_connect(c);
   if (!client) return client.status();
   double t0 = net::mono_seconds();
   int sent = 0, acked = 0;
@@ -155,7 +167,7 @@ int active_jobs(net::RpcClient& client) {
 double connect_ms(const BenchCluster& c, int n) {
   double t0 = net::mono_seconds();
   for (int i = 0; i < n; ++i)
-    if (!net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client")) return -1;
+    if (!bench_connect(c)) return -1;
   return (net::mono_seconds() - t0) * 1000 / n;
 }
 
@@ -177,7 +189,7 @@ int bench_submit(int seq_n, int conc_n, int clients, bool plaintext) {
 int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   BenchCluster c;
   if (Status s = start_cluster(c, nodes, cpus, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
-  auto client = net::RpcClient::connect(*net::parse_endpoint(c.addr), c.transport, "client");
+  auto client = bench_connect(c);
   if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
   for (int i = 0; i < 200; ++i) {  // wait for every agent
     pb::Envelope q;

@@ -116,7 +116,8 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "cluster", s);
     if (!t) return s;
-    if (s = check_keys(*t, {"name", "keys_dir"}, "[cluster]"); !s) return s;
+    if (s = check_keys(*t, {"name", "keys_dir", "operators"}, "[cluster]"); !s) return s;
+    if (s = get_strings(*t, "operators", c.operators); !s) return s;
     if (s = get_string(*t, "keys_dir", c.keys_dir); !s) return s;
     return get_string(*t, "name", c.name);
   }
@@ -125,12 +126,13 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "controller", s);
     if (!t) return s;
-    s = check_keys(*t, {"host", "port", "state_dir", "node_timeout", "handshake_timeout", "heartbeat_interval", "kill_wait",
+    s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout", "heartbeat_interval", "kill_wait",
                         "min_job_age", "snapshot_every"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
     if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
+    if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);
     if (s) s = get_duration(*t, "handshake_timeout", c.handshake_timeout);
     if (s) s = get_duration(*t, "heartbeat_interval", c.heartbeat_interval);

@@ -70,6 +70,20 @@ Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, 
   return net::make_tls_server_context(cert, key);
 }
 
+Result<net::Keyring> load_keyring(const std::string& path) {
+  std::string text = read_small_file(path);
+  if (text.empty()) return not_found("cannot read the cluster secret " + path + " (hq keygen creates it; it is 0600)");
+  return net::parse_keyring(text, path);
+}
+
+std::string find_secret_file(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  if (const char* env = std::getenv("HQ_SECRET_FILE"); env && *env) return env;
+  if (exists(local_dir() + "/keys/secret") && !read_small_file(local_dir() + "/state/controller.addr").empty())
+    return local_dir() + "/keys/secret";
+  return "/etc/hq/secret";
+}
+
 int run_keygen_command(const std::vector<std::string>& args) {
   if (args.size() < 2 || args[1] == "-h" || args[1] == "--help") {
     std::cerr << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n";

@@ -9,6 +9,7 @@
 
 #include "core/status.hpp"
 #include "net/tls.hpp"
+#include "net/token.hpp"
 
 namespace hq::cmd {
 
@@ -18,5 +19,9 @@ Status keygen(const std::string& dir, const std::string& cluster_name);
 Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, const std::string& cluster_name);
 
 int run_keygen_command(const std::vector<std::string>& args);
+
+Result<net::Keyring> load_keyring(const std::string& path);
+// --secret, else HQ_SECRET_FILE, else the running local cluster's, else /etc/hq/secret.
+std::string find_secret_file(const std::string& flag_value);
 
 }  // namespace hq::cmd

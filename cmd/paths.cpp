@@ -8,7 +8,9 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "cmd/auth_client.hpp"
 #include "cmd/config_toml.hpp"
+#include "cmd/users.hpp"
 
 namespace hq::cmd {
 
@@ -21,8 +23,7 @@ std::string read_small_file(const std::string& path) {
 }
 
 std::string current_user_name() {
-  if (struct passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return std::to_string(getuid());
+  return user_name(getuid());
 }
 
 std::string hq_home() {
@@ -30,8 +31,8 @@ std::string hq_home() {
   if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/hq";
   const char* home = std::getenv("HOME");
   if (!home || !*home) {
-    struct passwd* pw = getpwuid(getuid());
-    home = pw ? pw->pw_dir : "/tmp";
+    auto pw = passwd_by_uid(getuid());
+    return (pw && !pw->home.empty() ? pw->home : std::string("/tmp")) + "/.local/state/hq";
   }
   return std::string(home) + "/.local/state/hq";
 }
@@ -91,11 +92,26 @@ Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext
                    "): set HQ_CA_FILE to the cluster's ca.pem");
 }
 
+std::string find_auth_socket() {
+  if (const char* env = std::getenv("HQ_AUTH_SOCKET"); env && *env) return env;
+  const char* ctl = std::getenv("HQ_CONTROLLER");
+  if (!(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty())
+    return local_dir() + "/state/auth.sock";
+  std::string cfg = "/etc/hq/config.toml";
+  if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
+  if (auto c = load_config_file(cfg))
+    return c->controller.auth_socket.empty() ? c->controller.state_dir + "/auth.sock" : c->controller.auth_socket;
+  return "/var/lib/hq/auth.sock";
+}
+
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
   auto ep = find_controller(flag_value);
   if (!ep) return ep.status();
   auto transport = find_transport();
   if (!transport) return transport.status();
+  auto token = fetch_token(find_auth_socket());
+  if (!token) return token.status();
+  transport->token = *token;
   std::string cache_dir = hq_home() + "/tls";
   std::error_code ec;
   std::filesystem::create_directories(cache_dir, ec);

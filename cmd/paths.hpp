@@ -18,7 +18,10 @@ Result<net::Endpoint> find_controller(const std::string& flag_value = "");
 // config's keys_dir, or /etc/hq/ca.pem; plaintext only with --insecure-plaintext or
 // HQ_INSECURE_PLAINTEXT=1.
 Result<net::Transport> find_transport(const std::string& ca_flag = "", bool plaintext_flag = false);
-// Connects as a client, with a message naming what was tried on failure.
+// The token service socket: HQ_AUTH_SOCKET, else the local cluster's, else the config's
+// auth_socket or <state_dir>/auth.sock.
+std::string find_auth_socket();
+// Connects as a client (TLS + a fresh identity token), naming what was tried on failure.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value = "");
 
 // Reads a whole small file; empty string if missing.

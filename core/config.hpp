@@ -31,11 +31,13 @@ struct ControllerConfig {
   std::string host = "127.0.0.1";
   int32_t port = 6817;                 // 0: pick a free port (written to state_dir)
   std::string state_dir = "/var/lib/hq";
+  std::string auth_socket;             // token service; empty: <state_dir>/auth.sock
 };
 
 struct ClusterConfig {
   std::string name = "hq";
   std::string keys_dir = "/etc/hq";    // ca.pem, ca.key, controller.pem/.key, secret
+  std::vector<std::string> operators;  // user names that may act on every job (root always may)
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this

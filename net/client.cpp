@@ -90,10 +90,10 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const 
     self->conn = std::make_shared<Connection>(self->io.get_executor(), std::move(stream).value());
     Result<pb::HelloAck> ack = pb::HelloAck();
     if (pipelined) {
-      Status s = co_await self->conn->send_hello(role, "");
+      Status s = co_await self->conn->send_hello(role, "", transport.token);
       if (!s) ack = s;
     } else {
-      ack = co_await self->conn->handshake_as_client(role, "");
+      ack = co_await self->conn->handshake_as_client(role, "", transport.token);
     }
     if (!ack && !transport.plaintext)
       co_return ack.status().with_context("secure connection to " + ep.str() + " failed");

@@ -22,6 +22,7 @@ struct Transport {
   bool plaintext = false;
   std::string ca_pem;
   std::string session_cache;  // optional TLS session cache file (see make_tls_client_context)
+  std::string token;          // identity token presented in Hello
 };
 
 // "host:port" or "host" (default port). Validates the port.

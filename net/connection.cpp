@@ -78,13 +78,15 @@ asio::awaitable<Status> Connection::start_transport() {
   co_return Status::ok();
 }
 
-asio::awaitable<Status> Connection::send_hello(const std::string& role, const std::string& name) {
+asio::awaitable<Status> Connection::send_hello(const std::string& role, const std::string& name,
+                                               const std::string& token) {
   if (Status s = co_await start_transport(); !s) co_return s;
   pb::Envelope hello;
   hello.mutable_hello()->set_version(kProtocolVersion);
   hello.mutable_hello()->set_min_version(kMinProtocolVersion);
   hello.mutable_hello()->set_role(role);
   hello.mutable_hello()->set_name(name);
+  hello.mutable_hello()->set_token(token);
   send(hello);
   co_return Status::ok();
 }
@@ -97,8 +99,9 @@ Result<pb::HelloAck> Connection::accept_hello_ack(const pb::Envelope& first) {
 }
 
 asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
-                                                                      const std::string& name) {
-  if (Status s = co_await send_hello(role, name); !s) co_return s;
+                                                                      const std::string& name,
+                                                                      const std::string& token) {
+  if (Status s = co_await send_hello(role, name, token); !s) co_return s;
   auto reply = co_await recv();
   if (!reply) co_return reply.status();
   co_return accept_hello_ack(*reply);

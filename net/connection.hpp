@@ -34,10 +34,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Client side: send Hello, await HelloAck.
   asio::awaitable<Result<pb::HelloAck>> handshake_as_client(const std::string& role,
-                                                            const std::string& name);
+                                                            const std::string& name,
+                                                            const std::string& token = "");
   // Client side, pipelined: transport handshake and Hello only; the caller reads the
   // HelloAck (or Error) as the first message, ahead of its first reply. Saves a round trip.
-  asio::awaitable<Status> send_hello(const std::string& role, const std::string& name);
+  asio::awaitable<Status> send_hello(const std::string& role, const std::string& name,
+                                     const std::string& token = "");
   Result<pb::HelloAck> accept_hello_ack(const pb::Envelope& first);
   // Server side: await Hello, pick a version, reply HelloAck (or Error and close). A peer
   // that has not finished the TLS and protocol handshakes within `timeout_s` is dropped.

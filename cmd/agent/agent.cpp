@@ -12,6 +12,7 @@
 #include "net/convert.hpp"
 #include "net/log.hpp"
 #include "net/tls.hpp"
+#include "net/token.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -89,7 +90,12 @@ asio::awaitable<void> Agent::connect_loop() {
 }
 
 asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
-  auto hello = co_await conn->handshake_as_client("node", opts_.name);
+  net::Identity me;
+  me.role = "node";
+  me.node = opts_.name;
+  auto token = net::mint_token(opts_.keyring, me, net::wall_now());
+  if (!token) co_return token.status();
+  auto hello = co_await conn->handshake_as_client("node", opts_.name, *token);
   if (!hello) co_return hello.status();
   conn->send(registration());
   auto ack = co_await conn->recv();

@@ -16,12 +16,14 @@
 #include "net/client.hpp"
 #include "net/connection.hpp"
 #include "net/tls.hpp"
+#include "net/token.hpp"
 
 namespace hq::cmd {
 
 struct AgentOptions {
   net::Endpoint controller;
   net::Transport transport;
+  net::Keyring keyring;        // from the cluster secret: node tokens are minted locally
   std::string name;
   std::string spool_dir;
 };

@@ -7,6 +7,7 @@
 
 #include "cmd/agent/agent.hpp"
 #include "cmd/commands.hpp"
+#include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "net/log.hpp"
 
@@ -37,7 +38,8 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
 
 int run_node(const Args& args) {
   CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
-  std::string controller, name, spool, log_file, ca;
+  std::string controller, name, spool, log_file, ca, secret;
+  app.add_option("--secret", secret, "cluster secret (keyring) file (default: HQ_SECRET_FILE, /etc/hq/secret)");
   bool plaintext = false;
   app.add_option("--ca", ca, "cluster CA certificate (default: HQ_CA_FILE, /etc/hq/ca.pem)");
   app.add_flag("--insecure-plaintext", plaintext, "no TLS (debugging only)");
@@ -67,7 +69,12 @@ int run_node(const Args& args) {
     return 1;
   }
   if (transport->plaintext) std::cerr << "hq node: warning: --insecure-plaintext: traffic is NOT encrypted\n";
-  AgentOptions opts{*ep, *transport, name.empty() ? host->hostname : name, spool};
+  auto keyring = load_keyring(find_secret_file(secret));
+  if (!keyring) {
+    std::cerr << "hq node: " << keyring.status().message() << "\n";
+    return 1;
+  }
+  AgentOptions opts{*ep, *transport, *keyring, name.empty() ? host->hostname : name, spool};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

@@ -1,6 +1,8 @@
 #include "cmd/controller/controller.hpp"
 
+#include <algorithm>
 #include <asio/post.hpp>
+#include "cmd/users.hpp"
 #include <cstdlib>
 
 #include "core/hostlist.hpp"
@@ -12,11 +14,28 @@
 
 namespace hq::cmd {
 
-Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal)
-    : io_(io), config_(std::move(config)), journal_(std::move(journal)),
+Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
+                       net::Keyring keyring)
+    : io_(io), config_(std::move(config)), journal_(std::move(journal)), keyring_(std::move(keyring)),
       scheduler_(make_first_fit_scheduler()), state_(make_state(config_)), tick_timer_(io), sched_timer_(io) {}
 
 Time Controller::now() const { return net::wall_now(); }
+
+Result<net::Identity> Controller::authenticate(const pb::Hello& hello) {
+  auto who = net::verify_token(keyring_, hello.token(), now());
+  if (!who) return who;
+  bool node = hello.role() == "node";
+  if (node != (who->role == "node") || (node && who->node != hello.name()))
+    return denied("identity token is not valid for role '" + hello.role() + "'");
+  if (!replay_.first_use(who->nonce, who->expires, now())) return denied("identity token was already used");
+  return who;
+}
+
+bool Controller::may_act_on(const net::Identity& who, const Job& job) const {
+  if (who.uid == 0 || who.uid == job.spec.uid) return true;
+  auto pw = passwd_by_uid(who.uid);
+  return pw && std::find(config_.operators.begin(), config_.operators.end(), pw->name) != config_.operators.end();
+}
 
 Status Controller::recover() {
   auto loaded = journal_->load();
@@ -108,8 +127,14 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   return job;
 }
 
-void Controller::submit(const pb::SubmitRequest& req, std::function<void(Result<JobId>)> reply) {
-  auto job = admit(net::from_pb(req.spec()));
+void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
+                        std::function<void(Result<JobId>)> reply) {
+  JobSpec spec = net::from_pb(req.spec());
+  spec.uid = who.uid;  // who runs the job comes from the verified token, never the request
+  spec.gid = who.gid;
+  spec.groups = who.groups;
+  spec.user = user_name(who.uid);
+  auto job = admit(spec);
   if (!job) return reply(job.status());
   JobId id = job->id;
   record(JobSubmitted{std::move(job).value()}, [reply = std::move(reply), id](const Status&) { reply(id); });
@@ -177,7 +202,7 @@ void Controller::send_kill(const Job& job, const std::string& reason) {
   it->second->send(env);
 }
 
-pb::CancelReply Controller::cancel(const pb::CancelRequest& req) {
+pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Identity& who) {
   pb::CancelReply out;
   for (uint64_t raw : req.job_ids()) {
     auto it = state_.jobs.find(JobId{raw});
@@ -186,6 +211,12 @@ pb::CancelReply Controller::cancel(const pb::CancelRequest& req) {
       continue;
     }
     Job& job = it->second;
+    if (!may_act_on(who, job)) {
+      log::warn("denied: uid " + std::to_string(who.uid) + " may not cancel job " + std::to_string(raw) +
+                " of uid " + std::to_string(job.spec.uid));
+      out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Access/permission denied");
+      continue;
+    }
     if (is_terminal(job.state)) {
       out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Job/step already completing or completed");
       continue;

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "core/cluster_state.hpp"
+#include "core/replay_guard.hpp"
+#include "net/token.hpp"
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
 #include "net/connection.hpp"
@@ -22,7 +24,12 @@ class Controller {
  public:
   using ConnPtr = std::shared_ptr<net::Connection>;
 
-  Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal);
+  Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
+             net::Keyring keyring);
+  // Checks a Hello's token for `role` ("client" needs a user token, "node" a node token
+  // for `name`); each token opens one connection only.
+  Result<net::Identity> authenticate(const pb::Hello& hello);
+  const net::Keyring& keyring() const { return keyring_; }
   // Rebuilds state from the latest snapshot plus the journal after it.
   Status recover();
   void start();
@@ -30,9 +37,9 @@ class Controller {
   const ClusterConfig& config() const { return config_; }
 
   // Client requests. `reply` runs once the outcome is durable.
-  void submit(const pb::SubmitRequest& req, std::function<void(Result<JobId>)> reply);
+  void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<JobId>)> reply);
   pb::QueueReply queue(const pb::QueueRequest& req) const;
-  pb::CancelReply cancel(const pb::CancelRequest& req);
+  pb::CancelReply cancel(const pb::CancelRequest& req, const net::Identity& who);
   pb::NodesReply nodes() const;
 
   // Node agents.
@@ -52,6 +59,7 @@ class Controller {
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   Result<Job> admit(const JobSpec& spec) const;
+  bool may_act_on(const net::Identity& who, const Job& job) const;
   void tick();
   Time now() const;
 
@@ -60,6 +68,8 @@ class Controller {
   std::unique_ptr<store::Journal> journal_;
   std::unique_ptr<Scheduler> scheduler_;
   ClusterState state_;
+  net::Keyring keyring_;
+  ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;

@@ -15,6 +15,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/controller/controller.hpp"
+#include "cmd/auth_service.hpp"
 #include "cmd/keys.hpp"
 #include "net/tls.hpp"
 #include "cmd/paths.hpp"
@@ -24,7 +25,7 @@ namespace hq::cmd {
 namespace {
 
 using ConnPtr = std::shared_ptr<net::Connection>;
-using Handler = std::function<void(Controller&, const ConnPtr&, const pb::Envelope&)>;
+using Handler = std::function<void(Controller&, const ConnPtr&, const pb::Envelope&, const net::Identity&)>;
 
 void reply(const ConnPtr& conn, uint64_t seq, pb::Envelope env) {
   env.set_seq(seq);
@@ -34,9 +35,9 @@ void reply(const ConnPtr& conn, uint64_t seq, pb::Envelope env) {
 const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   static const std::map<pb::Envelope::MsgCase, Handler> table = {
       {pb::Envelope::kSubmit,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          uint64_t seq = m.seq();
-         c.submit(m.submit(), [conn, seq](Result<JobId> id) {
+         c.submit(m.submit(), who, [conn, seq](Result<JobId> id) {
            if (!id) return conn->send(net::error_reply(seq, id.status()));
            pb::Envelope env;
            env.mutable_submit_reply()->set_job_id(id->value);
@@ -44,19 +45,19 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
          });
        }},
       {pb::Envelope::kQueue,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          pb::Envelope env;
          *env.mutable_queue_reply() = c.queue(m.queue());
          reply(conn, m.seq(), std::move(env));
        }},
       {pb::Envelope::kCancel,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          pb::Envelope env;
-         *env.mutable_cancel_reply() = c.cancel(m.cancel());
+         *env.mutable_cancel_reply() = c.cancel(m.cancel(), who);
          reply(conn, m.seq(), std::move(env));
        }},
       {pb::Envelope::kNodes,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m) {
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          pb::Envelope env;
          *env.mutable_nodes_reply() = c.nodes();
          reply(conn, m.seq(), std::move(env));
@@ -69,7 +70,7 @@ void log_close(const ConnPtr& conn, const Status& why) {
   if (why.code() != Code::kUnavailable) log::warn("closed connection from " + conn->peer() + ": " + why.message());
 }
 
-asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn) {
+asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn, net::Identity who) {
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) {
@@ -81,7 +82,7 @@ asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn) {
       conn->send(net::error_reply(msg->seq(), invalid("unexpected message from a client")));
       continue;
     }
-    it->second(ctl, conn, *msg);
+    it->second(ctl, conn, *msg, who);
   }
 }
 
@@ -121,8 +122,14 @@ asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
     log::warn("handshake with " + conn->peer() + " failed: " + hello.status().message());
     co_return;
   }
+  auto who = ctl.authenticate(*hello);
+  if (!who) {
+    log::warn("refused " + hello->role() + " from " + conn->peer() + ": " + who.status().message());
+    conn->send(net::error_reply(0, who.status()));
+    co_return;
+  }
   if (hello->role() == "node") co_await agent_session(ctl, conn);
-  else co_await client_session(ctl, conn);
+  else co_await client_session(ctl, conn, *who);
   conn->close("session ended");
 }
 
@@ -193,8 +200,20 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
     std::cerr << "hq controller: " << journal.status().message() << "\n";
     return 1;
   }
+  auto keyring = load_keyring(config.keys_dir + "/secret");
+  if (!keyring) {
+    std::cerr << "hq controller: " << keyring.status().message() << "\n";
+    return 1;
+  }
   asio::io_context io(1);
-  Controller ctl(io, config, std::move(journal).value());
+  Controller ctl(io, config, std::move(journal).value(), *keyring);
+  std::string auth_path = config.controller.auth_socket.empty() ? config.controller.state_dir + "/auth.sock"
+                                                                : config.controller.auth_socket;
+  AuthService auth(io, auth_path, [&ctl]() -> const net::Keyring& { return ctl.keyring(); });
+  if (Status s = auth.start(); !s) {
+    std::cerr << "hq controller: " << s.message() << "\n";
+    return 1;
+  }
   if (Status s = ctl.recover(); !s) {
     std::cerr << "hq controller: cannot recover state: " << s.message() << "\n";
     return 1;
@@ -225,6 +244,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   signals.async_wait([&](const asio::error_code&, int sig) {
     log::info("signal " + std::to_string(sig) + ": shutting down");
     acceptor.close();
+    auth.stop();
     ctl.shutdown();
     io.stop();
   });

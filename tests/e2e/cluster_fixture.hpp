@@ -78,6 +78,8 @@ class LocalCluster {
     setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
     setenv("HQ_HOME", (dir_.path() + "/home").c_str(), 1);
     setenv("HQ_CA_FILE", (dir_.path() + "/keys/ca.pem").c_str(), 1);
+    setenv("HQ_SECRET_FILE", (dir_.path() + "/keys/secret").c_str(), 1);
+    setenv("HQ_AUTH_SOCKET", (dir_.path() + "/state/auth.sock").c_str(), 1);
     unsetenv("HQ_INSECURE_PLAINTEXT");
     keys_ok_ = sh(std::string(HQ_BINARY) + " keygen " + dir_.path() + "/keys e2e").rc == 0;
     start_controller();

@@ -4,7 +4,9 @@
 #include <map>
 
 #include "cluster_fixture.hpp"
+#include "net/client.hpp"
 #include "net/clock.hpp"
+#include "net/token.hpp"
 
 using namespace hq::test;
 
@@ -182,4 +184,72 @@ TEST_CASE("e2e: a silent node goes DOWN, its job ends NODE_FAIL, and it returns 
   CHECK(wait_until([&] { return kill(job_pid, 0) != 0; }, 10));  // the controller had ended it: killed
   std::string after = c.submit("--wrap true");
   CHECK(c.wait_state(after, "COMPLETED", 10));
+}
+
+namespace {
+// Connects with an explicit token; returns the first call's outcome (pipelined handshake).
+hq::Status try_token(const std::string& dir, const std::string& token) {
+  auto ep = hq::net::parse_endpoint(getenv("HQ_CONTROLLER"));
+  hq::net::Transport t{false, slurp(dir + "/keys/ca.pem"), "", token};
+  auto c = hq::net::RpcClient::connect(*ep, t, "client", 5, /*pipelined=*/true);
+  if (!c) return c.status();
+  hq::pb::Envelope q;
+  q.mutable_queue();
+  auto r = (*c)->call(q, 5);
+  return r ? hq::Status::ok() : r.status();
+}
+}  // namespace
+
+TEST_CASE("e2e: forged, expired, wrongly signed and replayed tokens are refused") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  auto ring = hq::net::parse_keyring(slurp(c.dir() + "/keys/secret"), "secret");
+  REQUIRE(ring.is_ok());
+  hq::Time now = hq::net::wall_now();
+  hq::net::Identity me;
+  auto good = hq::net::mint_token(*ring, me, now);
+  CHECK(try_token(c.dir(), *good).is_ok());
+  auto replay = try_token(c.dir(), *good);
+  CHECK(replay.message().find("already used") != std::string::npos);
+  auto other = hq::net::parse_keyring("1 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "x");
+  CHECK(try_token(c.dir(), *hq::net::mint_token(*other, me, now)).message().find("signature is wrong") != std::string::npos);
+  CHECK(try_token(c.dir(), *hq::net::mint_token(*ring, me, now - 600)).message().find("expired") != std::string::npos);
+  hq::net::Identity node;
+  node.role = "node";
+  node.node = "e1";
+  CHECK(try_token(c.dir(), *hq::net::mint_token(*ring, node, now)).message().find("not valid for role") != std::string::npos);
+  CHECK(try_token(c.dir(), "").message().find("no identity token") != std::string::npos);
+  CHECK(slurp(c.dir() + "/controller.log").find("refused client") != std::string::npos);
+  std::string id = c.submit("--wrap true");  // normal clients are unaffected
+  CHECK(c.wait_state(id, "COMPLETED", 10));
+}
+
+TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
+  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+    MESSAGE("skipped: needs root and setpriv to act as two users");
+    return;
+  }
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string shared = c.dir() + "/shared";
+  REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+  auto as = [&](int uid, const std::string& args) {
+    return sh("cd " + shared + " && setpriv --reuid=" + std::to_string(uid) + " --regid=" + std::to_string(uid) +
+              " --clear-groups " HQ_BINARY " " + args);
+  };
+  auto sub = as(65534, "submit --parsable --hold --wrap true");
+  REQUIRE(sub.rc == 0);
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  auto denied = as(65533, "cancel " + id);
+  INFO("submit said: " << sub.out << " cancel said: " << denied.out);
+  CHECK(denied.rc == 1);
+  CHECK(denied.out.find("Access/permission denied") != std::string::npos);
+  CHECK(c.state(id) == "PENDING");
+  CHECK(slurp(c.dir() + "/controller.log").find("denied: uid 65533 may not cancel job " + id) != std::string::npos);
+  CHECK(as(65534, "cancel " + id).rc == 0);  // the owner may
+  CHECK(c.wait_state(id, "CANCELLED", 5));
+  auto second = as(65534, "submit --parsable --hold --wrap true");
+  std::string id2 = second.out.substr(0, second.out.find('\n'));
+  CHECK(c.hq("cancel " + id2).rc == 0);      // root may
+  CHECK(c.wait_state(id2, "CANCELLED", 5));
 }

@@ -1,0 +1,115 @@
+#include "cmd/auth_service.hpp"
+
+#include <asio/write.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "net/clock.hpp"
+#include "net/frame.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+
+std::vector<uint32_t> process_groups(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  std::vector<uint32_t> groups;
+  while (std::getline(in, line)) {
+    if (line.rfind("Groups:", 0) != 0) continue;
+    std::istringstream words(line.substr(7));
+    for (uint32_t g; words >> g;) groups.push_back(g);
+  }
+  return groups;
+}
+
+AuthService::AuthService(asio::io_context& io, std::string path, KeyringFn keyring)
+    : io_(io), path_(std::move(path)), keyring_(std::move(keyring)), acceptor_(io) {}
+
+Status AuthService::start() {
+  ::unlink(path_.c_str());
+  try {
+    asio::local::stream_protocol::endpoint ep(path_);
+    acceptor_.open(ep.protocol());
+    acceptor_.bind(ep);
+    acceptor_.listen(256);
+  } catch (const std::exception& e) {
+    return io_error("cannot listen on token socket " + path_ + ": " + e.what());
+  }
+  chmod(path_.c_str(), 0666);  // every local user may ask; the kernel says who they are
+  accept_next();
+  return Status::ok();
+}
+
+void AuthService::stop() {
+  asio::error_code ec;
+  acceptor_.close(ec);
+  ::unlink(path_.c_str());
+}
+
+void AuthService::accept_next() {
+  acceptor_.async_accept([this](const asio::error_code& ec, asio::local::stream_protocol::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) serve(socket);
+    accept_next();
+  });
+}
+
+// Answers at once with one frame holding the token, then closes: nothing is read from the
+// peer, so a slow or hostile peer cannot stall the loop (the write is one small frame).
+void AuthService::serve(asio::local::stream_protocol::socket& socket) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
+  net::Identity who;
+  who.uid = cred.uid;
+  who.gid = cred.gid;
+  who.groups = process_groups(cred.pid);
+  auto token = net::mint_token(keyring_(), who, net::wall_now());
+  if (!token) {
+    log::error("token service: " + token.status().message());
+    return;
+  }
+  std::string frame = net::encode_frame(*token);
+  asio::error_code ec;
+  socket.non_blocking(false, ec);
+  asio::write(socket, asio::buffer(frame), ec);
+}
+
+Result<std::string> fetch_token(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return io_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    close(fd);
+    return invalid("token socket path too long: " + path);
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    int err = errno;
+    close(fd);
+    return unavailable("cannot reach the token service at " + path + ": " + std::strerror(err));
+  }
+  net::FrameDecoder decoder(4096);
+  char buf[4096];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    decoder.feed(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  auto frame = decoder.next();
+  if (!frame || !frame->has_value()) return unavailable("the token service at " + path + " gave no token");
+  return **frame;
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,48 @@
+#include "cmd/users.hpp"
+
+#include <fstream>
+#include <functional>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::optional<PasswdEntry> find_entry(const std::string& file, const std::function<bool(const PasswdEntry&)>& match) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    size_t start = 0;
+    for (size_t i = 0; i <= line.size(); ++i) {
+      if (i == line.size() || line[i] == ':') {
+        f.push_back(line.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    if (f.size() < 7) continue;  // malformed line: skip it, never fail
+    auto uid = parse_int(f[2], 0, UINT32_MAX), gid = parse_int(f[3], 0, UINT32_MAX);
+    if (!uid || !gid) continue;
+    PasswdEntry e{f[0], static_cast<uid_t>(*uid), static_cast<gid_t>(*gid), f[5]};
+    if (match(e)) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PasswdEntry> passwd_by_uid(uid_t uid, const std::string& file) {
+  return find_entry(file, [uid](const PasswdEntry& e) { return e.uid == uid; });
+}
+
+std::optional<PasswdEntry> passwd_by_name(const std::string& name, const std::string& file) {
+  return find_entry(file, [&name](const PasswdEntry& e) { return e.name == name; });
+}
+
+std::string user_name(uid_t uid) {
+  auto e = passwd_by_uid(uid);
+  return e ? e->name : std::to_string(uid);
+}
+
+}  // namespace hq::cmd

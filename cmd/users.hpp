@@ -1,0 +1,24 @@
+// User names from /etc/passwd, read directly. The static binary must not call
+// getpwuid()/getpwnam(): for a uid that is not in /etc/passwd, glibc then dlopen()s
+// further NSS modules (e.g. libnss_systemd), which crashes a static program. Users known
+// only to LDAP/SSSD therefore show as their uid number. Thread-safe (no shared state).
+#pragma once
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace hq::cmd {
+
+struct PasswdEntry {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string home;
+};
+
+std::optional<PasswdEntry> passwd_by_uid(uid_t uid, const std::string& file = "/etc/passwd");
+std::optional<PasswdEntry> passwd_by_name(const std::string& name, const std::string& file = "/etc/passwd");
+// The name for `uid`, or the uid as a decimal string.
+std::string user_name(uid_t uid);
+
+}  // namespace hq::cmd

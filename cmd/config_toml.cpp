@@ -126,7 +126,8 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "controller", s);
     if (!t) return s;
-    s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout", "heartbeat_interval", "kill_wait",
+    s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout",
+                        "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
                         "min_job_age", "snapshot_every"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
@@ -135,6 +136,12 @@ class Loader {
     if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);
     if (s) s = get_duration(*t, "handshake_timeout", c.handshake_timeout);
+    if (s) s = get_duration(*t, "client_idle_timeout", c.client_idle_timeout);
+    int64_t max_conn = c.max_connections, max_peer = c.max_connections_per_peer;
+    if (s) s = get_int(*t, "max_connections", 1, 1000000, max_conn);
+    if (s) s = get_int(*t, "max_connections_per_peer", 1, 1000000, max_peer);
+    c.max_connections = static_cast<int32_t>(max_conn);
+    c.max_connections_per_peer = static_cast<int32_t>(max_peer);
     if (s) s = get_duration(*t, "heartbeat_interval", c.heartbeat_interval);
     if (s) s = get_duration(*t, "kill_wait", c.kill_wait);
     if (s) s = get_duration(*t, "min_job_age", c.min_job_age);

@@ -41,6 +41,9 @@ struct ClusterConfig {
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this
+  Duration client_idle_timeout = 300;  // a client connection silent this long is closed
+  int32_t max_connections = 20000;     // all connections at once (agents included)
+  int32_t max_connections_per_peer = 1024;  // from one address
   Duration heartbeat_interval = 30;
   Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
   Duration min_job_age = 300;          // finished jobs stay visible this long

@@ -6,6 +6,7 @@
 #include <asio/redirect_error.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "cmd/keys.hpp"
 #include "net/tls.hpp"
 #include "cmd/paths.hpp"
+#include "net/clock.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -70,9 +72,32 @@ void log_close(const ConnPtr& conn, const Status& why) {
   if (why.code() != Code::kUnavailable) log::warn("closed connection from " + conn->peer() + ": " + why.message());
 }
 
+// Closes `conn` when no message arrived for `idle_s`; touch() on every message.
+class IdleTimer {
+ public:
+  IdleTimer(asio::any_io_executor ex, ConnPtr conn, Duration idle_s)
+      : timer_(std::make_shared<asio::steady_timer>(ex)), conn_(std::move(conn)), idle_s_(idle_s) {
+    touch();
+  }
+  ~IdleTimer() { timer_->cancel(); }
+  void touch() {
+    timer_->expires_after(std::chrono::seconds(idle_s_));
+    timer_->async_wait([weak = std::weak_ptr<net::Connection>(conn_), idle = idle_s_](const asio::error_code& ec) {
+      if (auto c = weak.lock(); c && !ec) c->close("idle for " + std::to_string(idle) + " s");
+    });
+  }
+
+ private:
+  std::shared_ptr<asio::steady_timer> timer_;
+  ConnPtr conn_;
+  Duration idle_s_;
+};
+
 asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn, net::Identity who) {
+  IdleTimer idle(co_await asio::this_coro::executor, conn, ctl.config().client_idle_timeout);
   while (true) {
     auto msg = co_await conn->recv();
+    idle.touch();
     if (!msg) {
       log_close(conn, msg.status());
       break;
@@ -133,9 +158,17 @@ asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
   conn->close("session ended");
 }
 
+// Connections at once, in total and per peer address (flood protection).
+struct ConnectionCounts {
+  int total = 0;
+  std::map<std::string, int> per_peer;
+  double last_refusal_log = 0;
+};
+
 asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
                                   std::shared_ptr<net::TlsContext> tls) {
   auto ex = co_await asio::this_coro::executor;
+  auto counts = std::make_shared<ConnectionCounts>();
   while (acceptor.is_open()) {
     asio::error_code ec;
     asio::ip::tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
@@ -144,9 +177,27 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
       log::warn("accept failed: " + ec.message());
       continue;
     }
+    asio::error_code pec;
+    std::string peer = socket.remote_endpoint(pec).address().to_string();
+    const ClusterConfig& cfg = ctl.config();
+    if (counts->total >= cfg.max_connections || counts->per_peer[peer] >= cfg.max_connections_per_peer) {
+      double now = net::mono_seconds();
+      if (now - counts->last_refusal_log > 5) {  // a flood must not flood the log too
+        log::warn("refusing connections from " + peer + ": " + std::to_string(counts->per_peer[peer]) + " open from it, " +
+                  std::to_string(counts->total) + " in total (limits " + std::to_string(cfg.max_connections_per_peer) +
+                  "/" + std::to_string(cfg.max_connections) + ")");
+        counts->last_refusal_log = now;
+      }
+      socket.close(pec);
+      continue;
+    }
+    ++counts->total;
+    ++counts->per_peer[peer];
     auto stream = tls ? net::make_tls_stream(std::move(socket), tls) : net::make_tcp_stream(std::move(socket));
     auto conn = std::make_shared<net::Connection>(ex, std::move(stream));
-    asio::co_spawn(ex, session(ctl, conn), [conn](std::exception_ptr e) {
+    asio::co_spawn(ex, session(ctl, conn), [conn, counts, peer](std::exception_ptr e) {
+      --counts->total;
+      if (--counts->per_peer[peer] == 0) counts->per_peer.erase(peer);
       if (!e) return;
       try { std::rethrow_exception(e); } catch (const std::exception& ex) {
         log::error("session with " + conn->peer() + " failed: " + ex.what());

@@ -67,12 +67,14 @@ inline std::string slurp(const std::string& path) {
 
 class LocalCluster {
  public:
-  explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20) : nodes_(nodes), port_(free_port()) {
+  // `extra` is appended to the [controller] section (e.g. limits for one test).
+  explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20, const std::string& extra = "")
+      : nodes_(nodes), port_(free_port()) {
     std::ofstream(dir_.path() + "/config.toml")
         << "[cluster]\nname = \"e2e\"\nkeys_dir = \"" << dir_.path() << "/keys\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
         << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"" << node_timeout_s
         << "s\"\nheartbeat_interval = \"1s\"\n"
-        << "kill_wait = \"1s\"\nsnapshot_every = 100\nhandshake_timeout = \"2s\"\n"
+        << "kill_wait = \"1s\"\nsnapshot_every = 100\nhandshake_timeout = \"2s\"\n" << extra
         << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n"
         << "[[partition]]\nname = \"debug\"\nnodes = \"e[1-" << nodes << "]\"\ndefault = true\nmax_time = \"1h\"\n";
     setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);

@@ -253,3 +253,47 @@ TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
   CHECK(c.hq("cancel " + id2).rc == 0);      // root may
   CHECK(c.wait_state(id2, "CANCELLED", 5));
 }
+
+namespace {
+int raw_connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? fd : -1;
+}
+}  // namespace
+
+TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropped") {
+  LocalCluster c(1, 2, 20, "max_connections_per_peer = 4\nclient_idle_timeout = \"2s\"\n");
+  REQUIRE(c.ready());  // the agent holds one of the 4
+  int port = std::stoi(std::string(getenv("HQ_CONTROLLER")).substr(10));
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(raw_connect(port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  int extra = raw_connect(port);
+  char buf[16];
+  double t0 = hq::net::mono_seconds();
+  CHECK(read(extra, buf, sizeof buf) == 0);  // refused at once: closed without a word
+  CHECK(hq::net::mono_seconds() - t0 < 1);
+  close(extra);
+  CHECK(c.hq("queue").rc != 0);              // the cap holds for everyone from this address
+  // The silent peers never finish a handshake: dropped after handshake_timeout (2 s).
+  CHECK(wait_until([&] { return c.hq("queue").rc == 0; }, 8));
+  for (int fd : silent) close(fd);
+  CHECK(slurp(c.dir() + "/controller.log").find("refusing connections from 127.0.0.1") != std::string::npos);
+
+  auto ring = hq::net::parse_keyring(slurp(c.dir() + "/keys/secret"), "secret");
+  hq::net::Transport t{false, slurp(c.dir() + "/keys/ca.pem"), "", *hq::net::mint_token(*ring, {}, hq::net::wall_now())};
+  auto idle = hq::net::RpcClient::connect(*hq::net::parse_endpoint(getenv("HQ_CONTROLLER")), t, "client", 5);
+  REQUIRE(idle.is_ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  hq::pb::Envelope q;
+  q.mutable_queue();
+  CHECK(!(*idle)->call(q, 5).is_ok());       // closed after client_idle_timeout
+  std::string id = c.submit("--wrap true");  // the agent (heartbeats) and new clients are fine
+  CHECK(c.wait_state(id, "COMPLETED", 10));
+}

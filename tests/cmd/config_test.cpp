@@ -58,3 +58,11 @@ TEST_CASE("config: the shipped example is valid") {
   auto c = hq::cmd::load_config_file(std::string(HQ_SOURCE_DIR) + "/config.example.toml");
   CHECK_MESSAGE(c.is_ok(), c.status().message());
 }
+
+TEST_CASE("config: non-ASCII and control characters are refused with file:line (toml++ UB guard)") {
+  CHECK(error_of("\xc2\xa5\x07\x07").find("test.toml:1: non-ASCII character") == 0);  // the fuzzer's find
+  CHECK(error_of("name = 1\x07\n").find("test.toml:1: control character") == 0);
+  CHECK(error_of("[cluster]\nname = \"3\xd0\x8c\xdd\xd3\"\n").find("test.toml:2: non-ASCII") == 0);
+  CHECK(error_of("# caf\xc3\xa9\n").find("test.toml:1: non-ASCII") == 0);
+  CHECK(error_of("[cluster]\r\nname = \"x\"\t# tab and CRLF are fine\r\n") == "");
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Writes seed frames for fuzz_frame: valid length-prefixed Envelopes (hand-encoded
+protobuf, no protobuf module needed) plus truncated and oversized headers."""
+import os, struct, sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+
+def varint(n):
+    b = b""
+    while True:
+        if n < 0x80:
+            return b + bytes([n])
+        b += bytes([(n & 0x7F) | 0x80])
+        n >>= 7
+
+def field(num, wire, payload):
+    key = varint(num << 3 | wire)
+    return key + (varint(len(payload)) + payload if wire == 2 else payload)
+
+def frame(msg):
+    return struct.pack(">I", len(msg)) + msg
+
+hello = field(2, 2, field(1, 0, varint(1)) + field(2, 0, varint(1)) + field(3, 2, b"client"))
+spec = field(1, 2, b"job") + field(2, 2, b"#!/bin/sh\ntrue\n") + field(13, 0, varint(1)) + field(16, 0, varint(1)) + field(19, 0, varint(1))
+submit = field(1, 0, varint(7)) + field(10, 2, field(1, 2, spec))
+ended = field(34, 2, field(1, 0, varint(3)) + field(2, 2, b"COMPLETED"))
+seeds = {
+    "hello": frame(hello),
+    "submit": frame(hello) + frame(submit),
+    "ended": frame(ended),
+    "truncated": frame(submit)[:9],
+    "oversized": struct.pack(">I", 0x7FFFFFFF) + b"x",
+}
+for name, data in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 #include "cmd/paths.hpp"
+#include "core/units.hpp"
 #include "net/pki.hpp"
 
 namespace hq::cmd {
@@ -76,6 +78,53 @@ Result<net::Keyring> load_keyring(const std::string& path) {
   return net::parse_keyring(text, path);
 }
 
+Status write_keyring_atomic(const std::string& path, const net::Keyring& ring) {
+  std::string tmp = path + ".new";
+  ::unlink(tmp.c_str());
+  if (Status s = write_new(tmp, net::format_keyring(ring), 0600); !s) return s;
+  if (rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot replace " + path + ": " + std::strerror(errno));
+  return Status::ok();
+}
+
+Result<uint32_t> rotate_keyring(const std::string& path) {
+  auto ring = load_keyring(path);
+  if (!ring) return ring.status();
+  auto key = net::random_hex(32);
+  if (!key) return key.status();
+  auto parsed = net::parse_keyring("1 " + *key, "new key");
+  uint32_t id = ring->signing_id() + 1;
+  ring->keys[id] = parsed->keys.at(1);
+  if (Status s = write_keyring_atomic(path, *ring); !s) return s;
+  return id;
+}
+
+Status retire_key(const std::string& path, uint32_t id) {
+  auto ring = load_keyring(path);
+  if (!ring) return ring.status();
+  if (!ring->keys.count(id)) return not_found("key " + std::to_string(id) + " is not in " + path);
+  if (ring->keys.size() == 1) return invalid("key " + std::to_string(id) + " is the only key; rotate first");
+  ring->keys.erase(id);
+  return write_keyring_atomic(path, *ring);
+}
+
+Status KeyringWatcher::load() {
+  std::string msg = refresh();
+  return ring_.keys.empty() ? Status(Code::kNotFound, msg) : Status::ok();
+}
+
+std::string KeyringWatcher::refresh() {
+  struct stat st {};
+  if (stat(path_.c_str(), &st) != 0) return ring_.keys.empty() ? "cannot read the cluster secret " + path_ : "";
+  int64_t stamp = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec + st.st_size;
+  if (stamp == stamp_) return "";
+  auto ring = load_keyring(path_);
+  if (!ring) return "keeping the previous keys: " + ring.status().message();
+  stamp_ = stamp;
+  ring_ = std::move(ring).value();
+  return "loaded keyring " + path_ + " (signing key " + std::to_string(ring_.signing_id()) + ", " +
+         std::to_string(ring_.keys.size()) + " keys)";
+}
+
 std::string find_secret_file(const std::string& flag_value) {
   if (!flag_value.empty()) return flag_value;
   if (const char* env = std::getenv("HQ_SECRET_FILE"); env && *env) return env;
@@ -86,8 +135,24 @@ std::string find_secret_file(const std::string& flag_value) {
 
 int run_keygen_command(const std::vector<std::string>& args) {
   if (args.size() < 2 || args[1] == "-h" || args[1] == "--help") {
-    std::cerr << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n";
+    std::cerr << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n"
+                 "       hq keygen DIR --rotate         (adds a signing key to DIR/secret; old keys still verify)\n"
+                 "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n";
     return args.size() < 2 ? 2 : 0;
+  }
+  if (args.size() >= 3 && args[2] == "--rotate") {
+    auto id = rotate_keyring(args[1] + "/secret");
+    if (!id) return std::cerr << "hq keygen: " << id.status().message() << "\n", 1;
+    std::cout << "added key " << *id << " to " << args[1] << "/secret; it signs from now on. Copy the file to every "
+              << "node, then retire the old key with --retire\n";
+    return 0;
+  }
+  if (args.size() >= 4 && args[2] == "--retire") {
+    auto id = parse_int(args[3], 1, 1000000);
+    Status s = id ? retire_key(args[1] + "/secret", static_cast<uint32_t>(*id)) : invalid("bad key id " + args[3]);
+    if (!s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
+    std::cout << "retired key " << args[3] << " from " << args[1] << "/secret\n";
+    return 0;
   }
   Status s = keygen(args[1], args.size() > 2 ? args[2] : "hq");
   if (!s) {

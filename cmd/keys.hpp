@@ -21,6 +21,26 @@ Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, 
 int run_keygen_command(const std::vector<std::string>& args);
 
 Result<net::Keyring> load_keyring(const std::string& path);
+// Adds a fresh key with the next id (it signs from now on); older keys still verify.
+Result<uint32_t> rotate_keyring(const std::string& path);
+// Removes key `id`; tokens it signed stop verifying. The last key cannot be removed.
+Status retire_key(const std::string& path, uint32_t id);
+
+// A keyring file reloaded when it changes (mtime/size), so a rotation needs no restart.
+// A file that fails to parse keeps the previous keys (and says why). One thread.
+class KeyringWatcher {
+ public:
+  explicit KeyringWatcher(std::string path) : path_(std::move(path)) {}
+  Status load();
+  // Reloads if the file changed; returns a message when it did (or failed to).
+  std::string refresh();
+  const net::Keyring& keys() const { return ring_; }
+
+ private:
+  std::string path_;
+  net::Keyring ring_;
+  int64_t stamp_ = -1;
+};
 // --secret, else HQ_SECRET_FILE, else the running local cluster's, else /etc/hq/secret.
 std::string find_secret_file(const std::string& flag_value);
 

@@ -25,7 +25,7 @@ void log_exceptions(std::exception_ptr e) {
 }  // namespace
 
 Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host)
-    : io_(io), opts_(std::move(opts)), host_(std::move(host)), sigchld_(io, SIGCHLD) {}
+    : io_(io), opts_(std::move(opts)), host_(std::move(host)), keys_(opts_.secret_file), sigchld_(io, SIGCHLD) {}
 
 void Agent::start() {
   wait_children();
@@ -93,7 +93,8 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   net::Identity me;
   me.role = "node";
   me.node = opts_.name;
-  auto token = net::mint_token(opts_.keyring, me, net::wall_now());
+  if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);  // picks up a rotation
+  auto token = net::mint_token(keys_.keys(), me, net::wall_now());
   if (!token) co_return token.status();
   auto hello = co_await conn->handshake_as_client("node", opts_.name, *token);
   if (!hello) co_return hello.status();

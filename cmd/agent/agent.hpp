@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cmd/agent/probe.hpp"
+#include "cmd/keys.hpp"
 #include "core/job.hpp"
 #include "hq.pb.h"
 #include "net/client.hpp"
@@ -23,7 +24,7 @@ namespace hq::cmd {
 struct AgentOptions {
   net::Endpoint controller;
   net::Transport transport;
-  net::Keyring keyring;        // from the cluster secret: node tokens are minted locally
+  std::string secret_file;     // the cluster keyring: node tokens are minted locally
   std::string name;
   std::string spool_dir;
 };
@@ -62,6 +63,7 @@ class Agent {
   HostInfo host_;
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;
+  KeyringWatcher keys_;
   std::map<uint64_t, RunningJob> running_;
   std::map<uint64_t, pb::JobEnded> unacked_;
   std::map<pid_t, uint64_t> pids_;

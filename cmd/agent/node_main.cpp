@@ -69,12 +69,12 @@ int run_node(const Args& args) {
     return 1;
   }
   if (transport->plaintext) std::cerr << "hq node: warning: --insecure-plaintext: traffic is NOT encrypted\n";
-  auto keyring = load_keyring(find_secret_file(secret));
-  if (!keyring) {
+  std::string secret_file = find_secret_file(secret);
+  if (auto keyring = load_keyring(secret_file); !keyring) {
     std::cerr << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
-  AgentOptions opts{*ep, *transport, *keyring, name.empty() ? host->hostname : name, spool};
+  AgentOptions opts{*ep, *transport, secret_file, name.empty() ? host->hostname : name, spool};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

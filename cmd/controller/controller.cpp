@@ -15,14 +15,14 @@
 namespace hq::cmd {
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
-                       net::Keyring keyring)
-    : io_(io), config_(std::move(config)), journal_(std::move(journal)), keyring_(std::move(keyring)),
-      scheduler_(make_first_fit_scheduler()), state_(make_state(config_)), tick_timer_(io), sched_timer_(io) {}
+                       std::string secret_path)
+    : io_(io), config_(std::move(config)), journal_(std::move(journal)), scheduler_(make_first_fit_scheduler()),
+      state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io) {}
 
 Time Controller::now() const { return net::wall_now(); }
 
 Result<net::Identity> Controller::authenticate(const pb::Hello& hello) {
-  auto who = net::verify_token(keyring_, hello.token(), now());
+  auto who = net::verify_token(keys_.keys(), hello.token(), now());
   if (!who) return who;
   bool node = hello.role() == "node";
   if (node != (who->role == "node") || (node && who->node != hello.name()))
@@ -72,6 +72,7 @@ void Controller::shutdown() {
 }
 
 void Controller::tick() {
+  if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);
   check_nodes();
   check_time_limits();
   purge_finished(state_, now() - config_.min_job_age);

@@ -16,6 +16,7 @@
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
 #include "net/connection.hpp"
+#include "cmd/keys.hpp"
 #include "store/journal.hpp"
 
 namespace hq::cmd {
@@ -24,12 +25,14 @@ class Controller {
  public:
   using ConnPtr = std::shared_ptr<net::Connection>;
 
+  // `secret_path`: the keyring file, reloaded when it changes (key rotation).
   Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
-             net::Keyring keyring);
+             std::string secret_path);
   // Checks a Hello's token for `role` ("client" needs a user token, "node" a node token
   // for `name`); each token opens one connection only.
   Result<net::Identity> authenticate(const pb::Hello& hello);
-  const net::Keyring& keyring() const { return keyring_; }
+  const net::Keyring& keyring() const { return keys_.keys(); }
+  Status load_keys() { return keys_.load(); }
   // Rebuilds state from the latest snapshot plus the journal after it.
   Status recover();
   void start();
@@ -68,7 +71,7 @@ class Controller {
   std::unique_ptr<store::Journal> journal_;
   std::unique_ptr<Scheduler> scheduler_;
   ClusterState state_;
-  net::Keyring keyring_;
+  KeyringWatcher keys_;
   ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;
   asio::steady_timer tick_timer_;

@@ -251,13 +251,12 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
     std::cerr << "hq controller: " << journal.status().message() << "\n";
     return 1;
   }
-  auto keyring = load_keyring(config.keys_dir + "/secret");
-  if (!keyring) {
-    std::cerr << "hq controller: " << keyring.status().message() << "\n";
+  asio::io_context io(1);
+  Controller ctl(io, config, std::move(journal).value(), config.keys_dir + "/secret");
+  if (Status s = ctl.load_keys(); !s) {
+    std::cerr << "hq controller: " << s.message() << "\n";
     return 1;
   }
-  asio::io_context io(1);
-  Controller ctl(io, config, std::move(journal).value(), *keyring);
   std::string auth_path = config.controller.auth_socket.empty() ? config.controller.state_dir + "/auth.sock"
                                                                 : config.controller.auth_socket;
   AuthService auth(io, auth_path, [&ctl]() -> const net::Keyring& { return ctl.keyring(); });

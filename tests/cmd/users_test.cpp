@@ -26,3 +26,26 @@ TEST_CASE("users: /etc/passwd is read directly; malformed lines are skipped") {
   CHECK(user_name(0) == "root");
   CHECK(user_name(4294967290u) == "4294967290");  // unknown: the number, and no crash
 }
+
+#include "cmd/keys.hpp"
+
+TEST_CASE("keyring files: rotate adds a signing key, retire removes one, the watcher reloads") {
+  hq::test::TempDir dir;
+  REQUIRE(hq::cmd::keygen(dir.path(), "t").is_ok());
+  std::string secret = dir.path() + "/secret";
+  hq::cmd::KeyringWatcher watcher(secret);
+  REQUIRE(watcher.load().is_ok());
+  CHECK(watcher.keys().signing_id() == 1);
+  auto id = hq::cmd::rotate_keyring(secret);
+  REQUIRE(id.is_ok());
+  CHECK(*id == 2);
+  CHECK(watcher.refresh().find("signing key 2, 2 keys") != std::string::npos);
+  CHECK(watcher.refresh().empty());  // unchanged: nothing to do
+  CHECK(hq::cmd::retire_key(secret, 1).is_ok());
+  CHECK(watcher.refresh().find("1 keys") != std::string::npos);
+  CHECK(!hq::cmd::retire_key(secret, 2).is_ok());  // the last key stays
+  CHECK(!hq::cmd::retire_key(secret, 7).is_ok());
+  std::ofstream(secret) << "garbage\n";
+  CHECK(watcher.refresh().find("keeping the previous keys") == 0);
+  CHECK(watcher.keys().signing_id() == 2);
+}

@@ -297,3 +297,33 @@ TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropp
   std::string id = c.submit("--wrap true");  // the agent (heartbeats) and new clients are fine
   CHECK(c.wait_state(id, "COMPLETED", 10));
 }
+
+TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string keys = c.dir() + "/keys";
+  auto old_ring = *hq::net::parse_keyring(slurp(keys + "/secret"), "secret");
+  std::string running = c.submit("--wrap 'sleep 4; echo once >> rot.out'");
+  REQUIRE(c.wait_state(running, "RUNNING", 10));
+
+  REQUIRE(c.hq("keygen " + keys + " --rotate").rc == 0);
+  CHECK(wait_until([&] { return slurp(c.dir() + "/controller.log").find("signing key 2") != std::string::npos; }, 5));
+  std::string during = c.submit("--wrap true");  // tokens from the service now use key 2
+  CHECK(c.wait_state(during, "COMPLETED", 10));
+  CHECK(try_token(c.dir(), *hq::net::mint_token(old_ring, {}, hq::net::wall_now())).is_ok());  // key 1 still verifies
+
+  c.kill9_controller();  // agents reconnect: their new node tokens are signed with key 2
+  c.start_controller();
+  CHECK(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  CHECK(slurp(c.dir() + "/e1.log").find("signing key 2") != std::string::npos);
+
+  REQUIRE(c.hq("keygen " + keys + " --retire 1").rc == 0);
+  CHECK(wait_until([&] {
+    return try_token(c.dir(), *hq::net::mint_token(old_ring, {}, hq::net::wall_now())).message().find("retired key 1") !=
+           std::string::npos;
+  }, 5));
+  std::string after = c.submit("--wrap true");
+  CHECK(c.wait_state(after, "COMPLETED", 10));
+  CHECK(c.wait_state(running, "COMPLETED", 20));
+  CHECK(slurp(c.dir() + "/rot.out") == "once\n");
+}

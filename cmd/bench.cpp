@@ -42,7 +42,7 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
   c.dir = tmpl;
   int declared = std::max(nodes, 1);
   std::ofstream(c.dir + "/config.toml")
-      << "[cluster]\nname = \"bench\"\nkeys_dir = \"" << c.dir << "/keys\"\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
+      << "[cluster]\nname = \"bench\"\nkeys_dir = \"" << c.dir << "/keys\"\nallow_root_jobs = true\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
       << "/state\"\nmin_job_age = \"1h\"\nsnapshot_every = 100000\n"
       << "[[node]]\nnames = \"b[1-" << declared << "]\"\ncpus = " << cpus << "\nmemory = \"64G\"\n"
       << "[[partition]]\nname = \"bench\"\nnodes = \"b[1-" << declared << "]\"\ndefault = true\n";

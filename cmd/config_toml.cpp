@@ -116,7 +116,10 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "cluster", s);
     if (!t) return s;
-    if (s = check_keys(*t, {"name", "keys_dir", "operators"}, "[cluster]"); !s) return s;
+    if (s = check_keys(*t, {"name", "keys_dir", "operators", "allow_root_jobs", "private_jobs"}, "[cluster]"); !s)
+      return s;
+    if (s = get_bool(*t, "allow_root_jobs", c.allow_root_jobs); !s) return s;
+    if (s = get_bool(*t, "private_jobs", c.private_jobs); !s) return s;
     if (s = get_strings(*t, "operators", c.operators); !s) return s;
     if (s = get_string(*t, "keys_dir", c.keys_dir); !s) return s;
     return get_string(*t, "name", c.name);

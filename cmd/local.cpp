@@ -20,7 +20,8 @@ namespace {
 std::string local_config(int nodes, int cpus, const std::string& dir) {
   std::ostringstream c;
   c << "# Written by `hq local start`: a single-host cluster.\n"
-    << "[cluster]\nname = \"local\"\nkeys_dir = \"" << dir << "/keys\"\n\n"
+    << "[cluster]\nname = \"local\"\nkeys_dir = \"" << dir << "/keys\"\n"
+    << "allow_root_jobs = true   # a personal cluster: whoever runs it may run jobs as themselves\n\n"
     << "[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << dir << "/state\"\n"
     << "node_timeout = \"30s\"\nheartbeat_interval = \"5s\"\nkill_wait = \"5s\"\n\n"
     << "[[node]]\nnames = \"local[1-" << nodes << "]\"\n";

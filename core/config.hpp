@@ -38,6 +38,8 @@ struct ClusterConfig {
   std::string name = "hq";
   std::string keys_dir = "/etc/hq";    // ca.pem, ca.key, controller.pem/.key, secret
   std::vector<std::string> operators;  // user names that may act on every job (root always may)
+  bool allow_root_jobs = false;        // may jobs run as uid 0?
+  bool private_jobs = false;           // users see only their own jobs (root/operators see all)
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this

@@ -135,6 +135,8 @@ void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
   spec.gid = who.gid;
   spec.groups = who.groups;
   spec.user = user_name(who.uid);
+  if (who.uid == 0 && !config_.allow_root_jobs)
+    return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   auto job = admit(spec);
   if (!job) return reply(job.status());
   JobId id = job->id;
@@ -234,7 +236,7 @@ pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Iden
   return out;
 }
 
-pb::QueueReply Controller::queue(const pb::QueueRequest& req) const {
+pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identity& who) const {
   pb::QueueReply out;
   out.set_now(now());
   std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
@@ -242,7 +244,15 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req) const {
     if (!ids.empty() && !ids.count(id.value)) continue;
     if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
     if (!req.user().empty() && job.spec.user != req.user()) continue;
-    *out.add_jobs() = net::to_pb(job);
+    bool mine = may_act_on(who, job);
+    if (!mine && config_.private_jobs) continue;
+    pb::Job* pj = out.add_jobs();
+    *pj = net::to_pb(job);
+    if (!mine) {  // scripts and environments may hold secrets: owners and admins only
+      pj->mutable_spec()->clear_script();
+      pj->mutable_spec()->clear_env();
+      pj->mutable_spec()->clear_argv();
+    }
   }
   return out;
 }

@@ -41,7 +41,7 @@ class Controller {
 
   // Client requests. `reply` runs once the outcome is durable.
   void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<JobId>)> reply);
-  pb::QueueReply queue(const pb::QueueRequest& req) const;
+  pb::QueueReply queue(const pb::QueueRequest& req, const net::Identity& who) const;
   pb::CancelReply cancel(const pb::CancelRequest& req, const net::Identity& who);
   pb::NodesReply nodes() const;
 

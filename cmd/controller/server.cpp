@@ -49,7 +49,7 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kQueue,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          pb::Envelope env;
-         *env.mutable_queue_reply() = c.queue(m.queue());
+         *env.mutable_queue_reply() = c.queue(m.queue(), who);
          reply(conn, m.seq(), std::move(env));
        }},
       {pb::Envelope::kCancel,

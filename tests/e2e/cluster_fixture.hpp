@@ -68,10 +68,13 @@ inline std::string slurp(const std::string& path) {
 class LocalCluster {
  public:
   // `extra` is appended to the [controller] section (e.g. limits for one test).
-  explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20, const std::string& extra = "")
+  explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20, const std::string& extra = "",
+                        const std::string& cluster_extra = "")
       : nodes_(nodes), port_(free_port()) {
     std::ofstream(dir_.path() + "/config.toml")
-        << "[cluster]\nname = \"e2e\"\nkeys_dir = \"" << dir_.path() << "/keys\"\n[controller]\nhost = \"127.0.0.1\"\nport = " << port_
+        << "[cluster]\nname = \"e2e\"\nkeys_dir = \"" << dir_.path() << "/keys\"\n"
+        << (cluster_extra.find("allow_root_jobs") == std::string::npos ? "allow_root_jobs = true\n" : "") << cluster_extra
+        << "[controller]\nhost = \"127.0.0.1\"\nport = " << port_
         << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"" << node_timeout_s
         << "s\"\nheartbeat_interval = \"1s\"\n"
         << "kill_wait = \"1s\"\nsnapshot_every = 100\nhandshake_timeout = \"2s\"\n" << extra

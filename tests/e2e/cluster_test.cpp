@@ -327,3 +327,32 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
   CHECK(c.wait_state(running, "COMPLETED", 20));
   CHECK(slurp(c.dir() + "/rot.out") == "once\n");
 }
+
+TEST_CASE("e2e: root jobs need allow_root_jobs; other users' scripts are hidden; private mode hides jobs") {
+  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+    MESSAGE("skipped: needs root and setpriv to act as two users");
+    return;
+  }
+  for (bool priv : {false, true}) {
+    LocalCluster c(1, 2, 20, "", std::string("allow_root_jobs = false\n") + (priv ? "private_jobs = true\n" : ""));
+    REQUIRE(c.ready());
+    auto root_job = c.hq("submit --wrap true");
+    CHECK(root_job.rc == 1);
+    CHECK(root_job.out.find("may not run as root") != std::string::npos);
+    std::string shared = c.dir() + "/shared";
+    REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+    auto as = [&](int uid, const std::string& args) {
+      return sh("cd " + shared + " && setpriv --reuid=" + std::to_string(uid) + " --regid=" + std::to_string(uid) +
+                " --clear-groups env SECRET_TOKEN=hunter2 " HQ_BINARY " " + args);
+    };
+    auto sub = as(65534, "submit --parsable --hold --wrap 'echo $SECRET_TOKEN'");
+    REQUIRE(sub.rc == 0);
+    std::string id = sub.out.substr(0, sub.out.find('\n'));
+    auto own = as(65534, "queue --json");
+    CHECK(own.out.find("hunter2") != std::string::npos);        // the owner sees everything
+    CHECK(c.hq("queue --json").out.find("hunter2") != std::string::npos);  // and so does root
+    auto other = as(65533, "queue --json");
+    CHECK(other.out.find("hunter2") == std::string::npos);      // never another user's env or script
+    CHECK((other.out.find("\"job_id\": \"" + id + "\"") != std::string::npos) == !priv);
+  }
+}

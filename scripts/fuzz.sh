@@ -22,7 +22,7 @@ for seeds in "$root"/tests/fuzz/corpus/*/; do
   log="$build/$target.log"
   if "$build/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="$build/crashes/$target-" "$work" >"$log" 2>&1; then
-    summary=$(grep -E '^#[0-9]+.*DONE|Done [0-9]+ runs' "$log" | tail -1)
+    summary=$(grep -a -E '^#[0-9]+.*DONE|Done [0-9]+ runs' "$log" | tail -1)
     echo "fuzz $target: ok ($seconds s) ${summary}"
   else
     echo "fuzz $target: FAILED, see $log and $build/crashes/"

@@ -1,5 +1,6 @@
 #include "net/pki.hpp"
 
+#include "core/hex.hpp"
 #include "net/entropy.hpp"
 
 #include <mbedtls/ctr_drbg.h>
@@ -136,13 +137,7 @@ Result<std::string> cert_fingerprint(const std::string& cert_pem) {
   if (Status s = parse_cert(crt, cert_pem); !s) return s;
   unsigned char digest[32];
   mbedtls_sha256_ret(crt.ctx.raw.p, crt.ctx.raw.len, digest, 0);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  return to_hex(std::string_view(reinterpret_cast<char*>(digest), sizeof digest));
 }
 
 Result<std::string> random_hex(size_t bytes) {
@@ -150,13 +145,7 @@ Result<std::string> random_hex(size_t bytes) {
   if (rng.rc != 0) return internal("RNG seed failed: " + mbed_error(rng.rc));
   std::vector<unsigned char> buf(bytes);
   if (mbedtls_ctr_drbg_random(&rng.drbg, buf.data(), buf.size()) != 0) return internal("RNG failed");
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : buf) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  return to_hex(std::string_view(reinterpret_cast<char*>(buf.data()), buf.size()));
 }
 
 }  // namespace hq::net

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <sys/random.h>
 
+#include "core/hex.hpp"
 #include "core/units.hpp"
 #include "hq.pb.h"
 
@@ -24,31 +25,11 @@ bool equal_constant_time(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-Result<std::string> from_hex(const std::string& hex) {
-  if (hex.size() % 2 != 0 || hex.size() < 32) return invalid("key must be at least 16 bytes of hex");
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    auto nib = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    int hi = nib(hex[i]), lo = nib(hex[i + 1]);
-    if (hi < 0 || lo < 0) return invalid("key is not hex");
-    out += static_cast<char>(hi << 4 | lo);
-  }
-  return out;
-}
-
-std::string to_hex(const std::string& raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
+Result<std::string> key_from_hex(const std::string& hex) {
+  if (hex.size() < 32) return invalid("key must be at least 16 bytes of hex");
+  auto key = from_hex(hex);
+  if (!key) return invalid("key is not hex");
+  return *key;
 }
 
 }  // namespace
@@ -74,7 +55,7 @@ Result<Keyring> parse_keyring(const std::string& text, const std::string& source
     } else if (w.size() != 1) {
       return invalid(where + "expected \"ID HEXKEY\"");
     }
-    auto key = from_hex(w.back());
+    auto key = key_from_hex(w.back());
     if (!key) return invalid(where + key.status().message());
     if (!ring.keys.emplace(id, *key).second) return invalid(where + "key id " + std::to_string(id) + " appears twice");
   }

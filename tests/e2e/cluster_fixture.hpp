@@ -38,6 +38,12 @@ inline CmdResult sh(const std::string& cmd) {
   return r;
 }
 
+// Runs the hq binary as another user (needs root and setpriv), in `dir`.
+inline CmdResult as_user(int uid, const std::string& dir, const std::string& args, const std::string& env = "") {
+  return sh("cd " + dir + " && setpriv --reuid=" + std::to_string(uid) + " --regid=" + std::to_string(uid) +
+            " --clear-groups env " + (env.empty() ? "" : env + " ") + HQ_BINARY + " " + args);
+}
+
 inline bool wait_until(const std::function<bool()>& pred, double seconds) {
   for (double t = 0; t < seconds; t += 0.05) {
     if (pred()) return true;

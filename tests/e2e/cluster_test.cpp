@@ -233,10 +233,7 @@ TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
   REQUIRE(c.ready());
   std::string shared = c.dir() + "/shared";
   REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
-  auto as = [&](int uid, const std::string& args) {
-    return sh("cd " + shared + " && setpriv --reuid=" + std::to_string(uid) + " --regid=" + std::to_string(uid) +
-              " --clear-groups " HQ_BINARY " " + args);
-  };
+  auto as = [&](int uid, const std::string& args) { return as_user(uid, shared, args); };
   auto sub = as(65534, "submit --parsable --hold --wrap true");
   REQUIRE(sub.rc == 0);
   std::string id = sub.out.substr(0, sub.out.find('\n'));
@@ -341,10 +338,7 @@ TEST_CASE("e2e: root jobs need allow_root_jobs; other users' scripts are hidden;
     CHECK(root_job.out.find("may not run as root") != std::string::npos);
     std::string shared = c.dir() + "/shared";
     REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
-    auto as = [&](int uid, const std::string& args) {
-      return sh("cd " + shared + " && setpriv --reuid=" + std::to_string(uid) + " --regid=" + std::to_string(uid) +
-                " --clear-groups env SECRET_TOKEN=hunter2 " HQ_BINARY " " + args);
-    };
+    auto as = [&](int uid, const std::string& args) { return as_user(uid, shared, args, "SECRET_TOKEN=hunter2"); };
     auto sub = as(65534, "submit --parsable --hold --wrap 'echo $SECRET_TOKEN'");
     REQUIRE(sub.rc == 0);
     std::string id = sub.out.substr(0, sub.out.find('\n'));

@@ -128,8 +128,7 @@ std::string KeyringWatcher::refresh() {
 std::string find_secret_file(const std::string& flag_value) {
   if (!flag_value.empty()) return flag_value;
   if (const char* env = std::getenv("HQ_SECRET_FILE"); env && *env) return env;
-  if (exists(local_dir() + "/keys/secret") && !read_small_file(local_dir() + "/state/controller.addr").empty())
-    return local_dir() + "/keys/secret";
+  if (local_cluster_targeted() && exists(local_dir() + "/keys/secret")) return local_dir() + "/keys/secret";
   return "/etc/hq/secret";
 }
 

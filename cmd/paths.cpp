@@ -57,13 +57,22 @@ Result<net::Endpoint> from_config(const std::string& path) {
 
 }  // namespace
 
+bool local_cluster_targeted() {
+  const char* ctl = std::getenv("HQ_CONTROLLER");
+  return !(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty();
+}
+
+std::string client_config_path() {
+  const char* env = std::getenv("HQ_CONFIG");
+  return env && *env ? env : "/etc/hq/config.toml";
+}
+
 Result<net::Endpoint> find_controller(const std::string& flag_value) {
   if (!flag_value.empty()) return net::parse_endpoint(flag_value);
   if (const char* env = std::getenv("HQ_CONTROLLER"); env && *env) return net::parse_endpoint(env);
   std::string local = trim(read_small_file(local_dir() + "/state/controller.addr"));
   if (!local.empty()) return net::parse_endpoint(local);
-  std::string cfg = "/etc/hq/config.toml";
-  if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
+  std::string cfg = client_config_path();
   if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);
   return not_found("no controller found: pass --controller HOST:PORT, set HQ_CONTROLLER or HQ_CONFIG, "
                    "or start a local cluster with `hq local start`");
@@ -76,12 +85,8 @@ Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext
   if (!ca_flag.empty()) candidates.push_back(ca_flag);
   else if (const char* env = std::getenv("HQ_CA_FILE"); env && *env) candidates.push_back(env);
   else {
-    const char* ctl = std::getenv("HQ_CONTROLLER");
-    if (!(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty())
-      candidates.push_back(local_dir() + "/keys/ca.pem");
-    std::string cfg = "/etc/hq/config.toml";
-    if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
-    if (auto c = load_config_file(cfg)) candidates.push_back(c->keys_dir + "/ca.pem");
+    if (local_cluster_targeted()) candidates.push_back(local_dir() + "/keys/ca.pem");
+    if (auto c = load_config_file(client_config_path())) candidates.push_back(c->keys_dir + "/ca.pem");
     candidates.push_back("/etc/hq/ca.pem");
   }
   for (const auto& path : candidates) {
@@ -94,12 +99,8 @@ Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext
 
 std::string find_auth_socket() {
   if (const char* env = std::getenv("HQ_AUTH_SOCKET"); env && *env) return env;
-  const char* ctl = std::getenv("HQ_CONTROLLER");
-  if (!(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty())
-    return local_dir() + "/state/auth.sock";
-  std::string cfg = "/etc/hq/config.toml";
-  if (const char* env = std::getenv("HQ_CONFIG"); env && *env) cfg = env;
-  if (auto c = load_config_file(cfg))
+  if (local_cluster_targeted()) return local_dir() + "/state/auth.sock";
+  if (auto c = load_config_file(client_config_path()))
     return c->controller.auth_socket.empty() ? c->controller.state_dir + "/auth.sock" : c->controller.auth_socket;
   return "/var/lib/hq/auth.sock";
 }

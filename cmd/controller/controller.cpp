@@ -31,8 +31,8 @@ Result<net::Identity> Controller::authenticate(const pb::Hello& hello) {
   return who;
 }
 
-bool Controller::may_act_on(const net::Identity& who, const Job& job) const {
-  if (who.uid == 0 || who.uid == job.spec.uid) return true;
+bool Controller::is_admin(const net::Identity& who) const {
+  if (who.uid == 0) return true;
   auto pw = passwd_by_uid(who.uid);
   return pw && std::find(config_.operators.begin(), config_.operators.end(), pw->name) != config_.operators.end();
 }
@@ -207,6 +207,7 @@ void Controller::send_kill(const Job& job, const std::string& reason) {
 
 pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Identity& who) {
   pb::CancelReply out;
+  bool admin = is_admin(who);
   for (uint64_t raw : req.job_ids()) {
     auto it = state_.jobs.find(JobId{raw});
     if (it == state_.jobs.end()) {
@@ -214,7 +215,7 @@ pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Iden
       continue;
     }
     Job& job = it->second;
-    if (!may_act_on(who, job)) {
+    if (!admin && job.spec.uid != who.uid) {
       log::warn("denied: uid " + std::to_string(who.uid) + " may not cancel job " + std::to_string(raw) +
                 " of uid " + std::to_string(job.spec.uid));
       out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Access/permission denied");
@@ -240,11 +241,12 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   pb::QueueReply out;
   out.set_now(now());
   std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
+  bool admin = is_admin(who);
   for (const auto& [id, job] : state_.jobs) {
     if (!ids.empty() && !ids.count(id.value)) continue;
     if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
     if (!req.user().empty() && job.spec.user != req.user()) continue;
-    bool mine = may_act_on(who, job);
+    bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) continue;
     pb::Job* pj = out.add_jobs();
     *pj = net::to_pb(job);

@@ -44,6 +44,29 @@ inline CmdResult as_user(int uid, const std::string& dir, const std::string& arg
             " --clear-groups env " + (env.empty() ? "" : env + " ") + HQ_BINARY + " " + args);
 }
 
+// Root with setpriv: tests can act as several users.
+inline bool can_switch_users() { return geteuid() == 0 && sh("command -v setpriv").rc == 0; }
+
+// A world-writable directory in the cluster dir, reachable by other users.
+inline std::string shared_dir(const std::string& cluster_dir) {
+  std::string shared = cluster_dir + "/shared";
+  return sh("mkdir -m 1777 " + shared + " && chmod 755 " + cluster_dir).rc == 0 ? shared : "";
+}
+
+// A raw TCP connection to 127.0.0.1:port with a 10 s receive timeout; -1 on failure.
+inline int raw_connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
 inline bool wait_until(const std::function<bool()>& pred, double seconds) {
   for (double t = 0; t < seconds; t += 0.05) {
     if (pred()) return true;

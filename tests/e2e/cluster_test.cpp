@@ -109,14 +109,8 @@ TEST_CASE("e2e: garbage and oversized frames close only that connection") {
   int port = std::stoi(std::string(getenv("HQ_CONTROLLER")).substr(10));
   for (const std::string payload : {std::string("GET / HTTP/1.0\r\n\r\n"), std::string("\xff\xff\xff\xff", 4),
                                     std::string("\x00\x00\x00\x05hello", 9)}) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    timeval tv{15, 0};  // the test never hangs: the controller must drop us well before this
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int fd = raw_connect(port);  // 10 s receive timeout: the test never hangs
+    REQUIRE(fd >= 0);
     CHECK(write(fd, payload.data(), payload.size()) == static_cast<ssize_t>(payload.size()));
     char buf[64];
     double t0 = hq::net::mono_seconds();
@@ -132,14 +126,14 @@ TEST_CASE("e2e: garbage and oversized frames close only that connection") {
 }
 
 TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
-  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+  if (!can_switch_users()) {
     MESSAGE("skipped: needs root and setpriv to submit as another user");
     return;
   }
   LocalCluster c(1);
   REQUIRE(c.ready());
-  std::string shared = c.dir() + "/shared";
-  REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
   auto r = sh("cd " + shared + " && setpriv --reuid=65534 --regid=65534 --groups=65534,100 " HQ_BINARY
               " submit --parsable --wrap 'id -u; id -g; id -G; echo $SLURM_JOB_USER'");
   REQUIRE(r.rc == 0);
@@ -225,14 +219,14 @@ TEST_CASE("e2e: forged, expired, wrongly signed and replayed tokens are refused"
 }
 
 TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
-  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+  if (!can_switch_users()) {
     MESSAGE("skipped: needs root and setpriv to act as two users");
     return;
   }
   LocalCluster c(1);
   REQUIRE(c.ready());
-  std::string shared = c.dir() + "/shared";
-  REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
   auto as = [&](int uid, const std::string& args) { return as_user(uid, shared, args); };
   auto sub = as(65534, "submit --parsable --hold --wrap true");
   REQUIRE(sub.rc == 0);
@@ -250,19 +244,6 @@ TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
   CHECK(c.hq("cancel " + id2).rc == 0);      // root may
   CHECK(c.wait_state(id2, "CANCELLED", 5));
 }
-
-namespace {
-int raw_connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? fd : -1;
-}
-}  // namespace
 
 TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropped") {
   LocalCluster c(1, 2, 20, "max_connections_per_peer = 4\nclient_idle_timeout = \"2s\"\n");
@@ -326,7 +307,7 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
 }
 
 TEST_CASE("e2e: root jobs need allow_root_jobs; other users' scripts are hidden; private mode hides jobs") {
-  if (geteuid() != 0 || sh("command -v setpriv").rc != 0) {
+  if (!can_switch_users()) {
     MESSAGE("skipped: needs root and setpriv to act as two users");
     return;
   }
@@ -336,8 +317,8 @@ TEST_CASE("e2e: root jobs need allow_root_jobs; other users' scripts are hidden;
     auto root_job = c.hq("submit --wrap true");
     CHECK(root_job.rc == 1);
     CHECK(root_job.out.find("may not run as root") != std::string::npos);
-    std::string shared = c.dir() + "/shared";
-    REQUIRE(sh("mkdir -m 1777 " + shared + " && chmod 755 " + c.dir()).rc == 0);
+    std::string shared = shared_dir(c.dir());
+    REQUIRE(!shared.empty());
     auto as = [&](int uid, const std::string& args) { return as_user(uid, shared, args, "SECRET_TOKEN=hunter2"); };
     auto sub = as(65534, "submit --parsable --hold --wrap 'echo $SECRET_TOKEN'");
     REQUIRE(sub.rc == 0);

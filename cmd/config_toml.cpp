@@ -94,9 +94,10 @@ class Loader {
 
   Result<ClusterConfig> load(const toml::table& root) const {
     ClusterConfig c;
-    Status s = check_keys(root, {"cluster", "controller", "partition", "node"}, "the top level");
+    Status s = check_keys(root, {"cluster", "controller", "scheduler", "partition", "node"}, "the top level");
     if (s) s = load_cluster(root, c);
     if (s) s = load_controller(root, c);
+    if (s) s = load_scheduler(root, c);
     if (s) s = load_nodes(root, c);
     if (s) s = load_partitions(root, c);
     if (s) s = validate_config(c).with_context(source_);
@@ -116,8 +117,11 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "cluster", s);
     if (!t) return s;
-    if (s = check_keys(*t, {"name", "keys_dir", "operators", "allow_root_jobs", "private_jobs"}, "[cluster]"); !s)
+    if (s = check_keys(*t, {"name", "keys_dir", "operators", "allow_root_jobs", "private_jobs", "max_array_size"}, "[cluster]"); !s)
       return s;
+    int64_t max_array = c.max_array_size;
+    if (s = get_int(*t, "max_array_size", 1, 4000001, max_array); !s) return s;
+    c.max_array_size = static_cast<int32_t>(max_array);
     if (s = get_bool(*t, "allow_root_jobs", c.allow_root_jobs); !s) return s;
     if (s = get_bool(*t, "private_jobs", c.private_jobs); !s) return s;
     if (s = get_strings(*t, "operators", c.operators); !s) return s;
@@ -154,6 +158,65 @@ class Loader {
     return s;
   }
 
+  Status get_int32(const toml::table& t, const char* key, int64_t min, int64_t max, int32_t& out) const {
+    int64_t v = out;
+    Status s = get_int(t, key, min, max, v);
+    out = static_cast<int32_t>(v);
+    return s;
+  }
+
+  template <typename E>
+  Status get_enum(const toml::table& t, const char* key, bool (*parse)(std::string_view, E&), const char* expected, E& out) const {
+    const toml::node* n = t.get(key);
+    if (!n) return Status::ok();
+    if (!n->is_string() || !parse(**n->as_string(), out))
+      return where(*n, std::string("'") + key + "' must be one of " + expected);
+    return Status::ok();
+  }
+
+  Status load_scheduler(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "scheduler", s);
+    if (!t) return s;
+    SchedulerConfig& k = c.scheduler;
+    PriorityWeights& w = k.weights;
+    s = check_keys(*t, {"policy", "sched_interval", "default_queue_depth", "bf_interval", "bf_window", "bf_resolution",
+                        "bf_max_job_test", "bf_max_job_start", "bf_max_job_user", "bf_max_job_part",
+                        "bf_job_part_count_reserve", "bf_min_age_reserve", "bf_min_prio_reserve", "preempt_type",
+                        "preempt_exempt_time", "priority_weight_age", "priority_weight_job_size",
+                        "priority_weight_partition", "priority_weight_qos", "priority_weight_fairshare",
+                        "priority_max_age", "priority_favor_small"}, "[scheduler]");
+    if (s) s = get_enum(*t, "policy", parse_sched_policy, "fifo, easy, backfill", k.policy);
+    if (s) s = get_duration(*t, "sched_interval", k.sched_interval);
+    if (s) s = get_int32(*t, "default_queue_depth", 1, 1000000, k.default_queue_depth);
+    if (s) s = get_duration(*t, "bf_interval", k.bf_interval);
+    if (s) s = get_duration(*t, "bf_window", k.bf_window);
+    if (s) s = get_duration(*t, "bf_resolution", k.bf_resolution);
+    if (s) s = get_int32(*t, "bf_max_job_test", 1, 1000000, k.bf_max_job_test);
+    if (s) s = get_int32(*t, "bf_max_job_start", 0, 10000, k.bf_max_job_start);
+    if (s) s = get_int32(*t, "bf_max_job_user", 0, 1000000, k.bf_max_job_user);
+    if (s) s = get_int32(*t, "bf_max_job_part", 0, 1000000, k.bf_max_job_part);
+    if (s) s = get_int32(*t, "bf_job_part_count_reserve", 0, 100000, k.bf_job_part_count_reserve);
+    if (s) s = get_duration(*t, "bf_min_age_reserve", k.bf_min_age_reserve);
+    if (s) s = get_int(*t, "bf_min_prio_reserve", 0, 4294967295LL, k.bf_min_prio_reserve);
+    if (s) {
+      std::string preempt = "none";
+      s = get_string(*t, "preempt_type", preempt);
+      if (s && preempt != "none" && preempt != "partition_prio")
+        s = where(*t->get("preempt_type"), "'preempt_type' must be \"none\" or \"partition_prio\"");
+      k.preempt_partition_prio = preempt == "partition_prio";
+    }
+    if (s) s = get_duration(*t, "preempt_exempt_time", k.preempt_exempt_time);
+    if (s) s = get_int(*t, "priority_weight_age", 0, 4294967295LL, w.age);
+    if (s) s = get_int(*t, "priority_weight_job_size", 0, 4294967295LL, w.job_size);
+    if (s) s = get_int(*t, "priority_weight_partition", 0, 4294967295LL, w.partition);
+    if (s) s = get_int(*t, "priority_weight_qos", 0, 4294967295LL, w.qos);
+    if (s) s = get_int(*t, "priority_weight_fairshare", 0, 4294967295LL, w.fairshare);
+    if (s) s = get_duration(*t, "priority_max_age", w.max_age);
+    if (s) s = get_bool(*t, "priority_favor_small", w.favor_small);
+    return s;
+  }
+
   template <typename Fn>
   Status each_table(const toml::table& root, const char* key, Fn fn) const {
     const toml::node* n = root.get(key);
@@ -170,8 +233,9 @@ class Loader {
   Status load_nodes(const toml::table& root, ClusterConfig& c) const {
     return each_table(root, "node", [&](const toml::table& t) -> Status {
       NodeConfig n;
-      Status s = check_keys(t, {"names", "cpus", "memory", "features"}, "[[node]]");
+      Status s = check_keys(t, {"names", "cpus", "memory", "features", "weight"}, "[[node]]");
       int64_t cpus = 0;
+      if (s) s = get_int32(t, "weight", 0, 65533, n.weight);
       if (s) s = get_hostlist(t, "names", n.names_expr, n.names);
       if (s) s = get_int(t, "cpus", 0, 1 << 20, cpus);
       if (s) s = get_strings(t, "features", n.features);
@@ -191,13 +255,39 @@ class Loader {
   Status load_partitions(const toml::table& root, ClusterConfig& c) const {
     return each_table(root, "partition", [&](const toml::table& t) -> Status {
       PartitionConfig p;
-      Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time"}, "[[partition]]");
+      Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time", "state", "max_nodes", "min_nodes",
+                                "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups",
+                                "def_mem_per_cpu", "oversubscribe", "preempt_mode", "grace_time"}, "[[partition]]");
       if (s) s = get_string(t, "name", p.name);
       if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
       if (s) s = get_hostlist(t, "nodes", p.nodes_expr, p.nodes);
       if (s) s = get_bool(t, "default", p.is_default);
       if (s) s = get_duration(t, "max_time", p.max_time);
       if (s) s = get_duration(t, "default_time", p.default_time);
+      if (s) s = get_enum(t, "state", parse_partition_state, "UP, DOWN, DRAIN, INACTIVE", p.state);
+      if (s) s = get_int32(t, "max_nodes", 0, 65536, p.max_nodes);
+      if (s) s = get_int32(t, "min_nodes", 0, 65536, p.min_nodes);
+      if (s) s = get_int32(t, "priority_tier", 0, 65533, p.priority_tier);
+      if (s) s = get_int32(t, "priority_job_factor", 0, 65533, p.priority_job_factor);
+      if (s) s = get_strings(t, "allow_accounts", p.allow_accounts);
+      if (s) s = get_strings(t, "allow_groups", p.allow_groups);
+      if (s) {
+        if (const toml::node* m = t.get("def_mem_per_cpu")) {
+          auto v = m->is_string() ? parse_size_mib(**m->as_string())
+                                  : m->is_integer() ? Result<int64_t>(**m->as_integer()) : Result<int64_t>(invalid("must be a size like \"2G\""));
+          if (v) p.def_mem_per_cpu_mib = *v;
+          else s = where(*m, "'def_mem_per_cpu' " + v.status().message());
+        }
+      }
+      if (s) {
+        std::string over = "NO";
+        s = get_string(t, "oversubscribe", over);
+        if (s && over != "NO" && over != "EXCLUSIVE")
+          s = where(*t.get("oversubscribe"), "'oversubscribe' must be \"NO\" or \"EXCLUSIVE\"");
+        p.exclusive = over == "EXCLUSIVE";
+      }
+      if (s) s = get_enum(t, "preempt_mode", parse_preempt_mode, "OFF, CANCEL, REQUEUE", p.preempt_mode);
+      if (s) s = get_duration(t, "grace_time", p.grace_time);
       if (s) c.partitions.push_back(std::move(p));
       return s;
     });

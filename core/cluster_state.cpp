@@ -1,5 +1,7 @@
 #include "core/cluster_state.hpp"
 
+#include <algorithm>
+
 #include "core/hostlist.hpp"
 
 namespace hq {
@@ -31,7 +33,10 @@ bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(job.id);
-  if (job.state == JobState::kRunning) hold_resources(s, job);  // snapshot restore
+  if (job.state == JobState::kRunning) {  // snapshot restore
+    hold_resources(s, job);
+    s.running.insert(job.id);
+  }
   return true;
 }
 
@@ -43,7 +48,11 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   job.start_time = e.time;
   job.alloc = e.alloc;
   job.reason = "None";
+  if (!e.partition.empty()) job.partition = e.partition;
+  job.expected_start = 0;
+  job.sched_nodes.clear();
   s.pending.erase(job.id);
+  s.running.insert(job.id);
   hold_resources(s, job);
   return true;
 }
@@ -54,6 +63,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   Job& job = it->second;
   if (job.state == JobState::kRunning) release_resources(s, job);
   s.pending.erase(job.id);
+  s.running.erase(job.id);
   job.state = e.state;
   job.end_time = e.time;
   job.exit_code = e.exit_code;
@@ -72,8 +82,33 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.start_time = 0;
   job.reason = e.reason.empty() ? "None" : e.reason;
   job.cancel_requested = false;
+  job.preempting = false;
+  job.eligible_time = e.time;
   ++job.restart_count;
+  s.running.erase(job.id);
   s.pending.insert(job.id);
+  return true;
+}
+
+bool apply_hold(ClusterState& s, const JobHoldChanged& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kPending || it->second.hold == e.hold) return false;
+  Job& job = it->second;
+  job.hold = e.hold;
+  if (e.hold == HoldKind::kNone) {
+    job.eligible_time = e.time;
+    job.reason = "None";
+  } else {
+    job.reason = e.hold == HoldKind::kAdmin ? "JobHeldAdmin" : "JobHeldUser";
+  }
+  return true;
+}
+
+bool apply_dependency(ClusterState& s, const JobDependencyChanged& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kPending || it->second.dep_state == e.state) return false;
+  it->second.dep_state = e.state;
+  if (e.state == DepState::kNone) it->second.eligible_time = std::max(it->second.eligible_time, e.time);
   return true;
 }
 
@@ -93,6 +128,7 @@ ClusterState make_state(const ClusterConfig& config) {
       n.cpus = nc.cpus;
       n.mem_mib = nc.mem_mib;
       n.features = nc.features;
+      n.weight = nc.weight;
     }
   }
   for (const auto& p : config.partitions)
@@ -107,7 +143,9 @@ bool apply(ClusterState& state, const Event& event) {
         if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e);
         else if constexpr (std::is_same_v<T, JobStarted>) return apply_started(state, e);
         else if constexpr (std::is_same_v<T, JobEnded>) return apply_ended(state, e);
-        else return apply_requeued(state, e);
+        else if constexpr (std::is_same_v<T, JobRequeued>) return apply_requeued(state, e);
+        else if constexpr (std::is_same_v<T, JobHoldChanged>) return apply_hold(state, e);
+        else return apply_dependency(state, e);
       },
       event);
 }

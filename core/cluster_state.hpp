@@ -16,7 +16,12 @@
 namespace hq {
 
 struct JobSubmitted { Job job; };
-struct JobStarted { JobId id; Time time = 0; std::vector<NodeAlloc> alloc; };
+struct JobStarted {
+  JobId id;
+  Time time = 0;
+  std::vector<NodeAlloc> alloc;
+  std::string partition;   // the candidate partition it starts in (empty: unchanged)
+};
 struct JobEnded {
   JobId id;
   Time time = 0;
@@ -26,7 +31,11 @@ struct JobEnded {
 };
 // A started job goes back to the queue with the same id (it never ran, or must rerun).
 struct JobRequeued { JobId id; Time time = 0; std::string reason; };
-using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued>;
+// Hold (user or admin) or release; a release restarts priority age accrual.
+struct JobHoldChanged { JobId id; Time time = 0; HoldKind hold = HoldKind::kNone; };
+// A dependency resolved: kNone (satisfied; age starts accruing) or kNever.
+struct JobDependencyChanged { JobId id; Time time = 0; DepState state = DepState::kNone; };
+using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
@@ -36,6 +45,7 @@ struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
   std::set<JobId> pending;                           // index of PENDING jobs
+  std::set<JobId> running;                           // index of RUNNING jobs
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;
 };

@@ -1,8 +1,33 @@
 #include "core/config.hpp"
 
+#include <array>
+#include <cctype>
 #include <set>
 
 namespace hq {
+namespace {
+constexpr std::array<std::string_view, 4> kPartStates{"UP", "DOWN", "DRAIN", "INACTIVE"};
+constexpr std::array<std::string_view, 3> kPreemptModes{"OFF", "CANCEL", "REQUEUE"};
+constexpr std::array<std::string_view, 3> kPolicies{"fifo", "easy", "backfill"};
+
+template <typename E, size_t N>
+bool parse_name(const std::array<std::string_view, N>& names, std::string_view in, E& out) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i].size() != in.size()) continue;
+    bool same = true;
+    for (size_t k = 0; k < in.size() && same; ++k) same = std::tolower(names[i][k]) == std::tolower(in[k]);
+    if (same) { out = static_cast<E>(i); return true; }
+  }
+  return false;
+}
+}  // namespace
+
+std::string_view partition_state_name(PartitionState s) { return kPartStates[static_cast<size_t>(s)]; }
+bool parse_partition_state(std::string_view n, PartitionState& out) { return parse_name(kPartStates, n, out); }
+std::string_view preempt_mode_name(PreemptMode m) { return kPreemptModes[static_cast<size_t>(m)]; }
+bool parse_preempt_mode(std::string_view n, PreemptMode& out) { return parse_name(kPreemptModes, n, out); }
+std::string_view sched_policy_name(SchedPolicy p) { return kPolicies[static_cast<size_t>(p)]; }
+bool parse_sched_policy(std::string_view n, SchedPolicy& out) { return parse_name(kPolicies, n, out); }
 
 Status validate_config(const ClusterConfig& c) {
   std::set<std::string> nodes;
@@ -16,6 +41,10 @@ Status validate_config(const ClusterConfig& c) {
   for (const auto& p : c.partitions) {
     if (!parts.insert(p.name).second) return invalid("partition '" + p.name + "' is declared twice");
     if (p.is_default) ++defaults;
+    if (p.max_nodes && p.min_nodes > p.max_nodes)
+      return invalid("partition '" + p.name + "': min_nodes is larger than max_nodes");
+    if (p.max_time != kUnlimited && p.default_time != kUnlimited && p.default_time > p.max_time)
+      return invalid("partition '" + p.name + "': default_time is longer than max_time");
     for (const auto& name : p.nodes) {
       if (!nodes.count(name))
         return invalid("partition '" + p.name + "' names node '" + name + "', which no [[node]] declares");
@@ -24,6 +53,11 @@ Status validate_config(const ClusterConfig& c) {
   if (defaults > 1) return invalid("more than one partition has default = true");
   if (c.node_timeout <= 0) return invalid("node_timeout must be positive");
   if (c.heartbeat_interval <= 0) return invalid("heartbeat_interval must be positive");
+  const SchedulerConfig& k = c.scheduler;
+  if (k.bf_resolution < 1 || k.bf_resolution > 3600) return invalid("[scheduler] bf_resolution must be 1-3600 seconds");
+  if (k.bf_window < 60 || k.bf_window > 43200 * 60) return invalid("[scheduler] bf_window must be 1-43200 minutes");
+  if (k.bf_window / k.bf_resolution > 200000) return invalid("[scheduler] bf_window / bf_resolution is over 200000 slots");
+  if (k.weights.max_age < 1) return invalid("[scheduler] priority_max_age must be positive");
   return Status::ok();
 }
 

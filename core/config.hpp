@@ -5,18 +5,40 @@
 #include <string>
 #include <vector>
 
+#include "core/sched_config.hpp"
 #include "core/status.hpp"
 #include "core/time.hpp"
 
 namespace hq {
+
+// Slurm's partition State=: UP runs and accepts; DOWN accepts but starts nothing;
+// DRAIN runs what is queued but accepts nothing new; INACTIVE does neither.
+enum class PartitionState { kUp, kDown, kDrain, kInactive };
+std::string_view partition_state_name(PartitionState s);
+bool parse_partition_state(std::string_view name, PartitionState& out);
+
+enum class PreemptMode { kOff, kCancel, kRequeue };
+std::string_view preempt_mode_name(PreemptMode m);
+bool parse_preempt_mode(std::string_view name, PreemptMode& out);
 
 struct PartitionConfig {
   std::string name;
   std::string nodes_expr;              // hostlist as written
   std::vector<std::string> nodes;      // expanded
   bool is_default = false;
+  PartitionState state = PartitionState::kUp;
   Duration max_time = kUnlimited;
   Duration default_time = kUnlimited;  // kUnlimited: use max_time
+  int32_t max_nodes = 0;               // 0: unlimited
+  int32_t min_nodes = 1;
+  int32_t priority_tier = 1;           // scheduling and preemption order (higher first)
+  int32_t priority_job_factor = 1;     // the partition priority factor (normalised)
+  std::vector<std::string> allow_accounts;  // empty: all
+  std::vector<std::string> allow_groups;    // group names; empty: all
+  int64_t def_mem_per_cpu_mib = 0;     // memory for jobs that ask for none; 0: none
+  bool exclusive = false;              // OverSubscribe=EXCLUSIVE: whole nodes per job
+  PreemptMode preempt_mode = PreemptMode::kOff;  // what happens to this partition's jobs when preempted
+  Duration grace_time = 0;             // preempted jobs get SIGTERM, then this long before SIGKILL
 };
 
 struct NodeConfig {
@@ -25,6 +47,7 @@ struct NodeConfig {
   int32_t cpus = 0;                    // 0: take what the agent reports
   int64_t mem_mib = 0;                 // 0: take what the agent reports
   std::vector<std::string> features;
+  int32_t weight = 1;                  // lower weights are allocated first
 };
 
 struct ControllerConfig {
@@ -50,6 +73,8 @@ struct ClusterConfig {
   Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
   Duration min_job_age = 300;          // finished jobs stay visible this long
   int32_t snapshot_every = 10000;      // journal events between snapshots
+  int32_t max_array_size = 1001;       // array indices must be below this
+  SchedulerConfig scheduler;
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;
 };

@@ -5,9 +5,10 @@
 
 namespace hq {
 namespace {
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNames{{
     {"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETED", "CD"}, {"CANCELLED", "CA"},
     {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"},
+    {"PREEMPTED", "PR"},
 }};
 }  // namespace
 
@@ -24,6 +25,11 @@ bool parse_job_state(std::string_view name, JobState& out) {
   return false;
 }
 
+std::string display_id(const Job& job) {
+  if (job.array_job_id == 0) return std::to_string(job.id.value);
+  return std::to_string(job.array_job_id) + "_" + std::to_string(job.array_task_id);
+}
+
 bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
 
 Status validate_spec(const JobSpec& s) {
@@ -38,6 +44,12 @@ Status validate_spec(const JobSpec& s) {
   if (!in(s.mem_per_node_mib, 0, kMaxMemMib) || !in(s.mem_per_cpu_mib, 0, kMaxMemMib))
     return invalid("memory must be between 0 and 1 EiB");
   if (s.time_limit < kTimeUnset) return invalid("bad time limit");
+  if (!in(s.nice, -2147483645, 2147483645)) return invalid("nice must be within +-2147483645");
+  if (s.begin_time < 0) return invalid("bad begin time");
+  if (!in(s.signal, 0, 64) || !in(s.signal_time, 0, 65535)) return invalid("--signal must be a signal 1-64 and 0-65535 seconds");
+  if (!in(s.requeue, -1, 1)) return invalid("bad requeue flag");
+  for (const std::string* f : {&s.constraint, &s.nodelist, &s.exclude, &s.dependency, &s.array, &s.partition, &s.account})
+    if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
   if (s.script.empty()) return invalid("empty batch script");
   return Status::ok();
 }

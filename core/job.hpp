@@ -13,8 +13,12 @@
 namespace hq {
 
 enum class JobState {
-  kPending, kRunning, kCompleted, kCancelled, kFailed, kTimeout, kNodeFail, kOutOfMemory
+  kPending, kRunning, kCompleted, kCancelled, kFailed, kTimeout, kNodeFail, kOutOfMemory, kPreempted
 };
+
+enum class HoldKind { kNone, kUser, kAdmin };
+// Where a job's dependency stands, as last recorded (journaled when it changes).
+enum class DepState { kNone, kWaiting, kNever };
 
 std::string_view job_state_name(JobState s);   // "PENDING"
 std::string_view job_state_code(JobState s);   // "PD"
@@ -34,7 +38,20 @@ struct JobSpec {
   std::vector<std::string> argv;       // script arguments
   std::string workdir;
   std::string output, error;           // patterns; empty = default
-  std::string partition;               // empty = default partition
+  std::string partition;               // "a,b" list as given; empty = default partition
+  std::string account;
+  std::string constraint;              // -C expression (core/constraint.hpp)
+  std::string nodelist, exclude;       // -w / -x hostlists as given
+  bool exclusive = false;
+  int32_t nice = 0;
+  Time begin_time = 0;                 // --begin; 0 = now
+  std::string dependency;              // -d as given (core/dependency.hpp)
+  bool kill_on_invalid_dep = false;
+  std::string array;                   // --array as given; expanded into tasks at submit
+  int32_t signal = 0;                  // --signal number (0 = none)
+  Duration signal_time = 60;           // seconds before the end
+  bool signal_batch_only = false;      // B: only the batch shell
+  int32_t requeue = -1;                // --requeue 1, --no-requeue 0, unset -1 (batch default: yes)
   std::string user;
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> groups;
@@ -65,15 +82,37 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
   std::string reason = "None";         // Slurm pending reason, or why it ended
-  int64_t priority = 0;
-  std::string partition;               // resolved partition
+  int64_t priority = 0;                // derived by the scheduler each pass (not journaled)
+  std::vector<std::string> partitions; // resolved candidates, in the order given
+  std::string partition;               // where it runs (or ran); the first candidate while pending
   Duration time_limit = kUnlimited;    // resolved limit (seconds) or kUnlimited
   Time submit_time = 0, start_time = 0, end_time = 0;
   std::vector<NodeAlloc> alloc;        // empty while pending
   int32_t exit_code = 0, exit_signal = 0;
   bool cancel_requested = false;
-  bool held = false;
+  HoldKind hold = HoldKind::kNone;
+  DepState dep_state = DepState::kNone;
+  Time eligible_time = 0;              // when priority age starts accruing
+  uint64_t array_job_id = 0;           // 0: not an array task
+  int32_t array_task_id = -1;
+  int32_t array_throttle = 0;          // at most this many tasks running at once; 0: no limit
   int32_t restart_count = 0;
+  // Derived by the scheduler (not journaled).
+  Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
+  std::string sched_nodes;             // nodes backfill plans to use
+  bool preempting = false;             // being stopped for a higher tier (grace running)
+  bool held() const { return hold != HoldKind::kNone; }
 };
+
+// "123" or "100_7" for array tasks.
+std::string display_id(const Job& job);
+
+// Calls fn(name) for each partition the job may run in (the resolved list, or the one
+// partition of a record written before multi-partition jobs existed).
+template <typename Fn>
+void for_each_partition(const Job& job, Fn&& fn) {
+  if (job.partitions.empty()) fn(job.partition);
+  else for (const auto& p : job.partitions) fn(p);
+}
 
 }  // namespace hq

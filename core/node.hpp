@@ -16,6 +16,7 @@ struct Node {
   int32_t cpus = 0;          // schedulable CPUs
   int64_t mem_mib = 0;       // schedulable memory
   std::vector<std::string> features;
+  int32_t weight = 1;        // lower weights are allocated first
   std::vector<std::string> partitions;
   // Runtime, re-learned from the agent; never journaled.
   bool registered = false;   // an agent has registered since controller start

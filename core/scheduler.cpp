@@ -3,80 +3,454 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
-#include "core/placement.hpp"
+#include "core/constraint.hpp"
+#include "core/dependency.hpp"
+#include "core/hostlist.hpp"
+#include "core/job_shape.hpp"
+#include "core/sched_snapshot.hpp"
 
 namespace hq {
 namespace {
 
-std::vector<FreeNode> free_nodes(const ClusterState& s, const std::string& partition,
-                                 const std::map<std::string, FreeNode>& working) {
-  std::vector<FreeNode> out;
-  for (const auto& [name, node] : s.nodes) {
-    if (std::find(node.partitions.begin(), node.partitions.end(), partition) == node.partitions.end())
-      continue;
-    auto it = working.find(name);
-    if (it != working.end()) out.push_back(it->second);
-  }
-  return out;
-}
+// One way to run a job: a partition, one constraint alternative, and the shape there.
+struct Pool {
+  int32_t part = 0;
+  const ConstraintAlternative* alt = nullptr;
+  JobShape shape;
+  std::vector<char> type_ok;  // by node type
+};
 
-class FirstFitScheduler final : public Scheduler {
+struct Candidate {
+  const Job* job;
+  int32_t tier;
+  int64_t priority;
+  int32_t part_factor;
+};
+
+// Per-job node filter from -w/-x; empty `ok` means every node may be used.
+struct NodeFilter {
+  std::vector<char> ok;
+  std::vector<int32_t> required;  // -w nodes, by time map index
+};
+
+struct Placement {
+  int32_t slot = -1;
+  const Pool* pool = nullptr;
+  std::vector<std::pair<int32_t, int32_t>> nodes;  // (node, units)
+};
+
+class Pass {
  public:
-  Plan schedule(const ClusterState& s, Time /*now*/) const override {
-    std::map<std::string, FreeNode> working;
-    for (const auto& [name, n] : s.nodes) {
-      if (node_schedulable(n))
-        working[name] = FreeNode{name, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib};
+  Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now)
+      : s_(s), cfg_(cfg), snap_(build_snapshot(s, cfg, now)),
+        prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
+    for (JobId id : s.running) {
+      const Job& j = s.jobs.at(id);
+      if (j.array_job_id) ++array_running_[j.array_job_id];
     }
-    std::vector<const Job*> order;
-    order.reserve(s.pending.size());
-    for (JobId id : s.pending) order.push_back(&s.jobs.at(id));
-    std::stable_sort(order.begin(), order.end(), [](const Job* a, const Job* b) {
-      return a->priority != b->priority ? a->priority > b->priority : a->id < b->id;
-    });
-    Plan plan;
-    std::set<std::string> blocked;
-    for (const Job* job : order) {
-      if (job->held) { plan.reasons.emplace_back(job->id, "JobHeldUser"); continue; }
-      if (blocked.count(job->partition)) { plan.reasons.emplace_back(job->id, "Priority"); continue; }
-      auto alloc = place_first_fit(job->spec, free_nodes(s, job->partition, working));
-      if (alloc.empty()) {
-        blocked.insert(job->partition);
-        plan.reasons.emplace_back(job->id, "Resources");
-        continue;
-      }
-      for (const auto& a : alloc) {
-        working[a.node].free_cpus -= a.cpus;
-        working[a.node].free_mem_mib -= a.mem_mib;
-      }
-      plan.starts.push_back({job->id, std::move(alloc)});
-    }
-    return plan;
+    blocked_.assign(snap_.parts.size(), 0);
+    reserved_in_part_.assign(snap_.parts.size(), 0);
+    tested_in_part_.assign(snap_.parts.size(), 0);
   }
+
+  Plan run(const Job* extra) {
+    std::vector<Candidate> order = ordered(extra);
+    for (const Candidate& c : order) consider(c);
+    plan_.stats.classes = snap_.map.class_count();
+    return std::move(plan_);
+  }
+
+  PriorityFactors priority_of(const Job& job) const { return compute_priority(job, part_factor(job), prio_, snap_.now); }
+
+ private:
+  int32_t part_factor(const Job& job) const {
+    int32_t f = 0;
+    for_each_partition(job, [&](const std::string& name) {
+      auto it = snap_.part_index.find(name);
+      if (it != snap_.part_index.end()) f = std::max(f, snap_.parts[it->second]->priority_job_factor);
+    });
+    return f;
+  }
+
+  std::vector<Candidate> ordered(const Job* extra) {
+    std::vector<Candidate> order;
+    order.reserve(s_.pending.size() + 1);
+    auto add = [&](const Job& job) {
+      int32_t tier = 0, factor = 0;
+      for_each_partition(job, [&](const std::string& name) {
+        auto it = snap_.part_index.find(name);
+        if (it == snap_.part_index.end()) return;
+        tier = std::max(tier, snap_.parts[it->second]->priority_tier);
+        factor = std::max(factor, snap_.parts[it->second]->priority_job_factor);
+      });
+      order.push_back({&job, tier, compute_priority(job, factor, prio_, snap_.now).total, factor});
+    };
+    for (JobId id : s_.pending) add(s_.jobs.at(id));
+    if (extra) add(*extra);
+    std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.tier != b.tier) return a.tier > b.tier;
+      if (a.priority != b.priority) return a.priority > b.priority;
+      return a.job->id < b.job->id;
+    });
+    return order;
+  }
+
+  // Reasons that need no resources: holds, dependencies, begin time, array throttle.
+  std::string gate(const Job& job) {
+    if (job.hold == HoldKind::kUser) return "JobHeldUser";
+    if (job.hold == HoldKind::kAdmin) return "JobHeldAdmin";
+    if (job.dep_state == DepState::kNever) {
+      if (job.spec.kill_on_invalid_dep) plan_.invalid_dependency_kills.push_back(job.id);
+      return "DependencyNeverSatisfied";
+    }
+    if (job.dep_state == DepState::kWaiting) {
+      if (std::string r = check_dependency(job); !r.empty()) return r;
+    }
+    if (job.spec.begin_time > snap_.now) return "BeginTime";
+    if (job.array_job_id && job.array_throttle > 0 && array_running_[job.array_job_id] >= job.array_throttle)
+      return "JobArrayTaskLimit";
+    return "";
+  }
+
+  std::string check_dependency(const Job& job) {
+    auto dep = parse_dependency(job.spec.dependency);
+    if (!dep) return "DependencyNeverSatisfied";
+    DepResult r = evaluate_dependency(*dep, job, s_, snap_.now);
+    bool singleton = std::any_of(dep->terms.begin(), dep->terms.end(),
+                                 [](const DepTerm& t) { return t.type == DepType::kSingleton; });
+    if (singleton && r == DepResult::kSatisfied && singletons_started_.count({job.spec.uid, job.spec.name}))
+      r = DepResult::kWaiting;
+    if (r == DepResult::kWaiting) return "Dependency";
+    if (r == DepResult::kNever) {
+      plan_.dependency_changes.emplace_back(job.id, DepState::kNever);
+      if (job.spec.kill_on_invalid_dep) plan_.invalid_dependency_kills.push_back(job.id);
+      return "DependencyNeverSatisfied";
+    }
+    // Singleton stays checked at every pass: another job of the name may start first.
+    if (!singleton) plan_.dependency_changes.emplace_back(job.id, DepState::kNone);
+    return "";
+  }
+
+  // The usable pools of a job, or the reason none is usable.
+  std::string pools_for(const Job& job, const Constraint& constraint, std::vector<Pool>& pools) {
+    std::string why;
+    for_each_partition(job, [&](const std::string& name) {
+      auto it = snap_.part_index.find(name);
+      if (it == snap_.part_index.end()) { if (why.empty()) why = "PartitionConfig"; return; }
+      const PartitionConfig& p = *snap_.parts[it->second];
+      std::string r;
+      if (p.state == PartitionState::kDown) r = "PartitionDown";
+      else if (p.state == PartitionState::kInactive) r = "PartitionInactive";
+      else if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
+        r = "PartitionTimeLimit";
+      else if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
+        r = "PartitionNodeLimit";
+      if (!r.empty()) { if (why.empty()) why = r; return; }
+      int32_t slots = snap_.duration_slots(job.time_limit);
+      size_t alts = std::max<size_t>(1, constraint.alternatives.size());
+      for (size_t a = 0; a < alts; ++a) {
+        Pool pool;
+        pool.part = it->second;
+        pool.alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
+        pool.shape = job_shape(job.spec, p, slots);
+        pool.type_ok.resize(snap_.types.size());
+        for (size_t t = 0; t < snap_.types.size(); ++t) {
+          const NodeType& nt = snap_.types[t];
+          pool.type_ok[t] = std::binary_search(nt.parts.begin(), nt.parts.end(), pool.part) &&
+                            (!pool.alt || node_matches(*pool.alt, nt.features));
+        }
+        pools.push_back(std::move(pool));
+      }
+    });
+    return pools.empty() ? (why.empty() ? "PartitionConfig" : why) : "";
+  }
+
+  std::string filter_for(const Job& job, NodeFilter& f) {
+    if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return "";
+    f.ok.assign(snap_.map.node_count(), job.spec.nodelist.empty() ? 1 : 0);
+    if (!job.spec.nodelist.empty()) {
+      auto names = expand_hostlist(job.spec.nodelist);
+      if (!names) return "BadConstraints";
+      for (const auto& n : *names) {
+        auto it = snap_.node_index.find(n);
+        if (it == snap_.node_index.end()) return "ReqNodeNotAvail";
+        f.ok[it->second] = 1;
+        f.required.push_back(it->second);
+      }
+    }
+    if (!job.spec.exclude.empty()) {
+      auto names = expand_hostlist(job.spec.exclude);
+      if (!names) return "BadConstraints";
+      for (const auto& n : *names) {
+        auto it = snap_.node_index.find(n);
+        if (it != snap_.node_index.end()) f.ok[it->second] = 0;
+      }
+    }
+    return "";
+  }
+
+  int32_t usable_in_class(int32_t cls, const Pool& pool, const NodeFilter& f) const {
+    const auto& members = snap_.map.class_nodes(cls);
+    if (members.empty() || !pool.type_ok[snap_.map.type_of(members.front())]) return 0;
+    if (f.ok.empty()) return static_cast<int32_t>(members.size());
+    int32_t n = 0;
+    for (int32_t m : members) n += f.ok[m];
+    return n;
+  }
+
+  // Earliest slot in [from, last] where the pool offers enough units in total, or -1.
+  int32_t earliest(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
+    const JobShape& sh = pool.shape;
+    int32_t h = snap_.map.horizon();
+    last = std::min(last, h - 1);
+    if (from > last) return -1;
+    if (last == 0) {  // start-now test: no sweep
+      int64_t total = 0;
+      for (int32_t c = 0; c < snap_.map.class_count() && total < sh.units; ++c) {
+        int32_t n = usable_in_class(c, pool, f);
+        if (n) total += int64_t{snap_.map.units_at(snap_.map.class_nodes(c).front(), sh.need, 0)} * n;
+      }
+      return total >= sh.units ? 0 : -1;
+    }
+    diff_.assign(h + 1, 0);
+    for (int32_t c = 0; c < snap_.map.class_count(); ++c) {
+      int32_t n = usable_in_class(c, pool, f);
+      if (!n) continue;
+      snap_.map.intervals(c, sh.need, ivs_);
+      for (const Interval& iv : ivs_) {
+        if (iv.from > last || iv.to <= from) continue;
+        diff_[std::max(iv.from, from)] += int64_t{iv.units} * n;
+        diff_[std::min(iv.to, h)] -= int64_t{iv.units} * n;
+      }
+    }
+    int64_t total = 0;
+    for (int32_t s = from; s <= last; ++s) {
+      total += diff_[s];
+      if (total >= sh.units) return s;
+    }
+    return -1;
+  }
+
+  // Chooses nodes at `slot`: -w nodes first, then count constraints, then lower
+  // weight, then best fit (fewest free CPUs now) to keep big holes open.
+  bool place(const Pool& pool, const NodeFilter& f, int32_t slot, bool now, Placement& out) {
+    const JobShape& sh = pool.shape;
+    out = Placement{slot, &pool, {}};
+    std::vector<int32_t> classes;
+    for (int32_t c = 0; c < snap_.map.class_count(); ++c)
+      if (usable_in_class(c, pool, f)) classes.push_back(c);
+    auto rep = [&](int32_t c) { return snap_.map.class_nodes(c).front(); };
+    std::sort(classes.begin(), classes.end(), [&](int32_t a, int32_t b) {
+      const NodeType& ta = snap_.types[snap_.map.type_of(rep(a))];
+      const NodeType& tb = snap_.types[snap_.map.type_of(rep(b))];
+      if (ta.weight != tb.weight) return ta.weight < tb.weight;
+      if (snap_.map.free_cpus(rep(a)) != snap_.map.free_cpus(rep(b)))
+        return snap_.map.free_cpus(rep(a)) < snap_.map.free_cpus(rep(b));
+      return rep(a) < rep(b);
+    });
+    std::set<int32_t> taken;
+    int64_t units = 0;
+    int32_t want_nodes = sh.spread ? sh.nodes_max : (now ? sh.nodes_max : sh.units);
+    auto take = [&](int32_t node, int32_t max_units) {
+      if (taken.count(node) || static_cast<int32_t>(out.nodes.size()) >= want_nodes) return false;
+      int32_t u = std::min(snap_.map.units_at(node, sh.need, slot), max_units);
+      if (u <= 0) return false;
+      taken.insert(node);
+      out.nodes.emplace_back(node, u);
+      units += u;
+      return true;
+    };
+    auto left = [&]() { return static_cast<int32_t>(std::max<int64_t>(0, sh.units - units)); };
+    for (int32_t node : f.required)
+      if (!take(node, sh.spread ? left() : 1)) return false;
+    if (pool.alt) {
+      for (const auto& [feature, count] : pool.alt->counts) {
+        int32_t have = 0;
+        for (const auto& [node, u] : out.nodes) have += has_feature(snap_.types[snap_.map.type_of(node)].features, feature);
+        for (int32_t c : classes) {
+          if (have >= count) break;
+          if (!has_feature(snap_.types[snap_.map.type_of(rep(c))].features, feature)) continue;
+          for (int32_t node : snap_.map.class_nodes(c)) {
+            if (have >= count) break;
+            if ((f.ok.empty() || f.ok[node]) && take(node, sh.spread ? std::max(1, left()) : 1)) ++have;
+          }
+        }
+        if (have < count) return false;
+      }
+    }
+    if (sh.spread && units < sh.units && out.nodes.empty()) {  // prefer one node that holds every task
+      for (int32_t c : classes) {
+        int32_t node = -1;
+        for (int32_t m : snap_.map.class_nodes(c))
+          if (f.ok.empty() || f.ok[m]) { node = m; break; }
+        if (node >= 0 && snap_.map.units_at(node, sh.need, slot) >= sh.units) { take(node, sh.units); break; }
+      }
+    }
+    for (int32_t c : classes) {
+      if (sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes) break;
+      for (int32_t node : snap_.map.class_nodes(c)) {
+        if (sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes) break;
+        if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
+      }
+    }
+    return units >= sh.units;
+  }
+
+  // Earliest placement over every pool, verified node by node.
+  bool find(const std::vector<Pool>& pools, const NodeFilter& f, bool may_reserve, Placement& best) {
+    bool found = false;
+    for (const Pool& pool : pools) {
+      int32_t last = may_reserve ? snap_.map.horizon() - 1 : 0;
+      if (found) last = std::min(last, best.slot - 1);
+      Placement p;
+      for (int32_t from = 0, tries = 0; tries < 32; ++tries) {
+        int32_t s = earliest(pool, f, from, last);
+        if (s < 0) break;
+        if (place(pool, f, s, s == 0, p)) {
+          best = std::move(p);
+          found = true;
+          break;
+        }
+        from = s + 1;
+      }
+    }
+    return found;
+  }
+
+  std::vector<NodeAlloc> commit(const Placement& p, Duration limit) {
+    const JobShape& sh = p.pool->shape;
+    std::vector<NodeAlloc> alloc;
+    for (const auto& [node, units] : p.nodes) {
+      NodeAlloc a;
+      a.node = snap_.nodes[node]->name;
+      if (sh.need.whole_node) {
+        a.cpus = snap_.map.total_cpus(node);
+        a.mem_mib = snap_.map.total_mem(node);
+      } else {
+        a.cpus = units * sh.need.cpus;
+        a.mem_mib = sh.need.node_mem + units * sh.need.mem;
+      }
+      a.tasks = sh.spread ? units : sh.tasks_per_node;
+      int32_t end = sh.need.slots == kForever ? kForever : p.slot + sh.need.slots;
+      snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib);
+      alloc.push_back(std::move(a));
+    }
+    (void)limit;
+    return alloc;
+  }
+
+  bool may_reserve(const Job& job, int64_t priority, const std::vector<Pool>& pools) const {
+    switch (cfg_.policy) {
+      case SchedPolicy::kEasy: return plan_.reservations.empty();
+      case SchedPolicy::kFifo: return true;  // only queue heads get here: an expected start
+      case SchedPolicy::kBackfill: break;
+    }
+    if (snap_.now - job.eligible_time < cfg_.bf_min_age_reserve) return false;
+    if (priority < cfg_.bf_min_prio_reserve) return false;
+    if (cfg_.bf_job_part_count_reserve > 0) {
+      for (const Pool& p : pools)
+        if (reserved_in_part_[p.part] >= cfg_.bf_job_part_count_reserve) return false;
+    }
+    return true;
+  }
+
+  // Caps on jobs tested past a blocked one (Slurm's bf_max_job_*).
+  bool over_test_caps(const Job& job, const std::vector<Pool>& pools) {
+    if (cfg_.bf_max_job_test > 0 && plan_.stats.tested >= cfg_.bf_max_job_test) return true;
+    if (cfg_.bf_max_job_user > 0 && tested_by_user_[job.spec.uid] >= cfg_.bf_max_job_user) return true;
+    if (cfg_.bf_max_job_part > 0 && tested_in_part_[pools.front().part] >= cfg_.bf_max_job_part) return true;
+    ++plan_.stats.tested;
+    ++tested_by_user_[job.spec.uid];
+    ++tested_in_part_[pools.front().part];
+    return false;
+  }
+
+  void consider(const Candidate& c) {
+    const Job& job = *c.job;
+    ++plan_.stats.considered;
+    PendingInfo info{job.id, "", c.priority, 0, "", ""};
+    std::vector<Pool> pools;
+    NodeFilter filter;
+    Constraint constraint;
+    info.reason = gate(job);
+    if (info.reason.empty()) {
+      auto parsed = parse_constraint(job.spec.constraint);
+      if (parsed) constraint = std::move(parsed).value();
+      else info.reason = "BadConstraints";
+    }
+    if (info.reason.empty()) info.reason = pools_for(job, constraint, pools);
+    if (info.reason.empty()) info.reason = filter_for(job, filter);
+    if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
+    bool behind = std::any_of(pools.begin(), pools.end(), [&](const Pool& p) { return blocked_[p.part] != 0; });
+    if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(job, pools))) {
+      info.reason = "Priority";
+      return plan_.pending.push_back(std::move(info));
+    }
+    bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
+    bool reserve = may_reserve(job, c.priority, pools);
+    Placement p;
+    bool found = find(pools, filter, reserve, p);
+    if (found && p.slot == 0 && can_start) {
+      const std::string& part = snap_.parts[p.pool->part]->name;
+      plan_.starts.push_back({job.id, part, commit(p, job.time_limit)});
+      if (behind) ++backfill_starts_;
+      if (job.array_job_id) ++array_running_[job.array_job_id];
+      if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});
+      return;
+    }
+    if (found && reserve && p.slot > 0) {
+      Reservation r;
+      r.job = job.id;
+      r.partition = snap_.parts[p.pool->part]->name;
+      r.start = snap_.slot_time(p.slot);
+      r.end = job.time_limit == kUnlimited ? 0 : r.start + job.time_limit;
+      r.alloc = commit(p, job.time_limit);
+      std::vector<std::string> names;
+      for (const auto& a : r.alloc) names.push_back(a.node);
+      info.expected_start = r.start;
+      info.partition = r.partition;
+      info.sched_nodes = compress_hostlist(names);
+      ++reserved_in_part_[p.pool->part];
+      plan_.reservations.push_back(std::move(r));
+    }
+    info.reason = behind ? "Priority" : "Resources";
+    for (const Pool& pool : pools) blocked_[pool.part] = 1;
+    plan_.pending.push_back(std::move(info));
+  }
+
+  const ClusterState& s_;
+  const SchedulerConfig& cfg_;
+  SchedSnapshot snap_;
+  PriorityContext prio_;
+  Plan plan_;
+  std::vector<char> blocked_;
+  std::vector<int32_t> reserved_in_part_, tested_in_part_;
+  std::unordered_map<uint32_t, int32_t> tested_by_user_;
+  std::unordered_map<uint64_t, int32_t> array_running_;
+  std::set<std::pair<uint32_t, std::string>> singletons_started_;
+  int32_t backfill_starts_ = 0;
+  std::vector<int64_t> diff_;
+  std::vector<Interval> ivs_;
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_first_fit_scheduler() { return std::make_unique<FirstFitScheduler>(); }
+Plan Scheduler::schedule(const ClusterState& state, Time now, const Job* extra) const {
+  return Pass(state, cfg_, now).run(extra);
+}
 
-Status check_ever_runnable(const ClusterState& s, const Job& job) {
-  std::vector<FreeNode> all;
-  int32_t known = 0;
-  for (const auto& [name, n] : s.nodes) {
-    if (std::find(n.partitions.begin(), n.partitions.end(), job.partition) == n.partitions.end())
-      continue;
-    if (n.cpus > 0) ++known;
-    // Nodes whose size is not known yet (no agent so far) cannot rule a job out.
-    all.push_back({name, n.cpus > 0 ? n.cpus : 1 << 30, n.mem_mib > 0 ? n.mem_mib : int64_t{1} << 50});
-  }
-  if (all.empty()) return invalid("partition '" + job.partition + "' has no nodes");
-  if (place_first_fit(job.spec, all).empty()) {
-    return invalid("Requested node configuration is not available: partition '" + job.partition +
-                   "' has " + std::to_string(all.size()) + " node(s) (" + std::to_string(known) +
-                   " of known size), too few or too small for this job");
-  }
-  return Status::ok();
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now) {
+  int64_t cpus = 0;
+  int32_t factor = 0;
+  for (const auto& [name, n] : state.nodes) cpus += n.cpus;
+  PriorityContext ctx = make_priority_context(cfg, state.partitions, cpus);
+  for (const auto& p : state.partitions)
+    for_each_partition(job, [&](const std::string& name) {
+      if (name == p.name) factor = std::max(factor, p.priority_job_factor);
+    });
+  return compute_priority(job, factor, ctx, now);
 }
 
 }  // namespace hq

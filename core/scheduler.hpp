@@ -1,36 +1,82 @@
-// The scheduler seam: a pure function from a state snapshot and `now` to a Plan.
-// The controller applies the plan's starts as events; nothing here has side effects.
+// The scheduler: a pure function from a cluster state and `now` to a Plan (starts,
+// reservations, pending reasons, expected starts, preemptions, dependency updates).
+// One pass orders pending jobs by partition tier then multifactor priority, starts
+// what fits, and reserves time-map slots for blocked jobs so that lower-priority jobs
+// start early only where they delay no reservation (docs/scheduling.md). The same
+// code runs in the controller, `hq explain`, `--test-only`, `hq sim` and `hq bench`.
+// Nothing here has side effects; thread-safe (const).
 #pragma once
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/cluster_state.hpp"
+#include "core/priority.hpp"
 
 namespace hq {
 
 struct StartDecision {
   JobId job;
+  std::string partition;
   std::vector<NodeAlloc> alloc;
+};
+
+struct PendingInfo {
+  JobId job;
+  std::string reason;
+  int64_t priority = 0;
+  Time expected_start = 0;   // 0: not known (no reservation within the window)
+  std::string partition;     // the partition of the reservation, if any
+  std::string sched_nodes;   // the reservation's nodes (hostlist)
+};
+
+struct Reservation {
+  JobId job;
+  std::string partition;
+  Time start = 0, end = 0;   // end 0: no time limit
+  std::vector<NodeAlloc> alloc;
+};
+
+struct Preemption {
+  JobId victim;
+  JobId preemptor;
+  PreemptMode mode = PreemptMode::kCancel;
+  Duration grace = 0;
+};
+
+struct PlanStats {
+  int32_t considered = 0;    // pending jobs looked at
+  int32_t tested = 0;        // jobs tested past a blocked one (bf_max_job_test counts these)
+  int32_t classes = 0;       // distinct node states in the time map at the end
 };
 
 struct Plan {
   std::vector<StartDecision> starts;
-  std::vector<std::pair<JobId, std::string>> reasons;  // pending jobs not started, and why
+  std::vector<PendingInfo> pending;            // every pending job not started, in priority order
+  std::vector<Reservation> reservations;
+  std::vector<Preemption> preemptions;
+  std::vector<std::pair<JobId, DepState>> dependency_changes;
+  std::vector<JobId> invalid_dependency_kills; // DependencyNeverSatisfied with --kill-on-invalid-dep
+  PlanStats stats;
 };
 
 class Scheduler {
  public:
-  virtual ~Scheduler() = default;
-  virtual Plan schedule(const ClusterState& state, Time now) const = 0;
+  explicit Scheduler(SchedulerConfig cfg = {}) : cfg_(std::move(cfg)) {}
+  // `extra`, when given, is scheduled as if it were pending too (sbatch --test-only);
+  // it must not be in `state`.
+  Plan schedule(const ClusterState& state, Time now, const Job* extra = nullptr) const;
+  const SchedulerConfig& config() const { return cfg_; }
+
+ private:
+  SchedulerConfig cfg_;
 };
 
-// Priority order (priority desc, then job id), first fit on CPUs and memory; a job
-// that cannot start blocks lower-priority jobs of its partition (reason Priority).
-std::unique_ptr<Scheduler> make_first_fit_scheduler();
-
-// Whether the job could run on its partition if every node were idle; a message if not.
+// Whether the job could ever run in one of its partitions if every node were idle,
+// or a message saying why not (submit-time rejection).
 Status check_ever_runnable(const ClusterState& state, const Job& job);
+
+// The job's priority now, factor by factor (sprio's view).
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now);
 
 }  // namespace hq

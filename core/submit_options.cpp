@@ -1,6 +1,7 @@
 #include "core/submit_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "core/units.hpp"
@@ -42,6 +43,47 @@ Status set_mem(int64_t& field, std::string_view v) {
   return Status::ok();
 }
 
+// --signal=[{R|B}:]SIG[@TIME]: a name (USR1, SIGUSR1) or number; TIME defaults to 60 s.
+Status set_signal(SubmitRequest& r, std::string_view v) {
+  std::string_view sig = v;
+  r.spec.signal_batch_only = false;
+  if (sig.size() > 2 && sig[1] == ':' && (sig[0] == 'B' || sig[0] == 'R')) {
+    r.spec.signal_batch_only = sig[0] == 'B';
+    sig = sig.substr(2);
+  }
+  r.spec.signal_time = 60;
+  if (auto at = sig.find('@'); at != std::string_view::npos) {
+    auto t = parse_int(sig.substr(at + 1), 0, 65535);
+    if (!t) return invalid("invalid --signal time in '" + std::string(v) + "'");
+    r.spec.signal_time = *t;
+    sig = sig.substr(0, at);
+  }
+  if (sig.rfind("SIG", 0) == 0) sig = sig.substr(3);
+  static const std::pair<std::string_view, int32_t> kSignals[] = {
+      {"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"KILL", 9}, {"USR1", 10}, {"USR2", 12}, {"ALRM", 14},
+      {"TERM", 15}, {"CONT", 18}, {"STOP", 19}, {"TSTP", 20}, {"URG", 23}, {"XCPU", 24}};
+  for (const auto& [name, num] : kSignals)
+    if (sig == name) { r.spec.signal = num; return Status::ok(); }
+  auto n = parse_int(sig, 1, 64);
+  if (!n) return invalid("invalid --signal '" + std::string(v) + "'");
+  r.spec.signal = static_cast<int32_t>(*n);
+  return Status::ok();
+}
+
+Status set_nice(SubmitRequest& r, std::string_view v) {
+  bool neg = !v.empty() && v[0] == '-';
+  auto n = parse_int(neg ? v.substr(1) : v, 0, 2147483645);
+  if (!n) return invalid("invalid --nice '" + std::string(v) + "'");
+  r.spec.nice = static_cast<int32_t>(neg ? -*n : *n);
+  return Status::ok();
+}
+
+Status set_string(std::string& field, std::string_view v, std::string_view what) {
+  if (v.empty()) return invalid("empty " + std::string(what));
+  field = v;
+  return Status::ok();
+}
+
 const std::vector<OptionDef>& option_table() {
   static const std::vector<OptionDef> table = {
       {"job-name", 'J', true, [](SubmitRequest& r, std::string_view v) { r.spec.name = v; r.name_set = true; return Status::ok(); }},
@@ -68,6 +110,24 @@ const std::vector<OptionDef>& option_table() {
       {"wait", 'W', false, [](SubmitRequest& r, std::string_view) { r.wait = true; return Status::ok(); }},
       {"json", 0, false, [](SubmitRequest& r, std::string_view) { r.json = true; return Status::ok(); }},
       {"wrap", 0, true, [](SubmitRequest& r, std::string_view v) { r.wrap = v; r.wrap_set = true; return Status::ok(); }},
+      {"account", 'A', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.account, v, "account"); }},
+      {"constraint", 'C', true, [](SubmitRequest& r, std::string_view v) { r.spec.constraint = v; return Status::ok(); }},
+      {"nodelist", 'w', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.nodelist, v, "node list"); }},
+      {"exclude", 'x', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.exclude, v, "node list"); }},
+      {"exclusive", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.exclusive = true; return Status::ok(); }},
+      {"nice", 0, true, set_nice},
+      {"begin", 'b', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.begin, v, "begin time"); }},
+      {"dependency", 'd', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.dependency, v, "dependency"); }},
+      {"kill-on-invalid-dep", 0, true, [](SubmitRequest& r, std::string_view v) {
+         if (v != "yes" && v != "no") return invalid("--kill-on-invalid-dep takes yes or no");
+         r.spec.kill_on_invalid_dep = v == "yes";
+         return Status::ok();
+       }},
+      {"array", 'a', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.array, v, "array"); }},
+      {"signal", 0, true, set_signal},
+      {"requeue", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.requeue = 1; return Status::ok(); }},
+      {"no-requeue", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.requeue = 0; return Status::ok(); }},
+      {"test-only", 0, false, [](SubmitRequest& r, std::string_view) { r.test_only = true; return Status::ok(); }},
   };
   return table;
 }
@@ -219,6 +279,82 @@ Status check_script(std::string_view script) {
     return invalid("This does not look like a batch script.  The first line must start with #! "
                    "followed by the path to an interpreter.");
   return Status::ok();
+}
+
+}  // namespace hq
+
+namespace hq {
+namespace {
+
+// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+Result<int64_t> clock_seconds(std::string_view t) {  // HH:MM[:SS]
+  auto h = parse_int(t.substr(0, 2), 0, 23);
+  auto m = t.size() >= 5 && t[2] == ':' ? parse_int(t.substr(3, 2), 0, 59) : Result<int64_t>(invalid(""));
+  Result<int64_t> s = int64_t{0};
+  if (t.size() == 8 && t[5] == ':') s = parse_int(t.substr(6, 2), 0, 59);
+  else if (t.size() != 5) s = invalid("");
+  if (!h || !m || !s) return invalid("bad time of day '" + std::string(t) + "'");
+  return *h * 3600 + *m * 60 + *s;
+}
+
+}  // namespace
+
+Result<Time> resolve_begin(std::string_view text, Time now, int64_t utc_offset) {
+  auto bad = [&]() { return invalid("Invalid time specification (--begin) '" + std::string(text) + "'"); };
+  if (text == "now") return now;
+  if (text.rfind("now+", 0) == 0) {
+    std::string_view rest = text.substr(4);
+    size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    auto n = parse_int(rest.substr(0, digits), 0, 100000000);
+    if (!n) return bad();
+    std::string_view unit = rest.substr(digits);
+    int64_t mult = 0;
+    for (auto [names, m] : {std::pair{"s,sec,secs,second,seconds", 1}, std::pair{"m,min,mins,minute,minutes", 60},
+                            std::pair{"h,hour,hours", 3600}, std::pair{"d,day,days", 86400}, std::pair{"w,week,weeks", 604800}}) {
+      std::string_view list = names;
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (list.substr(start, comma - start) == unit) mult = m;
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+      }
+    }
+    if (unit.empty()) mult = 1;
+    if (mult == 0) return bad();
+    return now + *n * mult;
+  }
+  if (text.size() == 5 || text.size() == 8) {  // HH:MM[:SS] today (local), or tomorrow if past
+    auto secs = clock_seconds(text);
+    if (!secs) return bad();
+    Time local_midnight = ((now + utc_offset) / 86400) * 86400 - utc_offset;
+    Time t = local_midnight + *secs;
+    return t < now ? t + 86400 : t;
+  }
+  if (text.size() >= 10 && text[4] == '-' && text[7] == '-') {
+    auto y = parse_int(text.substr(0, 4), 1970, 9999), mo = parse_int(text.substr(5, 2), 1, 12),
+         d = parse_int(text.substr(8, 2), 1, 31);
+    if (!y || !mo || !d) return bad();
+    int64_t secs = 0;
+    if (text.size() > 10) {
+      if (text[10] != 'T') return bad();
+      auto c = clock_seconds(text.substr(11));
+      if (!c) return bad();
+      secs = *c;
+    }
+    return days_from_civil(*y, *mo, *d) * 86400 + secs - utc_offset;
+  }
+  return bad();
 }
 
 }  // namespace hq

@@ -19,6 +19,8 @@ struct SubmitRequest {
   bool wait = false;
   bool json = false;
   bool wrap_set = false;
+  bool test_only = false;
+  std::string begin;                   // --begin as given; resolved by resolve_begin()
   std::string wrap;
   std::string export_spec = "ALL";
 };
@@ -41,6 +43,11 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
 // The environment a job receives for an --export spec, from the submitter's environment.
 Result<std::vector<std::string>> export_environment(std::string_view spec,
                                                     const std::vector<std::string>& client_env);
+
+// --begin forms: "now", "now+N[seconds|minutes|hours|days|weeks]", "HH:MM[:SS]" (today,
+// or tomorrow if past), "YYYY-MM-DD[THH:MM[:SS]]". Civil times are local to the caller:
+// `utc_offset` is the caller's offset from UTC in seconds.
+Result<Time> resolve_begin(std::string_view text, Time now, int64_t utc_offset);
 
 // Slurm insists on "#!" on the first line of a batch script.
 Status check_script(std::string_view script);

@@ -59,6 +59,20 @@ pb::JobSpec to_pb(const JobSpec& s) {
   p.set_time_limit(s.time_limit);
   copy_to(s.env, p.mutable_env());
   p.set_hold(s.hold);
+  p.set_account(s.account);
+  p.set_constraint(s.constraint);
+  p.set_nodelist(s.nodelist);
+  p.set_exclude(s.exclude);
+  p.set_exclusive(s.exclusive);
+  p.set_nice(s.nice);
+  p.set_begin_time(s.begin_time);
+  p.set_dependency(s.dependency);
+  p.set_kill_on_invalid_dep(s.kill_on_invalid_dep);
+  p.set_array(s.array);
+  p.set_signal(s.signal);
+  p.set_signal_time(s.signal_time);
+  p.set_signal_batch_only(s.signal_batch_only);
+  p.set_requeue(s.requeue);
   return p;
 }
 
@@ -88,6 +102,20 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.time_limit = p.time_limit();
   s.env.assign(p.env().begin(), p.env().end());
   s.hold = p.hold();
+  s.account = p.account();
+  s.constraint = p.constraint();
+  s.nodelist = p.nodelist();
+  s.exclude = p.exclude();
+  s.exclusive = p.exclusive();
+  s.nice = p.nice();
+  s.begin_time = p.begin_time();
+  s.dependency = p.dependency();
+  s.kill_on_invalid_dep = p.kill_on_invalid_dep();
+  s.array = p.array();
+  s.signal = p.signal();
+  s.signal_time = p.signal_time();
+  s.signal_batch_only = p.signal_batch_only();
+  s.requeue = p.requeue();
   return s;
 }
 
@@ -111,8 +139,17 @@ pb::Job to_pb(const Job& j) {
   p.set_nodelist(compress_hostlist(names));
   p.set_exit_code(j.exit_code);
   p.set_exit_signal(j.exit_signal);
-  p.set_held(j.held);
+  p.set_hold(static_cast<int32_t>(j.hold));
   p.set_restart_count(j.restart_count);
+  copy_to(j.partitions, p.mutable_partitions());
+  p.set_dep_state(static_cast<int32_t>(j.dep_state));
+  p.set_eligible_time(j.eligible_time);
+  p.set_array_job_id(j.array_job_id);
+  p.set_array_task_id(j.array_task_id);
+  p.set_array_throttle(j.array_throttle);
+  p.set_expected_start(j.expected_start);
+  p.set_sched_nodes(j.sched_nodes);
+  p.set_preempting(j.preempting);
   return p;
 }
 
@@ -134,8 +171,18 @@ Result<Job> from_pb(const pb::Job& p) {
   for (const auto& a : p.alloc()) j.alloc.push_back(from_pb(a));
   j.exit_code = p.exit_code();
   j.exit_signal = p.exit_signal();
-  j.held = p.held();
+  if (p.hold() < 0 || p.hold() > 2 || p.dep_state() < 0 || p.dep_state() > 2) return invalid("bad hold or dependency state");
+  j.hold = p.held() ? HoldKind::kUser : static_cast<HoldKind>(p.hold());
   j.restart_count = p.restart_count();
+  j.partitions.assign(p.partitions().begin(), p.partitions().end());
+  j.dep_state = static_cast<DepState>(p.dep_state());
+  j.eligible_time = p.eligible_time();
+  j.array_job_id = p.array_job_id();
+  j.array_task_id = p.array_job_id() ? p.array_task_id() : -1;
+  j.array_throttle = p.array_throttle();
+  j.expected_start = p.expected_start();
+  j.sched_nodes = p.sched_nodes();
+  j.preempting = p.preempting();
   return j;
 }
 
@@ -187,13 +234,24 @@ std::string encode_event(const Event& e) {
           s->set_job_id(ev.id.value);
           s->set_time(ev.time);
           for (const auto& a : ev.alloc) *s->add_alloc() = to_pb(a);
+          s->set_partition(ev.partition);
         } else if constexpr (std::is_same_v<T, JobEnded>) {
           *p.mutable_ended() = to_pb(ev);
-        } else {
+        } else if constexpr (std::is_same_v<T, JobRequeued>) {
           auto* r = p.mutable_requeued();
           r->set_job_id(ev.id.value);
           r->set_time(ev.time);
           r->set_reason(ev.reason);
+        } else if constexpr (std::is_same_v<T, JobHoldChanged>) {
+          auto* h = p.mutable_hold();
+          h->set_job_id(ev.id.value);
+          h->set_time(ev.time);
+          h->set_hold(static_cast<int32_t>(ev.hold));
+        } else {
+          auto* d = p.mutable_dependency();
+          d->set_job_id(ev.id.value);
+          d->set_time(ev.time);
+          d->set_dep_state(static_cast<int32_t>(ev.state));
         }
       },
       e);
@@ -209,7 +267,7 @@ Result<Event> decode_event(const std::string& bytes) {
     return Event{JobSubmitted{std::move(job).value()}};
   }
   if (p.has_started()) {
-    JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}};
+    JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}, p.started().partition()};
     for (const auto& a : p.started().alloc()) s.alloc.push_back(from_pb(a));
     return Event{std::move(s)};
   }
@@ -220,6 +278,15 @@ Result<Event> decode_event(const std::string& bytes) {
   }
   if (p.has_requeued())
     return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), p.requeued().reason()}};
+  if (p.has_hold()) {
+    if (p.hold().hold() < 0 || p.hold().hold() > 2) return invalid("bad hold kind in journal event");
+    return Event{JobHoldChanged{JobId{p.hold().job_id()}, p.hold().time(), static_cast<HoldKind>(p.hold().hold())}};
+  }
+  if (p.has_dependency()) {
+    int32_t d = p.dependency().dep_state();
+    if (d != 0 && d != 2) return invalid("bad dependency state in journal event");
+    return Event{JobDependencyChanged{JobId{p.dependency().job_id()}, p.dependency().time(), static_cast<DepState>(d)}};
+  }
   return invalid("empty journal event");
 }
 

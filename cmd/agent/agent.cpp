@@ -1,5 +1,6 @@
 #include "cmd/agent/agent.hpp"
 
+#include <algorithm>
 #include <asio/co_spawn.hpp>
 #include <asio/connect.hpp>
 #include <asio/use_awaitable.hpp>
@@ -169,6 +170,25 @@ void Agent::on_launch(const pb::LaunchJob& l) {
       terminate(it->second, kill_wait_);
     });
   }
+  arm_signal(id);
+}
+
+// --signal=[B:]SIG@T: SIG at T seconds before the time limit, to the batch shell only
+// (B:) or to the whole job.
+void Agent::arm_signal(uint64_t id) {
+  RunningJob& rj = running_.at(id);
+  const JobSpec& spec = rj.job.spec;
+  if (spec.signal <= 0 || rj.job.time_limit <= 0) return;
+  int64_t at = std::max<int64_t>(0, rj.job.time_limit - spec.signal_time);
+  rj.signal_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(at));
+  rj.signal_timer->async_wait([this, id](const asio::error_code& ec) {
+    auto it = running_.find(id);
+    if (ec || it == running_.end()) return;
+    const JobSpec& s = it->second.job.spec;
+    ::kill(s.signal_batch_only ? it->second.pid : -it->second.pid, s.signal);
+    log::info("job " + std::to_string(id) + ": sent signal " + std::to_string(s.signal) + " " +
+              std::to_string(s.signal_time) + " s before its time limit");
+  });
 }
 
 void Agent::on_kill(const pb::KillJob& k) {
@@ -176,7 +196,7 @@ void Agent::on_kill(const pb::KillJob& k) {
   if (it == running_.end()) return;
   if (k.reason() == "timeout") it->second.timed_out = true;
   else it->second.cancelled = true;
-  terminate(it->second, k.reason() == "unknown" ? 0 : kill_wait_);
+  terminate(it->second, k.reason() == "unknown" ? 0 : k.grace() > 0 ? k.grace() : kill_wait_);
 }
 
 // SIGTERM to the whole process group, then SIGKILL after the grace period.

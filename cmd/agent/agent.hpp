@@ -42,7 +42,7 @@ class Agent {
     pid_t pid = 0;
     Job job;
     bool cancelled = false, timed_out = false;
-    std::unique_ptr<asio::steady_timer> limit_timer, kill_timer;
+    std::unique_ptr<asio::steady_timer> limit_timer, kill_timer, signal_timer;
   };
 
   asio::awaitable<void> connect_loop();
@@ -52,6 +52,7 @@ class Agent {
   void on_launch(const pb::LaunchJob& launch);
   void on_kill(const pb::KillJob& kill);
   void terminate(RunningJob& rj, int64_t grace);
+  void arm_signal(uint64_t id);
   void wait_children();
   void reap(pid_t pid, int status);
   void report(const pb::JobEnded& ended);

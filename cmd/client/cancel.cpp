@@ -22,11 +22,14 @@ int run_cancel(const Args& args) {
       std::cout << "usage: hq cancel [--json] JOBID...\n";
       return 0;
     }
-    auto n = parse_int(args[i], 1, INT64_MAX);
-    if (!n) return fail(prog, invalid("Invalid job id " + args[i]));
-    c->add_job_ids(static_cast<uint64_t>(*n));
+    auto us = args[i].find('_');
+    auto n = parse_int(args[i].substr(0, us), 1, INT64_MAX);
+    if (!n || (us != std::string::npos && !parse_int(args[i].substr(us + 1), 0, INT32_MAX)))
+      return fail(prog, invalid("Invalid job id " + args[i]));
+    if (us != std::string::npos) c->add_tasks(args[i]);
+    else c->add_job_ids(static_cast<uint64_t>(*n));
   }
-  if (c->job_ids_size() == 0) return fail(prog, invalid("No job identification provided"));
+  if (c->job_ids_size() == 0 && c->tasks_size() == 0) return fail(prog, invalid("No job identification provided"));
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);

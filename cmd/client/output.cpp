@@ -1,3 +1,4 @@
+#include <ctime>
 #include "cmd/client/output.hpp"
 
 #include <google/protobuf/util/json_util.h>
@@ -34,6 +35,26 @@ std::string prog_name(const std::string& argv0) {
   return argv0 == "sbatch" || argv0 == "squeue" || argv0 == "scancel" || argv0 == "sinfo" || argv0 == "scontrol"
              ? argv0
              : "hq " + argv0;
+}
+
+}  // namespace hq::cmd
+
+namespace hq::cmd {
+
+int64_t local_utc_offset(int64_t now) {
+  time_t t = static_cast<time_t>(now);
+  struct tm tm {};
+  localtime_r(&t, &tm);
+  return tm.tm_gmtoff;
+}
+
+std::string local_time(int64_t t) {
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  localtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
 }
 
 }  // namespace hq::cmd

@@ -14,5 +14,9 @@ void print_json(const google::protobuf::Message& msg);
 // Prints "<prog>: error: <message>" to stderr and returns 1.
 int fail(const std::string& prog, const Status& status);
 std::string prog_name(const std::string& argv0);
+// Local wall-clock time "YYYY-MM-DDTHH:MM:SS" (Slurm prints local times), and the local
+// offset from UTC in seconds at `now`.
+std::string local_time(int64_t t);
+int64_t local_utc_offset(int64_t now);
 
 }  // namespace hq::cmd

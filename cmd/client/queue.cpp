@@ -15,7 +15,7 @@ namespace {
 std::string state_code(const std::string& state) {
   static const std::map<std::string, std::string> codes = {
       {"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETED", "CD"}, {"CANCELLED", "CA"},
-      {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"}};
+      {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"}, {"PREEMPTED", "PR"}};
   auto it = codes.find(state);
   return it == codes.end() ? state : it->second;
 }
@@ -28,6 +28,36 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::string job_id(const pb::Job& j) {
+  if (j.array_job_id() == 0) return std::to_string(j.job_id());
+  return std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id());
+}
+
+// Pending jobs show every candidate partition, like squeue.
+std::string partitions(const pb::Job& j) {
+  if (j.state() != "PENDING" || j.partitions_size() < 2) return j.partition();
+  std::string out;
+  for (const auto& p : j.partitions()) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
+// squeue --start: "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R", pending jobs only.
+void print_start(const pb::QueueReply& q, bool header) {
+  if (header)
+    std::cout << field("JOBID", 18) << " " << field("PARTITION", 9) << " " << field("NAME", 8) << " "
+              << field("USER", 8) << " " << field("ST", 2) << " " << field("START_TIME", 19) << " " << field("NODES", 6)
+              << " " << field("SCHEDNODES", 20, false) << " NODELIST(REASON)\n";
+  for (const auto& j : q.jobs()) {
+    if (j.state() != "PENDING") continue;
+    std::string start = j.expected_start() > 0 ? local_time(j.expected_start()) : "N/A";
+    std::string sched = j.sched_nodes().empty() ? "(null)" : j.sched_nodes();
+    std::cout << field(job_id(j), 18) << " " << field(partitions(j), 9) << " " << field(j.spec().name(), 8) << " "
+              << field(j.spec().user(), 8) << " " << field("PD", 2) << " " << field(start, 19) << " "
+              << field(std::to_string(std::max(1, j.spec().nodes_min())), 6) << " " << field(sched, 20, false) << " ("
+              << j.reason() << ")\n";
+  }
+}
+
 // squeue default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 void print_table(const pb::QueueReply& q, bool header) {
   if (header)
@@ -38,7 +68,7 @@ void print_table(const pb::QueueReply& q, bool header) {
     Duration elapsed = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : q.now()) - j.start_time() : 0;
     int nodes = j.alloc_size() > 0 ? j.alloc_size() : std::max(1, j.spec().nodes_min());
     std::string where = j.state() == "PENDING" ? "(" + j.reason() + ")" : j.nodelist();
-    std::cout << field(std::to_string(j.job_id()), 18) << " " << field(j.partition(), 9) << " "
+    std::cout << field(job_id(j), 18) << " " << field(partitions(j), 9) << " "
               << field(j.spec().name(), 8) << " " << field(j.spec().user(), 8) << " " << field(state_code(j.state()), 2)
               << " " << field(format_elapsed(elapsed), 10) << " " << field(std::to_string(nodes), 6) << " " << where
               << "\n";
@@ -52,18 +82,19 @@ int run_queue(const Args& args) {
   CLI::App app{"hq queue: list jobs (squeue)"};
   app.set_help_flag("--help", "print help");
   std::string jobs, states, user;
-  bool json = false, noheader = false;
+  bool json = false, noheader = false, start = false;
   app.add_option("-j,--jobs", jobs, "comma-separated job ids");
   app.add_option("-t,--states", states, "comma-separated states (e.g. PD,R,CD or all)");
   app.add_option("-u,--user", user, "only this user's jobs");
   app.add_flag("--json", json, "JSON output");
   app.add_flag("-h,--noheader", noheader, "no header line");
+  app.add_flag("--start", start, "pending jobs with their expected start times");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
   pb::Envelope env;
   auto* q = env.mutable_queue();
   for (const auto& id : split_list(jobs)) {
-    auto n = parse_int(id, 1, INT64_MAX);
+    auto n = parse_int(id.substr(0, id.find('_')), 1, INT64_MAX);
     if (!n) return fail(prog, invalid("Invalid job id: " + id));
     q->add_job_ids(static_cast<uint64_t>(*n));
   }
@@ -84,6 +115,7 @@ int run_queue(const Args& args) {
     }
   }
   if (json) print_json(out);
+  else if (start) print_start(out, !noheader);
   else print_table(out, !noheader);
   return 0;
 }

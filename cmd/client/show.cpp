@@ -1,6 +1,7 @@
 // `hq show job|node|partition [NAME] [--json]` and the scontrol alias, in scontrol's
 // "Key=Value" layout.
 #include <iostream>
+#include <set>
 
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
@@ -19,14 +20,20 @@ void print_job(const pb::Job& j, int64_t now) {
   int64_t run = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
   int cpus = 0;
   for (const auto& a : j.alloc()) cpus += a.cpus();
-  std::cout << "JobId=" << j.job_id() << " JobName=" << s.name() << "\n"
+  std::cout << "JobId=" << j.job_id();
+  if (j.array_job_id()) std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << j.array_task_id();
+  std::cout << " JobName=" << s.name() << "\n"
             << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << s.gid() << " Priority=" << j.priority() << "\n"
             << "   JobState=" << j.state() << " Reason=" << j.reason() << " ExitCode=" << j.exit_code() << ":"
             << j.exit_signal() << "\n"
             << "   RunTime=" << format_limit(run) << " TimeLimit=" << limit(j.time_limit()) << "\n"
             << "   SubmitTime=" << ts(j.submit_time()) << " StartTime=" << ts(j.start_time())
             << " EndTime=" << ts(j.end_time()) << "\n"
-            << "   Partition=" << j.partition() << " NodeList=" << (j.nodelist().empty() ? "(null)" : j.nodelist())
+            << "   Partition=" << j.partition() << " Dependency=" << (s.dependency().empty() ? "(null)" : s.dependency())
+            << " Features=" << (s.constraint().empty() ? "(null)" : s.constraint()) << " Nice=" << s.nice() << "\n"
+            << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << (j.sched_nodes().empty() ? "(null)" : j.sched_nodes())
+            << " Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count() << "\n"
+            << "   NodeList=" << (j.nodelist().empty() ? "(null)" : j.nodelist())
             << "\n"
             << "   NumNodes=" << std::max(j.alloc_size(), s.nodes_min()) << " NumCPUs=" << cpus
             << " NumTasks=" << s.ntasks() << " CPUs/Task=" << s.cpus_per_task() << "\n"
@@ -34,7 +41,15 @@ void print_job(const pb::Job& j, int64_t now) {
             << "   WorkDir=" << s.workdir() << "\n"
             << "   StdOut=" << (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) << "\n"
             << "   StdErr=" << (s.error().empty() ? (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) : s.error())
-            << "\n\n";
+            << "\n";
+  if (j.has_factors()) {
+    const auto& f = j.factors();
+    std::printf("   PriorityFactors: Age=%.4f JobSize=%.4f Partition=%.4f QOS=%.4f FairShare=%.4f Nice=%lld Total=%lld\n",
+                f.age(), f.job_size(), f.partition(), f.qos(), f.fairshare(), static_cast<long long>(f.nice()),
+                static_cast<long long>(f.total()));
+    std::fflush(stdout);
+  }
+  std::cout << "\n";
 }
 
 void print_node(const pb::Node& n) {
@@ -55,6 +70,11 @@ void print_partition(const pb::Partition& p) {
   std::cout << "PartitionName=" << p.name() << "\n"
             << "   Default=" << (p.is_default() ? "YES" : "NO") << " MaxTime=" << limit(p.max_time())
             << " DefaultTime=" << (p.default_time() < 0 ? "NONE" : format_limit(p.default_time())) << "\n"
+            << "   State=" << p.state() << " MaxNodes=" << (p.max_nodes() ? std::to_string(p.max_nodes()) : "UNLIMITED")
+            << " MinNodes=" << p.min_nodes() << " PriorityTier=" << p.priority_tier()
+            << " PriorityJobFactor=" << p.priority_job_factor() << "\n"
+            << "   OverSubscribe=" << (p.exclusive() ? "EXCLUSIVE" : "NO") << " PreemptMode=" << p.preempt_mode()
+            << " GraceTime=" << p.grace_time() << " DefMemPerCPU=" << (p.def_mem_per_cpu_mib() ? std::to_string(p.def_mem_per_cpu_mib()) : "UNLIMITED") << "\n"
             << "   Nodes=" << p.nodes() << " TotalNodes=" << p.total_nodes() << "\n\n";
 }
 
@@ -62,8 +82,9 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   pb::Envelope env;
   auto* q = env.mutable_queue();
   q->set_include_finished(true);
+  q->set_with_priority(true);
   for (const auto& n : names) {
-    auto id = parse_int(n, 1, INT64_MAX);
+    auto id = parse_int(n.substr(0, n.find('_')), 1, INT64_MAX);
     if (!id) return fail(prog, invalid("Invalid job id specified: " + n));
     q->add_job_ids(static_cast<uint64_t>(*id));
   }
@@ -145,7 +166,13 @@ int run_scontrol(const Args& args) {
     std::cout << "Slurmctld(primary) at " << (ep ? ep->host : std::string("(unknown)")) << " is " << (up ? "UP" : "DOWN") << "\n";
     return up ? 0 : 1;
   }
-  return fail("scontrol", invalid("supported: scontrol show job|node|partition|hostnames|hostlist, scontrol ping"));
+  static const std::set<std::string> kControl = {"hold", "uhold", "release", "requeue", "requeuehold"};
+  if (args.size() >= 2 && kControl.count(args[1])) {
+    Args rest(args.begin() + 1, args.end());
+    return run_job_control(rest);
+  }
+  return fail("scontrol", invalid("supported: scontrol show job|node|partition|hostnames|hostlist, ping, "
+                                  "hold|uhold|release|requeue|requeuehold JOB..."));
 }
 
 }  // namespace hq::cmd

@@ -10,6 +10,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/priority.hpp"
 #include "core/submit_options.hpp"
 #include "net/convert.hpp"
 
@@ -24,7 +25,13 @@ constexpr const char* kUsage =
     "  -p, --partition P       -t, --time LIMIT     -N, --nodes N[-M]   -n, --ntasks N\n"
     "  -c, --cpus-per-task N   --ntasks-per-node N  --mem SIZE          --mem-per-cpu SIZE\n"
     "  --export ALL|NONE|VARS  -H, --hold           --parsable          -Q, --quiet\n"
-    "  -W, --wait              --wrap CMD           --json\n";
+    "  -W, --wait              --wrap CMD           --json\n"
+    "  -C, --constraint EXPR   -w, --nodelist HOSTS -x, --exclude HOSTS --exclusive\n"
+    "  -a, --array SPEC        -d, --dependency DEP --kill-on-invalid-dep yes|no\n"
+    "  -b, --begin TIME        --nice N             --signal [B:]SIG[@T] -A, --account NAME\n"
+    "  --requeue | --no-requeue                     --test-only\n";
+
+
 
 std::string cwd() {
   char buf[4096];
@@ -100,6 +107,12 @@ Result<SubmitRequest> build_request(const Args& args) {
   auto exported = export_environment(req.export_spec, env);
   if (!exported) return exported.status();
   req.spec.env = std::move(exported).value();
+  if (!req.begin.empty()) {
+    Time now = static_cast<Time>(::time(nullptr));
+    auto begin = resolve_begin(req.begin, now, local_utc_offset(now));
+    if (!begin) return begin.status();
+    req.spec.begin_time = *begin;
+  }
   return req;
 }
 
@@ -135,9 +148,21 @@ int run_submit(const Args& args) {
   if (!client) return fail(prog, client.status());
   pb::Envelope env;
   *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);
+  env.mutable_submit()->set_test_only(req->test_only);
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
-  uint64_t id = reply->submit_reply().job_id();
+  const auto& r = reply->submit_reply();
+  uint64_t id = r.job_id();
+  if (req->test_only) {  // sbatch's wording, on stderr like sbatch
+    if (req->json) print_json(r);
+    else if (r.start_time() > 0)
+      std::cerr << prog << ": Job " << id << " to start at " << local_time(r.start_time()) << " using "
+                << requested_cpus(req->spec) << " processors on nodes " << r.nodes() << " in partition " << r.partition() << "\n";
+    else
+      std::cerr << prog << ": Job " << id << " would not start within the backfill window (partition "
+                << r.partition() << "); see hq explain once submitted\n";
+    return 0;
+  }
   if (req->json) print_json(reply->submit_reply());
   else if (req->parsable) std::cout << id << "\n";
   else if (!req->quiet) std::cout << "Submitted batch job " << id << "\n";

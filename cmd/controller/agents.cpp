@@ -109,6 +109,20 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
   }
   const Job* job = find_job(state_, ended->id);
   if (job && job->cancel_requested && ended->state == JobState::kFailed) ended->state = JobState::kCancelled;
+  if (auto rq = requeue_after_end_.find(ended->id); rq != requeue_after_end_.end()) {
+    HoldKind hold = rq->second;
+    requeue_after_end_.erase(rq);
+    record(JobRequeued{ended->id, ended->time, "None"}, ack);
+    if (hold != HoldKind::kNone) record(JobHoldChanged{ended->id, ended->time, hold});
+    return request_schedule();
+  }
+  if (auto pr = preempted_.find(ended->id); pr != preempted_.end()) {
+    PreemptMode mode = pr->second;
+    preempted_.erase(pr);
+    if (mode == PreemptMode::kRequeue) record(JobRequeued{ended->id, ended->time, "Preempted"}, ack);
+    else record(JobEnded{ended->id, ended->time, JobState::kPreempted, ended->exit_code, ended->exit_signal, "Preempted"}, ack);
+    return request_schedule();
+  }
   record(*ended, ack);
   request_schedule();
 }

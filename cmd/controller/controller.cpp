@@ -16,7 +16,7 @@ namespace hq::cmd {
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
                        std::string secret_path)
-    : io_(io), config_(std::move(config)), journal_(std::move(journal)), scheduler_(make_first_fit_scheduler()),
+    : io_(io), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
       state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io) {}
 
 Time Controller::now() const { return net::wall_now(); }
@@ -102,48 +102,6 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   }
 }
 
-Result<Job> Controller::admit(const JobSpec& spec) const {
-  if (Status s = validate_spec(spec); !s) return s;
-  if (Status s = check_script(spec.script); !s) return s;
-  const PartitionConfig* part = spec.partition.empty() ? default_partition(config_)
-                                                       : find_partition(config_, spec.partition);
-  if (!part) return invalid(spec.partition.empty() ? "no partitions are configured"
-                                                   : "invalid partition name specified: " + spec.partition);
-  if (spec.ntasks < 1 || spec.cpus_per_task < 1 || spec.nodes_min < 1)
-    return invalid("task, CPU and node counts must be at least 1");
-  Job job;
-  job.spec = spec;
-  job.partition = part->name;
-  Duration def = part->default_time != kUnlimited ? part->default_time : part->max_time;
-  job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
-  if (part->max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > part->max_time))
-    return invalid("Requested time limit is invalid (missing or exceeds some limit): partition " + part->name +
-                   " allows at most " + format_limit(part->max_time));
-  job.id = JobId{state_.next_job_id};
-  job.submit_time = now();
-  job.priority = 1;
-  job.held = spec.hold;
-  job.reason = spec.hold ? "JobHeldUser" : "None";
-  if (Status s = check_ever_runnable(state_, job); !s) return s;
-  return job;
-}
-
-void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
-                        std::function<void(Result<JobId>)> reply) {
-  JobSpec spec = net::from_pb(req.spec());
-  spec.uid = who.uid;  // who runs the job comes from the verified token, never the request
-  spec.gid = who.gid;
-  spec.groups = who.groups;
-  spec.user = user_name(who.uid);
-  if (who.uid == 0 && !config_.allow_root_jobs)
-    return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
-  auto job = admit(spec);
-  if (!job) return reply(job.status());
-  JobId id = job->id;
-  record(JobSubmitted{std::move(job).value()}, [reply = std::move(reply), id](const Status&) { reply(id); });
-  request_schedule();
-}
-
 // Event-triggered passes, paced so that scheduling takes at most about a third of the
 // loop: the next pass waits twice the last pass's cost after the last one ended.
 void Controller::request_schedule() {
@@ -164,12 +122,49 @@ void Controller::request_schedule() {
 
 void Controller::run_schedule() {
   if (state_.pending.empty()) return;
-  Plan plan = scheduler_->schedule(state_, now());
-  for (const auto& [id, reason] : plan.reasons) state_.jobs.at(id).reason = reason;
+  apply_plan(scheduler_.schedule(state_, now()));
+}
+
+// Derived fields first (reasons, expected starts, priorities), then the decisions,
+// each recorded before anything acts on it.
+void Controller::apply_plan(Plan plan) {
+  for (auto& info : plan.pending) {
+    Job& job = state_.jobs.at(info.job);
+    job.reason = std::move(info.reason);
+    job.priority = info.priority;
+    job.expected_start = info.expected_start;
+    job.sched_nodes = std::move(info.sched_nodes);
+  }
+  for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
+  for (JobId id : plan.invalid_dependency_kills)
+    record(JobEnded{id, now(), JobState::kCancelled, 0, 0, "DependencyNeverSatisfied"});
+  for (const auto& p : plan.preemptions) preempt(p);
   for (auto& start : plan.starts) {
     JobId id = start.job;
-    record(JobStarted{id, now(), std::move(start.alloc)}, [this, id](const Status&) { launch(id); });
+    record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition)},
+           [this, id](const Status&) { launch(id); });
   }
+}
+
+// A lower-tier job gives way: SIGTERM now, SIGKILL after the partition's GraceTime;
+// its end is then recorded as a requeue or as PREEMPTED (agent_job_ended).
+void Controller::preempt(const Preemption& p) {
+  auto it = state_.jobs.find(p.victim);
+  if (it == state_.jobs.end() || it->second.state != JobState::kRunning || it->second.preempting) return;
+  Job& job = it->second;
+  job.preempting = true;
+  PreemptMode mode = p.mode == PreemptMode::kRequeue && job.spec.requeue == 0 ? PreemptMode::kCancel : p.mode;
+  preempted_[job.id] = mode;
+  log::info("job " + display_id(job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
+            std::string(preempt_mode_name(mode)) + ", grace " + std::to_string(p.grace) + " s)");
+  if (job.alloc.empty()) return;
+  auto agent = agents_.find(job.alloc.front().node);
+  if (agent == agents_.end() || !agent->second->is_open()) return;
+  pb::Envelope env;
+  env.mutable_kill()->set_job_id(job.id.value);
+  env.mutable_kill()->set_reason("preempt");
+  env.mutable_kill()->set_grace(std::max<Duration>(1, p.grace));
+  agent->second->send(env);
 }
 
 void Controller::launch(JobId id) {
@@ -208,33 +203,41 @@ void Controller::send_kill(const Job& job, const std::string& reason) {
 pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Identity& who) {
   pb::CancelReply out;
   bool admin = is_admin(who);
-  for (uint64_t raw : req.job_ids()) {
-    auto it = state_.jobs.find(JobId{raw});
-    if (it == state_.jobs.end()) {
-      out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Invalid job id specified");
-      continue;
+  std::vector<std::string> targets;
+  for (uint64_t raw : req.job_ids()) targets.push_back(std::to_string(raw));
+  targets.insert(targets.end(), req.tasks().begin(), req.tasks().end());
+  for (const auto& text : targets) {
+    std::vector<JobId> ids = resolve(text);
+    if (ids.empty()) out.add_errors("Kill job error on job id " + text + ": Invalid job id specified");
+    for (JobId id : ids) {
+      Job& job = state_.jobs.at(id);
+      if (!admin && job.spec.uid != who.uid) {
+        log::warn("denied: uid " + std::to_string(who.uid) + " may not cancel job " + display_id(job) +
+                  " of uid " + std::to_string(job.spec.uid));
+        out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
+        continue;
+      }
+      cancel_one(job, out);
     }
-    Job& job = it->second;
-    if (!admin && job.spec.uid != who.uid) {
-      log::warn("denied: uid " + std::to_string(who.uid) + " may not cancel job " + std::to_string(raw) +
-                " of uid " + std::to_string(job.spec.uid));
-      out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Access/permission denied");
-      continue;
-    }
-    if (is_terminal(job.state)) {
-      out.add_errors("Kill job error on job id " + std::to_string(raw) + ": Job/step already completing or completed");
-      continue;
-    }
-    if (job.state == JobState::kPending) {
-      record(JobEnded{job.id, now(), JobState::kCancelled, 0, 0, "None"});
-    } else {
-      job.cancel_requested = true;
-      send_kill(job, "cancel");
-    }
-    out.add_cancelled(raw);
   }
   request_schedule();
   return out;
+}
+
+void Controller::cancel_one(Job& job, pb::CancelReply& out) {
+  if (is_terminal(job.state)) {
+    if (job.array_job_id == 0)
+      out.add_errors("Kill job error on job id " + display_id(job) + ": Job/step already completing or completed");
+    return;  // finished tasks of an array are skipped quietly
+  }
+  if (job.state == JobState::kPending) {
+    record(JobEnded{job.id, now(), JobState::kCancelled, 0, 0, "None"});
+  } else {
+    job.cancel_requested = true;
+    requeue_after_end_.erase(job.id);
+    send_kill(job, "cancel");
+  }
+  out.add_cancelled(job.id.value);
 }
 
 pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identity& who) const {
@@ -242,14 +245,34 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   out.set_now(now());
   std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
   bool admin = is_admin(who);
+  int64_t cpus = 0;
+  for (const auto& [name, n] : state_.nodes) cpus += n.cpus;
+  PriorityContext prio = make_priority_context(config_.scheduler, config_.partitions, cpus);
+  auto part_factor = [&](const Job& job) {
+    int32_t f = 0;
+    for (const auto& p : config_.partitions)
+      for_each_partition(job, [&](const std::string& n) { if (n == p.name) f = std::max(f, p.priority_job_factor); });
+    return f;
+  };
   for (const auto& [id, job] : state_.jobs) {
-    if (!ids.empty() && !ids.count(id.value)) continue;
+    if (!ids.empty() && !ids.count(id.value) && !ids.count(job.array_job_id)) continue;
     if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
     if (!req.user().empty() && job.spec.user != req.user()) continue;
     bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) continue;
     pb::Job* pj = out.add_jobs();
     *pj = net::to_pb(job);
+    if (job.state == JobState::kPending && req.with_priority()) {
+      PriorityFactors f = compute_priority(job, part_factor(job), prio, now());
+      auto* pf = pj->mutable_factors();
+      pf->set_age(f.age);
+      pf->set_job_size(f.job_size);
+      pf->set_partition(f.partition);
+      pf->set_qos(f.qos);
+      pf->set_fairshare(f.fairshare);
+      pf->set_nice(f.nice);
+      pf->set_total(f.total);
+    }
     if (!mine) {  // scripts and environments may hold secrets: owners and admins only
       pj->mutable_spec()->clear_script();
       pj->mutable_spec()->clear_env();
@@ -272,6 +295,15 @@ pb::NodesReply Controller::nodes() const {
     pp->set_max_time(p.max_time);
     pp->set_default_time(p.default_time);
     pp->set_total_nodes(static_cast<int32_t>(p.nodes.size()));
+    pp->set_state(std::string(partition_state_name(p.state)));
+    pp->set_max_nodes(p.max_nodes);
+    pp->set_min_nodes(p.min_nodes);
+    pp->set_priority_tier(p.priority_tier);
+    pp->set_priority_job_factor(p.priority_job_factor);
+    pp->set_exclusive(p.exclusive);
+    pp->set_preempt_mode(std::string(preempt_mode_name(p.preempt_mode)));
+    pp->set_grace_time(p.grace_time);
+    pp->set_def_mem_per_cpu_mib(p.def_mem_per_cpu_mib);
   }
   return out;
 }

@@ -40,10 +40,12 @@ class Controller {
   const ClusterConfig& config() const { return config_; }
 
   // Client requests. `reply` runs once the outcome is durable.
-  void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<JobId>)> reply);
+  void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<pb::SubmitReply>)> reply);
   pb::QueueReply queue(const pb::QueueRequest& req, const net::Identity& who) const;
   pb::CancelReply cancel(const pb::CancelRequest& req, const net::Identity& who);
   pb::NodesReply nodes() const;
+  pb::JobControlReply job_control(const pb::JobControlRequest& req, const net::Identity& who);
+  pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
 
   // Node agents.
   Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
@@ -62,6 +64,14 @@ class Controller {
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   Result<Job> admit(const JobSpec& spec) const;
+  Result<std::vector<Job>> expand_array(Job job) const;
+  pb::SubmitReply test_only(const Job& job) const;
+  // "123" (every task of an array 123) or "123_4".
+  std::vector<JobId> resolve(const std::string& text) const;
+  std::string control_one(const std::string& action, JobId id, const net::Identity& who, bool admin);
+  void apply_plan(Plan plan);
+  void preempt(const Preemption& p);
+  void cancel_one(Job& job, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
   void tick();
@@ -70,11 +80,13 @@ class Controller {
   asio::io_context& io_;
   ClusterConfig config_;
   std::unique_ptr<store::Journal> journal_;
-  std::unique_ptr<Scheduler> scheduler_;
+  Scheduler scheduler_;
   ClusterState state_;
   KeyringWatcher keys_;
   ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;
+  std::map<JobId, HoldKind> requeue_after_end_;   // requeue (and maybe hold) when its end arrives
+  std::map<JobId, PreemptMode> preempted_;        // what to record when a preempted job ends
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;

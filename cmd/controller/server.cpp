@@ -39,12 +39,24 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kSubmit,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          uint64_t seq = m.seq();
-         c.submit(m.submit(), who, [conn, seq](Result<JobId> id) {
-           if (!id) return conn->send(net::error_reply(seq, id.status()));
+         c.submit(m.submit(), who, [conn, seq](Result<pb::SubmitReply> r) {
+           if (!r) return conn->send(net::error_reply(seq, r.status()));
            pb::Envelope env;
-           env.mutable_submit_reply()->set_job_id(id->value);
+           *env.mutable_submit_reply() = *r;
            reply(conn, seq, std::move(env));
          });
+       }},
+      {pb::Envelope::kJobControl,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         pb::Envelope env;
+         *env.mutable_job_control_reply() = c.job_control(m.job_control(), who);
+         reply(conn, m.seq(), std::move(env));
+       }},
+      {pb::Envelope::kExplain,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         pb::Envelope env;
+         *env.mutable_explain_reply() = c.explain(m.explain(), who);
+         reply(conn, m.seq(), std::move(env));
        }},
       {pb::Envelope::kQueue,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {

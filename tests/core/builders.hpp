@@ -7,14 +7,29 @@ namespace hq::test {
 
 class JobBuilder {
  public:
-  explicit JobBuilder(uint64_t id) { job_.id = JobId{id}; job_.partition = "batch"; job_.priority = 1; }
+  explicit JobBuilder(uint64_t id) { job_.id = JobId{id}; job_.partition = "batch"; job_.priority = 1; job_.time_limit = 3600; }
   JobBuilder& nodes(int n) { job_.spec.nodes_min = n; job_.spec.nodes_set = true; return *this; }
   JobBuilder& tasks(int n) { job_.spec.ntasks = n; job_.spec.ntasks_set = true; return *this; }
   JobBuilder& cpus(int c) { job_.spec.cpus_per_task = c; return *this; }
   JobBuilder& mem(int64_t mib) { job_.spec.mem_per_node_mib = mib; return *this; }
-  JobBuilder& priority(int64_t p) { job_.priority = p; return *this; }
+  // Priority through nice: the scheduler computes priorities itself (higher p runs first).
+  JobBuilder& priority(int64_t p) { job_.spec.nice = static_cast<int32_t>(-p); return *this; }
   JobBuilder& partition(std::string p) { job_.partition = std::move(p); return *this; }
-  JobBuilder& held() { job_.held = true; return *this; }
+  JobBuilder& held() { job_.hold = HoldKind::kUser; return *this; }
+  JobBuilder& limit(Duration d) { job_.time_limit = d; return *this; }
+  JobBuilder& submitted(Time t) { job_.submit_time = job_.eligible_time = t; return *this; }
+  JobBuilder& partitions(std::vector<std::string> p) { job_.partitions = p; job_.partition = p.front(); return *this; }
+  JobBuilder& constraint(std::string c) { job_.spec.constraint = std::move(c); return *this; }
+  JobBuilder& nodelist(std::string w) { job_.spec.nodelist = std::move(w); return *this; }
+  JobBuilder& exclude(std::string x) { job_.spec.exclude = std::move(x); return *this; }
+  JobBuilder& exclusive() { job_.spec.exclusive = true; return *this; }
+  JobBuilder& nice(int32_t n) { job_.spec.nice = n; return *this; }
+  JobBuilder& begin(Time t) { job_.spec.begin_time = t; return *this; }
+  JobBuilder& depends(std::string d) { job_.spec.dependency = std::move(d); job_.dep_state = DepState::kWaiting; return *this; }
+  JobBuilder& array(uint64_t array_id, int32_t task, int32_t throttle = 0) {
+    job_.array_job_id = array_id; job_.array_task_id = task; job_.array_throttle = throttle; return *this;
+  }
+  JobBuilder& name(std::string n, uint32_t uid = 1000) { job_.spec.name = std::move(n); job_.spec.uid = uid; return *this; }
   Job build() const { return job_; }
   operator Event() const { return JobSubmitted{job_}; }
 
@@ -38,6 +53,29 @@ inline ClusterState cluster(const std::string& names, int cpus, int64_t mem_mib 
   ClusterState s = make_state(c);
   for (auto& [name, n] : s.nodes) n.registered = n.responding = true;
   return s;
+}
+
+}  // namespace hq::test
+
+namespace hq::test {
+
+// Starts `id` on the named nodes (cpus each) at `t`, as the controller would.
+inline void start(ClusterState& s, uint64_t id, const std::vector<std::string>& nodes, int cpus, Time t = 0,
+                  int64_t mem = 0) {
+  if (!s.jobs.count(JobId{id})) apply(s, JobBuilder(id).submitted(t));
+  JobStarted e{JobId{id}, t, {}, ""};
+  for (const auto& n : nodes) e.alloc.push_back({n, cpus, mem, 1});
+  apply(s, e);
+}
+
+// A partition over `nodes` added to an existing cluster() state.
+inline PartitionConfig& add_partition(ClusterState& s, const std::string& name, const std::string& nodes) {
+  PartitionConfig p;
+  p.name = name;
+  p.nodes = *expand_hostlist(nodes);
+  for (const auto& n : p.nodes) s.nodes[n].partitions.push_back(name);
+  s.partitions.push_back(p);
+  return s.partitions.back();
 }
 
 }  // namespace hq::test

@@ -1,86 +1,327 @@
 #include <doctest/doctest.h>
 
+#include <map>
+#include <random>
+
 #include "builders.hpp"
-#include "core/placement.hpp"
+#include "core/constraint.hpp"
 #include "core/scheduler.hpp"
 
 using namespace hq;
+using hq::test::add_partition;
 using hq::test::cluster;
 using hq::test::JobBuilder;
+using hq::test::start;
 
 namespace {
-Plan run(const ClusterState& s) { return make_first_fit_scheduler()->schedule(s, 0); }
-std::string reason_of(const Plan& p, uint64_t id) {
-  for (const auto& [j, r] : p.reasons)
-    if (j.value == id) return r;
-  return "";
+SchedulerConfig with_policy(SchedPolicy p) {
+  SchedulerConfig c;
+  c.policy = p;
+  return c;
+}
+Plan run(const ClusterState& s, Time now = 0, SchedPolicy p = SchedPolicy::kBackfill) {
+  return Scheduler(with_policy(p)).schedule(s, now);
+}
+const PendingInfo* info(const Plan& p, uint64_t id) {
+  for (const auto& i : p.pending)
+    if (i.job.value == id) return &i;
+  return nullptr;
+}
+std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? info(p, id)->reason : "started"; }
+const StartDecision* started(const Plan& p, uint64_t id) {
+  for (const auto& s : p.starts)
+    if (s.job.value == id) return &s;
+  return nullptr;
+}
+std::vector<std::string> nodes_of(const StartDecision* s) {
+  std::vector<std::string> out;
+  if (s) for (const auto& a : s->alloc) out.push_back(a.node);
+  return out;
 }
 }  // namespace
 
-TEST_CASE("first fit places by priority, then job id") {
+TEST_CASE("priority order, then job id; best fit keeps whole nodes free") {
   auto s = cluster("n[1-2]", 4);
-  apply(s, JobBuilder(1).cpus(4));
+  start(s, 100, {"n2"}, 2);
+  apply(s, JobBuilder(1).cpus(2));
   apply(s, JobBuilder(2).cpus(4).priority(5));
-  apply(s, JobBuilder(3).cpus(4));
   Plan p = run(s);
   REQUIRE(p.starts.size() == 2);
-  CHECK(p.starts[0].job.value == 2);
-  CHECK(p.starts[0].alloc[0].node == "n1");
-  CHECK(p.starts[1].job.value == 1);
-  CHECK(p.starts[1].alloc[0].node == "n2");
-  CHECK(reason_of(p, 3) == "Resources");
+  CHECK(p.starts[0].job.value == 2);  // higher priority first, onto the only free whole node
+  CHECK(nodes_of(&p.starts[0]) == std::vector<std::string>{"n1"});
+  CHECK(nodes_of(&p.starts[1]) == std::vector<std::string>{"n2"});
 }
 
-TEST_CASE("a blocked job blocks lower priority in its partition; holds are skipped") {
+TEST_CASE("strict priority under fifo; holds and reasons") {
   auto s = cluster("n[1-2]", 4);
   apply(s, JobBuilder(1).cpus(4).held());
-  apply(s, JobBuilder(2).nodes(3));   // cannot fit now: 2 nodes
+  apply(s, JobBuilder(2).nodes(3));   // never fits now: only 2 nodes
   apply(s, JobBuilder(3).cpus(1));
-  Plan p = run(s);
+  Plan p = run(s, 0, SchedPolicy::kFifo);
   CHECK(p.starts.empty());
   CHECK(reason_of(p, 1) == "JobHeldUser");
   CHECK(reason_of(p, 2) == "Resources");
   CHECK(reason_of(p, 3) == "Priority");
 }
 
-TEST_CASE("multi-node jobs and memory") {
-  auto s = cluster("n[1-4]", 8, 1000);
-  apply(s, JobBuilder(1).nodes(3).tasks(6).cpus(2));
-  apply(s, JobBuilder(2).mem(2000));
+TEST_CASE("backfill: a short job starts ahead of a blocked wide job, a long one does not") {
+  auto s = cluster("n[1-4]", 1);
+  start(s, 100, {"n1", "n2"}, 1);                       // busy until t=600
+  s.jobs.at(JobId{100}).time_limit = 600;
+  apply(s, JobBuilder(1).nodes(4).limit(600).priority(10));  // needs all 4 nodes: t=600
+  apply(s, JobBuilder(2).nodes(1).limit(300));         // ends by 300 < 600: backfills
+  apply(s, JobBuilder(3).nodes(1).limit(1200));        // would delay job 1
   Plan p = run(s);
-  REQUIRE(p.starts.size() == 1);
-  REQUIRE(p.starts[0].alloc.size() == 3);
-  for (const auto& a : p.starts[0].alloc) {
-    CHECK(a.cpus == 4);
-    CHECK(a.tasks == 2);
+  CHECK(reason_of(p, 1) == "Resources");
+  CHECK(info(p, 1)->expected_start == 600);
+  CHECK(info(p, 1)->sched_nodes == "n[1-4]");
+  CHECK(started(p, 2) != nullptr);
+  CHECK(reason_of(p, 3) == "Priority");
+  REQUIRE(p.reservations.size() == 2);  // job 3 is reserved after job 1
+  CHECK(p.reservations[1].start >= 1200);
+  Plan fifo = run(s, 0, SchedPolicy::kFifo);
+  CHECK(fifo.starts.empty());
+}
+
+TEST_CASE("easy reserves for the first blocked job only; backfill for every tested one") {
+  auto s = cluster("n[1-4]", 1);
+  start(s, 100, {"n1", "n2", "n3"}, 1);
+  s.jobs.at(JobId{100}).time_limit = 600;
+  apply(s, JobBuilder(1).nodes(4).limit(600).priority(10));
+  apply(s, JobBuilder(2).nodes(2).limit(600).priority(5));
+  apply(s, JobBuilder(3).nodes(1).limit(6000));  // fits now on n4 but would delay job 1
+  Plan easy = run(s, 0, SchedPolicy::kEasy);
+  CHECK(easy.reservations.size() == 1);
+  CHECK(info(easy, 2)->expected_start == 0);
+  CHECK(started(easy, 3) == nullptr);
+  Plan bf = run(s);
+  CHECK(bf.reservations.size() == 3);
+  CHECK(info(bf, 2)->expected_start == 1200);
+  SchedulerConfig cfg;
+  cfg.bf_max_job_test = 1;  // only job 2 is tested past job 1
+  Plan capped = Scheduler(cfg).schedule(s, 0);
+  CHECK(capped.stats.tested == 1);
+  CHECK(reason_of(capped, 3) == "Priority");
+  CHECK(info(capped, 3)->expected_start == 0);
+}
+
+TEST_CASE("constraint expressions parse and select nodes") {
+  CHECK(parse_constraint("a&b").is_ok());
+  CHECK(parse_constraint("(a|b)&c").value().alternatives[0].any_of.size() == 2);
+  CHECK(parse_constraint("[r1|r2|r3]").value().alternatives.size() == 3);
+  CHECK(parse_constraint("[r1*2&r2*4]").value().alternatives[0].counts.size() == 2);
+  CHECK_FALSE(parse_constraint("a|b*2").is_ok());
+  CHECK_FALSE(parse_constraint("a&").is_ok());
+  CHECK_FALSE(parse_constraint("(a").is_ok());
+  CHECK_FALSE(parse_constraint("a$b").is_ok());
+
+  auto s = cluster("n[1-6]", 2);
+  for (auto n : {"n1", "n2"}) s.nodes[n].features = {"gpu", "a100"};
+  for (auto n : {"n3", "n4"}) s.nodes[n].features = {"gpu", "h100"};
+  s.nodes["n5"].features = {"bigmem"};
+  apply(s, JobBuilder(1).nodes(2).constraint("gpu&h100"));
+  apply(s, JobBuilder(2).nodes(1).constraint("a100|nosuch"));
+  apply(s, JobBuilder(3).nodes(2).cpus(2).constraint("[a100|bigmem]"));  // both nodes the same kind
+  Plan p = run(s);
+  CHECK(nodes_of(started(p, 1)) == std::vector<std::string>{"n3", "n4"});
+  CHECK(nodes_of(started(p, 2)) == std::vector<std::string>{"n1"});
+  CHECK(reason_of(p, 3) == "Resources");  // one a100 left, one bigmem: not the same kind
+
+  auto c = cluster("n[1-4]", 1);
+  c.nodes["n4"].features = {"fast"};
+  apply(c, JobBuilder(1).nodes(2).constraint("fast*1"));
+  Plan q = run(c);
+  auto got = nodes_of(started(q, 1));
+  CHECK(std::find(got.begin(), got.end(), "n4") != got.end());
+  CHECK_FALSE(check_ever_runnable(c, JobBuilder(9).nodes(1).constraint("nosuch").build()).is_ok());
+  CHECK_FALSE(check_ever_runnable(c, JobBuilder(9).nodes(2).constraint("fast*2").build()).is_ok());
+}
+
+TEST_CASE("multi-partition jobs start where they can start first") {
+  auto s = cluster("n[1-2]", 1);
+  add_partition(s, "gpu", "n3");
+  s.nodes["n3"].name = "n3";
+  s.nodes["n3"].cpus = 1;
+  s.nodes["n3"].mem_mib = 1024;
+  s.nodes["n3"].registered = s.nodes["n3"].responding = true;
+  start(s, 100, {"n1", "n2"}, 1);
+  apply(s, JobBuilder(1).partitions({"batch", "gpu"}));
+  Plan p = run(s);
+  REQUIRE(started(p, 1));
+  CHECK(started(p, 1)->partition == "gpu");
+  CHECK(nodes_of(started(p, 1)) == std::vector<std::string>{"n3"});
+}
+
+TEST_CASE("partition state and limits give Slurm's reasons") {
+  auto s = cluster("n[1-4]", 1);
+  apply(s, JobBuilder(1).limit(7200));
+  apply(s, JobBuilder(2).nodes(3));
+  s.partitions[0].max_time = 3600;
+  s.partitions[0].max_nodes = 2;
+  Plan p = run(s);
+  CHECK(reason_of(p, 1) == "PartitionTimeLimit");
+  CHECK(reason_of(p, 2) == "PartitionNodeLimit");
+  s.partitions[0] = PartitionConfig{s.partitions[0].name, "", s.partitions[0].nodes};
+  s.partitions[0].state = PartitionState::kDown;
+  CHECK(reason_of(run(s), 1) == "PartitionDown");
+  s.partitions[0].state = PartitionState::kDrain;  // queued jobs still run
+  CHECK(started(run(s), 1));
+}
+
+TEST_CASE("exclusive, nodelist, exclude and node weight") {
+  auto s = cluster("n[1-4]", 4);
+  s.nodes["n1"].weight = 10;
+  apply(s, JobBuilder(1).cpus(1));
+  Plan p = run(s);
+  CHECK(nodes_of(started(p, 1)) == std::vector<std::string>{"n2"});  // lower weight first
+  start(s, 1, {"n2"}, 1);
+  apply(s, JobBuilder(2).exclusive());
+  apply(s, JobBuilder(3).nodelist("n2"));
+  apply(s, JobBuilder(4).exclude("n[2-4]"));
+  p = run(s);
+  REQUIRE(started(p, 2));
+  CHECK(started(p, 2)->alloc[0].cpus == 4);
+  CHECK(started(p, 2)->alloc[0].node != "n2");
+  CHECK(nodes_of(started(p, 3)) == std::vector<std::string>{"n2"});
+  CHECK(nodes_of(started(p, 4)) == std::vector<std::string>{"n1"});
+}
+
+TEST_CASE("array throttle, begin time and dependencies") {
+  auto s = cluster("n[1-8]", 1);
+  for (int i = 0; i < 5; ++i) apply(s, JobBuilder(10 + i).array(10, i, 2));
+  apply(s, JobBuilder(20).begin(500));
+  Plan p = run(s);
+  int started_tasks = 0;
+  for (int i = 0; i < 5; ++i) started_tasks += started(p, 10 + i) != nullptr;
+  CHECK(started_tasks == 2);
+  CHECK(reason_of(p, 12) == "JobArrayTaskLimit");
+  CHECK(reason_of(p, 20) == "BeginTime");
+  CHECK(started(run(s, 600), 20));
+}
+
+TEST_CASE("every dependency type") {
+  auto s = cluster("n[1-8]", 1);
+  apply(s, JobBuilder(1));                 // will complete
+  apply(s, JobBuilder(2));                 // will fail
+  apply(s, JobBuilder(3));                 // stays running
+  for (uint64_t id : {1, 2, 3}) start(s, id, {"n" + std::to_string(id)}, 1, 100);
+  apply(s, JobEnded{JobId{1}, 200, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{2}, 200, JobState::kFailed, 1, 0, ""});
+  struct Case { uint64_t id; std::string dep; std::string want; };
+  std::vector<Case> cases = {
+      {10, "afterok:1", "started"},          {11, "afterok:2", "DependencyNeverSatisfied"},
+      {12, "afternotok:2", "started"},       {13, "afternotok:1", "DependencyNeverSatisfied"},
+      {14, "afterany:1:2", "started"},       {15, "afterany:3", "Dependency"},
+      {16, "after:3", "started"},            {17, "after:3+10", "Dependency"},
+      {18, "afterok:1?afterok:2", "started"}, {19, "afterok:1,afterok:2", "DependencyNeverSatisfied"},
+      {20, "afterok:2?afterany:3", "Dependency"}, {21, "afterok:999", "started"},  // purged target
+  };
+  for (const auto& c : cases) apply(s, JobBuilder(c.id).depends(c.dep));
+  Plan p = run(s, 300);
+  for (const auto& c : cases) {
+    CAPTURE(c.dep);
+    CHECK(reason_of(p, c.id) == c.want);
   }
-  CHECK(reason_of(p, 2) == "Resources");
-  CHECK(!check_ever_runnable(s, JobBuilder(2).mem(2000).build()).is_ok());
-  CHECK(check_ever_runnable(s, JobBuilder(3).nodes(4).build()).is_ok());
-  CHECK(!check_ever_runnable(s, JobBuilder(3).nodes(5).build()).is_ok());
+  CHECK(std::count_if(p.dependency_changes.begin(), p.dependency_changes.end(),
+                      [](const auto& d) { return d.second == DepState::kNever; }) == 3);
+  CHECK(started(run(s, 100 + 601), 17));
+
+  // aftercorr: task i waits for task i of the other array.
+  auto a = cluster("n[1-8]", 1);
+  for (int i = 0; i < 2; ++i) apply(a, JobBuilder(30 + i).array(30, i));
+  for (int i = 0; i < 2; ++i) apply(a, JobBuilder(40 + i).array(40, i).depends("aftercorr:30"));
+  start(a, 30, {"n1"}, 1);
+  start(a, 31, {"n2"}, 1);
+  apply(a, JobEnded{JobId{30}, 10, JobState::kCompleted, 0, 0, ""});
+  Plan q = run(a, 20);
+  CHECK(started(q, 40));
+  CHECK(reason_of(q, 41) == "Dependency");
+
+  // singleton: one running job per user and name.
+  auto g = cluster("n[1-8]", 1);
+  apply(g, JobBuilder(50).name("x").depends("singleton"));
+  apply(g, JobBuilder(51).name("x").depends("singleton"));
+  apply(g, JobBuilder(52).name("x", 2000).depends("singleton"));
+  Plan r = run(g);
+  CHECK(started(r, 50));
+  CHECK(reason_of(r, 51) == "Dependency");
+  CHECK(started(r, 52));
 }
 
-TEST_CASE("tasks spread over nodes when -n exceeds one node") {
-  std::vector<FreeNode> nodes = {{"a", 2, 100}, {"b", 4, 100}, {"c", 4, 100}};
-  JobSpec spec;
-  spec.ntasks = 7;
-  spec.ntasks_set = true;
-  auto alloc = place_first_fit(spec, nodes);
-  REQUIRE(alloc.size() == 3);
-  CHECK(alloc[0].tasks + alloc[1].tasks + alloc[2].tasks == 7);
-  spec.ntasks = 4;
-  alloc = place_first_fit(spec, nodes);
-  REQUIRE(alloc.size() == 1);  // prefers a single node that holds all tasks
-  CHECK(alloc[0].node == "b");
-  spec.ntasks = 11;
-  CHECK(place_first_fit(spec, nodes).empty());
+TEST_CASE("test-only schedules an extra job without touching the state") {
+  auto s = cluster("n[1-2]", 1);
+  start(s, 100, {"n1", "n2"}, 1);
+  s.jobs.at(JobId{100}).time_limit = 120;
+  Job extra = JobBuilder(7).nodes(2).build();
+  Plan p = Scheduler().schedule(s, 0, &extra);
+  REQUIRE(info(p, 7));
+  CHECK(info(p, 7)->expected_start == 120);
+  CHECK(s.jobs.count(JobId{7}) == 0);
 }
 
-TEST_CASE("unresponsive nodes are not scheduled") {
-  auto s = cluster("n[1-2]", 4);
-  s.nodes.at("n1").responding = false;
-  apply(s, JobBuilder(1));
-  Plan p = run(s);
-  REQUIRE(p.starts.size() == 1);
-  CHECK(p.starts[0].alloc[0].node == "n2");
+// Property: over random workloads in which every job runs exactly its limit, (1) the
+// running jobs plus every reservation never oversubscribe a node at any time, and
+// (2) the highest-priority pending job's expected start never moves later, and it
+// starts no later than first promised.
+TEST_CASE("backfill never delays a reservation (random workloads)") {
+  for (int seed = 1; seed <= 40; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    auto s = cluster("n[1-6]", 4);
+    int jobs = 40;
+    for (int i = 1; i <= jobs; ++i) {
+      JobBuilder b(i);
+      b.limit(60 * (1 + rng() % 20)).priority(jobs - i);
+      if (rng() % 2) b.nodes(1 + rng() % 4).cpus(1 + rng() % 4);
+      else b.tasks(1 + rng() % 10);
+      apply(s, b);
+    }
+    Scheduler sched;
+    Time now = 0;
+    std::map<uint64_t, Time> promised;  // head job -> first expected start
+    Time head_last = 0;
+    uint64_t head = 0;
+    for (int step = 0; step < 500 && (!s.pending.empty() || !s.running.empty()); ++step) {
+      Plan p = sched.schedule(s, now);
+      for (auto& st : p.starts) {
+        if (promised.count(st.job.value)) CHECK(now <= promised[st.job.value]);
+        apply(s, JobStarted{st.job, now, st.alloc, st.partition});
+      }
+      // (1) capacity over time: running jobs [start, start+limit) plus reservations.
+      std::vector<Time> points{now};
+      for (const auto& r : p.reservations) points.push_back(r.start);
+      for (Time t : points) {
+        std::map<std::string, int> used;
+        for (JobId id : s.running) {
+          const Job& j = s.jobs.at(id);
+          if (j.start_time <= t && t < j.start_time + j.time_limit)
+            for (const auto& a : j.alloc) used[a.node] += a.cpus;
+        }
+        for (const auto& r : p.reservations)
+          if (r.start <= t && (r.end == 0 || t < r.end))
+            for (const auto& a : r.alloc) used[a.node] += a.cpus;
+        for (const auto& [node, cpus] : used) CHECK(cpus <= 4);
+      }
+      // (2) the head's promise only improves.
+      if (!p.pending.empty()) {
+        const PendingInfo& h = p.pending.front();
+        if (h.job.value == head && h.expected_start > 0) CHECK(h.expected_start <= head_last);
+        if (h.expected_start > 0) {
+          head = h.job.value;
+          head_last = h.expected_start;
+          promised.try_emplace(head, h.expected_start);
+        }
+      }
+      // Advance to the next completion; every job runs exactly its limit.
+      Time next = INT64_MAX;
+      for (JobId id : s.running) next = std::min(next, s.jobs.at(id).start_time + s.jobs.at(id).time_limit);
+      if (next == INT64_MAX) break;
+      now = next;
+      std::vector<JobId> done;
+      for (JobId id : s.running)
+        if (s.jobs.at(id).start_time + s.jobs.at(id).time_limit == now) done.push_back(id);
+      for (JobId id : done) apply(s, JobEnded{id, now, JobState::kCompleted, 0, 0, ""});
+    }
+    CHECK(s.pending.empty());
+  }
 }

@@ -1,0 +1,249 @@
+// Controller side of job requests: admission (partitions, limits, dependencies,
+// arrays), submit and --test-only, hold/release/requeue, and explain.
+// Runs on the controller's event-loop thread.
+#include <algorithm>
+
+#include "cmd/controller/controller.hpp"
+#include "cmd/users.hpp"
+#include "core/array_spec.hpp"
+#include "core/dependency.hpp"
+#include "core/explain.hpp"
+#include "core/hostlist.hpp"
+#include "core/submit_options.hpp"
+#include "core/units.hpp"
+#include "net/convert.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && std::find(out.begin(), out.end(), part) == out.end()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Job> Controller::admit(const JobSpec& spec) const {
+  if (Status s = validate_spec(spec); !s) return s;
+  if (Status s = check_script(spec.script); !s) return s;
+  if (spec.ntasks < 1 || spec.cpus_per_task < 1 || spec.nodes_min < 1)
+    return invalid("task, CPU and node counts must be at least 1");
+  Job job;
+  job.spec = spec;
+  if (spec.partition.empty()) {
+    const PartitionConfig* def = default_partition(config_);
+    if (!def) return invalid("no partitions are configured");
+    job.partitions = {def->name};
+  } else {
+    job.partitions = split_list(spec.partition);
+  }
+  for (const auto& name : job.partitions) {
+    const PartitionConfig* p = find_partition(config_, name);
+    if (!p) return invalid("invalid partition name specified: " + name);
+    if (p->state == PartitionState::kDrain || p->state == PartitionState::kInactive)
+      return invalid("Partition " + name + " is " + std::string(partition_state_name(p->state)) +
+                     ": it accepts no new jobs (Requested partition configuration not available now)");
+  }
+  job.partition = job.partitions.front();
+  const PartitionConfig& first = *find_partition(config_, job.partition);
+  Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;
+  job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
+  if (!spec.nodelist.empty()) {  // -w with more nodes than -N asks for raises the node count
+    auto names = expand_hostlist(spec.nodelist);
+    if (!names) return names.status().with_context("Invalid node name specified");
+    if (!spec.ntasks_set || spec.nodes_set)
+      job.spec.nodes_min = std::max<int32_t>(job.spec.nodes_min, static_cast<int32_t>(names->size()));
+    if (job.spec.nodes_max && job.spec.nodes_max < job.spec.nodes_min) job.spec.nodes_max = job.spec.nodes_min;
+  }
+  if (!spec.dependency.empty()) {
+    auto dep = parse_dependency(spec.dependency);
+    if (!dep) return dep.status();
+    for (uint64_t target : dependency_targets(*dep))
+      if (!find_job(state_, JobId{target})) return invalid("Job dependency problem: job " + std::to_string(target) + " is not known");
+    job.dep_state = DepState::kWaiting;
+  }
+  job.id = JobId{state_.next_job_id};
+  job.submit_time = now();
+  job.eligible_time = std::max(job.submit_time, spec.begin_time);
+  job.hold = spec.hold ? HoldKind::kUser : HoldKind::kNone;
+  job.reason = spec.hold ? "JobHeldUser" : "None";
+  if (Status s = check_ever_runnable(state_, job); !s) return s;
+  return job;
+}
+
+// Expands --array into tasks with consecutive ids from the array's id.
+Result<std::vector<Job>> Controller::expand_array(Job job) const {
+  std::vector<Job> out;
+  if (job.spec.array.empty()) {
+    out.push_back(std::move(job));
+    return out;
+  }
+  auto spec = parse_array(job.spec.array, config_.max_array_size);
+  if (!spec) return spec.status();
+  uint64_t first = job.id.value;
+  for (size_t i = 0; i < spec->indices.size(); ++i) {
+    Job task = job;
+    task.id = JobId{first + i};
+    task.array_job_id = first;
+    task.array_task_id = spec->indices[i];
+    task.array_throttle = spec->throttle;
+    out.push_back(std::move(task));
+  }
+  return out;
+}
+
+void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
+                        std::function<void(Result<pb::SubmitReply>)> reply) {
+  JobSpec spec = net::from_pb(req.spec());
+  spec.uid = who.uid;  // who runs the job comes from the verified token, never the request
+  spec.gid = who.gid;
+  spec.groups = who.groups;
+  spec.user = user_name(who.uid);
+  if (who.uid == 0 && !config_.allow_root_jobs)
+    return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
+  if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
+  auto job = admit(spec);
+  if (!job) return reply(job.status());
+  if (req.test_only()) return reply(test_only(*job));
+  auto tasks = expand_array(std::move(job).value());
+  if (!tasks) return reply(tasks.status());
+  pb::SubmitReply out;
+  out.set_job_id(tasks->front().id.value);
+  if (!tasks->front().spec.array.empty()) out.set_array_tasks(static_cast<int32_t>(tasks->size()));
+  for (size_t i = 0; i + 1 < tasks->size(); ++i) record(JobSubmitted{std::move((*tasks)[i])});
+  record(JobSubmitted{std::move(tasks->back())}, [reply = std::move(reply), out](const Status&) { reply(out); });
+  request_schedule();
+}
+
+// sbatch --test-only: one scheduling pass with the job added; nothing is recorded.
+pb::SubmitReply Controller::test_only(const Job& job) const {
+  Plan plan = scheduler_.schedule(state_, now(), &job);
+  pb::SubmitReply out;
+  out.set_job_id(job.id.value);
+  for (const auto& s : plan.starts) {
+    if (s.job != job.id) continue;
+    std::vector<std::string> names;
+    for (const auto& a : s.alloc) names.push_back(a.node);
+    out.set_start_time(now());
+    out.set_nodes(compress_hostlist(names));
+    out.set_partition(s.partition);
+  }
+  for (const auto& p : plan.pending) {
+    if (p.job != job.id) continue;
+    out.set_start_time(p.expected_start);
+    out.set_nodes(p.sched_nodes);
+    out.set_partition(p.partition.empty() ? job.partition : p.partition);
+  }
+  return out;
+}
+
+std::vector<JobId> Controller::resolve(const std::string& text) const {
+  std::vector<JobId> out;
+  auto us = text.find('_');
+  auto id = parse_int(text.substr(0, us), 1, INT64_MAX);
+  if (!id) return out;
+  uint64_t raw = static_cast<uint64_t>(*id);
+  if (us != std::string::npos) {
+    auto task = parse_int(text.substr(us + 1), 0, INT32_MAX);
+    if (!task) return out;
+    for (auto it = state_.jobs.find(JobId{raw}); it != state_.jobs.end() && it->second.array_job_id == raw; ++it)
+      if (it->second.array_task_id == *task) out.push_back(it->first);
+    return out;
+  }
+  const Job* head = find_job(state_, JobId{raw});
+  if (head && head->array_job_id == raw) {
+    for (auto it = state_.jobs.find(JobId{raw}); it != state_.jobs.end() && it->second.array_job_id == raw; ++it)
+      out.push_back(it->first);
+  } else if (head) {
+    out.push_back(JobId{raw});
+  }
+  return out;
+}
+
+pb::JobControlReply Controller::job_control(const pb::JobControlRequest& req, const net::Identity& who) {
+  pb::JobControlReply out;
+  bool admin = is_admin(who);
+  const std::string& action = req.action();
+  if (action != "hold" && action != "uhold" && action != "release" && action != "requeue" && action != "requeuehold") {
+    out.add_errors("unknown action '" + action + "' (expected hold, uhold, release, requeue or requeuehold)");
+    return out;
+  }
+  for (const auto& text : req.jobs()) {
+    std::vector<JobId> ids = resolve(text);
+    if (ids.empty()) out.add_errors("Invalid job id specified: " + text);
+    for (JobId id : ids) {
+      if (std::string err = control_one(action, id, who, admin); !err.empty())
+        out.add_errors("job " + display_id(state_.jobs.at(id)) + ": " + err);
+      else
+        out.add_done(id.value);
+    }
+  }
+  request_schedule();
+  return out;
+}
+
+std::string Controller::control_one(const std::string& action, JobId id, const net::Identity& who, bool admin) {
+  Job& job = state_.jobs.at(id);
+  if (!admin && job.spec.uid != who.uid) {
+    log::warn("denied: uid " + std::to_string(who.uid) + " may not " + action + " job " + std::to_string(id.value));
+    return "Access/permission denied";
+  }
+  if (action == "hold" || action == "uhold") {
+    if (job.state != JobState::kPending) return "Job is no longer pending execution";
+    HoldKind kind = action == "hold" && admin ? HoldKind::kAdmin : HoldKind::kUser;
+    record(JobHoldChanged{id, now(), kind});
+    return "";
+  }
+  if (action == "release") {
+    if (job.state != JobState::kPending || !job.held()) return "Job is not held";
+    if (job.hold == HoldKind::kAdmin && !admin) return "Access/permission denied (held by an administrator)";
+    record(JobHoldChanged{id, now(), HoldKind::kNone});
+    return "";
+  }
+  // requeue / requeuehold: running jobs are stopped and queued again with the same id.
+  if (job.state != JobState::kRunning) return "Job is not running (only running jobs can be requeued)";
+  if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
+  requeue_after_end_[id] = action == "requeuehold" ? HoldKind::kUser : HoldKind::kNone;
+  send_kill(job, "requeue");
+  return "";
+}
+
+pb::ExplainReply Controller::explain(const pb::ExplainRequest& req, const net::Identity& who) const {
+  pb::ExplainReply out;
+  const Job* job = find_job(state_, JobId{req.job_id()});
+  if (!job || (config_.private_jobs && !is_admin(who) && job->spec.uid != who.uid)) {
+    out.add_lines("Invalid job id specified: " + std::to_string(req.job_id()));
+    return out;
+  }
+  std::string head = "job " + display_id(*job) + " is " + std::string(job_state_name(job->state));
+  if (job->state != JobState::kPending) {
+    out.add_lines(head + (job->alloc.empty() ? "" : " on " + net::to_pb(*job).nodelist()));
+    return out;
+  }
+  out.add_lines(head + ", reason " + job->reason);
+  PriorityFactors f = job_priority(state_, config_.scheduler, *job, now());
+  const PriorityWeights& w = config_.scheduler.weights;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "priority %lld = age %.0f + size %.0f + partition %.0f + qos %.0f + fairshare %.0f - nice %lld",
+                static_cast<long long>(f.total), w.age * f.age, w.job_size * f.job_size, w.partition * f.partition,
+                w.qos * f.qos, w.fairshare * f.fairshare, static_cast<long long>(f.nice));
+  out.add_lines(buf);
+  if (job->expected_start)
+    out.add_lines("expected to start at " + format_timestamp(job->expected_start) + " on " + job->sched_nodes +
+                  " (a backfill reservation)");
+  else
+    out.add_lines("no expected start yet (not reserved within the backfill window, or not yet tested)");
+  for (auto& line : explain_job(state_, *job, now())) out.add_lines(std::move(line));
+  return out;
+}
+
+}  // namespace hq::cmd

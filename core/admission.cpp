@@ -1,0 +1,100 @@
+// check_ever_runnable: the submit-time test that a job could run in at least one of
+// its partitions on an otherwise idle cluster (DESIGN §4: never queue the impossible).
+#include <algorithm>
+
+#include "core/constraint.hpp"
+#include "core/hostlist.hpp"
+#include "core/job_shape.hpp"
+#include "core/scheduler.hpp"
+
+namespace hq {
+namespace {
+
+struct NodeSize {
+  const Node* node;
+  int64_t cpus, mem;  // an unknown size (no agent yet) cannot rule a job out
+};
+
+Status check_in_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, const Constraint& constraint,
+                          const std::vector<std::string>& required, const std::vector<std::string>& excluded) {
+  if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
+    return invalid("Requested time limit is invalid (missing or exceeds some limit): partition " + p.name +
+                   " allows at most " + std::to_string(p.max_time / 60) + " minutes");
+  if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
+    return invalid("Node count specification invalid: partition " + p.name + " allows " + std::to_string(p.min_nodes) +
+                   "-" + (p.max_nodes ? std::to_string(p.max_nodes) : std::string("any")) + " nodes");
+  std::vector<NodeSize> nodes;
+  for (const auto& name : p.nodes) {
+    if (std::find(excluded.begin(), excluded.end(), name) != excluded.end()) continue;
+    if (!required.empty() && std::find(required.begin(), required.end(), name) == required.end() &&
+        job.spec.nodes_min <= static_cast<int32_t>(required.size()))
+      continue;
+    auto it = s.nodes.find(name);
+    if (it == s.nodes.end()) continue;
+    const Node& n = it->second;
+    nodes.push_back({&n, n.cpus > 0 ? n.cpus : int64_t{1} << 30, n.mem_mib > 0 ? n.mem_mib : int64_t{1} << 50});
+  }
+  for (const auto& r : required)
+    if (std::find(p.nodes.begin(), p.nodes.end(), r) == p.nodes.end())
+      return invalid("Requested node configuration is not available: node " + r + " is not in partition " + p.name);
+  JobShape sh = job_shape(job.spec, p, 1);
+  size_t alts = std::max<size_t>(1, constraint.alternatives.size());
+  for (size_t a = 0; a < alts; ++a) {
+    const ConstraintAlternative* alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
+    int64_t units = 0;
+    bool counts_ok = true;
+    for (const NodeSize& n : nodes) {
+      if (alt && !node_matches(*alt, n.node->features)) continue;
+      int64_t u;
+      if (sh.need.whole_node) u = sh.spread ? std::min<int64_t>(sh.units, n.cpus / sh.need.cpus) : 1;
+      else if (n.mem < sh.need.node_mem) u = 0;
+      else {
+        u = n.cpus / sh.need.cpus;
+        if (sh.need.mem > 0) u = std::min<int64_t>(u, (n.mem - sh.need.node_mem) / sh.need.mem);
+        u = std::min<int64_t>(u, sh.need.max_units);
+      }
+      units += std::max<int64_t>(0, u);
+    }
+    if (alt) {
+      for (const auto& [feature, count] : alt->counts) {
+        int32_t have = 0;
+        for (const NodeSize& n : nodes) have += has_feature(n.node->features, feature);
+        counts_ok = counts_ok && have >= count;
+      }
+    }
+    if (units >= sh.units && counts_ok) return Status::ok();
+  }
+  return invalid("Requested node configuration is not available: partition '" + p.name + "' has " +
+                 std::to_string(nodes.size()) + " node(s) that could serve this job, too few or too small" +
+                 (constraint.empty() ? "" : " with features '" + job.spec.constraint + "'"));
+}
+
+}  // namespace
+
+Status check_ever_runnable(const ClusterState& s, const Job& job) {
+  auto constraint = parse_constraint(job.spec.constraint);
+  if (!constraint) return constraint.status();
+  std::vector<std::string> required, excluded;
+  for (auto [text, out] : {std::pair{&job.spec.nodelist, &required}, std::pair{&job.spec.exclude, &excluded}}) {
+    if (text->empty()) continue;
+    auto names = expand_hostlist(*text);
+    if (!names) return names.status().with_context("Invalid node name specified");
+    for (const auto& n : *names) {
+      if (!s.nodes.count(n)) return invalid("Invalid node name specified: " + n);
+      out->push_back(n);
+    }
+  }
+  Status first;
+  bool any = false;
+  for_each_partition(job, [&](const std::string& name) {
+    if (any) return;
+    auto it = std::find_if(s.partitions.begin(), s.partitions.end(), [&](const PartitionConfig& p) { return p.name == name; });
+    Status st = it == s.partitions.end() ? invalid("invalid partition name specified: " + name)
+                                         : check_in_partition(s, job, *it, *constraint, required, excluded);
+    if (st) any = true;
+    else if (first.is_ok()) first = st;
+  });
+  return any ? Status::ok() : first;
+}
+
+}  // namespace hq

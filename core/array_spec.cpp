@@ -1,0 +1,47 @@
+#include "core/array_spec.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/units.hpp"
+
+namespace hq {
+
+Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
+  ArraySpec out;
+  auto bad = [&](const std::string& why) { return invalid("Invalid job array specification '" + std::string(text) + "': " + why); };
+  std::string_view list = text;
+  if (auto pct = text.find('%'); pct != std::string_view::npos) {
+    auto t = parse_int(text.substr(pct + 1), 0, 1 << 30);
+    if (!t) return bad("the %throttle must be a number");
+    out.throttle = static_cast<int32_t>(*t);
+    list = text.substr(0, pct);
+  }
+  if (list.empty()) return bad("no indices");
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string_view part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    int64_t step = 1;
+    if (auto colon = part.find(':'); colon != std::string_view::npos) {
+      auto s = parse_int(part.substr(colon + 1), 1, max_size);
+      if (!s) return bad("the :step must be a positive number");
+      step = *s;
+      part = part.substr(0, colon);
+    }
+    auto dash = part.find('-');
+    auto lo = parse_int(part.substr(0, dash), 0, INT32_MAX);
+    auto hi = dash == std::string_view::npos ? lo : parse_int(part.substr(dash + 1), 0, INT32_MAX);
+    if (!lo || !hi || *hi < *lo) return bad("'" + std::string(part) + "' is not an index or a range");
+    if (*hi >= max_size) return bad("indices must be below MaxArraySize (" + std::to_string(max_size) + ")");
+    for (int64_t i = *lo; i <= *hi; i += step) out.indices.push_back(static_cast<int32_t>(i));
+    if (out.indices.size() > static_cast<size_t>(max_size)) return bad("more tasks than MaxArraySize");
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  std::sort(out.indices.begin(), out.indices.end());
+  out.indices.erase(std::unique(out.indices.begin(), out.indices.end()), out.indices.end());
+  return out;
+}
+
+}  // namespace hq

@@ -1,0 +1,35 @@
+// Multifactor job priority (Slurm priority/multifactor, reference §2.3): weighted
+// factors in [0,1] summed into an integer, minus nice. Pure; thread-safe.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/job.hpp"
+
+namespace hq {
+
+struct PriorityFactors {
+  double age = 0, job_size = 0, partition = 0, qos = 0, fairshare = 0;
+  int64_t nice = 0;
+  int64_t total = 0;   // 1..4294967295 (0 is never produced: Slurm reads 0 as held)
+};
+
+struct PriorityContext {
+  PriorityWeights weights;
+  int64_t cluster_cpus = 1;           // job size is relative to this
+  int32_t max_partition_factor = 1;   // partition factors are normalised to the highest
+  const std::map<uint32_t, double>* fairshare = nullptr;  // by uid, from accounting; absent: 0
+};
+
+PriorityContext make_priority_context(const SchedulerConfig& cfg, const std::vector<PartitionConfig>& parts,
+                                      int64_t cluster_cpus);
+
+// `part_factor`: the highest priority_job_factor among the job's partitions.
+PriorityFactors compute_priority(const Job& job, int32_t part_factor, const PriorityContext& ctx, Time now);
+
+// CPUs the job asks for in all (tasks x cpus per task, or nodes x per-node shape).
+int64_t requested_cpus(const JobSpec& spec);
+
+}  // namespace hq

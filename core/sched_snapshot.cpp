@@ -1,0 +1,72 @@
+#include "core/sched_snapshot.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace hq {
+
+int32_t SchedSnapshot::release_slot(Time t) const {
+  if (t <= now) return 1;
+  int64_t slots = (t - now + resolution - 1) / resolution;
+  return static_cast<int32_t>(std::min<int64_t>(slots, kForever - 1));
+}
+
+int32_t SchedSnapshot::duration_slots(Duration limit) const {
+  if (limit == kUnlimited || limit < 0) return kForever;
+  int64_t slots = std::max<int64_t>(1, (limit + resolution - 1) / resolution);
+  return static_cast<int32_t>(std::min<int64_t>(slots, kForever - 1));
+}
+
+namespace {
+
+using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>>;
+
+int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n) {
+  std::vector<int32_t> parts;
+  for (const auto& p : n.partitions) {
+    auto it = snap.part_index.find(p);
+    if (it != snap.part_index.end()) parts.push_back(it->second);
+  }
+  std::sort(parts.begin(), parts.end());
+  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts};
+  auto [it, fresh] = index.try_emplace(key, static_cast<int32_t>(snap.types.size()));
+  if (fresh) snap.types.push_back(NodeType{n.cpus, n.mem_mib, n.weight, n.features, std::move(parts)});
+  return it->second;
+}
+
+}  // namespace
+
+SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, Time now) {
+  SchedSnapshot snap;
+  snap.now = now;
+  snap.resolution = std::max<Duration>(1, cfg.bf_resolution);
+  int64_t horizon = std::max<int64_t>(1, cfg.bf_window / snap.resolution);
+  snap.map = TimeMap(static_cast<int32_t>(horizon));
+  for (const auto& p : s.partitions) {
+    snap.part_index.emplace(p.name, static_cast<int32_t>(snap.parts.size()));
+    snap.parts.push_back(&p);
+  }
+  std::map<TypeKey, int32_t> type_index;
+  for (const auto& [name, n] : s.nodes) {
+    snap.cluster_cpus += n.cpus;
+    if (!node_schedulable(n) || n.cpus <= 0) continue;
+    int32_t idx = snap.map.add_node(type_of(snap, type_index, n), n.cpus, n.mem_mib, n.cpus - n.alloc_cpus,
+                                    n.mem_mib - n.alloc_mem_mib);
+    snap.nodes.push_back(&n);
+    snap.node_index.emplace(name, idx);
+  }
+  for (JobId id : s.running) {
+    const Job& job = s.jobs.at(id);
+    if (job.time_limit == kUnlimited) continue;
+    int32_t slot = snap.release_slot(job.start_time + job.time_limit);
+    for (const auto& a : job.alloc) {
+      auto it = snap.node_index.find(a.node);
+      if (it != snap.node_index.end()) snap.map.add_release(it->second, slot, a.cpus, a.mem_mib);
+    }
+  }
+  snap.map.finalize();
+  return snap;
+}
+
+}  // namespace hq

@@ -1,0 +1,43 @@
+// The scheduler's indexed view of one ClusterState at `now`: usable nodes in dense
+// indices, node types (nodes alike in size, weight, features and partitions), the
+// partitions, and the time map of free resources. Built per pass; read-only after,
+// except the time map, which the pass fills with starts and reservations.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cluster_state.hpp"
+#include "core/timemap.hpp"
+
+namespace hq {
+
+struct NodeType {
+  int32_t cpus = 0;
+  int64_t mem = 0;
+  int32_t weight = 1;
+  std::vector<std::string> features;
+  std::vector<int32_t> parts;       // partition indices, ascending
+};
+
+struct SchedSnapshot {
+  Time now = 0;
+  Duration resolution = 60;
+  std::vector<const Node*> nodes;   // by time map index
+  std::unordered_map<std::string, int32_t> node_index;
+  std::vector<NodeType> types;
+  std::vector<const PartitionConfig*> parts;
+  std::unordered_map<std::string, int32_t> part_index;
+  int64_t cluster_cpus = 0;         // every configured node, usable or not
+  TimeMap map{1};
+
+  // The slot in which something ending at `t` frees its resources (at least 1).
+  int32_t release_slot(Time t) const;
+  // Slots a job of `limit` seconds occupies; kForever for no limit.
+  int32_t duration_slots(Duration limit) const;
+  Time slot_time(int32_t slot) const { return now + slot * resolution; }
+};
+
+SchedSnapshot build_snapshot(const ClusterState& state, const SchedulerConfig& cfg, Time now);
+
+}  // namespace hq

@@ -48,13 +48,22 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.parts.push_back(&p);
   }
   std::map<TypeKey, int32_t> type_index;
+  snap.node_index.reserve(s.nodes.size());
+  snap.nodes.reserve(s.nodes.size());
+  const Node* prev = nullptr;
+  int32_t prev_type = -1;
   for (const auto& [name, n] : s.nodes) {
     snap.cluster_cpus += n.cpus;
     if (!node_schedulable(n) || n.cpus <= 0) continue;
-    int32_t idx = snap.map.add_node(type_of(snap, type_index, n), n.cpus, n.mem_mib, n.cpus - n.alloc_cpus,
-                                    n.mem_mib - n.alloc_mem_mib);
+    // Neighbours are usually alike: compare with the previous node before the map.
+    bool same = prev && prev->cpus == n.cpus && prev->mem_mib == n.mem_mib && prev->weight == n.weight &&
+                prev->features == n.features && prev->partitions == n.partitions;
+    int32_t type = same ? prev_type : type_of(snap, type_index, n);
+    prev = &n;
+    prev_type = type;
+    int32_t idx = snap.map.add_node(type, n.cpus, n.mem_mib, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib);
     snap.nodes.push_back(&n);
-    snap.node_index.emplace(name, idx);
+    snap.node_index.emplace(std::string_view(name), idx);
   }
   for (JobId id : s.running) {
     const Job& job = s.jobs.at(id);

@@ -4,6 +4,7 @@
 // except the time map, which the pass fills with starts and reservations.
 #pragma once
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct SchedSnapshot {
   Time now = 0;
   Duration resolution = 60;
   std::vector<const Node*> nodes;   // by time map index
-  std::unordered_map<std::string, int32_t> node_index;
+  std::unordered_map<std::string_view, int32_t> node_index;  // views of Node::name
   std::vector<NodeType> types;
   std::vector<const PartitionConfig*> parts;
   std::unordered_map<std::string, int32_t> part_index;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/constraint.hpp"
@@ -174,7 +175,7 @@ class Pass {
       auto names = expand_hostlist(job.spec.nodelist);
       if (!names) return "BadConstraints";
       for (const auto& n : *names) {
-        auto it = snap_.node_index.find(n);
+        auto it = snap_.node_index.find(std::string_view(n));
         if (it == snap_.node_index.end()) return "ReqNodeNotAvail";
         f.ok[it->second] = 1;
         f.required.push_back(it->second);
@@ -238,26 +239,31 @@ class Pass {
   bool place(const Pool& pool, const NodeFilter& f, int32_t slot, bool now, Placement& out) {
     const JobShape& sh = pool.shape;
     out = Placement{slot, &pool, {}};
-    std::vector<int32_t> classes;
-    for (int32_t c = 0; c < snap_.map.class_count(); ++c)
-      if (usable_in_class(c, pool, f)) classes.push_back(c);
-    auto rep = [&](int32_t c) { return snap_.map.class_nodes(c).front(); };
-    std::sort(classes.begin(), classes.end(), [&](int32_t a, int32_t b) {
-      const NodeType& ta = snap_.types[snap_.map.type_of(rep(a))];
-      const NodeType& tb = snap_.types[snap_.map.type_of(rep(b))];
-      if (ta.weight != tb.weight) return ta.weight < tb.weight;
-      if (snap_.map.free_cpus(rep(a)) != snap_.map.free_cpus(rep(b)))
-        return snap_.map.free_cpus(rep(a)) < snap_.map.free_cpus(rep(b));
-      return rep(a) < rep(b);
+    // Only classes with room at `slot`, best first: lower weight, then fewest free CPUs.
+    struct Option { int32_t weight, free_cpus, first, cls; };
+    std::vector<Option> options;
+    for (int32_t c = 0; c < snap_.map.class_count(); ++c) {
+      if (!usable_in_class(c, pool, f)) continue;
+      int32_t first = snap_.map.class_nodes(c).front();
+      if (snap_.map.units_at(first, sh.need, slot) <= 0) continue;
+      options.push_back({snap_.types[snap_.map.type_of(first)].weight, snap_.map.free_cpus(first), first, c});
+    }
+    std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+      return std::tie(a.weight, a.free_cpus, a.first) < std::tie(b.weight, b.free_cpus, b.first);
     });
-    std::set<int32_t> taken;
+    std::vector<int32_t> classes;
+    classes.reserve(options.size());
+    for (const Option& o : options) classes.push_back(o.cls);
+    auto rep = [&](int32_t c) { return snap_.map.class_nodes(c).front(); };
+    taken_.assign(snap_.map.node_count(), 0);
+    auto& taken = taken_;
     int64_t units = 0;
     int32_t want_nodes = sh.spread ? sh.nodes_max : (now ? sh.nodes_max : sh.units);
     auto take = [&](int32_t node, int32_t max_units) {
-      if (taken.count(node) || static_cast<int32_t>(out.nodes.size()) >= want_nodes) return false;
+      if (taken[node] || static_cast<int32_t>(out.nodes.size()) >= want_nodes) return false;
       int32_t u = std::min(snap_.map.units_at(node, sh.need, slot), max_units);
       if (u <= 0) return false;
-      taken.insert(node);
+      taken[node] = 1;
       out.nodes.emplace_back(node, u);
       units += u;
       return true;
@@ -432,6 +438,7 @@ class Pass {
   std::set<std::pair<uint32_t, std::string>> singletons_started_;
   int32_t backfill_starts_ = 0;
   std::vector<int64_t> diff_;
+  std::vector<char> taken_;
   std::vector<Interval> ivs_;
 };
 

@@ -56,6 +56,7 @@ class TimeMap {
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
 
   int32_t horizon() const { return horizon_; }
+  static int32_t coarsen(int32_t slot);
   int32_t node_count() const { return static_cast<int32_t>(nodes_.size()); }
   int32_t class_count() const { return static_cast<int32_t>(classes_.size()); }
   const std::vector<int32_t>& class_nodes(int32_t cls) const { return classes_[cls].nodes; }
@@ -96,6 +97,7 @@ class TimeMap {
   std::vector<NodeRec> nodes_;
   std::vector<Class> classes_;
   std::unordered_map<Key, int32_t, KeyHash> class_index_;
+  mutable std::vector<int32_t> scratch_;  // intervals()' candidate starts
 };
 
 }  // namespace hq

@@ -1,0 +1,89 @@
+// End to end: backfill on a real local cluster, plus hold/release, arrays,
+// dependencies, --test-only and explain through the real binary.
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+// An int64 field of the first job in `hq queue --json` / `hq show job --json` output.
+int64_t json_int(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\": \"?(-?[0-9]+)"))) return 0;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a short low-priority job backfills ahead of a blocked wide job, which starts on time") {
+  LocalCluster c(2, 1, 20, "[scheduler]\nbf_resolution = 1\n");
+  REQUIRE(c.ready());
+  std::string a = c.submit("-N1 -t 0:08 --wrap 'sleep 5'");          // holds e1 for up to 8 s
+  REQUIRE(c.wait_state(a, "RUNNING", 10));
+  std::string wide = c.submit("-N2 -t 0:10 --wrap 'sleep 1'");      // needs both nodes
+  std::string longer = c.submit("-N1 -t 0:30 --wrap 'sleep 1'");    // would delay the wide job
+  std::string shortj = c.submit("-N1 -t 0:03 --wrap 'sleep 1'");    // ends before the reservation
+  REQUIRE(c.wait_state(shortj, "RUNNING", 10));
+  CHECK(c.state(wide) == "PENDING");
+  CHECK(c.state(longer) == "PENDING");
+  auto q = c.hq("queue --json -j " + wide);
+  int64_t expected = json_int(q.out, "expected_start");
+  CHECK(expected > 0);
+  CHECK(q.out.find("\"reason\": \"Resources\"") != std::string::npos);
+  auto start_view = c.hq("queue --start -h -j " + wide);
+  CHECK(start_view.out.find("N/A") == std::string::npos);
+  CHECK(start_view.out.find("e[1-2]") != std::string::npos);
+  auto explain = c.hq("explain " + wide);
+  CHECK(explain.out.find("expected to start at") != std::string::npos);
+  CHECK(explain.out.find("busy") != std::string::npos);
+  REQUIRE(c.wait_state(wide, "RUNNING", 20));
+  int64_t started = json_int(c.hq("show job --json " + wide).out, "start_time");
+  CHECK(started > 0);
+  CHECK(started <= expected);
+  int64_t short_start = json_int(c.hq("show job --json " + shortj).out, "start_time");
+  CHECK(short_start < started);
+  CHECK(c.wait_state(longer, "COMPLETED", 40));
+}
+
+TEST_CASE("e2e: hold/release, arrays with a throttle, dependencies, test-only") {
+  LocalCluster c(2, 2);
+  REQUIRE(c.ready());
+  std::string held = c.submit("--hold --wrap true");
+  CHECK(c.state(held) == "PENDING");
+  CHECK(c.hq("release " + held).rc == 0);
+  CHECK(c.wait_state(held, "COMPLETED", 15));
+  std::string h2 = c.submit("--wrap true");
+  (void)h2;
+
+  std::string arr = c.submit("--array=0-5%2 --wrap 'sleep 1; echo $SLURM_ARRAY_TASK_ID'");
+  REQUIRE(arr.find("ERROR") == std::string::npos);
+  auto running = [&] {
+    auto r = c.hq("queue -h -t R");
+    int n = 0;
+    for (size_t p = 0; (p = r.out.find(arr + "_", p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  int max_running = 0;
+  wait_until([&] { max_running = std::max(max_running, running()); return false; }, 2);
+  CHECK(max_running <= 2);
+  CHECK(max_running >= 1);
+
+  std::string after = c.submit("-d afterok:" + arr + " --wrap true");
+  std::string never = c.submit("-d afternotok:" + arr + " --wrap true");
+  CHECK(c.wait_state(after, "COMPLETED", 40));
+  auto q = c.hq("queue -h -j " + never);
+  CHECK(q.out.find("DependencyNeverSatisfied") != std::string::npos);
+  CHECK(c.hq("cancel " + never).rc == 0);
+
+  auto bad = c.hq("submit -N 5 --wrap true");
+  CHECK(bad.rc != 0);
+  CHECK(bad.out.find("Requested node configuration is not available") != std::string::npos);
+  auto test = c.hq("submit --test-only -N2 --wrap true");
+  CHECK(test.rc == 0);
+  CHECK(test.out.find("to start at") != std::string::npos);
+  CHECK(test.out.find("e[1-2]") != std::string::npos);
+}

@@ -49,6 +49,10 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   for (const auto& name : job.partitions) {
     const PartitionConfig* p = find_partition(config_, name);
     if (!p) return invalid("invalid partition name specified: " + name);
+    if (!p->allow_accounts.empty() &&
+        std::find(p->allow_accounts.begin(), p->allow_accounts.end(), spec.account) == p->allow_accounts.end())
+      return denied("Job's account not permitted to use this partition (" + name + " allows accounts " +
+                    compress_hostlist(p->allow_accounts) + ")");
     if (p->state == PartitionState::kDrain || p->state == PartitionState::kInactive)
       return invalid("Partition " + name + " is " + std::string(partition_state_name(p->state)) +
                      ": it accepts no new jobs (Requested partition configuration not available now)");

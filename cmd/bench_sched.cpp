@@ -24,22 +24,12 @@ int64_t rss_kib() {
 }
 
 ClusterState busy_cluster(int32_t nodes, std::mt19937& rng) {
-  ClusterConfig c;
-  NodeConfig nc;
-  nc.names = *expand_hostlist("n[1-" + std::to_string(nodes) + "]");
-  nc.cpus = 64;
-  nc.mem_mib = 256 * 1024;
-  c.nodes.push_back(nc);
-  PartitionConfig p;
-  p.name = "batch";
-  p.nodes = nc.names;
-  p.is_default = true;
-  c.partitions.push_back(p);
-  ClusterState s = make_state(c);
+  std::vector<std::string> names = *expand_hostlist("n[1-" + std::to_string(nodes) + "]");
+  ClusterState s = make_state(uniform_cluster_config(names, 64, 256 * 1024, "batch"));
   for (auto& [name, n] : s.nodes) n.registered = n.responding = true;
   // Every node runs one or two jobs that end at different times within a day.
   uint64_t id = 1;
-  for (const auto& name : nc.names) {
+  for (const auto& name : names) {
     int32_t jobs = 1 + static_cast<int32_t>(rng() % 2);
     for (int32_t k = 0; k < jobs; ++k) {
       Job j;

@@ -88,9 +88,9 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
   bool any = false;
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
-    auto it = std::find_if(s.partitions.begin(), s.partitions.end(), [&](const PartitionConfig& p) { return p.name == name; });
-    Status st = it == s.partitions.end() ? invalid("invalid partition name specified: " + name)
-                                         : check_in_partition(s, job, *it, *constraint, required, excluded);
+    const PartitionConfig* p = find_partition(s.partitions, name);
+    Status st = !p ? invalid("invalid partition name specified: " + name)
+                   : check_in_partition(s, job, *p, *constraint, required, excluded);
     if (st) any = true;
     else if (first.is_ok()) first = st;
   });

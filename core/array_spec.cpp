@@ -18,10 +18,7 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
     list = text.substr(0, pct);
   }
   if (list.empty()) return bad("no indices");
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string_view part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  for (std::string_view part : split(list, ',')) {
     int64_t step = 1;
     if (auto colon = part.find(':'); colon != std::string_view::npos) {
       auto s = parse_int(part.substr(colon + 1), 1, max_size);
@@ -36,8 +33,6 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
     if (*hi >= max_size) return bad("indices must be below MaxArraySize (" + std::to_string(max_size) + ")");
     for (int64_t i = *lo; i <= *hi; i += step) out.indices.push_back(static_cast<int32_t>(i));
     if (out.indices.size() > static_cast<size_t>(max_size)) return bad("more tasks than MaxArraySize");
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
   }
   std::sort(out.indices.begin(), out.indices.end());
   out.indices.erase(std::unique(out.indices.begin(), out.indices.end()), out.indices.end());

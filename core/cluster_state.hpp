@@ -62,4 +62,11 @@ size_t purge_finished(ClusterState& state, Time cutoff);
 
 const Job* find_job(const ClusterState& s, JobId id);
 
+// Calls fn(job) for each task of array `array_id`: tasks have consecutive ids from it.
+template <typename Fn>
+void for_each_array_task(const ClusterState& s, uint64_t array_id, Fn&& fn) {
+  for (auto it = s.jobs.find(JobId{array_id}); it != s.jobs.end() && it->second.array_job_id == array_id; ++it)
+    fn(it->second);
+}
+
 }  // namespace hq

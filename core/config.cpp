@@ -61,16 +61,36 @@ Status validate_config(const ClusterConfig& c) {
   return Status::ok();
 }
 
-const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name) {
-  for (const auto& p : c.partitions)
+const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name) {
+  for (const auto& p : parts)
     if (p.name == name) return &p;
   return nullptr;
+}
+
+const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name) {
+  return find_partition(c.partitions, name);
 }
 
 const PartitionConfig* default_partition(const ClusterConfig& c) {
   for (const auto& p : c.partitions)
     if (p.is_default) return &p;
   return c.partitions.empty() ? nullptr : &c.partitions.front();
+}
+
+ClusterConfig uniform_cluster_config(const std::vector<std::string>& names, int32_t cpus, int64_t mem_mib,
+                                     const std::string& partition) {
+  ClusterConfig c;
+  NodeConfig nc;
+  nc.names = names;
+  nc.cpus = cpus;
+  nc.mem_mib = mem_mib;
+  c.nodes.push_back(nc);
+  PartitionConfig p;
+  p.name = partition;
+  p.nodes = names;
+  p.is_default = true;
+  c.partitions.push_back(p);
+  return c;
 }
 
 const NodeConfig* find_node_config(const ClusterConfig& c, const std::string& node) {

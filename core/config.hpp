@@ -83,7 +83,12 @@ struct ClusterConfig {
 Status validate_config(const ClusterConfig& c);
 
 const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name);
+const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name);
 const PartitionConfig* default_partition(const ClusterConfig& c);
 const NodeConfig* find_node_config(const ClusterConfig& c, const std::string& node);
+
+// One group of identical nodes and one default partition over them (tests, benchmarks).
+ClusterConfig uniform_cluster_config(const std::vector<std::string>& names, int32_t cpus, int64_t mem_mib,
+                                     const std::string& partition);
 
 }  // namespace hq

@@ -16,18 +16,6 @@ constexpr TypeName kTypes[] = {{"after", DepType::kAfter},           {"afterany"
                                {"afterok", DepType::kAfterOk},       {"afternotok", DepType::kAfterNotOk},
                                {"aftercorr", DepType::kAfterCorr},   {"singleton", DepType::kSingleton}};
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
 Result<DepTarget> parse_target(std::string_view t, DepType type) {
   DepTarget out;
   if (auto plus = t.find('+'); plus != std::string_view::npos) {
@@ -91,10 +79,9 @@ DepResult term_target(const DepTerm& term, const DepTarget& target, const Job& s
   int32_t want = target.task;
   if (term.type == DepType::kAfterCorr && self.array_task_id >= 0) want = self.array_task_id;
   DepResult acc = DepResult::kSatisfied;
-  for (auto it = s.jobs.find(JobId{target.job}); it != s.jobs.end() && it->second.array_job_id == target.job; ++it) {
-    if (want >= 0 && it->second.array_task_id != want) continue;
-    acc = fold(acc, target_result(term.type, it->second, now, target.delay), false);
-  }
+  for_each_array_task(s, target.job, [&](const Job& task) {
+    if (want < 0 || task.array_task_id == want) acc = fold(acc, target_result(term.type, task, now, target.delay), false);
+  });
   return acc;
 }
 

@@ -11,7 +11,7 @@
 namespace hq {
 namespace {
 
-std::string node_verdict(const Node& n, const Job& job, const PartitionConfig& p, const Constraint& c,
+std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, const Constraint& c,
                          const std::vector<std::string>& required, const std::vector<std::string>& excluded) {
   if (std::find(excluded.begin(), excluded.end(), n.name) != excluded.end()) return "excluded by --exclude";
   if (!required.empty() && std::find(required.begin(), required.end(), n.name) == required.end())
@@ -20,7 +20,6 @@ std::string node_verdict(const Node& n, const Job& job, const PartitionConfig& p
   if (!c.empty() && std::none_of(c.alternatives.begin(), c.alternatives.end(),
                                  [&](const ConstraintAlternative& a) { return node_matches(a, n.features); }))
     return "lacks the features '" + job.spec.constraint + "'";
-  JobShape sh = job_shape(job.spec, p, 1);
   int32_t free_cpus = n.cpus - n.alloc_cpus;
   int64_t free_mem = n.mem_mib - n.alloc_mem_mib;
   int32_t cpus = sh.need.whole_node ? n.cpus : sh.need.cpus;
@@ -58,16 +57,16 @@ void explain_partition(const ClusterState& s, const Job& job, const PartitionCon
   std::vector<std::string> required, excluded;
   if (!job.spec.nodelist.empty()) if (auto r = expand_hostlist(job.spec.nodelist)) required = *r;
   if (!job.spec.exclude.empty()) if (auto r = expand_hostlist(job.spec.exclude)) excluded = *r;
+  JobShape sh = job_shape(job.spec, p, 1);
   std::map<std::string, std::vector<std::string>> by_cause;
   std::vector<std::string> fit;
   for (const auto& name : p.nodes) {
     auto it = s.nodes.find(name);
     if (it == s.nodes.end()) continue;
-    std::string why = node_verdict(it->second, job, p, *c, required, excluded);
+    std::string why = node_verdict(it->second, job, sh, *c, required, excluded);
     if (why.empty()) fit.push_back(name);
     else by_cause[why.substr(0, why.find(':'))].push_back(name + ": " + why);
   }
-  JobShape sh = job_shape(job.spec, p, 1);
   out.push_back(head + std::to_string(fit.size()) + " of " + std::to_string(p.nodes.size()) + " nodes could take " +
                 (sh.spread ? "some of its " + std::to_string(sh.units) + " tasks" : "one of its " + std::to_string(sh.units) + " nodes") +
                 " now" + (fit.empty() ? "" : " (" + compress_hostlist(fit) + ")"));
@@ -89,9 +88,9 @@ std::vector<std::string> explain_job(const ClusterState& s, const Job& job, Time
   if (job.dep_state == DepState::kNever) out.push_back("its dependency '" + job.spec.dependency + "' can never be satisfied");
   if (job.spec.begin_time > now) out.push_back("may not start before " + format_timestamp(job.spec.begin_time) + " (--begin)");
   for_each_partition(job, [&](const std::string& name) {
-    auto it = std::find_if(s.partitions.begin(), s.partitions.end(), [&](const PartitionConfig& p) { return p.name == name; });
-    if (it == s.partitions.end()) out.push_back("partition " + name + ": no longer configured");
-    else explain_partition(s, job, *it, max_node_lines, out);
+    const PartitionConfig* p = find_partition(s.partitions, name);
+    if (!p) out.push_back("partition " + name + ": no longer configured");
+    else explain_partition(s, job, *p, max_node_lines, out);
   });
   return out;
 }

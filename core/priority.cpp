@@ -18,11 +18,29 @@ PriorityContext make_priority_context(const SchedulerConfig& cfg, const std::vec
   PriorityContext ctx;
   ctx.weights = cfg.weights;
   ctx.cluster_cpus = std::max<int64_t>(1, cluster_cpus);
-  for (const auto& p : parts) ctx.max_partition_factor = std::max(ctx.max_partition_factor, p.priority_job_factor);
+  for (const auto& p : parts) {
+    ctx.max_partition_factor = std::max(ctx.max_partition_factor, p.priority_job_factor);
+    ctx.partition_factor[p.name] = p.priority_job_factor;
+  }
   return ctx;
 }
 
-PriorityFactors compute_priority(const Job& job, int32_t part_factor, const PriorityContext& ctx, Time now) {
+PriorityContext make_priority_context(const SchedulerConfig& cfg, const ClusterState& state) {
+  int64_t cpus = 0;
+  for (const auto& [name, n] : state.nodes) cpus += n.cpus;
+  return make_priority_context(cfg, state.partitions, cpus);
+}
+
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now) {
+  return compute_priority(job, make_priority_context(cfg, state), now);
+}
+
+PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now) {
+  int32_t part_factor = 0;
+  for_each_partition(job, [&](const std::string& name) {
+    auto it = ctx.partition_factor.find(name);
+    if (it != ctx.partition_factor.end()) part_factor = std::max(part_factor, it->second);
+  });
   PriorityFactors f;
   const PriorityWeights& w = ctx.weights;
   // Age accrues only while the job is eligible: not held, no unmet dependency, begun.

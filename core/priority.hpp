@@ -3,10 +3,11 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "core/config.hpp"
-#include "core/job.hpp"
+#include "core/cluster_state.hpp"
 
 namespace hq {
 
@@ -16,18 +17,25 @@ struct PriorityFactors {
   int64_t total = 0;   // 1..4294967295 (0 is never produced: Slurm reads 0 as held)
 };
 
+// What priorities are relative to; build once per pass or request, not per job.
 struct PriorityContext {
   PriorityWeights weights;
   int64_t cluster_cpus = 1;           // job size is relative to this
   int32_t max_partition_factor = 1;   // partition factors are normalised to the highest
+  std::unordered_map<std::string, int32_t> partition_factor;  // priority_job_factor by name
   const std::map<uint32_t, double>* fairshare = nullptr;  // by uid, from accounting; absent: 0
 };
 
 PriorityContext make_priority_context(const SchedulerConfig& cfg, const std::vector<PartitionConfig>& parts,
                                       int64_t cluster_cpus);
+// The same, with the CPUs of every node in `state`.
+PriorityContext make_priority_context(const SchedulerConfig& cfg, const ClusterState& state);
 
-// `part_factor`: the highest priority_job_factor among the job's partitions.
-PriorityFactors compute_priority(const Job& job, int32_t part_factor, const PriorityContext& ctx, Time now);
+// The partition factor is the highest priority_job_factor among the job's partitions.
+PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now);
+
+// The job's priority now, factor by factor (sprio's view); builds a context.
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now);
 
 // CPUs the job asks for in all (tasks x cpus per task, or nodes x per-node shape).
 int64_t requested_cpus(const JobSpec& spec);

@@ -27,7 +27,6 @@ struct Candidate {
   const Job* job;
   int32_t tier;
   int64_t priority;
-  int32_t part_factor;
 };
 
 // Per-job node filter from -w/-x; empty `ok` means every node may be used.
@@ -63,30 +62,17 @@ class Pass {
     return std::move(plan_);
   }
 
-  PriorityFactors priority_of(const Job& job) const { return compute_priority(job, part_factor(job), prio_, snap_.now); }
-
  private:
-  int32_t part_factor(const Job& job) const {
-    int32_t f = 0;
-    for_each_partition(job, [&](const std::string& name) {
-      auto it = snap_.part_index.find(name);
-      if (it != snap_.part_index.end()) f = std::max(f, snap_.parts[it->second]->priority_job_factor);
-    });
-    return f;
-  }
-
   std::vector<Candidate> ordered(const Job* extra) {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
     auto add = [&](const Job& job) {
-      int32_t tier = 0, factor = 0;
+      int32_t tier = 0;
       for_each_partition(job, [&](const std::string& name) {
         auto it = snap_.part_index.find(name);
-        if (it == snap_.part_index.end()) return;
-        tier = std::max(tier, snap_.parts[it->second]->priority_tier);
-        factor = std::max(factor, snap_.parts[it->second]->priority_job_factor);
+        if (it != snap_.part_index.end()) tier = std::max(tier, snap_.parts[it->second]->priority_tier);
       });
-      order.push_back({&job, tier, compute_priority(job, factor, prio_, snap_.now).total, factor});
+      order.push_back({&job, tier, compute_priority(job, prio_, snap_.now).total});
     };
     for (JobId id : s_.pending) add(s_.jobs.at(id));
     if (extra) add(*extra);
@@ -251,10 +237,6 @@ class Pass {
     std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
       return std::tie(a.weight, a.free_cpus, a.first) < std::tie(b.weight, b.free_cpus, b.first);
     });
-    std::vector<int32_t> classes;
-    classes.reserve(options.size());
-    for (const Option& o : options) classes.push_back(o.cls);
-    auto rep = [&](int32_t c) { return snap_.map.class_nodes(c).front(); };
     taken_.assign(snap_.map.node_count(), 0);
     auto& taken = taken_;
     int64_t units = 0;
@@ -275,10 +257,10 @@ class Pass {
       for (const auto& [feature, count] : pool.alt->counts) {
         int32_t have = 0;
         for (const auto& [node, u] : out.nodes) have += has_feature(snap_.types[snap_.map.type_of(node)].features, feature);
-        for (int32_t c : classes) {
+        for (const Option& o : options) {
           if (have >= count) break;
-          if (!has_feature(snap_.types[snap_.map.type_of(rep(c))].features, feature)) continue;
-          for (int32_t node : snap_.map.class_nodes(c)) {
+          if (!has_feature(snap_.types[snap_.map.type_of(o.first)].features, feature)) continue;
+          for (int32_t node : snap_.map.class_nodes(o.cls)) {
             if (have >= count) break;
             if ((f.ok.empty() || f.ok[node]) && take(node, sh.spread ? std::max(1, left()) : 1)) ++have;
           }
@@ -287,17 +269,18 @@ class Pass {
       }
     }
     if (sh.spread && units < sh.units && out.nodes.empty()) {  // prefer one node that holds every task
-      for (int32_t c : classes) {
+      for (const Option& o : options) {
         int32_t node = -1;
-        for (int32_t m : snap_.map.class_nodes(c))
+        for (int32_t m : snap_.map.class_nodes(o.cls))
           if (f.ok.empty() || f.ok[m]) { node = m; break; }
         if (node >= 0 && snap_.map.units_at(node, sh.need, slot) >= sh.units) { take(node, sh.units); break; }
       }
     }
-    for (int32_t c : classes) {
-      if (sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes) break;
-      for (int32_t node : snap_.map.class_nodes(c)) {
-        if (sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes) break;
+    auto enough = [&] { return sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes; };
+    for (const Option& o : options) {
+      if (enough()) break;
+      for (int32_t node : snap_.map.class_nodes(o.cls)) {
+        if (enough()) break;
         if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
       }
     }
@@ -325,7 +308,7 @@ class Pass {
     return found;
   }
 
-  std::vector<NodeAlloc> commit(const Placement& p, Duration limit) {
+  std::vector<NodeAlloc> commit(const Placement& p) {
     const JobShape& sh = p.pool->shape;
     std::vector<NodeAlloc> alloc;
     for (const auto& [node, units] : p.nodes) {
@@ -343,7 +326,6 @@ class Pass {
       snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib);
       alloc.push_back(std::move(a));
     }
-    (void)limit;
     return alloc;
   }
 
@@ -400,7 +382,7 @@ class Pass {
     bool found = find(pools, filter, reserve, p);
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
-      plan_.starts.push_back({job.id, part, commit(p, job.time_limit)});
+      plan_.starts.push_back({job.id, part, commit(p)});
       if (behind) ++backfill_starts_;
       if (job.array_job_id) ++array_running_[job.array_job_id];
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});
@@ -412,7 +394,7 @@ class Pass {
       r.partition = snap_.parts[p.pool->part]->name;
       r.start = snap_.slot_time(p.slot);
       r.end = job.time_limit == kUnlimited ? 0 : r.start + job.time_limit;
-      r.alloc = commit(p, job.time_limit);
+      r.alloc = commit(p);
       std::vector<std::string> names;
       for (const auto& a : r.alloc) names.push_back(a.node);
       info.expected_start = r.start;
@@ -446,18 +428,6 @@ class Pass {
 
 Plan Scheduler::schedule(const ClusterState& state, Time now, const Job* extra) const {
   return Pass(state, cfg_, now).run(extra);
-}
-
-PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now) {
-  int64_t cpus = 0;
-  int32_t factor = 0;
-  for (const auto& [name, n] : state.nodes) cpus += n.cpus;
-  PriorityContext ctx = make_priority_context(cfg, state.partitions, cpus);
-  for (const auto& p : state.partitions)
-    for_each_partition(job, [&](const std::string& name) {
-      if (name == p.name) factor = std::max(factor, p.priority_job_factor);
-    });
-  return compute_priority(job, factor, ctx, now);
 }
 
 }  // namespace hq

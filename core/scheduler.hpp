@@ -76,7 +76,4 @@ class Scheduler {
 // or a message saying why not (submit-time rejection).
 Status check_ever_runnable(const ClusterState& state, const Job& job);
 
-// The job's priority now, factor by factor (sprio's view).
-PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now);
-
 }  // namespace hq

@@ -15,17 +15,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      parts.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return parts;
-}
 
 Result<int64_t> field(std::string_view text, std::string_view whole) {
   auto r = parse_int(text, 0, 100000000);
@@ -166,6 +155,18 @@ std::string format_timestamp(Time t) {
                 (long long)m, (long long)d, (long long)(secs / 3600),
                 (long long)(secs / 60 % 60), (long long)(secs % 60));
   return buf;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
 }
 
 }  // namespace hq

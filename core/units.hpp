@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.hpp"
 #include "core/time.hpp"
@@ -23,6 +24,9 @@ std::string format_elapsed(Duration seconds);
 
 // Memory sizes in MiB: "512" (MiB), "512K", "64M", "4G", "1T" (case-insensitive).
 Result<int64_t> parse_size_mib(std::string_view text);
+
+// Splits at every `sep`, keeping empty pieces ("a,,b" -> "a", "", "b"; "" -> "").
+std::vector<std::string_view> split(std::string_view s, char sep);
 
 // Strict non-negative integer parse with range check.
 Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);

@@ -20,13 +20,8 @@ int run_job_control(const Args& args) {
       std::cout << "usage: hq " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
       return 0;
     }
-    for (size_t start = 0; start <= args[i].size();) {  // scontrol also takes "1,2,3"
-      size_t comma = args[i].find(',', start);
-      std::string id = args[i].substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!id.empty()) req->add_jobs(id);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    for (std::string_view id : split(args[i], ','))  // scontrol also takes "1,2,3"
+      if (!id.empty()) req->add_jobs(std::string(id));
   }
   if (req->jobs_size() == 0) return fail(prog, invalid("No job identification provided"));
   auto client = connect_client();

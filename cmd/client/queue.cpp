@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>
-#include <sstream>
 
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
@@ -22,9 +21,7 @@ std::string state_code(const std::string& state) {
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  for (std::string_view item : split(s, ',')) if (!item.empty()) out.emplace_back(item);
   return out;
 }
 

@@ -211,17 +211,19 @@ pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Iden
     if (ids.empty()) out.add_errors("Kill job error on job id " + text + ": Invalid job id specified");
     for (JobId id : ids) {
       Job& job = state_.jobs.at(id);
-      if (!admin && job.spec.uid != who.uid) {
-        log::warn("denied: uid " + std::to_string(who.uid) + " may not cancel job " + display_id(job) +
-                  " of uid " + std::to_string(job.spec.uid));
-        out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
-        continue;
-      }
-      cancel_one(job, out);
+      if (may_act(job, who, admin, "cancel")) cancel_one(job, out);
+      else out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
     }
   }
   request_schedule();
   return out;
+}
+
+bool Controller::may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const {
+  if (admin || job.spec.uid == who.uid) return true;
+  log::warn("denied: uid " + std::to_string(who.uid) + " may not " + action + " job " + display_id(job) + " of uid " +
+            std::to_string(job.spec.uid));
+  return false;
 }
 
 void Controller::cancel_one(Job& job, pb::CancelReply& out) {
@@ -245,15 +247,7 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   out.set_now(now());
   std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
   bool admin = is_admin(who);
-  int64_t cpus = 0;
-  for (const auto& [name, n] : state_.nodes) cpus += n.cpus;
-  PriorityContext prio = make_priority_context(config_.scheduler, config_.partitions, cpus);
-  auto part_factor = [&](const Job& job) {
-    int32_t f = 0;
-    for (const auto& p : config_.partitions)
-      for_each_partition(job, [&](const std::string& n) { if (n == p.name) f = std::max(f, p.priority_job_factor); });
-    return f;
-  };
+  PriorityContext prio = make_priority_context(config_.scheduler, state_);
   for (const auto& [id, job] : state_.jobs) {
     if (!ids.empty() && !ids.count(id.value) && !ids.count(job.array_job_id)) continue;
     if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
@@ -263,7 +257,7 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
     pb::Job* pj = out.add_jobs();
     *pj = net::to_pb(job);
     if (job.state == JobState::kPending && req.with_priority()) {
-      PriorityFactors f = compute_priority(job, part_factor(job), prio, now());
+      PriorityFactors f = compute_priority(job, prio, now());
       auto* pf = pj->mutable_factors();
       pf->set_age(f.age);
       pf->set_job_size(f.job_size);

@@ -68,7 +68,9 @@ class Controller {
   pb::SubmitReply test_only(const Job& job) const;
   // "123" (every task of an array 123) or "123_4".
   std::vector<JobId> resolve(const std::string& text) const;
-  std::string control_one(const std::string& action, JobId id, const net::Identity& who, bool admin);
+  std::string control_one(const std::string& action, Job& job, bool admin);
+  // Owners act on their jobs, admins on all; a refusal is logged. `action`: "cancel", "hold", ...
+  bool may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const;
   void apply_plan(Plan plan);
   void preempt(const Preemption& p);
   void cancel_one(Job& job, pb::CancelReply& out);

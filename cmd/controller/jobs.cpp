@@ -17,16 +17,11 @@
 namespace hq::cmd {
 namespace {
 
+// "a,b,a," -> {"a", "b"}: distinct, non-empty, in order.
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty() && std::find(out.begin(), out.end(), part) == out.end()) out.push_back(part);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (std::string_view part : split(s, ','))
+    if (!part.empty() && std::find(out.begin(), out.end(), part) == out.end()) out.emplace_back(part);
   return out;
 }
 
@@ -159,14 +154,12 @@ std::vector<JobId> Controller::resolve(const std::string& text) const {
   if (us != std::string::npos) {
     auto task = parse_int(text.substr(us + 1), 0, INT32_MAX);
     if (!task) return out;
-    for (auto it = state_.jobs.find(JobId{raw}); it != state_.jobs.end() && it->second.array_job_id == raw; ++it)
-      if (it->second.array_task_id == *task) out.push_back(it->first);
+    for_each_array_task(state_, raw, [&](const Job& t) { if (t.array_task_id == *task) out.push_back(t.id); });
     return out;
   }
   const Job* head = find_job(state_, JobId{raw});
   if (head && head->array_job_id == raw) {
-    for (auto it = state_.jobs.find(JobId{raw}); it != state_.jobs.end() && it->second.array_job_id == raw; ++it)
-      out.push_back(it->first);
+    for_each_array_task(state_, raw, [&](const Job& t) { out.push_back(t.id); });
   } else if (head) {
     out.push_back(JobId{raw});
   }
@@ -185,22 +178,18 @@ pb::JobControlReply Controller::job_control(const pb::JobControlRequest& req, co
     std::vector<JobId> ids = resolve(text);
     if (ids.empty()) out.add_errors("Invalid job id specified: " + text);
     for (JobId id : ids) {
-      if (std::string err = control_one(action, id, who, admin); !err.empty())
-        out.add_errors("job " + display_id(state_.jobs.at(id)) + ": " + err);
-      else
-        out.add_done(id.value);
+      Job& job = state_.jobs.at(id);
+      std::string err = may_act(job, who, admin, action) ? control_one(action, job, admin) : "Access/permission denied";
+      if (!err.empty()) out.add_errors("job " + display_id(job) + ": " + err);
+      else out.add_done(id.value);
     }
   }
   request_schedule();
   return out;
 }
 
-std::string Controller::control_one(const std::string& action, JobId id, const net::Identity& who, bool admin) {
-  Job& job = state_.jobs.at(id);
-  if (!admin && job.spec.uid != who.uid) {
-    log::warn("denied: uid " + std::to_string(who.uid) + " may not " + action + " job " + std::to_string(id.value));
-    return "Access/permission denied";
-  }
+std::string Controller::control_one(const std::string& action, Job& job, bool admin) {
+  JobId id = job.id;
   if (action == "hold" || action == "uhold") {
     if (job.state != JobState::kPending) return "Job is no longer pending execution";
     HoldKind kind = action == "hold" && admin ? HoldKind::kAdmin : HoldKind::kUser;

@@ -34,6 +34,16 @@ void reply(const ConnPtr& conn, uint64_t seq, pb::Envelope env) {
   conn->send(env);
 }
 
+// A handler that answers at once: `fill` writes the reply into an Envelope.
+template <typename Fill>
+Handler answer(Fill fill) {
+  return [fill](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+    pb::Envelope env;
+    fill(c, m, who, env);
+    reply(conn, m.seq(), std::move(env));
+  };
+}
+
 const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   static const std::map<pb::Envelope::MsgCase, Handler> table = {
       {pb::Envelope::kSubmit,
@@ -46,36 +56,21 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
            reply(conn, seq, std::move(env));
          });
        }},
-      {pb::Envelope::kJobControl,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         pb::Envelope env;
-         *env.mutable_job_control_reply() = c.job_control(m.job_control(), who);
-         reply(conn, m.seq(), std::move(env));
-       }},
-      {pb::Envelope::kExplain,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         pb::Envelope env;
-         *env.mutable_explain_reply() = c.explain(m.explain(), who);
-         reply(conn, m.seq(), std::move(env));
-       }},
-      {pb::Envelope::kQueue,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         pb::Envelope env;
-         *env.mutable_queue_reply() = c.queue(m.queue(), who);
-         reply(conn, m.seq(), std::move(env));
-       }},
-      {pb::Envelope::kCancel,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         pb::Envelope env;
-         *env.mutable_cancel_reply() = c.cancel(m.cancel(), who);
-         reply(conn, m.seq(), std::move(env));
-       }},
-      {pb::Envelope::kNodes,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         pb::Envelope env;
-         *env.mutable_nodes_reply() = c.nodes();
-         reply(conn, m.seq(), std::move(env));
-       }},
+      {pb::Envelope::kJobControl, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
+         *out.mutable_job_control_reply() = c.job_control(m.job_control(), who);
+       })},
+      {pb::Envelope::kExplain, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
+         *out.mutable_explain_reply() = c.explain(m.explain(), who);
+       })},
+      {pb::Envelope::kQueue, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
+         *out.mutable_queue_reply() = c.queue(m.queue(), who);
+       })},
+      {pb::Envelope::kCancel, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
+         *out.mutable_cancel_reply() = c.cancel(m.cancel(), who);
+       })},
+      {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
+         *out.mutable_nodes_reply() = c.nodes();
+       })},
   };
   return table;
 }

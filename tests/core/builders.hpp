@@ -39,25 +39,11 @@ class JobBuilder {
 
 // A cluster of registered, responding nodes in partition "batch".
 inline ClusterState cluster(const std::string& names, int cpus, int64_t mem_mib = 64 * 1024) {
-  ClusterConfig c;
-  NodeConfig nc;
-  nc.names = *expand_hostlist(names);
-  nc.cpus = cpus;
-  nc.mem_mib = mem_mib;
-  c.nodes.push_back(nc);
-  PartitionConfig p;
-  p.name = "batch";
-  p.nodes = nc.names;
-  p.is_default = true;
-  c.partitions.push_back(p);
-  ClusterState s = make_state(c);
+  ClusterState s = make_state(uniform_cluster_config(*expand_hostlist(names), cpus, mem_mib, "batch"));
   for (auto& [name, n] : s.nodes) n.registered = n.responding = true;
   return s;
 }
 
-}  // namespace hq::test
-
-namespace hq::test {
 
 // Starts `id` on the named nodes (cpus each) at `t`, as the controller would.
 inline void start(ClusterState& s, uint64_t id, const std::vector<std::string>& nodes, int cpus, Time t = 0,

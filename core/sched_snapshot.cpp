@@ -18,6 +18,17 @@ int32_t SchedSnapshot::duration_slots(Duration limit) const {
   return static_cast<int32_t>(std::min<int64_t>(slots, kForever - 1));
 }
 
+Duration SchedSnapshot::grace_of(const std::string& partition) const {
+  auto it = part_index.find(partition);
+  return it == part_index.end() ? 0 : parts[it->second]->grace_time;
+}
+
+int32_t SchedSnapshot::release_of(const Job& job) const {
+  int32_t slot = job.time_limit == kUnlimited ? kForever : release_slot(job.start_time + job.time_limit);
+  if (job.preempting) slot = std::min(slot, release_slot(now + grace_of(job.partition)));
+  return slot == kForever ? kForever : TimeMap::coarsen(slot);
+}
+
 namespace {
 
 using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>>;
@@ -67,8 +78,8 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
   }
   for (JobId id : s.running) {
     const Job& job = s.jobs.at(id);
-    if (job.time_limit == kUnlimited) continue;
-    int32_t slot = snap.release_slot(job.start_time + job.time_limit);
+    int32_t slot = snap.release_of(job);
+    if (slot == kForever) continue;
     for (const auto& a : job.alloc) {
       auto it = snap.node_index.find(a.node);
       if (it != snap.node_index.end()) snap.map.add_release(it->second, slot, a.cpus, a.mem_mib);

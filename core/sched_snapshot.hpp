@@ -37,6 +37,12 @@ struct SchedSnapshot {
   // Slots a job of `limit` seconds occupies; kForever for no limit.
   int32_t duration_slots(Duration limit) const;
   Time slot_time(int32_t slot) const { return now + slot * resolution; }
+  // The (coarsened) slot at which a running job's resources come back; kForever: never.
+  // A job being preempted comes back once its partition's grace time has passed.
+  int32_t release_of(const Job& job) const;
+  // The slot at which a job preempted now would be gone, after `grace`.
+  int32_t preempted_release(Duration grace) const { return TimeMap::coarsen(release_slot(now + grace)); }
+  Duration grace_of(const std::string& partition) const;
 };
 
 SchedSnapshot build_snapshot(const ClusterState& state, const SchedulerConfig& cfg, Time now);

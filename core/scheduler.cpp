@@ -35,6 +35,18 @@ struct NodeFilter {
   std::vector<int32_t> required;  // -w nodes, by time map index
 };
 
+// A running job that higher-tier jobs may preempt (PreemptType=partition_prio).
+struct Victim {
+  const Job* job;
+  int32_t tier;
+  PreemptMode mode;
+  Duration grace;
+  int32_t release;                      // where its resources come back in the time map now
+  std::vector<int32_t> nodes;           // time map indices
+  std::vector<const NodeAlloc*> allocs; // what it holds on each of `nodes`
+  bool chosen = false;
+};
+
 struct Placement {
   int32_t slot = -1;
   const Pool* pool = nullptr;
@@ -50,6 +62,7 @@ class Pass {
       const Job& j = s.jobs.at(id);
       if (j.array_job_id) ++array_running_[j.array_job_id];
     }
+    if (cfg.preempt_partition_prio) collect_victims();
     blocked_.assign(snap_.parts.size(), 0);
     reserved_in_part_.assign(snap_.parts.size(), 0);
     tested_in_part_.assign(snap_.parts.size(), 0);
@@ -287,11 +300,11 @@ class Pass {
     return units >= sh.units;
   }
 
-  // Earliest placement over every pool, verified node by node.
-  bool find(const std::vector<Pool>& pools, const NodeFilter& f, bool may_reserve, Placement& best) {
+  // Earliest placement at or before slot `last` over every pool, verified node by node.
+  bool find(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
     bool found = false;
     for (const Pool& pool : pools) {
-      int32_t last = may_reserve ? snap_.map.horizon() - 1 : 0;
+      int32_t last = last_slot;
       if (found) last = std::min(last, best.slot - 1);
       Placement p;
       for (int32_t from = 0, tries = 0; tries < 32; ++tries) {
@@ -379,7 +392,14 @@ class Pass {
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
     bool reserve = may_reserve(job, c.priority, pools);
     Placement p;
-    bool found = find(pools, filter, reserve, p);
+    bool found = find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
+    if ((!found || p.slot > 0) && can_start && !victims_.empty() &&
+        preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p)) {
+      reserve_at(job, p, info);
+      info.reason = "Resources";
+      for (const Pool& pool : pools) blocked_[pool.part] = 1;
+      return plan_.pending.push_back(std::move(info));
+    }
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
       plan_.starts.push_back({job.id, part, commit(p)});
@@ -388,24 +408,94 @@ class Pass {
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});
       return;
     }
-    if (found && reserve && p.slot > 0) {
-      Reservation r;
-      r.job = job.id;
-      r.partition = snap_.parts[p.pool->part]->name;
-      r.start = snap_.slot_time(p.slot);
-      r.end = job.time_limit == kUnlimited ? 0 : r.start + job.time_limit;
-      r.alloc = commit(p);
-      std::vector<std::string> names;
-      for (const auto& a : r.alloc) names.push_back(a.node);
-      info.expected_start = r.start;
-      info.partition = r.partition;
-      info.sched_nodes = compress_hostlist(names);
-      ++reserved_in_part_[p.pool->part];
-      plan_.reservations.push_back(std::move(r));
-    }
+    if (found && reserve && p.slot > 0) reserve_at(job, p, info);
     info.reason = behind ? "Priority" : "Resources";
     for (const Pool& pool : pools) blocked_[pool.part] = 1;
     plan_.pending.push_back(std::move(info));
+  }
+
+  // Holds the placement's resources from its slot on, for the job's time limit.
+  void reserve_at(const Job& job, const Placement& p, PendingInfo& info) {
+    Reservation r;
+    r.job = job.id;
+    r.partition = snap_.parts[p.pool->part]->name;
+    r.start = snap_.slot_time(p.slot);
+    r.end = job.time_limit == kUnlimited ? 0 : r.start + job.time_limit;
+    r.alloc = commit(p);
+    std::vector<std::string> names;
+    for (const auto& a : r.alloc) names.push_back(a.node);
+    info.expected_start = r.start;
+    info.partition = r.partition;
+    info.sched_nodes = compress_hostlist(names);
+    ++reserved_in_part_[p.pool->part];
+    plan_.reservations.push_back(std::move(r));
+  }
+
+  // Running jobs of partitions that allow preemption, past the exempt time: lowest
+  // tier first, then the most recently started (the least work lost).
+  void collect_victims() {
+    for (JobId id : s_.running) {
+      const Job& j = s_.jobs.at(id);
+      auto it = snap_.part_index.find(j.partition);
+      if (j.preempting || it == snap_.part_index.end()) continue;
+      const PartitionConfig& part = *snap_.parts[it->second];
+      if (part.preempt_mode == PreemptMode::kOff || snap_.now - j.start_time < cfg_.preempt_exempt_time) continue;
+      Victim v{&j, part.priority_tier, part.preempt_mode, part.grace_time, snap_.release_of(j), {}, {}};
+      for (const auto& a : j.alloc) {
+        auto n = snap_.node_index.find(a.node);
+        if (n == snap_.node_index.end()) continue;
+        v.nodes.push_back(n->second);
+        v.allocs.push_back(&a);
+      }
+      if (!v.nodes.empty()) victims_.push_back(std::move(v));
+    }
+    std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
+      return std::tie(a.tier, b.job->start_time, b.job->id) < std::tie(b.tier, a.job->start_time, a.job->id);
+    });
+  }
+
+  bool usable_by(const Victim& v, const std::vector<Pool>& pools, const NodeFilter& f) const {
+    for (int32_t node : v.nodes) {
+      if (!f.ok.empty() && !f.ok[node]) continue;
+      for (const Pool& pool : pools)
+        if (pool.type_ok[snap_.map.type_of(node)]) return true;
+    }
+    return false;
+  }
+
+  // Moves a victim's release to `slot` (preempted) or back to where it was.
+  void shift(const Victim& v, int32_t from, int32_t to) {
+    for (size_t i = 0; i < v.nodes.size(); ++i)
+      snap_.map.move_release(v.nodes[i], from, to, v.allocs[i]->cpus, v.allocs[i]->mem_mib);
+  }
+
+  // Preempts lower-tier jobs, fewest first in victim order, when that lets the job
+  // start before slot `without`. On success the placement is returned in `out`, the
+  // victims are in the plan and released at their grace end in the time map.
+  bool preempt_for(const Job& job, int32_t tier, const std::vector<Pool>& pools, const NodeFilter& f,
+                   int32_t without, Placement& out) {
+    std::vector<Victim*> taken;
+    int32_t last = 0;
+    bool found = false;
+    for (Victim& v : victims_) {
+      if (v.tier >= tier) break;
+      if (v.chosen || !usable_by(v, pools, f)) continue;
+      int32_t gone = snap_.preempted_release(v.grace);
+      if (gone >= v.release || gone >= without) continue;
+      shift(v, v.release, gone);
+      taken.push_back(&v);
+      last = std::max(last, gone);
+      if ((found = find(pools, f, last, out))) break;
+    }
+    std::vector<char> placed(snap_.map.node_count(), 0);
+    if (found) for (const auto& [node, units] : out.nodes) placed[node] = 1;
+    for (Victim* v : taken) {
+      bool needed = std::any_of(v->nodes.begin(), v->nodes.end(), [&](int32_t n) { return placed[n] != 0; });
+      if (!needed) { shift(*v, snap_.preempted_release(v->grace), v->release); continue; }
+      v->chosen = true;
+      plan_.preemptions.push_back({v->job->id, job.id, v->mode, v->grace});
+    }
+    return found;
   }
 
   const ClusterState& s_;
@@ -413,6 +503,7 @@ class Pass {
   SchedSnapshot snap_;
   PriorityContext prio_;
   Plan plan_;
+  std::vector<Victim> victims_;
   std::vector<char> blocked_;
   std::vector<int32_t> reserved_in_part_, tested_in_part_;
   std::unordered_map<uint32_t, int32_t> tested_by_user_;

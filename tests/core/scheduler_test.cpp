@@ -186,6 +186,87 @@ TEST_CASE("exclusive, nodelist, exclude and node weight") {
   CHECK(nodes_of(started(p, 4)) == std::vector<std::string>{"n1"});
 }
 
+namespace {
+// Two partitions over the same nodes: "low" (tier 1, preemptable) and "high" (tier 2).
+ClusterState tiered(const std::string& nodes, int cpus, PreemptMode mode, Duration grace) {
+  auto s = cluster(nodes, cpus);
+  PartitionConfig& low = s.partitions[0];
+  low.preempt_mode = mode;
+  low.grace_time = grace;
+  add_partition(s, "high", nodes).priority_tier = 2;
+  return s;
+}
+Plan run_preempt(const ClusterState& s, Time now, Duration exempt = 0) {
+  SchedulerConfig c;
+  c.preempt_partition_prio = true;
+  c.preempt_exempt_time = exempt;
+  return Scheduler(c).schedule(s, now);
+}
+}  // namespace
+
+TEST_CASE("preemption by partition tier picks the fewest, youngest lower-tier jobs") {
+  auto s = tiered("n[1-3]", 2, PreemptMode::kRequeue, 120);
+  start(s, 1, {"n1"}, 2, 0);
+  start(s, 2, {"n2"}, 2, 50);    // youngest: preempted first
+  start(s, 3, {"n3"}, 1, 10);    // n3 keeps 1 CPU free
+  apply(s, JobBuilder(10).partition("high").cpus(2).submitted(100));
+  Plan p = run_preempt(s, 100);
+  REQUIRE(p.preemptions.size() == 1);
+  CHECK(p.preemptions[0].victim == JobId{2});
+  CHECK(p.preemptions[0].preemptor == JobId{10});
+  CHECK(p.preemptions[0].mode == PreemptMode::kRequeue);
+  CHECK(p.preemptions[0].grace == 120);
+  REQUIRE(info(p, 10));
+  CHECK(info(p, 10)->sched_nodes == "n2");
+  CHECK(info(p, 10)->expected_start == 100 + 120);
+
+  // While job 2 is in its grace time, the next pass waits for it and preempts nobody else.
+  s.jobs.at(JobId{2}).preempting = true;
+  p = run_preempt(s, 110);
+  CHECK(p.preemptions.empty());
+  CHECK(info(p, 10)->sched_nodes == "n2");
+
+  // Two CPUs on each of two nodes: both youngest victims, nothing else.
+  s.jobs.at(JobId{2}).preempting = false;
+  apply(s, JobBuilder(11).partition("high").nodes(2).cpus(2).submitted(100));
+  s.jobs.at(JobId{10}).hold = HoldKind::kUser;
+  p = run_preempt(s, 100);
+  std::vector<uint64_t> victims;
+  for (const auto& v : p.preemptions) victims.push_back(v.victim.value);
+  CHECK(victims == std::vector<uint64_t>{2, 3});
+}
+
+TEST_CASE("no preemption: mode OFF, same tier, exempt time, or a free start sooner") {
+  auto off = tiered("n1", 2, PreemptMode::kOff, 0);
+  start(off, 1, {"n1"}, 2, 0);
+  apply(off, JobBuilder(10).partition("high").cpus(2).submitted(100));
+  CHECK(run_preempt(off, 100).preemptions.empty());
+
+  auto same = tiered("n1", 2, PreemptMode::kCancel, 0);
+  start(same, 1, {"n1"}, 2, 0);
+  apply(same, JobBuilder(10).cpus(2).submitted(100));  // "low" itself
+  CHECK(run_preempt(same, 100).preemptions.empty());
+
+  auto young = tiered("n1", 2, PreemptMode::kCancel, 0);
+  start(young, 1, {"n1"}, 2, 90);
+  apply(young, JobBuilder(10).partition("high").cpus(2).submitted(100));
+  CHECK(run_preempt(young, 100, 600).preemptions.empty());
+  Plan p = run_preempt(young, 100, 5);
+  REQUIRE(p.preemptions.size() == 1);
+  CHECK(p.preemptions[0].mode == PreemptMode::kCancel);
+
+  auto ending = tiered("n1", 2, PreemptMode::kCancel, 300);
+  start(ending, 1, {"n1"}, 2, 0);
+  ending.jobs.at(JobId{1}).time_limit = 160;  // ends at 160, before a 300 s grace would
+  apply(ending, JobBuilder(10).partition("high").cpus(2).submitted(100));
+  CHECK(run_preempt(ending, 100).preemptions.empty());
+
+  auto disabled = tiered("n1", 2, PreemptMode::kCancel, 0);
+  start(disabled, 1, {"n1"}, 2, 0);
+  apply(disabled, JobBuilder(10).partition("high").cpus(2).submitted(100));
+  CHECK(run(disabled, 100).preemptions.empty());
+}
+
 TEST_CASE("array throttle, begin time and dependencies") {
   auto s = cluster("n[1-8]", 1);
   for (int i = 0; i < 5; ++i) apply(s, JobBuilder(10 + i).array(10, i, 2));

@@ -87,3 +87,33 @@ TEST_CASE("e2e: hold/release, arrays with a throttle, dependencies, test-only") 
   CHECK(test.out.find("to start at") != std::string::npos);
   CHECK(test.out.find("e[1-2]") != std::string::npos);
 }
+
+TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued and runs again") {
+  const std::string parts =
+      "[scheduler]\npreempt_type = \"partition_prio\"\n"
+      "[[partition]]\nname = \"low\"\nnodes = \"e1\"\npreempt_mode = \"REQUEUE\"\ngrace_time = \"1s\"\n"
+      "[[partition]]\nname = \"high\"\nnodes = \"e1\"\npriority_tier = 2\n"
+      "[[partition]]\nname = \"stay\"\nnodes = \"e1\"\npreempt_mode = \"CANCEL\"\n";
+  LocalCluster c(1, 2, 20, parts);
+  REQUIRE(c.ready());
+  std::string low = c.submit("-p low -c 2 --wrap 'sleep 60'");
+  REQUIRE(c.wait_state(low, "RUNNING", 10));
+  std::string high = c.submit("-p high -c 2 --wrap 'sleep 2'");
+  REQUIRE(c.wait_state(high, "RUNNING", 15));
+  auto shown = c.hq("show job " + low);
+  CHECK(shown.out.find("JobState=PENDING") != std::string::npos);
+  CHECK(shown.out.find("Restarts=1") != std::string::npos);
+  CHECK(c.wait_state(high, "COMPLETED", 15));
+  CHECK(c.wait_state(low, "RUNNING", 15));
+
+  std::string top = c.submit("-p high -c 2 --wrap true");     // preempts the requeued job again
+  CHECK(c.wait_state(top, "COMPLETED", 15));
+  CHECK(c.wait_state(low, "RUNNING", 15));
+  CHECK(c.hq("cancel " + low).rc == 0);
+
+  std::string doomed = c.submit("-p stay -c 2 --wrap 'sleep 60'");   // CANCEL mode: ends PREEMPTED
+  REQUIRE(c.wait_state(doomed, "RUNNING", 15));
+  std::string again = c.submit("-p high -c 2 --wrap true");
+  CHECK(c.wait_state(again, "COMPLETED", 15));
+  CHECK(c.wait_state(doomed, "PREEMPTED", 5));
+}

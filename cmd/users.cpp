@@ -9,18 +9,17 @@
 namespace hq::cmd {
 namespace {
 
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> f;
+  for (std::string_view part : split(line, ':')) f.emplace_back(part);
+  return f;
+}
+
 std::optional<PasswdEntry> find_entry(const std::string& file, const std::function<bool(const PasswdEntry&)>& match) {
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    size_t start = 0;
-    for (size_t i = 0; i <= line.size(); ++i) {
-      if (i == line.size() || line[i] == ':') {
-        f.push_back(line.substr(start, i - start));
-        start = i + 1;
-      }
-    }
+    std::vector<std::string> f = fields(line);
     if (f.size() < 7) continue;  // malformed line: skip it, never fail
     auto uid = parse_int(f[2], 0, UINT32_MAX), gid = parse_int(f[3], 0, UINT32_MAX);
     if (!uid || !gid) continue;
@@ -43,6 +42,18 @@ std::optional<PasswdEntry> passwd_by_name(const std::string& name, const std::st
 std::string user_name(uid_t uid) {
   auto e = passwd_by_uid(uid);
   return e ? e->name : std::to_string(uid);
+}
+
+std::optional<gid_t> group_id(const std::string& name, const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = fields(line);  // name:password:gid:members
+    if (f.size() < 3 || f[0] != name) continue;
+    if (auto gid = parse_int(f[2], 0, UINT32_MAX)) return static_cast<gid_t>(*gid);
+  }
+  if (auto gid = parse_int(name, 0, UINT32_MAX)) return static_cast<gid_t>(*gid);
+  return std::nullopt;
 }
 
 }  // namespace hq::cmd

@@ -1,4 +1,4 @@
-// User names from /etc/passwd, read directly. The static binary must not call
+// User names from /etc/passwd and group ids from /etc/group, read directly. The static binary must not call
 // getpwuid()/getpwnam(): for a uid that is not in /etc/passwd, glibc then dlopen()s
 // further NSS modules (e.g. libnss_systemd), which crashes a static program. Users known
 // only to LDAP/SSSD therefore show as their uid number. Thread-safe (no shared state).
@@ -20,5 +20,7 @@ std::optional<PasswdEntry> passwd_by_uid(uid_t uid, const std::string& file = "/
 std::optional<PasswdEntry> passwd_by_name(const std::string& name, const std::string& file = "/etc/passwd");
 // The name for `uid`, or the uid as a decimal string.
 std::string user_name(uid_t uid);
+// The gid of a group named in /etc/group; a decimal name is taken as the gid itself.
+std::optional<gid_t> group_id(const std::string& name, const std::string& file = "/etc/group");
 
 }  // namespace hq::cmd

@@ -25,6 +25,18 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// AllowGroups: the submitter's primary or a supplementary group must be listed.
+// root may use every partition, as in Slurm.
+bool in_allowed_group(const PartitionConfig& p, const JobSpec& spec) {
+  if (p.allow_groups.empty() || spec.uid == 0) return true;
+  for (const auto& name : p.allow_groups) {
+    auto gid = group_id(name);
+    if (gid && (*gid == spec.gid || std::find(spec.groups.begin(), spec.groups.end(), *gid) != spec.groups.end()))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<Job> Controller::admit(const JobSpec& spec) const {
@@ -48,6 +60,9 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
         std::find(p->allow_accounts.begin(), p->allow_accounts.end(), spec.account) == p->allow_accounts.end())
       return denied("Job's account not permitted to use this partition (" + name + " allows accounts " +
                     compress_hostlist(p->allow_accounts) + ")");
+    if (!in_allowed_group(*p, spec))
+      return denied("User's group not permitted to use this partition (" + name + " allows groups " +
+                    compress_hostlist(p->allow_groups) + ")");
     if (p->state == PartitionState::kDrain || p->state == PartitionState::kInactive)
       return invalid("Partition " + name + " is " + std::string(partition_state_name(p->state)) +
                      ": it accepts no new jobs (Requested partition configuration not available now)");

@@ -27,6 +27,21 @@ TEST_CASE("users: /etc/passwd is read directly; malformed lines are skipped") {
   CHECK(user_name(4294967290u) == "4294967290");  // unknown: the number, and no crash
 }
 
+TEST_CASE("users: group ids come from /etc/group; a number is its own gid") {
+  hq::test::TempDir dir;
+  std::string file = dir.path() + "/group";
+  std::ofstream(file) << "root:x:0:\n"
+                         "garbage\n"
+                         "odd:x:nan:\n"
+                         "research:x:2001:alice,bob\n";
+  CHECK(group_id("research", file) == gid_t{2001});
+  CHECK(group_id("root", file) == gid_t{0});
+  CHECK(!group_id("odd", file));
+  CHECK(!group_id("nobody-here", file));
+  CHECK(group_id("4242", file) == gid_t{4242});
+  CHECK(!group_id("research", dir.path() + "/missing"));
+}
+
 #include "cmd/keys.hpp"
 
 TEST_CASE("keyring files: rotate adds a signing key, retire removes one, the watcher reloads") {

@@ -117,3 +117,23 @@ TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued a
   CHECK(c.wait_state(again, "COMPLETED", 15));
   CHECK(c.wait_state(doomed, "PREEMPTED", 5));
 }
+
+TEST_CASE("e2e: allow_groups admits members of a listed group only") {
+  if (!can_switch_users()) {
+    MESSAGE("skipped: needs root and setpriv to act as another user");
+    return;
+  }
+  const std::string parts =
+      "[[partition]]\nname = \"members\"\nnodes = \"e1\"\nallow_groups = [\"65534\"]\n"
+      "[[partition]]\nname = \"others\"\nnodes = \"e1\"\nallow_groups = [\"root\"]\n";
+  LocalCluster c(1, 2, 20, parts);
+  REQUIRE(c.ready());
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  auto in = as_user(65534, shared, "submit --parsable --hold -p members --wrap true");
+  CHECK(in.rc == 0);
+  auto out = as_user(65534, shared, "submit --parsable --hold -p others --wrap true");
+  CHECK(out.rc != 0);
+  CHECK(out.out.find("group not permitted to use this partition (others allows groups root)") != std::string::npos);
+  CHECK(c.hq("submit --hold -p others --wrap true").rc == 0);  // root may use every partition
+}

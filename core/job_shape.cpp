@@ -20,6 +20,7 @@ JobShape job_shape(const JobSpec& spec, const PartitionConfig& part, int32_t dur
     out.need.cpus = fixed->cpus_per_node;
     out.need.mem = spec.mem_per_node_mib > 0 ? spec.mem_per_node_mib : mem_per_cpu * fixed->cpus_per_node;
     out.need.max_units = 1;
+    out.need.cpus_magic = division_magic(out.need.cpus);
     return out;
   }
   out.spread = true;
@@ -29,6 +30,7 @@ JobShape job_shape(const JobSpec& spec, const PartitionConfig& part, int32_t dur
   out.need.mem = mem_per_cpu * cpt;
   out.need.node_mem = spec.mem_per_node_mib;
   out.need.max_units = out.units;
+  out.need.cpus_magic = division_magic(out.need.cpus);
   return out;
 }
 

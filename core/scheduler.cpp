@@ -47,6 +47,16 @@ struct Victim {
   bool chosen = false;
 };
 
+// A group of nodes for place(), ordered by weight, then free CPUs now, then first node.
+struct Option {
+  int32_t weight, free_cpus, first;
+  const std::vector<int32_t>* nodes;
+};
+
+struct SweptInterval {
+  int32_t cls, from, to;
+};
+
 struct Placement {
   int32_t slot = -1;
   const Pool* pool = nullptr;
@@ -70,8 +80,9 @@ class Pass {
 
   Plan run(const Job* extra) {
     std::vector<Candidate> order = ordered(extra);
+    plan_.pending.reserve(order.size());
     for (const Candidate& c : order) consider(c);
-    plan_.stats.classes = snap_.map.class_count();
+    plan_.stats.classes = static_cast<int32_t>(snap_.map.live_classes().size());
     return std::move(plan_);
   }
 
@@ -87,7 +98,13 @@ class Pass {
       });
       order.push_back({&job, tier, compute_priority(job, prio_, snap_.now).total});
     };
-    for (JobId id : s_.pending) add(s_.jobs.at(id));
+    // Pending ids and the job map are both in id order: try the next entry before a lookup.
+    auto it = s_.jobs.end();
+    for (JobId id : s_.pending) {
+      if (it != s_.jobs.end() && ++it != s_.jobs.end() && it->first == id) { add(it->second); continue; }
+      it = s_.jobs.find(id);
+      if (it != s_.jobs.end()) add(it->second);
+    }
     if (extra) add(*extra);
     std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
       if (a.tier != b.tier) return a.tier > b.tier;
@@ -133,8 +150,8 @@ class Pass {
     return "";
   }
 
-  // The usable pools of a job, or the reason none is usable.
-  std::string pools_for(const Job& job, const Constraint& constraint, std::vector<Pool>& pools) {
+  // The job's partitions that can take it (by state and limits), or the reason none can.
+  std::string usable_partitions(const Job& job, std::vector<int32_t>& parts) {
     std::string why;
     for_each_partition(job, [&](const std::string& name) {
       auto it = snap_.part_index.find(name);
@@ -147,14 +164,23 @@ class Pass {
         r = "PartitionTimeLimit";
       else if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
         r = "PartitionNodeLimit";
-      if (!r.empty()) { if (why.empty()) why = r; return; }
-      int32_t slots = snap_.duration_slots(job.time_limit);
-      size_t alts = std::max<size_t>(1, constraint.alternatives.size());
+      if (r.empty()) parts.push_back(it->second);
+      else if (why.empty()) why = r;
+    });
+    return parts.empty() ? (why.empty() ? "PartitionConfig" : why) : "";
+  }
+
+  // The pools of a job: each usable partition times each constraint alternative.
+  void pools_for(const Job& job, const std::vector<int32_t>& parts, const Constraint& constraint,
+                 std::vector<Pool>& pools) {
+    int32_t slots = snap_.duration_slots(job.time_limit);
+    size_t alts = std::max<size_t>(1, constraint.alternatives.size());
+    for (int32_t part : parts) {
       for (size_t a = 0; a < alts; ++a) {
         Pool pool;
-        pool.part = it->second;
+        pool.part = part;
         pool.alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
-        pool.shape = job_shape(job.spec, p, slots);
+        pool.shape = job_shape(job.spec, *snap_.parts[part], slots);
         pool.type_ok.resize(snap_.types.size());
         for (size_t t = 0; t < snap_.types.size(); ++t) {
           const NodeType& nt = snap_.types[t];
@@ -163,8 +189,7 @@ class Pass {
         }
         pools.push_back(std::move(pool));
       }
-    });
-    return pools.empty() ? (why.empty() ? "PartitionConfig" : why) : "";
+    }
   }
 
   std::string filter_for(const Job& job, NodeFilter& f) {
@@ -193,29 +218,23 @@ class Pass {
 
   int32_t usable_in_class(int32_t cls, const Pool& pool, const NodeFilter& f) const {
     const auto& members = snap_.map.class_nodes(cls);
-    if (members.empty() || !pool.type_ok[snap_.map.type_of(members.front())]) return 0;
+    if (members.empty() || !pool.type_ok[snap_.map.class_type(cls)]) return 0;
     if (f.ok.empty()) return static_cast<int32_t>(members.size());
     int32_t n = 0;
     for (int32_t m : members) n += f.ok[m];
     return n;
   }
 
-  // Earliest slot in [from, last] where the pool offers enough units in total, or -1.
+  // Earliest slot in [from, last] (from >= 1) where the pool offers enough units in
+  // total, or -1. Remembers each class's intervals for options_at().
   int32_t earliest(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
     const JobShape& sh = pool.shape;
     int32_t h = snap_.map.horizon();
     last = std::min(last, h - 1);
+    swept_.clear();
     if (from > last) return -1;
-    if (last == 0) {  // start-now test: no sweep
-      int64_t total = 0;
-      for (int32_t c = 0; c < snap_.map.class_count() && total < sh.units; ++c) {
-        int32_t n = usable_in_class(c, pool, f);
-        if (n) total += int64_t{snap_.map.units_at(snap_.map.class_nodes(c).front(), sh.need, 0)} * n;
-      }
-      return total >= sh.units ? 0 : -1;
-    }
     diff_.assign(h + 1, 0);
-    for (int32_t c = 0; c < snap_.map.class_count(); ++c) {
+    for (int32_t c : snap_.map.live_classes()) {
       int32_t n = usable_in_class(c, pool, f);
       if (!n) continue;
       snap_.map.intervals(c, sh.need, ivs_);
@@ -223,6 +242,7 @@ class Pass {
         if (iv.from > last || iv.to <= from) continue;
         diff_[std::max(iv.from, from)] += int64_t{iv.units} * n;
         diff_[std::min(iv.to, h)] -= int64_t{iv.units} * n;
+        swept_.push_back({c, iv.from, iv.to});
       }
     }
     int64_t total = 0;
@@ -233,23 +253,53 @@ class Pass {
     return -1;
   }
 
-  // Chooses nodes at `slot`: -w nodes first, then count constraints, then lower
-  // weight, then best fit (fewest free CPUs now) to keep big holes open.
-  bool place(const Pool& pool, const NodeFilter& f, int32_t slot, bool now, Placement& out) {
-    const JobShape& sh = pool.shape;
-    out = Placement{slot, &pool, {}};
-    // Only classes with room at `slot`, best first: lower weight, then fewest free CPUs.
-    struct Option { int32_t weight, free_cpus, first, cls; };
-    std::vector<Option> options;
-    for (int32_t c = 0; c < snap_.map.class_count(); ++c) {
-      if (!usable_in_class(c, pool, f)) continue;
-      int32_t first = snap_.map.class_nodes(c).front();
-      if (snap_.map.units_at(first, sh.need, slot) <= 0) continue;
-      options.push_back({snap_.types[snap_.map.type_of(first)].weight, snap_.map.free_cpus(first), first, c});
-    }
+  Option option(int32_t first, const std::vector<int32_t>& nodes) const {
+    return {snap_.types[snap_.map.type_of(first)].weight, snap_.map.free_cpus(first), first, &nodes};
+  }
+
+  static void sort_options(std::vector<Option>& options) {
     std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
       return std::tie(a.weight, a.free_cpus, a.first) < std::tie(b.weight, b.free_cpus, b.first);
     });
+  }
+
+  // The classes with room at `slot` after earliest() found it, best first.
+  void options_at(int32_t slot, std::vector<Option>& options) const {
+    options.clear();
+    for (const SweptInterval& iv : swept_)
+      if (iv.from <= slot && slot < iv.to) {
+        const auto& members = snap_.map.class_nodes(iv.cls);
+        options.push_back(option(members.front(), members));
+      }
+    sort_options(options);
+  }
+
+  // Starting now needs only what nodes have free now: their now groups, best first.
+  // False, without options, when even every free CPU together would not be enough.
+  bool options_now(const Pool& pool, std::vector<Option>& options) const {
+    options.clear();
+    const JobShape& sh = pool.shape;
+    int64_t upper = 0;
+    for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) {
+      const TimeMap::NowGroup& group = snap_.map.now_group(g);
+      if (group.nodes.empty() || group.free_cpus <= 0 || !pool.type_ok[group.type]) continue;
+      int32_t first = group.nodes.front();
+      int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), sh.need);
+      if (u <= 0) continue;
+      upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
+      options.push_back(option(first, group.nodes));
+    }
+    if (upper < sh.units) return false;
+    sort_options(options);
+    return true;
+  }
+
+  // Chooses nodes at `slot` from `options` (best first): -w nodes first, then count
+  // constraints, then lower weight, then best fit (fewest free CPUs now) to keep big holes open.
+  bool place(const Pool& pool, const NodeFilter& f, int32_t slot, const std::vector<Option>& options, Placement& out) {
+    const JobShape& sh = pool.shape;
+    bool now = slot == 0;
+    out = Placement{slot, &pool, {}};
     taken_.assign(snap_.map.node_count(), 0);
     auto& taken = taken_;
     int64_t units = 0;
@@ -273,7 +323,7 @@ class Pass {
         for (const Option& o : options) {
           if (have >= count) break;
           if (!has_feature(snap_.types[snap_.map.type_of(o.first)].features, feature)) continue;
-          for (int32_t node : snap_.map.class_nodes(o.cls)) {
+          for (int32_t node : *o.nodes) {
             if (have >= count) break;
             if ((f.ok.empty() || f.ok[node]) && take(node, sh.spread ? std::max(1, left()) : 1)) ++have;
           }
@@ -284,15 +334,15 @@ class Pass {
     if (sh.spread && units < sh.units && out.nodes.empty()) {  // prefer one node that holds every task
       for (const Option& o : options) {
         int32_t node = -1;
-        for (int32_t m : snap_.map.class_nodes(o.cls))
-          if (f.ok.empty() || f.ok[m]) { node = m; break; }
-        if (node >= 0 && snap_.map.units_at(node, sh.need, slot) >= sh.units) { take(node, sh.units); break; }
+        for (int32_t m : *o.nodes)
+          if ((f.ok.empty() || f.ok[m]) && snap_.map.units_at(m, sh.need, slot) >= sh.units) { node = m; break; }
+        if (node >= 0) { take(node, sh.units); break; }
       }
     }
     auto enough = [&] { return sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes; };
     for (const Option& o : options) {
       if (enough()) break;
-      for (int32_t node : snap_.map.class_nodes(o.cls)) {
+      for (int32_t node : *o.nodes) {
         if (enough()) break;
         if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
       }
@@ -307,10 +357,15 @@ class Pass {
       int32_t last = last_slot;
       if (found) last = std::min(last, best.slot - 1);
       Placement p;
-      for (int32_t from = 0, tries = 0; tries < 32; ++tries) {
+      if (last >= 0 && options_now(pool, options_) && place(pool, f, 0, options_, p)) {
+        best = std::move(p);
+        return true;  // nothing starts sooner than now
+      }
+      for (int32_t from = 1, tries = 0; tries < 32; ++tries) {
         int32_t s = earliest(pool, f, from, last);
         if (s < 0) break;
-        if (place(pool, f, s, s == 0, p)) {
+        options_at(s, options_);
+        if (place(pool, f, s, options_, p)) {
           best = std::move(p);
           found = true;
           break;
@@ -342,7 +397,7 @@ class Pass {
     return alloc;
   }
 
-  bool may_reserve(const Job& job, int64_t priority, const std::vector<Pool>& pools) const {
+  bool may_reserve(const Job& job, int64_t priority, const std::vector<int32_t>& parts) const {
     switch (cfg_.policy) {
       case SchedPolicy::kEasy: return plan_.reservations.empty();
       case SchedPolicy::kFifo: return true;  // only queue heads get here: an expected start
@@ -351,20 +406,20 @@ class Pass {
     if (snap_.now - job.eligible_time < cfg_.bf_min_age_reserve) return false;
     if (priority < cfg_.bf_min_prio_reserve) return false;
     if (cfg_.bf_job_part_count_reserve > 0) {
-      for (const Pool& p : pools)
-        if (reserved_in_part_[p.part] >= cfg_.bf_job_part_count_reserve) return false;
+      for (int32_t p : parts)
+        if (reserved_in_part_[p] >= cfg_.bf_job_part_count_reserve) return false;
     }
     return true;
   }
 
   // Caps on jobs tested past a blocked one (Slurm's bf_max_job_*).
-  bool over_test_caps(const Job& job, const std::vector<Pool>& pools) {
+  bool over_test_caps(const Job& job, const std::vector<int32_t>& parts) {
     if (cfg_.bf_max_job_test > 0 && plan_.stats.tested >= cfg_.bf_max_job_test) return true;
     if (cfg_.bf_max_job_user > 0 && tested_by_user_[job.spec.uid] >= cfg_.bf_max_job_user) return true;
-    if (cfg_.bf_max_job_part > 0 && tested_in_part_[pools.front().part] >= cfg_.bf_max_job_part) return true;
+    if (cfg_.bf_max_job_part > 0 && tested_in_part_[parts.front()] >= cfg_.bf_max_job_part) return true;
     ++plan_.stats.tested;
     ++tested_by_user_[job.spec.uid];
-    ++tested_in_part_[pools.front().part];
+    ++tested_in_part_[parts.front()];
     return false;
   }
 
@@ -372,25 +427,26 @@ class Pass {
     const Job& job = *c.job;
     ++plan_.stats.considered;
     PendingInfo info{job.id, "", c.priority, 0, "", ""};
-    std::vector<Pool> pools;
-    NodeFilter filter;
-    Constraint constraint;
+    std::vector<int32_t>& parts = parts_;
+    parts.clear();
     info.reason = gate(job);
-    if (info.reason.empty()) {
-      auto parsed = parse_constraint(job.spec.constraint);
-      if (parsed) constraint = std::move(parsed).value();
-      else info.reason = "BadConstraints";
-    }
-    if (info.reason.empty()) info.reason = pools_for(job, constraint, pools);
-    if (info.reason.empty()) info.reason = filter_for(job, filter);
+    if (info.reason.empty()) info.reason = usable_partitions(job, parts);
     if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
-    bool behind = std::any_of(pools.begin(), pools.end(), [&](const Pool& p) { return blocked_[p.part] != 0; });
-    if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(job, pools))) {
+    // Past the test caps a job behind a blocked one is not looked at further (Slurm too).
+    bool behind = std::any_of(parts.begin(), parts.end(), [&](int32_t p) { return blocked_[p] != 0; });
+    if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(job, parts))) {
       info.reason = "Priority";
       return plan_.pending.push_back(std::move(info));
     }
+    std::vector<Pool> pools;
+    NodeFilter filter;
+    auto constraint = parse_constraint(job.spec.constraint);
+    if (!constraint) info.reason = "BadConstraints";
+    else pools_for(job, parts, *constraint, pools);
+    if (info.reason.empty()) info.reason = filter_for(job, filter);
+    if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
-    bool reserve = may_reserve(job, c.priority, pools);
+    bool reserve = may_reserve(job, c.priority, parts);
     Placement p;
     bool found = find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     if ((!found || p.slot > 0) && can_start && !victims_.empty() &&
@@ -513,6 +569,9 @@ class Pass {
   std::vector<int64_t> diff_;
   std::vector<char> taken_;
   std::vector<Interval> ivs_;
+  std::vector<SweptInterval> swept_;
+  std::vector<int32_t> parts_;  // consider()'s usable partitions
+  std::vector<Option> options_;
 };
 
 }  // namespace

@@ -62,24 +62,84 @@ void TimeMap::add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem)
 int32_t TimeMap::class_for(const NodeRec& n) {
   Key key{n.type, n.total_cpus, n.free_cpus, n.total_mem, n.free_mem, n.changes};
   auto [it, fresh] = class_index_.try_emplace(std::move(key), static_cast<int32_t>(classes_.size()));
-  if (fresh) classes_.emplace_back();
+  if (!fresh) return it->second;
+  Class c;
+  c.monotone = n.monotone;
+  c.type = n.type;
+  c.total_cpus = n.total_cpus;
+  c.total_mem = n.total_mem;
+  c.first_piece = static_cast<uint32_t>(pieces_.size());
+  c.pieces = static_cast<uint32_t>(n.changes.size() + 1);
+  Piece p{0, n.free_cpus, n.free_mem};
+  pieces_.push_back(p);
+  for (const Change& ch : n.changes) {
+    p = Piece{ch.slot, p.cpus + ch.cpus, p.mem + ch.mem};
+    pieces_.push_back(p);
+  }
+  classes_.push_back(std::move(c));
   return it->second;
 }
 
+int32_t TimeMap::group_for(const NodeRec& n) {
+  uint64_t key = (uint64_t{static_cast<uint32_t>(n.type)} << 32) | static_cast<uint32_t>(n.free_cpus);
+  auto [it, fresh] = now_group_index_.try_emplace(key, static_cast<int32_t>(now_groups_.size()));
+  if (fresh) now_groups_.push_back(NowGroup{n.type, n.free_cpus, {}});
+  return it->second;
+}
+
+namespace {
+bool all_releases(const std::vector<Change>& changes) {
+  return std::all_of(changes.begin(), changes.end(), [](const Change& c) { return c.cpus >= 0 && c.mem >= 0; });
+}
+void insert_sorted(std::vector<int32_t>& v, int32_t x) { v.insert(std::lower_bound(v.begin(), v.end(), x), x); }
+void erase_sorted(std::vector<int32_t>& v, int32_t x) { v.erase(std::lower_bound(v.begin(), v.end(), x)); }
+}  // namespace
+
 void TimeMap::finalize() {
   for (int32_t i = 0; i < node_count(); ++i) {
-    nodes_[i].cls = class_for(nodes_[i]);
-    classes_[nodes_[i].cls].nodes.push_back(i);  // ascending: i grows
+    NodeRec& n = nodes_[i];
+    n.monotone = all_releases(n.changes);
+    n.cls = class_for(n);
+    Class& cls = classes_[n.cls];
+    cls.nodes.push_back(i);  // ascending: i grows
+    if (!cls.listed) {
+      cls.listed = true;
+      live_.push_back(n.cls);
+    }
+    n.now_group = group_for(n);
+    now_groups_[n.now_group].nodes.push_back(i);
   }
 }
 
 void TimeMap::reclass(int32_t node) {
   NodeRec& n = nodes_[node];
-  auto& old = classes_[n.cls].nodes;
-  old.erase(std::lower_bound(old.begin(), old.end(), node));
+  n.monotone = all_releases(n.changes);
+  erase_sorted(classes_[n.cls].nodes, node);
   n.cls = class_for(n);
-  auto& now = classes_[n.cls].nodes;
-  now.insert(std::lower_bound(now.begin(), now.end(), node), node);
+  Class& cls = classes_[n.cls];
+  insert_sorted(cls.nodes, node);
+  if (!cls.listed) {
+    cls.listed = true;
+    live_.push_back(n.cls);
+  }
+  regroup(node);
+}
+
+const std::vector<int32_t>& TimeMap::live_classes() {
+  std::erase_if(live_, [&](int32_t c) {
+    if (!classes_[c].nodes.empty()) return false;
+    classes_[c].listed = false;
+    return true;
+  });
+  return live_;
+}
+
+void TimeMap::regroup(int32_t node) {
+  NodeRec& n = nodes_[node];
+  if (now_groups_[n.now_group].free_cpus == n.free_cpus) return;
+  erase_sorted(now_groups_[n.now_group].nodes, node);
+  n.now_group = group_for(n);
+  insert_sorted(now_groups_[n.now_group].nodes, node);
 }
 
 void TimeMap::take(int32_t node, int32_t from, int32_t to, int32_t cpus, int64_t mem) {
@@ -96,18 +156,6 @@ void TimeMap::move_release(int32_t node, int32_t from_slot, int32_t to_slot, int
   reclass(node);
 }
 
-int32_t TimeMap::units(const NodeRec& n, int32_t cpus, int64_t mem, const UnitNeed& need) const {
-  if (need.whole_node) {
-    if (cpus < n.total_cpus || mem < n.total_mem) return 0;
-    if (need.max_units <= 1) return 1;
-    return std::clamp(n.total_cpus / std::max(1, need.cpus), 0, need.max_units);
-  }
-  if (mem < need.node_mem || cpus <= 0) return 0;
-  int64_t u = need.cpus > 0 ? cpus / need.cpus : need.max_units;
-  if (need.mem > 0) u = std::min<int64_t>(u, (mem - need.node_mem) / need.mem);
-  return static_cast<int32_t>(std::clamp<int64_t>(u, 0, need.max_units));
-}
-
 int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) const {
   const NodeRec& n = nodes_[node];
   int64_t end = need.slots == kForever ? INT64_MAX : int64_t{slot} + need.slots;
@@ -119,6 +167,7 @@ int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) cons
     mem += n.changes[i].mem;
   }
   int32_t u = units(n, cpus, mem, need);
+  if (n.monotone) return u;  // free only grows: the start is the tightest point
   for (; u > 0 && i < n.changes.size() && n.changes[i].slot < end; ++i) {
     cpus += n.changes[i].cpus;
     mem += n.changes[i].mem;
@@ -129,29 +178,43 @@ int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) cons
 
 void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const {
   out.clear();
-  const auto& members = classes_[cls].nodes;
-  if (members.empty()) return;
-  const NodeRec& n = nodes_[members.front()];
-  if (n.changes.empty()) {
-    int32_t u = units(n, n.free_cpus, n.free_mem, need);
-    if (u > 0) out.push_back({0, horizon_, u});
+  const Class& c = classes_[cls];
+  if (c.nodes.empty()) return;
+  const Piece* piece = pieces_.data() + c.first_piece;
+  const size_t count = c.pieces;
+  auto emit = [&](int32_t from, int32_t to, int32_t u) {
+    if (u <= 0 || from >= horizon_) return;
+    to = std::min(to, horizon_);
+    if (!out.empty() && out.back().to == from && out.back().units == u) out.back().to = to;
+    else out.push_back({from, to, u});
+  };
+  auto end_of = [&](size_t k) { return k + 1 < count ? piece[k + 1].slot : horizon_; };
+  std::vector<int32_t>& pu = piece_units_;
+  pu.resize(count);
+  for (size_t k = 0; k < count; ++k) pu[k] = units(c.total_cpus, c.total_mem, piece[k].cpus, piece[k].mem, need);
+  if (c.monotone) {  // a start's tightest point is the start itself: the pieces are the answer
+    for (size_t k = 0; k < count; ++k) emit(piece[k].slot, end_of(k), pu[k]);
     return;
   }
-  // Units can change only where a piece enters or leaves the window [s, s + slots).
+  // Units change only where a piece enters or leaves the window [s, s + slots): at a
+  // piece start, or `slots` - 1 before one. Both lists are sorted: merge them.
   std::vector<int32_t>& cand = scratch_;
   cand.assign(1, 0);
-  for (const Change& c : n.changes) {
-    cand.push_back(c.slot);
-    if (need.slots != kForever && int64_t{c.slot} - need.slots + 1 > 0) cand.push_back(c.slot - need.slots + 1);
+  size_t a = 1, b = 1;
+  auto lead = [&](size_t i) { return need.slots == kForever ? kForever : piece[i].slot - need.slots + 1; };
+  while (a < count || b < count) {
+    int32_t next = b < count && (a >= count || lead(b) < piece[a].slot) ? lead(b++) : piece[a++].slot;
+    if (next > cand.back()) cand.push_back(next);
   }
-  std::sort(cand.begin(), cand.end());
-  cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
-  for (size_t k = 0; k < cand.size() && cand[k] < horizon_; ++k) {
-    int32_t to = k + 1 < cand.size() ? std::min(cand[k + 1], horizon_) : horizon_;
-    int32_t u = units_at(members.front(), need, cand[k]);
-    if (u <= 0) continue;
-    if (!out.empty() && out.back().to == cand[k] && out.back().units == u) out.back().to = to;
-    else out.push_back({cand[k], to, u});
+  // The window's units are the minimum over the pieces it overlaps.
+  size_t first = 0;  // the piece holding the candidate start
+  for (size_t i = 0; i < cand.size() && cand[i] < horizon_; ++i) {
+    int32_t s = cand[i];
+    while (first + 1 < count && piece[first + 1].slot <= s) ++first;
+    int64_t end = need.slots == kForever ? INT64_MAX : int64_t{s} + need.slots;
+    int32_t u = pu[first];
+    for (size_t k = first + 1; u > 0 && k < count && piece[k].slot < end; ++k) u = std::min(u, pu[k]);
+    emit(s, i + 1 < cand.size() ? cand[i + 1] : horizon_, u);
   }
 }
 

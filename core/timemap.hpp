@@ -5,6 +5,7 @@
 // busy cluster the nodes of one multi-node job form one class.
 // A plain value built per scheduling pass; not thread-safe.
 #pragma once
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +31,14 @@ struct UnitNeed {
   int32_t max_units = 1;   // per node
   bool whole_node = false; // every CPU and all memory of the node (one unit)
   int32_t slots = 1;       // duration; kForever: no time limit
+  uint64_t cpus_magic = 0; // division_magic(cpus), or 0: divide plainly
 };
+
+// A multiplier m with (n * m) >> 32 == n / d for every n, d below 2^16 (0: d out of
+// range). Unit counts are computed millions of times per pass; a divide is costly.
+constexpr uint64_t division_magic(int32_t d) {
+  return d >= 1 && d < 65536 ? ((uint64_t{1} << 32) + static_cast<uint64_t>(d) - 1) / static_cast<uint64_t>(d) : 0;
+}
 
 // Starts in [from, to) get `units` units on a node.
 struct Interval {
@@ -52,6 +60,10 @@ class TimeMap {
   void move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem);
 
   int32_t units_at(int32_t node, const UnitNeed& need, int32_t slot) const;
+  // Units a node offers by its resources alone (no time involved).
+  int32_t units_for(int32_t node, int32_t cpus, int64_t mem, const UnitNeed& need) const {
+    return units(nodes_[node], cpus, mem, need);
+  }
   // The starts at which one node of class `cls` offers units, clipped to the horizon.
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
 
@@ -59,7 +71,10 @@ class TimeMap {
   static int32_t coarsen(int32_t slot);
   int32_t node_count() const { return static_cast<int32_t>(nodes_.size()); }
   int32_t class_count() const { return static_cast<int32_t>(classes_.size()); }
+  // The classes that have nodes (emptied ones are dropped here, lazily).
+  const std::vector<int32_t>& live_classes();
   const std::vector<int32_t>& class_nodes(int32_t cls) const { return classes_[cls].nodes; }
+  int32_t class_type(int32_t cls) const { return classes_[cls].type; }
   int32_t class_of(int32_t node) const { return nodes_[node].cls; }
   int32_t type_of(int32_t node) const { return nodes_[node].type; }
   int32_t free_cpus(int32_t node) const { return nodes_[node].free_cpus; }
@@ -68,12 +83,20 @@ class TimeMap {
   int64_t total_mem(int32_t node) const { return nodes_[node].total_mem; }
   const std::vector<Change>& changes(int32_t node) const { return nodes_[node].changes; }
 
+  struct NowGroup {
+    int32_t type, free_cpus;
+    std::vector<int32_t> nodes;  // sorted
+  };
+  int32_t now_group_count() const { return static_cast<int32_t>(now_groups_.size()); }
+  const NowGroup& now_group(int32_t g) const { return now_groups_[g]; }
+
  private:
   struct NodeRec {
     int32_t type = 0, total_cpus = 0, free_cpus = 0;
     int64_t total_mem = 0, free_mem = 0;
     std::vector<Change> changes;  // sorted by slot, one per slot, never zero
-    int32_t cls = -1;
+    int32_t cls = -1, now_group = -1;
+    bool monotone = true;         // no change takes resources: free only grows with time
   };
   struct Key {
     int32_t type, total_cpus, free_cpus;
@@ -84,20 +107,55 @@ class TimeMap {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
+  // What the resources of a class's nodes are from each piece's slot on (piece 0: now).
+  struct Piece {
+    int32_t slot, cpus;
+    int64_t mem;
+  };
+  // A class keeps its own copy of the state, packed, so sweeps read it in one place.
   struct Class {
     std::vector<int32_t> nodes;  // sorted
+    bool listed = false;         // in live_
+    bool monotone = true;
+    int32_t type = 0, total_cpus = 0;
+    int64_t total_mem = 0;
+    uint32_t first_piece = 0, pieces = 0;  // in pieces_
   };
 
   void add_change(NodeRec& n, Change c);
+  void regroup(int32_t node);
+  int32_t group_for(const NodeRec& n);
   void reclass(int32_t node);
   int32_t class_for(const NodeRec& n);
-  int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, const UnitNeed& need) const;
+  static int32_t units(int32_t total_cpus, int64_t total_mem, int32_t cpus, int64_t mem, const UnitNeed& need) {
+    if (need.whole_node) {
+      if (cpus < total_cpus || mem < total_mem) return 0;
+      if (need.max_units <= 1) return 1;
+      return std::clamp(total_cpus / std::max(1, need.cpus), 0, need.max_units);
+    }
+    if (mem < need.node_mem || cpus <= 0) return 0;
+    int64_t u = need.cpus_magic && cpus < 65536 ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
+                : need.cpus > 0                 ? cpus / need.cpus
+                                                : need.max_units;
+    u = std::min<int64_t>(u, need.max_units);
+    // Memory rarely binds: divide only when the CPU-bound count does not fit.
+    if (need.mem > 0 && mem - need.node_mem < u * need.mem) u = (mem - need.node_mem) / need.mem;
+    return static_cast<int32_t>(std::max<int64_t>(u, 0));
+  }
+  int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, const UnitNeed& need) const {
+    return units(n.total_cpus, n.total_mem, cpus, mem, need);
+  }
 
   int32_t horizon_;
   std::vector<NodeRec> nodes_;
   std::vector<Class> classes_;
+  std::vector<Piece> pieces_;      // every class's pieces, appended as classes are made
+  std::vector<int32_t> live_;
   std::unordered_map<Key, int32_t, KeyHash> class_index_;
+  std::vector<NowGroup> now_groups_;
+  std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free CPUs) -> group
   mutable std::vector<int32_t> scratch_;  // intervals()' candidate starts
+  mutable std::vector<int32_t> piece_units_;
 };
 
 }  // namespace hq

@@ -1,0 +1,93 @@
+// The time map against brute force: intervals() agrees with units_at() at every slot,
+// for classes whose free resources only grow and for ones a reservation dips; now
+// groups follow starts; the division shortcut is exact.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "core/timemap.hpp"
+
+using namespace hq;
+
+namespace {
+
+// Units at each slot by intervals(), expanded.
+std::vector<int32_t> by_intervals(TimeMap& map, int32_t node, const UnitNeed& need) {
+  std::vector<int32_t> out(map.horizon(), 0);
+  std::vector<Interval> ivs;
+  map.intervals(map.class_of(node), need, ivs);
+  for (const Interval& iv : ivs)
+    for (int32_t s = iv.from; s < iv.to; ++s) out[s] = iv.units;
+  return out;
+}
+
+UnitNeed need_of(int32_t cpus, int32_t slots, int32_t max_units = 64) {
+  UnitNeed n;
+  n.cpus = cpus;
+  n.mem = 100;
+  n.max_units = max_units;
+  n.slots = slots;
+  n.cpus_magic = division_magic(cpus);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("division_magic divides exactly below 2^16") {
+  for (int32_t d : {1, 2, 3, 5, 7, 10, 31, 32, 33, 63, 64, 100, 127, 1000, 4099, 65535}) {
+    uint64_t m = division_magic(d);
+    for (uint64_t n = 0; n < 65536; ++n) REQUIRE(((n * m) >> 32) == n / static_cast<uint64_t>(d));
+  }
+  CHECK(division_magic(0) == 0);
+  CHECK(division_magic(65536) == 0);
+}
+
+TEST_CASE("intervals match units_at at every slot, with and without dips") {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    TimeMap map(120);
+    int32_t total = 8 + static_cast<int32_t>(rng() % 57);
+    int32_t busy = static_cast<int32_t>(rng() % (total + 1));
+    int32_t node = map.add_node(0, total, int64_t{total} * 1000, total - busy, int64_t{total - busy} * 1000);
+    int32_t released = 0;
+    for (int k = 0; k < 3 && released < busy; ++k) {
+      int32_t part = 1 + static_cast<int32_t>(rng() % (busy - released));
+      map.add_release(node, 1 + static_cast<int32_t>(rng() % 150), part, int64_t{part} * 1000);
+      released += part;
+    }
+    map.finalize();
+    if (rng() % 2) {  // a reservation dips the free profile
+      int32_t from = 1 + static_cast<int32_t>(rng() % 60);
+      int32_t cpus = 1 + static_cast<int32_t>(rng() % total);
+      map.take(node, from, from + 1 + static_cast<int32_t>(rng() % 40), cpus, int64_t{cpus} * 100);
+    }
+    UnitNeed need = need_of(1 + static_cast<int32_t>(rng() % 16), 1 + static_cast<int32_t>(rng() % 90));
+    if (rng() % 5 == 0) need.slots = kForever;
+    auto got = by_intervals(map, node, need);
+    for (int32_t s = 0; s < map.horizon(); ++s) REQUIRE(got[s] == map.units_at(node, need, s));
+  }
+}
+
+TEST_CASE("now groups follow what nodes have free now") {
+  TimeMap map(60);
+  int32_t a = map.add_node(0, 64, 64000, 64, 64000);
+  int32_t b = map.add_node(0, 64, 64000, 64, 64000);
+  map.finalize();
+  REQUIRE(map.now_group_count() == 1);
+  CHECK(map.now_group(0).nodes == std::vector<int32_t>{a, b});
+  map.take(a, 0, 10, 16, 1000);
+  bool found = false;
+  for (int32_t g = 0; g < map.now_group_count(); ++g) {
+    const auto& group = map.now_group(g);
+    if (group.free_cpus == 48) {
+      CHECK(group.nodes == std::vector<int32_t>{a});
+      found = true;
+    }
+    if (group.free_cpus == 64) CHECK(group.nodes == std::vector<int32_t>{b});
+  }
+  CHECK(found);
+  map.take(b, 5, 10, 64, 0);  // a future reservation leaves b's free-now alone
+  CHECK(map.units_at(b, need_of(1, 3), 0) == 64);
+  CHECK(map.units_at(b, need_of(1, 10), 0) == 0);
+  CHECK(map.live_classes().size() == 2);
+}

@@ -65,8 +65,9 @@ struct Placement {
 
 class Pass {
  public:
-  Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now)
-      : s_(s), cfg_(cfg), snap_(build_snapshot(s, cfg, now)),
+  // `depth` > 0 looks at only that many of the highest-priority pending jobs.
+  Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0)
+      : s_(s), cfg_(cfg), depth_(depth), snap_(build_snapshot(s, cfg, now)),
         prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
     for (JobId id : s.running) {
       const Job& j = s.jobs.at(id);
@@ -106,11 +107,17 @@ class Pass {
       if (it != s_.jobs.end()) add(it->second);
     }
     if (extra) add(*extra);
-    std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    auto first = [](const Candidate& a, const Candidate& b) {
       if (a.tier != b.tier) return a.tier > b.tier;
       if (a.priority != b.priority) return a.priority > b.priority;
       return a.job->id < b.job->id;
-    });
+    };
+    if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
+      std::partial_sort(order.begin(), order.begin() + depth_, order.end(), first);
+      order.resize(static_cast<size_t>(depth_));
+    } else {
+      std::sort(order.begin(), order.end(), first);
+    }
     return order;
   }
 
@@ -556,6 +563,7 @@ class Pass {
 
   const ClusterState& s_;
   const SchedulerConfig& cfg_;
+  int32_t depth_;
   SchedSnapshot snap_;
   PriorityContext prio_;
   Plan plan_;
@@ -578,6 +586,12 @@ class Pass {
 
 Plan Scheduler::schedule(const ClusterState& state, Time now, const Job* extra) const {
   return Pass(state, cfg_, now).run(extra);
+}
+
+Plan Scheduler::quick_pass(const ClusterState& state, Time now) const {
+  SchedulerConfig quick = cfg_;
+  quick.policy = SchedPolicy::kFifo;
+  return Pass(state, quick, now, std::max(1, cfg_.default_queue_depth)).run(nullptr);
 }
 
 }  // namespace hq

@@ -66,6 +66,11 @@ class Scheduler {
   // `extra`, when given, is scheduled as if it were pending too (sbatch --test-only);
   // it must not be in `state`.
   Plan schedule(const ClusterState& state, Time now, const Job* extra = nullptr) const;
+  // The event-triggered quick pass (Slurm's main scheduler): only the first
+  // default_queue_depth jobs by priority, strictly in order (nothing starts past a
+  // blocked job of its partition), so it cannot delay what a full pass reserved.
+  // Plan::pending covers only the jobs it looked at.
+  Plan quick_pass(const ClusterState& state, Time now) const;
   const SchedulerConfig& config() const { return cfg_; }
 
  private:

@@ -76,7 +76,8 @@ void Controller::tick() {
   check_nodes();
   check_time_limits();
   purge_finished(state_, now() - config_.min_job_age);
-  request_schedule();
+  pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
+  arm_schedule();
   tick_timer_.expires_after(std::chrono::seconds(1));
   tick_timer_.async_wait([this](const asio::error_code& ec) {
     if (!ec) tick();
@@ -102,27 +103,36 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   }
 }
 
-// Event-triggered passes, paced so that scheduling takes at most about a third of the
-// loop: the next pass waits twice the last pass's cost after the last one ended.
+// Events want a quick and a full pass; the tick a quick one, and a full one once
+// bf_interval has passed. PassPacing says which runs when (core/pass_pacing.hpp).
 void Controller::request_schedule() {
+  pacing_.on_event();
+  arm_schedule();
+}
+
+void Controller::arm_schedule() {
   if (schedule_posted_) return;
+  NextPass next = next_pass(pacing_, net::mono_seconds());
+  if (!next.any) return;
   schedule_posted_ = true;
-  double gap = 2 * last_pass_cost_;
-  double wait = last_pass_end_ + gap - net::mono_seconds();
+  double wait = next.at - net::mono_seconds();
   sched_timer_.expires_after(std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, wait) * 1e6)));
   sched_timer_.async_wait([this](const asio::error_code& ec) {
     schedule_posted_ = false;
     if (ec) return;
     double t0 = net::mono_seconds();
-    run_schedule();
-    last_pass_end_ = net::mono_seconds();
-    last_pass_cost_ = last_pass_end_ - t0;
+    NextPass due = next_pass(pacing_, t0);  // events may have come meanwhile
+    if (due.any && due.at <= t0) {
+      run_schedule(due.kind);
+      pacing_.ran(due.kind, t0, net::mono_seconds());
+    }
+    arm_schedule();
   });
 }
 
-void Controller::run_schedule() {
+void Controller::run_schedule(PassKind kind) {
   if (state_.pending.empty()) return;
-  apply_plan(scheduler_.schedule(state_, now()));
+  apply_plan(kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now()));
 }
 
 // Derived fields first (reasons, expected starts, priorities), then the decisions,

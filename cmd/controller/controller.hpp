@@ -13,6 +13,7 @@
 #include "core/cluster_state.hpp"
 #include "core/replay_guard.hpp"
 #include "net/token.hpp"
+#include "core/pass_pacing.hpp"
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
 #include "net/connection.hpp"
@@ -56,7 +57,8 @@ class Controller {
  private:
   void record(Event event, std::function<void(const Status&)> after = {});
   void request_schedule();
-  void run_schedule();
+  void arm_schedule();
+  void run_schedule(PassKind kind);
   void launch(JobId id);
   void send_kill(const Job& job, const std::string& reason);
   void check_nodes();
@@ -92,7 +94,7 @@ class Controller {
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;
-  double last_pass_end_ = 0, last_pass_cost_ = 0;   // monotonic seconds
+  PassPacing pacing_;
   int64_t events_since_snapshot_ = 0;
   Time started_at_ = 0;
 };

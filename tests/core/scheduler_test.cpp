@@ -267,6 +267,25 @@ TEST_CASE("no preemption: mode OFF, same tier, exempt time, or a free start soon
   CHECK(run(disabled, 100).preemptions.empty());
 }
 
+TEST_CASE("a quick pass looks at the first default_queue_depth jobs and never past a blocked one") {
+  auto s = cluster("n[1-4]", 1);
+  start(s, 100, {"n1"}, 1);
+  apply(s, JobBuilder(1).priority(50).nodes(4));   // blocked: n1 is busy
+  apply(s, JobBuilder(2).priority(40));            // would fit, but is behind job 1
+  for (int i = 3; i <= 8; ++i) apply(s, JobBuilder(i).priority(10 - i));
+  SchedulerConfig cfg;
+  cfg.default_queue_depth = 3;
+  Plan quick = Scheduler(cfg).quick_pass(s, 0);
+  CHECK(quick.starts.empty());
+  CHECK(quick.pending.size() == 3);
+  CHECK(reason_of(quick, 1) == "Resources");
+  CHECK(reason_of(quick, 2) == "Priority");
+  CHECK(!info(quick, 4));                          // beyond the depth: not looked at
+  Plan full = Scheduler(cfg).schedule(s, 0);       // backfill starts job 2 around job 1
+  CHECK(started(full, 2));
+  CHECK(full.pending.size() + full.starts.size() == 8);
+}
+
 TEST_CASE("array throttle, begin time and dependencies") {
   auto s = cluster("n[1-8]", 1);
   for (int i = 0; i < 5; ++i) apply(s, JobBuilder(10 + i).array(10, i, 2));

@@ -19,6 +19,7 @@ int run_local(const Args& args);
 int run_init(const Args& args);
 int run_keygen(const Args& args);
 int run_hostlist(const Args& args);
+int run_config(const Args& args);
 int run_bench(const Args& args);
 int run_install_links(const Args& args);
 int run_scontrol(const Args& args);

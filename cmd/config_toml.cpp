@@ -233,9 +233,23 @@ class Loader {
   Status load_nodes(const toml::table& root, ClusterConfig& c) const {
     return each_table(root, "node", [&](const toml::table& t) -> Status {
       NodeConfig n;
-      Status s = check_keys(t, {"names", "cpus", "memory", "features", "weight"}, "[[node]]");
+      Status s = check_keys(t, {"names", "cpus", "memory", "features", "weight", "boards", "sockets",
+                                "cores_per_socket", "threads_per_core", "gres"}, "[[node]]");
       int64_t cpus = 0;
       if (s) s = get_int32(t, "weight", 0, 65533, n.weight);
+      if (s) s = get_int32(t, "boards", 0, 1024, n.boards);
+      if (s) s = get_int32(t, "sockets", 0, 1 << 16, n.sockets);
+      if (s) s = get_int32(t, "cores_per_socket", 0, 1 << 16, n.cores_per_socket);
+      if (s) s = get_int32(t, "threads_per_core", 0, 1024, n.threads_per_core);
+      if (s) {
+        std::string gres;
+        s = get_string(t, "gres", gres);
+        if (s) {
+          auto parsed = parse_gres(gres);
+          if (parsed) n.gres = std::move(parsed).value();
+          else s = where(*t.get("gres"), "'gres': " + parsed.status().message());
+        }
+      }
       if (s) s = get_hostlist(t, "names", n.names_expr, n.names);
       if (s) s = get_int(t, "cpus", 0, 1 << 20, cpus);
       if (s) s = get_strings(t, "features", n.features);
@@ -247,6 +261,12 @@ class Loader {
         }
       }
       n.cpus = static_cast<int32_t>(cpus);
+      if (s && cpus && n.sockets && n.cores_per_socket && n.threads_per_core) {
+        int64_t layout = int64_t{n.sockets} * n.cores_per_socket * n.threads_per_core;
+        if (cpus != layout)
+          s = where(*t.get("cpus"), "'cpus' is " + std::to_string(cpus) + " but sockets x cores_per_socket x "
+                                    "threads_per_core is " + std::to_string(layout));
+      }
       if (s) c.nodes.push_back(std::move(n));
       return s;
     });

@@ -21,7 +21,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
       {"hold", run_job_control},      {"uhold", run_job_control}, {"release", run_job_control},
       {"requeue", run_job_control},   {"requeuehold", run_job_control}, {"explain", run_explain},
-      {"sim", run_sim},
+      {"sim", run_sim},                 {"config", run_config},
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
       {"sinfo", run_nodes},           {"scontrol", run_scontrol},
   };

@@ -11,6 +11,7 @@
 #include "cmd/auth_client.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/users.hpp"
+#include "core/units.hpp"
 
 namespace hq::cmd {
 
@@ -41,16 +42,11 @@ std::string local_dir() { return hq_home() + "/local"; }
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 Result<net::Endpoint> from_config(const std::string& path) {
   auto cfg = load_config_file(path);
   if (!cfg) return cfg.status();
   if (cfg->controller.port != 0) return net::Endpoint{cfg->controller.host, static_cast<uint16_t>(cfg->controller.port)};
-  std::string addr = trim(read_small_file(cfg->controller.state_dir + "/controller.addr"));
+  std::string addr(trim(read_small_file(cfg->controller.state_dir + "/controller.addr")));
   if (addr.empty()) return unavailable("controller in " + path + " uses port 0 and has not written its address yet");
   return net::parse_endpoint(addr);
 }
@@ -70,7 +66,7 @@ std::string client_config_path() {
 Result<net::Endpoint> find_controller(const std::string& flag_value) {
   if (!flag_value.empty()) return net::parse_endpoint(flag_value);
   if (const char* env = std::getenv("HQ_CONTROLLER"); env && *env) return net::parse_endpoint(env);
-  std::string local = trim(read_small_file(local_dir() + "/state/controller.addr"));
+  std::string local(trim(read_small_file(local_dir() + "/state/controller.addr")));
   if (!local.empty()) return net::parse_endpoint(local);
   std::string cfg = client_config_path();
   if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/config_toml.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/process.hpp"
 #include "core/hostlist.hpp"
@@ -43,6 +44,24 @@ int run_hostlist(const Args& args) {
 }
 
 int run_keygen(const Args& args) { return run_keygen_command(args); }
+
+// `hq config check FILE`: loads a cluster config as the controller would and says
+// what it holds, or the first error with its place in the file.
+int run_config(const Args& args) {
+  if (args.size() != 3 || args[1] != "check") {
+    std::cerr << "usage: hq config check FILE\n";
+    return 2;
+  }
+  auto cfg = load_config_file(args[2]);
+  if (!cfg) {
+    std::cerr << "hq config: " << cfg.status().message() << "\n";
+    return 1;
+  }
+  size_t nodes = 0;
+  for (const auto& n : cfg->nodes) nodes += n.names.size();
+  std::cout << args[2] << ": ok (" << nodes << " nodes, " << cfg->partitions.size() << " partitions)\n";
+  return 0;
+}
 
 int run_init(const Args& args) {
   if (args.size() != 2) {

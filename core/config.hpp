@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hardware.hpp"
 #include "core/sched_config.hpp"
 #include "core/status.hpp"
 #include "core/time.hpp"
@@ -48,6 +49,9 @@ struct NodeConfig {
   int64_t mem_mib = 0;                 // 0: take what the agent reports
   std::vector<std::string> features;
   int32_t weight = 1;                  // lower weights are allocated first
+  // The layout `hq node -C --toml` prints (0: not given); cpus must match when given.
+  int32_t boards = 0, sockets = 0, cores_per_socket = 0, threads_per_core = 0;
+  std::vector<GresCount> gres;         // GPUs by type ("gres = \"gpu:h100:8\"")
 };
 
 struct ControllerConfig {

@@ -28,6 +28,9 @@ Result<int64_t> parse_size_mib(std::string_view text);
 // Splits at every `sep`, keeping empty pieces ("a,,b" -> "a", "", "b"; "" -> "").
 std::vector<std::string_view> split(std::string_view s, char sep);
 
+// Without leading and trailing whitespace (spaces, tabs, CR, LF).
+std::string_view trim(std::string_view s);
+
 // Strict non-negative integer parse with range check.
 Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);
 

@@ -36,6 +36,18 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
   return 0;
 }
 
+// `hq node -C`: what this node has, as `slurmd -C` prints it (or a [[node]] block).
+int print_hardware(bool as_toml) {
+  auto hw = probe_hardware(default_probe_root());
+  if (!hw) {
+    std::cerr << "hq node: hardware probe failed: " << hw.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& w : hw->warnings) std::cerr << "hq node: warning: " << w << "\n";
+  std::cout << (as_toml ? node_toml(*hw) : slurmd_report(*hw));
+  return 0;
+}
+
 int run_node(const Args& args) {
   CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
   std::string controller, name, spool, log_file, ca, secret;
@@ -47,12 +59,19 @@ int run_node(const Args& args) {
   app.add_option("--name", name, "node name (default: short hostname)");
   app.add_option("--state-dir", spool, "agent state and spool directory");
   app.add_option("--log-file", log_file, "log to this file instead of stderr");
+  bool print_config = false, as_toml = false;
+  std::string probe_root;
+  app.add_flag("-C", print_config, "print the detected hardware as slurmd -C does, and exit");
+  app.add_flag("--toml", as_toml, "with -C: print a [[node]] block for the cluster config");
+  app.add_option("--probe-root", probe_root, "read procfs/sysfs under this directory (or HQ_PROBE_ROOT; for tests)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (!probe_root.empty()) setenv("HQ_PROBE_ROOT", probe_root.c_str(), 1);
+  if (print_config) return print_hardware(as_toml);
   auto ep = find_controller(controller);
   if (!ep) {
     std::cerr << "hq node: " << ep.status().message() << "\n";

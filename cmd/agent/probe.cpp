@@ -1,23 +1,50 @@
 #include "cmd/agent/probe.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <hwloc.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "cmd/agent/gpu_probe.hpp"
+#include "core/units.hpp"
 #include "net/clock.hpp"
 
 namespace hq::cmd {
+namespace {
 
-Result<HostInfo> probe_host() {
-  HostInfo info;
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  info.hostname = host;
-  if (auto dot = info.hostname.find('.'); dot != std::string::npos) info.hostname.resize(dot);
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return std::string(trim(line));
+}
+
+std::string probe_hostname(const std::string& root) {
+  std::string name = root.empty() ? "" : read_line(root + "/proc/sys/kernel/hostname");
+  if (name.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    name = host;
+  }
+  if (auto dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  return name;
+}
+
+int64_t probe_uptime(const std::string& root, std::vector<std::string>& warnings) {
+  if (!root.empty()) {
+    std::string text = read_line(root + "/proc/uptime");
+    char* end = nullptr;
+    double up = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() && std::isfinite(up) && up >= 0) return static_cast<int64_t>(up);
+    warnings.push_back("no uptime in " + root + "/proc/uptime");
+  }
   struct sysinfo si {};
-  if (sysinfo(&si) == 0) info.boot_time = net::wall_now() - si.uptime;
+  return sysinfo(&si) == 0 ? static_cast<int64_t>(si.uptime) : 0;
+}
 
+Status probe_cpus(CpuTopology& cpu) {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return internal("hwloc_topology_init failed");
   const char* xml = std::getenv("HQ_HWLOC_XML");
@@ -29,16 +56,56 @@ Result<HostInfo> probe_host() {
     hwloc_topology_destroy(topo);
     return internal("hwloc could not load the topology");
   }
-  info.cpus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-  info.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  info.sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-  info.mem_mib = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory / (1024 * 1024));
+  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  cpu.mem_mib = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory / (1024 * 1024));
   hwloc_topology_destroy(topo);
-  if (info.cpus <= 0) {
+  if (pus <= 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    info.cpus = n > 0 ? static_cast<int32_t>(n) : 1;
+    pus = n > 0 ? static_cast<int>(n) : 1;
   }
-  if (info.mem_mib <= 0) info.mem_mib = static_cast<int64_t>(si.totalram) * si.mem_unit / (1024 * 1024);
+  cpu.cpus = pus;
+  cpu.sockets = std::max(1, sockets);
+  cores = cores > 0 ? cores : pus;
+  cpu.cores_per_socket = std::max(1, cores / cpu.sockets);
+  cpu.threads_per_core = std::max(1, pus / cores);
+  cpu.numa_nodes = std::max(1, numa);
+  cpu.boards = 1;
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string default_probe_root() {
+  const char* root = std::getenv("HQ_PROBE_ROOT");
+  return root ? root : "";
+}
+
+Result<NodeHardware> probe_hardware(const std::string& probe_root) {
+  NodeHardware hw;
+  hw.hostname = probe_hostname(probe_root);
+  if (Status s = probe_cpus(hw.cpu); !s) return s;
+  if (hw.cpu.mem_mib <= 0) {
+    struct sysinfo si {};
+    if (sysinfo(&si) == 0) hw.cpu.mem_mib = static_cast<int64_t>(si.totalram) * si.mem_unit / (1024 * 1024);
+  }
+  hw.uptime_s = probe_uptime(probe_root, hw.warnings);
+  hw.gpus = probe_gpus(probe_root, hw.warnings);
+  return hw;
+}
+
+Result<HostInfo> probe_host() {
+  auto hw = probe_hardware(default_probe_root());
+  if (!hw) return hw.status();
+  HostInfo info;
+  info.hostname = hw->hostname;
+  info.cpus = hw->cpu.cpus;
+  info.sockets = hw->cpu.sockets;
+  info.cores = hw->cpu.sockets * hw->cpu.cores_per_socket;
+  info.mem_mib = hw->cpu.mem_mib;
+  info.boot_time = net::wall_now() - hw->uptime_s;
   return info;
 }
 

@@ -1,9 +1,13 @@
-// Hardware probe of the node agent: CPUs and memory through hwloc (the only file that
-// includes hwloc). HQ_HWLOC_XML=FILE makes hwloc read a topology fixture instead.
+// Hardware probe of the node agent: CPU topology and memory through hwloc (the only file
+// that includes hwloc), GPUs from procfs/sysfs (gpu_probe.cpp), host name and uptime.
+// HQ_HWLOC_XML=FILE makes hwloc read a topology fixture (memory then comes from it);
+// HQ_PROBE_ROOT=DIR (or `hq node --probe-root DIR`) reads every procfs/sysfs path under
+// DIR, so tests can pretend to be any machine. Thread-safe (no shared state).
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "core/hardware.hpp"
 #include "core/status.hpp"
 
 namespace hq::cmd {
@@ -16,6 +20,10 @@ struct HostInfo {
   int64_t boot_time = 0;
 };
 
+// `probe_root` "": the real machine; otherwise a fake tree (see above).
+Result<NodeHardware> probe_hardware(const std::string& probe_root);
+// The probe root from HQ_PROBE_ROOT ("" when unset).
+std::string default_probe_root();
 Result<HostInfo> probe_host();
 
 }  // namespace hq::cmd

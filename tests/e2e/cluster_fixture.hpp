@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <functional>
 #include <netinet/in.h>
 #include <sstream>

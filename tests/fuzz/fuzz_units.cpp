@@ -1,7 +1,9 @@
-// Fuzz: time and size specs; formatting what parsed must parse back to the same value.
+// Fuzz: time and size specs, CPU lists, gres lists and NVIDIA information files;
+// formatting what parsed must parse back to the same value.
 #include <cstdlib>
 #include <string>
 
+#include "core/hardware.hpp"
 #include "core/units.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
@@ -11,6 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     if (!back || *back != *d) std::abort();
   }
   (void)hq::parse_size_mib(text);
+  if (size < 64) {  // ranges expand: keep them small
+    if (auto cpus = hq::parse_cpulist(text); cpus && cpus->size() < 100000) {
+      auto back = hq::parse_cpulist(hq::format_cpulist(*cpus));
+      if (!back || *back != *cpus) std::abort();
+    }
+  }
+  (void)hq::parse_gres(text);
+  (void)hq::parse_nvidia_information(text);
   (void)hq::format_elapsed(static_cast<hq::Duration>(size) * 977);
   return 0;
 }

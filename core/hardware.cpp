@@ -1,7 +1,6 @@
 #include "core/hardware.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -13,8 +12,8 @@ namespace hq {
 std::string_view gpu_vendor_name(GpuVendor v) { return v == GpuVendor::kAmd ? "amd" : "nvidia"; }
 
 std::string gpu_type_name(std::string_view model) {
-  std::string out;
-  for (char c : trim(model)) out += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string out = to_lower(trim(model));
+  std::replace(out.begin(), out.end(), ' ', '_');
   return out;
 }
 

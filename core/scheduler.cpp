@@ -456,13 +456,10 @@ class Pass {
     bool reserve = may_reserve(job, c.priority, parts);
     Placement p;
     bool found = find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
-    if ((!found || p.slot > 0) && can_start && !victims_.empty() &&
-        preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p)) {
-      reserve_at(job, p, info);
-      info.reason = "Resources";
-      for (const Pool& pool : pools) blocked_[pool.part] = 1;
-      return plan_.pending.push_back(std::move(info));
-    }
+    // Preempting gives a placement at the victims' grace end, which the job then reserves.
+    bool preempting = (!found || p.slot > 0) && can_start && !victims_.empty() &&
+                      preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
+    if (preempting) found = reserve = true;
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
       plan_.starts.push_back({job.id, part, commit(p)});
@@ -472,7 +469,7 @@ class Pass {
       return;
     }
     if (found && reserve && p.slot > 0) reserve_at(job, p, info);
-    info.reason = behind ? "Priority" : "Resources";
+    info.reason = behind && !preempting ? "Priority" : "Resources";
     for (const Pool& pool : pools) blocked_[pool.part] = 1;
     plan_.pending.push_back(std::move(info));
   }

@@ -95,26 +95,10 @@ void insert_sorted(std::vector<int32_t>& v, int32_t x) { v.insert(std::lower_bou
 void erase_sorted(std::vector<int32_t>& v, int32_t x) { v.erase(std::lower_bound(v.begin(), v.end(), x)); }
 }  // namespace
 
-void TimeMap::finalize() {
-  for (int32_t i = 0; i < node_count(); ++i) {
-    NodeRec& n = nodes_[i];
-    n.monotone = all_releases(n.changes);
-    n.cls = class_for(n);
-    Class& cls = classes_[n.cls];
-    cls.nodes.push_back(i);  // ascending: i grows
-    if (!cls.listed) {
-      cls.listed = true;
-      live_.push_back(n.cls);
-    }
-    n.now_group = group_for(n);
-    now_groups_[n.now_group].nodes.push_back(i);
-  }
-}
-
-void TimeMap::reclass(int32_t node) {
+// Puts a node into the class of its current state (and that class on the live list).
+void TimeMap::join_class(int32_t node) {
   NodeRec& n = nodes_[node];
   n.monotone = all_releases(n.changes);
-  erase_sorted(classes_[n.cls].nodes, node);
   n.cls = class_for(n);
   Class& cls = classes_[n.cls];
   insert_sorted(cls.nodes, node);
@@ -122,6 +106,20 @@ void TimeMap::reclass(int32_t node) {
     cls.listed = true;
     live_.push_back(n.cls);
   }
+}
+
+void TimeMap::finalize() {
+  for (int32_t i = 0; i < node_count(); ++i) {
+    join_class(i);
+    NodeRec& n = nodes_[i];
+    n.now_group = group_for(n);
+    now_groups_[n.now_group].nodes.push_back(i);  // ascending: i grows
+  }
+}
+
+void TimeMap::reclass(int32_t node) {
+  erase_sorted(classes_[nodes_[node].cls].nodes, node);
+  join_class(node);
   regroup(node);
 }
 

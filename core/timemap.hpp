@@ -123,6 +123,7 @@ class TimeMap {
   };
 
   void add_change(NodeRec& n, Change c);
+  void join_class(int32_t node);
   void regroup(int32_t node);
   int32_t group_for(const NodeRec& n);
   void reclass(int32_t node);

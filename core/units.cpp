@@ -1,5 +1,7 @@
 #include "core/units.hpp"
 
+
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -8,12 +10,6 @@
 
 namespace hq {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 
 Result<int64_t> field(std::string_view text, std::string_view whole) {
@@ -66,7 +62,7 @@ Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max) {
 }
 
 Result<Duration> parse_duration(std::string_view text) {
-  std::string t = lower(text);
+  std::string t = to_lower(text);
   if (t.empty()) return invalid("empty time value");
   if (t == "unlimited" || t == "infinite") return kUnlimited;
   char last = t.back();
@@ -119,7 +115,7 @@ std::string format_elapsed(Duration s) {
 
 Result<int64_t> parse_size_mib(std::string_view text) {
   if (text.empty()) return invalid("empty size value");
-  std::string t = lower(text);
+  std::string t = to_lower(text);
   int64_t num_per_mib = 1, mib_per_num = 1;
   char last = t.back();
   if (std::isalpha(static_cast<unsigned char>(last))) {
@@ -155,6 +151,19 @@ std::string format_timestamp(Time t) {
                 (long long)m, (long long)d, (long long)(secs / 3600),
                 (long long)(secs / 60 % 60), (long long)(secs % 60));
   return buf;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  for (std::string_view part : split(s, ','))
+    if (!part.empty() && std::find(out.begin(), out.end(), part) == out.end()) out.emplace_back(part);
+  return out;
 }
 
 std::string_view trim(std::string_view s) {

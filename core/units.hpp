@@ -31,6 +31,12 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 // Without leading and trailing whitespace (spaces, tabs, CR, LF).
 std::string_view trim(std::string_view s);
 
+// ASCII lower case.
+std::string to_lower(std::string_view s);
+
+// "a,b,a," -> {"a", "b"}: distinct, non-empty, in order of first appearance.
+std::vector<std::string> split_list(std::string_view s);
+
 // Strict non-negative integer parse with range check.
 Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);
 

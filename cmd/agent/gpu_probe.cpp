@@ -32,11 +32,6 @@ std::vector<fs::path> entries(const fs::path& dir) {
   return out;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 void read_local_cpus(const fs::path& file, Gpu& gpu, std::vector<std::string>& warnings) {
   std::string text;
   if (!read_text(file, text)) {
@@ -54,7 +49,7 @@ void probe_nvidia(const fs::path& root, std::vector<Gpu>& gpus, std::vector<std:
     if (name.size() <= 4) continue;  // as Slurm: skips "." and ".."
     Gpu gpu;
     gpu.vendor = GpuVendor::kNvidia;
-    gpu.pci = lower(name);
+    gpu.pci = to_lower(name);
     std::string text;
     if (!read_text(dir / "information", text)) {
       warnings.push_back("NVIDIA GPU " + gpu.pci + ": cannot read " + (dir / "information").string() + "; skipped");
@@ -83,10 +78,10 @@ std::string pci_of(const fs::path& device) {
   std::string uevent;
   if (read_text(device / "uevent", uevent))
     for (std::string_view line : split(uevent, '\n'))
-      if (line.rfind("PCI_SLOT_NAME=", 0) == 0) return lower(std::string(trim(line.substr(14))));
+      if (line.rfind("PCI_SLOT_NAME=", 0) == 0) return to_lower(trim(line.substr(14)));
   std::error_code ec;
   fs::path target = fs::canonical(device, ec);
-  return ec ? "" : lower(target.filename().string());
+  return ec ? "" : to_lower(target.filename().string());
 }
 
 void probe_amd(const fs::path& root, std::vector<Gpu>& gpus, std::vector<std::string>& warnings) {

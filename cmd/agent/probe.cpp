@@ -2,27 +2,22 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <hwloc.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "cmd/agent/gpu_probe.hpp"
+#include "cmd/paths.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 
 namespace hq::cmd {
 namespace {
 
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return std::string(trim(line));
-}
+std::string read_trimmed(const std::string& path) { return std::string(trim(read_small_file(path))); }
 
 std::string probe_hostname(const std::string& root) {
-  std::string name = root.empty() ? "" : read_line(root + "/proc/sys/kernel/hostname");
+  std::string name = root.empty() ? "" : read_trimmed(root + "/proc/sys/kernel/hostname");
   if (name.empty()) {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
@@ -34,7 +29,7 @@ std::string probe_hostname(const std::string& root) {
 
 int64_t probe_uptime(const std::string& root, std::vector<std::string>& warnings) {
   if (!root.empty()) {
-    std::string text = read_line(root + "/proc/uptime");
+    std::string text = read_trimmed(root + "/proc/uptime");
     char* end = nullptr;
     double up = std::strtod(text.c_str(), &end);
     if (end != text.c_str() && std::isfinite(up) && up >= 0) return static_cast<int64_t>(up);

@@ -6,23 +6,16 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/job.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {
 
+// squeue's short code for a state name ("PENDING" -> "PD"); unknown names as they are.
 std::string state_code(const std::string& state) {
-  static const std::map<std::string, std::string> codes = {
-      {"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETED", "CD"}, {"CANCELLED", "CA"},
-      {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"}, {"PREEMPTED", "PR"}};
-  auto it = codes.find(state);
-  return it == codes.end() ? state : it->second;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  for (std::string_view item : split(s, ',')) if (!item.empty()) out.emplace_back(item);
-  return out;
+  JobState s;
+  return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
 }
 
 std::string job_id(const pb::Job& j) {

@@ -17,14 +17,6 @@
 namespace hq::cmd {
 namespace {
 
-// "a,b,a," -> {"a", "b"}: distinct, non-empty, in order.
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  for (std::string_view part : split(s, ','))
-    if (!part.empty() && std::find(out.begin(), out.end(), part) == out.end()) out.emplace_back(part);
-  return out;
-}
-
 // AllowGroups: the submitter's primary or a supplementary group must be listed.
 // root may use every partition, as in Slurm.
 bool in_allowed_group(const PartitionConfig& p, const JobSpec& spec) {

@@ -234,13 +234,14 @@ class Loader {
     return each_table(root, "node", [&](const toml::table& t) -> Status {
       NodeConfig n;
       Status s = check_keys(t, {"names", "cpus", "memory", "features", "weight", "boards", "sockets",
-                                "cores_per_socket", "threads_per_core", "gres"}, "[[node]]");
+                                "cores_per_socket", "threads_per_core", "gres", "restricted_cores_per_gpu"}, "[[node]]");
       int64_t cpus = 0;
       if (s) s = get_int32(t, "weight", 0, 65533, n.weight);
       if (s) s = get_int32(t, "boards", 0, 1024, n.boards);
       if (s) s = get_int32(t, "sockets", 0, 1 << 16, n.sockets);
       if (s) s = get_int32(t, "cores_per_socket", 0, 1 << 16, n.cores_per_socket);
       if (s) s = get_int32(t, "threads_per_core", 0, 1024, n.threads_per_core);
+      if (s) s = get_int32(t, "restricted_cores_per_gpu", 0, 1 << 16, n.restricted_cores_per_gpu);
       if (s) {
         std::string gres;
         s = get_string(t, "gres", gres);
@@ -248,6 +249,11 @@ class Loader {
           auto parsed = parse_gres(gres);
           if (parsed) n.gres = std::move(parsed).value();
           else s = where(*t.get("gres"), "'gres': " + parsed.status().message());
+          int64_t total = 0;
+          for (const auto& g : n.gres) total += g.count;
+          if (s && total > kMaxNodeGpus)
+            s = where(*t.get("gres"), "'gres' gives " + std::to_string(total) + " GPUs; a node has at most " +
+                                          std::to_string(kMaxNodeGpus));
         }
       }
       if (s) s = get_hostlist(t, "names", n.names_expr, n.names);

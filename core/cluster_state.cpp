@@ -11,9 +11,16 @@ void hold_resources(ClusterState& s, const Job& job) {
   for (const auto& a : job.alloc) {
     auto it = s.nodes.find(a.node);
     if (it == s.nodes.end()) continue;  // node removed from config: nothing to hold
-    it->second.alloc_cpus += a.cpus;
-    it->second.alloc_mem_mib += a.mem_mib;
-    it->second.jobs.insert(job.id);
+    Node& n = it->second;
+    n.alloc_cpus += a.cpus;
+    n.alloc_mem_mib += a.mem_mib;
+    for (int32_t g : a.gpus) {
+      if (g < 0) continue;
+      if (static_cast<size_t>(g) >= n.gpu_used.size()) n.gpu_used.resize(static_cast<size_t>(g) + 1, 0);
+      n.gpu_used[static_cast<size_t>(g)] = 1;
+    }
+    n.alloc_gpus += static_cast<int32_t>(a.gpus.size());
+    n.jobs.insert(job.id);
   }
 }
 
@@ -21,9 +28,13 @@ void release_resources(ClusterState& s, const Job& job) {
   for (const auto& a : job.alloc) {
     auto it = s.nodes.find(a.node);
     if (it == s.nodes.end()) continue;
-    it->second.alloc_cpus -= a.cpus;
-    it->second.alloc_mem_mib -= a.mem_mib;
-    it->second.jobs.erase(job.id);
+    Node& n = it->second;
+    n.alloc_cpus -= a.cpus;
+    n.alloc_mem_mib -= a.mem_mib;
+    for (int32_t g : a.gpus)
+      if (g >= 0 && static_cast<size_t>(g) < n.gpu_used.size()) n.gpu_used[static_cast<size_t>(g)] = 0;
+    n.alloc_gpus -= static_cast<int32_t>(a.gpus.size());
+    n.jobs.erase(job.id);
   }
 }
 
@@ -129,6 +140,8 @@ ClusterState make_state(const ClusterConfig& config) {
       n.mem_mib = nc.mem_mib;
       n.features = nc.features;
       n.weight = nc.weight;
+      n.gpus = gpus_from_gres(nc.gres);
+      n.restricted_cpus_per_gpu = nc.restricted_cores_per_gpu * std::max(1, nc.threads_per_core);
     }
   }
   for (const auto& p : config.partitions)

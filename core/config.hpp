@@ -52,6 +52,7 @@ struct NodeConfig {
   // The layout `hq node -C --toml` prints (0: not given); cpus must match when given.
   int32_t boards = 0, sockets = 0, cores_per_socket = 0, threads_per_core = 0;
   std::vector<GresCount> gres;         // GPUs by type ("gres = \"gpu:h100:8\"")
+  int32_t restricted_cores_per_gpu = 0;  // RestrictedCoresPerGPU: cores per GPU kept for GPU jobs
 };
 
 struct ControllerConfig {

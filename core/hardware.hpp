@@ -13,6 +13,8 @@
 
 namespace hq {
 
+constexpr int32_t kMaxNodeGpus = 255;  // GPUs one node may have (config and registration)
+
 struct CpuTopology {
   int32_t boards = 1;
   int32_t sockets = 1;           // in all, over every board

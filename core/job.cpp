@@ -32,6 +32,29 @@ std::string display_id(const Job& job) {
 
 bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
 
+namespace {
+
+Status validate_gpu_request(const JobSpec& s) {
+  auto in = [](int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; };
+  if (!in(s.gpus, 0, 1 << 20) || !in(s.gpus_per_node, 0, 255) || !in(s.gpus_per_task, 0, 255))
+    return invalid("GPU counts must be 0-255 per node or task (and at most 1048576 in all)");
+  if ((s.gpus > 0) + (s.gpus_per_node > 0) + (s.gpus_per_task > 0) > 1)
+    return invalid("give one of --gpus, --gpus-per-node (--gres) and --gpus-per-task");
+  if (int64_t{s.gpus_per_task} * s.ntasks > (1 << 20)) return invalid("gpus-per-task x ntasks is too large");
+  if (!in(s.cpus_per_gpu, 0, 1 << 20) || !in(s.mem_per_gpu_mib, 0, int64_t{1} << 40))
+    return invalid("--cpus-per-gpu and --mem-per-gpu must be between 0 and their limits");
+  if (s.gpu_type.size() > 128 || s.gpu_type.find_first_of(":,= \t\n") != std::string::npos)
+    return invalid("bad GPU type name '" + s.gpu_type + "'");
+  bool gpus = s.gpus > 0 || s.gpus_per_node > 0 || s.gpus_per_task > 0;
+  if (!gpus && (!s.gpu_type.empty() || s.cpus_per_gpu > 0 || s.mem_per_gpu_mib > 0))
+    return invalid("a GPU type, --cpus-per-gpu or --mem-per-gpu needs a GPU count (--gpus, --gres=gpu:N, ...)");
+  if (s.mem_per_gpu_mib > 0 && (s.mem_per_node_mib > 0 || s.mem_per_cpu_mib > 0))
+    return invalid("--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive");
+  return Status::ok();
+}
+
+}  // namespace
+
 Status validate_spec(const JobSpec& s) {
   constexpr int64_t kMaxCount = 1 << 20, kMaxCpusPerNode = 1 << 20, kMaxMemMib = int64_t{1} << 40;
   auto in = [](int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; };
@@ -43,6 +66,7 @@ Status validate_spec(const JobSpec& s) {
     return invalid("ntasks x cpus-per-task is too large");
   if (!in(s.mem_per_node_mib, 0, kMaxMemMib) || !in(s.mem_per_cpu_mib, 0, kMaxMemMib))
     return invalid("memory must be between 0 and 1 EiB");
+  if (Status g = validate_gpu_request(s); !g) return g;
   if (s.time_limit < kTimeUnset) return invalid("bad time limit");
   if (!in(s.nice, -2147483645, 2147483645)) return invalid("nice must be within +-2147483645");
   if (s.begin_time < 0) return invalid("bad begin time");

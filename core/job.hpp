@@ -64,6 +64,13 @@ struct JobSpec {
   int32_t cpus_per_task = 1;
   int64_t mem_per_node_mib = 0;        // --mem; 0 = not set
   int64_t mem_per_cpu_mib = 0;         // --mem-per-cpu; 0 = not set
+  // GPUs: at most one of the three counts is set (validate_spec); gpu_type "" = any type.
+  int32_t gpus = 0;                    // --gpus: in all, over the job's nodes
+  int32_t gpus_per_node = 0;           // --gpus-per-node, --gres=gpu[:type]:N
+  int32_t gpus_per_task = 0;           // --gpus-per-task
+  std::string gpu_type;
+  int32_t cpus_per_gpu = 0;            // --cpus-per-gpu; 0 = not set
+  int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
   Duration time_limit = kTimeUnset;
   std::vector<std::string> env;        // KEY=VALUE passed to the job (after --export)
   bool hold = false;
@@ -75,6 +82,7 @@ struct NodeAlloc {
   int32_t cpus = 0;
   int64_t mem_mib = 0;
   int32_t tasks = 0;
+  std::vector<int32_t> gpus;           // the node's GPU indices (its GPUs in PCI order)
 };
 
 struct Job {

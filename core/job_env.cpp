@@ -17,6 +17,49 @@ std::string run_length(const std::vector<int32_t>& v) {
   return out;
 }
 
+namespace {
+
+std::string join_ints(const std::vector<int32_t>& v) {
+  std::string out;
+  for (int32_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+}  // namespace
+
+void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::string>& slurm,
+                         std::map<std::string, std::string>& plain) {
+  if (ctx.gpus.empty()) return;
+  slurm["JOB_GPUS"] = join_ints(ctx.gpus);
+  slurm["GPUS_ON_NODE"] = std::to_string(ctx.gpus.size());
+  std::vector<int32_t> nvidia, amd;
+  int32_t seen = 0;
+  for (int32_t idx : ctx.gpus) {
+    if (!ctx.node_gpus || idx < 0 || static_cast<size_t>(idx) >= ctx.node_gpus->size()) continue;
+    GpuVendor vendor = (*ctx.node_gpus)[static_cast<size_t>(idx)].vendor;
+    int32_t ordinal = 0;
+    for (int32_t i = 0; i < idx; ++i) ordinal += (*ctx.node_gpus)[static_cast<size_t>(i)].vendor == vendor;
+    if (ctx.gpus_renumbered) {  // only the job's GPUs are visible: its own count from 0
+      ordinal = 0;
+      for (int32_t j : ctx.gpus)
+        if (j < idx && (*ctx.node_gpus)[static_cast<size_t>(j)].vendor == vendor) ++ordinal;
+    }
+    (vendor == GpuVendor::kAmd ? amd : nvidia).push_back(ordinal);
+    ++seen;
+  }
+  if (seen == 0) {  // nothing probed on this node (a config-only GPU): node indices
+    plain["CUDA_VISIBLE_DEVICES"] = join_ints(ctx.gpus);
+    plain["GPU_DEVICE_ORDINAL"] = join_ints(ctx.gpus);
+    return;
+  }
+  if (!nvidia.empty()) {
+    plain["CUDA_VISIBLE_DEVICES"] = join_ints(nvidia);
+    plain["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  }
+  if (!amd.empty()) plain["ROCR_VISIBLE_DEVICES"] = join_ints(amd);
+  plain["GPU_DEVICE_ORDINAL"] = join_ints(amd.empty() ? nvidia : amd);
+}
+
 std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx) {
   std::map<std::string, std::string> vars;
   for (const auto& kv : job.spec.env) {
@@ -62,6 +105,12 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   }
   if (job.spec.mem_per_node_mib > 0) slurm["MEM_PER_NODE"] = std::to_string(job.spec.mem_per_node_mib);
   if (job.spec.mem_per_cpu_mib > 0) slurm["MEM_PER_CPU"] = std::to_string(job.spec.mem_per_cpu_mib);
+  if (job.spec.mem_per_gpu_mib > 0) slurm["MEM_PER_GPU"] = std::to_string(job.spec.mem_per_gpu_mib);
+  if (job.spec.gpus > 0) slurm["GPUS"] = std::to_string(job.spec.gpus);
+  if (job.spec.gpus_per_node > 0) slurm["GPUS_PER_NODE"] = std::to_string(job.spec.gpus_per_node);
+  if (job.spec.gpus_per_task > 0) slurm["GPUS_PER_TASK"] = std::to_string(job.spec.gpus_per_task);
+  if (job.spec.cpus_per_gpu > 0) slurm["CPUS_PER_GPU"] = std::to_string(job.spec.cpus_per_gpu);
+  add_gpu_environment(ctx, slurm, vars);
   for (const auto& [k, v] : slurm) {
     vars["SLURM_" + k] = v;
     vars["HQ_" + k] = v;

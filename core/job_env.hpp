@@ -1,9 +1,11 @@
 // The environment a batch script starts with: the exported submit environment plus
 // Slurm's SLURM_* variables and their HQ_* twins (reference §8.6). Pure.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
+#include "core/hardware.hpp"
 #include "core/job.hpp"
 
 namespace hq {
@@ -14,7 +16,17 @@ struct LaunchContext {
   std::string nodelist;        // compressed hostlist of the allocation
   int32_t node_index = 0;
   int32_t cpus_on_node = 0;
+  std::vector<int32_t> gpus;   // this node's GPU indices allocated to the job
+  const std::vector<Gpu>* node_gpus = nullptr;  // the node's GPUs as probed (by index)
+  bool gpus_renumbered = false;  // device access confined: the job sees its GPUs as 0..k-1
 };
+
+// CUDA_VISIBLE_DEVICES (NVIDIA ordinals), ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL
+// (AMD ordinals), CUDA_DEVICE_ORDER, SLURM_JOB_GPUS / SLURM_GPUS_ON_NODE (node indices).
+// A vendor's ordinal is the GPU's position among that vendor's GPUs in PCI order, which
+// is how CUDA (with CUDA_DEVICE_ORDER=PCI_BUS_ID) and ROCm number them.
+void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::string>& slurm,
+                         std::map<std::string, std::string>& plain);
 
 std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx);
 

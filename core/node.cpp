@@ -1,5 +1,7 @@
 #include "core/node.hpp"
 
+#include <utility>
+
 namespace hq {
 
 std::string node_state_name(const Node& n) {
@@ -11,5 +13,58 @@ std::string node_state_name(const Node& n) {
 }
 
 bool node_schedulable(const Node& n) { return n.registered && n.responding && !n.down; }
+
+std::vector<NodeGpu> gpus_from_gres(const std::vector<GresCount>& gres) {
+  std::vector<NodeGpu> out;
+  for (const auto& g : gres)
+    for (int32_t i = 0; i < g.count; ++i) out.push_back({g.type, ""});
+  return out;
+}
+
+Result<std::vector<NodeGpu>> reconcile_gpus(const std::vector<GresCount>& configured, const std::vector<NodeGpu>& found) {
+  if (found.size() > static_cast<size_t>(kMaxNodeGpus))
+    return invalid("reported " + std::to_string(found.size()) + " GPUs; at most " + std::to_string(kMaxNodeGpus));
+  std::vector<char> claimed(found.size(), 0);
+  // Typed entries first, so an untyped entry does not take GPUs a typed one needs.
+  for (bool typed : {true, false}) {
+    for (const GresCount& want : configured) {
+      if (want.type.empty() == typed) continue;
+      int32_t got = 0;
+      for (size_t i = 0; i < found.size() && got < want.count; ++i)
+        if (!claimed[i] && (want.type.empty() || found[i].type == want.type)) claimed[i] = 1, ++got;
+      if (got < want.count)
+        return invalid("gres/gpu count reported lower than configured: found " + std::to_string(got) + " " +
+                       (want.type.empty() ? std::string("GPU(s)") : want.type) + ", configured " +
+                       std::to_string(want.count));
+    }
+  }
+  return found;
+}
+
+namespace {
+
+// (type, count, indices) per type in order of first appearance; `used_only` counts GPUs in use.
+std::string gres_text(const Node& n, bool used_only) {
+  std::vector<std::pair<std::string, std::vector<int32_t>>> types;
+  for (size_t i = 0; i < n.gpus.size(); ++i) {
+    size_t t = 0;
+    while (t < types.size() && types[t].first != n.gpus[i].type) ++t;
+    if (t == types.size()) types.push_back({n.gpus[i].type, {}});
+    bool used = i < n.gpu_used.size() && n.gpu_used[i];
+    if (!used_only || used) types[t].second.push_back(static_cast<int32_t>(i));
+  }
+  std::string out;
+  for (const auto& [type, idx] : types) {
+    if (!out.empty()) out += ',';
+    out += "gpu:" + (type.empty() ? "" : type + ":") + std::to_string(idx.size());
+    if (used_only) out += "(IDX:" + (idx.empty() ? std::string("N/A") : format_cpulist(idx)) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string node_gres(const Node& n) { return gres_text(n, false); }
+std::string node_gres_used(const Node& n) { return gres_text(n, true); }
 
 }  // namespace hq

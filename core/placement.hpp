@@ -1,19 +1,11 @@
-// Placement of one job on a set of nodes with free CPUs and memory (first fit).
-// Pure; used by the scheduler and by submit-time "can this ever run" checks.
+// The fixed per-node shape of a job (-N, --ntasks-per-node, or GPUs that keep it on
+// one node) and the memory it asks for. Pure; thread-safe.
 #pragma once
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "core/job.hpp"
 
 namespace hq {
-
-struct FreeNode {
-  std::string name;
-  int32_t free_cpus = 0;
-  int64_t free_mem_mib = 0;
-};
 
 // Per-node shape a job needs when its node count is fixed.
 struct NodeShape {
@@ -21,13 +13,16 @@ struct NodeShape {
   int32_t tasks_per_node = 1;
   int32_t cpus_per_node = 1;
   int64_t mem_per_node_mib = 0;
+  int32_t gpus_per_node = 0;
 };
 
-// The fixed per-node shape, or nullopt when the job's tasks may spread freely (-n only).
+// The fixed per-node shape, or nullopt when the job's tasks may spread freely (-n only,
+// no --gpus: a job with --gpus and no -N keeps to one node).
 std::optional<NodeShape> fixed_shape(const JobSpec& spec);
-int64_t mem_for_cpus(const JobSpec& spec, int32_t cpus);
-
-// First-fit placement over `nodes` in order. Empty result: does not fit.
-std::vector<NodeAlloc> place_first_fit(const JobSpec& spec, const std::vector<FreeNode>& nodes);
+// Memory for `cpus` CPUs and `gpus` GPUs on one node: --mem, else --mem-per-cpu, else --mem-per-gpu.
+int64_t mem_for(const JobSpec& spec, int32_t cpus, int32_t gpus);
+// CPUs for `cpus` task CPUs and `gpus` GPUs on one node (--cpus-per-gpu raises it).
+int32_t cpus_for(const JobSpec& spec, int32_t cpus, int32_t gpus);
+bool wants_gpus(const JobSpec& spec);
 
 }  // namespace hq

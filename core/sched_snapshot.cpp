@@ -29,9 +29,15 @@ int32_t SchedSnapshot::release_of(const Job& job) const {
   return slot == kForever ? kForever : TimeMap::coarsen(slot);
 }
 
+int32_t NodeType::gpus_of(std::string_view type) const {
+  if (type.empty()) return static_cast<int32_t>(gpus.size());
+  return static_cast<int32_t>(std::count_if(gpus.begin(), gpus.end(), [&](const NodeGpu& g) { return g.type == type; }));
+}
+
 namespace {
 
-using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>>;
+using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>, std::vector<NodeGpu>,
+                           int32_t>;
 
 int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n) {
   std::vector<int32_t> parts;
@@ -40,9 +46,13 @@ int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const No
     if (it != snap.part_index.end()) parts.push_back(it->second);
   }
   std::sort(parts.begin(), parts.end());
-  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts};
+  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts, n.gpus, n.restricted_cpus_per_gpu};
   auto [it, fresh] = index.try_emplace(key, static_cast<int32_t>(snap.types.size()));
-  if (fresh) snap.types.push_back(NodeType{n.cpus, n.mem_mib, n.weight, n.features, std::move(parts)});
+  if (fresh) {
+    bool mixed = std::any_of(n.gpus.begin(), n.gpus.end(), [&](const NodeGpu& g) { return g.type != n.gpus[0].type; });
+    snap.types.push_back(
+        NodeType{n.cpus, n.mem_mib, n.weight, n.features, std::move(parts), n.gpus, n.restricted_cpus_per_gpu, mixed});
+  }
   return it->second;
 }
 
@@ -68,11 +78,14 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     if (!node_schedulable(n) || n.cpus <= 0) continue;
     // Neighbours are usually alike: compare with the previous node before the map.
     bool same = prev && prev->cpus == n.cpus && prev->mem_mib == n.mem_mib && prev->weight == n.weight &&
-                prev->features == n.features && prev->partitions == n.partitions;
+                prev->features == n.features && prev->partitions == n.partitions && prev->gpus == n.gpus &&
+                prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu;
     int32_t type = same ? prev_type : type_of(snap, type_index, n);
     prev = &n;
     prev_type = type;
-    int32_t idx = snap.map.add_node(type, n.cpus, n.mem_mib, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib);
+    int32_t gpus = static_cast<int32_t>(n.gpus.size());
+    int32_t idx = snap.map.add_node(type, n.cpus, n.mem_mib, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib, gpus,
+                                    std::max(0, gpus - n.alloc_gpus), n.restricted_cpus_per_gpu);
     snap.nodes.push_back(&n);
     snap.node_index.emplace(std::string_view(name), idx);
   }
@@ -82,7 +95,8 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     if (slot == kForever) continue;
     for (const auto& a : job.alloc) {
       auto it = snap.node_index.find(a.node);
-      if (it != snap.node_index.end()) snap.map.add_release(it->second, slot, a.cpus, a.mem_mib);
+      if (it != snap.node_index.end())
+        snap.map.add_release(it->second, slot, a.cpus, a.mem_mib, static_cast<int32_t>(a.gpus.size()));
     }
   }
   snap.map.finalize();

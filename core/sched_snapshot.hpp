@@ -19,6 +19,11 @@ struct NodeType {
   int32_t weight = 1;
   std::vector<std::string> features;
   std::vector<int32_t> parts;       // partition indices, ascending
+  std::vector<NodeGpu> gpus;        // types and CPU lists of the node's GPUs
+  int32_t restricted = 0;           // CPUs per idle GPU kept from CPU-only jobs
+  bool mixed_gpus = false;          // more than one GPU type
+  // GPUs of `type` ("" any) each node of this type has.
+  int32_t gpus_of(std::string_view type) const;
 };
 
 struct SchedSnapshot {

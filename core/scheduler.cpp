@@ -8,6 +8,7 @@
 
 #include "core/constraint.hpp"
 #include "core/dependency.hpp"
+#include "core/gpu_select.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
 #include "core/sched_snapshot.hpp"
@@ -20,6 +21,7 @@ struct Pool {
   int32_t part = 0;
   const ConstraintAlternative* alt = nullptr;
   JobShape shape;
+  std::string gpu_type;       // "" any
   std::vector<char> type_ok;  // by node type
 };
 
@@ -188,11 +190,15 @@ class Pass {
         pool.part = part;
         pool.alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
         pool.shape = job_shape(job.spec, *snap_.parts[part], slots);
+        pool.gpu_type = job.spec.gpu_type;
         pool.type_ok.resize(snap_.types.size());
+        const UnitNeed& need = pool.shape.need;
+        int32_t min_gpus = need.whole_node ? 0 : need.node_gpus + need.gpus;  // one unit's worth
         for (size_t t = 0; t < snap_.types.size(); ++t) {
           const NodeType& nt = snap_.types[t];
           pool.type_ok[t] = std::binary_search(nt.parts.begin(), nt.parts.end(), pool.part) &&
-                            (!pool.alt || node_matches(*pool.alt, nt.features));
+                            (!pool.alt || node_matches(*pool.alt, nt.features)) &&
+                            (min_gpus == 0 || nt.gpus_of(job.spec.gpu_type) >= min_gpus);
         }
         pools.push_back(std::move(pool));
       }
@@ -291,7 +297,7 @@ class Pass {
       const TimeMap::NowGroup& group = snap_.map.now_group(g);
       if (group.nodes.empty() || group.free_cpus <= 0 || !pool.type_ok[group.type]) continue;
       int32_t first = group.nodes.front();
-      int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), sh.need);
+      int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), group.free_gpus, sh.need);
       if (u <= 0) continue;
       upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
       options.push_back(option(first, group.nodes));
@@ -314,6 +320,7 @@ class Pass {
     auto take = [&](int32_t node, int32_t max_units) {
       if (taken[node] || static_cast<int32_t>(out.nodes.size()) >= want_nodes) return false;
       int32_t u = std::min(snap_.map.units_at(node, sh.need, slot), max_units);
+      if (now && u > 0 && gpu_job(sh.need)) u = std::min(u, units_by_free_gpus(node, sh.need, pool.gpu_type));
       if (u <= 0) return false;
       taken[node] = 1;
       out.nodes.emplace_back(node, u);
@@ -383,22 +390,50 @@ class Pass {
     return found;
   }
 
+  static bool gpu_job(const UnitNeed& need) { return need.gpus > 0 || need.node_gpus > 0; }
+
+  // What the GPUs of the asked type free on `node` right now (after this pass's starts) allow.
+  int32_t units_by_free_gpus(int32_t node, const UnitNeed& need, const std::string& type) {
+    if (need.whole_node) return 1;
+    int32_t free = free_gpus_of_type(snap_.nodes[node]->gpus, gpus_used(node), type) - need.node_gpus;
+    if (free < 0) return 0;
+    return need.gpus > 0 ? free / need.gpus : need.max_units;
+  }
+
+  // The node's GPUs in use, including this pass's starts.
+  std::vector<char>& gpus_used(int32_t node) {
+    auto [it, fresh] = gpu_used_.try_emplace(node);
+    if (fresh) it->second = snap_.nodes[node]->gpu_used;
+    return it->second;
+  }
+
+  // A start (slot 0) gets the GPU indices; a reservation only holds a count.
   std::vector<NodeAlloc> commit(const Placement& p) {
     const JobShape& sh = p.pool->shape;
     std::vector<NodeAlloc> alloc;
     for (const auto& [node, units] : p.nodes) {
       NodeAlloc a;
       a.node = snap_.nodes[node]->name;
+      int32_t gpus = sh.need.node_gpus + units * sh.need.gpus;
       if (sh.need.whole_node) {
         a.cpus = snap_.map.total_cpus(node);
         a.mem_mib = snap_.map.total_mem(node);
+        gpus = snap_.map.total_gpus(node);
       } else {
         a.cpus = units * sh.need.cpus;
         a.mem_mib = sh.need.node_mem + units * sh.need.mem;
       }
       a.tasks = sh.spread ? units : sh.tasks_per_node;
+      if (p.slot == 0 && gpus > 0) {
+        std::vector<char>& used = gpus_used(node);
+        a.gpus = pick_gpus(snap_.nodes[node]->gpus, used, gpus, sh.need.whole_node ? "" : p.pool->gpu_type);
+        for (int32_t g : a.gpus) {
+          if (static_cast<size_t>(g) >= used.size()) used.resize(static_cast<size_t>(g) + 1, 0);
+          used[static_cast<size_t>(g)] = 1;
+        }
+      }
       int32_t end = sh.need.slots == kForever ? kForever : p.slot + sh.need.slots;
-      snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib);
+      snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib, gpus);
       alloc.push_back(std::move(a));
     }
     return alloc;
@@ -526,7 +561,8 @@ class Pass {
   // Moves a victim's release to `slot` (preempted) or back to where it was.
   void shift(const Victim& v, int32_t from, int32_t to) {
     for (size_t i = 0; i < v.nodes.size(); ++i)
-      snap_.map.move_release(v.nodes[i], from, to, v.allocs[i]->cpus, v.allocs[i]->mem_mib);
+      snap_.map.move_release(v.nodes[i], from, to, v.allocs[i]->cpus, v.allocs[i]->mem_mib,
+                             static_cast<int32_t>(v.allocs[i]->gpus.size()));
   }
 
   // Preempts lower-tier jobs, fewest first in victim order, when that lets the job
@@ -573,6 +609,7 @@ class Pass {
   int32_t backfill_starts_ = 0;
   std::vector<int64_t> diff_;
   std::vector<char> taken_;
+  std::unordered_map<int32_t, std::vector<char>> gpu_used_;  // by time map index: GPUs in use
   std::vector<Interval> ivs_;
   std::vector<SweptInterval> swept_;
   std::vector<int32_t> parts_;  // consider()'s usable partitions

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 
+#include "core/hardware.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -78,6 +79,38 @@ Status set_nice(SubmitRequest& r, std::string_view v) {
   return Status::ok();
 }
 
+// --gpus, --gpus-per-node, --gpus-per-task: "[type:]N". One GPU count kind per job.
+Status set_gpus(SubmitRequest& r, int32_t JobSpec::*field, std::string_view v) {
+  size_t colon = v.rfind(':');
+  std::string_view count = colon == std::string_view::npos ? v : v.substr(colon + 1);
+  auto n = parse_int(count, 1, 1 << 20);
+  if (!n) return invalid("invalid GPU count '" + std::string(v) + "' (expected [type:]N)");
+  r.spec.gpus = r.spec.gpus_per_node = r.spec.gpus_per_task = 0;
+  r.spec.*field = static_cast<int32_t>(*n);
+  r.spec.gpu_type = colon == std::string_view::npos ? "" : std::string(v.substr(0, colon));
+  return Status::ok();
+}
+
+// --gres=gpu[:type][:N] (N defaults to 1; "gres/" prefix allowed; "none" clears).
+Status set_gres(SubmitRequest& r, std::string_view v) {
+  if (v == "none") {
+    r.spec.gpus = r.spec.gpus_per_node = r.spec.gpus_per_task = 0;
+    r.spec.gpu_type.clear();
+    return Status::ok();
+  }
+  if (v.rfind("gres/", 0) == 0) v = v.substr(5);
+  std::string text(v);
+  if (text == "gpu" || (text.rfind("gpu:", 0) == 0 && !std::isdigit(static_cast<unsigned char>(text.back()))))
+    text += ":1";
+  auto parsed = parse_gres(text);
+  if (!parsed) return invalid("invalid --gres '" + std::string(v) + "': " + parsed.status().message());
+  if (parsed->size() != 1) return invalid("invalid --gres '" + std::string(v) + "': give one gpu entry");
+  r.spec.gpus = r.spec.gpus_per_task = 0;
+  r.spec.gpus_per_node = (*parsed)[0].count;
+  r.spec.gpu_type = (*parsed)[0].type;
+  return Status::ok();
+}
+
 Status set_string(std::string& field, std::string_view v, std::string_view what) {
   if (v.empty()) return invalid("empty " + std::string(what));
   field = v;
@@ -101,8 +134,17 @@ const std::vector<OptionDef>& option_table() {
       {"ntasks", 'n', true, [](SubmitRequest& r, std::string_view v) { r.spec.ntasks_set = true; return set_int(r.spec.ntasks, v, "task count"); }},
       {"ntasks-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.ntasks_per_node, v, "tasks per node"); }},
       {"cpus-per-task", 'c', true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_task, v, "cpus per task"); }},
-      {"mem", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_cpu_mib = 0; return set_mem(r.spec.mem_per_node_mib, v); }},
-      {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_node_mib = 0; return set_mem(r.spec.mem_per_cpu_mib, v); }},
+      {"mem", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_cpu_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_node_mib, v); }},
+      {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_node_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_cpu_mib, v); }},
+      {"gpus", 'G', true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus, v); }},
+      {"gpus-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_node, v); }},
+      {"gpus-per-task", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_task, v); }},
+      {"gres", 0, true, set_gres},
+      {"cpus-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_gpu, v, "cpus per GPU"); }},
+      {"mem-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) {
+         r.spec.mem_per_node_mib = r.spec.mem_per_cpu_mib = 0;
+         return set_mem(r.spec.mem_per_gpu_mib, v);
+       }},
       {"export", 0, true, [](SubmitRequest& r, std::string_view v) { r.export_spec = v; return Status::ok(); }},
       {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},

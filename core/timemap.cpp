@@ -10,6 +10,7 @@ size_t TimeMap::KeyHash::operator()(const Key& k) const {
   h = mix(h, static_cast<uint64_t>(k.free_cpus));
   h = mix(h, static_cast<uint64_t>(k.free_mem));
   h = mix(h, static_cast<uint64_t>(k.total_cpus));
+  h = mix(h, static_cast<uint64_t>(k.free_gpus));
   for (const Change& c : k.changes) {
     h = mix(h, static_cast<uint64_t>(c.slot));
     h = mix(h, static_cast<uint64_t>(c.cpus));
@@ -17,8 +18,12 @@ size_t TimeMap::KeyHash::operator()(const Key& k) const {
   return h;
 }
 
-int32_t TimeMap::add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem) {
+int32_t TimeMap::add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem,
+                          int32_t total_gpus, int32_t free_gpus, int32_t restricted) {
   NodeRec n;
+  n.total_gpus = total_gpus;
+  n.free_gpus = free_gpus;
+  n.restricted = restricted;
   n.type = type;
   n.total_cpus = total_cpus;
   n.total_mem = total_mem;
@@ -29,10 +34,11 @@ int32_t TimeMap::add_node(int32_t type, int32_t total_cpus, int64_t total_mem, i
 }
 
 void TimeMap::add_change(NodeRec& n, Change c) {
-  if (c.slot >= kForever || (c.cpus == 0 && c.mem == 0)) return;
+  if (c.slot >= kForever || (c.cpus == 0 && c.mem == 0 && c.gpus == 0)) return;
   if (c.slot <= 0) {
     n.free_cpus += c.cpus;
     n.free_mem += c.mem;
+    n.free_gpus += c.gpus;
     return;
   }
   auto it = std::lower_bound(n.changes.begin(), n.changes.end(), c.slot,
@@ -40,7 +46,8 @@ void TimeMap::add_change(NodeRec& n, Change c) {
   if (it != n.changes.end() && it->slot == c.slot) {
     it->cpus += c.cpus;
     it->mem += c.mem;
-    if (it->cpus == 0 && it->mem == 0) n.changes.erase(it);
+    it->gpus += c.gpus;
+    if (it->cpus == 0 && it->mem == 0 && it->gpus == 0) n.changes.erase(it);
   } else {
     n.changes.insert(it, c);
   }
@@ -55,12 +62,12 @@ int32_t TimeMap::coarsen(int32_t slot) {
   return (slot + step - 1) / step * step;
 }
 
-void TimeMap::add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem) {
-  add_change(nodes_[node], Change{coarsen(std::max(1, slot)), cpus, mem});
+void TimeMap::add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem, int32_t gpus) {
+  add_change(nodes_[node], Change{coarsen(std::max(1, slot)), cpus, gpus, mem});
 }
 
 int32_t TimeMap::class_for(const NodeRec& n) {
-  Key key{n.type, n.total_cpus, n.free_cpus, n.total_mem, n.free_mem, n.changes};
+  Key key{n.type, n.total_cpus, n.free_cpus, n.total_gpus, n.free_gpus, n.restricted, n.total_mem, n.free_mem, n.changes};
   auto [it, fresh] = class_index_.try_emplace(std::move(key), static_cast<int32_t>(classes_.size()));
   if (!fresh) return it->second;
   Class c;
@@ -68,12 +75,14 @@ int32_t TimeMap::class_for(const NodeRec& n) {
   c.type = n.type;
   c.total_cpus = n.total_cpus;
   c.total_mem = n.total_mem;
+  c.total_gpus = n.total_gpus;
+  c.restricted = n.restricted;
   c.first_piece = static_cast<uint32_t>(pieces_.size());
   c.pieces = static_cast<uint32_t>(n.changes.size() + 1);
-  Piece p{0, n.free_cpus, n.free_mem};
+  Piece p{0, n.free_cpus, n.free_gpus, n.free_mem};
   pieces_.push_back(p);
   for (const Change& ch : n.changes) {
-    p = Piece{ch.slot, p.cpus + ch.cpus, p.mem + ch.mem};
+    p = Piece{ch.slot, p.cpus + ch.cpus, p.gpus + ch.gpus, p.mem + ch.mem};
     pieces_.push_back(p);
   }
   classes_.push_back(std::move(c));
@@ -81,15 +90,16 @@ int32_t TimeMap::class_for(const NodeRec& n) {
 }
 
 int32_t TimeMap::group_for(const NodeRec& n) {
-  uint64_t key = (uint64_t{static_cast<uint32_t>(n.type)} << 32) | static_cast<uint32_t>(n.free_cpus);
+  uint64_t gpus = static_cast<uint64_t>(std::clamp(n.free_gpus, 0, 255));
+  uint64_t key = (uint64_t{static_cast<uint32_t>(n.type)} << 40) | (gpus << 32) | static_cast<uint32_t>(n.free_cpus);
   auto [it, fresh] = now_group_index_.try_emplace(key, static_cast<int32_t>(now_groups_.size()));
-  if (fresh) now_groups_.push_back(NowGroup{n.type, n.free_cpus, {}});
+  if (fresh) now_groups_.push_back(NowGroup{n.type, n.free_cpus, n.free_gpus, {}});
   return it->second;
 }
 
 namespace {
 bool all_releases(const std::vector<Change>& changes) {
-  return std::all_of(changes.begin(), changes.end(), [](const Change& c) { return c.cpus >= 0 && c.mem >= 0; });
+  return std::all_of(changes.begin(), changes.end(), [](const Change& c) { return c.cpus >= 0 && c.mem >= 0 && c.gpus >= 0; });
 }
 void insert_sorted(std::vector<int32_t>& v, int32_t x) { v.insert(std::lower_bound(v.begin(), v.end(), x), x); }
 void erase_sorted(std::vector<int32_t>& v, int32_t x) { v.erase(std::lower_bound(v.begin(), v.end(), x)); }
@@ -134,42 +144,46 @@ const std::vector<int32_t>& TimeMap::live_classes() {
 
 void TimeMap::regroup(int32_t node) {
   NodeRec& n = nodes_[node];
-  if (now_groups_[n.now_group].free_cpus == n.free_cpus) return;
+  const NowGroup& g = now_groups_[n.now_group];
+  if (g.free_cpus == n.free_cpus && g.free_gpus == n.free_gpus) return;
   erase_sorted(now_groups_[n.now_group].nodes, node);
   n.now_group = group_for(n);
   insert_sorted(now_groups_[n.now_group].nodes, node);
 }
 
-void TimeMap::take(int32_t node, int32_t from, int32_t to, int32_t cpus, int64_t mem) {
+void TimeMap::take(int32_t node, int32_t from, int32_t to, int32_t cpus, int64_t mem, int32_t gpus) {
   NodeRec& n = nodes_[node];
-  add_change(n, Change{from, -cpus, -mem});
-  if (to != kForever) add_change(n, Change{coarsen(to), cpus, mem});
+  add_change(n, Change{from, -cpus, -gpus, -mem});
+  if (to != kForever) add_change(n, Change{coarsen(to), cpus, gpus, mem});
   reclass(node);
 }
 
-void TimeMap::move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem) {
+void TimeMap::move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem,
+                           int32_t gpus) {
   NodeRec& n = nodes_[node];
-  if (from_slot != kForever) add_change(n, Change{std::max(1, from_slot), -cpus, -mem});
-  add_change(n, Change{std::max(0, to_slot), cpus, mem});
+  if (from_slot != kForever) add_change(n, Change{std::max(1, from_slot), -cpus, -gpus, -mem});
+  add_change(n, Change{std::max(0, to_slot), cpus, gpus, mem});
   reclass(node);
 }
 
 int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) const {
   const NodeRec& n = nodes_[node];
   int64_t end = need.slots == kForever ? INT64_MAX : int64_t{slot} + need.slots;
-  int32_t cpus = n.free_cpus;
+  int32_t cpus = n.free_cpus, gpus = n.free_gpus;
   int64_t mem = n.free_mem;
   size_t i = 0;
   for (; i < n.changes.size() && n.changes[i].slot <= slot; ++i) {
     cpus += n.changes[i].cpus;
     mem += n.changes[i].mem;
+    gpus += n.changes[i].gpus;
   }
-  int32_t u = units(n, cpus, mem, need);
+  int32_t u = units(n, cpus, mem, gpus, need);
   if (n.monotone) return u;  // free only grows: the start is the tightest point
   for (; u > 0 && i < n.changes.size() && n.changes[i].slot < end; ++i) {
     cpus += n.changes[i].cpus;
     mem += n.changes[i].mem;
-    u = std::min(u, units(n, cpus, mem, need));
+    gpus += n.changes[i].gpus;
+    u = std::min(u, units(n, cpus, mem, gpus, need));
   }
   return u;
 }
@@ -189,7 +203,8 @@ void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>
   auto end_of = [&](size_t k) { return k + 1 < count ? piece[k + 1].slot : horizon_; };
   std::vector<int32_t>& pu = piece_units_;
   pu.resize(count);
-  for (size_t k = 0; k < count; ++k) pu[k] = units(c.total_cpus, c.total_mem, piece[k].cpus, piece[k].mem, need);
+  const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
+  for (size_t k = 0; k < count; ++k) pu[k] = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, need);
   if (c.monotone) {  // a start's tightest point is the start itself: the pieces are the answer
     for (size_t k = 0; k < count; ++k) emit(piece[k].slot, end_of(k), pu[k]);
     return;

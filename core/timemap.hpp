@@ -1,5 +1,5 @@
-// The backfill time map (Slurm's node_space): for every usable node, the CPUs and
-// memory free now and how that changes later (running jobs end, reservations begin
+// The backfill time map (Slurm's node_space): for every usable node, the CPUs,
+// memory and GPUs free now and how that changes later (running jobs end, reservations begin
 // and end), in slots of the backfill resolution counted from `now`. Nodes in the same
 // state share a class, so a query costs per distinct node state, not per node: on a
 // busy cluster the nodes of one multi-node job form one class.
@@ -19,6 +19,7 @@ constexpr int32_t kForever = INT32_MAX;  // a slot that never comes: no end
 struct Change {
   int32_t slot;
   int32_t cpus;
+  int32_t gpus;
   int64_t mem;
   bool operator==(const Change&) const = default;
 };
@@ -29,6 +30,8 @@ struct UnitNeed {
   int64_t mem = 0;         // per unit
   int64_t node_mem = 0;    // per node, however many units it holds
   int32_t max_units = 1;   // per node
+  int32_t gpus = 0;        // per unit
+  int32_t node_gpus = 0;   // per node, however many units it holds
   bool whole_node = false; // every CPU and all memory of the node (one unit)
   int32_t slots = 1;       // duration; kForever: no time limit
   uint64_t cpus_magic = 0; // division_magic(cpus), or 0: divide plainly
@@ -50,19 +53,21 @@ class TimeMap {
   explicit TimeMap(int32_t horizon) : horizon_(horizon) {}
 
   // Building: add every node, then the releases of running jobs, then finalize().
-  int32_t add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem);
-  void add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem);
+  // `restricted` CPUs per free GPU are kept from jobs that use no GPU (RestrictedCoresPerGPU).
+  int32_t add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem,
+                   int32_t total_gpus = 0, int32_t free_gpus = 0, int32_t restricted = 0);
+  void add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem, int32_t gpus = 0);
   void finalize();
 
   // Holds resources on `node` over [from, to); to = kForever never gives them back.
-  void take(int32_t node, int32_t from, int32_t to, int32_t cpus, int64_t mem);
+  void take(int32_t node, int32_t from, int32_t to, int32_t cpus, int64_t mem, int32_t gpus = 0);
   // Moves a future release earlier or later (preemption shortens a running job).
-  void move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem);
+  void move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem, int32_t gpus = 0);
 
   int32_t units_at(int32_t node, const UnitNeed& need, int32_t slot) const;
   // Units a node offers by its resources alone (no time involved).
-  int32_t units_for(int32_t node, int32_t cpus, int64_t mem, const UnitNeed& need) const {
-    return units(nodes_[node], cpus, mem, need);
+  int32_t units_for(int32_t node, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
+    return units(nodes_[node], cpus, mem, gpus, need);
   }
   // The starts at which one node of class `cls` offers units, clipped to the horizon.
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
@@ -81,10 +86,13 @@ class TimeMap {
   int64_t free_mem(int32_t node) const { return nodes_[node].free_mem; }
   int32_t total_cpus(int32_t node) const { return nodes_[node].total_cpus; }
   int64_t total_mem(int32_t node) const { return nodes_[node].total_mem; }
+  int32_t free_gpus(int32_t node) const { return nodes_[node].free_gpus; }
+  int32_t total_gpus(int32_t node) const { return nodes_[node].total_gpus; }
   const std::vector<Change>& changes(int32_t node) const { return nodes_[node].changes; }
 
+  // GPUs per node are at most 255 (kMaxNodeGpus: config and registration check it).
   struct NowGroup {
-    int32_t type, free_cpus;
+    int32_t type, free_cpus, free_gpus;
     std::vector<int32_t> nodes;  // sorted
   };
   int32_t now_group_count() const { return static_cast<int32_t>(now_groups_.size()); }
@@ -93,13 +101,14 @@ class TimeMap {
  private:
   struct NodeRec {
     int32_t type = 0, total_cpus = 0, free_cpus = 0;
+    int32_t total_gpus = 0, free_gpus = 0, restricted = 0;
     int64_t total_mem = 0, free_mem = 0;
     std::vector<Change> changes;  // sorted by slot, one per slot, never zero
     int32_t cls = -1, now_group = -1;
     bool monotone = true;         // no change takes resources: free only grows with time
   };
   struct Key {
-    int32_t type, total_cpus, free_cpus;
+    int32_t type, total_cpus, free_cpus, total_gpus, free_gpus, restricted;
     int64_t total_mem, free_mem;
     std::vector<Change> changes;
     bool operator==(const Key&) const = default;
@@ -109,7 +118,7 @@ class TimeMap {
   };
   // What the resources of a class's nodes are from each piece's slot on (piece 0: now).
   struct Piece {
-    int32_t slot, cpus;
+    int32_t slot, cpus, gpus;
     int64_t mem;
   };
   // A class keeps its own copy of the state, packed, so sweeps read it in one place.
@@ -118,6 +127,7 @@ class TimeMap {
     bool listed = false;         // in live_
     bool monotone = true;
     int32_t type = 0, total_cpus = 0;
+    int32_t total_gpus = 0, restricted = 0;
     int64_t total_mem = 0;
     uint32_t first_piece = 0, pieces = 0;  // in pieces_
   };
@@ -128,23 +138,31 @@ class TimeMap {
   int32_t group_for(const NodeRec& n);
   void reclass(int32_t node);
   int32_t class_for(const NodeRec& n);
-  static int32_t units(int32_t total_cpus, int64_t total_mem, int32_t cpus, int64_t mem, const UnitNeed& need) {
+  // The node sizes units() needs (a NodeRec's or a Class's).
+  struct Totals {
+    int32_t cpus, gpus, restricted;
+    int64_t mem;
+  };
+  static int32_t units(const Totals& t, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) {
+    bool gpu_job = need.gpus > 0 || need.node_gpus > 0;
     if (need.whole_node) {
-      if (cpus < total_cpus || mem < total_mem) return 0;
+      if (cpus < t.cpus || mem < t.mem || gpus < t.gpus) return 0;
       if (need.max_units <= 1) return 1;
-      return std::clamp(total_cpus / std::max(1, need.cpus), 0, need.max_units);
+      return std::clamp(t.cpus / std::max(1, need.cpus), 0, need.max_units);
     }
-    if (mem < need.node_mem || cpus <= 0) return 0;
+    if (!gpu_job && t.restricted > 0) cpus -= t.restricted * gpus;  // cores kept for idle GPUs
+    if (mem < need.node_mem || cpus <= 0 || gpus < need.node_gpus) return 0;
     int64_t u = need.cpus_magic && cpus < 65536 ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
                 : need.cpus > 0                 ? cpus / need.cpus
                                                 : need.max_units;
     u = std::min<int64_t>(u, need.max_units);
+    if (need.gpus > 0) u = std::min<int64_t>(u, (gpus - need.node_gpus) / need.gpus);
     // Memory rarely binds: divide only when the CPU-bound count does not fit.
     if (need.mem > 0 && mem - need.node_mem < u * need.mem) u = (mem - need.node_mem) / need.mem;
     return static_cast<int32_t>(std::max<int64_t>(u, 0));
   }
-  int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, const UnitNeed& need) const {
-    return units(n.total_cpus, n.total_mem, cpus, mem, need);
+  int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
+    return units(Totals{n.total_cpus, n.total_gpus, n.restricted, n.total_mem}, cpus, mem, gpus, need);
   }
 
   int32_t horizon_;
@@ -154,7 +172,7 @@ class TimeMap {
   std::vector<int32_t> live_;
   std::unordered_map<Key, int32_t, KeyHash> class_index_;
   std::vector<NowGroup> now_groups_;
-  std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free CPUs) -> group
+  std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free GPUs, free CPUs) -> group
   mutable std::vector<int32_t> scratch_;  // intervals()' candidate starts
   mutable std::vector<int32_t> piece_units_;
 };

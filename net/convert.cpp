@@ -20,10 +20,13 @@ pb::NodeAlloc to_pb(const NodeAlloc& a) {
   p.set_cpus(a.cpus);
   p.set_mem_mib(a.mem_mib);
   p.set_tasks(a.tasks);
+  copy_to(a.gpus, p.mutable_gpus());
   return p;
 }
 
-NodeAlloc from_pb(const pb::NodeAlloc& p) { return {p.node(), p.cpus(), p.mem_mib(), p.tasks()}; }
+NodeAlloc from_pb(const pb::NodeAlloc& p) {
+  return {p.node(), p.cpus(), p.mem_mib(), p.tasks(), std::vector<int32_t>(p.gpus().begin(), p.gpus().end())};
+}
 
 Result<JobState> state_from(const std::string& name) {
   JobState s;
@@ -73,6 +76,12 @@ pb::JobSpec to_pb(const JobSpec& s) {
   p.set_signal_time(s.signal_time);
   p.set_signal_batch_only(s.signal_batch_only);
   p.set_requeue(s.requeue);
+  p.set_gpus(s.gpus);
+  p.set_gpus_per_node(s.gpus_per_node);
+  p.set_gpus_per_task(s.gpus_per_task);
+  p.set_gpu_type(s.gpu_type);
+  p.set_cpus_per_gpu(s.cpus_per_gpu);
+  p.set_mem_per_gpu_mib(s.mem_per_gpu_mib);
   return p;
 }
 
@@ -116,6 +125,12 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.signal_time = p.signal_time();
   s.signal_batch_only = p.signal_batch_only();
   s.requeue = p.requeue();
+  s.gpus = p.gpus();
+  s.gpus_per_node = p.gpus_per_node();
+  s.gpus_per_task = p.gpus_per_task();
+  s.gpu_type = p.gpu_type();
+  s.cpus_per_gpu = p.cpus_per_gpu();
+  s.mem_per_gpu_mib = p.mem_per_gpu_mib();
   return s;
 }
 
@@ -201,6 +216,10 @@ pb::Node to_pb(const Node& n) {
   for (JobId id : n.jobs) p.add_jobs(id.value);
   p.set_last_heard(n.last_heard);
   p.set_boot_time(n.boot_time);
+  p.set_gres(node_gres(n));
+  p.set_gres_used(node_gres_used(n));
+  p.set_gpus(static_cast<int32_t>(n.gpus.size()));
+  p.set_alloc_gpus(n.alloc_gpus);
   return p;
 }
 

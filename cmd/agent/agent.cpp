@@ -47,6 +47,16 @@ pb::Envelope Agent::registration() const {
   r->set_cpus(host_.cpus);
   r->set_mem_mib(host_.mem_mib);
   r->set_boot_time(host_.boot_time);
+  for (const Gpu& g : host_.gpus) {
+    pb::Gpu* pg = r->add_gpus();
+    pg->set_type(g.type);
+    pg->set_cpus(format_cpulist(g.local_cpus));
+    pg->set_vendor(std::string(gpu_vendor_name(g.vendor)));
+    pg->set_pci(g.pci);
+    pg->set_device(g.device);
+    pg->set_minor(g.minor);
+    pg->set_uuid(g.uuid);
+  }
   for (const auto& [id, rj] : running_) r->add_running_jobs(id);
   for (const auto& [id, ended] : unacked_) *r->add_finished() = ended;
   return env;
@@ -143,7 +153,7 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   uint64_t id = job->id.value;
   if (running_.count(id) || unacked_.count(id)) return;  // duplicate launch
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
-  BatchLaunch bl{*job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir};
+  BatchLaunch bl{*job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus};
   auto pid = launch_batch(bl);
   if (!pid) {
     log::warn("job " + std::to_string(id) + ": " + pid.status().message());

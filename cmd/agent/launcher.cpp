@@ -99,7 +99,12 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.err_path = job.spec.error.empty() ? p.out_path : resolve(expand_pattern(job.spec.error, ctx), p.workdir);
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
-  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, job.alloc.empty() ? 1 : job.alloc.front().cpus};
+  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, false};
+  for (const NodeAlloc& a : job.alloc)
+    if (a.node == l.node_name) {
+      lc.cpus_on_node = a.cpus;
+      lc.gpus = a.gpus;
+    }
   p.env_s = job_environment(job, lc);
   for (auto& s : p.argv_s) p.argv.push_back(s.data());
   p.argv.push_back(nullptr);

@@ -5,6 +5,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "core/hardware.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
 
@@ -17,6 +18,7 @@ struct BatchLaunch {
   std::string nodelist;
   int32_t node_index = 0;
   std::string spool_dir;   // the agent's spool; the script is written below it
+  const std::vector<Gpu>* node_gpus = nullptr;  // this node's GPUs, by index
 };
 
 // Returns the pid of the script, which leads its own process group. The child reports

@@ -101,6 +101,7 @@ Result<HostInfo> probe_host() {
   info.cores = hw->cpu.sockets * hw->cpu.cores_per_socket;
   info.mem_mib = hw->cpu.mem_mib;
   info.boot_time = net::wall_now() - hw->uptime_s;
+  info.gpus = hw->gpus;
   return info;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/hardware.hpp"
 #include "core/status.hpp"
@@ -18,6 +19,7 @@ struct HostInfo {
   int32_t sockets = 0, cores = 0;
   int64_t mem_mib = 0;
   int64_t boot_time = 0;
+  std::vector<Gpu> gpus;   // in PCI order: a GPU's position is its index
 };
 
 // `probe_root` "": the real machine; otherwise a fake tree (see above).

@@ -6,6 +6,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/hardware.hpp"
 #include "core/hostlist.hpp"
 #include "core/units.hpp"
 
@@ -14,6 +15,25 @@ namespace {
 
 std::string ts(int64_t t) { return t > 0 ? format_timestamp(t) : "Unknown"; }
 std::string limit(int64_t s) { return s < 0 ? "UNLIMITED" : format_limit(s); }
+
+// Slurm's TresPerJob / TresPerNode / TresPerTask line for a GPU request; "" without one.
+std::string gpu_request(const pb::JobSpec& s) {
+  std::string gpu = "gres/gpu:" + (s.gpu_type().empty() ? "" : s.gpu_type() + ":");
+  if (s.gpus() > 0) return "TresPerJob=" + gpu + std::to_string(s.gpus());
+  if (s.gpus_per_node() > 0) return "TresPerNode=" + gpu + std::to_string(s.gpus_per_node());
+  if (s.gpus_per_task() > 0) return "TresPerTask=" + gpu + std::to_string(s.gpus_per_task());
+  return "";
+}
+
+// scontrol show job -d's per-node lines, for jobs holding GPUs.
+void print_gpu_allocs(const pb::Job& j) {
+  for (const auto& a : j.alloc()) {
+    if (a.gpus_size() == 0) continue;
+    std::vector<int32_t> idx(a.gpus().begin(), a.gpus().end());
+    std::cout << "     Nodes=" << a.node() << " CPUs=" << a.cpus() << " Mem=" << a.mem_mib() << " GRES=gpu:"
+              << idx.size() << "(IDX:" << format_cpulist(idx) << ")\n";
+  }
+}
 
 void print_job(const pb::Job& j, int64_t now) {
   const auto& s = j.spec();
@@ -37,8 +57,13 @@ void print_job(const pb::Job& j, int64_t now) {
             << "\n"
             << "   NumNodes=" << std::max(j.alloc_size(), s.nodes_min()) << " NumCPUs=" << cpus
             << " NumTasks=" << s.ntasks() << " CPUs/Task=" << s.cpus_per_task() << "\n"
-            << "   MinMemoryNode=" << s.mem_per_node_mib() << "M MinMemoryCPU=" << s.mem_per_cpu_mib() << "M\n"
-            << "   WorkDir=" << s.workdir() << "\n"
+            << "   MinMemoryNode=" << s.mem_per_node_mib() << "M MinMemoryCPU=" << s.mem_per_cpu_mib() << "M\n";
+  if (std::string g = gpu_request(s); !g.empty()) {
+    std::cout << "   " << g << (s.cpus_per_gpu() ? " CpusPerTres=gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "")
+              << (s.mem_per_gpu_mib() ? " MemPerTres=gres/gpu:" + std::to_string(s.mem_per_gpu_mib()) : "") << "\n";
+    print_gpu_allocs(j);
+  }
+  std::cout << "   WorkDir=" << s.workdir() << "\n"
             << "   StdOut=" << (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) << "\n"
             << "   StdErr=" << (s.error().empty() ? (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) : s.error())
             << "\n";
@@ -62,6 +87,14 @@ void print_node(const pb::Node& n) {
             << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
             << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Partitions=" << parts << "\n"
             << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
+            << "   Gres=" << (n.gres().empty() ? "(null)" : n.gres()) << "\n"
+            << "   GresUsed=" << (n.gres_used().empty() ? "(null)" : n.gres_used()) << "\n"
+            << "   CfgTRES=cpu=" << n.cpus() << ",mem=" << n.mem_mib() << "M"
+            << (n.gpus() ? ",gres/gpu=" + std::to_string(n.gpus()) : "") << "\n"
+            << "   AllocTRES=" << (n.alloc_cpus() ? "cpu=" + std::to_string(n.alloc_cpus()) + ",mem=" +
+                                                       std::to_string(n.alloc_mem_mib()) + "M" +
+                                                       (n.alloc_gpus() ? ",gres/gpu=" + std::to_string(n.alloc_gpus()) : "")
+                                                 : std::string()) << "\n"
             << "   LastBusyTime=" << ts(n.last_heard()) << " BootTime=" << ts(n.boot_time()) << "\n"
             << "   Reason=" << (n.reason().empty() ? "(null)" : n.reason()) << "\n\n";
 }

@@ -24,15 +24,21 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   const NodeConfig* nc = find_node_config(config_, reg.name());
   if (!nc || nc->cpus == 0) node.cpus = reg.cpus();        // config sizes win when given
   if (!nc || nc->mem_mib == 0) node.mem_mib = reg.mem_mib();
+  std::vector<NodeGpu> found;
+  for (const auto& g : reg.gpus()) found.push_back({g.type(), g.cpus()});
+  auto gpus = reconcile_gpus(nc ? nc->gres : std::vector<GresCount>{}, found);
   node.registered = true;
   node.responding = true;
-  node.down = false;
-  node.reason.clear();
+  node.down = !gpus;
+  node.reason = gpus ? "" : gpus.status().message();
+  if (gpus) node.gpus = std::move(gpus).value();
+  else log::warn("node " + reg.name() + ": " + node.reason + "; node set DOWN");
   node.last_heard = now();
   node.boot_time = reg.boot_time();
   reconcile_agent(reg.name(), conn, reg);
   log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +
-            " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(reg.running_jobs_size()) +
+            " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(node.gpus.size()) + " GPUs, " +
+            std::to_string(reg.running_jobs_size()) +
             " running jobs)");
   request_schedule();
   pb::RegisterAck ack;

@@ -97,9 +97,10 @@ inline std::string slurp(const std::string& path) {
 
 class LocalCluster {
  public:
-  // `extra` is appended to the [controller] section (e.g. limits for one test).
+  // `extra` is appended to the [controller] section (e.g. limits for one test);
+  // `node_extra` to the [[node]] table (e.g. gres).
   explicit LocalCluster(int nodes, int cpus = 2, int node_timeout_s = 20, const std::string& extra = "",
-                        const std::string& cluster_extra = "")
+                        const std::string& cluster_extra = "", const std::string& node_extra = "")
       : nodes_(nodes), port_(free_port()) {
     std::ofstream(dir_.path() + "/config.toml")
         << "[cluster]\nname = \"e2e\"\nkeys_dir = \"" << dir_.path() << "/keys\"\n"
@@ -108,7 +109,7 @@ class LocalCluster {
         << "\nstate_dir = \"" << dir_.path() << "/state\"\nnode_timeout = \"" << node_timeout_s
         << "s\"\nheartbeat_interval = \"1s\"\n"
         << "kill_wait = \"1s\"\nsnapshot_every = 100\nhandshake_timeout = \"2s\"\n" << extra
-        << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n"
+        << "[[node]]\nnames = \"e[1-" << nodes << "]\"\ncpus = " << cpus << "\nmemory = \"4G\"\n" << node_extra
         << "[[partition]]\nname = \"debug\"\nnodes = \"e[1-" << nodes << "]\"\ndefault = true\nmax_time = \"1h\"\n";
     setenv("HQ_CONTROLLER", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
     setenv("HQ_HOME", (dir_.path() + "/home").c_str(), 1);

@@ -1,0 +1,109 @@
+// End to end: GPU scheduling on a local cluster whose agent probes a fake 8x H100 tree
+// (tests/fixtures/hw/h100x8): disjoint GPU sets and their environment, GPUs in the node
+// views, submit-time rejection, and a node that finds fewer GPUs than configured.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+const char* const kH100 = "gres = \"gpu:nvidia_h100_80gb_hbm3:8\"\n";
+
+// Sets HQ_PROBE_ROOT for the agents a cluster spawns, and unsets it afterwards.
+struct ProbeRoot {
+  explicit ProbeRoot(const std::string& fixture) {
+    setenv("HQ_PROBE_ROOT", (std::string(HQ_SOURCE_DIR) + "/tests/fixtures/hw/" + fixture).c_str(), 1);
+  }
+  ~ProbeRoot() { unsetenv("HQ_PROBE_ROOT"); }
+};
+
+std::set<int> int_set(const std::string& csv) {
+  std::set<int> out;
+  std::stringstream in(csv);
+  for (std::string x; std::getline(in, x, ',');)
+    if (!x.empty()) out.insert(std::stoi(x));
+  return out;
+}
+
+// The first line of a file, without its newline.
+std::string first_line(const std::string& path) {
+  std::string text = slurp(path);
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to one socket each") {
+  ProbeRoot root("h100x8");
+  LocalCluster c(1, 8, 20, "", "", kH100);
+  REQUIRE(c.ready());
+  std::string out = c.dir() + "/gpu-%j.out";
+  std::string wrap = "--wrap 'echo \"$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|$SLURM_GPUS_ON_NODE|$CUDA_DEVICE_ORDER\"; "
+                     "sleep 4'";
+  std::string a = c.submit("--gpus=4 -c 2 -o " + out + " " + wrap);
+  std::string b = c.submit("--gres=gpu:nvidia_h100_80gb_hbm3:4 -c 2 -o " + out + " " + wrap);
+  REQUIRE(c.wait_state(a, "RUNNING", 10));
+  REQUIRE(c.wait_state(b, "RUNNING", 10));
+  std::string third = c.submit("--gpus-per-node=1 --wrap true");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(c.state(third) == "PENDING");  // 4 CPUs are free, but no GPU
+
+  auto node = c.hq("show node e1");
+  CHECK(node.out.find("Gres=gpu:nvidia_h100_80gb_hbm3:8") != std::string::npos);
+  CHECK(node.out.find("GresUsed=gpu:nvidia_h100_80gb_hbm3:8(IDX:0-7)") != std::string::npos);
+  CHECK(node.out.find("AllocTRES=cpu=4,mem=0M,gres/gpu=8") != std::string::npos);
+  auto nodes = c.hq("nodes");
+  CHECK(nodes.out.find("GPUS(USED/TOTAL)") != std::string::npos);
+  CHECK(nodes.out.find("nvidia_h100_80gb_hbm3:8/8") != std::string::npos);
+  auto job = c.hq("show job " + a);
+  CHECK(job.out.find("TresPerJob=gres/gpu:4") != std::string::npos);
+
+  REQUIRE(c.wait_state(a, "COMPLETED", 15));
+  REQUIRE(c.wait_state(b, "COMPLETED", 15));
+  REQUIRE(c.wait_state(third, "COMPLETED", 15));
+  std::string la = first_line(c.dir() + "/gpu-" + a + ".out");
+  std::string lb = first_line(c.dir() + "/gpu-" + b + ".out");
+  INFO("job a: " << la << "  job b: " << lb);
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> f;
+    std::stringstream in(line);
+    for (std::string x; std::getline(in, x, '|');) f.push_back(x);
+    f.resize(4);
+    return f;
+  };
+  auto fa = fields(la), fb = fields(lb);
+  std::set<int> ga = int_set(fa[0]), gb = int_set(fb[0]);
+  CHECK(ga.size() == 4);
+  CHECK(gb.size() == 4);
+  std::set<int> both;
+  std::set_union(ga.begin(), ga.end(), gb.begin(), gb.end(), std::inserter(both, both.end()));
+  CHECK(both == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  // GPUs 0-3 sit next to CPUs 0-63 and 4-7 next to 64-127: each job keeps to one socket.
+  CHECK((ga == std::set<int>{0, 1, 2, 3} || ga == std::set<int>{4, 5, 6, 7}));
+  CHECK(fa[1] == fa[0]);  // one vendor in PCI order: ordinals are node indices
+  CHECK(fa[2] == "4");
+  CHECK(fa[3] == "PCI_BUS_ID");
+
+  auto too_many = c.hq("submit --gpus=9 --wrap true");
+  CHECK(too_many.rc != 0);
+  CHECK(too_many.out.find("GPU") != std::string::npos);
+  auto wrong_type = c.hq("submit --gres=gpu:nvidia_a100:1 --wrap true");
+  CHECK(wrong_type.rc != 0);
+  CHECK(wrong_type.out.find("nvidia_a100") != std::string::npos);
+}
+
+TEST_CASE("e2e: a node whose agent finds fewer GPUs than its gres says goes DOWN with the reason") {
+  ProbeRoot root("a100x4");
+  LocalCluster c(1, 4, 20, "", "", "gres = \"gpu:8\"\n");
+  REQUIRE(c.ready());
+  auto node = c.hq("show node e1");
+  CHECK(node.out.find("State=DOWN") != std::string::npos);
+  CHECK(node.out.find("gres/gpu count reported lower than configured: found 4 GPU(s), configured 8") !=
+        std::string::npos);
+}

@@ -78,6 +78,8 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   job.state = e.state;
   job.end_time = e.time;
   job.exit_code = e.exit_code;
+  job.peak_mem_bytes = e.peak_mem_bytes;
+  job.cpu_time_usec = e.cpu_time_usec;
   job.exit_signal = e.exit_signal;
   job.reason = e.reason.empty() ? "None" : e.reason;
   return true;

@@ -28,6 +28,7 @@ struct JobEnded {
   JobState state = JobState::kCompleted;
   int32_t exit_code = 0, exit_signal = 0;
   std::string reason;
+  int64_t peak_mem_bytes = -1, cpu_time_usec = -1;  // -1: not measured
 };
 // A started job goes back to the queue with the same id (it never ran, or must rerun).
 struct JobRequeued { JobId id; Time time = 0; std::string reason; };

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "core/cpu_bind.hpp"
+
 namespace hq {
 namespace {
 constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNames{{
@@ -43,6 +45,7 @@ Status validate_gpu_request(const JobSpec& s) {
   if (int64_t{s.gpus_per_task} * s.ntasks > (1 << 20)) return invalid("gpus-per-task x ntasks is too large");
   if (!in(s.cpus_per_gpu, 0, 1 << 20) || !in(s.mem_per_gpu_mib, 0, int64_t{1} << 40))
     return invalid("--cpus-per-gpu and --mem-per-gpu must be between 0 and their limits");
+  if (auto bind = parse_cpu_bind(s.cpu_bind); !bind) return bind.status();
   if (s.gpu_type.size() > 128 || s.gpu_type.find_first_of(":,= \t\n") != std::string::npos)
     return invalid("bad GPU type name '" + s.gpu_type + "'");
   bool gpus = s.gpus > 0 || s.gpus_per_node > 0 || s.gpus_per_task > 0;

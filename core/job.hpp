@@ -71,6 +71,7 @@ struct JobSpec {
   std::string gpu_type;
   int32_t cpus_per_gpu = 0;            // --cpus-per-gpu; 0 = not set
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
+  std::string cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
   std::vector<std::string> env;        // KEY=VALUE passed to the job (after --export)
   bool hold = false;
@@ -105,6 +106,9 @@ struct Job {
   int32_t array_task_id = -1;
   int32_t array_throttle = 0;          // at most this many tasks running at once; 0: no limit
   int32_t restart_count = 0;
+  // What the job used, as its node measured at the end (cgroup, else wait4); -1 unknown.
+  int64_t peak_mem_bytes = -1;
+  int64_t cpu_time_usec = -1;
   // Derived by the scheduler (not journaled).
   Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
   std::string sched_nodes;             // nodes backfill plans to use

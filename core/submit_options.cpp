@@ -140,6 +140,7 @@ const std::vector<OptionDef>& option_table() {
       {"gpus-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_node, v); }},
       {"gpus-per-task", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_task, v); }},
       {"gres", 0, true, set_gres},
+      {"cpu-bind", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.cpu_bind = v; return Status::ok(); }},
       {"cpus-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_gpu, v, "cpus per GPU"); }},
       {"mem-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) {
          r.spec.mem_per_node_mib = r.spec.mem_per_cpu_mib = 0;

@@ -1,5 +1,7 @@
 #include "net/convert.hpp"
 
+#include <algorithm>
+
 #include "core/hostlist.hpp"
 
 namespace hq::net {
@@ -82,6 +84,7 @@ pb::JobSpec to_pb(const JobSpec& s) {
   p.set_gpu_type(s.gpu_type);
   p.set_cpus_per_gpu(s.cpus_per_gpu);
   p.set_mem_per_gpu_mib(s.mem_per_gpu_mib);
+  p.set_cpu_bind(s.cpu_bind);
   return p;
 }
 
@@ -131,6 +134,7 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.gpu_type = p.gpu_type();
   s.cpus_per_gpu = p.cpus_per_gpu();
   s.mem_per_gpu_mib = p.mem_per_gpu_mib();
+  s.cpu_bind = p.cpu_bind();
   return s;
 }
 
@@ -165,6 +169,8 @@ pb::Job to_pb(const Job& j) {
   p.set_expected_start(j.expected_start);
   p.set_sched_nodes(j.sched_nodes);
   p.set_preempting(j.preempting);
+  if (j.peak_mem_bytes >= 0) p.set_peak_mem_bytes(j.peak_mem_bytes);
+  if (j.cpu_time_usec >= 0) p.set_cpu_time_usec(j.cpu_time_usec);
   return p;
 }
 
@@ -186,6 +192,8 @@ Result<Job> from_pb(const pb::Job& p) {
   for (const auto& a : p.alloc()) j.alloc.push_back(from_pb(a));
   j.exit_code = p.exit_code();
   j.exit_signal = p.exit_signal();
+  j.peak_mem_bytes = p.has_peak_mem_bytes() ? p.peak_mem_bytes() : -1;
+  j.cpu_time_usec = p.has_cpu_time_usec() ? p.cpu_time_usec() : -1;
   if (p.hold() < 0 || p.hold() > 2 || p.dep_state() < 0 || p.dep_state() > 2) return invalid("bad hold or dependency state");
   j.hold = p.held() ? HoldKind::kUser : static_cast<HoldKind>(p.hold());
   j.restart_count = p.restart_count();
@@ -231,6 +239,8 @@ pb::JobEnded to_pb(const JobEnded& e) {
   p.set_exit_signal(e.exit_signal);
   p.set_reason(e.reason);
   p.set_end_time(e.time);
+  if (e.peak_mem_bytes >= 0) p.set_peak_mem_bytes(e.peak_mem_bytes);
+  if (e.cpu_time_usec >= 0) p.set_cpu_time_usec(e.cpu_time_usec);
   return p;
 }
 
@@ -238,7 +248,10 @@ Result<JobEnded> from_pb(const pb::JobEnded& p) {
   auto st = state_from(p.state());
   if (!st) return st.status();
   if (!is_terminal(*st)) return invalid("JobEnded with non-final state " + p.state());
-  return JobEnded{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), p.reason()};
+  JobEnded e{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), p.reason()};
+  e.peak_mem_bytes = p.has_peak_mem_bytes() ? std::max<int64_t>(-1, p.peak_mem_bytes()) : -1;
+  e.cpu_time_usec = p.has_cpu_time_usec() ? std::max<int64_t>(-1, p.cpu_time_usec()) : -1;
+  return e;
 }
 
 std::string encode_event(const Event& e) {

@@ -6,9 +6,14 @@
 #include <asio/use_awaitable.hpp>
 #include <csignal>
 #include <random>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "cmd/agent/launcher.hpp"
+#include "core/cpu_bind.hpp"
 #include "net/clock.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
@@ -25,17 +30,33 @@ void log_exceptions(std::exception_ptr e) {
 
 }  // namespace
 
-Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host)
-    : io_(io), opts_(std::move(opts)), host_(std::move(host)), keys_(opts_.secret_file), sigchld_(io, SIGCHLD) {}
+Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups)
+    : io_(io), opts_(std::move(opts)), host_(std::move(host)), cgroups_(std::move(cgroups)), keys_(opts_.secret_file),
+      sigchld_(io, SIGCHLD) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpu_pool_.push_back(c);
+}
 
 void Agent::start() {
+  // Orphaned job processes come back to the agent, which reaps them; none linger as zombies.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (int stale = cgroups_.sweep_stale(); stale > 0)
+    log::warn("killed the processes of " + std::to_string(stale) + " job(s) an earlier agent left behind");
   wait_children();
   asio::co_spawn(io_, connect_loop(), log_exceptions);
 }
 
 void Agent::stop() {
   stopping_ = true;
-  for (auto& [id, rj] : running_) ::kill(-rj.pid, SIGKILL);
+  for (auto& [id, rj] : running_) {
+    ::kill(-rj.pid, SIGKILL);
+    rj.cgroup.kill_all();
+    rj.cgroup.remove();
+  }
+  cgroups_.release();
   if (conn_) conn_->close("agent stopping");
   sigchld_.cancel();
 }
@@ -153,20 +174,10 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   uint64_t id = job->id.value;
   if (running_.count(id) || unacked_.count(id)) return;  // duplicate launch
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
-  BatchLaunch bl{*job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus};
-  auto pid = launch_batch(bl);
-  if (!pid) {
-    log::warn("job " + std::to_string(id) + ": " + pid.status().message());
-    pb::JobEnded e;
-    e.set_job_id(id);
-    e.set_state("FAILED");
-    e.set_exit_code(1);
-    e.set_reason("JobLaunchFailure");
-    e.set_end_time(net::wall_now());
-    cleanup_spool(opts_.spool_dir, id);
-    return report(e);
-  }
-  RunningJob& rj = running_[id];
+  RunningJob started;
+  auto pid = start_job(*job, l, started);
+  if (!pid) return fail_launch(id, pid.status().message());
+  RunningJob& rj = running_[id] = std::move(started);
   rj.pid = *pid;
   rj.job = std::move(job).value();
   pids_[*pid] = id;
@@ -181,6 +192,64 @@ void Agent::on_launch(const pb::LaunchJob& l) {
     });
   }
   arm_signal(id);
+}
+
+void Agent::fail_launch(uint64_t id, const std::string& why) {
+  log::warn("job " + std::to_string(id) + ": " + why);
+  pb::JobEnded e;
+  e.set_job_id(id);
+  e.set_state("FAILED");
+  e.set_exit_code(1);
+  e.set_reason("JobLaunchFailure");
+  e.set_end_time(net::wall_now());
+  cleanup_spool(opts_.spool_dir, id);
+  report(e);
+}
+
+// The character devices of this node's GPUs that are not the job's (real devices only:
+// a fake probe tree's paths are not looked at).
+std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine) const {
+  std::vector<DeviceId> out;
+  if (!default_probe_root().empty()) return out;
+  for (size_t i = 0; i < host_.gpus.size(); ++i) {
+    if (std::find(mine.begin(), mine.end(), static_cast<int32_t>(i)) != mine.end()) continue;
+    struct stat st {};
+    if (::stat(host_.gpus[i].device.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
+      out.push_back({major(st.st_rdev), minor(st.st_rdev)});
+  }
+  return out;
+}
+
+Result<pid_t> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {
+  NodeAlloc mine{opts_.name, 1, 0, 1, {}};
+  for (const NodeAlloc& a : job.alloc)
+    if (a.node == opts_.name) mine = a;
+  std::vector<int32_t> near;  // CPUs next to the job's GPUs
+  for (int32_t g : mine.gpus)
+    if (g >= 0 && static_cast<size_t>(g) < host_.gpus.size())
+      near.insert(near.end(), host_.gpus[g].local_cpus.begin(), host_.gpus[g].local_cpus.end());
+  std::sort(near.begin(), near.end());
+  std::map<int32_t, int32_t> in_use;
+  for (const auto& [id, other] : running_)
+    for (int32_t c : other.cpus) ++in_use[c];
+  rj.cpus = choose_cpus(cpu_pool_, in_use, mine.cpus, near);
+  auto bind = parse_cpu_bind(job.spec.cpu_bind);
+  if (!bind) return bind.status();
+  auto affinity = affinity_for(*bind, rj.cpus);
+  if (!affinity) return affinity.status();
+  CgroupLimits limits{rj.cpus, mine.mem_mib * 1024 * 1024, 0, other_gpu_devices(mine.gpus)};
+  auto group = cgroups_.create(job.id.value, limits);
+  if (!group) return group.status();
+  rj.cgroup = *group;
+  bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
+  BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
+                 rj.cgroup.procs_files(), *affinity, renumbered};
+  auto pid = launch_batch(bl);
+  if (!pid) {
+    rj.cgroup.remove();
+    return pid.status();
+  }
+  return pid;
 }
 
 // --signal=[B:]SIG@T: SIG at T seconds before the time limit, to the batch shell only
@@ -226,12 +295,13 @@ void Agent::wait_children() {
     if (ec) return;
     int status = 0;
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) reap(pid, status);
+    struct rusage ru {};
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) reap(pid, status, ru);
     wait_children();
   });
 }
 
-void Agent::reap(pid_t pid, int status) {
+void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   auto p = pids_.find(pid);
   if (p == pids_.end()) return;
   uint64_t id = p->second;
@@ -239,15 +309,31 @@ void Agent::reap(pid_t pid, int status) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
-  ::kill(-rj.pid, SIGKILL);  // nothing of the job outlives its batch script
+  // Nothing of the job outlives its batch script: its process group, and with a cgroup
+  // every process in it, daemonized ones included.
+  ::kill(-rj.pid, SIGKILL);
+  if (rj.cgroup.active() && !rj.cgroup.kill_all())
+    log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + rj.cgroup.dirs().front());
+  CgroupUsage used = rj.cgroup.usage();
+  rj.cgroup.remove();
   pb::JobEnded e;
   e.set_job_id(id);
   e.set_end_time(net::wall_now());
+  e.set_peak_mem_bytes(used.peak_mem_bytes >= 0 ? used.peak_mem_bytes : int64_t{ru.ru_maxrss} * 1024);
+  e.set_cpu_time_usec(used.cpu_time_usec >= 0 ? used.cpu_time_usec
+                                              : (int64_t{ru.ru_utime.tv_sec} + ru.ru_stime.tv_sec) * 1000000 +
+                                                    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
   if (WIFEXITED(status)) e.set_exit_code(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) e.set_exit_signal(WTERMSIG(status));
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  e.set_state(rj.timed_out ? "TIMEOUT" : rj.cancelled ? "CANCELLED" : ok ? "COMPLETED" : "FAILED");
-  if (!ok && !rj.timed_out && !rj.cancelled) e.set_reason(WIFSIGNALED(status) ? "RaisedSignal" : "NonZeroExitCode");
+  bool oom = used.oom_kills > 0 && !rj.timed_out && !rj.cancelled;
+  e.set_state(rj.timed_out ? "TIMEOUT" : rj.cancelled ? "CANCELLED" : oom ? "OUT_OF_MEMORY" : ok ? "COMPLETED" : "FAILED");
+  if (oom) {
+    e.set_reason("OutOfMemory");
+    log::info("job " + std::to_string(id) + ": " + std::to_string(used.oom_kills) + " OOM kill(s) in its cgroup");
+  } else if (!ok && !rj.timed_out && !rj.cancelled) {
+    e.set_reason(WIFSIGNALED(status) ? "RaisedSignal" : "NonZeroExitCode");
+  }
   running_.erase(it);
   cleanup_spool(opts_.spool_dir, id);
   report(e);

@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <sys/resource.h>
 
+#include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/probe.hpp"
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
@@ -27,11 +29,13 @@ struct AgentOptions {
   std::string secret_file;     // the cluster keyring: node tokens are minted locally
   std::string name;
   std::string spool_dir;
+  std::string cgroup_mode = "auto";        // auto | v1 | v2 | none
+  std::string cgroup_root = "/sys/fs/cgroup";
 };
 
 class Agent {
  public:
-  Agent(asio::io_context& io, AgentOptions opts, HostInfo host);
+  Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups);
   void start();
   // Stops dialing and ends the running jobs' process groups (re-adoption of running
   // jobs across an agent restart is future work; see docs).
@@ -43,7 +47,14 @@ class Agent {
     Job job;
     bool cancelled = false, timed_out = false;
     std::unique_ptr<asio::steady_timer> limit_timer, kill_timer, signal_timer;
+    JobCgroup cgroup;
+    std::vector<int32_t> cpus;   // the CPUs it runs on
   };
+
+  // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
+  Result<pid_t> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
+  void fail_launch(uint64_t id, const std::string& why);
+  std::vector<DeviceId> other_gpu_devices(const std::vector<int32_t>& mine) const;
 
   asio::awaitable<void> connect_loop();
   asio::awaitable<Status> session(std::shared_ptr<net::Connection> conn);
@@ -54,7 +65,7 @@ class Agent {
   void terminate(RunningJob& rj, int64_t grace);
   void arm_signal(uint64_t id);
   void wait_children();
-  void reap(pid_t pid, int status);
+  void reap(pid_t pid, int status, const struct rusage& ru);
   void report(const pb::JobEnded& ended);
   pb::Envelope registration() const;
   std::unique_ptr<net::ByteStream> make_stream(asio::ip::tcp::socket socket);
@@ -62,6 +73,8 @@ class Agent {
   asio::io_context& io_;
   AgentOptions opts_;
   HostInfo host_;
+  Cgroups cgroups_;
+  std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;
   KeyringWatcher keys_;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <grp.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +46,9 @@ struct ChildPlan {
   std::string script, workdir, out_path, err_path;
   std::vector<std::string> argv_s, env_s;
   std::vector<char*> argv, env;
+  std::vector<std::string> cgroup_procs;
+  cpu_set_t affinity;
+  bool bind = false;
   bool switch_user = false;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -60,6 +64,15 @@ struct ChildPlan {
 
 [[noreturn]] void run_child(const ChildPlan& p, int report_fd) {
   setsid();
+  // Join the job's cgroup before anything else runs, so every descendant is in it.
+  char pid[24];
+  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
+  for (const auto& procs : p.cgroup_procs) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail(report_fd, "join cgroup");
+    close(fd);
+  }
+  if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
     if (setgroups(p.groups.size(), p.groups.data()) != 0) child_fail(report_fd, "setgroups");
     if (setgid(p.gid) != 0) child_fail(report_fd, "setgid");
@@ -99,13 +112,17 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.err_path = job.spec.error.empty() ? p.out_path : resolve(expand_pattern(job.spec.error, ctx), p.workdir);
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
-  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, false};
+  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered};
   for (const NodeAlloc& a : job.alloc)
     if (a.node == l.node_name) {
       lc.cpus_on_node = a.cpus;
       lc.gpus = a.gpus;
     }
   p.env_s = job_environment(job, lc);
+  p.cgroup_procs = l.cgroup_procs;
+  CPU_ZERO(&p.affinity);
+  for (int32_t cpu : l.affinity)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &p.affinity), p.bind = true;
   for (auto& s : p.argv_s) p.argv.push_back(s.data());
   p.argv.push_back(nullptr);
   for (auto& s : p.env_s) p.env.push_back(s.data());

@@ -1,6 +1,7 @@
 // `hq node`: option parsing and wiring for the node agent.
 #include <CLI/CLI.hpp>
 #include <asio/signal_set.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -13,6 +14,16 @@
 
 namespace hq::cmd {
 
+// This agent's directory name in the cgroup tree: its node name and a short hash of its
+// spool directory, so agents sharing a host (tests, several clusters) never meet.
+std::string cgroup_subtree(const AgentOptions& opts) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : opts.spool_dir) h = (h ^ c) * 1099511628211ULL;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h & 0xffffffffu));
+  return opts.name + "." + hex;
+}
+
 int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string& log_file) {
   log::init("node", log_file);
   std::error_code ec;
@@ -23,8 +34,17 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
   }
   log::info("node agent " + opts.name + " (" + std::to_string(host.cpus) + " CPUs, " + std::to_string(host.mem_mib) +
             " MiB) starting; controller " + opts.controller.str() + ", pid " + std::to_string(getpid()));
+  auto cgroups = Cgroups::open(opts.cgroup_root, opts.cgroup_mode, cgroup_subtree(opts));
+  if (!cgroups) {
+    std::cerr << "hq node: " << cgroups.status().message() << "\n";
+    return 1;
+  }
+  if (cgroups->mode() == CgroupMode::kNone)
+    log::warn("no usable cgroup hierarchy under " + opts.cgroup_root +
+              ": jobs are tracked by process group only (no CPU or memory confinement, daemonized processes may survive)");
+  else log::info("job confinement: " + cgroups->describe());
   asio::io_context io(1);
-  Agent agent(io, opts, host);
+  Agent agent(io, opts, host, std::move(cgroups).value());
   agent.start();
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code&, int sig) {
@@ -63,6 +83,10 @@ int run_node(const Args& args) {
   std::string probe_root;
   app.add_flag("-C", print_config, "print the detected hardware as slurmd -C does, and exit");
   app.add_flag("--toml", as_toml, "with -C: print a [[node]] block for the cluster config");
+  std::string cgroup_mode = "auto", cgroup_root = "/sys/fs/cgroup";
+  app.add_option("--cgroup", cgroup_mode, "job confinement: auto (v2, else v1, else none), v1, v2 or none")
+      ->envname("HQ_CGROUP");
+  app.add_option("--cgroup-root", cgroup_root, "where the cgroup hierarchies are mounted")->envname("HQ_CGROUP_ROOT");
   app.add_option("--probe-root", probe_root, "read procfs/sysfs under this directory (or HQ_PROBE_ROOT; for tests)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
@@ -93,7 +117,7 @@ int run_node(const Args& args) {
     std::cerr << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
-  AgentOptions opts{*ep, *transport, secret_file, name.empty() ? host->hostname : name, spool};
+  AgentOptions opts{*ep, *transport, secret_file, name.empty() ? host->hostname : name, spool, cgroup_mode, cgroup_root};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

@@ -1,5 +1,6 @@
 // `hq show job|node|partition [NAME] [--json]` and the scontrol alias, in scontrol's
 // "Key=Value" layout.
+#include <cstdio>
 #include <iostream>
 #include <set>
 
@@ -62,6 +63,13 @@ void print_job(const pb::Job& j, int64_t now) {
     std::cout << "   " << g << (s.cpus_per_gpu() ? " CpusPerTres=gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "")
               << (s.mem_per_gpu_mib() ? " MemPerTres=gres/gpu:" + std::to_string(s.mem_per_gpu_mib()) : "") << "\n";
     print_gpu_allocs(j);
+  }
+  if (j.has_peak_mem_bytes() || j.has_cpu_time_usec()) {  // measured at the end by the node
+    int64_t usec = j.cpu_time_usec();
+    char cpu[32];
+    std::snprintf(cpu, sizeof cpu, ".%03lld", static_cast<long long>(usec % 1000000 / 1000));
+    std::cout << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
+              << " TotalCPU=" << (j.has_cpu_time_usec() ? format_limit(usec / 1000000) + cpu : "Unknown") << "\n";
   }
   std::cout << "   WorkDir=" << s.workdir() << "\n"
             << "   StdOut=" << (s.output().empty() ? s.workdir() + "/slurm-%j.out" : s.output()) << "\n"

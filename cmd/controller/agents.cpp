@@ -126,7 +126,11 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     PreemptMode mode = pr->second;
     preempted_.erase(pr);
     if (mode == PreemptMode::kRequeue) record(JobRequeued{ended->id, ended->time, "Preempted"}, ack);
-    else record(JobEnded{ended->id, ended->time, JobState::kPreempted, ended->exit_code, ended->exit_signal, "Preempted"}, ack);
+    else {
+      ended->state = JobState::kPreempted;
+      ended->reason = "Preempted";
+      record(*ended, ack);
+    }
     return request_schedule();
   }
   record(*ended, ack);

@@ -1,0 +1,282 @@
+#include "cmd/agent/cgroup.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "cmd/paths.hpp"
+#include "core/hardware.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The v1 controllers hq uses; memory first: usage() reads it from dirs_[0].
+const char* const kV1Controllers[] = {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"};
+
+bool exists(const std::string& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+// O_CREAT changes nothing on cgroupfs (control files exist or cannot be made) and lets
+// tests use a plain directory as a fake hierarchy.
+Status write_file(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot open " + path + ": " + std::strerror(errno));
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(value.size()))
+    return io_error("cannot write '" + value + "' to " + path + ": " + std::strerror(err));
+  return Status::ok();
+}
+
+Status make_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::ok();
+  return io_error("cannot create " + path + ": " + std::strerror(errno));
+}
+
+int64_t read_int(const std::string& path) {
+  auto v = parse_int(trim(read_small_file(path)), 0, INT64_MAX);
+  return v ? *v : -1;
+}
+
+// "key value" lines (cpu.stat, memory.events, memory.oom_control): the value of `key`, or -1.
+int64_t read_keyed(const std::string& path, std::string_view key) {
+  std::string text = read_small_file(path);
+  for (std::string_view line : split(text, '\n')) {
+    auto f = split(trim(line), ' ');
+    if (f.size() == 2 && f[0] == key) {
+      auto v = parse_int(f[1], 0, INT64_MAX);
+      return v ? *v : -1;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string_view cgroup_mode_name(CgroupMode m) {
+  switch (m) {
+    case CgroupMode::kV1: return "v1";
+    case CgroupMode::kV2: return "v2";
+    case CgroupMode::kNone: break;
+  }
+  return "none";
+}
+
+Result<Cgroups> Cgroups::open(const std::string& root, const std::string& want, const std::string& node) {
+  if (want != "auto" && want != "v1" && want != "v2" && want != "none")
+    return invalid("cgroup mode must be auto, v1, v2 or none (got '" + want + "')");
+  Cgroups c;
+  c.root_ = root;
+  c.node_ = node;
+  if (want == "none") return c;
+  std::string controllers = read_small_file(root + "/cgroup.controllers");
+  bool v2 = controllers.find("memory") != std::string::npos;
+  bool v1 = !v2 && exists(root + "/memory/cgroup.procs") && !exists(root + "/memory/cgroup.controllers");
+  if (want == "v2" && !v2) return unavailable(root + " is not a cgroup v2 hierarchy with the memory controller");
+  if (want == "v1" && !v1) return unavailable(root + " has no cgroup v1 memory controller");
+  if (!v1 && !v2) return c;
+  c.mode_ = v2 ? CgroupMode::kV2 : CgroupMode::kV1;
+  if (v1)
+    for (const char* ctl : kV1Controllers)
+      if (exists(root + "/" + ctl + "/cgroup.procs")) c.v1_controllers_.push_back(ctl);
+  if (Status s = c.prepare(); !s) {
+    if (want != "auto") return s;
+    c.mode_ = CgroupMode::kNone;  // e.g. a read-only hierarchy in a container
+    c.v1_controllers_.clear();
+  }
+  return c;
+}
+
+std::vector<std::string> Cgroups::bases() const {
+  std::vector<std::string> out;
+  if (mode_ == CgroupMode::kV2) out.push_back(root_ + "/hq/" + node_);
+  if (mode_ == CgroupMode::kV1)
+    for (const auto& ctl : v1_controllers_) out.push_back(root_ + "/" + ctl + "/hq/" + node_);
+  return out;
+}
+
+// Creates hq/<node> in each hierarchy; v2 enables the controllers for the levels below,
+// v1's cpuset copies its parent's CPUs and memory nodes (a cpuset starts empty).
+Status Cgroups::prepare() {
+  if (mode_ == CgroupMode::kV2) {
+    for (const std::string& dir : {root_, root_ + "/hq", root_ + "/hq/" + node_}) {
+      if (Status s = make_dir(dir); !s) return s;
+      // All at once; one by one when some controller is not available here.
+      if (!write_file(dir + "/cgroup.subtree_control", "+cpuset +memory +pids +cpu"))
+        for (const char* ctl : {"+cpuset", "+memory", "+pids", "+cpu"}) (void)write_file(dir + "/cgroup.subtree_control", ctl);
+    }
+    std::string enabled = read_small_file(root_ + "/hq/" + node_ + "/cgroup.subtree_control");
+    if (enabled.find("memory") == std::string::npos)
+      return unavailable("cannot enable the memory controller under " + root_ + "/hq/" + node_);
+    return Status::ok();
+  }
+  for (const auto& ctl : v1_controllers_) {
+    std::string top = root_ + "/" + ctl;
+    for (const std::string& dir : {top + "/hq", top + "/hq/" + node_}) {
+      if (Status s = make_dir(dir); !s) return s;
+      if (ctl != "cpuset") continue;
+      std::string parent = fs::path(dir).parent_path().string();
+      for (const char* f : {"cpuset.cpus", "cpuset.mems"})
+        if (trim(read_small_file(dir + "/" + f)).empty())
+          if (Status s = write_file(dir + "/" + f, std::string(trim(read_small_file(parent + "/" + f)))); !s) return s;
+    }
+  }
+  return Status::ok();
+}
+
+std::string Cgroups::describe() const {
+  if (mode_ == CgroupMode::kNone) return "no cgroups (process groups only)";
+  std::string out = "cgroup " + std::string(cgroup_mode_name(mode_)) + " under " + root_;
+  if (mode_ == CgroupMode::kV1) {
+    out += " (";
+    for (size_t i = 0; i < v1_controllers_.size(); ++i) out += (i ? "," : "") + v1_controllers_[i];
+    out += ")";
+  }
+  return out;
+}
+
+Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) const {
+  if (mode_ == CgroupMode::kNone) return JobCgroup{};
+  std::string leaf = "/job_" + std::to_string(job_id);
+  std::vector<std::string> dirs;
+  for (const auto& base : bases()) dirs.push_back(base + leaf);
+  JobCgroup group(mode_, dirs);
+  if (exists(dirs.front())) {  // left over by an agent that died: nothing may stay in it
+    group.kill_all();
+    group.remove();
+  }
+  auto fail = [&](const Status& s) -> Result<JobCgroup> {
+    group.remove();
+    return s.with_context("job " + std::to_string(job_id) + " cgroup");
+  };
+  for (const auto& d : dirs)
+    if (Status s = make_dir(d); !s) return fail(s);
+  std::string cpus = format_cpulist(limits.cpus);
+  for (const auto& d : dirs) {
+    std::string ctl = mode_ == CgroupMode::kV2 ? "" : fs::path(d).parent_path().parent_path().parent_path().filename().string();
+    auto want = [&](const char* name) { return mode_ == CgroupMode::kV2 || ctl == name; };
+    Status s;
+    if (want("cpuset")) {
+      std::string parent = fs::path(d).parent_path().string();
+      if (!cpus.empty()) s = write_file(d + "/cpuset.cpus", cpus);
+      else if (mode_ == CgroupMode::kV1) s = write_file(d + "/cpuset.cpus", std::string(trim(read_small_file(parent + "/cpuset.cpus"))));
+      if (s && mode_ == CgroupMode::kV1) s = write_file(d + "/cpuset.mems", std::string(trim(read_small_file(parent + "/cpuset.mems"))));
+    }
+    if (s && want("memory") && limits.mem_bytes > 0) {
+      std::string bytes = std::to_string(limits.mem_bytes);
+      if (mode_ == CgroupMode::kV2) {
+        s = write_file(d + "/memory.max", bytes);
+        if (s && exists(d + "/memory.swap.max")) s = write_file(d + "/memory.swap.max", "0");
+      } else {
+        s = write_file(d + "/memory.limit_in_bytes", bytes);
+        if (s && exists(d + "/memory.memsw.limit_in_bytes")) s = write_file(d + "/memory.memsw.limit_in_bytes", bytes);
+      }
+    }
+    if (s && want("pids") && limits.pids_max > 0 && exists(d + "/pids.max")) s = write_file(d + "/pids.max", std::to_string(limits.pids_max));
+    if (s && mode_ == CgroupMode::kV1 && ctl == "devices")
+      for (const DeviceId& dev : limits.deny_devices)
+        if (s) s = write_file(d + "/devices.deny", "c " + std::to_string(dev.major) + ":" + std::to_string(dev.minor) + " rwm");
+    if (!s) return fail(s);
+  }
+  return group;
+}
+
+int Cgroups::sweep_stale() const {
+  int found = 0;
+  std::set<std::string> leaves;
+  for (const auto& base : bases()) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(base, ec))
+      if (e.is_directory() && e.path().filename().string().rfind("job_", 0) == 0) leaves.insert(e.path().filename().string());
+  }
+  for (const auto& leaf : leaves) {
+    std::vector<std::string> dirs;
+    for (const auto& base : bases())
+      if (exists(base + "/" + leaf)) dirs.push_back(base + "/" + leaf);
+    JobCgroup g(mode_, dirs);
+    g.kill_all();
+    g.remove();
+    ++found;
+  }
+  return found;
+}
+
+void Cgroups::release() const {
+  for (const auto& base : bases()) ::rmdir(base.c_str());
+}
+
+std::vector<std::string> JobCgroup::procs_files() const {
+  std::vector<std::string> out;
+  for (const auto& d : dirs_) out.push_back(d + "/cgroup.procs");
+  return out;
+}
+
+std::vector<int> JobCgroup::pids() const {
+  std::set<int> out;
+  for (const auto& d : dirs_)
+    for (std::string_view line : split(read_small_file(d + "/cgroup.procs"), '\n'))
+      if (auto v = parse_int(trim(line), 1, INT32_MAX)) out.insert(static_cast<int>(*v));
+  return {out.begin(), out.end()};
+}
+
+bool JobCgroup::kill_all(int wait_ms) const {
+  if (!active()) return true;
+  std::string freezer;
+  for (const auto& d : dirs_)
+    if (exists(d + "/freezer.state")) freezer = d + "/freezer.state";
+  // Frozen processes cannot fork while they are being killed; SIGKILL still lands on thaw.
+  if (!freezer.empty()) (void)write_file(freezer, "FROZEN");
+  if (mode_ == CgroupMode::kV2 && exists(dirs_.front() + "/cgroup.kill")) (void)write_file(dirs_.front() + "/cgroup.kill", "1");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (true) {
+    auto left = pids();
+    for (int pid : left) ::kill(pid, SIGKILL);
+    if (!freezer.empty()) (void)write_file(freezer, "THAWED");
+    if (left.empty()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+CgroupUsage JobCgroup::usage() const {
+  CgroupUsage u;
+  if (!active()) return u;
+  const std::string& d = dirs_.front();
+  if (mode_ == CgroupMode::kV2) {
+    u.peak_mem_bytes = read_int(d + "/memory.peak");
+    int64_t usec = read_keyed(d + "/cpu.stat", "usage_usec");
+    u.cpu_time_usec = usec;
+    u.oom_kills = std::max<int64_t>(0, read_keyed(d + "/memory.events", "oom_kill"));
+    return u;
+  }
+  u.peak_mem_bytes = read_int(d + "/memory.max_usage_in_bytes");
+  u.oom_kills = std::max<int64_t>(0, read_keyed(d + "/memory.oom_control", "oom_kill"));
+  for (const auto& dir : dirs_)
+    if (exists(dir + "/cpuacct.usage")) {
+      int64_t ns = read_int(dir + "/cpuacct.usage");
+      u.cpu_time_usec = ns < 0 ? -1 : ns / 1000;
+    }
+  return u;
+}
+
+void JobCgroup::remove() const {
+  for (const auto& d : dirs_) {
+    for (int attempt = 0; attempt < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace hq::cmd

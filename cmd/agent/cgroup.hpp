@@ -1,0 +1,88 @@
+// Job confinement through Linux cgroups: one group per job under
+// <root>/hq/<node>/job_<id> (cgroup v2), or under each v1 controller's mount
+// (cpuset, memory, pids, devices, freezer, cpuacct). It limits the job's CPUs
+// (cpuset.cpus), memory (memory.max / memory.limit_in_bytes, swap included where the
+// host accounts it), process count and, on v1, device access to its own GPUs. At the
+// end it kills every process in the group (daemonized ones too), reads peak memory,
+// CPU time and OOM kills, and removes the group. Without a usable hierarchy the mode is
+// kNone and callers fall back to process groups.
+// Used on the agent's event-loop thread only; the launched child joins its group by
+// writing to the files named in JobCgroup::procs_files between fork and exec.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace hq::cmd {
+
+enum class CgroupMode { kNone, kV1, kV2 };
+std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
+
+// A device the job may use (char device major:minor), for v1's devices controller.
+struct DeviceId {
+  uint32_t major = 0, minor = 0;
+};
+
+struct CgroupLimits {
+  std::vector<int32_t> cpus;          // empty: no cpuset
+  int64_t mem_bytes = 0;              // 0: no memory limit
+  int64_t pids_max = 0;               // 0: no limit
+  std::vector<DeviceId> deny_devices; // other jobs' GPUs (v1 only)
+};
+
+// What a job used, read before its group is removed.
+struct CgroupUsage {
+  int64_t peak_mem_bytes = -1;        // -1: unknown
+  int64_t cpu_time_usec = -1;
+  int64_t oom_kills = 0;
+};
+
+class JobCgroup {
+ public:
+  JobCgroup() = default;
+  JobCgroup(CgroupMode mode, std::vector<std::string> dirs) : mode_(mode), dirs_(std::move(dirs)) {}
+  bool active() const { return mode_ != CgroupMode::kNone && !dirs_.empty(); }
+  // The files a process writes its pid to in order to join (every v1 controller's group).
+  std::vector<std::string> procs_files() const;
+  // SIGKILL to every process in the group until it is empty (bounded wait); true when empty.
+  bool kill_all(int wait_ms = 2000) const;
+  CgroupUsage usage() const;
+  // Removes the (empty) group directories.
+  void remove() const;
+  const std::vector<std::string>& dirs() const { return dirs_; }
+
+ private:
+  std::vector<int> pids() const;
+  CgroupMode mode_ = CgroupMode::kNone;
+  std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
+};
+
+class Cgroups {
+ public:
+  // Looks at `root` (normally /sys/fs/cgroup): pure v2 when it is a cgroup2 mount with
+  // controllers, else v1 when a memory controller is mounted under it, else none.
+  // `want` "auto", "v1", "v2" or "none"; `node` names this agent's subtree.
+  static Result<Cgroups> open(const std::string& root, const std::string& want, const std::string& node);
+
+  CgroupMode mode() const { return mode_; }
+  // Creates the job's group with its limits; an error leaves nothing behind.
+  Result<JobCgroup> create(uint64_t job_id, const CgroupLimits& limits) const;
+  // Groups of jobs a previous agent left (it was killed): their processes are killed
+  // and the groups removed. Returns how many were found.
+  int sweep_stale() const;
+  // Removes this agent's (empty) directories: a stopping agent leaves nothing behind.
+  void release() const;
+  std::string describe() const;
+
+ private:
+  Status prepare();
+  std::vector<std::string> bases() const;  // this node's directory under each hierarchy
+  CgroupMode mode_ = CgroupMode::kNone;
+  std::string root_, node_;
+  std::vector<std::string> v1_controllers_;  // mounted ones among those hq uses
+};
+
+}  // namespace hq::cmd

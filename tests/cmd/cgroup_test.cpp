@@ -1,0 +1,108 @@
+// The cgroup layer against fake hierarchies (plain directories): what a v2 and a v1
+// host get written for a job's limits, mode selection, and stale-group sweeping.
+// The real kernel paths (OOM, killing daemonized children) are in tests/e2e.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../temp_dir.hpp"
+#include "cmd/agent/cgroup.hpp"
+#include "cmd/paths.hpp"
+#include "core/cpu_bind.hpp"
+
+using namespace hq;
+using namespace hq::cmd;
+namespace fs = std::filesystem;
+
+namespace {
+void put(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+std::string get(const std::string& path) { return read_small_file(path); }
+}  // namespace
+
+TEST_CASE("cgroup v2: controllers enabled down the tree; cpuset, memory and swap limits per job") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  CHECK(cg->mode() == CgroupMode::kV2);
+  put(root + "/hq/n1/job_7/memory.swap.max", "max\n");  // files the kernel would provide
+  put(root + "/hq/n1/job_7/pids.max", "max\n");
+  auto job = cg->create(7, CgroupLimits{{0, 1, 2, 5}, 64 << 20, 100, {}});
+  REQUIRE(job.is_ok());
+  CHECK(job->procs_files() == std::vector<std::string>{root + "/hq/n1/job_7/cgroup.procs"});
+  CHECK(get(root + "/hq/n1/job_7/cpuset.cpus") == "0-2,5");
+  CHECK(get(root + "/hq/n1/job_7/memory.max") == std::to_string(64 << 20));
+  CHECK(get(root + "/hq/n1/job_7/memory.swap.max") == "0");
+  CHECK(get(root + "/hq/n1/job_7/pids.max") == "100");
+  put(root + "/hq/n1/job_7/memory.peak", "1048576\n");
+  put(root + "/hq/n1/job_7/cpu.stat", "usage_usec 2500000\nuser_usec 2000000\n");
+  put(root + "/hq/n1/job_7/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+  CgroupUsage u = job->usage();
+  CHECK(u.peak_mem_bytes == 1048576);
+  CHECK(u.cpu_time_usec == 2500000);
+  CHECK(u.oom_kills == 1);
+}
+
+TEST_CASE("cgroup v1: a group per controller; cpuset copies the parent's mems; devices denied") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
+  put(root + "/cpuset/cpuset.cpus", "0-63\n");
+  put(root + "/cpuset/cpuset.mems", "0-1\n");
+  put(root + "/memory/hq/n1/job_3/memory.memsw.limit_in_bytes", "");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  CHECK(cg->mode() == CgroupMode::kV1);
+  CHECK(cg->describe().find("memory,cpuset,pids,freezer,devices,cpuacct") != std::string::npos);
+  CHECK(get(root + "/cpuset/hq/n1/cpuset.mems") == "0-1");
+  auto job = cg->create(3, CgroupLimits{{4, 5}, 1 << 30, 0, {{195, 1}, {195, 2}}});
+  REQUIRE(job.is_ok());
+  CHECK(job->procs_files().size() == 6);
+  CHECK(get(root + "/cpuset/hq/n1/job_3/cpuset.cpus") == "4-5");
+  CHECK(get(root + "/cpuset/hq/n1/job_3/cpuset.mems") == "0-1");
+  CHECK(get(root + "/memory/hq/n1/job_3/memory.limit_in_bytes") == std::to_string(1 << 30));
+  CHECK(get(root + "/memory/hq/n1/job_3/memory.memsw.limit_in_bytes") == std::to_string(1 << 30));
+  CHECK(get(root + "/devices/hq/n1/job_3/devices.deny") == "c 195:2 rwm");  // the last write (a real file keeps rules)
+  put(root + "/memory/hq/n1/job_3/memory.max_usage_in_bytes", "4096\n");
+  put(root + "/memory/hq/n1/job_3/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  put(root + "/cpuacct/hq/n1/job_3/cpuacct.usage", "3000000000\n");
+  CgroupUsage u = job->usage();
+  CHECK(u.peak_mem_bytes == 4096);
+  CHECK(u.oom_kills == 2);
+  CHECK(u.cpu_time_usec == 3000000);
+}
+
+TEST_CASE("cgroup modes: none by request or when nothing is mounted; an explicit mode must exist") {
+  hq::test::TempDir dir;
+  auto none = Cgroups::open(dir.path(), "auto", "n1");
+  REQUIRE(none.is_ok());
+  CHECK(none->mode() == CgroupMode::kNone);
+  CHECK(none->create(1, {})->active() == false);
+  CHECK(!Cgroups::open(dir.path(), "v2", "n1"));
+  CHECK(!Cgroups::open(dir.path(), "v1", "n1"));
+  CHECK(!Cgroups::open(dir.path(), "v3", "n1"));
+  CHECK(Cgroups::open("/sys/fs/cgroup", "none", "n1")->mode() == CgroupMode::kNone);
+}
+
+TEST_CASE("cpu binding: least-used CPUs, GPU-local first; map_cpu within the allocation") {
+  std::vector<int32_t> pool{0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK(choose_cpus(pool, {}, 2, {}) == std::vector<int32_t>{0, 1});
+  CHECK(choose_cpus(pool, {}, 2, {4, 5, 6, 7}) == std::vector<int32_t>{4, 5});
+  CHECK(choose_cpus(pool, {{4, 1}, {5, 1}}, 2, {4, 5, 6, 7}) == std::vector<int32_t>{6, 7});
+  CHECK(choose_cpus({0, 1}, {}, 4, {}) == std::vector<int32_t>{0, 1});  // a smaller host: all of it
+  CHECK(parse_cpu_bind("none")->kind == CpuBindKind::kNone);
+  CHECK(parse_cpu_bind("map_cpu:1,3")->map == std::vector<int32_t>{1, 3});
+  CHECK(!parse_cpu_bind("sockets"));
+  CHECK(!parse_cpu_bind("map_cpu:"));
+  CHECK(affinity_for(*parse_cpu_bind(""), {2, 3}).value() == std::vector<int32_t>{2, 3});
+  CHECK(affinity_for(*parse_cpu_bind("none"), {2, 3})->empty());
+  CHECK(affinity_for(*parse_cpu_bind("map_cpu:3"), {2, 3}).value() == std::vector<int32_t>{3});
+  auto outside = affinity_for(*parse_cpu_bind("map_cpu:9"), {2, 3});
+  REQUIRE(!outside);
+  CHECK(outside.status().message().find("CPU 9") != std::string::npos);
+}

@@ -1,0 +1,65 @@
+// End to end: job confinement on the host's cgroups (v1 or v2, whichever it has): a
+// job over its --mem ends OUT_OF_MEMORY; a daemonized child is gone once its job ends
+// or is cancelled; the job's CPUs, peak memory and CPU time are reported.
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+bool alive(const std::string& pid_file) {
+  std::string text = slurp(pid_file);
+  if (text.empty()) return false;
+  pid_t pid = std::stoi(text);
+  return pid > 0 && kill(pid, 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: a job that allocates more memory than --mem ends OUT_OF_MEMORY") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string log = slurp(c.dir() + "/e1.log");
+  if (log.find("job confinement: cgroup") == std::string::npos) {
+    MESSAGE("no cgroup hierarchy here; memory limits are not enforced: " << log);
+    return;
+  }
+  std::string hog = c.submit("--mem=32M --wrap 'head -c 400M /dev/zero | tail; echo after'");
+  REQUIRE(c.wait_state(hog, "OUT_OF_MEMORY", 30));
+  auto job = c.hq("show job " + hog);
+  CHECK(job.out.find("JobState=OUT_OF_MEMORY Reason=OutOfMemory") != std::string::npos);
+  std::string fine = c.submit("--mem=64M --wrap 'head -c 8M /dev/zero | tail | wc -c'");
+  REQUIRE(c.wait_state(fine, "COMPLETED", 20));
+  auto shown = c.hq("show job " + fine);
+  CHECK(shown.out.find("MaxRSS=") != std::string::npos);
+  CHECK(shown.out.find("TotalCPU=") != std::string::npos);
+}
+
+TEST_CASE("e2e: daemonized children die with their job, whether it ends or is cancelled") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string log = slurp(c.dir() + "/e1.log");
+  INFO("agent log: " << log);
+  std::string ended_pid = c.dir() + "/ended.pid", cancelled_pid = c.dir() + "/cancelled.pid";
+  std::string daemon = "setsid sh -c \\\"echo \\\\$\\\\$ > %s; exec sleep 300\\\" </dev/null >/dev/null 2>&1 &";
+  auto script = [&](const std::string& pid_file, const std::string& then) {
+    std::string d = daemon;
+    d.replace(d.find("%s"), 2, pid_file);
+    return "--wrap \"" + d + " sleep 1; " + then + "\"";
+  };
+  std::string a = c.submit(script(ended_pid, "true"));
+  REQUIRE(wait_until([&] { return alive(ended_pid); }, 10));
+  REQUIRE(c.wait_state(a, "COMPLETED", 15));
+  CHECK(wait_until([&] { return !alive(ended_pid); }, 5));
+
+  std::string b = c.submit(script(cancelled_pid, "sleep 300"));
+  REQUIRE(c.wait_state(b, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return alive(cancelled_pid); }, 10));
+  c.hq("cancel " + b);
+  REQUIRE(c.wait_state(b, "CANCELLED", 15));
+  CHECK(wait_until([&] { return !alive(cancelled_pid); }, 5));
+}

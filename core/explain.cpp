@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/constraint.hpp"
+#include "core/gpu_select.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
 #include "core/units.hpp"
@@ -27,6 +28,19 @@ std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, cons
   if (cpus > n.cpus || mem > n.mem_mib)
     return "too small: has " + std::to_string(n.cpus) + " CPUs and " + std::to_string(n.mem_mib) + " MiB, needs " +
            std::to_string(cpus) + " CPUs and " + std::to_string(mem) + " MiB per node";
+  int32_t gpus = sh.need.whole_node ? 0 : sh.need.node_gpus + sh.need.gpus;
+  if (gpus > 0) {
+    std::string what = job.spec.gpu_type.empty() ? "GPUs" : job.spec.gpu_type + " GPUs";
+    int32_t have = 0, idle = free_gpus_of_type(n.gpus, n.gpu_used, job.spec.gpu_type);
+    for (const NodeGpu& g : n.gpus) have += job.spec.gpu_type.empty() || g.type == job.spec.gpu_type;
+    if (have < gpus) return "too few GPUs: has " + std::to_string(have) + " " + what + ", needs " + std::to_string(gpus);
+    if (idle < gpus) return "GPUs busy: " + std::to_string(idle) + " of " + std::to_string(have) + " " + what + " free, needs " + std::to_string(gpus);
+  } else if (n.restricted_cpus_per_gpu > 0) {
+    int32_t kept = n.restricted_cpus_per_gpu * free_gpus_of_type(n.gpus, n.gpu_used, "");
+    if (free_cpus - kept < cpus)
+      return "busy: " + std::to_string(free_cpus) + " CPUs free, " + std::to_string(kept) +
+             " of them kept for GPU jobs (restricted_cores_per_gpu), needs " + std::to_string(cpus);
+  }
   if (free_cpus < cpus || free_mem < mem)
     return "busy: " + std::to_string(free_cpus) + " of " + std::to_string(n.cpus) + " CPUs and " +
            std::to_string(free_mem) + " MiB free, needs " + std::to_string(cpus) + " CPUs and " + std::to_string(mem) +

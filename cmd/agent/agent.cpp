@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "cmd/agent/launcher.hpp"
+#include "cmd/agent/proc_track.hpp"
 #include "core/cpu_bind.hpp"
 #include "net/clock.hpp"
 #include "net/convert.hpp"
@@ -314,6 +315,11 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   ::kill(-rj.pid, SIGKILL);
   if (rj.cgroup.active() && !rj.cgroup.kill_all())
     log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + rj.cgroup.dirs().front());
+  if (!rj.cgroup.active()) {
+    // A zombie still holds its environment, so the reaping below comes after the scan.
+    if (int left = kill_job_processes(id, rj.job.spec.uid); left > 0)
+      log::info("job " + std::to_string(id) + ": killed " + std::to_string(left) + " process(es) that left its process group");
+  }
   CgroupUsage used = rj.cgroup.usage();
   rj.cgroup.remove();
   pb::JobEnded e;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "builders.hpp"
+#include "core/explain.hpp"
 #include "core/gpu_select.hpp"
 #include "core/job_env.hpp"
 #include "core/job_shape.hpp"
@@ -141,6 +142,8 @@ TEST_CASE("scheduler: GPU jobs get disjoint GPUs; a job for more GPUs than are f
   CHECK(s.nodes.at("g1").alloc_gpus == 8);
   CHECK(node_gres_used(s.nodes.at("g1")) == "gpu:h100:8(IDX:0-7)");
   CHECK(!started(run(s), 3));
+  auto why = explain_job(s, s.jobs.at(JobId{3}), 0, 10);
+  CHECK(std::any_of(why.begin(), why.end(), [](const std::string& l) { return l.find("GPUs busy: 0 of 8 GPUs free") != std::string::npos; }));
   apply(s, JobEnded{JobId{1}, 10, JobState::kCompleted, 0, 0, ""});
   CHECK(gpus_of(run(s), 3) == std::vector<int32_t>{0});
 }

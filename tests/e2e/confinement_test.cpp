@@ -39,27 +39,32 @@ TEST_CASE("e2e: a job that allocates more memory than --mem ends OUT_OF_MEMORY")
   CHECK(shown.out.find("TotalCPU=") != std::string::npos);
 }
 
-TEST_CASE("e2e: daemonized children die with their job, whether it ends or is cancelled") {
-  LocalCluster c(1, 2);
-  REQUIRE(c.ready());
-  std::string log = slurp(c.dir() + "/e1.log");
-  INFO("agent log: " << log);
-  std::string ended_pid = c.dir() + "/ended.pid", cancelled_pid = c.dir() + "/cancelled.pid";
-  std::string daemon = "setsid sh -c \\\"echo \\\\$\\\\$ > %s; exec sleep 300\\\" </dev/null >/dev/null 2>&1 &";
-  auto script = [&](const std::string& pid_file, const std::string& then) {
-    std::string d = daemon;
-    d.replace(d.find("%s"), 2, pid_file);
-    return "--wrap \"" + d + " sleep 1; " + then + "\"";
-  };
-  std::string a = c.submit(script(ended_pid, "true"));
-  REQUIRE(wait_until([&] { return alive(ended_pid); }, 10));
-  REQUIRE(c.wait_state(a, "COMPLETED", 15));
-  CHECK(wait_until([&] { return !alive(ended_pid); }, 5));
+TEST_CASE("e2e: daemonized children die with their job, whether it ends or is cancelled (cgroups or none)") {
+  for (const char* mode : {"auto", "none"}) {
+    setenv("HQ_CGROUP", mode, 1);
+    LocalCluster c(1, 2);
+    unsetenv("HQ_CGROUP");
+    REQUIRE(c.ready());
+    std::string log = slurp(c.dir() + "/e1.log");
+    INFO("mode " << std::string(mode) << "; agent log: " << log);
+    if (std::string(mode) == "none") CHECK(log.find("process group only") != std::string::npos);
+    std::string ended_pid = c.dir() + "/ended.pid", cancelled_pid = c.dir() + "/cancelled.pid";
+    std::string daemon = "setsid sh -c \\\"echo \\\\$\\\\$ > %s; exec sleep 300\\\" </dev/null >/dev/null 2>&1 &";
+    auto script = [&](const std::string& pid_file, const std::string& then) {
+      std::string d = daemon;
+      d.replace(d.find("%s"), 2, pid_file);
+      return "--wrap \"" + d + " sleep 1; " + then + "\"";
+    };
+    std::string a = c.submit(script(ended_pid, "true"));
+    REQUIRE(wait_until([&] { return alive(ended_pid); }, 10));
+    REQUIRE(c.wait_state(a, "COMPLETED", 15));
+    CHECK(wait_until([&] { return !alive(ended_pid); }, 5));
 
-  std::string b = c.submit(script(cancelled_pid, "sleep 300"));
-  REQUIRE(c.wait_state(b, "RUNNING", 10));
-  REQUIRE(wait_until([&] { return alive(cancelled_pid); }, 10));
-  c.hq("cancel " + b);
-  REQUIRE(c.wait_state(b, "CANCELLED", 15));
-  CHECK(wait_until([&] { return !alive(cancelled_pid); }, 5));
+    std::string b = c.submit(script(cancelled_pid, "sleep 300"));
+    REQUIRE(c.wait_state(b, "RUNNING", 10));
+    REQUIRE(wait_until([&] { return alive(cancelled_pid); }, 10));
+    c.hq("cancel " + b);
+    REQUIRE(c.wait_state(b, "CANCELLED", 15));
+    CHECK(wait_until([&] { return !alive(cancelled_pid); }, 5));
+  }
 }

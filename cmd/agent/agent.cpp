@@ -238,7 +238,7 @@ Result<pid_t> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJo
   if (!bind) return bind.status();
   auto affinity = affinity_for(*bind, rj.cpus);
   if (!affinity) return affinity.status();
-  CgroupLimits limits{rj.cpus, mine.mem_mib * 1024 * 1024, 0, other_gpu_devices(mine.gpus)};
+  CgroupLimits limits{rj.cpus, mine.mem_mib * 1024 * 1024, opts_.job_pids_max, other_gpu_devices(mine.gpus)};
   auto group = cgroups_.create(job.id.value, limits);
   if (!group) return group.status();
   rj.cgroup = *group;

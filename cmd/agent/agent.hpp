@@ -31,6 +31,7 @@ struct AgentOptions {
   std::string spool_dir;
   std::string cgroup_mode = "auto";        // auto | v1 | v2 | none
   std::string cgroup_root = "/sys/fs/cgroup";
+  int64_t job_pids_max = 0;                // per-job process limit in its cgroup; 0: none
 };
 
 class Agent {

@@ -87,6 +87,10 @@ int run_node(const Args& args) {
   app.add_option("--cgroup", cgroup_mode, "job confinement: auto (v2, else v1, else none), v1, v2 or none")
       ->envname("HQ_CGROUP");
   app.add_option("--cgroup-root", cgroup_root, "where the cgroup hierarchies are mounted")->envname("HQ_CGROUP_ROOT");
+  int64_t job_pids_max = 0;
+  app.add_option("--job-pids-max", job_pids_max, "at most this many processes per job (cgroup pids.max; 0: no limit)")
+      ->envname("HQ_JOB_PIDS_MAX")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
   app.add_option("--probe-root", probe_root, "read procfs/sysfs under this directory (or HQ_PROBE_ROOT; for tests)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
@@ -117,7 +121,8 @@ int run_node(const Args& args) {
     std::cerr << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
-  AgentOptions opts{*ep, *transport, secret_file, name.empty() ? host->hostname : name, spool, cgroup_mode, cgroup_root};
+  AgentOptions opts{*ep,        *transport,  secret_file, name.empty() ? host->hostname : name, spool,
+                    cgroup_mode, cgroup_root, job_pids_max};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

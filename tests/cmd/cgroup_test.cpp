@@ -23,7 +23,7 @@ void put(const std::string& path, const std::string& text) {
 std::string get(const std::string& path) { return read_small_file(path); }
 }  // namespace
 
-TEST_CASE("cgroup v2: controllers enabled down the tree; cpuset, memory and swap limits per job") {
+TEST_CASE("cgroup v2: controllers enabled down the tree - cpuset, memory and swap limits per job") {
   hq::test::TempDir dir;
   std::string root = dir.path();
   put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
@@ -48,7 +48,7 @@ TEST_CASE("cgroup v2: controllers enabled down the tree; cpuset, memory and swap
   CHECK(u.oom_kills == 1);
 }
 
-TEST_CASE("cgroup v1: a group per controller; cpuset copies the parent's mems; devices denied") {
+TEST_CASE("cgroup v1: a group per controller - cpuset copies the parent's mems - devices denied") {
   hq::test::TempDir dir;
   std::string root = dir.path();
   for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
@@ -77,7 +77,7 @@ TEST_CASE("cgroup v1: a group per controller; cpuset copies the parent's mems; d
   CHECK(u.cpu_time_usec == 3000000);
 }
 
-TEST_CASE("cgroup modes: none by request or when nothing is mounted; an explicit mode must exist") {
+TEST_CASE("cgroup modes: none by request or when nothing is mounted - an explicit mode must exist") {
   hq::test::TempDir dir;
   auto none = Cgroups::open(dir.path(), "auto", "n1");
   REQUIRE(none.is_ok());
@@ -89,7 +89,7 @@ TEST_CASE("cgroup modes: none by request or when nothing is mounted; an explicit
   CHECK(Cgroups::open("/sys/fs/cgroup", "none", "n1")->mode() == CgroupMode::kNone);
 }
 
-TEST_CASE("cpu binding: least-used CPUs, GPU-local first; map_cpu within the allocation") {
+TEST_CASE("cpu binding: least-used CPUs, GPU-local first - map_cpu within the allocation") {
   std::vector<int32_t> pool{0, 1, 2, 3, 4, 5, 6, 7};
   CHECK(choose_cpus(pool, {}, 2, {}) == std::vector<int32_t>{0, 1});
   CHECK(choose_cpus(pool, {}, 2, {4, 5, 6, 7}) == std::vector<int32_t>{4, 5});

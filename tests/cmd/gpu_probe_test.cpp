@@ -55,7 +55,7 @@ TEST_CASE("probe: AMD cards by vendor id, render nodes, not the BMC or connector
   CHECK(gpus[1].local_cpus.size() == 32);
 }
 
-TEST_CASE("probe: mixed vendors interleave by PCI address; none is empty") {
+TEST_CASE("probe: mixed vendors interleave by PCI address - none is empty") {
   std::vector<std::string> warnings;
   auto gpus = probe_gpus(fixture("mixed"), warnings);
   REQUIRE(gpus.size() == 3);

@@ -7,7 +7,7 @@
 
 using namespace hq::cmd;
 
-TEST_CASE("users: /etc/passwd is read directly; malformed lines are skipped") {
+TEST_CASE("users: /etc/passwd is read directly - malformed lines are skipped") {
   hq::test::TempDir dir;
   std::string file = dir.path() + "/passwd";
   std::ofstream(file) << "root:x:0:0:root:/root:/bin/bash\n"
@@ -27,7 +27,7 @@ TEST_CASE("users: /etc/passwd is read directly; malformed lines are skipped") {
   CHECK(user_name(4294967290u) == "4294967290");  // unknown: the number, and no crash
 }
 
-TEST_CASE("users: group ids come from /etc/group; a number is its own gid") {
+TEST_CASE("users: group ids come from /etc/group - a number is its own gid") {
   hq::test::TempDir dir;
   std::string file = dir.path() + "/group";
   std::ofstream(file) << "root:x:0:\n"

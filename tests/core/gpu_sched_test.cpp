@@ -48,7 +48,7 @@ bool started(const Plan& p, uint64_t id) {
 
 }  // namespace
 
-TEST_CASE("pick_gpus: best-fit affinity group, then the fewest groups; type filter") {
+TEST_CASE("pick_gpus: best-fit affinity group, then the fewest groups - type filter") {
   auto g = two_socket_gpus();
   std::vector<char> used(8, 0);
   CHECK(pick_gpus(g, used, 4, "") == std::vector<int32_t>{0, 1, 2, 3});
@@ -77,7 +77,7 @@ TEST_CASE("reconcile_gpus: found GPUs must cover the config's gres") {
   CHECK(!reconcile_gpus({}, std::vector<NodeGpu>(256)));
 }
 
-TEST_CASE("job shapes: GPUs per node, per task, in all; --cpus-per-gpu and --mem-per-gpu") {
+TEST_CASE("job shapes: GPUs per node, per task, in all - --cpus-per-gpu and --mem-per-gpu") {
   PartitionConfig part;
   JobSpec s;
   s.gpus = 4;
@@ -110,7 +110,7 @@ TEST_CASE("job shapes: GPUs per node, per task, in all; --cpus-per-gpu and --mem
   CHECK(sh.need.cpus == 12);
 }
 
-TEST_CASE("time map: GPUs bound units; restricted CPUs are kept from CPU-only jobs while GPUs idle") {
+TEST_CASE("time map: GPUs bound units - restricted CPUs are kept from CPU-only jobs while GPUs idle") {
   TimeMap map(100);
   int32_t n = map.add_node(0, 16, 16000, 16, 16000, 4, 4, 2);
   map.finalize();
@@ -127,7 +127,7 @@ TEST_CASE("time map: GPUs bound units; restricted CPUs are kept from CPU-only jo
   CHECK(map.units_at(n, whole, 10) == 1);
 }
 
-TEST_CASE("scheduler: GPU jobs get disjoint GPUs; a job for more GPUs than are free waits") {
+TEST_CASE("scheduler: GPU jobs get disjoint GPUs - a job for more GPUs than are free waits") {
   auto s = cluster("g1", 16);
   s.nodes.at("g1").gpus = two_socket_gpus();
   apply(s, JobSubmitted{gpu_job(1, 4)});
@@ -148,7 +148,7 @@ TEST_CASE("scheduler: GPU jobs get disjoint GPUs; a job for more GPUs than are f
   CHECK(gpus_of(run(s), 3) == std::vector<int32_t>{0});
 }
 
-TEST_CASE("scheduler: typed requests go to nodes of that type; mixed nodes count by type") {
+TEST_CASE("scheduler: typed requests go to nodes of that type - mixed nodes count by type") {
   auto s = cluster("g[1-2]", 16);
   s.nodes.at("g1").gpus = two_socket_gpus("a100");
   auto mixed = two_socket_gpus("a100");
@@ -163,7 +163,7 @@ TEST_CASE("scheduler: typed requests go to nodes of that type; mixed nodes count
   CHECK(!started(p, 2));  // g2 still has six free GPUs, but none is an h100
 }
 
-TEST_CASE("scheduler: CPU-only jobs leave restricted cores; exclusive jobs take every GPU") {
+TEST_CASE("scheduler: CPU-only jobs leave restricted cores - exclusive jobs take every GPU") {
   auto s = cluster("g1", 16);
   Node& g1 = s.nodes.at("g1");
   g1.gpus = two_socket_gpus();
@@ -183,7 +183,7 @@ TEST_CASE("scheduler: CPU-only jobs leave restricted cores; exclusive jobs take 
   CHECK(p.starts.front().alloc.front().gpus.size() == 8);
 }
 
-TEST_CASE("submit options: --gpus, --gres, per node and per task; errors are named") {
+TEST_CASE("submit options: --gpus, --gres, per node and per task - errors are named") {
   SubmitRequest req;
   REQUIRE(apply_submit_options({"--gpus=h100:4", "--cpus-per-gpu=8", "--mem-per-gpu=10G"}, req, nullptr).is_ok());
   CHECK(req.spec.gpus == 4);

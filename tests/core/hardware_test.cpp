@@ -11,7 +11,7 @@ TEST_CASE("GPU type names follow Slurm: lower case, spaces to underscores, dashe
   CHECK(gpu_type_name("") == "");
 }
 
-TEST_CASE("NVIDIA information files: the fields hq uses, whatever the spacing; junk is ignored") {
+TEST_CASE("NVIDIA information files: the fields hq uses, whatever the spacing - junk is ignored") {
   auto info = parse_nvidia_information(
       "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 10\nGPU UUID: \t GPU-9221d5d1\n"
       "Bus Location: \t 0000:62:00.0\nDevice Minor: \t 5\nGPU Excluded: \t No\n");

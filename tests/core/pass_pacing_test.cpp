@@ -26,7 +26,7 @@ TEST_CASE("pacing: an event runs a full pass when its pacing allows, else a quic
   CHECK(!next_pass(p, 12.1).any);
 }
 
-TEST_CASE("pacing: quick passes are paced by their own cost; the tick adds a full pass per bf_interval") {
+TEST_CASE("pacing: quick passes are paced by their own cost - the tick adds a full pass per bf_interval") {
   PassPacing p;
   p.ran(PassKind::kFull, 0, 1);
   p.ran(PassKind::kQuick, 1, 1.2);             // next quick no sooner than 1.6

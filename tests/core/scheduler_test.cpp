@@ -40,7 +40,7 @@ std::vector<std::string> nodes_of(const StartDecision* s) {
 }
 }  // namespace
 
-TEST_CASE("priority order, then job id; best fit keeps whole nodes free") {
+TEST_CASE("priority order, then job id - best fit keeps whole nodes free") {
   auto s = cluster("n[1-2]", 4);
   start(s, 100, {"n2"}, 2);
   apply(s, JobBuilder(1).cpus(2));
@@ -52,7 +52,7 @@ TEST_CASE("priority order, then job id; best fit keeps whole nodes free") {
   CHECK(nodes_of(&p.starts[1]) == std::vector<std::string>{"n2"});
 }
 
-TEST_CASE("strict priority under fifo; holds and reasons") {
+TEST_CASE("strict priority under fifo - holds and reasons") {
   auto s = cluster("n[1-2]", 4);
   apply(s, JobBuilder(1).cpus(4).held());
   apply(s, JobBuilder(2).nodes(3));   // never fits now: only 2 nodes
@@ -83,7 +83,7 @@ TEST_CASE("backfill: a short job starts ahead of a blocked wide job, a long one 
   CHECK(fifo.starts.empty());
 }
 
-TEST_CASE("easy reserves for the first blocked job only; backfill for every tested one") {
+TEST_CASE("easy reserves for the first blocked job only - backfill for every tested one") {
   auto s = cluster("n[1-4]", 1);
   start(s, 100, {"n1", "n2", "n3"}, 1);
   s.jobs.at(JobId{100}).time_limit = 600;

@@ -30,7 +30,7 @@ TEST_CASE("directives: errors") {
   CHECK((*esc)[0] == "a b");
 }
 
-TEST_CASE("options: one table for command line and directives; command line wins") {
+TEST_CASE("options: one table for command line and directives - command line wins") {
   SubmitRequest req;
   auto dir = parse_directives("#!/bin/sh\n#SBATCH -J fromscript -N 2-4 --mem=2G -t 1-00:00:00\n");
   REQUIRE(dir.is_ok());
@@ -63,7 +63,7 @@ TEST_CASE("options: bad values and unknown options are named") {
   CHECK(req.wait);
 }
 
-TEST_CASE("export: ALL, NONE and lists; SLURM_* always passes") {
+TEST_CASE("export: ALL, NONE and lists - SLURM_* always passes") {
   std::vector<std::string> env = {"A=1", "B=2", "SLURM_X=3"};
   CHECK(export_environment("ALL", env)->size() == 3);
   auto none = export_environment("NONE", env);

@@ -218,7 +218,7 @@ TEST_CASE("e2e: forged, expired, wrongly signed and replayed tokens are refused"
   CHECK(c.wait_state(id, "COMPLETED", 10));
 }
 
-TEST_CASE("e2e: users may cancel only their own jobs; root may cancel any") {
+TEST_CASE("e2e: users may cancel only their own jobs - root may cancel any") {
   if (!can_switch_users()) {
     MESSAGE("skipped: needs root and setpriv to act as two users");
     return;
@@ -306,7 +306,7 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
   CHECK(slurp(c.dir() + "/rot.out") == "once\n");
 }
 
-TEST_CASE("e2e: root jobs need allow_root_jobs; other users' scripts are hidden; private mode hides jobs") {
+TEST_CASE("e2e: root jobs need allow_root_jobs - other users' scripts are hidden - private mode hides jobs") {
   if (!can_switch_users()) {
     MESSAGE("skipped: needs root and setpriv to act as two users");
     return;

@@ -21,13 +21,28 @@ bool alive(const std::string& pid_file) {
 }  // namespace
 
 TEST_CASE("e2e: a job that allocates more memory than --mem ends OUT_OF_MEMORY") {
+  setenv("HQ_JOB_PIDS_MAX", "64", 1);
   LocalCluster c(1, 2);
+  unsetenv("HQ_JOB_PIDS_MAX");
   REQUIRE(c.ready());
   std::string log = slurp(c.dir() + "/e1.log");
   if (log.find("job confinement: cgroup") == std::string::npos) {
     MESSAGE("no cgroup hierarchy here; memory limits are not enforced: " << log);
     return;
   }
+  // The job reads its own limits from its cgroup (v1 paths per controller, v2 one path).
+  bool v1 = log.find("cgroup v1") != std::string::npos;
+  std::string limits = v1 ? "m=$(grep :memory: /proc/self/cgroup | cut -d: -f3); c=$(grep :cpuset: /proc/self/cgroup | cut -d: -f3); "
+                            "p=$(grep :pids: /proc/self/cgroup | cut -d: -f3); "
+                            "cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes /sys/fs/cgroup/cpuset$c/cpuset.cpus /sys/fs/cgroup/pids$p/pids.max"
+                          : "g=$(grep ^0:: /proc/self/cgroup | cut -d: -f3); "
+                            "cat /sys/fs/cgroup$g/memory.max /sys/fs/cgroup$g/cpuset.cpus /sys/fs/cgroup$g/pids.max";
+  std::string shown_limits = c.submit("--mem=48M -o " + c.dir() + "/limits.out --wrap '" + limits + "'");
+  REQUIRE(c.wait_state(shown_limits, "COMPLETED", 20));
+  std::string text = slurp(c.dir() + "/limits.out");
+  CHECK(text.find(std::to_string(48 << 20) + "\n") == 0);
+  CHECK(text.find("\n64\n") != std::string::npos);
+  CHECK(text.find("/job_") == std::string::npos);
   std::string hog = c.submit("--mem=32M --wrap 'head -c 400M /dev/zero | tail; echo after'");
   REQUIRE(c.wait_state(hog, "OUT_OF_MEMORY", 30));
   auto job = c.hq("show job " + hog);

@@ -72,7 +72,7 @@ class EchoServer {
 
 }  // namespace
 
-TEST_CASE("tls: clients that trust the cluster CA talk; others are refused") {
+TEST_CASE("tls: clients that trust the cluster CA talk - others are refused") {
   auto ca = make_cluster_ca("t");
   REQUIRE(ca.is_ok());
   auto server_cert = issue_server_cert(*ca, "controller");

@@ -16,7 +16,7 @@ const char* kKey1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccd
 const char* kKey2 = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
 }  // namespace
 
-TEST_CASE("tokens: mint and verify; identity comes back intact") {
+TEST_CASE("tokens: mint and verify - identity comes back intact") {
   Keyring r = ring(kKey1);
   CHECK(r.signing_id() == 1);
   Identity who;

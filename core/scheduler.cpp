@@ -27,8 +27,9 @@ struct Pool {
 
 struct Candidate {
   const Job* job;
-  int32_t tier;
   int64_t priority;
+  uint64_t id;      // the job's, here so that sorting reads no Job
+  int32_t tier;
 };
 
 // Per-job node filter from -w/-x; empty `ok` means every node may be used.
@@ -99,7 +100,7 @@ class Pass {
         auto it = snap_.part_index.find(name);
         if (it != snap_.part_index.end()) tier = std::max(tier, snap_.parts[it->second]->priority_tier);
       });
-      order.push_back({&job, tier, compute_priority(job, prio_, snap_.now).total});
+      order.push_back({&job, compute_priority(job, prio_, snap_.now).total, job.id.value, tier});
     };
     // Pending ids and the job map are both in id order: try the next entry before a lookup.
     auto it = s_.jobs.end();
@@ -112,7 +113,7 @@ class Pass {
     auto first = [](const Candidate& a, const Candidate& b) {
       if (a.tier != b.tier) return a.tier > b.tier;
       if (a.priority != b.priority) return a.priority > b.priority;
-      return a.job->id < b.job->id;
+      return a.id < b.id;
     };
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
       std::partial_sort(order.begin(), order.begin() + depth_, order.end(), first);

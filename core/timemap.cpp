@@ -188,10 +188,62 @@ int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) cons
   return u;
 }
 
+TimeMap::NeedKey TimeMap::need_key(const UnitNeed& need) {
+  // Outside whole-node needs, the unit cap only clamps the answer: leave it out.
+  int32_t cap = need.whole_node ? need.max_units : INT32_MAX;
+  return NeedKey{need.cpus, need.gpus, need.node_gpus, cap, need.mem, need.node_mem, need.whole_node};
+}
+
+int32_t TimeMap::memo_slot(const UnitNeed& need) const {
+  NeedKey key = need_key(need);
+  if (last_need_ >= 0 && key == last_key_) return last_need_;
+  auto it = std::find(memo_needs_.begin(), memo_needs_.end(), key);
+  last_need_ = static_cast<int32_t>(it - memo_needs_.begin());
+  if (it == memo_needs_.end()) {
+    memo_needs_.push_back(key);
+    memo_index_.emplace_back();
+  }
+  last_key_ = key;
+  return last_need_;
+}
+
+// A monotone class: a start's tightest point is the start itself, so the pieces are the
+// answer, whatever the duration. Memoized per need; the cap is applied on the way out.
+void TimeMap::monotone_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const {
+  int32_t slot = memo_slot(need);
+  std::vector<uint64_t>& index = memo_index_[static_cast<size_t>(slot)];
+  size_t cls = static_cast<size_t>(&c - classes_.data());
+  if (index.size() <= cls) index.resize(classes_.size(), 0);
+  if (index[cls] == 0) {
+    UnitNeed open = need;
+    open.max_units = need_key(need).max_units;
+    const Piece* piece = pieces_.data() + c.first_piece;
+    const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
+    uint64_t begin = memo_.size();
+    for (size_t k = 0; k < c.pieces; ++k) {
+      int32_t u = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, open);
+      int32_t from = piece[k].slot, to = k + 1 < c.pieces ? piece[k + 1].slot : horizon_;
+      if (u <= 0 || from >= horizon_) continue;
+      to = std::min(to, horizon_);
+      if (memo_.size() > begin && memo_.back().to == from && memo_.back().units == u) memo_.back().to = to;
+      else memo_.push_back({from, to, u});
+    }
+    index[cls] = ((begin << 20) | (memo_.size() - begin)) + 1;
+  }
+  uint64_t at = index[cls] - 1;
+  const Interval* iv = memo_.data() + (at >> 20);
+  for (size_t k = 0, n = at & 0xfffff; k < n; ++k) {
+    int32_t u = std::min(iv[k].units, need.max_units);
+    if (!out.empty() && out.back().to == iv[k].from && out.back().units == u) out.back().to = iv[k].to;
+    else out.push_back({iv[k].from, iv[k].to, u});
+  }
+}
+
 void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const {
   out.clear();
   const Class& c = classes_[cls];
   if (c.nodes.empty()) return;
+  if (c.monotone) return monotone_intervals(c, need, out);
   const Piece* piece = pieces_.data() + c.first_piece;
   const size_t count = c.pieces;
   auto emit = [&](int32_t from, int32_t to, int32_t u) {
@@ -205,10 +257,6 @@ void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>
   pu.resize(count);
   const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
   for (size_t k = 0; k < count; ++k) pu[k] = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, need);
-  if (c.monotone) {  // a start's tightest point is the start itself: the pieces are the answer
-    for (size_t k = 0; k < count; ++k) emit(piece[k].slot, end_of(k), pu[k]);
-    return;
-  }
   // Units change only where a piece enters or leaves the window [s, s + slots): at a
   // piece start, or `slots` - 1 before one. Both lists are sorted: merge them.
   std::vector<int32_t>& cand = scratch_;

@@ -70,6 +70,8 @@ class TimeMap {
     return units(nodes_[node], cpus, mem, gpus, need);
   }
   // The starts at which one node of class `cls` offers units, clipped to the horizon.
+  // A class never changes once made, and a monotone class's answer does not depend on the
+  // duration: those are computed once per resource need in a pass and then copied.
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
 
   int32_t horizon() const { return horizon_; }
@@ -175,6 +177,22 @@ class TimeMap {
   std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free GPUs, free CPUs) -> group
   mutable std::vector<int32_t> scratch_;  // intervals()' candidate starts
   mutable std::vector<int32_t> piece_units_;
+  // Memo of monotone classes' intervals: per resource need (duration left out, and the
+  // unit cap too where the answer is simply clamped), per class: where in memo_.
+  struct NeedKey {
+    int32_t cpus, gpus, node_gpus, max_units;
+    int64_t mem, node_mem;
+    bool whole_node;
+    bool operator==(const NeedKey&) const = default;
+  };
+  static NeedKey need_key(const UnitNeed& need);
+  int32_t memo_slot(const UnitNeed& need) const;
+  void monotone_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const;
+  mutable std::vector<NeedKey> memo_needs_;
+  mutable std::vector<std::vector<uint64_t>> memo_index_;  // [need][class]: (begin << 20 | count) + 1; 0: not yet
+  mutable std::vector<Interval> memo_;
+  mutable NeedKey last_key_{};
+  mutable int32_t last_need_ = -1;
 };
 
 }  // namespace hq

@@ -68,6 +68,31 @@ TEST_CASE("intervals match units_at at every slot, with and without dips") {
   }
 }
 
+TEST_CASE("intervals stay right when needs alternate on one map (memoized classes)") {
+  std::mt19937 rng(11);
+  TimeMap map(120);
+  std::vector<int32_t> nodes;
+  for (int i = 0; i < 6; ++i) {
+    int32_t n = map.add_node(0, 32, 32000, 8 * (i % 3), 8000 * (i % 3));
+    map.add_release(n, 5 + 20 * i, 32 - 8 * (i % 3), (32 - 8 * (i % 3)) * 1000);
+    nodes.push_back(n);
+  }
+  map.finalize();
+  for (int round = 0; round < 300; ++round) {
+    // A few resource needs, each with different caps and durations, in random order.
+    UnitNeed need = need_of(1 + static_cast<int32_t>(rng() % 3) * 4, 1 + static_cast<int32_t>(rng() % 90),
+                            1 + static_cast<int32_t>(rng() % 8));
+    if (rng() % 4 == 0) need.slots = kForever;
+    int32_t node = nodes[rng() % nodes.size()];
+    auto got = by_intervals(map, node, need);
+    for (int32_t s = 0; s < map.horizon(); ++s) REQUIRE(got[s] == map.units_at(node, need, s));
+    if (round % 50 == 49) {  // a start moves a node to a new class
+      int32_t n = nodes[rng() % nodes.size()];
+      map.take(n, 0, 10 + static_cast<int32_t>(rng() % 50), 1, 100);
+    }
+  }
+}
+
 TEST_CASE("now groups follow what nodes have free now") {
   TimeMap map(60);
   int32_t a = map.add_node(0, 64, 64000, 64, 64000);

@@ -165,7 +165,10 @@ asio::awaitable<void> Agent::heartbeat_loop(std::shared_ptr<net::Connection> con
 void Agent::handle(const pb::Envelope& msg) {
   if (msg.has_launch()) on_launch(msg.launch());
   else if (msg.has_kill()) on_kill(msg.kill());
-  else if (msg.has_job_ended_ack()) unacked_.erase(msg.job_ended_ack().job_id());
+  else if (msg.has_job_ended_ack()) {
+    auto it = unacked_.find(msg.job_ended_ack().job_id());
+    if (it != unacked_.end() && it->second.restart_count() == msg.job_ended_ack().restart_count()) unacked_.erase(it);
+  }
   else if (msg.has_error()) log::warn("controller error: " + msg.error().message());
 }
 
@@ -173,11 +176,22 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   auto job = net::from_pb(l.job());
   if (!job) return log::warn("bad LaunchJob: " + job.status().message());
   uint64_t id = job->id.value;
-  if (running_.count(id) || unacked_.count(id)) return;  // duplicate launch
+  if (auto old = running_.find(id); old != running_.end()) {
+    // A new run of a job requeued while this node was silent: the old run goes first.
+    if (job->restart_count > old->second.job.restart_count) {
+      log::info("job " + std::to_string(id) + ": run " + std::to_string(job->restart_count) +
+                " waits for the end of run " + std::to_string(old->second.job.restart_count) + " here");
+      deferred_[id] = l;
+      old->second.cancelled = true;
+      terminate(old->second, 0);
+    }
+    return;  // else a duplicate launch
+  }
+  if (auto end = unacked_.find(id); end != unacked_.end() && end->second.restart_count() >= job->restart_count) return;
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
   RunningJob started;
   auto pid = start_job(*job, l, started);
-  if (!pid) return fail_launch(id, pid.status().message());
+  if (!pid) return fail_launch(*job, pid.status().message());
   RunningJob& rj = running_[id] = std::move(started);
   rj.pid = *pid;
   rj.job = std::move(job).value();
@@ -195,10 +209,12 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   arm_signal(id);
 }
 
-void Agent::fail_launch(uint64_t id, const std::string& why) {
+void Agent::fail_launch(const Job& job, const std::string& why) {
+  uint64_t id = job.id.value;
   log::warn("job " + std::to_string(id) + ": " + why);
   pb::JobEnded e;
   e.set_job_id(id);
+  e.set_restart_count(job.restart_count);
   e.set_state("FAILED");
   e.set_exit_code(1);
   e.set_reason("JobLaunchFailure");
@@ -324,6 +340,7 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   rj.cgroup.remove();
   pb::JobEnded e;
   e.set_job_id(id);
+  e.set_restart_count(rj.job.restart_count);
   e.set_end_time(net::wall_now());
   e.set_peak_mem_bytes(used.peak_mem_bytes >= 0 ? used.peak_mem_bytes : int64_t{ru.ru_maxrss} * 1024);
   e.set_cpu_time_usec(used.cpu_time_usec >= 0 ? used.cpu_time_usec
@@ -343,6 +360,11 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   running_.erase(it);
   cleanup_spool(opts_.spool_dir, id);
   report(e);
+  if (auto next = deferred_.find(id); next != deferred_.end()) {
+    pb::LaunchJob launch = std::move(next->second);
+    deferred_.erase(next);
+    on_launch(launch);
+  }
 }
 
 void Agent::report(const pb::JobEnded& ended) {

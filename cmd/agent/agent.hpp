@@ -54,7 +54,7 @@ class Agent {
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
   Result<pid_t> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
-  void fail_launch(uint64_t id, const std::string& why);
+  void fail_launch(const Job& job, const std::string& why);
   std::vector<DeviceId> other_gpu_devices(const std::vector<int32_t>& mine) const;
 
   asio::awaitable<void> connect_loop();
@@ -81,6 +81,7 @@ class Agent {
   KeyringWatcher keys_;
   std::map<uint64_t, RunningJob> running_;
   std::map<uint64_t, pb::JobEnded> unacked_;
+  std::map<uint64_t, pb::LaunchJob> deferred_;  // a new run of a job whose old run is being killed
   std::map<pid_t, uint64_t> pids_;
   asio::signal_set sigchld_;
   int64_t kill_wait_ = 30;

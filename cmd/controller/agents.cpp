@@ -88,11 +88,12 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
     log::info("node " + name + " is responding again; returned to service");
     request_schedule();
   }
-  // Jobs the controller already ended (e.g. NODE_FAIL while the node was silent) must stop.
+  // Jobs the controller already ended or requeued (e.g. while the node was silent) must stop
+  // here, also when they run again elsewhere by now.
   auto conn = agents_.find(name);
   for (uint64_t raw : hb.running_jobs()) {
     const Job* job = find_job(state_, JobId{raw});
-    if (job && job->state == JobState::kRunning) continue;
+    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) continue;
     if (conn == agents_.end()) break;
     pb::Envelope env;
     env.mutable_kill()->set_job_id(raw);
@@ -104,9 +105,11 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
 void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, const pb::JobEnded& msg) {
   auto ended = net::from_pb(msg);
   uint64_t raw = msg.job_id();
-  auto ack = [conn, raw](const Status&) {
+  int32_t run = msg.restart_count();
+  auto ack = [conn, raw, run](const Status&) {
     pb::Envelope env;
     env.mutable_job_ended_ack()->set_job_id(raw);
+    env.mutable_job_ended_ack()->set_restart_count(run);
     conn->send(env);
   };
   if (!ended) {
@@ -114,6 +117,10 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     return ack(Status::ok());
   }
   const Job* job = find_job(state_, ended->id);
+  if (job && job->restart_count != run) {  // an earlier run, requeued since (e.g. its node was silent)
+    log::info("node " + name + ": end of an earlier run of job " + std::to_string(raw) + " ignored");
+    return ack(Status::ok());
+  }
   if (job && job->cancel_requested && ended->state == JobState::kFailed) ended->state = JobState::kCancelled;
   if (auto rq = requeue_after_end_.find(ended->id); rq != requeue_after_end_.end()) {
     HoldKind hold = rq->second;
@@ -145,11 +152,22 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
   log::warn("node " + name + " disconnected: " + conn->close_reason());
 }
 
+// Jobs whose batch node failed: requeued with the same id when they may be (--requeue, the
+// default for batch jobs), else ended with `state`.
 void Controller::end_jobs_on_node(const std::string& name, JobState state, const std::string& reason) {
-  std::vector<JobId> ids;
+  std::vector<std::pair<JobId, bool>> ids;
   for (const auto& [id, job] : state_.jobs)
-    if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name) ids.push_back(id);
-  for (JobId id : ids) record(JobEnded{id, now(), state, 0, 0, reason});
+    if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name)
+      ids.emplace_back(id, job.spec.requeue != 0);
+  for (auto [id, requeue] : ids) {
+    if (requeue) {
+      log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");
+      record(JobRequeued{id, now(), "None"});
+    } else {
+      record(JobEnded{id, now(), state, 0, 0, reason});
+    }
+  }
+  if (!ids.empty()) request_schedule();
 }
 
 void Controller::check_nodes() {

@@ -160,24 +160,46 @@ TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
   kill(-first, SIGKILL);  // the orphaned first run
 }
 
-TEST_CASE("e2e: a silent node goes DOWN, its job ends NODE_FAIL, and it returns when heard again") {
+TEST_CASE("e2e: a silent node goes DOWN - its job is requeued and completes elsewhere (or ends NODE_FAIL with --no-requeue) - it returns when heard again") {
   LocalCluster c(2, 2, 3);  // node_timeout 3 s
   REQUIRE(c.ready());
-  std::string id = c.submit("--wrap 'echo $$ > silent.pid; sleep 60'");
+  // The first run records its pid and waits; a rerun (SLURM_RESTART_COUNT > 0) finishes at once.
+  std::string script = "--wrap 'if [ \"$SLURM_RESTART_COUNT\" -gt 0 ]; then hostname > rerun.out; exit 0; fi; "
+                       "echo $$ > silent.pid; sleep 60'";
+  std::string id = c.submit("-w e1 -o run-%j.out " + script);
+  std::string once = c.submit("-w e1 --no-requeue --wrap 'sleep 60'");
   REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(c.wait_state(once, "RUNNING", 10));
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/silent.pid").empty(); }, 10));
   pid_t job_pid = std::stoi(slurp(c.dir() + "/silent.pid"));
-  int node = c.hq("queue -h -j " + id).out.find("e2") != std::string::npos ? 2 : 1;
-  std::string name = "e" + std::to_string(node);
-  kill(c.agent_pid(node), SIGSTOP);
-  CHECK(c.wait_state(id, "NODE_FAIL", 10));
-  CHECK(c.hq("show node " + name).out.find("State=DOWN+NOT_RESPONDING") != std::string::npos);
-  CHECK(c.hq("show node " + name).out.find("Reason=Not responding") != std::string::npos);
-  kill(c.agent_pid(node), SIGCONT);
-  CHECK(wait_until([&] { return c.hq("show node " + name).out.find("State=IDLE") != std::string::npos; }, 10));
-  CHECK(wait_until([&] { return kill(job_pid, 0) != 0; }, 10));  // the controller had ended it: killed
+  // The requeued job names e1 only (-w), so it waits for e1 to return; there its new run
+  // replaces the old one, which the silent agent was still running.
+  kill(c.agent_pid(1), SIGSTOP);
+  CHECK(c.wait_state(once, "NODE_FAIL", 10));
+  CHECK(c.wait_state(id, "PENDING", 10));
+  CHECK(c.hq("show node e1").out.find("State=DOWN+NOT_RESPONDING") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("Reason=Not responding") != std::string::npos);
+  CHECK(c.hq("show job " + id).out.find("Restarts=1") != std::string::npos);
+  kill(c.agent_pid(1), SIGCONT);
+  CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=IDLE") != std::string::npos ||
+                                c.hq("show node e1").out.find("State=MIXED") != std::string::npos; }, 10));
+  CHECK(wait_until([&] { return kill(job_pid, 0) != 0; }, 10));  // the first run was stopped on return
+  CHECK(c.wait_state(id, "COMPLETED", 15));
   std::string after = c.submit("--wrap true");
   CHECK(c.wait_state(after, "COMPLETED", 10));
+}
+
+TEST_CASE("e2e: a job on a failed node runs again on another node, keeping its id") {
+  LocalCluster c(2, 1, 3);  // one CPU each, node_timeout 3 s
+  REQUIRE(c.ready());
+  std::string id = c.submit("-o moved-%j.out --wrap 'if [ \"$SLURM_RESTART_COUNT\" -gt 0 ]; then echo rerun on $SLURMD_NODENAME; exit 0; fi; sleep 60'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  int node = c.hq("queue -h -j " + id).out.find("e2") != std::string::npos ? 2 : 1;
+  kill(c.agent_pid(node), SIGSTOP);
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+  std::string other = "e" + std::to_string(3 - node);
+  CHECK(slurp(c.dir() + "/moved-" + id + ".out").find("rerun on " + other) != std::string::npos);
+  kill(c.agent_pid(node), SIGCONT);
 }
 
 namespace {

@@ -23,6 +23,8 @@ int run_config(const Args& args);
 int run_bench(const Args& args);
 int run_install_links(const Args& args);
 int run_scontrol(const Args& args);
+int run_node_control(const Args& args);    // hq control drain|resume|delete
+int scontrol_node_update(const Args& args); // args[1]: update|delete, then NodeName=... State=... Reason=...
 int run_job_control(const Args& args);  // args[0]: hold|uhold|release|requeue|requeuehold
 int run_explain(const Args& args);
 int run_sim(const Args& args);

@@ -135,7 +135,7 @@ class Loader {
     if (!t) return s;
     s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
-                        "min_job_age", "snapshot_every"}, "[controller]");
+                        "min_job_age", "snapshot_every", "dynamic_nodes"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
@@ -152,6 +152,7 @@ class Loader {
     if (s) s = get_duration(*t, "heartbeat_interval", c.heartbeat_interval);
     if (s) s = get_duration(*t, "kill_wait", c.kill_wait);
     if (s) s = get_duration(*t, "min_job_age", c.min_job_age);
+    if (s) s = get_bool(*t, "dynamic_nodes", c.dynamic_nodes);
     if (s) s = get_int(*t, "snapshot_every", 100, 100000000, snap);
     c.controller.port = static_cast<int32_t>(port);
     c.snapshot_every = static_cast<int32_t>(snap);
@@ -286,7 +287,12 @@ class Loader {
                                 "def_mem_per_cpu", "oversubscribe", "preempt_mode", "grace_time"}, "[[partition]]");
       if (s) s = get_string(t, "name", p.name);
       if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
-      if (s) s = get_hostlist(t, "nodes", p.nodes_expr, p.nodes);
+      if (s) {
+        const toml::node* n = t.get("nodes");
+        if (!n || !n->is_string()) s = where(t, "'nodes' (hostlists, feature{NAME} or ALL) is required");
+        else if (p.nodes_expr = **n->as_string(); !(s = parse_partition_nodes(p.nodes_expr, p)))
+          s = where(*n, "'nodes': " + s.message());
+      }
       if (s) s = get_bool(t, "default", p.is_default);
       if (s) s = get_duration(t, "max_time", p.max_time);
       if (s) s = get_duration(t, "default_time", p.default_time);

@@ -21,7 +21,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
       {"hold", run_job_control},      {"uhold", run_job_control}, {"release", run_job_control},
       {"requeue", run_job_control},   {"requeuehold", run_job_control}, {"explain", run_explain},
-      {"sim", run_sim},                 {"config", run_config},
+      {"sim", run_sim},                 {"config", run_config},   {"control", run_node_control},
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
       {"sinfo", run_nodes},           {"scontrol", run_scontrol},
   };
@@ -32,7 +32,8 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
-         "clients:  submit, queue, cancel, nodes, show\n"
+         "clients:  submit, queue, cancel, nodes, show, hold, release, requeue, explain\n"
+         "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status, init, keygen, hostlist, bench, install-links\n\n"
          "Invoked as sbatch, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
   return code;

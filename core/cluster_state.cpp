@@ -7,8 +7,10 @@
 namespace hq {
 namespace {
 
-void hold_resources(ClusterState& s, const Job& job) {
+// `only`: hold on that node alone (a node that joined after its jobs were recorded).
+void hold_resources(ClusterState& s, const Job& job, const std::string* only = nullptr) {
   for (const auto& a : job.alloc) {
+    if (only && a.node != *only) continue;
     auto it = s.nodes.find(a.node);
     if (it == s.nodes.end()) continue;  // node removed from config: nothing to hold
     Node& n = it->second;
@@ -146,10 +148,66 @@ ClusterState make_state(const ClusterConfig& config) {
       n.restricted_cpus_per_gpu = nc.restricted_cores_per_gpu * std::max(1, nc.threads_per_core);
     }
   }
-  for (const auto& p : config.partitions)
-    for (const auto& name : p.nodes) s.nodes[name].partitions.push_back(p.name);
+  for (auto& p : s.partitions) {
+    PartitionConfig wants = p;  // by its expression; p.nodes becomes the member list
+    p.nodes.clear();
+    for (auto& [name, n] : s.nodes)
+      if (partition_wants(wants, name, n.features)) {
+        n.partitions.push_back(p.name);
+        p.nodes.push_back(name);
+      }
+  }
   return s;
 }
+
+void add_node(ClusterState& s, Node node) {
+  std::string name = node.name;
+  node.partitions.clear();
+  for (auto& p : s.partitions)
+    if (partition_wants(p, name, node.features)) {
+      node.partitions.push_back(p.name);
+      if (std::find(p.nodes.begin(), p.nodes.end(), name) == p.nodes.end()) p.nodes.push_back(name);
+    }
+  if (auto d = s.drained.find(name); d != s.drained.end()) {
+    node.drain = true;
+    node.reason = d->second;
+  }
+  node.alloc_cpus = 0;
+  node.alloc_mem_mib = 0;
+  node.alloc_gpus = 0;
+  node.gpu_used.clear();
+  node.jobs.clear();
+  s.nodes[name] = std::move(node);
+  for (JobId id : s.running) {
+    const Job& job = s.jobs.at(id);
+    if (std::any_of(job.alloc.begin(), job.alloc.end(), [&](const NodeAlloc& a) { return a.node == name; }))
+      hold_resources(s, job, &name);
+  }
+}
+
+Status remove_node(ClusterState& s, const std::string& name) {
+  auto it = s.nodes.find(name);
+  if (it == s.nodes.end()) return not_found("no node '" + name + "'");
+  if (!it->second.jobs.empty())
+    return invalid("node '" + name + "' runs " + std::to_string(it->second.jobs.size()) + " job(s); drain it first");
+  for (auto& p : s.partitions) std::erase(p.nodes, name);
+  s.nodes.erase(it);
+  return Status::ok();
+}
+
+namespace {
+
+bool apply_drain(ClusterState& s, const NodeDrainChanged& e) {
+  if (e.drain) s.drained[e.node] = e.reason;
+  else if (!s.drained.erase(e.node)) return false;
+  if (auto it = s.nodes.find(e.node); it != s.nodes.end()) {
+    it->second.drain = e.drain;
+    if (e.drain || !it->second.down) it->second.reason = e.drain ? e.reason : "";
+  }
+  return true;
+}
+
+}  // namespace
 
 bool apply(ClusterState& state, const Event& event) {
   return std::visit(
@@ -160,7 +218,8 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, JobEnded>) return apply_ended(state, e);
         else if constexpr (std::is_same_v<T, JobRequeued>) return apply_requeued(state, e);
         else if constexpr (std::is_same_v<T, JobHoldChanged>) return apply_hold(state, e);
-        else return apply_dependency(state, e);
+        else if constexpr (std::is_same_v<T, JobDependencyChanged>) return apply_dependency(state, e);
+        else return apply_drain(state, e);
       },
       event);
 }

@@ -36,7 +36,10 @@ struct JobRequeued { JobId id; Time time = 0; std::string reason; };
 struct JobHoldChanged { JobId id; Time time = 0; HoldKind hold = HoldKind::kNone; };
 // A dependency resolved: kNone (satisfied; age starts accruing) or kNever.
 struct JobDependencyChanged { JobId id; Time time = 0; DepState state = DepState::kNone; };
-using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged>;
+// An operator drained a node (no new jobs; running ones finish) or resumed it.
+struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
+using Event =
+    std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged, NodeDrainChanged>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
@@ -48,7 +51,8 @@ struct ClusterState {
   std::set<JobId> pending;                           // index of PENDING jobs
   std::set<JobId> running;                           // index of RUNNING jobs
   std::map<std::string, Node, NaturalLess> nodes;
-  std::vector<PartitionConfig> partitions;
+  std::vector<PartitionConfig> partitions;       // `nodes` lists every member, dynamic ones too
+  std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
 };
 
 // Nodes and partitions from config; no jobs.
@@ -57,6 +61,13 @@ ClusterState make_state(const ClusterConfig& config);
 // Applies one event. Returns false (and changes nothing) when the event is stale,
 // e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.
 bool apply(ClusterState& state, const Event& event);
+
+// A node that joined by registering: it enters the partitions that want it (by name,
+// feature{} or ALL), takes its recorded drain, and holds what running jobs have there
+// (after a controller restart they were recorded before the node came back).
+void add_node(ClusterState& state, Node node);
+// Removes a node that runs nothing; an error names why not.
+Status remove_node(ClusterState& state, const std::string& name);
 
 // Drops finished jobs that ended before `cutoff` (not journaled: a pure memory bound).
 size_t purge_finished(ClusterState& state, Time cutoff);

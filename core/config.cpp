@@ -1,8 +1,12 @@
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <set>
+
+#include "core/hostlist.hpp"
+#include "core/units.hpp"
 
 namespace hq {
 namespace {
@@ -59,6 +63,55 @@ Status validate_config(const ClusterConfig& c) {
   if (k.bf_window / k.bf_resolution > 200000) return invalid("[scheduler] bf_window / bf_resolution is over 200000 slots");
   if (k.weights.max_age < 1) return invalid("[scheduler] priority_max_age must be positive");
   return Status::ok();
+}
+
+Status parse_partition_nodes(std::string_view expr, PartitionConfig& p) {
+  p.nodes.clear();
+  p.node_features.clear();
+  p.all_nodes = false;
+  std::string hosts;
+  // Items split at top-level commas (a hostlist's own commas sit inside brackets).
+  int depth = 0;
+  size_t start = 0;
+  auto item = [&](std::string_view it) -> Status {
+    it = trim(it);
+    if (it.empty()) return Status::ok();
+    if (it == "ALL") p.all_nodes = true;
+    else if (it.rfind("feature{", 0) == 0 && it.back() == '}') {
+      std::string_view f = it.substr(8, it.size() - 9);
+      if (f.empty() || f.find_first_of("{}[],& ") != std::string_view::npos)
+        return invalid("bad feature name in '" + std::string(it) + "'");
+      p.node_features.emplace_back(f);
+    } else if (it.find('{') != std::string_view::npos) {
+      return invalid("unknown node function '" + std::string(it) + "' (known: feature{NAME}, ALL)");
+    } else {
+      hosts += (hosts.empty() ? "" : ",") + std::string(it);
+    }
+    return Status::ok();
+  };
+  for (size_t i = 0; i <= expr.size(); ++i) {
+    char c = i < expr.size() ? expr[i] : ',';
+    if (c == '[' || c == '{') ++depth;
+    if (c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      if (Status s = item(expr.substr(start, i - start)); !s) return s;
+      start = i + 1;
+    }
+  }
+  if (!hosts.empty()) {
+    auto names = expand_hostlist(hosts);
+    if (!names) return names.status();
+    p.nodes = std::move(names).value();
+  }
+  if (p.nodes.empty() && p.node_features.empty() && !p.all_nodes) return invalid("names no nodes");
+  return Status::ok();
+}
+
+bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features) {
+  if (p.all_nodes) return true;
+  for (const auto& f : p.node_features)
+    if (std::find(features.begin(), features.end(), f) != features.end()) return true;
+  return std::find(p.nodes.begin(), p.nodes.end(), node) != p.nodes.end();
 }
 
 const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name) {

@@ -24,8 +24,10 @@ bool parse_preempt_mode(std::string_view name, PreemptMode& out);
 
 struct PartitionConfig {
   std::string name;
-  std::string nodes_expr;              // hostlist as written
-  std::vector<std::string> nodes;      // expanded
+  std::string nodes_expr;              // as written: hostlists, feature{NAME}, ALL
+  std::vector<std::string> nodes;      // expanded names (in a ClusterState: every member now)
+  std::vector<std::string> node_features;  // feature{NAME}: nodes with that feature join
+  bool all_nodes = false;              // ALL: every node joins, dynamic ones too
   bool is_default = false;
   PartitionState state = PartitionState::kUp;
   Duration max_time = kUnlimited;
@@ -70,6 +72,7 @@ struct ClusterConfig {
   bool private_jobs = false;           // users see only their own jobs (root/operators see all)
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
+  bool dynamic_nodes = true;           // agents the config does not declare may join
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this
   Duration client_idle_timeout = 300;  // a client connection silent this long is closed
   int32_t max_connections = 20000;     // all connections at once (agents included)
@@ -86,6 +89,11 @@ struct ClusterConfig {
 
 // Cross-field checks: partitions name known nodes, one default, unique names.
 Status validate_config(const ClusterConfig& c);
+
+// Parses a partition's `nodes`: comma-separated hostlists, `feature{NAME}` and `ALL`.
+Status parse_partition_nodes(std::string_view expr, PartitionConfig& p);
+// Whether a node of this name and these features belongs to the partition.
+bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features);
 
 const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name);
 const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name);

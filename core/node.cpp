@@ -5,14 +5,15 @@
 namespace hq {
 
 std::string node_state_name(const Node& n) {
-  if (n.down) return "DOWN";
+  if (n.down) return n.drain ? "DOWN+DRAIN" : "DOWN";
+  if (n.drain) return n.jobs.empty() ? "DRAINED" : "DRAINING";
   if (!n.registered) return "UNKNOWN";
   if (n.alloc_cpus == 0 && n.jobs.empty()) return "IDLE";
   if (n.alloc_cpus >= n.cpus) return "ALLOCATED";
   return "MIXED";
 }
 
-bool node_schedulable(const Node& n) { return n.registered && n.responding && !n.down; }
+bool node_schedulable(const Node& n) { return n.registered && n.responding && !n.down && !n.drain; }
 
 std::vector<NodeGpu> gpus_from_gres(const std::vector<GresCount>& gres) {
   std::vector<NodeGpu> out;

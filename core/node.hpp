@@ -35,6 +35,8 @@ struct Node {
   bool responding = false;   // agent connection up and heartbeats fresh
   bool down = false;
   std::string reason;
+  bool drain = false;        // an operator drained it (journaled): no new jobs; `reason` says why
+  bool dynamic = false;      // not in the config: it joined by registering
   Time last_heard = 0;
   Time boot_time = 0;
   // Derived from running jobs' allocations (rebuilt by apply()).
@@ -45,8 +47,8 @@ struct Node {
   std::set<JobId> jobs;
 };
 
-// Slurm's node state name: IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN (+ "*" when not
-// responding is shown by callers through `not_responding`).
+// Slurm's node state name: IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN, DRAINING (drained
+// with jobs still running), DRAINED, DOWN+DRAIN ("*" for not responding is the callers').
 std::string node_state_name(const Node& n);
 bool node_schedulable(const Node& n);
 // One NodeGpu per GPU a config `gres` list declares, in its order (CPU lists unknown).

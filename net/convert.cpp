@@ -228,6 +228,7 @@ pb::Node to_pb(const Node& n) {
   p.set_gres_used(node_gres_used(n));
   p.set_gpus(static_cast<int32_t>(n.gpus.size()));
   p.set_alloc_gpus(n.alloc_gpus);
+  p.set_dynamic(n.dynamic);
   return p;
 }
 
@@ -279,11 +280,17 @@ std::string encode_event(const Event& e) {
           h->set_job_id(ev.id.value);
           h->set_time(ev.time);
           h->set_hold(static_cast<int32_t>(ev.hold));
-        } else {
+        } else if constexpr (std::is_same_v<T, JobDependencyChanged>) {
           auto* d = p.mutable_dependency();
           d->set_job_id(ev.id.value);
           d->set_time(ev.time);
           d->set_dep_state(static_cast<int32_t>(ev.state));
+        } else {
+          auto* d = p.mutable_node_drain();
+          d->set_node(ev.node);
+          d->set_time(ev.time);
+          d->set_drain(ev.drain);
+          d->set_reason(ev.reason);
         }
       },
       e);
@@ -314,6 +321,11 @@ Result<Event> decode_event(const std::string& bytes) {
     if (p.hold().hold() < 0 || p.hold().hold() > 2) return invalid("bad hold kind in journal event");
     return Event{JobHoldChanged{JobId{p.hold().job_id()}, p.hold().time(), static_cast<HoldKind>(p.hold().hold())}};
   }
+  if (p.has_node_drain()) {
+    const auto& d = p.node_drain();
+    if (d.node().empty()) return invalid("node drain event without a node");
+    return Event{NodeDrainChanged{d.node(), d.time(), d.drain(), d.reason()}};
+  }
   if (p.has_dependency()) {
     int32_t d = p.dependency().dep_state();
     if (d != 0 && d != 2) return invalid("bad dependency state in journal event");
@@ -326,6 +338,12 @@ std::string encode_snapshot(const ClusterState& s) {
   pb::StateSnapshot p;
   p.set_next_job_id(s.next_job_id);
   for (const auto& [id, job] : s.jobs) *p.add_jobs() = to_pb(job);
+  for (const auto& [node, reason] : s.drained) {
+    auto* d = p.add_drained();
+    d->set_node(node);
+    d->set_drain(true);
+    d->set_reason(reason);
+  }
   return p.SerializeAsString();
 }
 
@@ -337,6 +355,8 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s) {
     if (!job) return job.status().with_context("snapshot job " + std::to_string(pj.job_id()));
     hq::apply(s, JobSubmitted{std::move(job).value()});
   }
+  for (const auto& d : p.drained())
+    if (!d.node().empty()) hq::apply(s, NodeDrainChanged{d.node(), d.time(), true, d.reason()});
   if (p.next_job_id() > s.next_job_id) s.next_job_id = p.next_job_id();
   return Status::ok();
 }

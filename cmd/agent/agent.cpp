@@ -79,6 +79,7 @@ pb::Envelope Agent::registration() const {
     pg->set_minor(g.minor);
     pg->set_uuid(g.uuid);
   }
+  for (const auto& f : opts_.features) r->add_features(f);
   for (const auto& [id, rj] : running_) r->add_running_jobs(id);
   for (const auto& [id, ended] : unacked_) *r->add_finished() = ended;
   return env;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <sys/resource.h>
 
 #include "cmd/agent/cgroup.hpp"
@@ -32,6 +33,7 @@ struct AgentOptions {
   std::string cgroup_mode = "auto";        // auto | v1 | v2 | none
   std::string cgroup_root = "/sys/fs/cgroup";
   int64_t job_pids_max = 0;                // per-job process limit in its cgroup; 0: none
+  std::vector<std::string> features;       // for a node the config does not declare
 };
 
 class Agent {

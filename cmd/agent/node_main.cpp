@@ -87,6 +87,9 @@ int run_node(const Args& args) {
   app.add_option("--cgroup", cgroup_mode, "job confinement: auto (v2, else v1, else none), v1, v2 or none")
       ->envname("HQ_CGROUP");
   app.add_option("--cgroup-root", cgroup_root, "where the cgroup hierarchies are mounted")->envname("HQ_CGROUP_ROOT");
+  std::vector<std::string> features;
+  app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
+      ->delimiter(',');
   int64_t job_pids_max = 0;
   app.add_option("--job-pids-max", job_pids_max, "at most this many processes per job (cgroup pids.max; 0: no limit)")
       ->envname("HQ_JOB_PIDS_MAX")
@@ -122,7 +125,7 @@ int run_node(const Args& args) {
     return 1;
   }
   AgentOptions opts{*ep,        *transport,  secret_file, name.empty() ? host->hostname : name, spool,
-                    cgroup_mode, cgroup_root, job_pids_max};
+                    cgroup_mode, cgroup_root, job_pids_max, features};
   if (opts.spool_dir.empty())
     opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);

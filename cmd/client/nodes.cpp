@@ -14,7 +14,8 @@ namespace {
 
 std::string short_state(const pb::Node& n) {
   static const std::map<std::string, std::string> names = {
-      {"IDLE", "idle"}, {"MIXED", "mix"}, {"ALLOCATED", "alloc"}, {"DOWN", "down"}, {"UNKNOWN", "unk"}};
+      {"IDLE", "idle"},    {"MIXED", "mix"},      {"ALLOCATED", "alloc"},  {"DOWN", "down"},
+      {"UNKNOWN", "unk"},  {"DRAINING", "drng"},  {"DRAINED", "drain"},    {"DOWN+DRAIN", "down"}};
   auto it = names.find(n.state());
   std::string s = it == names.end() ? n.state() : it->second;
   if (!n.responding() && n.state() != "UNKNOWN") s += "*";

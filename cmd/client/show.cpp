@@ -207,13 +207,16 @@ int run_scontrol(const Args& args) {
     std::cout << "Slurmctld(primary) at " << (ep ? ep->host : std::string("(unknown)")) << " is " << (up ? "UP" : "DOWN") << "\n";
     return up ? 0 : 1;
   }
+  if (args.size() >= 3 && (args[1] == "update" || args[1] == "delete") && to_lower(args[2]).rfind("nodename=", 0) == 0)
+    return scontrol_node_update(args);
   static const std::set<std::string> kControl = {"hold", "uhold", "release", "requeue", "requeuehold"};
   if (args.size() >= 2 && kControl.count(args[1])) {
     Args rest(args.begin() + 1, args.end());
     return run_job_control(rest);
   }
   return fail("scontrol", invalid("supported: scontrol show job|node|partition|hostnames|hostlist, ping, "
-                                  "hold|uhold|release|requeue|requeuehold JOB..."));
+                                  "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME "
+                                  "[Reason=..], delete NodeName=.."));
 }
 
 }  // namespace hq::cmd

@@ -1,6 +1,8 @@
 // Controller side of the node-agent protocol: registration and reconciliation of
 // running jobs after either side restarts, heartbeats, job ends, and liveness.
 // Runs on the controller's event-loop thread.
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "cmd/controller/controller.hpp"
@@ -12,11 +14,44 @@ namespace hq::cmd {
 
 static const char* const kNotResponding = "Not responding";
 
+namespace {
+
+// Host-name characters only, 1-64 of them: a node name is used in paths and hostlists.
+bool valid_node_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace
+
+Status Controller::join_dynamic(const pb::RegisterNode& reg) {
+  if (!config_.dynamic_nodes)
+    return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config "
+                   "(dynamic_nodes = false)");
+  if (!valid_node_name(reg.name())) return invalid("bad node name '" + reg.name() + "'");
+  Node n;
+  n.name = reg.name();
+  n.dynamic = true;
+  for (const auto& f : reg.features()) {
+    if (f.empty() || f.size() > 64 || f.find_first_of("{}[],&|*() ") != std::string::npos)
+      return invalid("node '" + reg.name() + "': bad feature '" + f + "'");
+    n.features.push_back(f);
+  }
+  add_node(state_, std::move(n));
+  const Node& added = state_.nodes.at(reg.name());
+  std::string parts;
+  for (const auto& p : added.partitions) parts += (parts.empty() ? "" : ",") + p;
+  log::info("node " + reg.name() + " joined (not in the config); partitions: " + (parts.empty() ? "none" : parts));
+  return Status::ok();
+}
+
 Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb::RegisterNode& reg) {
-  auto it = state_.nodes.find(reg.name());
-  if (it == state_.nodes.end())
-    return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config");
   if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
+  if (!state_.nodes.count(reg.name()))
+    if (Status s = join_dynamic(reg); !s) return s;
+  auto it = state_.nodes.find(reg.name());
   Node& node = it->second;
   if (auto old = agents_.find(reg.name()); old != agents_.end() && old->second != conn)
     old->second->close("replaced by a new registration");
@@ -30,9 +65,9 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   node.registered = true;
   node.responding = true;
   node.down = !gpus;
-  node.reason = gpus ? "" : gpus.status().message();
+  if (!node.drain) node.reason = gpus ? "" : gpus.status().message();
   if (gpus) node.gpus = std::move(gpus).value();
-  else log::warn("node " + reg.name() + ": " + node.reason + "; node set DOWN");
+  else log::warn("node " + reg.name() + ": " + gpus.status().message() + "; node set DOWN");
   node.last_heard = now();
   node.boot_time = reg.boot_time();
   reconcile_agent(reg.name(), conn, reg);
@@ -84,7 +119,8 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
   node.responding = true;
   if (node.down && node.reason == kNotResponding) {  // like Slurm's ReturnToService=1
     node.down = false;
-    node.reason.clear();
+    auto drained = state_.drained.find(name);
+    node.reason = drained == state_.drained.end() ? "" : drained->second;
     log::info("node " + name + " is responding again; returned to service");
     request_schedule();
   }
@@ -179,7 +215,7 @@ void Controller::check_nodes() {
     if (!silent) continue;
     node.down = true;
     node.responding = false;
-    node.reason = kNotResponding;
+    node.reason = kNotResponding;  // a drain stays recorded (state_.drained) for the return
     log::warn("node " + name + " is DOWN: not responding for " + std::to_string(config_.node_timeout) + " s");
     end_jobs_on_node(name, JobState::kNodeFail, "NodeDown");
   }

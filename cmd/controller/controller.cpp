@@ -291,11 +291,12 @@ pb::NodesReply Controller::nodes() const {
   out.set_now(now());
   out.set_cluster(config_.name);
   for (const auto& [name, node] : state_.nodes) *out.add_nodes() = net::to_pb(node);
-  for (const auto& p : config_.partitions) {
+  const PartitionConfig* def = default_partition(config_);
+  for (const auto& p : state_.partitions) {  // members now, dynamic nodes included
     auto* pp = out.add_partitions();
     pp->set_name(p.name);
     pp->set_nodes(compress_hostlist(p.nodes));
-    pp->set_is_default(&p == default_partition(config_));
+    pp->set_is_default(def && def->name == p.name);
     pp->set_max_time(p.max_time);
     pp->set_default_time(p.default_time);
     pp->set_total_nodes(static_cast<int32_t>(p.nodes.size()));

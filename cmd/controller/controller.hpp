@@ -47,6 +47,9 @@ class Controller {
   pb::NodesReply nodes() const;
   pb::JobControlReply job_control(const pb::JobControlRequest& req, const net::Identity& who);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
+  // drain / resume / delete, for root and operators; `reply` runs once it is durable.
+  void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
+                    std::function<void(pb::NodeControlReply)> reply);
 
   // Node agents.
   Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
@@ -65,6 +68,8 @@ class Controller {
   void check_time_limits();
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
+  // A node the config does not declare joins with what its agent reported.
+  Status join_dynamic(const pb::RegisterNode& reg);
   Result<Job> admit(const JobSpec& spec) const;
   Result<std::vector<Job>> expand_array(Job job) const;
   pb::SubmitReply test_only(const Job& job) const;

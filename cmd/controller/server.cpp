@@ -68,6 +68,15 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kCancel, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
          *out.mutable_cancel_reply() = c.cancel(m.cancel(), who);
        })},
+      {pb::Envelope::kNodeControl,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         uint64_t seq = m.seq();
+         c.node_control(m.node_control(), who, [conn, seq](pb::NodeControlReply r) {
+           pb::Envelope env;
+           *env.mutable_node_control_reply() = std::move(r);
+           reply(conn, seq, std::move(env));
+         });
+       }},
       {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
          *out.mutable_nodes_reply() = c.nodes();
        })},

@@ -79,3 +79,59 @@ TEST_CASE("validate_spec: bounds that keep products from overflowing") {
   CHECK(!with([](JobSpec& s) { s.script.clear(); }));
   CHECK(with([](JobSpec& s) { s.ntasks = 64; s.cpus_per_task = 2; s.nodes_min = 2; s.nodes_max = 4; }));
 }
+
+TEST_CASE("partition node expressions: hostlists, feature{NAME} and ALL - errors are named") {
+  PartitionConfig p;
+  REQUIRE(parse_partition_nodes("n[1-2],feature{gpu},m3", p).is_ok());
+  CHECK(p.nodes == std::vector<std::string>{"n1", "n2", "m3"});
+  CHECK(p.node_features == std::vector<std::string>{"gpu"});
+  CHECK(!p.all_nodes);
+  CHECK(partition_wants(p, "x9", {"gpu"}));
+  CHECK(partition_wants(p, "n2", {}));
+  CHECK(!partition_wants(p, "x9", {"fast"}));
+  REQUIRE(parse_partition_nodes("ALL", p).is_ok());
+  CHECK(p.all_nodes);
+  CHECK(p.nodes.empty());
+  CHECK(parse_partition_nodes("block{b1}", p).message().find("unknown node function") != std::string::npos);
+  CHECK(!parse_partition_nodes("feature{}", p));
+  CHECK(!parse_partition_nodes("", p));
+}
+
+TEST_CASE("dynamic nodes: join their partitions, take a recorded drain, and hold their running jobs") {
+  auto s = cluster("n1", 4);
+  PartitionConfig gpu;
+  gpu.name = "gpu";
+  REQUIRE(parse_partition_nodes("feature{gpu}", gpu).is_ok());
+  s.partitions.push_back(gpu);
+  // A controller restart: the job on d1 is known before d1 registers again.
+  apply(s, JobBuilder(1).partition("gpu"));
+  apply(s, JobStarted{JobId{1}, 0, {{"d1", 2, 100, 1, {0}}}, "gpu"});
+  apply(s, NodeDrainChanged{"d1", 5, true, "flaky fan"});
+  CHECK(s.drained.at("d1") == "flaky fan");
+  Node d;
+  d.name = "d1";
+  d.cpus = 8;
+  d.mem_mib = 1000;
+  d.features = {"gpu"};
+  d.gpus = {{"t", ""}, {"t", ""}};
+  d.registered = d.responding = true;
+  add_node(s, d);
+  const Node& n = s.nodes.at("d1");
+  CHECK(n.partitions == std::vector<std::string>{"gpu"});
+  CHECK(n.alloc_cpus == 2);
+  CHECK(n.alloc_gpus == 1);
+  CHECK(n.drain);
+  CHECK(n.reason == "flaky fan");
+  CHECK(node_state_name(n) == "DRAINING");
+  CHECK(!node_schedulable(n));
+  CHECK(s.partitions.back().nodes == std::vector<std::string>{"d1"});
+  CHECK(!remove_node(s, "d1"));  // it runs a job
+  apply(s, JobEnded{JobId{1}, 9, JobState::kCompleted, 0, 0, ""});
+  CHECK(node_state_name(s.nodes.at("d1")) == "DRAINED");
+  apply(s, NodeDrainChanged{"d1", 10, false, ""});
+  CHECK(node_state_name(s.nodes.at("d1")) == "IDLE");
+  CHECK(!apply(s, NodeDrainChanged{"d1", 11, false, ""}));  // not drained: stale
+  REQUIRE(remove_node(s, "d1").is_ok());
+  CHECK(s.nodes.count("d1") == 0);
+  CHECK(s.partitions.back().nodes.empty());
+}

@@ -144,6 +144,14 @@ class LocalCluster {
                                  dir_.path() + "/" + name + ".log");
     return pid ? *pid : -1;
   }
+  // An extra agent the config may not declare (dynamic node); stopped with the cluster.
+  pid_t spawn_extra_agent(const std::string& name, const std::vector<std::string>& extra_args = {}) {
+    std::vector<std::string> argv{HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    auto pid = cmd::spawn_daemon(argv, dir_.path() + "/" + name + ".log");
+    if (pid) agents_.push_back(*pid);
+    return pid ? *pid : -1;
+  }
   // Replaces agent i (1-based) by a fresh process after SIGKILL (its jobs are orphaned).
   void restart_agent_after_kill9(int i) {
     kill(agents_[i - 1], SIGKILL);

@@ -56,6 +56,20 @@ TEST_CASE("journal events round-trip through protobuf") {
   auto ended = decode_event(encode_event(JobEnded{JobId{5}, 10, JobState::kTimeout, 0, 15, "x"}));
   REQUIRE(ended.is_ok());
   CHECK(std::get<JobEnded>(*ended).state == JobState::kTimeout);
+  JobEnded used{JobId{6}, 11, JobState::kOutOfMemory, 0, 9, "OutOfMemory"};
+  used.peak_mem_bytes = 4096;
+  used.cpu_time_usec = 0;  // measured as zero: kept apart from "not measured"
+  auto with_use = decode_event(encode_event(used));
+  REQUIRE(with_use.is_ok());
+  CHECK(std::get<JobEnded>(*with_use).peak_mem_bytes == 4096);
+  CHECK(std::get<JobEnded>(*with_use).cpu_time_usec == 0);
+  CHECK(std::get<JobEnded>(*ended).peak_mem_bytes == -1);
+  auto started_gpus = decode_event(encode_event(JobStarted{JobId{5}, 9, {{"g1", 2, 3, 1, {4, 5}}}}));
+  CHECK(std::get<JobStarted>(*started_gpus).alloc[0].gpus == std::vector<int32_t>{4, 5});
+  auto drain = decode_event(encode_event(NodeDrainChanged{"n7", 12, true, "disk check"}));
+  REQUIRE(drain.is_ok());
+  CHECK(std::get<NodeDrainChanged>(*drain).node == "n7");
+  CHECK(std::get<NodeDrainChanged>(*drain).reason == "disk check");
   CHECK(!decode_event("\xff\xff garbage").is_ok());
 }
 

@@ -1,0 +1,69 @@
+// `hq control drain NODES --reason TEXT | resume NODES | delete [node] NODES`, and the
+// scontrol forms `update NodeName=.. State=DRAIN|RESUME Reason=..` and
+// `delete NodeName=..`: node administration for root and operators.
+#include <iostream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+int send_node_control(const std::string& prog, const std::string& action, const std::string& nodes,
+                      const std::string& reason) {
+  pb::Envelope env;
+  auto* req = env.mutable_node_control();
+  req->set_action(action);
+  req->set_nodes(nodes);
+  req->set_reason(reason);
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  for (const auto& e : reply->node_control_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  return reply->node_control_reply().errors_size() > 0 ? 1 : 0;
+}
+
+const char* const kUsage =
+    "usage: hq control drain NODES --reason TEXT   (no new jobs; running ones finish)\n"
+    "       hq control resume NODES\n"
+    "       hq control delete node NODES           (a node that joined dynamically)\n";
+
+}  // namespace
+
+int run_node_control(const Args& args) {
+  std::string prog = "hq control";
+  std::vector<std::string> words;
+  std::string reason;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") return std::cout << kUsage, 0;
+    if (args[i] == "--reason" && i + 1 < args.size()) reason = args[++i];
+    else if (args[i].rfind("--reason=", 0) == 0) reason = args[i].substr(9);
+    else words.push_back(args[i]);
+  }
+  if (words.size() == 3 && words[0] == "delete" && words[1] == "node") words.erase(words.begin() + 1);
+  if (words.size() != 2) return std::cerr << kUsage, 2;
+  return send_node_control(prog, words[0], words[1], reason);
+}
+
+int scontrol_node_update(const Args& args) {
+  std::string nodes, state, reason;
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    size_t eq = a.find('=');
+    std::string key = to_lower(a.substr(0, eq)), value(eq == std::string_view::npos ? "" : a.substr(eq + 1));
+    if (key == "nodename") nodes = value;
+    else if (key == "state") state = to_lower(value);
+    else if (key == "reason") reason = value;
+    else return fail("scontrol", invalid("Update of this parameter is not supported: " + std::string(a)));
+  }
+  if (nodes.empty()) return fail("scontrol", invalid("No valid node name specified"));
+  if (args[1] == "delete") return send_node_control("scontrol", "delete", nodes, "");
+  if (state == "drain") return send_node_control("scontrol", "drain", nodes, reason);
+  if (state == "resume" || state == "idle" || state == "undrain") return send_node_control("scontrol", "resume", nodes, "");
+  return fail("scontrol", invalid("supported node states: DRAIN (with Reason=), RESUME"));
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,83 @@
+// End to end: nodes that join without being in the config (dynamic nodes, partitions by
+// feature{} and ALL), and drain / resume / delete by operators, drains surviving a
+// controller restart.
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+// Partition "gpu" takes nodes by feature, "all" takes every node; e1 is in the config.
+const char* const kPartitions =
+    "[[partition]]\nname = \"gpu\"\nnodes = \"feature{gpu}\"\n"
+    "[[partition]]\nname = \"all\"\nnodes = \"ALL\"\n";
+
+}  // namespace
+
+TEST_CASE("e2e: an agent the config does not declare joins, and its features decide its partitions") {
+  LocalCluster c(1, 2, 20, kPartitions);
+  REQUIRE(c.ready());
+  pid_t dyn = c.spawn_extra_agent("dyn7", {"--feature", "gpu,fast"});
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 2; }, 20));
+  auto node = c.hq("show node dyn7").out;
+  CHECK(node.find("Partitions=gpu,all") != std::string::npos);
+  CHECK(node.find("AvailableFeatures=gpu,fast") != std::string::npos);
+  CHECK(node.find("State=IDLE") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("Partitions=all,debug") != std::string::npos);
+  auto sinfo = c.hq("nodes").out;
+  CHECK(sinfo.find("gpu ") != std::string::npos);
+  CHECK(sinfo.find("dyn7") != std::string::npos);
+
+  std::string job = c.submit("-p gpu -o dyn-%j.out --wrap 'echo $SLURMD_NODENAME'");
+  REQUIRE(c.wait_state(job, "COMPLETED", 15));
+  CHECK(slurp(c.dir() + "/dyn-" + job + ".out") == "dyn7\n");
+
+  // A node in the config cannot be deleted; a dynamic one can, once it runs nothing.
+  CHECK(c.hq("control delete node e1").rc != 0);
+  kill(dyn, SIGTERM);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  auto deleted = c.hq("control delete node dyn7");
+  CHECK(deleted.rc == 0);
+  CHECK(c.hq("show node dyn7").out.find("NodeName=dyn7") == std::string::npos);
+  CHECK(c.hq("nodes").out.find("dyn7") == std::string::npos);
+}
+
+TEST_CASE("e2e: drain lets running jobs finish and starts nothing new, survives a restart, resume undoes it") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string running = c.submit("--wrap 'sleep 3'");
+  REQUIRE(c.wait_state(running, "RUNNING", 10));
+  CHECK(c.hq("control drain e1").rc != 0);  // a reason is required
+  if (can_switch_users()) {
+    std::string shared = shared_dir(c.dir());
+    CHECK(as_user(65534, shared, "control drain e1 --reason mine").out.find("permission denied") != std::string::npos);
+  }
+  REQUIRE(c.hq("control drain e1 --reason 'disk check'").rc == 0);
+  CHECK(c.hq("show node e1").out.find("State=DRAINING") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("Reason=disk check") != std::string::npos);
+  std::string waiting = c.submit("--wrap true");
+  REQUIRE(c.wait_state(running, "COMPLETED", 15));
+  CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=DRAINED") != std::string::npos; }, 5));
+  CHECK(c.hq("nodes").out.find("drain") != std::string::npos);
+  CHECK(c.state(waiting) == "PENDING");
+
+  c.kill9_controller();
+  c.start_controller();
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  CHECK(c.hq("show node e1").out.find("State=DRAINED") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("Reason=disk check") != std::string::npos);
+  CHECK(c.state(waiting) == "PENDING");
+
+  REQUIRE(c.hq("control resume e1").rc == 0);
+  CHECK(c.wait_state(waiting, "COMPLETED", 15));
+  CHECK(c.hq("show node e1").out.find("Reason=(null)") != std::string::npos);
+  // The scontrol spelling does the same.
+  REQUIRE(c.hq("scontrol update NodeName=e1 State=DRAIN Reason=maint").rc == 0);
+  CHECK(c.hq("show node e1").out.find("State=DRAINED") != std::string::npos);
+  REQUIRE(c.hq("scontrol update NodeName=e1 State=RESUME").rc == 0);
+  CHECK(c.hq("show node e1").out.find("State=IDLE") != std::string::npos);
+}

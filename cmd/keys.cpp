@@ -78,12 +78,16 @@ Result<net::Keyring> load_keyring(const std::string& path) {
   return net::parse_keyring(text, path);
 }
 
-Status write_keyring_atomic(const std::string& path, const net::Keyring& ring) {
+Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode) {
   std::string tmp = path + ".new";
   ::unlink(tmp.c_str());
-  if (Status s = write_new(tmp, net::format_keyring(ring), 0600); !s) return s;
+  if (Status s = write_new(tmp, text, mode); !s) return s;
   if (rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot replace " + path + ": " + std::strerror(errno));
   return Status::ok();
+}
+
+Status write_keyring_atomic(const std::string& path, const net::Keyring& ring) {
+  return write_file_atomic(path, net::format_keyring(ring), 0600);
 }
 
 Result<uint32_t> rotate_keyring(const std::string& path) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <sys/types.h>
 
 #include "core/status.hpp"
 #include "net/tls.hpp"
@@ -21,6 +22,8 @@ Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, 
 int run_keygen_command(const std::vector<std::string>& args);
 
 Result<net::Keyring> load_keyring(const std::string& path);
+// Writes `text` to `path` through a temporary file and rename (readers never see half).
+Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode);
 // Adds a fresh key with the next id (it signs from now on); older keys still verify.
 Result<uint32_t> rotate_keyring(const std::string& path);
 // Removes key `id`; tokens it signed stop verifying. The last key cannot be removed.

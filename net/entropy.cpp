@@ -19,4 +19,9 @@ int kernel_entropy(void*, unsigned char* out, size_t len) {
   return 0;
 }
 
+std::string random_bytes(size_t n) {
+  std::string out(n, '\0');
+  return kernel_entropy(nullptr, reinterpret_cast<unsigned char*>(out.data()), n) == 0 ? out : std::string();
+}
+
 }  // namespace hq::net

@@ -251,6 +251,13 @@ Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& c
   return ctx;
 }
 
+Result<std::shared_ptr<TlsContext>> make_tls_bootstrap_context() {
+  auto ctx = base_context(MBEDTLS_SSL_IS_CLIENT);
+  if (!ctx) return ctx;
+  mbedtls_ssl_conf_authmode(&(*ctx)->conf, MBEDTLS_SSL_VERIFY_NONE);
+  return ctx;
+}
+
 std::unique_ptr<ByteStream> make_tls_stream(asio::ip::tcp::socket socket, std::shared_ptr<TlsContext> ctx) {
   return std::make_unique<TlsStream>(std::move(socket), std::move(ctx));
 }

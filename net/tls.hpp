@@ -20,6 +20,9 @@ Result<std::shared_ptr<TlsContext>> make_tls_server_context(const std::string& c
 // next, so short-lived clients resume without public-key operations.
 Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& ca_pem,
                                                             const std::string& session_cache = "");
+// A client context that does not verify the server: only for a node's one CA request,
+// whose answer the cluster secret authenticates (CaReply.mac). Never for anything else.
+Result<std::shared_ptr<TlsContext>> make_tls_bootstrap_context();
 
 // The handshake runs in ByteStream::start(); failures there throw like any read error.
 std::unique_ptr<ByteStream> make_tls_stream(asio::ip::tcp::socket socket, std::shared_ptr<TlsContext> ctx);

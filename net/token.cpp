@@ -113,4 +113,21 @@ Result<Identity> verify_token(const Keyring& ring, const std::string& token, Tim
   return id;
 }
 
+Result<std::string> ca_mac(const Keyring& ring, uint32_t key_id, const std::string& nonce, const std::string& ca_pem) {
+  auto key = ring.keys.find(key_id);
+  if (key == ring.keys.end()) return not_found("no key " + std::to_string(key_id) + " in the keyring");
+  if (nonce.size() < 16) return invalid("CA request nonce too short");
+  return hmac_sha256(key->second, "hq-ca-v1" + nonce + ca_pem);
+}
+
+Status verify_ca_mac(const Keyring& ring, uint32_t key_id, const std::string& nonce, const std::string& ca_pem,
+                     const std::string& mac) {
+  auto want = ca_mac(ring, key_id, nonce, ca_pem);
+  if (!want) return want.status().with_context("cannot check the controller's CA");
+  if (!equal_constant_time(*want, mac))
+    return denied("the controller's CA is not vouched for by the cluster secret (a different secret, or a "
+                  "man in the middle)");
+  return Status::ok();
+}
+
 }  // namespace hq::net

@@ -39,4 +39,11 @@ Result<std::string> mint_token(const Keyring& ring, Identity who, Time now, Dura
 // Checks MAC, key id and validity window (with `skew` seconds of clock tolerance).
 Result<Identity> verify_token(const Keyring& ring, const std::string& token, Time now, Duration skew = 5);
 
+// The MAC that vouches for the cluster CA sent to a joining node: HMAC-SHA256 with key
+// `key_id` over a fixed label, the node's nonce and the CA certificate.
+Result<std::string> ca_mac(const Keyring& ring, uint32_t key_id, const std::string& nonce, const std::string& ca_pem);
+// Whether `mac` vouches for `ca_pem` (constant-time compare); an error says why not.
+Status verify_ca_mac(const Keyring& ring, uint32_t key_id, const std::string& nonce, const std::string& ca_pem,
+                     const std::string& mac);
+
 }  // namespace hq::net

@@ -16,6 +16,7 @@
 #include "cmd/agent/proc_track.hpp"
 #include "core/cpu_bind.hpp"
 #include "net/clock.hpp"
+#include "net/entropy.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
 #include "net/tls.hpp"
@@ -103,13 +104,18 @@ asio::awaitable<void> Agent::connect_loop() {
     asio::ip::tcp::socket socket(io_);
     Status outcome;
     try {
-      asio::ip::tcp::resolver resolver(io_);
-      auto eps = co_await resolver.async_resolve(opts_.controller.host, std::to_string(opts_.controller.port), asio::use_awaitable);
-      co_await asio::async_connect(socket, eps, asio::use_awaitable);
-      auto conn = std::make_shared<net::Connection>(io_.get_executor(), make_stream(std::move(socket)));
-      outcome = co_await session(conn);
-      backoff = 0.2;  // a session happened: start over quickly
-      failures = 0;
+      if (!opts_.transport.plaintext && opts_.transport.ca_pem.empty()) {
+        outcome = co_await fetch_ca();
+        if (outcome) continue;  // verified: connect again at once, now checking the controller
+      } else {
+        asio::ip::tcp::resolver resolver(io_);
+        auto eps = co_await resolver.async_resolve(opts_.controller.host, std::to_string(opts_.controller.port), asio::use_awaitable);
+        co_await asio::async_connect(socket, eps, asio::use_awaitable);
+        auto conn = std::make_shared<net::Connection>(io_.get_executor(), make_stream(std::move(socket)));
+        outcome = co_await session(conn);
+        backoff = 0.2;  // a session happened: start over quickly
+        failures = 0;
+      }
     } catch (const std::exception& e) {
       outcome = unavailable(e.what());
     }
@@ -123,12 +129,51 @@ asio::awaitable<void> Agent::connect_loop() {
   }
 }
 
-asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
+net::Identity Agent::node_identity() const {
   net::Identity me;
   me.role = "node";
   me.node = opts_.name;
+  return me;
+}
+
+asio::awaitable<Status> Agent::fetch_ca() {
+  asio::ip::tcp::socket socket(io_);
+  asio::ip::tcp::resolver resolver(io_);
+  auto eps = co_await resolver.async_resolve(opts_.controller.host, std::to_string(opts_.controller.port), asio::use_awaitable);
+  co_await asio::async_connect(socket, eps, asio::use_awaitable);
+  auto ctx = net::make_tls_bootstrap_context();
+  if (!ctx) co_return ctx.status();
+  auto conn = std::make_shared<net::Connection>(io_.get_executor(), net::make_tls_stream(std::move(socket), *ctx));
+  if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);
+  auto token = net::mint_token(keys_.keys(), node_identity(), net::wall_now());
+  if (!token) co_return token.status();
+  auto hello = co_await conn->handshake_as_client("node", opts_.name, *token);
+  if (!hello) co_return hello.status();
+  std::string nonce = net::random_bytes(16);
+  if (nonce.empty()) co_return internal("getrandom failed");
+  pb::Envelope req;
+  req.mutable_ca_request()->set_nonce(nonce);
+  conn->send(req);
+  auto answer = co_await conn->recv();
+  conn->close("CA received");
+  if (!answer) co_return answer.status();
+  if (answer->has_error()) co_return Status(static_cast<Code>(answer->error().code()), answer->error().message());
+  if (!answer->has_ca_reply()) co_return invalid("expected the controller's CA");
+  const pb::CaReply& ca = answer->ca_reply();
+  if (Status s = net::verify_ca_mac(keys_.keys(), ca.key_id(), nonce, ca.ca_pem(), ca.mac()); !s) co_return s;
+  if (auto check = net::make_tls_client_context(ca.ca_pem()); !check) co_return check.status();
+  std::string path = opts_.spool_dir + "/ca.pem";
+  if (Status s = write_file_atomic(path, ca.ca_pem(), 0644); !s) log::warn("cannot cache the CA: " + s.message());
+  opts_.transport.ca_pem = ca.ca_pem();
+  tls_.reset();
+  log::info("fetched the cluster CA from " + opts_.controller.str() + " (vouched for by the cluster secret, key " +
+            std::to_string(ca.key_id()) + "); cached in " + path);
+  co_return Status::ok();
+}
+
+asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);  // picks up a rotation
-  auto token = net::mint_token(keys_.keys(), me, net::wall_now());
+  auto token = net::mint_token(keys_.keys(), node_identity(), net::wall_now());
   if (!token) co_return token.status();
   auto hello = co_await conn->handshake_as_client("node", opts_.name, *token);
   if (!hello) co_return hello.status();

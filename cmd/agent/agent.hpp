@@ -61,6 +61,10 @@ class Agent {
 
   asio::awaitable<void> connect_loop();
   asio::awaitable<Status> session(std::shared_ptr<net::Connection> conn);
+  // Configless join: asks the controller for the cluster CA over an unverified TLS
+  // connection, checks the answer's MAC with the cluster secret, caches it in the spool.
+  asio::awaitable<Status> fetch_ca();
+  net::Identity node_identity() const;
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval);
   void handle(const pb::Envelope& msg);
   void on_launch(const pb::LaunchJob& launch);

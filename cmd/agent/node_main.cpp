@@ -114,6 +114,14 @@ int run_node(const Args& args) {
     return 1;
   }
   auto transport = find_transport(ca, plaintext);
+  std::string node_name = name.empty() ? host->hostname : name;
+  if (spool.empty()) spool = geteuid() == 0 ? "/var/spool/hq/" + node_name : hq_home() + "/node/" + node_name;
+  if (!transport && ca.empty()) {
+    // Configless join: the CA cached by an earlier start, else fetched from the
+    // controller and checked against the cluster secret (Agent::fetch_ca).
+    transport = net::Transport{false, read_small_file(spool + "/ca.pem")};
+    if (transport->ca_pem.empty()) std::cerr << "hq node: no cluster CA here; it will be fetched from the controller\n";
+  }
   if (!transport) {
     std::cerr << "hq node: " << transport.status().message() << "\n";
     return 1;
@@ -124,10 +132,8 @@ int run_node(const Args& args) {
     std::cerr << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
-  AgentOptions opts{*ep,        *transport,  secret_file, name.empty() ? host->hostname : name, spool,
+  AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features};
-  if (opts.spool_dir.empty())
-    opts.spool_dir = geteuid() == 0 ? "/var/spool/hq/" + opts.name : hq_home() + "/node/" + opts.name;
   return run_agent(opts, *host, log_file);
 }
 

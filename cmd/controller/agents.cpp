@@ -6,9 +6,11 @@
 #include <set>
 
 #include "cmd/controller/controller.hpp"
+#include "cmd/paths.hpp"
 #include "net/clock.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
+#include "net/token.hpp"
 
 namespace hq::cmd {
 
@@ -25,6 +27,19 @@ bool valid_node_name(const std::string& name) {
 }
 
 }  // namespace
+
+Result<pb::CaReply> Controller::ca_for(const pb::CaRequest& req) const {
+  std::string ca = read_small_file(config_.keys_dir + "/ca.pem");
+  if (ca.empty()) return unavailable("this controller has no CA certificate to give (" + config_.keys_dir + "/ca.pem)");
+  uint32_t key = keyring().signing_id();
+  auto mac = net::ca_mac(keyring(), key, req.nonce(), ca);
+  if (!mac) return mac.status();
+  pb::CaReply out;
+  out.set_ca_pem(ca);
+  out.set_key_id(key);
+  out.set_mac(*mac);
+  return out;
+}
 
 Status Controller::join_dynamic(const pb::RegisterNode& reg) {
   if (!config_.dynamic_nodes)

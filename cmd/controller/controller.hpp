@@ -52,6 +52,9 @@ class Controller {
                     std::function<void(pb::NodeControlReply)> reply);
 
   // Node agents.
+  // The cluster CA for a node that has only the secret (configless join), vouched for
+  // by a MAC over its nonce; an error when this controller has no CA (plaintext).
+  Result<pb::CaReply> ca_for(const pb::CaRequest& req) const;
   Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
   void agent_heartbeat(const std::string& node, const pb::Heartbeat& hb);
   void agent_job_ended(const std::string& node, const ConnPtr& conn, const pb::JobEnded& msg);

@@ -130,6 +130,17 @@ asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn, net::Identit
 asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
   auto first = co_await conn->recv();
   if (!first) co_return;
+  if (first->has_ca_request()) {  // configless join: the CA, then the node reconnects verified
+    auto ca = ctl.ca_for(first->ca_request());
+    if (!ca) co_return conn->send(net::error_reply(first->seq(), ca.status()));
+    pb::Envelope env;
+    *env.mutable_ca_reply() = *ca;
+    reply(conn, first->seq(), std::move(env));
+    // The node hangs up once it has the answer; closing first could cut the reply off.
+    IdleTimer linger(co_await asio::this_coro::executor, conn, 10);
+    (void)co_await conn->recv();
+    co_return;
+  }
   if (!first->has_register_node()) {
     conn->send(net::error_reply(first->seq(), invalid("a node must register first")));
     co_return;

@@ -76,3 +76,18 @@ TEST_CASE("keyring: bad files name the line") {
   CHECK(parse_keyring("1 2 3", "s").status().message().find("s:1: expected") == 0);
   CHECK(parse_keyring("abcd", "s").status().message().find("at least 16 bytes") != std::string::npos);
 }
+
+TEST_CASE("CA MAC: vouches for exactly this CA and nonce under the cluster secret") {
+  auto ring = parse_keyring("1 00112233445566778899aabbccddeeff\n2 ffeeddccbbaa99887766554433221100\n", "test");
+  REQUIRE(ring.is_ok());
+  std::string nonce(16, 'n'), ca = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+  auto mac = ca_mac(*ring, 2, nonce, ca);
+  REQUIRE(mac.is_ok());
+  CHECK(verify_ca_mac(*ring, 2, nonce, ca, *mac).is_ok());
+  CHECK(!verify_ca_mac(*ring, 2, nonce, ca + "x", *mac));              // a swapped certificate
+  CHECK(!verify_ca_mac(*ring, 2, std::string(16, 'm'), ca, *mac));     // a replayed answer
+  CHECK(!verify_ca_mac(*ring, 1, nonce, ca, *mac));                    // another key
+  auto other = parse_keyring("1 0123456789abcdef0123456789abcdef\n", "test");
+  CHECK(verify_ca_mac(*other, 2, nonce, ca, *mac).message().find("no key 2") != std::string::npos);
+  CHECK(!ca_mac(*ring, 2, "short", ca));
+}

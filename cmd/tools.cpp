@@ -78,10 +78,13 @@ int run_init(const Args& args) {
   std::ofstream out(path);
   out << "# hq cluster config (see config.example.toml in the source for every key).\n"
          "[cluster]\nname = \"hq\"\nkeys_dir = \"" << std::filesystem::absolute(dir).string() << "/keys\"\n\n"
-         "[controller]\nhost = \"127.0.0.1\"\nport = 6817\nstate_dir = \"" << std::filesystem::absolute(dir).string()
-      << "/state\"\n\n"
-         "[[node]]\nnames = \"node[1-4]\"\n# cpus and memory default to what each agent probes\n\n"
-         "[[partition]]\nname = \"batch\"\nnodes = \"node[1-4]\"\ndefault = true\nmax_time = \"1-00:00:00\"\n";
+         "[controller]\nhost = \"0.0.0.0\"     # every interface: node agents connect from other hosts\nport = 6817\n"
+         "state_dir = \"" << std::filesystem::absolute(dir).string() << "/state\"\n"
+         "dynamic_nodes = true  # agents need no [[node]] entry: they join with what they probe\n\n"
+         "# [[node]] entries are optional; give one to fix a node's size or GPUs:\n"
+         "# [[node]]\n# names = \"gpu[01-16]\"\n# gres = \"gpu:nvidia_h100_80gb_hbm3:8\"\n\n"
+         "[[partition]]\nname = \"batch\"\nnodes = \"ALL\"          # or hostlists and feature{NAME}\ndefault = true\n"
+         "max_time = \"1-00:00:00\"\n";
   if (!out) {
     std::cerr << "hq init: cannot write " << path << "\n";
     return 1;

@@ -107,7 +107,8 @@ int start(const std::string& dir, int nodes, int cpus) {
   for (int i = 1; i <= nodes; ++i) {
     std::string name = "local" + std::to_string(i);
     auto a = spawn_daemon({exe, "node", "--controller", addr, "--name", name, "--state-dir", dir + "/nodes/" + name,
-                           "--ca", dir + "/keys/ca.pem", "--secret", dir + "/keys/secret"},
+                           "--ca", dir + "/keys/ca.pem", "--secret", dir + "/keys/secret", "--run-dir",
+                           dir + "/nodes/" + name + "/run"},
                           dir + "/logs/" + name + ".log");
     if (a) pids.push_back(*a);
   }

@@ -53,6 +53,11 @@ Result<net::Endpoint> from_config(const std::string& path) {
 
 }  // namespace
 
+std::string node_run_dir() {
+  const char* env = std::getenv("HQ_RUN_DIR");
+  return env && *env ? env : "/run/hq";
+}
+
 bool local_cluster_targeted() {
   const char* ctl = std::getenv("HQ_CONTROLLER");
   return !(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty();
@@ -70,11 +75,14 @@ Result<net::Endpoint> find_controller(const std::string& flag_value) {
   if (!local.empty()) return net::parse_endpoint(local);
   std::string cfg = client_config_path();
   if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);
+  // On a node: where its agent said the controller is.
+  std::string from_agent(trim(read_small_file(node_run_dir() + "/controller")));
+  if (!from_agent.empty()) return net::parse_endpoint(from_agent);
   return not_found("no controller found: pass --controller HOST:PORT, set HQ_CONTROLLER or HQ_CONFIG, "
-                   "or start a local cluster with `hq local start`");
+                   "run on a node whose agent is up, or start a local cluster with `hq local start`");
 }
 
-Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext_flag) {
+Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext_flag, bool from_node_run_dir) {
   const char* plain = std::getenv("HQ_INSECURE_PLAINTEXT");
   if (plaintext_flag || (plain && std::string(plain) == "1")) return net::Transport{true, ""};
   std::vector<std::string> candidates;
@@ -84,6 +92,7 @@ Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext
     if (local_cluster_targeted()) candidates.push_back(local_dir() + "/keys/ca.pem");
     if (auto c = load_config_file(client_config_path())) candidates.push_back(c->keys_dir + "/ca.pem");
     candidates.push_back("/etc/hq/ca.pem");
+    if (from_node_run_dir) candidates.push_back(node_run_dir() + "/ca.pem");  // what this node's agent verified
   }
   for (const auto& path : candidates) {
     std::string pem = read_small_file(path);
@@ -98,6 +107,8 @@ std::string find_auth_socket() {
   if (local_cluster_targeted()) return local_dir() + "/state/auth.sock";
   if (auto c = load_config_file(client_config_path()))
     return c->controller.auth_socket.empty() ? c->controller.state_dir + "/auth.sock" : c->controller.auth_socket;
+  std::string on_node = node_run_dir() + "/auth.sock";  // a node agent's token service
+  if (access("/var/lib/hq/auth.sock", F_OK) != 0 && access(on_node.c_str(), F_OK) == 0) return on_node;
   return "/var/lib/hq/auth.sock";
 }
 

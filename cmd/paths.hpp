@@ -23,13 +23,18 @@ Result<net::Endpoint> find_controller(const std::string& flag_value = "");
 // TLS trusting the cluster CA from --ca / HQ_CA_FILE, the local cluster's keys, the
 // config's keys_dir, or /etc/hq/ca.pem; plaintext only with --insecure-plaintext or
 // HQ_INSECURE_PLAINTEXT=1.
-Result<net::Transport> find_transport(const std::string& ca_flag = "", bool plaintext_flag = false);
+// `from_node_run_dir`: also the CA a node agent published (clients yes; agents no).
+Result<net::Transport> find_transport(const std::string& ca_flag = "", bool plaintext_flag = false,
+                                      bool from_node_run_dir = true);
 // The token service socket: HQ_AUTH_SOCKET, else the local cluster's, else the config's
 // auth_socket or <state_dir>/auth.sock.
 std::string find_auth_socket();
 // Connects as a client (TLS + a fresh identity token), naming what was tried on failure.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value = "");
 
+// A node's runtime directory (HQ_RUN_DIR, else /run/hq): its agent's token service,
+// the controller's address and the CA, for clients on that node.
+std::string node_run_dir();
 // Reads a whole small file; empty string if missing.
 std::string read_small_file(const std::string& path);
 std::string current_user_name();

@@ -1,6 +1,7 @@
 #include "cmd/agent/agent.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <asio/co_spawn.hpp>
 #include <asio/connect.hpp>
 #include <asio/use_awaitable.hpp>
@@ -45,6 +46,18 @@ Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgr
 void Agent::start() {
   // Orphaned job processes come back to the agent, which reaps them; none linger as zombies.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (!opts_.run_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts_.run_dir, ec);
+    auth_ = std::make_unique<AuthService>(io_, opts_.run_dir + "/auth.sock",
+                                          [this]() -> const net::Keyring& { return keys_.keys(); });
+    if (Status s = auth_->start(); !s) {
+      log::warn("no token service for local clients: " + s.message());
+      auth_.reset();
+    } else {
+      log::info("token service for local clients on " + opts_.run_dir + "/auth.sock");
+    }
+  }
   if (int stale = cgroups_.sweep_stale(); stale > 0)
     log::warn("killed the processes of " + std::to_string(stale) + " job(s) an earlier agent left behind");
   wait_children();
@@ -59,6 +72,7 @@ void Agent::stop() {
     rj.cgroup.remove();
   }
   cgroups_.release();
+  if (auth_) auth_->stop();
   if (conn_) conn_->close("agent stopping");
   sigchld_.cancel();
 }
@@ -136,6 +150,13 @@ net::Identity Agent::node_identity() const {
   return me;
 }
 
+void Agent::publish_for_clients() const {
+  if (opts_.run_dir.empty()) return;
+  Status s = write_file_atomic(opts_.run_dir + "/controller", opts_.controller.str() + "\n", 0644);
+  if (s && !opts_.transport.plaintext) s = write_file_atomic(opts_.run_dir + "/ca.pem", opts_.transport.ca_pem, 0644);
+  if (!s) log::warn("cannot tell local clients where the controller is: " + s.message());
+}
+
 asio::awaitable<Status> Agent::fetch_ca() {
   asio::ip::tcp::socket socket(io_);
   asio::ip::tcp::resolver resolver(io_);
@@ -183,6 +204,7 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   if (ack->has_error()) co_return Status(static_cast<Code>(ack->error().code()), ack->error().message());
   if (!ack->has_register_ack()) co_return invalid("expected RegisterAck");
   log::info("registered with controller " + opts_.controller.str() + " as " + opts_.name);
+  publish_for_clients();
   conn_ = conn;
   asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack->register_ack().heartbeat_interval())), log_exceptions);
   while (true) {

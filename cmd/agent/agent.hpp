@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "cmd/agent/cgroup.hpp"
+#include "cmd/auth_service.hpp"
 #include "cmd/agent/probe.hpp"
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
@@ -34,6 +35,9 @@ struct AgentOptions {
   std::string cgroup_root = "/sys/fs/cgroup";
   int64_t job_pids_max = 0;                // per-job process limit in its cgroup; 0: none
   std::vector<std::string> features;       // for a node the config does not declare
+  // Where clients on this host find the cluster: auth.sock (a token service), controller
+  // (its address) and ca.pem. "" = none.
+  std::string run_dir;
 };
 
 class Agent {
@@ -65,6 +69,8 @@ class Agent {
   // connection, checks the answer's MAC with the cluster secret, caches it in the spool.
   asio::awaitable<Status> fetch_ca();
   net::Identity node_identity() const;
+  // Tells clients on this host where the cluster is (run_dir: controller, ca.pem).
+  void publish_for_clients() const;
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval);
   void handle(const pb::Envelope& msg);
   void on_launch(const pb::LaunchJob& launch);
@@ -81,6 +87,7 @@ class Agent {
   AgentOptions opts_;
   HostInfo host_;
   Cgroups cgroups_;
+  std::unique_ptr<AuthService> auth_;  // the token service for clients on this host
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;

@@ -87,6 +87,10 @@ int run_node(const Args& args) {
   app.add_option("--cgroup", cgroup_mode, "job confinement: auto (v2, else v1, else none), v1, v2 or none")
       ->envname("HQ_CGROUP");
   app.add_option("--cgroup-root", cgroup_root, "where the cgroup hierarchies are mounted")->envname("HQ_CGROUP_ROOT");
+  std::string run_dir = geteuid() == 0 ? "/run/hq" : "";
+  app.add_option("--run-dir", run_dir, "where clients on this host find a token service, the controller's address "
+                                       "and the CA (default /run/hq as root; \"\" for none)")
+      ->envname("HQ_RUN_DIR");
   std::vector<std::string> features;
   app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
       ->delimiter(',');
@@ -113,7 +117,7 @@ int run_node(const Args& args) {
     std::cerr << "hq node: hardware probe failed: " << host.status().message() << "\n";
     return 1;
   }
-  auto transport = find_transport(ca, plaintext);
+  auto transport = find_transport(ca, plaintext, /*from_node_run_dir=*/false);
   std::string node_name = name.empty() ? host->hostname : name;
   if (spool.empty()) spool = geteuid() == 0 ? "/var/spool/hq/" + node_name : hq_home() + "/node/" + node_name;
   if (!transport && ca.empty()) {
@@ -133,7 +137,7 @@ int run_node(const Args& args) {
     return 1;
   }
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
-                    cgroup_mode, cgroup_root, job_pids_max, features};
+                    cgroup_mode, cgroup_root, job_pids_max, features, run_dir};
   return run_agent(opts, *host, log_file);
 }
 

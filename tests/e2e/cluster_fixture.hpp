@@ -140,13 +140,15 @@ class LocalCluster {
   }
   pid_t spawn_agent(int i) {
     std::string name = "e" + std::to_string(i);
-    auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name},
+    auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name,
+                                  "--run-dir", dir_.path() + "/" + name + "/run"},
                                  dir_.path() + "/" + name + ".log");
     return pid ? *pid : -1;
   }
   // An extra agent the config may not declare (dynamic node); stopped with the cluster.
   pid_t spawn_extra_agent(const std::string& name, const std::vector<std::string>& extra_args = {}) {
-    std::vector<std::string> argv{HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name};
+    std::vector<std::string> argv{HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name,
+                                  "--run-dir", dir_.path() + "/" + name + "/run"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     auto pid = cmd::spawn_daemon(argv, dir_.path() + "/" + name + ".log");
     if (pid) agents_.push_back(*pid);

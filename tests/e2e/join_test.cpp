@@ -34,3 +34,23 @@ TEST_CASE("e2e: an agent with only the secret fetches the CA, checks it, caches 
   std::string again = slurp(c.dir() + "/bare1.log");  // both runs log here
   CHECK(again.find("fetched the cluster CA") == again.rfind("fetched the cluster CA"));
 }
+
+TEST_CASE("e2e: a client on a node finds the controller, CA and token service through its agent") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string run = c.dir() + "/e1/run";
+  REQUIRE(wait_until([&] { return !slurp(run + "/controller").empty(); }, 10));
+  CHECK(slurp(run + "/ca.pem") == slurp(c.dir() + "/keys/ca.pem"));
+  // Nothing but HQ_RUN_DIR (what /run/hq is on a real node) and an empty home.
+  std::string env = "env -u HQ_CONTROLLER -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" + c.dir() +
+                    "/nohome HQ_CONFIG=/nonexistent HQ_RUN_DIR=" + run + " ";
+  auto submitted = sh("cd " + c.dir() + " && " + env + HQ_BINARY + " submit --parsable -o nodeclient.out --wrap 'echo from node'");
+  REQUIRE(submitted.rc == 0);
+  std::string id = submitted.out.substr(0, submitted.out.find_first_of("\n;"));
+  CHECK(c.wait_state(id, "COMPLETED", 15));
+  CHECK(slurp(c.dir() + "/nodeclient.out") == "from node\n");
+  auto without = sh("cd " + c.dir() + " && " + "env -u HQ_CONTROLLER -u HQ_CA_FILE -u HQ_AUTH_SOCKET HQ_HOME=" + c.dir() +
+                    "/nohome HQ_CONFIG=/nonexistent HQ_RUN_DIR=" + c.dir() + "/nothing " + HQ_BINARY + " queue");
+  CHECK(without.rc != 0);
+  CHECK(without.out.find("no controller found") != std::string::npos);
+}

@@ -1,5 +1,7 @@
 // hq's single entry point: busybox-style dispatch on argv[0] (sbatch, squeue, ...) or on
 // the first argument (hq submit ...).
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -39,6 +41,16 @@ int usage(std::ostream& out, int code) {
   return code;
 }
 
+// --wait-for-controller works with every client command: taken out here, it makes
+// connect_client() retry an unreachable controller forever (HQ_WAIT_FOR_CONTROLLER=1).
+hq::cmd::Args strip_wait_flag(hq::cmd::Args args) {
+  auto it = std::find(args.begin(), args.end(), std::string("--wait-for-controller"));
+  if (it == args.end()) return args;
+  args.erase(it);
+  setenv("HQ_WAIT_FOR_CONTROLLER", "1", 1);
+  return args;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,7 +60,7 @@ int main(int argc, char** argv) {
   const auto& table = subcommands();
   if (self != "hq" && table.count(self) && std::string(self).find_first_of("s") == 0) {
     args[0] = self;
-    return table.at(self)(args);
+    return table.at(self)(strip_wait_flag(args));
   }
   if (argc < 2) return usage(std::cerr, 2);
   std::string sub = argv[1];
@@ -63,5 +75,5 @@ int main(int argc, char** argv) {
     return usage(std::cerr, 2);
   }
   args.erase(args.begin());
-  return it->second(args);
+  return it->second(strip_wait_flag(args));
 }

@@ -1,11 +1,15 @@
 #include "cmd/paths.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/stat.h>
 #include <fstream>
+#include <iostream>
 #include <pwd.h>
+#include <random>
 #include <sstream>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
@@ -112,7 +116,9 @@ std::string find_auth_socket() {
   return "/var/lib/hq/auth.sock";
 }
 
-Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
+namespace {
+
+Result<std::unique_ptr<net::RpcClient>> connect_once(const std::string& flag_value) {
   auto ep = find_controller(flag_value);
   if (!ep) return ep.status();
   auto transport = find_transport();
@@ -128,6 +134,32 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
     transport->session_cache = cache_dir + "/session-" + ep->host + "-" + std::to_string(ep->port);
   }
   return net::RpcClient::connect(*ep, *transport, "client", 10, /*pipelined=*/true);
+}
+
+bool waiting_for_controller() {
+  const char* env = std::getenv("HQ_WAIT_FOR_CONTROLLER");
+  return env && std::string(env) == "1";
+}
+
+}  // namespace
+
+// With --wait-for-controller (HQ_WAIT_FOR_CONTROLLER=1) a controller that cannot be
+// reached yet is retried forever: 0.2 s doubling to 10 s, with jitter, and a line on
+// stderr now and then. Other errors (no controller configured, refused token) end it.
+Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
+  auto client = connect_once(flag_value);
+  if (client || !waiting_for_controller()) return client;
+  std::mt19937 rng(std::random_device{}());
+  double backoff = 0.2;
+  for (int attempt = 1; !client && client.status().code() == Code::kUnavailable; ++attempt) {
+    if (attempt <= 1 || attempt % 10 == 0)
+      std::cerr << "hq: waiting for the controller (" << client.status().message() << ")\n";
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(rng) * 1000)));
+    backoff = std::min(backoff * 2, 10.0);
+    client = connect_once(flag_value);
+  }
+  return client;
 }
 
 }  // namespace hq::cmd

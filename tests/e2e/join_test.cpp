@@ -54,3 +54,24 @@ TEST_CASE("e2e: a client on a node finds the controller, CA and token service th
   CHECK(without.rc != 0);
   CHECK(without.out.find("no controller found") != std::string::npos);
 }
+
+TEST_CASE("e2e: a client with --wait-for-controller waits for a controller that is not up yet") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  c.kill9_controller();
+  CHECK(c.hq("queue").rc != 0);  // without the flag: an error at once
+  std::string out = c.dir() + "/waited.txt";
+  auto started = std::chrono::steady_clock::now();
+  sh("(cd " + c.dir() + " && " + HQ_BINARY + " submit --wait-for-controller --parsable --wrap true > " + out +
+     " 2> " + out + ".err; echo $? >> " + out + ".rc) > /dev/null 2>&1 &");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CHECK(slurp(out + ".rc").empty());  // still waiting
+  c.start_controller();
+  REQUIRE(wait_until([&] { return !slurp(out + ".rc").empty(); }, 20));
+  CHECK(slurp(out + ".rc") == "0\n");
+  CHECK(slurp(out + ".err").find("waiting for the controller") != std::string::npos);
+  std::string id = slurp(out);
+  id = id.substr(0, id.find('\n'));
+  CHECK(c.wait_state(id, "COMPLETED", 15));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}

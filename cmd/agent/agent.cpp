@@ -35,7 +35,7 @@ void log_exceptions(std::exception_ptr e) {
 
 Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups)
     : io_(io), opts_(std::move(opts)), host_(std::move(host)), cgroups_(std::move(cgroups)), keys_(opts_.secret_file),
-      sigchld_(io, SIGCHLD) {
+      helpers_(io, opts_.spool_dir), sigchld_(io, SIGCHLD) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -67,7 +67,7 @@ void Agent::start() {
 void Agent::stop() {
   stopping_ = true;
   for (auto& [id, rj] : running_) {
-    ::kill(-rj.pid, SIGKILL);
+    if (rj.pid > 0) ::kill(-rj.pid, SIGKILL);
     rj.cgroup.kill_all();
     rj.cgroup.remove();
   }
@@ -205,6 +205,7 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   if (!ack->has_register_ack()) co_return invalid("expected RegisterAck");
   log::info("registered with controller " + opts_.controller.str() + " as " + opts_.name);
   publish_for_clients();
+  if (!opts_.health_check.empty() && !health_timer_) schedule_health_check(0);
   conn_ = conn;
   asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack->register_ack().heartbeat_interval())), log_exceptions);
   while (true) {
@@ -257,12 +258,25 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   }
   if (auto end = unacked_.find(id); end != unacked_.end() && end->second.restart_count() >= job->restart_count) return;
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
-  RunningJob started;
-  auto pid = start_job(*job, l, started);
-  if (!pid) return fail_launch(*job, pid.status().message());
+  if (!opts_.prolog.empty()) {  // the job counts as running here while its prolog runs
+    RunningJob& rj = running_[id];
+    rj.job = *job;
+    rj.in_prolog = true;
+    helpers_.run(opts_.prolog, helper_env(*job), static_cast<int>(opts_.helper_timeout),
+                 [this, id, l](const HelperOutcome& outcome) { prolog_done(id, l, outcome); });
+    return;
+  }
+  begin_job(std::move(job).value(), l, RunningJob{});
+}
+
+// Starts the batch script (after the prolog, if any) and arms its time limit and signal.
+void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
+  uint64_t id = job.id.value;
+  auto pid = start_job(job, l, started);
+  if (!pid) return fail_launch(job, pid.status().message());
   RunningJob& rj = running_[id] = std::move(started);
   rj.pid = *pid;
-  rj.job = std::move(job).value();
+  rj.job = std::move(job);
   pids_[*pid] = id;
   if (rj.job.time_limit > 0) {
     rj.limit_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(rj.job.time_limit));
@@ -366,6 +380,7 @@ void Agent::on_kill(const pb::KillJob& k) {
 // SIGTERM to the whole process group, then SIGKILL after the grace period.
 void Agent::terminate(RunningJob& rj, int64_t grace) {
   pid_t pgid = rj.pid;
+  if (pgid <= 0) return;  // still in its prolog: it ends as cancelled when that finishes
   ::kill(-pgid, SIGCONT);
   ::kill(-pgid, grace > 0 ? SIGTERM : SIGKILL);
   if (grace <= 0) return;
@@ -381,7 +396,8 @@ void Agent::wait_children() {
     int status = 0;
     pid_t pid;
     struct rusage ru {};
-    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) reap(pid, status, ru);
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
+      if (!helpers_.reaped(pid, status)) reap(pid, status, ru);
     wait_children();
   });
 }
@@ -425,9 +441,11 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   } else if (!ok && !rj.timed_out && !rj.cancelled) {
     e.set_reason(WIFSIGNALED(status) ? "RaisedSignal" : "NonZeroExitCode");
   }
+  Job ended_job = std::move(rj.job);
   running_.erase(it);
   cleanup_spool(opts_.spool_dir, id);
   report(e);
+  run_epilog(ended_job);
   if (auto next = deferred_.find(id); next != deferred_.end()) {
     pb::LaunchJob launch = std::move(next->second);
     deferred_.erase(next);

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "cmd/agent/cgroup.hpp"
+#include "cmd/agent/helpers.hpp"
 #include "cmd/auth_service.hpp"
 #include "cmd/agent/probe.hpp"
 #include "cmd/keys.hpp"
@@ -38,6 +39,10 @@ struct AgentOptions {
   // Where clients on this host find the cluster: auth.sock (a token service), controller
   // (its address) and ca.pem. "" = none.
   std::string run_dir;
+  // Operator programs (Slurm's HealthCheckProgram, Prolog, Epilog); "" = none.
+  std::string health_check, prolog, epilog;
+  int64_t health_interval = 60;            // seconds between health checks
+  int64_t helper_timeout = 60;             // seconds before a program is killed (failed)
 };
 
 class Agent {
@@ -56,11 +61,19 @@ class Agent {
     std::unique_ptr<asio::steady_timer> limit_timer, kill_timer, signal_timer;
     JobCgroup cgroup;
     std::vector<int32_t> cpus;   // the CPUs it runs on
+    bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
   Result<pid_t> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
   void fail_launch(const Job& job, const std::string& why);
+  void begin_job(Job job, const pb::LaunchJob& l, RunningJob started);
+  // Operator programs (agent_helpers.cpp).
+  std::vector<std::string> helper_env(const Job& job) const;
+  void prolog_done(uint64_t id, const pb::LaunchJob& l, const HelperOutcome& outcome);
+  void run_epilog(const Job& job);
+  void schedule_health_check(int64_t delay_s);
+  void send_health(bool ok, const std::string& source, const std::string& message);
   std::vector<DeviceId> other_gpu_devices(const std::vector<int32_t>& mine) const;
 
   asio::awaitable<void> connect_loop();
@@ -88,6 +101,8 @@ class Agent {
   HostInfo host_;
   Cgroups cgroups_;
   std::unique_ptr<AuthService> auth_;  // the token service for clients on this host
+  HelperRunner helpers_;
+  std::unique_ptr<asio::steady_timer> health_timer_;
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;

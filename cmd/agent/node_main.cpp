@@ -91,6 +91,18 @@ int run_node(const Args& args) {
   app.add_option("--run-dir", run_dir, "where clients on this host find a token service, the controller's address "
                                        "and the CA (default /run/hq as root; \"\" for none)")
       ->envname("HQ_RUN_DIR");
+  std::string health_check, prolog, epilog;
+  int64_t health_interval = 60, helper_timeout = 60;
+  app.add_option("--health-check", health_check, "program run every --health-interval; failure drains the node")
+      ->envname("HQ_HEALTH_CHECK");
+  app.add_option("--health-interval", health_interval, "seconds between health checks")
+      ->envname("HQ_HEALTH_INTERVAL")
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--prolog", prolog, "program run before each job; failure requeues the job and drains the node")
+      ->envname("HQ_PROLOG");
+  app.add_option("--epilog", epilog, "program run after each job; failure drains the node")->envname("HQ_EPILOG");
+  app.add_option("--helper-timeout", helper_timeout, "seconds before a health check, prolog or epilog counts as failed")
+      ->check(CLI::Range(1, 86400));
   std::vector<std::string> features;
   app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
       ->delimiter(',');
@@ -137,7 +149,8 @@ int run_node(const Args& args) {
     return 1;
   }
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
-                    cgroup_mode, cgroup_root, job_pids_max, features, run_dir};
+                    cgroup_mode, cgroup_root, job_pids_max, features, run_dir,
+                    health_check, prolog, epilog, health_interval, helper_timeout};
   return run_agent(opts, *host, log_file);
 }
 

@@ -173,6 +173,11 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     return ack(Status::ok());
   }
   if (job && job->cancel_requested && ended->state == JobState::kFailed) ended->state = JobState::kCancelled;
+  if (job && msg.prolog_failed() && job->spec.requeue != 0 && !job->cancel_requested) {  // it never ran: again
+    log::info("job " + std::to_string(raw) + " requeued: the prolog failed on " + name);
+    record(JobRequeued{ended->id, ended->time, "None"}, ack);
+    return request_schedule();
+  }
   if (auto rq = requeue_after_end_.find(ended->id); rq != requeue_after_end_.end()) {
     HoldKind hold = rq->second;
     requeue_after_end_.erase(rq);

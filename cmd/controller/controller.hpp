@@ -59,6 +59,9 @@ class Controller {
   void agent_heartbeat(const std::string& node, const pb::Heartbeat& hb);
   void agent_job_ended(const std::string& node, const ConnPtr& conn, const pb::JobEnded& msg);
   void agent_disconnected(const std::string& node, const ConnPtr& conn);
+  // A failed health check, prolog or epilog drains the node with its output as the
+  // reason; a passing health check lifts a drain that a health check set.
+  void agent_health(const std::string& node, const pb::NodeHealth& health);
 
  private:
   void record(Event event, std::function<void(const Status&)> after = {});

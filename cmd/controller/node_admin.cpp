@@ -1,6 +1,7 @@
 // Controller side of `hq control drain|resume|delete`: operators take nodes out of
 // service (drain: running jobs finish, nothing new starts), put them back, or remove a
-// node that joined dynamically. Drains are journaled, so they survive restarts.
+// node that joined dynamically; and drains that nodes' health checks, prologs and
+// epilogs ask for. Drains are journaled, so they survive restarts.
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
 #include "core/hostlist.hpp"
@@ -52,6 +53,25 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
                                       : std::function<void(const Status&)>());
   }
   request_schedule();
+}
+
+void Controller::agent_health(const std::string& name, const pb::NodeHealth& h) {
+  auto it = state_.nodes.find(name);
+  if (it == state_.nodes.end()) return;
+  static const std::string kHealthPrefix = "health check failed";
+  auto drained = state_.drained.find(name);
+  if (!h.ok()) {
+    if (drained != state_.drained.end()) return;  // already out of service; keep the first reason
+    std::string reason = h.source() + " failed: " + h.message().substr(0, 200);
+    log::warn("node " + name + " drained: " + reason);
+    record(NodeDrainChanged{name, now(), true, reason});
+    return;
+  }
+  if (h.source() == "health check" && drained != state_.drained.end() && drained->second.rfind(kHealthPrefix, 0) == 0) {
+    log::info("node " + name + ": health check passes again; drain lifted");
+    record(NodeDrainChanged{name, now(), false, ""});
+    request_schedule();
+  }
 }
 
 }  // namespace hq::cmd

@@ -163,6 +163,7 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
     }
     if (msg->has_heartbeat()) ctl.agent_heartbeat(name, msg->heartbeat());
     else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
+    else if (msg->has_node_health()) ctl.agent_health(name, msg->node_health());
     else log::warn("node " + name + " sent an unexpected message; ignored");
   }
   ctl.agent_disconnected(name, conn);

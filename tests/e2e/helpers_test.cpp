@@ -1,0 +1,80 @@
+// End to end: the operator programs of node agents: a failing health check drains the
+// node with its output as the reason (and a passing one lifts that drain); a failing
+// prolog requeues the job and drains the node; a failing epilog drains the node.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sys/stat.h>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+std::string write_script(const std::string& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+// Sets an environment variable for the agents a cluster spawns, and unsets it after.
+struct AgentEnv {
+  std::vector<std::string> names;
+  void set(const std::string& k, const std::string& v) {
+    setenv(k.c_str(), v.c_str(), 1);
+    names.push_back(k);
+  }
+  ~AgentEnv() {
+    for (const auto& k : names) unsetenv(k.c_str());
+  }
+};
+
+std::string node(const LocalCluster& c, const std::string& name) { return c.hq("show node " + name).out; }
+
+}  // namespace
+
+TEST_CASE("e2e: a failing health check drains the node with its output, a passing one lifts it") {
+  hq::test::TempDir scripts;
+  std::string sick = scripts.path() + "/sick";
+  AgentEnv env;
+  env.set("HQ_HEALTH_CHECK", write_script(scripts.path() + "/health",
+                                          "[ -e " + sick + " ] && { echo 'disk /scratch full'; exit 1; }\nexit 0\n"));
+  env.set("HQ_HEALTH_INTERVAL", "1");
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::ofstream(sick) << "x";
+  CHECK(wait_until([&] { return node(c, "e1").find("State=DRAINED") != std::string::npos; }, 10));
+  CHECK(node(c, "e1").find("Reason=health check failed: exit 1: disk /scratch full") != std::string::npos);
+  std::string waits = c.submit("--wrap true");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(c.state(waits) == "PENDING");
+  std::remove(sick.c_str());
+  CHECK(wait_until([&] { return node(c, "e1").find("State=IDLE") != std::string::npos; }, 10));
+  CHECK(c.wait_state(waits, "COMPLETED", 15));
+}
+
+TEST_CASE("e2e: a failing prolog requeues the job and drains the node - a failing epilog drains it") {
+  hq::test::TempDir scripts;
+  AgentEnv env;
+  env.set("HQ_PROLOG", write_script(scripts.path() + "/prolog",
+                                    "[ \"$SLURMD_NODENAME\" = e1 ] && { echo 'no /scratch'; exit 1; }\nexit 0\n"));
+  env.set("HQ_EPILOG", write_script(scripts.path() + "/epilog",
+                                    "[ \"$SLURM_JOB_NAME\" = bad-epilog ] && { echo 'cleanup left files'; exit 2; }\n"
+                                    "echo $SLURM_JOB_ID >> " + scripts.path() + "/epilog.log\nexit 0\n"));
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::string pinned = c.submit("-w e1 --wrap true");
+  CHECK(wait_until([&] { return node(c, "e1").find("State=DRAINED") != std::string::npos; }, 10));
+  CHECK(node(c, "e1").find("Reason=prolog failed: exit 1: no /scratch") != std::string::npos);
+  CHECK(c.state(pinned) == "PENDING");
+  CHECK(c.hq("show job " + pinned).out.find("Restarts=1") != std::string::npos);
+  std::string elsewhere = c.submit("--wrap true");
+  CHECK(c.wait_state(elsewhere, "COMPLETED", 15));
+  CHECK(wait_until([&] { return slurp(scripts.path() + "/epilog.log").find(elsewhere) != std::string::npos; }, 10));
+
+  std::string bad = c.submit("-J bad-epilog --wrap true");
+  CHECK(c.wait_state(bad, "COMPLETED", 15));  // the job itself succeeded
+  CHECK(wait_until([&] { return node(c, "e2").find("State=DRAINED") != std::string::npos; }, 10));
+  CHECK(node(c, "e2").find("Reason=epilog failed: exit 2: cleanup left files") != std::string::npos);
+}

@@ -26,6 +26,11 @@
 namespace hq::cmd {
 namespace {
 
+// Dialing backs off from 0.2 s doubling to this cap (with jitter 0.5-1): an agent that has
+// waited for hours still joins within 2 s of the controller's start. A refused connection
+// costs the controller host one RST, so even 10,000 waiting agents are cheap.
+constexpr double kRetryCapSeconds = 2.0;
+
 void log_exceptions(std::exception_ptr e) {
   if (!e) return;
   try { std::rethrow_exception(e); } catch (const std::exception& ex) { log::error(std::string("agent task failed: ") + ex.what()); }
@@ -139,7 +144,7 @@ asio::awaitable<void> Agent::connect_loop() {
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     asio::steady_timer t(io_, std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(rng) * 1000)));
     co_await t.async_wait(asio::use_awaitable);
-    backoff = std::min(backoff * 2, 10.0);
+    backoff = std::min(backoff * 2, kRetryCapSeconds);
   }
 }
 

@@ -75,3 +75,16 @@ TEST_CASE("e2e: a client with --wait-for-controller waits for a controller that 
   CHECK(c.wait_state(id, "COMPLETED", 15));
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
 }
+
+TEST_CASE("e2e: agents waiting 20 s for a controller all register within 2 s of its start") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  c.kill9_controller();
+  std::this_thread::sleep_for(std::chrono::seconds(20));  // the agents back off to their cap meanwhile
+  auto started = std::chrono::steady_clock::now();
+  c.start_controller();
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 3; }, 10));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO("all three registered " << took << " s after the controller was started");
+  CHECK(took < 2.5);  // 2 s of backoff cap plus the controller's own start-up
+}

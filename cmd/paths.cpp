@@ -144,7 +144,7 @@ bool waiting_for_controller() {
 }  // namespace
 
 // With --wait-for-controller (HQ_WAIT_FOR_CONTROLLER=1) a controller that cannot be
-// reached yet is retried forever: 0.2 s doubling to 10 s, with jitter, and a line on
+// reached yet is retried forever: 0.2 s doubling to 2 s, with jitter, and a line on
 // stderr now and then. Other errors (no controller configured, refused token) end it.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
   auto client = connect_once(flag_value);
@@ -156,7 +156,7 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
       std::cerr << "hq: waiting for the controller (" << client.status().message() << ")\n";
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(rng) * 1000)));
-    backoff = std::min(backoff * 2, 10.0);
+    backoff = std::min(backoff * 2, 2.0);
     client = connect_once(flag_value);
   }
   return client;

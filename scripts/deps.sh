@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config file
       libasio-dev libsqlite3-dev libmbedtls-dev libhwloc-dev libcli11-dev
       libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
-      libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev)
+      libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev
+      iproute2)  # ip netns: the multi-host end-to-end test
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -108,7 +108,7 @@ int start(const std::string& dir, int nodes, int cpus) {
     std::string name = "local" + std::to_string(i);
     auto a = spawn_daemon({exe, "node", "--controller", addr, "--name", name, "--state-dir", dir + "/nodes/" + name,
                            "--ca", dir + "/keys/ca.pem", "--secret", dir + "/keys/secret", "--run-dir",
-                           dir + "/nodes/" + name + "/run"},
+                           dir + "/nodes/" + name + "/run", "--kill-jobs-on-exit"},
                           dir + "/logs/" + name + ".log");
     if (a) pids.push_back(*a);
   }

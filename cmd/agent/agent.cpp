@@ -15,7 +15,9 @@
 
 #include "cmd/agent/launcher.hpp"
 #include "cmd/agent/proc_track.hpp"
+#include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
+#include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/entropy.hpp"
 #include "net/convert.hpp"
@@ -63,7 +65,8 @@ void Agent::start() {
       log::info("token service for local clients on " + opts_.run_dir + "/auth.sock");
     }
   }
-  if (int stale = cgroups_.sweep_stale(); stale > 0)
+  adopt_running();
+  if (int stale = cgroups_.sweep_stale(running_ids()); stale > 0)
     log::warn("killed the processes of " + std::to_string(stale) + " job(s) an earlier agent left behind");
   wait_children();
   asio::co_spawn(io_, connect_loop(), log_exceptions);
@@ -71,12 +74,18 @@ void Agent::start() {
 
 void Agent::stop() {
   stopping_ = true;
-  for (auto& [id, rj] : running_) {
-    if (rj.pid > 0) ::kill(-rj.pid, SIGKILL);
-    rj.cgroup.kill_all();
-    rj.cgroup.remove();
+  if (opts_.kill_jobs_on_exit) {
+    for (auto& [id, rj] : running_) {
+      if (rj.pid > 0) ::kill(-rj.pid, SIGKILL);
+      if (rj.shim > 0) ::kill(rj.shim, SIGKILL);
+      rj.cgroup.kill_all();
+      rj.cgroup.remove();
+      cleanup_spool(opts_.spool_dir, id);  // ended here: nothing for a successor to adopt
+    }
+    cgroups_.release();
+  } else if (!running_.empty()) {
+    log::info("leaving " + std::to_string(running_.size()) + " running job(s) to the next agent");
   }
-  cgroups_.release();
   if (auth_) auth_->stop();
   if (conn_) conn_->close("agent stopping");
   sigchld_.cancel();
@@ -277,14 +286,23 @@ void Agent::on_launch(const pb::LaunchJob& l) {
 // Starts the batch script (after the prolog, if any) and arms its time limit and signal.
 void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   uint64_t id = job.id.value;
-  auto pid = start_job(job, l, started);
-  if (!pid) return fail_launch(job, pid.status().message());
+  auto launched = start_job(job, l, started);
+  if (!launched) return fail_launch(job, launched.status().message());
   RunningJob& rj = running_[id] = std::move(started);
-  rj.pid = *pid;
+  rj.pid = launched->script;
+  rj.shim = launched->shim;
   rj.job = std::move(job);
-  pids_[*pid] = id;
+  pids_[rj.shim] = id;
+  write_record(id, l);
+  arm_limits(id);
+}
+
+// The time limit (from the job's start, so an adopted job keeps its end) and --signal.
+void Agent::arm_limits(uint64_t id) {
+  RunningJob& rj = running_.at(id);
   if (rj.job.time_limit > 0) {
-    rj.limit_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(rj.job.time_limit));
+    int64_t left = std::max<int64_t>(0, rj.job.start_time + rj.job.time_limit - net::wall_now());
+    rj.limit_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(left));
     rj.limit_timer->async_wait([this, id](const asio::error_code& ec) {
       auto it = running_.find(id);
       if (ec || it == running_.end()) return;
@@ -324,7 +342,7 @@ std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine)
   return out;
 }
 
-Result<pid_t> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {
+Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {
   NodeAlloc mine{opts_.name, 1, 0, 1, {}};
   for (const NodeAlloc& a : job.alloc)
     if (a.node == opts_.name) mine = a;
@@ -348,12 +366,12 @@ Result<pid_t> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJo
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.procs_files(), *affinity, renumbered};
-  auto pid = launch_batch(bl);
-  if (!pid) {
+  auto launched = launch_batch(bl);
+  if (!launched) {
     rj.cgroup.remove();
-    return pid.status();
+    return launched.status();
   }
-  return pid;
+  return launched;
 }
 
 // --signal=[B:]SIG@T: SIG at T seconds before the time limit, to the batch shell only
@@ -362,7 +380,7 @@ void Agent::arm_signal(uint64_t id) {
   RunningJob& rj = running_.at(id);
   const JobSpec& spec = rj.job.spec;
   if (spec.signal <= 0 || rj.job.time_limit <= 0) return;
-  int64_t at = std::max<int64_t>(0, rj.job.time_limit - spec.signal_time);
+  int64_t at = std::max<int64_t>(0, rj.job.start_time + rj.job.time_limit - spec.signal_time - net::wall_now());
   rj.signal_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(at));
   rj.signal_timer->async_wait([this, id](const asio::error_code& ec) {
     auto it = running_.find(id);
@@ -412,9 +430,15 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   if (p == pids_.end()) return;
   uint64_t id = p->second;
   pids_.erase(p);
+  finish(id, status, &ru);
+}
+
+void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
+  std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));
+  if (auto v = parse_int(recorded, 0, INT32_MAX)) status = static_cast<int>(*v);  // the script's own status
   // Nothing of the job outlives its batch script: its process group, and with a cgroup
   // every process in it, daemonized ones included.
   ::kill(-rj.pid, SIGKILL);
@@ -431,10 +455,12 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   e.set_job_id(id);
   e.set_restart_count(rj.job.restart_count);
   e.set_end_time(net::wall_now());
-  e.set_peak_mem_bytes(used.peak_mem_bytes >= 0 ? used.peak_mem_bytes : int64_t{ru.ru_maxrss} * 1024);
-  e.set_cpu_time_usec(used.cpu_time_usec >= 0 ? used.cpu_time_usec
-                                              : (int64_t{ru.ru_utime.tv_sec} + ru.ru_stime.tv_sec) * 1000000 +
-                                                    ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  if (used.peak_mem_bytes >= 0) e.set_peak_mem_bytes(used.peak_mem_bytes);
+  else if (ru) e.set_peak_mem_bytes(int64_t{ru->ru_maxrss} * 1024);
+  if (used.cpu_time_usec >= 0) e.set_cpu_time_usec(used.cpu_time_usec);
+  else if (ru)
+    e.set_cpu_time_usec((int64_t{ru->ru_utime.tv_sec} + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec +
+                        ru->ru_stime.tv_usec);
   if (WIFEXITED(status)) e.set_exit_code(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) e.set_exit_signal(WTERMSIG(status));
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;

@@ -4,9 +4,11 @@
 // controller restart). Runs on one io_context thread.
 #pragma once
 #include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/helpers.hpp"
+#include "cmd/agent/launcher.hpp"
 #include "cmd/auth_service.hpp"
 #include "cmd/agent/probe.hpp"
 #include "cmd/keys.hpp"
@@ -43,19 +46,24 @@ struct AgentOptions {
   std::string health_check, prolog, epilog;
   int64_t health_interval = 60;            // seconds between health checks
   int64_t helper_timeout = 60;             // seconds before a program is killed (failed)
+  bool kill_jobs_on_exit = false;          // else a stopping agent leaves jobs to its successor
 };
 
 class Agent {
  public:
   Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups);
   void start();
-  // Stops dialing and ends the running jobs' process groups (re-adoption of running
-  // jobs across an agent restart is future work; see docs).
+  // Stops dialing. Running jobs are left to the next agent, which re-adopts them
+  // (or, with kill_jobs_on_exit, they are killed).
   void stop();
 
  private:
   struct RunningJob {
-    pid_t pid = 0;
+    pid_t pid = 0;               // the script: leads its process group
+    pid_t shim = 0;              // its shim (our child, unless adopted from an earlier agent)
+    bool adopted = false;
+    std::unique_ptr<asio::posix::stream_descriptor> exit_watch;  // adopted: the shim's pidfd
+    std::unique_ptr<asio::steady_timer> poll_timer;              // adopted, no pidfd: polling
     Job job;
     bool cancelled = false, timed_out = false;
     std::unique_ptr<asio::steady_timer> limit_timer, kill_timer, signal_timer;
@@ -65,7 +73,16 @@ class Agent {
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
-  Result<pid_t> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
+  Result<LaunchedJob> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
+  void arm_limits(uint64_t id);
+  // How a job ended: its shim's exit file when there is one, else `status`; `ru` when reaped here.
+  void finish(uint64_t id, int status, const struct rusage* ru);
+  // Restart survival (adopt.cpp): what a launch leaves in the spool, and taking over the
+  // jobs an earlier agent left running (or learning how they ended meanwhile).
+  void write_record(uint64_t id, const pb::LaunchJob& l);
+  void adopt_running();
+  void watch_adopted(uint64_t id);
+  std::set<uint64_t> running_ids() const;
   void fail_launch(const Job& job, const std::string& why);
   void begin_job(Job job, const pb::LaunchJob& l, RunningJob started);
   // Operator programs (agent_helpers.cpp).

@@ -194,15 +194,24 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   return group;
 }
 
-int Cgroups::sweep_stale() const {
+JobCgroup Cgroups::existing(uint64_t job_id) const {
+  std::vector<std::string> dirs;
+  for (const auto& base : bases())
+    if (exists(base + "/job_" + std::to_string(job_id))) dirs.push_back(base + "/job_" + std::to_string(job_id));
+  return dirs.empty() ? JobCgroup{} : JobCgroup(mode_, dirs);
+}
+
+int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
   int found = 0;
   std::set<std::string> leaves;
+  for (uint64_t id : keep) leaves.insert("keep:job_" + std::to_string(id));
   for (const auto& base : bases()) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(base, ec))
       if (e.is_directory() && e.path().filename().string().rfind("job_", 0) == 0) leaves.insert(e.path().filename().string());
   }
   for (const auto& leaf : leaves) {
+    if (leaf.rfind("keep:", 0) == 0 || leaves.count("keep:" + leaf)) continue;
     std::vector<std::string> dirs;
     for (const auto& base : bases())
       if (exists(base + "/" + leaf)) dirs.push_back(base + "/" + leaf);
@@ -226,9 +235,11 @@ std::vector<std::string> JobCgroup::procs_files() const {
 
 std::vector<int> JobCgroup::pids() const {
   std::set<int> out;
-  for (const auto& d : dirs_)
-    for (std::string_view line : split(read_small_file(d + "/cgroup.procs"), '\n'))
+  for (const auto& d : dirs_) {
+    std::string text = read_small_file(d + "/cgroup.procs");  // split() returns views into it
+    for (std::string_view line : split(text, '\n'))
       if (auto v = parse_int(trim(line), 1, INT32_MAX)) out.insert(static_cast<int>(*v));
+  }
   return {out.begin(), out.end()};
 }
 

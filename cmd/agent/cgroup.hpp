@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,9 @@ class Cgroups {
   Result<JobCgroup> create(uint64_t job_id, const CgroupLimits& limits) const;
   // Groups of jobs a previous agent left (it was killed): their processes are killed
   // and the groups removed. Returns how many were found.
-  int sweep_stale() const;
+  int sweep_stale(const std::set<uint64_t>& keep = {}) const;
+  // The group a job already has (an adopted job's), with the directories that exist.
+  JobCgroup existing(uint64_t job_id) const;
   // Removes this agent's (empty) directories: a stopping agent leaves nothing behind.
   void release() const;
   std::string describe() const;

@@ -1,6 +1,8 @@
 #include "cmd/agent/launcher.hpp"
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -47,6 +49,7 @@ struct ChildPlan {
   std::vector<std::string> argv_s, env_s;
   std::vector<char*> argv, env;
   std::vector<std::string> cgroup_procs;
+  std::string exit_path;       // where the shim writes the script's wait status
   cpu_set_t affinity;
   bool bind = false;
   bool switch_user = false;
@@ -62,16 +65,15 @@ struct ChildPlan {
   _exit(127);
 }
 
-[[noreturn]] void run_child(const ChildPlan& p, int report_fd) {
-  setsid();
-  // Join the job's cgroup before anything else runs, so every descendant is in it.
-  char pid[24];
-  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
-  for (const auto& procs : p.cgroup_procs) {
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail(report_fd, "join cgroup");
-    close(fd);
-  }
+// Signals the shim ignores (its script, in a process group of its own, gets them); the
+// script gets their default dispositions back before exec.
+constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                                SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
+
+// The batch script itself: its own process group, its CPUs, the user, files, exec.
+[[noreturn]] void run_script(const ChildPlan& p, int report_fd) {
+  setpgid(0, 0);
+  for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
     if (setgroups(p.groups.size(), p.groups.data()) != 0) child_fail(report_fd, "setgroups");
@@ -97,6 +99,44 @@ struct ChildPlan {
   child_fail(report_fd, "execve");
 }
 
+// The job's shim (the agent's child, root, in the job's cgroup): starts the script,
+// tells the agent its pid, waits for it and writes its wait status to `exit_path`, so
+// the end is known even if the agent was restarted meanwhile. Only syscalls here.
+[[noreturn]] void run_shim(const ChildPlan& p, int report_fd) {
+  setsid();
+  // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
+  if (report_fd > 3) close_range(3, static_cast<unsigned>(report_fd) - 1, 0);
+  close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0);
+  // Join the job's cgroup before anything else runs, so every descendant is in it.
+  char pid[24];
+  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
+  for (const auto& procs : p.cgroup_procs) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail(report_fd, "join cgroup");
+    close(fd);
+  }
+  for (int sig : kShimIgnores) signal(sig, SIG_IGN);
+  pid_t script = fork();
+  if (script < 0) child_fail(report_fd, "fork");
+  if (script == 0) run_script(p, report_fd);
+  char msg[32];
+  int n = snprintf(msg, sizeof msg, "P%d;", static_cast<int>(script));
+  (void)!write(report_fd, msg, static_cast<size_t>(n));
+  close(report_fd);
+  int status = 0;
+  while (waitpid(script, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string tmp = p.exit_path + ".new";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    n = snprintf(msg, sizeof msg, "%d\n", status);
+    bool ok = write(fd, msg, static_cast<size_t>(n)) == n;
+    close(fd);
+    if (ok) rename(tmp.c_str(), p.exit_path.c_str());
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+}
+
 Result<ChildPlan> plan_child(const BatchLaunch& l) {
   const Job& job = l.job;
   ChildPlan p;
@@ -120,6 +160,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
     }
   p.env_s = job_environment(job, lc);
   p.cgroup_procs = l.cgroup_procs;
+  p.exit_path = exit_file(l.spool_dir, job.id.value);
   CPU_ZERO(&p.affinity);
   for (int32_t cpu : l.affinity)
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &p.affinity), p.bind = true;
@@ -141,7 +182,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
 
 }  // namespace
 
-Result<pid_t> launch_batch(const BatchLaunch& launch) {
+Result<LaunchedJob> launch_batch(const BatchLaunch& launch) {
   auto plan = plan_child(launch);
   if (!plan) return plan.status();
   int fds[2];
@@ -154,22 +195,36 @@ Result<pid_t> launch_batch(const BatchLaunch& launch) {
   }
   if (pid == 0) {
     close(fds[0]);
-    run_child(*plan, fds[1]);
+    run_shim(*plan, fds[1]);
   }
   close(fds[1]);
+  // "P<script pid>;" from the shim, then an error text if the script could not start;
+  // end of file once the script has exec'd (the pipe closes on exec).
+  std::string report;
   char buf[512];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf - 1)) < 0 && errno == EINTR) {
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    report.append(buf, static_cast<size_t>(n));
   }
   close(fds[0]);
-  if (n > 0) {
+  LaunchedJob out{pid, 0};
+  if (report.size() > 1 && report[0] == 'P') {
+    size_t end = report.find(';');
+    if (end != std::string::npos) {
+      out.script = static_cast<pid_t>(std::atoi(report.substr(1, end - 1).c_str()));
+      report.erase(0, end + 1);
+    }
+  }
+  if (!report.empty() || out.script <= 0) {
     int status;
     waitpid(pid, &status, 0);
-    return io_error("launch failed: " + std::string(buf, static_cast<size_t>(n)));
+    return io_error("launch failed: " + (report.empty() ? std::string("no report from the job's shim") : report));
   }
-  setpgid(pid, pid);  // the child did setsid(); harmless if already the leader
-  return pid;
+  return out;
 }
+
+std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
 
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id) {
   std::error_code ec;

@@ -1,6 +1,8 @@
-// Starts a batch script as the submitting user (uid, gid, groups) in its own session
-// and process group, in its working directory, with its environment and output files,
-// inside its cgroup and bound to its CPUs when the agent gives them.
+// Starts a batch script as the submitting user (uid, gid, groups) in its own process
+// group, under a small shim (a forked child of the agent, in a session of its own) that
+// records the script's exit status in the spool: a restarted agent re-adopts running
+// jobs and still learns how they ended. In its working directory, with its environment
+// and output files, inside its cgroup and bound to its CPUs when the agent gives them.
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
 #include <string>
@@ -25,9 +27,16 @@ struct BatchLaunch {
   bool gpus_renumbered = false;           // other GPUs' devices are denied to the job
 };
 
-// Returns the pid of the script, which leads its own process group. The child reports
-// exec/setup failures through a pipe, so a failed launch is an error here, not a FAILED job.
-Result<pid_t> launch_batch(const BatchLaunch& launch);
+struct LaunchedJob {
+  pid_t shim = 0;     // the agent's child: waits for the script, records its exit status
+  pid_t script = 0;   // leads its own process group: signals go to -script
+};
+
+// Starts the job's shim, which starts the script. Setup and exec failures come back
+// through a pipe, so a failed launch is an error here, not a FAILED job.
+Result<LaunchedJob> launch_batch(const BatchLaunch& launch);
+// The file where the shim leaves the script's wait status (decimal) when it ends.
+std::string exit_file(const std::string& spool_dir, uint64_t job_id);
 
 // Removes the job's spool directory (script file).
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id);

@@ -103,6 +103,10 @@ int run_node(const Args& args) {
   app.add_option("--epilog", epilog, "program run after each job; failure drains the node")->envname("HQ_EPILOG");
   app.add_option("--helper-timeout", helper_timeout, "seconds before a health check, prolog or epilog counts as failed")
       ->check(CLI::Range(1, 86400));
+  bool kill_jobs_on_exit = false;
+  app.add_flag("--kill-jobs-on-exit", kill_jobs_on_exit,
+               "kill running jobs when the agent stops (default: leave them to the next agent, which re-adopts them)")
+      ->envname("HQ_KILL_JOBS_ON_EXIT");
   std::vector<std::string> features;
   app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
       ->delimiter(',');
@@ -150,7 +154,7 @@ int run_node(const Args& args) {
   }
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features, run_dir,
-                    health_check, prolog, epilog, health_interval, helper_timeout};
+                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit};
   return run_agent(opts, *host, log_file);
 }
 

@@ -141,25 +141,30 @@ class LocalCluster {
   pid_t spawn_agent(int i) {
     std::string name = "e" + std::to_string(i);
     auto pid = cmd::spawn_daemon({HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name,
-                                  "--run-dir", dir_.path() + "/" + name + "/run"},
+                                  "--run-dir", dir_.path() + "/" + name + "/run", "--kill-jobs-on-exit"},
                                  dir_.path() + "/" + name + ".log");
     return pid ? *pid : -1;
   }
   // An extra agent the config may not declare (dynamic node); stopped with the cluster.
   pid_t spawn_extra_agent(const std::string& name, const std::vector<std::string>& extra_args = {}) {
     std::vector<std::string> argv{HQ_BINARY, "node", "--name", name, "--state-dir", dir_.path() + "/" + name,
-                                  "--run-dir", dir_.path() + "/" + name + "/run"};
+                                  "--run-dir", dir_.path() + "/" + name + "/run", "--kill-jobs-on-exit"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     auto pid = cmd::spawn_daemon(argv, dir_.path() + "/" + name + ".log");
     if (pid) agents_.push_back(*pid);
     return pid ? *pid : -1;
   }
-  // Replaces agent i (1-based) by a fresh process after SIGKILL (its jobs are orphaned).
+  // Replaces agent i (1-based) by a fresh process after SIGKILL (its jobs keep running
+  // and the new agent re-adopts them).
   void restart_agent_after_kill9(int i) {
+    kill9_agent(i);
+    respawn_agent(i);
+  }
+  void kill9_agent(int i) {
     kill(agents_[i - 1], SIGKILL);
     waitpid(agents_[i - 1], nullptr, 0);
-    agents_[i - 1] = spawn_agent(i);
   }
+  void respawn_agent(int i) { agents_[i - 1] = spawn_agent(i); }
   void kill9_controller() {
     kill(controller_, SIGKILL);
     waitpid(controller_, nullptr, 0);

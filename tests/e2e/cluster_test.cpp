@@ -145,6 +145,37 @@ TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
   CHECK(sh("stat -c %u " + shared + "/slurm-" + id + ".out").out == "65534\n");
 }
 
+TEST_CASE("e2e: an agent killed with -9 and restarted re-adopts its running job, which completes once") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; sleep 3; echo done >> runs.txt'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/runs.txt").empty(); }, 10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the agent records the launch right after exec
+  c.restart_agent_after_kill9(1);
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+  std::string runs = slurp(c.dir() + "/runs.txt");
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 2);  // one run: its pid, then done
+  CHECK(runs.find("done\n") != std::string::npos);
+  CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 0") != std::string::npos);
+  INFO("agent log: " << slurp(c.dir() + "/e1.log"));
+  CHECK(slurp(c.dir() + "/e1.log").find("job " + id + " adopted") != std::string::npos);
+}
+
+TEST_CASE("e2e: a job that ends while no agent runs is reported once by the next agent, with its exit code") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap 'touch started; sleep 1; exit 3'");
+  REQUIRE(wait_until([&] { return sh("test -e " + c.dir() + "/started").rc == 0; }, 10));
+  c.kill9_agent(1);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // it ends meanwhile
+  c.respawn_agent(1);
+  CHECK(c.wait_state(id, "FAILED", 20));
+  CHECK(c.hq("show job " + id).out.find("ExitCode=3:0") != std::string::npos);
+  INFO("agent log: " << slurp(c.dir() + "/e1.log"));
+  CHECK(slurp(c.dir() + "/e1.log").find("ended while no agent ran") != std::string::npos);
+}
+
 TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
   LocalCluster c(1);
   REQUIRE(c.ready());
@@ -152,12 +183,14 @@ TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
   REQUIRE(c.wait_state(id, "RUNNING", 10));
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/runs.txt").empty(); }, 10));
   pid_t first = std::stoi(slurp(c.dir() + "/runs.txt"));
-  c.restart_agent_after_kill9(1);  // the new agent knows nothing of the job
+  c.kill9_agent(1);
+  kill(-first, SIGKILL);                       // the run is lost with its record (like a reboot)
+  sh("rm -rf " + c.dir() + "/e1/job" + id);
+  c.respawn_agent(1);                          // the new agent knows nothing of the job
   CHECK(c.wait_state(id, "COMPLETED", 20));
   std::string runs = slurp(c.dir() + "/runs.txt");
   CHECK(std::count(runs.begin(), runs.end(), '\n') == 2);
   CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 1") != std::string::npos);
-  kill(-first, SIGKILL);  // the orphaned first run
 }
 
 TEST_CASE("e2e: a silent node goes DOWN - its job is requeued and completes elsewhere (or ends NODE_FAIL with --no-requeue) - it returns when heard again") {

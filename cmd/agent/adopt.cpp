@@ -1,0 +1,152 @@
+// Restart survival: each launch leaves a record in the job's spool directory (the
+// LaunchJob, the shim's and script's pids, the shim's start time, the job's CPUs). An
+// agent that starts reads them: a job whose shim still runs is adopted (signals go to
+// its process group, its end is seen through a pidfd on the shim, its status read from
+// the file the shim writes); a job that ended meanwhile is reported with that status;
+// a job with neither (the host rebooted) is dropped here, and the controller requeues it.
+// Agent event-loop thread only.
+#include <csignal>
+#include <filesystem>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cmd/agent/agent.hpp"
+#include "cmd/keys.hpp"
+#include "cmd/paths.hpp"
+#include "core/hardware.hpp"
+#include "core/units.hpp"
+#include "net/clock.hpp"
+#include "net/convert.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::string job_spool(const std::string& spool, uint64_t id) { return spool + "/job" + std::to_string(id); }
+
+// Field 22 of /proc/PID/stat (start time in clock ticks): a pid with another start time is
+// another process. 0 when the process is gone, or has ended and waits to be reaped.
+uint64_t start_time_of(pid_t pid) {
+  std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
+  auto fields = split(std::string_view(stat).substr(close + 2), ' ');
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return 0;
+  auto v = parse_int(fields[19], 0, INT64_MAX);  // field 22 counted from the state (field 3)
+  return v ? static_cast<uint64_t>(*v) : 0;
+}
+
+// The wait status assumed when an adopted job's shim left no exit file: killed (SIGKILL).
+constexpr int kLostStatus = SIGKILL;
+
+struct Record {
+  pb::LaunchJob launch;
+  pid_t shim = 0, script = 0;
+  uint64_t shim_start = 0;
+  std::vector<int32_t> cpus;
+};
+
+Result<Record> read_record(const std::string& dir) {
+  Record r;
+  if (!r.launch.ParseFromString(read_small_file(dir + "/launch"))) return invalid("unreadable launch record");
+  std::string text = read_small_file(dir + "/pids");  // split() returns views into it
+  for (std::string_view kv : split(text, ' ')) {
+    kv = trim(kv);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    if (key == "cpus") {
+      if (auto c = parse_cpulist(value)) r.cpus = *c;
+      continue;
+    }
+    auto n = parse_int(value, 0, INT64_MAX);
+    if (!n) return invalid("bad pid record '" + std::string(kv) + "'");
+    if (key == "shim") r.shim = static_cast<pid_t>(*n);
+    else if (key == "script") r.script = static_cast<pid_t>(*n);
+    else if (key == "start") r.shim_start = static_cast<uint64_t>(*n);
+  }
+  if (r.shim <= 0 || r.script <= 0) return invalid("incomplete pid record '" + std::string(trim(text)) + "'");
+  return r;
+}
+
+}  // namespace
+
+std::set<uint64_t> Agent::running_ids() const {
+  std::set<uint64_t> ids;
+  for (const auto& [id, rj] : running_) ids.insert(id);
+  return ids;
+}
+
+void Agent::write_record(uint64_t id, const pb::LaunchJob& l) {
+  const RunningJob& rj = running_.at(id);
+  std::string dir = job_spool(opts_.spool_dir, id);
+  std::string pids = "shim=" + std::to_string(rj.shim) + " script=" + std::to_string(rj.pid) +
+                     " start=" + std::to_string(start_time_of(rj.shim)) + " cpus=" + format_cpulist(rj.cpus) + "\n";
+  Status s = write_file_atomic(dir + "/launch", l.SerializeAsString(), 0600);
+  if (s) s = write_file_atomic(dir + "/pids", pids, 0600);
+  if (!s) log::warn("job " + std::to_string(id) + ": no restart record (" + s.message() + "); a restarted agent will lose it");
+}
+
+void Agent::adopt_running() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(opts_.spool_dir, ec)) {
+    std::string name = entry.path().filename().string();
+    auto id = name.rfind("job", 0) == 0 ? parse_int(std::string_view(name).substr(3), 1, INT64_MAX) : Result<int64_t>(invalid(""));
+    if (!id || !entry.is_directory()) continue;
+    uint64_t job_id = static_cast<uint64_t>(*id);
+    auto record = read_record(entry.path().string());
+    auto job = record ? net::from_pb(record->launch.job()) : Result<Job>(record.status());
+    if (!job) {
+      log::warn("spool " + entry.path().string() + ": " + job.status().message() + "; removed");
+      cleanup_spool(opts_.spool_dir, job_id);
+      continue;
+    }
+    bool alive = record->shim_start != 0 && start_time_of(record->shim) == record->shim_start;
+    bool ended = !read_small_file(exit_file(opts_.spool_dir, job_id)).empty();
+    if (!alive && !ended) {  // gone without a trace (a reboot): the controller requeues it
+      log::warn("job " + std::to_string(job_id) + " is gone (its shim " + std::to_string(record->shim) + " is not running)");
+      cgroups_.existing(job_id).kill_all();
+      cgroups_.existing(job_id).remove();
+      cleanup_spool(opts_.spool_dir, job_id);
+      continue;
+    }
+    RunningJob& rj = running_[job_id];
+    rj.job = std::move(job).value();
+    rj.pid = record->script;
+    rj.shim = record->shim;
+    rj.cpus = record->cpus;
+    rj.adopted = true;
+    rj.cgroup = cgroups_.existing(job_id);
+    if (!alive) {
+      log::info("job " + std::to_string(job_id) + " ended while no agent ran; reporting it");
+      finish(job_id, kLostStatus, nullptr);  // the status comes from the shim's exit file
+      continue;
+    }
+    log::info("job " + std::to_string(job_id) + " adopted (script pid " + std::to_string(rj.pid) + ")");
+    arm_limits(job_id);
+    watch_adopted(job_id);
+  }
+}
+
+// The shim of an adopted job is not our child: its end shows as its pidfd turning
+// readable (Linux 5.3+); without pidfds, a one-second poll.
+void Agent::watch_adopted(uint64_t id) {
+  RunningJob& rj = running_.at(id);
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, rj.shim, 0));
+  auto ended = [this, id](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    auto it = running_.find(id);
+    if (it == running_.end()) return;
+    if (ec && kill(it->second.shim, 0) == 0) return watch_adopted(id);  // a poll: still running
+    finish(id, kLostStatus, nullptr);  // the shim's exit file, when it wrote one, says how
+  };
+  if (fd >= 0) {
+    rj.exit_watch = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+    rj.exit_watch->async_wait(asio::posix::stream_descriptor::wait_read, ended);
+    return;
+  }
+  rj.poll_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(1));
+  rj.poll_timer->async_wait([ended](const asio::error_code& ec) { ended(ec ? ec : asio::error::try_again); });
+}
+
+}  // namespace hq::cmd

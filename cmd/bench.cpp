@@ -232,10 +232,12 @@ int run_bench(const Args& args) {
   if (what == "submit")
     return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8), plaintext);
   if (what == "sched") return bench_sched(args);
+  if (what == "join") return bench_join(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
   std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
                "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
-               "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n";
+               "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n"
+               "       hq bench join [--agents N]... [--window W]\n";
   return 2;
 }
 

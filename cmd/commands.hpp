@@ -29,6 +29,7 @@ int run_job_control(const Args& args);  // args[0]: hold|uhold|release|requeue|r
 int run_explain(const Args& args);
 int run_sim(const Args& args);
 int bench_sched(const Args& args);
+int bench_join(const Args& args);
 
 // Slurm names reachable through argv[0] (symlinks made by `hq install-links`).
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases();

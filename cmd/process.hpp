@@ -12,6 +12,9 @@ std::string self_exe();
 // Starts `argv` detached (own session), stdin from /dev/null, stdout+stderr to `log_path`.
 Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path);
 bool process_alive(pid_t pid);
+// Raises the open-files soft limit to the hard limit: a controller holds one socket per
+// node and client (Debian's default soft limit is 1024).
+void raise_fd_limit();
 // SIGTERM, wait up to `grace_ms`, then SIGKILL. Reaps the child if it is ours.
 void stop_process(pid_t pid, int grace_ms = 10000);
 

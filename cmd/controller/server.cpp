@@ -17,6 +17,7 @@
 #include "cmd/config_toml.hpp"
 #include "cmd/controller/controller.hpp"
 #include "cmd/auth_service.hpp"
+#include "cmd/process.hpp"
 #include "cmd/keys.hpp"
 #include "net/tls.hpp"
 #include "cmd/paths.hpp"
@@ -263,6 +264,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
     return 1;
   }
   log::init("controller", log_file);
+  raise_fd_limit();
   std::shared_ptr<net::TlsContext> tls;
   if (plaintext) {
     log::warn("--insecure-plaintext: connections are NOT encrypted; use only for debugging");

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 #include <toml++/toml.h>
 
 #include "core/hostlist.hpp"
@@ -94,10 +95,11 @@ class Loader {
 
   Result<ClusterConfig> load(const toml::table& root) const {
     ClusterConfig c;
-    Status s = check_keys(root, {"cluster", "controller", "scheduler", "partition", "node"}, "the top level");
+    Status s = check_keys(root, {"cluster", "controller", "scheduler", "partition", "node", "agents"}, "the top level");
     if (s) s = load_cluster(root, c);
     if (s) s = load_controller(root, c);
     if (s) s = load_scheduler(root, c);
+    if (s) s = load_agents(root, c);
     if (s) s = load_nodes(root, c);
     if (s) s = load_partitions(root, c);
     if (s) s = validate_config(c).with_context(source_);
@@ -111,6 +113,27 @@ class Loader {
     if (!n) return nullptr;
     if (!n->is_table()) s = where(*n, std::string("[") + key + "] must be a table");
     return n->as_table();
+  }
+
+  // [agents]: programs must be absolute paths to readable files (they are sent to nodes).
+  Status load_agents(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "agents", s);
+    if (!t) return s;
+    s = check_keys(*t, {"health_check", "health_interval", "prolog", "epilog", "helper_timeout", "job_pids_max"}, "[agents]");
+    AgentSettings& a = c.agents;
+    for (auto [key, field] : {std::pair{"health_check", &a.health_check}, std::pair{"prolog", &a.prolog},
+                              std::pair{"epilog", &a.epilog}}) {
+      if (s) s = get_string(*t, key, *field);
+      if (s && !field->empty() && (field->front() != '/' || access(field->c_str(), R_OK) != 0))
+        s = where(*t->get(key), std::string("'") + key + "' must be an absolute path to a readable program: " + *field);
+    }
+    if (s) s = get_duration(*t, "health_interval", a.health_interval);
+    if (s) s = get_duration(*t, "helper_timeout", a.helper_timeout);
+    if (s) s = get_int(*t, "job_pids_max", 0, 1 << 22, a.job_pids_max);
+    if (s && (a.health_interval < 1 || a.helper_timeout < 1))
+      s = where(*t, "health_interval and helper_timeout must be at least 1 second");
+    return s;
   }
 
   Status load_cluster(const toml::table& root, ClusterConfig& c) const {
@@ -361,7 +384,9 @@ Result<ClusterConfig> load_config_file(const std::string& path) {
   if (!in) return not_found("cannot read config file " + path);
   std::stringstream ss;
   ss << in.rdbuf();
-  return load_config_text(ss.str(), path);
+  auto cfg = load_config_text(ss.str(), path);
+  if (cfg) cfg->text = ss.str();
+  return cfg;
 }
 
 }  // namespace hq::cmd

@@ -57,6 +57,15 @@ struct NodeConfig {
   int32_t restricted_cores_per_gpu = 0;  // RestrictedCoresPerGPU: cores per GPU kept for GPU jobs
 };
 
+// What node agents take from the controller at registration (configless: `[agents]`).
+// Programs are paths on the controller host; their contents are sent to the agents.
+struct AgentSettings {
+  std::string health_check, prolog, epilog;  // "" = none
+  Duration health_interval = 60;
+  Duration helper_timeout = 60;
+  int64_t job_pids_max = 0;
+};
+
 struct ControllerConfig {
   std::string host = "127.0.0.1";
   int32_t port = 6817;                 // 0: pick a free port (written to state_dir)
@@ -73,6 +82,8 @@ struct ClusterConfig {
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
   bool dynamic_nodes = true;           // agents the config does not declare may join
+  AgentSettings agents;                // [agents]: served to every node agent
+  std::string text;                    // the file as read (served to agents, who cache it)
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this
   Duration client_idle_timeout = 300;  // a client connection silent this long is closed
   int32_t max_connections = 20000;     // all connections at once (agents included)

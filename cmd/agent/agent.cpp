@@ -218,6 +218,7 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   if (ack->has_error()) co_return Status(static_cast<Code>(ack->error().code()), ack->error().message());
   if (!ack->has_register_ack()) co_return invalid("expected RegisterAck");
   log::info("registered with controller " + opts_.controller.str() + " as " + opts_.name);
+  apply_settings(ack->register_ack());
   publish_for_clients();
   if (!opts_.health_check.empty() && !health_timer_) schedule_health_check(0);
   conn_ = conn;

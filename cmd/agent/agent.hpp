@@ -47,6 +47,8 @@ struct AgentOptions {
   int64_t health_interval = 60;            // seconds between health checks
   int64_t helper_timeout = 60;             // seconds before a program is killed (failed)
   bool kill_jobs_on_exit = false;          // else a stopping agent leaves jobs to its successor
+  // Options given here (flag or environment): they win over what the controller serves.
+  std::set<std::string> set_locally;
 };
 
 class Agent {
@@ -101,6 +103,8 @@ class Agent {
   net::Identity node_identity() const;
   // Tells clients on this host where the cluster is (run_dir: controller, ca.pem).
   void publish_for_clients() const;
+  // Configless: the controller's [agents] settings and programs, cached in <spool>/config.
+  void apply_settings(const pb::RegisterAck& ack);
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval);
   void handle(const pb::Envelope& msg);
   void on_launch(const pb::LaunchJob& launch);

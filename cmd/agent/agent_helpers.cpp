@@ -1,9 +1,14 @@
 // The agent's operator programs: the periodic health check, and each job's prolog (before
 // the batch script; a failure requeues the job and drains the node) and epilog (after
-// it; a failure drains the node). Programs run through HelperRunner (helpers.hpp).
+// it; a failure drains the node). Programs run through HelperRunner (helpers.hpp); they
+// come from flags, or from the controller's [agents] (apply_settings).
 // Agent event-loop thread only.
+#include <filesystem>
+#include <tuple>
+
 #include "cmd/agent/agent.hpp"
 #include "cmd/agent/launcher.hpp"
+#include "cmd/keys.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
 
@@ -26,6 +31,32 @@ std::vector<std::string> Agent::helper_env(const Job& job) const {
   env.push_back("SLURMD_NODENAME=" + opts_.name);
   env.push_back("HQ_NODENAME=" + opts_.name);
   return env;
+}
+
+void Agent::apply_settings(const pb::RegisterAck& ack) {
+  std::string dir = opts_.spool_dir + "/config";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ack.config_toml().empty()) (void)write_file_atomic(dir + "/config.toml", ack.config_toml(), 0600);
+  const pb::AgentSettings& a = ack.settings();
+  for (auto [name, body, field] : {std::tuple{"health-check", &a.health_check(), &opts_.health_check},
+                                   std::tuple{"prolog", &a.prolog(), &opts_.prolog},
+                                   std::tuple{"epilog", &a.epilog(), &opts_.epilog}}) {
+    if (opts_.set_locally.count(name)) continue;
+    std::string path = dir + "/" + name;
+    if (body->empty()) {
+      field->clear();
+      continue;
+    }
+    if (Status s = write_file_atomic(path, *body, 0700); !s) {
+      log::warn("cannot cache the controller's " + std::string(name) + " program: " + s.message());
+      continue;
+    }
+    *field = path;
+  }
+  if (!opts_.set_locally.count("health-interval") && a.health_interval() > 0) opts_.health_interval = a.health_interval();
+  if (!opts_.set_locally.count("helper-timeout") && a.helper_timeout() > 0) opts_.helper_timeout = a.helper_timeout();
+  if (!opts_.set_locally.count("job-pids-max")) opts_.job_pids_max = a.job_pids_max();
 }
 
 void Agent::prolog_done(uint64_t id, const pb::LaunchJob& l, const HelperOutcome& outcome) {

@@ -3,6 +3,7 @@
 #include <asio/signal_set.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <iostream>
 #include <unistd.h>
 
@@ -152,9 +153,12 @@ int run_node(const Args& args) {
     std::cerr << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
+  std::set<std::string> set_locally;
+  for (const char* o : {"health-check", "health-interval", "prolog", "epilog", "helper-timeout", "job-pids-max"})
+    if (app.count(std::string("--") + o) > 0) set_locally.insert(o);
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features, run_dir,
-                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit};
+                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, set_locally};
   return run_agent(opts, *host, log_file);
 }
 

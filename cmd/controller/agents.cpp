@@ -28,6 +28,21 @@ bool valid_node_name(const std::string& name) {
 
 }  // namespace
 
+// The config's [agents] for a registering node: settings and the programs' contents
+// (read now, so an edited script reaches agents at their next registration).
+void Controller::fill_agent_settings(pb::AgentSettings& out) const {
+  const AgentSettings& a = config_.agents;
+  for (auto [path, body] : {std::pair{&a.health_check, out.mutable_health_check()},
+                            std::pair{&a.prolog, out.mutable_prolog()}, std::pair{&a.epilog, out.mutable_epilog()}}) {
+    if (path->empty()) continue;
+    *body = read_small_file(*path);
+    if (body->empty()) log::warn("[agents] program " + *path + " is empty or unreadable; not sent");
+  }
+  out.set_health_interval(a.health_interval);
+  out.set_helper_timeout(a.helper_timeout);
+  out.set_job_pids_max(a.job_pids_max);
+}
+
 Result<pb::CaReply> Controller::ca_for(const pb::CaRequest& req) const {
   std::string ca = read_small_file(config_.keys_dir + "/ca.pem");
   if (ca.empty()) return unavailable("this controller has no CA certificate to give (" + config_.keys_dir + "/ca.pem)");
@@ -94,6 +109,8 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   pb::RegisterAck ack;
   ack.set_heartbeat_interval(config_.heartbeat_interval);
   ack.set_cluster(config_.name);
+  fill_agent_settings(*ack.mutable_settings());
+  ack.set_config_toml(config_.text);
   return ack;
 }
 

@@ -74,6 +74,7 @@ class Controller {
   void check_time_limits();
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
+  void fill_agent_settings(pb::AgentSettings& out) const;
   // A node the config does not declare joins with what its agent reported.
   Status join_dynamic(const pb::RegisterNode& reg);
   Result<Job> admit(const JobSpec& spec) const;

@@ -66,3 +66,20 @@ TEST_CASE("config: non-ASCII and control characters are refused with file:line (
   CHECK(error_of("# caf\xc3\xa9\n").find("test.toml:1: non-ASCII") == 0);
   CHECK(error_of("[cluster]\r\nname = \"x\"\t# tab and CRLF are fine\r\n") == "");
 }
+
+TEST_CASE("config: [agents] programs are absolute readable paths; partitions take feature{} and ALL") {
+  auto ok = load_config_text("[agents]\nprolog = \"/bin/true\"\nhealth_interval = \"30s\"\njob_pids_max = 512\n"
+                             "[[partition]]\nname = \"p\"\nnodes = \"ALL\"\n",
+                             "test.toml");
+  REQUIRE(ok.is_ok());
+  CHECK(ok->agents.prolog == "/bin/true");
+  CHECK(ok->agents.health_interval == 30);
+  CHECK(ok->agents.job_pids_max == 512);
+  CHECK(ok->partitions.front().all_nodes);
+  CHECK(error_of("[agents]\nprolog = \"prolog.sh\"\n").find("test.toml:2: 'prolog' must be an absolute path") !=
+        std::string::npos);
+  CHECK(error_of("[agents]\nepilog = \"/nonexistent/epilog\"\n").find("readable program") != std::string::npos);
+  CHECK(error_of("[agents]\nhealth_interval = \"0s\"\n").find("at least 1 second") != std::string::npos);
+  CHECK(error_of("[agents]\nbogus = 1\n").find("bogus") != std::string::npos);
+  CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"block{b1}\"\n").find("unknown node function") != std::string::npos);
+}

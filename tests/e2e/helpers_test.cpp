@@ -78,3 +78,21 @@ TEST_CASE("e2e: a failing prolog requeues the job and drains the node - a failin
   CHECK(wait_until([&] { return node(c, "e2").find("State=DRAINED") != std::string::npos; }, 10));
   CHECK(node(c, "e2").find("Reason=epilog failed: exit 2: cleanup left files") != std::string::npos);
 }
+
+TEST_CASE("e2e: agents take [agents] programs and settings from the controller's config (configless)") {
+  hq::test::TempDir scripts;
+  std::string log = scripts.path() + "/served.log";
+  std::string prolog = write_script(scripts.path() + "/prolog", "echo prolog $SLURM_JOB_ID >> " + log + "\n");
+  std::string health = write_script(scripts.path() + "/health", "echo health >> " + log + "\n");
+  LocalCluster c(1, 2, 20,
+                 "[agents]\nprolog = \"" + prolog + "\"\nhealth_check = \"" + health + "\"\nhealth_interval = \"1s\"\n");
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap true");
+  REQUIRE(c.wait_state(id, "COMPLETED", 15));
+  CHECK(slurp(log).find("prolog " + id + "\n") != std::string::npos);
+  CHECK(wait_until([&] { return slurp(log).find("health\nhealth\n") != std::string::npos; }, 10));  // every second
+  // The agent runs its cached copies, and caches the config it was served.
+  CHECK(slurp(c.dir() + "/e1/config/prolog") == slurp(prolog));
+  CHECK(slurp(c.dir() + "/e1/config/config.toml").find("[agents]") != std::string::npos);
+  CHECK(c.hq("config check " + c.dir() + "/config.toml").rc == 0);
+}

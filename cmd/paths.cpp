@@ -14,6 +14,7 @@
 
 #include "cmd/auth_client.hpp"
 #include "cmd/config_toml.hpp"
+#include "cmd/dns_client.hpp"
 #include "cmd/users.hpp"
 #include "core/units.hpp"
 
@@ -82,8 +83,12 @@ Result<net::Endpoint> find_controller(const std::string& flag_value) {
   // On a node: where its agent said the controller is.
   std::string from_agent(trim(read_small_file(node_run_dir() + "/controller")));
   if (!from_agent.empty()) return net::parse_endpoint(from_agent);
+  // Last, DNS: _hq._tcp.<domain>.
+  auto srv = controller_from_srv();
+  if (srv) return srv;
   return not_found("no controller found: pass --controller HOST:PORT, set HQ_CONTROLLER or HQ_CONFIG, "
-                   "run on a node whose agent is up, or start a local cluster with `hq local start`");
+                   "run on a node whose agent is up, publish an SRV record _hq._tcp.<domain> (" +
+                   srv.status().message() + "), or start a local cluster with `hq local start`");
 }
 
 Result<net::Transport> find_transport(const std::string& ca_flag, bool plaintext_flag, bool from_node_run_dir) {

@@ -3,7 +3,12 @@
 // and joins as a dynamic node; a restart uses the cached CA.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <atomic>
 #include <csignal>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
 
 #include "cluster_fixture.hpp"
 
@@ -87,4 +92,84 @@ TEST_CASE("e2e: agents waiting 20 s for a controller all register within 2 s of 
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   INFO("all three registered " << took << " s after the controller was started");
   CHECK(took < 2.5);  // 2 s of backoff cap plus the controller's own start-up
+}
+
+namespace {
+
+// A DNS server on 127.0.0.1 that answers every query with one SRV record: `target:port`.
+class FakeDns {
+ public:
+  FakeDns(const std::string& target, uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    timeval tv{0, 200000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string rdata{static_cast<char>(0), static_cast<char>(10), static_cast<char>(0), static_cast<char>(5),
+                      static_cast<char>(port >> 8), static_cast<char>(port & 0xff)};
+    rdata += static_cast<char>(target.size()) + target + std::string(1, '\0');
+    answer_ = std::string("\xc0\x0c\x00\x21\x00\x01\x00\x00\x00\x3c", 10) +
+              std::string{static_cast<char>(rdata.size() >> 8), static_cast<char>(rdata.size() & 0xff)} + rdata;
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeDns() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+  std::string server() const { return "127.0.0.1:" + std::to_string(port_); }
+  int queries() const { return queries_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      char buf[512];
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      ssize_t n = recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+      if (n < 12) continue;
+      std::string reply(buf, static_cast<size_t>(n));
+      reply[2] = static_cast<char>(0x81);
+      reply[3] = static_cast<char>(0x80);
+      reply[7] = 1;  // one answer
+      reply += answer_;
+      sendto(fd_, reply.data(), reply.size(), 0, reinterpret_cast<sockaddr*>(&from), len);
+      ++queries_;
+    }
+  }
+  int fd_ = -1, port_ = 0;
+  std::atomic<int> queries_{0};
+  std::atomic<bool> stop_{false};
+  std::string answer_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("e2e: agents and clients find the controller through a DNS SRV record _hq._tcp.<domain>") {
+  LocalCluster c(1, 2, 20, "[[partition]]\nname = \"all\"\nnodes = \"ALL\"\n");
+  REQUIRE(c.ready());
+  std::string addr = getenv("HQ_CONTROLLER");
+  uint16_t port = static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1)));
+  FakeDns dns("localhost", port);
+  setenv("HQ_DNS_SERVER", dns.server().c_str(), 1);
+  setenv("HQ_SRV_DOMAIN", "cluster.test", 1);
+  unsetenv("HQ_CONTROLLER");
+  c.spawn_extra_agent("srv1");  // no --controller: found through DNS
+  bool joined = wait_until([&] { return c.responding_nodes() == 2; }, 20);
+  std::string home = c.dir() + "/nohome";  // no local cluster to find there
+  auto via_dns = sh("cd " + c.dir() + " && env HQ_HOME=" + home + " HQ_CONFIG=/nonexistent HQ_RUN_DIR=/nonexistent " +
+                    HQ_BINARY + " nodes");
+  setenv("HQ_CONTROLLER", addr.c_str(), 1);
+  unsetenv("HQ_DNS_SERVER");
+  unsetenv("HQ_SRV_DOMAIN");
+  CHECK(joined);
+  CHECK(via_dns.rc == 0);
+  CHECK(via_dns.out.find("srv1") != std::string::npos);
+  CHECK(dns.queries() >= 2);
 }

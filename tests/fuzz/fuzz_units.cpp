@@ -1,8 +1,11 @@
-// Fuzz: time and size specs, CPU lists, gres lists and NVIDIA information files;
-// formatting what parsed must parse back to the same value.
+// Fuzz: time and size specs, CPU lists, gres lists, NVIDIA information files, DNS SRV
+// answers and partition node expressions; formatting what parsed must parse back to the
+// same value.
 #include <cstdlib>
 #include <string>
 
+#include "core/config.hpp"
+#include "core/dns.hpp"
 #include "core/hardware.hpp"
 #include "core/units.hpp"
 
@@ -21,6 +24,12 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   }
   (void)hq::parse_gres(text);
   (void)hq::parse_nvidia_information(text);
+  if (size >= 2) (void)hq::parse_srv_response(text, static_cast<uint16_t>((data[0] << 8) | data[1]));
+  if (size < 64) {
+    hq::PartitionConfig p;
+    (void)hq::parse_partition_nodes(text, p);
+  }
+  (void)hq::build_srv_query(7, text);
   (void)hq::format_elapsed(static_cast<hq::Duration>(size) * 977);
   return 0;
 }

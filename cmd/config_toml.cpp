@@ -158,7 +158,7 @@ class Loader {
     if (!t) return s;
     s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
-                        "min_job_age", "snapshot_every", "dynamic_nodes"}, "[controller]");
+                        "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
@@ -176,6 +176,7 @@ class Loader {
     if (s) s = get_duration(*t, "kill_wait", c.kill_wait);
     if (s) s = get_duration(*t, "min_job_age", c.min_job_age);
     if (s) s = get_bool(*t, "dynamic_nodes", c.dynamic_nodes);
+    if (s) s = get_int32(*t, "return_to_service", 0, 2, c.return_to_service);
     if (s) s = get_int(*t, "snapshot_every", 100, 100000000, snap);
     c.controller.port = static_cast<int32_t>(port);
     c.snapshot_every = static_cast<int32_t>(snap);

@@ -160,14 +160,19 @@ ClusterState make_state(const ClusterConfig& config) {
   return s;
 }
 
+void join_wanting_partitions(ClusterState& s, Node& node) {
+  for (auto& p : s.partitions) {
+    if (!partition_wants(p, node.name, node.features, node.block, node.switch_name)) continue;
+    if (std::find(node.partitions.begin(), node.partitions.end(), p.name) == node.partitions.end())
+      node.partitions.push_back(p.name);
+    if (std::find(p.nodes.begin(), p.nodes.end(), node.name) == p.nodes.end()) p.nodes.push_back(node.name);
+  }
+}
+
 void add_node(ClusterState& s, Node node) {
   std::string name = node.name;
   node.partitions.clear();
-  for (auto& p : s.partitions)
-    if (partition_wants(p, name, node.features)) {
-      node.partitions.push_back(p.name);
-      if (std::find(p.nodes.begin(), p.nodes.end(), name) == p.nodes.end()) p.nodes.push_back(name);
-    }
+  join_wanting_partitions(s, node);
   if (auto d = s.drained.find(name); d != s.drained.end()) {
     node.drain = true;
     node.reason = d->second;

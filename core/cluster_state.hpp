@@ -66,6 +66,9 @@ bool apply(ClusterState& state, const Event& event);
 // feature{} or ALL), takes its recorded drain, and holds what running jobs have there
 // (after a controller restart they were recorded before the node came back).
 void add_node(ClusterState& state, Node node);
+// After a registration set a node's labels or features: it joins the partitions that want
+// it now (membership is only gained this way; the config decides the rest).
+void join_wanting_partitions(ClusterState& state, Node& node);
 // Removes a node that runs nothing; an error names why not.
 Status remove_node(ClusterState& state, const std::string& name);
 

@@ -68,6 +68,8 @@ Status validate_config(const ClusterConfig& c) {
 Status parse_partition_nodes(std::string_view expr, PartitionConfig& p) {
   p.nodes.clear();
   p.node_features.clear();
+  p.node_blocks.clear();
+  p.node_switches.clear();
   p.all_nodes = false;
   std::string hosts;
   // Items split at top-level commas (a hostlist's own commas sit inside brackets).
@@ -76,14 +78,22 @@ Status parse_partition_nodes(std::string_view expr, PartitionConfig& p) {
   auto item = [&](std::string_view it) -> Status {
     it = trim(it);
     if (it.empty()) return Status::ok();
-    if (it == "ALL") p.all_nodes = true;
-    else if (it.rfind("feature{", 0) == 0 && it.back() == '}') {
-      std::string_view f = it.substr(8, it.size() - 9);
+    if (it == "ALL") {
+      p.all_nodes = true;
+      return Status::ok();
+    }
+    for (auto [prefix, list] : {std::pair{std::string_view("feature{"), &p.node_features},
+                                std::pair{std::string_view("block{"), &p.node_blocks},
+                                std::pair{std::string_view("switch{"), &p.node_switches}}) {
+      if (it.rfind(prefix, 0) != 0 || it.back() != '}') continue;
+      std::string_view f = it.substr(prefix.size(), it.size() - prefix.size() - 1);
       if (f.empty() || f.find_first_of("{}[],& ") != std::string_view::npos)
-        return invalid("bad feature name in '" + std::string(it) + "'");
-      p.node_features.emplace_back(f);
-    } else if (it.find('{') != std::string_view::npos) {
-      return invalid("unknown node function '" + std::string(it) + "' (known: feature{NAME}, ALL)");
+        return invalid("bad name in '" + std::string(it) + "'");
+      list->emplace_back(f);
+      return Status::ok();
+    }
+    if (it.find('{') != std::string_view::npos) {
+      return invalid("unknown node function '" + std::string(it) + "' (known: feature{NAME}, block{NAME}, switch{NAME}, ALL)");
     } else {
       hosts += (hosts.empty() ? "" : ",") + std::string(it);
     }
@@ -103,12 +113,18 @@ Status parse_partition_nodes(std::string_view expr, PartitionConfig& p) {
     if (!names) return names.status();
     p.nodes = std::move(names).value();
   }
-  if (p.nodes.empty() && p.node_features.empty() && !p.all_nodes) return invalid("names no nodes");
+  if (p.nodes.empty() && p.node_features.empty() && p.node_blocks.empty() && p.node_switches.empty() && !p.all_nodes)
+    return invalid("names no nodes");
   return Status::ok();
 }
 
-bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features) {
+bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features,
+                     const std::string& block, const std::string& switch_name) {
   if (p.all_nodes) return true;
+  auto listed = [](const std::vector<std::string>& v, const std::string& x) {
+    return !x.empty() && std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (listed(p.node_blocks, block) || listed(p.node_switches, switch_name)) return true;
   for (const auto& f : p.node_features)
     if (std::find(features.begin(), features.end(), f) != features.end()) return true;
   return std::find(p.nodes.begin(), p.nodes.end(), node) != p.nodes.end();

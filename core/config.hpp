@@ -27,6 +27,7 @@ struct PartitionConfig {
   std::string nodes_expr;              // as written: hostlists, feature{NAME}, ALL
   std::vector<std::string> nodes;      // expanded names (in a ClusterState: every member now)
   std::vector<std::string> node_features;  // feature{NAME}: nodes with that feature join
+  std::vector<std::string> node_blocks, node_switches;  // block{NAME}, switch{NAME}: by the agents' labels
   bool all_nodes = false;              // ALL: every node joins, dynamic ones too
   bool is_default = false;
   PartitionState state = PartitionState::kUp;
@@ -82,6 +83,7 @@ struct ClusterConfig {
   ControllerConfig controller;
   Duration node_timeout = 300;         // Slurm's SlurmdTimeout default
   bool dynamic_nodes = true;           // agents the config does not declare may join
+  int32_t return_to_service = 1;       // Slurm's ReturnToService: 0 = a silent node stays DOWN until resumed
   AgentSettings agents;                // [agents]: served to every node agent
   std::string text;                    // the file as read (served to agents, who cache it)
   Duration handshake_timeout = 10;     // TLS + protocol handshake must finish within this
@@ -101,10 +103,12 @@ struct ClusterConfig {
 // Cross-field checks: partitions name known nodes, one default, unique names.
 Status validate_config(const ClusterConfig& c);
 
-// Parses a partition's `nodes`: comma-separated hostlists, `feature{NAME}` and `ALL`.
+// Parses a partition's `nodes`: comma-separated hostlists, `feature{NAME}`,
+// `block{NAME}`, `switch{NAME}` and `ALL`.
 Status parse_partition_nodes(std::string_view expr, PartitionConfig& p);
-// Whether a node of this name and these features belongs to the partition.
-bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features);
+// Whether a node of this name, features and topology labels belongs to the partition.
+bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features,
+                     const std::string& block = "", const std::string& switch_name = "");
 
 const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name);
 const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name);

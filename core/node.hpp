@@ -27,6 +27,7 @@ struct Node {
   int64_t mem_mib = 0;       // schedulable memory
   std::vector<std::string> features;
   std::vector<NodeGpu> gpus; // from the config's gres, then as the agent found them
+  std::string block, switch_name;  // topology labels the agent gave (--block, --switch)
   int32_t restricted_cpus_per_gpu = 0;  // per idle GPU, CPUs that CPU-only jobs cannot use
   int32_t weight = 1;        // lower weights are allocated first
   std::vector<std::string> partitions;

@@ -229,6 +229,8 @@ pb::Node to_pb(const Node& n) {
   p.set_gpus(static_cast<int32_t>(n.gpus.size()));
   p.set_alloc_gpus(n.alloc_gpus);
   p.set_dynamic(n.dynamic);
+  p.set_block(n.block);
+  p.set_switch_name(n.switch_name);
   return p;
 }
 

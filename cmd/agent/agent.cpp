@@ -109,6 +109,8 @@ pb::Envelope Agent::registration() const {
     pg->set_uuid(g.uuid);
   }
   for (const auto& f : opts_.features) r->add_features(f);
+  r->set_block(opts_.block);
+  r->set_switch_name(opts_.switch_name);
   for (const auto& [id, rj] : running_) r->add_running_jobs(id);
   for (const auto& [id, ended] : unacked_) *r->add_finished() = ended;
   return env;

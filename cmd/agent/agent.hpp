@@ -39,6 +39,7 @@ struct AgentOptions {
   std::string cgroup_root = "/sys/fs/cgroup";
   int64_t job_pids_max = 0;                // per-job process limit in its cgroup; 0: none
   std::vector<std::string> features;       // for a node the config does not declare
+  std::string block, switch_name;          // topology labels (partitions may take nodes by them)
   // Where clients on this host find the cluster: auth.sock (a token service), controller
   // (its address) and ca.pem. "" = none.
   std::string run_dir;

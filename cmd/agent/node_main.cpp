@@ -108,6 +108,9 @@ int run_node(const Args& args) {
   app.add_flag("--kill-jobs-on-exit", kill_jobs_on_exit,
                "kill running jobs when the agent stops (default: leave them to the next agent, which re-adopts them)")
       ->envname("HQ_KILL_JOBS_ON_EXIT");
+  std::string block, switch_name;
+  app.add_option("--block", block, "this node's topology block label (partitions may use block{NAME})");
+  app.add_option("--switch", switch_name, "this node's leaf switch label (partitions may use switch{NAME})");
   std::vector<std::string> features;
   app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
       ->delimiter(',');
@@ -157,7 +160,7 @@ int run_node(const Args& args) {
   for (const char* o : {"health-check", "health-interval", "prolog", "epilog", "helper-timeout", "job-pids-max"})
     if (app.count(std::string("--") + o) > 0) set_locally.insert(o);
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
-                    cgroup_mode, cgroup_root, job_pids_max, features, run_dir,
+                    cgroup_mode, cgroup_root, job_pids_max, features, block,  switch_name, run_dir,
                     health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, set_locally};
   return run_agent(opts, *host, log_file);
 }

@@ -95,6 +95,10 @@ void print_node(const pb::Node& n) {
             << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
             << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Partitions=" << parts << "\n"
             << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
+            << (n.block().empty() && n.switch_name().empty()
+                    ? std::string()
+                    : "   Block=" + (n.block().empty() ? std::string("(null)") : n.block()) + " Switch=" +
+                          (n.switch_name().empty() ? std::string("(null)") : n.switch_name()) + "\n")
             << "   Gres=" << (n.gres().empty() ? "(null)" : n.gres()) << "\n"
             << "   GresUsed=" << (n.gres_used().empty() ? "(null)" : n.gres_used()) << "\n"
             << "   CfgTRES=cpu=" << n.cpus() << ",mem=" << n.mem_mib() << "M"

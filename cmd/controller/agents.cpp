@@ -14,7 +14,6 @@
 
 namespace hq::cmd {
 
-static const char* const kNotResponding = "Not responding";
 
 namespace {
 
@@ -64,6 +63,8 @@ Status Controller::join_dynamic(const pb::RegisterNode& reg) {
   Node n;
   n.name = reg.name();
   n.dynamic = true;
+  n.block = reg.block();
+  n.switch_name = reg.switch_name();
   for (const auto& f : reg.features()) {
     if (f.empty() || f.size() > 64 || f.find_first_of("{}[],&|*() ") != std::string::npos)
       return invalid("node '" + reg.name() + "': bad feature '" + f + "'");
@@ -79,6 +80,8 @@ Status Controller::join_dynamic(const pb::RegisterNode& reg) {
 
 Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb::RegisterNode& reg) {
   if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
+  for (const std::string* label : {&reg.block(), &reg.switch_name()})
+    if (!label->empty() && !valid_node_name(*label)) return invalid("node '" + reg.name() + "': bad topology label '" + *label + "'");
   if (!state_.nodes.count(reg.name()))
     if (Status s = join_dynamic(reg); !s) return s;
   auto it = state_.nodes.find(reg.name());
@@ -92,14 +95,20 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   std::vector<NodeGpu> found;
   for (const auto& g : reg.gpus()) found.push_back({g.type(), g.cpus()});
   auto gpus = reconcile_gpus(nc ? nc->gres : std::vector<GresCount>{}, found);
+  bool stays_down = node.down && node.reason == kNotResponding && config_.return_to_service == 0;
   node.registered = true;
   node.responding = true;
-  node.down = !gpus;
-  if (!node.drain) node.reason = gpus ? "" : gpus.status().message();
+  node.down = !gpus || stays_down;
+  if (!node.drain && !stays_down) node.reason = gpus ? "" : gpus.status().message();
   if (gpus) node.gpus = std::move(gpus).value();
   else log::warn("node " + reg.name() + ": " + gpus.status().message() + "; node set DOWN");
   node.last_heard = now();
   node.boot_time = reg.boot_time();
+  if (node.block != reg.block() || node.switch_name != reg.switch_name()) {  // labels may put it in partitions
+    node.block = reg.block();
+    node.switch_name = reg.switch_name();
+    join_wanting_partitions(state_, node);
+  }
   reconcile_agent(reg.name(), conn, reg);
   log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +
             " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(node.gpus.size()) + " GPUs, " +
@@ -149,7 +158,7 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
   Node& node = it->second;
   node.last_heard = now();
   node.responding = true;
-  if (node.down && node.reason == kNotResponding) {  // like Slurm's ReturnToService=1
+  if (node.down && node.reason == kNotResponding && config_.return_to_service > 0) {  // ReturnToService=1
     node.down = false;
     auto drained = state_.drained.find(name);
     node.reason = drained == state_.drained.end() ? "" : drained->second;

@@ -22,6 +22,9 @@
 
 namespace hq::cmd {
 
+// The reason of a node that went DOWN because it fell silent.
+inline constexpr const char* kNotResponding = "Not responding";
+
 class Controller {
  public:
   using ConnPtr = std::shared_ptr<net::Connection>;

@@ -41,6 +41,10 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       }
       continue;
     }
+    if (action == "resume" && it->second.down && it->second.reason == kNotResponding && it->second.responding) {
+      it->second.down = false;  // back from DOWN (return_to_service = 0 keeps silent nodes down until this)
+      it->second.reason.clear();
+    }
     events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason()});
     log::info("node " + name + ": " + action + " by uid " + std::to_string(who.uid) +
               (req.reason().empty() ? "" : " (" + req.reason() + ")"));

@@ -81,5 +81,5 @@ TEST_CASE("config: [agents] programs are absolute readable paths; partitions tak
   CHECK(error_of("[agents]\nepilog = \"/nonexistent/epilog\"\n").find("readable program") != std::string::npos);
   CHECK(error_of("[agents]\nhealth_interval = \"0s\"\n").find("at least 1 second") != std::string::npos);
   CHECK(error_of("[agents]\nbogus = 1\n").find("bogus") != std::string::npos);
-  CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"block{b1}\"\n").find("unknown node function") != std::string::npos);
+  CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"rack{b1}\"\n").find("unknown node function") != std::string::npos);
 }

@@ -89,10 +89,15 @@ TEST_CASE("partition node expressions: hostlists, feature{NAME} and ALL - errors
   CHECK(partition_wants(p, "x9", {"gpu"}));
   CHECK(partition_wants(p, "n2", {}));
   CHECK(!partition_wants(p, "x9", {"fast"}));
+  REQUIRE(parse_partition_nodes("block{b1},switch{s2}", p).is_ok());
+  CHECK(partition_wants(p, "x", {}, "b1", ""));
+  CHECK(partition_wants(p, "x", {}, "", "s2"));
+  CHECK(!partition_wants(p, "x", {}, "b2", "s1"));
+  CHECK(!partition_wants(p, "x", {"b1"}));  // a label is not a feature
   REQUIRE(parse_partition_nodes("ALL", p).is_ok());
   CHECK(p.all_nodes);
   CHECK(p.nodes.empty());
-  CHECK(parse_partition_nodes("block{b1}", p).message().find("unknown node function") != std::string::npos);
+  CHECK(parse_partition_nodes("blockwith{n1}", p).message().find("unknown node function") != std::string::npos);
   CHECK(!parse_partition_nodes("feature{}", p));
   CHECK(!parse_partition_nodes("", p));
 }

@@ -14,17 +14,19 @@ namespace {
 // Partition "gpu" takes nodes by feature, "all" takes every node; e1 is in the config.
 const char* const kPartitions =
     "[[partition]]\nname = \"gpu\"\nnodes = \"feature{gpu}\"\n"
-    "[[partition]]\nname = \"all\"\nnodes = \"ALL\"\n";
+    "[[partition]]\nname = \"all\"\nnodes = \"ALL\"\n"
+    "[[partition]]\nname = \"rack\"\nnodes = \"block{b1}\"\n";
 
 }  // namespace
 
 TEST_CASE("e2e: an agent the config does not declare joins, and its features decide its partitions") {
   LocalCluster c(1, 2, 20, kPartitions);
   REQUIRE(c.ready());
-  pid_t dyn = c.spawn_extra_agent("dyn7", {"--feature", "gpu,fast"});
+  pid_t dyn = c.spawn_extra_agent("dyn7", {"--feature", "gpu,fast", "--block", "b1", "--switch", "s3"});
   REQUIRE(wait_until([&] { return c.responding_nodes() == 2; }, 20));
   auto node = c.hq("show node dyn7").out;
-  CHECK(node.find("Partitions=gpu,all") != std::string::npos);
+  CHECK(node.find("Partitions=gpu,all,rack") != std::string::npos);
+  CHECK(node.find("Block=b1 Switch=s3") != std::string::npos);
   CHECK(node.find("AvailableFeatures=gpu,fast") != std::string::npos);
   CHECK(node.find("State=IDLE") != std::string::npos);
   CHECK(c.hq("show node e1").out.find("Partitions=all,debug") != std::string::npos);
@@ -80,4 +82,19 @@ TEST_CASE("e2e: drain lets running jobs finish and starts nothing new, survives 
   CHECK(c.hq("show node e1").out.find("State=DRAINED") != std::string::npos);
   REQUIRE(c.hq("scontrol update NodeName=e1 State=RESUME").rc == 0);
   CHECK(c.hq("show node e1").out.find("State=IDLE") != std::string::npos);
+}
+
+TEST_CASE("e2e: with return_to_service = 0 a node that fell silent stays DOWN until resumed") {
+  LocalCluster c(1, 2, 3, "return_to_service = 0\n");  // node_timeout 3 s
+  REQUIRE(c.ready());
+  kill(c.agent_pid(1), SIGSTOP);
+  CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=DOWN") != std::string::npos; }, 10));
+  kill(c.agent_pid(1), SIGCONT);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // heartbeats again, and stays DOWN
+  CHECK(c.hq("show node e1").out.find("State=DOWN Partitions") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("Reason=Not responding") != std::string::npos);
+  REQUIRE(c.hq("control resume e1").rc == 0);
+  CHECK(c.hq("show node e1").out.find("State=IDLE") != std::string::npos);
+  std::string job = c.submit("--wrap true");
+  CHECK(c.wait_state(job, "COMPLETED", 10));
 }

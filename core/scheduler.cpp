@@ -25,12 +25,28 @@ struct Pool {
   std::vector<char> type_ok;  // by node type
 };
 
+// A pending job in the pass's order, with what lets consider() decide most jobs without
+// reading the Job again (after sorting by priority, Jobs are read in random memory order).
 struct Candidate {
   const Job* job;
   int64_t priority;
-  uint64_t id;      // the job's, here so that sorting reads no Job
+  uint64_t id;                   // the job's, here so that sorting reads no Job
   int32_t tier;
+  int32_t part = -1;             // simple jobs: their one usable partition
+  uint32_t uid = 0;
+  const char* early = nullptr;   // simple jobs: a reason known without resources
+  bool simple = false;           // one partition, no dependency, no array throttle
 };
+
+// Why a partition cannot take the job by its state and limits, or nullptr.
+const char* partition_refusal(const Job& job, const PartitionConfig& p) {
+  if (p.state == PartitionState::kDown) return "PartitionDown";
+  if (p.state == PartitionState::kInactive) return "PartitionInactive";
+  if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
+    return "PartitionTimeLimit";
+  if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes) return "PartitionNodeLimit";
+  return nullptr;
+}
 
 // Per-job node filter from -w/-x; empty `ok` means every node may be used.
 struct NodeFilter {
@@ -95,12 +111,26 @@ class Pass {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
     auto add = [&](const Job& job) {
-      int32_t tier = 0;
+      int32_t tier = 0, part = -1;
       for_each_partition(job, [&](const std::string& name) {
         auto it = snap_.part_index.find(name);
-        if (it != snap_.part_index.end()) tier = std::max(tier, snap_.parts[it->second]->priority_tier);
+        if (it == snap_.part_index.end()) return;
+        tier = std::max(tier, snap_.parts[it->second]->priority_tier);
+        part = it->second;
       });
-      order.push_back({&job, compute_priority(job, prio_, snap_.now).total, job.id.value, tier});
+      Candidate c{&job, compute_priority(job, prio_, snap_.now).total, job.id.value, tier};
+      c.uid = job.spec.uid;
+      c.simple = job.partitions.size() <= 1 && job.dep_state == DepState::kNone &&
+                 !(job.array_job_id && job.array_throttle > 0);
+      if (c.simple) {  // gate() and usable_partitions() for such a job, decided here
+        if (job.hold == HoldKind::kUser) c.early = "JobHeldUser";
+        else if (job.hold == HoldKind::kAdmin) c.early = "JobHeldAdmin";
+        else if (job.spec.begin_time > snap_.now) c.early = "BeginTime";
+        else if (part < 0) c.early = "PartitionConfig";
+        else c.early = partition_refusal(job, *snap_.parts[part]);
+        c.part = part;
+      }
+      order.push_back(c);
     };
     // Pending ids and the job map are both in id order: try the next entry before a lookup.
     auto it = s_.jobs.end();
@@ -166,15 +196,8 @@ class Pass {
     for_each_partition(job, [&](const std::string& name) {
       auto it = snap_.part_index.find(name);
       if (it == snap_.part_index.end()) { if (why.empty()) why = "PartitionConfig"; return; }
-      const PartitionConfig& p = *snap_.parts[it->second];
-      std::string r;
-      if (p.state == PartitionState::kDown) r = "PartitionDown";
-      else if (p.state == PartitionState::kInactive) r = "PartitionInactive";
-      else if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
-        r = "PartitionTimeLimit";
-      else if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
-        r = "PartitionNodeLimit";
-      if (r.empty()) parts.push_back(it->second);
+      const char* r = partition_refusal(job, *snap_.parts[it->second]);
+      if (!r) parts.push_back(it->second);
       else if (why.empty()) why = r;
     });
     return parts.empty() ? (why.empty() ? "PartitionConfig" : why) : "";
@@ -248,14 +271,16 @@ class Pass {
     swept_.clear();
     if (from > last) return -1;
     diff_.assign(h + 1, 0);
+    int32_t memo = snap_.map.memo_slot(sh.need);
+    int32_t cap = sh.need.max_units;
     for (int32_t c : snap_.map.live_classes()) {
       int32_t n = usable_in_class(c, pool, f);
       if (!n) continue;
-      snap_.map.intervals(c, sh.need, ivs_);
-      for (const Interval& iv : ivs_) {
+      for (const Interval& iv : snap_.map.intervals_view(c, sh.need, memo, ivs_)) {
         if (iv.from > last || iv.to <= from) continue;
-        diff_[std::max(iv.from, from)] += int64_t{iv.units} * n;
-        diff_[std::min(iv.to, h)] -= int64_t{iv.units} * n;
+        int64_t units = int64_t{std::min(iv.units, cap)} * n;
+        diff_[std::max(iv.from, from)] += units;
+        diff_[std::min(iv.to, h)] -= units;
         swept_.push_back({c, iv.from, iv.to});
       }
     }
@@ -456,31 +481,39 @@ class Pass {
   }
 
   // Caps on jobs tested past a blocked one (Slurm's bf_max_job_*).
-  bool over_test_caps(const Job& job, const std::vector<int32_t>& parts) {
+  bool over_test_caps(uint32_t uid, int32_t part) {
     if (cfg_.bf_max_job_test > 0 && plan_.stats.tested >= cfg_.bf_max_job_test) return true;
-    if (cfg_.bf_max_job_user > 0 && tested_by_user_[job.spec.uid] >= cfg_.bf_max_job_user) return true;
-    if (cfg_.bf_max_job_part > 0 && tested_in_part_[parts.front()] >= cfg_.bf_max_job_part) return true;
+    if (cfg_.bf_max_job_user > 0 && tested_by_user_[uid] >= cfg_.bf_max_job_user) return true;
+    if (cfg_.bf_max_job_part > 0 && tested_in_part_[part] >= cfg_.bf_max_job_part) return true;
     ++plan_.stats.tested;
-    ++tested_by_user_[job.spec.uid];
-    ++tested_in_part_[parts.front()];
+    ++tested_by_user_[uid];
+    ++tested_in_part_[part];
     return false;
   }
 
   void consider(const Candidate& c) {
-    const Job& job = *c.job;
     ++plan_.stats.considered;
-    PendingInfo info{job.id, "", c.priority, 0, "", ""};
+    PendingInfo info{JobId{c.id}, "", c.priority, 0, "", ""};
     std::vector<int32_t>& parts = parts_;
     parts.clear();
-    info.reason = gate(job);
-    if (info.reason.empty()) info.reason = usable_partitions(job, parts);
-    if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
+    if (c.simple) {  // decided from the candidate: most jobs never read their Job here
+      if (c.early) {
+        info.reason = c.early;
+        return plan_.pending.push_back(std::move(info));
+      }
+      parts.push_back(c.part);
+    } else {
+      info.reason = gate(*c.job);
+      if (info.reason.empty()) info.reason = usable_partitions(*c.job, parts);
+      if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
+    }
     // Past the test caps a job behind a blocked one is not looked at further (Slurm too).
     bool behind = std::any_of(parts.begin(), parts.end(), [&](int32_t p) { return blocked_[p] != 0; });
-    if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(job, parts))) {
+    if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(c.uid, parts.front()))) {
       info.reason = "Priority";
       return plan_.pending.push_back(std::move(info));
     }
+    const Job& job = *c.job;
     std::vector<Pool> pools;
     NodeFilter filter;
     auto constraint = parse_constraint(job.spec.constraint);

@@ -208,10 +208,9 @@ int32_t TimeMap::memo_slot(const UnitNeed& need) const {
 }
 
 // A monotone class: a start's tightest point is the start itself, so the pieces are the
-// answer, whatever the duration. Memoized per need; the cap is applied on the way out.
-void TimeMap::monotone_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const {
-  int32_t slot = memo_slot(need);
-  std::vector<uint64_t>& index = memo_index_[static_cast<size_t>(slot)];
+// answer, whatever the duration. Memoized per need (slot `memo`), before the unit cap.
+std::span<const Interval> TimeMap::monotone_view(const Class& c, const UnitNeed& need, int32_t memo) const {
+  std::vector<uint64_t>& index = memo_index_[static_cast<size_t>(memo)];
   size_t cls = static_cast<size_t>(&c - classes_.data());
   if (index.size() <= cls) index.resize(classes_.size(), 0);
   if (index[cls] == 0) {
@@ -231,19 +230,33 @@ void TimeMap::monotone_intervals(const Class& c, const UnitNeed& need, std::vect
     index[cls] = ((begin << 20) | (memo_.size() - begin)) + 1;
   }
   uint64_t at = index[cls] - 1;
-  const Interval* iv = memo_.data() + (at >> 20);
-  for (size_t k = 0, n = at & 0xfffff; k < n; ++k) {
-    int32_t u = std::min(iv[k].units, need.max_units);
-    if (!out.empty() && out.back().to == iv[k].from && out.back().units == u) out.back().to = iv[k].to;
-    else out.push_back({iv[k].from, iv[k].to, u});
-  }
+  return {memo_.data() + (at >> 20), static_cast<size_t>(at & 0xfffff)};
+}
+
+std::span<const Interval> TimeMap::intervals_view(int32_t cls, const UnitNeed& need, int32_t memo,
+                                                  std::vector<Interval>& scratch) const {
+  const Class& c = classes_[cls];
+  if (c.nodes.empty()) return {};
+  if (c.monotone) return monotone_view(c, need, memo);
+  general_intervals(c, need, scratch);
+  return scratch;
 }
 
 void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const {
+  std::vector<Interval> scratch;
+  auto view = intervals_view(cls, need, memo_slot(need), scratch);
   out.clear();
-  const Class& c = classes_[cls];
-  if (c.nodes.empty()) return;
-  if (c.monotone) return monotone_intervals(c, need, out);
+  for (const Interval& iv : view) {  // the cap, and neighbours it makes equal merged
+    int32_t u = std::min(iv.units, need.max_units);
+    if (!out.empty() && out.back().to == iv.from && out.back().units == u) out.back().to = iv.to;
+    else out.push_back({iv.from, iv.to, u});
+  }
+}
+
+// A class whose free resources also shrink later (reservations): each start's window
+// minimum over the pieces it overlaps.
+void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const {
+  out.clear();
   const Piece* piece = pieces_.data() + c.first_piece;
   const size_t count = c.pieces;
   auto emit = [&](int32_t from, int32_t to, int32_t u) {

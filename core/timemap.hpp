@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -73,6 +74,12 @@ class TimeMap {
   // A class never changes once made, and a monotone class's answer does not depend on the
   // duration: those are computed once per resource need in a pass and then copied.
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
+  // The same without copies, for sweeps: `memo` from memo_slot(need) (once per sweep);
+  // the view's units are NOT capped at need.max_units (the caller caps them) and it
+  // stays valid until the next call.
+  std::span<const Interval> intervals_view(int32_t cls, const UnitNeed& need, int32_t memo,
+                                           std::vector<Interval>& scratch) const;
+  int32_t memo_slot(const UnitNeed& need) const;
 
   int32_t horizon() const { return horizon_; }
   static int32_t coarsen(int32_t slot);
@@ -186,8 +193,8 @@ class TimeMap {
     bool operator==(const NeedKey&) const = default;
   };
   static NeedKey need_key(const UnitNeed& need);
-  int32_t memo_slot(const UnitNeed& need) const;
-  void monotone_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const;
+  std::span<const Interval> monotone_view(const Class& c, const UnitNeed& need, int32_t memo) const;
+  void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const;
   mutable std::vector<NeedKey> memo_needs_;
   mutable std::vector<std::vector<uint64_t>> memo_index_;  // [need][class]: (begin << 20 | count) + 1; 0: not yet
   mutable std::vector<Interval> memo_;

@@ -155,7 +155,7 @@ class Pass {
   }
 
   // Reasons that need no resources: holds, dependencies, begin time, array throttle.
-  std::string gate(const Job& job) {
+  std::string_view gate(const Job& job) {
     if (job.hold == HoldKind::kUser) return "JobHeldUser";
     if (job.hold == HoldKind::kAdmin) return "JobHeldAdmin";
     if (job.dep_state == DepState::kNever) {
@@ -163,7 +163,7 @@ class Pass {
       return "DependencyNeverSatisfied";
     }
     if (job.dep_state == DepState::kWaiting) {
-      if (std::string r = check_dependency(job); !r.empty()) return r;
+      if (std::string_view r = check_dependency(job); !r.empty()) return r;
     }
     if (job.spec.begin_time > snap_.now) return "BeginTime";
     if (job.array_job_id && job.array_throttle > 0 && array_running_[job.array_job_id] >= job.array_throttle)
@@ -171,7 +171,7 @@ class Pass {
     return "";
   }
 
-  std::string check_dependency(const Job& job) {
+  std::string_view check_dependency(const Job& job) {
     auto dep = parse_dependency(job.spec.dependency);
     if (!dep) return "DependencyNeverSatisfied";
     DepResult r = evaluate_dependency(*dep, job, s_, snap_.now);
@@ -191,16 +191,16 @@ class Pass {
   }
 
   // The job's partitions that can take it (by state and limits), or the reason none can.
-  std::string usable_partitions(const Job& job, std::vector<int32_t>& parts) {
-    std::string why;
+  std::string_view usable_partitions(const Job& job, std::vector<int32_t>& parts) {
+    const char* why = nullptr;
     for_each_partition(job, [&](const std::string& name) {
       auto it = snap_.part_index.find(name);
-      if (it == snap_.part_index.end()) { if (why.empty()) why = "PartitionConfig"; return; }
+      if (it == snap_.part_index.end()) { if (!why) why = "PartitionConfig"; return; }
       const char* r = partition_refusal(job, *snap_.parts[it->second]);
       if (!r) parts.push_back(it->second);
-      else if (why.empty()) why = r;
+      else if (!why) why = r;
     });
-    return parts.empty() ? (why.empty() ? "PartitionConfig" : why) : "";
+    return parts.empty() ? (why ? why : "PartitionConfig") : "";
   }
 
   // The pools of a job: each usable partition times each constraint alternative.
@@ -229,7 +229,7 @@ class Pass {
     }
   }
 
-  std::string filter_for(const Job& job, NodeFilter& f) {
+  std::string_view filter_for(const Job& job, NodeFilter& f) {
     if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return "";
     f.ok.assign(snap_.map.node_count(), job.spec.nodelist.empty() ? 1 : 0);
     if (!job.spec.nodelist.empty()) {
@@ -493,7 +493,7 @@ class Pass {
 
   void consider(const Candidate& c) {
     ++plan_.stats.considered;
-    PendingInfo info{JobId{c.id}, "", c.priority, 0, "", ""};
+    PendingInfo info{JobId{c.id}, "", c.priority, 0, -1};
     std::vector<int32_t>& parts = parts_;
     parts.clear();
     if (c.simple) {  // decided from the candidate: most jobs never read their Job here
@@ -554,8 +554,8 @@ class Pass {
     std::vector<std::string> names;
     for (const auto& a : r.alloc) names.push_back(a.node);
     info.expected_start = r.start;
-    info.partition = r.partition;
-    info.sched_nodes = compress_hostlist(names);
+    info.reservation = static_cast<int32_t>(plan_.reservations.size());
+    r.sched_nodes = compress_hostlist(names);
     ++reserved_in_part_[p.pool->part];
     plan_.reservations.push_back(std::move(r));
   }

@@ -7,6 +7,7 @@
 // Nothing here has side effects; thread-safe (const).
 #pragma once
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,13 +22,13 @@ struct StartDecision {
   std::vector<NodeAlloc> alloc;
 };
 
+// One per pending job: kept small, there are as many as there are pending jobs.
 struct PendingInfo {
   JobId job;
-  std::string reason;
+  std::string_view reason;   // Slurm's reason name (a static string)
   int64_t priority = 0;
   Time expected_start = 0;   // 0: not known (no reservation within the window)
-  std::string partition;     // the partition of the reservation, if any
-  std::string sched_nodes;   // the reservation's nodes (hostlist)
+  int32_t reservation = -1;  // its reservation in Plan::reservations, if any
 };
 
 struct Reservation {
@@ -35,6 +36,7 @@ struct Reservation {
   std::string partition;
   Time start = 0, end = 0;   // end 0: no time limit
   std::vector<NodeAlloc> alloc;
+  std::string sched_nodes;   // alloc's nodes as a hostlist
 };
 
 struct Preemption {

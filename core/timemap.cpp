@@ -128,12 +128,16 @@ void TimeMap::finalize() {
 }
 
 void TimeMap::reclass(int32_t node) {
-  erase_sorted(classes_[nodes_[node].cls].nodes, node);
+  std::vector<int32_t>& old = classes_[nodes_[node].cls].nodes;
+  erase_sorted(old, node);
+  if (old.empty()) live_dirty_ = true;
   join_class(node);
   regroup(node);
 }
 
 const std::vector<int32_t>& TimeMap::live_classes() {
+  if (!live_dirty_) return live_;
+  live_dirty_ = false;
   std::erase_if(live_, [&](int32_t c) {
     if (!classes_[c].nodes.empty()) return false;
     classes_[c].listed = false;

@@ -179,6 +179,7 @@ class TimeMap {
   std::vector<Class> classes_;
   std::vector<Piece> pieces_;      // every class's pieces, appended as classes are made
   std::vector<int32_t> live_;
+  bool live_dirty_ = false;        // some class in live_ has lost its last node
   std::unordered_map<Key, int32_t, KeyHash> class_index_;
   std::vector<NowGroup> now_groups_;
   std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free GPUs, free CPUs) -> group

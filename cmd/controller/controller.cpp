@@ -140,10 +140,11 @@ void Controller::run_schedule(PassKind kind) {
 void Controller::apply_plan(Plan plan) {
   for (auto& info : plan.pending) {
     Job& job = state_.jobs.at(info.job);
-    job.reason = std::move(info.reason);
+    job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;
-    job.sched_nodes = std::move(info.sched_nodes);
+    if (info.reservation >= 0) job.sched_nodes = std::move(plan.reservations[static_cast<size_t>(info.reservation)].sched_nodes);
+    else job.sched_nodes.clear();
   }
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
   for (JobId id : plan.invalid_dependency_kills)

@@ -146,8 +146,9 @@ pb::SubmitReply Controller::test_only(const Job& job) const {
   for (const auto& p : plan.pending) {
     if (p.job != job.id) continue;
     out.set_start_time(p.expected_start);
-    out.set_nodes(p.sched_nodes);
-    out.set_partition(p.partition.empty() ? job.partition : p.partition);
+    const Reservation* r = p.reservation >= 0 ? &plan.reservations[static_cast<size_t>(p.reservation)] : nullptr;
+    out.set_nodes(r ? r->sched_nodes : "");
+    out.set_partition(r ? r->partition : job.partition);
   }
   return out;
 }

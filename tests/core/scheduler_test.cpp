@@ -27,7 +27,12 @@ const PendingInfo* info(const Plan& p, uint64_t id) {
     if (i.job.value == id) return &i;
   return nullptr;
 }
-std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? info(p, id)->reason : "started"; }
+std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? std::string(info(p, id)->reason) : "started"; }
+// The nodes a pending job's reservation holds ("" without one).
+std::string sched_nodes(const Plan& p, uint64_t id) {
+  const PendingInfo* i = info(p, id);
+  return i && i->reservation >= 0 ? p.reservations[static_cast<size_t>(i->reservation)].sched_nodes : "";
+}
 const StartDecision* started(const Plan& p, uint64_t id) {
   for (const auto& s : p.starts)
     if (s.job.value == id) return &s;
@@ -74,7 +79,7 @@ TEST_CASE("backfill: a short job starts ahead of a blocked wide job, a long one 
   Plan p = run(s);
   CHECK(reason_of(p, 1) == "Resources");
   CHECK(info(p, 1)->expected_start == 600);
-  CHECK(info(p, 1)->sched_nodes == "n[1-4]");
+  CHECK(sched_nodes(p, 1) == "n[1-4]");
   CHECK(started(p, 2) != nullptr);
   CHECK(reason_of(p, 3) == "Priority");
   REQUIRE(p.reservations.size() == 2);  // job 3 is reserved after job 1
@@ -217,14 +222,14 @@ TEST_CASE("preemption by partition tier picks the fewest, youngest lower-tier jo
   CHECK(p.preemptions[0].mode == PreemptMode::kRequeue);
   CHECK(p.preemptions[0].grace == 120);
   REQUIRE(info(p, 10));
-  CHECK(info(p, 10)->sched_nodes == "n2");
+  CHECK(sched_nodes(p, 10) == "n2");
   CHECK(info(p, 10)->expected_start == 100 + 120);
 
   // While job 2 is in its grace time, the next pass waits for it and preempts nobody else.
   s.jobs.at(JobId{2}).preempting = true;
   p = run_preempt(s, 110);
   CHECK(p.preemptions.empty());
-  CHECK(info(p, 10)->sched_nodes == "n2");
+  CHECK(sched_nodes(p, 10) == "n2");
 
   // Two CPUs on each of two nodes: both youngest victims, nothing else.
   s.jobs.at(JobId{2}).preempting = false;

@@ -148,10 +148,35 @@ class Pass {
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
       std::partial_sort(order.begin(), order.begin() + depth_, order.end(), first);
       order.resize(static_cast<size_t>(depth_));
-    } else {
+    } else if (!sort_by_rank(order)) {
       std::sort(order.begin(), order.end(), first);
     }
     return order;
+  }
+
+  // The full order by 16-byte keys instead of whole candidates (fewer bytes moved): tier
+  // and priority folded into one number when every priority fits in 48 bits. False (and
+  // nothing done) when one does not.
+  static bool sort_by_rank(std::vector<Candidate>& order) {
+    constexpr int64_t kHalf = int64_t{1} << 47;
+    struct Key {
+      uint64_t rank, id;
+      uint32_t at;
+    };
+    std::vector<Key> keys;
+    keys.reserve(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Candidate& c = order[i];
+      if (c.priority < -kHalf || c.priority >= kHalf || c.tier < 0 || c.tier > 65535) return false;
+      uint64_t rank = (uint64_t{65535u - static_cast<uint32_t>(c.tier)} << 48) | static_cast<uint64_t>(kHalf - 1 - c.priority);
+      keys.push_back({rank, c.id, static_cast<uint32_t>(i)});
+    }
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.rank != b.rank ? a.rank < b.rank : a.id < b.id; });
+    std::vector<Candidate> sorted;
+    sorted.reserve(order.size());
+    for (const Key& k : keys) sorted.push_back(order[k.at]);
+    order.swap(sorted);
+    return true;
   }
 
   // Reasons that need no resources: holds, dependencies, begin time, array throttle.

@@ -1,6 +1,7 @@
 #include "core/cluster_state.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/hostlist.hpp"
 
@@ -149,10 +150,14 @@ ClusterState make_state(const ClusterConfig& config) {
     }
   }
   for (auto& p : s.partitions) {
-    PartitionConfig wants = p;  // by its expression; p.nodes becomes the member list
+    // By name from a set (partition_wants' list search would be quadratic here), by
+    // feature and label through partition_wants.
+    std::unordered_set<std::string> named(p.nodes.begin(), p.nodes.end());
+    PartitionConfig by_function = p;
+    by_function.nodes.clear();
     p.nodes.clear();
     for (auto& [name, n] : s.nodes)
-      if (partition_wants(wants, name, n.features)) {
+      if (named.count(name) || partition_wants(by_function, name, n.features)) {
         n.partitions.push_back(p.name);
         p.nodes.push_back(name);
       }

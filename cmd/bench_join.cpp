@@ -205,7 +205,7 @@ int run_join(int agents, int window, int threads_wanted) {
   std::printf("agents=%d joined=%d failed=%d all_registered_s=%.2f all_idle_s=%.2f joins_per_s=%.0f "
               "controller_cpu_s=%.2f bench_cpu_s=%.2f controller_rss_mib=%lld (before %lld) window=%d threads=%d\n",
               agents, run.joined, run.failed, joined_s, idle_s, joined_s > 0 ? run.joined / joined_s : 0.0, ctl_cpu,
-              cpu_seconds(getpid()), static_cast<long long>(rss_after), static_cast<long long>(rss_before), window);
+              cpu_seconds(getpid()), static_cast<long long>(rss_after), static_cast<long long>(rss_before), window, threads);
   std::fflush(stdout);
   runs.clear();
   cleanup(*ctl);

@@ -150,27 +150,26 @@ ClusterState make_state(const ClusterConfig& config) {
     }
   }
   for (auto& p : s.partitions) {
-    // By name from a set (partition_wants' list search would be quadratic here), by
-    // feature and label through partition_wants.
+    // By name from a set (a list search would be quadratic here), else by function.
     std::unordered_set<std::string> named(p.nodes.begin(), p.nodes.end());
-    PartitionConfig by_function = p;
-    by_function.nodes.clear();
-    p.nodes.clear();
+    std::vector<std::string> members;
     for (auto& [name, n] : s.nodes)
-      if (named.count(name) || partition_wants(by_function, name, n.features)) {
+      if (named.count(name) || partition_wants_by_function(p, n.features)) {
         n.partitions.push_back(p.name);
-        p.nodes.push_back(name);
+        members.push_back(name);
       }
+    p.nodes = std::move(members);
   }
   return s;
 }
 
+// By function only: names in the config's hostlists are config nodes, placed by make_state.
 void join_wanting_partitions(ClusterState& s, Node& node) {
   for (auto& p : s.partitions) {
-    if (!partition_wants(p, node.name, node.features, node.block, node.switch_name)) continue;
-    if (std::find(node.partitions.begin(), node.partitions.end(), p.name) == node.partitions.end())
-      node.partitions.push_back(p.name);
-    if (std::find(p.nodes.begin(), p.nodes.end(), node.name) == p.nodes.end()) p.nodes.push_back(node.name);
+    if (std::find(node.partitions.begin(), node.partitions.end(), p.name) != node.partitions.end()) continue;
+    if (!partition_wants_by_function(p, node.features, node.block, node.switch_name)) continue;
+    node.partitions.push_back(p.name);
+    p.nodes.push_back(node.name);
   }
 }
 

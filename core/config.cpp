@@ -120,6 +120,12 @@ Status parse_partition_nodes(std::string_view expr, PartitionConfig& p) {
 
 bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features,
                      const std::string& block, const std::string& switch_name) {
+  return partition_wants_by_function(p, features, block, switch_name) ||
+         std::find(p.nodes.begin(), p.nodes.end(), node) != p.nodes.end();
+}
+
+bool partition_wants_by_function(const PartitionConfig& p, const std::vector<std::string>& features,
+                                 const std::string& block, const std::string& switch_name) {
   if (p.all_nodes) return true;
   auto listed = [](const std::vector<std::string>& v, const std::string& x) {
     return !x.empty() && std::find(v.begin(), v.end(), x) != v.end();
@@ -127,7 +133,7 @@ bool partition_wants(const PartitionConfig& p, const std::string& node, const st
   if (listed(p.node_blocks, block) || listed(p.node_switches, switch_name)) return true;
   for (const auto& f : p.node_features)
     if (std::find(features.begin(), features.end(), f) != features.end()) return true;
-  return std::find(p.nodes.begin(), p.nodes.end(), node) != p.nodes.end();
+  return false;
 }
 
 const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name) {

@@ -109,6 +109,9 @@ Status parse_partition_nodes(std::string_view expr, PartitionConfig& p);
 // Whether a node of this name, features and topology labels belongs to the partition.
 bool partition_wants(const PartitionConfig& p, const std::string& node, const std::vector<std::string>& features,
                      const std::string& block = "", const std::string& switch_name = "");
+// The same without the name: ALL, feature{}, block{}, switch{} only.
+bool partition_wants_by_function(const PartitionConfig& p, const std::vector<std::string>& features,
+                                 const std::string& block = "", const std::string& switch_name = "");
 
 const PartitionConfig* find_partition(const ClusterConfig& c, const std::string& name);
 const PartitionConfig* find_partition(const std::vector<PartitionConfig>& parts, const std::string& name);

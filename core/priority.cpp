@@ -41,6 +41,10 @@ PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Tim
     auto it = ctx.partition_factor.find(name);
     if (it != ctx.partition_factor.end()) part_factor = std::max(part_factor, it->second);
   });
+  return compute_priority(job, ctx, now, part_factor);
+}
+
+PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now, int32_t part_factor) {
   PriorityFactors f;
   const PriorityWeights& w = ctx.weights;
   // Age accrues only while the job is eligible: not held, no unmet dependency, begun.

@@ -33,6 +33,9 @@ PriorityContext make_priority_context(const SchedulerConfig& cfg, const ClusterS
 
 // The partition factor is the highest priority_job_factor among the job's partitions.
 PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now);
+// The same with the partition factor already known (the highest of the job's partitions'
+// priority_job_factor): the scheduler resolves partitions once per job.
+PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now, int32_t partition_factor);
 
 // The job's priority now, factor by factor (sprio's view); builds a context.
 PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now);

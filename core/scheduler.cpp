@@ -111,14 +111,15 @@ class Pass {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
     auto add = [&](const Job& job) {
-      int32_t tier = 0, part = -1;
+      int32_t tier = 0, part = -1, factor = 0;
       for_each_partition(job, [&](const std::string& name) {
         auto it = snap_.part_index.find(name);
         if (it == snap_.part_index.end()) return;
         tier = std::max(tier, snap_.parts[it->second]->priority_tier);
+        factor = std::max(factor, snap_.parts[it->second]->priority_job_factor);
         part = it->second;
       });
-      Candidate c{&job, compute_priority(job, prio_, snap_.now).total, job.id.value, tier};
+      Candidate c{&job, compute_priority(job, prio_, snap_.now, factor).total, job.id.value, tier};
       c.uid = job.spec.uid;
       c.simple = job.partitions.size() <= 1 && job.dep_state == DepState::kNone &&
                  !(job.array_job_id && job.array_throttle > 0);

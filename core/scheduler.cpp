@@ -102,7 +102,9 @@ class Pass {
     std::vector<Candidate> order = ordered(extra);
     plan_.pending.reserve(order.size());
     for (const Candidate& c : order) consider(c);
-    plan_.stats.classes = static_cast<int32_t>(snap_.map.live_classes().size());
+    const auto& live = snap_.map.live_classes();
+    plan_.stats.classes = static_cast<int32_t>(
+        std::count_if(live.begin(), live.end(), [&](int32_t c) { return !snap_.map.class_nodes(c).empty(); }));
     return std::move(plan_);
   }
 

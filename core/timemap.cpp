@@ -130,14 +130,16 @@ void TimeMap::finalize() {
 void TimeMap::reclass(int32_t node) {
   std::vector<int32_t>& old = classes_[nodes_[node].cls].nodes;
   erase_sorted(old, node);
-  if (old.empty()) live_dirty_ = true;
+  if (old.empty()) ++dead_live_;
   join_class(node);
   regroup(node);
 }
 
+// Emptied classes stay listed (sweeps skip them: no nodes) until they are a quarter of
+// the list; then one pass drops them.
 const std::vector<int32_t>& TimeMap::live_classes() {
-  if (!live_dirty_) return live_;
-  live_dirty_ = false;
+  if (dead_live_ * 4 < live_.size()) return live_;
+  dead_live_ = 0;
   std::erase_if(live_, [&](int32_t c) {
     if (!classes_[c].nodes.empty()) return false;
     classes_[c].listed = false;

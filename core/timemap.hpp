@@ -85,7 +85,8 @@ class TimeMap {
   static int32_t coarsen(int32_t slot);
   int32_t node_count() const { return static_cast<int32_t>(nodes_.size()); }
   int32_t class_count() const { return static_cast<int32_t>(classes_.size()); }
-  // The classes that have nodes (emptied ones are dropped here, lazily).
+  // The classes that have nodes, and some that lost theirs lately (class_nodes() empty;
+  // they are dropped here, lazily).
   const std::vector<int32_t>& live_classes();
   const std::vector<int32_t>& class_nodes(int32_t cls) const { return classes_[cls].nodes; }
   int32_t class_type(int32_t cls) const { return classes_[cls].type; }
@@ -179,7 +180,7 @@ class TimeMap {
   std::vector<Class> classes_;
   std::vector<Piece> pieces_;      // every class's pieces, appended as classes are made
   std::vector<int32_t> live_;
-  bool live_dirty_ = false;        // some class in live_ has lost its last node
+  size_t dead_live_ = 0;           // classes in live_ that have lost their last node since the last compaction
   std::unordered_map<Key, int32_t, KeyHash> class_index_;
   std::vector<NowGroup> now_groups_;
   std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free GPUs, free CPUs) -> group

@@ -101,7 +101,7 @@ class Pass {
   Plan run(const Job* extra) {
     std::vector<Candidate> order = ordered(extra);
     plan_.pending.reserve(order.size());
-    for (const Candidate& c : order) consider(c);
+    consider_in_order(order);
     const auto& live = snap_.map.live_classes();
     plan_.stats.classes = static_cast<int32_t>(
         std::count_if(live.begin(), live.end(), [&](int32_t c) { return !snap_.map.class_nodes(c).empty(); }));
@@ -151,22 +151,62 @@ class Pass {
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
       std::partial_sort(order.begin(), order.begin() + depth_, order.end(), first);
       order.resize(static_cast<size_t>(depth_));
-    } else if (!sort_by_rank(order)) {
-      std::sort(order.begin(), order.end(), first);
+      sorted_ = true;
     }
     return order;
   }
 
-  // The full order by 16-byte keys instead of whole candidates (fewer bytes moved): tier
-  // and priority folded into one number when every priority fits in 48 bits. False (and
-  // nothing done) when one does not.
-  static bool sort_by_rank(std::vector<Candidate>& order) {
-    constexpr int64_t kHalf = int64_t{1} << 47;
-    struct Key {
-      uint64_t rank, id;
-      uint32_t at;
+  // Every job that is left can only be refused by its gates or wait for "Priority": every
+  // partition is blocked and no more jobs may be tested past a blocked one. Their order
+  // no longer matters (nothing starts or reserves from here on).
+  bool settled() const {
+    bool all_blocked = std::all_of(blocked_.begin(), blocked_.end(), [](char b) { return b != 0; });
+    return all_blocked && (cfg_.policy == SchedPolicy::kFifo ||
+                           (cfg_.bf_max_job_test > 0 && plan_.stats.tested >= cfg_.bf_max_job_test));
+  }
+
+  // Considers the candidates in priority order, sorting only as far as it matters: in
+  // chunks by 16-byte keys, until settled(); the rest in any order.
+  void consider_in_order(std::vector<Candidate>& order) {
+    auto first = [](const Candidate& a, const Candidate& b) {
+      if (a.tier != b.tier) return a.tier > b.tier;
+      if (a.priority != b.priority) return a.priority > b.priority;
+      return a.id < b.id;
     };
-    std::vector<Key> keys;
+    if (sorted_) {
+      for (const Candidate& c : order) consider(c);
+      return;
+    }
+    std::vector<RankKey> keys;
+    if (!rank_keys(order, keys)) {  // a priority beyond 48 bits: the plain full sort
+      std::sort(order.begin(), order.end(), first);
+      for (const Candidate& c : order) consider(c);
+      return;
+    }
+    auto less = [](const RankKey& a, const RankKey& b) { return a.rank != b.rank ? a.rank < b.rank : a.id < b.id; };
+    constexpr size_t kChunk = 4096;
+    size_t ready = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i == ready) {
+        if (settled()) ready = keys.size();
+        else {
+          ready = std::min(keys.size(), i + kChunk);
+          std::partial_sort(keys.begin() + static_cast<std::ptrdiff_t>(i), keys.begin() + static_cast<std::ptrdiff_t>(ready),
+                            keys.end(), less);
+        }
+      }
+      consider(order[keys[i].at]);
+    }
+  }
+
+  // Sort keys for candidates (16 bytes instead of 48 moved): tier and priority folded into
+  // one number when every priority fits in 48 bits. False when one does not.
+  struct RankKey {
+    uint64_t rank, id;
+    uint32_t at;
+  };
+  static bool rank_keys(const std::vector<Candidate>& order, std::vector<RankKey>& keys) {
+    constexpr int64_t kHalf = int64_t{1} << 47;
     keys.reserve(order.size());
     for (size_t i = 0; i < order.size(); ++i) {
       const Candidate& c = order[i];
@@ -174,11 +214,6 @@ class Pass {
       uint64_t rank = (uint64_t{65535u - static_cast<uint32_t>(c.tier)} << 48) | static_cast<uint64_t>(kHalf - 1 - c.priority);
       keys.push_back({rank, c.id, static_cast<uint32_t>(i)});
     }
-    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.rank != b.rank ? a.rank < b.rank : a.id < b.id; });
-    std::vector<Candidate> sorted;
-    sorted.reserve(order.size());
-    for (const Key& k : keys) sorted.push_back(order[k.at]);
-    order.swap(sorted);
     return true;
   }
 
@@ -675,6 +710,7 @@ class Pass {
   std::vector<Interval> ivs_;
   std::vector<SweptInterval> swept_;
   std::vector<int32_t> parts_;  // consider()'s usable partitions
+  bool sorted_ = false;         // ordered() already sorted (the quick pass's partial sort)
   std::vector<Option> options_;
 };
 

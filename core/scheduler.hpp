@@ -54,7 +54,7 @@ struct PlanStats {
 
 struct Plan {
   std::vector<StartDecision> starts;
-  std::vector<PendingInfo> pending;            // every pending job not started, in priority order
+  std::vector<PendingInfo> pending;            // every pending job not started (by priority while it matters)
   std::vector<Reservation> reservations;
   std::vector<Preemption> preemptions;
   std::vector<std::pair<JobId, DepState>> dependency_changes;

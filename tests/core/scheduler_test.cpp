@@ -430,3 +430,34 @@ TEST_CASE("backfill never delays a reservation (random workloads)") {
     CHECK(s.pending.empty());
   }
 }
+
+TEST_CASE("a long queue: sorted only as far as it matters, every job still gets its reason") {
+  auto s = cluster("n[1-2]", 4);
+  start(s, 1, {"n1", "n2"}, 4);  // the cluster is full
+  for (uint64_t id = 2; id < 10002; ++id) {
+    JobBuilder b(id);
+    b.priority(static_cast<int64_t>((id * 7919) % 1000));
+    if (id % 97 == 0) b.held();
+    apply(s, b);
+  }
+  SchedulerConfig cfg;
+  cfg.bf_max_job_test = 3;
+  Plan p = Scheduler(cfg).schedule(s, 0);
+  REQUIRE(p.pending.size() == 10000);
+  std::map<std::string, int> reasons;
+  for (const auto& i : p.pending) ++reasons[std::string(i.reason)];
+  int held = 0;
+  for (uint64_t id = 2; id < 10002; ++id) held += id % 97 == 0;
+  CHECK(reasons["JobHeldUser"] == held);
+  CHECK(reasons["Resources"] == 1);  // the first tested job reserves; it blocks the partition
+  CHECK(reasons["Resources"] + reasons["Priority"] + reasons["JobHeldUser"] == 10000);
+  // The one that reserved is the highest-priority job that is not held.
+  int64_t best = -1;
+  uint64_t best_id = 0;
+  for (const auto& [id, job] : s.jobs)
+    if (job.state == JobState::kPending && !job.held() && -job.spec.nice > best) {
+      best = -job.spec.nice;
+      best_id = id.value;
+    }
+  CHECK(reason_of(p, best_id) == "Resources");
+}

@@ -63,7 +63,8 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
     std::string name = "b" + std::to_string(i);
     std::vector<std::string> node_argv = {self_exe(), "node", "--controller", c.addr, "--name", name,
                                           "--state-dir", c.dir + "/" + name, "--ca", c.dir + "/keys/ca.pem",
-                                          "--secret", c.dir + "/keys/secret"};
+                                          "--secret", c.dir + "/keys/secret", "--run-dir", c.dir + "/" + name + "/run",
+                                          "--kill-jobs-on-exit"};
     if (plaintext) node_argv.push_back("--insecure-plaintext");
     auto a = spawn_daemon(node_argv, c.dir + "/" + name + ".log");
     if (a) c.pids.push_back(*a);

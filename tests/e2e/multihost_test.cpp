@@ -88,7 +88,8 @@ TEST_CASE("e2e: controller and agents on separate hosts (network namespaces), ag
   for (int i = 1; i <= 2; ++i) {
     std::string name = "n" + std::to_string(i);
     spawn(i, {HQ_BINARY, "node", "--controller", addr, "--secret", dir.path() + "/keys/secret", "--name", name,
-              "--state-dir", dir.path() + "/" + name, "--run-dir", dir.path() + "/" + name + "/run"},
+              "--state-dir", dir.path() + "/" + name, "--run-dir", dir.path() + "/" + name + "/run",
+              "--kill-jobs-on-exit"},
           name + ".log");
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));

@@ -42,19 +42,13 @@ struct JoinRun {
 };
 
 int64_t rss_mib(pid_t pid) {
-  std::string status = read_small_file("/proc/" + std::to_string(pid) + "/status");
-  size_t at = status.find("VmRSS:");
-  if (at == std::string::npos) return -1;
-  auto kib = parse_int(trim(std::string_view(status).substr(at + 6, status.find('\n', at) - at - 6 - 3)), 0, INT64_MAX);
-  return kib ? *kib / 1024 : -1;
+  int64_t kib = rss_kib(pid);
+  return kib < 0 ? -1 : kib / 1024;
 }
 
 // User + system CPU seconds a process has used (/proc/PID/stat fields 14 and 15).
 double cpu_seconds(pid_t pid) {
-  std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  auto f = split(std::string_view(stat).substr(close + 2), ' ');
+  auto f = proc_stat(pid);
   if (f.size() < 13) return -1;
   auto u = parse_int(f[11], 0, INT64_MAX), k = parse_int(f[12], 0, INT64_MAX);
   return u && k ? static_cast<double>(*u + *k) / static_cast<double>(sysconf(_SC_CLK_TCK)) : -1;

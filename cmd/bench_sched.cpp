@@ -7,21 +7,15 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/process.hpp"
 #include "core/hostlist.hpp"
 #include "core/scheduler.hpp"
 
 namespace hq::cmd {
 namespace {
-
-int64_t rss_kib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  return 0;
-}
 
 ClusterState busy_cluster(int32_t nodes, std::mt19937& rng) {
   std::vector<std::string> names = *expand_hostlist("n[1-" + std::to_string(nodes) + "]");
@@ -74,9 +68,9 @@ void add_pending(ClusterState& s, int32_t count, std::mt19937& rng) {
 void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat) {
   std::mt19937 rng(42);
   ClusterState s = busy_cluster(nodes, rng);
-  int64_t before = rss_kib();
+  int64_t before = rss_kib(getpid());
   add_pending(s, pending, rng);
-  int64_t after = rss_kib();
+  int64_t after = rss_kib(getpid());
   SchedulerConfig cfg;
   cfg.bf_max_job_test = depth;
   Scheduler sched(cfg);

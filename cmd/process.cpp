@@ -10,6 +10,9 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cmd/paths.hpp"
+#include "core/units.hpp"
+
 namespace hq::cmd {
 
 std::string self_exe() {
@@ -64,6 +67,26 @@ void raise_fd_limit() {
     r.rlim_cur = r.rlim_max;
     setrlimit(RLIMIT_NOFILE, &r);
   }
+}
+
+std::vector<std::string> proc_stat(pid_t pid) {
+  std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  std::vector<std::string> out;
+  if (close == std::string::npos || close + 2 >= stat.size()) return out;
+  for (std::string_view f : split(std::string_view(stat).substr(close + 2), ' ')) out.emplace_back(trim(f));
+  return out;
+}
+
+int64_t rss_kib(pid_t pid) {
+  std::string status = read_small_file("/proc/" + std::to_string(pid) + "/status");
+  for (std::string_view line : split(status, '\n')) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    line = trim(line.substr(6));
+    auto kib = parse_int(line.substr(0, line.find(' ')), 0, INT64_MAX);
+    return kib ? *kib : -1;
+  }
+  return -1;
 }
 
 }  // namespace hq::cmd

@@ -15,6 +15,11 @@ bool process_alive(pid_t pid);
 // Raises the open-files soft limit to the hard limit: a controller holds one socket per
 // node and client (Debian's default soft limit is 1024).
 void raise_fd_limit();
+// The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
+// may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.
+std::vector<std::string> proc_stat(pid_t pid);
+// VmRSS of a process in KiB, or -1.
+int64_t rss_kib(pid_t pid);
 // SIGTERM, wait up to `grace_ms`, then SIGKILL. Reaps the child if it is ours.
 void stop_process(pid_t pid, int grace_ms = 10000);
 

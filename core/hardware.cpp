@@ -96,11 +96,11 @@ std::vector<std::pair<std::string, int32_t>> gpu_counts(const std::vector<Gpu>& 
   }
   return counts;
 }
+}  // namespace
 
 std::string gres_entry(const std::string& type, int32_t count) {
   return type.empty() ? "gpu:" + std::to_string(count) : "gpu:" + type + ":" + std::to_string(count);
 }
-}  // namespace
 
 std::string gres_summary(const std::vector<Gpu>& gpus) {
   std::string out;

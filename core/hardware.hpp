@@ -65,6 +65,8 @@ bool pci_less(const std::string& a, const std::string& b);
 // Sorts GPUs by PCI address: deterministic, whatever order the directories came in.
 void sort_gpus(std::vector<Gpu>& gpus);
 
+// One gres entry: "gpu:TYPE:N", or "gpu:N" untyped.
+std::string gres_entry(const std::string& type, int32_t count);
 // "gpu:nvidia_h100_80gb_hbm3:8", types joined by ',' in order of first appearance; "" for none.
 std::string gres_summary(const std::vector<Gpu>& gpus);
 // One entry of a `gres` list: "gpu:N" or "gpu:TYPE:N".

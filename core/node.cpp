@@ -57,7 +57,7 @@ std::string gres_text(const Node& n, bool used_only) {
   std::string out;
   for (const auto& [type, idx] : types) {
     if (!out.empty()) out += ',';
-    out += "gpu:" + (type.empty() ? "" : type + ":") + std::to_string(idx.size());
+    out += gres_entry(type, static_cast<int32_t>(idx.size()));
     if (used_only) out += "(IDX:" + (idx.empty() ? std::string("N/A") : format_cpulist(idx)) + ")";
   }
   return out;

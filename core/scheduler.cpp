@@ -38,6 +38,13 @@ struct Candidate {
   bool simple = false;           // one partition, no dependency, no array throttle
 };
 
+// The pass's order: higher partition tier, then higher priority, then lower job id.
+bool runs_before(const Candidate& a, const Candidate& b) {
+  if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.priority != b.priority) return a.priority > b.priority;
+  return a.id < b.id;
+}
+
 // Why a partition cannot take the job by its state and limits, or nullptr.
 const char* partition_refusal(const Job& job, const PartitionConfig& p) {
   if (p.state == PartitionState::kDown) return "PartitionDown";
@@ -143,13 +150,8 @@ class Pass {
       if (it != s_.jobs.end()) add(it->second);
     }
     if (extra) add(*extra);
-    auto first = [](const Candidate& a, const Candidate& b) {
-      if (a.tier != b.tier) return a.tier > b.tier;
-      if (a.priority != b.priority) return a.priority > b.priority;
-      return a.id < b.id;
-    };
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
-      std::partial_sort(order.begin(), order.begin() + depth_, order.end(), first);
+      std::partial_sort(order.begin(), order.begin() + depth_, order.end(), runs_before);
       order.resize(static_cast<size_t>(depth_));
       sorted_ = true;
     }
@@ -168,18 +170,13 @@ class Pass {
   // Considers the candidates in priority order, sorting only as far as it matters: in
   // chunks by 16-byte keys, until settled(); the rest in any order.
   void consider_in_order(std::vector<Candidate>& order) {
-    auto first = [](const Candidate& a, const Candidate& b) {
-      if (a.tier != b.tier) return a.tier > b.tier;
-      if (a.priority != b.priority) return a.priority > b.priority;
-      return a.id < b.id;
-    };
     if (sorted_) {
       for (const Candidate& c : order) consider(c);
       return;
     }
     std::vector<RankKey> keys;
     if (!rank_keys(order, keys)) {  // a priority beyond 48 bits: the plain full sort
-      std::sort(order.begin(), order.end(), first);
+      std::sort(order.begin(), order.end(), runs_before);
       for (const Candidate& c : order) consider(c);
       return;
     }

@@ -13,6 +13,7 @@
 #include "cmd/agent/agent.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/process.hpp"
 #include "core/hardware.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
@@ -22,15 +23,10 @@
 namespace hq::cmd {
 namespace {
 
-std::string job_spool(const std::string& spool, uint64_t id) { return spool + "/job" + std::to_string(id); }
-
 // Field 22 of /proc/PID/stat (start time in clock ticks): a pid with another start time is
 // another process. 0 when the process is gone, or has ended and waits to be reaped.
 uint64_t start_time_of(pid_t pid) {
-  std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
-  auto fields = split(std::string_view(stat).substr(close + 2), ' ');
+  auto fields = proc_stat(pid);
   if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return 0;
   auto v = parse_int(fields[19], 0, INT64_MAX);  // field 22 counted from the state (field 3)
   return v ? static_cast<uint64_t>(*v) : 0;
@@ -79,7 +75,7 @@ std::set<uint64_t> Agent::running_ids() const {
 
 void Agent::write_record(uint64_t id, const pb::LaunchJob& l) {
   const RunningJob& rj = running_.at(id);
-  std::string dir = job_spool(opts_.spool_dir, id);
+  std::string dir = job_dir(opts_.spool_dir, id);
   std::string pids = "shim=" + std::to_string(rj.shim) + " script=" + std::to_string(rj.pid) +
                      " start=" + std::to_string(start_time_of(rj.shim)) + " cpus=" + format_cpulist(rj.cpus) + "\n";
   Status s = write_file_atomic(dir + "/launch", l.SerializeAsString(), 0600);

@@ -18,8 +18,6 @@
 namespace hq::cmd {
 namespace {
 
-std::string job_dir(const std::string& spool, uint64_t id) { return spool + "/job" + std::to_string(id); }
-
 std::string resolve(const std::string& path, const std::string& workdir) {
   if (path.empty() || path[0] == '/') return path;
   return workdir + "/" + path;
@@ -223,6 +221,8 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch) {
   }
   return out;
 }
+
+std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
 
 std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
 

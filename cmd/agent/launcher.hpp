@@ -35,6 +35,8 @@ struct LaunchedJob {
 // Starts the job's shim, which starts the script. Setup and exec failures come back
 // through a pipe, so a failed launch is an error here, not a FAILED job.
 Result<LaunchedJob> launch_batch(const BatchLaunch& launch);
+// The job's spool directory (script, launch record, exit file).
+std::string job_dir(const std::string& spool_dir, uint64_t job_id);
 // The file where the shim leaves the script's wait status (decimal) when it ends.
 std::string exit_file(const std::string& spool_dir, uint64_t job_id);
 

@@ -83,9 +83,9 @@ void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat) {
   }
   std::sort(ms.begin(), ms.end());
   std::printf("%6d nodes x %7d pending: cycle %8.1f ms (median of %d; min %.1f)  tested %d, reservations %zu, "
-              "starts %zu, time-map classes %d;  memory %.0f B per pending job\n",
+              "starts %zu, time-map classes %d, sweeps %d reading %.2fM entries;  memory %.0f B per pending job\n",
               nodes, pending, ms[ms.size() / 2], repeat, ms.front(), plan.stats.tested, plan.reservations.size(),
-              plan.starts.size(), plan.stats.classes, 1024.0 * static_cast<double>(after - before) / pending);
+              plan.starts.size(), plan.stats.classes, plan.stats.sweeps, static_cast<double>(plan.stats.swept) / 1e6, 1024.0 * static_cast<double>(after - before) / pending);
 }
 
 }  // namespace
@@ -96,6 +96,7 @@ int bench_sched(const Args& args) {
       if (args[i] == name) return std::stoi(args[i + 1]);
     return def;
   };
+  keep_freed_memory();  // as the controller does
   int32_t depth = flag("--depth", 500), repeat = flag("--repeat", 5);
   int32_t nodes = flag("--nodes", 0), jobs = flag("--jobs", 0);
   std::printf("hq bench sched: full cycle (priority sort + backfill, bf_max_job_test %d)\n", depth);

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
@@ -67,6 +68,11 @@ void raise_fd_limit() {
     r.rlim_cur = r.rlim_max;
     setrlimit(RLIMIT_NOFILE, &r);
   }
+}
+
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);   // glibc's largest: blocks below it come from the heap
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);  // the heap's free top is kept up to this
 }
 
 std::vector<std::string> proc_stat(pid_t pid) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -73,14 +74,11 @@ struct Victim {
   bool chosen = false;
 };
 
-// A group of nodes for place(), ordered by weight, then free CPUs now, then first node.
+// Nodes for place() from one now group (nodes with the same type and free CPUs and GPUs
+// now), ordered by weight, then free CPUs now, then the group's first node.
 struct Option {
   int32_t weight, free_cpus, first;
-  const std::vector<int32_t>* nodes;
-};
-
-struct SweptInterval {
-  int32_t cls, from, to;
+  std::span<const int32_t> nodes;
 };
 
 struct Placement {
@@ -323,37 +321,49 @@ class Pass {
   }
 
   // Earliest slot in [from, last] (from >= 1) where the pool offers enough units in
-  // total, or -1. Remembers each class's intervals for options_at().
+  // total, or -1. Leaves in room_ the classes with room there but none now.
   int32_t earliest(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
+    ++plan_.stats.sweeps;
+    if (f.ok.empty())
+      return snap_.map.earliest(pool.shape.need, pool.type_ok, pool.shape.units, from, last, room_, plan_.stats.swept);
+    return earliest_filtered(pool, f, from, last);
+  }
+
+  // The same for jobs with -w/-x, class by class, counting the nodes they may use.
+  int32_t earliest_filtered(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
     const JobShape& sh = pool.shape;
     int32_t h = snap_.map.horizon();
     last = std::min(last, h - 1);
-    swept_.clear();
+    room_.clear();
     if (from > last) return -1;
     diff_.assign(h + 1, 0);
-    int32_t memo = snap_.map.memo_slot(sh.need);
-    int32_t cap = sh.need.max_units;
-    for (int32_t c : snap_.map.live_classes()) {
+    swept_.clear();
+    const auto& live = snap_.map.live_classes();
+    plan_.stats.swept += static_cast<int64_t>(live.size());
+    for (int32_t c : live) {
       int32_t n = usable_in_class(c, pool, f);
       if (!n) continue;
-      for (const Interval& iv : snap_.map.intervals_view(c, sh.need, memo, ivs_)) {
+      snap_.map.intervals(c, sh.need, ivs_);
+      for (const Interval& iv : ivs_) {
         if (iv.from > last || iv.to <= from) continue;
-        int64_t units = int64_t{std::min(iv.units, cap)} * n;
-        diff_[std::max(iv.from, from)] += units;
-        diff_[std::min(iv.to, h)] -= units;
+        diff_[std::max(iv.from, from)] += int64_t{iv.units} * n;
+        diff_[std::min(iv.to, h)] -= int64_t{iv.units} * n;
         swept_.push_back({c, iv.from, iv.to});
       }
     }
     int64_t total = 0;
     for (int32_t s = from; s <= last; ++s) {
       total += diff_[s];
-      if (total >= sh.units) return s;
+      if (total < sh.units) continue;
+      for (const auto& [c, lo, hi] : swept_)
+        if (lo <= s && s < hi) room_.push_back(c);
+      return s;
     }
     return -1;
   }
 
-  Option option(int32_t first, const std::vector<int32_t>& nodes) const {
-    return {snap_.types[snap_.map.type_of(first)].weight, snap_.map.free_cpus(first), first, &nodes};
+  Option option(int32_t first, std::span<const int32_t> nodes) const {
+    return {snap_.types[snap_.map.type_of(first)].weight, snap_.map.free_cpus(first), first, nodes};
   }
 
   static void sort_options(std::vector<Option>& options) {
@@ -362,33 +372,56 @@ class Pass {
     });
   }
 
-  // The classes with room at `slot` after earliest() found it, best first.
-  void options_at(int32_t slot, std::vector<Option>& options) const {
+  // The now groups with room for a unit now (by what their nodes have free, memory
+  // aside), marked in group_room_; returns the units they could offer at most.
+  int64_t groups_with_room(const Pool& pool, std::vector<Option>& options) {
     options.clear();
-    for (const SweptInterval& iv : swept_)
-      if (iv.from <= slot && slot < iv.to) {
-        const auto& members = snap_.map.class_nodes(iv.cls);
-        options.push_back(option(members.front(), members));
-      }
-    sort_options(options);
-  }
-
-  // Starting now needs only what nodes have free now: their now groups, best first.
-  // False, without options, when even every free CPU together would not be enough.
-  bool options_now(const Pool& pool, std::vector<Option>& options) const {
-    options.clear();
-    const JobShape& sh = pool.shape;
+    group_room_.assign(static_cast<size_t>(snap_.map.now_group_count()), 0);
     int64_t upper = 0;
     for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) {
       const TimeMap::NowGroup& group = snap_.map.now_group(g);
       if (group.nodes.empty() || group.free_cpus <= 0 || !pool.type_ok[group.type]) continue;
       int32_t first = group.nodes.front();
-      int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), group.free_gpus, sh.need);
+      int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), group.free_gpus, pool.shape.need);
       if (u <= 0) continue;
       upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
       options.push_back(option(first, group.nodes));
+      group_room_[static_cast<size_t>(g)] = 1;
     }
-    if (upper < sh.units) return false;
+    return upper;
+  }
+
+  // The nodes with room at `slot` after earliest() found it, best first: the groups with
+  // room now, and room_'s nodes in the other groups (their runs, group by group).
+  void options_at(const Pool& pool, std::vector<Option>& options) {
+    groups_with_room(pool, options);
+    later_.clear();
+    for (int32_t c : room_) {
+      const auto& members = snap_.map.class_nodes(c);
+      int32_t g = snap_.map.now_group_of(members.front());
+      if (group_room_[static_cast<size_t>(g)]) continue;  // its group is there whole
+      for (int32_t n : members) later_.emplace_back(g, n);
+    }
+    std::sort(later_.begin(), later_.end());
+    later_nodes_.clear();
+    for (const auto& gn : later_) later_nodes_.push_back(gn.second);
+    for (size_t i = 0; i < later_.size();) {
+      size_t j = i;
+      while (j < later_.size() && later_[j].first == later_[i].first) ++j;
+      const auto& group = snap_.map.now_group(later_[i].first);
+      options.push_back(option(group.nodes.front(), std::span<const int32_t>(later_nodes_).subspan(i, j - i)));
+      i = j;
+    }
+    sort_options(options);
+  }
+
+  // Starting now needs only what nodes have free now: their now groups, best first.
+  // False, without options, when even every free CPU together would not be enough.
+  bool options_now(const Pool& pool, std::vector<Option>& options) {
+    if (groups_with_room(pool, options) < pool.shape.units) {
+      options.clear();
+      return false;
+    }
     sort_options(options);
     return true;
   }
@@ -423,7 +456,7 @@ class Pass {
         for (const Option& o : options) {
           if (have >= count) break;
           if (!has_feature(snap_.types[snap_.map.type_of(o.first)].features, feature)) continue;
-          for (int32_t node : *o.nodes) {
+          for (int32_t node : o.nodes) {
             if (have >= count) break;
             if ((f.ok.empty() || f.ok[node]) && take(node, sh.spread ? std::max(1, left()) : 1)) ++have;
           }
@@ -434,7 +467,7 @@ class Pass {
     if (sh.spread && units < sh.units && out.nodes.empty()) {  // prefer one node that holds every task
       for (const Option& o : options) {
         int32_t node = -1;
-        for (int32_t m : *o.nodes)
+        for (int32_t m : o.nodes)
           if ((f.ok.empty() || f.ok[m]) && snap_.map.units_at(m, sh.need, slot) >= sh.units) { node = m; break; }
         if (node >= 0) { take(node, sh.units); break; }
       }
@@ -442,7 +475,7 @@ class Pass {
     auto enough = [&] { return sh.spread ? units >= sh.units : static_cast<int32_t>(out.nodes.size()) >= want_nodes; };
     for (const Option& o : options) {
       if (enough()) break;
-      for (int32_t node : *o.nodes) {
+      for (int32_t node : o.nodes) {
         if (enough()) break;
         if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
       }
@@ -464,7 +497,7 @@ class Pass {
       for (int32_t from = 1, tries = 0; tries < 32; ++tries) {
         int32_t s = earliest(pool, f, from, last);
         if (s < 0) break;
-        options_at(s, options_);
+        options_at(pool, options_);
         if (place(pool, f, s, options_, p)) {
           best = std::move(p);
           found = true;
@@ -705,7 +738,14 @@ class Pass {
   std::vector<char> taken_;
   std::unordered_map<int32_t, std::vector<char>> gpu_used_;  // by time map index: GPUs in use
   std::vector<Interval> ivs_;
-  std::vector<SweptInterval> swept_;
+  struct SweptInterval {
+    int32_t cls, from, to;
+  };
+  std::vector<SweptInterval> swept_;       // earliest_filtered()'s intervals
+  std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
+  std::vector<char> group_room_;           // by now group: has room now
+  std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes
+  std::vector<int32_t> later_nodes_;
   std::vector<int32_t> parts_;  // consider()'s usable partitions
   bool sorted_ = false;         // ordered() already sorted (the quick pass's partial sort)
   std::vector<Option> options_;

@@ -50,6 +50,8 @@ struct PlanStats {
   int32_t considered = 0;    // pending jobs looked at
   int32_t tested = 0;        // jobs tested past a blocked one (bf_max_job_test counts these)
   int32_t classes = 0;       // distinct node states in the time map at the end
+  int32_t sweeps = 0;        // searches of the time map for a job's earliest start
+  int64_t swept = 0;         // entries (node states, classes, releases) those searches read
 };
 
 struct Plan {

@@ -1,6 +1,7 @@
 #include "core/timemap.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace hq {
 
@@ -86,7 +87,69 @@ int32_t TimeMap::class_for(const NodeRec& n) {
     pieces_.push_back(p);
   }
   classes_.push_back(std::move(c));
+  index_class(it->second, n);
   return it->second;
+}
+
+bool TimeMap::StateKey::operator==(const StateKey& o) const {
+  return type == o.type && totals.cpus == o.totals.cpus && totals.gpus == o.totals.gpus &&
+         totals.restricted == o.totals.restricted && totals.mem == o.totals.mem && now.cpus == o.now.cpus &&
+         now.gpus == o.now.gpus && now.mem == o.now.mem;
+}
+
+size_t TimeMap::StateKeyHash::operator()(const StateKey& k) const {
+  auto mix = [](size_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); };
+  size_t h = mix(static_cast<uint64_t>(k.type), static_cast<uint64_t>(k.now.cpus));
+  h = mix(h, static_cast<uint64_t>(k.now.mem));
+  return mix(h, static_cast<uint64_t>(k.now.gpus));
+}
+
+// A new monotone class: its state now (counted as nodes join) and where it gains.
+void TimeMap::index_class(int32_t cls, const NodeRec& n) {
+  Class& c = classes_[cls];
+  if (!c.monotone) return;
+  StateKey key{n.type, totals_of(c), pieces_[c.first_piece]};
+  key.now.slot = 0;
+  auto [it, fresh] = mono_state_index_.try_emplace(key, static_cast<int32_t>(mono_states_.size()));
+  if (fresh) mono_states_.push_back(MonoState{key, 0});
+  c.state = it->second;
+}
+
+void TimeMap::add_releases(int32_t cls) {
+  if (releases_.size() >= compact_releases_at_) compact_releases();
+  Class& c = classes_[cls];
+  c.in_releases = true;
+  if (release_head_.empty()) {
+    release_head_.assign(static_cast<size_t>(horizon_), -1);
+    release_bits_.assign(static_cast<size_t>(horizon_) / 64 + 1, 0);
+  }
+  for (uint32_t k = 1; k < c.pieces; ++k) {
+    int32_t slot = pieces_[c.first_piece + k].slot;
+    if (slot >= horizon_) break;
+    list_release(Release{cls, k, -1}, slot);
+  }
+}
+
+void TimeMap::list_release(Release r, int32_t slot) {
+  r.next = release_head_[slot];
+  releases_.push_back(r);
+  release_head_[slot] = static_cast<int32_t>(releases_.size() - 1);
+  release_bits_[static_cast<size_t>(slot) / 64] |= uint64_t{1} << (slot % 64);
+}
+
+// Starts and reservations leave classes without nodes; their releases go (a class that
+// gains a node again is listed again by join_class()).
+void TimeMap::compact_releases() {
+  std::vector<Release> old;
+  old.swap(releases_);
+  release_head_.assign(static_cast<size_t>(horizon_), -1);
+  std::fill(release_bits_.begin(), release_bits_.end(), 0);
+  for (const Release& r : old) {
+    Class& c = classes_[r.cls];
+    if (c.nodes.empty()) c.in_releases = false;
+    else list_release(r, pieces_[c.first_piece + r.piece].slot);
+  }
+  compact_releases_at_ = std::max<size_t>(4096, 2 * releases_.size());
 }
 
 int32_t TimeMap::group_for(const NodeRec& n) {
@@ -112,9 +175,14 @@ void TimeMap::join_class(int32_t node) {
   n.cls = class_for(n);
   Class& cls = classes_[n.cls];
   insert_sorted(cls.nodes, node);
+  if (cls.monotone) {
+    ++mono_states_[cls.state].nodes;
+    if (!cls.in_releases) add_releases(n.cls);
+  }
   if (!cls.listed) {
     cls.listed = true;
     live_.push_back(n.cls);
+    if (!cls.monotone) live_dipped_.push_back(n.cls);
   }
 }
 
@@ -128,9 +196,10 @@ void TimeMap::finalize() {
 }
 
 void TimeMap::reclass(int32_t node) {
-  std::vector<int32_t>& old = classes_[nodes_[node].cls].nodes;
-  erase_sorted(old, node);
-  if (old.empty()) ++dead_live_;
+  Class& old = classes_[nodes_[node].cls];
+  erase_sorted(old.nodes, node);
+  if (old.monotone) --mono_states_[old.state].nodes;
+  if (old.nodes.empty()) ++dead_live_;
   join_class(node);
   regroup(node);
 }
@@ -138,14 +207,19 @@ void TimeMap::reclass(int32_t node) {
 // Emptied classes stay listed (sweeps skip them: no nodes) until they are a quarter of
 // the list; then one pass drops them.
 const std::vector<int32_t>& TimeMap::live_classes() {
-  if (dead_live_ * 4 < live_.size()) return live_;
+  if (dead_live_ * 4 >= live_.size()) drop_dead_classes();
+  return live_;
+}
+
+void TimeMap::drop_dead_classes() {
   dead_live_ = 0;
+  auto dead = [&](int32_t c) { return classes_[c].nodes.empty(); };
+  std::erase_if(live_dipped_, dead);
   std::erase_if(live_, [&](int32_t c) {
-    if (!classes_[c].nodes.empty()) return false;
+    if (!dead(c)) return false;
     classes_[c].listed = false;
     return true;
   });
-  return live_;
 }
 
 void TimeMap::regroup(int32_t node) {
@@ -194,69 +268,91 @@ int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) cons
   return u;
 }
 
-TimeMap::NeedKey TimeMap::need_key(const UnitNeed& need) {
-  // Outside whole-node needs, the unit cap only clamps the answer: leave it out.
-  int32_t cap = need.whole_node ? need.max_units : INT32_MAX;
-  return NeedKey{need.cpus, need.gpus, need.node_gpus, cap, need.mem, need.node_mem, need.whole_node};
-}
-
-int32_t TimeMap::memo_slot(const UnitNeed& need) const {
-  NeedKey key = need_key(need);
-  if (last_need_ >= 0 && key == last_key_) return last_need_;
-  auto it = std::find(memo_needs_.begin(), memo_needs_.end(), key);
-  last_need_ = static_cast<int32_t>(it - memo_needs_.begin());
-  if (it == memo_needs_.end()) {
-    memo_needs_.push_back(key);
-    memo_index_.emplace_back();
-  }
-  last_key_ = key;
-  return last_need_;
-}
-
-// A monotone class: a start's tightest point is the start itself, so the pieces are the
-// answer, whatever the duration. Memoized per need (slot `memo`), before the unit cap.
-std::span<const Interval> TimeMap::monotone_view(const Class& c, const UnitNeed& need, int32_t memo) const {
-  std::vector<uint64_t>& index = memo_index_[static_cast<size_t>(memo)];
-  size_t cls = static_cast<size_t>(&c - classes_.data());
-  if (index.size() <= cls) index.resize(classes_.size(), 0);
-  if (index[cls] == 0) {
-    UnitNeed open = need;
-    open.max_units = need_key(need).max_units;
-    const Piece* piece = pieces_.data() + c.first_piece;
-    const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
-    uint64_t begin = memo_.size();
-    for (size_t k = 0; k < c.pieces; ++k) {
-      int32_t u = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, open);
-      int32_t from = piece[k].slot, to = k + 1 < c.pieces ? piece[k + 1].slot : horizon_;
-      if (u <= 0 || from >= horizon_) continue;
-      to = std::min(to, horizon_);
-      if (memo_.size() > begin && memo_.back().to == from && memo_.back().units == u) memo_.back().to = to;
-      else memo_.push_back({from, to, u});
-    }
-    index[cls] = ((begin << 20) | (memo_.size() - begin)) + 1;
-  }
-  uint64_t at = index[cls] - 1;
-  return {memo_.data() + (at >> 20), static_cast<size_t>(at & 0xfffff)};
-}
-
-std::span<const Interval> TimeMap::intervals_view(int32_t cls, const UnitNeed& need, int32_t memo,
-                                                  std::vector<Interval>& scratch) const {
-  const Class& c = classes_[cls];
-  if (c.nodes.empty()) return {};
-  if (c.monotone) return monotone_view(c, need, memo);
-  general_intervals(c, need, scratch);
-  return scratch;
-}
-
 void TimeMap::intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const {
-  std::vector<Interval> scratch;
-  auto view = intervals_view(cls, need, memo_slot(need), scratch);
   out.clear();
-  for (const Interval& iv : view) {  // the cap, and neighbours it makes equal merged
-    int32_t u = std::min(iv.units, need.max_units);
-    if (!out.empty() && out.back().to == iv.from && out.back().units == u) out.back().to = iv.to;
-    else out.push_back({iv.from, iv.to, u});
+  if (!classes_[cls].nodes.empty()) general_intervals(classes_[cls], need, out);
+}
+
+// What the releases in one slot's list add; classes that had no room before go to `room`.
+int64_t TimeMap::add_released(int32_t first, const UnitNeed& need, const std::vector<char>& type_ok,
+                              std::vector<int32_t>& room, int64_t& read) const {
+  int64_t added = 0;
+  for (int32_t e = first; e >= 0; e = releases_[e].next) {
+    const Release& r = releases_[e];
+    const Class& cls = classes_[r.cls];
+    ++read;
+    if (cls.nodes.empty() || !type_ok[cls.type]) continue;
+    const Piece& before = pieces_[cls.first_piece + r.piece - 1];
+    const Piece& after = pieces_[cls.first_piece + r.piece];
+    Totals t = totals_of(cls);
+    int32_t was = units(t, before.cpus, before.mem, before.gpus, need);
+    int32_t is = units(t, after.cpus, after.mem, after.gpus, need);
+    added += static_cast<int64_t>(cls.nodes.size()) * (is - was);
+    if (was == 0 && is > 0) room.push_back(r.cls);
   }
+  return added;
+}
+
+int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok, int64_t want, int32_t from,
+                          int32_t last, std::vector<int32_t>& room, int64_t& read) {
+  room.clear();
+  last = std::min(last, horizon_ - 1);
+  if (from > last) return -1;
+  if (dead_live_ * 4 >= live_.size()) drop_dead_classes();
+  // What every node offers now: monotone ones by their states, dipped classes by their
+  // intervals (as steps by slot, taken while walking).
+  int64_t total = 0;
+  for (const MonoState& st : mono_states_)
+    if (st.nodes > 0 && type_ok[st.key.type])
+      total += int64_t{st.nodes} * units(st.key.totals, st.key.now.cpus, st.key.now.mem, st.key.now.gpus, need);
+  read += static_cast<int64_t>(mono_states_.size() + live_dipped_.size());
+  dipped_.clear();
+  steps_.clear();
+  for (int32_t c : live_dipped_) {
+    const Class& cls = classes_[c];
+    if (cls.nodes.empty() || !type_ok[cls.type]) continue;
+    general_intervals(cls, need, dip_ivs_);
+    int64_t n = static_cast<int64_t>(cls.nodes.size());
+    for (const Interval& iv : dip_ivs_) {
+      if (iv.from > last) break;
+      steps_.push_back({iv.from, n * iv.units});
+      if (iv.to <= last) steps_.push_back({iv.to, -n * iv.units});
+      dipped_.push_back({c, iv.from, iv.to});
+    }
+  }
+  std::sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.slot < y.slot; });
+  // Walk the slots where something changes: steps, and releases on monotone classes
+  // (what their new piece offers more). Up to `from` first, then slot by slot.
+  size_t next_step = 0;
+  auto take_slot = [&](int32_t slot) {
+    for (; next_step < steps_.size() && steps_[next_step].slot == slot; ++next_step) total += steps_[next_step].units;
+    if (slot > 0 && has_releases(slot)) total += add_released(release_head_[slot], need, type_ok, room, read);
+  };
+  auto next_slot = [&](int32_t after) {
+    int32_t step = next_step < steps_.size() ? steps_[next_step].slot : kForever;
+    return std::min(step, next_release_slot(after));
+  };
+  for (int32_t s = next_slot(0); s <= from; s = next_slot(s + 1)) take_slot(s);
+  for (int32_t s = from; s <= last; s = next_slot(s + 1)) {
+    if (s > from) take_slot(s);
+    if (total < want) continue;
+    for (const DippedInterval& d : dipped_)
+      if (d.from <= s && s < d.to) room.push_back(d.cls);
+    return s;
+  }
+  return -1;
+}
+
+// The first slot at or after `slot` whose release list is not empty (kForever: none).
+int32_t TimeMap::next_release_slot(int32_t slot) const {
+  size_t word = static_cast<size_t>(slot) / 64;
+  if (word >= release_bits_.size()) return kForever;
+  uint64_t bits = release_bits_[word] & (~uint64_t{0} << (slot % 64));
+  while (bits == 0) {
+    if (++word >= release_bits_.size()) return kForever;
+    bits = release_bits_[word];
+  }
+  return static_cast<int32_t>(word * 64 + static_cast<size_t>(std::countr_zero(bits)));
 }
 
 // A class whose free resources also shrink later (reservations): each start's window

@@ -54,6 +54,7 @@ class TimeMap {
   explicit TimeMap(int32_t horizon) : horizon_(horizon) {}
 
   // Building: add every node, then the releases of running jobs, then finalize().
+  // Nodes of one `type` must be alike in size (CPUs, memory, GPUs, restricted cores).
   // `restricted` CPUs per free GPU are kept from jobs that use no GPU (RestrictedCoresPerGPU).
   int32_t add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem,
                    int32_t total_gpus = 0, int32_t free_gpus = 0, int32_t restricted = 0);
@@ -71,15 +72,16 @@ class TimeMap {
     return units(nodes_[node], cpus, mem, gpus, need);
   }
   // The starts at which one node of class `cls` offers units, clipped to the horizon.
-  // A class never changes once made, and a monotone class's answer does not depend on the
-  // duration: those are computed once per resource need in a pass and then copied.
   void intervals(int32_t cls, const UnitNeed& need, std::vector<Interval>& out) const;
-  // The same without copies, for sweeps: `memo` from memo_slot(need) (once per sweep);
-  // the view's units are NOT capped at need.max_units (the caller caps them) and it
-  // stays valid until the next call.
-  std::span<const Interval> intervals_view(int32_t cls, const UnitNeed& need, int32_t memo,
-                                           std::vector<Interval>& scratch) const;
-  int32_t memo_slot(const UnitNeed& need) const;
+
+  // The earliest slot in [from, last] (from >= 1) at which the nodes of the types with
+  // `type_ok` set together offer `want` units of `need`, or -1. `room` gets the classes
+  // that have room at that slot but none now: with the now groups that have room now,
+  // they hold every node that can take a unit there. Costs the distinct states of the
+  // nodes whose free resources only grow, the classes a reservation dips, and the
+  // releases up to the answer; `read` counts those entries.
+  int32_t earliest(const UnitNeed& need, const std::vector<char>& type_ok, int64_t want, int32_t from, int32_t last,
+                   std::vector<int32_t>& room, int64_t& read);
 
   int32_t horizon() const { return horizon_; }
   static int32_t coarsen(int32_t slot);
@@ -92,6 +94,7 @@ class TimeMap {
   int32_t class_type(int32_t cls) const { return classes_[cls].type; }
   int32_t class_of(int32_t node) const { return nodes_[node].cls; }
   int32_t type_of(int32_t node) const { return nodes_[node].type; }
+  int32_t now_group_of(int32_t node) const { return nodes_[node].now_group; }
   int32_t free_cpus(int32_t node) const { return nodes_[node].free_cpus; }
   int64_t free_mem(int32_t node) const { return nodes_[node].free_mem; }
   int32_t total_cpus(int32_t node) const { return nodes_[node].total_cpus; }
@@ -140,6 +143,8 @@ class TimeMap {
     int32_t total_gpus = 0, restricted = 0;
     int64_t total_mem = 0;
     uint32_t first_piece = 0, pieces = 0;  // in pieces_
+    int32_t state = -1;                    // monotone: its entry in mono_states_
+    bool in_releases = false;              // its pieces are in the release lists
   };
 
   void add_change(NodeRec& n, Change c);
@@ -186,22 +191,57 @@ class TimeMap {
   std::unordered_map<uint64_t, int32_t> now_group_index_;  // (type, free GPUs, free CPUs) -> group
   mutable std::vector<int32_t> scratch_;  // intervals()' candidate starts
   mutable std::vector<int32_t> piece_units_;
-  // Memo of monotone classes' intervals: per resource need (duration left out, and the
-  // unit cap too where the answer is simply clamped), per class: where in memo_.
-  struct NeedKey {
-    int32_t cpus, gpus, node_gpus, max_units;
-    int64_t mem, node_mem;
-    bool whole_node;
-    bool operator==(const NeedKey&) const = default;
+  // The nodes of monotone classes, counted by their state now (the first piece): at any
+  // slot they offer at least what they offer now, plus what releases add by then.
+  struct StateKey {
+    int32_t type;
+    Totals totals;
+    Piece now;
+    bool operator==(const StateKey& o) const;
   };
-  static NeedKey need_key(const UnitNeed& need);
-  std::span<const Interval> monotone_view(const Class& c, const UnitNeed& need, int32_t memo) const;
+  struct StateKeyHash {
+    size_t operator()(const StateKey& k) const;
+  };
+  struct MonoState {
+    StateKey key;
+    int32_t nodes = 0;
+  };
+  std::vector<MonoState> mono_states_;
+  std::unordered_map<StateKey, int32_t, StateKeyHash> mono_state_index_;
+  // Where monotone classes gain resources: piece `piece` of class `cls` begins at the slot
+  // whose list holds it (lists threaded through releases_ by `next`).
+  struct Release {
+    int32_t cls;
+    uint32_t piece;
+    int32_t next;
+  };
+  std::vector<Release> releases_;
+  std::vector<int32_t> release_head_;  // by slot below the horizon: first in releases_, -1 none
+  std::vector<uint64_t> release_bits_; // by slot: a bit set where release_head_ is not -1
+  void list_release(Release r, int32_t slot);
+  bool has_releases(int32_t slot) const { return (release_bits_[static_cast<size_t>(slot) / 64] >> (slot % 64)) & 1; }
+  int32_t next_release_slot(int32_t slot) const;
+  size_t compact_releases_at_ = 4096;  // classes that lost their nodes are dropped from the lists then
+  void add_releases(int32_t cls);
+  int64_t add_released(int32_t first, const UnitNeed& need, const std::vector<char>& type_ok, std::vector<int32_t>& room,
+                       int64_t& read) const;
+  void compact_releases();
+  std::vector<int32_t> live_dipped_;   // listed classes that are not monotone
+  void drop_dead_classes();
+  void index_class(int32_t cls, const NodeRec& n);
+  static Totals totals_of(const Class& c) { return Totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
   void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const;
-  mutable std::vector<NeedKey> memo_needs_;
-  mutable std::vector<std::vector<uint64_t>> memo_index_;  // [need][class]: (begin << 20 | count) + 1; 0: not yet
-  mutable std::vector<Interval> memo_;
-  mutable NeedKey last_key_{};
-  mutable int32_t last_need_ = -1;
+  // earliest()'s scratch: where dipped classes' offer steps up or down.
+  struct Step {
+    int32_t slot;
+    int64_t units;
+  };
+  std::vector<Step> steps_;
+  std::vector<Interval> dip_ivs_;
+  struct DippedInterval {
+    int32_t cls, from, to;
+  };
+  std::vector<DippedInterval> dipped_;
 };
 
 }  // namespace hq

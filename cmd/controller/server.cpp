@@ -265,6 +265,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   }
   log::init("controller", log_file);
   raise_fd_limit();
+  keep_freed_memory();
   std::shared_ptr<net::TlsContext> tls;
   if (plaintext) {
     log::warn("--insecure-plaintext: connections are NOT encrypted; use only for debugging");

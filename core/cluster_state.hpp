@@ -84,4 +84,19 @@ void for_each_array_task(const ClusterState& s, uint64_t array_id, Fn&& fn) {
     fn(it->second);
 }
 
+// Calls fn(job) for each id of `ids` (a pending or running index) that has a job. Both are
+// in id order, so the job map is walked along: the next entry is tried before a lookup.
+template <typename Fn>
+void for_each_job_in(const ClusterState& s, const std::set<JobId>& ids, Fn&& fn) {
+  auto it = s.jobs.end();
+  for (JobId id : ids) {
+    if (it != s.jobs.end() && ++it != s.jobs.end() && it->first == id) {
+      fn(it->second);
+      continue;
+    }
+    it = s.jobs.find(id);
+    if (it != s.jobs.end()) fn(it->second);
+  }
+}
+
 }  // namespace hq

@@ -89,16 +89,15 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.nodes.push_back(&n);
     snap.node_index.emplace(std::string_view(name), idx);
   }
-  for (JobId id : s.running) {
-    const Job& job = s.jobs.at(id);
+  for_each_job_in(s, s.running, [&](const Job& job) {
     int32_t slot = snap.release_of(job);
-    if (slot == kForever) continue;
+    if (slot == kForever) return;
     for (const auto& a : job.alloc) {
       auto it = snap.node_index.find(a.node);
       if (it != snap.node_index.end())
         snap.map.add_release(it->second, slot, a.cpus, a.mem_mib, static_cast<int32_t>(a.gpus.size()));
     }
-  }
+  });
   snap.map.finalize();
   return snap;
 }

@@ -79,6 +79,7 @@ struct Victim {
 struct Option {
   int32_t weight, free_cpus, first;
   std::span<const int32_t> nodes;
+  int32_t most = INT32_MAX;  // the most units one of the nodes can offer at the slot
 };
 
 struct Placement {
@@ -93,10 +94,9 @@ class Pass {
   Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0)
       : s_(s), cfg_(cfg), depth_(depth), snap_(build_snapshot(s, cfg, now)),
         prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
-    for (JobId id : s.running) {
-      const Job& j = s.jobs.at(id);
+    for_each_job_in(s, s.running, [&](const Job& j) {
       if (j.array_job_id) ++array_running_[j.array_job_id];
-    }
+    });
     if (cfg.preempt_partition_prio) collect_victims();
     blocked_.assign(snap_.parts.size(), 0);
     reserved_in_part_.assign(snap_.parts.size(), 0);
@@ -140,13 +140,7 @@ class Pass {
       }
       order.push_back(c);
     };
-    // Pending ids and the job map are both in id order: try the next entry before a lookup.
-    auto it = s_.jobs.end();
-    for (JobId id : s_.pending) {
-      if (it != s_.jobs.end() && ++it != s_.jobs.end() && it->first == id) { add(it->second); continue; }
-      it = s_.jobs.find(id);
-      if (it != s_.jobs.end()) add(it->second);
-    }
+    for_each_job_in(s_, s_.pending, add);
     if (extra) add(*extra);
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
       std::partial_sort(order.begin(), order.begin() + depth_, order.end(), runs_before);
@@ -386,6 +380,7 @@ class Pass {
       if (u <= 0) continue;
       upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
       options.push_back(option(first, group.nodes));
+      options.back().most = u;  // now; later a node may have more
       group_room_[static_cast<size_t>(g)] = 1;
     }
     return upper;
@@ -395,6 +390,7 @@ class Pass {
   // room now, and room_'s nodes in the other groups (their runs, group by group).
   void options_at(const Pool& pool, std::vector<Option>& options) {
     groups_with_room(pool, options);
+    for (Option& o : options) o.most = INT32_MAX;
     later_.clear();
     for (int32_t c : room_) {
       const auto& members = snap_.map.class_nodes(c);
@@ -467,6 +463,7 @@ class Pass {
     if (sh.spread && units < sh.units && out.nodes.empty()) {  // prefer one node that holds every task
       for (const Option& o : options) {
         int32_t node = -1;
+        if (o.most < sh.units) continue;
         for (int32_t m : o.nodes)
           if ((f.ok.empty() || f.ok[m]) && snap_.map.units_at(m, sh.need, slot) >= sh.units) { node = m; break; }
         if (node >= 0) { take(node, sh.units); break; }
@@ -656,12 +653,11 @@ class Pass {
   // Running jobs of partitions that allow preemption, past the exempt time: lowest
   // tier first, then the most recently started (the least work lost).
   void collect_victims() {
-    for (JobId id : s_.running) {
-      const Job& j = s_.jobs.at(id);
+    for_each_job_in(s_, s_.running, [&](const Job& j) {
       auto it = snap_.part_index.find(j.partition);
-      if (j.preempting || it == snap_.part_index.end()) continue;
+      if (j.preempting || it == snap_.part_index.end()) return;
       const PartitionConfig& part = *snap_.parts[it->second];
-      if (part.preempt_mode == PreemptMode::kOff || snap_.now - j.start_time < cfg_.preempt_exempt_time) continue;
+      if (part.preempt_mode == PreemptMode::kOff || snap_.now - j.start_time < cfg_.preempt_exempt_time) return;
       Victim v{&j, part.priority_tier, part.preempt_mode, part.grace_time, snap_.release_of(j), {}, {}};
       for (const auto& a : j.alloc) {
         auto n = snap_.node_index.find(a.node);
@@ -670,7 +666,7 @@ class Pass {
         v.allocs.push_back(&a);
       }
       if (!v.nodes.empty()) victims_.push_back(std::move(v));
-    }
+    });
     std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
       return std::tie(a.tier, b.job->start_time, b.job->id) < std::tie(b.tier, a.job->start_time, a.job->id);
     });

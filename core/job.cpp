@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cpu_bind.hpp"
+#include "core/hostlist.hpp"
 
 namespace hq {
 namespace {
@@ -79,6 +80,13 @@ Status validate_spec(const JobSpec& s) {
     if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
   if (s.script.empty()) return invalid("empty batch script");
   return Status::ok();
+}
+
+std::string alloc_hostlist(const std::vector<NodeAlloc>& alloc) {
+  std::vector<std::string> names;
+  names.reserve(alloc.size());
+  for (const auto& a : alloc) names.push_back(a.node);
+  return compress_hostlist(names);
 }
 
 }  // namespace hq

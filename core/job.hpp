@@ -86,6 +86,9 @@ struct NodeAlloc {
   std::vector<int32_t> gpus;           // the node's GPU indices (its GPUs in PCI order)
 };
 
+// The nodes of an allocation as a hostlist ("n[1-4]").
+std::string alloc_hostlist(const std::vector<NodeAlloc>& alloc);
+
 struct Job {
   JobId id;
   JobSpec spec;

@@ -1,10 +1,39 @@
 #include "core/sched_snapshot.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 
 namespace hq {
+
+uint64_t NameIndex::hash(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+void NameIndex::reserve(size_t names) {
+  size_t size = std::bit_ceil(std::max<size_t>(16, names * 2));
+  entries_.assign(size, Entry{});
+  mask_ = size - 1;
+}
+
+void NameIndex::add(std::string_view name, int32_t index) {
+  if (entries_.empty()) reserve(16);
+  uint64_t h = hash(name);
+  size_t at = h & mask_;
+  while (entries_[at].index >= 0) at = (at + 1) & mask_;
+  entries_[at] = Entry{name, h, index};
+}
+
+int32_t NameIndex::find(std::string_view name) const {
+  if (entries_.empty()) return -1;
+  uint64_t h = hash(name);
+  for (size_t at = h & mask_; entries_[at].index >= 0; at = (at + 1) & mask_)
+    if (entries_[at].hash == h && entries_[at].name == name) return entries_[at].index;
+  return -1;
+}
 
 int32_t SchedSnapshot::release_slot(Time t) const {
   if (t <= now) return 1;
@@ -87,15 +116,14 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     int32_t idx = snap.map.add_node(type, n.cpus, n.mem_mib, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib, gpus,
                                     std::max(0, gpus - n.alloc_gpus), n.restricted_cpus_per_gpu);
     snap.nodes.push_back(&n);
-    snap.node_index.emplace(std::string_view(name), idx);
+    snap.node_index.add(name, idx);
   }
   for_each_job_in(s, s.running, [&](const Job& job) {
     int32_t slot = snap.release_of(job);
     if (slot == kForever) return;
     for (const auto& a : job.alloc) {
-      auto it = snap.node_index.find(a.node);
-      if (it != snap.node_index.end())
-        snap.map.add_release(it->second, slot, a.cpus, a.mem_mib, static_cast<int32_t>(a.gpus.size()));
+      if (int32_t idx = snap.node_index.find(a.node); idx >= 0)
+        snap.map.add_release(idx, slot, a.cpus, a.mem_mib, static_cast<int32_t>(a.gpus.size()));
     }
   });
   snap.map.finalize();

@@ -26,11 +26,30 @@ struct NodeType {
   int32_t gpus_of(std::string_view type) const;
 };
 
+// Node name -> time map index, rebuilt every pass: open addressing over views of the
+// names, so building it allocates once and a lookup is one hash of a short string.
+class NameIndex {
+ public:
+  void reserve(size_t names);
+  void add(std::string_view name, int32_t index);  // names are unique
+  int32_t find(std::string_view name) const;       // -1: not there
+
+ private:
+  struct Entry {
+    std::string_view name;
+    uint64_t hash = 0;
+    int32_t index = -1;  // -1: empty
+  };
+  static uint64_t hash(std::string_view name);
+  std::vector<Entry> entries_;
+  size_t mask_ = 0;
+};
+
 struct SchedSnapshot {
   Time now = 0;
   Duration resolution = 60;
   std::vector<const Node*> nodes;   // by time map index
-  std::unordered_map<std::string_view, int32_t> node_index;  // views of Node::name
+  NameIndex node_index;             // views of Node::name
   std::vector<NodeType> types;
   std::vector<const PartitionConfig*> parts;
   std::unordered_map<std::string, int32_t> part_index;

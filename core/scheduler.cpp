@@ -288,18 +288,17 @@ class Pass {
       auto names = expand_hostlist(job.spec.nodelist);
       if (!names) return "BadConstraints";
       for (const auto& n : *names) {
-        auto it = snap_.node_index.find(std::string_view(n));
-        if (it == snap_.node_index.end()) return "ReqNodeNotAvail";
-        f.ok[it->second] = 1;
-        f.required.push_back(it->second);
+        int32_t idx = snap_.node_index.find(n);
+        if (idx < 0) return "ReqNodeNotAvail";
+        f.ok[idx] = 1;
+        f.required.push_back(idx);
       }
     }
     if (!job.spec.exclude.empty()) {
       auto names = expand_hostlist(job.spec.exclude);
       if (!names) return "BadConstraints";
       for (const auto& n : *names) {
-        auto it = snap_.node_index.find(n);
-        if (it != snap_.node_index.end()) f.ok[it->second] = 0;
+        if (int32_t idx = snap_.node_index.find(n); idx >= 0) f.ok[idx] = 0;
       }
     }
     return "";
@@ -641,11 +640,8 @@ class Pass {
     r.start = snap_.slot_time(p.slot);
     r.end = job.time_limit == kUnlimited ? 0 : r.start + job.time_limit;
     r.alloc = commit(p);
-    std::vector<std::string> names;
-    for (const auto& a : r.alloc) names.push_back(a.node);
     info.expected_start = r.start;
     info.reservation = static_cast<int32_t>(plan_.reservations.size());
-    r.sched_nodes = compress_hostlist(names);
     ++reserved_in_part_[p.pool->part];
     plan_.reservations.push_back(std::move(r));
   }
@@ -660,9 +656,9 @@ class Pass {
       if (part.preempt_mode == PreemptMode::kOff || snap_.now - j.start_time < cfg_.preempt_exempt_time) return;
       Victim v{&j, part.priority_tier, part.preempt_mode, part.grace_time, snap_.release_of(j), {}, {}};
       for (const auto& a : j.alloc) {
-        auto n = snap_.node_index.find(a.node);
-        if (n == snap_.node_index.end()) continue;
-        v.nodes.push_back(n->second);
+        int32_t n = snap_.node_index.find(a.node);
+        if (n < 0) continue;
+        v.nodes.push_back(n);
         v.allocs.push_back(&a);
       }
       if (!v.nodes.empty()) victims_.push_back(std::move(v));

@@ -35,8 +35,7 @@ struct Reservation {
   JobId job;
   std::string partition;
   Time start = 0, end = 0;   // end 0: no time limit
-  std::vector<NodeAlloc> alloc;
-  std::string sched_nodes;   // alloc's nodes as a hostlist
+  std::vector<NodeAlloc> alloc;  // alloc_hostlist() gives Slurm's SchedNodeList
 };
 
 struct Preemption {

@@ -68,8 +68,7 @@ void TimeMap::add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem,
 }
 
 int32_t TimeMap::class_for(const NodeRec& n) {
-  Key key{n.type, n.total_cpus, n.free_cpus, n.total_gpus, n.free_gpus, n.restricted, n.total_mem, n.free_mem, n.changes};
-  auto [it, fresh] = class_index_.try_emplace(std::move(key), static_cast<int32_t>(classes_.size()));
+  auto [it, fresh] = class_index_.try_emplace(static_cast<const Key&>(n), static_cast<int32_t>(classes_.size()));
   if (!fresh) return it->second;
   Class c;
   c.monotone = n.monotone;

@@ -112,22 +112,20 @@ class TimeMap {
   const NowGroup& now_group(int32_t g) const { return now_groups_[g]; }
 
  private:
-  struct NodeRec {
+  // What decides a node's class: its size, what it has free now, and the changes ahead.
+  struct Key {
     int32_t type = 0, total_cpus = 0, free_cpus = 0;
     int32_t total_gpus = 0, free_gpus = 0, restricted = 0;
     int64_t total_mem = 0, free_mem = 0;
     std::vector<Change> changes;  // sorted by slot, one per slot, never zero
-    int32_t cls = -1, now_group = -1;
-    bool monotone = true;         // no change takes resources: free only grows with time
-  };
-  struct Key {
-    int32_t type, total_cpus, free_cpus, total_gpus, free_gpus, restricted;
-    int64_t total_mem, free_mem;
-    std::vector<Change> changes;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const;
+  };
+  struct NodeRec : Key {  // a node is looked up as its own class key, without a copy
+    int32_t cls = -1, now_group = -1;
+    bool monotone = true;         // no change takes resources: free only grows with time
   };
   // What the resources of a class's nodes are from each piece's slot on (piece 0: now).
   struct Piece {

@@ -150,12 +150,8 @@ pb::Job to_pb(const Job& j) {
   p.set_submit_time(j.submit_time);
   p.set_start_time(j.start_time);
   p.set_end_time(j.end_time);
-  std::vector<std::string> names;
-  for (const auto& a : j.alloc) {
-    *p.add_alloc() = to_pb(a);
-    names.push_back(a.node);
-  }
-  p.set_nodelist(compress_hostlist(names));
+  for (const auto& a : j.alloc) *p.add_alloc() = to_pb(a);
+  p.set_nodelist(alloc_hostlist(j.alloc));
   p.set_exit_code(j.exit_code);
   p.set_exit_signal(j.exit_signal);
   p.set_hold(static_cast<int32_t>(j.hold));

@@ -143,7 +143,7 @@ void Controller::apply_plan(Plan plan) {
     job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;
-    if (info.reservation >= 0) job.sched_nodes = std::move(plan.reservations[static_cast<size_t>(info.reservation)].sched_nodes);
+    if (info.reservation >= 0) job.sched_nodes = alloc_hostlist(plan.reservations[static_cast<size_t>(info.reservation)].alloc);
     else job.sched_nodes.clear();
   }
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
@@ -189,12 +189,10 @@ void Controller::launch(JobId id) {
     request_schedule();
     return;
   }
-  std::vector<std::string> names;
-  for (const auto& a : job->alloc) names.push_back(a.node);
   pb::Envelope env;
   auto* l = env.mutable_launch();
   *l->mutable_job() = net::to_pb(*job);
-  l->set_nodelist(compress_hostlist(names));
+  l->set_nodelist(alloc_hostlist(job->alloc));
   l->set_node_index(0);
   l->set_cluster(config_.name);
   l->set_kill_wait(config_.kill_wait);

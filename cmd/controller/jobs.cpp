@@ -137,17 +137,15 @@ pb::SubmitReply Controller::test_only(const Job& job) const {
   out.set_job_id(job.id.value);
   for (const auto& s : plan.starts) {
     if (s.job != job.id) continue;
-    std::vector<std::string> names;
-    for (const auto& a : s.alloc) names.push_back(a.node);
     out.set_start_time(now());
-    out.set_nodes(compress_hostlist(names));
+    out.set_nodes(alloc_hostlist(s.alloc));
     out.set_partition(s.partition);
   }
   for (const auto& p : plan.pending) {
     if (p.job != job.id) continue;
     out.set_start_time(p.expected_start);
     const Reservation* r = p.reservation >= 0 ? &plan.reservations[static_cast<size_t>(p.reservation)] : nullptr;
-    out.set_nodes(r ? r->sched_nodes : "");
+    out.set_nodes(r ? alloc_hostlist(r->alloc) : "");
     out.set_partition(r ? r->partition : job.partition);
   }
   return out;

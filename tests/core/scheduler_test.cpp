@@ -31,7 +31,7 @@ std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? std::st
 // The nodes a pending job's reservation holds ("" without one).
 std::string sched_nodes(const Plan& p, uint64_t id) {
   const PendingInfo* i = info(p, id);
-  return i && i->reservation >= 0 ? p.reservations[static_cast<size_t>(i->reservation)].sched_nodes : "";
+  return i && i->reservation >= 0 ? alloc_hostlist(p.reservations[static_cast<size_t>(i->reservation)].alloc) : "";
 }
 const StartDecision* started(const Plan& p, uint64_t id) {
   for (const auto& s : p.starts)

@@ -14,17 +14,26 @@ uint64_t NameIndex::hash(std::string_view name) {
 }
 
 void NameIndex::reserve(size_t names) {
-  size_t size = std::bit_ceil(std::max<size_t>(16, names * 2));
-  entries_.assign(size, Entry{});
-  mask_ = size - 1;
+  if (names * 2 <= entries_.size()) return;
+  std::vector<Entry> old;
+  old.swap(entries_);
+  entries_.assign(std::bit_ceil(std::max<size_t>(16, names * 2)), Entry{});
+  mask_ = entries_.size() - 1;
+  count_ = 0;
+  for (const Entry& e : old)
+    if (e.index >= 0) place(e);
 }
 
 void NameIndex::add(std::string_view name, int32_t index) {
-  if (entries_.empty()) reserve(16);
-  uint64_t h = hash(name);
-  size_t at = h & mask_;
+  reserve(count_ + 1);  // at most half full
+  place(Entry{name, hash(name), index});
+}
+
+void NameIndex::place(const Entry& e) {
+  size_t at = e.hash & mask_;
   while (entries_[at].index >= 0) at = (at + 1) & mask_;
-  entries_[at] = Entry{name, h, index};
+  entries_[at] = e;
+  ++count_;
 }
 
 int32_t NameIndex::find(std::string_view name) const {

@@ -30,7 +30,7 @@ struct NodeType {
 // names, so building it allocates once and a lookup is one hash of a short string.
 class NameIndex {
  public:
-  void reserve(size_t names);
+  void reserve(size_t names);  // room for this many without growing
   void add(std::string_view name, int32_t index);  // names are unique
   int32_t find(std::string_view name) const;       // -1: not there
 
@@ -41,8 +41,9 @@ class NameIndex {
     int32_t index = -1;  // -1: empty
   };
   static uint64_t hash(std::string_view name);
+  void place(const Entry& e);
   std::vector<Entry> entries_;
-  size_t mask_ = 0;
+  size_t mask_ = 0, count_ = 0;
 };
 
 struct SchedSnapshot {

@@ -306,57 +306,73 @@ int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok
       total += int64_t{st.nodes} * units(st.key.totals, st.key.now.cpus, st.key.now.mem, st.key.now.gpus, need);
   read += static_cast<int64_t>(mono_states_.size() + live_dipped_.size());
   dipped_.clear();
-  steps_.clear();
+  if (step_bits_.empty()) {
+    step_units_.assign(static_cast<size_t>(horizon_) + 1, 0);
+    step_bits_.assign(release_bits_.empty() ? static_cast<size_t>(horizon_) / 64 + 1 : release_bits_.size(), 0);
+  }
+  auto step = [&](int32_t slot, int64_t units) {
+    step_units_[static_cast<size_t>(slot)] += units;
+    step_bits_[static_cast<size_t>(slot) / 64] |= uint64_t{1} << (slot % 64);
+  };
   for (int32_t c : live_dipped_) {
     const Class& cls = classes_[c];
     if (cls.nodes.empty() || !type_ok[cls.type]) continue;
-    general_intervals(cls, need, dip_ivs_);
+    general_intervals(cls, need, dip_ivs_, last);
     int64_t n = static_cast<int64_t>(cls.nodes.size());
     for (const Interval& iv : dip_ivs_) {
       if (iv.from > last) break;
-      steps_.push_back({iv.from, n * iv.units});
-      if (iv.to <= last) steps_.push_back({iv.to, -n * iv.units});
+      step(iv.from, n * iv.units);
+      if (iv.to <= last) step(iv.to, -n * iv.units);
       dipped_.push_back({c, iv.from, iv.to});
     }
   }
-  std::sort(steps_.begin(), steps_.end(), [](const Step& x, const Step& y) { return x.slot < y.slot; });
   // Walk the slots where something changes: steps, and releases on monotone classes
-  // (what their new piece offers more). Up to `from` first, then slot by slot.
-  size_t next_step = 0;
+  // (what their new piece offers more). Up to `from` first, then slot by slot. Each
+  // step is taken (and cleared for the next search) once.
   auto take_slot = [&](int32_t slot) {
-    for (; next_step < steps_.size() && steps_[next_step].slot == slot; ++next_step) total += steps_[next_step].units;
-    if (slot > 0 && has_releases(slot)) total += add_released(release_head_[slot], need, type_ok, room, read);
+    if (has_bit(step_bits_, slot)) {
+      total += step_units_[static_cast<size_t>(slot)];
+      step_units_[static_cast<size_t>(slot)] = 0;
+      step_bits_[static_cast<size_t>(slot) / 64] &= ~(uint64_t{1} << (slot % 64));
+    }
+    if (slot > 0 && !release_bits_.empty() && has_bit(release_bits_, slot))
+      total += add_released(release_head_[slot], need, type_ok, room, read);
   };
-  auto next_slot = [&](int32_t after) {
-    int32_t step = next_step < steps_.size() ? steps_[next_step].slot : kForever;
-    return std::min(step, next_release_slot(after));
-  };
+  auto next_slot = [&](int32_t after) { return std::min(next_bit(step_bits_, after), next_bit(release_bits_, after)); };
+  int32_t answer = -1;
   for (int32_t s = next_slot(0); s <= from; s = next_slot(s + 1)) take_slot(s);
   for (int32_t s = from; s <= last; s = next_slot(s + 1)) {
     if (s > from) take_slot(s);
-    if (total < want) continue;
-    for (const DippedInterval& d : dipped_)
-      if (d.from <= s && s < d.to) room.push_back(d.cls);
-    return s;
+    if (total >= want) {
+      answer = s;
+      break;
+    }
   }
-  return -1;
+  // Steps past the answer are left: clear them.
+  for (int32_t s = next_bit(step_bits_, 0); s <= last + 1 && s < kForever; s = next_bit(step_bits_, s + 1))
+    step_units_[static_cast<size_t>(s)] = 0;
+  std::fill(step_bits_.begin(), step_bits_.end(), 0);
+  if (answer >= 0)
+    for (const DippedInterval& d : dipped_)
+      if (d.from <= answer && answer < d.to) room.push_back(d.cls);
+  return answer;
 }
 
-// The first slot at or after `slot` whose release list is not empty (kForever: none).
-int32_t TimeMap::next_release_slot(int32_t slot) const {
+// The first slot at or after `slot` whose bit is set (kForever: none).
+int32_t TimeMap::next_bit(const std::vector<uint64_t>& bits, int32_t slot) {
   size_t word = static_cast<size_t>(slot) / 64;
-  if (word >= release_bits_.size()) return kForever;
-  uint64_t bits = release_bits_[word] & (~uint64_t{0} << (slot % 64));
-  while (bits == 0) {
-    if (++word >= release_bits_.size()) return kForever;
-    bits = release_bits_[word];
+  if (word >= bits.size()) return kForever;
+  uint64_t w = bits[word] & (~uint64_t{0} << (slot % 64));
+  while (w == 0) {
+    if (++word >= bits.size()) return kForever;
+    w = bits[word];
   }
-  return static_cast<int32_t>(word * 64 + static_cast<size_t>(std::countr_zero(bits)));
+  return static_cast<int32_t>(word * 64 + static_cast<size_t>(std::countr_zero(w)));
 }
 
 // A class whose free resources also shrink later (reservations): each start's window
 // minimum over the pieces it overlaps.
-void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const {
+void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out, int32_t limit) const {
   out.clear();
   const Piece* piece = pieces_.data() + c.first_piece;
   const size_t count = c.pieces;
@@ -366,11 +382,15 @@ void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vecto
     if (!out.empty() && out.back().to == from && out.back().units == u) out.back().to = to;
     else out.push_back({from, to, u});
   };
-  auto end_of = [&](size_t k) { return k + 1 < count ? piece[k + 1].slot : horizon_; };
   std::vector<int32_t>& pu = piece_units_;
   pu.resize(count);
   const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
-  for (size_t k = 0; k < count; ++k) pu[k] = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, need);
+  int32_t most = 0;
+  for (size_t k = 0; k < count; ++k) {
+    pu[k] = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, need);
+    most = std::max(most, pu[k]);
+  }
+  if (most == 0) return;  // never room for a unit
   // Units change only where a piece enters or leaves the window [s, s + slots): at a
   // piece start, or `slots` - 1 before one. Both lists are sorted: merge them.
   std::vector<int32_t>& cand = scratch_;
@@ -383,7 +403,7 @@ void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vecto
   }
   // The window's units are the minimum over the pieces it overlaps.
   size_t first = 0;  // the piece holding the candidate start
-  for (size_t i = 0; i < cand.size() && cand[i] < horizon_; ++i) {
+  for (size_t i = 0; i < cand.size() && cand[i] < horizon_ && cand[i] <= limit; ++i) {
     int32_t s = cand[i];
     while (first + 1 < count && piece[first + 1].slot <= s) ++first;
     int64_t end = need.slots == kForever ? INT64_MAX : int64_t{s} + need.slots;

@@ -217,8 +217,10 @@ class TimeMap {
   std::vector<int32_t> release_head_;  // by slot below the horizon: first in releases_, -1 none
   std::vector<uint64_t> release_bits_; // by slot: a bit set where release_head_ is not -1
   void list_release(Release r, int32_t slot);
-  bool has_releases(int32_t slot) const { return (release_bits_[static_cast<size_t>(slot) / 64] >> (slot % 64)) & 1; }
-  int32_t next_release_slot(int32_t slot) const;
+  static bool has_bit(const std::vector<uint64_t>& bits, int32_t slot) {
+    return (bits[static_cast<size_t>(slot) / 64] >> (slot % 64)) & 1;
+  }
+  static int32_t next_bit(const std::vector<uint64_t>& bits, int32_t slot);
   size_t compact_releases_at_ = 4096;  // classes that lost their nodes are dropped from the lists then
   void add_releases(int32_t cls);
   int64_t add_released(int32_t first, const UnitNeed& need, const std::vector<char>& type_ok, std::vector<int32_t>& room,
@@ -228,13 +230,13 @@ class TimeMap {
   void drop_dead_classes();
   void index_class(int32_t cls, const NodeRec& n);
   static Totals totals_of(const Class& c) { return Totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
-  void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out) const;
-  // earliest()'s scratch: where dipped classes' offer steps up or down.
-  struct Step {
-    int32_t slot;
-    int64_t units;
-  };
-  std::vector<Step> steps_;
+  // Intervals starting after `limit` are left out.
+  void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out,
+                         int32_t limit = INT32_MAX) const;
+  // earliest()'s scratch: what dipped classes' offer steps up or down by, per slot, and
+  // the slots that have a step (all zero between searches).
+  std::vector<int64_t> step_units_;
+  std::vector<uint64_t> step_bits_;
   std::vector<Interval> dip_ivs_;
   struct DippedInterval {
     int32_t cls, from, to;

@@ -2,7 +2,9 @@
 // memory and GPUs free now and how that changes later (running jobs end, reservations begin
 // and end), in slots of the backfill resolution counted from `now`. Nodes in the same
 // state share a class, so a query costs per distinct node state, not per node: on a
-// busy cluster the nodes of one multi-node job form one class.
+// busy cluster the nodes of one multi-node job form one class. Searches for a job's
+// earliest start read indexes kept alongside (states now, releases by slot, classes a
+// reservation dips), so they cost what changes before the answer, not every class.
 // A plain value built per scheduling pass; not thread-safe.
 #pragma once
 #include <algorithm>

@@ -298,17 +298,43 @@ int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok
   last = std::min(last, horizon_ - 1);
   if (from > last) return -1;
   if (dead_live_ * 4 >= live_.size()) drop_dead_classes();
-  // What every node offers now: monotone ones by their states, dipped classes by their
-  // intervals (as steps by slot, taken while walking).
+  read += static_cast<int64_t>(mono_states_.size() + live_dipped_.size());
+  int64_t total = offered_now(need, type_ok);
+  step_dipped(need, type_ok, last);
+  // Walk the slots where something changes: steps of dipped classes, and releases on
+  // monotone ones (what their new piece offers more). Up to `from` first, then on.
+  auto take_slot = [&](int32_t slot) {
+    total += take_steps(slot);
+    if (slot > 0 && !release_bits_.empty() && has_bit(release_bits_, slot))
+      total += add_released(release_head_[slot], need, type_ok, room, read);
+  };
+  auto next_slot = [&](int32_t after) { return std::min(next_bit(step_bits_, after), next_bit(release_bits_, after)); };
+  int32_t answer = -1;
+  for (int32_t s = next_slot(0); s <= from; s = next_slot(s + 1)) take_slot(s);
+  for (int32_t s = from; s <= last && answer < 0; s = next_slot(s + 1)) {
+    if (s > from) take_slot(s);
+    if (total >= want) answer = s;
+  }
+  clear_steps();
+  if (answer >= 0)
+    for (const DippedInterval& d : dipped_)
+      if (d.from <= answer && answer < d.to) room.push_back(d.cls);
+  return answer;
+}
+
+int64_t TimeMap::offered_now(const UnitNeed& need, const std::vector<char>& type_ok) const {
   int64_t total = 0;
   for (const MonoState& st : mono_states_)
     if (st.nodes > 0 && type_ok[st.key.type])
       total += int64_t{st.nodes} * units(st.key.totals, st.key.now.cpus, st.key.now.mem, st.key.now.gpus, need);
-  read += static_cast<int64_t>(mono_states_.size() + live_dipped_.size());
+  return total;
+}
+
+void TimeMap::step_dipped(const UnitNeed& need, const std::vector<char>& type_ok, int32_t last) {
   dipped_.clear();
   if (step_bits_.empty()) {
     step_units_.assign(static_cast<size_t>(horizon_) + 1, 0);
-    step_bits_.assign(release_bits_.empty() ? static_cast<size_t>(horizon_) / 64 + 1 : release_bits_.size(), 0);
+    step_bits_.assign(static_cast<size_t>(horizon_) / 64 + 1, 0);
   }
   auto step = [&](int32_t slot, int64_t units) {
     step_units_[static_cast<size_t>(slot)] += units;
@@ -326,36 +352,18 @@ int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok
       dipped_.push_back({c, iv.from, iv.to});
     }
   }
-  // Walk the slots where something changes: steps, and releases on monotone classes
-  // (what their new piece offers more). Up to `from` first, then slot by slot. Each
-  // step is taken (and cleared for the next search) once.
-  auto take_slot = [&](int32_t slot) {
-    if (has_bit(step_bits_, slot)) {
-      total += step_units_[static_cast<size_t>(slot)];
-      step_units_[static_cast<size_t>(slot)] = 0;
-      step_bits_[static_cast<size_t>(slot) / 64] &= ~(uint64_t{1} << (slot % 64));
-    }
-    if (slot > 0 && !release_bits_.empty() && has_bit(release_bits_, slot))
-      total += add_released(release_head_[slot], need, type_ok, room, read);
-  };
-  auto next_slot = [&](int32_t after) { return std::min(next_bit(step_bits_, after), next_bit(release_bits_, after)); };
-  int32_t answer = -1;
-  for (int32_t s = next_slot(0); s <= from; s = next_slot(s + 1)) take_slot(s);
-  for (int32_t s = from; s <= last; s = next_slot(s + 1)) {
-    if (s > from) take_slot(s);
-    if (total >= want) {
-      answer = s;
-      break;
-    }
-  }
-  // Steps past the answer are left: clear them.
-  for (int32_t s = next_bit(step_bits_, 0); s <= last + 1 && s < kForever; s = next_bit(step_bits_, s + 1))
-    step_units_[static_cast<size_t>(s)] = 0;
-  std::fill(step_bits_.begin(), step_bits_.end(), 0);
-  if (answer >= 0)
-    for (const DippedInterval& d : dipped_)
-      if (d.from <= answer && answer < d.to) room.push_back(d.cls);
-  return answer;
+}
+
+int64_t TimeMap::take_steps(int32_t slot) {
+  if (!has_bit(step_bits_, slot)) return 0;
+  int64_t units = step_units_[static_cast<size_t>(slot)];
+  step_units_[static_cast<size_t>(slot)] = 0;
+  step_bits_[static_cast<size_t>(slot) / 64] &= ~(uint64_t{1} << (slot % 64));
+  return units;
+}
+
+void TimeMap::clear_steps() {  // the steps past an answer, for the next search
+  for (int32_t s = next_bit(step_bits_, 0); s < kForever; s = next_bit(step_bits_, s + 1)) take_steps(s);
 }
 
 // The first slot at or after `slot` whose bit is set (kForever: none).

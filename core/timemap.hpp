@@ -239,6 +239,12 @@ class TimeMap {
   // the slots that have a step (all zero between searches).
   std::vector<int64_t> step_units_;
   std::vector<uint64_t> step_bits_;
+  // What the nodes of monotone classes offer now, by their states.
+  int64_t offered_now(const UnitNeed& need, const std::vector<char>& type_ok) const;
+  // Dipped classes' intervals up to `last`, as steps (and in dipped_, for the room).
+  void step_dipped(const UnitNeed& need, const std::vector<char>& type_ok, int32_t last);
+  int64_t take_steps(int32_t slot);  // what the steps at `slot` add; they are cleared
+  void clear_steps();
   std::vector<Interval> dip_ivs_;
   struct DippedInterval {
     int32_t cls, from, to;

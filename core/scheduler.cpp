@@ -366,8 +366,8 @@ class Pass {
   }
 
   // The now groups with room for a unit now (by what their nodes have free, memory
-  // aside), marked in group_room_; returns the units they could offer at most.
-  int64_t groups_with_room(const Pool& pool, std::vector<Option>& options) {
+  // aside), marked in group_room_; returns the units they could offer now at most.
+  int64_t groups_with_room(const Pool& pool, bool now, std::vector<Option>& options) {
     options.clear();
     group_room_.assign(static_cast<size_t>(snap_.map.now_group_count()), 0);
     int64_t upper = 0;
@@ -379,7 +379,7 @@ class Pass {
       if (u <= 0) continue;
       upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
       options.push_back(option(first, group.nodes));
-      options.back().most = u;  // now; later a node may have more
+      if (now) options.back().most = u;  // later a node may have more
       group_room_[static_cast<size_t>(g)] = 1;
     }
     return upper;
@@ -388,8 +388,7 @@ class Pass {
   // The nodes with room at `slot` after earliest() found it, best first: the groups with
   // room now, and room_'s nodes in the other groups (their runs, group by group).
   void options_at(const Pool& pool, std::vector<Option>& options) {
-    groups_with_room(pool, options);
-    for (Option& o : options) o.most = INT32_MAX;
+    groups_with_room(pool, false, options);
     later_.clear();
     for (int32_t c : room_) {
       const auto& members = snap_.map.class_nodes(c);
@@ -413,7 +412,7 @@ class Pass {
   // Starting now needs only what nodes have free now: their now groups, best first.
   // False, without options, when even every free CPU together would not be enough.
   bool options_now(const Pool& pool, std::vector<Option>& options) {
-    if (groups_with_room(pool, options) < pool.shape.units) {
+    if (groups_with_room(pool, true, options) < pool.shape.units) {
       options.clear();
       return false;
     }

@@ -90,12 +90,6 @@ int32_t TimeMap::class_for(const NodeRec& n) {
   return it->second;
 }
 
-bool TimeMap::StateKey::operator==(const StateKey& o) const {
-  return type == o.type && totals.cpus == o.totals.cpus && totals.gpus == o.totals.gpus &&
-         totals.restricted == o.totals.restricted && totals.mem == o.totals.mem && now.cpus == o.now.cpus &&
-         now.gpus == o.now.gpus && now.mem == o.now.mem;
-}
-
 size_t TimeMap::StateKeyHash::operator()(const StateKey& k) const {
   auto mix = [](size_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); };
   size_t h = mix(static_cast<uint64_t>(k.type), static_cast<uint64_t>(k.now.cpus));
@@ -206,11 +200,12 @@ void TimeMap::reclass(int32_t node) {
 // Emptied classes stay listed (sweeps skip them: no nodes) until they are a quarter of
 // the list; then one pass drops them.
 const std::vector<int32_t>& TimeMap::live_classes() {
-  if (dead_live_ * 4 >= live_.size()) drop_dead_classes();
+  drop_dead_classes();
   return live_;
 }
 
 void TimeMap::drop_dead_classes() {
+  if (dead_live_ * 4 < live_.size()) return;  // not yet a quarter
   dead_live_ = 0;
   auto dead = [&](int32_t c) { return classes_[c].nodes.empty(); };
   std::erase_if(live_dipped_, dead);
@@ -297,7 +292,7 @@ int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok
   room.clear();
   last = std::min(last, horizon_ - 1);
   if (from > last) return -1;
-  if (dead_live_ * 4 >= live_.size()) drop_dead_classes();
+  drop_dead_classes();
   read += static_cast<int64_t>(mono_states_.size() + live_dipped_.size());
   int64_t total = offered_now(need, type_ok);
   step_dipped(need, type_ok, last);

@@ -133,6 +133,7 @@ class TimeMap {
   struct Piece {
     int32_t slot, cpus, gpus;
     int64_t mem;
+    bool operator==(const Piece&) const = default;
   };
   // A class keeps its own copy of the state, packed, so sweeps read it in one place.
   struct Class {
@@ -157,6 +158,7 @@ class TimeMap {
   struct Totals {
     int32_t cpus, gpus, restricted;
     int64_t mem;
+    bool operator==(const Totals&) const = default;
   };
   static int32_t units(const Totals& t, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) {
     bool gpu_job = need.gpus > 0 || need.node_gpus > 0;
@@ -196,8 +198,8 @@ class TimeMap {
   struct StateKey {
     int32_t type;
     Totals totals;
-    Piece now;
-    bool operator==(const StateKey& o) const;
+    Piece now;  // slot 0
+    bool operator==(const StateKey&) const = default;
   };
   struct StateKeyHash {
     size_t operator()(const StateKey& k) const;
@@ -229,7 +231,7 @@ class TimeMap {
                        int64_t& read) const;
   void compact_releases();
   std::vector<int32_t> live_dipped_;   // listed classes that are not monotone
-  void drop_dead_classes();
+  void drop_dead_classes();            // once they are a quarter of live_
   void index_class(int32_t cls, const NodeRec& n);
   static Totals totals_of(const Class& c) { return Totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
   // Intervals starting after `limit` are left out.

@@ -84,19 +84,28 @@ void for_each_array_task(const ClusterState& s, uint64_t array_id, Fn&& fn) {
     fn(it->second);
 }
 
-// Calls fn(job) for each id of `ids` (a pending or running index) that has a job. Both are
-// in id order, so the job map is walked along: the next entry is tried before a lookup.
+// Finds jobs by id in a job map (const or not), trying the entry after the last one found
+// before a search: ids asked in ascending order cost a step each instead of a search.
+template <typename Jobs>
+class JobWalker {
+ public:
+  explicit JobWalker(Jobs& jobs) : jobs_(jobs), it_(jobs.end()) {}
+  auto* find(JobId id) {
+    if (it_ == jobs_.end() || ++it_ == jobs_.end() || it_->first != id) it_ = jobs_.find(id);
+    return it_ == jobs_.end() ? nullptr : &it_->second;
+  }
+
+ private:
+  Jobs& jobs_;
+  decltype(jobs_.end()) it_;
+};
+
+// Calls fn(job) for each id of `ids` (a pending or running index, in id order) that has a job.
 template <typename Fn>
 void for_each_job_in(const ClusterState& s, const std::set<JobId>& ids, Fn&& fn) {
-  auto it = s.jobs.end();
-  for (JobId id : ids) {
-    if (it != s.jobs.end() && ++it != s.jobs.end() && it->first == id) {
-      fn(it->second);
-      continue;
-    }
-    it = s.jobs.find(id);
-    if (it != s.jobs.end()) fn(it->second);
-  }
+  JobWalker walker(s.jobs);
+  for (JobId id : ids)
+    if (const Job* job = walker.find(id)) fn(*job);
 }
 
 }  // namespace hq

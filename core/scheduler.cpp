@@ -160,7 +160,8 @@ class Pass {
   }
 
   // Considers the candidates in priority order, sorting only as far as it matters: in
-  // chunks by 16-byte keys, until settled(); the rest in any order.
+  // chunks by 16-byte keys, until settled(); the rest in id order (they come that way,
+  // and the controller then finds their jobs by walking its job map).
   void consider_in_order(std::vector<Candidate>& order) {
     if (sorted_) {
       for (const Candidate& c : order) consider(c);
@@ -174,18 +175,21 @@ class Pass {
     }
     auto less = [](const RankKey& a, const RankKey& b) { return a.rank != b.rank ? a.rank < b.rank : a.id < b.id; };
     constexpr size_t kChunk = 4096;
-    size_t ready = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
+    size_t i = 0;
+    for (size_t ready = 0; i < keys.size(); ++i) {
       if (i == ready) {
-        if (settled()) ready = keys.size();
-        else {
-          ready = std::min(keys.size(), i + kChunk);
-          std::partial_sort(keys.begin() + static_cast<std::ptrdiff_t>(i), keys.begin() + static_cast<std::ptrdiff_t>(ready),
-                            keys.end(), less);
-        }
+        if (settled()) break;
+        ready = std::min(keys.size(), i + kChunk);
+        std::partial_sort(keys.begin() + static_cast<std::ptrdiff_t>(i), keys.begin() + static_cast<std::ptrdiff_t>(ready),
+                          keys.end(), less);
       }
       consider(order[keys[i].at]);
     }
+    if (i == keys.size()) return;
+    std::vector<char> done(order.size(), 0);
+    for (size_t k = 0; k < i; ++k) done[keys[k].at] = 1;
+    for (size_t at = 0; at < order.size(); ++at)
+      if (!done[at]) consider(order[at]);
   }
 
   // Sort keys for candidates (16 bytes instead of 48 moved): tier and priority folded into

@@ -138,8 +138,11 @@ void Controller::run_schedule(PassKind kind) {
 // Derived fields first (reasons, expected starts, priorities), then the decisions,
 // each recorded before anything acts on it.
 void Controller::apply_plan(Plan plan) {
+  JobWalker walker(state_.jobs);  // most of plan.pending is in id order
   for (auto& info : plan.pending) {
-    Job& job = state_.jobs.at(info.job);
+    Job* found = walker.find(info.job);
+    if (!found) continue;
+    Job& job = *found;
     job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
+#include "cmd/client/job_query.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
@@ -158,10 +159,8 @@ Result<double> streaming(const BenchCluster& c, int n, bool hold, int window = 5
 }
 
 int active_jobs(net::RpcClient& client) {
-  pb::Envelope q;
-  q.mutable_queue();
-  auto r = client.call(q);
-  return r ? r->queue_reply().jobs_size() : -1;
+  auto r = query_jobs(client, pb::QueueRequest{});
+  return r ? r->jobs_size() : -1;
 }
 
 // Cost of a new connection: TCP connect + TLS handshake + protocol handshake.

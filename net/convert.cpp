@@ -38,11 +38,14 @@ Result<JobState> state_from(const std::string& name) {
 
 }  // namespace
 
-pb::JobSpec to_pb(const JobSpec& s) {
+pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   pb::JobSpec p;
   p.set_name(s.name);
-  p.set_script(s.script);
-  copy_to(s.argv, p.mutable_argv());
+  if (with_script) {
+    p.set_script(s.script);
+    copy_to(s.argv, p.mutable_argv());
+    copy_to(s.env, p.mutable_env());
+  }
   p.set_workdir(s.workdir);
   p.set_output(s.output);
   p.set_error(s.error);
@@ -62,7 +65,6 @@ pb::JobSpec to_pb(const JobSpec& s) {
   p.set_mem_per_node_mib(s.mem_per_node_mib);
   p.set_mem_per_cpu_mib(s.mem_per_cpu_mib);
   p.set_time_limit(s.time_limit);
-  copy_to(s.env, p.mutable_env());
   p.set_hold(s.hold);
   p.set_account(s.account);
   p.set_constraint(s.constraint);
@@ -138,10 +140,10 @@ JobSpec from_pb(const pb::JobSpec& p) {
   return s;
 }
 
-pb::Job to_pb(const Job& j) {
+pb::Job to_pb(const Job& j, bool with_script) {
   pb::Job p;
   p.set_job_id(j.id.value);
-  *p.mutable_spec() = to_pb(j.spec);
+  *p.mutable_spec() = to_pb(j.spec, with_script);
   p.set_state(std::string(job_state_name(j.state)));
   p.set_reason(j.reason);
   p.set_priority(j.priority);

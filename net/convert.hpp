@@ -8,9 +8,10 @@
 
 namespace hq::net {
 
-pb::JobSpec to_pb(const JobSpec& s);
+// `with_script` false leaves out the script, argv and environment (listings; secrets).
+pb::JobSpec to_pb(const JobSpec& s, bool with_script = true);
 JobSpec from_pb(const pb::JobSpec& p);
-pb::Job to_pb(const Job& j);
+pb::Job to_pb(const Job& j, bool with_script = true);
 Result<Job> from_pb(const pb::Job& p);
 pb::Node to_pb(const Node& n);
 pb::JobEnded to_pb(const JobEnded& e);

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <set>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -81,8 +82,8 @@ int run_queue(const Args& args) {
   app.add_flag("--start", start, "pending jobs with their expected start times");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
-  pb::Envelope env;
-  auto* q = env.mutable_queue();
+  pb::QueueRequest request;
+  auto* q = &request;
   for (const auto& id : split_list(jobs)) {
     auto n = parse_int(id.substr(0, id.find('_')), 1, INT64_MAX);
     if (!n) return fail(prog, invalid("Invalid job id: " + id));
@@ -92,11 +93,12 @@ int run_queue(const Args& args) {
   for (const auto& s : split_list(states)) want.insert(s);
   q->set_include_finished(!want.empty());
   q->set_user(user);
+  q->set_with_script(json);  // the whole record (owners and admins only)
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
-  auto reply = (*client)->call(env);
+  auto reply = query_jobs(**client, *q);
   if (!reply) return fail(prog, reply.status());
-  pb::QueueReply out = reply->queue_reply();
+  pb::QueueReply& out = reply.value();
   if (!want.empty() && !want.count("all") && !want.count("ALL")) {
     auto* jobs_out = out.mutable_jobs();
     for (int i = jobs_out->size() - 1; i >= 0; --i) {

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <set>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -124,8 +125,8 @@ void print_partition(const pb::Partition& p) {
 }
 
 int show_job(const std::string& prog, const std::vector<std::string>& names, bool json) {
-  pb::Envelope env;
-  auto* q = env.mutable_queue();
+  pb::QueueRequest request;
+  auto* q = &request;
   q->set_include_finished(true);
   q->set_with_priority(true);
   for (const auto& n : names) {
@@ -135,9 +136,9 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   }
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
-  auto reply = (*client)->call(env);
+  auto reply = query_jobs(**client, *q);
   if (!reply) return fail(prog, reply.status());
-  const auto& r = reply->queue_reply();
+  const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
   if (json) print_json(r);
   else for (const auto& j : r.jobs()) print_job(j, r.now());

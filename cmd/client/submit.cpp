@@ -7,6 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -118,12 +119,12 @@ Result<SubmitRequest> build_request(const Args& args) {
 
 // Polls until the job ends; returns its exit code (sbatch --wait semantics).
 int wait_for(net::RpcClient& client, uint64_t id, const std::string& prog) {
+  pb::QueueRequest q;
+  q.add_job_ids(id);
   while (true) {
-    pb::Envelope q;
-    q.mutable_queue()->add_job_ids(id);
-    auto reply = client.call(q);
+    auto reply = query_jobs(client, q);
     if (!reply) return fail(prog, reply.status());
-    const auto& jobs = reply->queue_reply().jobs();
+    const auto& jobs = reply->jobs();
     if (jobs.empty()) return 0;  // purged: it ended long ago
     const auto& j = jobs[0];
     if (j.state() != "PENDING" && j.state() != "RUNNING") {

@@ -13,6 +13,11 @@
 #include "net/log.hpp"
 
 namespace hq::cmd {
+namespace {
+// A queue reply stops past this many bytes of jobs (frames are at most 16 MiB; one job
+// over it still goes alone): 100,000 jobs come in pages of about 15,000.
+constexpr size_t kQueuePageBytes = 4 << 20;
+}  // namespace
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
                        std::string secret_path)
@@ -260,14 +265,16 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
   bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
-  for (const auto& [id, job] : state_.jobs) {
+  size_t bytes = 0;
+  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it) {
+    const auto& [id, job] = *it;
     if (!ids.empty() && !ids.count(id.value) && !ids.count(job.array_job_id)) continue;
     if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
     if (!req.user().empty() && job.spec.user != req.user()) continue;
     bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) continue;
     pb::Job* pj = out.add_jobs();
-    *pj = net::to_pb(job);
+    *pj = net::to_pb(job, mine && req.with_script());  // scripts and environments may hold secrets
     if (job.state == JobState::kPending && req.with_priority()) {
       PriorityFactors f = compute_priority(job, prio, now());
       auto* pf = pj->mutable_factors();
@@ -279,11 +286,13 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
       pf->set_nice(f.nice);
       pf->set_total(f.total);
     }
-    if (!mine) {  // scripts and environments may hold secrets: owners and admins only
-      pj->mutable_spec()->clear_script();
-      pj->mutable_spec()->clear_env();
-      pj->mutable_spec()->clear_argv();
+    size_t size = pj->ByteSizeLong();
+    if (bytes > 0 && bytes + size > kQueuePageBytes) {  // the rest on the next page
+      out.mutable_jobs()->RemoveLast();
+      out.set_more(true);
+      break;
     }
+    bytes += size;
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // End-to-end: the real hq binary as controller + agents on 127.0.0.1.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "cluster_fixture.hpp"
@@ -82,6 +84,24 @@ TEST_CASE("e2e: cancel and time limit kill the whole process group") {
   CHECK(c.hq("queue").out.find("(JobHeldUser)") != std::string::npos);
   CHECK(c.hq("cancel " + held).rc == 0);
   CHECK(c.wait_state(held, "CANCELLED", 5));
+}
+
+TEST_CASE("e2e: a queue larger than one frame comes in pages - listings carry no scripts") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string script = "#!/bin/sh\ntrue\n";
+  while (script.size() < (1200u << 10)) script += "# padding padding padding padding padding padding padding\n";
+  { std::ofstream(c.dir() + "/big.sh") << script; }
+  std::vector<std::string> ids;
+  for (int i = 0; i < 16; ++i) ids.push_back(c.submit("--hold big.sh"));  // 19 MB of scripts: over one 16 MiB frame
+  REQUIRE(ids.back().size() > 0);
+  auto json = c.hq("queue --json");
+  REQUIRE(json.rc == 0);
+  for (const auto& id : ids) CHECK(json.out.find("\"job_id\": \"" + id + "\"") != std::string::npos);
+  CHECK(json.out.size() > (16u << 20));  // the whole records, scripts included, in several replies
+  auto table = c.hq("queue -h");
+  REQUIRE(table.rc == 0);
+  CHECK(std::count(table.out.begin(), table.out.end(), '\n') == 16);
 }
 
 TEST_CASE("e2e: kill -9 of the controller loses no acknowledged job and double-counts none") {

@@ -102,7 +102,11 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     }
     if (after) after(s);
   });
-  if (++events_since_snapshot_ >= config_.snapshot_every) {
+  // A snapshot costs in proportion to the jobs held (about 4 KB each, mostly their
+  // environments): taking one no more often than every that many events keeps its cost
+  // per event constant, and a restart replays at most as many events as it loads jobs.
+  int64_t every = std::max<int64_t>(config_.snapshot_every, static_cast<int64_t>(state_.jobs.size()));
+  if (++events_since_snapshot_ >= every) {
     events_since_snapshot_ = 0;
     journal_->snapshot(net::encode_snapshot(state_), {});
   }

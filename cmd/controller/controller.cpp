@@ -263,20 +263,29 @@ void Controller::cancel_one(Job& job, pb::CancelReply& out) {
   out.add_cancelled(job.id.value);
 }
 
+namespace {
+// The jobs a request names, in id order: each id, and every task of an array named by its id.
+std::set<uint64_t> named_jobs(const ClusterState& s, const pb::QueueRequest& req) {
+  std::set<uint64_t> out;
+  for (uint64_t id : req.job_ids()) {
+    if (find_job(s, JobId{id})) out.insert(id);
+    for_each_array_task(s, id, [&](const Job& task) { out.insert(task.id.value); });
+  }
+  return out;
+}
+}  // namespace
+
 pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identity& who) const {
   pb::QueueReply out;
   out.set_now(now());
-  std::set<uint64_t> ids(req.job_ids().begin(), req.job_ids().end());
   bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
   size_t bytes = 0;
-  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it) {
-    const auto& [id, job] = *it;
-    if (!ids.empty() && !ids.count(id.value) && !ids.count(job.array_job_id)) continue;
-    if (ids.empty() && !req.include_finished() && is_terminal(job.state)) continue;
-    if (!req.user().empty() && job.spec.user != req.user()) continue;
+  // Adds one job (if the asker may see it); false once the page is full.
+  auto add = [&](const Job& job) {
+    if (!req.user().empty() && job.spec.user != req.user()) return true;
     bool mine = admin || job.spec.uid == who.uid;
-    if (!mine && config_.private_jobs) continue;
+    if (!mine && config_.private_jobs) return true;
     pb::Job* pj = out.add_jobs();
     *pj = net::to_pb(job, mine && req.with_script());  // scripts and environments may hold secrets
     if (job.state == JobState::kPending && req.with_priority()) {
@@ -294,10 +303,18 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
     if (bytes > 0 && bytes + size > kQueuePageBytes) {  // the rest on the next page
       out.mutable_jobs()->RemoveLast();
       out.set_more(true);
-      break;
+      return false;
     }
     bytes += size;
+    return true;
+  };
+  if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for
+    for (uint64_t id : named_jobs(state_, req))
+      if (id > req.after_id() && !add(state_.jobs.at(JobId{id}))) break;
+    return out;
   }
+  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
+    if ((req.include_finished() || !is_terminal(it->second.state)) && !add(it->second)) break;
   return out;
 }
 

@@ -39,15 +39,29 @@ ClusterState busy_cluster(int32_t nodes, std::mt19937& rng) {
   return s;
 }
 
+// What a submission from a login shell carries: 40 variables, about 1.6 KB.
+Shared<std::vector<std::string>> login_environment(int32_t user) {
+  std::vector<std::string> env{"HOME=/home/user" + std::to_string(user), "USER=user" + std::to_string(user),
+                               "SHELL=/bin/bash", "LANG=C.UTF-8",
+                               "PATH=/home/user/.local/bin:/opt/tools/bin:/usr/local/bin:/usr/bin:/bin"};
+  while (env.size() < 40)
+    env.push_back("TOOL_SETTING_" + std::to_string(env.size()) + "=/opt/tools/share/config/value-" + std::to_string(user));
+  return env;
+}
+
 void add_pending(ClusterState& s, int32_t count, std::mt19937& rng) {
   uint64_t id = s.next_job_id;
+  std::vector<Shared<std::vector<std::string>>> environments;
+  for (int32_t u = 0; u < 50; ++u) environments.push_back(login_environment(u));
   for (int32_t i = 0; i < count; ++i) {
     Job j;
     j.id = JobId{id++};
     j.partition = "batch";
     j.spec.name = "job" + std::to_string(i % 100);
-    j.spec.user = "user" + std::to_string(rng() % 50);
-    j.spec.uid = 1000 + static_cast<uint32_t>(rng() % 50);
+    int32_t user = static_cast<int32_t>(rng() % 50);
+    j.spec.user = "user" + std::to_string(user);
+    j.spec.uid = 1000 + static_cast<uint32_t>(user);
+    j.spec.env = environments[static_cast<size_t>(user)];  // a user's jobs share it
     j.spec.script = "#!/bin/bash\n#SBATCH -N 2\nsrun ./simulate --input data.in --steps 100000\n";
     j.spec.workdir = "/home/" + j.spec.user + "/project";
     if (rng() % 2) {

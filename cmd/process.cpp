@@ -72,7 +72,7 @@ void raise_fd_limit() {
 
 void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);   // glibc's largest: blocks below it come from the heap
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);  // the heap's free top is kept up to this
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);   // the heap's free top is kept up to this
 }
 
 std::vector<std::string> proc_stat(pid_t pid) {

@@ -15,10 +15,10 @@ bool process_alive(pid_t pid);
 // Raises the open-files soft limit to the hard limit: a controller holds one socket per
 // node and client (Debian's default soft limit is 1024).
 void raise_fd_limit();
-// Keeps freed heap memory in the process instead of returning it to the kernel: each
-// scheduling pass allocates some megabytes per 10,000 pending jobs and frees them at its
-// end, and getting them back from the kernel costs a page fault per 4 KiB (about 5 ms of a
-// 100,000-job pass). RSS stays at the largest pass's peak.
+// Keeps up to 64 MiB of freed heap memory in the process instead of returning it to the
+// kernel: each scheduling pass allocates some megabytes per 10,000 pending jobs and frees
+// them at its end, and getting them back costs a page fault per 4 KiB (about 10 ms of a
+// 100,000-job pass). The price is RSS: up to 64 MiB more than the live heap.
 void keep_freed_memory();
 // The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
 // may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.

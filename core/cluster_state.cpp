@@ -44,6 +44,8 @@ void release_resources(ClusterState& s, const Job& job) {
 bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
   if (s.jobs.count(e.job.id)) return false;
   Job& job = s.jobs[e.job.id] = e.job;
+  job.spec.script = s.scripts.intern(job.spec.script);
+  job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(job.id);
@@ -242,6 +244,10 @@ size_t purge_finished(ClusterState& state, Time cutoff) {
     } else {
       ++it;
     }
+  }
+  if (n > 0) {
+    state.scripts.sweep();
+    state.environments.sweep();
   }
   return n;
 }

@@ -53,6 +53,9 @@ struct ClusterState {
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member, dynamic ones too
   std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
+  // Jobs with the same script or environment (array tasks, resubmissions) share one copy.
+  SharedPool<std::string> scripts;
+  SharedPool<std::vector<std::string>> environments;
 };
 
 // Nodes and partitions from config; no jobs.

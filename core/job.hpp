@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/shared.hpp"
 #include "core/status.hpp"
 #include "core/time.hpp"
 
@@ -34,7 +35,7 @@ constexpr Duration kTimeUnset = -2;  // no --time given: the partition default a
 
 struct JobSpec {
   std::string name = "sbatch";
-  std::string script;                  // full text of the batch script
+  Shared<std::string> script;          // full text of the batch script (shared by copies)
   std::vector<std::string> argv;       // script arguments
   std::string workdir;
   std::string output, error;           // patterns; empty = default
@@ -73,7 +74,7 @@ struct JobSpec {
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
   std::string cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
-  std::vector<std::string> env;        // KEY=VALUE passed to the job (after --export)
+  Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
   bool hold = false;
 };
 

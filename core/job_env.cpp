@@ -62,7 +62,7 @@ void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::st
 
 std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx) {
   std::map<std::string, std::string> vars;
-  for (const auto& kv : job.spec.env) {
+  for (const auto& kv : *job.spec.env) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos && eq > 0) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
   }

@@ -42,9 +42,9 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   pb::JobSpec p;
   p.set_name(s.name);
   if (with_script) {
-    p.set_script(s.script);
+    p.set_script(*s.script);
     copy_to(s.argv, p.mutable_argv());
-    copy_to(s.env, p.mutable_env());
+    copy_to(*s.env, p.mutable_env());
   }
   p.set_workdir(s.workdir);
   p.set_output(s.output);
@@ -114,7 +114,7 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.mem_per_node_mib = p.mem_per_node_mib();
   s.mem_per_cpu_mib = p.mem_per_cpu_mib();
   s.time_limit = p.time_limit();
-  s.env.assign(p.env().begin(), p.env().end());
+  s.env = std::vector<std::string>(p.env().begin(), p.env().end());
   s.hold = p.hold();
   s.account = p.account();
   s.constraint = p.constraint();

@@ -30,7 +30,7 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
   path = dir + "/script";
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
   if (fd < 0) return io_error("cannot write " + path + ": " + std::strerror(errno));
-  const std::string& s = job.spec.script;
+  const std::string& s = *job.spec.script;
   bool ok = write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size());
   close(fd);
   if (!ok) return io_error("short write to " + path);

@@ -33,7 +33,7 @@ bool in_allowed_group(const PartitionConfig& p, const JobSpec& spec) {
 
 Result<Job> Controller::admit(const JobSpec& spec) const {
   if (Status s = validate_spec(spec); !s) return s;
-  if (Status s = check_script(spec.script); !s) return s;
+  if (Status s = check_script(*spec.script); !s) return s;
   if (spec.ntasks < 1 || spec.cpus_per_task < 1 || spec.nodes_min < 1)
     return invalid("task, CPU and node counts must be at least 1");
   Job job;

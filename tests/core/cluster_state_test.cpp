@@ -76,7 +76,7 @@ TEST_CASE("validate_spec: bounds that keep products from overflowing") {
   CHECK(!with([](JobSpec& s) { s.nodes_min = 4; s.nodes_max = 2; }));
   CHECK(!with([](JobSpec& s) { s.mem_per_node_mib = -5; }));
   CHECK(!with([](JobSpec& s) { s.time_limit = -7; }));
-  CHECK(!with([](JobSpec& s) { s.script.clear(); }));
+  CHECK(!with([](JobSpec& s) { s.script = ""; }));
   CHECK(with([](JobSpec& s) { s.ntasks = 64; s.cpus_per_task = 2; s.nodes_min = 2; s.nodes_max = 4; }));
 }
 
@@ -139,4 +139,33 @@ TEST_CASE("dynamic nodes: join their partitions, take a recorded drain, and hold
   REQUIRE(remove_node(s, "d1").is_ok());
   CHECK(s.nodes.count("d1") == 0);
   CHECK(s.partitions.back().nodes.empty());
+}
+
+TEST_CASE("jobs with the same script and environment share one copy, kept while a job holds it") {
+  auto s = cluster("n1", 4);
+  auto submit = [&](uint64_t id, std::string script, std::vector<std::string> env) {
+    Job j = JobBuilder(id).build();
+    j.spec.script = std::move(script);
+    j.spec.env = std::move(env);
+    apply(s, JobSubmitted{j});
+    return find_job(s, JobId{id});
+  };
+  const Job* a = submit(1, "#!/bin/sh\necho a\n", {"HOME=/root", "X=1"});
+  const Job* b = submit(2, "#!/bin/sh\necho a\n", {"HOME=/root", "X=1"});  // sent separately: equal text
+  const Job* c = submit(3, "#!/bin/sh\necho c\n", {"HOME=/root", "X=2"});
+  CHECK(a->spec.script.same_copy(b->spec.script));
+  CHECK(a->spec.env.same_copy(b->spec.env));
+  CHECK(!a->spec.script.same_copy(c->spec.script));
+  CHECK(!a->spec.env.same_copy(c->spec.env));
+  CHECK(*c->spec.script == "#!/bin/sh\necho c\n");
+  CHECK(*b->spec.env == std::vector<std::string>{"HOME=/root", "X=1"});
+  CHECK(s.scripts.size() == 2);
+  // Ended and purged: the pool lets go of what no job holds.
+  for (uint64_t id : {1, 3}) apply(s, JobEnded{JobId{id}, 10, JobState::kCancelled, 0, 0, ""});
+  CHECK(purge_finished(s, 100) == 2);
+  CHECK(s.scripts.size() == 1);
+  CHECK(s.environments.size() == 1);
+  const Job* d = submit(4, "#!/bin/sh\necho c\n", {"HOME=/root", "X=2"});
+  CHECK(*d->spec.script == "#!/bin/sh\necho c\n");
+  CHECK(s.scripts.size() == 2);
 }

@@ -31,6 +31,7 @@ class Shared {
   const T* operator->() const { return &**this; }
   bool operator==(const Shared& o) const { return p_ == o.p_ || **this == *o; }
   bool same_copy(const Shared& o) const { return p_ == o.p_; }
+  const void* identity() const { return p_.get(); }  // equal for copies of one value
 
  private:
   template <typename, typename>

@@ -1,6 +1,8 @@
 #include "net/convert.hpp"
 
 #include <algorithm>
+#include <unordered_map>
+#include <vector>
 
 #include "core/hostlist.hpp"
 
@@ -334,10 +336,40 @@ Result<Event> decode_event(const std::string& bytes) {
   return invalid("empty journal event");
 }
 
+namespace {
+
+// Numbers each distinct shared value once (1, 2, ...; 0 for an empty one), for snapshots.
+template <typename T>
+class RefTable {
+ public:
+  template <typename Add>
+  uint32_t ref(const Shared<T>& v, Add&& add) {
+    if (!v.identity()) return 0;
+    auto [it, fresh] = refs_.try_emplace(v.identity(), static_cast<uint32_t>(refs_.size() + 1));
+    if (fresh) add(*v);
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const void*, uint32_t> refs_;
+};
+
+}  // namespace
+
 std::string encode_snapshot(const ClusterState& s) {
   pb::StateSnapshot p;
   p.set_next_job_id(s.next_job_id);
-  for (const auto& [id, job] : s.jobs) *p.add_jobs() = to_pb(job);
+  RefTable<std::string> scripts;
+  RefTable<std::vector<std::string>> environments;
+  for (const auto& [id, job] : s.jobs) {
+    pb::Job* pj = p.add_jobs();
+    *pj = to_pb(job, false);
+    copy_to(job.spec.argv, pj->mutable_spec()->mutable_argv());
+    pj->set_script_ref(scripts.ref(job.spec.script, [&](const std::string& text) { p.add_scripts(text); }));
+    pj->set_env_ref(environments.ref(job.spec.env, [&](const std::vector<std::string>& env) {
+      copy_to(env, p.add_environments()->mutable_env());
+    }));
+  }
   for (const auto& [node, reason] : s.drained) {
     auto* d = p.add_drained();
     d->set_node(node);
@@ -350,9 +382,17 @@ std::string encode_snapshot(const ClusterState& s) {
 Status restore_snapshot(const std::string& bytes, ClusterState& s) {
   pb::StateSnapshot p;
   if (!p.ParseFromString(bytes)) return invalid("undecodable state snapshot");
+  std::vector<Shared<std::string>> scripts(p.scripts().begin(), p.scripts().end());
+  std::vector<Shared<std::vector<std::string>>> environments;
+  for (const auto& e : p.environments()) environments.emplace_back(std::vector<std::string>(e.env().begin(), e.env().end()));
   for (const auto& pj : p.jobs()) {
     auto job = from_pb(pj);
     if (!job) return job.status().with_context("snapshot job " + std::to_string(pj.job_id()));
+    if (pj.script_ref() > scripts.size() || pj.env_ref() > environments.size())
+      return invalid("snapshot job " + std::to_string(pj.job_id()) + ": no shared script or environment " +
+                     std::to_string(std::max(pj.script_ref(), pj.env_ref())));
+    if (pj.script_ref() > 0) job.value().spec.script = scripts[pj.script_ref() - 1];
+    if (pj.env_ref() > 0) job.value().spec.env = environments[pj.env_ref() - 1];
     hq::apply(s, JobSubmitted{std::move(job).value()});
   }
   for (const auto& d : p.drained())

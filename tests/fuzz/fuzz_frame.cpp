@@ -1,4 +1,5 @@
-// Fuzz: the frame decoder and message decoding (what a daemon does with network bytes).
+// Fuzz: the frame decoder and message decoding (what a daemon does with network bytes),
+// and the same bytes as a journal event and as a state snapshot (what a restart reads).
 #include <string>
 
 #include "hq.pb.h"
@@ -20,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
       if (env.ParseFromString(**frame) && env.has_submit()) (void)hq::validate_spec(hq::net::from_pb(env.submit().spec()));
       if (env.has_job_ended()) (void)hq::net::from_pb(env.job_ended());
       (void)hq::net::decode_event(**frame);
+      hq::ClusterState state;
+      (void)hq::net::restore_snapshot(**frame, state);
     }
     if (!decoder.next()) break;  // oversized: the connection would be closed
   }

@@ -102,6 +102,48 @@ TEST_CASE("snapshots restore jobs, resources and the id counter") {
   CHECK(!restore_snapshot("not a snapshot \xff", r).is_ok());
 }
 
+TEST_CASE("snapshots hold each shared script and environment once and restore them") {
+  ClusterConfig cfg;
+  PartitionConfig p;
+  p.name = "batch";
+  cfg.partitions.push_back(p);
+  ClusterState s = make_state(cfg);
+  for (uint64_t id = 1; id <= 50; ++id) {
+    Job j;
+    j.id = JobId{id};
+    j.partition = "batch";
+    j.spec.script = id % 2 ? "#!/bin/sh\necho odd\n" : "#!/bin/sh\necho even\n";
+    j.spec.env = std::vector<std::string>{"HOME=/home/u", "BIG=" + std::string(1000, 'x')};
+    j.spec.argv = {"arg" + std::to_string(id)};
+    hq::apply(s, JobSubmitted{j});
+  }
+  std::string bytes = encode_snapshot(s);
+  CHECK(bytes.size() < 10000);  // 50 x 1 KB of environment, but stored once
+  pb::StateSnapshot decoded;
+  REQUIRE(decoded.ParseFromString(bytes));
+  CHECK(decoded.scripts_size() == 2);
+  CHECK(decoded.environments_size() == 1);
+  ClusterState r = make_state(cfg);
+  REQUIRE(restore_snapshot(bytes, r).is_ok());
+  REQUIRE(r.jobs.size() == 50);
+  const Job& seven = r.jobs.at(JobId{7});
+  CHECK(*seven.spec.script == "#!/bin/sh\necho odd\n");
+  CHECK(seven.spec.env->at(1).size() == 1004);
+  CHECK(seven.spec.argv == std::vector<std::string>{"arg7"});
+  CHECK(seven.spec.env.same_copy(r.jobs.at(JobId{8}).spec.env));
+  // A snapshot written before references (scripts inline) still restores.
+  pb::StateSnapshot old;
+  *old.add_jobs() = to_pb(s.jobs.at(JobId{3}));
+  ClusterState from_old = make_state(cfg);
+  REQUIRE(restore_snapshot(old.SerializeAsString(), from_old).is_ok());
+  CHECK(*from_old.jobs.at(JobId{3}).spec.script == "#!/bin/sh\necho odd\n");
+  // A reference to an entry that is not there is refused, naming the job.
+  old.mutable_jobs(0)->set_env_ref(5);
+  auto bad = restore_snapshot(old.SerializeAsString(), from_old);
+  CHECK(!bad.is_ok());
+  CHECK(bad.message().find("snapshot job 3") != std::string::npos);
+}
+
 TEST_CASE("requeue events round-trip") {
   auto ev = decode_event(encode_event(JobRequeued{JobId{8}, 12, "None"}));
   REQUIRE(ev.is_ok());

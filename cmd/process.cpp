@@ -47,7 +47,12 @@ bool process_alive(pid_t pid) {
   if (pid <= 0) return false;
   int status;
   if (waitpid(pid, &status, WNOHANG) == pid) return false;  // our child, now reaped
-  return kill(pid, 0) == 0 || errno == EPERM;
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+  // An exited process that nobody has reaped yet (a daemon's parent is init, which may
+  // take its time) is not alive.
+  std::vector<std::string> stat = proc_stat(pid);
+  if (stat.empty()) return kill(pid, 0) == 0 || errno == EPERM;  // gone meanwhile, or no /proc
+  return stat[0] != "Z";
 }
 
 void stop_process(pid_t pid, int grace_ms) {

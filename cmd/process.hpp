@@ -11,7 +11,7 @@ namespace hq::cmd {
 std::string self_exe();
 // Starts `argv` detached (own session), stdin from /dev/null, stdout+stderr to `log_path`.
 Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::string& log_path);
-bool process_alive(pid_t pid);
+bool process_alive(pid_t pid);  // false for zombies too
 // Raises the open-files soft limit to the hard limit: a controller holds one socket per
 // node and client (Debian's default soft limit is 1024).
 void raise_fd_limit();

@@ -102,9 +102,9 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     }
     if (after) after(s);
   });
-  // A snapshot costs in proportion to the jobs held (about 4 KB each, mostly their
-  // environments): taking one no more often than every that many events keeps its cost
-  // per event constant, and a restart replays at most as many events as it loads jobs.
+  // A snapshot encodes every job held: taking one no more often than every that many
+  // events keeps its cost per event constant, and a restart replays at most as many
+  // events as it loads jobs.
   int64_t every = std::max<int64_t>(config_.snapshot_every, static_cast<int64_t>(state_.jobs.size()));
   if (++events_since_snapshot_ >= every) {
     events_since_snapshot_ = 0;
@@ -273,6 +273,16 @@ std::set<uint64_t> named_jobs(const ClusterState& s, const pb::QueueRequest& req
   }
   return out;
 }
+
+void set_factors(const PriorityFactors& f, pb::PriorityFactors& out) {
+  out.set_age(f.age);
+  out.set_job_size(f.job_size);
+  out.set_partition(f.partition);
+  out.set_qos(f.qos);
+  out.set_fairshare(f.fairshare);
+  out.set_nice(f.nice);
+  out.set_total(f.total);
+}
 }  // namespace
 
 pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identity& who) const {
@@ -288,17 +298,8 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
     if (!mine && config_.private_jobs) return true;
     pb::Job* pj = out.add_jobs();
     *pj = net::to_pb(job, mine && req.with_script());  // scripts and environments may hold secrets
-    if (job.state == JobState::kPending && req.with_priority()) {
-      PriorityFactors f = compute_priority(job, prio, now());
-      auto* pf = pj->mutable_factors();
-      pf->set_age(f.age);
-      pf->set_job_size(f.job_size);
-      pf->set_partition(f.partition);
-      pf->set_qos(f.qos);
-      pf->set_fairshare(f.fairshare);
-      pf->set_nice(f.nice);
-      pf->set_total(f.total);
-    }
+    if (job.state == JobState::kPending && req.with_priority())
+      set_factors(compute_priority(job, prio, now()), *pj->mutable_factors());
     size_t size = pj->ByteSizeLong();
     if (bytes > 0 && bytes + size > kQueuePageBytes) {  // the rest on the next page
       out.mutable_jobs()->RemoveLast();

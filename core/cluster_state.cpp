@@ -49,6 +49,7 @@ bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(job.id);
+  if (is_terminal(job.state)) s.finished.insert({job.end_time, job.id});  // snapshot restore
   if (job.state == JobState::kRunning) {  // snapshot restore
     hold_resources(s, job);
     s.running.insert(job.id);
@@ -87,6 +88,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   job.cpu_time_usec = e.cpu_time_usec;
   job.exit_signal = e.exit_signal;
   job.reason = e.reason.empty() ? "None" : e.reason;
+  s.finished.insert({job.end_time, job.id});
   return true;
 }
 
@@ -237,19 +239,22 @@ bool apply(ClusterState& state, const Event& event) {
 
 size_t purge_finished(ClusterState& state, Time cutoff) {
   size_t n = 0;
-  for (auto it = state.jobs.begin(); it != state.jobs.end();) {
-    if (is_terminal(it->second.state) && it->second.end_time < cutoff) {
-      it = state.jobs.erase(it);
-      ++n;
-    } else {
-      ++it;
-    }
+  while (!state.finished.empty() && state.finished.begin()->first < cutoff) {
+    n += state.jobs.erase(state.finished.begin()->second);
+    state.finished.erase(state.finished.begin());
   }
   if (n > 0) {
     state.scripts.sweep();
     state.environments.sweep();
   }
   return n;
+}
+
+void forget_finished(ClusterState& state, JobId id) {
+  auto it = state.jobs.find(id);
+  if (it == state.jobs.end() || !is_terminal(it->second.state)) return;
+  state.finished.erase({it->second.end_time, id});
+  state.jobs.erase(it);
 }
 
 const Job* find_job(const ClusterState& s, JobId id) {

@@ -50,6 +50,7 @@ struct ClusterState {
   std::map<JobId, Job> jobs;
   std::set<JobId> pending;                           // index of PENDING jobs
   std::set<JobId> running;                           // index of RUNNING jobs
+  std::set<std::pair<Time, JobId>> finished;         // index of ended jobs, by end time
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member, dynamic ones too
   std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
@@ -76,7 +77,10 @@ void join_wanting_partitions(ClusterState& state, Node& node);
 Status remove_node(ClusterState& state, const std::string& name);
 
 // Drops finished jobs that ended before `cutoff` (not journaled: a pure memory bound).
+// Costs the jobs dropped, not the jobs held.
 size_t purge_finished(ClusterState& state, Time cutoff);
+// Drops one finished job now (the simulator keeps no history).
+void forget_finished(ClusterState& state, JobId id);
 
 const Job* find_job(const ClusterState& s, JobId id);
 

@@ -169,3 +169,27 @@ TEST_CASE("jobs with the same script and environment share one copy, kept while 
   CHECK(*d->spec.script == "#!/bin/sh\necho c\n");
   CHECK(s.scripts.size() == 2);
 }
+
+TEST_CASE("purge drops the jobs that ended before the cutoff, restored ones too, and nothing else") {
+  auto s = cluster("n1", 4);
+  for (uint64_t id = 1; id <= 4; ++id) apply(s, JobBuilder(id));
+  apply(s, JobEnded{JobId{2}, 30, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{1}, 10, JobState::kCancelled, 0, 0, ""});
+  apply(s, JobEnded{JobId{3}, 20, JobState::kFailed, 1, 0, ""});
+  Job restored = JobBuilder(9).build();  // from a snapshot: already finished
+  restored.state = JobState::kCompleted;
+  restored.end_time = 5;
+  apply(s, JobSubmitted{restored});
+  CHECK(purge_finished(s, 25) == 3);
+  CHECK(!find_job(s, JobId{1}));
+  CHECK(!find_job(s, JobId{3}));
+  CHECK(!find_job(s, JobId{9}));
+  CHECK(find_job(s, JobId{2}));
+  CHECK(find_job(s, JobId{4}));  // pending: never purged
+  CHECK(purge_finished(s, 25) == 0);
+  forget_finished(s, JobId{4});  // not finished: kept
+  CHECK(find_job(s, JobId{4}));
+  forget_finished(s, JobId{2});
+  CHECK(!find_job(s, JobId{2}));
+  CHECK(s.finished.empty());
+}

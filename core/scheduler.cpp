@@ -140,7 +140,14 @@ class Pass {
       }
       order.push_back(c);
     };
-    for_each_job_in(s_, s_.pending, add);
+    // Mostly pending jobs: one walk over the jobs; else over the pending index (finished
+    // jobs linger for min_job_age). Both go in id order.
+    if (s_.pending.size() * 2 >= s_.jobs.size()) {
+      for (const auto& [id, job] : s_.jobs)
+        if (job.state == JobState::kPending) add(job);
+    } else {
+      for_each_job_in(s_, s_.pending, add);
+    }
     if (extra) add(*extra);
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {
       std::partial_sort(order.begin(), order.begin() + depth_, order.end(), runs_before);

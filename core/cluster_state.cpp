@@ -168,12 +168,32 @@ ClusterState make_state(const ClusterConfig& config) {
 }
 
 // By function only: names in the config's hostlists are config nodes, placed by make_state.
+namespace {
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Puts a node in or out of one partition, on both sides.
+void set_member(PartitionConfig& p, Node& node, bool in) {
+  if (in) {
+    if (!contains(node.partitions, p.name)) node.partitions.push_back(p.name);
+    if (!contains(p.nodes, node.name)) p.nodes.push_back(node.name);
+  } else {
+    std::erase(node.partitions, p.name);
+    std::erase(p.nodes, node.name);
+  }
+}
+}  // namespace
+
 void join_wanting_partitions(ClusterState& s, Node& node) {
+  for (auto& p : s.partitions)
+    if (contains(p.nodes, node.name) || partition_wants_by_function(p, node.features, node.block, node.switch_name))
+      set_member(p, node, true);
+}
+
+void update_memberships(ClusterState& s, Node& node, const std::vector<PartitionConfig>& configured) {
   for (auto& p : s.partitions) {
-    if (std::find(node.partitions.begin(), node.partitions.end(), p.name) != node.partitions.end()) continue;
-    if (!partition_wants_by_function(p, node.features, node.block, node.switch_name)) continue;
-    node.partitions.push_back(p.name);
-    p.nodes.push_back(node.name);
+    const PartitionConfig* written = find_partition(configured, p.name);
+    bool listed = written && contains(written->nodes, node.name);
+    set_member(p, node, listed || partition_wants_by_function(p, node.features, node.block, node.switch_name));
   }
 }
 

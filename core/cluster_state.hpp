@@ -70,9 +70,12 @@ bool apply(ClusterState& state, const Event& event);
 // feature{} or ALL), takes its recorded drain, and holds what running jobs have there
 // (after a controller restart they were recorded before the node came back).
 void add_node(ClusterState& state, Node node);
-// After a registration set a node's labels or features: it joins the partitions that want
-// it now (membership is only gained this way; the config decides the rest).
+// A new node joins the partitions that list it or want it by its features and labels.
 void join_wanting_partitions(ClusterState& state, Node& node);
+// After a registration changed a node's features or labels: it joins the partitions that
+// want it now and leaves those it was in only by features or labels it no longer has.
+// `configured`: the partitions as the config wrote them; the names they list stay members.
+void update_memberships(ClusterState& state, Node& node, const std::vector<PartitionConfig>& configured);
 // Removes a node that runs nothing; an error names why not.
 Status remove_node(ClusterState& state, const std::string& name);
 

@@ -55,7 +55,20 @@ Result<pb::CaReply> Controller::ca_for(const pb::CaRequest& req) const {
   return out;
 }
 
-Status Controller::join_dynamic(const pb::RegisterNode& reg) {
+namespace {
+// The features an agent registers with (a dynamic node's own; `--feature`), checked.
+Result<std::vector<std::string>> registered_features(const pb::RegisterNode& reg) {
+  std::vector<std::string> out;
+  for (const auto& f : reg.features()) {
+    if (f.empty() || f.size() > 64 || f.find_first_of("{}[],&|*() ") != std::string::npos)
+      return invalid("node '" + reg.name() + "': bad feature '" + f + "'");
+    out.push_back(f);
+  }
+  return out;
+}
+}  // namespace
+
+Status Controller::join_dynamic(const pb::RegisterNode& reg, std::vector<std::string> features) {
   if (!config_.dynamic_nodes)
     return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config "
                    "(dynamic_nodes = false)");
@@ -65,13 +78,10 @@ Status Controller::join_dynamic(const pb::RegisterNode& reg) {
   n.dynamic = true;
   n.block = reg.block();
   n.switch_name = reg.switch_name();
-  for (const auto& f : reg.features()) {
-    if (f.empty() || f.size() > 64 || f.find_first_of("{}[],&|*() ") != std::string::npos)
-      return invalid("node '" + reg.name() + "': bad feature '" + f + "'");
-    n.features.push_back(f);
-  }
+  n.features = std::move(features);
   add_node(state_, std::move(n));
-  const Node& added = state_.nodes.at(reg.name());
+  Node& added = state_.nodes.at(reg.name());
+  update_memberships(state_, added, config_.partitions);  // the config's lists, even after a delete
   std::string parts;
   for (const auto& p : added.partitions) parts += (parts.empty() ? "" : ",") + p;
   log::info("node " + reg.name() + " joined (not in the config); partitions: " + (parts.empty() ? "none" : parts));
@@ -82,8 +92,10 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
   for (const std::string* label : {&reg.block(), &reg.switch_name()})
     if (!label->empty() && !valid_node_name(*label)) return invalid("node '" + reg.name() + "': bad topology label '" + *label + "'");
+  auto registered = registered_features(reg);
+  if (!registered) return registered.status();
   if (!state_.nodes.count(reg.name()))
-    if (Status s = join_dynamic(reg); !s) return s;
+    if (Status s = join_dynamic(reg, registered.value()); !s) return s;
   auto it = state_.nodes.find(reg.name());
   Node& node = it->second;
   if (auto old = agents_.find(reg.name()); old != agents_.end() && old->second != conn)
@@ -104,10 +116,13 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   else log::warn("node " + reg.name() + ": " + gpus.status().message() + "; node set DOWN");
   node.last_heard = now();
   node.boot_time = reg.boot_time();
-  if (node.block != reg.block() || node.switch_name != reg.switch_name()) {  // labels may put it in partitions
-    node.block = reg.block();
+  // A dynamic node's features are its agent's, which may have restarted with others.
+  std::vector<std::string> features = node.dynamic ? std::move(registered).value() : node.features;
+  if (node.block != reg.block() || node.switch_name != reg.switch_name() || node.features != features) {
+    node.block = reg.block();  // features and labels decide partitions
     node.switch_name = reg.switch_name();
-    join_wanting_partitions(state_, node);
+    node.features = std::move(features);
+    update_memberships(state_, node, config_.partitions);
   }
   reconcile_agent(reg.name(), conn, reg);
   log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +

@@ -79,7 +79,7 @@ class Controller {
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   void fill_agent_settings(pb::AgentSettings& out) const;
   // A node the config does not declare joins with what its agent reported.
-  Status join_dynamic(const pb::RegisterNode& reg);
+  Status join_dynamic(const pb::RegisterNode& reg, std::vector<std::string> features);
   Result<Job> admit(const JobSpec& spec) const;
   Result<std::vector<Job>> expand_array(Job job) const;
   pb::SubmitReply test_only(const Job& job) const;

@@ -193,3 +193,46 @@ TEST_CASE("purge drops the jobs that ended before the cutoff, restored ones too,
   CHECK(!find_job(s, JobId{2}));
   CHECK(s.finished.empty());
 }
+
+TEST_CASE("a node whose features or labels change joins and leaves partitions, but not those listing it") {
+  auto s = cluster("n1", 4);  // partition "batch" lists n1
+  PartitionConfig gpu, rack, listed;
+  gpu.name = "gpu";
+  REQUIRE(parse_partition_nodes("feature{gpu}", gpu).is_ok());
+  rack.name = "rack";
+  REQUIRE(parse_partition_nodes("block{b1}", rack).is_ok());
+  listed.name = "mine";
+  REQUIRE(parse_partition_nodes("d1,feature{big}", listed).is_ok());
+  for (const auto& p : {gpu, rack, listed}) s.partitions.push_back(p);
+  std::vector<PartitionConfig> configured = s.partitions;  // as the config wrote them
+  Node d;
+  d.name = "d1";
+  d.cpus = 8;
+  d.features = {"gpu"};
+  d.block = "b1";
+  add_node(s, d);
+  Node& n = s.nodes.at("d1");
+  auto members = [&](const std::string& part) {
+    const PartitionConfig* p = find_partition(s.partitions, part);
+    return std::count(p->nodes.begin(), p->nodes.end(), "d1");
+  };
+  CHECK(members("gpu") == 1);
+  CHECK(members("rack") == 1);
+  CHECK(members("mine") == 1);
+  // The agent comes back without the gpu feature and in another block.
+  n.features = {"big"};
+  n.block = "b2";
+  update_memberships(s, n, configured);
+  CHECK(members("gpu") == 0);
+  CHECK(members("rack") == 0);
+  CHECK(members("mine") == 1);  // listed by name: stays, whatever its features
+  CHECK(n.partitions == std::vector<std::string>{"mine"});
+  n.features = {"gpu"};
+  n.block = "b1";
+  update_memberships(s, n, configured);
+  CHECK(members("gpu") == 1);
+  CHECK(members("rack") == 1);
+  CHECK(members("mine") == 1);
+  CHECK(n.partitions.size() == 3);
+  CHECK(find_partition(s.partitions, "batch")->nodes == std::vector<std::string>{"n1"});  // others untouched
+}

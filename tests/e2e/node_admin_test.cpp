@@ -38,6 +38,17 @@ TEST_CASE("e2e: an agent the config does not declare joins, and its features dec
   REQUIRE(c.wait_state(job, "COMPLETED", 15));
   CHECK(slurp(c.dir() + "/dyn-" + job + ".out") == "dyn7\n");
 
+  // Restarted with other flags: it leaves the partitions that took it by what it lost.
+  kill(dyn, SIGTERM);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  dyn = c.spawn_extra_agent("dyn7", {"--feature", "fast", "--block", "b2"});
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 2; }, 20));
+  node = c.hq("show node dyn7").out;
+  CHECK(node.find("Partitions=all\n") != std::string::npos);
+  CHECK(node.find("AvailableFeatures=fast\n") != std::string::npos);
+  CHECK(node.find("Block=b2") != std::string::npos);
+  CHECK(c.hq("submit -p gpu --wrap true").rc != 0);  // no node for it any more
+
   // A node in the config cannot be deleted; a dynamic one can, once it runs nothing.
   CHECK(c.hq("control delete node e1").rc != 0);
   kill(dyn, SIGTERM);

@@ -13,6 +13,7 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     if (first) all.set_now(page->now());
     if (page->jobs_size() == 0) break;
     uint64_t last = page->jobs(page->jobs_size() - 1).job_id();
+    if (!first && last <= env.queue().after_id()) return invalid("the controller's queue pages do not advance");
     for (auto& job : *page->mutable_jobs()) *all.add_jobs() = std::move(job);
     if (!page->more()) break;
     env.mutable_queue()->set_after_id(last);

@@ -100,14 +100,7 @@ namespace {
 class FakeDns {
  public:
   FakeDns(const std::string& target, uint16_t port) {
-    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = bind_loopback(SOCK_DGRAM, port_);
     timeval tv{0, 200000};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     std::string rdata{static_cast<char>(0), static_cast<char>(10), static_cast<char>(0), static_cast<char>(5),
@@ -142,7 +135,8 @@ class FakeDns {
       ++queries_;
     }
   }
-  int fd_ = -1, port_ = 0;
+  int fd_ = -1;
+  uint16_t port_ = 0;
   std::atomic<int> queries_{0};
   std::atomic<bool> stop_{false};
   std::string answer_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "store/event_log.hpp"
 
 struct sqlite3;
 
@@ -23,27 +24,17 @@ namespace hq::store {
 
 constexpr int kSchemaVersion = 1;
 
-struct LoadedJournal {
-  std::string snapshot;                       // empty: none yet
-  uint64_t snapshot_seq = 0;
-  std::vector<std::string> events;            // after the snapshot, in order
-};
-
-class Journal {
+class Journal : public EventLog {
  public:
-  using Done = std::function<void(const Status&)>;
-  using Post = std::function<void(std::function<void()>)>;
-
   static Result<std::unique_ptr<Journal>> open(const std::string& path);
-  ~Journal();
+  ~Journal() override;
 
-  Result<LoadedJournal> load();
-  void start(Post post);
-  void append(std::string event, Done done);
-  // Stores `state` as of every append queued before it and drops the events it covers.
-  void snapshot(std::string state, Done done);
+  Result<LoadedJournal> load() override;
+  void start(Post post) override;
+  void append(std::string event, Done done) override;
+  void snapshot(std::string state, Done done) override;
   // Commits what is queued, then stops the writer thread.
-  void stop();
+  void stop() override;
   uint64_t committed_batches() const { return batches_; }
 
  private:

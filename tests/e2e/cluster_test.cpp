@@ -146,10 +146,7 @@ TEST_CASE("e2e: garbage and oversized frames close only that connection") {
 }
 
 TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to submit as another user");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1);
   REQUIRE(c.ready());
   std::string shared = shared_dir(c.dir());
@@ -294,10 +291,7 @@ TEST_CASE("e2e: forged, expired, wrongly signed and replayed tokens are refused"
 }
 
 TEST_CASE("e2e: users may cancel only their own jobs - root may cancel any") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as two users");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1);
   REQUIRE(c.ready());
   std::string shared = shared_dir(c.dir());
@@ -382,10 +376,7 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
 }
 
 TEST_CASE("e2e: root jobs need allow_root_jobs - other users' scripts are hidden - private mode hides jobs") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as two users");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   for (bool priv : {false, true}) {
     LocalCluster c(1, 2, 20, "", std::string("allow_root_jobs = false\n") + (priv ? "private_jobs = true\n" : ""));
     REQUIRE(c.ready());

@@ -119,10 +119,7 @@ TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued a
 }
 
 TEST_CASE("e2e: allow_groups admits members of a listed group only") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as another user");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   const std::string parts =
       "[[partition]]\nname = \"members\"\nnodes = \"e1\"\nallow_groups = [\"65534\"]\n"
       "[[partition]]\nname = \"others\"\nnodes = \"e1\"\nallow_groups = [\"root\"]\n";

@@ -149,6 +149,12 @@ class ScopedEnv {
   std::vector<std::string> names_;
 };
 
+// A job body that waits until `file` (relative to the job's directory) has content: the
+// test decides when the job ends (LocalCluster::release), no sleep guesses how long.
+inline std::string until_file(const std::string& file) {
+  return "while [ ! -s " + file + " ]; do sleep 0.05; done";
+}
+
 class LocalCluster {
  public:
   // `extra` is appended to the [controller] section (e.g. limits for one test);
@@ -245,6 +251,23 @@ class LocalCluster {
   bool wait_state(const std::string& id, const std::string& want, double seconds) const {
     return wait_until([&] { return state(id) == want; }, seconds);
   }
+  // Why pending job `id` waits: "None" until a scheduling pass has looked at it.
+  std::string reason(const std::string& id) const {
+    std::string json = hq("queue --json -j " + id).out;
+    std::string key = "\"reason\": \"";
+    size_t at = json.find(key);
+    return at == std::string::npos ? "" : json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+  }
+  // Waits until a scheduling pass has decided about pending job `id`: a job still pending
+  // then was not startable, which a sleep could only hope for.
+  bool wait_considered(const std::string& id, double seconds) const {
+    return wait_until([&] { std::string r = reason(id); return !r.empty() && r != "None"; }, seconds);
+  }
+  // Ends the jobs waiting in until_file(file).
+  void release(const std::string& file) const { std::ofstream(dir() + "/" + file) << "go\n"; }
+  // Node e<node>'s spool directory for job `id`: its launch record ("pids") and, once the
+  // job's shim saw the script end, its "exit" status.
+  std::string spool(int node, const std::string& id) const { return dir() + "/e" + std::to_string(node) + "/job" + id; }
   std::string submit(const std::string& args) const {
     auto r = hq("submit --parsable " + args);
     std::string id = r.out;

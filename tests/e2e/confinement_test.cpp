@@ -34,7 +34,7 @@ void check_daemonized_children_die(const LocalCluster& c, const std::string& mod
   auto script = [&](const std::string& pid_file, const std::string& then) {
     std::string d = daemon;
     d.replace(d.find("%s"), 2, pid_file);
-    return "--wrap \"" + d + " sleep 1; " + then + "\"";
+    return "--wrap \"" + d + " " + until_file(pid_file) + "; " + then + "\"";  // ends once the child runs
   };
   std::string a = c.submit(script(ended_pid, "true"));
   REQUIRE(wait_until([&] { return alive(ended_pid); }, 10));

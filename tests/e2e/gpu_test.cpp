@@ -39,14 +39,14 @@ TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to o
   LocalCluster c(1, 8, 20, "", "", kH100);
   REQUIRE(c.ready());
   std::string out = c.dir() + "/gpu-%j.out";
-  std::string wrap = "--wrap 'echo \"$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|$SLURM_GPUS_ON_NODE|$CUDA_DEVICE_ORDER\"; "
-                     "sleep 4'";
+  std::string wrap = "--wrap 'echo \"$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|$SLURM_GPUS_ON_NODE|$CUDA_DEVICE_ORDER\"; " +
+                     until_file("go") + "'";
   std::string a = c.submit("--gpus=4 -c 2 -o " + out + " " + wrap);
   std::string b = c.submit("--gres=gpu:nvidia_h100_80gb_hbm3:4 -c 2 -o " + out + " " + wrap);
   REQUIRE(c.wait_state(a, "RUNNING", 10));
   REQUIRE(c.wait_state(b, "RUNNING", 10));
   std::string third = c.submit("--gpus-per-node=1 --wrap true");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  REQUIRE(c.wait_considered(third, 10));
   CHECK(c.state(third) == "PENDING");  // 4 CPUs are free, but no GPU
 
   auto node = c.hq("show node e1");
@@ -59,6 +59,7 @@ TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to o
   auto job = c.hq("show job " + a);
   CHECK(job.out.find("TresPerJob=gres/gpu:4") != std::string::npos);
 
+  c.release("go");
   REQUIRE(c.wait_state(a, "COMPLETED", 15));
   REQUIRE(c.wait_state(b, "COMPLETED", 15));
   REQUIRE(c.wait_state(third, "COMPLETED", 15));

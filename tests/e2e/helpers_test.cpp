@@ -35,7 +35,7 @@ TEST_CASE("e2e: a failing health check drains the node with its output, a passin
   CHECK(wait_until([&] { return node(c, "e1").find("State=DRAINED") != std::string::npos; }, 10));
   CHECK(node(c, "e1").find("Reason=health check failed: exit 1: disk /scratch full") != std::string::npos);
   std::string waits = c.submit("--wrap true");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  REQUIRE(c.wait_considered(waits, 10));
   CHECK(c.state(waits) == "PENDING");
   std::remove(sick.c_str());
   CHECK(wait_until([&] { return node(c, "e1").find("State=IDLE") != std::string::npos; }, 10));

@@ -105,7 +105,9 @@ void agents_first_secret_only(const Hosts& hosts) {
               "--kill-jobs-on-exit"},
           name + ".log");
   }
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The controller only once each agent has tried its address and failed (it logs its first tries).
+  for (const char* log : {"/n1.log", "/n2.log"})
+    CHECK(wait_until([&] { return slurp(dir.path() + log).find("; retrying") != std::string::npos; }, 10));
   spawn(0, {HQ_BINARY, "controller", "--config", dir.path() + "/config.toml"}, "controller.log");
   // A client on node 1 knows nothing but what node 1's agent published.
   std::string on_n1 = hosts.shell_on(1) + "env HQ_RUN_DIR=" + dir.path() + "/n1/run " + HQ_BINARY + " ";

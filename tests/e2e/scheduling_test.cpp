@@ -98,11 +98,12 @@ TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued a
   REQUIRE(c.ready());
   std::string low = c.submit("-p low -c 2 --wrap 'sleep 60'");
   REQUIRE(c.wait_state(low, "RUNNING", 10));
-  std::string high = c.submit("-p high -c 2 --wrap 'sleep 2'");
+  std::string high = c.submit("-p high -c 2 --wrap '" + until_file("go") + "'");
   REQUIRE(c.wait_state(high, "RUNNING", 15));
   auto shown = c.hq("show job " + low);
   CHECK(shown.out.find("JobState=PENDING") != std::string::npos);
   CHECK(shown.out.find("Restarts=1") != std::string::npos);
+  c.release("go");
   CHECK(c.wait_state(high, "COMPLETED", 15));
   CHECK(c.wait_state(low, "RUNNING", 15));
 

@@ -18,7 +18,8 @@ usage: scripts/chaos.sh [--duration SECONDS] [--nodes N] [--controller-kills K] 
                         [--no-disk-full] [--no-proxy] [--dir DIR]
   --duration         seconds of load and kills (default 60)
   --nodes            local agents (default 3); --cpus per node (default 4)
-  --controller-kills kill -9 of the controller during the run (default: one per 20 s)
+  --controller-kills kill -9 episodes of the controller (default: one per 20 s); a third
+                     of them kill it twice in a row, the second time while agents re-register
   --agent-kills      kill -9 of a random agent during the run (default: one per 15 s)
   --submitters       concurrent submission loops (default 3)
   --seed             seed of the random choices (default: random; printed)
@@ -81,7 +82,7 @@ log() { echo "[chaos $(elapsed)s] $*"; }
 event() { echo "$* $(elapsed)" >> "$rec/events.log"; }           # a line for the final check
 rand() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }                # integer in [lo, hi]
 rsleep() { local ms; ms=$(rand "$1" "$2"); sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"; }  # ms range
-hqc() { timeout 30 "$hq" "$@"; }                                   # a client call that cannot hang
+hqc() { timeout 10 "$hq" "$@"; }                                   # a client call that cannot hang
 skip() { echo "skipped: $*" | tee -a "$rec/skipped.log"; }         # an optional part that cannot run here
 
 # Names of the nodes that are responding and not DOWN, one per line.
@@ -215,11 +216,20 @@ revive() {  # cause nodes-to-measure...
 }
 
 all_nodes=()
+# One controller kill episode; a third of them are a crash loop: the revived controller is
+# killed again within 0.4 s, while the agents are re-registering.
 kill_controller() {
-  local pid; pid=$(daemon_pid controller)
-  kill -9 "$pid" && event "kill controller $pid"
-  wait_until 10 pid_gone "$pid" || true
-  rsleep 0 1500  # clients and agents meet a dead controller for a while
+  local pid round rounds=1
+  [ "$(rand 1 3)" -eq 1 ] && rounds=2
+  for ((round = 1; round <= rounds; round++)); do
+    pid=$(daemon_pid controller)
+    kill -9 "$pid" && event "kill controller $pid"
+    wait_until 10 pid_gone "$pid" || true
+    rsleep 0 1500  # clients and agents meet a dead controller for a while
+    [ "$round" -eq "$rounds" ] && break
+    timeout 60 "$hq" local start --no-wait >/dev/null 2>&1 || event "revive-failed crash-loop 1"
+    rsleep 0 400
+  done
   revive controller-restart "${all_nodes[@]}"
 }
 
@@ -389,7 +399,7 @@ main() {
   done
   while [ "$(now_us)" -lt $(( start + duration * 1000000 )) ]; do sleep 0.2; done
 
-  log "load stops ($done_ctl controller kills, $done_agent agent kills)"
+  log "load stops ($done_ctl controller kill episodes, $done_agent agent kills)"
   touch "$rec/stop" "$rec/calm"
   wait_loops
   revive final "${all_nodes[@]}" "${proxied_nodes[@]}"
@@ -400,12 +410,14 @@ main() {
   check
 }
 
-# The load loops are the background processes started last: wait until they exit.
-wait_loops() {
+# The load loops are the background processes started last: each finishes its current call
+# (bounded by hqc's timeout) and exits; together within 15 s, or they are killed.
+loops_gone() {
   local p
-  for p in "${bg_pids[@]: -$((submitters + 1))}"; do
-    wait_until 40 pid_gone "$p" || kill "$p" 2>/dev/null || true
-  done
+  for p in "${bg_pids[@]: -$((submitters + 1))}"; do pid_gone "$p" || return 1; done
+}
+wait_loops() {
+  wait_until 15 loops_gone || kill "${bg_pids[@]: -$((submitters + 1))}" 2>/dev/null || true
 }
 
 all_jobs_final() {
@@ -517,7 +529,8 @@ print(f"\n== chaos summary: {duration} s, seed {seed} ==")
 print(f"kills: controller {kills['controller']}, agent {kills['agent']}; "
       f"hq local start failures: {sum(f[0] == 'revive-failed' for f in events)}")
 if full: print(f"disk full: {len(full)} episode(s), controller exited: {sum(f[0] == 'full-controller-exited' for f in events)}")
-if proxy: print(f"proxy: {proxy['accept']} connections, {proxy['delay']} delayed, {proxy['stall']} stalled, {proxy['cut']} cut")
+if proxy: print(f"proxy: {proxy['accept']} connections, {proxy['delay']} delayed, {proxy['cut']} cut "
+               f"({proxy['stall']} of them after a stall)")
 for s in skipped: print(s)
 print(f"submissions: {len(acked)} acknowledged, {len(unacked)} unacknowledged "
       f"({len(created_unacked)} of them created anyway)")
@@ -542,4 +555,4 @@ sys.exit(1 if any(violations.values()) else 0)
 EOF
 }
 
-main
+main; exit  # one line: bash reads a script as it runs, so an edit meanwhile cannot run more

@@ -73,6 +73,7 @@ rec=$work/records        # what the load and the kills did, read by the final ch
 return_bound=10          # seconds a node may take to come back before it counts as not back
 mounted=""               # the tmpfs under the controller's state, when we mounted one
 bg_pids=()               # every background process we started
+prepared=0               # the work dir is ours: cleanup may act
 
 # ---- small helpers ----------------------------------------------------------------------
 now_us() { echo "${EPOCHREALTIME/./}"; }
@@ -109,6 +110,7 @@ pid_gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status
 cleanup() {
   local rc=$?
   set +e
+  [ "$prepared" -eq 1 ] || exit "$rc"
   touch "$rec/stop" 2>/dev/null
   for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
   for p in "${bg_pids[@]}"; do
@@ -356,9 +358,23 @@ setup_proxy() {
 }
 
 # ---- the run ----------------------------------------------------------------------------
-main() {
+# Wipes the work dir of an earlier run (stopping its cluster and unmounting its tmpfs, in
+# case that run was killed), and only a dir that is new, empty or marked as ours.
+prepare_work_dir() {
+  if [ -d "$work" ] && [ -n "$(ls -A "$work")" ] && [ ! -e "$work/.hq-chaos" ]; then
+    echo "chaos: $work is not a chaos work dir; not wiping it (use --dir)" >&2
+    exit 2
+  fi
+  [ -d "$local_dir" ] && { "$hq" local stop >/dev/null 2>&1 || true; }
+  mountpoint -q "$local_dir/state" 2>/dev/null && umount "$local_dir/state"
   rm -rf "$work"
   mkdir -p "$rec/locks" "$work/out"
+  touch "$work/.hq-chaos"
+  prepared=1
+}
+
+main() {
+  prepare_work_dir
   write_check_py
   log "seed $seed, $duration s, $nodes nodes x $cpus CPUs, $ctl_kills controller kills, $agent_kills agent kills, work dir $work"
   local i

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <filesystem>
 #include <regex>
 
 #include "cluster_fixture.hpp"
@@ -16,8 +17,11 @@ class LocalHome {
  public:
   LocalHome() : env_("env -u HQ_CONTROLLER -u HQ_CONFIG -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" +
                      dir_.path() + "/home ") {}
+  // Revives what a failed test left dead, so that its agents' jobs are adopted and end with
+  // the cluster (agents run with --kill-jobs-on-exit).
   ~LocalHome() {
-    hq("cancel " + cleanup_jobs_);
+    if (std::filesystem::exists(local() + "/daemons")) hq("local start --no-wait");
+    if (!cleanup_jobs_.empty()) hq("cancel " + cleanup_jobs_);
     hq("local stop");
   }
   CmdResult hq(const std::string& args) const { return sh("cd " + dir_.path() + " && " + env_ + HQ_BINARY + " " + args); }

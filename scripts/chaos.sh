@@ -71,6 +71,8 @@ export HQ_HOME=$work/home
 local_dir=$HQ_HOME/local
 rec=$work/records        # what the load and the kills did, read by the final check
 return_bound=10          # seconds a node may take to come back before it counts as not back
+node_timeout=8           # the cluster's node_timeout (hq local has 30 s): outages longer than
+                         # it fit in a short run
 mounted=""               # the tmpfs under the controller's state, when we mounted one
 bg_pids=()               # every background process we started
 prepared=0               # the work dir is ours: cleanup may act
@@ -146,14 +148,16 @@ EOF
 
 # ---- the load ---------------------------------------------------------------------------
 # Submits until told to stop. Each submission has a unique name chaos-K-SEQ and exits with
-# SEQ % 5 after a random 0.1-2.5 s. A printed id is an acknowledgement; anything else
+# SEQ % 5 after a random 0.1-2.5 s; one in ten runs 5-20 s, so that kills and cancels also
+# meet jobs in the middle of their run. A printed id is an acknowledgement; anything else
 # (refused, controller down, acknowledgement lost to a kill) is recorded as unacknowledged.
 submitter() {
   local k=$1 seq=0 name code secs out rc t1
   RANDOM=$((seed + k))
   while [ ! -e "$rec/stop" ]; do
     seq=$((seq + 1)) name="chaos-$k-$seq" code=$((seq % 5))
-    secs=$(rand 100 2500) secs="$((secs / 1000)).$(printf %03d $((secs % 1000)))"
+    if [ $((RANDOM % 10)) -eq 0 ]; then secs=$(rand 5000 20000); else secs=$(rand 100 2500); fi
+    secs="$((secs / 1000)).$(printf %03d $((secs % 1000)))"
     t1=$(elapsed) rc=0
     out=$(hqc submit --parsable -J "$name" -o "$work/out/%j.out" --wrap "$(job_script "$secs" "$code")" 2>&1) || rc=$?
     if [ "$rc" -eq 0 ] && [[ $out =~ ^[0-9]+$ ]]; then
@@ -235,21 +239,32 @@ kill_controller() {
   revive controller-restart "${all_nodes[@]}"
 }
 
+# One agent kill: its jobs keep running. It is revived after 0-1.5 s, or (the 2nd, 6th,
+# 10th... kill) after a long outage of node_timeout + 2-4 s: the node goes DOWN and its
+# jobs are requeued while their first runs still run, and the revived agent meets that.
+agent_kills_done=0
 kill_agent() {
-  local name="local$(rand 1 "$nodes")" pid
+  local name="local$(rand 1 "$nodes")" pid cause=agent-restart
   pid=$(daemon_pid "$name")
   kill -9 "$pid" && event "kill agent $name $pid"
   wait_until 10 pid_gone "$pid" || true
   # The controller must have seen it go, or the old registration would count as a return.
   wait_until 5 node_not_ok "$name" || event "unnoticed $name"
-  rsleep 0 1500
-  revive "agent-restart" "$name"
+  agent_kills_done=$((agent_kills_done + 1))
+  if [ $((agent_kills_done % 4)) -eq 2 ]; then
+    cause=agent-restart-after-outage
+    rsleep $((node_timeout * 1000 + 2000)) $((node_timeout * 1000 + 4000))
+  else
+    rsleep 0 1500
+  fi
+  revive "$cause" "$name"
 }
 
 # ---- optional: a full disk under the controller's state -----------------------------------
 # The state dir sits on a small tmpfs mounted before the cluster starts (root only). An
-# episode fills it, keeps it full for a few seconds while the load goes on, frees it and
-# revives the controller if it exited. Acknowledgements inside the window are reported.
+# episode fills it, keeps it full for a few seconds while the load goes on, frees it, then
+# kills the controller with -9 if it did not exit by itself, and revives it. A submission
+# acknowledged inside the window must survive that restart.
 setup_disk_full() {
   [ "$want_disk_full" -eq 1 ] || { skip "disk full (--no-disk-full)"; return; }
   [ "$(id -u)" -eq 0 ] || { skip "disk full (needs root to mount a tmpfs)"; return; }
@@ -275,16 +290,19 @@ disk_full_episode() {
   log "state disk freed"
   if pid_gone "$pid"; then
     event "full-controller-exited"
-    revive disk-full "${all_nodes[@]}"
+  else  # what it acknowledged meanwhile must have been durable: the restart must have it
+    kill -9 "$pid" && event "kill controller $pid"
+    wait_until 10 pid_gone "$pid" || true
   fi
+  revive disk-full "${all_nodes[@]}"
 }
 
 # ---- optional: agents behind a flaky proxy -----------------------------------------------
 # A TCP proxy in Python between an extra agent and the controller, until $rec/calm exists:
 # it delays 30% of new connections by up to 2 s; of the others' connections, after 1-6 s,
 # it cuts 35% (both ends see it) and stalls 35% (a black hole: nothing passes, nobody is
-# told) for 2 s up to the stall bound before cutting them. Stalls longer than the local
-# node_timeout (30 s, runs of 10 minutes or more) make the node DOWN while its jobs run.
+# told) for 2 s to node_timeout + 4 s before cutting them. A stall longer than
+# node_timeout makes the node DOWN while its jobs still run behind the proxy.
 proxy_py() {
   cat <<'EOF'
 import os, random, socket, sys, threading, time
@@ -341,7 +359,7 @@ setup_proxy() {
   local port addr name
   port=$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$local_dir/config.toml")
   proxy_py > "$work/proxy.py"
-  local stall_max=$(( duration >= 600 ? 45 : 12 ))
+  local stall_max=$((node_timeout + 4))
   python3 "$work/proxy.py" "$work/proxy.port" "$port" "$rec/calm" "$rec/proxy.log" "$seed" "$stall_max" \
     2>>"$work/proxy.err" &
   bg_pids+=($!)
@@ -382,9 +400,10 @@ main() {
 
   setup_disk_full
   "$hq" local start --nodes "$nodes" --cpus "$cpus" >/dev/null
-  # Finished jobs must stay visible until the final check, and proxied agents may join.
+  # Finished jobs stay visible until the final check; a short node_timeout; proxied agents may join.
   local age=$(( 2 * duration + drain_timeout + 600 ))
   sed -i -e "s/^\[controller\]$/[controller]\nmin_job_age = \"${age}s\"/" \
+    -e "s/^node_timeout = .*/node_timeout = \"${node_timeout}s\"/" -e "s/^heartbeat_interval = .*/heartbeat_interval = \"2s\"/" \
     -e "s/^nodes = \"local\[1-$nodes\]\"$/nodes = \"local[1-$nodes],feature{chaosproxy}\"/" "$local_dir/config.toml"
   "$hq" local restart controller >/dev/null
   setup_proxy
@@ -531,20 +550,25 @@ for j in jobs:
         violations["every job in a final state with the right exit code"].append(
             f"job {jid} ({name}) {st} exit {code}, expected {how}{natural[0]} exit {want}")
 
-# A full disk: no submission acknowledged while the controller's state disk was full.
+# A full disk: a submission acknowledged while the state disk was full (sent after the fill,
+# answered before the free) must have been durable: it survives the kill -9 that follows.
+# (SQLite can commit on a full disk by reusing the space of its write-ahead log.)
 full = [(float(a[-1]), float(b[-1])) for a, b in zip([f for f in events if f[0] == "full-start"],
                                                      [f for f in events if f[0] == "full-end"])]
-for path in glob.glob(os.path.join(rec, "submit-*.log")):
-    for f in lines(path):
-        if f[0] == "ack" and any(lo <= float(f[4]) and float(f[5]) <= hi for lo, hi in full):
-            violations["no submission acknowledged while the state disk is full"].append(f"job {f[2]} ({f[1]})")
+acked_while_full = [f for path in glob.glob(os.path.join(rec, "submit-*.log")) for f in lines(path)
+                    if f[0] == "ack" and any(lo <= float(f[4]) and float(f[5]) <= hi for lo, hi in full)]
+for f in acked_while_full:
+    if f[2] not in by_id:
+        violations["no submission acknowledged while the state disk was full is lost"].append(f"job {f[2]} ({f[1]})")
 
 kills = collections.Counter(f[1] for f in events if f[0] == "kill")
 times = [s for _, s, _ in returns]
 print(f"\n== chaos summary: {duration} s, seed {seed} ==")
 print(f"kills: controller {kills['controller']}, agent {kills['agent']}; "
       f"hq local start failures: {sum(f[0] == 'revive-failed' for f in events)}")
-if full: print(f"disk full: {len(full)} episode(s), controller exited: {sum(f[0] == 'full-controller-exited' for f in events)}")
+if full: print(f"disk full: {len(full)} episode(s), controller exited by itself: "
+              f"{sum(f[0] == 'full-controller-exited' for f in events)}, submissions acknowledged while full: "
+              f"{len(acked_while_full)}")
 if proxy: print(f"proxy: {proxy['accept']} connections, {proxy['delay']} delayed, {proxy['cut']} cut "
                f"({proxy['stall']} of them after a stall)")
 for s in skipped: print(s)
@@ -561,7 +585,7 @@ print(f"node returns: {len(times)} measured, max {max(times, default=0):.2f} s, 
 print("invariants:")
 names = ["no acknowledged job lost", "no duplicate job from a retried submission", "no job ran twice at once",
          "every node back in service within 2 s", "every job in a final state with the right exit code"]
-if full: names.append("no submission acknowledged while the state disk is full")
+if full: names.append("no submission acknowledged while the state disk was full is lost")
 for n in names:
     v = violations.get(n, [])
     print(f"  {'PASS' if not v else 'FAIL'} {n}" + (f": {len(v)} violation(s)" if v else ""))

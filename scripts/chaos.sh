@@ -25,7 +25,7 @@ usage: scripts/chaos.sh [--duration SECONDS] [--nodes N] [--controller-kills K] 
   --seed             seed of the random choices (default: random; printed)
   --drain-timeout    bound on the wait for every job to end after the load (default 90)
   --no-disk-full     skip the full-disk episode (needs root and tmpfs otherwise)
-  --no-proxy         skip the agents behind a connection-dropping proxy (needs python3)
+  --no-proxy         skip the agent behind a flaky proxy (needs python3 otherwise)
   --dir              work directory (default: <dir of hq>/chaos, wiped at start)
 Environment: HQ_BIN (default build/hq, or $HQ_BUILD_DIR/hq).
 EOF
@@ -35,6 +35,10 @@ EOF
 duration=60 nodes=3 cpus=4 ctl_kills="" agent_kills="" submitters=3 seed=$((RANDOM * 32768 + RANDOM))
 drain_timeout=90 want_disk_full=1 want_proxy=1 work=""
 while [ $# -gt 0 ]; do
+  case $1 in
+    --duration|--nodes|--cpus|--controller-kills|--agent-kills|--submitters|--seed|--drain-timeout|--dir)
+      [ $# -ge 2 ] || { echo "chaos: $1 needs a value" >&2; exit 2; } ;;
+  esac
   case $1 in
     --duration) duration=$2; shift ;;
     --nodes) nodes=$2; shift ;;
@@ -52,11 +56,12 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-for v in duration nodes cpus submitters seed drain_timeout; do
-  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "chaos: --${v//_/-} needs a number" >&2; exit 2; }
-done
 ctl_kills=${ctl_kills:-$(( duration / 20 > 0 ? duration / 20 : 1 ))}
 agent_kills=${agent_kills:-$(( duration / 15 > 0 ? duration / 15 : 1 ))}
+for v in duration nodes cpus submitters seed drain_timeout ctl_kills agent_kills; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "chaos: $v must be a number" >&2; exit 2; }
+done
+[ "$nodes" -ge 1 ] && [ "$cpus" -ge 1 ] && [ "$submitters" -ge 1 ] || { echo "chaos: nodes, cpus, submitters >= 1" >&2; exit 2; }
 RANDOM=$seed
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -105,6 +110,7 @@ wait_until() {
   done
 }
 node_ok() { ok_nodes | grep -qx "$1"; }
+all_ok() { local ok n; ok=$(ok_nodes); for n in "$@"; do grep -qx "$n" <<<"$ok" || return 1; done; }
 node_not_ok() { ! node_ok "$1"; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 
@@ -405,7 +411,8 @@ main() {
   sed -i -e "s/^\[controller\]$/[controller]\nmin_job_age = \"${age}s\"/" \
     -e "s/^node_timeout = .*/node_timeout = \"${node_timeout}s\"/" -e "s/^heartbeat_interval = .*/heartbeat_interval = \"2s\"/" \
     -e "s/^nodes = \"local\[1-$nodes\]\"$/nodes = \"local[1-$nodes],feature{chaosproxy}\"/" "$local_dir/config.toml"
-  "$hq" local restart controller >/dev/null
+  "$hq" local restart controller --no-wait >/dev/null
+  wait_until 20 all_ok "${all_nodes[@]}" || log "not every node in service before the load"
   setup_proxy
   [ ${#proxied_nodes[@]} -eq 0 ] || wait_until 20 node_ok "${proxied_nodes[0]}" || log "proxied node not in service yet"
 
@@ -440,8 +447,8 @@ main() {
   revive final "${all_nodes[@]}" "${proxied_nodes[@]}"
   log "waiting (at most $drain_timeout s) for every job to end"
   wait_until "$drain_timeout" all_jobs_final || log "not every job ended within $drain_timeout s"
-  hqc queue -t all --json > "$work/queue.json"
   ok_nodes > "$work/nodes-final.txt"
+  hqc queue -t all --json > "$work/queue.json" || { log "FAIL: the controller does not answer at the end"; return 1; }
   check
 }
 

@@ -158,13 +158,14 @@ class Loader {
     if (!t) return s;
     s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
-                        "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service"}, "[controller]");
+                        "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service", "fence_timeout"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
     if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
     if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);
+    if (s) s = get_duration(*t, "fence_timeout", c.fence_timeout);
     if (s) s = get_duration(*t, "handshake_timeout", c.handshake_timeout);
     if (s) s = get_duration(*t, "client_idle_timeout", c.client_idle_timeout);
     int64_t max_conn = c.max_connections, max_peer = c.max_connections_per_peer;

@@ -57,6 +57,10 @@ Status validate_config(const ClusterConfig& c) {
   if (defaults > 1) return invalid("more than one partition has default = true");
   if (c.node_timeout <= 0) return invalid("node_timeout must be positive");
   if (c.heartbeat_interval <= 0) return invalid("heartbeat_interval must be positive");
+  if (c.fence_timeout < 0 || (c.fence_timeout > 0 && (c.fence_timeout < 2 * c.heartbeat_interval ||
+                                                      c.fence_timeout + c.heartbeat_interval > c.node_timeout)))
+    return invalid("fence_timeout must be 0 (off), or at least twice heartbeat_interval and at most node_timeout "
+                   "minus heartbeat_interval (" + std::to_string(c.fence_timeout) + " s)");
   const SchedulerConfig& k = c.scheduler;
   if (k.bf_resolution < 1 || k.bf_resolution > 3600) return invalid("[scheduler] bf_resolution must be 1-3600 seconds");
   if (k.bf_window < 60 || k.bf_window > 43200 * 60) return invalid("[scheduler] bf_window must be 1-43200 minutes");

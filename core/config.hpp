@@ -91,6 +91,10 @@ struct ClusterConfig {
   int32_t max_connections = 20000;     // all connections at once (agents included)
   int32_t max_connections_per_peer = 1024;  // from one address
   Duration heartbeat_interval = 30;
+  // An agent that has heard nothing from the controller this long kills its jobs, so that a
+  // partitioned node cannot run a job the controller requeued elsewhere (node_timeout).
+  // 0: off (Slurm's behaviour: jobs outlive any controller outage). See docs/robustness.md.
+  Duration fence_timeout = 0;
   Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
   Duration min_job_age = 300;          // finished jobs stay visible this long
   int32_t snapshot_every = 10000;      // journal events between snapshots

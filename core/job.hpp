@@ -95,6 +95,9 @@ std::string alloc_hostlist(const std::vector<NodeAlloc>& alloc);
 enum class StopIntent : uint8_t { kNone, kRequeue, kRequeueHold, kPreemptRequeue, kPreemptCancel };
 bool is_preemption(StopIntent intent);
 
+// The reason of a job end whose agent killed it after losing the controller (fence_timeout).
+inline constexpr const char* kReasonNodeFenced = "NodeFenced";
+
 struct Job {
   JobId id;
   JobSpec spec;

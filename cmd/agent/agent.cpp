@@ -71,7 +71,28 @@ void Agent::start() {
   if (int stale = cgroups_.sweep_stale(running_ids()); stale > 0)
     log::warn("killed the processes of " + std::to_string(stale) + " job(s) an earlier agent left behind");
   wait_children();
+  fence_timer_ = std::make_unique<asio::steady_timer>(io_);
+  check_fence();
   asio::co_spawn(io_, connect_loop(), log_exceptions);
+}
+
+// A node cut off from the controller for node_timeout has its jobs requeued elsewhere; with
+// fence_timeout (< node_timeout) its agent kills them first, so no job runs twice at once.
+void Agent::check_fence() {
+  double silent = net::mono_seconds() - last_word_;
+  if (opts_.fence_timeout > 0 && last_word_ > 0 && silent > static_cast<double>(opts_.fence_timeout)) {
+    for (auto& [id, rj] : running_) {
+      if (rj.fenced || rj.pid <= 0) continue;
+      log::warn("job " + std::to_string(id) + ": no word from the controller for " + std::to_string(static_cast<int>(silent)) +
+                " s (fence_timeout " + std::to_string(opts_.fence_timeout) + " s); killing it");
+      rj.fenced = true;
+      terminate(rj, 0);
+    }
+  }
+  fence_timer_->expires_after(std::chrono::seconds(1));
+  fence_timer_->async_wait([this](const asio::error_code& ec) {
+    if (!ec && !stopping_) check_fence();
+  });
 }
 
 void Agent::stop() {
@@ -91,6 +112,7 @@ void Agent::stop() {
   if (auth_) auth_->stop();
   if (conn_) conn_->close("agent stopping");
   sigchld_.cancel();
+  if (fence_timer_) fence_timer_->cancel();
 }
 
 pb::Envelope Agent::registration() const {
@@ -224,6 +246,7 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
       if (conn_ == conn) conn_.reset();
       co_return msg.status();
     }
+    last_word_ = net::mono_seconds();
     AgentLink::Step step = link.on_message(std::move(msg).value());
     if (!step.ended) co_return step.ended;
     if (step.registered) on_registered(conn, *step.registered);
@@ -237,6 +260,13 @@ void Agent::on_registered(const std::shared_ptr<net::Connection>& conn, const pb
   publish_for_clients();
   if (!opts_.health_check.empty() && !health_timer_) schedule_health_check(0);
   conn_ = conn;
+  // Ends that came after the registration was sent would wait for the next one: send them
+  // (all unacked ends; the controller acks a duplicate without recording it twice).
+  for (const auto& [id, ended] : unacked_) {
+    pb::Envelope env;
+    *env.mutable_job_ended() = ended;
+    conn->send(env);
+  }
   asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack.heartbeat_interval())), log_exceptions);
 }
 
@@ -473,8 +503,10 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   if (WIFSIGNALED(status)) e.set_exit_signal(WTERMSIG(status));
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   bool oom = used.oom_kills > 0 && !rj.timed_out && !rj.cancelled;
-  e.set_state(rj.timed_out ? "TIMEOUT" : rj.cancelled ? "CANCELLED" : oom ? "OUT_OF_MEMORY" : ok ? "COMPLETED" : "FAILED");
-  if (oom) {
+  e.set_state(rj.fenced ? "NODE_FAIL" : rj.timed_out ? "TIMEOUT" : rj.cancelled ? "CANCELLED" : oom ? "OUT_OF_MEMORY" : ok ? "COMPLETED" : "FAILED");
+  if (rj.fenced) {
+    e.set_reason(kReasonNodeFenced);
+  } else if (oom) {
     e.set_reason("OutOfMemory");
     log::info("job " + std::to_string(id) + ": " + std::to_string(used.oom_kills) + " OOM kill(s) in its cgroup");
   } else if (!ok && !rj.timed_out && !rj.cancelled) {

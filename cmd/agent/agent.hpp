@@ -48,6 +48,7 @@ struct AgentOptions {
   int64_t health_interval = 60;            // seconds between health checks
   int64_t helper_timeout = 60;             // seconds before a program is killed (failed)
   bool kill_jobs_on_exit = false;          // else a stopping agent leaves jobs to its successor
+  int64_t fence_timeout = 0;               // from the controller: kill jobs after this long without word; 0: never
   // Options given here (flag or environment): they win over what the controller serves.
   std::set<std::string> set_locally;
 };
@@ -73,6 +74,7 @@ class Agent {
     JobCgroup cgroup;
     std::vector<int32_t> cpus;   // the CPUs it runs on
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
+    bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
@@ -110,6 +112,8 @@ class Agent {
   void apply_settings(const pb::RegisterAck& ack);
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval);
   void handle(const pb::Envelope& msg);
+  // Every second: with fence_timeout set, jobs die once the controller was silent that long.
+  void check_fence();
   void on_launch(const pb::LaunchJob& launch);
   void on_kill(const pb::KillJob& kill);
   void terminate(RunningJob& rj, int64_t grace);
@@ -137,6 +141,8 @@ class Agent {
   std::map<pid_t, uint64_t> pids_;
   asio::signal_set sigchld_;
   int64_t kill_wait_ = 30;
+  double last_word_ = 0;   // monotonic time of the controller's last message (0: none yet)
+  std::unique_ptr<asio::steady_timer> fence_timer_;
   bool stopping_ = false;
 };
 

@@ -57,6 +57,7 @@ void Agent::apply_settings(const pb::RegisterAck& ack) {
   if (!opts_.set_locally.count("health-interval") && a.health_interval() > 0) opts_.health_interval = a.health_interval();
   if (!opts_.set_locally.count("helper-timeout") && a.helper_timeout() > 0) opts_.helper_timeout = a.helper_timeout();
   if (!opts_.set_locally.count("job-pids-max")) opts_.job_pids_max = a.job_pids_max();
+  opts_.fence_timeout = a.fence_timeout() > 0 ? a.fence_timeout() : 0;
 }
 
 void Agent::prolog_done(uint64_t id, const pb::LaunchJob& l, const HelperOutcome& outcome) {

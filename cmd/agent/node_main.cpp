@@ -161,7 +161,7 @@ int run_node(const Args& args) {
     if (app.count(std::string("--") + o) > 0) set_locally.insert(o);
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features, block,  switch_name, run_dir,
-                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, set_locally};
+                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, 0, set_locally};
   return run_agent(opts, *host, log_file);
 }
 

@@ -32,9 +32,7 @@ int run_cancel(const Args& args) {
   }
   if (c->job_ids_size() == 0 && c->tasks_size() == 0) return fail(prog, invalid("No job identification provided"));
   c->set_request_key(new_request_key());
-  auto connected = connect_client();
-  if (!connected) return fail(prog, connected.status());
-  std::unique_ptr<net::RpcClient> client = std::move(connected).value();
+  std::unique_ptr<net::RpcClient> client;
   auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status());
   if (json) print_json(reply->cancel_reply());

@@ -16,10 +16,12 @@ namespace hq::cmd {
 // A fresh key: 128 random bits in hex.
 std::string new_request_key();
 
-// Sends `req` on `client` and waits for its answer; when the connection fails (Unavailable)
-// it connects again (`client` is replaced) and resends, for up to `budget_s` seconds.
-// Other errors, and the controller's own error replies, are returned at once.
+// Sends `req` on `client` (connecting first when it is null) and waits for its answer; when
+// the controller cannot be reached or the connection fails (Unavailable) it connects again
+// (`client` is replaced) and resends, for up to `budget_s` seconds: a controller restart
+// (under a second) goes unnoticed, as Slurm's sbatch rides out a slurmctld restart. Other
+// errors, and the controller's own error replies, are returned at once.
 Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, const pb::Envelope& req,
-                                     double budget_s = 30);
+                                     double budget_s = 15);
 
 }  // namespace hq::cmd

@@ -146,9 +146,7 @@ int run_submit(const Args& args) {
   }
   auto req = build_request(args);
   if (!req) return fail(prog, req.status());
-  auto connected = connect_client();
-  if (!connected) return fail(prog, connected.status());
-  std::unique_ptr<net::RpcClient> client = std::move(connected).value();
+  std::unique_ptr<net::RpcClient> client;  // call_with_retry connects
   pb::Envelope env;
   *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);
   env.mutable_submit()->set_test_only(req->test_only);

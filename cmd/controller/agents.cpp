@@ -40,6 +40,7 @@ void Controller::fill_agent_settings(pb::AgentSettings& out) const {
   out.set_health_interval(a.health_interval);
   out.set_helper_timeout(a.helper_timeout);
   out.set_job_pids_max(a.job_pids_max);
+  out.set_fence_timeout(config_.fence_timeout);
 }
 
 Result<pb::CaReply> Controller::ca_for(const pb::CaRequest& req) const {
@@ -238,6 +239,12 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     record(JobRequeued{ended->id, ended->time, "None"}, ack);
     return request_schedule();
   }
+  if (job && ended->reason == kReasonNodeFenced && job->spec.requeue != 0 && !job->cancel_requested &&
+      job->stop_intent == StopIntent::kNone) {  // its agent lost the controller and killed it
+    log::info("job " + std::to_string(raw) + " requeued: its agent on " + name + " fenced it");
+    record(JobRequeued{ended->id, ended->time, "None"}, ack);
+    return request_schedule();
+  }
   StopIntent intent = job ? job->stop_intent : StopIntent::kNone;
   if (intent == StopIntent::kRequeue || intent == StopIntent::kPreemptRequeue) {
     record(JobRequeued{ended->id, ended->time, intent == StopIntent::kPreemptRequeue ? "Preempted" : "None"}, ack);
@@ -268,9 +275,12 @@ void Controller::end_jobs_on_node(const std::string& name, JobState state, const
   std::vector<std::pair<JobId, bool>> ids;
   for (const auto& [id, job] : state_.jobs)
     if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name)
-      ids.emplace_back(id, job.spec.requeue != 0 && !job.cancel_requested);  // a cancelled job stays ended
-  for (auto [id, requeue] : ids) {
-    if (requeue) {
+      ids.emplace_back(id, job.cancel_requested);
+  for (auto [id, cancelled] : ids) {
+    const Job& job = state_.jobs.at(id);
+    if (cancelled) {  // it was being cancelled: that is how it ends
+      record(JobEnded{id, now(), JobState::kCancelled, 0, 0, "None"});
+    } else if (job.spec.requeue != 0) {
       log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");
       record(JobRequeued{id, now(), "None"});
     } else {

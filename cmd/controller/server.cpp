@@ -164,7 +164,12 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
       log_close(conn, msg.status());
       break;
     }
-    if (msg->has_heartbeat()) ctl.agent_heartbeat(name, msg->heartbeat());
+    if (msg->has_heartbeat()) {
+      ctl.agent_heartbeat(name, msg->heartbeat());
+      pb::Envelope echo;  // the agent hears the controller (fencing counts from its last word)
+      echo.mutable_heartbeat()->set_time(msg->heartbeat().time());
+      conn->send(echo);
+    }
     else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
     else if (msg->has_node_health()) ctl.agent_health(name, msg->node_health());
     else log::warn("node " + name + " sent an unexpected message; ignored");

@@ -15,8 +15,11 @@ namespace {
 // -w and -x as node names.
 struct NodeChoice {
   std::vector<std::string> required, excluded;
-  bool is_required(const std::string& name) const { return std::find(required.begin(), required.end(), name) != required.end(); }
-  bool is_excluded(const std::string& name) const { return std::find(excluded.begin(), excluded.end(), name) != excluded.end(); }
+  bool is_required(const std::string& name) const { return listed(required, name); }
+  bool is_excluded(const std::string& name) const { return listed(excluded, name); }
+  static bool listed(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
 };
 
 Status unavailable(const std::string& why) { return invalid("Requested node configuration is not available: " + why); }
@@ -39,7 +42,7 @@ Status check_time_limit(const Job& job, const PartitionConfig& p) {
 // Slurm's ESLURM_TOO_MANY_REQUESTED_NODES: more nodes than the partition has or allows.
 Status check_node_count(const ClusterState& s, const Job& job, const PartitionConfig& p, const JobShape& sh) {
   int32_t wanted = sh.spread ? job.spec.nodes_min : sh.units;
-  int32_t has = static_cast<int32_t>(std::count_if(p.nodes.begin(), p.nodes.end(), [&](const std::string& n) { return s.nodes.count(n) > 0; }));
+  auto has = std::count_if(p.nodes.begin(), p.nodes.end(), [&](const std::string& n) { return s.nodes.count(n) > 0; });
   if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
     return invalid("Node count specification invalid: partition " + p.name + " allows " + std::to_string(p.min_nodes) +
                    "-" + (p.max_nodes ? std::to_string(p.max_nodes) : std::string("any")) + " nodes");
@@ -51,7 +54,8 @@ Status check_node_count(const ClusterState& s, const Job& job, const PartitionCo
 
 // The partition's nodes the job may use: not excluded, and only the -w nodes unless the
 // job needs more nodes than listed (the scheduler's rule).
-std::vector<const Node*> usable_nodes(const ClusterState& s, const Job& job, const PartitionConfig& p, const NodeChoice& choice) {
+std::vector<const Node*> usable_nodes(const ClusterState& s, const Job& job, const PartitionConfig& p,
+                                      const NodeChoice& choice) {
   bool only_required = !choice.required.empty() && only_listed_nodes(job.spec, choice.required.size());
   std::vector<const Node*> out;
   for (const auto& name : p.nodes) {
@@ -69,7 +73,8 @@ struct Tally {
   std::vector<std::string> unmatched;                      // lack the features
 };
 
-Tally tally(const std::vector<const Node*>& nodes, const JobShape& sh, const ConstraintAlternative* alt, const std::string& gpu_type) {
+Tally tally(const std::vector<const Node*>& nodes, const JobShape& sh, const ConstraintAlternative* alt,
+            const std::string& gpu_type) {
   Tally t;
   for (const Node* n : nodes) {
     if (alt && !node_matches(*alt, n->features)) {
@@ -96,20 +101,31 @@ std::string refusals_text(const Tally& t, const UnitNeed& need, const std::strin
   return out;
 }
 
+// Why a -w node that the tally did not find fitting cannot take the job.
+std::string required_refusal(const Tally& t, const std::string& name, const Job& job, const UnitNeed& need) {
+  if (NodeChoice::listed(t.unmatched, name))
+    return "node " + name + " (--nodelist) lacks the features '" + job.spec.constraint + "'";
+  for (const auto& [why, names] : t.refused)
+    if (NodeChoice::listed(names, name))
+      return "node " + name + " (--nodelist) is too small for " + needed_text(why, need, job.spec.gpu_type);
+  return "node " + name + " (--nodelist) cannot take this job";
+}
+
 Status check_alternative(const Job& job, const PartitionConfig& p, const JobShape& sh, const ConstraintAlternative* alt,
                          const std::vector<const Node*>& nodes, const NodeChoice& choice) {
   Tally t = tally(nodes, sh, alt, job.spec.gpu_type);
   std::string features = alt ? " with features '" + job.spec.constraint + "'" : "";
-  if (sh.spread && static_cast<size_t>(sh.units) < choice.required.size())
-    return unavailable("its " + std::to_string(sh.units) + " task(s) cannot cover the " +
+  int32_t most_nodes = sh.spread ? std::min(sh.units, sh.nodes_max) : sh.nodes_max;  // each -w node gets a unit
+  if (static_cast<size_t>(most_nodes) < choice.required.size())
+    return unavailable("it runs on at most " + std::to_string(most_nodes) + " node(s), fewer than the " +
                        std::to_string(choice.required.size()) + " --nodelist nodes");
   for (const auto& name : choice.required)
     if (std::none_of(t.fit.begin(), t.fit.end(), [&](const Node* n) { return n->name == name; }))
-      return unavailable("node " + name + " (--nodelist) cannot take this job" + features +
-                         (t.refused.empty() ? "" : " (" + refusals_text(t, sh.need, job.spec.gpu_type) + ")"));
+      return unavailable(required_refusal(t, name, job, sh.need));
   if (alt) {
     for (const auto& [feature, count] : alt->counts) {
-      auto have = std::count_if(t.fit.begin(), t.fit.end(), [&](const Node* n) { return has_feature(n->features, feature); });
+      auto have = std::count_if(t.fit.begin(), t.fit.end(),
+                                [&](const Node* n) { return has_feature(n->features, feature); });
       if (have < count)
         return unavailable("partition " + p.name + " has " + std::to_string(have) + " node(s) with feature '" + feature +
                            "' that could take this job, it asks for " + std::to_string(count));
@@ -119,8 +135,9 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
   if (t.fit.empty())
     return unavailable("partition " + p.name + " has no node that could take this job" + features +
                        (t.refused.empty() ? "" : ": " + refusals_text(t, sh.need, job.spec.gpu_type)));
-  return unavailable("partition " + p.name + " has " + std::to_string(t.fit.size()) + " node(s) that could take this job" +
-                     features + ", too few for its " + std::to_string(sh.units) + (sh.spread ? " tasks" : " nodes"));
+  return unavailable("partition " + p.name + " has " + std::to_string(t.fit.size()) +
+                     " node(s) that could take this job" + features + ", too few for its " + std::to_string(sh.units) +
+                     (sh.spread ? " tasks" : " nodes"));
 }
 
 Status check_in_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, const Constraint& constraint,
@@ -135,7 +152,8 @@ Status check_in_partition(const ClusterState& s, const Job& job, const Partition
   Status first;
   size_t alts = std::max<size_t>(1, constraint.alternatives.size());
   for (size_t a = 0; a < alts; ++a) {
-    Status st = check_alternative(job, p, sh, constraint.empty() ? nullptr : &constraint.alternatives[a], nodes, choice);
+    const ConstraintAlternative* alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
+    Status st = check_alternative(job, p, sh, alt, nodes, choice);
     if (st) return st;
     if (first.is_ok()) first = st;
   }
@@ -168,7 +186,8 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
     const PartitionConfig* p = find_partition(s.partitions, name);
-    Status st = !p ? invalid("invalid partition name specified: " + name) : check_in_partition(s, job, *p, *constraint, *choice);
+    Status st = !p ? invalid("invalid partition name specified: " + name)
+                   : check_in_partition(s, job, *p, *constraint, *choice);
     if (st) any = true;
     else if (first.is_ok()) first = st;
   });

@@ -134,6 +134,23 @@ TEST_CASE("multi-node jobs and memory - admission refuses what could never run, 
         "n[1-4] too small for 16 CPUs");
 }
 
+TEST_CASE("-w nodes are always in the allocation: more nodes are added when the job needs them, spread tasks cover each") {
+  auto s = cluster("n[1-4]", 4);
+  apply(s, JobBuilder(1).nodes(3).nodelist("n4"));
+  apply(s, JobBuilder(2).tasks(2).nodelist("n1,n2"));
+  Plan p = run(s);
+  auto wide = nodes_of(started(p, 1));
+  CHECK(wide.size() == 3);
+  CHECK(std::find(wide.begin(), wide.end(), "n4") != wide.end());
+  REQUIRE(started(p, 2));
+  CHECK(nodes_of(started(p, 2)) == std::vector<std::string>{"n1", "n2"});
+  for (const auto& a : started(p, 2)->alloc) CHECK(a.tasks == 1);
+  CHECK(check_ever_runnable(s, JobBuilder(3).nodelist("n1").mem(100000).build()).message() ==
+        "Requested node configuration is not available: node n1 (--nodelist) is too small for 100000 MiB of memory");
+  CHECK(check_ever_runnable(s, JobBuilder(3).tasks(1).nodelist("n1,n2").build()).message() ==
+        "Requested node configuration is not available: it runs on at most 1 node(s), fewer than the 2 --nodelist nodes");
+}
+
 TEST_CASE("unresponsive, down, drained and unregistered nodes are not scheduled") {
   auto s = cluster("n[1-5]", 4);
   s.nodes.at("n1").responding = false;

@@ -1,110 +1,168 @@
-// check_ever_runnable: the submit-time test that a job could run in at least one of
-// its partitions on an otherwise idle cluster (DESIGN §4: never queue the impossible).
+#include "core/admission.hpp"
+
 #include <algorithm>
-#include <climits>
+#include <map>
 
 #include "core/constraint.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
-#include "core/scheduler.hpp"
+#include "core/node_fit.hpp"
+#include "core/placement.hpp"
 
 namespace hq {
 namespace {
 
-struct NodeSize {
-  const Node* node;
-  int64_t cpus, mem;  // an unknown size (no agent yet) cannot rule a job out
+// -w and -x as node names.
+struct NodeChoice {
+  std::vector<std::string> required, excluded;
+  bool is_required(const std::string& name) const { return listed(required, name); }
+  bool is_excluded(const std::string& name) const { return listed(excluded, name); }
+  static bool listed(const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
 };
 
-// Units a node offers on its own GPUs of the job's type (a node without GPUs in the
-// config and no agent yet may still find some: unknown, so no limit).
-int64_t units_by_gpus(const Node& n, const JobSpec& spec, const UnitNeed& need) {
-  if (need.gpus == 0 && need.node_gpus == 0) return INT64_MAX;
-  if (n.gpus.empty() && !n.registered) return INT64_MAX;
-  int64_t have = 0;
-  for (const NodeGpu& g : n.gpus) have += spec.gpu_type.empty() || g.type == spec.gpu_type;
-  if (have < need.node_gpus) return 0;
-  return need.gpus > 0 ? (have - need.node_gpus) / need.gpus : INT64_MAX;
+Status unavailable(const std::string& why) { return invalid("Requested node configuration is not available: " + why); }
+
+// A node's size as far as it is known: a node no agent has reported yet cannot rule a job out.
+NodeSize known_size(const Node& n, const JobShape& sh, const std::string& gpu_type) {
+  NodeSize size = node_size(n, sh.need, gpu_type);
+  if (n.cpus <= 0) size.cpus = 1 << 20;
+  if (n.mem_mib <= 0) size.mem = int64_t{1} << 50;
+  if (n.gpus.empty() && !n.registered) size.gpus = sh.need.uses_gpus() ? kMaxNodeGpus : 0;
+  return size;
 }
 
-// The CPUs a job may use on a node: RestrictedCoresPerGPU keeps some from CPU-only jobs.
-int64_t usable_cpus(const NodeSize& n, const UnitNeed& need) {
-  if (need.gpus > 0 || need.node_gpus > 0) return n.cpus;
-  return n.cpus - int64_t{n.node->restricted_cpus_per_gpu} * static_cast<int64_t>(n.node->gpus.size());
+Status check_time_limit(const Job& job, const PartitionConfig& p) {
+  if (p.max_time == kUnlimited || (job.time_limit != kUnlimited && job.time_limit <= p.max_time)) return Status::ok();
+  return invalid("Requested time limit is invalid (missing or exceeds some limit): partition " + p.name +
+                 " allows at most " + std::to_string(p.max_time / 60) + " minutes");
 }
 
-Status check_in_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, const Constraint& constraint,
-                          const std::vector<std::string>& required, const std::vector<std::string>& excluded) {
-  if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
-    return invalid("Requested time limit is invalid (missing or exceeds some limit): partition " + p.name +
-                   " allows at most " + std::to_string(p.max_time / 60) + " minutes");
+// Slurm's ESLURM_TOO_MANY_REQUESTED_NODES: more nodes than the partition has or allows.
+Status check_node_count(const ClusterState& s, const Job& job, const PartitionConfig& p, const JobShape& sh) {
+  int32_t wanted = sh.spread ? job.spec.nodes_min : sh.units;
+  auto has = std::count_if(p.nodes.begin(), p.nodes.end(), [&](const std::string& n) { return s.nodes.count(n) > 0; });
   if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
     return invalid("Node count specification invalid: partition " + p.name + " allows " + std::to_string(p.min_nodes) +
                    "-" + (p.max_nodes ? std::to_string(p.max_nodes) : std::string("any")) + " nodes");
-  std::vector<NodeSize> nodes;
+  if (wanted > has)
+    return invalid("Node count specification invalid: the job needs " + std::to_string(wanted) + " nodes, partition " +
+                   p.name + " has " + std::to_string(has));
+  return Status::ok();
+}
+
+// The partition's nodes the job may use: not excluded, and only the -w nodes unless the
+// job needs more nodes than listed (the scheduler's rule).
+std::vector<const Node*> usable_nodes(const ClusterState& s, const Job& job, const PartitionConfig& p,
+                                      const NodeChoice& choice) {
+  bool only_required = !choice.required.empty() && only_listed_nodes(job.spec, choice.required.size());
+  std::vector<const Node*> out;
   for (const auto& name : p.nodes) {
-    if (std::find(excluded.begin(), excluded.end(), name) != excluded.end()) continue;
-    if (!required.empty() && std::find(required.begin(), required.end(), name) == required.end() &&
-        job.spec.nodes_min <= static_cast<int32_t>(required.size()))
-      continue;
-    auto it = s.nodes.find(name);
-    if (it == s.nodes.end()) continue;
-    const Node& n = it->second;
-    nodes.push_back({&n, n.cpus > 0 ? n.cpus : int64_t{1} << 30, n.mem_mib > 0 ? n.mem_mib : int64_t{1} << 50});
+    if (choice.is_excluded(name) || (only_required && !choice.is_required(name))) continue;
+    if (auto it = s.nodes.find(name); it != s.nodes.end()) out.push_back(&it->second);
   }
-  for (const auto& r : required)
-    if (std::find(p.nodes.begin(), p.nodes.end(), r) == p.nodes.end())
-      return invalid("Requested node configuration is not available: node " + r + " is not in partition " + p.name);
+  return out;
+}
+
+// How the partition's nodes answer one constraint alternative on an idle cluster.
+struct Tally {
+  int64_t units = 0;
+  std::vector<const Node*> fit;                            // offer at least one unit
+  std::map<FitRefusal, std::vector<std::string>> refused;  // by cause, node names
+  std::vector<std::string> unmatched;                      // lack the features
+};
+
+Tally tally(const std::vector<const Node*>& nodes, const JobShape& sh, const ConstraintAlternative* alt,
+            const std::string& gpu_type) {
+  Tally t;
+  for (const Node* n : nodes) {
+    if (alt && !node_matches(*alt, n->features)) {
+      t.unmatched.push_back(n->name);
+      continue;
+    }
+    NodeSize size = known_size(*n, sh, gpu_type);
+    int32_t units = units_on_node(size, all_free(size), sh.need);
+    if (units == 0) {
+      t.refused[fit_refusal(size, all_free(size), sh.need)].push_back(n->name);
+      continue;
+    }
+    t.units += units;
+    t.fit.push_back(n);
+  }
+  return t;
+}
+
+// "n[1-4] too small for 2000 MiB of memory; g1 too small for 9 GPU(s)".
+std::string refusals_text(const Tally& t, const UnitNeed& need, const std::string& gpu_type) {
+  std::string out;
+  for (const auto& [why, names] : t.refused)
+    out += (out.empty() ? "" : "; ") + compress_hostlist(names) + " too small for " + needed_text(why, need, gpu_type);
+  return out;
+}
+
+// Why a -w node that the tally did not find fitting cannot take the job.
+std::string required_refusal(const Tally& t, const std::string& name, const Job& job, const UnitNeed& need) {
+  if (NodeChoice::listed(t.unmatched, name))
+    return "node " + name + " (--nodelist) lacks the features '" + job.spec.constraint + "'";
+  for (const auto& [why, names] : t.refused)
+    if (NodeChoice::listed(names, name))
+      return "node " + name + " (--nodelist) is too small for " + needed_text(why, need, job.spec.gpu_type);
+  return "node " + name + " (--nodelist) cannot take this job";
+}
+
+Status check_alternative(const Job& job, const PartitionConfig& p, const JobShape& sh, const ConstraintAlternative* alt,
+                         const std::vector<const Node*>& nodes, const NodeChoice& choice) {
+  Tally t = tally(nodes, sh, alt, job.spec.gpu_type);
+  std::string features = alt ? " with features '" + job.spec.constraint + "'" : "";
+  int32_t most_nodes = sh.spread ? std::min(sh.units, sh.nodes_max) : sh.nodes_max;  // each -w node gets a unit
+  if (static_cast<size_t>(most_nodes) < choice.required.size())
+    return unavailable("it runs on at most " + std::to_string(most_nodes) + " node(s), fewer than the " +
+                       std::to_string(choice.required.size()) + " --nodelist nodes");
+  for (const auto& name : choice.required)
+    if (std::none_of(t.fit.begin(), t.fit.end(), [&](const Node* n) { return n->name == name; }))
+      return unavailable(required_refusal(t, name, job, sh.need));
+  if (alt) {
+    for (const auto& [feature, count] : alt->counts) {
+      auto have = std::count_if(t.fit.begin(), t.fit.end(),
+                                [&](const Node* n) { return has_feature(n->features, feature); });
+      if (have < count)
+        return unavailable("partition " + p.name + " has " + std::to_string(have) + " node(s) with feature '" + feature +
+                           "' that could take this job, it asks for " + std::to_string(count));
+    }
+  }
+  if (t.units >= sh.units) return Status::ok();
+  if (t.fit.empty())
+    return unavailable("partition " + p.name + " has no node that could take this job" + features +
+                       (t.refused.empty() ? "" : ": " + refusals_text(t, sh.need, job.spec.gpu_type)));
+  return unavailable("partition " + p.name + " has " + std::to_string(t.fit.size()) +
+                     " node(s) that could take this job" + features + ", too few for its " + std::to_string(sh.units) +
+                     (sh.spread ? " tasks" : " nodes"));
+}
+
+Status check_in_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, const Constraint& constraint,
+                          const NodeChoice& choice) {
+  if (Status st = check_time_limit(job, p); !st) return st;
   JobShape sh = job_shape(job.spec, p, 1);
-  std::string gpu_reason;
+  if (Status st = check_node_count(s, job, p, sh); !st) return st;
+  for (const auto& r : choice.required)
+    if (std::find(p.nodes.begin(), p.nodes.end(), r) == p.nodes.end())
+      return unavailable("node " + r + " is not in partition " + p.name);
+  std::vector<const Node*> nodes = usable_nodes(s, job, p, choice);
+  Status first;
   size_t alts = std::max<size_t>(1, constraint.alternatives.size());
   for (size_t a = 0; a < alts; ++a) {
     const ConstraintAlternative* alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
-    int64_t units = 0;
-    bool counts_ok = true, gpus_short = false;
-    for (const NodeSize& n : nodes) {
-      if (alt && !node_matches(*alt, n.node->features)) continue;
-      int64_t u;
-      if (sh.need.whole_node) u = sh.spread ? std::min<int64_t>(sh.units, n.cpus / sh.need.cpus) : 1;
-      else if (n.mem < sh.need.node_mem) u = 0;
-      else {
-        u = usable_cpus(n, sh.need) / sh.need.cpus;
-        if (sh.need.mem > 0) u = std::min<int64_t>(u, (n.mem - sh.need.node_mem) / sh.need.mem);
-        u = std::min<int64_t>(u, sh.need.max_units);
-      }
-      int64_t by_gpus = units_by_gpus(*n.node, job.spec, sh.need);
-      if (by_gpus < u) gpus_short = true;
-      units += std::max<int64_t>(0, std::min(u, by_gpus));
-    }
-    if (gpus_short && units < sh.units) {
-      gpu_reason = "Requested node configuration is not available: partition '" + p.name + "' has no node with " +
-                   std::to_string(sh.need.node_gpus + sh.need.gpus) + " " +
-                   (job.spec.gpu_type.empty() ? std::string("GPU(s)") : job.spec.gpu_type + " GPU(s)") +
-                   " for this job";
-      continue;
-    }
-    if (alt) {
-      for (const auto& [feature, count] : alt->counts) {
-        int32_t have = 0;
-        for (const NodeSize& n : nodes) have += has_feature(n.node->features, feature);
-        counts_ok = counts_ok && have >= count;
-      }
-    }
-    if (units >= sh.units && counts_ok) return Status::ok();
+    Status st = check_alternative(job, p, sh, alt, nodes, choice);
+    if (st) return st;
+    if (first.is_ok()) first = st;
   }
-  if (!gpu_reason.empty()) return invalid(gpu_reason);
-  return invalid("Requested node configuration is not available: partition '" + p.name + "' has " +
-                 std::to_string(nodes.size()) + " node(s) that could serve this job, too few or too small" +
-                 (constraint.empty() ? "" : " with features '" + job.spec.constraint + "'"));
+  return first;
 }
 
-}  // namespace
-
-Status check_ever_runnable(const ClusterState& s, const Job& job) {
-  auto constraint = parse_constraint(job.spec.constraint);
-  if (!constraint) return constraint.status();
-  std::vector<std::string> required, excluded;
-  for (auto [text, out] : {std::pair{&job.spec.nodelist, &required}, std::pair{&job.spec.exclude, &excluded}}) {
+Result<NodeChoice> node_choice(const ClusterState& s, const JobSpec& spec) {
+  NodeChoice choice;
+  for (auto [text, out] : {std::pair{&spec.nodelist, &choice.required}, std::pair{&spec.exclude, &choice.excluded}}) {
     if (text->empty()) continue;
     auto names = expand_hostlist(*text);
     if (!names) return names.status().with_context("Invalid node name specified");
@@ -113,13 +171,23 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
       out->push_back(n);
     }
   }
+  return choice;
+}
+
+}  // namespace
+
+Status check_ever_runnable(const ClusterState& s, const Job& job) {
+  auto constraint = parse_constraint(job.spec.constraint);
+  if (!constraint) return constraint.status();
+  auto choice = node_choice(s, job.spec);
+  if (!choice) return choice.status();
   Status first;
   bool any = false;
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
     const PartitionConfig* p = find_partition(s.partitions, name);
     Status st = !p ? invalid("invalid partition name specified: " + name)
-                   : check_in_partition(s, job, *p, *constraint, required, excluded);
+                   : check_in_partition(s, job, *p, *constraint, *choice);
     if (st) any = true;
     else if (first.is_ok()) first = st;
   });

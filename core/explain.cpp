@@ -4,47 +4,41 @@
 #include <map>
 
 #include "core/constraint.hpp"
-#include "core/gpu_select.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
+#include "core/node_fit.hpp"
+#include "core/placement.hpp"
 #include "core/units.hpp"
 
 namespace hq {
 namespace {
 
+// A node that takes no job now: its state as sinfo shows it ("*": not responding), and why.
+std::string unusable_text(const Node& n) {
+  std::string state = node_state_name(n);
+  if (n.registered && !n.responding) state += "* (not responding)";
+  return state + (n.reason.empty() ? "" : " (" + n.reason + ")");
+}
+
+// Why this node cannot take the job now, or "" when it can: its state and features, then
+// the shared fit rule (core/node_fit.hpp), against the node's size first, then what is free.
 std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, const Constraint& c,
                          const std::vector<std::string>& required, const std::vector<std::string>& excluded) {
   if (std::find(excluded.begin(), excluded.end(), n.name) != excluded.end()) return "excluded by --exclude";
-  if (!required.empty() && std::find(required.begin(), required.end(), n.name) == required.end())
+  if (!required.empty() && only_listed_nodes(job.spec, required.size()) &&
+      std::find(required.begin(), required.end(), n.name) == required.end())
     return "not in --nodelist";
-  if (!node_schedulable(n)) return std::string(node_state_name(n)) + (n.reason.empty() ? "" : " (" + n.reason + ")");
+  if (!node_schedulable(n)) return unusable_text(n);
   if (!c.empty() && std::none_of(c.alternatives.begin(), c.alternatives.end(),
                                  [&](const ConstraintAlternative& a) { return node_matches(a, n.features); }))
     return "lacks the features '" + job.spec.constraint + "'";
-  int32_t free_cpus = n.cpus - n.alloc_cpus;
-  int64_t free_mem = n.mem_mib - n.alloc_mem_mib;
-  int32_t cpus = sh.need.whole_node ? n.cpus : sh.need.cpus;
-  int64_t mem = sh.need.whole_node ? n.mem_mib : sh.need.node_mem + sh.need.mem;
-  if (cpus > n.cpus || mem > n.mem_mib)
-    return "too small: has " + std::to_string(n.cpus) + " CPUs and " + std::to_string(n.mem_mib) + " MiB, needs " +
-           std::to_string(cpus) + " CPUs and " + std::to_string(mem) + " MiB per node";
-  int32_t gpus = sh.need.whole_node ? 0 : sh.need.node_gpus + sh.need.gpus;
-  if (gpus > 0) {
-    std::string what = job.spec.gpu_type.empty() ? "GPUs" : job.spec.gpu_type + " GPUs";
-    int32_t have = 0, idle = free_gpus_of_type(n.gpus, n.gpu_used, job.spec.gpu_type);
-    for (const NodeGpu& g : n.gpus) have += job.spec.gpu_type.empty() || g.type == job.spec.gpu_type;
-    if (have < gpus) return "too few GPUs: has " + std::to_string(have) + " " + what + ", needs " + std::to_string(gpus);
-    if (idle < gpus) return "GPUs busy: " + std::to_string(idle) + " of " + std::to_string(have) + " " + what + " free, needs " + std::to_string(gpus);
-  } else if (n.restricted_cpus_per_gpu > 0) {
-    int32_t kept = n.restricted_cpus_per_gpu * free_gpus_of_type(n.gpus, n.gpu_used, "");
-    if (free_cpus - kept < cpus)
-      return "busy: " + std::to_string(free_cpus) + " CPUs free, " + std::to_string(kept) +
-             " of them kept for GPU jobs (restricted_cores_per_gpu), needs " + std::to_string(cpus);
-  }
-  if (free_cpus < cpus || free_mem < mem)
-    return "busy: " + std::to_string(free_cpus) + " of " + std::to_string(n.cpus) + " CPUs and " +
-           std::to_string(free_mem) + " MiB free, needs " + std::to_string(cpus) + " CPUs and " + std::to_string(mem) +
-           " MiB" + (sh.need.whole_node ? " (whole node)" : "");
+  NodeSize size = node_size(n, sh.need, job.spec.gpu_type);
+  if (FitRefusal why = fit_refusal(size, all_free(size), sh.need); why != FitRefusal::kNone)
+    return "too small for " + needed_text(why, sh.need, job.spec.gpu_type) + " per node (" +
+           free_text(why, size, all_free(size)) + ")";
+  NodeFree free = node_free(n, sh.need, job.spec.gpu_type);
+  if (FitRefusal why = fit_refusal(size, free, sh.need); why != FitRefusal::kNone)
+    return "busy: needs " + needed_text(why, sh.need, job.spec.gpu_type) + ", " + free_text(why, size, free);
   return "";
 }
 

@@ -38,4 +38,9 @@ std::optional<NodeShape> fixed_shape(const JobSpec& spec) {
   return shape_of(spec, nodes, std::max(1, (n + nodes - 1) / nodes));
 }
 
+bool only_listed_nodes(const JobSpec& spec, size_t listed) {
+  auto fixed = fixed_shape(spec);
+  return !fixed || static_cast<size_t>(fixed->nodes) <= listed;
+}
+
 }  // namespace hq

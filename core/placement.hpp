@@ -24,5 +24,8 @@ int64_t mem_for(const JobSpec& spec, int32_t cpus, int32_t gpus);
 // CPUs for `cpus` task CPUs and `gpus` GPUs on one node (--cpus-per-gpu raises it).
 int32_t cpus_for(const JobSpec& spec, int32_t cpus, int32_t gpus);
 bool wants_gpus(const JobSpec& spec);
+// Whether a job with `listed` -w nodes runs on those alone: unless its fixed shape needs
+// more nodes than listed (then other nodes of its partition add to them, as in Slurm).
+bool only_listed_nodes(const JobSpec& spec, size_t listed);
 
 }  // namespace hq

@@ -12,6 +12,7 @@
 #include "core/gpu_select.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
+#include "core/placement.hpp"
 #include "core/sched_snapshot.hpp"
 
 namespace hq {
@@ -280,7 +281,7 @@ class Pass {
         pool.gpu_type = job.spec.gpu_type;
         pool.type_ok.resize(snap_.types.size());
         const UnitNeed& need = pool.shape.need;
-        int32_t min_gpus = need.whole_node ? 0 : need.node_gpus + need.gpus;  // one unit's worth
+        int32_t min_gpus = need.node_gpus + need.gpus;  // one unit's worth
         for (size_t t = 0; t < snap_.types.size(); ++t) {
           const NodeType& nt = snap_.types[t];
           pool.type_ok[t] = std::binary_search(nt.parts.begin(), nt.parts.end(), pool.part) &&
@@ -294,10 +295,11 @@ class Pass {
 
   std::string_view filter_for(const Job& job, NodeFilter& f) {
     if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return "";
-    f.ok.assign(snap_.map.node_count(), job.spec.nodelist.empty() ? 1 : 0);
+    f.ok.assign(snap_.map.node_count(), 1);
     if (!job.spec.nodelist.empty()) {
       auto names = expand_hostlist(job.spec.nodelist);
       if (!names) return "BadConstraints";
+      if (only_listed_nodes(job.spec, names->size())) std::fill(f.ok.begin(), f.ok.end(), 0);
       for (const auto& n : *names) {
         int32_t idx = snap_.node_index.find(n);
         if (idx < 0) return "ReqNodeNotAvail";
@@ -452,8 +454,10 @@ class Pass {
       return true;
     };
     auto left = [&]() { return static_cast<int32_t>(std::max<int64_t>(0, sh.units - units)); };
-    for (int32_t node : f.required)
-      if (!take(node, sh.spread ? left() : 1)) return false;
+    for (size_t i = 0; i < f.required.size(); ++i) {  // spread: a task kept for each -w node still to come
+      int32_t node = f.required[i], later = static_cast<int32_t>(f.required.size() - 1 - i);
+      if (!pool.type_ok[snap_.map.type_of(node)] || !take(node, sh.spread ? left() - later : 1)) return false;
+    }
     if (pool.alt) {
       for (const auto& [feature, count] : pool.alt->counts) {
         int32_t have = 0;
@@ -519,7 +523,6 @@ class Pass {
 
   // What the GPUs of the asked type free on `node` right now (after this pass's starts) allow.
   int32_t units_by_free_gpus(int32_t node, const UnitNeed& need, const std::string& type) {
-    if (need.whole_node) return 1;
     int32_t free = free_gpus_of_type(snap_.nodes[node]->gpus, gpus_used(node), type) - need.node_gpus;
     if (free < 0) return 0;
     return need.gpus > 0 ? free / need.gpus : need.max_units;

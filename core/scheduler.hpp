@@ -80,8 +80,4 @@ class Scheduler {
   SchedulerConfig cfg_;
 };
 
-// Whether the job could ever run in one of its partitions if every node were idle,
-// or a message saying why not (submit-time rejection).
-Status check_ever_runnable(const ClusterState& state, const Job& job);
-
 }  // namespace hq

@@ -278,7 +278,7 @@ int64_t TimeMap::add_released(int32_t first, const UnitNeed& need, const std::ve
     if (cls.nodes.empty() || !type_ok[cls.type]) continue;
     const Piece& before = pieces_[cls.first_piece + r.piece - 1];
     const Piece& after = pieces_[cls.first_piece + r.piece];
-    Totals t = totals_of(cls);
+    NodeSize t = totals_of(cls);
     int32_t was = units(t, before.cpus, before.mem, before.gpus, need);
     int32_t is = units(t, after.cpus, after.mem, after.gpus, need);
     added += static_cast<int64_t>(cls.nodes.size()) * (is - was);
@@ -387,7 +387,7 @@ void TimeMap::general_intervals(const Class& c, const UnitNeed& need, std::vecto
   };
   std::vector<int32_t>& pu = piece_units_;
   pu.resize(count);
-  const Totals totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem};
+  const NodeSize totals = totals_of(c);
   int32_t most = 0;
   for (size_t k = 0; k < count; ++k) {
     pu[k] = units(totals, piece[k].cpus, piece[k].mem, piece[k].gpus, need);

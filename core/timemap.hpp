@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/node_fit.hpp"
+
 namespace hq {
 
 constexpr int32_t kForever = INT32_MAX;  // a slot that never comes: no end
@@ -26,25 +28,6 @@ struct Change {
   int64_t mem;
   bool operator==(const Change&) const = default;
 };
-
-// What one unit of a job needs on one node, and for how long.
-struct UnitNeed {
-  int32_t cpus = 1;        // per unit
-  int64_t mem = 0;         // per unit
-  int64_t node_mem = 0;    // per node, however many units it holds
-  int32_t max_units = 1;   // per node
-  int32_t gpus = 0;        // per unit
-  int32_t node_gpus = 0;   // per node, however many units it holds
-  bool whole_node = false; // every CPU and all memory of the node (one unit)
-  int32_t slots = 1;       // duration; kForever: no time limit
-  uint64_t cpus_magic = 0; // division_magic(cpus), or 0: divide plainly
-};
-
-// A multiplier m with (n * m) >> 32 == n / d for every n, d below 2^16 (0: d out of
-// range). Unit counts are computed millions of times per pass; a divide is costly.
-constexpr uint64_t division_magic(int32_t d) {
-  return d >= 1 && d < 65536 ? ((uint64_t{1} << 32) + static_cast<uint64_t>(d) - 1) / static_cast<uint64_t>(d) : 0;
-}
 
 // Starts in [from, to) get `units` units on a node.
 struct Interval {
@@ -154,32 +137,12 @@ class TimeMap {
   int32_t group_for(const NodeRec& n);
   void reclass(int32_t node);
   int32_t class_for(const NodeRec& n);
-  // The node sizes units() needs (a NodeRec's or a Class's).
-  struct Totals {
-    int32_t cpus, gpus, restricted;
-    int64_t mem;
-    bool operator==(const Totals&) const = default;
-  };
-  static int32_t units(const Totals& t, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) {
-    bool gpu_job = need.gpus > 0 || need.node_gpus > 0;
-    if (need.whole_node) {
-      if (cpus < t.cpus || mem < t.mem || gpus < t.gpus) return 0;
-      if (need.max_units <= 1) return 1;
-      return std::clamp(t.cpus / std::max(1, need.cpus), 0, need.max_units);
-    }
-    if (!gpu_job && t.restricted > 0) cpus -= t.restricted * gpus;  // cores kept for idle GPUs
-    if (mem < need.node_mem || cpus <= 0 || gpus < need.node_gpus) return 0;
-    int64_t u = need.cpus_magic && cpus < 65536 ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
-                : need.cpus > 0                 ? cpus / need.cpus
-                                                : need.max_units;
-    u = std::min<int64_t>(u, need.max_units);
-    if (need.gpus > 0) u = std::min<int64_t>(u, (gpus - need.node_gpus) / need.gpus);
-    // Memory rarely binds: divide only when the CPU-bound count does not fit.
-    if (need.mem > 0 && mem - need.node_mem < u * need.mem) u = (mem - need.node_mem) / need.mem;
-    return static_cast<int32_t>(std::max<int64_t>(u, 0));
+  // Units of `need` a node of `size` offers with these resources free (core/node_fit.hpp).
+  static int32_t units(const NodeSize& size, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) {
+    return units_on_node(size, NodeFree{cpus, gpus, mem}, need);
   }
   int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
-    return units(Totals{n.total_cpus, n.total_gpus, n.restricted, n.total_mem}, cpus, mem, gpus, need);
+    return units(NodeSize{n.total_cpus, n.total_gpus, n.restricted, n.total_mem}, cpus, mem, gpus, need);
   }
 
   int32_t horizon_;
@@ -197,7 +160,7 @@ class TimeMap {
   // slot they offer at least what they offer now, plus what releases add by then.
   struct StateKey {
     int32_t type;
-    Totals totals;
+    NodeSize totals;
     Piece now;  // slot 0
     bool operator==(const StateKey&) const = default;
   };
@@ -233,7 +196,7 @@ class TimeMap {
   std::vector<int32_t> live_dipped_;   // listed classes that are not monotone
   void drop_dead_classes();            // once they are a quarter of live_
   void index_class(int32_t cls, const NodeRec& n);
-  static Totals totals_of(const Class& c) { return Totals{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
+  static NodeSize totals_of(const Class& c) { return NodeSize{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
   // Intervals starting after `limit` are left out.
   void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out,
                          int32_t limit = INT32_MAX) const;

@@ -5,6 +5,7 @@
 
 #include "cmd/controller/controller.hpp"
 #include "cmd/users.hpp"
+#include "core/admission.hpp"
 #include "core/array_spec.hpp"
 #include "core/dependency.hpp"
 #include "core/explain.hpp"

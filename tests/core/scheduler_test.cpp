@@ -4,6 +4,7 @@
 #include <random>
 
 #include "builders.hpp"
+#include "core/admission.hpp"
 #include "core/constraint.hpp"
 #include "core/scheduler.hpp"
 
@@ -108,6 +109,61 @@ TEST_CASE("easy reserves for the first blocked job only - backfill for every tes
   CHECK(capped.stats.tested == 1);
   CHECK(reason_of(capped, 3) == "Priority");
   CHECK(info(capped, 3)->expected_start == 0);
+}
+
+TEST_CASE("multi-node jobs and memory - admission refuses what could never run, in Slurm's words") {
+  auto s = cluster("n[1-4]", 8, 1000);
+  apply(s, JobBuilder(1).nodes(3).tasks(6).cpus(2));
+  apply(s, JobBuilder(2).mem(2000));
+  Plan p = run(s);
+  REQUIRE(p.starts.size() == 1);
+  REQUIRE(p.starts[0].alloc.size() == 3);
+  for (const auto& a : p.starts[0].alloc) {
+    CHECK(a.cpus == 4);
+    CHECK(a.tasks == 2);
+  }
+  CHECK(reason_of(p, 2) == "Resources");
+  CHECK(check_ever_runnable(s, JobBuilder(2).mem(2000).build()).message() ==
+        "Requested node configuration is not available: partition batch has no node that could take this job: "
+        "n[1-4] too small for 2000 MiB of memory");
+  CHECK(check_ever_runnable(s, JobBuilder(3).nodes(4).build()).is_ok());
+  CHECK(check_ever_runnable(s, JobBuilder(3).nodes(5).build()).message() ==
+        "Node count specification invalid: the job needs 5 nodes, partition batch has 4");
+  CHECK(check_ever_runnable(s, JobBuilder(3).exclusive().cpus(16).build()).message() ==
+        "Requested node configuration is not available: partition batch has no node that could take this job: "
+        "n[1-4] too small for 16 CPUs");
+}
+
+TEST_CASE("-w nodes are always in the allocation: more nodes are added when the job needs them, spread tasks cover each") {
+  auto s = cluster("n[1-4]", 4);
+  apply(s, JobBuilder(1).nodes(3).nodelist("n4"));
+  apply(s, JobBuilder(2).tasks(2).nodelist("n1,n2"));
+  Plan p = run(s);
+  auto wide = nodes_of(started(p, 1));
+  CHECK(wide.size() == 3);
+  CHECK(std::find(wide.begin(), wide.end(), "n4") != wide.end());
+  REQUIRE(started(p, 2));
+  CHECK(nodes_of(started(p, 2)) == std::vector<std::string>{"n1", "n2"});
+  for (const auto& a : started(p, 2)->alloc) CHECK(a.tasks == 1);
+  CHECK(check_ever_runnable(s, JobBuilder(3).nodelist("n1").mem(100000).build()).message() ==
+        "Requested node configuration is not available: node n1 (--nodelist) is too small for 100000 MiB of memory");
+  CHECK(check_ever_runnable(s, JobBuilder(3).tasks(1).nodelist("n1,n2").build()).message() ==
+        "Requested node configuration is not available: it runs on at most 1 node(s), fewer than the 2 --nodelist nodes");
+}
+
+TEST_CASE("unresponsive, down, drained and unregistered nodes are not scheduled") {
+  auto s = cluster("n[1-5]", 4);
+  s.nodes.at("n1").responding = false;
+  s.nodes.at("n2").down = true;
+  s.nodes.at("n3").registered = false;
+  s.nodes.at("n4").drain = true;
+  apply(s, JobBuilder(1));
+  apply(s, JobBuilder(2).cpus(4));
+  Plan p = run(s);
+  REQUIRE(p.starts.size() == 1);
+  CHECK(nodes_of(started(p, 1)) == std::vector<std::string>{"n5"});
+  CHECK(reason_of(p, 2) == "Resources");
+  CHECK(check_ever_runnable(s, JobBuilder(3).nodes(5).build()).is_ok());  // they may come back
 }
 
 TEST_CASE("constraint expressions parse and select nodes") {

@@ -60,7 +60,7 @@ TEST_CASE("e2e: exit codes, --wait, stdin scripts and the sbatch/squeue names") 
   CHECK(bad.out.find("invalid partition name specified: nosuch") != std::string::npos);
   auto toobig = c.hq("submit --wrap true -N 5");
   CHECK(toobig.rc == 1);
-  CHECK(toobig.out.find("node configuration is not available") != std::string::npos);
+  CHECK(toobig.out.find("Node count specification invalid") != std::string::npos);
 }
 
 TEST_CASE("e2e: cancel and time limit kill the whole process group") {

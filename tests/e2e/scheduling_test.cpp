@@ -81,7 +81,7 @@ TEST_CASE("e2e: hold/release, arrays with a throttle, dependencies, test-only") 
 
   auto bad = c.hq("submit -N 5 --wrap true");
   CHECK(bad.rc != 0);
-  CHECK(bad.out.find("Requested node configuration is not available") != std::string::npos);
+  CHECK(bad.out.find("Node count specification invalid") != std::string::npos);
   auto test = c.hq("submit --test-only -N2 --wrap true");
   CHECK(test.rc == 0);
   CHECK(test.out.find("to start at") != std::string::npos);

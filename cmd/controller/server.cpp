@@ -9,7 +9,6 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
@@ -236,19 +235,6 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
   }
 }
 
-Status write_file_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return io_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return io_error("cannot rename " + tmp + ": " + ec.message());
-  return Status::ok();
-}
-
 Result<asio::ip::tcp::endpoint> listen_endpoint(const ClusterConfig& c) {
   asio::error_code ec;
   auto addr = asio::ip::make_address(c.controller.host == "localhost" ? "127.0.0.1" : c.controller.host, ec);
@@ -313,7 +299,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   }
   uint16_t port = acceptor.local_endpoint().port();
   std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;
-  if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n"); !s)
+  if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n", 0644); !s)
     log::warn(s.message());
   log::info("controller for cluster '" + config.name + "' listening on " + host + ":" + std::to_string(port) +
             " (pid " + std::to_string(getpid()) + ")");

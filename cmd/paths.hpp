@@ -1,6 +1,8 @@
 // Where hq keeps per-user state, and how clients find the controller:
 // --controller / HQ_CONTROLLER, then the local cluster ($HQ_HOME/local), then the config
 // file (HQ_CONFIG or /etc/hq/config.toml). Reads the environment; call from cmd/ only.
+// Also how cmd/ writes small files durably (write_file_atomic, create_new_file); these
+// touch only the files named, and are safe from any thread on distinct paths.
 #pragma once
 #include <string>
 #include <sys/types.h>

@@ -143,8 +143,11 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path) {
 
 Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return not_found(path + ": " + (ec ? ec.message() : "no such file") + " (not an hq state database)");
+  auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found)
+    return not_found(path + ": does not exist (a controller that never ran here has no state database)");
+  if (type != std::filesystem::file_type::regular)
+    return invalid(path + ": " + (ec ? ec.message() : "not a regular file"));
   // Without a -wal, immutable=1 reads the file alone and creates nothing. A -wal holds
   // committed transactions (the controller stopped without a checkpoint, or is running):
   // a read-only connection reads them; SQLite may create or update the -shm index.

@@ -1,6 +1,8 @@
 // Journal replay and the offline state check (see recovery.hpp). One thread.
 #include "cmd/controller/recovery.hpp"
 
+#include <filesystem>
+
 #include "net/convert.hpp"
 
 namespace hq::cmd {
@@ -28,10 +30,11 @@ Result<Replayed> replay_journal(const store::LoadedJournal& loaded, ClusterState
 std::string state_db_path(const std::string& state_dir) { return state_dir + "/state.db"; }
 
 std::string damaged_state_advice(const std::string& db_path) {
-  return "The controller does not start on a state it cannot read in full. To go on, either restore " + db_path +
-         " from a backup (with the controller stopped), or move " + db_path + ", " + db_path + "-wal and " + db_path +
-         "-shm aside to start with an empty state (every job is forgotten). `hq controller --check-state "
-         "--state-dir DIR` verifies a state directory offline.";
+  std::string dir = std::filesystem::path(db_path).parent_path().string();
+  return db_path + " is damaged or unreadable, and the controller does not start on a state it cannot read in full. "
+         "Either restore " + db_path + " from a backup, or move " + db_path + ", " + db_path + "-wal and " + db_path +
+         "-shm aside to start with an empty state (every job is forgotten). `hq controller --check-state --state-dir " +
+         (dir.empty() ? "." : dir) + "` verifies a state directory offline.";
 }
 
 Result<StateCheck> check_state_dir(const std::string& state_dir, ClusterState state) {

@@ -108,7 +108,7 @@ TEST_CASE("recovery: an event that does not decode names the file and its seq") 
 TEST_CASE("recovery: the advice names the file, the remedy and the offline check") {
   std::string advice = cmd::damaged_state_advice("/var/lib/hq/state.db");
   for (const char* part : {"/var/lib/hq/state.db", "from a backup", "/var/lib/hq/state.db-wal", "aside",
-                           "empty state", "hq controller --check-state"})
+                           "empty state", "hq controller --check-state --state-dir /var/lib/hq"})
     CHECK_MESSAGE(advice.find(part) != std::string::npos, part);
 }
 

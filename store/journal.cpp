@@ -25,8 +25,10 @@ Status sql_error(sqlite3* db, int rc, const std::string& path, const std::string
 
 // A file: URI for sqlite3_open_v2 (characters URIs give a meaning are escaped).
 std::string file_uri(const std::string& path, const std::string& query) {
+  std::error_code ec;
+  std::string absolute = std::filesystem::absolute(path, ec).string();
   std::string uri = "file:";
-  for (char c : std::filesystem::absolute(path).string()) {
+  for (char c : ec ? path : absolute) {
     if (c == '%' || c == '?' || c == '#') {
       static const char* hex = "0123456789ABCDEF";
       uri += '%';
@@ -231,11 +233,19 @@ Status Journal::check_schema_version(bool may_write) {
   return Status::ok();
 }
 
+// One read transaction: a running controller (as `--check-state` may find it) can commit
+// a new snapshot, deleting the events it covers, between two statements.
 Result<LoadedJournal> Journal::load() {
+  if (Status s = exec("BEGIN"); !s) return s;
   LoadedJournal out;
-  if (Status s = load_snapshot(out); !s) return s;
-  if (Status s = load_events(out); !s) return s;
-  if (Status s = check_no_events_missing(out); !s) return s;
+  Status s = load_snapshot(out);
+  if (s) s = load_events(out);
+  if (s) s = check_no_events_missing(out);
+  if (s) s = exec("COMMIT");
+  if (!s) {
+    (void)exec("ROLLBACK");
+    return s;
+  }
   return out;
 }
 

@@ -4,24 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <sqlite3.h>
 
+#include "../raw_sql.hpp"
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
 
 namespace {
-
-void raw_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(rc == SQLITE_OK, msg);
-}
 
 // Checks the state of cluster `c` and starts a controller on it: both must fail, say
 // `what` and name the file and the remedy.

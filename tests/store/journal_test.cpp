@@ -5,14 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sqlite3.h>
+#include <thread>
 #include <vector>
 
+#include "../raw_sql.hpp"
 #include "../temp_dir.hpp"
 #include "store/journal.hpp"
 
 using namespace hq;
 using hq::store::Journal;
+using hq::test::raw_sql;
 
 namespace {
 
@@ -107,18 +109,6 @@ void make_journal(const std::string& dir, int events, bool with_snapshot = true)
     if (with_snapshot && i == events / 2) j->snapshot("state-after-" + std::to_string(i), {});
   }
   j->stop();
-}
-
-// Runs SQL on the database behind the journal's back (what damage or a stray tool does).
-void raw_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE_MESSAGE(rc == SQLITE_OK, msg);
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {
@@ -292,4 +282,30 @@ TEST_CASE("journal: a failing commit reports the SQLite error to every callback 
     CHECK_MESSAGE(s.message().find(db_in(dir)) != std::string::npos, s.message());
     CHECK_MESSAGE(s.message().find("no such table: events") != std::string::npos, s.message());
   }
+}
+
+TEST_CASE("journal: read-only loads succeed while the controller appends and snapshots") {
+  test::TempDir dir;
+  auto live = open_journal(dir.path());
+  REQUIRE(live->load().is_ok());
+  live->start([](std::function<void()> fn) { fn(); });
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int round = 0; round < 300; ++round) {
+      for (int i = 0; i < 5; ++i) live->append("e", {});
+      live->snapshot("s" + std::to_string(round), {});
+    }
+    live->stop();
+    done = true;
+  });
+  int loads = 0;
+  while (!done || loads < 5) {
+    auto j = Journal::open_read_only(db_in(dir));
+    REQUIRE_MESSAGE(j.is_ok(), j.status().message());
+    auto loaded = (*j)->load();
+    REQUIRE_MESSAGE(loaded.is_ok(), loaded.status().message());
+    ++loads;
+  }
+  writer.join();
+  MESSAGE(loads << " read-only loads during 300 snapshots");
 }

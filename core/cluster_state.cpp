@@ -47,6 +47,7 @@ bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
+  if (!job.submit_key.empty()) s.submit_keys[job.submit_key] = job.id;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(job.id);
   if (is_terminal(job.state)) s.finished.insert({job.end_time, job.id});  // snapshot restore
@@ -90,6 +91,18 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   job.reason = e.reason.empty() ? "None" : e.reason;
   s.finished.insert({job.end_time, job.id});
   return true;
+}
+
+bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || is_terminal(it->second.state) || it->second.cancel_requested) return false;
+  Job& job = it->second;
+  job.cancel_key = e.key;
+  if (job.state == JobState::kRunning) {
+    job.cancel_requested = true;
+    return true;
+  }
+  return apply_ended(s, JobEnded{e.id, e.time, JobState::kCancelled, 0, 0, "None"});
 }
 
 bool apply_requeued(ClusterState& s, const JobRequeued& e) {
@@ -252,15 +265,27 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, JobRequeued>) return apply_requeued(state, e);
         else if constexpr (std::is_same_v<T, JobHoldChanged>) return apply_hold(state, e);
         else if constexpr (std::is_same_v<T, JobDependencyChanged>) return apply_dependency(state, e);
+        else if constexpr (std::is_same_v<T, JobCancelRequested>) return apply_cancel(state, e);
         else return apply_drain(state, e);
       },
       event);
 }
 
+namespace {
+// Erases a job from the map and the indexes every job is in (not the state ones).
+void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
+  if (!it->second.submit_key.empty()) state.submit_keys.erase(it->second.submit_key);
+  state.jobs.erase(it);
+}
+}  // namespace
+
 size_t purge_finished(ClusterState& state, Time cutoff) {
   size_t n = 0;
   while (!state.finished.empty() && state.finished.begin()->first < cutoff) {
-    n += state.jobs.erase(state.finished.begin()->second);
+    if (auto it = state.jobs.find(state.finished.begin()->second); it != state.jobs.end()) {
+      erase_job(state, it);
+      ++n;
+    }
     state.finished.erase(state.finished.begin());
   }
   if (n > 0) {
@@ -274,12 +299,19 @@ void forget_finished(ClusterState& state, JobId id) {
   auto it = state.jobs.find(id);
   if (it == state.jobs.end() || !is_terminal(it->second.state)) return;
   state.finished.erase({it->second.end_time, id});
-  state.jobs.erase(it);
+  erase_job(state, it);
 }
 
 const Job* find_job(const ClusterState& s, JobId id) {
   auto it = s.jobs.find(id);
   return it == s.jobs.end() ? nullptr : &it->second;
+}
+
+const Job* find_submission(const ClusterState& s, const std::string& key, uint32_t uid) {
+  auto it = s.submit_keys.find(key);
+  if (it == s.submit_keys.end()) return nullptr;
+  const Job* job = find_job(s, it->second);
+  return job && job->spec.uid == uid ? job : nullptr;
 }
 
 }  // namespace hq

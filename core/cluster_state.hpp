@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -36,10 +37,14 @@ struct JobRequeued { JobId id; Time time = 0; std::string reason; };
 struct JobHoldChanged { JobId id; Time time = 0; HoldKind hold = HoldKind::kNone; };
 // A dependency resolved: kNone (satisfied; age starts accruing) or kNever.
 struct JobDependencyChanged { JobId id; Time time = 0; DepState state = DepState::kNone; };
+// Someone cancelled a job: a pending one ends CANCELLED at once, a running one is marked
+// (its end, when its node reports it, is CANCELLED). `key`: the request's idempotency key,
+// so that a retry of the same request answers as the first one did.
+struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
 // An operator drained a node (no new jobs; running ones finish) or resumed it.
 struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
-using Event =
-    std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged, NodeDrainChanged>;
+using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
+                           NodeDrainChanged, JobCancelRequested>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
@@ -54,6 +59,8 @@ struct ClusterState {
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member, dynamic ones too
   std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
+  // Idempotency keys of submissions -> their job, while the job is held (journaled with it).
+  std::unordered_map<std::string, JobId> submit_keys;
   // Jobs with the same script or environment (array tasks, resubmissions) share one copy.
   SharedPool<std::string> scripts;
   SharedPool<std::vector<std::string>> environments;
@@ -86,6 +93,8 @@ size_t purge_finished(ClusterState& state, Time cutoff);
 void forget_finished(ClusterState& state, JobId id);
 
 const Job* find_job(const ClusterState& s, JobId id);
+// The job a submission with idempotency key `key` by `uid` made, if it is still held.
+const Job* find_submission(const ClusterState& s, const std::string& key, uint32_t uid);
 
 // Calls fn(job) for each task of array `array_id`: tasks have consecutive ids from it.
 template <typename Fn>

@@ -110,6 +110,10 @@ struct Job {
   int32_t array_task_id = -1;
   int32_t array_throttle = 0;          // at most this many tasks running at once; 0: no limit
   int32_t restart_count = 0;
+  // The client's idempotency key of the submission that made the job (an array's first
+  // task); a retry with the same key gets this job back instead of a new one.
+  std::string submit_key;
+  std::string cancel_key;              // the idempotency key of the request that cancelled it
   // What the job used, as its node measured at the end (cgroup, else wait4); -1 unknown.
   int64_t peak_mem_bytes = -1;
   int64_t cpu_time_usec = -1;

@@ -10,6 +10,7 @@
 #include "core/status.hpp"
 #include "hq.pb.h"
 #include "net/frame.hpp"
+#include "net/peer.hpp"
 #include "net/stream.hpp"
 
 namespace hq::net {
@@ -17,7 +18,7 @@ namespace hq::net {
 constexpr uint32_t kProtocolVersion = 1;
 constexpr uint32_t kMinProtocolVersion = 1;
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public Peer, public std::enable_shared_from_this<Connection> {
  public:
   Connection(asio::any_io_executor ex, std::unique_ptr<ByteStream> stream);
 
@@ -25,11 +26,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // connection is closed when an error is returned.
   asio::awaitable<Result<pb::Envelope>> recv();
   // Queues a message; queued frames are flushed together by one writer coroutine.
-  void send(const pb::Envelope& msg);
-  void close(const std::string& reason);
-  bool is_open() const { return open_; }
-  const std::string& peer() const { return peer_; }
-  const std::string& close_reason() const { return close_reason_; }
+  void send(const pb::Envelope& msg) override;
+  void close(const std::string& reason) override;
+  bool is_open() const override { return open_; }
+  const std::string& peer() const override { return peer_; }
+  const std::string& close_reason() const override { return close_reason_; }
   uint32_t version() const { return version_; }
 
   // Client side: send Hello, await HelloAck.
@@ -60,7 +61,5 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_, close_reason_;
 };
 
-// Error reply helper shared by every handler table.
-pb::Envelope error_reply(uint64_t seq, const Status& status);
 
 }  // namespace hq::net

@@ -160,6 +160,9 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_exit_signal(j.exit_signal);
   p.set_hold(static_cast<int32_t>(j.hold));
   p.set_restart_count(j.restart_count);
+  p.set_submit_key(j.submit_key);
+  p.set_cancel_requested(j.cancel_requested);
+  p.set_cancel_key(j.cancel_key);
   copy_to(j.partitions, p.mutable_partitions());
   p.set_dep_state(static_cast<int32_t>(j.dep_state));
   p.set_eligible_time(j.eligible_time);
@@ -197,6 +200,9 @@ Result<Job> from_pb(const pb::Job& p) {
   if (p.hold() < 0 || p.hold() > 2 || p.dep_state() < 0 || p.dep_state() > 2) return invalid("bad hold or dependency state");
   j.hold = p.held() ? HoldKind::kUser : static_cast<HoldKind>(p.hold());
   j.restart_count = p.restart_count();
+  j.submit_key = p.submit_key();
+  j.cancel_requested = p.cancel_requested();
+  j.cancel_key = p.cancel_key();
   j.partitions.assign(p.partitions().begin(), p.partitions().end());
   j.dep_state = static_cast<DepState>(p.dep_state());
   j.eligible_time = p.eligible_time();
@@ -287,6 +293,11 @@ std::string encode_event(const Event& e) {
           d->set_job_id(ev.id.value);
           d->set_time(ev.time);
           d->set_dep_state(static_cast<int32_t>(ev.state));
+        } else if constexpr (std::is_same_v<T, JobCancelRequested>) {
+          auto* c = p.mutable_cancel();
+          c->set_job_id(ev.id.value);
+          c->set_time(ev.time);
+          c->set_key(ev.key);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);
@@ -333,6 +344,7 @@ Result<Event> decode_event(const std::string& bytes) {
     if (d != 0 && d != 2) return invalid("bad dependency state in journal event");
     return Event{JobDependencyChanged{JobId{p.dependency().job_id()}, p.dependency().time(), static_cast<DepState>(d)}};
   }
+  if (p.has_cancel()) return Event{JobCancelRequested{JobId{p.cancel().job_id()}, p.cancel().time(), p.cancel().key()}};
   return invalid("empty journal event");
 }
 

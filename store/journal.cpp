@@ -263,37 +263,39 @@ Status Journal::load_snapshot(LoadedJournal& out) {
   return Status::ok();
 }
 
+// Seqs come from AUTOINCREMENT and a snapshot deletes exactly the events up to its seq,
+// in the same transaction: the events after the snapshot run on without a gap to the
+// last seq handed out (so the i-th event loaded has seq snapshot_seq + 1 + i). A gap
+// means events were lost.
 Status Journal::load_events(LoadedJournal& out) {
   Stmt st(db_, path_, "reading journal events");
   if (Status s = st.prepare("SELECT seq, body FROM events WHERE seq > ? ORDER BY seq"); !s) return s;
   if (Status s = st.bind_int64(1, static_cast<int64_t>(out.snapshot_seq)); !s) return s;
   return st.each_row([&] {
-    out.events.push_back(JournalEvent{static_cast<uint64_t>(st.int64_at(0)), st.blob_at(1)});
+    uint64_t expected = out.snapshot_seq + 1 + out.events.size();
+    auto seq = static_cast<uint64_t>(st.int64_at(0));
+    if (seq != expected) return missing_events(out, expected, seq - 1, "");
+    out.events.push_back(st.blob_at(1));
     return Status::ok();
   });
 }
 
-// Seqs come from AUTOINCREMENT and a snapshot deletes exactly the events up to its seq,
-// in the same transaction: the events after the snapshot run on without a gap to the
-// last seq handed out. A gap means events were lost.
 Status Journal::check_no_events_missing(const LoadedJournal& loaded) {
-  std::string no_snapshot = loaded.snapshot.empty() ? " (and there is no snapshot)" : "";
-  uint64_t expected = loaded.snapshot_seq + 1;
-  for (const auto& e : loaded.events) {
-    if (e.seq != expected)
-      return invalid(path_ + ": journal events " + std::to_string(expected) + " to " + std::to_string(e.seq - 1) +
-                     " are missing" + no_snapshot);
-    ++expected;
-  }
+  uint64_t newest = loaded.snapshot_seq + loaded.events.size();
   auto last = last_event_seq();
   if (!last) return last.status();
-  if (static_cast<uint64_t>(*last) < expected - 1)
+  if (static_cast<uint64_t>(*last) < newest)
     return invalid(path_ + ": the journal's seq counter (" + std::to_string(*last) + ") is behind its last event (" +
-                   std::to_string(expected - 1) + ")");
-  if (static_cast<uint64_t>(*last) > expected - 1)
-    return invalid(path_ + ": journal events " + std::to_string(expected) + " to " + std::to_string(*last) +
-                   " are missing (the journal's counter says " + std::to_string(*last) + " were written)" + no_snapshot);
+                   std::to_string(newest) + ")");
+  if (static_cast<uint64_t>(*last) > newest)
+    return missing_events(loaded, newest + 1, static_cast<uint64_t>(*last),
+                          " (the journal's counter says " + std::to_string(*last) + " were written)");
   return Status::ok();
+}
+
+Status Journal::missing_events(const LoadedJournal& loaded, uint64_t first, uint64_t last, const std::string& why) {
+  return invalid(path_ + ": journal events " + std::to_string(first) + " to " + std::to_string(last) + " are missing" +
+                 why + (loaded.snapshot.empty() ? " (and there is no snapshot)" : ""));
 }
 
 Result<int64_t> Journal::last_event_seq() {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "store/event_log.hpp"
 
 struct sqlite3;
 
@@ -28,42 +29,28 @@ namespace hq::store {
 
 constexpr int kSchemaVersion = 1;
 
-struct JournalEvent {
-  uint64_t seq = 0;   // the journal's sequence number (1, 2, ...; never reused)
-  std::string body;
-};
-
-struct LoadedJournal {
-  std::string snapshot;                       // empty: none yet
-  uint64_t snapshot_seq = 0;                  // the last event the snapshot covers
-  std::vector<JournalEvent> events;           // after the snapshot, in order, without gaps
-};
-
-class Journal {
+class Journal : public EventLog {
  public:
-  using Done = std::function<void(const Status&)>;
-  using Post = std::function<void(std::function<void()>)>;
-
   // Opens the state database for the controller, creating it if it does not exist.
   static Result<std::unique_ptr<Journal>> open(const std::string& path);
   // Opens an existing state database without writing to it or creating anything next to
   // it (`hq controller --check-state`); committed transactions still in the -wal are read.
   static Result<std::unique_ptr<Journal>> open_read_only(const std::string& path);
-  ~Journal();
+  ~Journal() override;
 
   const std::string& path() const { return path_; }
   // The latest snapshot and every event after it; fails on anything unreadable, and when
-  // events the snapshot does not cover are missing.
-  Result<LoadedJournal> load();
+  // events the snapshot does not cover are missing: the events are seqs snapshot_seq+1,
+  // snapshot_seq+2, ... in order.
+  Result<LoadedJournal> load() override;
   // SQLite's PRAGMA integrity_check over the whole file (open() runs the quicker
   // quick_check: 30 to 70 ms of CPU on a 35 MB state of 100,000 jobs).
   Status check_integrity();
-  void start(Post post);
-  void append(std::string event, Done done);
-  // Stores `state` as of every append queued before it and drops the events it covers.
-  void snapshot(std::string state, Done done);
+  void start(Post post) override;
+  void append(std::string event, Done done) override;
+  void snapshot(std::string state, Done done) override;
   // Commits what is queued, then stops the writer thread.
-  void stop();
+  void stop() override;
   uint64_t committed_batches() const { return batches_; }
 
  private:
@@ -83,6 +70,7 @@ class Journal {
   Status load_snapshot(LoadedJournal& out);
   Status load_events(LoadedJournal& out);
   Status check_no_events_missing(const LoadedJournal& loaded);
+  Status missing_events(const LoadedJournal& loaded, uint64_t first, uint64_t last, const std::string& why);
   Result<int64_t> last_event_seq();
   void writer_loop();
   Status commit(const std::vector<Item>& batch);

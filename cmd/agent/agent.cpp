@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
+#include "cmd/agent/agent_link.hpp"
 #include "cmd/agent/launcher.hpp"
 #include "cmd/agent/proc_track.hpp"
 #include "cmd/paths.hpp"
@@ -215,24 +216,27 @@ asio::awaitable<Status> Agent::session(std::shared_ptr<net::Connection> conn) {
   auto hello = co_await conn->handshake_as_client("node", opts_.name, *token);
   if (!hello) co_return hello.status();
   conn->send(registration());
-  auto ack = co_await conn->recv();
-  if (!ack) co_return ack.status();
-  if (ack->has_error()) co_return Status(static_cast<Code>(ack->error().code()), ack->error().message());
-  if (!ack->has_register_ack()) co_return invalid("expected RegisterAck");
-  log::info("registered with controller " + opts_.controller.str() + " as " + opts_.name);
-  apply_settings(ack->register_ack());
-  publish_for_clients();
-  if (!opts_.health_check.empty() && !health_timer_) schedule_health_check(0);
-  conn_ = conn;
-  asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack->register_ack().heartbeat_interval())), log_exceptions);
+  AgentLink link;
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) {
       if (conn_ == conn) conn_.reset();
       co_return msg.status();
     }
-    handle(*msg);
+    AgentLink::Step step = link.on_message(std::move(msg).value());
+    if (!step.ended) co_return step.ended;
+    if (step.registered) on_registered(conn, *step.registered);
+    for (const auto& m : step.deliver) handle(m);
   }
+}
+
+void Agent::on_registered(const std::shared_ptr<net::Connection>& conn, const pb::RegisterAck& ack) {
+  log::info("registered with controller " + opts_.controller.str() + " as " + opts_.name);
+  apply_settings(ack);
+  publish_for_clients();
+  if (!opts_.health_check.empty() && !health_timer_) schedule_health_check(0);
+  conn_ = conn;
+  asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack.heartbeat_interval())), log_exceptions);
 }
 
 asio::awaitable<void> Agent::heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval) {

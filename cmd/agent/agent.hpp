@@ -98,6 +98,8 @@ class Agent {
 
   asio::awaitable<void> connect_loop();
   asio::awaitable<Status> session(std::shared_ptr<net::Connection> conn);
+  // The controller accepted the registration: settings, heartbeats, reports go to `conn`.
+  void on_registered(const std::shared_ptr<net::Connection>& conn, const pb::RegisterAck& ack);
   // Configless join: asks the controller for the cluster CA over an unverified TLS
   // connection, checks the answer's MAC with the cluster secret, caches it in the spool.
   asio::awaitable<Status> fetch_ca();

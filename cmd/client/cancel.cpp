@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cmd/client/output.hpp"
+#include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/units.hpp"
@@ -30,9 +31,11 @@ int run_cancel(const Args& args) {
     else c->add_job_ids(static_cast<uint64_t>(*n));
   }
   if (c->job_ids_size() == 0 && c->tasks_size() == 0) return fail(prog, invalid("No job identification provided"));
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status());
-  auto reply = (*client)->call(env);
+  c->set_request_key(new_request_key());
+  auto connected = connect_client();
+  if (!connected) return fail(prog, connected.status());
+  std::unique_ptr<net::RpcClient> client = std::move(connected).value();
+  auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status());
   if (json) print_json(reply->cancel_reply());
   else for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";

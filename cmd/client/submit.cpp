@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/client/job_query.hpp"
+#include "cmd/client/retry.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -145,12 +146,14 @@ int run_submit(const Args& args) {
   }
   auto req = build_request(args);
   if (!req) return fail(prog, req.status());
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status());
+  auto connected = connect_client();
+  if (!connected) return fail(prog, connected.status());
+  std::unique_ptr<net::RpcClient> client = std::move(connected).value();
   pb::Envelope env;
   *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);
   env.mutable_submit()->set_test_only(req->test_only);
-  auto reply = (*client)->call(env);
+  env.mutable_submit()->set_request_key(new_request_key());
+  auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
   const auto& r = reply->submit_reply();
   uint64_t id = r.job_id();
@@ -168,7 +171,7 @@ int run_submit(const Args& args) {
   else if (req->parsable) std::cout << id << "\n";
   else if (!req->quiet) std::cout << "Submitted batch job " << id << "\n";
   std::cout.flush();
-  return req->wait ? wait_for(**client, id, prog) : 0;
+  return req->wait ? wait_for(*client, id, prog) : 0;
 }
 
 }  // namespace hq::cmd

@@ -124,7 +124,6 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
     node.features = std::move(features);
     update_memberships(state_, node, config_.partitions);
   }
-  reconcile_agent(reg.name(), conn, reg);
   log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +
             " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(node.gpus.size()) + " GPUs, " +
             std::to_string(reg.running_jobs_size()) +
@@ -138,6 +137,21 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
   return ack;
 }
 
+bool Controller::agent_register(const ConnPtr& conn, uint64_t seq, const pb::RegisterNode& reg) {
+  auto ack = register_agent(conn, reg);
+  if (!ack) {
+    log::warn("refused registration from " + conn->peer() + ": " + ack.status().message());
+    conn->send(net::error_reply(seq, ack.status()));
+    return false;
+  }
+  pb::Envelope env;
+  *env.mutable_register_ack() = std::move(ack).value();
+  env.set_seq(seq);
+  conn->send(env);  // first: what reconciliation sends below comes after it
+  reconcile_agent(reg.name(), conn, reg);
+  return true;
+}
+
 // After a restart of either side: deliver buffered ends, kill what the controller does
 // not know, and fail what the agent no longer has.
 void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, const pb::RegisterNode& reg) {
@@ -148,7 +162,10 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   }
   for (uint64_t raw : reg.running_jobs()) {
     const Job* job = find_job(state_, JobId{raw});
-    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) continue;
+    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) {
+      if (job->cancel_requested) send_kill(*job, "cancel");  // the kill may have died with a controller
+      continue;
+    }
     pb::Envelope env;
     env.mutable_kill()->set_job_id(raw);
     env.mutable_kill()->set_reason("unknown");
@@ -209,6 +226,8 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     return ack(Status::ok());
   }
   const Job* job = find_job(state_, ended->id);
+  // The agent's clock: an end before the job started or in the future is taken as now.
+  if (job && (ended->time < job->start_time || ended->time > now() + 60)) ended->time = now();
   if (job && job->restart_count != run) {  // an earlier run, requeued since (e.g. its node was silent)
     log::info("node " + name + ": end of an earlier run of job " + std::to_string(raw) + " ignored");
     return ack(Status::ok());
@@ -255,7 +274,7 @@ void Controller::end_jobs_on_node(const std::string& name, JobState state, const
   std::vector<std::pair<JobId, bool>> ids;
   for (const auto& [id, job] : state_.jobs)
     if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name)
-      ids.emplace_back(id, job.spec.requeue != 0);
+      ids.emplace_back(id, job.spec.requeue != 0 && !job.cancel_requested);  // a cancelled job stays ended
   for (auto [id, requeue] : ids) {
     if (requeue) {
       log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");

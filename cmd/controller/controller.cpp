@@ -20,7 +20,7 @@ namespace {
 constexpr size_t kQueuePageBytes = 4 << 20;
 }  // namespace
 
-Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
+Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
                        std::string secret_path)
     : io_(io), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
       state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io) {}
@@ -47,7 +47,7 @@ Status Controller::recover() {
   auto loaded = journal_->load();
   if (!loaded) return loaded.status();
   auto replayed = replay_journal(*loaded, state_);
-  if (!replayed) return replayed.status().with_context(journal_->path());
+  if (!replayed) return replayed.status().with_context(state_db_path(config_.controller.state_dir));
   size_t running = 0;
   for (const auto& [id, job] : state_.jobs) running += job.state == JobState::kRunning;
   log::info("recovered " + std::to_string(state_.jobs.size()) + " jobs (" + std::to_string(state_.pending.size()) +
@@ -84,16 +84,25 @@ void Controller::tick() {
 
 void Controller::record(Event event, std::function<void(const Status&)> after) {
   if (!hq::apply(state_, event)) {
-    if (after) after(Status::ok());  // stale or duplicate: already reflected
+    // Stale or duplicate: already reflected, but maybe not durable yet (the first copy may
+    // still be in the journal's queue). Acting on it waits for everything queued so far.
+    if (after) when_durable(std::move(after));
     return;
   }
-  journal_->append(net::encode_event(event), [after = std::move(after)](const Status& s) {
+  uint64_t seq = ++appended_;
+  journal_->append(net::encode_event(event), [this, seq, after = std::move(after)](const Status& s) {
     if (!s) {
       // The in-memory state is ahead of the disk; restart from what is durable.
       log::error("journal commit failed, exiting so a restart reloads durable state: " + s.message());
       std::_Exit(70);
     }
+    durable_ = seq;  // completions come in queue order
     if (after) after(s);
+    while (!after_durable_.empty() && after_durable_.front().first <= durable_) {
+      auto fn = std::move(after_durable_.front().second);
+      after_durable_.pop_front();
+      fn(Status::ok());
+    }
   });
   // A snapshot encodes every job held: taking one no more often than every that many
   // events keeps its cost per event constant, and a restart replays at most as many
@@ -103,6 +112,11 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     events_since_snapshot_ = 0;
     journal_->snapshot(net::encode_snapshot(state_), {});
   }
+}
+
+void Controller::when_durable(std::function<void(const Status&)> fn) {
+  if (durable_ == appended_) return fn(Status::ok());
+  after_durable_.emplace_back(appended_, std::move(fn));
 }
 
 // Events want a quick and a full pass; the tick a quick one, and a full one once
@@ -214,7 +228,9 @@ void Controller::send_kill(const Job& job, const std::string& reason) {
   it->second->send(env);
 }
 
-pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Identity& who) {
+void Controller::cancel(const pb::CancelRequest& req, const net::Identity& who,
+                        std::function<void(Result<pb::CancelReply>)> reply) {
+  if (Status s = check_request_key(req.request_key()); !s) return reply(s);
   pb::CancelReply out;
   bool admin = is_admin(who);
   std::vector<std::string> targets;
@@ -225,12 +241,12 @@ pb::CancelReply Controller::cancel(const pb::CancelRequest& req, const net::Iden
     if (ids.empty()) out.add_errors("Kill job error on job id " + text + ": Invalid job id specified");
     for (JobId id : ids) {
       Job& job = state_.jobs.at(id);
-      if (may_act(job, who, admin, "cancel")) cancel_one(job, out);
+      if (may_act(job, who, admin, "cancel")) cancel_one(job, req.request_key(), out);
       else out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
     }
   }
   request_schedule();
-  return out;
+  when_durable([reply = std::move(reply), out = std::move(out)](const Status&) { reply(out); });
 }
 
 bool Controller::may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const {
@@ -240,18 +256,21 @@ bool Controller::may_act(const Job& job, const net::Identity& who, bool admin, c
   return false;
 }
 
-void Controller::cancel_one(Job& job, pb::CancelReply& out) {
-  if (is_terminal(job.state)) {
+// A retry of the request that cancelled the job (same idempotency key) answers as it did.
+void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& out) {
+  bool retried = !key.empty() && job.cancel_key == key;
+  if (is_terminal(job.state) && !retried) {
     if (job.array_job_id == 0)
       out.add_errors("Kill job error on job id " + display_id(job) + ": Job/step already completing or completed");
     return;  // finished tasks of an array are skipped quietly
   }
-  if (job.state == JobState::kPending) {
-    record(JobEnded{job.id, now(), JobState::kCancelled, 0, 0, "None"});
-  } else {
-    job.cancel_requested = true;
+  if (!is_terminal(job.state)) {
     requeue_after_end_.erase(job.id);
-    send_kill(job, "cancel");
+    JobId id = job.id;
+    record(JobCancelRequested{id, now(), key}, [this, id](const Status&) {
+      const Job* j = find_job(state_, id);
+      if (j && j->state == JobState::kRunning) send_kill(*j, "cancel");  // once the cancel is durable
+    });
   }
   out.add_cancelled(job.id.value);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,21 +17,24 @@
 #include "core/pass_pacing.hpp"
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
-#include "net/connection.hpp"
+#include "net/peer.hpp"
 #include "cmd/keys.hpp"
-#include "store/journal.hpp"
+#include "store/event_log.hpp"
 
 namespace hq::cmd {
 
 // The reason of a node that went DOWN because it fell silent.
 inline constexpr const char* kNotResponding = "Not responding";
 
+// An idempotency key is empty or 1-64 printable ASCII characters.
+Status check_request_key(const std::string& key);
+
 class Controller {
  public:
-  using ConnPtr = std::shared_ptr<net::Connection>;
+  using ConnPtr = std::shared_ptr<net::Peer>;
 
   // `secret_path`: the keyring file, reloaded when it changes (key rotation).
-  Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::Journal> journal,
+  Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
              std::string secret_path);
   // Checks a Hello's token for `role` ("client" needs a user token, "node" a node token
   // for `name`); each token opens one connection only.
@@ -46,7 +50,8 @@ class Controller {
   // Client requests. `reply` runs once the outcome is durable.
   void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<pb::SubmitReply>)> reply);
   pb::QueueReply queue(const pb::QueueRequest& req, const net::Identity& who) const;
-  pb::CancelReply cancel(const pb::CancelRequest& req, const net::Identity& who);
+  // `reply` runs once the cancellations are durable.
+  void cancel(const pb::CancelRequest& req, const net::Identity& who, std::function<void(Result<pb::CancelReply>)> reply);
   pb::NodesReply nodes() const;
   pb::JobControlReply job_control(const pb::JobControlRequest& req, const net::Identity& who);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
@@ -58,7 +63,11 @@ class Controller {
   // The cluster CA for a node that has only the secret (configless join), vouched for
   // by a MAC over its nonce; an error when this controller has no CA (plaintext).
   Result<pb::CaReply> ca_for(const pb::CaRequest& req) const;
-  Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
+  // An agent's registration (the first message of its session, `seq`): answers with a
+  // RegisterAck, or an Error and false when refused. Only after the ack does the agent get
+  // what reconciliation sends (kills, acks of the ends it buffered): its session is a state
+  // machine that wants the ack first (cmd/agent/agent_link.hpp).
+  bool agent_register(const ConnPtr& conn, uint64_t seq, const pb::RegisterNode& reg);
   void agent_heartbeat(const std::string& node, const pb::Heartbeat& hb);
   void agent_job_ended(const std::string& node, const ConnPtr& conn, const pb::JobEnded& msg);
   void agent_disconnected(const std::string& node, const ConnPtr& conn);
@@ -67,7 +76,10 @@ class Controller {
   void agent_health(const std::string& node, const pb::NodeHealth& health);
 
  private:
+  // Applies `event` and journals it; `after` runs once it is durable (at once for an
+  // event already reflected, but only after every event queued before it is durable).
   void record(Event event, std::function<void(const Status&)> after = {});
+  void when_durable(std::function<void(const Status&)> fn);
   void request_schedule();
   void arm_schedule();
   void run_schedule(PassKind kind);
@@ -76,6 +88,7 @@ class Controller {
   void check_nodes();
   void check_time_limits();
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
+  Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   void fill_agent_settings(pb::AgentSettings& out) const;
   // A node the config does not declare joins with what its agent reported.
@@ -83,6 +96,8 @@ class Controller {
   Result<Job> admit(const JobSpec& spec) const;
   Result<std::vector<Job>> expand_array(Job job) const;
   pb::SubmitReply test_only(const Job& job) const;
+  // What submitting `job` answered (a retried submission gets it again).
+  pb::SubmitReply submit_reply(const Job& job) const;
   // "123" (every task of an array 123) or "123_4".
   std::vector<JobId> resolve(const std::string& text) const;
   std::string control_one(const std::string& action, Job& job, bool admin);
@@ -90,7 +105,7 @@ class Controller {
   bool may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const;
   void apply_plan(Plan plan);
   void preempt(const Preemption& p);
-  void cancel_one(Job& job, pb::CancelReply& out);
+  void cancel_one(Job& job, const std::string& key, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
   void tick();
@@ -98,7 +113,7 @@ class Controller {
 
   asio::io_context& io_;
   ClusterConfig config_;
-  std::unique_ptr<store::Journal> journal_;
+  std::unique_ptr<store::EventLog> journal_;
   Scheduler scheduler_;
   ClusterState state_;
   KeyringWatcher keys_;
@@ -111,6 +126,8 @@ class Controller {
   bool schedule_posted_ = false;
   PassPacing pacing_;
   int64_t events_since_snapshot_ = 0;
+  uint64_t appended_ = 0, durable_ = 0;  // events handed to the journal, and those durable
+  std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> after_durable_;
   Time started_at_ = 0;
 };
 

@@ -117,17 +117,45 @@ void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
   if (who.uid == 0 && !config_.allow_root_jobs)
     return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
+  const std::string& key = req.request_key();
+  if (Status s = check_request_key(key); !s) return reply(s);
+  if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, who.uid)) {
+    pb::SubmitReply out = submit_reply(*made);  // a retry: the first submission's answer
+    return when_durable([reply = std::move(reply), out](const Status&) { reply(out); });
+  }
   auto job = admit(spec);
   if (!job) return reply(job.status());
   if (req.test_only()) return reply(test_only(*job));
-  auto tasks = expand_array(std::move(job).value());
-  if (!tasks) return reply(tasks.status());
+  Job first = std::move(job).value();
+  first.submit_key = key;
+  auto expanded = expand_array(std::move(first));
+  if (!expanded) return reply(expanded.status());
+  std::vector<Job> tasks = std::move(expanded).value();
+  for (size_t i = 1; i < tasks.size(); ++i) tasks[i].submit_key.clear();  // the first task answers for all
   pb::SubmitReply out;
-  out.set_job_id(tasks->front().id.value);
-  if (!tasks->front().spec.array.empty()) out.set_array_tasks(static_cast<int32_t>(tasks->size()));
-  for (size_t i = 0; i + 1 < tasks->size(); ++i) record(JobSubmitted{std::move((*tasks)[i])});
-  record(JobSubmitted{std::move(tasks->back())}, [reply = std::move(reply), out](const Status&) { reply(out); });
+  out.set_job_id(tasks.front().id.value);
+  if (!tasks.front().spec.array.empty()) out.set_array_tasks(static_cast<int32_t>(tasks.size()));
+  for (size_t i = 0; i + 1 < tasks.size(); ++i) record(JobSubmitted{std::move(tasks[i])});
+  record(JobSubmitted{std::move(tasks.back())}, [reply = std::move(reply), out](const Status&) { reply(out); });
   request_schedule();
+}
+
+Status check_request_key(const std::string& key) {
+  if (key.size() > 64) return invalid("request key longer than 64 characters");
+  for (char c : key)
+    if (c <= ' ' || c > '~') return invalid("request key with a character that is not printable ASCII");
+  return Status::ok();
+}
+
+pb::SubmitReply Controller::submit_reply(const Job& job) const {
+  pb::SubmitReply out;
+  out.set_job_id(job.id.value);
+  if (job.array_job_id != 0) {
+    int32_t tasks = 0;
+    for_each_array_task(state_, job.array_job_id, [&](const Job&) { ++tasks; });
+    out.set_array_tasks(tasks);
+  }
+  return out;
 }
 
 // sbatch --test-only: one scheduling pass with the job added; nothing is recorded.

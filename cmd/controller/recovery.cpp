@@ -17,12 +17,13 @@ Result<Replayed> replay_journal(const store::LoadedJournal& loaded, ClusterState
     out.has_snapshot = true;
     out.snapshot_jobs = state.jobs.size() - before;
   }
-  for (const auto& event : loaded.events) {
-    auto decoded = net::decode_event(event.body);
-    if (!decoded) return decoded.status().with_context("journal event seq " + std::to_string(event.seq));
+  for (const auto& bytes : loaded.events) {
+    uint64_t seq = loaded.snapshot_seq + 1 + out.events;  // events follow the snapshot without gaps
+    auto decoded = net::decode_event(bytes);
+    if (!decoded) return decoded.status().with_context("journal event seq " + std::to_string(seq));
     hq::apply(state, *decoded);
     ++out.events;
-    out.last_seq = event.seq;
+    out.last_seq = seq;
   }
   return out;
 }

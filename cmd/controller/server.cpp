@@ -20,8 +20,10 @@
 #include "cmd/auth_service.hpp"
 #include "cmd/process.hpp"
 #include "cmd/keys.hpp"
+#include "net/connection.hpp"
 #include "net/tls.hpp"
 #include "cmd/paths.hpp"
+#include "store/journal.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
 
@@ -46,18 +48,26 @@ Handler answer(Fill fill) {
   };
 }
 
+// A handler that answers once the outcome is durable: `start` calls the Controller with a
+// callback taking a Result; `set` writes its value into the reply Envelope.
+template <typename Start, typename Set>
+Handler answer_later(Start start, Set set) {
+  return [start, set](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+    uint64_t seq = m.seq();
+    start(c, m, who, [conn, seq, set](auto r) {
+      if (!r) return conn->send(net::error_reply(seq, r.status()));
+      pb::Envelope env;
+      set(env, std::move(r).value());
+      reply(conn, seq, std::move(env));
+    });
+  };
+}
+
 const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   static const std::map<pb::Envelope::MsgCase, Handler> table = {
       {pb::Envelope::kSubmit,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         uint64_t seq = m.seq();
-         c.submit(m.submit(), who, [conn, seq](Result<pb::SubmitReply> r) {
-           if (!r) return conn->send(net::error_reply(seq, r.status()));
-           pb::Envelope env;
-           *env.mutable_submit_reply() = *r;
-           reply(conn, seq, std::move(env));
-         });
-       }},
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.submit(m.submit(), who, done); },
+                    [](pb::Envelope& env, pb::SubmitReply r) { *env.mutable_submit_reply() = std::move(r); })},
       {pb::Envelope::kJobControl, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
          *out.mutable_job_control_reply() = c.job_control(m.job_control(), who);
        })},
@@ -67,9 +77,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kQueue, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
          *out.mutable_queue_reply() = c.queue(m.queue(), who);
        })},
-      {pb::Envelope::kCancel, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
-         *out.mutable_cancel_reply() = c.cancel(m.cancel(), who);
-       })},
+      {pb::Envelope::kCancel,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.cancel(m.cancel(), who, done); },
+                    [](pb::Envelope& env, pb::CancelReply r) { *env.mutable_cancel_reply() = std::move(r); })},
       {pb::Envelope::kNodeControl,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          uint64_t seq = m.seq();
@@ -148,15 +158,7 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
     co_return;
   }
   std::string name = first->register_node().name();
-  auto ack = ctl.register_agent(conn, first->register_node());
-  if (!ack) {
-    log::warn("refused registration from " + conn->peer() + ": " + ack.status().message());
-    conn->send(net::error_reply(first->seq(), ack.status()));
-    co_return;
-  }
-  pb::Envelope env;
-  *env.mutable_register_ack() = *ack;
-  reply(conn, first->seq(), std::move(env));
+  if (!ctl.agent_register(conn, first->seq(), first->register_node())) co_return;
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) {

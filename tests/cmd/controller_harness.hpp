@@ -1,0 +1,181 @@
+// Drives the real Controller without sockets or SQLite: an in-memory event log behind the
+// store::EventLog seam, recording peers behind the net::Peer seam, and an io_context the
+// test polls. One thread.
+#pragma once
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/controller/controller.hpp"
+#include "core/hostlist.hpp"
+#include "net/peer.hpp"
+#include "store/event_log.hpp"
+
+namespace hq::test {
+
+// Keeps every event; completions go through the post function, as the SQLite journal's do.
+// `crash()` keeps what was committed, like a kill -9: events not yet committed are lost.
+class MemoryLog : public store::EventLog {
+ public:
+  struct Disk {
+    std::string snapshot;
+    std::vector<std::string> events;
+  };
+  explicit MemoryLog(std::shared_ptr<Disk> disk) : disk_(std::move(disk)) {}
+  Result<store::LoadedJournal> load() override {
+    store::LoadedJournal out;
+    out.snapshot = disk_->snapshot;
+    out.events = disk_->events;
+    return out;
+  }
+  void start(Post post) override { post_ = std::move(post); }
+  void append(std::string event, Done done) override {
+    post_([disk = disk_, event = std::move(event), done = std::move(done)] {
+      disk->events.push_back(event);
+      if (done) done(Status::ok());
+    });
+  }
+  void snapshot(std::string state, Done done) override {
+    post_([disk = disk_, state = std::move(state), done = std::move(done)] {
+      disk->snapshot = state;
+      disk->events.clear();
+      if (done) done(Status::ok());
+    });
+  }
+  void stop() override {}
+
+ private:
+  std::shared_ptr<Disk> disk_;
+  Post post_;
+};
+
+// Records what the controller sends.
+class RecordingPeer : public net::Peer {
+ public:
+  void send(const pb::Envelope& msg) override {
+    if (open_) sent.push_back(msg);
+  }
+  void close(const std::string& reason) override {
+    if (!open_) return;
+    open_ = false;
+    reason_ = reason;
+  }
+  bool is_open() const override { return open_; }
+  const std::string& peer() const override { return name_; }
+  const std::string& close_reason() const override { return reason_; }
+  // Takes what was sent so far.
+  std::vector<pb::Envelope> take() {
+    std::vector<pb::Envelope> out;
+    out.swap(sent);
+    return out;
+  }
+  std::vector<pb::Envelope> sent;
+
+ private:
+  bool open_ = true;
+  std::string name_ = "fake-peer", reason_;
+};
+
+// A controller over `nodes` (hostlist) with `cpus` each, on a fresh in-memory disk or an
+// existing one (a restart).
+struct ControllerHarness {
+  explicit ControllerHarness(const std::string& nodes, int cpus = 4,
+                             std::shared_ptr<MemoryLog::Disk> disk = std::make_shared<MemoryLog::Disk>())
+      : disk(std::move(disk)) {
+    ClusterConfig config = uniform_cluster_config(*expand_hostlist(nodes), cpus, 4096, "batch");
+    config.allow_root_jobs = true;
+    ctl = std::make_unique<cmd::Controller>(io, config, std::make_unique<MemoryLog>(this->disk), "/nonexistent");
+    Status s = ctl->recover();
+    ok = s.is_ok();
+    ctl->start();
+    settle();
+  }
+  ~ControllerHarness() {
+    if (!crashed) ctl->shutdown();
+  }
+  // Runs everything that is ready (completions, scheduling passes due now or within ms).
+  void settle() {
+    for (int idle = 0; idle < 2;) {
+      io.restart();
+      size_t n = io.poll();
+      if (n == 0) {
+        io.restart();
+        n = io.run_for(std::chrono::milliseconds(2));
+      }
+      idle = n == 0 ? idle + 1 : 0;
+    }
+    io.restart();
+  }
+  // A one-task job (with --array `array` when given), idempotency key `key`.
+  static pb::SubmitRequest job_request(const std::string& key = "", const std::string& array = "") {
+    pb::SubmitRequest req;
+    req.mutable_spec()->set_script("#!/bin/sh\ntrue\n");
+    req.mutable_spec()->set_ntasks(1);
+    req.mutable_spec()->set_cpus_per_task(1);
+    req.mutable_spec()->set_nodes_min(1);
+    req.mutable_spec()->set_array(array);
+    req.set_request_key(key);
+    return req;
+  }
+  static net::Identity user(uint32_t uid = 1000) {
+    net::Identity who;
+    who.uid = who.gid = uid;
+    return who;
+  }
+  // Sends `req` as `who` and waits for the answer.
+  Result<pb::SubmitReply> submit_request(const pb::SubmitRequest& req, const net::Identity& who = user()) {
+    Result<pb::SubmitReply> out = internal("no answer");
+    ctl->submit(req, who, [&](Result<pb::SubmitReply> r) { out = std::move(r); });
+    settle();
+    return out;
+  }
+  Result<pb::CancelReply> cancel(std::vector<uint64_t> ids, const std::string& key, const net::Identity& who = user()) {
+    pb::CancelRequest req;
+    for (uint64_t id : ids) req.add_job_ids(id);
+    req.set_request_key(key);
+    Result<pb::CancelReply> out = internal("no answer");
+    ctl->cancel(req, who, [&](Result<pb::CancelReply> r) { out = std::move(r); });
+    settle();
+    return out;
+  }
+  // Submits a one-task job; its id, or 0 with `error` set.
+  uint64_t submit() {
+    auto r = submit_request(job_request());
+    if (!r) error = r.status().message();
+    return r ? r->job_id() : 0;
+  }
+  std::string state_of(uint64_t id) {
+    pb::QueueRequest q;
+    q.add_job_ids(id);
+    q.set_include_finished(true);
+    net::Identity root;
+    auto reply = ctl->queue(q, root);
+    return reply.jobs_size() ? reply.jobs(0).state() : "";
+  }
+  pb::Node node(const std::string& name) {
+    pb::NodesReply all = ctl->nodes();
+    for (const auto& n : all.nodes())
+      if (n.name() == name) return n;
+    return {};
+  }
+
+  asio::io_context io;
+  std::shared_ptr<MemoryLog::Disk> disk;
+  std::unique_ptr<cmd::Controller> ctl;
+  bool ok = false;
+  std::string error;     // the last refused submission's
+  bool crashed = false;  // set before destroying: no shutdown snapshot (a kill -9)
+};
+
+inline pb::RegisterNode registration(const std::string& name, int cpus = 4) {
+  pb::RegisterNode r;
+  r.set_name(name);
+  r.set_cpus(cpus);
+  r.set_mem_mib(4096);
+  return r;
+}
+
+}  // namespace hq::test

@@ -28,7 +28,7 @@ void check_refused(const LocalCluster& c, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("check-state: a crashed controller's state checks out read-only; damage stops the controller") {
+TEST_CASE("check-state: a crashed controller's state checks out read-only, and damage stops the controller") {
   LocalCluster c(1);
   REQUIRE(c.ready());
   for (int i = 0; i < 3; ++i) REQUIRE(c.submit("--hold --wrap true").find("ERROR") == std::string::npos);

@@ -36,7 +36,7 @@ int usage(std::ostream& out, int code) {
          "daemons:  controller, node\n"
          "clients:  submit, queue, cancel, nodes, show, hold, release, requeue, explain\n"
          "admin:    control drain|resume|delete\n"
-         "tools:    local start|stop|status, init, keygen, hostlist, bench, install-links\n\n"
+         "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
          "Invoked as sbatch, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
   return code;
 }

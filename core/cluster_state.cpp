@@ -93,11 +93,22 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   return true;
 }
 
+bool apply_stop(ClusterState& s, const JobStopRequested& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kRunning || it->second.cancel_requested ||
+      it->second.stop_intent != StopIntent::kNone || e.intent == StopIntent::kNone)
+    return false;
+  it->second.stop_intent = e.intent;
+  it->second.preempting = is_preemption(e.intent);
+  return true;
+}
+
 bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
   auto it = s.jobs.find(e.id);
   if (it == s.jobs.end() || is_terminal(it->second.state) || it->second.cancel_requested) return false;
   Job& job = it->second;
   job.cancel_key = e.key;
+  job.stop_intent = StopIntent::kNone;  // a cancel wins over a requeue or preemption under way
   if (job.state == JobState::kRunning) {
     job.cancel_requested = true;
     return true;
@@ -116,6 +127,7 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.reason = e.reason.empty() ? "None" : e.reason;
   job.cancel_requested = false;
   job.preempting = false;
+  job.stop_intent = StopIntent::kNone;
   job.eligible_time = e.time;
   ++job.restart_count;
   s.running.erase(job.id);
@@ -266,6 +278,7 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, JobHoldChanged>) return apply_hold(state, e);
         else if constexpr (std::is_same_v<T, JobDependencyChanged>) return apply_dependency(state, e);
         else if constexpr (std::is_same_v<T, JobCancelRequested>) return apply_cancel(state, e);
+        else if constexpr (std::is_same_v<T, JobStopRequested>) return apply_stop(state, e);
         else return apply_drain(state, e);
       },
       event);

@@ -41,10 +41,13 @@ struct JobDependencyChanged { JobId id; Time time = 0; DepState state = DepState
 // (its end, when its node reports it, is CANCELLED). `key`: the request's idempotency key,
 // so that a retry of the same request answers as the first one did.
 struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
+// A running job is being stopped (requeue, requeuehold, preemption): its end will be
+// recorded as `intent` says, even across a controller restart.
+struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopIntent::kNone; };
 // An operator drained a node (no new jobs; running ones finish) or resumed it.
 struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
-                           NodeDrainChanged, JobCancelRequested>;
+                           NodeDrainChanged, JobCancelRequested, JobStopRequested>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

@@ -28,6 +28,10 @@ bool parse_job_state(std::string_view name, JobState& out) {
   return false;
 }
 
+bool is_preemption(StopIntent intent) {
+  return intent == StopIntent::kPreemptRequeue || intent == StopIntent::kPreemptCancel;
+}
+
 std::string display_id(const Job& job) {
   if (job.array_job_id == 0) return std::to_string(job.id.value);
   return std::to_string(job.array_job_id) + "_" + std::to_string(job.array_task_id);

@@ -90,6 +90,11 @@ struct NodeAlloc {
 // The nodes of an allocation as a hostlist ("n[1-4]").
 std::string alloc_hostlist(const std::vector<NodeAlloc>& alloc);
 
+// Why a running job is being stopped, which decides how its end is recorded: queued again
+// (scontrol requeue / requeuehold), or for a higher tier (preemption, requeue or cancel).
+enum class StopIntent : uint8_t { kNone, kRequeue, kRequeueHold, kPreemptRequeue, kPreemptCancel };
+bool is_preemption(StopIntent intent);
+
 struct Job {
   JobId id;
   JobSpec spec;
@@ -121,6 +126,7 @@ struct Job {
   Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
   std::string sched_nodes;             // nodes backfill plans to use
   bool preempting = false;             // being stopped for a higher tier (grace running)
+  StopIntent stop_intent = StopIntent::kNone;  // journaled: what its end will be recorded as
   bool held() const { return hold != HoldKind::kNone; }
 };
 

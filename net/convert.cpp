@@ -142,6 +142,13 @@ JobSpec from_pb(const pb::JobSpec& p) {
   return s;
 }
 
+namespace {
+Result<StopIntent> stop_intent_from(int32_t raw) {
+  if (raw < 0 || raw > static_cast<int32_t>(StopIntent::kPreemptCancel)) return invalid("bad stop intent " + std::to_string(raw));
+  return static_cast<StopIntent>(raw);
+}
+}  // namespace
+
 pb::Job to_pb(const Job& j, bool with_script) {
   pb::Job p;
   p.set_job_id(j.id.value);
@@ -163,6 +170,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_submit_key(j.submit_key);
   p.set_cancel_requested(j.cancel_requested);
   p.set_cancel_key(j.cancel_key);
+  p.set_stop_intent(static_cast<int32_t>(j.stop_intent));
   copy_to(j.partitions, p.mutable_partitions());
   p.set_dep_state(static_cast<int32_t>(j.dep_state));
   p.set_eligible_time(j.eligible_time);
@@ -203,6 +211,9 @@ Result<Job> from_pb(const pb::Job& p) {
   j.submit_key = p.submit_key();
   j.cancel_requested = p.cancel_requested();
   j.cancel_key = p.cancel_key();
+  auto intent = stop_intent_from(p.stop_intent());
+  if (!intent) return intent.status();
+  j.stop_intent = *intent;
   j.partitions.assign(p.partitions().begin(), p.partitions().end());
   j.dep_state = static_cast<DepState>(p.dep_state());
   j.eligible_time = p.eligible_time();
@@ -293,6 +304,11 @@ std::string encode_event(const Event& e) {
           d->set_job_id(ev.id.value);
           d->set_time(ev.time);
           d->set_dep_state(static_cast<int32_t>(ev.state));
+        } else if constexpr (std::is_same_v<T, JobStopRequested>) {
+          auto* st = p.mutable_stop();
+          st->set_job_id(ev.id.value);
+          st->set_time(ev.time);
+          st->set_intent(static_cast<int32_t>(ev.intent));
         } else if constexpr (std::is_same_v<T, JobCancelRequested>) {
           auto* c = p.mutable_cancel();
           c->set_job_id(ev.id.value);
@@ -345,6 +361,11 @@ Result<Event> decode_event(const std::string& bytes) {
     return Event{JobDependencyChanged{JobId{p.dependency().job_id()}, p.dependency().time(), static_cast<DepState>(d)}};
   }
   if (p.has_cancel()) return Event{JobCancelRequested{JobId{p.cancel().job_id()}, p.cancel().time(), p.cancel().key()}};
+  if (p.has_stop()) {
+    auto intent = stop_intent_from(p.stop().intent());
+    if (!intent) return intent.status();
+    return Event{JobStopRequested{JobId{p.stop().job_id()}, p.stop().time(), *intent}};
+  }
   return invalid("empty journal event");
 }
 

@@ -17,7 +17,7 @@ mkdir -p "$build/crashes"
 status=0
 for seeds in "$root"/tests/fuzz/corpus/*/; do
   target=$(basename "$seeds")
-  work=$(mktemp -d)
+  work=$(mktemp -d "$build/corpus-XXXXXX")  # scratch in the fuzz build, not /tmp
   cp -r "$seeds". "$work/"
   log="$build/$target.log"
   if "$build/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

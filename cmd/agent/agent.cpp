@@ -30,9 +30,10 @@ namespace hq::cmd {
 namespace {
 
 // Dialing backs off from 0.2 s doubling to this cap (with jitter 0.5-1): an agent that has
-// waited for hours still joins within 2 s of the controller's start. A refused connection
-// costs the controller host one RST, so even 10,000 waiting agents are cheap.
-constexpr double kRetryCapSeconds = 2.0;
+// waited for hours still joins within 1 s (plus a handshake) of the controller's start, so
+// its node is back in service within 2 s. A refused connection costs the controller host
+// one RST, so even 10,000 waiting agents are cheap.
+constexpr double kRetryCapSeconds = 1.0;
 
 void log_exceptions(std::exception_ptr e) {
   if (!e) return;

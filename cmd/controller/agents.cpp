@@ -163,7 +163,7 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   for (uint64_t raw : reg.running_jobs()) {
     const Job* job = find_job(state_, JobId{raw});
     if (job && job->state == JobState::kRunning && job->alloc.front().node == name) {
-      if (job->cancel_requested) send_kill(*job, "cancel");  // the kill may have died with a controller
+      resend_stop(*job);  // a cancel's or requeue's kill may have died with a controller
       continue;
     }
     pb::Envelope env;
@@ -238,25 +238,19 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     record(JobRequeued{ended->id, ended->time, "None"}, ack);
     return request_schedule();
   }
-  if (auto rq = requeue_after_end_.find(ended->id); rq != requeue_after_end_.end()) {
-    HoldKind hold = rq->second;
-    requeue_after_end_.erase(rq);
-    record(JobRequeued{ended->id, ended->time, "None"}, ack);
-    if (hold != HoldKind::kNone) record(JobHoldChanged{ended->id, ended->time, hold});
-    return request_schedule();
-  }
-  if (auto pr = preempted_.find(ended->id); pr != preempted_.end()) {
-    PreemptMode mode = pr->second;
-    preempted_.erase(pr);
-    if (mode == PreemptMode::kRequeue) record(JobRequeued{ended->id, ended->time, "Preempted"}, ack);
-    else {
+  StopIntent intent = job ? job->stop_intent : StopIntent::kNone;
+  if (intent == StopIntent::kRequeue || intent == StopIntent::kPreemptRequeue) {
+    record(JobRequeued{ended->id, ended->time, intent == StopIntent::kPreemptRequeue ? "Preempted" : "None"}, ack);
+  } else if (intent == StopIntent::kRequeueHold) {
+    record(JobRequeued{ended->id, ended->time, "None"});
+    record(JobHoldChanged{ended->id, ended->time, HoldKind::kUser}, ack);
+  } else {
+    if (intent == StopIntent::kPreemptCancel) {
       ended->state = JobState::kPreempted;
       ended->reason = "Preempted";
-      record(*ended, ack);
     }
-    return request_schedule();
+    record(*ended, ack);
   }
-  record(*ended, ack);
   request_schedule();
 }
 

@@ -179,22 +179,17 @@ void Controller::apply_plan(Plan plan) {
 // A lower-tier job gives way: SIGTERM now, SIGKILL after the partition's GraceTime;
 // its end is then recorded as a requeue or as PREEMPTED (agent_job_ended).
 void Controller::preempt(const Preemption& p) {
-  auto it = state_.jobs.find(p.victim);
-  if (it == state_.jobs.end() || it->second.state != JobState::kRunning || it->second.preempting) return;
-  Job& job = it->second;
-  job.preempting = true;
-  PreemptMode mode = p.mode == PreemptMode::kRequeue && job.spec.requeue == 0 ? PreemptMode::kCancel : p.mode;
-  preempted_[job.id] = mode;
-  log::info("job " + display_id(job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
+  const Job* job = find_job(state_, p.victim);
+  if (!job || job->state != JobState::kRunning || job->stop_intent != StopIntent::kNone || job->cancel_requested) return;
+  PreemptMode mode = p.mode == PreemptMode::kRequeue && job->spec.requeue == 0 ? PreemptMode::kCancel : p.mode;
+  log::info("job " + display_id(*job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
             std::string(preempt_mode_name(mode)) + ", grace " + std::to_string(p.grace) + " s)");
-  if (job.alloc.empty()) return;
-  auto agent = agents_.find(job.alloc.front().node);
-  if (agent == agents_.end() || !agent->second->is_open()) return;
-  pb::Envelope env;
-  env.mutable_kill()->set_job_id(job.id.value);
-  env.mutable_kill()->set_reason("preempt");
-  env.mutable_kill()->set_grace(std::max<Duration>(1, p.grace));
-  agent->second->send(env);
+  StopIntent intent = mode == PreemptMode::kRequeue ? StopIntent::kPreemptRequeue : StopIntent::kPreemptCancel;
+  JobId id = job->id;
+  Duration grace = std::max<Duration>(1, p.grace);
+  record(JobStopRequested{id, now(), intent}, [this, id, grace](const Status&) {
+    if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, "preempt", grace);
+  });
 }
 
 void Controller::launch(JobId id) {
@@ -218,14 +213,21 @@ void Controller::launch(JobId id) {
   it->second->send(env);
 }
 
-void Controller::send_kill(const Job& job, const std::string& reason) {
+void Controller::send_kill(const Job& job, const std::string& reason, Duration grace) {
   if (job.alloc.empty()) return;
   auto it = agents_.find(job.alloc.front().node);
   if (it == agents_.end() || !it->second->is_open()) return;
   pb::Envelope env;
   env.mutable_kill()->set_job_id(job.id.value);
   env.mutable_kill()->set_reason(reason);
+  env.mutable_kill()->set_grace(grace);
   it->second->send(env);
+}
+
+void Controller::resend_stop(const Job& job) {
+  if (job.cancel_requested) send_kill(job, "cancel");
+  else if (is_preemption(job.stop_intent)) send_kill(job, "preempt", 1);
+  else if (job.stop_intent != StopIntent::kNone) send_kill(job, "requeue");
 }
 
 void Controller::cancel(const pb::CancelRequest& req, const net::Identity& who,
@@ -265,7 +267,6 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
     return;  // finished tasks of an array are skipped quietly
   }
   if (!is_terminal(job.state)) {
-    requeue_after_end_.erase(job.id);
     JobId id = job.id;
     record(JobCancelRequested{id, now(), key}, [this, id](const Status&) {
       const Job* j = find_job(state_, id);

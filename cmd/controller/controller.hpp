@@ -53,7 +53,9 @@ class Controller {
   // `reply` runs once the cancellations are durable.
   void cancel(const pb::CancelRequest& req, const net::Identity& who, std::function<void(Result<pb::CancelReply>)> reply);
   pb::NodesReply nodes() const;
-  pb::JobControlReply job_control(const pb::JobControlRequest& req, const net::Identity& who);
+  // hold, release, requeue...; `reply` runs once the changes are durable.
+  void job_control(const pb::JobControlRequest& req, const net::Identity& who,
+                   std::function<void(Result<pb::JobControlReply>)> reply);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
   // drain / resume / delete, for root and operators; `reply` runs once it is durable.
   void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
@@ -84,7 +86,10 @@ class Controller {
   void arm_schedule();
   void run_schedule(PassKind kind);
   void launch(JobId id);
-  void send_kill(const Job& job, const std::string& reason);
+  // KillJob to the job's batch node; `grace` seconds from SIGTERM to SIGKILL (0: the agent's kill_wait).
+  void send_kill(const Job& job, const std::string& reason, Duration grace = 0);
+  // The kill a job being cancelled or stopped needs, again (its agent re-registered).
+  void resend_stop(const Job& job);
   void check_nodes();
   void check_time_limits();
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
@@ -119,8 +124,6 @@ class Controller {
   KeyringWatcher keys_;
   ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;
-  std::map<JobId, HoldKind> requeue_after_end_;   // requeue (and maybe hold) when its end arrives
-  std::map<JobId, PreemptMode> preempted_;        // what to record when a preempted job ends
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;

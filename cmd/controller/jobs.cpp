@@ -200,13 +200,14 @@ std::vector<JobId> Controller::resolve(const std::string& text) const {
   return out;
 }
 
-pb::JobControlReply Controller::job_control(const pb::JobControlRequest& req, const net::Identity& who) {
+void Controller::job_control(const pb::JobControlRequest& req, const net::Identity& who,
+                             std::function<void(Result<pb::JobControlReply>)> reply) {
   pb::JobControlReply out;
   bool admin = is_admin(who);
   const std::string& action = req.action();
   if (action != "hold" && action != "uhold" && action != "release" && action != "requeue" && action != "requeuehold") {
     out.add_errors("unknown action '" + action + "' (expected hold, uhold, release, requeue or requeuehold)");
-    return out;
+    return reply(out);
   }
   for (const auto& text : req.jobs()) {
     std::vector<JobId> ids = resolve(text);
@@ -219,7 +220,7 @@ pb::JobControlReply Controller::job_control(const pb::JobControlRequest& req, co
     }
   }
   request_schedule();
-  return out;
+  when_durable([reply = std::move(reply), out = std::move(out)](const Status&) { reply(out); });
 }
 
 std::string Controller::control_one(const std::string& action, Job& job, bool admin) {
@@ -239,8 +240,11 @@ std::string Controller::control_one(const std::string& action, Job& job, bool ad
   // requeue / requeuehold: running jobs are stopped and queued again with the same id.
   if (job.state != JobState::kRunning) return "Job is not running (only running jobs can be requeued)";
   if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
-  requeue_after_end_[id] = action == "requeuehold" ? HoldKind::kUser : HoldKind::kNone;
-  send_kill(job, "requeue");
+  if (job.cancel_requested || job.stop_intent != StopIntent::kNone) return "Job is already being stopped";
+  StopIntent intent = action == "requeuehold" ? StopIntent::kRequeueHold : StopIntent::kRequeue;
+  record(JobStopRequested{id, now(), intent}, [this, id](const Status&) {
+    if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, "requeue");
+  });
   return "";
 }
 

@@ -68,9 +68,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kSubmit,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.submit(m.submit(), who, done); },
                     [](pb::Envelope& env, pb::SubmitReply r) { *env.mutable_submit_reply() = std::move(r); })},
-      {pb::Envelope::kJobControl, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
-         *out.mutable_job_control_reply() = c.job_control(m.job_control(), who);
-       })},
+      {pb::Envelope::kJobControl,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.job_control(m.job_control(), who, done); },
+                    [](pb::Envelope& env, pb::JobControlReply r) { *env.mutable_job_control_reply() = std::move(r); })},
       {pb::Envelope::kExplain, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
          *out.mutable_explain_reply() = c.explain(m.explain(), who);
        })},

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/paths.hpp"
 
@@ -115,10 +116,8 @@ TEST_CASE("write_file_atomic: a full filesystem keeps the old file") {
   std::string mnt = dir.path() + "/tiny";
   REQUIRE(std::filesystem::create_directory(mnt));
   TinyTmpfs fs(mnt);
-  if (!fs.mounted()) {
-    MESSAGE("HQ_SKIPPED: no tiny tmpfs to fill (" << fs.why_not() << "); the file size limit test covers the failing write");
-    return;
-  }
+  if (!fs.mounted())
+    HQ_SKIP("no tiny tmpfs to fill (" + fs.why_not() + "); the file size limit test covers the failing write");
   std::string path = mnt + "/controller.addr";
   REQUIRE(write_file_atomic(path, "old\n", 0644).is_ok());
   Status filler = create_new_file(mnt + "/filler", std::string(60 * 1024, 'f'), 0644);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/process.hpp"
 
@@ -45,8 +46,18 @@ inline CmdResult as_user(int uid, const std::string& dir, const std::string& arg
             " --clear-groups env " + (env.empty() ? "" : env + " ") + HQ_BINARY + " " + args);
 }
 
-// Root with setpriv: tests can act as several users.
-inline bool can_switch_users() { return geteuid() == 0 && sh("command -v setpriv").rc == 0; }
+// Why tests cannot act as several users here (they need root and setpriv), or "".
+inline std::string why_users_cannot_switch() {
+  if (geteuid() != 0) return "not root (euid " + std::to_string(geteuid()) + ")";
+  return sh("command -v setpriv").rc == 0 ? "" : "no setpriv";
+}
+
+// Ends the test case as skipped unless it can act as several users.
+#define HQ_SKIP_UNLESS_USERS_SWITCH()                                                      \
+  do {                                                                                     \
+    if (std::string why = ::hq::test::why_users_cannot_switch(); !why.empty())             \
+      HQ_SKIP("needs root and setpriv to act as other users: " + why);                     \
+  } while (0)
 
 // A world-writable directory in the cluster dir, reachable by other users.
 inline std::string shared_dir(const std::string& cluster_dir) {
@@ -100,6 +111,48 @@ inline std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// How often `needle` occurs in `text`.
+inline int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t pos = 0; (pos = text.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
+}
+
+// The first line of `text` that contains `needle`, or "".
+inline std::string line_with(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  if (at == std::string::npos) return "";
+  size_t begin = text.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+// Environment variables for the processes a test spawns (agents take HQ_* settings from
+// theirs), unset again at scope exit so that later tests do not inherit them.
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ScopedEnv(const std::string& name, const std::string& value) { set(name, value); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    for (const auto& name : names_) unsetenv(name.c_str());
+  }
+  void set(const std::string& name, const std::string& value) {
+    setenv(name.c_str(), value.c_str(), 1);
+    names_.push_back(name);
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// A job body that waits until `file` (relative to the job's directory) has content: the
+// test decides when the job ends (LocalCluster::release), no sleep guesses how long.
+inline std::string until_file(const std::string& file) {
+  return "while [ ! -s " + file + " ]; do sleep 0.05; done";
 }
 
 class LocalCluster {
@@ -179,10 +232,7 @@ class LocalCluster {
 
   int responding_nodes() const {
     auto r = sh(std::string(HQ_BINARY) + " nodes --json");
-    if (r.rc != 0) return -1;
-    int n = 0;
-    for (size_t pos = 0; (pos = r.out.find("\"responding\": true", pos)) != std::string::npos; ++pos) ++n;
-    return n;
+    return r.rc == 0 ? count(r.out, "\"responding\": true") : -1;
   }
 
   CmdResult hq(const std::string& args) const { return sh("cd " + dir_.path() + " && " + HQ_BINARY + " " + args); }
@@ -201,6 +251,23 @@ class LocalCluster {
   bool wait_state(const std::string& id, const std::string& want, double seconds) const {
     return wait_until([&] { return state(id) == want; }, seconds);
   }
+  // Why pending job `id` waits: "None" until a scheduling pass has looked at it.
+  std::string reason(const std::string& id) const {
+    std::string json = hq("queue --json -j " + id).out;
+    std::string key = "\"reason\": \"";
+    size_t at = json.find(key);
+    return at == std::string::npos ? "" : json.substr(at + key.size(), json.find('"', at + key.size()) - at - key.size());
+  }
+  // Waits until a scheduling pass has decided about pending job `id`: a job still pending
+  // then was not startable, which a sleep could only hope for.
+  bool wait_considered(const std::string& id, double seconds) const {
+    return wait_until([&] { std::string r = reason(id); return !r.empty() && r != "None"; }, seconds);
+  }
+  // Ends the jobs waiting in until_file(file).
+  void release(const std::string& file) const { std::ofstream(dir() + "/" + file) << "go\n"; }
+  // Node e<node>'s spool directory for job `id`: its launch record ("pids") and, once the
+  // job's shim saw the script end, its "exit" status.
+  std::string spool(int node, const std::string& id) const { return dir() + "/e" + std::to_string(node) + "/job" + id; }
   std::string submit(const std::string& args) const {
     auto r = hq("submit --parsable " + args);
     std::string id = r.out;

@@ -107,13 +107,14 @@ TEST_CASE("e2e: a queue larger than one frame comes in pages - listings carry no
 TEST_CASE("e2e: kill -9 of the controller loses no acknowledged job and double-counts none") {
   LocalCluster c(2);
   REQUIRE(c.ready());
-  std::string longjob = c.submit("--wrap 'sleep 4; echo done >> long.out'");
+  std::string longjob = c.submit("--wrap '" + until_file("go") + "; echo done >> long.out'");
   REQUIRE(c.wait_state(longjob, "RUNNING", 10));
   std::vector<std::string> ids;
   for (int i = 0; i < 30; ++i) ids.push_back(c.submit("--wrap 'echo " + std::to_string(i) + " > q" + std::to_string(i) + ".out'"));
   for (const auto& id : ids) REQUIRE(id.find("ERROR") == std::string::npos);
   c.kill9_controller();
   c.start_controller();
+  c.release("go");  // the long job ran through the restart
   // Every acknowledged job is known again and finishes; the long job ran once.
   for (const auto& id : ids) CHECK_MESSAGE(c.wait_state(id, "COMPLETED", 30), "job " << id);
   CHECK(c.wait_state(longjob, "COMPLETED", 30));
@@ -146,10 +147,7 @@ TEST_CASE("e2e: garbage and oversized frames close only that connection") {
 }
 
 TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to submit as another user");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1);
   REQUIRE(c.ready());
   std::string shared = shared_dir(c.dir());
@@ -168,27 +166,31 @@ TEST_CASE("e2e: jobs run as the submitting user, with that user's groups") {
 TEST_CASE("e2e: an agent killed with -9 and restarted re-adopts its running job, which completes once") {
   LocalCluster c(1);
   REQUIRE(c.ready());
-  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; sleep 3; echo done >> runs.txt'");
+  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; " + until_file("go") + "; echo done >> runs.txt'");
   REQUIRE(c.wait_state(id, "RUNNING", 10));
-  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/runs.txt").empty(); }, 10));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the agent records the launch right after exec
+  REQUIRE(wait_until([&] { return !slurp(c.spool(1, id) + "/pids").empty(); }, 10));  // the launch record
   c.restart_agent_after_kill9(1);
+  INFO("agent log: " << slurp(c.dir() + "/e1.log"));
+  REQUIRE(wait_until([&] { return slurp(c.dir() + "/e1.log").find("job " + id + " adopted") != std::string::npos; }, 20));
+  c.release("go");
   CHECK(c.wait_state(id, "COMPLETED", 20));
   std::string runs = slurp(c.dir() + "/runs.txt");
   CHECK(std::count(runs.begin(), runs.end(), '\n') == 2);  // one run: its pid, then done
   CHECK(runs.find("done\n") != std::string::npos);
   CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 0") != std::string::npos);
-  INFO("agent log: " << slurp(c.dir() + "/e1.log"));
-  CHECK(slurp(c.dir() + "/e1.log").find("job " + id + " adopted") != std::string::npos);
 }
 
 TEST_CASE("e2e: a job that ends while no agent runs is reported once by the next agent, with its exit code") {
   LocalCluster c(1);
   REQUIRE(c.ready());
-  std::string id = c.submit("--wrap 'touch started; sleep 1; exit 3'");
-  REQUIRE(wait_until([&] { return sh("test -e " + c.dir() + "/started").rc == 0; }, 10));
+  std::string id = c.submit("--wrap '" + until_file("go") + "; exit 3'");
+  std::string spool = c.spool(1, id);
+  REQUIRE(wait_until([&] { return !slurp(spool + "/pids").empty(); }, 10));  // the launch record
   c.kill9_agent(1);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // it ends meanwhile
+  c.release("go");
+  // It ends meanwhile: its shim has written the exit status and is gone.
+  pid_t shim = std::stoi(line_with(slurp(spool + "/pids"), "shim=").substr(5));
+  REQUIRE(wait_until([&] { return !slurp(spool + "/exit").empty() && !hq::cmd::process_alive(shim); }, 10));
   c.respawn_agent(1);
   CHECK(c.wait_state(id, "FAILED", 20));
   CHECK(c.hq("show job " + id).out.find("ExitCode=3:0") != std::string::npos);
@@ -199,14 +201,15 @@ TEST_CASE("e2e: a job that ends while no agent runs is reported once by the next
 TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {
   LocalCluster c(1);
   REQUIRE(c.ready());
-  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; sleep 2'");
+  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; " + until_file("go") + "'");
   REQUIRE(c.wait_state(id, "RUNNING", 10));
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/runs.txt").empty(); }, 10));
   pid_t first = std::stoi(slurp(c.dir() + "/runs.txt"));
   c.kill9_agent(1);
   kill(-first, SIGKILL);                       // the run is lost with its record (like a reboot)
-  sh("rm -rf " + c.dir() + "/e1/job" + id);
+  sh("rm -rf " + c.spool(1, id));
   c.respawn_agent(1);                          // the new agent knows nothing of the job
+  c.release("go");                             // the second run may end
   CHECK(c.wait_state(id, "COMPLETED", 20));
   std::string runs = slurp(c.dir() + "/runs.txt");
   CHECK(std::count(runs.begin(), runs.end(), '\n') == 2);
@@ -294,10 +297,7 @@ TEST_CASE("e2e: forged, expired, wrongly signed and replayed tokens are refused"
 }
 
 TEST_CASE("e2e: users may cancel only their own jobs - root may cancel any") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as two users");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1);
   REQUIRE(c.ready());
   std::string shared = shared_dir(c.dir());
@@ -326,8 +326,7 @@ TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropp
   int port = std::stoi(std::string(getenv("HQ_CONTROLLER")).substr(10));
   std::vector<int> silent;
   for (int i = 0; i < 3; ++i) silent.push_back(raw_connect(port));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  int extra = raw_connect(port);
+  int extra = raw_connect(port);  // accepted in arrival order: after the 3, so over the cap
   char buf[16];
   double t0 = hq::net::mono_seconds();
   CHECK(read(extra, buf, sizeof buf) == 0);  // refused at once: closed without a word
@@ -343,10 +342,12 @@ TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropp
   hq::net::Transport t{false, slurp(c.dir() + "/keys/ca.pem"), "", *hq::net::mint_token(*ring, {}, hq::net::wall_now())};
   auto idle = hq::net::RpcClient::connect(*hq::net::parse_endpoint(getenv("HQ_CONTROLLER")), t, "client", 5);
   REQUIRE(idle.is_ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-  hq::pb::Envelope q;
-  q.mutable_queue();
-  CHECK(!(*idle)->call(q, 5).is_ok());       // closed after client_idle_timeout
+  // The controller sends nothing unasked: recv returns when it closes the idle connection.
+  double idle_from = hq::net::mono_seconds();
+  auto closed = (*idle)->recv(10);
+  CHECK(!closed.is_ok());
+  CHECK(closed.status().message().find("timed out") == std::string::npos);  // closed, not our own timeout
+  CHECK(hq::net::mono_seconds() - idle_from > 1.5);                          // after client_idle_timeout (2 s)
   std::string id = c.submit("--wrap true");  // the agent (heartbeats) and new clients are fine
   CHECK(c.wait_state(id, "COMPLETED", 10));
 }
@@ -356,7 +357,7 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
   REQUIRE(c.ready());
   std::string keys = c.dir() + "/keys";
   auto old_ring = *hq::net::parse_keyring(slurp(keys + "/secret"), "secret");
-  std::string running = c.submit("--wrap 'sleep 4; echo once >> rot.out'");
+  std::string running = c.submit("--wrap '" + until_file("go") + "; echo once >> rot.out'");
   REQUIRE(c.wait_state(running, "RUNNING", 10));
 
   REQUIRE(c.hq("keygen " + keys + " --rotate").rc == 0);
@@ -377,15 +378,13 @@ TEST_CASE("e2e: key rotation keeps a running cluster working throughout") {
   }, 5));
   std::string after = c.submit("--wrap true");
   CHECK(c.wait_state(after, "COMPLETED", 10));
+  c.release("go");  // the job ran through both rotations and the restart
   CHECK(c.wait_state(running, "COMPLETED", 20));
   CHECK(slurp(c.dir() + "/rot.out") == "once\n");
 }
 
 TEST_CASE("e2e: root jobs need allow_root_jobs - other users' scripts are hidden - private mode hides jobs") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as two users");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   for (bool priv : {false, true}) {
     LocalCluster c(1, 2, 20, "", std::string("allow_root_jobs = false\n") + (priv ? "private_jobs = true\n" : ""));
     REQUIRE(c.ready());

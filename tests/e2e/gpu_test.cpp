@@ -15,13 +15,8 @@ namespace {
 
 const char* const kH100 = "gres = \"gpu:nvidia_h100_80gb_hbm3:8\"\n";
 
-// Sets HQ_PROBE_ROOT for the agents a cluster spawns, and unsets it afterwards.
-struct ProbeRoot {
-  explicit ProbeRoot(const std::string& fixture) {
-    setenv("HQ_PROBE_ROOT", (std::string(HQ_SOURCE_DIR) + "/tests/fixtures/hw/" + fixture).c_str(), 1);
-  }
-  ~ProbeRoot() { unsetenv("HQ_PROBE_ROOT"); }
-};
+// A fake hardware tree for agents to probe (HQ_PROBE_ROOT).
+std::string hw_fixture(const std::string& name) { return std::string(HQ_SOURCE_DIR) + "/tests/fixtures/hw/" + name; }
 
 std::set<int> int_set(const std::string& csv) {
   std::set<int> out;
@@ -40,18 +35,18 @@ std::string first_line(const std::string& path) {
 }  // namespace
 
 TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to one socket each") {
-  ProbeRoot root("h100x8");
+  ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("h100x8"));
   LocalCluster c(1, 8, 20, "", "", kH100);
   REQUIRE(c.ready());
   std::string out = c.dir() + "/gpu-%j.out";
-  std::string wrap = "--wrap 'echo \"$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|$SLURM_GPUS_ON_NODE|$CUDA_DEVICE_ORDER\"; "
-                     "sleep 4'";
+  std::string wrap = "--wrap 'echo \"$CUDA_VISIBLE_DEVICES|$SLURM_JOB_GPUS|$SLURM_GPUS_ON_NODE|$CUDA_DEVICE_ORDER\"; " +
+                     until_file("go") + "'";
   std::string a = c.submit("--gpus=4 -c 2 -o " + out + " " + wrap);
   std::string b = c.submit("--gres=gpu:nvidia_h100_80gb_hbm3:4 -c 2 -o " + out + " " + wrap);
   REQUIRE(c.wait_state(a, "RUNNING", 10));
   REQUIRE(c.wait_state(b, "RUNNING", 10));
   std::string third = c.submit("--gpus-per-node=1 --wrap true");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  REQUIRE(c.wait_considered(third, 10));
   CHECK(c.state(third) == "PENDING");  // 4 CPUs are free, but no GPU
 
   auto node = c.hq("show node e1");
@@ -64,6 +59,7 @@ TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to o
   auto job = c.hq("show job " + a);
   CHECK(job.out.find("TresPerJob=gres/gpu:4") != std::string::npos);
 
+  c.release("go");
   REQUIRE(c.wait_state(a, "COMPLETED", 15));
   REQUIRE(c.wait_state(b, "COMPLETED", 15));
   REQUIRE(c.wait_state(third, "COMPLETED", 15));
@@ -99,7 +95,7 @@ TEST_CASE("e2e: two --gpus=4 jobs on an 8-GPU node get disjoint GPUs, local to o
 }
 
 TEST_CASE("e2e: a node whose agent finds fewer GPUs than its gres says goes DOWN with the reason") {
-  ProbeRoot root("a100x4");
+  ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("a100x4"));
   LocalCluster c(1, 4, 20, "", "", "gres = \"gpu:8\"\n");
   REQUIRE(c.ready());
   auto node = c.hq("show node e1");

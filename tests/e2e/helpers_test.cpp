@@ -18,18 +18,6 @@ std::string write_script(const std::string& path, const std::string& body) {
   return path;
 }
 
-// Sets an environment variable for the agents a cluster spawns, and unsets it after.
-struct AgentEnv {
-  std::vector<std::string> names;
-  void set(const std::string& k, const std::string& v) {
-    setenv(k.c_str(), v.c_str(), 1);
-    names.push_back(k);
-  }
-  ~AgentEnv() {
-    for (const auto& k : names) unsetenv(k.c_str());
-  }
-};
-
 std::string node(const LocalCluster& c, const std::string& name) { return c.hq("show node " + name).out; }
 
 }  // namespace
@@ -37,7 +25,7 @@ std::string node(const LocalCluster& c, const std::string& name) { return c.hq("
 TEST_CASE("e2e: a failing health check drains the node with its output, a passing one lifts it") {
   hq::test::TempDir scripts;
   std::string sick = scripts.path() + "/sick";
-  AgentEnv env;
+  ScopedEnv env;
   env.set("HQ_HEALTH_CHECK", write_script(scripts.path() + "/health",
                                           "[ -e " + sick + " ] && { echo 'disk /scratch full'; exit 1; }\nexit 0\n"));
   env.set("HQ_HEALTH_INTERVAL", "1");
@@ -47,7 +35,7 @@ TEST_CASE("e2e: a failing health check drains the node with its output, a passin
   CHECK(wait_until([&] { return node(c, "e1").find("State=DRAINED") != std::string::npos; }, 10));
   CHECK(node(c, "e1").find("Reason=health check failed: exit 1: disk /scratch full") != std::string::npos);
   std::string waits = c.submit("--wrap true");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  REQUIRE(c.wait_considered(waits, 10));
   CHECK(c.state(waits) == "PENDING");
   std::remove(sick.c_str());
   CHECK(wait_until([&] { return node(c, "e1").find("State=IDLE") != std::string::npos; }, 10));
@@ -56,7 +44,7 @@ TEST_CASE("e2e: a failing health check drains the node with its output, a passin
 
 TEST_CASE("e2e: a failing prolog requeues the job and drains the node - a failing epilog drains it") {
   hq::test::TempDir scripts;
-  AgentEnv env;
+  ScopedEnv env;
   env.set("HQ_PROLOG", write_script(scripts.path() + "/prolog",
                                     "[ \"$SLURMD_NODENAME\" = e1 ] && { echo 'no /scratch'; exit 1; }\nexit 0\n"));
   env.set("HQ_EPILOG", write_script(scripts.path() + "/epilog",

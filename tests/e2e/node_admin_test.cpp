@@ -62,17 +62,16 @@ TEST_CASE("e2e: an agent the config does not declare joins, and its features dec
 TEST_CASE("e2e: drain lets running jobs finish and starts nothing new, survives a restart, resume undoes it") {
   LocalCluster c(1, 2);
   REQUIRE(c.ready());
-  std::string running = c.submit("--wrap 'sleep 3'");
+  std::string running = c.submit("--wrap '" + until_file("go") + "'");
   REQUIRE(c.wait_state(running, "RUNNING", 10));
   CHECK(c.hq("control drain e1").rc != 0);  // a reason is required
-  if (can_switch_users()) {
-    std::string shared = shared_dir(c.dir());
-    CHECK(as_user(65534, shared, "control drain e1 --reason mine").out.find("permission denied") != std::string::npos);
-  }
   REQUIRE(c.hq("control drain e1 --reason 'disk check'").rc == 0);
   CHECK(c.hq("show node e1").out.find("State=DRAINING") != std::string::npos);
   CHECK(c.hq("show node e1").out.find("Reason=disk check") != std::string::npos);
   std::string waiting = c.submit("--wrap true");
+  REQUIRE(c.wait_considered(waiting, 10));  // one CPU is free, but the node starts nothing new
+  CHECK(c.state(waiting) == "PENDING");
+  c.release("go");
   REQUIRE(c.wait_state(running, "COMPLETED", 15));
   CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=DRAINED") != std::string::npos; }, 5));
   CHECK(c.hq("nodes").out.find("drain") != std::string::npos);
@@ -95,13 +94,25 @@ TEST_CASE("e2e: drain lets running jobs finish and starts nothing new, survives 
   CHECK(c.hq("show node e1").out.find("State=IDLE") != std::string::npos);
 }
 
+TEST_CASE("e2e: only root may drain a node") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  CHECK(as_user(65534, shared, "control drain e1 --reason mine").out.find("permission denied") != std::string::npos);
+  CHECK(c.hq("show node e1").out.find("State=IDLE") != std::string::npos);
+}
+
 TEST_CASE("e2e: with return_to_service = 0 a node that fell silent stays DOWN until resumed") {
   LocalCluster c(1, 2, 3, "return_to_service = 0\n");  // node_timeout 3 s
   REQUIRE(c.ready());
   kill(c.agent_pid(1), SIGSTOP);
   CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=DOWN") != std::string::npos; }, 10));
   kill(c.agent_pid(1), SIGCONT);
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // heartbeats again, and stays DOWN
+  // Heard again: "responding" turns true with the heartbeat that would have returned the
+  // node to service (return_to_service = 1), so the state below is that decision, not a guess.
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 10));
   CHECK(c.hq("show node e1").out.find("State=DOWN Partitions") != std::string::npos);
   CHECK(c.hq("show node e1").out.find("Reason=Not responding") != std::string::npos);
   REQUIRE(c.hq("control resume e1").rc == 0);

@@ -98,11 +98,12 @@ TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued a
   REQUIRE(c.ready());
   std::string low = c.submit("-p low -c 2 --wrap 'sleep 60'");
   REQUIRE(c.wait_state(low, "RUNNING", 10));
-  std::string high = c.submit("-p high -c 2 --wrap 'sleep 2'");
+  std::string high = c.submit("-p high -c 2 --wrap '" + until_file("go") + "'");
   REQUIRE(c.wait_state(high, "RUNNING", 15));
   auto shown = c.hq("show job " + low);
   CHECK(shown.out.find("JobState=PENDING") != std::string::npos);
   CHECK(shown.out.find("Restarts=1") != std::string::npos);
+  c.release("go");
   CHECK(c.wait_state(high, "COMPLETED", 15));
   CHECK(c.wait_state(low, "RUNNING", 15));
 
@@ -119,10 +120,7 @@ TEST_CASE("e2e: a higher-tier job preempts a lower-tier one, which is requeued a
 }
 
 TEST_CASE("e2e: allow_groups admits members of a listed group only") {
-  if (!can_switch_users()) {
-    MESSAGE("skipped: needs root and setpriv to act as another user");
-    return;
-  }
+  HQ_SKIP_UNLESS_USERS_SWITCH();
   const std::string parts =
       "[[partition]]\nname = \"members\"\nnodes = \"e1\"\nallow_groups = [\"65534\"]\n"
       "[[partition]]\nname = \"others\"\nnodes = \"e1\"\nallow_groups = [\"root\"]\n";

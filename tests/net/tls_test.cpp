@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "../temp_dir.hpp"
 #include "net/client.hpp"
 #include "net/connection.hpp"
 #include "net/pki.hpp"
@@ -114,9 +115,8 @@ TEST_CASE("tls: the client session cache is written, and a corrupt one falls bac
   REQUIRE(srv.is_ok());
   EchoServer server(*srv);
   Endpoint ep{"127.0.0.1", server.port()};
-  char tmpl[] = "/tmp/hq-tls-cache-XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  std::string cache = std::string(tmpl) + "/session";
+  hq::test::TempDir dir;
+  std::string cache = dir.path() + "/session";
   Transport t{false, ca->cert_pem, cache};
   for (int i = 0; i < 3; ++i) {
     auto c = RpcClient::connect(ep, t, "client", 5, /*pipelined=*/i == 2);
@@ -136,6 +136,4 @@ TEST_CASE("tls: the client session cache is written, and a corrupt one falls bac
   fputs("corrupt session", f);
   fclose(f);
   CHECK(RpcClient::connect(ep, t, "client", 5).is_ok());
-  std::string cleanup = std::string("rm -rf ") + tmpl;
-  CHECK(system(cleanup.c_str()) == 0);
 }

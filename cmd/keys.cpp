@@ -1,8 +1,5 @@
 #include "cmd/keys.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <sys/stat.h>
@@ -18,23 +15,13 @@ namespace {
 
 bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 
-// Creates `path` with `mode`, failing if it exists (no silent overwrite of keys).
-Status write_new(const std::string& path, const std::string& text, mode_t mode) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return io_error("cannot create " + path + ": " + std::strerror(errno));
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = fsync(fd) == 0 && ok;
-  close(fd);
-  return ok ? Status::ok() : io_error("short write to " + path);
-}
-
 Status issue_controller_cert(const std::string& dir) {
   net::CertKey ca{read_small_file(dir + "/ca.pem"), read_small_file(dir + "/ca.key")};
   if (ca.key_pem.empty()) return not_found(dir + "/ca.key is missing or unreadable");
   auto cert = net::issue_server_cert(ca, "hq-controller");
   if (!cert) return cert.status();
-  if (Status s = write_new(dir + "/controller.key", cert->key_pem, 0600); !s) return s;
-  return write_new(dir + "/controller.pem", cert->cert_pem, 0644);
+  if (Status s = create_new_file(dir + "/controller.key", cert->key_pem, 0600); !s) return s;
+  return create_new_file(dir + "/controller.pem", cert->cert_pem, 0644);
 }
 
 }  // namespace
@@ -46,15 +33,15 @@ Status keygen(const std::string& dir, const std::string& cluster_name) {
   if (!exists(dir + "/ca.pem")) {
     auto ca = net::make_cluster_ca(cluster_name);
     if (!ca) return ca.status();
-    if (Status s = write_new(dir + "/ca.key", ca->key_pem, 0600); !s) return s;
-    if (Status s = write_new(dir + "/ca.pem", ca->cert_pem, 0644); !s) return s;
+    if (Status s = create_new_file(dir + "/ca.key", ca->key_pem, 0600); !s) return s;
+    if (Status s = create_new_file(dir + "/ca.pem", ca->cert_pem, 0644); !s) return s;
   }
   if (!exists(dir + "/controller.pem"))
     if (Status s = issue_controller_cert(dir); !s) return s;
   if (!exists(dir + "/secret")) {
     auto secret = net::random_hex(32);
     if (!secret) return secret.status();
-    if (Status s = write_new(dir + "/secret", "# hq keyring: ID HEXKEY; the highest id signs, all verify\n1 " + *secret + "\n", 0600); !s)
+    if (Status s = create_new_file(dir + "/secret", "# hq keyring: ID HEXKEY; the highest id signs, all verify\n1 " + *secret + "\n", 0600); !s)
       return s;
   }
   return Status::ok();
@@ -76,14 +63,6 @@ Result<net::Keyring> load_keyring(const std::string& path) {
   std::string text = read_small_file(path);
   if (text.empty()) return not_found("cannot read the cluster secret " + path + " (hq keygen creates it; it is 0600)");
   return net::parse_keyring(text, path);
-}
-
-Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode) {
-  std::string tmp = path + ".new";
-  ::unlink(tmp.c_str());
-  if (Status s = write_new(tmp, text, mode); !s) return s;
-  if (rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot replace " + path + ": " + std::strerror(errno));
-  return Status::ok();
 }
 
 Status write_keyring_atomic(const std::string& path, const net::Keyring& ring) {

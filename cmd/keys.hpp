@@ -22,8 +22,6 @@ Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, 
 int run_keygen_command(const std::vector<std::string>& args);
 
 Result<net::Keyring> load_keyring(const std::string& path);
-// Writes `text` to `path` through a temporary file and rename (readers never see half).
-Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode);
 // Adds a fresh key with the next id (it signs from now on); older keys still verify.
 Result<uint32_t> rotate_keyring(const std::string& path);
 // Removes key `id`; tokens it signed stop verifying. The last key cannot be removed.

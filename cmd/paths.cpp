@@ -1,6 +1,9 @@
 #include "cmd/paths.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fcntl.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +29,65 @@ std::string read_small_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+namespace {
+
+Status errno_error(const std::string& what, const std::string& path) {
+  return io_error("cannot " + what + " " + path + ": " + std::strerror(errno));
+}
+
+// write(2) until all of `text` is written (short writes and EINTR are retried).
+Status write_all(int fd, const std::string& text, const std::string& path) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno_error("write", path) : io_error("cannot write " + path + ": no progress");
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+// A new file `path` (not there before) holding `text`, fsynced; removed again when
+// writing fails, so no half-written file is left.
+Status write_new_file(const std::string& path, const std::string& text, mode_t mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return errno_error("create", path);
+  Status s = write_all(fd, text, path);
+  if (s && ::fsync(fd) != 0) s = errno_error("fsync", path);
+  if (::close(fd) != 0 && s) s = errno_error("close", path);
+  if (!s) ::unlink(path.c_str());
+  return s;
+}
+
+// Makes a rename in the directory of `path` durable.
+Status sync_parent_dir(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_error("open directory", dir);
+  Status s = ::fsync(fd) == 0 ? Status::ok() : errno_error("fsync directory", dir);
+  ::close(fd);
+  return s;
+}
+
+}  // namespace
+
+Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode) {
+  std::string tmp = path + ".new";
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return errno_error("remove the stale", tmp);
+  if (Status s = write_new_file(tmp, text, mode); !s) return s;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = errno_error("rename " + tmp + " over", path);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return sync_parent_dir(path);
+}
+
+Status create_new_file(const std::string& path, const std::string& text, mode_t mode) {
+  if (Status s = write_new_file(path, text, mode); !s) return s;
+  return sync_parent_dir(path);
 }
 
 std::string current_user_name() {

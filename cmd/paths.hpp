@@ -1,8 +1,11 @@
 // Where hq keeps per-user state, and how clients find the controller:
 // --controller / HQ_CONTROLLER, then the local cluster ($HQ_HOME/local), then the config
 // file (HQ_CONFIG or /etc/hq/config.toml). Reads the environment; call from cmd/ only.
+// Also how cmd/ writes small files durably (write_file_atomic, create_new_file); these
+// touch only the files named, and are safe from any thread on distinct paths.
 #pragma once
 #include <string>
+#include <sys/types.h>
 
 #include "core/status.hpp"
 #include "net/client.hpp"
@@ -37,6 +40,14 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
 std::string node_run_dir();
 // Reads a whole small file; empty string if missing.
 std::string read_small_file(const std::string& path);
+// Replaces `path` by a file holding `text` (created with `mode`, less the umask): written
+// to `path.new`, fsynced, renamed over `path`, and the directory fsynced, so readers
+// never see half a file. On any failure (a full disk too) `path.new` is removed and
+// `path` keeps its old content.
+Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode);
+// Creates `path` holding `text`, failing if it exists (keys are never overwritten);
+// fsynced with its directory. A failed write removes the file again.
+Status create_new_file(const std::string& path, const std::string& text, mode_t mode);
 std::string current_user_name();
 
 }  // namespace hq::cmd

@@ -14,7 +14,7 @@ namespace hq::store {
 struct LoadedJournal {
   std::string snapshot;                       // empty: none yet
   uint64_t snapshot_seq = 0;
-  std::vector<std::string> events;            // after the snapshot, in order
+  std::vector<std::string> events;            // after the snapshot, in order: seqs snapshot_seq+1, +2, ...
 };
 
 class EventLog {

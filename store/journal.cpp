@@ -1,58 +1,163 @@
+// SQLite behind Journal (see journal.hpp for the thread rules): every call's result is
+// checked and becomes a Status naming the database file.
 #include "store/journal.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <filesystem>
 #include <sqlite3.h>
 
 namespace hq::store {
 namespace {
 
-Status sql_error(sqlite3* db, const std::string& what) {
-  return io_error(what + ": " + sqlite3_errmsg(db));
+constexpr const char* kTables[] = {"meta", "events", "snapshots"};
+
+// SQLite's result codes for a file whose content is bad (as opposed to I/O failing).
+bool is_damage(int rc) {
+  int primary = rc & 0xff;
+  return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
 }
 
-struct Stmt {
-  sqlite3_stmt* s = nullptr;
-  ~Stmt() { sqlite3_finalize(s); }
+Status sql_error(sqlite3* db, int rc, const std::string& path, const std::string& what) {
+  std::string message = path + ": " + what + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  return is_damage(rc) ? invalid(message) : io_error(message);
+}
+
+// A file: URI for sqlite3_open_v2 (characters URIs give a meaning are escaped).
+std::string file_uri(const std::string& path, const std::string& query) {
+  std::error_code ec;
+  std::string absolute = std::filesystem::absolute(path, ec).string();
+  std::string uri = "file:";
+  for (char c : ec ? path : absolute) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char* hex = "0123456789ABCDEF";
+      uri += '%';
+      uri += hex[(c >> 4) & 0xf];
+      uri += hex[c & 0xf];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+bool has_content(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  return !ec && size > 0;
+}
+
+// A prepared statement whose every SQLite call is checked; errors name the file and
+// what the statement was for ("reading the snapshot").
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& path, std::string what) : db_(db), path_(path), what_(std::move(what)) {}
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Status prepare(const char* sql) { return check(sqlite3_prepare_v2(db_, sql, -1, &s_, nullptr)); }
+  Status bind_int64(int index, int64_t value) { return check(sqlite3_bind_int64(s_, index, value)); }
+  // SQLITE_STATIC: `value` must outlive the step.
+  Status bind_blob(int index, const std::string& value) {
+    if (value.size() > static_cast<size_t>(INT_MAX))
+      return invalid(path_ + ": " + what_ + ": a record of " + std::to_string(value.size()) + " bytes is too large");
+    return check(sqlite3_bind_blob64(s_, index, value.data(), value.size(), SQLITE_STATIC));
+  }
+  // True: a row is ready; false: the statement is done.
+  Result<bool> step() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return check(rc);
+  }
+  // Calls `on_row()` for each row; stops at the first error (of SQLite or of on_row).
+  template <typename OnRow>
+  Status each_row(OnRow on_row) {
+    while (true) {
+      auto row = step();
+      if (!row) return row.status();
+      if (!*row) return Status::ok();
+      if (Status s = on_row(); !s) return s;
+    }
+  }
+  // A statement that returns no rows, run once and made ready to run again.
+  Status run() {
+    auto row = step();
+    if (!row) return row.status();
+    if (*row) return internal(path_ + ": " + what_ + ": the statement returned a row");
+    return check(sqlite3_reset(s_));
+  }
+  int64_t int64_at(int column) { return sqlite3_column_int64(s_, column); }
+  std::string blob_at(int column) {
+    const void* data = sqlite3_column_blob(s_, column);
+    int size = sqlite3_column_bytes(s_, column);
+    return data && size > 0 ? std::string(static_cast<const char*>(data), static_cast<size_t>(size)) : std::string();
+  }
+  std::string text_at(int column) {
+    const unsigned char* text = sqlite3_column_text(s_, column);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+
+ private:
+  Status check(int rc) const { return rc == SQLITE_OK ? Status::ok() : sql_error(db_, rc, path_, what_); }
+
+  sqlite3* db_;
+  const std::string& path_;
+  std::string what_;
+  sqlite3_stmt* s_ = nullptr;
 };
 
 }  // namespace
 
-Status Journal::exec(const char* sql) {
+Status Journal::exec(const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return io_error(std::string("sqlite: ") + msg + " (in: " + sql + ")");
-  }
-  return Status::ok();
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::ok();
+  std::string message = path_ + ": " + (err ? err : sqlite3_errstr(rc)) + " (in: " + sql + ")";
+  sqlite3_free(err);
+  return is_damage(rc) ? invalid(message) : io_error(message);
 }
 
-Result<std::unique_ptr<Journal>> Journal::open(const std::string& path) {
+Result<std::unique_ptr<Journal>> Journal::connect(const std::string& path, const std::string& filename, int flags) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
-    Status s = io_error("cannot open state database " + path + ": " + (db ? sqlite3_errmsg(db) : "?"));
+  int rc = sqlite3_open_v2(filename.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = sql_error(db, rc, path, "cannot open the state database");
     sqlite3_close(db);
     return s;
   }
-  std::unique_ptr<Journal> j(new Journal(db));
-  sqlite3_busy_timeout(db, 5000);
-  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                          "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-                          "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)",
-                          "CREATE TABLE IF NOT EXISTS snapshots(seq INTEGER PRIMARY KEY, body BLOB NOT NULL)"}) {
-    if (Status s = j->exec(sql); !s) return s.with_context(path);
-  }
-  Stmt st;
-  sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st.s, nullptr);
-  if (sqlite3_step(st.s) == SQLITE_ROW) {
-    int v = sqlite3_column_int(st.s, 0);
-    if (v > kSchemaVersion)
-      return invalid(path + ": schema version " + std::to_string(v) + " is newer than this hq (" +
-                     std::to_string(kSchemaVersion) + ")");
-  } else {
-    std::string sql = "INSERT INTO meta VALUES('schema_version','" + std::to_string(kSchemaVersion) + "')";
-    if (Status s = j->exec(sql.c_str()); !s) return s;
-  }
+  std::unique_ptr<Journal> j(new Journal(db, path));
+  if (int brc = sqlite3_busy_timeout(db, 5000); brc != SQLITE_OK) return sql_error(db, brc, path, "busy timeout");
+  return j;
+}
+
+Result<std::unique_ptr<Journal>> Journal::open(const std::string& path) {
+  auto j = connect(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!j) return j;
+  if (Status s = (*j)->use_wal(); !s) return s;
+  if (Status s = (*j)->exec("PRAGMA synchronous=FULL"); !s) return s;
+  if (Status s = (*j)->run_check("PRAGMA quick_check", "quick check"); !s) return s;
+  if (Status s = (*j)->ensure_schema(/*may_create=*/true); !s) return s;
+  if (Status s = (*j)->check_schema_version(/*may_write=*/true); !s) return s;
+  return j;
+}
+
+Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& path) {
+  std::error_code ec;
+  auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found)
+    return not_found(path + ": does not exist (a controller that never ran here has no state database)");
+  if (type != std::filesystem::file_type::regular)
+    return invalid(path + ": " + (ec ? ec.message() : "not a regular file"));
+  // Without a -wal, immutable=1 reads the file alone and creates nothing. A -wal holds
+  // committed transactions (the controller stopped without a checkpoint, or is running):
+  // a read-only connection reads them; SQLite may create or update the -shm index.
+  std::string query = has_content(path + "-wal") ? "mode=ro" : "immutable=1";
+  auto j = connect(path, file_uri(path, query), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  if (!j) return j;
+  if (Status s = (*j)->ensure_schema(/*may_create=*/false); !s) return s;
+  if (Status s = (*j)->check_schema_version(/*may_write=*/false); !s) return s;
   return j;
 }
 
@@ -61,28 +166,161 @@ Journal::~Journal() {
   sqlite3_close(db_);
 }
 
-Result<LoadedJournal> Journal::load() {
-  LoadedJournal out;
-  {
-    Stmt st;
-    sqlite3_prepare_v2(db_, "SELECT seq, body FROM snapshots ORDER BY seq DESC LIMIT 1", -1, &st.s, nullptr);
-    if (sqlite3_step(st.s) == SQLITE_ROW) {
-      out.snapshot_seq = static_cast<uint64_t>(sqlite3_column_int64(st.s, 0));
-      out.snapshot.assign(static_cast<const char*>(sqlite3_column_blob(st.s, 1)),
-                          static_cast<size_t>(sqlite3_column_bytes(st.s, 1)));
+Status Journal::use_wal() {
+  Stmt st(db_, path_, "switching to WAL mode");
+  if (Status s = st.prepare("PRAGMA journal_mode=WAL"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  std::string mode = *row ? st.text_at(0) : "";
+  if (mode != "wal") return io_error(path_ + ": SQLite could not switch to WAL mode (journal mode is '" + mode + "')");
+  return Status::ok();
+}
+
+// A file without tables is new; one with all of hq's tables is a state database; any
+// other mix is damage (or some other program's database).
+Status Journal::ensure_schema(bool may_create) {
+  Stmt st(db_, path_, "reading the schema");
+  if (Status s = st.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"); !s)
+    return s;
+  std::vector<std::string> present;
+  if (Status s = st.each_row([&] { present.push_back(st.text_at(0)); return Status::ok(); }); !s) return s;
+  if (present.empty()) {
+    if (may_create) return create_schema();
+    return invalid(path_ + ": has no tables (an empty file, or not an hq state database)");
+  }
+  std::string missing;
+  for (const char* table : kTables)
+    if (std::find(present.begin(), present.end(), table) == present.end())
+      missing += std::string(missing.empty() ? "" : ", ") + table;
+  if (!missing.empty())
+    return invalid(path_ + ": the table(s) " + missing + " are missing (the file is damaged or not an hq state database)");
+  return Status::ok();
+}
+
+Status Journal::create_schema() {
+  const std::vector<std::string> statements = {
+      "BEGIN IMMEDIATE",
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+      "CREATE TABLE events(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)",
+      "CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, body BLOB NOT NULL)",
+      "INSERT INTO meta VALUES('schema_version','" + std::to_string(kSchemaVersion) + "')",
+      "COMMIT"};
+  for (const auto& sql : statements) {
+    if (Status s = exec(sql); !s) {
+      (void)exec("ROLLBACK");
+      return s;
     }
   }
-  Stmt st;
-  if (sqlite3_prepare_v2(db_, "SELECT body FROM events WHERE seq > ? ORDER BY seq", -1, &st.s, nullptr) != SQLITE_OK)
-    return sql_error(db_, "reading journal");
-  sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(out.snapshot_seq));
-  int rc;
-  while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
-    out.events.emplace_back(static_cast<const char*>(sqlite3_column_blob(st.s, 0)),
-                            static_cast<size_t>(sqlite3_column_bytes(st.s, 0)));
+  return Status::ok();
+}
+
+// Databases made before the version row was written in the creating transaction may
+// lack it: the controller adds it, a read-only check takes the current version.
+Status Journal::check_schema_version(bool may_write) {
+  Stmt st(db_, path_, "reading the schema version");
+  if (Status s = st.prepare("SELECT value FROM meta WHERE key='schema_version'"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  if (!*row) {
+    if (!may_write) return Status::ok();
+    return exec("INSERT INTO meta VALUES('schema_version','" + std::to_string(kSchemaVersion) + "')");
   }
-  if (rc != SQLITE_DONE) return sql_error(db_, "reading journal");
+  std::string text = st.text_at(0);
+  int64_t version = st.int64_at(0);
+  if (text != std::to_string(version) || version < 1 || version > kSchemaVersion)
+    return invalid(path_ + ": schema version '" + text + "' is not one this hq reads (it reads " +
+                   std::to_string(kSchemaVersion) + "; a newer hq wrote it, or the file is damaged)");
+  return Status::ok();
+}
+
+// One read transaction: a running controller (as `--check-state` may find it) can commit
+// a new snapshot, deleting the events it covers, between two statements.
+Result<LoadedJournal> Journal::load() {
+  if (Status s = exec("BEGIN"); !s) return s;
+  LoadedJournal out;
+  Status s = load_snapshot(out);
+  if (s) s = load_events(out);
+  if (s) s = check_no_events_missing(out);
+  if (s) s = exec("COMMIT");
+  if (!s) {
+    (void)exec("ROLLBACK");
+    return s;
+  }
   return out;
+}
+
+Status Journal::load_snapshot(LoadedJournal& out) {
+  Stmt st(db_, path_, "reading the snapshot");
+  if (Status s = st.prepare("SELECT seq, body FROM snapshots ORDER BY seq DESC LIMIT 1"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  if (!*row) return Status::ok();
+  int64_t seq = st.int64_at(0);
+  if (seq < 0) return invalid(path_ + ": the snapshot has a negative seq " + std::to_string(seq));
+  out.snapshot_seq = static_cast<uint64_t>(seq);
+  out.snapshot = st.blob_at(1);
+  if (out.snapshot.empty()) return invalid(path_ + ": the snapshot at seq " + std::to_string(seq) + " is empty");
+  return Status::ok();
+}
+
+// Seqs come from AUTOINCREMENT and a snapshot deletes exactly the events up to its seq,
+// in the same transaction: the events after the snapshot run on without a gap to the
+// last seq handed out (so the i-th event loaded has seq snapshot_seq + 1 + i). A gap
+// means events were lost.
+Status Journal::load_events(LoadedJournal& out) {
+  Stmt st(db_, path_, "reading journal events");
+  if (Status s = st.prepare("SELECT seq, body FROM events WHERE seq > ? ORDER BY seq"); !s) return s;
+  if (Status s = st.bind_int64(1, static_cast<int64_t>(out.snapshot_seq)); !s) return s;
+  return st.each_row([&] {
+    uint64_t expected = out.snapshot_seq + 1 + out.events.size();
+    auto seq = static_cast<uint64_t>(st.int64_at(0));
+    if (seq != expected) return missing_events(out, expected, seq - 1, "");
+    out.events.push_back(st.blob_at(1));
+    return Status::ok();
+  });
+}
+
+Status Journal::check_no_events_missing(const LoadedJournal& loaded) {
+  uint64_t newest = loaded.snapshot_seq + loaded.events.size();
+  auto last = last_event_seq();
+  if (!last) return last.status();
+  if (static_cast<uint64_t>(*last) < newest)
+    return invalid(path_ + ": the journal's seq counter (" + std::to_string(*last) + ") is behind its last event (" +
+                   std::to_string(newest) + ")");
+  if (static_cast<uint64_t>(*last) > newest)
+    return missing_events(loaded, newest + 1, static_cast<uint64_t>(*last),
+                          " (the journal's counter says " + std::to_string(*last) + " were written)");
+  return Status::ok();
+}
+
+Status Journal::missing_events(const LoadedJournal& loaded, uint64_t first, uint64_t last, const std::string& why) {
+  return invalid(path_ + ": journal events " + std::to_string(first) + " to " + std::to_string(last) + " are missing" +
+                 why + (loaded.snapshot.empty() ? " (and there is no snapshot)" : ""));
+}
+
+Result<int64_t> Journal::last_event_seq() {
+  Stmt st(db_, path_, "reading the journal's seq counter");
+  if (Status s = st.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='events'), 0)"); !s)
+    return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  if (!*row) return internal(path_ + ": no row from the journal's seq counter");
+  return st.int64_at(0);
+}
+
+Status Journal::check_integrity() { return run_check("PRAGMA integrity_check", "integrity check"); }
+
+Status Journal::run_check(const char* pragma, const std::string& name) {
+  Stmt st(db_, path_, "running SQLite's " + name);
+  if (Status s = st.prepare(pragma); !s) return s;
+  std::string problems;
+  Status s = st.each_row([&] {
+    if (std::string line = st.text_at(0); line != "ok") problems += "\n  " + line;
+    return Status::ok();
+  });
+  if (!s) return s;
+  if (!problems.empty()) return invalid(path_ + ": SQLite's " + name + " failed:" + problems);
+  return Status::ok();
 }
 
 void Journal::start(Post post) {
@@ -139,40 +377,39 @@ void Journal::writer_loop() {
   }
 }
 
-Status Journal::commit(std::vector<Item>& batch) {
+Status Journal::commit(const std::vector<Item>& batch) {
   if (Status s = exec("BEGIN IMMEDIATE"); !s) return s;
-  Stmt ins, snap;
-  sqlite3_prepare_v2(db_, "INSERT INTO events(body) VALUES(?)", -1, &ins.s, nullptr);
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO snapshots(seq, body) VALUES(?, ?)", -1, &snap.s, nullptr);
-  for (auto& item : batch) {
-    if (!item.is_snapshot) {
-      sqlite3_bind_blob(ins.s, 1, item.body.data(), static_cast<int>(item.body.size()), SQLITE_STATIC);
-      if (sqlite3_step(ins.s) != SQLITE_DONE) {
-        Status s = sql_error(db_, "journal append");
-        (void)exec("ROLLBACK");
-        return s;
-      }
-      sqlite3_reset(ins.s);
+  Status s = write_batch(batch);
+  if (s) s = exec("COMMIT");
+  if (!s) (void)exec("ROLLBACK");  // also after a failed COMMIT that left the transaction open
+  return s;
+}
+
+Status Journal::write_batch(const std::vector<Item>& batch) {
+  Stmt insert(db_, path_, "appending an event");
+  if (Status s = insert.prepare("INSERT INTO events(body) VALUES(?)"); !s) return s;
+  for (const auto& item : batch) {
+    if (item.is_snapshot) {
+      if (Status s = store_snapshot(item.body); !s) return s;
       continue;
     }
-    // The snapshot covers every event inserted so far (AUTOINCREMENT: seqs never reused).
-    sqlite3_int64 seq = 0;
-    Stmt mx;
-    sqlite3_prepare_v2(db_, "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name='events'), 0)", -1, &mx.s, nullptr);
-    if (sqlite3_step(mx.s) == SQLITE_ROW) seq = sqlite3_column_int64(mx.s, 0);
-    sqlite3_bind_int64(snap.s, 1, seq);
-    sqlite3_bind_blob(snap.s, 2, item.body.data(), static_cast<int>(item.body.size()), SQLITE_STATIC);
-    bool ok = sqlite3_step(snap.s) == SQLITE_DONE;
-    sqlite3_reset(snap.s);
-    std::string del = "DELETE FROM events WHERE seq <= " + std::to_string(seq) +
-                      "; DELETE FROM snapshots WHERE seq < " + std::to_string(seq);
-    if (!ok || !exec(del.c_str())) {
-      Status s = sql_error(db_, "snapshot");
-      (void)exec("ROLLBACK");
-      return s;
-    }
+    if (Status s = insert.bind_blob(1, item.body); !s) return s;
+    if (Status s = insert.run(); !s) return s;
   }
-  return exec("COMMIT");
+  return Status::ok();
+}
+
+// The snapshot covers every event inserted so far (AUTOINCREMENT: seqs never reused).
+Status Journal::store_snapshot(const std::string& state) {
+  auto seq = last_event_seq();
+  if (!seq) return seq.status();
+  Stmt insert(db_, path_, "storing a snapshot");
+  if (Status s = insert.prepare("INSERT OR REPLACE INTO snapshots(seq, body) VALUES(?, ?)"); !s) return s;
+  if (Status s = insert.bind_int64(1, *seq); !s) return s;
+  if (Status s = insert.bind_blob(2, state); !s) return s;
+  if (Status s = insert.run(); !s) return s;
+  if (Status s = exec("DELETE FROM events WHERE seq <= " + std::to_string(*seq)); !s) return s;
+  return exec("DELETE FROM snapshots WHERE seq < " + std::to_string(*seq));
 }
 
 }  // namespace hq::store

@@ -3,7 +3,12 @@
 // append queued while a commit runs goes into the next transaction, so an fsync is
 // shared by all of them. Completion callbacks of one batch are handed, together, to the
 // `post` function (the controller posts them onto its event loop).
-// load() must be called before start(); append()/snapshot() are thread-safe after start().
+// Every SQLite result is checked; errors name the database file, and a damaged file
+// (SQLite's "file is not a database", "database disk image is malformed", missing
+// tables, missing journal events) is a Code::kInvalid error, an I/O failure Code::kIo.
+// Threads: load() and check_integrity() run before start(), on the caller's thread;
+// append()/snapshot() are thread-safe after start(). A read-only journal
+// (open_read_only) is for load() and check_integrity() only.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -26,10 +31,21 @@ constexpr int kSchemaVersion = 1;
 
 class Journal : public EventLog {
  public:
+  // Opens the state database for the controller, creating it if it does not exist.
   static Result<std::unique_ptr<Journal>> open(const std::string& path);
+  // Opens an existing state database without writing to it or creating anything next to
+  // it (`hq controller --check-state`); committed transactions still in the -wal are read.
+  static Result<std::unique_ptr<Journal>> open_read_only(const std::string& path);
   ~Journal() override;
 
+  const std::string& path() const { return path_; }
+  // The latest snapshot and every event after it; fails on anything unreadable, and when
+  // events the snapshot does not cover are missing: the events are seqs snapshot_seq+1,
+  // snapshot_seq+2, ... in order.
   Result<LoadedJournal> load() override;
+  // SQLite's PRAGMA integrity_check over the whole file (open() runs the quicker
+  // quick_check: 30 to 70 ms of CPU on a 35 MB state of 100,000 jobs).
+  Status check_integrity();
   void start(Post post) override;
   void append(std::string event, Done done) override;
   void snapshot(std::string state, Done done) override;
@@ -43,12 +59,27 @@ class Journal : public EventLog {
     std::string body;
     Done done;
   };
-  explicit Journal(sqlite3* db) : db_(db) {}
+  Journal(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static Result<std::unique_ptr<Journal>> connect(const std::string& path, const std::string& filename, int flags);
+  Status use_wal();
+  // A PRAGMA that answers "ok" or lists problems (integrity_check, quick_check).
+  Status run_check(const char* pragma, const std::string& name);
+  Status ensure_schema(bool may_create);
+  Status create_schema();
+  Status check_schema_version(bool may_write);
+  Status load_snapshot(LoadedJournal& out);
+  Status load_events(LoadedJournal& out);
+  Status check_no_events_missing(const LoadedJournal& loaded);
+  Status missing_events(const LoadedJournal& loaded, uint64_t first, uint64_t last, const std::string& why);
+  Result<int64_t> last_event_seq();
   void writer_loop();
-  Status commit(std::vector<Item>& batch);
-  Status exec(const char* sql);
+  Status commit(const std::vector<Item>& batch);
+  Status write_batch(const std::vector<Item>& batch);
+  Status store_snapshot(const std::string& state);
+  Status exec(const std::string& sql);
 
   sqlite3* db_;
+  std::string path_;
   Post post_;
   std::mutex mu_;
   std::condition_variable cv_;

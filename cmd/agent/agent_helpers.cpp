@@ -9,6 +9,7 @@
 #include "cmd/agent/agent.hpp"
 #include "cmd/agent/launcher.hpp"
 #include "cmd/keys.hpp"
+#include "cmd/paths.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
 

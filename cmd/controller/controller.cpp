@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <asio/post.hpp>
+#include "cmd/controller/recovery.hpp"
 #include "cmd/users.hpp"
 #include <cstdlib>
 
@@ -45,20 +46,12 @@ bool Controller::is_admin(const net::Identity& who) const {
 Status Controller::recover() {
   auto loaded = journal_->load();
   if (!loaded) return loaded.status();
-  if (!loaded->snapshot.empty()) {
-    if (Status s = net::restore_snapshot(loaded->snapshot, state_); !s) return s;
-  }
-  size_t replayed = 0;
-  for (const auto& bytes : loaded->events) {
-    auto ev = net::decode_event(bytes);
-    if (!ev) return ev.status().with_context("journal event " + std::to_string(replayed + 1));
-    hq::apply(state_, *ev);
-    ++replayed;
-  }
+  auto replayed = replay_journal(*loaded, state_);
+  if (!replayed) return replayed.status().with_context(state_db_path(config_.controller.state_dir));
   size_t running = 0;
   for (const auto& [id, job] : state_.jobs) running += job.state == JobState::kRunning;
   log::info("recovered " + std::to_string(state_.jobs.size()) + " jobs (" + std::to_string(state_.pending.size()) +
-            " pending, " + std::to_string(running) + " running) from snapshot + " + std::to_string(replayed) +
+            " pending, " + std::to_string(running) + " running) from snapshot + " + std::to_string(replayed->events) +
             " journal events; next job id " + std::to_string(state_.next_job_id));
   return Status::ok();
 }

@@ -1,6 +1,7 @@
 // `hq controller`: the TCP server around Controller. Accepts connections, runs the
 // handshake, then one session loop per connection dispatching through a handler table
 // (decode, call Controller, reply). One io_context thread owns everything.
+// `hq controller --check-state` verifies a state directory offline instead (recovery.hpp).
 #include <CLI/CLI.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/redirect_error.hpp>
@@ -9,13 +10,13 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/controller/controller.hpp"
+#include "cmd/controller/recovery.hpp"
 #include "cmd/auth_service.hpp"
 #include "cmd/process.hpp"
 #include "cmd/keys.hpp"
@@ -243,24 +244,18 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
   }
 }
 
-Status write_file_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) return io_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return io_error("cannot rename " + tmp + ": " + ec.message());
-  return Status::ok();
-}
-
 Result<asio::ip::tcp::endpoint> listen_endpoint(const ClusterConfig& c) {
   asio::error_code ec;
   auto addr = asio::ip::make_address(c.controller.host == "localhost" ? "127.0.0.1" : c.controller.host, ec);
   if (ec) addr = asio::ip::address_v4::any();  // a host name: listen on every interface
   return asio::ip::tcp::endpoint(addr, static_cast<uint16_t>(c.controller.port));
+}
+
+// The controller does not start on a state database it cannot use in full.
+int refuse_state(const std::string& db_path, const std::string& what, const Status& why) {
+  std::cerr << "hq controller: " << what << ": " << why.message() << "\n";
+  if (why.code() == Code::kInvalid) std::cerr << "hq controller: " << damaged_state_advice(db_path) << "\n";
+  return 1;
 }
 
 int serve(const ClusterConfig& config, const std::string& log_file, bool plaintext) {
@@ -284,11 +279,9 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
     }
     tls = *ctx;
   }
-  auto journal = store::Journal::open(config.controller.state_dir + "/state.db");
-  if (!journal) {
-    std::cerr << "hq controller: " << journal.status().message() << "\n";
-    return 1;
-  }
+  std::string db_path = state_db_path(config.controller.state_dir);
+  auto journal = store::Journal::open(db_path);
+  if (!journal) return refuse_state(db_path, "cannot open the state database", journal.status());
   asio::io_context io(1);
   Controller ctl(io, config, std::move(journal).value(), config.keys_dir + "/secret");
   if (Status s = ctl.load_keys(); !s) {
@@ -302,10 +295,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
     std::cerr << "hq controller: " << s.message() << "\n";
     return 1;
   }
-  if (Status s = ctl.recover(); !s) {
-    std::cerr << "hq controller: cannot recover state: " << s.message() << "\n";
-    return 1;
-  }
+  if (Status s = ctl.recover(); !s) return refuse_state(db_path, "cannot recover state", s);
   auto ep = listen_endpoint(config);
   asio::ip::tcp::acceptor acceptor(io);
   try {
@@ -320,7 +310,7 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   }
   uint16_t port = acceptor.local_endpoint().port();
   std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;
-  if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n"); !s)
+  if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n", 0644); !s)
     log::warn(s.message());
   log::info("controller for cluster '" + config.name + "' listening on " + host + ":" + std::to_string(port) +
             " (pid " + std::to_string(getpid()) + ")");
@@ -340,20 +330,58 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   return 0;
 }
 
+// `hq controller --check-state`: verifies a state directory offline (nothing is started
+// or written). `config_path` (optional) gives the nodes and partitions to replay into.
+int check_state(const std::string& config_path, std::string state_dir) {
+  ClusterState state;
+  if (!config_path.empty()) {
+    auto config = load_config_file(config_path);
+    if (!config) {
+      std::cerr << "hq controller: " << config.status().message() << "\n";
+      return 1;
+    }
+    if (state_dir.empty()) state_dir = config->controller.state_dir;
+    state = make_state(*config);
+  }
+  std::string db_path = state_db_path(state_dir);
+  auto check = check_state_dir(state_dir, std::move(state));
+  if (!check) return refuse_state(db_path, "state check failed", check.status());
+  std::cout << describe_state_check(db_path, *check) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_controller(const Args& args) {
   CLI::App app{"hq controller: queue, scheduler and node registry"};
-  std::string config_path, log_file;
-  bool plaintext = false;
-  app.add_option("-c,--config", config_path, "cluster config (TOML)")->required();
+  std::string config_path, log_file, state_dir;
+  bool plaintext = false, check = false;
+  app.add_option("-c,--config", config_path, "cluster config (TOML)");
   app.add_flag("--insecure-plaintext", plaintext, "no TLS (debugging only; warns at every start)");
   app.add_option("--log-file", log_file, "log to this file instead of stderr");
+  app.add_flag("--check-state", check,
+               "verify the state directory offline and exit (0: usable, 1: not, with what is wrong and what "
+               "to do); opens <state_dir>/state.db read-only, runs SQLite's integrity check, and replays the "
+               "snapshot and every journal event as a start would. Starts nothing, writes nothing");
+  app.add_option("--state-dir", state_dir, "with --check-state: the state directory to verify (instead of the config's)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!state_dir.empty() && !check) {
+    std::cerr << "hq controller: --state-dir is for --check-state only (a controller takes its state_dir from -c)\n";
+    return 2;
+  }
+  if (check && config_path.empty() && state_dir.empty()) {
+    std::cerr << "hq controller: --check-state needs -c/--config FILE or --state-dir DIR\n";
+    return 2;
+  }
+  if (check) return check_state(config_path, state_dir);
+  if (config_path.empty()) {
+    std::cerr << "hq controller: -c/--config FILE is required\n" << app.help();
+    return 2;
   }
   auto config = load_config_file(config_path);
   if (!config) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_set>
+#include <utility>
 
 #include "core/hostlist.hpp"
 
@@ -41,9 +42,10 @@ void release_resources(ClusterState& s, const Job& job) {
   }
 }
 
-bool apply_submitted(ClusterState& s, const JobSubmitted& e) {
-  if (s.jobs.count(e.job.id)) return false;
-  Job& job = s.jobs[e.job.id] = e.job;
+bool apply_submitted(ClusterState& s, Job submitted) {
+  auto [it, added] = s.jobs.try_emplace(submitted.id, std::move(submitted));
+  if (!added) return false;
+  Job& job = it->second;
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
@@ -271,7 +273,7 @@ bool apply(ClusterState& state, const Event& event) {
   return std::visit(
       [&](const auto& e) -> bool {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e);
+        if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e.job);
         else if constexpr (std::is_same_v<T, JobStarted>) return apply_started(state, e);
         else if constexpr (std::is_same_v<T, JobEnded>) return apply_ended(state, e);
         else if constexpr (std::is_same_v<T, JobRequeued>) return apply_requeued(state, e);
@@ -282,6 +284,11 @@ bool apply(ClusterState& state, const Event& event) {
         else return apply_drain(state, e);
       },
       event);
+}
+
+bool apply(ClusterState& state, Event&& event) {
+  if (auto* submitted = std::get_if<JobSubmitted>(&event)) return apply_submitted(state, std::move(submitted->job));
+  return apply(state, std::as_const(event));
 }
 
 namespace {

@@ -75,6 +75,8 @@ ClusterState make_state(const ClusterConfig& config);
 // Applies one event. Returns false (and changes nothing) when the event is stale,
 // e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.
 bool apply(ClusterState& state, const Event& event);
+// The same, moving a submitted job into the state instead of copying it (replay, restore).
+bool apply(ClusterState& state, Event&& event);
 
 // A node that joined by registering: it enters the partitions that want it (by name,
 // feature{} or ALL), takes its recorded drain, and holds what running jobs have there

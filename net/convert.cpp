@@ -1,6 +1,7 @@
 #include "net/convert.hpp"
 
 #include <algorithm>
+#include <google/protobuf/arena.h>
 #include <unordered_map>
 #include <vector>
 
@@ -413,7 +414,8 @@ std::string encode_snapshot(const ClusterState& s) {
 }
 
 Status restore_snapshot(const std::string& bytes, ClusterState& s) {
-  pb::StateSnapshot p;
+  google::protobuf::Arena arena;  // one block of memory for the whole parse, freed at once
+  pb::StateSnapshot& p = *google::protobuf::Arena::CreateMessage<pb::StateSnapshot>(&arena);
   if (!p.ParseFromString(bytes)) return invalid("undecodable state snapshot");
   std::vector<Shared<std::string>> scripts(p.scripts().begin(), p.scripts().end());
   std::vector<Shared<std::vector<std::string>>> environments;

@@ -21,7 +21,7 @@ Result<Replayed> replay_journal(const store::LoadedJournal& loaded, ClusterState
     uint64_t seq = loaded.snapshot_seq + 1 + out.events;  // events follow the snapshot without gaps
     auto decoded = net::decode_event(bytes);
     if (!decoded) return decoded.status().with_context("journal event seq " + std::to_string(seq));
-    hq::apply(state, *decoded);
+    hq::apply(state, std::move(decoded).value());
     ++out.events;
     out.last_seq = seq;
   }

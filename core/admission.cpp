@@ -123,7 +123,9 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
     if (std::none_of(t.fit.begin(), t.fit.end(), [&](const Node* n) { return n->name == name; }))
       return unavailable(required_refusal(t, name, job, sh.need));
   if (alt) {
-    for (const auto& [feature, count] : alt->counts) {
+    for (const auto& entry : alt->counts) {
+      const auto& feature = entry.first;  // named, not a structured binding: clang 14 cannot capture those
+      const auto count = entry.second;
       auto have = std::count_if(t.fit.begin(), t.fit.end(),
                                 [&](const Node* n) { return has_feature(n->features, feature); });
       if (have < count)

@@ -83,3 +83,22 @@ TEST_CASE("config: [agents] programs are absolute readable paths; partitions tak
   CHECK(error_of("[agents]\nbogus = 1\n").find("bogus") != std::string::npos);
   CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"rack{b1}\"\n").find("unknown node function") != std::string::npos);
 }
+
+TEST_CASE("config: fence_timeout is off, or between two heartbeats and node_timeout minus one") {
+  auto with = [](const std::string& fence) {
+    return load_config_text("[controller]\nnode_timeout = \"30s\"\nheartbeat_interval = \"5s\"\nfence_timeout = \"" +
+                                fence + "\"\n[[node]]\nnames = \"n1\"\ncpus = 1\n[[partition]]\nname = \"p\"\nnodes = \"n1\"\n",
+                            "t.toml");
+  };
+  auto off = with("0s");
+  REQUIRE_MESSAGE(off.is_ok(), off.status().message());
+  CHECK(off->fence_timeout == 0);
+  auto on = with("20s");
+  REQUIRE_MESSAGE(on.is_ok(), on.status().message());
+  CHECK(on->fence_timeout == 20);
+  for (const char* bad : {"9s", "26s", "40s"}) {
+    auto r = with(bad);
+    CHECK_FALSE(r.is_ok());
+    if (!r.is_ok()) CHECK(r.status().message().find("fence_timeout") != std::string::npos);
+  }
+}

@@ -9,6 +9,7 @@
 #include <random>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -80,6 +81,14 @@ void Agent::start() {
 // fence_timeout (< node_timeout) its agent kills them first, so no job runs twice at once.
 void Agent::check_fence() {
   double silent = net::mono_seconds() - last_word_;
+  // The lease the jobs' shims watch: they fence themselves when this agent is gone too.
+  if (last_word_ > 0 && silent < 2) {
+    int fd = ::open(lease_file(opts_.spool_dir).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      (void)::futimens(fd, nullptr);
+      ::close(fd);
+    }
+  }
   if (opts_.fence_timeout > 0 && last_word_ > 0 && silent > static_cast<double>(opts_.fence_timeout)) {
     for (auto& [id, rj] : running_) {
       if (rj.fenced || rj.pid <= 0) continue;
@@ -403,7 +412,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   rj.cgroup = *group;
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
-                 rj.cgroup.procs_files(), *affinity, renumbered};
+                 rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout};
   auto launched = launch_batch(bl);
   if (!launched) {
     rj.cgroup.remove();
@@ -476,6 +485,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
   std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));
+  if (::access(fenced_file(opts_.spool_dir, id).c_str(), F_OK) == 0) rj.fenced = true;  // its shim fenced it
   if (auto v = parse_int(recorded, 0, INT32_MAX)) status = static_cast<int>(*v);  // the script's own status
   // Nothing of the job outlives its batch script: its process group, and with a cgroup
   // every process in it, daemonized ones included.

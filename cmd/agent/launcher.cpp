@@ -48,6 +48,8 @@ struct ChildPlan {
   std::vector<char*> argv, env;
   std::vector<std::string> cgroup_procs;
   std::string exit_path;       // where the shim writes the script's wait status
+  std::string lease_path, fenced_path;
+  int64_t fence_timeout = 0;
   cpu_set_t affinity;
   bool bind = false;
   bool switch_user = false;
@@ -97,6 +99,29 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   child_fail(report_fd, "execve");
 }
 
+// Waits for the script; with a fence timeout, polls once a second and kills the script's
+// process group once the agent's lease is older than that (leaving a marker first).
+int wait_fenced(const ChildPlan& p, pid_t script) {
+  int status = 0;
+  bool fenced = false;
+  while (true) {
+    pid_t r = waitpid(script, &status, p.fence_timeout > 0 && !fenced ? WNOHANG : 0);
+    if (r == script) return status;
+    if (r < 0 && errno != EINTR) return status;
+    if (r != 0 || fenced) continue;
+    struct stat st {};
+    if (stat(p.lease_path.c_str(), &st) == 0 && time(nullptr) - st.st_mtime > p.fence_timeout) {
+      int fd = open(p.fenced_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd >= 0) close(fd);
+      kill(-script, SIGKILL);
+      fenced = true;
+      continue;
+    }
+    struct timespec second {1, 0};
+    nanosleep(&second, nullptr);
+  }
+}
+
 // The job's shim (the agent's child, root, in the job's cgroup): starts the script,
 // tells the agent its pid, waits for it and writes its wait status to `exit_path`, so
 // the end is known even if the agent was restarted meanwhile. Only syscalls here.
@@ -121,9 +146,7 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   int n = snprintf(msg, sizeof msg, "P%d;", static_cast<int>(script));
   (void)!write(report_fd, msg, static_cast<size_t>(n));
   close(report_fd);
-  int status = 0;
-  while (waitpid(script, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = wait_fenced(p, script);
   std::string tmp = p.exit_path + ".new";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
@@ -159,6 +182,9 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.env_s = job_environment(job, lc);
   p.cgroup_procs = l.cgroup_procs;
   p.exit_path = exit_file(l.spool_dir, job.id.value);
+  p.lease_path = lease_file(l.spool_dir);
+  p.fenced_path = fenced_file(l.spool_dir, job.id.value);
+  p.fence_timeout = l.fence_timeout;
   CPU_ZERO(&p.affinity);
   for (int32_t cpu : l.affinity)
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &p.affinity), p.bind = true;
@@ -225,6 +251,8 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch) {
 std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
 
 std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
+std::string lease_file(const std::string& spool_dir) { return spool_dir + "/controller-lease"; }
+std::string fenced_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/fenced"; }
 
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id) {
   std::error_code ec;

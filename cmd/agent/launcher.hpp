@@ -25,6 +25,9 @@ struct BatchLaunch {
   std::vector<std::string> cgroup_procs;  // the child writes its pid to each before exec
   std::vector<int32_t> affinity;          // CPUs to bind to; empty: no binding
   bool gpus_renumbered = false;           // other GPUs' devices are denied to the job
+  // > 0: the shim kills the job once the agent's controller lease (lease_file) is older than
+  // this, so a job whose agent died or was cut off cannot run on after its requeue.
+  int64_t fence_timeout = 0;
 };
 
 struct LaunchedJob {
@@ -39,6 +42,10 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch);
 std::string job_dir(const std::string& spool_dir, uint64_t job_id);
 // The file where the shim leaves the script's wait status (decimal) when it ends.
 std::string exit_file(const std::string& spool_dir, uint64_t job_id);
+// Touched by the agent while it hears from the controller; its age is how long it has not.
+std::string lease_file(const std::string& spool_dir);
+// Made by a shim that killed its job for a stale lease (the end is a node failure).
+std::string fenced_file(const std::string& spool_dir, uint64_t job_id);
 
 // Removes the job's spool directory (script file).
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id);

@@ -410,7 +410,7 @@ main() {
   # join; agents cut off from the controller kill their jobs before they are requeued elsewhere
   # (fence_timeout: without it a partition longer than node_timeout runs a job twice at once).
   local age=$(( 2 * duration + drain_timeout + 600 ))
-  sed -i -e "s/^\[controller\]$/[controller]\nmin_job_age = \"${age}s\"\nfence_timeout = \"$((node_timeout - 3))s\"/" \
+  sed -i -e "s/^\[controller\]$/[controller]\nmin_job_age = \"${age}s\"\nfence_timeout = \"$((node_timeout - 4))s\"/" \
     -e "s/^node_timeout = .*/node_timeout = \"${node_timeout}s\"/" -e "s/^heartbeat_interval = .*/heartbeat_interval = \"2s\"/" \
     -e "s/^nodes = \"local\[1-$nodes\]\"$/nodes = \"local[1-$nodes],feature{chaosproxy}\"/" "$local_dir/config.toml"
   "$hq" local restart controller --no-wait >/dev/null

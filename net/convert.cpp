@@ -275,6 +275,16 @@ Result<JobEnded> from_pb(const pb::JobEnded& p) {
   return e;
 }
 
+namespace {
+// A job event's record with the fields every one has (job id, time) filled in.
+template <typename Msg, typename Ev>
+Msg* stamped(Msg* msg, const Ev& ev) {
+  msg->set_job_id(ev.id.value);
+  msg->set_time(ev.time);
+  return msg;
+}
+}  // namespace
+
 std::string encode_event(const Event& e) {
   pb::JournalEvent p;
   std::visit(
@@ -291,30 +301,15 @@ std::string encode_event(const Event& e) {
         } else if constexpr (std::is_same_v<T, JobEnded>) {
           *p.mutable_ended() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobRequeued>) {
-          auto* r = p.mutable_requeued();
-          r->set_job_id(ev.id.value);
-          r->set_time(ev.time);
-          r->set_reason(ev.reason);
+          stamped(p.mutable_requeued(), ev)->set_reason(ev.reason);
         } else if constexpr (std::is_same_v<T, JobHoldChanged>) {
-          auto* h = p.mutable_hold();
-          h->set_job_id(ev.id.value);
-          h->set_time(ev.time);
-          h->set_hold(static_cast<int32_t>(ev.hold));
+          stamped(p.mutable_hold(), ev)->set_hold(static_cast<int32_t>(ev.hold));
         } else if constexpr (std::is_same_v<T, JobDependencyChanged>) {
-          auto* d = p.mutable_dependency();
-          d->set_job_id(ev.id.value);
-          d->set_time(ev.time);
-          d->set_dep_state(static_cast<int32_t>(ev.state));
+          stamped(p.mutable_dependency(), ev)->set_dep_state(static_cast<int32_t>(ev.state));
         } else if constexpr (std::is_same_v<T, JobStopRequested>) {
-          auto* st = p.mutable_stop();
-          st->set_job_id(ev.id.value);
-          st->set_time(ev.time);
-          st->set_intent(static_cast<int32_t>(ev.intent));
+          stamped(p.mutable_stop(), ev)->set_intent(static_cast<int32_t>(ev.intent));
         } else if constexpr (std::is_same_v<T, JobCancelRequested>) {
-          auto* c = p.mutable_cancel();
-          c->set_job_id(ev.id.value);
-          c->set_time(ev.time);
-          c->set_key(ev.key);
+          stamped(p.mutable_cancel(), ev)->set_key(ev.key);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);

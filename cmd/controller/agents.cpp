@@ -272,13 +272,15 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
 // Jobs whose batch node failed: requeued with the same id when they may be (--requeue, the
 // default for batch jobs), else ended with `state`.
 void Controller::end_jobs_on_node(const std::string& name, JobState state, const std::string& reason) {
-  std::vector<std::pair<JobId, bool>> ids;
-  for (const auto& [id, job] : state_.jobs)
-    if (job.state == JobState::kRunning && !job.alloc.empty() && job.alloc.front().node == name)
-      ids.emplace_back(id, job.cancel_requested);
-  for (auto [id, cancelled] : ids) {
+  std::vector<JobId> ids;  // the node's own index, not a walk over every job
+  for (JobId id : state_.nodes.at(name).jobs) {
+    const Job* job = find_job(state_, id);
+    if (job && job->state == JobState::kRunning && !job->alloc.empty() && job->alloc.front().node == name)
+      ids.push_back(id);
+  }
+  for (JobId id : ids) {
     const Job& job = state_.jobs.at(id);
-    if (cancelled) {  // it was being cancelled: that is how it ends
+    if (job.cancel_requested) {  // it was being cancelled: that is how it ends
       record(JobEnded{id, now(), JobState::kCancelled, 0, 0, "None"});
     } else if (job.spec.requeue != 0) {
       log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");

@@ -185,11 +185,7 @@ void Controller::preempt(const Preemption& p) {
   log::info("job " + display_id(*job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
             std::string(preempt_mode_name(mode)) + ", grace " + std::to_string(p.grace) + " s)");
   StopIntent intent = mode == PreemptMode::kRequeue ? StopIntent::kPreemptRequeue : StopIntent::kPreemptCancel;
-  JobId id = job->id;
-  Duration grace = std::max<Duration>(1, p.grace);
-  record(JobStopRequested{id, now(), intent}, [this, id, grace](const Status&) {
-    if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, "preempt", grace);
-  });
+  record_then_kill(JobStopRequested{job->id, now(), intent}, job->id, "preempt", std::max<Duration>(1, p.grace));
 }
 
 void Controller::launch(JobId id) {
@@ -222,6 +218,12 @@ void Controller::send_kill(const Job& job, const std::string& reason, Duration g
   env.mutable_kill()->set_reason(reason);
   env.mutable_kill()->set_grace(grace);
   it->second->send(env);
+}
+
+void Controller::record_then_kill(Event event, JobId id, const std::string& reason, Duration grace) {
+  record(std::move(event), [this, id, reason, grace](const Status&) {
+    if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, reason, grace);
+  });
 }
 
 void Controller::resend_stop(const Job& job) {
@@ -266,13 +268,7 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
       out.add_errors("Kill job error on job id " + display_id(job) + ": Job/step already completing or completed");
     return;  // finished tasks of an array are skipped quietly
   }
-  if (!is_terminal(job.state)) {
-    JobId id = job.id;
-    record(JobCancelRequested{id, now(), key}, [this, id](const Status&) {
-      const Job* j = find_job(state_, id);
-      if (j && j->state == JobState::kRunning) send_kill(*j, "cancel");  // once the cancel is durable
-    });
-  }
+  if (!is_terminal(job.state)) record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, "cancel");
   out.add_cancelled(job.id.value);
 }
 

@@ -243,9 +243,7 @@ std::string Controller::control_one(const std::string& action, Job& job, bool ad
   if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
   if (job.cancel_requested || job.stop_intent != StopIntent::kNone) return "Job is already being stopped";
   StopIntent intent = action == "requeuehold" ? StopIntent::kRequeueHold : StopIntent::kRequeue;
-  record(JobStopRequested{id, now(), intent}, [this, id](const Status&) {
-    if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, "requeue");
-  });
+  record_then_kill(JobStopRequested{id, now(), intent}, id, "requeue");
   return "";
 }
 

@@ -62,7 +62,7 @@ class EventMaker {
         return JobSubmitted{job};
       }
       case 2: {
-        JobStarted e{jid, t, {{nodes[pick(3)], 1 + static_cast<int32_t>(pick(4)), 100, 1}}, ""};
+        JobStarted e{jid, t, {{nodes[pick(3)], 1 + static_cast<int32_t>(pick(4)), 100, 1, {}}}, ""};
         return e;
       }
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0, ""};

@@ -1,9 +1,11 @@
 // Restart survival: each launch leaves a record in the job's spool directory (the
-// LaunchJob, the shim's and script's pids, the shim's start time, the job's CPUs). An
-// agent that starts reads them: a job whose shim still runs is adopted (signals go to
-// its process group, its end is seen through a pidfd on the shim, its status read from
-// the file the shim writes); a job that ended meanwhile is reported with that status;
-// a job with neither (the host rebooted) is dropped here, and the controller requeues it.
+// LaunchJob, the shim's and script's pids, the shim's start time, the job's CPUs), written
+// before the script may start. An agent that starts reads them: a job whose shim still
+// runs is adopted (signals go to its process group, its end is seen through a pidfd on the
+// shim, its status read from the file the shim writes); a job that ended meanwhile is
+// reported with that status; a job with neither (the host rebooted) is dropped here, and
+// the controller requeues it. An end the controller has not acknowledged is kept there too
+// (ended_file) until it has, so no restart loses it.
 // Agent event-loop thread only.
 #include <csignal>
 #include <filesystem>
@@ -73,14 +75,25 @@ std::set<uint64_t> Agent::running_ids() const {
   return ids;
 }
 
-void Agent::write_record(uint64_t id, const pb::LaunchJob& l) {
-  const RunningJob& rj = running_.at(id);
+Status Agent::write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus) {
   std::string dir = job_dir(opts_.spool_dir, id);
-  std::string pids = "shim=" + std::to_string(rj.shim) + " script=" + std::to_string(rj.pid) +
-                     " start=" + std::to_string(start_time_of(rj.shim)) + " cpus=" + format_cpulist(rj.cpus) + "\n";
+  std::string text = "shim=" + std::to_string(pids.shim) + " script=" + std::to_string(pids.script) +
+                     " start=" + std::to_string(start_time_of(pids.shim)) + " cpus=" + format_cpulist(cpus) + "\n";
   Status s = write_file_atomic(dir + "/launch", l.SerializeAsString(), 0600);
-  if (s) s = write_file_atomic(dir + "/pids", pids, 0600);
-  if (!s) log::warn("job " + std::to_string(id) + ": no restart record (" + s.message() + "); a restarted agent will lose it");
+  if (s) s = write_file_atomic(pids_file(opts_.spool_dir, id), text, 0600);
+  if (!s) return io_error("no restart record (" + s.message() + ")");
+  return s;
+}
+
+// An end this agent reported and the controller had not acknowledged when it stopped:
+// kept in the job's spool (ended_file) and reported again at registration. -1: none.
+int32_t Agent::restore_end(uint64_t job_id) {
+  std::string bytes = read_small_file(ended_file(opts_.spool_dir, job_id));
+  pb::JobEnded ended;
+  if (bytes.empty() || !ended.ParseFromString(bytes) || ended.job_id() != job_id) return -1;
+  int32_t run = ended.restart_count();
+  unacked_[job_id] = std::move(ended);
+  return run;
 }
 
 void Agent::adopt_running() {
@@ -90,38 +103,49 @@ void Agent::adopt_running() {
     auto id = name.rfind("job", 0) == 0 ? parse_int(std::string_view(name).substr(3), 1, INT64_MAX) : Result<int64_t>(invalid(""));
     if (!id || !entry.is_directory()) continue;
     uint64_t job_id = static_cast<uint64_t>(*id);
-    auto record = read_record(entry.path().string());
-    auto job = record ? net::from_pb(record->launch.job()) : Result<Job>(record.status());
-    if (!job) {
-      log::warn("spool " + entry.path().string() + ": " + job.status().message() + "; removed");
-      cleanup_spool(opts_.spool_dir, job_id);
-      continue;
-    }
-    bool alive = record->shim_start != 0 && start_time_of(record->shim) == record->shim_start;
-    bool ended = !read_small_file(exit_file(opts_.spool_dir, job_id)).empty();
-    if (!alive && !ended) {  // gone without a trace (a reboot): the controller requeues it
-      log::warn("job " + std::to_string(job_id) + " is gone (its shim " + std::to_string(record->shim) + " is not running)");
-      cgroups_.existing(job_id).kill_all();
-      cgroups_.existing(job_id).remove();
-      cleanup_spool(opts_.spool_dir, job_id);
-      continue;
-    }
-    RunningJob& rj = running_[job_id];
-    rj.job = std::move(job).value();
-    rj.pid = record->script;
-    rj.shim = record->shim;
-    rj.cpus = record->cpus;
-    rj.adopted = true;
-    rj.cgroup = cgroups_.existing(job_id);
-    if (!alive) {
-      log::info("job " + std::to_string(job_id) + " ended while no agent ran; reporting it");
-      finish(job_id, kLostStatus, nullptr);  // the status comes from the shim's exit file
-      continue;
-    }
-    log::info("job " + std::to_string(job_id) + " adopted (script pid " + std::to_string(rj.pid) + ")");
-    arm_limits(job_id);
-    watch_adopted(job_id);
+    int32_t ended_run = restore_end(job_id);
+    if (ended_run >= 0) log::info("job " + std::to_string(job_id) + ": its end (run " + std::to_string(ended_run) + ") is reported again");
+    adopt_run(job_id, ended_run);
   }
+}
+
+// The job's run recorded in its spool, if it is newer than `ended_run` (an end kept for the
+// controller): adopted while its shim runs, reported when it ended meanwhile. A spool with no
+// complete record never started its script (the shim waits for the record) and is dropped.
+void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
+  std::string dir = job_dir(opts_.spool_dir, job_id);
+  auto drop = [&] { ended_run >= 0 ? clear_run(opts_.spool_dir, job_id) : cleanup_spool(opts_.spool_dir, job_id); };
+  auto record = read_record(dir);
+  auto job = record ? net::from_pb(record->launch.job()) : Result<Job>(record.status());
+  if (!job) {
+    if (ended_run < 0) log::warn("spool " + dir + ": " + job.status().message() + "; removed");
+    cgroups_.existing(job_id).kill_all();
+    cgroups_.existing(job_id).remove();
+    return drop();
+  }
+  if (job->restart_count <= ended_run) return drop();  // the run whose end is kept
+  bool alive = record->shim_start != 0 && start_time_of(record->shim) == record->shim_start;
+  bool ended = !read_small_file(exit_file(opts_.spool_dir, job_id)).empty();
+  if (!alive && !ended) {  // gone without a trace (a reboot): the controller requeues it
+    log::warn("job " + std::to_string(job_id) + " is gone (its shim " + std::to_string(record->shim) + " is not running)");
+    cgroups_.existing(job_id).kill_all();
+    cgroups_.existing(job_id).remove();
+    return drop();
+  }
+  RunningJob& rj = running_[job_id];
+  rj.job = std::move(job).value();
+  rj.pid = record->script;
+  rj.shim = record->shim;
+  rj.cpus = record->cpus;
+  rj.adopted = true;
+  rj.cgroup = cgroups_.existing(job_id);
+  if (!alive) {
+    log::info("job " + std::to_string(job_id) + " ended while no agent ran; reporting it");
+    return finish(job_id, kLostStatus, nullptr);  // the status comes from the shim's exit file
+  }
+  log::info("job " + std::to_string(job_id) + " adopted (script pid " + std::to_string(rj.pid) + ")");
+  arm_limits(job_id);
+  watch_adopted(job_id);
 }
 
 // The shim of an adopted job is not our child: its end shows as its pidfd turning

@@ -44,8 +44,8 @@ void log_exceptions(std::exception_ptr e) {
 }  // namespace
 
 Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups)
-    : io_(io), opts_(std::move(opts)), host_(std::move(host)), cgroups_(std::move(cgroups)), keys_(opts_.secret_file),
-      helpers_(io, opts_.spool_dir), sigchld_(io, SIGCHLD) {
+    : io_(io), opts_(std::move(opts)), host_(std::move(host)), cgroups_(std::move(cgroups)),
+      helpers_(io, opts_.spool_dir), keys_(opts_.secret_file), sigchld_(io, SIGCHLD) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -297,7 +297,7 @@ void Agent::handle(const pb::Envelope& msg) {
   else if (msg.has_kill()) on_kill(msg.kill());
   else if (msg.has_job_ended_ack()) {
     auto it = unacked_.find(msg.job_ended_ack().job_id());
-    if (it != unacked_.end() && it->second.restart_count() == msg.job_ended_ack().restart_count()) unacked_.erase(it);
+    if (it != unacked_.end() && it->second.restart_count() == msg.job_ended_ack().restart_count()) end_acked(it);
   }
   else if (msg.has_error()) log::warn("controller error: " + msg.error().message());
 }
@@ -340,7 +340,6 @@ void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   rj.shim = launched->shim;
   rj.job = std::move(job);
   pids_[rj.shim] = id;
-  write_record(id, l);
   arm_limits(id);
 }
 
@@ -371,8 +370,8 @@ void Agent::fail_launch(const Job& job, const std::string& why) {
   e.set_exit_code(1);
   e.set_reason("JobLaunchFailure");
   e.set_end_time(net::wall_now());
-  cleanup_spool(opts_.spool_dir, id);
   report(e);
+  clear_run(opts_.spool_dir, id);
 }
 
 // The character devices of this node's GPUs that are not the job's (real devices only:
@@ -413,7 +412,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout};
-  auto launched = launch_batch(bl);
+  auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
     rj.cgroup.remove();
     return launched.status();
@@ -524,8 +523,8 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   }
   Job ended_job = std::move(rj.job);
   running_.erase(it);
-  cleanup_spool(opts_.spool_dir, id);
-  report(e);
+  report(e);  // kept in the spool first: a restart now still reports it
+  clear_run(opts_.spool_dir, id);
   run_epilog(ended_job);
   if (auto next = deferred_.find(id); next != deferred_.end()) {
     pb::LaunchJob launch = std::move(next->second);
@@ -534,8 +533,23 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   }
 }
 
+// The controller has the end: it is forgotten, and so is the job's spool unless a newer run
+// of the job (requeued here) uses it.
+void Agent::end_acked(std::map<uint64_t, pb::JobEnded>::iterator it) {
+  uint64_t id = it->first;
+  unacked_.erase(it);
+  std::error_code ec;
+  if (running_.count(id)) std::filesystem::remove(ended_file(opts_.spool_dir, id), ec);
+  else cleanup_spool(opts_.spool_dir, id);
+}
+
+// Keeps the end (in memory and in the job's spool) until the controller acks it, and sends it.
 void Agent::report(const pb::JobEnded& ended) {
   unacked_[ended.job_id()] = ended;
+  std::error_code ec;
+  std::filesystem::create_directories(job_dir(opts_.spool_dir, ended.job_id()), ec);
+  if (Status s = write_file_atomic(ended_file(opts_.spool_dir, ended.job_id()), ended.SerializeAsString(), 0600); !s)
+    log::warn("job " + std::to_string(ended.job_id()) + ": its end is not kept on disk (" + s.message() + "); an agent restart before the controller acks it loses it");
   if (!conn_ || !conn_->is_open()) return;  // re-sent with the next registration
   pb::Envelope env;
   *env.mutable_job_ended() = ended;

@@ -84,8 +84,11 @@ class Agent {
   void finish(uint64_t id, int status, const struct rusage* ru);
   // Restart survival (adopt.cpp): what a launch leaves in the spool, and taking over the
   // jobs an earlier agent left running (or learning how they ended meanwhile).
-  void write_record(uint64_t id, const pb::LaunchJob& l);
+  // The restart record of a job being launched: written before its script may start.
+  Status write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus);
   void adopt_running();
+  int32_t restore_end(uint64_t job_id);
+  void adopt_run(uint64_t job_id, int32_t ended_run);
   void watch_adopted(uint64_t id);
   std::set<uint64_t> running_ids() const;
   void fail_launch(const Job& job, const std::string& why);
@@ -121,6 +124,7 @@ class Agent {
   void wait_children();
   void reap(pid_t pid, int status, const struct rusage& ru);
   void report(const pb::JobEnded& ended);
+  void end_acked(std::map<uint64_t, pb::JobEnded>::iterator it);
   pb::Envelope registration() const;
   std::unique_ptr<net::ByteStream> make_stream(asio::ip::tcp::socket socket);
 

@@ -79,8 +79,8 @@ void Agent::prolog_done(uint64_t id, const pb::LaunchJob& l, const HelperOutcome
       e.set_prolog_failed(true);
       send_health(false, "prolog", outcome.message);
     }
-    cleanup_spool(opts_.spool_dir, id);
-    return report(e);
+    report(e);
+    return clear_run(opts_.spool_dir, id);
   }
   begin_job(std::move(waiting.job), l, RunningJob{});
 }

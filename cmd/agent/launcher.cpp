@@ -1,5 +1,6 @@
 #include "cmd/agent/launcher.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -34,10 +35,11 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
   bool ok = write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size());
   close(fd);
   if (!ok) return io_error("short write to " + path);
-  if (geteuid() == 0) {
-    if (chown(dir.c_str(), job.spec.uid, job.spec.gid) != 0 || chown(path.c_str(), job.spec.uid, job.spec.gid) != 0)
-      return io_error("cannot hand " + dir + " to uid " + std::to_string(job.spec.uid));
-  }
+  // The directory stays the agent's (its records there are trusted after a restart); the
+  // user may only enter it to run the script, which is theirs.
+  if (chmod(dir.c_str(), 0711) != 0) return io_error("cannot open " + dir + " to the job: " + std::strerror(errno));
+  if (geteuid() == 0 && chown(path.c_str(), job.spec.uid, job.spec.gid) != 0)
+    return io_error("cannot hand " + path + " to uid " + std::to_string(job.spec.uid));
   return Status::ok();
 }
 
@@ -48,6 +50,7 @@ struct ChildPlan {
   std::vector<char*> argv, env;
   std::vector<std::string> cgroup_procs;
   std::string exit_path;       // where the shim writes the script's wait status
+  std::string pids_path;       // the agent's pid record: the shim removes it if the agent never says go
   std::string lease_path, fenced_path;
   int64_t fence_timeout = 0;
   cpu_set_t affinity;
@@ -70,9 +73,15 @@ struct ChildPlan {
 constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
                                 SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
 
-// The batch script itself: its own process group, its CPUs, the user, files, exec.
-[[noreturn]] void run_script(const ChildPlan& p, int report_fd) {
+// The batch script itself: its own process group, then (once the shim lets it start) its
+// CPUs, the user, files, exec.
+[[noreturn]] void run_script(const ChildPlan& p, int report_fd, int start_fd) {
   setpgid(0, 0);
+  char go = 0;
+  while (read(start_fd, &go, 1) < 0 && errno == EINTR) {
+  }
+  if (go != 'G') _exit(127);  // the shim gave up: nothing of the job runs
+  close(start_fd);
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
@@ -129,14 +138,34 @@ int wait_fenced(const ChildPlan& p, pid_t script) {
   }
 }
 
+// Closes every descriptor from 3 up except `a` and `b` (a < b).
+void keep_only(int a, int b) {
+  if (a > 3) close_range(3, static_cast<unsigned>(a) - 1, 0);
+  if (b > a + 1) close_range(static_cast<unsigned>(a) + 1, static_cast<unsigned>(b) - 1, 0);
+  close_range(static_cast<unsigned>(b) + 1, ~0U, 0);
+}
+
+// Waits for the agent's go ('G' on `go_fd`), sent once it has recorded the job for a
+// restarted agent to find. End of file instead means the agent died (or could not record
+// it) first: no trace of the job is left to adopt, so its controller will run it again, and
+// the script must not start.
+bool agent_says_go(int go_fd) {
+  char c = 0;
+  ssize_t n;
+  while ((n = read(go_fd, &c, 1)) < 0 && errno == EINTR) {
+  }
+  close(go_fd);
+  return n == 1 && c == 'G';
+}
+
 // The job's shim (the agent's child, root, in the job's cgroup): starts the script,
-// tells the agent its pid, waits for it and writes its wait status to `exit_path`, so
-// the end is known even if the agent was restarted meanwhile. Only syscalls here.
-[[noreturn]] void run_shim(const ChildPlan& p, int report_fd) {
+// tells the agent its pid, lets it run once the agent says go, waits for it and writes its
+// wait status to `exit_path`, so the end is known even if the agent was restarted
+// meanwhile. Only syscalls here.
+[[noreturn]] void run_shim(const ChildPlan& p, int report_fd, int go_fd) {
   setsid();
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
-  if (report_fd > 3) close_range(3, static_cast<unsigned>(report_fd) - 1, 0);
-  close_range(static_cast<unsigned>(report_fd) + 1, ~0U, 0);
+  keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
   // Join the job's cgroup before anything else runs, so every descendant is in it.
   char pid[24];
   int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
@@ -146,12 +175,28 @@ int wait_fenced(const ChildPlan& p, pid_t script) {
     close(fd);
   }
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
+  int start[2];
+  if (pipe2(start, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");
   pid_t script = fork();
   if (script < 0) child_fail(report_fd, "fork");
-  if (script == 0) run_script(p, report_fd);
+  if (script == 0) {
+    close(start[1]);
+    close(go_fd);
+    run_script(p, report_fd, start[0]);
+  }
+  close(start[0]);
   char msg[32];
   int n = snprintf(msg, sizeof msg, "P%d;", static_cast<int>(script));
   (void)!write(report_fd, msg, static_cast<size_t>(n));
+  if (!agent_says_go(go_fd)) {
+    unlink(p.pids_path.c_str());  // first: an agent starting now must not adopt this job
+    kill(script, SIGKILL);
+    int ignored;
+    waitpid(script, &ignored, 0);
+    _exit(127);
+  }
+  (void)!write(start[1], "G", 1);
+  close(start[1]);
   close(report_fd);
   int status = wait_fenced(p, script);
   std::string tmp = p.exit_path + ".new";
@@ -189,6 +234,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.env_s = job_environment(job, lc);
   p.cgroup_procs = l.cgroup_procs;
   p.exit_path = exit_file(l.spool_dir, job.id.value);
+  p.pids_path = pids_file(l.spool_dir, job.id.value);
   p.lease_path = lease_file(l.spool_dir);
   p.fenced_path = fenced_file(l.spool_dir, job.id.value);
   p.fence_timeout = l.fence_timeout;
@@ -213,44 +259,67 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
 
 }  // namespace
 
-Result<LaunchedJob> launch_batch(const BatchLaunch& launch) {
+namespace {
+
+// Reads the shim's report until `until` is in it, or to the end of file (until = 0).
+void read_report(int fd, std::string& report, char until) {
+  char buf[512];
+  while (until == 0 || report.find(until) == std::string::npos) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    report.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// "P<pid>;" at the start of the report: the script's pid (removed from the report); 0 if absent.
+pid_t take_script_pid(std::string& report) {
+  size_t end = report.find(';');
+  if (report.size() < 2 || report[0] != 'P' || end == std::string::npos) return 0;
+  pid_t pid = static_cast<pid_t>(std::atoi(report.substr(1, end - 1).c_str()));
+  report.erase(0, end + 1);
+  return pid;
+}
+
+}  // namespace
+
+Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& record) {
   auto plan = plan_child(launch);
   if (!plan) return plan.status();
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return io_error(std::string("pipe: ") + std::strerror(errno));
+  int report[2], go[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return io_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(go, O_CLOEXEC) != 0) {
+    close(report[0]);
+    close(report[1]);
+    return io_error(std::string("pipe: ") + std::strerror(errno));
+  }
   pid_t pid = fork();
   if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);
     return io_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    close(fds[0]);
-    run_shim(*plan, fds[1]);
+    close(report[0]);
+    close(go[1]);
+    run_shim(*plan, report[1], go[0]);
   }
-  close(fds[1]);
-  // "P<script pid>;" from the shim, then an error text if the script could not start;
-  // end of file once the script has exec'd (the pipe closes on exec).
-  std::string report;
-  char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    report.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  LaunchedJob out{pid, 0};
-  if (report.size() > 1 && report[0] == 'P') {
-    size_t end = report.find(';');
-    if (end != std::string::npos) {
-      out.script = static_cast<pid_t>(std::atoi(report.substr(1, end - 1).c_str()));
-      report.erase(0, end + 1);
-    }
-  }
-  if (!report.empty() || out.script <= 0) {
+  close(report[1]);
+  close(go[0]);
+  // "P<script pid>;" from the shim; the record; go; then an error text if the script could
+  // not start, or end of file once it has exec'd (the pipe closes on exec).
+  std::string text;
+  read_report(report[0], text, ';');
+  LaunchedJob out{pid, take_script_pid(text)};
+  Status recorded = out.script > 0 ? record(out) : Status::ok();
+  if (out.script > 0 && recorded) (void)!write(go[1], "G", 1);
+  close(go[1]);
+  read_report(report[0], text, 0);
+  close(report[0]);
+  if (!recorded || !text.empty() || out.script <= 0) {
     int status;
     waitpid(pid, &status, 0);
-    return io_error("launch failed: " + (report.empty() ? std::string("no report from the job's shim") : report));
+    if (!recorded) return recorded;
+    return io_error("launch failed: " + (text.empty() ? std::string("no report from the job's shim") : text));
   }
   return out;
 }
@@ -258,12 +327,22 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch) {
 std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
 
 std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
+std::string pids_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/pids"; }
 std::string lease_file(const std::string& spool_dir) { return spool_dir + "/controller-lease"; }
 std::string fenced_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/fenced"; }
+
+std::string ended_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/ended"; }
 
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id) {
   std::error_code ec;
   std::filesystem::remove_all(job_dir(spool_dir, job_id), ec);
+}
+
+void clear_run(const std::string& spool_dir, uint64_t job_id) {
+  std::error_code ec;
+  std::string keep = ended_file(spool_dir, job_id);
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir(spool_dir, job_id), ec))
+    if (entry.path() != keep) std::filesystem::remove_all(entry.path(), ec);
 }
 
 }  // namespace hq::cmd

@@ -5,6 +5,7 @@
 // and output files, inside its cgroup and bound to its CPUs when the agent gives them.
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
+#include <functional>
 #include <string>
 #include <sys/types.h>
 
@@ -35,19 +36,32 @@ struct LaunchedJob {
   pid_t script = 0;   // leads its own process group: signals go to -script
 };
 
-// Starts the job's shim, which starts the script. Setup and exec failures come back
-// through a pipe, so a failed launch is an error here, not a FAILED job.
-Result<LaunchedJob> launch_batch(const BatchLaunch& launch);
+// Called with the shim's and the script's pids before the script may start: writes what a
+// restarted agent needs to find the job. An error stops the launch; the script never runs.
+using RecordLaunch = std::function<Status(const LaunchedJob&)>;
+
+// Starts the job's shim, which starts the script once `record` has succeeded. Setup and
+// exec failures come back through a pipe, so a failed launch is an error here, not a
+// FAILED job. An agent killed before `record` returns leaves no job behind: its shim
+// kills the script before it starts and removes the pid record.
+Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& record);
 // The job's spool directory (script, launch record, exit file).
 std::string job_dir(const std::string& spool_dir, uint64_t job_id);
 // The file where the shim leaves the script's wait status (decimal) when it ends.
 std::string exit_file(const std::string& spool_dir, uint64_t job_id);
+// The agent's pid record of a launched job (shim, script, the shim's start time, CPUs).
+std::string pids_file(const std::string& spool_dir, uint64_t job_id);
 // Touched by the agent while it hears from the controller; its age is how long it has not.
 std::string lease_file(const std::string& spool_dir);
 // Made by a shim that killed its job for a stale lease (the end is a node failure).
 std::string fenced_file(const std::string& spool_dir, uint64_t job_id);
 
+// The end of the job's latest run on this node (a pb::JobEnded) until the controller acks it.
+std::string ended_file(const std::string& spool_dir, uint64_t job_id);
+
 // Removes the job's spool directory (script file).
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id);
+// Removes the files of the job's run (script, records, exit status), keeping its ended_file.
+void clear_run(const std::string& spool_dir, uint64_t job_id);
 
 }  // namespace hq::cmd

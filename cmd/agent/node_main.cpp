@@ -143,7 +143,8 @@ int run_node(const Args& args) {
   if (!transport && ca.empty()) {
     // Configless join: the CA cached by an earlier start, else fetched from the
     // controller and checked against the cluster secret (Agent::fetch_ca).
-    transport = net::Transport{false, read_small_file(spool + "/ca.pem")};
+    transport = net::Transport{};
+    transport->ca_pem = read_small_file(spool + "/ca.pem");
     if (transport->ca_pem.empty()) std::cerr << "hq node: no cluster CA here; it will be fetched from the controller\n";
   }
   if (!transport) {

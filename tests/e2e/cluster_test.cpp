@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -196,6 +197,26 @@ TEST_CASE("e2e: a job that ends while no agent runs is reported once by the next
   CHECK(c.hq("show job " + id).out.find("ExitCode=3:0") != std::string::npos);
   INFO("agent log: " << slurp(c.dir() + "/e1.log"));
   CHECK(slurp(c.dir() + "/e1.log").find("ended while no agent ran") != std::string::npos);
+}
+
+TEST_CASE("e2e: an end the controller never acknowledged survives an agent restart: the job ends once, not run again") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap 'echo $$ >> runs.txt; " + until_file("go") + "; exit 3'");
+  std::string spool = c.spool(1, id);
+  REQUIRE(wait_until([&] { return !slurp(spool + "/pids").empty(); }, 10));  // the launch record
+  c.kill9_controller();
+  c.release("go");
+  // The agent reported the end to no one: it keeps it in the job's spool until acknowledged.
+  REQUIRE(wait_until([&] { return !slurp(spool + "/ended").empty(); }, 10));
+  c.restart_agent_after_kill9(1);
+  c.start_controller();
+  CHECK(c.wait_state(id, "FAILED", 20));
+  CHECK(c.hq("show job " + id).out.find("ExitCode=3:0") != std::string::npos);
+  std::string runs = slurp(c.dir() + "/runs.txt");
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 1);
+  CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 0") != std::string::npos);
+  CHECK(wait_until([&] { return !std::filesystem::exists(spool); }, 10));  // acknowledged: gone
 }
 
 TEST_CASE("e2e: a job its agent no longer has is requeued with the same id") {

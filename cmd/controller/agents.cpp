@@ -233,7 +233,9 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     log::info("node " + name + ": end of an earlier run of job " + std::to_string(raw) + " ignored");
     return ack(Status::ok());
   }
-  if (job && job->cancel_requested && ended->state == JobState::kFailed) ended->state = JobState::kCancelled;
+  // Killed after a cancel (by the cancel's kill, or fenced before it arrived): CANCELLED.
+  if (job && job->cancel_requested && (ended->state == JobState::kFailed || ended->state == JobState::kNodeFail))
+    ended->state = JobState::kCancelled;
   if (job && msg.prolog_failed() && job->spec.requeue != 0 && !job->cancel_requested) {  // it never ran: again
     log::info("job " + std::to_string(raw) + " requeued: the prolog failed on " + name);
     record(JobRequeued{ended->id, ended->time, "None"}, ack);

@@ -118,6 +118,24 @@ TEST_CASE("idempotency: a running job's cancellation is journaled, survives a cr
   CHECK(h->cancel({id}, "c")->errors_size() == 0);  // the retry, still
 }
 
+TEST_CASE("idempotency: a cancelled job that its agent fenced before the kill arrived ends CANCELLED, not requeued") {
+  auto h = std::make_unique<ControllerHarness>("n1");
+  uint64_t id = h->submit();
+  auto peer = std::make_shared<test::RecordingPeer>();
+  REQUIRE(h->ctl->agent_register(peer, 1, test::registration("n1")));
+  h->settle();
+  REQUIRE(h->state_of(id) == "RUNNING");
+  REQUIRE(h->cancel({id}, "c").is_ok());
+  pb::JobEnded end;  // the link was cut: the agent fenced it
+  end.set_job_id(id);
+  end.set_state("NODE_FAIL");
+  end.set_exit_signal(9);
+  end.set_reason(kReasonNodeFenced);
+  h->ctl->agent_job_ended("n1", peer, end);
+  h->settle();
+  CHECK(h->state_of(id) == "CANCELLED");
+}
+
 TEST_CASE("idempotency: client keys are 32 hex characters, fresh each time") {
   std::string a = cmd::new_request_key(), b = cmd::new_request_key();
   CHECK(a.size() == 32);

@@ -1,0 +1,65 @@
+// Where the tasks of a job step go inside the job's allocation (srun inside an allocation):
+// which nodes, how many tasks on each and which task ids (block, cyclic or plane
+// distribution), and how many of the job's CPUs the step holds there. Slurm 22.05's rules
+// (docs/design/steps-plan.md; goldens in tests/fixtures/slurm/steps-inside-allocation.golden):
+// a step without --exact or an explicit -c holds every CPU the job has on its nodes; steps
+// that are not --overlap do not share CPUs, so a step whose CPUs are busy waits.
+// Pure: no I/O. Errors carry Slurm's words.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+
+namespace hq {
+
+enum class TaskDistribution { kDefault, kBlock, kCyclic, kPlane };
+
+// What srun asked for, after its options and input environment were read.
+struct StepRequest {
+  int32_t ntasks = 0;           // 0: not given
+  int32_t nodes_min = 0;        // 0: not given
+  int32_t nodes_max = 0;        // 0: as nodes_min
+  int32_t ntasks_per_node = 0;  // 0: not given; with ntasks, a maximum per node
+  int32_t cpus_per_task = 1;
+  bool cpus_per_task_set = false;  // -c given: implies --exact
+  TaskDistribution distribution = TaskDistribution::kDefault;
+  int32_t plane_size = 0;       // with kPlane
+  std::vector<std::string> nodelist;  // -w: these nodes must be in the step
+  std::vector<std::string> exclude;   // -x
+  bool exact = false;           // --exact / --exclusive: only the CPUs its tasks need
+  bool overlap = false;         // --overlap / --external-launcher: shares CPUs with any step
+  bool overcommit = false;      // -O: more tasks than CPUs
+};
+
+struct StepNode {
+  std::string name;
+  int32_t cpus = 0;                 // the step's CPUs on this node
+  std::vector<uint32_t> tasks;      // global task ids here, ascending; index = SLURM_LOCALID
+};
+
+struct StepLayout {
+  std::vector<StepNode> nodes;      // in the allocation's order; index = SLURM_NODEID
+  int32_t ntasks = 0;
+  TaskDistribution distribution = TaskDistribution::kBlock;  // as resolved
+  std::vector<std::string> warnings;  // for srun to print, e.g. "can't run 2 processes on 3 nodes, ..."
+};
+
+// The step's layout in `alloc` (the job's nodes, in order), where `busy` gives per node the
+// CPUs held by running steps that are not --overlap (ignored for an --overlap request).
+// Errors: kUnavailable when other steps hold the CPUs it needs (srun waits and retries;
+// the message is the reason, "Requested nodes are busy"); kInvalid when it can never fit
+// this allocation (srun prints each line of the message after "srun: error: " and exits 1).
+Result<StepLayout> plan_step(const std::vector<NodeAlloc>& alloc, const std::map<std::string, int32_t>& busy,
+                             const StepRequest& req, uint64_t job_id);
+
+// "block", "cyclic", "plane": SLURM_DISTRIBUTION's spelling.
+std::string distribution_name(TaskDistribution d);
+
+// Task counts per node in Slurm's compressed form: {2,1,1} -> "2,1(x2)".
+std::string tasks_per_node(const StepLayout& layout);
+
+}  // namespace hq

@@ -4,20 +4,14 @@
 #include <cctype>
 #include <functional>
 
+#include "core/cli_options.hpp"
 #include "core/hardware.hpp"
 #include "core/units.hpp"
 
 namespace hq {
 namespace {
 
-using Setter = std::function<Status(SubmitRequest&, std::string_view)>;
-
-struct OptionDef {
-  std::string_view long_name;
-  char short_name;
-  bool has_arg;
-  Setter set;
-};
+using OptionDef = CliOption<SubmitRequest>;
 
 Status set_int(int32_t& field, std::string_view v, std::string_view what, int64_t min = 1) {
   auto n = parse_int(v, min, 1 << 24);
@@ -175,46 +169,6 @@ const std::vector<OptionDef>& option_table() {
   return table;
 }
 
-const OptionDef* find_long(std::string_view name) {
-  for (const auto& d : option_table())
-    if (d.long_name == name) return &d;
-  return nullptr;
-}
-
-const OptionDef* find_short(char c) {
-  for (const auto& d : option_table())
-    if (d.short_name == c) return &d;
-  return nullptr;
-}
-
-// Applies the option at args[i]; advances i past any separate argument it consumes.
-Status apply_one(const std::vector<std::string>& args, size_t& i, SubmitRequest& req) {
-  const std::string& a = args[i];
-  const OptionDef* def = nullptr;
-  std::string_view value;
-  bool inline_value = false;
-  if (a.rfind("--", 0) == 0) {
-    std::string_view body = std::string_view(a).substr(2);
-    size_t eq = body.find('=');
-    def = find_long(body.substr(0, eq));
-    if (!def) return invalid("unrecognized option '" + a + "'");
-    if (eq != std::string_view::npos) { value = body.substr(eq + 1); inline_value = true; }
-  } else {
-    def = find_short(a.size() > 1 ? a[1] : '\0');
-    if (!def) return invalid("invalid option -- '" + a.substr(1) + "'");
-    if (a.size() > 2) { value = std::string_view(a).substr(2); inline_value = true; }
-  }
-  if (!def->has_arg) {
-    if (inline_value) return invalid("option '" + a + "' takes no argument");
-    return def->set(req, "");
-  }
-  if (!inline_value) {
-    if (i + 1 >= args.size()) return invalid("option '" + a + "' requires an argument");
-    value = args[++i];
-  }
-  return def->set(req, value);
-}
-
 }  // namespace
 
 Result<std::vector<std::string>> split_directive(std::string_view text) {
@@ -282,7 +236,7 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
       positional->assign(args.begin() + static_cast<long>(i), args.end());
       return Status::ok();
     }
-    Status s = apply_one(args, i, req);
+    Status s = apply_cli_option(option_table(), args, i, req);
     if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");
   }
   return Status::ok();

@@ -1,0 +1,64 @@
+// One getopt_long-like parser for the Slurm-style commands' option tables (sbatch's
+// submit options, srun's step options): "--name=value", "--name value", "-xVALUE",
+// "-x value" and flags. Each command keeps a table of CliOption<Target>. Pure.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace hq {
+
+template <typename Target>
+struct CliOption {
+  std::string_view long_name;
+  char short_name = 0;
+  bool has_arg = false;
+  std::function<Status(Target&, std::string_view)> set;
+  bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
+};
+
+// Applies the option at args[i] to `target`; advances i past a separate value it consumes.
+// Errors read like getopt's: "unrecognized option '--x'", "option '-n' requires an argument".
+template <typename Target>
+Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args, size_t& i,
+                        Target& target) {
+  const std::string& a = args[i];
+  const CliOption<Target>* def = nullptr;
+  std::string_view value;
+  bool inline_value = false;
+  if (a.rfind("--", 0) == 0) {
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    for (const auto& d : table)
+      if (d.long_name == body.substr(0, eq)) def = &d;
+    if (!def) return invalid("unrecognized option '" + a + "'");
+    if (eq != std::string_view::npos) {
+      value = body.substr(eq + 1);
+      inline_value = true;
+    }
+  } else {
+    char c = a.size() > 1 ? a[1] : '\0';
+    for (const auto& d : table)
+      if (d.short_name != 0 && d.short_name == c) def = &d;
+    if (!def) return invalid("invalid option -- '" + a.substr(1) + "'");
+    if (a.size() > 2) {
+      value = std::string_view(a).substr(2);
+      inline_value = true;
+    }
+  }
+  if (def->optional_arg) return def->set(target, inline_value ? value : std::string_view());
+  if (!def->has_arg) {
+    if (inline_value) return invalid("option '" + a + "' takes no argument");
+    return def->set(target, "");
+  }
+  if (!inline_value) {
+    if (i + 1 >= args.size()) return invalid("option '" + a + "' requires an argument");
+    value = args[++i];
+  }
+  return def->set(target, value);
+}
+
+}  // namespace hq

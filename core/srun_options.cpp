@@ -1,0 +1,183 @@
+#include "core/srun_options.hpp"
+
+#include "core/cli_options.hpp"
+#include "core/hostlist.hpp"
+#include "core/units.hpp"
+
+namespace hq {
+namespace {
+
+struct Parse {
+  SrunRequest req;
+  bool from_env = false;  // the value being set comes from the environment
+};
+
+using Option = CliOption<Parse>;
+
+Status set_count(int32_t& field, std::string_view v, std::string_view what, int64_t min = 1) {
+  auto n = parse_int(v, min, 1 << 24);
+  if (!n) return invalid("Invalid numeric value \"" + std::string(v) + "\" for " + std::string(what) + ".");
+  field = static_cast<int32_t>(*n);
+  return Status::ok();
+}
+
+// -N MIN[-MAX]
+Status set_nodes(Parse& p, std::string_view v) {
+  size_t dash = v.find('-');
+  if (Status s = set_count(p.req.step.nodes_min, v.substr(0, dash), "--nodes"); !s) return s;
+  p.req.step.nodes_max = p.req.step.nodes_min;
+  if (dash == std::string_view::npos) return Status::ok();
+  if (Status s = set_count(p.req.step.nodes_max, v.substr(dash + 1), "--nodes"); !s) return s;
+  if (p.req.step.nodes_max < p.req.step.nodes_min) return invalid("Invalid node count specification: " + std::string(v));
+  return Status::ok();
+}
+
+// -m block|cyclic|plane=N|..., with :socket:core fields and ,Pack/,NoPack ignored.
+Status set_distribution(Parse& p, std::string_view v) {
+  std::string_view first = v.substr(0, v.find_first_of(":,"));
+  StepRequest& s = p.req.step;
+  if (first == "block") s.distribution = TaskDistribution::kBlock;
+  else if (first == "cyclic") s.distribution = TaskDistribution::kCyclic;
+  else if (first.rfind("plane=", 0) == 0) {
+    s.distribution = TaskDistribution::kPlane;
+    return set_count(s.plane_size, first.substr(6), "--distribution plane size");
+  } else if (first == "*" || first.empty()) s.distribution = TaskDistribution::kDefault;
+  else return invalid("Invalid --distribution specification: " + std::string(v));
+  return Status::ok();
+}
+
+Status set_hosts(std::vector<std::string>& field, std::string_view v, std::string_view what) {
+  auto names = expand_hostlist(v);
+  if (!names) return invalid("Invalid " + std::string(what) + " '" + std::string(v) + "': " + names.status().message());
+  field = std::move(names).value();
+  return Status::ok();
+}
+
+Status set_mpi(Parse& p, std::string_view v) {
+  if (v != "none" && v != "pmi2" && v != "pmix" && v != "pmix_v4")
+    return invalid("Invalid MPI type '" + std::string(v) + "', --mpi=list for acceptable types");
+  p.req.mpi = v == "pmix_v4" ? "pmix" : std::string(v);
+  return Status::ok();
+}
+
+// A flag whose environment form carries a value: set unless it says 0/no.
+bool env_flag(const Parse& p, std::string_view v) { return !p.from_env || (v != "0" && v != "no" && v != "NO"); }
+
+Status set_time(Parse& p, std::string_view v) {
+  auto d = parse_duration(v);
+  if (!d) return invalid("Invalid time limit specification");
+  p.req.time_limit = *d;
+  return Status::ok();
+}
+
+Status set_mem(Parse& p, std::string_view v) {
+  auto m = parse_size_mib(v);
+  if (!m) return invalid("Invalid --mem specification");
+  p.req.mem_mib = *m;
+  return Status::ok();
+}
+
+const std::vector<Option>& srun_table() {
+  static const std::vector<Option> table = {
+      {"ntasks", 'n', true, [](Parse& p, std::string_view v) { return set_count(p.req.step.ntasks, v, "--ntasks"); }},
+      {"nodes", 'N', true, set_nodes},
+      {"ntasks-per-node", 0, true, [](Parse& p, std::string_view v) { return set_count(p.req.step.ntasks_per_node, v, "--ntasks-per-node"); }},
+      {"cpus-per-task", 'c', true, [](Parse& p, std::string_view v) {
+         p.req.step.cpus_per_task_set = !p.from_env;  // only the command line's implies --exact
+         return set_count(p.req.step.cpus_per_task, v, "--cpus-per-task");
+       }},
+      {"distribution", 'm', true, set_distribution},
+      {"nodelist", 'w', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.nodelist, v, "--nodelist"); }},
+      {"exclude", 'x', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.exclude, v, "--exclude"); }},
+      {"exact", 0, false, [](Parse& p, std::string_view v) { p.req.step.exact = env_flag(p, v); return Status::ok(); }},
+      {"exclusive", 0, false, [](Parse& p, std::string_view v) { p.req.step.exact = env_flag(p, v); return Status::ok(); }},
+      {"overlap", 0, false, [](Parse& p, std::string_view v) { p.req.step.overlap = env_flag(p, v); return Status::ok(); }},
+      {"overcommit", 'O', false, [](Parse& p, std::string_view v) { p.req.step.overcommit = env_flag(p, v); return Status::ok(); }},
+      {"external-launcher", 0, false, [](Parse& p, std::string_view) {
+         p.req.external_launcher = p.req.step.overlap = true;
+         return Status::ok();
+       }},
+      {"job-name", 'J', true, [](Parse& p, std::string_view v) { p.req.job_name = v; return Status::ok(); }},
+      {"output", 'o', true, [](Parse& p, std::string_view v) { p.req.output = v; return Status::ok(); }},
+      {"error", 'e', true, [](Parse& p, std::string_view v) { p.req.error = v; return Status::ok(); }},
+      {"input", 'i', true, [](Parse& p, std::string_view v) { p.req.input = v; return Status::ok(); }},
+      {"label", 'l', false, [](Parse& p, std::string_view v) { p.req.label = env_flag(p, v); return Status::ok(); }},
+      {"unbuffered", 'u', false, [](Parse& p, std::string_view v) { p.req.unbuffered = env_flag(p, v); return Status::ok(); }},
+      {"kill-on-bad-exit", 'K', false, [](Parse& p, std::string_view v) {
+         p.req.kill_on_bad_exit = v.empty() || (v != "0");
+         return Status::ok();
+       }, true},
+      {"wait", 'W', true, [](Parse& p, std::string_view v) { return set_count(p.req.wait_s, v, "--wait", 0); }},
+      {"immediate", 'I', false, [](Parse& p, std::string_view v) {
+         p.req.immediate_s = 0;
+         return v.empty() ? Status::ok() : set_count(p.req.immediate_s, v, "--immediate", 0);
+       }, true},
+      {"mpi", 0, true, set_mpi},
+      {"cpu-bind", 0, true, [](Parse& p, std::string_view v) { p.req.cpu_bind = v; return Status::ok(); }},
+      {"export", 0, true, [](Parse& p, std::string_view v) { p.req.export_spec = v; return Status::ok(); }},
+      {"chdir", 'D', true, [](Parse& p, std::string_view v) { p.req.chdir = v; return Status::ok(); }},
+      {"time", 't', true, set_time},
+      {"mem", 0, true, set_mem},
+      {"gpus", 'G', true, [](Parse& p, std::string_view v) { return set_count(p.req.gpus, v, "--gpus"); }},
+      {"gpus-per-node", 0, true, [](Parse& p, std::string_view v) { return set_count(p.req.gpus_per_node, v, "--gpus-per-node"); }},
+      {"gpus-per-task", 0, true, [](Parse& p, std::string_view v) { return set_count(p.req.gpus_per_task, v, "--gpus-per-task"); }},
+      {"jobid", 0, true, [](Parse& p, std::string_view v) {
+         auto id = parse_int(v, 1, INT64_MAX);
+         if (!id) return invalid("Invalid job id \"" + std::string(v) + "\"");
+         p.req.job_id = static_cast<uint64_t>(*id);
+         return Status::ok();
+       }},
+      {"verbose", 'v', false, [](Parse& p, std::string_view) { ++p.req.verbose; return Status::ok(); }},
+      {"quiet", 'Q', false, [](Parse& p, std::string_view) { p.req.quiet = true; return Status::ok(); }},
+  };
+  return table;
+}
+
+// srun's input environment: each variable stands for an option (srun(1) INPUT ENVIRONMENT).
+constexpr std::pair<std::string_view, std::string_view> kEnvOptions[] = {
+    {"SLURM_JOB_ID", "jobid"},          {"SLURM_NTASKS", "ntasks"},
+    {"SLURM_NNODES", "nodes"},          {"SLURM_NTASKS_PER_NODE", "ntasks-per-node"},
+    {"SLURM_CPUS_PER_TASK", "cpus-per-task"}, {"SLURM_DISTRIBUTION", "distribution"},
+    {"SLURM_OVERLAP", "overlap"},       {"SLURM_EXACT", "exact"},
+    {"SLURM_EXCLUSIVE", "exclusive"},   {"SLURM_OVERCOMMIT", "overcommit"},
+    {"SLURM_MPI_TYPE", "mpi"},          {"SLURM_KILL_BAD_EXIT", "kill-on-bad-exit"},
+    {"SLURM_LABELIO", "label"},         {"SLURM_UNBUFFEREDIO", "unbuffered"},
+    {"SLURM_WAIT", "wait"},             {"SLURM_CPU_BIND", "cpu-bind"},
+    {"SLURM_EXPORT_ENV", "export"},     {"SLURM_TIMELIMIT", "time"},
+};
+
+Status apply_environment(Parse& p, const std::map<std::string, std::string>& env) {
+  p.from_env = true;
+  for (const auto& [var, option] : kEnvOptions) {
+    auto it = env.find(std::string(var));
+    if (it == env.end() && var == "SLURM_JOB_ID") it = env.find("SLURM_JOBID");
+    if (it == env.end() || it->second.empty()) continue;
+    for (const Option& o : srun_table())
+      if (o.long_name == option)
+        if (Status s = o.set(p, it->second); !s) return invalid(s.message() + " (from " + std::string(var) + ")");
+  }
+  p.from_env = false;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  Parse p;
+  if (Status s = apply_environment(p, env); !s) return s;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.size() < 2 || a[0] != '-') break;  // the command: it and everything after it are its own
+    if (Status s = apply_cli_option(srun_table(), args, i, p); !s) return s;
+  }
+  p.req.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (p.req.argv.empty()) return invalid("No command given to execute.");
+  return p.req;
+}
+
+}  // namespace hq

@@ -1,0 +1,85 @@
+// parse_srun: srun's options and input environment, including the exact command line Open
+// MPI 4.1.4's mpirun gives srun inside a batch job (literal quotes are argv bytes).
+#include <doctest/doctest.h>
+
+#include "core/srun_options.hpp"
+
+using namespace hq;
+
+namespace {
+// What a `sbatch -N3 -n6` job's environment gives srun.
+std::map<std::string, std::string> batch_env() {
+  return {{"SLURM_JOB_ID", "12"}, {"SLURM_NNODES", "3"}, {"SLURM_NTASKS", "6"}, {"SLURM_CPUS_PER_TASK", "1"}};
+}
+}  // namespace
+
+TEST_CASE("srun options: Open MPI's orted line keeps every word after the command byte for byte") {
+  std::vector<std::string> args = {"--ntasks-per-node=1", "--kill-on-bad-exit", "--mpi=none", "--ntasks=3", "orted",
+                                   "-mca", "ess", "\"slurm\"", "-mca", "ess_base_jobid", "\"281673728\"", "-mca",
+                                   "orte_hnp_uri", "\"281673728.0;tcp://127.0.0.1:46039\"", "-n", "--label"};
+  auto env = batch_env();
+  env["SLURM_CPU_BIND"] = "none";
+  auto r = parse_srun(args, env);
+  REQUIRE(r.is_ok());
+  CHECK(r->job_id == 12);
+  CHECK(r->step.ntasks == 3);          // the command line beats SLURM_NTASKS=6
+  CHECK(r->step.nodes_min == 3);       // SLURM_NNODES
+  CHECK(r->step.ntasks_per_node == 1);
+  CHECK(r->kill_on_bad_exit);
+  CHECK(r->mpi == "none");
+  CHECK(r->cpu_bind == "none");
+  CHECK_FALSE(r->label);               // "--label" after the command is the command's
+  CHECK_FALSE(r->step.cpus_per_task_set);  // -c from the environment does not imply --exact
+  REQUIRE(r->argv.size() == 12);
+  CHECK(r->argv[0] == "orted");
+  CHECK(r->argv[3] == "\"slurm\"");
+  CHECK(r->argv[9] == "\"281673728.0;tcp://127.0.0.1:46039\"");
+  CHECK(r->argv[10] == "-n");
+}
+
+TEST_CASE("srun options: short and long forms, values inline or separate, -- ends options") {
+  auto r = parse_srun({"-n4", "-N", "2-3", "-l", "-m", "cyclic:block", "-w", "n[1-2]", "-x", "n3", "-c2", "-K0",
+                       "-W", "5", "-J", "step", "-o", "out-%t", "--exact", "-I", "--", "-weird", "arg"}, {});
+  REQUIRE(r.is_ok());
+  CHECK(r->step.ntasks == 4);
+  CHECK(r->step.nodes_min == 2);
+  CHECK(r->step.nodes_max == 3);
+  CHECK(r->label);
+  CHECK(r->step.distribution == TaskDistribution::kCyclic);
+  CHECK(r->step.nodelist == std::vector<std::string>{"n1", "n2"});
+  CHECK(r->step.exclude == std::vector<std::string>{"n3"});
+  CHECK(r->step.cpus_per_task == 2);
+  CHECK(r->step.cpus_per_task_set);
+  CHECK_FALSE(r->kill_on_bad_exit);
+  CHECK(r->wait_s == 5);
+  CHECK(r->job_name == "step");
+  CHECK(r->output == "out-%t");
+  CHECK(r->step.exact);
+  CHECK(r->immediate_s == 0);
+  CHECK(r->argv == std::vector<std::string>{"-weird", "arg"});
+  auto plane = parse_srun({"--distribution=plane=2", "--external-launcher", "--mpi=pmix_v4", "true"}, {});
+  REQUIRE(plane.is_ok());
+  CHECK(plane->step.distribution == TaskDistribution::kPlane);
+  CHECK(plane->step.plane_size == 2);
+  CHECK(plane->step.overlap);
+  CHECK(plane->mpi == "pmix");
+}
+
+TEST_CASE("srun options: the environment's flags and what a bad value says") {
+  auto flags = parse_srun({"true"}, {{"SLURM_OVERLAP", "1"}, {"SLURM_LABELIO", "1"}, {"SLURM_EXACT", "0"}});
+  REQUIRE(flags.is_ok());
+  CHECK(flags->step.overlap);
+  CHECK(flags->label);
+  CHECK_FALSE(flags->step.exact);
+  auto bad_env = parse_srun({"true"}, {{"SLURM_NTASKS", "lots"}});
+  REQUIRE_FALSE(bad_env.is_ok());
+  CHECK(bad_env.status().message() == "Invalid numeric value \"lots\" for --ntasks. (from SLURM_NTASKS)");
+  CHECK(parse_srun({"-n", "0", "true"}, {}).status().message() == "Invalid numeric value \"0\" for --ntasks.");
+  CHECK(parse_srun({"--mpi=openmpi", "true"}, {}).status().message() ==
+        "Invalid MPI type 'openmpi', --mpi=list for acceptable types");
+  CHECK(parse_srun({"-N", "3-2", "true"}, {}).status().message() == "Invalid node count specification: 3-2");
+  CHECK(parse_srun({"--bogus", "true"}, {}).status().message() == "unrecognized option '--bogus'");
+  CHECK(parse_srun({"-n"}, {}).status().message() == "option '-n' requires an argument");
+  CHECK(parse_srun({"-l"}, {}).status().message() == "No command given to execute.");
+  CHECK_FALSE(parse_srun({"-m", "arbitrary", "true"}, {}).is_ok());
+}

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cmd/local_listener.hpp"
 #include "net/clock.hpp"
 #include "net/frame.hpp"
 #include "net/log.hpp"
@@ -33,16 +34,7 @@ AuthService::AuthService(asio::io_context& io, std::string path, KeyringFn keyri
     : io_(io), path_(std::move(path)), keyring_(std::move(keyring)), acceptor_(io) {}
 
 Status AuthService::start() {
-  ::unlink(path_.c_str());
-  try {
-    asio::local::stream_protocol::endpoint ep(path_);
-    acceptor_.open(ep.protocol());
-    acceptor_.bind(ep);
-    acceptor_.listen(256);
-  } catch (const std::exception& e) {
-    return io_error("cannot listen on token socket " + path_ + ": " + e.what());
-  }
-  chmod(path_.c_str(), 0666);  // every local user may ask; the kernel says who they are
+  if (Status s = listen_local(acceptor_, path_, "token socket"); !s) return s;  // the kernel says who asks
   accept_next();
   return Status::ok();
 }

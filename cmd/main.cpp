@@ -25,7 +25,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"requeue", run_job_control},   {"requeuehold", run_job_control}, {"explain", run_explain},
       {"sim", run_sim},                 {"config", run_config},   {"control", run_node_control},
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
-      {"sinfo", run_nodes},           {"scontrol", run_scontrol},
+      {"sinfo", run_nodes},           {"scontrol", run_scontrol}, {"run", run_srun}, {"srun", run_srun},
   };
   return table;
 }
@@ -34,10 +34,10 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
-         "clients:  submit, queue, cancel, nodes, show, hold, release, requeue, explain\n"
+         "clients:  submit, run, queue, cancel, nodes, show, hold, release, requeue, explain\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
-         "Invoked as sbatch, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
+         "Invoked as sbatch, srun, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
   return code;
 }
 

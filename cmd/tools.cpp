@@ -14,7 +14,8 @@ namespace hq::cmd {
 
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
-      {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"}};
+      {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"},
+      {"srun", "run"}};
   return a;
 }
 

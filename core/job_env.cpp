@@ -118,6 +118,7 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   vars["SLURMD_NODENAME"] = ctx.node;
   vars["HQ_NODENAME"] = ctx.node;
   vars["ENVIRONMENT"] = "BATCH";
+  if (!ctx.step_socket.empty()) vars["HQ_STEP_SOCKET"] = ctx.step_socket;
   std::vector<std::string> out;
   out.reserve(vars.size());
   for (const auto& [k, v] : vars) out.push_back(k + "=" + v);

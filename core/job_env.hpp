@@ -19,6 +19,7 @@ struct LaunchContext {
   std::vector<int32_t> gpus;   // this node's GPU indices allocated to the job
   const std::vector<Gpu>* node_gpus = nullptr;  // the node's GPUs as probed (by index)
   bool gpus_renumbered = false;  // device access confined: the job sees its GPUs as 0..k-1
+  std::string step_socket;       // the agent's step socket for srun (HQ_STEP_SOCKET); "" none
 };
 
 // CUDA_VISIBLE_DEVICES (NVIDIA ordinals), ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL

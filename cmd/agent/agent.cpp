@@ -67,6 +67,7 @@ void Agent::start() {
     } else {
       log::info("token service for local clients on " + opts_.run_dir + "/auth.sock");
     }
+    start_step_manager();
   }
   adopt_running();
   if (int stale = cgroups_.sweep_stale(running_ids()); stale > 0)
@@ -104,8 +105,23 @@ void Agent::check_fence() {
   });
 }
 
+// srun inside the jobs whose batch script runs here talks to <run_dir>/step.sock.
+void Agent::start_step_manager() {
+  auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
+    auto it = running_.find(id);
+    if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
+    return StepManager::JobView{it->second.job, it->second.cgroup.procs_files()};
+  };
+  steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find);
+  if (Status s = steps_->start(); !s) {
+    log::warn("no job steps (srun) on this node: " + s.message());
+    steps_.reset();
+  }
+}
+
 void Agent::stop() {
   stopping_ = true;
+  if (steps_) steps_->stop();
   if (opts_.kill_jobs_on_exit) {
     for (auto& [id, rj] : running_) {
       if (rj.pid > 0) ::kill(-rj.pid, SIGKILL);
@@ -411,7 +427,8 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   rj.cgroup = *group;
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
-                 rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout};
+                 rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout,
+                 steps_ ? steps_->socket_path() : ""};
   auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
     rj.cgroup.remove();
@@ -466,7 +483,7 @@ void Agent::wait_children() {
     pid_t pid;
     struct rusage ru {};
     while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
-      if (!helpers_.reaped(pid, status)) reap(pid, status, ru);
+      if (!helpers_.reaped(pid, status) && !(steps_ && steps_->reaped(pid, status))) reap(pid, status, ru);
     wait_children();
   });
 }
@@ -483,6 +500,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
+  if (steps_) steps_->job_ended(id);
   std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));
   if (::access(fenced_file(opts_.spool_dir, id).c_str(), F_OK) == 0) rj.fenced = true;  // its shim fenced it
   if (auto v = parse_int(recorded, 0, INT32_MAX)) status = static_cast<int>(*v);  // the script's own status

@@ -19,6 +19,7 @@
 #include "cmd/agent/launcher.hpp"
 #include "cmd/auth_service.hpp"
 #include "cmd/agent/probe.hpp"
+#include "cmd/agent/step_manager.hpp"
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
 #include "hq.pb.h"
@@ -87,6 +88,7 @@ class Agent {
   // The restart record of a job being launched: written before its script may start.
   Status write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus);
   void adopt_running();
+  void start_step_manager();
   int32_t restore_end(uint64_t job_id);
   void adopt_run(uint64_t job_id, int32_t ended_run);
   void watch_adopted(uint64_t id);
@@ -133,6 +135,7 @@ class Agent {
   HostInfo host_;
   Cgroups cgroups_;
   std::unique_ptr<AuthService> auth_;  // the token service for clients on this host
+  std::unique_ptr<StepManager> steps_;  // srun inside jobs whose batch script runs here
   HelperRunner helpers_;
   std::unique_ptr<asio::steady_timer> health_timer_;
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)

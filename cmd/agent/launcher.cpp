@@ -225,7 +225,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.err_path = job.spec.error.empty() ? p.out_path : resolve(expand_pattern(job.spec.error, ctx), p.workdir);
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
-  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered};
+  LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered, l.step_socket};
   for (const NodeAlloc& a : job.alloc)
     if (a.node == l.node_name) {
       lc.cpus_on_node = a.cpus;

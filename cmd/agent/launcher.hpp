@@ -29,6 +29,7 @@ struct BatchLaunch {
   // > 0: the shim kills the job once the agent's controller lease (lease_file) is older than
   // this, so a job whose agent died or was cut off cannot run on after its requeue.
   int64_t fence_timeout = 0;
+  std::string step_socket;  // where srun inside the job finds this agent (HQ_STEP_SOCKET); "" none
 };
 
 struct LaunchedJob {

@@ -1,0 +1,132 @@
+#include "cmd/agent/task_launch.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <grp.h>
+#include <unistd.h>
+
+namespace hq::cmd {
+namespace {
+
+constexpr char kPidSlot[] = "SLURM_TASK_PID=";
+constexpr char kHqPidSlot[] = "HQ_TASK_PID=";
+constexpr size_t kPidDigits = 12;
+
+// Everything the child needs, built before fork so the child only makes syscalls.
+struct Prepared {
+  std::vector<std::string> candidates;  // where argv[0] may be, in PATH order
+  std::vector<std::string> env_s;
+  std::vector<char*> argv, env;
+  char* pid_slot = nullptr;
+  char* hq_pid_slot = nullptr;
+};
+
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+  for (const auto& kv : env)
+    if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 && kv[key.size()] == '=') return kv.substr(key.size() + 1);
+  return "";
+}
+
+std::vector<std::string> candidates_for(const std::string& name, const std::vector<std::string>& env) {
+  if (name.find('/') != std::string::npos) return {name};
+  std::string path = env_value(env, "PATH");
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= path.size();) {
+    size_t colon = path.find(':', start);
+    std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    out.push_back((dir.empty() ? "." : dir) + "/" + name);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s) {
+  p.candidates = candidates_for(plan.argv.at(0), plan.env);
+  for (const auto& kv : plan.env)
+    if (kv.rfind(kPidSlot, 0) != 0 && kv.rfind(kHqPidSlot, 0) != 0) p.env_s.push_back(kv);
+  p.env_s.push_back(std::string(kPidSlot) + std::string(kPidDigits, '\0'));
+  p.env_s.push_back(std::string(kHqPidSlot) + std::string(kPidDigits, '\0'));
+  argv_s = plan.argv;
+  for (auto& s : argv_s) p.argv.push_back(s.data());
+  p.argv.push_back(nullptr);
+  for (auto& s : p.env_s) p.env.push_back(s.data());
+  p.env.push_back(nullptr);
+  p.pid_slot = p.env_s[p.env_s.size() - 2].data() + sizeof kPidSlot - 1;
+  p.hq_pid_slot = p.env_s.back().data() + sizeof kHqPidSlot - 1;
+}
+
+[[noreturn]] void child_fail(const char* what) {
+  dprintf(2, "hq: error: %s: %s\n", what, strerror(errno));
+  _exit(errno ? errno : 1);
+}
+
+[[noreturn]] void run_task(const TaskPlan& plan, const Prepared& p, int in, int out, int err) {
+  setpgid(0, 0);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+  char pid[24];
+  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
+  for (const auto& procs : plan.cgroup_procs) {
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail("join cgroup");
+    close(fd);
+  }
+  snprintf(p.pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
+  snprintf(p.hq_pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
+  if (plan.switch_user) {
+    if (setgroups(plan.groups.size(), plan.groups.data()) != 0) child_fail("setgroups");
+    if (setgid(plan.gid) != 0) child_fail("setgid");
+    if (setuid(plan.uid) != 0) child_fail("setuid");
+  }
+  if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
+    dprintf(2, "hq: error: couldn't chdir to `%s': %s: going to /tmp instead\n", plan.cwd.c_str(), strerror(errno));
+    if (chdir("/tmp") != 0) child_fail("chdir");
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  int saved = ENOENT;
+  for (const auto& path : p.candidates) {
+    execve(path.c_str(), p.argv.data(), p.env.data());
+    if (errno != ENOENT || saved == ENOENT) saved = errno;  // EACCES and the like say more than "not here"
+  }
+  dprintf(2, "hq-node-%s: error: execve(): %s: %s\n", plan.node.c_str(), plan.argv[0].c_str(), strerror(saved));
+  _exit(saved);
+}
+
+void close_all(std::initializer_list<int> fds) {
+  for (int fd : fds)
+    if (fd >= 0) close(fd);
+}
+
+}  // namespace
+
+Result<LaunchedTask> launch_task(const TaskPlan& plan) {
+  if (plan.argv.empty() || plan.argv[0].empty()) return invalid("no command to run");
+  Prepared p;
+  std::vector<std::string> argv_s;
+  prepare(plan, p, argv_s);
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    int e = errno;
+    close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
+    return io_error(std::string("pipe: ") + std::strerror(e));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
+    return io_error(std::string("fork: ") + std::strerror(e));
+  }
+  if (pid == 0) run_task(plan, p, in[0], out[1], err[1]);
+  close_all({in[0], out[1], err[1]});
+  setpgid(pid, pid);  // also here: signals to its group must work before the child's own call
+  return LaunchedTask{pid, in[1], out[0], err[0]};
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,35 @@
+// Starts one task of a job step (srun): a child of the agent in a process group of its
+// own, inside the job's cgroup, as the job's user, with pipes for its stdin, stdout and
+// stderr. The executable is looked up in the task's own PATH. A task that cannot exec
+// writes "execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
+// file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid.
+// Called on the agent's event-loop thread; fork/exec only, no threads.
+#pragma once
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace hq::cmd {
+
+struct TaskPlan {
+  std::vector<std::string> argv;  // argv[0] is looked up in env's PATH unless it has a '/'
+  std::vector<std::string> env;   // KEY=VALUE
+  std::string cwd;
+  std::string node;               // for the execve error line
+  bool switch_user = false;       // root agent: become uid/gid/groups
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::vector<std::string> cgroup_procs;  // the child joins these before anything runs
+};
+
+struct LaunchedTask {
+  pid_t pid = 0;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // the agent's ends (close-on-exec)
+};
+
+Result<LaunchedTask> launch_task(const TaskPlan& plan);
+
+}  // namespace hq::cmd

@@ -1,0 +1,338 @@
+// `hq run` / srun inside an allocation: asks the agent of the job's batch node (its local
+// step socket, HQ_STEP_SOCKET in the batch environment) for a step, then relays: the
+// tasks' stdout and stderr to ours (labelled with -l), our stdin to every task, our
+// signals to the tasks as Slurm's srun does (Ctrl-C twice within a second kills the step;
+// TERM, HUP and QUIT kill it; USR1 and USR2 are passed on). It prints the tasks' ends as
+// Slurm does and exits with the step's code. One thread, poll().
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/commands.hpp"
+#include "core/io_label.hpp"
+#include "core/srun_options.hpp"
+#include "core/step_exit.hpp"
+#include "core/submit_options.hpp"
+#include "hq.pb.h"
+#include "net/frame.hpp"
+
+extern char** environ;
+
+namespace hq::cmd {
+namespace {
+
+int signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  unsigned char s = static_cast<unsigned char>(sig);
+  int saved = errno;
+  (void)!write(signal_pipe[1], &s, 1);
+  errno = saved;
+}
+
+void catch_signals() {
+  if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+double monotonic() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+int connect_local(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (fd < 0 || path.size() >= sizeof addr.sun_path) return -1;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std::string>& env) {
+  pb::StepCreate m;
+  m.set_version(1);
+  m.set_job_id(r.job_id);
+  for (const auto& a : r.argv) m.add_argv(a);
+  auto exported = export_environment(r.export_spec, env);
+  if (!exported) return exported.status();
+  for (const auto& kv : *exported) m.add_env(kv);
+  char cwd[4096];
+  m.set_cwd(!r.chdir.empty() ? r.chdir : getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string("/tmp"));
+  const StepRequest& s = r.step;
+  m.set_ntasks(s.ntasks);
+  m.set_nodes_min(s.nodes_min);
+  m.set_nodes_max(s.nodes_max);
+  m.set_ntasks_per_node(s.ntasks_per_node);
+  m.set_cpus_per_task(s.cpus_per_task);
+  m.set_cpus_per_task_set(s.cpus_per_task_set);
+  m.set_distribution(static_cast<int32_t>(s.distribution));
+  m.set_plane_size(s.plane_size);
+  for (const auto& n : s.nodelist) m.add_nodelist(n);
+  for (const auto& n : s.exclude) m.add_exclude(n);
+  m.set_exact(s.exact);
+  m.set_overlap(s.overlap);
+  m.set_overcommit(s.overcommit);
+  m.set_label(r.label);
+  m.set_immediate(r.immediate_s >= 0);
+  m.set_cpu_bind(r.cpu_bind);
+  return m;
+}
+
+// One srun session: what the agent says, our stdin, our signals.
+class Session {
+ public:
+  Session(int sock, const SrunRequest& req) : sock_(sock), req_(req) {}
+  int run();
+
+ private:
+  void handle(const pb::Envelope& msg);
+  void on_output(const pb::TaskIO& io);
+  void on_signal(int sig);
+  void send(const pb::Envelope& msg) { (void)write_all(sock_, net::encode_frame(msg.SerializeAsString())); }
+  void signal_step(int sig);
+  void forward_stdin();
+  int finish();
+
+  int sock_;
+  const SrunRequest& req_;
+  net::FrameDecoder decoder_;
+  bool done_ = false, pending_ = false, stdin_open_ = true, killed_by_us_ = false;
+  int rc_ = 1;
+  uint64_t job_ = 0;
+  uint32_t step_ = 0;
+  std::unique_ptr<LabelledOutput> out_, err_;
+  std::vector<TaskEnd> ends_;       // grouped by node and status, in order of arrival
+  double last_interrupt_ = -10;
+};
+
+std::string step_id(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
+
+void Session::signal_step(int sig) {
+  pb::Envelope env;
+  env.mutable_step_signal()->set_signal(sig);
+  send(env);
+}
+
+void Session::on_signal(int sig) {
+  if (sig == SIGUSR1 || sig == SIGUSR2) return signal_step(sig);
+  if (sig == SIGINT && monotonic() - last_interrupt_ > 1.0) {
+    last_interrupt_ = monotonic();
+    std::cerr << "srun: interrupt (one more within 1 sec to abort)" << std::endl;
+    return;
+  }
+  if (sig == SIGINT) {
+    std::cerr << "srun: sending Ctrl-C to " << step_id(job_, step_) << std::endl;
+    signal_step(SIGINT);
+  }
+  std::cerr << "srun: forcing job termination" << std::endl;
+  killed_by_us_ = true;
+  signal_step(SIGKILL);
+}
+
+void Session::on_output(const pb::TaskIO& io) {
+  int fd = io.stream() == 2 ? 2 : 1;
+  LabelledOutput* label = fd == 2 ? err_.get() : out_.get();
+  (void)write_all(fd, label ? label->feed(io.task(), io.data()) : io.data());
+}
+
+void Session::handle(const pb::Envelope& msg) {
+  if (msg.has_task_io()) return on_output(msg.task_io());
+  if (msg.has_task_exited()) {
+    const auto& e = msg.task_exited();
+    std::vector<uint32_t> tasks(e.tasks().begin(), e.tasks().end());
+    for (uint32_t t : tasks) {
+      if (out_) (void)write_all(1, out_->finish(t));
+      if (err_) (void)write_all(2, err_->finish(t));
+    }
+    for (TaskEnd& end : ends_)
+      if (end.node == e.node() && end.wait_status == e.wait_status()) {
+        end.tasks.insert(end.tasks.end(), tasks.begin(), tasks.end());
+        return;
+      }
+    ends_.push_back({e.node(), tasks, e.wait_status()});
+    return;
+  }
+  if (msg.has_step_created()) {
+    const auto& c = msg.step_created();
+    job_ = c.job_id();
+    step_ = c.step_id();
+    for (const auto& w : c.warnings()) std::cerr << "srun: Warning: " << w << "\n";
+    if (pending_) std::cerr << "srun: Step created for " << step_id(job_, step_) << "\n";
+    if (req_.label) {
+      out_ = std::make_unique<LabelledOutput>(c.ntasks());
+      err_ = std::make_unique<LabelledOutput>(c.ntasks());
+    }
+    return;
+  }
+  if (msg.has_step_pending()) {
+    pending_ = true;
+    std::cerr << "srun: Job " << req_.job_id << " step creation temporarily disabled, retrying ("
+              << msg.step_pending().reason() << ")" << std::endl;
+    return;
+  }
+  if (msg.has_step_ended()) {
+    rc_ = msg.step_ended().exit_code();
+    done_ = true;
+    return;
+  }
+  if (msg.has_error()) {
+    std::string text = msg.error().message();
+    for (size_t start = 0; start <= text.size();) {
+      size_t nl = text.find('\n', start);
+      std::cerr << "srun: error: " << text.substr(start, nl == std::string::npos ? nl : nl - start) << "\n";
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    rc_ = 1;
+    done_ = true;
+  }
+}
+
+void Session::forward_stdin() {
+  char buf[65536];
+  ssize_t n = read(0, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  pb::Envelope env;
+  auto* io = env.mutable_task_io();
+  io->set_stream(0);
+  if (n > 0) io->set_data(buf, static_cast<size_t>(n));
+  else {
+    io->set_eof(true);
+    stdin_open_ = false;
+  }
+  send(env);
+}
+
+int Session::run() {
+  char buf[65536];
+  while (!done_) {
+    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_pipe[0], POLLIN, 0}, {stdin_open_ ? 0 : -1, POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents & POLLIN) {
+      unsigned char sig;
+      while (read(signal_pipe[0], &sig, 1) == 1) on_signal(sig);
+    }
+    if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) forward_stdin();
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    ssize_t n = read(sock_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::cerr << "srun: error: the node agent running " << (job_ ? step_id(job_, step_) : "this step") << " went away\n";
+      return 1;
+    }
+    decoder_.feed(buf, static_cast<size_t>(n));
+    while (!done_) {
+      auto frame = decoder_.next();
+      if (!frame || !frame->has_value()) break;
+      pb::Envelope msg;
+      if (msg.ParseFromString(**frame)) handle(msg);
+    }
+  }
+  return finish();
+}
+
+int Session::finish() {
+  for (const TaskEnd& end : ends_)
+    if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << "\n";
+  if (rc_ > 128 && !killed_by_us_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
+  return rc_;
+}
+
+int usage(std::ostream& out, int code) {
+  out << "usage: srun [OPTIONS] COMMAND [ARGS...]   (inside an allocation: a batch job)\n"
+         "  -n, --ntasks N        tasks            -N, --nodes N[-M]       nodes\n"
+         "  --ntasks-per-node N   tasks per node   -c, --cpus-per-task N   CPUs per task (implies --exact)\n"
+         "  -m, --distribution block|cyclic|plane=N  -w, --nodelist LIST  -x, --exclude LIST\n"
+         "  --exact, --exclusive  only the CPUs the tasks need   --overlap  share CPUs with other steps\n"
+         "  -l, --label           prefix lines with the task id  -K, --kill-on-bad-exit\n"
+         "  -I, --immediate       fail instead of waiting for busy CPUs   --export SPEC   -D, --chdir DIR\n"
+         "Tasks get Slurm's step environment (SLURM_STEP_ID, SLURM_PROCID, SLURM_LOCALID, ...).\n"
+         "Steps run on the job's batch node; multi-node steps and srun outside an allocation\n"
+         "are not supported yet.\n";
+  return code;
+}
+
+}  // namespace
+
+int run_srun(const Args& args) {
+  for (size_t i = 1; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i)
+    if (args[i] == "-h" || args[i] == "--help") return usage(std::cout, 0);
+  std::vector<std::string> env;
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    env.emplace_back(*e);
+    size_t eq = env.back().find('=');
+    if (eq != std::string::npos) vars[env.back().substr(0, eq)] = env.back().substr(eq + 1);
+  }
+  auto req = parse_srun({args.begin() + 1, args.end()}, vars);
+  if (!req) {
+    std::cerr << "srun: " << (req.status().message() == "No command given to execute." ? "fatal: " : "error: ")
+              << req.status().message() << "\n";
+    return 1;
+  }
+  if (req->job_id == 0) {
+    std::cerr << "srun: error: srun outside an allocation is not supported yet: run it inside a batch job (sbatch)\n";
+    return 1;
+  }
+  std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
+  if (path.empty()) {
+    std::cerr << "srun: error: Unable to create step for job " << req->job_id
+              << ": not inside an hq batch job on its node (HQ_STEP_SOCKET is not set)\n";
+    return 1;
+  }
+  auto create = step_request(*req, env);
+  if (!create) {
+    std::cerr << "srun: error: " << create.status().message() << "\n";
+    return 1;
+  }
+  int sock = connect_local(path);
+  if (sock < 0) {
+    std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
+              << ": " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  catch_signals();
+  pb::Envelope first;
+  *first.mutable_step_create() = std::move(create).value();
+  if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
+    std::cerr << "srun: error: the node agent at " << path << " closed the connection\n";
+    return 1;
+  }
+  Session session(sock, *req);
+  int rc = session.run();
+  close(sock);
+  return rc;
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,92 @@
+// End-to-end: srun inside a batch job (job steps on the job's batch node), through the
+// srun persona link, compared with what Slurm 22.05 prints and returns for the same
+// command lines (tests/fixtures/slurm/steps-inside-allocation.golden).
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+// A batch job running `body` with the Slurm persona links first in PATH; its output file.
+std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body) {
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << body;
+  std::string id = c.submit(sbatch_args + " -o steps-%j.out steps.sh");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  return slurp(c.dir() + "/steps-" + id + ".out");
+}
+
+}  // namespace
+
+TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels, stdin to all, Slurm's exit codes") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string out = run_steps(c, "-n2",
+                              "srun -l bash -c 'echo rank $SLURM_PROCID step $SLURM_STEP_ID local $SLURM_LOCALID "
+                              "tpn $SLURM_STEP_TASKS_PER_NODE node $SLURMD_NODENAME' | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "srun -n2 sh -c 'exit $SLURM_PROCID'\necho rc=$?\n"
+                              "srun nosuchcmd\necho rc=$?\n"
+                              "printf 'a\\nb\\n' | srun -n2 -l cat | sort\n"
+                              "srun -n3 true\necho rc=$?\n"
+                              "srun -n1 sh -c 'kill -9 $$'\necho rc=$?\n"
+                              "srun -n1 -- echo '\"quoted\"' -n --label\n"
+                              "echo batch-step-id=${SLURM_STEP_ID:-unset}\n");
+  INFO(out);
+  CHECK(out.find("0: rank 0 step 0 local 0 tpn 2 node e1\n1: rank 1 step 0 local 1 tpn 2 node e1\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("srun: error: e1: task 1: Exited with exit code 1\nrc=1\n") != std::string::npos);
+  CHECK(out.find("execve(): nosuchcmd: No such file or directory") != std::string::npos);
+  CHECK(out.find("srun: error: e1: tasks 0-1: Exited with exit code 2\nrc=2\n") != std::string::npos);
+  CHECK(out.find("0: a\n0: b\n1: a\n1: b\n") != std::string::npos);
+  CHECK(out.find("srun: error: Unable to create step for job ") != std::string::npos);
+  CHECK(out.find(": More processors requested than permitted\nrc=1\n") != std::string::npos);
+  CHECK(out.find("srun: error: e1: task 0: Killed\n") != std::string::npos);
+  CHECK(out.find("rc=137\n") != std::string::npos);
+  CHECK(out.find("\"quoted\" -n --label\n") != std::string::npos);  // argv verbatim, options after the command are its own
+  CHECK(out.find("batch-step-id=unset\n") != std::string::npos);    // Open MPI needs it absent in the batch script
+}
+
+TEST_CASE("e2e: a second step waits for the first's CPUs; --overlap shares them; srun outside a job says why not") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string out = run_steps(c, "-n2",
+                              "srun -n2 sh -c 'echo x > first.$SLURM_PROCID; " + until_file("go") + "' &\n"
+                              "while [ ! -s first.1 ]; do sleep 0.05; done\n"
+                              "srun --overlap -n1 echo overlapped\n"
+                              "srun -n1 sh -c 'echo second' 2> second.err &\n"
+                              "while ! grep -q retrying second.err 2>/dev/null; do sleep 0.05; done\n"
+                              "echo go > go\nwait\ncat second.err\n");
+  INFO(out);
+  CHECK(out.find("overlapped\n") != std::string::npos);
+  CHECK(out.find("second\n") != std::string::npos);
+  CHECK(out.find("step creation temporarily disabled, retrying (Requested nodes are busy)") != std::string::npos);
+  CHECK(out.find("srun: Step created for StepId=") != std::string::npos);
+  auto outside = sh("env -u SLURM_JOB_ID -u SLURM_JOBID " + std::string(HQ_BINARY) + " run true");
+  CHECK(outside.rc == 1);
+  CHECK(outside.out.find("srun outside an allocation is not supported yet") != std::string::npos);
+  CHECK(sh(std::string(HQ_BINARY) + " run --help").rc == 0);
+}
+
+TEST_CASE("e2e: srun killed with SIGKILL leaves no task behind; a task of an ended job dies with it") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                        << "srun -n1 sh -c 'echo $$ > task.pid; exec sleep 300' &\n"
+                                        << "echo $! > srun.pid\nwait\n" << until_file("go") << "\n";
+  std::string id = c.submit("-n1 -o steps-%j.out steps.sh");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/task.pid").empty() && !slurp(c.dir() + "/srun.pid").empty(); }, 10));
+  pid_t task = std::stoi(slurp(c.dir() + "/task.pid"));
+  pid_t srun = std::stoi(slurp(c.dir() + "/srun.pid"));
+  REQUIRE(hq::cmd::process_alive(task));
+  kill(srun, SIGKILL);
+  CHECK(wait_until([&] { return !hq::cmd::process_alive(task); }, 10));
+  c.release("go");
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+}

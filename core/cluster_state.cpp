@@ -204,7 +204,7 @@ void set_member(PartitionConfig& p, const std::string& node, bool in) {
   auto at = std::lower_bound(p.nodes.begin(), p.nodes.end(), node, NaturalLess{});
   bool there = at != p.nodes.end() && *at == node;
   if (in && !there) p.nodes.insert(at, node);
-  if (!in) std::erase(p.nodes, node);
+  if (!in && there) p.nodes.erase(at);
 }
 
 // A node's partitions from its features and labels, and the config's lists (names listed

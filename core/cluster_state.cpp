@@ -172,8 +172,9 @@ ClusterState make_state(const ClusterConfig& config) {
     for (const auto& name : nc.names) {
       Node& n = s.nodes[name];
       n.name = name;
-      n.cpus = nc.cpus;
-      n.mem_mib = nc.mem_mib;
+      n.cpus = n.config_cpus = nc.cpus;
+      n.mem_mib = n.config_mem_mib = nc.mem_mib;
+      n.config_gres = nc.gres;
       n.features = nc.features;
       n.weight = nc.weight;
       n.gpus = gpus_from_gres(nc.gres);
@@ -182,7 +183,8 @@ ClusterState make_state(const ClusterConfig& config) {
   }
   for (auto& p : s.partitions) {
     // By name from a set (a list search would be quadratic here), else by function.
-    std::unordered_set<std::string> named(p.nodes.begin(), p.nodes.end());
+    std::unordered_set<std::string>& named = s.listed[p.name];
+    named.insert(p.nodes.begin(), p.nodes.end());
     std::vector<std::string> members;
     for (auto& [name, n] : s.nodes)
       if (named.count(name) || partition_wants_by_function(p, n.features)) {
@@ -194,49 +196,40 @@ ClusterState make_state(const ClusterConfig& config) {
   return s;
 }
 
-// By function only: names in the config's hostlists are config nodes, placed by make_state.
 namespace {
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// Puts a node in or out of one partition, on both sides.
-void set_member(PartitionConfig& p, Node& node, bool in) {
-  if (in) {
-    if (!contains(node.partitions, p.name)) node.partitions.push_back(p.name);
-    if (!contains(p.nodes, node.name)) p.nodes.push_back(node.name);
-  } else {
-    std::erase(node.partitions, p.name);
-    std::erase(p.nodes, node.name);
-  }
-}
-}  // namespace
-
-void join_wanting_partitions(ClusterState& s, Node& node) {
-  for (auto& p : s.partitions)
-    if (contains(p.nodes, node.name) || partition_wants_by_function(p, node.features, node.block, node.switch_name))
-      set_member(p, node, true);
+// Puts a node in or out of one partition's member list, kept in natural order so that it
+// does not depend on the order nodes joined in (a replay rebuilds it in another order).
+void set_member(PartitionConfig& p, const std::string& node, bool in) {
+  auto at = std::lower_bound(p.nodes.begin(), p.nodes.end(), node, NaturalLess{});
+  bool there = at != p.nodes.end() && *at == node;
+  if (in && !there) p.nodes.insert(at, node);
+  if (!in && there) p.nodes.erase(at);
 }
 
-void update_memberships(ClusterState& s, Node& node, const std::vector<PartitionConfig>& configured) {
+// A node's partitions from its features and labels, and the config's lists (names listed
+// stay members, also a dynamic node that comes back after a delete); in partition order.
+void update_memberships(ClusterState& s, Node& node) {
+  node.partitions.clear();
   for (auto& p : s.partitions) {
-    const PartitionConfig* written = find_partition(configured, p.name);
-    bool listed = written && contains(written->nodes, node.name);
-    set_member(p, node, listed || partition_wants_by_function(p, node.features, node.block, node.switch_name));
+    auto listed = s.listed.find(p.name);
+    bool in = (listed != s.listed.end() && listed->second.count(node.name)) ||
+              partition_wants_by_function(p, node.features, node.block, node.switch_name);
+    set_member(p, node.name, in);
+    if (in) node.partitions.push_back(p.name);
   }
 }
 
+// A node that joined by registering: it enters the partitions that want it, takes its
+// recorded drain, and holds what running jobs have there (after a controller restart they
+// were recorded before the node came back).
 void add_node(ClusterState& s, Node node) {
   std::string name = node.name;
-  node.partitions.clear();
-  join_wanting_partitions(s, node);
   if (auto d = s.drained.find(name); d != s.drained.end()) {
     node.drain = true;
-    node.reason = d->second;
+    node.drain_reason = d->second;
   }
-  node.alloc_cpus = 0;
-  node.alloc_mem_mib = 0;
-  node.alloc_gpus = 0;
-  node.gpu_used.clear();
-  node.jobs.clear();
+  update_memberships(s, node);
   s.nodes[name] = std::move(node);
   for (JobId id : s.running) {
     const Job& job = s.jobs.at(id);
@@ -245,29 +238,104 @@ void add_node(ClusterState& s, Node node) {
   }
 }
 
-Status remove_node(ClusterState& s, const std::string& name) {
-  auto it = s.nodes.find(name);
-  if (it == s.nodes.end()) return not_found("no node '" + name + "'");
-  if (!it->second.jobs.empty())
-    return invalid("node '" + name + "' runs " + std::to_string(it->second.jobs.size()) + " job(s); drain it first");
-  for (auto& p : s.partitions) std::erase(p.nodes, name);
-  s.nodes.erase(it);
-  return Status::ok();
+// What a registration makes of a node: the fields NodeRegistered decides.
+struct Registration {
+  int32_t cpus = 0;
+  int64_t mem_mib = 0;
+  std::vector<NodeGpu> gpus;
+  std::vector<std::string> features;
+  std::string block, switch_name;
+  Time boot_time = 0;
+  bool operator==(const Registration&) const = default;
+};
+
+Registration registration_of(const Node& n) {
+  return {n.cpus, n.mem_mib, n.gpus, n.features, n.block, n.switch_name, n.boot_time};
 }
 
-namespace {
+// Configured sizes win; found GPUs count when they cover the configured gres (else the node
+// keeps the GPUs it had, and goes DOWN by its own event); a dynamic node's features are its agent's.
+Registration resolve(const Node& n, const NodeRegistered& e) {
+  Registration r{n.config_cpus > 0 ? n.config_cpus : e.cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib,
+                 n.gpus, n.dynamic ? e.features : n.features, e.block, e.switch_name, e.boot_time};
+  if (auto found = reconcile_gpus(n.config_gres, e.gpus)) r.gpus = std::move(found).value();
+  return r;
+}
+
+void set_registration(Node& n, Registration r) {
+  n.cpus = r.cpus;
+  n.mem_mib = r.mem_mib;
+  n.gpus = std::move(r.gpus);
+  n.features = std::move(r.features);
+  n.block = std::move(r.block);
+  n.switch_name = std::move(r.switch_name);
+  n.boot_time = r.boot_time;
+}
+
+bool apply_registered(ClusterState& s, const NodeRegistered& e) {
+  auto it = s.nodes.find(e.node);
+  if (it == s.nodes.end()) {
+    if (!e.join || e.node.empty()) return false;  // a config node the config no longer has
+    Node n;
+    n.name = e.node;
+    n.dynamic = true;
+    set_registration(n, resolve(n, e));
+    add_node(s, std::move(n));
+    return true;
+  }
+  Node& n = it->second;
+  Registration next = resolve(n, e);
+  if (next == registration_of(n)) return false;
+  bool regroup = next.features != n.features || next.block != n.block || next.switch_name != n.switch_name;
+  set_registration(n, std::move(next));
+  if (regroup) update_memberships(s, n);
+  return true;
+}
+
+bool apply_down(ClusterState& s, const NodeDownChanged& e) {
+  auto it = s.nodes.find(e.node);
+  if (it == s.nodes.end()) return false;
+  Node& n = it->second;
+  std::string reason = e.down ? e.reason : "";
+  if (n.down == e.down && n.down_reason == reason) return false;
+  n.down = e.down;
+  n.down_reason = std::move(reason);
+  return true;
+}
+
+bool apply_removed(ClusterState& s, const NodeRemoved& e) {
+  if (!check_removable(s, e.node)) return false;
+  for (auto& p : s.partitions) std::erase(p.nodes, e.node);
+  s.nodes.erase(e.node);
+  return true;
+}
 
 bool apply_drain(ClusterState& s, const NodeDrainChanged& e) {
-  if (e.drain) s.drained[e.node] = e.reason;
-  else if (!s.drained.erase(e.node)) return false;
+  if (e.drain) {
+    auto [d, added] = s.drained.try_emplace(e.node, e.reason);
+    if (!added && d->second == e.reason) return false;
+    d->second = e.reason;
+  } else if (!s.drained.erase(e.node)) {
+    return false;
+  }
   if (auto it = s.nodes.find(e.node); it != s.nodes.end()) {
     it->second.drain = e.drain;
-    if (e.drain || !it->second.down) it->second.reason = e.drain ? e.reason : "";
+    it->second.drain_reason = e.drain ? e.reason : "";
   }
   return true;
 }
 
 }  // namespace
+
+Status check_removable(const ClusterState& s, const std::string& name) {
+  auto it = s.nodes.find(name);
+  if (it == s.nodes.end()) return not_found("no node '" + name + "'");
+  if (!it->second.dynamic)
+    return invalid("node " + name + " is in the config; remove it there (only dynamic nodes can be deleted)");
+  if (!it->second.jobs.empty())
+    return invalid("node '" + name + "' runs " + std::to_string(it->second.jobs.size()) + " job(s); drain it first");
+  return Status::ok();
+}
 
 bool apply(ClusterState& state, const Event& event) {
   return std::visit(
@@ -281,7 +349,13 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, JobDependencyChanged>) return apply_dependency(state, e);
         else if constexpr (std::is_same_v<T, JobCancelRequested>) return apply_cancel(state, e);
         else if constexpr (std::is_same_v<T, JobStopRequested>) return apply_stop(state, e);
-        else return apply_drain(state, e);
+        else if constexpr (std::is_same_v<T, NodeDrainChanged>) return apply_drain(state, e);
+        else if constexpr (std::is_same_v<T, NodeRegistered>) return apply_registered(state, e);
+        else if constexpr (std::is_same_v<T, NodeDownChanged>) return apply_down(state, e);
+        else {
+          static_assert(std::is_same_v<T, NodeRemoved>);
+          return apply_removed(state, e);
+        }
       },
       event);
 }

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -46,8 +47,30 @@ struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
 struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopIntent::kNone; };
 // An operator drained a node (no new jobs; running ones finish) or resumed it.
 struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
+// A node's agent registered with what it found. apply() resolves it against the config:
+// configured sizes win, found GPUs count only when they cover the configured gres, a config
+// node keeps its configured features; features and labels decide partitions. `join`: a
+// node the config does not declare (a dynamic node) joins, or comes back after a delete.
+// Stale when it changes nothing (an agent reconnecting as it was).
+struct NodeRegistered {
+  std::string node;
+  Time time = 0;
+  int32_t cpus = 0;
+  int64_t mem_mib = 0;
+  std::vector<NodeGpu> gpus;           // in PCI order: a GPU's position is its index
+  std::vector<std::string> features;   // a dynamic node's own (hq node --feature)
+  std::string block, switch_name;      // topology labels (hq node --block, --switch)
+  Time boot_time = 0;
+  bool join = false;
+};
+// A node goes DOWN (silent for node_timeout: kNotResponding; GPUs short of its gres) or
+// returns to service (`reason` empty).
+struct NodeDownChanged { std::string node; Time time = 0; bool down = false; std::string reason; };
+// An operator deleted a dynamic node that runs nothing.
+struct NodeRemoved { std::string node; Time time = 0; };
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
-                           NodeDrainChanged, JobCancelRequested, JobStopRequested>;
+                           NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
+                           NodeRemoved>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
@@ -60,7 +83,9 @@ struct ClusterState {
   std::set<JobId> running;                           // index of RUNNING jobs
   std::set<std::pair<Time, JobId>> finished;         // index of ended jobs, by end time
   std::map<std::string, Node, NaturalLess> nodes;
-  std::vector<PartitionConfig> partitions;       // `nodes` lists every member, dynamic ones too
+  std::vector<PartitionConfig> partitions;       // `nodes` lists every member (natural order), dynamic ones too
+  // Partition -> the node names the config lists: members whatever their features and labels.
+  std::unordered_map<std::string, std::unordered_set<std::string>> listed;
   std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
   // Idempotency keys of submissions -> their job, while the job is held (journaled with it).
   std::unordered_map<std::string, JobId> submit_keys;
@@ -78,18 +103,8 @@ bool apply(ClusterState& state, const Event& event);
 // The same, moving a submitted job into the state instead of copying it (replay, restore).
 bool apply(ClusterState& state, Event&& event);
 
-// A node that joined by registering: it enters the partitions that want it (by name,
-// feature{} or ALL), takes its recorded drain, and holds what running jobs have there
-// (after a controller restart they were recorded before the node came back).
-void add_node(ClusterState& state, Node node);
-// A new node joins the partitions that list it or want it by its features and labels.
-void join_wanting_partitions(ClusterState& state, Node& node);
-// After a registration changed a node's features or labels: it joins the partitions that
-// want it now and leaves those it was in only by features or labels it no longer has.
-// `configured`: the partitions as the config wrote them; the names they list stay members.
-void update_memberships(ClusterState& state, Node& node, const std::vector<PartitionConfig>& configured);
-// Removes a node that runs nothing; an error names why not.
-Status remove_node(ClusterState& state, const std::string& name);
+// Whether NodeRemoved would remove `name`: a dynamic node that runs nothing. An error says why not.
+Status check_removable(const ClusterState& state, const std::string& name);
 
 // Drops finished jobs that ended before `cutoff` (not journaled: a pure memory bound).
 // Costs the jobs dropped, not the jobs held.

@@ -17,7 +17,8 @@ namespace {
 std::string unusable_text(const Node& n) {
   std::string state = node_state_name(n);
   if (n.registered && !n.responding) state += "* (not responding)";
-  return state + (n.reason.empty() ? "" : " (" + n.reason + ")");
+  const std::string& reason = node_reason(n);
+  return state + (reason.empty() ? "" : " (" + reason + ")");
 }
 
 // Why this node cannot take the job now, or "" when it can: its state and features, then

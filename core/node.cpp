@@ -15,6 +15,12 @@ std::string node_state_name(const Node& n) {
 
 bool node_schedulable(const Node& n) { return n.registered && n.responding && !n.down && !n.drain; }
 
+const std::string& node_reason(const Node& n) {
+  static const std::string kNone;
+  if (n.drain && !n.drain_reason.empty()) return n.drain_reason;
+  return n.down ? n.down_reason : kNone;
+}
+
 std::vector<NodeGpu> gpus_from_gres(const std::vector<GresCount>& gres) {
   std::vector<NodeGpu> out;
   for (const auto& g : gres)

@@ -21,6 +21,9 @@ struct NodeGpu {
   auto operator<=>(const NodeGpu&) const = default;
 };
 
+// Why a node that fell silent is DOWN (node_timeout); the reason return_to_service acts on.
+inline constexpr const char* kNotResponding = "Not responding";
+
 struct Node {
   std::string name;
   int32_t cpus = 0;          // schedulable CPUs
@@ -30,16 +33,23 @@ struct Node {
   std::string block, switch_name;  // topology labels the agent gave (--block, --switch)
   int32_t restricted_cpus_per_gpu = 0;  // per idle GPU, CPUs that CPU-only jobs cannot use
   int32_t weight = 1;        // lower weights are allocated first
-  std::vector<std::string> partitions;
-  // Runtime, re-learned from the agent; never journaled.
+  std::vector<std::string> partitions;  // in the config's partition order
+  // What the config gives (0, empty: not given; the agent's report decides). None for a
+  // dynamic node. apply() resolves a registration against these.
+  int32_t config_cpus = 0;
+  int64_t config_mem_mib = 0;
+  std::vector<GresCount> config_gres;
+  // Journaled (NodeRegistered, NodeDownChanged, NodeDrainChanged): they survive a restart.
+  bool down = false;         // out of service: fell silent, or its GPUs fall short of the config
+  std::string down_reason;
+  bool drain = false;        // an operator drained it: no new jobs; `drain_reason` says why
+  std::string drain_reason;
+  bool dynamic = false;      // not in the config: it joined by registering
+  Time boot_time = 0;
+  // Liveness, re-learned from the agent after a controller restart; never journaled.
   bool registered = false;   // an agent has registered since controller start
   bool responding = false;   // agent connection up and heartbeats fresh
-  bool down = false;
-  std::string reason;
-  bool drain = false;        // an operator drained it (journaled): no new jobs; `reason` says why
-  bool dynamic = false;      // not in the config: it joined by registering
   Time last_heard = 0;
-  Time boot_time = 0;
   // Derived from running jobs' allocations (rebuilt by apply()).
   int32_t alloc_cpus = 0;
   int64_t alloc_mem_mib = 0;
@@ -52,6 +62,8 @@ struct Node {
 // with jobs still running), DRAINED, DOWN+DRAIN ("*" for not responding is the callers').
 std::string node_state_name(const Node& n);
 bool node_schedulable(const Node& n);
+// The Reason= a node shows: a drain's (an operator's words, as Slurm keeps them), else why it is DOWN.
+const std::string& node_reason(const Node& n);
 // One NodeGpu per GPU a config `gres` list declares, in its order (CPU lists unknown).
 std::vector<NodeGpu> gpus_from_gres(const std::vector<GresCount>& gres);
 // The node's GPUs once its agent reported `found`: what was found, when it covers every

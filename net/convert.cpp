@@ -236,7 +236,7 @@ pb::Node to_pb(const Node& n) {
   copy_to(n.partitions, p.mutable_partitions());
   p.set_state(node_state_name(n));
   p.set_responding(n.responding);
-  p.set_reason(n.reason);
+  p.set_reason(node_reason(n));
   p.set_alloc_cpus(n.alloc_cpus);
   p.set_alloc_mem_mib(n.alloc_mem_mib);
   for (JobId id : n.jobs) p.add_jobs(id.value);
@@ -283,6 +283,13 @@ Msg* stamped(Msg* msg, const Ev& ev) {
   msg->set_time(ev.time);
   return msg;
 }
+
+// A decoded record as an Event, or its error.
+template <typename T>
+Result<Event> as_event(Result<T> decoded) {
+  if (!decoded) return decoded.status();
+  return Event{std::move(decoded).value()};
+}
 }  // namespace
 
 std::string encode_event(const Event& e) {
@@ -310,6 +317,12 @@ std::string encode_event(const Event& e) {
           stamped(p.mutable_stop(), ev)->set_intent(static_cast<int32_t>(ev.intent));
         } else if constexpr (std::is_same_v<T, JobCancelRequested>) {
           stamped(p.mutable_cancel(), ev)->set_key(ev.key);
+        } else if constexpr (std::is_same_v<T, NodeRegistered>) {
+          *p.mutable_node_registered() = to_pb(ev);
+        } else if constexpr (std::is_same_v<T, NodeDownChanged>) {
+          *p.mutable_node_down() = to_pb(ev);
+        } else if constexpr (std::is_same_v<T, NodeRemoved>) {
+          *p.mutable_node_removed() = to_pb(ev);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);
@@ -362,6 +375,9 @@ Result<Event> decode_event(const std::string& bytes) {
     if (!intent) return intent.status();
     return Event{JobStopRequested{JobId{p.stop().job_id()}, p.stop().time(), *intent}};
   }
+  if (p.has_node_registered()) return as_event(from_pb(p.node_registered()));
+  if (p.has_node_down()) return as_event(from_pb(p.node_down()));
+  if (p.has_node_removed()) return as_event(from_pb(p.node_removed()));
   return invalid("empty journal event");
 }
 
@@ -399,6 +415,7 @@ std::string encode_snapshot(const ClusterState& s) {
       copy_to(env, p.add_environments()->mutable_env());
     }));
   }
+  add_nodes(s, p);
   for (const auto& [node, reason] : s.drained) {
     auto* d = p.add_drained();
     d->set_node(node);
@@ -415,6 +432,7 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s) {
   std::vector<Shared<std::string>> scripts(p.scripts().begin(), p.scripts().end());
   std::vector<Shared<std::vector<std::string>>> environments;
   for (const auto& e : p.environments()) environments.emplace_back(std::vector<std::string>(e.env().begin(), e.env().end()));
+  if (Status st = restore_nodes(p, s); !st) return st;  // first: restored jobs hold resources on them
   for (const auto& pj : p.jobs()) {
     auto job = from_pb(pj);
     if (!job) return job.status().with_context("snapshot job " + std::to_string(pj.job_id()));

@@ -17,11 +17,22 @@ pb::Node to_pb(const Node& n);
 pb::JobEnded to_pb(const JobEnded& e);
 Result<JobEnded> from_pb(const pb::JobEnded& p);
 
+// Node journal records (convert_nodes.cpp).
+pb::NodeRegisteredEvent to_pb(const NodeRegistered& e);
+Result<NodeRegistered> from_pb(const pb::NodeRegisteredEvent& p);
+pb::NodeDownEvent to_pb(const NodeDownChanged& e);
+Result<NodeDownChanged> from_pb(const pb::NodeDownEvent& p);
+pb::NodeRemovedEvent to_pb(const NodeRemoved& e);
+Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p);
+// Snapshots hold every node as a registration that replays to it, and the DOWN ones.
+void add_nodes(const ClusterState& s, pb::StateSnapshot& out);
+Status restore_nodes(const pb::StateSnapshot& p, ClusterState& s);
+
 // Journal records.
 std::string encode_event(const Event& e);
 Result<Event> decode_event(const std::string& bytes);
 std::string encode_snapshot(const ClusterState& s);
-// Restores jobs and the id counter into a state built from config.
+// Restores nodes, jobs, drains and the id counter into a state built from config.
 Status restore_snapshot(const std::string& bytes, ClusterState& s);
 
 }  // namespace hq::net

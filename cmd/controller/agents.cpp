@@ -1,5 +1,7 @@
 // Controller side of the node-agent protocol: registration and reconciliation of
-// running jobs after either side restarts, heartbeats, job ends, and liveness.
+// running jobs after either side restarts, heartbeats, job ends, and liveness. What a
+// registration or silence changes of a node is journaled (NodeRegistered, NodeDownChanged;
+// the rules in core/node_events.hpp); liveness (responding, last_heard) is not.
 // Runs on the controller's event-loop thread.
 #include <algorithm>
 #include <cctype>
@@ -7,13 +9,13 @@
 
 #include "cmd/controller/controller.hpp"
 #include "cmd/paths.hpp"
+#include "core/node_events.hpp"
 #include "net/clock.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
 #include "net/token.hpp"
 
 namespace hq::cmd {
-
 
 namespace {
 
@@ -67,69 +69,49 @@ Result<std::vector<std::string>> registered_features(const pb::RegisterNode& reg
   }
   return out;
 }
-}  // namespace
 
-Status Controller::join_dynamic(const pb::RegisterNode& reg, std::vector<std::string> features) {
-  if (!config_.dynamic_nodes)
-    return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config "
-                   "(dynamic_nodes = false)");
-  if (!valid_node_name(reg.name())) return invalid("bad node name '" + reg.name() + "'");
-  Node n;
-  n.name = reg.name();
-  n.dynamic = true;
-  n.block = reg.block();
-  n.switch_name = reg.switch_name();
-  n.features = std::move(features);
-  add_node(state_, std::move(n));
-  Node& added = state_.nodes.at(reg.name());
-  update_memberships(state_, added, config_.partitions);  // the config's lists, even after a delete
-  std::string parts;
-  for (const auto& p : added.partitions) parts += (parts.empty() ? "" : ",") + p;
-  log::info("node " + reg.name() + " joined (not in the config); partitions: " + (parts.empty() ? "none" : parts));
-  return Status::ok();
-}
-
-Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb::RegisterNode& reg) {
+// A registration as the event that records it, once its fields are checked.
+Result<NodeRegistered> registration_event(const pb::RegisterNode& reg, Time t, bool join) {
   if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
   for (const std::string* label : {&reg.block(), &reg.switch_name()})
     if (!label->empty() && !valid_node_name(*label)) return invalid("node '" + reg.name() + "': bad topology label '" + *label + "'");
-  auto registered = registered_features(reg);
-  if (!registered) return registered.status();
-  if (!state_.nodes.count(reg.name()))
-    if (Status s = join_dynamic(reg, registered.value()); !s) return s;
-  auto it = state_.nodes.find(reg.name());
-  Node& node = it->second;
-  if (auto old = agents_.find(reg.name()); old != agents_.end() && old->second != conn)
-    old->second->close("replaced by a new registration");
-  agents_[reg.name()] = conn;
-  const NodeConfig* nc = find_node_config(config_, reg.name());
-  if (!nc || nc->cpus == 0) node.cpus = reg.cpus();        // config sizes win when given
-  if (!nc || nc->mem_mib == 0) node.mem_mib = reg.mem_mib();
-  std::vector<NodeGpu> found;
-  for (const auto& g : reg.gpus()) found.push_back({g.type(), g.cpus()});
-  auto gpus = reconcile_gpus(nc ? nc->gres : std::vector<GresCount>{}, found);
-  bool stays_down = node.down && node.reason == kNotResponding && config_.return_to_service == 0;
-  node.registered = true;
-  node.responding = true;
-  node.down = !gpus || stays_down;
-  if (!node.drain && !stays_down) node.reason = gpus ? "" : gpus.status().message();
-  if (gpus) node.gpus = std::move(gpus).value();
-  else log::warn("node " + reg.name() + ": " + gpus.status().message() + "; node set DOWN");
-  node.last_heard = now();
-  node.boot_time = reg.boot_time();
-  // A dynamic node's features are its agent's, which may have restarted with others.
-  std::vector<std::string> features = node.dynamic ? std::move(registered).value() : node.features;
-  if (node.block != reg.block() || node.switch_name != reg.switch_name() || node.features != features) {
-    node.block = reg.block();  // features and labels decide partitions
-    node.switch_name = reg.switch_name();
-    node.features = std::move(features);
-    update_memberships(state_, node, config_.partitions);
-  }
+  auto features = registered_features(reg);
+  if (!features) return features.status();
+  NodeRegistered e{reg.name(), t, reg.cpus(), reg.mem_mib(), {}, std::move(features).value(), reg.block(),
+                   reg.switch_name(), reg.boot_time(), join};
+  for (const auto& g : reg.gpus()) e.gpus.push_back({g.type(), g.cpus()});
+  return e;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out.empty() ? "none" : out;
+}
+}  // namespace
+
+Result<std::vector<Event>> Controller::registration(const pb::RegisterNode& reg) const {
+  bool join = !state_.nodes.count(reg.name());
+  if (join && !config_.dynamic_nodes)
+    return invalid("unknown node '" + reg.name() + "': declare it in a [[node]] section of the config "
+                   "(dynamic_nodes = false)");
+  if (join && !valid_node_name(reg.name())) return invalid("bad node name '" + reg.name() + "'");
+  auto report = registration_event(reg, now(), join);
+  if (!report) return report.status();
+  return registration_events(state_, *report, config_.return_to_service);
+}
+
+void Controller::log_registration(const ConnPtr& conn, const pb::RegisterNode& reg, bool joined_now) const {
+  const Node& node = state_.nodes.at(reg.name());
+  if (joined_now)
+    log::info("node " + reg.name() + " joined (not in the config); partitions: " + joined(node.partitions));
+  if (node.down) log::warn("node " + reg.name() + " is DOWN: " + node.down_reason);
   log::info("node " + reg.name() + " registered from " + conn->peer() + " (" + std::to_string(node.cpus) +
             " CPUs, " + std::to_string(node.mem_mib) + " MiB, " + std::to_string(node.gpus.size()) + " GPUs, " +
-            std::to_string(reg.running_jobs_size()) +
-            " running jobs)");
-  request_schedule();
+            std::to_string(reg.running_jobs_size()) + " running jobs)");
+}
+
+pb::RegisterAck Controller::register_ack() const {
   pb::RegisterAck ack;
   ack.set_heartbeat_interval(config_.heartbeat_interval);
   ack.set_cluster(config_.name);
@@ -139,17 +121,34 @@ Result<pb::RegisterAck> Controller::register_agent(const ConnPtr& conn, const pb
 }
 
 bool Controller::agent_register(const ConnPtr& conn, uint64_t seq, const pb::RegisterNode& reg) {
-  auto ack = register_agent(conn, reg);
-  if (!ack) {
-    log::warn("refused registration from " + conn->peer() + ": " + ack.status().message());
-    conn->send(net::error_reply(seq, ack.status()));
+  auto events = registration(reg);
+  if (!events) {
+    log::warn("refused registration from " + conn->peer() + ": " + events.status().message());
+    conn->send(net::error_reply(seq, events.status()));
     return false;
   }
-  pb::Envelope env;
-  *env.mutable_register_ack() = std::move(ack).value();
-  env.set_seq(seq);
-  conn->send(env);  // first: what reconciliation sends below comes after it
-  reconcile_agent(reg.name(), conn, reg);
+  const std::string& name = reg.name();
+  if (auto old = agents_.find(name); old != agents_.end() && old->second != conn)
+    old->second->close("replaced by a new registration");
+  agents_[name] = conn;
+  bool joins = std::get<NodeRegistered>(events->front()).join;
+  for (auto& e : *events) record(std::move(e));
+  Node& node = state_.nodes.at(name);  // liveness: not journaled
+  node.registered = node.responding = true;
+  node.last_heard = now();
+  log_registration(conn, reg, joins);
+  request_schedule();
+  // The ack, then what reconciliation sends, once the registration is durable; not for a
+  // session replaced or gone meanwhile.
+  when_durable([this, conn, seq, reg = std::make_shared<pb::RegisterNode>(reg)](const Status&) {
+    auto current = agents_.find(reg->name());
+    if (current == agents_.end() || current->second != conn) return;
+    pb::Envelope env;
+    *env.mutable_register_ack() = register_ack();
+    env.set_seq(seq);
+    conn->send(env);  // first: what reconciliation sends below comes after it
+    reconcile_agent(reg->name(), conn, *reg);
+  });
   return true;
 }
 
@@ -191,11 +190,9 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
   Node& node = it->second;
   node.last_heard = now();
   node.responding = true;
-  if (node.down && node.reason == kNotResponding && config_.return_to_service > 0) {  // ReturnToService=1
-    node.down = false;
-    auto drained = state_.drained.find(name);
-    node.reason = drained == state_.drained.end() ? "" : drained->second;
+  if (returns_to_service(node, config_.return_to_service)) {
     log::info("node " + name + " is responding again; returned to service");
+    record(NodeDownChanged{name, now(), false, ""});
     request_schedule();
   }
   // Jobs the controller already ended or requeued (e.g. while the node was silent) must stop
@@ -296,15 +293,13 @@ void Controller::end_jobs_on_node(const std::string& name, JobState state, const
 
 void Controller::check_nodes() {
   Time t = now();
-  for (auto& [name, node] : state_.nodes) {
-    if (node.down) continue;
-    bool silent = node.registered ? t - node.last_heard > config_.node_timeout
-                                  : !node.jobs.empty() && t - started_at_ > config_.node_timeout;
-    if (!silent) continue;
-    node.down = true;
-    node.responding = false;
-    node.reason = kNotResponding;  // a drain stays recorded (state_.drained) for the return
+  std::vector<std::string> silent;
+  for (const auto& [name, node] : state_.nodes)
+    if (fell_silent(node, t, started_at_, config_.node_timeout)) silent.push_back(name);
+  for (const auto& name : silent) {
+    state_.nodes.at(name).responding = false;
     log::warn("node " + name + " is DOWN: not responding for " + std::to_string(config_.node_timeout) + " s");
+    record(NodeDownChanged{name, t, true, kNotResponding});  // a drain stays as it was
     end_jobs_on_node(name, JobState::kNodeFail, "NodeDown");
   }
 }

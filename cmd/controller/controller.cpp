@@ -21,11 +21,11 @@ constexpr size_t kQueuePageBytes = 4 << 20;
 }  // namespace
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
-                       std::string secret_path)
-    : io_(io), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
+                       std::string secret_path, Clock clock)
+    : io_(io), clock_(std::move(clock)), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
       state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io) {}
 
-Time Controller::now() const { return net::wall_now(); }
+Time Controller::now() const { return clock_ ? clock_() : net::wall_now(); }
 
 Result<net::Identity> Controller::authenticate(const pb::Hello& hello) {
   auto who = net::verify_token(keys_.keys(), hello.token(), now());

@@ -23,9 +23,6 @@
 
 namespace hq::cmd {
 
-// The reason of a node that went DOWN because it fell silent.
-inline constexpr const char* kNotResponding = "Not responding";
-
 // An idempotency key is empty or 1-64 printable ASCII characters.
 Status check_request_key(const std::string& key);
 
@@ -33,9 +30,11 @@ class Controller {
  public:
   using ConnPtr = std::shared_ptr<net::Peer>;
 
-  // `secret_path`: the keyring file, reloaded when it changes (key rotation).
+  using Clock = std::function<Time()>;
+  // `secret_path`: the keyring file, reloaded when it changes (key rotation). `clock`: the
+  // wall clock in seconds (empty: the real one; tests move their own).
   Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
-             std::string secret_path);
+             std::string secret_path, Clock clock = {});
   // Checks a Hello's token for `role` ("client" needs a user token, "node" a node token
   // for `name`); each token opens one connection only.
   Result<net::Identity> authenticate(const pb::Hello& hello);
@@ -45,6 +44,9 @@ class Controller {
   Status recover();
   void start();
   void shutdown();
+  // The periodic work: liveness (nodes that fell silent go DOWN), time-limit backstop,
+  // purge, scheduling. Runs every second from start(); a call runs it now and re-arms.
+  void tick();
   const ClusterConfig& config() const { return config_; }
 
   // Client requests. `reply` runs once the outcome is durable.
@@ -65,10 +67,11 @@ class Controller {
   // The cluster CA for a node that has only the secret (configless join), vouched for
   // by a MAC over its nonce; an error when this controller has no CA (plaintext).
   Result<pb::CaReply> ca_for(const pb::CaRequest& req) const;
-  // An agent's registration (the first message of its session, `seq`): answers with a
-  // RegisterAck, or an Error and false when refused. Only after the ack does the agent get
-  // what reconciliation sends (kills, acks of the ends it buffered): its session is a state
-  // machine that wants the ack first (cmd/agent/agent_link.hpp).
+  // An agent's registration (the first message of its session, `seq`): records what it
+  // changes of the node and, once that is durable, answers with a RegisterAck; or an Error
+  // and false when refused. Only after the ack does the agent get what reconciliation sends
+  // (kills, acks of the ends it buffered): its session is a state machine that wants the
+  // ack first (cmd/agent/agent_link.hpp).
   bool agent_register(const ConnPtr& conn, uint64_t seq, const pb::RegisterNode& reg);
   void agent_heartbeat(const std::string& node, const pb::Heartbeat& hb);
   void agent_job_ended(const std::string& node, const ConnPtr& conn, const pb::JobEnded& msg);
@@ -94,13 +97,16 @@ class Controller {
   // The kill a job being cancelled or stopped needs, again (its agent re-registered).
   void resend_stop(const Job& job);
   void check_nodes();
+  void disconnect_deleted(const std::string& node);
   void check_time_limits();
   void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
-  Result<pb::RegisterAck> register_agent(const ConnPtr& conn, const pb::RegisterNode& reg);
+  // The events a registration makes (a node the config does not declare joins), or why
+  // it is refused.
+  Result<std::vector<Event>> registration(const pb::RegisterNode& reg) const;
+  void log_registration(const ConnPtr& conn, const pb::RegisterNode& reg, bool joined) const;
+  pb::RegisterAck register_ack() const;
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   void fill_agent_settings(pb::AgentSettings& out) const;
-  // A node the config does not declare joins with what its agent reported.
-  Status join_dynamic(const pb::RegisterNode& reg, std::vector<std::string> features);
   Result<Job> admit(const JobSpec& spec) const;
   Result<std::vector<Job>> expand_array(Job job) const;
   pb::SubmitReply test_only(const Job& job) const;
@@ -116,10 +122,10 @@ class Controller {
   void cancel_one(Job& job, const std::string& key, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
-  void tick();
   Time now() const;
 
   asio::io_context& io_;
+  Clock clock_;
   ClusterConfig config_;
   std::unique_ptr<store::EventLog> journal_;
   Scheduler scheduler_;

@@ -1,7 +1,7 @@
 // Controller side of `hq control drain|resume|delete`: operators take nodes out of
 // service (drain: running jobs finish, nothing new starts), put them back, or remove a
 // node that joined dynamically; and drains that nodes' health checks, prologs and
-// epilogs ask for. Drains are journaled, so they survive restarts.
+// epilogs ask for. Drains, resumes and deletions are journaled, so they survive restarts.
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
 #include "core/hostlist.hpp"
@@ -20,6 +20,7 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
   else if (action == "drain" && req.reason().empty()) out.add_errors("You must specify a reason when draining a node");
   if (out.errors_size() > 0) return reply(std::move(out));
   std::vector<Event> events;
+  std::vector<std::string> deleted;
   for (const auto& name : *names) {
     auto it = state_.nodes.find(name);
     if (it == state_.nodes.end()) {
@@ -27,36 +28,36 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       continue;
     }
     if (action == "delete") {
-      if (!it->second.dynamic) {
-        out.add_errors("node " + name + " is in the config; remove it there (only dynamic nodes can be deleted)");
-      } else if (Status s = remove_node(state_, name); !s) {
+      if (Status s = check_removable(state_, name); !s) {
         out.add_errors(s.message());
-      } else {
-        if (auto a = agents_.find(name); a != agents_.end()) {
-          a->second->close("node deleted");
-          agents_.erase(a);
-        }
-        log::info("node " + name + " deleted by uid " + std::to_string(who.uid));
-        out.add_done(name);
+        continue;
       }
-      continue;
+      events.push_back(NodeRemoved{name, now()});
+      deleted.push_back(name);
+    } else {
+      // Back from DOWN (return_to_service = 0 keeps silent nodes down until this).
+      if (action == "resume" && it->second.down && it->second.down_reason == kNotResponding && it->second.responding)
+        events.push_back(NodeDownChanged{name, now(), false, ""});
+      events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason()});
     }
-    if (action == "resume" && it->second.down && it->second.reason == kNotResponding && it->second.responding) {
-      it->second.down = false;  // back from DOWN (return_to_service = 0 keeps silent nodes down until this)
-      it->second.reason.clear();
-    }
-    events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason()});
     log::info("node " + name + ": " + action + " by uid " + std::to_string(who.uid) +
               (req.reason().empty() ? "" : " (" + req.reason() + ")"));
     out.add_done(name);
   }
-  if (events.empty()) return reply(std::move(out));
-  for (size_t i = 0; i < events.size(); ++i) {
-    bool last = i + 1 == events.size();
-    record(std::move(events[i]), last ? std::function<void(const Status&)>([reply, out](const Status&) { reply(out); })
-                                      : std::function<void(const Status&)>());
-  }
+  for (auto& e : events) record(std::move(e));
+  when_durable([this, reply, out = std::move(out), deleted = std::move(deleted)](const Status&) {
+    for (const auto& name : deleted) disconnect_deleted(name);
+    reply(out);
+  });
   request_schedule();
+}
+
+// A deleted node's agent is let go (once the deletion is durable), unless it joined again.
+void Controller::disconnect_deleted(const std::string& name) {
+  auto a = agents_.find(name);
+  if (a == agents_.end() || state_.nodes.count(name)) return;
+  a->second->close("node deleted");
+  agents_.erase(a);
 }
 
 void Controller::agent_health(const std::string& name, const pb::NodeHealth& h) {

@@ -5,7 +5,9 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,14 +82,22 @@ class RecordingPeer : public net::Peer {
 };
 
 // A controller over `nodes` (hostlist) with `cpus` each, on a fresh in-memory disk or an
-// existing one (a restart).
+// existing one (a restart). With `at`, its clock stands at that time until a test moves
+// `clock` (then `ctl->tick()` runs the periodic checks at once); else it reads the real one.
+// `configure` may change the config first.
 struct ControllerHarness {
   explicit ControllerHarness(const std::string& nodes, int cpus = 4,
-                             std::shared_ptr<MemoryLog::Disk> disk = std::make_shared<MemoryLog::Disk>())
-      : disk(std::move(disk)) {
+                             std::shared_ptr<MemoryLog::Disk> disk = std::make_shared<MemoryLog::Disk>(),
+                             std::optional<Time> at = std::nullopt,
+                             const std::function<void(ClusterConfig&)>& configure = {})
+      : disk(std::move(disk)), clock(at) {
     ClusterConfig config = uniform_cluster_config(*expand_hostlist(nodes), cpus, 4096, "batch");
     config.allow_root_jobs = true;
-    ctl = std::make_unique<cmd::Controller>(io, config, std::make_unique<MemoryLog>(this->disk), "/nonexistent");
+    if (configure) configure(config);
+    cmd::Controller::Clock now;
+    if (clock) now = [this] { return *clock; };
+    ctl = std::make_unique<cmd::Controller>(io, config, std::make_unique<MemoryLog>(this->disk), "/nonexistent",
+                                            std::move(now));
     Status s = ctl->recover();
     ok = s.is_ok();
     ctl->start();
@@ -155,6 +165,20 @@ struct ControllerHarness {
     auto reply = ctl->queue(q, root);
     return reply.jobs_size() ? reply.jobs(0).state() : "";
   }
+  // `hq control ACTION NODES` as root; the reply's errors, joined ("" when none).
+  std::string node_control(const std::string& action, const std::string& nodes, const std::string& reason = "") {
+    pb::NodeControlRequest req;
+    req.set_action(action);
+    req.set_nodes(nodes);
+    req.set_reason(reason);
+    std::string errors = "no answer";
+    ctl->node_control(req, net::Identity{}, [&](pb::NodeControlReply r) {
+      errors.clear();
+      for (const auto& e : r.errors()) errors += e + ";";
+    });
+    settle();
+    return errors;
+  }
   pb::Node node(const std::string& name) {
     pb::NodesReply all = ctl->nodes();
     for (const auto& n : all.nodes())
@@ -164,6 +188,7 @@ struct ControllerHarness {
 
   asio::io_context io;
   std::shared_ptr<MemoryLog::Disk> disk;
+  std::optional<Time> clock;  // the controller's time, when the test keeps it
   std::unique_ptr<cmd::Controller> ctl;
   bool ok = false;
   std::string error;     // the last refused submission's

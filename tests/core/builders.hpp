@@ -60,6 +60,7 @@ inline PartitionConfig& add_partition(ClusterState& s, const std::string& name, 
   p.name = name;
   p.nodes = *expand_hostlist(nodes);
   for (const auto& n : p.nodes) s.nodes[n].partitions.push_back(name);
+  s.listed[name].insert(p.nodes.begin(), p.nodes.end());
   s.partitions.push_back(p);
   return s.partitions.back();
 }

@@ -113,30 +113,27 @@ TEST_CASE("dynamic nodes: join their partitions, take a recorded drain, and hold
   apply(s, JobStarted{JobId{1}, 0, {{"d1", 2, 100, 1, {0}}}, "gpu"});
   apply(s, NodeDrainChanged{"d1", 5, true, "flaky fan"});
   CHECK(s.drained.at("d1") == "flaky fan");
-  Node d;
-  d.name = "d1";
-  d.cpus = 8;
-  d.mem_mib = 1000;
-  d.features = {"gpu"};
-  d.gpus = {{"t", ""}, {"t", ""}};
-  d.registered = d.responding = true;
-  add_node(s, d);
-  const Node& n = s.nodes.at("d1");
+  CHECK(apply(s, NodeRegistered{"d1", 6, 8, 1000, {{"t", ""}, {"t", ""}}, {"gpu"}, "", "", 0, true}));
+  Node& n = s.nodes.at("d1");
+  n.registered = n.responding = true;
+  CHECK(n.dynamic);
   CHECK(n.partitions == std::vector<std::string>{"gpu"});
   CHECK(n.alloc_cpus == 2);
   CHECK(n.alloc_gpus == 1);
   CHECK(n.drain);
-  CHECK(n.reason == "flaky fan");
+  CHECK(node_reason(n) == "flaky fan");
   CHECK(node_state_name(n) == "DRAINING");
   CHECK(!node_schedulable(n));
   CHECK(s.partitions.back().nodes == std::vector<std::string>{"d1"});
-  CHECK(!remove_node(s, "d1"));  // it runs a job
+  CHECK(!check_removable(s, "d1"));  // it runs a job
+  CHECK(!apply(s, NodeRemoved{"d1", 7}));
   apply(s, JobEnded{JobId{1}, 9, JobState::kCompleted, 0, 0, ""});
   CHECK(node_state_name(s.nodes.at("d1")) == "DRAINED");
   apply(s, NodeDrainChanged{"d1", 10, false, ""});
   CHECK(node_state_name(s.nodes.at("d1")) == "IDLE");
   CHECK(!apply(s, NodeDrainChanged{"d1", 11, false, ""}));  // not drained: stale
-  REQUIRE(remove_node(s, "d1").is_ok());
+  REQUIRE(check_removable(s, "d1").is_ok());
+  CHECK(apply(s, NodeRemoved{"d1", 12}));
   CHECK(s.nodes.count("d1") == 0);
   CHECK(s.partitions.back().nodes.empty());
 }
@@ -195,7 +192,7 @@ TEST_CASE("purge drops the jobs that ended before the cutoff, restored ones too,
 }
 
 TEST_CASE("a node whose features or labels change joins and leaves partitions, but not those listing it") {
-  auto s = cluster("n1", 4);  // partition "batch" lists n1
+  ClusterConfig config = uniform_cluster_config({"n1"}, 4, 1024, "batch");  // "batch" lists n1
   PartitionConfig gpu, rack, listed;
   gpu.name = "gpu";
   REQUIRE(parse_partition_nodes("feature{gpu}", gpu).is_ok());
@@ -203,15 +200,13 @@ TEST_CASE("a node whose features or labels change joins and leaves partitions, b
   REQUIRE(parse_partition_nodes("block{b1}", rack).is_ok());
   listed.name = "mine";
   REQUIRE(parse_partition_nodes("d1,feature{big}", listed).is_ok());
-  for (const auto& p : {gpu, rack, listed}) s.partitions.push_back(p);
-  std::vector<PartitionConfig> configured = s.partitions;  // as the config wrote them
-  Node d;
-  d.name = "d1";
-  d.cpus = 8;
-  d.features = {"gpu"};
-  d.block = "b1";
-  add_node(s, d);
-  Node& n = s.nodes.at("d1");
+  for (const auto& p : {gpu, rack, listed}) config.partitions.push_back(p);
+  ClusterState s = make_state(config);
+  auto registered = [](std::vector<std::string> features, std::string block) {
+    return NodeRegistered{"d1", 1, 8, 1000, {}, std::move(features), std::move(block), "", 0, true};
+  };
+  CHECK(apply(s, registered({"gpu"}, "b1")));
+  const Node& n = s.nodes.at("d1");
   auto members = [&](const std::string& part) {
     const PartitionConfig* p = find_partition(s.partitions, part);
     return std::count(p->nodes.begin(), p->nodes.end(), "d1");
@@ -219,20 +214,22 @@ TEST_CASE("a node whose features or labels change joins and leaves partitions, b
   CHECK(members("gpu") == 1);
   CHECK(members("rack") == 1);
   CHECK(members("mine") == 1);
+  CHECK(n.partitions == std::vector<std::string>{"gpu", "rack", "mine"});  // in the config's order
   // The agent comes back without the gpu feature and in another block.
-  n.features = {"big"};
-  n.block = "b2";
-  update_memberships(s, n, configured);
+  CHECK(apply(s, registered({"big"}, "b2")));
   CHECK(members("gpu") == 0);
   CHECK(members("rack") == 0);
   CHECK(members("mine") == 1);  // listed by name: stays, whatever its features
   CHECK(n.partitions == std::vector<std::string>{"mine"});
-  n.features = {"gpu"};
-  n.block = "b1";
-  update_memberships(s, n, configured);
+  CHECK(apply(s, registered({"gpu"}, "b1")));
   CHECK(members("gpu") == 1);
   CHECK(members("rack") == 1);
   CHECK(members("mine") == 1);
-  CHECK(n.partitions.size() == 3);
+  CHECK(n.partitions == std::vector<std::string>{"gpu", "rack", "mine"});
   CHECK(find_partition(s.partitions, "batch")->nodes == std::vector<std::string>{"n1"});  // others untouched
+  // Deleted and back: the config's list still holds it.
+  REQUIRE(apply(s, NodeRemoved{"d1", 2}));
+  CHECK(members("mine") == 0);
+  CHECK(apply(s, registered({}, "")));
+  CHECK(members("mine") == 1);
 }

@@ -16,7 +16,9 @@ using namespace hq;
 namespace {
 
 // What a state holds that matters after a restart: every job as journaled, the indexes,
-// node usage derived from running jobs, drains, idempotency keys, the id counter.
+// node usage derived from running jobs, drains, what registrations, DOWN changes and
+// removals made of nodes and partitions, idempotency keys, the id counter. Not liveness
+// (responding, last_heard): an agent tells a restarted controller again.
 std::string fingerprint(const ClusterState& s) {
   std::ostringstream out;
   out << net::encode_snapshot(s) << "|next " << s.next_job_id << "|pending";
@@ -27,8 +29,20 @@ std::string fingerprint(const ClusterState& s) {
   for (const auto& [t, id] : s.finished) out << " " << t << ":" << id.value;
   for (const auto& [name, n] : s.nodes) {
     out << "|" << name << " cpus " << n.alloc_cpus << " mem " << n.alloc_mem_mib << " gpus " << n.alloc_gpus
-        << " drain " << n.drain << " jobs";
+        << " drain " << n.drain << "/" << n.drain_reason << " jobs";
     for (JobId id : n.jobs) out << " " << id.value;
+    // What registrations, DOWN changes and removals decide (node_events), read directly.
+    out << " size " << n.cpus << "/" << n.mem_mib << " gres " << node_gres(n) << " down " << n.down << "/"
+        << n.down_reason << " dyn " << n.dynamic << " boot " << n.boot_time << " labels " << n.block << "/"
+        << n.switch_name << " features";
+    for (const auto& f : n.features) out << " " << f;
+    for (const auto& g : n.gpus) out << " gpu " << g.type << ":" << g.cpus;
+    out << " in";
+    for (const auto& p : n.partitions) out << " " << p;
+  }
+  for (const auto& p : s.partitions) {
+    out << "|partition " << p.name;
+    for (const auto& n : p.nodes) out << " " << n;
   }
   for (const auto& [id, j] : s.jobs)  // read directly too: a field the codec drops must show
     out << "|job " << id.value << " " << static_cast<int>(j.state) << " h" << static_cast<int>(j.hold) << " r"
@@ -42,6 +56,7 @@ std::string fingerprint(const ClusterState& s) {
 }
 
 // A random event about the state's jobs and nodes; many are stale or conflicting on purpose.
+// n1-n3 are in the config (one GPU of type t each), d1 and d2 join by registering.
 class EventMaker {
  public:
   explicit EventMaker(uint32_t seed) : rng_(seed) {}
@@ -49,8 +64,8 @@ class EventMaker {
     Time t = ++now_;
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
-    const char* nodes[] = {"n1", "n2", "n3"};
-    switch (pick(10)) {
+    const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
+    switch (pick(14)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -62,13 +77,16 @@ class EventMaker {
         return JobSubmitted{job};
       }
       case 2: {
-        JobStarted e{jid, t, {{nodes[pick(3)], 1 + static_cast<int32_t>(pick(4)), 100, 1, {}}}, ""};
+        JobStarted e{jid, t, {{nodes[pick(5)], 1 + static_cast<int32_t>(pick(4)), 100, 1, {}}}, ""};
         return e;
       }
+      case 10: case 11: return registered(nodes[pick(5)], t);
+      case 12: return NodeDownChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? kNotResponding : "gres short"};
+      case 13: return NodeRemoved{nodes[3 + pick(2)], t};
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0, ""};
       case 4: return JobRequeued{jid, t, pick(2) ? "None" : "Preempted"};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
-      case 6: return NodeDrainChanged{nodes[pick(3)], t, pick(2) == 0, "maintenance"};
+      case 6: return NodeDrainChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? "maintenance" : "fan"};
       case 7: return JobCancelRequested{jid, t, pick(2) ? "c-" + std::to_string(pick(100)) : ""};
       case 8: return JobStopRequested{jid, t, static_cast<StopIntent>(pick(5))};
       default: return JobDependencyChanged{jid, t, pick(2) ? DepState::kNone : DepState::kNever};
@@ -76,12 +94,39 @@ class EventMaker {
   }
 
  private:
+  // An agent's registration: sizes, 0-2 GPUs (fewer than n1-n3 need, at times), features and
+  // labels that move it between partitions, a boot time that changes now and then.
+  NodeRegistered registered(const std::string& node, Time t) {
+    NodeRegistered e{node, t, 4 * (1 + static_cast<int32_t>(pick(3))), 1000 * (1 + static_cast<int64_t>(pick(2))),
+                     {}, {}, "", "", 100 + static_cast<Time>(pick(2)), node[0] == 'd' || pick(4) == 0};
+    for (uint64_t i = pick(3); i > 0; --i) e.gpus.push_back({"t", pick(2) ? "0-3" : ""});
+    if (pick(2)) e.features.push_back("gpu");
+    if (pick(3) == 0) e.features.push_back("big");
+    const char* blocks[] = {"", "b1", "b2"};
+    e.block = blocks[pick(3)];
+    e.switch_name = pick(2) ? "s1" : "";
+    return e;
+  }
   uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
   std::mt19937_64 rng_;
   Time now_ = 1000;
 };
 
-ClusterState fresh() { return test::cluster("n[1-3]", 8); }
+// n1-n3 with one configured GPU each and CPUs left to their agents; partitions by name,
+// by feature, by block and ALL, so that registrations move nodes between them.
+ClusterState fresh() {
+  ClusterConfig config = uniform_cluster_config({"n1", "n2", "n3"}, 8, 4096, "batch");
+  config.nodes[0].cpus = 0;
+  config.nodes[0].gres = {{"t", 1}};
+  for (const char* spec : {"gpu=feature{gpu}", "rack=block{b1},n2", "all=ALL"}) {
+    PartitionConfig p;
+    std::string text = spec;
+    p.name = text.substr(0, text.find('='));
+    REQUIRE(parse_partition_nodes(text.substr(text.find('=') + 1), p).is_ok());
+    config.partitions.push_back(p);
+  }
+  return make_state(config);
+}
 
 // The durable state after a crash: the snapshot, then the journal's events through decode.
 ClusterState recover(const std::string& snapshot, const std::vector<std::string>& events) {
@@ -99,6 +144,7 @@ ClusterState recover(const std::string& snapshot, const std::vector<std::string>
 
 TEST_CASE("replay: a crash at any point recovers exactly the live state, snapshots or not") {
   int accepted_total = 0;
+  std::vector<int> accepted(std::variant_size_v<Event>, 0);  // by kind
   for (uint32_t seed = 1; seed <= 60; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(seed * 7919);
@@ -111,6 +157,7 @@ TEST_CASE("replay: a crash at any point recovers exactly the live state, snapsho
       Event e = maker.make(live);
       if (!hq::apply(live, e)) continue;  // stale: the controller journals nothing
       ++accepted_total;
+      ++accepted[e.index()];
       journal.push_back(net::encode_event(e));
       if (rng() % 40 == 0) {  // a snapshot replaces the events it covers
         snapshot = net::encode_snapshot(live);
@@ -121,4 +168,8 @@ TEST_CASE("replay: a crash at any point recovers exactly the live state, snapsho
     CHECK(fingerprint(recovered) == fingerprint(live));
   }
   CHECK(accepted_total > 3000);  // the generator makes events that matter, not only stale ones
+  for (size_t kind = 0; kind < accepted.size(); ++kind) {
+    CAPTURE(kind);
+    CHECK(accepted[kind] > 20);  // every kind of event, node ones too
+  }
 }

@@ -1,0 +1,84 @@
+// Journal and snapshot records of nodes (NodeRegistered, NodeDownChanged, NodeRemoved),
+// declared in convert.hpp. Pure functions; thread-safe.
+#include "net/convert.hpp"
+
+namespace hq::net {
+
+pb::NodeRegisteredEvent to_pb(const NodeRegistered& e) {
+  pb::NodeRegisteredEvent p;
+  p.set_node(e.node);
+  p.set_time(e.time);
+  p.set_cpus(e.cpus);
+  p.set_mem_mib(e.mem_mib);
+  for (const auto& g : e.gpus) {
+    auto* pg = p.add_gpus();
+    pg->set_type(g.type);
+    pg->set_cpus(g.cpus);
+  }
+  for (const auto& f : e.features) p.add_features(f);
+  p.set_block(e.block);
+  p.set_switch_name(e.switch_name);
+  p.set_boot_time(e.boot_time);
+  p.set_join(e.join);
+  return p;
+}
+
+Result<NodeRegistered> from_pb(const pb::NodeRegisteredEvent& p) {
+  if (p.node().empty()) return invalid("node registration without a node");
+  if (p.cpus() < 0 || p.mem_mib() < 0) return invalid("node " + p.node() + ": negative size in its registration");
+  NodeRegistered e{p.node(), p.time(), p.cpus(), p.mem_mib(), {}, {p.features().begin(), p.features().end()},
+                   p.block(), p.switch_name(), p.boot_time(), p.join()};
+  for (const auto& g : p.gpus()) e.gpus.push_back({g.type(), g.cpus()});
+  return e;
+}
+
+pb::NodeDownEvent to_pb(const NodeDownChanged& e) {
+  pb::NodeDownEvent p;
+  p.set_node(e.node);
+  p.set_time(e.time);
+  p.set_down(e.down);
+  p.set_reason(e.reason);
+  return p;
+}
+
+Result<NodeDownChanged> from_pb(const pb::NodeDownEvent& p) {
+  if (p.node().empty()) return invalid("node down event without a node");
+  return NodeDownChanged{p.node(), p.time(), p.down(), p.reason()};
+}
+
+pb::NodeRemovedEvent to_pb(const NodeRemoved& e) {
+  pb::NodeRemovedEvent p;
+  p.set_node(e.node);
+  p.set_time(e.time);
+  return p;
+}
+
+Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p) {
+  if (p.node().empty()) return invalid("node removal without a node");
+  return NodeRemoved{p.node(), p.time()};
+}
+
+void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {
+  for (const auto& [name, n] : s.nodes) {
+    // What the node is now, as a registration: replaying it resolves to the same node.
+    *out.add_nodes() = to_pb(NodeRegistered{name, 0, n.cpus, n.mem_mib, n.gpus, n.features, n.block,
+                                            n.switch_name, n.boot_time, n.dynamic});
+    if (n.down) *out.add_down() = to_pb(NodeDownChanged{name, 0, true, n.down_reason});
+  }
+}
+
+Status restore_nodes(const pb::StateSnapshot& p, ClusterState& s) {
+  for (const auto& pn : p.nodes()) {
+    auto e = from_pb(pn);
+    if (!e) return e.status().with_context("snapshot");
+    hq::apply(s, *e);
+  }
+  for (const auto& pd : p.down()) {
+    auto e = from_pb(pd);
+    if (!e) return e.status().with_context("snapshot");
+    hq::apply(s, *e);
+  }
+  return Status::ok();
+}
+
+}  // namespace hq::net

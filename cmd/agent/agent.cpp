@@ -112,7 +112,8 @@ void Agent::start_step_manager() {
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     return StepManager::JobView{it->second.job, it->second.cgroup.procs_files()};
   };
-  steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find);
+  steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
+                                         [this] { return kill_wait_; });
   if (Status s = steps_->start(); !s) {
     log::warn("no job steps (srun) on this node: " + s.message());
     steps_.reset();

@@ -6,7 +6,10 @@
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
+#include <algorithm>
 #include <csignal>
+#include <sys/wait.h>
+#include <ctime>
 #include <deque>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +44,11 @@ struct StepManager::Step {
   std::vector<Task> tasks;        // never resized once launched
   int32_t cpus = 0;               // the step's CPUs on this node
   bool overlap = false;
+  bool kill_on_bad_exit = false;
+  bool terminating = false;
+  std::unique_ptr<asio::steady_timer> kill_timer;
+  std::vector<size_t> unsent;     // tasks over whose TaskExited waits a moment for others like it
+  std::unique_ptr<asio::steady_timer> flush_timer;
   size_t left = 0;                // tasks not yet reported
   StepExitCode code;
   bool done = false;
@@ -74,8 +82,14 @@ std::string step_name(uint64_t job, uint32_t step) { return "StepId=" + std::to_
 
 }  // namespace
 
-StepManager::StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job)
-    : io_(io), node_(std::move(node)), path_(std::move(socket_path)), find_job_(std::move(find_job)), acceptor_(io) {}
+StepManager::StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job,
+                         KillWait kill_wait)
+    : io_(io),
+      node_(std::move(node)),
+      path_(std::move(socket_path)),
+      find_job_(std::move(find_job)),
+      kill_wait_(std::move(kill_wait)),
+      acceptor_(io) {}
 
 StepManager::~StepManager() = default;
 
@@ -179,6 +193,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const st
   step->step_id = next_step_[job_id]++;
   step->srun = conn;
   step->overlap = want.overlap;
+  step->kill_on_bad_exit = req.kill_on_bad_exit();
   step->cpus = layout->nodes.front().cpus;
   pb::Envelope created;
   auto* c = created.mutable_step_created();
@@ -295,22 +310,71 @@ bool StepManager::reaped(pid_t pid, int status) {
   return true;
 }
 
-// A task is over once it exited and its output is drained: srun hears of it then, and of
-// the step once every task is over.
+// -K: SIGCONT and SIGTERM to every task, SIGKILL after the job's kill wait (Slurm's SIG_TERM_KILL).
+void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
+  if (step->terminating) return;
+  step->terminating = true;
+  // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
+  char when[32] = "";
+  time_t now = time(nullptr);
+  struct tm local {};
+  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
+  pb::Envelope line;
+  line.mutable_task_io()->set_task(step->tasks.front().id);
+  line.mutable_task_io()->set_stream(2);
+  line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step->job_id) + "." +
+                                   std::to_string(step->step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
+  step->srun->send(line);
+  signal_step(*step, SIGCONT);
+  signal_step(*step, SIGTERM);
+  step->kill_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(std::max<int64_t>(0, kill_wait_())));
+  step->kill_timer->async_wait([this, step](const asio::error_code& ec) {
+    if (!ec && !step->done) signal_step(*step, SIGKILL);
+  });
+}
+
+// A task is over once it exited and its output is drained. Its end goes to srun with the
+// ends of other tasks that end the same way within 10 ms (as Slurm's "tasks 0-1: Exited
+// with exit code 2"), at once when it is the last; the step's end after the last.
 void StepManager::task_progress(const std::shared_ptr<Step>& step, size_t task) {
   Step::Task& t = step->tasks[task];
   if (!t.exited || t.open_streams > 0 || t.reported) return;
   t.reported = true;
   asio::error_code ignored;
   if (t.in) t.in->close(ignored);
-  pb::Envelope exited;
-  auto* e = exited.mutable_task_exited();
-  e->set_node(node_);
-  e->add_tasks(t.id);
-  e->set_wait_status(t.status);
-  step->srun->send(exited);
   step->code.add({node_, {t.id}, t.status});
-  if (--step->left > 0) return;
+  step->unsent.push_back(task);
+  if (--step->left == 0) {
+    if (step->flush_timer) step->flush_timer->cancel();
+    return flush_ends(step);
+  }
+  if (step->flush_timer) return;  // a flush is due
+  step->flush_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(10));
+  step->flush_timer->async_wait([this, step](const asio::error_code& ec) {
+    if (!ec) flush_ends(step);
+  });
+}
+
+void StepManager::flush_ends(const std::shared_ptr<Step>& step) {
+  step->flush_timer.reset();
+  std::vector<pb::Envelope> groups;
+  bool failed = false;
+  for (size_t task : step->unsent) {
+    const Step::Task& t = step->tasks[task];
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](const pb::Envelope& g) { return g.task_exited().wait_status() == t.status; });
+    if (same == groups.end()) {
+      same = groups.emplace(groups.end());
+      same->mutable_task_exited()->set_node(node_);
+      same->mutable_task_exited()->set_wait_status(t.status);
+    }
+    same->mutable_task_exited()->add_tasks(t.id);
+    failed |= !WIFEXITED(t.status) || WEXITSTATUS(t.status) != 0;
+  }
+  step->unsent.clear();
+  for (const auto& g : groups) step->srun->send(g);
+  if (failed && step->kill_on_bad_exit && step->left > 0) terminate_step(step);
+  if (step->left > 0 || step->done) return;
   step->done = true;
   pb::Envelope ended;
   ended.mutable_step_ended()->set_exit_code(step->code.code());

@@ -32,8 +32,9 @@ class StepManager {
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
+  using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
 
-  StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job);
+  StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job, KillWait kill_wait);
   ~StepManager();
   Status start();
   void stop();
@@ -53,13 +54,16 @@ class StepManager {
   asio::awaitable<void> relay(std::shared_ptr<Step> step, size_t task, int stream);
   void feed_stdin(Step& step, const pb::TaskIO& io);
   void signal_step(Step& step, int sig);
+  void terminate_step(const std::shared_ptr<Step>& step);
   void task_progress(const std::shared_ptr<Step>& step, size_t task);
+  void flush_ends(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
   void wake_waiters(uint64_t job_id);
 
   asio::io_context& io_;
   std::string node_, path_;
   FindJob find_job_;
+  KillWait kill_wait_;
   asio::local::stream_protocol::acceptor acceptor_;
   std::map<uint64_t, uint32_t> next_step_;                 // per job
   std::multimap<uint64_t, std::shared_ptr<Step>> steps_;   // running, per job

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +104,7 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_label(r.label);
   m.set_immediate(r.immediate_s >= 0);
   m.set_cpu_bind(r.cpu_bind);
+  m.set_kill_on_bad_exit(r.kill_on_bad_exit);
   return m;
 }
 
@@ -116,6 +118,7 @@ class Session {
   void handle(const pb::Envelope& msg);
   void on_output(const pb::TaskIO& io);
   void on_signal(int sig);
+  void on_task_end(const TaskEnd& end);
   void send(const pb::Envelope& msg) { (void)write_all(sock_, net::encode_frame(msg.SerializeAsString())); }
   void signal_step(int sig);
   void forward_stdin();
@@ -129,7 +132,7 @@ class Session {
   uint64_t job_ = 0;
   uint32_t step_ = 0;
   std::unique_ptr<LabelledOutput> out_, err_;
-  std::vector<TaskEnd> ends_;       // grouped by node and status, in order of arrival
+  bool signaled_ = false, terminating_ = false;
   double last_interrupt_ = -10;
 };
 
@@ -157,6 +160,20 @@ void Session::on_signal(int sig) {
   signal_step(SIGKILL);
 }
 
+// Slurm's line for tasks that did not exit 0, as they end; with -K the first failure ends
+// the step (the agent terminates it). Tasks srun itself had killed (Ctrl-C) are not news.
+void Session::on_task_end(const TaskEnd& end) {
+  bool killed = WIFSIGNALED(end.wait_status);
+  signaled_ |= killed;
+  if (!(killed && killed_by_us_))
+    if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << std::endl;
+  bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
+  if (failed && req_.kill_on_bad_exit && !terminating_) {
+    terminating_ = true;
+    std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_id(job_, step_) << std::endl;
+  }
+}
+
 void Session::on_output(const pb::TaskIO& io) {
   int fd = io.stream() == 2 ? 2 : 1;
   LabelledOutput* label = fd == 2 ? err_.get() : out_.get();
@@ -172,12 +189,7 @@ void Session::handle(const pb::Envelope& msg) {
       if (out_) (void)write_all(1, out_->finish(t));
       if (err_) (void)write_all(2, err_->finish(t));
     }
-    for (TaskEnd& end : ends_)
-      if (end.node == e.node() && end.wait_status == e.wait_status()) {
-        end.tasks.insert(end.tasks.end(), tasks.begin(), tasks.end());
-        return;
-      }
-    ends_.push_back({e.node(), tasks, e.wait_status()});
+    on_task_end({e.node(), tasks, e.wait_status()});
     return;
   }
   if (msg.has_step_created()) {
@@ -263,9 +275,7 @@ int Session::run() {
 }
 
 int Session::finish() {
-  for (const TaskEnd& end : ends_)
-    if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << "\n";
-  if (rc_ > 128 && !killed_by_us_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
+  if (signaled_ && !killed_by_us_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
   return rc_;
 }
 

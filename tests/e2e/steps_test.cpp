@@ -35,7 +35,9 @@ TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels
                               "srun -n3 true\necho rc=$?\n"
                               "srun -n1 sh -c 'kill -9 $$'\necho rc=$?\n"
                               "srun -n1 -- echo '\"quoted\"' -n --label\n"
-                              "echo batch-step-id=${SLURM_STEP_ID:-unset}\n");
+                              "echo batch-step-id=${SLURM_STEP_ID:-unset}\n"
+                              "srun -K -n2 sh -c 'if [ $SLURM_PROCID = 1 ]; then exit 3; fi; exec sleep 300'\n"
+                              "echo rc=$?\n");
   INFO(out);
   CHECK(out.find("0: rank 0 step 0 local 0 tpn 2 node e1\n1: rank 1 step 0 local 1 tpn 2 node e1\nrc=0\n") !=
         std::string::npos);
@@ -49,6 +51,12 @@ TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels
   CHECK(out.find("rc=137\n") != std::string::npos);
   CHECK(out.find("\"quoted\" -n --label\n") != std::string::npos);  // argv verbatim, options after the command are its own
   CHECK(out.find("batch-step-id=unset\n") != std::string::npos);    // Open MPI needs it absent in the batch script
+  // -K, as Slurm 22.05: the first failure terminates the others (SIGTERM), which srun reports.
+  CHECK(out.find("srun: error: e1: task 1: Exited with exit code 3\nsrun: launch/slurm: _step_signal: Terminating StepId=") !=
+        std::string::npos);
+  CHECK(out.find(" ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(out.find("srun: error: e1: task 0: Terminated\nsrun: Force Terminated StepId=") != std::string::npos);
+  CHECK(out.rfind("rc=143\n") == out.size() - 7);
 }
 
 TEST_CASE("e2e: a second step waits for the first's CPUs; --overlap shares them; srun outside a job says why not") {

@@ -65,8 +65,8 @@ class EventMaker {
         JobStarted e{jid, t, {{nodes[pick(3)], 1 + static_cast<int32_t>(pick(4)), 100, 1, {}}}, ""};
         return e;
       }
-      case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0, ""};
-      case 4: return JobRequeued{jid, t, pick(2) ? "None" : "Preempted"};
+      case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
+      case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
       case 6: return NodeDrainChanged{nodes[pick(3)], t, pick(2) == 0, "maintenance"};
       case 7: return JobCancelRequested{jid, t, pick(2) ? "c-" + std::to_string(pick(100)) : ""};

@@ -12,7 +12,7 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "BeginTime", "JobArrayTaskLimit", "PartitionConfig", "PartitionDown", "PartitionInactive",
     "PartitionTimeLimit", "PartitionNodeLimit", "ReqNodeNotAvail", "BadConstraints",
     "Preempted",
-    "NonZeroExitCode", "RaisedSignal", "OutOfMemory", "NodeDown", "JobLaunchFailure",
+    "NonZeroExitCode", "RaisedSignal", "OutOfMemory", "TimeLimit", "NodeDown", "JobLaunchFailure",
     "PrologFailure", "NodeFenced", "JobLost",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};

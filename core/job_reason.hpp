@@ -17,7 +17,7 @@ enum class JobReason : uint8_t {
   kPartitionTimeLimit, kPartitionNodeLimit, kReqNodeNotAvail, kBadConstraints,
   kPreempted,                 // requeued by a preemption, or ended PREEMPTED
   // Ends: what the agent or the controller saw.
-  kNonZeroExitCode, kRaisedSignal, kOutOfMemory, kNodeDown, kJobLaunchFailure,
+  kNonZeroExitCode, kRaisedSignal, kOutOfMemory, kTimeLimit, kNodeDown, kJobLaunchFailure,
   kPrologFailure,             // hq's own: the node's prolog failed (Slurm has no name for it)
   kNodeFenced,                // hq's own: its agent lost the controller and killed it (fence_timeout)
   kJobLost,                   // only in journals of early versions (a job its agent no longer had)

@@ -520,7 +520,9 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   } else if (oom) {
     end.reason = JobReason::kOutOfMemory;
     log::info("job " + std::to_string(id) + ": " + std::to_string(used.oom_kills) + " OOM kill(s) in its cgroup");
-  } else if (!ok && !rj.timed_out && !rj.cancelled) {
+  } else if (rj.timed_out) {
+    end.reason = JobReason::kTimeLimit;  // as Slurm: TIMEOUT, reason TimeLimit
+  } else if (!ok && !rj.cancelled) {
     end.reason = WIFSIGNALED(status) ? JobReason::kRaisedSignal : JobReason::kNonZeroExitCode;
   }
   pb::JobEnded e = net::to_pb(end);

@@ -39,7 +39,7 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
   CHECK(all ==
         "None Priority Resources Dependency DependencyNeverSatisfied JobHeldUser JobHeldAdmin BeginTime "
         "JobArrayTaskLimit PartitionConfig PartitionDown PartitionInactive PartitionTimeLimit PartitionNodeLimit "
-        "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory NodeDown "
+        "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory TimeLimit NodeDown "
         "JobLaunchFailure PrologFailure NodeFenced JobLost ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);

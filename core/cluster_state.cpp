@@ -67,7 +67,7 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   job.state = JobState::kRunning;
   job.start_time = e.time;
   job.alloc = e.alloc;
-  job.reason = "None";
+  job.reason = JobReason::kNone;
   if (!e.partition.empty()) job.partition = e.partition;
   job.expected_start = 0;
   job.sched_nodes.clear();
@@ -90,7 +90,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   job.peak_mem_bytes = e.peak_mem_bytes;
   job.cpu_time_usec = e.cpu_time_usec;
   job.exit_signal = e.exit_signal;
-  job.reason = e.reason.empty() ? "None" : e.reason;
+  job.reason = e.reason;
   s.finished.insert({job.end_time, job.id});
   return true;
 }
@@ -115,7 +115,7 @@ bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
     job.cancel_requested = true;
     return true;
   }
-  return apply_ended(s, JobEnded{e.id, e.time, JobState::kCancelled, 0, 0, "None"});
+  return apply_ended(s, JobEnded{e.id, e.time, JobState::kCancelled, 0, 0, JobReason::kNone});
 }
 
 bool apply_requeued(ClusterState& s, const JobRequeued& e) {
@@ -126,7 +126,7 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.alloc.clear();
   job.state = JobState::kPending;
   job.start_time = 0;
-  job.reason = e.reason.empty() ? "None" : e.reason;
+  job.reason = e.reason;
   job.cancel_requested = false;
   job.preempting = false;
   job.stop_intent = StopIntent::kNone;
@@ -144,9 +144,9 @@ bool apply_hold(ClusterState& s, const JobHoldChanged& e) {
   job.hold = e.hold;
   if (e.hold == HoldKind::kNone) {
     job.eligible_time = e.time;
-    job.reason = "None";
+    job.reason = JobReason::kNone;
   } else {
-    job.reason = e.hold == HoldKind::kAdmin ? "JobHeldAdmin" : "JobHeldUser";
+    job.reason = e.hold == HoldKind::kAdmin ? JobReason::kJobHeldAdmin : JobReason::kJobHeldUser;
   }
   return true;
 }

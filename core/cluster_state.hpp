@@ -29,11 +29,11 @@ struct JobEnded {
   Time time = 0;
   JobState state = JobState::kCompleted;
   int32_t exit_code = 0, exit_signal = 0;
-  std::string reason;
+  JobReason reason = JobReason::kNone;
   int64_t peak_mem_bytes = -1, cpu_time_usec = -1;  // -1: not measured
 };
 // A started job goes back to the queue with the same id (it never ran, or must rerun).
-struct JobRequeued { JobId id; Time time = 0; std::string reason; };
+struct JobRequeued { JobId id; Time time = 0; JobReason reason = JobReason::kNone; };
 // Hold (user or admin) or release; a release restarts priority age accrual.
 struct JobHoldChanged { JobId id; Time time = 0; HoldKind hold = HoldKind::kNone; };
 // A dependency resolved: kNone (satisfied; age starts accruing) or kNever.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/job_reason.hpp"
 #include "core/shared.hpp"
 #include "core/status.hpp"
 #include "core/time.hpp"
@@ -95,14 +96,11 @@ std::string alloc_hostlist(const std::vector<NodeAlloc>& alloc);
 enum class StopIntent : uint8_t { kNone, kRequeue, kRequeueHold, kPreemptRequeue, kPreemptCancel };
 bool is_preemption(StopIntent intent);
 
-// The reason of a job end whose agent killed it after losing the controller (fence_timeout).
-inline constexpr const char* kReasonNodeFenced = "NodeFenced";
-
 struct Job {
   JobId id;
   JobSpec spec;
   JobState state = JobState::kPending;
-  std::string reason = "None";         // Slurm pending reason, or why it ended
+  JobReason reason = JobReason::kNone; // Slurm pending reason, or why it ended
   int64_t priority = 0;                // derived by the scheduler each pass (not journaled)
   std::vector<std::string> partitions; // resolved candidates, in the order given
   std::string partition;               // where it runs (or ran); the first candidate while pending

@@ -36,7 +36,7 @@ struct Candidate {
   int32_t tier;
   int32_t part = -1;             // simple jobs: their one usable partition
   uint32_t uid = 0;
-  const char* early = nullptr;   // simple jobs: a reason known without resources
+  JobReason early = JobReason::kNone;  // simple jobs: a reason known without resources
   bool simple = false;           // one partition, no dependency, no array throttle
 };
 
@@ -47,14 +47,15 @@ bool runs_before(const Candidate& a, const Candidate& b) {
   return a.id < b.id;
 }
 
-// Why a partition cannot take the job by its state and limits, or nullptr.
-const char* partition_refusal(const Job& job, const PartitionConfig& p) {
-  if (p.state == PartitionState::kDown) return "PartitionDown";
-  if (p.state == PartitionState::kInactive) return "PartitionInactive";
+// Why a partition cannot take the job by its state and limits, or kNone.
+JobReason partition_refusal(const Job& job, const PartitionConfig& p) {
+  if (p.state == PartitionState::kDown) return JobReason::kPartitionDown;
+  if (p.state == PartitionState::kInactive) return JobReason::kPartitionInactive;
   if (p.max_time != kUnlimited && (job.time_limit == kUnlimited || job.time_limit > p.max_time))
-    return "PartitionTimeLimit";
-  if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes) return "PartitionNodeLimit";
-  return nullptr;
+    return JobReason::kPartitionTimeLimit;
+  if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
+    return JobReason::kPartitionNodeLimit;
+  return JobReason::kNone;
 }
 
 // Per-job node filter from -w/-x; empty `ok` means every node may be used.
@@ -132,10 +133,10 @@ class Pass {
       c.simple = job.partitions.size() <= 1 && job.dep_state == DepState::kNone &&
                  !(job.array_job_id && job.array_throttle > 0);
       if (c.simple) {  // gate() and usable_partitions() for such a job, decided here
-        if (job.hold == HoldKind::kUser) c.early = "JobHeldUser";
-        else if (job.hold == HoldKind::kAdmin) c.early = "JobHeldAdmin";
-        else if (job.spec.begin_time > snap_.now) c.early = "BeginTime";
-        else if (part < 0) c.early = "PartitionConfig";
+        if (job.hold == HoldKind::kUser) c.early = JobReason::kJobHeldUser;
+        else if (job.hold == HoldKind::kAdmin) c.early = JobReason::kJobHeldAdmin;
+        else if (job.spec.begin_time > snap_.now) c.early = JobReason::kBeginTime;
+        else if (part < 0) c.early = JobReason::kPartitionConfig;
         else c.early = partition_refusal(job, *snap_.parts[part]);
         c.part = part;
       }
@@ -218,53 +219,55 @@ class Pass {
     return true;
   }
 
-  // Reasons that need no resources: holds, dependencies, begin time, array throttle.
-  std::string_view gate(const Job& job) {
-    if (job.hold == HoldKind::kUser) return "JobHeldUser";
-    if (job.hold == HoldKind::kAdmin) return "JobHeldAdmin";
+  // Reasons that need no resources: holds, dependencies, begin time, array throttle
+  // (kNone: none of them holds the job).
+  JobReason gate(const Job& job) {
+    if (job.hold == HoldKind::kUser) return JobReason::kJobHeldUser;
+    if (job.hold == HoldKind::kAdmin) return JobReason::kJobHeldAdmin;
     if (job.dep_state == DepState::kNever) {
       if (job.spec.kill_on_invalid_dep) plan_.invalid_dependency_kills.push_back(job.id);
-      return "DependencyNeverSatisfied";
+      return JobReason::kDependencyNeverSatisfied;
     }
     if (job.dep_state == DepState::kWaiting) {
-      if (std::string_view r = check_dependency(job); !r.empty()) return r;
+      if (JobReason r = check_dependency(job); r != JobReason::kNone) return r;
     }
-    if (job.spec.begin_time > snap_.now) return "BeginTime";
+    if (job.spec.begin_time > snap_.now) return JobReason::kBeginTime;
     if (job.array_job_id && job.array_throttle > 0 && array_running_[job.array_job_id] >= job.array_throttle)
-      return "JobArrayTaskLimit";
-    return "";
+      return JobReason::kJobArrayTaskLimit;
+    return JobReason::kNone;
   }
 
-  std::string_view check_dependency(const Job& job) {
+  JobReason check_dependency(const Job& job) {
     auto dep = parse_dependency(job.spec.dependency);
-    if (!dep) return "DependencyNeverSatisfied";
+    if (!dep) return JobReason::kDependencyNeverSatisfied;
     DepResult r = evaluate_dependency(*dep, job, s_, snap_.now);
     bool singleton = std::any_of(dep->terms.begin(), dep->terms.end(),
                                  [](const DepTerm& t) { return t.type == DepType::kSingleton; });
     if (singleton && r == DepResult::kSatisfied && singletons_started_.count({job.spec.uid, job.spec.name}))
       r = DepResult::kWaiting;
-    if (r == DepResult::kWaiting) return "Dependency";
+    if (r == DepResult::kWaiting) return JobReason::kDependency;
     if (r == DepResult::kNever) {
       plan_.dependency_changes.emplace_back(job.id, DepState::kNever);
       if (job.spec.kill_on_invalid_dep) plan_.invalid_dependency_kills.push_back(job.id);
-      return "DependencyNeverSatisfied";
+      return JobReason::kDependencyNeverSatisfied;
     }
     // Singleton stays checked at every pass: another job of the name may start first.
     if (!singleton) plan_.dependency_changes.emplace_back(job.id, DepState::kNone);
-    return "";
+    return JobReason::kNone;
   }
 
   // The job's partitions that can take it (by state and limits), or the reason none can.
-  std::string_view usable_partitions(const Job& job, std::vector<int32_t>& parts) {
-    const char* why = nullptr;
+  JobReason usable_partitions(const Job& job, std::vector<int32_t>& parts) {
+    JobReason why = JobReason::kNone;
     for_each_partition(job, [&](const std::string& name) {
       auto it = snap_.part_index.find(name);
-      if (it == snap_.part_index.end()) { if (!why) why = "PartitionConfig"; return; }
-      const char* r = partition_refusal(job, *snap_.parts[it->second]);
-      if (!r) parts.push_back(it->second);
-      else if (!why) why = r;
+      if (it == snap_.part_index.end()) { if (why == JobReason::kNone) why = JobReason::kPartitionConfig; return; }
+      JobReason r = partition_refusal(job, *snap_.parts[it->second]);
+      if (r == JobReason::kNone) parts.push_back(it->second);
+      else if (why == JobReason::kNone) why = r;
     });
-    return parts.empty() ? (why ? why : "PartitionConfig") : "";
+    if (!parts.empty()) return JobReason::kNone;
+    return why == JobReason::kNone ? JobReason::kPartitionConfig : why;
   }
 
   // The pools of a job: each usable partition times each constraint alternative.
@@ -293,28 +296,29 @@ class Pass {
     }
   }
 
-  std::string_view filter_for(const Job& job, NodeFilter& f) {
-    if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return "";
+  // Fills the -w/-x filter, or the reason the job cannot use it (kNone: it can).
+  JobReason filter_for(const Job& job, NodeFilter& f) {
+    if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return JobReason::kNone;
     f.ok.assign(snap_.map.node_count(), 1);
     if (!job.spec.nodelist.empty()) {
       auto names = expand_hostlist(job.spec.nodelist);
-      if (!names) return "BadConstraints";
+      if (!names) return JobReason::kBadConstraints;
       if (only_listed_nodes(job.spec, names->size())) std::fill(f.ok.begin(), f.ok.end(), 0);
       for (const auto& n : *names) {
         int32_t idx = snap_.node_index.find(n);
-        if (idx < 0) return "ReqNodeNotAvail";
+        if (idx < 0) return JobReason::kReqNodeNotAvail;
         f.ok[idx] = 1;
         f.required.push_back(idx);
       }
     }
     if (!job.spec.exclude.empty()) {
       auto names = expand_hostlist(job.spec.exclude);
-      if (!names) return "BadConstraints";
+      if (!names) return JobReason::kBadConstraints;
       for (const auto& n : *names) {
         if (int32_t idx = snap_.node_index.find(n); idx >= 0) f.ok[idx] = 0;
       }
     }
-    return "";
+    return JobReason::kNone;
   }
 
   int32_t usable_in_class(int32_t cls, const Pool& pool, const NodeFilter& f) const {
@@ -595,34 +599,34 @@ class Pass {
 
   void consider(const Candidate& c) {
     ++plan_.stats.considered;
-    PendingInfo info{JobId{c.id}, "", c.priority, 0, -1};
+    PendingInfo info{JobId{c.id}, c.priority};
     std::vector<int32_t>& parts = parts_;
     parts.clear();
     if (c.simple) {  // decided from the candidate: most jobs never read their Job here
-      if (c.early) {
+      if (c.early != JobReason::kNone) {
         info.reason = c.early;
         return plan_.pending.push_back(std::move(info));
       }
       parts.push_back(c.part);
     } else {
       info.reason = gate(*c.job);
-      if (info.reason.empty()) info.reason = usable_partitions(*c.job, parts);
-      if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
+      if (info.reason == JobReason::kNone) info.reason = usable_partitions(*c.job, parts);
+      if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     }
     // Past the test caps a job behind a blocked one is not looked at further (Slurm too).
     bool behind = std::any_of(parts.begin(), parts.end(), [&](int32_t p) { return blocked_[p] != 0; });
     if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(c.uid, parts.front()))) {
-      info.reason = "Priority";
+      info.reason = JobReason::kPriority;
       return plan_.pending.push_back(std::move(info));
     }
     const Job& job = *c.job;
     std::vector<Pool> pools;
     NodeFilter filter;
     auto constraint = parse_constraint(job.spec.constraint);
-    if (!constraint) info.reason = "BadConstraints";
+    if (!constraint) info.reason = JobReason::kBadConstraints;
     else pools_for(job, parts, *constraint, pools);
-    if (info.reason.empty()) info.reason = filter_for(job, filter);
-    if (!info.reason.empty()) return plan_.pending.push_back(std::move(info));
+    if (info.reason == JobReason::kNone) info.reason = filter_for(job, filter);
+    if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
     bool reserve = may_reserve(job, c.priority, parts);
     Placement p;
@@ -640,7 +644,7 @@ class Pass {
       return;
     }
     if (found && reserve && p.slot > 0) reserve_at(job, p, info);
-    info.reason = behind && !preempting ? "Priority" : "Resources";
+    info.reason = behind && !preempting ? JobReason::kPriority : JobReason::kResources;
     for (const Pool& pool : pools) blocked_[pool.part] = 1;
     plan_.pending.push_back(std::move(info));
   }

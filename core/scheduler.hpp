@@ -7,7 +7,6 @@
 // Nothing here has side effects; thread-safe (const).
 #pragma once
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,14 +21,15 @@ struct StartDecision {
   std::vector<NodeAlloc> alloc;
 };
 
-// One per pending job: kept small, there are as many as there are pending jobs.
+// One per pending job: kept small (32 bytes), there are as many as there are pending jobs.
 struct PendingInfo {
   JobId job;
-  std::string_view reason;   // Slurm's reason name (a static string)
   int64_t priority = 0;
   Time expected_start = 0;   // 0: not known (no reservation within the window)
   int32_t reservation = -1;  // its reservation in Plan::reservations, if any
+  JobReason reason = JobReason::kNone;  // why it waits (Slurm's reason)
 };
+static_assert(sizeof(PendingInfo) <= 32, "PendingInfo grew: there is one per pending job");
 
 struct Reservation {
   JobId job;

@@ -142,7 +142,7 @@ class Simulator {
     ++result_.jobs;
     if (opts_.record_starts)
       result_.starts.push_back({swf_id_[id], job.submit_time, job.start_time, t, static_cast<int32_t>(job.alloc.size())});
-    apply(state_, JobEnded{id, t, JobState::kCompleted, 0, 0, ""});
+    apply(state_, JobEnded{id, t, JobState::kCompleted, 0, 0, JobReason::kNone});
     forget_finished(state_, id);  // finished jobs are no longer needed; keeps passes cheap
     run_time_.erase(id);
     swf_id_.erase(id);

@@ -39,6 +39,15 @@ Result<JobState> state_from(const std::string& name) {
   return s;
 }
 
+// A job reason as written by hq (any version): one of JobReason's names, or empty for none
+// (an agent's end without a failure). Other text is refused, not shown as a reason.
+Result<JobReason> reason_from(const std::string& name) {
+  if (name.empty()) return JobReason::kNone;
+  auto r = parse_job_reason(name);
+  if (!r) return invalid("unknown job reason '" + name + "'");
+  return *r;
+}
+
 }  // namespace
 
 pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
@@ -155,7 +164,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_job_id(j.id.value);
   *p.mutable_spec() = to_pb(j.spec, with_script);
   p.set_state(std::string(job_state_name(j.state)));
-  p.set_reason(j.reason);
+  p.set_reason(std::string(to_string(j.reason)));
   p.set_priority(j.priority);
   p.set_partition(j.partition);
   p.set_time_limit(j.time_limit);
@@ -194,7 +203,9 @@ Result<Job> from_pb(const pb::Job& p) {
   auto st = state_from(p.state());
   if (!st) return st.status();
   j.state = *st;
-  j.reason = p.reason();
+  auto reason = reason_from(p.reason());
+  if (!reason) return reason.status();
+  j.reason = *reason;
   j.priority = p.priority();
   j.partition = p.partition();
   j.time_limit = p.time_limit();
@@ -258,7 +269,7 @@ pb::JobEnded to_pb(const JobEnded& e) {
   p.set_state(std::string(job_state_name(e.state)));
   p.set_exit_code(e.exit_code);
   p.set_exit_signal(e.exit_signal);
-  p.set_reason(e.reason);
+  p.set_reason(std::string(to_string(e.reason)));
   p.set_end_time(e.time);
   if (e.peak_mem_bytes >= 0) p.set_peak_mem_bytes(e.peak_mem_bytes);
   if (e.cpu_time_usec >= 0) p.set_cpu_time_usec(e.cpu_time_usec);
@@ -269,7 +280,9 @@ Result<JobEnded> from_pb(const pb::JobEnded& p) {
   auto st = state_from(p.state());
   if (!st) return st.status();
   if (!is_terminal(*st)) return invalid("JobEnded with non-final state " + p.state());
-  JobEnded e{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), p.reason()};
+  auto reason = reason_from(p.reason());
+  if (!reason) return reason.status();
+  JobEnded e{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), *reason};
   e.peak_mem_bytes = p.has_peak_mem_bytes() ? std::max<int64_t>(-1, p.peak_mem_bytes()) : -1;
   e.cpu_time_usec = p.has_cpu_time_usec() ? std::max<int64_t>(-1, p.cpu_time_usec()) : -1;
   return e;
@@ -308,7 +321,7 @@ std::string encode_event(const Event& e) {
         } else if constexpr (std::is_same_v<T, JobEnded>) {
           *p.mutable_ended() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobRequeued>) {
-          stamped(p.mutable_requeued(), ev)->set_reason(ev.reason);
+          stamped(p.mutable_requeued(), ev)->set_reason(std::string(to_string(ev.reason)));
         } else if constexpr (std::is_same_v<T, JobHoldChanged>) {
           stamped(p.mutable_hold(), ev)->set_hold(static_cast<int32_t>(ev.hold));
         } else if constexpr (std::is_same_v<T, JobDependencyChanged>) {
@@ -353,8 +366,11 @@ Result<Event> decode_event(const std::string& bytes) {
     if (!e) return e.status();
     return Event{std::move(e).value()};
   }
-  if (p.has_requeued())
-    return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), p.requeued().reason()}};
+  if (p.has_requeued()) {
+    auto reason = reason_from(p.requeued().reason());
+    if (!reason) return reason.status();
+    return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), *reason}};
+  }
   if (p.has_hold()) {
     if (p.hold().hold() < 0 || p.hold().hold() > 2) return invalid("bad hold kind in journal event");
     return Event{JobHoldChanged{JobId{p.hold().job_id()}, p.hold().time(), static_cast<HoldKind>(p.hold().hold())}};

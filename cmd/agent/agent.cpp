@@ -380,13 +380,8 @@ void Agent::arm_limits(uint64_t id) {
 void Agent::fail_launch(const Job& job, const std::string& why) {
   uint64_t id = job.id.value;
   log::warn("job " + std::to_string(id) + ": " + why);
-  pb::JobEnded e;
-  e.set_job_id(id);
+  pb::JobEnded e = net::to_pb(JobEnded{job.id, net::wall_now(), JobState::kFailed, 1, 0, JobReason::kJobLaunchFailure});
   e.set_restart_count(job.restart_count);
-  e.set_state("FAILED");
-  e.set_exit_code(1);
-  e.set_reason("JobLaunchFailure");
-  e.set_end_time(net::wall_now());
   report(e);
   clear_run(opts_.spool_dir, id);
 }
@@ -456,12 +451,17 @@ void Agent::arm_signal(uint64_t id) {
   });
 }
 
+// A kill whose reason this agent does not know (a newer controller's) still kills: as a cancel.
 void Agent::on_kill(const pb::KillJob& k) {
   auto it = running_.find(k.job_id());
   if (it == running_.end()) return;
-  if (k.reason() == "timeout") it->second.timed_out = true;
+  auto reason = parse_kill_reason(k.reason());
+  if (!reason)
+    log::warn("job " + std::to_string(k.job_id()) + ": kill with unknown reason '" + k.reason() + "'; killed as a cancel");
+  KillReason why = reason.value_or(KillReason::kCancel);
+  if (why == KillReason::kTimeout) it->second.timed_out = true;
   else it->second.cancelled = true;
-  terminate(it->second, k.reason() == "unknown" ? 0 : k.grace() > 0 ? k.grace() : kill_wait_);
+  terminate(it->second, why == KillReason::kUnknown ? 0 : k.grace() > 0 ? k.grace() : kill_wait_);
 }
 
 // SIGTERM to the whole process group, then SIGKILL after the grace period.
@@ -517,29 +517,35 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   }
   CgroupUsage used = rj.cgroup.usage();
   rj.cgroup.remove();
-  pb::JobEnded e;
-  e.set_job_id(id);
-  e.set_restart_count(rj.job.restart_count);
-  e.set_end_time(net::wall_now());
-  if (used.peak_mem_bytes >= 0) e.set_peak_mem_bytes(used.peak_mem_bytes);
-  else if (ru) e.set_peak_mem_bytes(int64_t{ru->ru_maxrss} * 1024);
-  if (used.cpu_time_usec >= 0) e.set_cpu_time_usec(used.cpu_time_usec);
+  JobEnded end{JobId{id}, net::wall_now()};
+  if (used.peak_mem_bytes >= 0) end.peak_mem_bytes = used.peak_mem_bytes;
+  else if (ru) end.peak_mem_bytes = int64_t{ru->ru_maxrss} * 1024;
+  if (used.cpu_time_usec >= 0) end.cpu_time_usec = used.cpu_time_usec;
   else if (ru)
-    e.set_cpu_time_usec((int64_t{ru->ru_utime.tv_sec} + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec +
-                        ru->ru_stime.tv_usec);
-  if (WIFEXITED(status)) e.set_exit_code(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) e.set_exit_signal(WTERMSIG(status));
+    end.cpu_time_usec = (int64_t{ru->ru_utime.tv_sec} + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec +
+                        ru->ru_stime.tv_usec;
+  if (WIFEXITED(status)) end.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) end.exit_signal = WTERMSIG(status);
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   bool oom = used.oom_kills > 0 && !rj.timed_out && !rj.cancelled;
-  e.set_state(rj.fenced ? "NODE_FAIL" : rj.timed_out ? "TIMEOUT" : rj.cancelled ? "CANCELLED" : oom ? "OUT_OF_MEMORY" : ok ? "COMPLETED" : "FAILED");
+  end.state = rj.fenced      ? JobState::kNodeFail
+              : rj.timed_out ? JobState::kTimeout
+              : rj.cancelled ? JobState::kCancelled
+              : oom          ? JobState::kOutOfMemory
+              : ok           ? JobState::kCompleted
+                             : JobState::kFailed;
   if (rj.fenced) {
-    e.set_reason(kReasonNodeFenced);
+    end.reason = JobReason::kNodeFenced;
   } else if (oom) {
-    e.set_reason("OutOfMemory");
+    end.reason = JobReason::kOutOfMemory;
     log::info("job " + std::to_string(id) + ": " + std::to_string(used.oom_kills) + " OOM kill(s) in its cgroup");
-  } else if (!ok && !rj.timed_out && !rj.cancelled) {
-    e.set_reason(WIFSIGNALED(status) ? "RaisedSignal" : "NonZeroExitCode");
+  } else if (rj.timed_out) {
+    end.reason = JobReason::kTimeLimit;  // as Slurm: TIMEOUT, reason TimeLimit
+  } else if (!ok && !rj.cancelled) {
+    end.reason = WIFSIGNALED(status) ? JobReason::kRaisedSignal : JobReason::kNonZeroExitCode;
   }
+  pb::JobEnded e = net::to_pb(end);
+  e.set_restart_count(rj.job.restart_count);
   Job ended_job = std::move(rj.job);
   running_.erase(it);
   report(e);  // kept in the spool first: a restart now still reports it

@@ -11,6 +11,7 @@
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "net/clock.hpp"
+#include "net/convert.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -67,18 +68,17 @@ void Agent::prolog_done(uint64_t id, const pb::LaunchJob& l, const HelperOutcome
   RunningJob waiting = std::move(it->second);
   running_.erase(it);
   if (waiting.cancelled || !outcome.ok) {
-    pb::JobEnded e;
-    e.set_job_id(id);
-    e.set_restart_count(waiting.job.restart_count);
-    e.set_end_time(net::wall_now());
-    e.set_state(waiting.cancelled ? "CANCELLED" : "FAILED");
-    if (!outcome.ok && !waiting.cancelled) {
+    JobEnded end{JobId{id}, net::wall_now(), waiting.cancelled ? JobState::kCancelled : JobState::kFailed};
+    bool failed = !outcome.ok && !waiting.cancelled;
+    if (failed) {
       log::warn("job " + std::to_string(id) + ": prolog failed (" + outcome.message + ")");
-      e.set_reason("PrologFailure");
-      e.set_exit_code(1);
-      e.set_prolog_failed(true);
+      end.reason = JobReason::kPrologFailure;
+      end.exit_code = 1;
       send_health(false, "prolog", outcome.message);
     }
+    pb::JobEnded e = net::to_pb(end);
+    e.set_restart_count(waiting.job.restart_count);
+    e.set_prolog_failed(failed);
     report(e);
     return clear_run(opts_.spool_dir, id);
   }

@@ -168,7 +168,7 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
     }
     pb::Envelope env;
     env.mutable_kill()->set_job_id(raw);
-    env.mutable_kill()->set_reason("unknown");
+    env.mutable_kill()->set_reason(std::string(to_string(KillReason::kUnknown)));
     conn->send(env);
   }
   std::vector<JobId> lost;
@@ -180,7 +180,7 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
     // Not running and no end buffered: it never launched (e.g. the controller died between
     // journaling the start and sending it) or its agent restarted. Run it again.
     log::warn("job " + std::to_string(id.value) + " is not on node " + name + "; requeued");
-    record(JobRequeued{id, now(), "None"});
+    record(JobRequeued{id, now(), JobReason::kNone});
   }
 }
 
@@ -204,7 +204,7 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
     if (conn == agents_.end()) break;
     pb::Envelope env;
     env.mutable_kill()->set_job_id(raw);
-    env.mutable_kill()->set_reason("unknown");
+    env.mutable_kill()->set_reason(std::string(to_string(KillReason::kUnknown)));
     conn->second->send(env);
   }
 }
@@ -235,25 +235,26 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     ended->state = JobState::kCancelled;
   if (job && msg.prolog_failed() && job->spec.requeue != 0 && !job->cancel_requested) {  // it never ran: again
     log::info("job " + std::to_string(raw) + " requeued: the prolog failed on " + name);
-    record(JobRequeued{ended->id, ended->time, "None"}, ack);
+    record(JobRequeued{ended->id, ended->time, JobReason::kNone}, ack);
     return request_schedule();
   }
-  if (job && ended->reason == kReasonNodeFenced && job->spec.requeue != 0 && !job->cancel_requested &&
+  if (job && ended->reason == JobReason::kNodeFenced && job->spec.requeue != 0 && !job->cancel_requested &&
       job->stop_intent == StopIntent::kNone) {  // its agent lost the controller and killed it
     log::info("job " + std::to_string(raw) + " requeued: its agent on " + name + " fenced it");
-    record(JobRequeued{ended->id, ended->time, "None"}, ack);
+    record(JobRequeued{ended->id, ended->time, JobReason::kNone}, ack);
     return request_schedule();
   }
   StopIntent intent = job ? job->stop_intent : StopIntent::kNone;
   if (intent == StopIntent::kRequeue || intent == StopIntent::kPreemptRequeue) {
-    record(JobRequeued{ended->id, ended->time, intent == StopIntent::kPreemptRequeue ? "Preempted" : "None"}, ack);
+    JobReason why = intent == StopIntent::kPreemptRequeue ? JobReason::kPreempted : JobReason::kNone;
+    record(JobRequeued{ended->id, ended->time, why}, ack);
   } else if (intent == StopIntent::kRequeueHold) {
-    record(JobRequeued{ended->id, ended->time, "None"});
+    record(JobRequeued{ended->id, ended->time, JobReason::kNone});
     record(JobHoldChanged{ended->id, ended->time, HoldKind::kUser}, ack);
   } else {
     if (intent == StopIntent::kPreemptCancel) {
       ended->state = JobState::kPreempted;
-      ended->reason = "Preempted";
+      ended->reason = JobReason::kPreempted;
     }
     record(*ended, ack);
   }
@@ -270,7 +271,7 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
 
 // Jobs whose batch node failed: requeued with the same id when they may be (--requeue, the
 // default for batch jobs), else ended with `state`.
-void Controller::end_jobs_on_node(const std::string& name, JobState state, const std::string& reason) {
+void Controller::end_jobs_on_node(const std::string& name, JobState state, JobReason reason) {
   std::vector<JobId> ids;  // the node's own index, not a walk over every job
   for (JobId id : state_.nodes.at(name).jobs) {
     const Job* job = find_job(state_, id);
@@ -280,10 +281,10 @@ void Controller::end_jobs_on_node(const std::string& name, JobState state, const
   for (JobId id : ids) {
     const Job& job = state_.jobs.at(id);
     if (job.cancel_requested) {  // it was being cancelled: that is how it ends
-      record(JobEnded{id, now(), JobState::kCancelled, 0, 0, "None"});
+      record(JobEnded{id, now(), JobState::kCancelled, 0, 0, JobReason::kNone});
     } else if (job.spec.requeue != 0) {
       log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");
-      record(JobRequeued{id, now(), "None"});
+      record(JobRequeued{id, now(), JobReason::kNone});
     } else {
       record(JobEnded{id, now(), state, 0, 0, reason});
     }
@@ -300,7 +301,7 @@ void Controller::check_nodes() {
     state_.nodes.at(name).responding = false;
     log::warn("node " + name + " is DOWN: not responding for " + std::to_string(config_.node_timeout) + " s");
     record(NodeDownChanged{name, t, true, kNotResponding});  // a drain stays as it was
-    end_jobs_on_node(name, JobState::kNodeFail, "NodeDown");
+    end_jobs_on_node(name, JobState::kNodeFail, JobReason::kNodeDown);
   }
 }
 
@@ -309,7 +310,7 @@ void Controller::check_time_limits() {
   for (const auto& [id, job] : state_.jobs) {
     if (job.state != JobState::kRunning || job.time_limit <= 0) continue;
     // The agent enforces limits itself; this is the backstop if its kill went missing.
-    if (t > job.start_time + job.time_limit + config_.kill_wait + 30) send_kill(job, "timeout");
+    if (t > job.start_time + job.time_limit + config_.kill_wait + 30) send_kill(job, KillReason::kTimeout);
   }
 }
 

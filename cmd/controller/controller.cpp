@@ -167,7 +167,7 @@ void Controller::apply_plan(Plan plan) {
   }
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
   for (JobId id : plan.invalid_dependency_kills)
-    record(JobEnded{id, now(), JobState::kCancelled, 0, 0, "DependencyNeverSatisfied"});
+    record(JobEnded{id, now(), JobState::kCancelled, 0, 0, JobReason::kDependencyNeverSatisfied});
   for (const auto& p : plan.preemptions) preempt(p);
   for (auto& start : plan.starts) {
     JobId id = start.job;
@@ -185,7 +185,8 @@ void Controller::preempt(const Preemption& p) {
   log::info("job " + display_id(*job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
             std::string(preempt_mode_name(mode)) + ", grace " + std::to_string(p.grace) + " s)");
   StopIntent intent = mode == PreemptMode::kRequeue ? StopIntent::kPreemptRequeue : StopIntent::kPreemptCancel;
-  record_then_kill(JobStopRequested{job->id, now(), intent}, job->id, "preempt", std::max<Duration>(1, p.grace));
+  record_then_kill(JobStopRequested{job->id, now(), intent}, job->id, KillReason::kPreempt,
+                   std::max<Duration>(1, p.grace));
 }
 
 void Controller::launch(JobId id) {
@@ -195,7 +196,7 @@ void Controller::launch(JobId id) {
   auto it = agents_.find(batch_node);
   if (it == agents_.end() || !it->second->is_open()) {
     log::warn("job " + std::to_string(id.value) + ": batch node " + batch_node + " is not connected; requeued");
-    record(JobRequeued{id, now(), "None"});
+    record(JobRequeued{id, now(), JobReason::kNone});
     request_schedule();
     return;
   }
@@ -209,27 +210,27 @@ void Controller::launch(JobId id) {
   it->second->send(env);
 }
 
-void Controller::send_kill(const Job& job, const std::string& reason, Duration grace) {
+void Controller::send_kill(const Job& job, KillReason reason, Duration grace) {
   if (job.alloc.empty()) return;
   auto it = agents_.find(job.alloc.front().node);
   if (it == agents_.end() || !it->second->is_open()) return;
   pb::Envelope env;
   env.mutable_kill()->set_job_id(job.id.value);
-  env.mutable_kill()->set_reason(reason);
+  env.mutable_kill()->set_reason(std::string(to_string(reason)));
   env.mutable_kill()->set_grace(grace);
   it->second->send(env);
 }
 
-void Controller::record_then_kill(Event event, JobId id, const std::string& reason, Duration grace) {
+void Controller::record_then_kill(Event event, JobId id, KillReason reason, Duration grace) {
   record(std::move(event), [this, id, reason, grace](const Status&) {
     if (const Job* j = find_job(state_, id); j && j->state == JobState::kRunning) send_kill(*j, reason, grace);
   });
 }
 
 void Controller::resend_stop(const Job& job) {
-  if (job.cancel_requested) send_kill(job, "cancel");
-  else if (is_preemption(job.stop_intent)) send_kill(job, "preempt", 1);
-  else if (job.stop_intent != StopIntent::kNone) send_kill(job, "requeue");
+  if (job.cancel_requested) send_kill(job, KillReason::kCancel);
+  else if (is_preemption(job.stop_intent)) send_kill(job, KillReason::kPreempt, 1);
+  else if (job.stop_intent != StopIntent::kNone) send_kill(job, KillReason::kRequeue);
 }
 
 void Controller::cancel(const pb::CancelRequest& req, const net::Identity& who,
@@ -268,7 +269,7 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
       out.add_errors("Kill job error on job id " + display_id(job) + ": Job/step already completing or completed");
     return;  // finished tasks of an array are skipped quietly
   }
-  if (!is_terminal(job.state)) record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, "cancel");
+  if (!is_terminal(job.state)) record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, KillReason::kCancel);
   out.add_cancelled(job.id.value);
 }
 

@@ -90,16 +90,16 @@ class Controller {
   void run_schedule(PassKind kind);
   void launch(JobId id);
   // KillJob to the job's batch node; `grace` seconds from SIGTERM to SIGKILL (0: the agent's kill_wait).
-  void send_kill(const Job& job, const std::string& reason, Duration grace = 0);
+  void send_kill(const Job& job, KillReason reason, Duration grace = 0);
   // Records `event` (a cancel or stop of job `id`), then kills the job once that is durable
   // if it still runs: the intent is on disk before its effect leaves the process.
-  void record_then_kill(Event event, JobId id, const std::string& reason, Duration grace = 0);
+  void record_then_kill(Event event, JobId id, KillReason reason, Duration grace = 0);
   // The kill a job being cancelled or stopped needs, again (its agent re-registered).
   void resend_stop(const Job& job);
   void check_nodes();
   void disconnect_deleted(const std::string& node);
   void check_time_limits();
-  void end_jobs_on_node(const std::string& node, JobState state, const std::string& reason);
+  void end_jobs_on_node(const std::string& node, JobState state, JobReason reason);
   // The events a registration makes (a node the config does not declare joins), or why
   // it is refused.
   Result<std::vector<Event>> registration(const pb::RegisterNode& reg) const;

@@ -82,7 +82,7 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   job.submit_time = now();
   job.eligible_time = std::max(job.submit_time, spec.begin_time);
   job.hold = spec.hold ? HoldKind::kUser : HoldKind::kNone;
-  job.reason = spec.hold ? "JobHeldUser" : "None";
+  job.reason = spec.hold ? JobReason::kJobHeldUser : JobReason::kNone;
   if (Status s = check_ever_runnable(state_, job); !s) return s;
   return job;
 }
@@ -243,7 +243,7 @@ std::string Controller::control_one(const std::string& action, Job& job, bool ad
   if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
   if (job.cancel_requested || job.stop_intent != StopIntent::kNone) return "Job is already being stopped";
   StopIntent intent = action == "requeuehold" ? StopIntent::kRequeueHold : StopIntent::kRequeue;
-  record_then_kill(JobStopRequested{id, now(), intent}, id, "requeue");
+  record_then_kill(JobStopRequested{id, now(), intent}, id, KillReason::kRequeue);
   return "";
 }
 
@@ -259,7 +259,7 @@ pb::ExplainReply Controller::explain(const pb::ExplainRequest& req, const net::I
     out.add_lines(head + (job->alloc.empty() ? "" : " on " + net::to_pb(*job).nodelist()));
     return out;
   }
-  out.add_lines(head + ", reason " + job->reason);
+  out.add_lines(head + ", reason " + std::string(to_string(job->reason)));
   PriorityFactors f = job_priority(state_, config_.scheduler, *job, now());
   const PriorityWeights& w = config_.scheduler.weights;
   char buf[256];

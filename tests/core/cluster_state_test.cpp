@@ -14,7 +14,7 @@ TEST_CASE("apply: submit, start, end hold and release resources") {
   CHECK(apply(s, JobStarted{JobId{7}, 100, {{"n1", 3, 10, 1}}}));
   CHECK(s.nodes.at("n1").alloc_cpus == 3);
   CHECK(node_state_name(s.nodes.at("n1")) == "MIXED");
-  CHECK(apply(s, JobEnded{JobId{7}, 160, JobState::kCompleted, 0, 0, ""}));
+  CHECK(apply(s, JobEnded{JobId{7}, 160, JobState::kCompleted, 0, 0}));
   CHECK(s.nodes.at("n1").alloc_cpus == 0);
   CHECK(node_state_name(s.nodes.at("n1")) == "IDLE");
   CHECK(find_job(s, JobId{7})->state == JobState::kCompleted);
@@ -25,8 +25,8 @@ TEST_CASE("apply: stale and duplicate events change nothing") {
   CHECK(apply(s, JobBuilder(1)));
   CHECK(!apply(s, JobBuilder(1)));                                     // duplicate submit
   CHECK(!apply(s, JobStarted{JobId{9}, 0, {}}));                       // unknown job
-  CHECK(apply(s, JobEnded{JobId{1}, 5, JobState::kCancelled, 0, 0, ""}));
-  CHECK(!apply(s, JobEnded{JobId{1}, 6, JobState::kCompleted, 0, 0, ""}));  // second end
+  CHECK(apply(s, JobEnded{JobId{1}, 5, JobState::kCancelled, 0, 0}));
+  CHECK(!apply(s, JobEnded{JobId{1}, 6, JobState::kCompleted, 0, 0}));  // second end
   CHECK(!apply(s, JobStarted{JobId{1}, 7, {{"n1", 1, 0, 1}}}));         // start after end
   CHECK(find_job(s, JobId{1})->state == JobState::kCancelled);
   CHECK(s.nodes.at("n1").alloc_cpus == 0);
@@ -36,7 +36,7 @@ TEST_CASE("purge drops only old finished jobs") {
   auto s = cluster("n1", 4);
   apply(s, JobBuilder(1));
   apply(s, JobBuilder(2));
-  apply(s, JobEnded{JobId{1}, 10, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{1}, 10, JobState::kCompleted, 0, 0});
   CHECK(purge_finished(s, 5) == 0);
   CHECK(purge_finished(s, 11) == 1);
   CHECK(s.jobs.size() == 1);
@@ -46,9 +46,9 @@ TEST_CASE("purge drops only old finished jobs") {
 TEST_CASE("apply: requeue returns a running job to the queue with the same id") {
   auto s = cluster("n1", 4);
   apply(s, JobBuilder(1).cpus(2));
-  CHECK(!apply(s, JobRequeued{JobId{1}, 5, ""}));  // only running jobs requeue
+  CHECK(!apply(s, JobRequeued{JobId{1}, 5}));  // only running jobs requeue
   apply(s, JobStarted{JobId{1}, 10, {{"n1", 2, 0, 1}}});
-  CHECK(apply(s, JobRequeued{JobId{1}, 11, ""}));
+  CHECK(apply(s, JobRequeued{JobId{1}, 11}));
   const Job* j = find_job(s, JobId{1});
   CHECK(j->state == JobState::kPending);
   CHECK(j->alloc.empty());
@@ -127,7 +127,7 @@ TEST_CASE("dynamic nodes: join their partitions, take a recorded drain, and hold
   CHECK(s.partitions.back().nodes == std::vector<std::string>{"d1"});
   CHECK(!check_removable(s, "d1"));  // it runs a job
   CHECK(!apply(s, NodeRemoved{"d1", 7}));
-  apply(s, JobEnded{JobId{1}, 9, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{1}, 9, JobState::kCompleted, 0, 0});
   CHECK(node_state_name(s.nodes.at("d1")) == "DRAINED");
   apply(s, NodeDrainChanged{"d1", 10, false, ""});
   CHECK(node_state_name(s.nodes.at("d1")) == "IDLE");
@@ -158,7 +158,7 @@ TEST_CASE("jobs with the same script and environment share one copy, kept while 
   CHECK(*b->spec.env == std::vector<std::string>{"HOME=/root", "X=1"});
   CHECK(s.scripts.size() == 2);
   // Ended and purged: the pool lets go of what no job holds.
-  for (uint64_t id : {1, 3}) apply(s, JobEnded{JobId{id}, 10, JobState::kCancelled, 0, 0, ""});
+  for (uint64_t id : {1, 3}) apply(s, JobEnded{JobId{id}, 10, JobState::kCancelled, 0, 0});
   CHECK(purge_finished(s, 100) == 2);
   CHECK(s.scripts.size() == 1);
   CHECK(s.environments.size() == 1);
@@ -170,9 +170,9 @@ TEST_CASE("jobs with the same script and environment share one copy, kept while 
 TEST_CASE("purge drops the jobs that ended before the cutoff, restored ones too, and nothing else") {
   auto s = cluster("n1", 4);
   for (uint64_t id = 1; id <= 4; ++id) apply(s, JobBuilder(id));
-  apply(s, JobEnded{JobId{2}, 30, JobState::kCompleted, 0, 0, ""});
-  apply(s, JobEnded{JobId{1}, 10, JobState::kCancelled, 0, 0, ""});
-  apply(s, JobEnded{JobId{3}, 20, JobState::kFailed, 1, 0, ""});
+  apply(s, JobEnded{JobId{2}, 30, JobState::kCompleted, 0, 0});
+  apply(s, JobEnded{JobId{1}, 10, JobState::kCancelled, 0, 0});
+  apply(s, JobEnded{JobId{3}, 20, JobState::kFailed, 1, 0});
   Job restored = JobBuilder(9).build();  // from a snapshot: already finished
   restored.state = JobState::kCompleted;
   restored.end_time = 5;

@@ -144,7 +144,7 @@ TEST_CASE("scheduler: GPU jobs get disjoint GPUs - a job for more GPUs than are 
   CHECK(!started(run(s), 3));
   auto why = explain_job(s, s.jobs.at(JobId{3}), 0, 10);
   CHECK(std::any_of(why.begin(), why.end(), [](const std::string& l) { return l.find("busy: needs 1 GPU(s), 0 of 8 GPUs free") != std::string::npos; }));
-  apply(s, JobEnded{JobId{1}, 10, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{1}, 10, JobState::kCompleted, 0, 0});
   CHECK(gpus_of(run(s), 3) == std::vector<int32_t>{0});
 }
 

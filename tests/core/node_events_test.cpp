@@ -89,7 +89,7 @@ TEST_CASE("apply NodeRegistered: a dynamic node joins with its own features, and
   test::start(s, 5, {"d1"}, 2);
   CHECK(!apply(s, NodeRemoved{"d1", 21}));  // runs a job
   CHECK(s.nodes.count("d1") == 1);
-  apply(s, JobEnded{JobId{5}, 22, JobState::kCompleted, 0, 0, ""});
+  apply(s, JobEnded{JobId{5}, 22, JobState::kCompleted, 0, 0});
   CHECK(apply(s, NodeRemoved{"d1", 23}));
   CHECK(!apply(s, NodeRemoved{"d1", 24}));  // twice
   CHECK(s.nodes.count("d1") == 0);

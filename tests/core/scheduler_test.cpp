@@ -28,7 +28,7 @@ const PendingInfo* info(const Plan& p, uint64_t id) {
     if (i.job.value == id) return &i;
   return nullptr;
 }
-std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? std::string(info(p, id)->reason) : "started"; }
+std::string reason_of(const Plan& p, uint64_t id) { return info(p, id) ? std::string(to_string(info(p, id)->reason)) : "started"; }
 // The nodes a pending job's reservation holds ("" without one).
 std::string sched_nodes(const Plan& p, uint64_t id) {
   const PendingInfo* i = info(p, id);
@@ -366,8 +366,8 @@ TEST_CASE("every dependency type") {
   apply(s, JobBuilder(2));                 // will fail
   apply(s, JobBuilder(3));                 // stays running
   for (uint64_t id : {1, 2, 3}) start(s, id, {"n" + std::to_string(id)}, 1, 100);
-  apply(s, JobEnded{JobId{1}, 200, JobState::kCompleted, 0, 0, ""});
-  apply(s, JobEnded{JobId{2}, 200, JobState::kFailed, 1, 0, ""});
+  apply(s, JobEnded{JobId{1}, 200, JobState::kCompleted, 0, 0});
+  apply(s, JobEnded{JobId{2}, 200, JobState::kFailed, 1, 0});
   struct Case { uint64_t id; std::string dep; std::string want; };
   std::vector<Case> cases = {
       {10, "afterok:1", "started"},          {11, "afterok:2", "DependencyNeverSatisfied"},
@@ -393,7 +393,7 @@ TEST_CASE("every dependency type") {
   for (int i = 0; i < 2; ++i) apply(a, JobBuilder(40 + i).array(40, i).depends("aftercorr:30"));
   start(a, 30, {"n1"}, 1);
   start(a, 31, {"n2"}, 1);
-  apply(a, JobEnded{JobId{30}, 10, JobState::kCompleted, 0, 0, ""});
+  apply(a, JobEnded{JobId{30}, 10, JobState::kCompleted, 0, 0});
   Plan q = run(a, 20);
   CHECK(started(q, 40));
   CHECK(reason_of(q, 41) == "Dependency");
@@ -482,7 +482,7 @@ TEST_CASE("backfill never delays a reservation (random workloads)") {
       std::vector<JobId> done;
       for (JobId id : s.running)
         if (s.jobs.at(id).start_time + s.jobs.at(id).time_limit == now) done.push_back(id);
-      for (JobId id : done) apply(s, JobEnded{id, now, JobState::kCompleted, 0, 0, ""});
+      for (JobId id : done) apply(s, JobEnded{id, now, JobState::kCompleted, 0, 0});
     }
     CHECK(s.pending.empty());
   }
@@ -502,7 +502,7 @@ TEST_CASE("a long queue: sorted only as far as it matters, every job still gets 
   Plan p = Scheduler(cfg).schedule(s, 0);
   REQUIRE(p.pending.size() == 10000);
   std::map<std::string, int> reasons;
-  for (const auto& i : p.pending) ++reasons[std::string(i.reason)];
+  for (const auto& i : p.pending) ++reasons[std::string(to_string(i.reason))];
   int held = 0;
   for (uint64_t id = 2; id < 10002; ++id) held += id % 97 == 0;
   CHECK(reasons["JobHeldUser"] == held);

@@ -79,6 +79,7 @@ TEST_CASE("e2e: cancel and time limit kill the whole process group") {
   std::string limited = c.submit("--time=0:02 --wrap 'trap \"\" TERM; sleep 120'");  // ignores SIGTERM
   REQUIRE(c.wait_state(limited, "RUNNING", 10));
   CHECK(c.wait_state(limited, "TIMEOUT", 15));  // 2 s limit + 1 s kill_wait, then SIGKILL
+  CHECK(c.reason(limited) == "TimeLimit");     // scontrol show job: JobState=TIMEOUT Reason=TimeLimit
 
   CHECK(c.hq("cancel 999999").rc == 1);
   std::string held = c.submit("--hold --wrap true");

@@ -53,10 +53,11 @@ TEST_CASE("journal events round-trip through protobuf") {
   REQUIRE(started.is_ok());
   CHECK(std::get<JobStarted>(*started).alloc[0].node == "n1");
 
-  auto ended = decode_event(encode_event(JobEnded{JobId{5}, 10, JobState::kTimeout, 0, 15, "x"}));
+  auto ended = decode_event(encode_event(JobEnded{JobId{5}, 10, JobState::kTimeout, 0, 15, JobReason::kRaisedSignal}));
   REQUIRE(ended.is_ok());
   CHECK(std::get<JobEnded>(*ended).state == JobState::kTimeout);
-  JobEnded used{JobId{6}, 11, JobState::kOutOfMemory, 0, 9, "OutOfMemory"};
+  CHECK(std::get<JobEnded>(*ended).reason == JobReason::kRaisedSignal);
+  JobEnded used{JobId{6}, 11, JobState::kOutOfMemory, 0, 9, JobReason::kOutOfMemory};
   used.peak_mem_bytes = 4096;
   used.cpu_time_usec = 0;  // measured as zero: kept apart from "not measured"
   auto with_use = decode_event(encode_event(used));
@@ -145,7 +146,7 @@ TEST_CASE("snapshots hold each shared script and environment once and restore th
 }
 
 TEST_CASE("requeue events round-trip") {
-  auto ev = decode_event(encode_event(JobRequeued{JobId{8}, 12, "None"}));
+  auto ev = decode_event(encode_event(JobRequeued{JobId{8}, 12, JobReason::kNone}));
   REQUIRE(ev.is_ok());
   CHECK(std::get<JobRequeued>(*ev).id.value == 8);
   CHECK(std::get<JobRequeued>(*ev).time == 12);

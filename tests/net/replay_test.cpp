@@ -83,8 +83,8 @@ class EventMaker {
       case 10: case 11: return registered(nodes[pick(5)], t);
       case 12: return NodeDownChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? kNotResponding : "gres short"};
       case 13: return NodeRemoved{nodes[3 + pick(2)], t};
-      case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0, ""};
-      case 4: return JobRequeued{jid, t, pick(2) ? "None" : "Preempted"};
+      case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
+      case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
       case 6: return NodeDrainChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? "maintenance" : "fan"};
       case 7: return JobCancelRequested{jid, t, pick(2) ? "c-" + std::to_string(pick(100)) : ""};

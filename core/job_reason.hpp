@@ -1,0 +1,40 @@
+// Why a job waits or how it ended (JobReason, Slurm's job_state_reason names), and why
+// the controller asks an agent to kill a running job (KillReason). Typed everywhere inside;
+// the names below are only for the edges (wire and journal encoding, client output).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hq {
+
+enum class JobReason : uint8_t {
+  kNone,                      // not looked at yet, running, or ended without a failure
+  // Pending: what the scheduler found (core/scheduler.cpp).
+  kPriority, kResources, kDependency, kDependencyNeverSatisfied, kJobHeldUser, kJobHeldAdmin,
+  kBeginTime, kJobArrayTaskLimit, kPartitionConfig, kPartitionDown, kPartitionInactive,
+  kPartitionTimeLimit, kPartitionNodeLimit, kReqNodeNotAvail, kBadConstraints,
+  kPreempted,                 // requeued by a preemption, or ended PREEMPTED
+  // Ends: what the agent or the controller saw.
+  kNonZeroExitCode, kRaisedSignal, kOutOfMemory, kTimeLimit, kNodeDown, kJobLaunchFailure,
+  kPrologFailure,             // hq's own: the node's prolog failed (Slurm has no name for it)
+  kNodeFenced,                // hq's own: its agent lost the controller and killed it (fence_timeout)
+  kJobLost,                   // only in journals of early versions (a job its agent no longer had)
+};
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kJobLost) + 1;
+
+// "None", "Priority", ... as squeue, scontrol and the journal spell them.
+std::string_view to_string(JobReason r);
+// The exact name (case matters: these are the names hq writes); nullopt for any other text.
+std::optional<JobReason> parse_job_reason(std::string_view name);
+
+// KillJob's reason: a user's cancel, the time-limit backstop, a job the controller does not
+// know (SIGKILL at once), a preemption's grace start, a requeue.
+enum class KillReason : uint8_t { kCancel, kTimeout, kUnknown, kPreempt, kRequeue };
+inline constexpr size_t kKillReasonCount = static_cast<size_t>(KillReason::kRequeue) + 1;
+
+std::string_view to_string(KillReason r);  // "cancel", "timeout", ...
+std::optional<KillReason> parse_kill_reason(std::string_view name);
+
+}  // namespace hq

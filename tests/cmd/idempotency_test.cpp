@@ -3,6 +3,7 @@
 // answers as the first did. The real Controller on an in-memory journal.
 #include <doctest/doctest.h>
 
+#include "core/job_reason.hpp"
 #include "cmd/client/retry.hpp"
 #include "controller_harness.hpp"
 
@@ -130,7 +131,7 @@ TEST_CASE("idempotency: a cancelled job that its agent fenced before the kill ar
   end.set_job_id(id);
   end.set_state("NODE_FAIL");
   end.set_exit_signal(9);
-  end.set_reason(kReasonNodeFenced);
+  end.set_reason(std::string(to_string(JobReason::kNodeFenced)));
   h->ctl->agent_job_ended("n1", peer, end);
   h->settle();
   CHECK(h->state_of(id) == "CANCELLED");

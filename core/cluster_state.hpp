@@ -78,6 +78,10 @@ bool apply(ClusterState& state, const Event& event);
 // The same, moving a submitted job into the state instead of copying it (replay, restore).
 bool apply(ClusterState& state, Event&& event);
 
+// Makes room in the state's hash tables for `jobs` more jobs (a snapshot restore knows
+// how many come): no rehashing while they are added.
+void reserve_jobs(ClusterState& state, size_t jobs);
+
 // A node that joined by registering: it enters the partitions that want it (by name,
 // feature{} or ALL), takes its recorded drain, and holds what running jobs have there
 // (after a controller restart they were recorded before the node came back).

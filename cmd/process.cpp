@@ -1,11 +1,13 @@
 #include "cmd/process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
@@ -75,10 +77,35 @@ void raise_fd_limit() {
   }
 }
 
+namespace {
+constexpr int kKeptFreeBytes = 64 << 20;
+constexpr size_t kPrefaultBlock = 16 << 20;  // below the mmap threshold: from the heap
+constexpr size_t kMostPrefault = 1 << 30;
+}  // namespace
+
 void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);   // glibc's largest: blocks below it come from the heap
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);   // the heap's free top is kept up to this
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);         // glibc's largest: blocks below it come from the heap
+  mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes);   // the heap's free top is kept up to this
 }
+
+HeapPrefault::HeapPrefault(size_t bytes) {
+  bytes = std::min(bytes, kMostPrefault);
+  keep_freed_memory();
+  mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes + static_cast<int>(bytes));
+  auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::vector<void*> blocks;  // all held at once, so that each is new memory
+  for (size_t mapped = kPrefaultBlock; mapped <= bytes; mapped += kPrefaultBlock) {
+    void* block = malloc(kPrefaultBlock);
+    if (!block) break;
+    blocks.push_back(block);
+    uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
+    uintptr_t end = (reinterpret_cast<uintptr_t>(block) + kPrefaultBlock) / page * page;
+    if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) break;  // before Linux 5.14
+  }
+  for (void* block : blocks) free(block);
+}
+
+HeapPrefault::~HeapPrefault() { mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes); }
 
 std::vector<std::string> proc_stat(pid_t pid) {
   std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");

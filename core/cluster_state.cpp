@@ -42,20 +42,23 @@ void release_resources(ClusterState& s, const Job& job) {
   }
 }
 
-bool apply_submitted(ClusterState& s, Job submitted) {
-  auto [it, added] = s.jobs.try_emplace(submitted.id, std::move(submitted));
-  if (!added) return false;
+// Jobs come in id order (submissions, a snapshot's), so the end of the map and of the id
+// indexes is the hint for an insertion: a step instead of a search.
+bool apply_submitted(ClusterState& s, Job&& submitted) {
+  size_t before = s.jobs.size();
+  auto it = s.jobs.try_emplace(s.jobs.end(), submitted.id, std::move(submitted));
+  if (s.jobs.size() == before) return false;
   Job& job = it->second;
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
   if (!job.submit_key.empty()) s.submit_keys[job.submit_key] = job.id;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
-  if (job.state == JobState::kPending) s.pending.insert(job.id);
+  if (job.state == JobState::kPending) s.pending.insert(s.pending.end(), job.id);
   if (is_terminal(job.state)) s.finished.insert({job.end_time, job.id});  // snapshot restore
   if (job.state == JobState::kRunning) {  // snapshot restore
     hold_resources(s, job);
-    s.running.insert(job.id);
+    s.running.insert(s.running.end(), job.id);
   }
   return true;
 }
@@ -341,7 +344,7 @@ bool apply(ClusterState& state, const Event& event) {
   return std::visit(
       [&](const auto& e) -> bool {
         using T = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, e.job);
+        if constexpr (std::is_same_v<T, JobSubmitted>) return apply_submitted(state, Job(e.job));
         else if constexpr (std::is_same_v<T, JobStarted>) return apply_started(state, e);
         else if constexpr (std::is_same_v<T, JobEnded>) return apply_ended(state, e);
         else if constexpr (std::is_same_v<T, JobRequeued>) return apply_requeued(state, e);
@@ -394,6 +397,12 @@ void forget_finished(ClusterState& state, JobId id) {
   if (it == state.jobs.end() || !is_terminal(it->second.state)) return;
   state.finished.erase({it->second.end_time, id});
   erase_job(state, it);
+}
+
+void reserve_jobs(ClusterState& state, size_t jobs) {
+  state.submit_keys.reserve(state.submit_keys.size() + jobs);
+  state.scripts.reserve(state.scripts.size() + jobs);
+  state.environments.reserve(state.environments.size() + jobs);
 }
 
 const Job* find_job(const ClusterState& s, JobId id) {

@@ -106,6 +106,10 @@ bool apply(ClusterState& state, Event&& event);
 // Whether NodeRemoved would remove `name`: a dynamic node that runs nothing. An error says why not.
 Status check_removable(const ClusterState& state, const std::string& name);
 
+// Makes room in the state's hash tables for `jobs` more jobs (a snapshot restore knows
+// how many come): no rehashing while they are added.
+void reserve_jobs(ClusterState& state, size_t jobs);
+
 // Drops finished jobs that ended before `cutoff` (not journaled: a pure memory bound).
 // Costs the jobs dropped, not the jobs held.
 size_t purge_finished(ClusterState& state, Time cutoff);

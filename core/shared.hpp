@@ -58,21 +58,30 @@ class SharedPool {
  public:
   // The pool's copy of `value`'s content (it becomes the pool's copy if there is none).
   Shared<T> intern(const Shared<T>& value) {
-    if (!value.p_) return value;
-    auto [first, last] = entries_.equal_range(Hash{}(*value));
-    for (auto it = first; it != last; ++it)
-      if (auto held = it->second.lock(); held && *held == *value) return Shared<T>(std::move(held));
-    entries_.emplace(Hash{}(*value), value.p_);
-    return value;
+    // The copy returned last time, again (array tasks, a restored snapshot's jobs): no
+    // hashing. Sharing its owner, `value` keeps it alive, so it is still the pool's.
+    if (!value.p_ || (!last_.owner_before(value.p_) && !value.p_.owner_before(last_))) return value;
+    size_t hash = Hash{}(*value);
+    auto [first, end] = entries_.equal_range(hash);
+    for (auto it = first; it != end; ++it)
+      if (auto held = it->second.lock(); held && (held == value.p_ || *held == *value)) return remember(std::move(held));
+    entries_.emplace(hash, value.p_);
+    return remember(value.p_);
   }
   // Drops the entries of values no job holds any more.
   void sweep() {
     std::erase_if(entries_, [](const auto& e) { return e.second.expired(); });
   }
   size_t size() const { return entries_.size(); }
+  void reserve(size_t values) { entries_.reserve(values); }
 
  private:
+  Shared<T> remember(std::shared_ptr<const T> held) {
+    last_ = held;
+    return Shared<T>(std::move(held));
+  }
   std::unordered_multimap<size_t, std::weak_ptr<const T>> entries_;
+  std::weak_ptr<const T> last_;
 };
 
 }  // namespace hq

@@ -1,7 +1,9 @@
 #include "net/convert.hpp"
 
 #include <algorithm>
-#include <google/protobuf/arena.h>
+#include <climits>
+#include <google/protobuf/io/coded_stream.h>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -102,10 +104,13 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   return p;
 }
 
-JobSpec from_pb(const pb::JobSpec& p) {
-  JobSpec s;
+namespace {
+
+// Fills a default-constructed spec. An empty script or environment stays unset (no copy to
+// allocate: a snapshot's jobs refer to shared ones instead).
+void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.name = p.name();
-  s.script = p.script();
+  if (!p.script().empty()) s.script = p.script();
   s.argv.assign(p.argv().begin(), p.argv().end());
   s.workdir = p.workdir();
   s.output = p.output();
@@ -126,7 +131,7 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.mem_per_node_mib = p.mem_per_node_mib();
   s.mem_per_cpu_mib = p.mem_per_cpu_mib();
   s.time_limit = p.time_limit();
-  s.env = std::vector<std::string>(p.env().begin(), p.env().end());
+  if (!p.env().empty()) s.env = std::vector<std::string>(p.env().begin(), p.env().end());
   s.hold = p.hold();
   s.account = p.account();
   s.constraint = p.constraint();
@@ -149,15 +154,65 @@ JobSpec from_pb(const pb::JobSpec& p) {
   s.cpus_per_gpu = p.cpus_per_gpu();
   s.mem_per_gpu_mib = p.mem_per_gpu_mib();
   s.cpu_bind = p.cpu_bind();
-  return s;
 }
 
-namespace {
 Result<StopIntent> stop_intent_from(int32_t raw) {
   if (raw < 0 || raw > static_cast<int32_t>(StopIntent::kPreemptCancel)) return invalid("bad stop intent " + std::to_string(raw));
   return static_cast<StopIntent>(raw);
 }
+
+// Fills a default-constructed job in place (a job is large: decoders build it where it
+// will be applied from, not in a temporary moved from there).
+Status decode_job(const pb::Job& p, Job& j) {
+  j.id = JobId{p.job_id()};
+  if (!j.id) return invalid("job record without an id");
+  decode_spec(p.spec(), j.spec);
+  auto st = state_from(p.state());
+  if (!st) return st.status();
+  j.state = *st;
+  auto reason = reason_from(p.reason());
+  if (!reason) return reason.status();
+  j.reason = *reason;
+  j.priority = p.priority();
+  j.partition = p.partition();
+  j.time_limit = p.time_limit();
+  j.submit_time = p.submit_time();
+  j.start_time = p.start_time();
+  j.end_time = p.end_time();
+  j.alloc.reserve(static_cast<size_t>(p.alloc_size()));
+  for (const auto& a : p.alloc()) j.alloc.push_back(from_pb(a));
+  j.exit_code = p.exit_code();
+  j.exit_signal = p.exit_signal();
+  j.peak_mem_bytes = p.has_peak_mem_bytes() ? p.peak_mem_bytes() : -1;
+  j.cpu_time_usec = p.has_cpu_time_usec() ? p.cpu_time_usec() : -1;
+  if (p.hold() < 0 || p.hold() > 2 || p.dep_state() < 0 || p.dep_state() > 2) return invalid("bad hold or dependency state");
+  j.hold = p.held() ? HoldKind::kUser : static_cast<HoldKind>(p.hold());
+  j.restart_count = p.restart_count();
+  j.submit_key = p.submit_key();
+  j.cancel_requested = p.cancel_requested();
+  j.cancel_key = p.cancel_key();
+  auto intent = stop_intent_from(p.stop_intent());
+  if (!intent) return intent.status();
+  j.stop_intent = *intent;
+  j.partitions.assign(p.partitions().begin(), p.partitions().end());
+  j.dep_state = static_cast<DepState>(p.dep_state());
+  j.eligible_time = p.eligible_time();
+  j.array_job_id = p.array_job_id();
+  j.array_task_id = p.array_job_id() ? p.array_task_id() : -1;
+  j.array_throttle = p.array_throttle();
+  j.expected_start = p.expected_start();
+  j.sched_nodes = p.sched_nodes();
+  j.preempting = p.preempting();
+  return Status::ok();
+}
+
 }  // namespace
+
+JobSpec from_pb(const pb::JobSpec& p) {
+  JobSpec s;
+  decode_spec(p, s);
+  return s;
+}
 
 pb::Job to_pb(const Job& j, bool with_script) {
   pb::Job p;
@@ -197,44 +252,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
 
 Result<Job> from_pb(const pb::Job& p) {
   Job j;
-  j.id = JobId{p.job_id()};
-  if (!j.id) return invalid("job record without an id");
-  j.spec = from_pb(p.spec());
-  auto st = state_from(p.state());
-  if (!st) return st.status();
-  j.state = *st;
-  auto reason = reason_from(p.reason());
-  if (!reason) return reason.status();
-  j.reason = *reason;
-  j.priority = p.priority();
-  j.partition = p.partition();
-  j.time_limit = p.time_limit();
-  j.submit_time = p.submit_time();
-  j.start_time = p.start_time();
-  j.end_time = p.end_time();
-  for (const auto& a : p.alloc()) j.alloc.push_back(from_pb(a));
-  j.exit_code = p.exit_code();
-  j.exit_signal = p.exit_signal();
-  j.peak_mem_bytes = p.has_peak_mem_bytes() ? p.peak_mem_bytes() : -1;
-  j.cpu_time_usec = p.has_cpu_time_usec() ? p.cpu_time_usec() : -1;
-  if (p.hold() < 0 || p.hold() > 2 || p.dep_state() < 0 || p.dep_state() > 2) return invalid("bad hold or dependency state");
-  j.hold = p.held() ? HoldKind::kUser : static_cast<HoldKind>(p.hold());
-  j.restart_count = p.restart_count();
-  j.submit_key = p.submit_key();
-  j.cancel_requested = p.cancel_requested();
-  j.cancel_key = p.cancel_key();
-  auto intent = stop_intent_from(p.stop_intent());
-  if (!intent) return intent.status();
-  j.stop_intent = *intent;
-  j.partitions.assign(p.partitions().begin(), p.partitions().end());
-  j.dep_state = static_cast<DepState>(p.dep_state());
-  j.eligible_time = p.eligible_time();
-  j.array_job_id = p.array_job_id();
-  j.array_task_id = p.array_job_id() ? p.array_task_id() : -1;
-  j.array_throttle = p.array_throttle();
-  j.expected_start = p.expected_start();
-  j.sched_nodes = p.sched_nodes();
-  j.preempting = p.preempting();
+  if (Status s = decode_job(p, j); !s) return s;
   return j;
 }
 
@@ -352,9 +370,9 @@ Result<Event> decode_event(const std::string& bytes) {
   pb::JournalEvent p;
   if (!p.ParseFromString(bytes)) return invalid("undecodable journal event");
   if (p.has_submitted()) {
-    auto job = from_pb(p.submitted());
-    if (!job) return job.status();
-    return Event{JobSubmitted{std::move(job).value()}};
+    Event event{std::in_place_type<JobSubmitted>};
+    if (Status s = decode_job(p.submitted(), std::get<JobSubmitted>(event).job); !s) return s;
+    return event;
   }
   if (p.has_started()) {
     JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}, p.started().partition()};
@@ -441,27 +459,112 @@ std::string encode_snapshot(const ClusterState& s) {
   return p.SerializeAsString();
 }
 
-Status restore_snapshot(const std::string& bytes, ClusterState& s) {
-  google::protobuf::Arena arena;  // one block of memory for the whole parse, freed at once
-  pb::StateSnapshot& p = *google::protobuf::Arena::CreateMessage<pb::StateSnapshot>(&arena);
-  if (!p.ParseFromString(bytes)) return invalid("undecodable state snapshot");
-  std::vector<Shared<std::string>> scripts(p.scripts().begin(), p.scripts().end());
+namespace {
+
+// Where each entry of a StateSnapshot's fields lies in its encoding. restore_snapshot
+// parses one job's message at a time from these: the whole snapshot as messages would be
+// more memory to fault in than the jobs themselves (130 MB at 100,000 jobs). Scripts are
+// taken as they are (protobuf's parse would also check that they are UTF-8: hq only ever
+// stores scripts it parsed as such).
+struct SnapshotEntries {
+  uint64_t next_job_id = 0;
+  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down;
+};
+
+constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
+constexpr uint32_t field_tag(uint32_t field, uint32_t wire_type) { return field << 3 | wire_type; }
+
+// A length-delimited field's bytes, as a view into `all` (the input `in` reads).
+bool read_bytes(google::protobuf::io::CodedInputStream& in, std::string_view all, std::string_view& out) {
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) return false;
+  auto at = static_cast<size_t>(in.CurrentPosition());
+  if (size > all.size() - at) return false;
+  out = all.substr(at, size);
+  return in.Skip(static_cast<int>(size));
+}
+
+bool skip_field(google::protobuf::io::CodedInputStream& in, uint32_t tag) {
+  uint64_t varint = 0;
+  uint32_t size = 0;
+  switch (tag & 7) {
+    case kVarint: return in.ReadVarint64(&varint);
+    case kFixed64: return in.Skip(8);
+    case kLengthDelimited: return in.ReadVarint32(&size) && size <= INT_MAX && in.Skip(static_cast<int>(size));
+    case kFixed32: return in.Skip(4);
+    default: return false;  // groups (never written by hq) or no wire type at all
+  }
+}
+
+// Reads the top level of a StateSnapshot as protobuf's parser does: fields in any order,
+// unknown ones (and known ones with another wire type) skipped. False: malformed.
+bool scan_snapshot(std::string_view bytes, SnapshotEntries& out) {
+  if (bytes.size() > INT_MAX) return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  while (static_cast<size_t>(in.CurrentPosition()) < bytes.size()) {
+    uint32_t tag = in.ReadTag();  // 0: malformed
+    if (tag >> 3 == 0) return false;
+    std::vector<std::string_view>* entries = tag == field_tag(2, kLengthDelimited)   ? &out.jobs
+                                             : tag == field_tag(3, kLengthDelimited) ? &out.drained
+                                             : tag == field_tag(4, kLengthDelimited) ? &out.scripts
+                                             : tag == field_tag(5, kLengthDelimited) ? &out.environments
+                                             : tag == field_tag(6, kLengthDelimited) ? &out.nodes
+                                             : tag == field_tag(7, kLengthDelimited) ? &out.down
+                                                                                     : nullptr;
+    bool ok = tag == field_tag(1, kVarint) ? in.ReadVarint64(&out.next_job_id)
+              : entries                    ? read_bytes(in, bytes, entries->emplace_back())
+                                           : skip_field(in, tag);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+template <typename Message>
+bool parse(Message& message, std::string_view bytes) {
+  return message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+}  // namespace
+
+Status restore_snapshot(const std::string& bytes, ClusterState& s, const std::function<void(size_t jobs)>& before_jobs) {
+  SnapshotEntries snapshot;
+  if (!scan_snapshot(bytes, snapshot)) return invalid("undecodable state snapshot");
+  if (before_jobs) before_jobs(snapshot.jobs.size());
+  std::vector<Shared<std::string>> scripts;
+  scripts.reserve(snapshot.scripts.size());
+  for (std::string_view text : snapshot.scripts) scripts.emplace_back(std::string(text));
   std::vector<Shared<std::vector<std::string>>> environments;
-  for (const auto& e : p.environments()) environments.emplace_back(std::vector<std::string>(e.env().begin(), e.env().end()));
-  if (Status st = restore_nodes(p, s); !st) return st;  // first: restored jobs hold resources on them
-  for (const auto& pj : p.jobs()) {
-    auto job = from_pb(pj);
-    if (!job) return job.status().with_context("snapshot job " + std::to_string(pj.job_id()));
+  pb::Environment pe;
+  for (std::string_view entry : snapshot.environments) {
+    if (!parse(pe, entry)) return invalid("undecodable state snapshot");
+    environments.emplace_back(std::vector<std::string>(pe.env().begin(), pe.env().end()));
+  }
+  pb::StateSnapshot nodes;  // first: restored jobs hold resources on them
+  for (std::string_view entry : snapshot.nodes)
+    if (!parse(*nodes.add_nodes(), entry)) return invalid("undecodable state snapshot");
+  for (std::string_view entry : snapshot.down)
+    if (!parse(*nodes.add_down(), entry)) return invalid("undecodable state snapshot");
+  if (Status st = restore_nodes(nodes, s); !st) return st;
+  reserve_jobs(s, snapshot.jobs.size());
+  pb::Job pj;  // one message, reused for every job: its own strings keep their buffers
+  for (std::string_view entry : snapshot.jobs) {
+    if (!parse(pj, entry)) return invalid("undecodable state snapshot");
+    Event event{std::in_place_type<JobSubmitted>};
+    Job& job = std::get<JobSubmitted>(event).job;
+    if (Status st = decode_job(pj, job); !st) return st.with_context("snapshot job " + std::to_string(pj.job_id()));
     if (pj.script_ref() > scripts.size() || pj.env_ref() > environments.size())
       return invalid("snapshot job " + std::to_string(pj.job_id()) + ": no shared script or environment " +
                      std::to_string(std::max(pj.script_ref(), pj.env_ref())));
-    if (pj.script_ref() > 0) job.value().spec.script = scripts[pj.script_ref() - 1];
-    if (pj.env_ref() > 0) job.value().spec.env = environments[pj.env_ref() - 1];
-    hq::apply(s, JobSubmitted{std::move(job).value()});
+    if (pj.script_ref() > 0) job.spec.script = scripts[pj.script_ref() - 1];
+    if (pj.env_ref() > 0) job.spec.env = environments[pj.env_ref() - 1];
+    hq::apply(s, std::move(event));
   }
-  for (const auto& d : p.drained())
+  pb::NodeDrainEvent d;
+  for (std::string_view entry : snapshot.drained) {
+    if (!parse(d, entry)) return invalid("undecodable state snapshot");
     if (!d.node().empty()) hq::apply(s, NodeDrainChanged{d.node(), d.time(), true, d.reason()});
-  if (p.next_job_id() > s.next_job_id) s.next_job_id = p.next_job_id();
+  }
+  if (snapshot.next_job_id > s.next_job_id) s.next_job_id = snapshot.next_job_id;
   return Status::ok();
 }
 

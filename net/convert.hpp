@@ -1,6 +1,8 @@
 // Conversions between core/ values and protobuf messages (wire and journal).
 // Pure functions; thread-safe.
 #pragma once
+#include <functional>
+
 #include "core/cluster_state.hpp"
 #include "core/job.hpp"
 #include "core/node.hpp"
@@ -32,7 +34,9 @@ Status restore_nodes(const pb::StateSnapshot& p, ClusterState& s);
 std::string encode_event(const Event& e);
 Result<Event> decode_event(const std::string& bytes);
 std::string encode_snapshot(const ClusterState& s);
-// Restores nodes, jobs, drains and the id counter into a state built from config.
-Status restore_snapshot(const std::string& bytes, ClusterState& s);
+// Restores nodes, jobs, drains and the id counter into a state built from config. `before_jobs`, if set,
+// hears how many jobs the snapshot holds before any is added (to make room for them).
+Status restore_snapshot(const std::string& bytes, ClusterState& s,
+                        const std::function<void(size_t jobs)>& before_jobs = nullptr);
 
 }  // namespace hq::net

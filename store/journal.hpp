@@ -68,6 +68,7 @@ class Journal : public EventLog {
   Status create_schema();
   Status check_schema_version(bool may_write);
   Status load_snapshot(LoadedJournal& out);
+  Status read_blob(const char* table, const char* column, int64_t rowid, const std::string& what, std::string& out);
   Status load_events(LoadedJournal& out);
   Status check_no_events_missing(const LoadedJournal& loaded);
   Status missing_events(const LoadedJournal& loaded, uint64_t first, uint64_t last, const std::string& why);

@@ -46,7 +46,7 @@ bool Controller::is_admin(const net::Identity& who) const {
 Status Controller::recover() {
   auto loaded = journal_->load();
   if (!loaded) return loaded.status();
-  auto replayed = replay_journal(*loaded, state_);
+  auto replayed = replay_journal(std::move(loaded).value(), state_);
   if (!replayed) return replayed.status().with_context(state_db_path(config_.controller.state_dir));
   size_t running = 0;
   for (const auto& [id, job] : state_.jobs) running += job.state == JobState::kRunning;

@@ -24,7 +24,9 @@ struct Replayed {
 
 // Restores the snapshot and applies every event of `loaded` to `state` (built from the
 // config: nodes and partitions). A snapshot or event that does not decode is an error.
-Result<Replayed> replay_journal(const store::LoadedJournal& loaded, ClusterState& state);
+// Takes `loaded` to free each record once applied, and maps the heap the snapshot's jobs
+// will take before adding them (HeapPrefault, which tunes malloc as a controller does).
+Result<Replayed> replay_journal(store::LoadedJournal loaded, ClusterState& state);
 
 // <state_dir>/state.db
 std::string state_db_path(const std::string& state_dir);

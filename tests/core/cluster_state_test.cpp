@@ -167,6 +167,26 @@ TEST_CASE("jobs with the same script and environment share one copy, kept while 
   CHECK(s.scripts.size() == 2);
 }
 
+TEST_CASE("a shared pool hands back its copy, for the same copy again or an equal value, while one is held") {
+  SharedPool<std::string> pool;
+  Shared<std::string> a("x"), b("x"), c("y");
+  CHECK(pool.intern(a).same_copy(a));
+  CHECK(pool.intern(a).same_copy(a));  // the copy it returned last, again
+  CHECK(pool.intern(b).same_copy(a));  // an equal value
+  CHECK(pool.intern(c).same_copy(c));
+  CHECK(pool.intern(b).same_copy(a));
+  CHECK(pool.intern(a).same_copy(a));
+  CHECK(pool.size() == 2);
+  a = c;  // nothing holds the pool's "x" any more (b is a copy of its own)
+  pool.sweep();
+  CHECK(pool.size() == 1);
+  Shared<std::string> d("x");
+  CHECK(pool.intern(d).same_copy(d));
+  CHECK(pool.intern(b).same_copy(d));
+  CHECK(*pool.intern(Shared<std::string>()) == "");  // unset: stays unset
+  CHECK(pool.size() == 2);
+}
+
 TEST_CASE("purge drops the jobs that ended before the cutoff, restored ones too, and nothing else") {
   auto s = cluster("n1", 4);
   for (uint64_t id = 1; id <= 4; ++id) apply(s, JobBuilder(id));

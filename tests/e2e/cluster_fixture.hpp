@@ -192,11 +192,17 @@ class LocalCluster {
   pid_t controller_pid() const { return controller_; }
   pid_t agent_pid(int i) const { return agents_[i - 1]; }
 
+  int port() const { return port_; }
+
   void start_controller() {
+    spawn_controller();
+    wait_until([&] { return sh(std::string(HQ_BINARY) + " queue").rc == 0; }, 10);
+  }
+  // Starts the controller and returns at once (stopped with the cluster).
+  void spawn_controller() {
     auto pid = cmd::spawn_daemon({HQ_BINARY, "controller", "--config", dir_.path() + "/config.toml"},
                                  dir_.path() + "/controller.log");
     controller_ = pid ? *pid : -1;
-    wait_until([&] { return sh(std::string(HQ_BINARY) + " queue").rc == 0; }, 10);
   }
   pid_t spawn_agent(int i) {
     std::string name = "e" + std::to_string(i);

@@ -25,10 +25,17 @@ hello = field(2, 2, field(1, 0, varint(1)) + field(2, 0, varint(1)) + field(3, 2
 spec = field(1, 2, b"job") + field(2, 2, b"#!/bin/sh\ntrue\n") + field(13, 0, varint(1)) + field(16, 0, varint(1)) + field(19, 0, varint(1))
 submit = field(1, 0, varint(7)) + field(10, 2, field(1, 2, spec))
 ended = field(34, 2, field(1, 0, varint(3)) + field(2, 2, b"COMPLETED"))
+# A state snapshot (what a restart reads; the target also feeds each frame to
+# restore_snapshot): a job referring to a shared script and environment, a drained node.
+job = field(1, 0, varint(3)) + field(2, 2, field(1, 2, b"job")) + field(3, 2, b"PENDING") + field(6, 2, b"batch") + \
+    field(30, 0, varint(1)) + field(31, 0, varint(1))
+snapshot = field(1, 0, varint(9)) + field(2, 2, job) + field(3, 2, field(1, 2, b"n1") + field(3, 0, varint(1))) + \
+    field(4, 2, b"#!/bin/sh\ntrue\n") + field(5, 2, field(1, 2, b"HOME=/root"))
 seeds = {
     "hello": frame(hello),
     "submit": frame(hello) + frame(submit),
     "ended": frame(ended),
+    "snapshot": frame(snapshot),
     "truncated": frame(submit)[:9],
     "oversized": struct.pack(">I", 0x7FFFFFFF) + b"x",
 }

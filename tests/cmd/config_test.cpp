@@ -67,7 +67,7 @@ TEST_CASE("config: non-ASCII and control characters are refused with file:line (
   CHECK(error_of("[cluster]\r\nname = \"x\"\t# tab and CRLF are fine\r\n") == "");
 }
 
-TEST_CASE("config: [agents] programs are absolute readable paths; partitions take feature{} and ALL") {
+TEST_CASE("config: [agents] programs are absolute readable paths - partitions take feature{} and ALL") {
   auto ok = load_config_text("[agents]\nprolog = \"/bin/true\"\nhealth_interval = \"30s\"\njob_pids_max = 512\n"
                              "[[partition]]\nname = \"p\"\nnodes = \"ALL\"\n",
                              "test.toml");

@@ -55,7 +55,7 @@ TEST_CASE("idempotency: a retried array submission gets the same array, with its
   CHECK(h->submit() == first->job_id() + 5);  // nothing else was created
 }
 
-TEST_CASE("idempotency: keys belong to their user; bad keys are refused") {
+TEST_CASE("idempotency: keys belong to their user - bad keys are refused") {
   ControllerHarness h("n1");
   auto mine = h.submit_request(ControllerHarness::job_request("shared-key"), ControllerHarness::user(1000));
   auto theirs = h.submit_request(ControllerHarness::job_request("shared-key"), ControllerHarness::user(1001));
@@ -68,7 +68,7 @@ TEST_CASE("idempotency: keys belong to their user; bad keys are refused") {
   CHECK_FALSE(h.submit_request(ControllerHarness::job_request(std::string(65, 'k'))).is_ok());
 }
 
-TEST_CASE("idempotency: a retried cancellation answers as the first, also after a crash; a new one reports the error") {
+TEST_CASE("idempotency: a retried cancellation answers as the first, also after a crash - a new one reports the error") {
   auto h = std::make_unique<ControllerHarness>("n1");
   uint64_t id = h->submit();
   auto first = h->cancel({id}, "cancel-1");

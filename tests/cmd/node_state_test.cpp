@@ -81,7 +81,7 @@ TEST_CASE("node state: a node the timeout set DOWN stays DOWN with its reason af
   }
 }
 
-TEST_CASE("node state: a heartbeat returns a silent node; with return_to_service = 0 only a resume does, also after a crash") {
+TEST_CASE("node state: a heartbeat returns a silent node - with return_to_service = 0 only a resume does, also after a crash") {
   Harness h = start(std::make_shared<test::MemoryLog::Disk>(), kStart);
   auto peer = connect(*h, test::registration("n1"));
   fall_silent(*h);
@@ -128,7 +128,7 @@ TEST_CASE("node state: a node short of its configured GPUs is DOWN with the reas
   CHECK(h->node("n1").gres() == "gpu:h100:2");
 }
 
-TEST_CASE("node state: a dynamic node comes back with its features, labels and partitions; a deleted one does not") {
+TEST_CASE("node state: a dynamic node comes back with its features, labels and partitions - a deleted one does not") {
   auto by_feature = [](ClusterConfig& c) {
     PartitionConfig p;
     p.name = "gpu";

@@ -5,7 +5,7 @@
 
 using namespace hq;
 
-TEST_CASE("io label: lines get the task id, padded to the highest id's width; partial lines wait") {
+TEST_CASE("io label: lines get the task id, padded to the highest id's width - partial lines wait") {
   LabelledOutput two(2);
   CHECK(two.feed(1, "a\nb") == "1: a\n");
   CHECK(two.feed(0, "x\n") == "0: x\n");

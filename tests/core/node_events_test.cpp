@@ -95,7 +95,7 @@ TEST_CASE("apply NodeRegistered: a dynamic node joins with its own features, and
   CHECK(s.nodes.count("d1") == 0);
 }
 
-TEST_CASE("apply NodeDownChanged: DOWN with a reason and back; duplicates are stale; a drain keeps its own reason") {
+TEST_CASE("apply NodeDownChanged: DOWN with a reason and back - duplicates are stale - a drain keeps its own reason") {
   ClusterState s = cluster("n1", 4);
   CHECK(apply(s, NodeDownChanged{"n1", 1, true, kNotResponding}));
   const Node& n = s.nodes.at("n1");
@@ -159,7 +159,7 @@ TEST_CASE("registration events: GPUs short of the gres put a node DOWN, a full s
   CHECK(s.nodes.at("new").gpus.empty());
 }
 
-TEST_CASE("liveness rules: a heartbeat returns only a silent node, with return_to_service; silence counts from the start too") {
+TEST_CASE("liveness rules: a heartbeat returns only a silent node, with return_to_service - silence counts from the start too") {
   Node n;
   n.down = true;
   n.down_reason = kNotResponding;

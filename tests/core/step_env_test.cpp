@@ -67,7 +67,7 @@ TEST_CASE("step env: a task's SLURM_* variables are real Slurm's") {
   CHECK(task["PATH"] == "/usr/bin");
 }
 
-TEST_CASE("step env: every task gets its rank, local id and node; node 0 holds two tasks in a block layout") {
+TEST_CASE("step env: every task gets its rank, local id and node - node 0 holds two tasks in a block layout") {
   StepRequest req;
   req.ntasks = 4;
   std::vector<NodeAlloc> alloc = {{"a", 2, 0, 2, {}}, {"b", 2, 0, 2, {}}, {"c", 2, 0, 2, {}}};

@@ -23,7 +23,7 @@ TEST_CASE("step exit: one line per node and status, with task ranges and Slurm's
   CHECK(task_ranges({0, 1, 3, 5, 6, 7, 3}) == "0-1,3,5-7");
 }
 
-TEST_CASE("step exit: a signal beats any exit code; the highest wins; OOM makes 1") {
+TEST_CASE("step exit: a signal beats any exit code - the highest wins - OOM makes 1") {
   StepExitCode codes;
   codes.add({"n1", {0}, exited(0)});
   codes.add({"n2", {1}, exited(1)});

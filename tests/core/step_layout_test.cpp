@@ -48,7 +48,7 @@ std::string cpus_of(const StepLayout& l) {
 
 }  // namespace
 
-TEST_CASE("step layout: -n4 on 3 nodes is block by default; -m cyclic deals round-robin") {
+TEST_CASE("step layout: -n4 on 3 nodes is block by default - -m cyclic deals round-robin") {
   auto block = plan(in_batch(4));
   REQUIRE(block.is_ok());
   CHECK(tasks_of(*block) == "n1:0,1 n2:2 n3:3");
@@ -133,7 +133,7 @@ TEST_CASE("step layout: requests the allocation can never hold are refused with 
   CHECK_FALSE(plan(bad).is_ok());
 }
 
-TEST_CASE("step layout: -w puts its nodes in the step; -O allows more tasks than CPUs") {
+TEST_CASE("step layout: -w puts its nodes in the step - -O allows more tasks than CPUs") {
   StepRequest on3;
   on3.nodes_min = 1;
   on3.nodelist = {"n3"};
@@ -149,7 +149,7 @@ TEST_CASE("step layout: -w puts its nodes in the step; -O allows more tasks than
   CHECK(tasks_of(*o) == "n1:0,1,2,3,4");
 }
 
-TEST_CASE("step layout: steps do not share CPUs unless one overlaps; a busy step waits") {
+TEST_CASE("step layout: steps do not share CPUs unless one overlaps - a busy step waits") {
   std::map<std::string, int32_t> whole_step{{"n1", 2}, {"n2", 2}, {"n3", 2}};  // a default step runs
   auto again = plan(in_batch(3), whole_step);
   REQUIRE_FALSE(again.is_ok());

@@ -59,7 +59,7 @@ TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels
   CHECK(out.rfind("rc=143\n") == out.size() - 7);
 }
 
-TEST_CASE("e2e: a second step waits for the first's CPUs; --overlap shares them; srun outside a job says why not") {
+TEST_CASE("e2e: a second step waits for the first's CPUs - --overlap shares them - srun outside a job says why not") {
   LocalCluster c(1);
   REQUIRE(c.ready());
   std::string out = run_steps(c, "-n2",
@@ -80,7 +80,7 @@ TEST_CASE("e2e: a second step waits for the first's CPUs; --overlap shares them;
   CHECK(sh(std::string(HQ_BINARY) + " run --help").rc == 0);
 }
 
-TEST_CASE("e2e: srun killed with SIGKILL leaves no task behind; a task of an ended job dies with it") {
+TEST_CASE("e2e: srun killed with SIGKILL leaves no task behind - a task of an ended job dies with it") {
   LocalCluster c(1);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);

@@ -94,7 +94,7 @@ TEST_CASE("an unknown job reason is refused, by name, wherever it comes from") {
   check_refused(from_pb(from_agent).status(), "unknown job reason 'Bogus'");
 }
 
-TEST_CASE("an unknown job state is refused, by name; a job end must be final") {
+TEST_CASE("an unknown job state is refused, by name - a job end must be final") {
   check_refused(decode_event(ended_record("DONE", "")).status(), "unknown job state 'DONE'");
   check_refused(decode_event(ended_record("completed", "")).status(), "unknown job state 'completed'");
   check_refused(decode_event(ended_record("", "")).status(), "unknown job state ''");

@@ -145,7 +145,7 @@ TEST_CASE("snapshots hold each shared script and environment once and restore th
   CHECK(bad.message().find("snapshot job 3") != std::string::npos);
 }
 
-TEST_CASE("snapshots restore with their fields in any order and fields they do not know; a cut one is refused") {
+TEST_CASE("snapshots restore with their fields in any order and fields they do not know - a cut one is refused") {
   ClusterConfig cfg;
   PartitionConfig p;
   p.name = "batch";

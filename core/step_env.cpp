@@ -1,5 +1,6 @@
 #include "core/step_env.hpp"
 
+#include <iterator>
 #include <map>
 
 #include "core/hostlist.hpp"
@@ -31,6 +32,16 @@ void put(Vars& vars, const std::string& name, const std::string& value) {
   vars["HQ_" + name] = value;
 }
 
+void append(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  env.push_back("SLURM_" + name + "=" + value);
+  env.push_back("HQ_" + name + "=" + value);
+}
+
+// The variables each task sets for itself (task_environment): the step's list leaves
+// srun's values of them out, so a task's list is the step's plus its own.
+constexpr const char* kTaskNames[] = {"NODEID", "LOCALID", "PROCID", "GTIDS", "CPUS_ON_NODE", "TOPOLOGY_ADDR",
+                                      "TOPOLOGY_ADDR_PATTERN"};
+
 }  // namespace
 
 std::vector<std::string> step_environment(const std::vector<std::string>& srun_env, const StepLayout& layout,
@@ -55,28 +66,36 @@ std::vector<std::string> step_environment(const std::vector<std::string>& srun_e
   if (!ctx.launch_host.empty()) put(vars, "LAUNCH_NODE_IPADDR", ctx.launch_host);
   if (ctx.label) put(vars, "LABELIO", "1");
   if (!ctx.cpu_bind.empty()) put(vars, "CPU_BIND", ctx.cpu_bind);
+  for (const char* name : kTaskNames) {
+    vars.erase(std::string("SLURM_") + name);
+    vars.erase(std::string("HQ_") + name);
+  }
+  vars.erase("SLURMD_NODENAME");
+  vars.erase("HQ_NODENAME");
   return to_list(vars);
 }
 
 std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepLayout& layout,
                                           size_t node_index, size_t local) {
-  Vars vars = to_map(step_env);
   const StepNode& node = layout.nodes.at(node_index);
-  put(vars, "NODEID", std::to_string(node_index));
-  put(vars, "LOCALID", std::to_string(local));
-  put(vars, "PROCID", std::to_string(node.tasks.at(local)));
   std::string gtids;
   for (uint32_t t : node.tasks) {
     if (!gtids.empty()) gtids += ',';
     gtids += std::to_string(t);
   }
-  put(vars, "GTIDS", gtids);
-  put(vars, "CPUS_ON_NODE", std::to_string(node.cpus));
-  put(vars, "TOPOLOGY_ADDR", node.name);
-  put(vars, "TOPOLOGY_ADDR_PATTERN", "node");
-  vars["SLURMD_NODENAME"] = node.name;
-  vars["HQ_NODENAME"] = node.name;
-  return to_list(vars);
+  std::vector<std::string> env;
+  env.reserve(step_env.size() + 2 * std::size(kTaskNames) + 2);
+  env.insert(env.end(), step_env.begin(), step_env.end());
+  append(env, "NODEID", std::to_string(node_index));
+  append(env, "LOCALID", std::to_string(local));
+  append(env, "PROCID", std::to_string(node.tasks.at(local)));
+  append(env, "GTIDS", gtids);
+  append(env, "CPUS_ON_NODE", std::to_string(node.cpus));
+  append(env, "TOPOLOGY_ADDR", node.name);
+  append(env, "TOPOLOGY_ADDR_PATTERN", "node");
+  env.push_back("SLURMD_NODENAME=" + node.name);
+  env.push_back("HQ_NODENAME=" + node.name);
+  return env;
 }
 
 }  // namespace hq

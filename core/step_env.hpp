@@ -26,7 +26,8 @@ std::vector<std::string> step_environment(const std::vector<std::string>& srun_e
                                           const StepEnvContext& ctx);
 
 // The step's environment for task `local` (SLURM_LOCALID) on the step's node `node_index`
-// (SLURM_NODEID): its global rank, the node's task ids and CPUs, the node's name.
+// (SLURM_NODEID): `step_env` (which holds none of these) plus its global rank, the node's
+// task ids and CPUs, the node's name. A copy and appends: no per-task sorting or lookups.
 std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepLayout& layout,
                                           size_t node_index, size_t local);
 

@@ -115,22 +115,24 @@ void Agent::adopt_running() {
 void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
   std::string dir = job_dir(opts_.spool_dir, job_id);
   auto drop = [&] { ended_run >= 0 ? clear_run(opts_.spool_dir, job_id) : cleanup_spool(opts_.spool_dir, job_id); };
+  auto discard = [&] {  // whatever of the run is left in its cgroup, then its files
+    JobCgroup group = cgroups_.existing(job_id);
+    group.kill_all();
+    group.remove();
+    drop();
+  };
   auto record = read_record(dir);
   auto job = record ? net::from_pb(record->launch.job()) : Result<Job>(record.status());
   if (!job) {
     if (ended_run < 0) log::warn("spool " + dir + ": " + job.status().message() + "; removed");
-    cgroups_.existing(job_id).kill_all();
-    cgroups_.existing(job_id).remove();
-    return drop();
+    return discard();
   }
   if (job->restart_count <= ended_run) return drop();  // the run whose end is kept
   bool alive = record->shim_start != 0 && start_time_of(record->shim) == record->shim_start;
   bool ended = !read_small_file(exit_file(opts_.spool_dir, job_id)).empty();
   if (!alive && !ended) {  // gone without a trace (a reboot): the controller requeues it
     log::warn("job " + std::to_string(job_id) + " is gone (its shim " + std::to_string(record->shim) + " is not running)");
-    cgroups_.existing(job_id).kill_all();
-    cgroups_.existing(job_id).remove();
-    return drop();
+    return discard();
   }
   RunningJob& rj = running_[job_id];
   rj.job = std::move(job).value();

@@ -110,7 +110,7 @@ void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
-    return StepManager::JobView{it->second.job, it->second.cgroup.procs_files()};
+    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files()};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });

@@ -133,7 +133,7 @@ asio::awaitable<void> StepManager::session(asio::local::stream_protocol::socket 
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) break;
-    if (msg->has_task_io()) feed_stdin(*step, msg->task_io());
+    if (msg->has_task_io()) feed_stdin(step, msg->task_io());
     else if (msg->has_step_signal()) signal_step(*step, msg->step_signal().signal());
   }
   if (!step->done) {  // srun is gone: so is its step
@@ -151,14 +151,14 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const st
     send_error(conn, not_found(head + "Invalid job id specified"));
     co_return nullptr;
   }
-  if (peer_uid != 0 && peer_uid != job->job.spec.uid) {
+  if (peer_uid != 0 && peer_uid != job->job->spec.uid) {
     send_error(conn, denied(head + "Access/permission denied"));
     co_return nullptr;
   }
   StepRequest want = request_of(req);
   Result<StepLayout> layout = invalid("");
   for (bool told = false;;) {
-    layout = plan_step(job->job.alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
+    layout = plan_step(job->job->alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
     if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) break;
     if (!told) {
       pb::Envelope pending;
@@ -230,9 +230,9 @@ Status StepManager::launch_tasks(Step& step, const JobView& job, const pb::StepC
     plan.cwd = req.cwd();
     plan.node = node_;
     plan.switch_user = geteuid() == 0;
-    plan.uid = job.job.spec.uid;
-    plan.gid = job.job.spec.gid;
-    plan.groups.assign(job.job.spec.groups.begin(), job.job.spec.groups.end());
+    plan.uid = job.job->spec.uid;
+    plan.gid = job.job->spec.gid;
+    plan.groups.assign(job.job->spec.groups.begin(), job.job->spec.groups.end());
     plan.cgroup_procs = job.cgroup_procs;
     auto launched = launch_task(plan);
     if (!launched) return launched.status().with_context("task " + std::to_string(here.tasks[local]));
@@ -268,28 +268,31 @@ asio::awaitable<void> StepManager::relay(std::shared_ptr<Step> step, size_t task
 }
 
 // srun's stdin goes to every task (Slurm's default), in order, without blocking the agent.
-void StepManager::feed_stdin(Step& step, const pb::TaskIO& io) {
-  for (size_t i = 0; i < step.tasks.size(); ++i) {
-    Step::Task& t = step.tasks[i];
+void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io) {
+  for (size_t i = 0; i < step->tasks.size(); ++i) {
+    Step::Task& t = step->tasks[i];
     if (!t.in || !t.in->is_open()) continue;
     if (!io.data().empty()) t.in_queue.push_back(io.data());
     if (io.eof()) t.in_eof = true;
-    if (t.in_writing) continue;
-    auto pump = [](Step::Task& task) -> asio::awaitable<void> {
-      task.in_writing = true;
-      while (!task.in_queue.empty() && task.in && task.in->is_open()) {
-        std::string chunk = std::move(task.in_queue.front());
-        task.in_queue.pop_front();
-        asio::error_code ec;
-        co_await asio::async_write(*task.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) task.in_queue.clear();
-      }
-      task.in_writing = false;
-      asio::error_code ignored;
-      if (task.in_eof && task.in) task.in->close(ignored);
-    };
-    asio::co_spawn(io_, pump(t), asio::detached);
+    if (!t.in_writing) asio::co_spawn(io_, pump_stdin(step, i), asio::detached);
   }
+}
+
+// Writes a task's queued stdin; holds the step, so a step that ends meanwhile stays alive
+// until its writes have given up.
+asio::awaitable<void> StepManager::pump_stdin(std::shared_ptr<Step> step, size_t task) {
+  Step::Task& t = step->tasks[task];
+  t.in_writing = true;
+  while (!t.in_queue.empty() && t.in && t.in->is_open()) {
+    std::string chunk = std::move(t.in_queue.front());
+    t.in_queue.pop_front();
+    asio::error_code ec;
+    co_await asio::async_write(*t.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) t.in_queue.clear();
+  }
+  t.in_writing = false;
+  asio::error_code ignored;
+  if (t.in_eof && t.in) t.in->close(ignored);
 }
 
 void StepManager::signal_step(Step& step, int sig) {

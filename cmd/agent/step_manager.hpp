@@ -26,9 +26,10 @@ namespace hq::cmd {
 
 class StepManager {
  public:
-  // A job running here, as the manager needs it.
+  // A job running here, as the manager needs it. `job` is the agent's own record: valid
+  // until the agent's loop runs again, so it is looked up anew after every wait.
   struct JobView {
-    Job job;
+    const Job* job = nullptr;
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
@@ -52,7 +53,8 @@ class StepManager {
                                                 uid_t peer_uid);
   Status launch_tasks(Step& step, const JobView& job, const pb::StepCreate& req, const StepLayout& layout);
   asio::awaitable<void> relay(std::shared_ptr<Step> step, size_t task, int stream);
-  void feed_stdin(Step& step, const pb::TaskIO& io);
+  void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
+  asio::awaitable<void> pump_stdin(std::shared_ptr<Step> step, size_t task);
   void signal_step(Step& step, int sig);
   void terminate_step(const std::shared_ptr<Step>& step);
   void task_progress(const std::shared_ptr<Step>& step, size_t task);

@@ -88,14 +88,22 @@ TEST_CASE("idempotency: a retried cancellation answers as the first, also after 
   CHECK(fresh->errors(0).find("already completing or completed") != std::string::npos);
 }
 
+namespace {
+// A job submitted, started on n1 (its agent is `peer`) and then cancelled with key "c".
+uint64_t start_then_cancel(ControllerHarness& h, const std::shared_ptr<test::RecordingPeer>& peer) {
+  uint64_t id = h.submit();
+  REQUIRE(h.ctl->agent_register(peer, 1, test::registration("n1")));
+  h.settle();
+  REQUIRE(h.state_of(id) == "RUNNING");
+  REQUIRE(h.cancel({id}, "c").is_ok());
+  return id;
+}
+}  // namespace
+
 TEST_CASE("idempotency: a running job's cancellation is journaled, survives a crash and makes its end CANCELLED") {
   auto h = std::make_unique<ControllerHarness>("n1");
-  uint64_t id = h->submit();
   auto peer = std::make_shared<test::RecordingPeer>();
-  REQUIRE(h->ctl->agent_register(peer, 1, test::registration("n1")));
-  h->settle();
-  REQUIRE(h->state_of(id) == "RUNNING");
-  REQUIRE(h->cancel({id}, "c").is_ok());
+  uint64_t id = start_then_cancel(*h, peer);
   bool killed = false;
   for (const auto& m : peer->take()) killed |= m.has_kill() && m.kill().job_id() == id;
   CHECK(killed);
@@ -121,12 +129,8 @@ TEST_CASE("idempotency: a running job's cancellation is journaled, survives a cr
 
 TEST_CASE("idempotency: a cancelled job that its agent fenced before the kill arrived ends CANCELLED, not requeued") {
   auto h = std::make_unique<ControllerHarness>("n1");
-  uint64_t id = h->submit();
   auto peer = std::make_shared<test::RecordingPeer>();
-  REQUIRE(h->ctl->agent_register(peer, 1, test::registration("n1")));
-  h->settle();
-  REQUIRE(h->state_of(id) == "RUNNING");
-  REQUIRE(h->cancel({id}, "c").is_ok());
+  uint64_t id = start_then_cancel(*h, peer);
   pb::JobEnded end;  // the link was cut: the agent fenced it
   end.set_job_id(id);
   end.set_state("NODE_FAIL");

@@ -77,7 +77,11 @@ std::vector<std::string> step_environment(const std::vector<std::string>& srun_e
 
 std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepLayout& layout,
                                           size_t node_index, size_t local) {
-  const StepNode& node = layout.nodes.at(node_index);
+  return task_environment(step_env, layout.nodes.at(node_index), node_index, local);
+}
+
+std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepNode& node,
+                                          size_t node_index, size_t local) {
   std::string gtids;
   for (uint32_t t : node.tasks) {
     if (!gtids.empty()) gtids += ',';

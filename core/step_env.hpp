@@ -30,5 +30,8 @@ std::vector<std::string> step_environment(const std::vector<std::string>& srun_e
 // task ids and CPUs, the node's name. A copy and appends: no per-task sorting or lookups.
 std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepLayout& layout,
                                           size_t node_index, size_t local);
+// The same for a node known by itself (another node of the step, which is sent only its own part).
+std::vector<std::string> task_environment(const std::vector<std::string>& step_env, const StepNode& node,
+                                          size_t node_index, size_t local);
 
 }  // namespace hq

@@ -100,19 +100,26 @@ Result<std::string> write_cert(Rng& rng, Pk& subject_key, Pk& issuer_key, const 
   return std::string(reinterpret_cast<char*>(buf.data()));
 }
 
-}  // namespace
-
-Result<CertKey> make_cluster_ca(const std::string& cluster_name) {
+Result<CertKey> self_signed(const std::string& dn, bool is_ca) {
   Rng rng;
   if (rng.rc != 0) return internal("RNG seed failed: " + mbed_error(rng.rc));
   Pk key;
   if (Status s = gen_key(key, rng); !s) return s;
-  std::string dn = "CN=hq cluster CA " + cluster_name + ",O=hq";
-  auto cert = write_cert(rng, key, key, dn, dn, true);
+  auto cert = write_cert(rng, key, key, dn, dn, is_ca);
   if (!cert) return cert.status();
   auto pem = key_pem(key);
   if (!pem) return pem.status();
   return CertKey{*cert, *pem};
+}
+
+}  // namespace
+
+Result<CertKey> make_cluster_ca(const std::string& cluster_name) {
+  return self_signed("CN=hq cluster CA " + cluster_name + ",O=hq", true);
+}
+
+Result<CertKey> make_self_signed_server_cert(const std::string& common_name) {
+  return self_signed("CN=" + common_name + ",O=hq", false);
 }
 
 Result<CertKey> issue_server_cert(const CertKey& ca, const std::string& common_name) {

@@ -14,6 +14,9 @@ struct CertKey {
 };
 
 Result<CertKey> make_cluster_ca(const std::string& cluster_name);
+// A self-signed server certificate (ECDSA P-256): a node agent's peer listener, which
+// clients trust by its fingerprint (make_tls_client_context_pinned).
+Result<CertKey> make_self_signed_server_cert(const std::string& common_name);
 // A server certificate (ECDSA P-256, 10 years) signed by `ca`.
 Result<CertKey> issue_server_cert(const CertKey& ca, const std::string& common_name);
 // SHA-256 of the certificate's DER encoding, lower-case hex.

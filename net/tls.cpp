@@ -14,8 +14,11 @@
 #include <mbedtls/ssl_ticket.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <mbedtls/sha256.h>
 #include <mbedtls/x509_crt.h>
 #include <stdexcept>
+
+#include "core/hex.hpp"
 
 namespace hq::net {
 
@@ -26,6 +29,7 @@ struct TlsContext {
   mbedtls_pk_context key;
   mbedtls_ssl_ticket_context tickets;  // server: session tickets so clients resume cheaply
   std::string session_cache;           // client: file holding a resumable session
+  std::string pinned;                  // client: the SHA-256 (hex) the server's certificate must have
   TlsContext() {
     mbedtls_ssl_ticket_init(&tickets);
     mbedtls_ctr_drbg_init(&drbg);
@@ -248,6 +252,36 @@ Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& c
   if (rc != 0) return invalid("cluster CA certificate: " + mbed_error(rc));
   mbedtls_ssl_conf_ca_chain(&c.conf, &c.cert, nullptr);
   mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  return ctx;
+}
+
+namespace {
+
+// The server's own certificate (depth 0) is trusted when its fingerprint is the pinned one,
+// whoever signed it; anything else is not.
+int verify_pinned(void* data, mbedtls_x509_crt* crt, int depth, uint32_t* flags) {
+  const auto* c = static_cast<const TlsContext*>(data);
+  if (depth != 0) {
+    *flags = 0;  // a chain above the leaf adds nothing: the leaf's pin decides
+    return 0;
+  }
+  unsigned char digest[32];
+  mbedtls_sha256_ret(crt->raw.p, crt->raw.len, digest, 0);
+  bool match = to_hex(std::string_view(reinterpret_cast<char*>(digest), sizeof digest)) == c->pinned;
+  *flags = match ? 0 : MBEDTLS_X509_BADCERT_NOT_TRUSTED;
+  return 0;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::string& fingerprint) {
+  if (fingerprint.size() != 64) return invalid("certificate fingerprint '" + fingerprint + "' is not a SHA-256 in hex");
+  auto ctx = base_context(MBEDTLS_SSL_IS_CLIENT);
+  if (!ctx) return ctx;
+  TlsContext& c = **ctx;
+  c.pinned = fingerprint;
+  mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  mbedtls_ssl_conf_verify(&c.conf, verify_pinned, &c);
   return ctx;
 }
 

@@ -117,12 +117,32 @@ void Agent::start_step_manager() {
   if (Status s = steps_->start(); !s) {
     log::warn("no job steps (srun) on this node: " + s.message());
     steps_.reset();
+    return;
   }
+  PeerNet::Options po{opts_.name, opts_.spool_dir, opts_.transport.plaintext, opts_.step_port,
+                      [this]() -> const net::Keyring& { return keys_.keys(); }};
+  peers_ = std::make_unique<PeerNet>(
+      io_, po,
+      [this](const PeerNet::ConnPtr& link, const std::string& node, const pb::Envelope& msg) {
+        if (steps_) steps_->peer_message(link, node, msg);
+      },
+      [this](const PeerNet::ConnPtr& link, const std::string& node) {
+        if (steps_) steps_->peer_closed(link, node);
+      });
+  steps_->set_peers(peers_.get());
+}
+
+// The peer listener goes on the address this agent reaches the controller from, which is
+// the address the controller hands out to the job's first node.
+void Agent::listen_for_peers(const asio::ip::address& local) {
+  if (!peers_ || peers_->listening()) return;
+  if (Status s = peers_->listen(local); !s) log::warn("no steps across nodes here: " + s.message());
 }
 
 void Agent::stop() {
   stopping_ = true;
   if (steps_) steps_->stop();
+  if (peers_) peers_->stop();
   if (opts_.kill_jobs_on_exit) {
     for (auto& [id, rj] : running_) {
       if (rj.pid > 0) ::kill(-rj.pid, SIGKILL);
@@ -161,6 +181,10 @@ pb::Envelope Agent::registration() const {
   for (const auto& f : opts_.features) r->add_features(f);
   r->set_block(opts_.block);
   r->set_switch_name(opts_.switch_name);
+  if (peers_ && peers_->listening()) {
+    r->set_step_port(peers_->port());
+    r->set_cert_fingerprint(peers_->fingerprint());
+  }
   for (const auto& [id, rj] : running_) r->add_running_jobs(id);
   for (const auto& [id, ended] : unacked_) *r->add_finished() = ended;
   return env;
@@ -191,6 +215,9 @@ asio::awaitable<void> Agent::connect_loop() {
         asio::ip::tcp::resolver resolver(io_);
         auto eps = co_await resolver.async_resolve(opts_.controller.host, std::to_string(opts_.controller.port), asio::use_awaitable);
         co_await asio::async_connect(socket, eps, asio::use_awaitable);
+        asio::error_code local_ec;
+        auto local = socket.local_endpoint(local_ec);
+        if (!local_ec) listen_for_peers(local.address());
         auto conn = std::make_shared<net::Connection>(io_.get_executor(), make_stream(std::move(socket)));
         outcome = co_await session(conn);
         backoff = 0.2;  // a session happened: start over quickly

@@ -19,6 +19,7 @@
 #include "cmd/agent/launcher.hpp"
 #include "cmd/auth_service.hpp"
 #include "cmd/agent/probe.hpp"
+#include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/step_manager.hpp"
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
@@ -52,6 +53,7 @@ struct AgentOptions {
   int64_t fence_timeout = 0;               // from the controller: kill jobs after this long without word; 0: never
   // Options given here (flag or environment): they win over what the controller serves.
   std::set<std::string> set_locally;
+  uint16_t step_port = 0;                  // peer listener for steps across nodes (0: any free port)
 };
 
 class Agent {
@@ -89,6 +91,7 @@ class Agent {
   Status write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus);
   void adopt_running();
   void start_step_manager();
+  void listen_for_peers(const asio::ip::address& local);
   int32_t restore_end(uint64_t job_id);
   void adopt_run(uint64_t job_id, int32_t ended_run);
   void watch_adopted(uint64_t id);
@@ -136,6 +139,7 @@ class Agent {
   Cgroups cgroups_;
   std::unique_ptr<AuthService> auth_;  // the token service for clients on this host
   std::unique_ptr<StepManager> steps_;  // srun inside jobs whose batch script runs here
+  std::unique_ptr<PeerNet> peers_;      // links to other nodes' agents for those steps
   HelperRunner helpers_;
   std::unique_ptr<asio::steady_timer> health_timer_;
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)

@@ -118,6 +118,10 @@ int run_node(const Args& args) {
   app.add_option("--job-pids-max", job_pids_max, "at most this many processes per job (cgroup pids.max; 0: no limit)")
       ->envname("HQ_JOB_PIDS_MAX")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+  uint16_t step_port = 0;
+  app.add_option("--step-port", step_port,
+                 "port for other nodes' agents starting job steps here (default: any free port; 0: any)")
+      ->envname("HQ_STEP_PORT");
   app.add_option("--probe-root", probe_root, "read procfs/sysfs under this directory (or HQ_PROBE_ROOT; for tests)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
@@ -162,7 +166,7 @@ int run_node(const Args& args) {
     if (app.count(std::string("--") + o) > 0) set_locally.insert(o);
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features, block,  switch_name, run_dir,
-                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, 0, set_locally};
+                    health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, 0, set_locally, step_port};
   return run_agent(opts, *host, log_file);
 }
 

@@ -2,56 +2,52 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/posix/stream_descriptor.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 #include <algorithm>
 #include <csignal>
-#include <sys/wait.h>
 #include <ctime>
-#include <deque>
-#include <sys/stat.h>
+#include <set>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd/agent/node_tasks.hpp"
+#include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
 #include "core/hostlist.hpp"
 #include "core/step_env.hpp"
 #include "core/step_exit.hpp"
-#include "core/step_layout.hpp"
 #include "net/log.hpp"
 #include "net/unix_stream.hpp"
 
 namespace hq::cmd {
 
-using Descriptor = asio::posix::stream_descriptor;
-
+// A step managed here: its srun, its tasks here, and its tasks on other nodes.
 struct StepManager::Step {
-  struct Task {
-    uint32_t id = 0;
-    pid_t pid = 0;
-    bool exited = false, reported = false;
-    int status = 0;
-    int open_streams = 2;  // stdout, stderr
-    std::unique_ptr<Descriptor> out, err, in;
-    std::deque<std::string> in_queue;
-    bool in_writing = false, in_eof = false;
-  };
   uint64_t job_id = 0;
   uint32_t step_id = 0;
-  std::shared_ptr<net::Connection> srun;
-  std::vector<Task> tasks;        // never resized once launched
-  int32_t cpus = 0;               // the step's CPUs on this node
+  ConnPtr srun;
+  std::map<std::string, int32_t> cpus;  // the step's CPUs per node
   bool overlap = false;
   bool kill_on_bad_exit = false;
   bool terminating = false;
-  std::unique_ptr<asio::steady_timer> kill_timer;
-  std::vector<size_t> unsent;     // tasks over whose TaskExited waits a moment for others like it
-  std::unique_ptr<asio::steady_timer> flush_timer;
-  size_t left = 0;                // tasks not yet reported
-  StepExitCode code;
   bool done = false;
+  uint32_t first_task = 0;
+  std::shared_ptr<NodeTasks> local;
+  struct Remote {
+    std::string node;
+    ConnPtr link;  // null until dialled
+  };
+  std::vector<Remote> remotes;
+  std::map<uint32_t, std::string> open;  // tasks not yet reported -> their node
+  StepExitCode code;
+};
+
+// Tasks run here for a step managed on another node.
+struct StepManager::Hosted {
+  ConnPtr link;
+  std::shared_ptr<NodeTasks> tasks;
 };
 
 namespace {
@@ -76,9 +72,26 @@ StepRequest request_of(const pb::StepCreate& m) {
   return r;
 }
 
-void send_error(const std::shared_ptr<net::Connection>& conn, const Status& s) { conn->send(net::error_reply(0, s)); }
+void send_error(const StepManager::ConnPtr& conn, const Status& s) { conn->send(net::error_reply(0, s)); }
 
 std::string step_name(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
+
+bool failed(int wait_status) { return !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0; }
+
+// Tasks that ended without running or were lost with their node: as if killed (SIGKILL),
+// or exit code 1 with the reason when they never started.
+pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, const std::vector<uint32_t>& tasks,
+                        const std::string& launch_error) {
+  pb::Envelope env;
+  auto* e = env.mutable_task_exited();
+  e->set_job_id(job);
+  e->set_step_id(step);
+  e->set_node(node);
+  for (uint32_t t : tasks) e->add_tasks(t);
+  e->set_wait_status(launch_error.empty() ? SIGKILL : 1 << 8);
+  e->set_launch_error(launch_error);
+  return env;
+}
 
 }  // namespace
 
@@ -109,7 +122,7 @@ void StepManager::stop() {
   asio::error_code ec;
   acceptor_.close(ec);
   ::unlink(path_.c_str());
-  for (auto& [job, step] : steps_) signal_step(*step, SIGKILL);
+  for (auto& [pid, tasks] : by_pid_) tasks->signal(SIGKILL);
 }
 
 void StepManager::accept_next() {
@@ -134,32 +147,27 @@ asio::awaitable<void> StepManager::session(asio::local::stream_protocol::socket 
     auto msg = co_await conn->recv();
     if (!msg) break;
     if (msg->has_task_io()) feed_stdin(step, msg->task_io());
-    else if (msg->has_step_signal()) signal_step(*step, msg->step_signal().signal());
+    else if (msg->has_step_signal()) signal_step(step, msg->step_signal().signal());
   }
   if (!step->done) {  // srun is gone: so is its step
     log::info(step_name(step->job_id, step->step_id) + ": srun went away; killing the step");
-    signal_step(*step, SIGKILL);
+    signal_step(step, SIGKILL);
   }
 }
 
-asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const std::shared_ptr<net::Connection>& conn,
-                                                                        const pb::StepCreate& req, uid_t peer_uid) {
+// The step's layout, once the CPUs it needs are free (srun is told it waits) or at once
+// with `immediate`. An error is srun's to print.
+asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const pb::StepCreate& req) {
   uint64_t job_id = req.job_id();
-  std::string head = "Unable to create step for job " + std::to_string(job_id) + ": ";
-  auto job = find_job_(job_id);
-  if (!job) {
-    send_error(conn, not_found(head + "Invalid job id specified"));
-    co_return nullptr;
-  }
-  if (peer_uid != 0 && peer_uid != job->job->spec.uid) {
-    send_error(conn, denied(head + "Access/permission denied"));
-    co_return nullptr;
-  }
   StepRequest want = request_of(req);
-  Result<StepLayout> layout = invalid("");
   for (bool told = false;;) {
-    layout = plan_step(job->job->alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
-    if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) break;
+    auto job = find_job_(job_id);
+    if (!job)
+      co_return not_found("Unable to create step for job " + std::to_string(job_id) +
+                          ": Job/step already completing or completed");
+    auto layout =
+        plan_step(job->job->alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
+    if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) co_return layout;
     if (!told) {
       pb::Envelope pending;
       pending.mutable_step_pending()->set_reason(layout.status().message());
@@ -171,146 +179,190 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const st
     asio::error_code ec;
     co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     waiters_.erase(it);
-    job = find_job_(job_id);
-    if (!conn->is_open()) co_return nullptr;
-    if (!job) {
-      send_error(conn, not_found(head + "Job/step already completing or completed"));
-      co_return nullptr;
-    }
+    if (!conn->is_open()) co_return unavailable("srun went away");
   }
-  if (!layout) {
-    send_error(conn, layout.status());
+}
+
+asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const ConnPtr& conn, const pb::StepCreate& req,
+                                                                        uid_t peer_uid) {
+  uint64_t job_id = req.job_id();
+  std::string head = "Unable to create step for job " + std::to_string(job_id) + ": ";
+  auto job = find_job_(job_id);
+  if (!job) {
+    send_error(conn, not_found(head + "Invalid job id specified"));
     co_return nullptr;
   }
-  for (const StepNode& n : layout->nodes)
-    if (n.name != node_) {
-      send_error(conn, invalid(head + "steps on other nodes than the job's first (" + node_ +
-                               ") are not supported yet; this step needs " + n.name));
+  if (peer_uid != 0 && peer_uid != job->job->spec.uid) {
+    send_error(conn, denied(head + "Access/permission denied"));
+    co_return nullptr;
+  }
+  auto layout = co_await plan(conn, req);
+  job = find_job_(job_id);
+  if (layout && !job) layout = not_found(head + "Job/step already completing or completed");
+  if (!layout) {
+    if (conn->is_open()) send_error(conn, layout.status());
+    co_return nullptr;
+  }
+  std::vector<pb::AgentAddress> peers = job->peers;
+  for (const StepNode& n : layout->nodes) {
+    bool known = n.name == node_ || std::any_of(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) {
+                   return a.node() == n.name && a.port() != 0;
+                 });
+    if (!known || (n.name != node_ && !peers_)) {
+      send_error(conn, unavailable(head + "the agent of node " + n.name + " takes no steps (no step listener known)"));
       co_return nullptr;
     }
+  }
   auto step = std::make_shared<Step>();
   step->job_id = job_id;
   step->step_id = next_step_[job_id]++;
   step->srun = conn;
-  step->overlap = want.overlap;
+  step->overlap = req.overlap();
   step->kill_on_bad_exit = req.kill_on_bad_exit();
-  step->cpus = layout->nodes.front().cpus;
+  std::vector<std::string> names;
+  for (const StepNode& n : layout->nodes) {
+    names.push_back(n.name);
+    step->cpus[n.name] = n.cpus;
+    for (uint32_t t : n.tasks) step->open[t] = n.name;
+  }
+  step->first_task = layout->nodes.front().tasks.front();
   pb::Envelope created;
   auto* c = created.mutable_step_created();
   c->set_job_id(job_id);
   c->set_step_id(step->step_id);
-  c->set_nodelist(node_);
+  c->set_nodelist(compress_hostlist(names));
   c->set_ntasks(layout->ntasks);
   for (const auto& w : layout->warnings) c->add_warnings(w);
   conn->send(created);
-  if (Status s = launch_tasks(*step, *job, req, *layout); !s) {
-    signal_step(*step, SIGKILL);
-    send_error(conn, s);
-    co_return nullptr;
-  }
-  steps_.emplace(job_id, step);
-  for (size_t i = 0; i < step->tasks.size(); ++i) {
-    tasks_by_pid_[step->tasks[i].pid] = {step, i};
-    asio::co_spawn(io_, relay(step, i, 1), asio::detached);
-    asio::co_spawn(io_, relay(step, i, 2), asio::detached);
+  steps_[{job_id, step->step_id}] = step;
+  StepEnvContext ctx{job_id, step->step_id, req.launch_host(), req.label(), req.cpu_bind()};
+  std::vector<std::string> env = step_environment({req.env().begin(), req.env().end()}, *layout, ctx);
+  for (size_t i = 0; i < layout->nodes.size(); ++i) {
+    const StepNode& n = layout->nodes[i];
+    if (n.name == node_) {
+      if (Status s = launch_here(step, *job, req, env, n, i); !s) step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message()));
+      continue;
+    }
+    pb::StepLaunch launch;
+    launch.set_job_id(job_id);
+    launch.set_step_id(step->step_id);
+    launch.set_node_index(static_cast<int32_t>(i));
+    launch.set_cpus(n.cpus);
+    for (uint32_t t : n.tasks) launch.add_tasks(t);
+    for (const auto& a : req.argv()) launch.add_argv(a);
+    for (const auto& e : env) launch.add_env(e);
+    launch.set_cwd(req.cwd());
+    step->remotes.push_back({n.name, nullptr});
+    auto peer = std::find_if(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) { return a.node() == n.name; });
+    asio::co_spawn(io_, launch_remote(step, *peer, std::move(launch)), asio::detached);
   }
   co_return step;
 }
 
-Status StepManager::launch_tasks(Step& step, const JobView& job, const pb::StepCreate& req, const StepLayout& layout) {
-  StepEnvContext ctx{step.job_id, step.step_id, req.launch_host(), req.label(), req.cpu_bind()};
-  std::vector<std::string> env = step_environment({req.env().begin(), req.env().end()}, layout, ctx);
-  const StepNode& here = layout.nodes.front();
-  step.tasks.resize(here.tasks.size());
-  step.left = here.tasks.size();
-  for (size_t local = 0; local < here.tasks.size(); ++local) {
-    TaskPlan plan;
-    plan.argv.assign(req.argv().begin(), req.argv().end());
-    plan.env = task_environment(env, layout, 0, local);
-    plan.cwd = req.cwd();
-    plan.node = node_;
-    plan.switch_user = geteuid() == 0;
-    plan.uid = job.job->spec.uid;
-    plan.gid = job.job->spec.gid;
-    plan.groups.assign(job.job->spec.groups.begin(), job.job->spec.groups.end());
-    plan.cgroup_procs = job.cgroup_procs;
-    auto launched = launch_task(plan);
-    if (!launched) return launched.status().with_context("task " + std::to_string(here.tasks[local]));
-    Step::Task& t = step.tasks[local];
-    t.id = here.tasks[local];
-    t.pid = launched->pid;
-    t.out = std::make_unique<Descriptor>(io_, launched->stdout_fd);
-    t.err = std::make_unique<Descriptor>(io_, launched->stderr_fd);
-    t.in = std::make_unique<Descriptor>(io_, launched->stdin_fd);
-  }
+TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
+                                const std::string& cwd) const {
+  TaskPlan plan;
+  plan.argv = argv;
+  plan.env = std::move(env);
+  plan.cwd = cwd;
+  plan.node = node_;
+  plan.switch_user = geteuid() == 0;
+  plan.uid = job.job->spec.uid;
+  plan.gid = job.job->spec.gid;
+  plan.groups.assign(job.job->spec.groups.begin(), job.job->spec.groups.end());
+  plan.cgroup_procs = job.cgroup_procs;
+  return plan;
+}
+
+Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
+                                const std::vector<std::string>& env, const StepNode& here, size_t index) {
+  std::vector<std::string> argv(req.argv().begin(), req.argv().end());
+  std::vector<TaskPlan> plans;
+  for (size_t local = 0; local < here.tasks.size(); ++local)
+    plans.push_back(plan_task(job, argv, task_environment(env, here, index, local), req.cwd()));
+  std::weak_ptr<Step> weak = step;
+  auto tasks = NodeTasks::launch(io_, {step->job_id, step->step_id, node_, kill_wait_()}, plans, here.tasks,
+                                 [this, weak](const pb::Envelope& msg) {
+                                   if (auto s = weak.lock()) step_message(s, msg);
+                                 });
+  if (!tasks) return tasks.status();
+  step->local = *tasks;
+  track(*tasks);
   return Status::ok();
 }
 
-asio::awaitable<void> StepManager::relay(std::shared_ptr<Step> step, size_t task, int stream) {
-  Step::Task& t = step->tasks[task];
-  Descriptor& from = stream == 1 ? *t.out : *t.err;
-  std::array<char, 65536> buf;
-  while (true) {
-    asio::error_code ec;
-    size_t n = co_await from.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || n == 0) break;
-    pb::Envelope env;
-    auto* io = env.mutable_task_io();
-    io->set_task(t.id);
-    io->set_stream(static_cast<uint32_t>(stream));
-    io->set_data(buf.data(), n);
-    step->srun->send(env);
+// Dials the node's agent (a kept link after the first step) and sends it its tasks; a node
+// that cannot be reached ends its tasks with the reason.
+asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer,
+                                                 pb::StepLaunch launch) {
+  auto link = co_await peers_->link(peer.node(), peer.host(), peer.port(), peer.fingerprint());
+  std::vector<uint32_t> tasks(launch.tasks().begin(), launch.tasks().end());
+  if (!link) {
+    log::warn(step_name(step->job_id, step->step_id) + ": " + link.status().message());
+    co_return step_message(step, lost_tasks(step->job_id, step->step_id, peer.node(), tasks, link.status().message()));
   }
-  asio::error_code ignored;
-  from.close(ignored);
-  --t.open_streams;
-  task_progress(step, task);
+  for (auto& r : step->remotes)
+    if (r.node == peer.node()) r.link = *link;
+  if (step->done) co_return;
+  pb::Envelope env;
+  *env.mutable_step_launch() = std::move(launch);
+  (*link)->send(env);
+  if (step->terminating) signal_step(step, SIGKILL);  // it was killed while the link was dialled
 }
 
-// srun's stdin goes to every task (Slurm's default), in order, without blocking the agent.
+// Output and ends of the step's tasks, from here or from a peer link.
+void StepManager::step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
+  if (msg.has_task_io()) step->srun->send(msg);
+  else if (msg.has_task_exited()) tasks_ended(step, msg.task_exited());
+}
+
+void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e) {
+  pb::TaskExited fresh = e;  // only tasks not reported before (a lost node's may come twice)
+  fresh.clear_tasks();
+  for (uint32_t t : e.tasks())
+    if (step->open.erase(t)) fresh.add_tasks(t);
+  if (fresh.tasks_size() == 0) return;
+  pb::Envelope env;
+  *env.mutable_task_exited() = fresh;
+  step->srun->send(env);
+  step->code.add({fresh.node(), {fresh.tasks().begin(), fresh.tasks().end()}, fresh.wait_status()});
+  if (failed(fresh.wait_status()) && step->kill_on_bad_exit && !step->open.empty()) terminate_step(step);
+  if (step->open.empty()) finish_step(step);
+}
+
+void StepManager::finish_step(const std::shared_ptr<Step>& step) {
+  if (step->done) return;
+  step->done = true;
+  pb::Envelope ended;
+  ended.mutable_step_ended()->set_exit_code(step->code.code());
+  step->srun->send(ended);
+  steps_.erase({step->job_id, step->step_id});
+  wake_waiters(step->job_id);
+}
+
+// srun's stdin goes to every task (Slurm's default), on every node.
 void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io) {
-  for (size_t i = 0; i < step->tasks.size(); ++i) {
-    Step::Task& t = step->tasks[i];
-    if (!t.in || !t.in->is_open()) continue;
-    if (!io.data().empty()) t.in_queue.push_back(io.data());
-    if (io.eof()) t.in_eof = true;
-    if (!t.in_writing) asio::co_spawn(io_, pump_stdin(step, i), asio::detached);
-  }
+  if (step->local) step->local->feed_stdin(io.data(), io.eof());
+  pb::Envelope env;
+  *env.mutable_task_io() = io;
+  env.mutable_task_io()->set_job_id(step->job_id);
+  env.mutable_task_io()->set_step_id(step->step_id);
+  env.mutable_task_io()->set_stream(0);
+  for (const auto& r : step->remotes)
+    if (r.link) r.link->send(env);
 }
 
-// Writes a task's queued stdin; holds the step, so a step that ends meanwhile stays alive
-// until its writes have given up.
-asio::awaitable<void> StepManager::pump_stdin(std::shared_ptr<Step> step, size_t task) {
-  Step::Task& t = step->tasks[task];
-  t.in_writing = true;
-  while (!t.in_queue.empty() && t.in && t.in->is_open()) {
-    std::string chunk = std::move(t.in_queue.front());
-    t.in_queue.pop_front();
-    asio::error_code ec;
-    co_await asio::async_write(*t.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) t.in_queue.clear();
-  }
-  t.in_writing = false;
-  asio::error_code ignored;
-  if (t.in_eof && t.in) t.in->close(ignored);
-}
-
-void StepManager::signal_step(Step& step, int sig) {
-  for (const Step::Task& t : step.tasks)
-    if (t.pid > 0 && !t.exited) ::kill(-t.pid, sig);
-}
-
-bool StepManager::reaped(pid_t pid, int status) {
-  auto it = tasks_by_pid_.find(pid);
-  if (it == tasks_by_pid_.end()) return false;
-  auto [step, task] = it->second;
-  tasks_by_pid_.erase(it);
-  Step::Task& t = step->tasks[task];
-  t.exited = true;
-  t.status = status;
-  ::kill(-t.pid, SIGKILL);  // what the task left in its process group
-  task_progress(step, task);
-  return true;
+void StepManager::signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate) {
+  if (sig == SIGKILL) step->terminating = true;
+  if (step->local) terminate ? step->local->terminate() : step->local->signal(sig);
+  pb::Envelope env;
+  auto* s = env.mutable_step_signal();
+  s->set_job_id(step->job_id);
+  s->set_step_id(step->step_id);
+  s->set_signal(sig);
+  s->set_terminate(terminate);
+  for (const auto& r : step->remotes)
+    if (r.link) r.link->send(env);
 }
 
 // -K: SIGCONT and SIGTERM to every task, SIGKILL after the job's kill wait (Slurm's SIG_TERM_KILL).
@@ -323,77 +375,32 @@ void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
   struct tm local {};
   if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
   pb::Envelope line;
-  line.mutable_task_io()->set_task(step->tasks.front().id);
+  line.mutable_task_io()->set_task(step->first_task);
   line.mutable_task_io()->set_stream(2);
   line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step->job_id) + "." +
                                    std::to_string(step->step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
   step->srun->send(line);
-  signal_step(*step, SIGCONT);
-  signal_step(*step, SIGTERM);
-  step->kill_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(std::max<int64_t>(0, kill_wait_())));
-  step->kill_timer->async_wait([this, step](const asio::error_code& ec) {
-    if (!ec && !step->done) signal_step(*step, SIGKILL);
-  });
+  signal_step(step, SIGTERM, true);
 }
 
-// A task is over once it exited and its output is drained. Its end goes to srun with the
-// ends of other tasks that end the same way within 10 ms (as Slurm's "tasks 0-1: Exited
-// with exit code 2"), at once when it is the last; the step's end after the last.
-void StepManager::task_progress(const std::shared_ptr<Step>& step, size_t task) {
-  Step::Task& t = step->tasks[task];
-  if (!t.exited || t.open_streams > 0 || t.reported) return;
-  t.reported = true;
-  asio::error_code ignored;
-  if (t.in) t.in->close(ignored);
-  step->code.add({node_, {t.id}, t.status});
-  step->unsent.push_back(task);
-  if (--step->left == 0) {
-    if (step->flush_timer) step->flush_timer->cancel();
-    return flush_ends(step);
-  }
-  if (step->flush_timer) return;  // a flush is due
-  step->flush_timer = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(10));
-  step->flush_timer->async_wait([this, step](const asio::error_code& ec) {
-    if (!ec) flush_ends(step);
-  });
+bool StepManager::reaped(pid_t pid, int status) {
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end()) return false;
+  std::shared_ptr<NodeTasks> tasks = std::move(it->second);
+  by_pid_.erase(it);
+  tasks->reaped(pid, status);
+  return true;
 }
 
-void StepManager::flush_ends(const std::shared_ptr<Step>& step) {
-  step->flush_timer.reset();
-  std::vector<pb::Envelope> groups;
-  bool failed = false;
-  for (size_t task : step->unsent) {
-    const Step::Task& t = step->tasks[task];
-    auto same = std::find_if(groups.begin(), groups.end(),
-                             [&](const pb::Envelope& g) { return g.task_exited().wait_status() == t.status; });
-    if (same == groups.end()) {
-      same = groups.emplace(groups.end());
-      same->mutable_task_exited()->set_node(node_);
-      same->mutable_task_exited()->set_wait_status(t.status);
-    }
-    same->mutable_task_exited()->add_tasks(t.id);
-    failed |= !WIFEXITED(t.status) || WEXITSTATUS(t.status) != 0;
-  }
-  step->unsent.clear();
-  for (const auto& g : groups) step->srun->send(g);
-  if (failed && step->kill_on_bad_exit && step->left > 0) terminate_step(step);
-  if (step->left > 0 || step->done) return;
-  step->done = true;
-  pb::Envelope ended;
-  ended.mutable_step_ended()->set_exit_code(step->code.code());
-  step->srun->send(ended);
-  for (auto it = steps_.lower_bound(step->job_id); it != steps_.end() && it->first == step->job_id; ++it)
-    if (it->second == step) {
-      steps_.erase(it);
-      break;
-    }
-  wake_waiters(step->job_id);
+void StepManager::track(const std::shared_ptr<NodeTasks>& tasks) {
+  for (pid_t pid : tasks->pids()) by_pid_[pid] = tasks;
 }
 
 std::map<std::string, int32_t> StepManager::busy_cpus(uint64_t job_id) const {
   std::map<std::string, int32_t> busy;
-  for (auto it = steps_.lower_bound(job_id); it != steps_.end() && it->first == job_id; ++it)
-    if (!it->second->overlap) busy[node_] += it->second->cpus;
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+    if (!it->second->overlap)
+      for (const auto& [node, cpus] : it->second->cpus) busy[node] += cpus;
   return busy;
 }
 
@@ -402,9 +409,96 @@ void StepManager::wake_waiters(uint64_t job_id) {
 }
 
 void StepManager::job_ended(uint64_t job_id) {
-  for (auto it = steps_.lower_bound(job_id); it != steps_.end() && it->first == job_id; ++it)
-    signal_step(*it->second, SIGKILL);
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+    signal_step(it->second, SIGKILL);
+  for (auto it = hosted_.lower_bound({job_id, 0}); it != hosted_.end() && it->first.first == job_id; ++it)
+    it->second->tasks->signal(SIGKILL);
   wake_waiters(job_id);
+}
+
+void StepManager::peer_message(const ConnPtr& link, const std::string& node, const pb::Envelope& msg) {
+  if (msg.has_step_launch()) {
+    asio::co_spawn(io_, host(link, node, msg.step_launch()), asio::detached);
+    return;
+  }
+  if (msg.has_step_signal() || (msg.has_task_io() && msg.task_io().stream() == 0)) return hosted_message(link, msg);
+  StepKey key = msg.has_task_io()      ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
+                : msg.has_task_exited() ? StepKey{msg.task_exited().job_id(), msg.task_exited().step_id()}
+                                        : StepKey{0, 0};
+  auto it = steps_.find(key);
+  if (it == steps_.end()) return;
+  bool from_its_node = std::any_of(it->second->remotes.begin(), it->second->remotes.end(),
+                                   [&](const Step::Remote& r) { return r.node == node; });
+  if (from_its_node) step_message(it->second, msg);
+}
+
+// A link closed: steps managed here lose that node's tasks (as killed); tasks run here for
+// the other side's steps are killed.
+void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
+  std::vector<std::shared_ptr<Step>> hit;
+  for (auto& [key, step] : steps_)
+    for (const auto& r : step->remotes)
+      if (r.link == link) hit.push_back(step);
+  for (auto& step : hit) {
+    std::vector<uint32_t> lost;
+    for (const auto& [task, where] : step->open)
+      if (where == node) lost.push_back(task);
+    log::warn(step_name(step->job_id, step->step_id) + ": lost the link to " + node + "'s agent");
+    if (!lost.empty()) step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, ""));
+  }
+  for (auto& [key, h] : hosted_)
+    if (h->link == link) h->tasks->signal(SIGKILL);
+}
+
+// Tasks another node's step manager asks for. The job must be held here (its LaunchJob
+// may still be on its way: a short wait) and that node must be the job's first.
+asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::StepLaunch launch) {
+  uint64_t job_id = launch.job_id();
+  std::vector<uint32_t> ids(launch.tasks().begin(), launch.tasks().end());
+  auto refuse = [&](const std::string& why) {
+    log::warn(step_name(job_id, launch.step_id()) + " from " + node + " refused: " + why);
+    link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why));
+  };
+  auto job = find_job_(job_id);
+  for (int waited = 0; !job && waited < 500 && link->is_open(); ++waited) {
+    asio::steady_timer t(io_, std::chrono::milliseconds(20));
+    co_await t.async_wait(asio::use_awaitable);
+    job = find_job_(job_id);
+  }
+  if (!job) co_return refuse("job " + std::to_string(job_id) + " is not on node " + node_);
+  if (job->job->alloc.empty() || job->job->alloc.front().node != node)
+    co_return refuse("node " + node + " does not manage job " + std::to_string(job_id) + "'s steps");
+  StepNode here{node_, launch.cpus(), ids};
+  std::vector<std::string> env(launch.env().begin(), launch.env().end());
+  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
+  std::vector<TaskPlan> plans;
+  for (size_t local = 0; local < ids.size(); ++local)
+    plans.push_back(plan_task(*job, argv, task_environment(env, here, static_cast<size_t>(launch.node_index()), local),
+                              launch.cwd()));
+  StepKey key{job_id, launch.step_id()};
+  std::weak_ptr<net::Connection> weak_link = link;
+  auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
+                                 [this, key, weak_link](const pb::Envelope& msg) {
+                                   if (auto l = weak_link.lock()) l->send(msg);
+                                   auto it = hosted_.find(key);
+                                   if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks->done())
+                                     hosted_.erase(it);
+                                 });
+  if (!tasks) co_return refuse(tasks.status().message());
+  hosted_[key] = std::make_shared<Hosted>(Hosted{link, *tasks});
+  track(*tasks);
+  if (!link->is_open()) (*tasks)->signal(SIGKILL);
+}
+
+void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
+  StepKey key = msg.has_task_io() ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
+                                  : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
+  auto it = hosted_.find(key);
+  if (it == hosted_.end() || it->second->link != link) return;
+  NodeTasks& tasks = *it->second->tasks;
+  if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());
+  if (msg.step_signal().terminate()) tasks.terminate();
+  else tasks.signal(msg.step_signal().signal());
 }
 
 }  // namespace hq::cmd

@@ -1,10 +1,13 @@
-// Job steps on the node of a job's batch script (Slurm's stepmgr on the job's own node):
-// srun inside the job connects to this agent's local step socket and sends StepCreate;
-// the manager lays the step out in the job's allocation (core/step_layout), queues it while
-// other steps hold its CPUs, starts its tasks (task_launch), relays their output to srun and
-// srun's stdin and signals to them, and reports each task's end and the step's. srun
-// gone means the step is killed. The kernel says who connects: only the job's user (or root)
-// may start steps in it. Steps whose tasks would run on other nodes are refused for now.
+// Job steps (srun inside a job), managed on the job's first node as Slurm's stepmgr does.
+// srun connects to this agent's local step socket and sends StepCreate; the manager lays
+// the step out in the job's allocation (core/step_layout), queues it while other steps hold
+// its CPUs, starts its tasks here (NodeTasks) and, over peer links (PeerNet), on the job's
+// other nodes, relays their output and ends to srun and srun's stdin and signals to them.
+// srun gone means the step is killed. The kernel says who connects: only the job's user
+// (or root) may start steps in it.
+// The same manager runs the tasks another node's manager sends here (StepLaunch), as the
+// user and in the cgroup of this node's own record of the job, and only for the job's
+// first node; a link that closes takes its tasks with it.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -15,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/job.hpp"
@@ -24,13 +28,19 @@
 
 namespace hq::cmd {
 
+class NodeTasks;
+class PeerNet;
+struct TaskPlan;
+
 class StepManager {
  public:
-  // A job running here, as the manager needs it. `job` is the agent's own record: valid
-  // until the agent's loop runs again, so it is looked up anew after every wait.
+  using ConnPtr = std::shared_ptr<net::Connection>;
+  // A job held here, as the manager needs it. `job` is the agent's own record: valid until
+  // the agent's loop runs again, so it is looked up anew after every wait.
   struct JobView {
     const Job* job = nullptr;
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
+    std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
@@ -39,38 +49,53 @@ class StepManager {
   ~StepManager();
   Status start();
   void stop();
+  // The links to other nodes' agents (none: steps stay on this node).
+  void set_peers(PeerNet* peers) { peers_ = peers; }
   // From the agent's SIGCHLD loop: true if `pid` was a step's task.
   bool reaped(pid_t pid, int status);
-  // The job ended: its steps' tasks are killed.
+  // The job ended or left this node: its steps' tasks are killed, here and on its other nodes.
   void job_ended(uint64_t job_id);
   const std::string& socket_path() const { return path_; }
+  // From PeerNet: a message on a peer link, and its end.
+  void peer_message(const ConnPtr& link, const std::string& node, const pb::Envelope& msg);
+  void peer_closed(const ConnPtr& link, const std::string& node);
 
  private:
   struct Step;
+  struct Hosted;
+  using StepKey = std::pair<uint64_t, uint32_t>;
   void accept_next();
   asio::awaitable<void> session(asio::local::stream_protocol::socket socket);
-  asio::awaitable<std::shared_ptr<Step>> create(const std::shared_ptr<net::Connection>& conn, const pb::StepCreate& req,
-                                                uid_t peer_uid);
-  Status launch_tasks(Step& step, const JobView& job, const pb::StepCreate& req, const StepLayout& layout);
-  asio::awaitable<void> relay(std::shared_ptr<Step> step, size_t task, int stream);
+  asio::awaitable<std::shared_ptr<Step>> create(const ConnPtr& conn, const pb::StepCreate& req, uid_t peer_uid);
+  asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
+  asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);
+  Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
+                     const std::vector<std::string>& env, const StepNode& here, size_t index);
+  void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
+  void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
-  asio::awaitable<void> pump_stdin(std::shared_ptr<Step> step, size_t task);
-  void signal_step(Step& step, int sig);
+  void signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate = false);
   void terminate_step(const std::shared_ptr<Step>& step);
-  void task_progress(const std::shared_ptr<Step>& step, size_t task);
-  void flush_ends(const std::shared_ptr<Step>& step);
+  void finish_step(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
   void wake_waiters(uint64_t job_id);
+  asio::awaitable<void> host(ConnPtr link, std::string node, pb::StepLaunch launch);
+  void hosted_message(const ConnPtr& link, const pb::Envelope& msg);
+  void track(const std::shared_ptr<NodeTasks>& tasks);
+  TaskPlan plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
+                     const std::string& cwd) const;
 
   asio::io_context& io_;
   std::string node_, path_;
   FindJob find_job_;
   KillWait kill_wait_;
+  PeerNet* peers_ = nullptr;
   asio::local::stream_protocol::acceptor acceptor_;
-  std::map<uint64_t, uint32_t> next_step_;                 // per job
-  std::multimap<uint64_t, std::shared_ptr<Step>> steps_;   // running, per job
-  std::map<pid_t, std::pair<std::shared_ptr<Step>, size_t>> tasks_by_pid_;
-  std::multimap<uint64_t, asio::steady_timer*> waiters_;   // steps waiting for CPUs, per job
+  std::map<uint64_t, uint32_t> next_step_;               // per job
+  std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running
+  std::map<StepKey, std::shared_ptr<Hosted>> hosted_;     // run here for another node's manager
+  std::map<pid_t, std::shared_ptr<NodeTasks>> by_pid_;    // every task started here
+  std::multimap<uint64_t, asio::steady_timer*> waiters_;  // steps waiting for CPUs, per job
 };
 
 }  // namespace hq::cmd

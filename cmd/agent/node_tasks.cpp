@@ -1,0 +1,177 @@
+#include "cmd/agent/node_tasks.hpp"
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <algorithm>
+#include <array>
+#include <csignal>
+#include <sys/wait.h>
+
+namespace hq::cmd {
+
+using Descriptor = asio::posix::stream_descriptor;
+
+NodeTasks::NodeTasks(asio::io_context& io, Ids ids, Send send) : io_(io), ids_(std::move(ids)), send_(std::move(send)) {}
+
+NodeTasks::~NodeTasks() = default;
+
+Result<std::shared_ptr<NodeTasks>> NodeTasks::launch(asio::io_context& io, Ids ids, const std::vector<TaskPlan>& plans,
+                                                     const std::vector<uint32_t>& task_ids, Send send) {
+  std::shared_ptr<NodeTasks> self(new NodeTasks(io, std::move(ids), std::move(send)));
+  self->tasks_.resize(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    auto launched = launch_task(plans[i]);
+    if (!launched) {
+      self->signal(SIGKILL);
+      return launched.status().with_context("task " + std::to_string(task_ids.at(i)));
+    }
+    Task& t = self->tasks_[i];
+    t.id = task_ids.at(i);
+    t.pid = launched->pid;
+    t.out = std::make_unique<Descriptor>(io, launched->stdout_fd);
+    t.err = std::make_unique<Descriptor>(io, launched->stderr_fd);
+    t.in = std::make_unique<Descriptor>(io, launched->stdin_fd);
+  }
+  self->left_ = plans.size();
+  self->start_relays();
+  return self;
+}
+
+std::vector<pid_t> NodeTasks::pids() const {
+  std::vector<pid_t> out;
+  for (const Task& t : tasks_)
+    if (t.pid > 0) out.push_back(t.pid);
+  return out;
+}
+
+void NodeTasks::start_relays() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    asio::co_spawn(io_, relay(shared_from_this(), i, 1), asio::detached);
+    asio::co_spawn(io_, relay(shared_from_this(), i, 2), asio::detached);
+  }
+}
+
+asio::awaitable<void> NodeTasks::relay(std::shared_ptr<NodeTasks> self, size_t task, int stream) {
+  Task& t = tasks_[task];
+  Descriptor& from = stream == 1 ? *t.out : *t.err;
+  std::array<char, 65536> buf;
+  while (true) {
+    asio::error_code ec;
+    size_t n = co_await from.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || n == 0) break;
+    pb::Envelope env;
+    auto* io = env.mutable_task_io();
+    io->set_job_id(ids_.job_id);
+    io->set_step_id(ids_.step_id);
+    io->set_task(t.id);
+    io->set_stream(static_cast<uint32_t>(stream));
+    io->set_data(buf.data(), n);
+    send_(env);
+  }
+  asio::error_code ignored;
+  from.close(ignored);
+  --t.open_streams;
+  progress(task);
+}
+
+// stdin goes to every task, in order, without blocking the agent.
+void NodeTasks::feed_stdin(const std::string& data, bool eof) {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (!t.in || !t.in->is_open()) continue;
+    if (!data.empty()) t.in_queue.push_back(data);
+    if (eof) t.in_eof = true;
+    if (!t.in_writing) asio::co_spawn(io_, pump_stdin(shared_from_this(), i), asio::detached);
+  }
+}
+
+// Writes a task's queued stdin; holds the tasks, so tasks that end meanwhile stay alive
+// until the writes have given up.
+asio::awaitable<void> NodeTasks::pump_stdin(std::shared_ptr<NodeTasks> self, size_t task) {
+  Task& t = tasks_[task];
+  t.in_writing = true;
+  while (!t.in_queue.empty() && t.in && t.in->is_open()) {
+    std::string chunk = std::move(t.in_queue.front());
+    t.in_queue.pop_front();
+    asio::error_code ec;
+    co_await asio::async_write(*t.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) t.in_queue.clear();
+  }
+  t.in_writing = false;
+  asio::error_code ignored;
+  if (t.in_eof && t.in) t.in->close(ignored);
+}
+
+void NodeTasks::signal(int sig) {
+  for (const Task& t : tasks_)
+    if (t.pid > 0 && !t.exited) ::kill(-t.pid, sig);
+}
+
+void NodeTasks::terminate() {
+  if (kill_timer_) return;
+  signal(SIGCONT);
+  signal(SIGTERM);
+  kill_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(std::max<int64_t>(0, ids_.kill_wait)));
+  kill_timer_->async_wait([self = shared_from_this()](const asio::error_code& ec) {
+    if (!ec && !self->done()) self->signal(SIGKILL);
+  });
+}
+
+void NodeTasks::reaped(pid_t pid, int status) {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (t.pid != pid || t.exited) continue;
+    t.exited = true;
+    t.status = status;
+    ::kill(-t.pid, SIGKILL);  // what the task left in its process group
+    progress(i);
+    return;
+  }
+}
+
+// A task is over once it exited and its output is drained. Its end goes out with the ends
+// of other tasks that end the same way within 10 ms, at once when it is the last.
+void NodeTasks::progress(size_t task) {
+  Task& t = tasks_[task];
+  if (!t.exited || t.open_streams > 0 || t.reported) return;
+  t.reported = true;
+  asio::error_code ignored;
+  if (t.in) t.in->close(ignored);
+  unsent_.push_back(task);
+  if (--left_ == 0) {
+    if (flush_timer_) flush_timer_->cancel();
+    if (kill_timer_) kill_timer_->cancel();
+    return flush_ends();
+  }
+  if (flush_timer_) return;  // a flush is due
+  flush_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(10));
+  flush_timer_->async_wait([self = shared_from_this()](const asio::error_code& ec) {
+    if (!ec) self->flush_ends();
+  });
+}
+
+void NodeTasks::flush_ends() {
+  flush_timer_.reset();
+  std::vector<pb::Envelope> groups;
+  for (size_t task : unsent_) {
+    const Task& t = tasks_[task];
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](const pb::Envelope& g) { return g.task_exited().wait_status() == t.status; });
+    if (same == groups.end()) {
+      same = groups.emplace(groups.end());
+      auto* e = same->mutable_task_exited();
+      e->set_job_id(ids_.job_id);
+      e->set_step_id(ids_.step_id);
+      e->set_node(ids_.node);
+      e->set_wait_status(t.status);
+    }
+    same->mutable_task_exited()->add_tasks(t.id);
+  }
+  unsent_.clear();
+  for (const auto& g : groups) send_(g);
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,79 @@
+// The tasks of one job step on this node, wherever the step is managed: started from plans
+// (task_launch), their stdout and stderr read into TaskIO messages, their ends grouped into
+// TaskExited messages (tasks that end the same way within 10 ms go together, as Slurm's
+// "tasks 0-1: Exited with exit code 2"), stdin written to every task, signals to their
+// process groups. Every message goes to `send`, tagged with the job and step: the step
+// manager's own step (tasks on the job's first node) or a peer link to it (another node).
+// Runs on the agent's event-loop thread; the agent's reaper hands it its tasks' ends.
+#pragma once
+#include <asio/awaitable.hpp>
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/agent/task_launch.hpp"
+#include "core/status.hpp"
+#include "hq.pb.h"
+
+namespace hq::cmd {
+
+class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
+ public:
+  using Send = std::function<void(const pb::Envelope&)>;
+  struct Ids {
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    std::string node;       // this node, for TaskExited
+    int64_t kill_wait = 0;  // seconds between SIGTERM and SIGKILL (terminate)
+  };
+
+  // Starts one task per plan (task ids `ids`, same order). On an error the tasks already
+  // started are killed; their ends still come through reaped().
+  static Result<std::shared_ptr<NodeTasks>> launch(asio::io_context& io, Ids ids, const std::vector<TaskPlan>& plans,
+                                                   const std::vector<uint32_t>& task_ids, Send send);
+  ~NodeTasks();
+
+  std::vector<pid_t> pids() const;
+  // A task of ours was reaped (from the agent's SIGCHLD loop).
+  void reaped(pid_t pid, int status);
+  void feed_stdin(const std::string& data, bool eof);
+  void signal(int sig);
+  // Slurm's SIG_TERM_KILL: SIGCONT and SIGTERM now, SIGKILL after the kill wait.
+  void terminate();
+  // Every task ended and its output was drained.
+  bool done() const { return left_ == 0; }
+  const Ids& ids() const { return ids_; }
+
+ private:
+  struct Task {
+    uint32_t id = 0;
+    pid_t pid = 0;
+    bool exited = false, reported = false;
+    int status = 0;
+    int open_streams = 2;  // stdout, stderr
+    std::unique_ptr<asio::posix::stream_descriptor> out, err, in;
+    std::deque<std::string> in_queue;
+    bool in_writing = false, in_eof = false;
+  };
+  NodeTasks(asio::io_context& io, Ids ids, Send send);
+  void start_relays();
+  asio::awaitable<void> relay(std::shared_ptr<NodeTasks> self, size_t task, int stream);
+  asio::awaitable<void> pump_stdin(std::shared_ptr<NodeTasks> self, size_t task);
+  void progress(size_t task);
+  void flush_ends();
+
+  asio::io_context& io_;
+  Ids ids_;
+  Send send_;
+  std::vector<Task> tasks_;  // never resized once launched
+  size_t left_ = 0;          // tasks not yet reported
+  std::vector<size_t> unsent_;
+  std::unique_ptr<asio::steady_timer> flush_timer_, kill_timer_;
+};
+
+}  // namespace hq::cmd

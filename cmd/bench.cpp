@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
+#include "cmd/bench_cluster.hpp"
 #include "cmd/client/job_query.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/keys.hpp"
@@ -24,63 +25,6 @@
 
 namespace hq::cmd {
 namespace {
-
-struct BenchCluster {
-  std::string dir;
-  std::string addr;
-  net::Transport transport;
-  std::vector<pid_t> pids;
-  ~BenchCluster() {
-    for (auto it = pids.rbegin(); it != pids.rend(); ++it) stop_process(*it, 5000);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
-
-Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
-  char tmpl[] = "/tmp/hq-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) return io_error("mkdtemp failed");
-  c.dir = tmpl;
-  int declared = std::max(nodes, 1);
-  std::ofstream(c.dir + "/config.toml")
-      << "[cluster]\nname = \"bench\"\nkeys_dir = \"" << c.dir << "/keys\"\nallow_root_jobs = true\n[controller]\nhost = \"127.0.0.1\"\nport = 0\nstate_dir = \"" << c.dir
-      << "/state\"\nmin_job_age = \"1h\"\nsnapshot_every = 100000\n"
-      << "[[node]]\nnames = \"b[1-" << declared << "]\"\ncpus = " << cpus << "\nmemory = \"64G\"\n"
-      << "[[partition]]\nname = \"bench\"\nnodes = \"b[1-" << declared << "]\"\ndefault = true\n";
-  if (Status s = keygen(c.dir + "/keys", "bench"); !s) return s;
-  c.transport = plaintext ? net::Transport{true, ""} : net::Transport{false, read_small_file(c.dir + "/keys/ca.pem")};
-  std::vector<std::string> argv = {self_exe(), "controller", "--config", c.dir + "/config.toml"};
-  if (plaintext) argv.push_back("--insecure-plaintext");
-  auto ctl = spawn_daemon(argv, c.dir + "/controller.log");
-  if (!ctl) return ctl.status();
-  c.pids.push_back(*ctl);
-  for (int i = 0; i < 200 && c.addr.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    c.addr = read_small_file(c.dir + "/state/controller.addr");
-  }
-  if (c.addr.empty()) return unavailable("bench controller did not start; see " + c.dir + "/controller.log");
-  c.addr.erase(c.addr.find_last_not_of("\n ") + 1);
-  for (int i = 1; i <= nodes; ++i) {
-    std::string name = "b" + std::to_string(i);
-    std::vector<std::string> node_argv = {self_exe(), "node", "--controller", c.addr, "--name", name,
-                                          "--state-dir", c.dir + "/" + name, "--ca", c.dir + "/keys/ca.pem",
-                                          "--secret", c.dir + "/keys/secret", "--run-dir", c.dir + "/" + name + "/run",
-                                          "--kill-jobs-on-exit"};
-    if (plaintext) node_argv.push_back("--insecure-plaintext");
-    auto a = spawn_daemon(node_argv, c.dir + "/" + name + ".log");
-    if (a) c.pids.push_back(*a);
-  }
-  return Status::ok();
-}
-
-// A client connection as a CLI would make it: a fresh token from the token service.
-Result<std::unique_ptr<net::RpcClient>> bench_connect(const BenchCluster& c) {
-  auto token = fetch_token(c.dir + "/state/auth.sock");
-  if (!token) return token.status();
-  net::Transport t = c.transport;
-  t.token = *token;
-  return net::RpcClient::connect(*net::parse_endpoint(c.addr), t, "client");
-}
 
 pb::Envelope trivial_submit(const std::string& workdir, bool hold) {
   pb::Envelope env;
@@ -191,15 +135,7 @@ int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   if (Status s = start_cluster(c, nodes, cpus, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
   auto client = bench_connect(c);
   if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
-  for (int i = 0; i < 200; ++i) {  // wait for every agent
-    pb::Envelope q;
-    q.mutable_nodes();
-    auto r = (*client)->call(q);
-    int up = 0;
-    if (r) for (const auto& node : r->nodes_reply().nodes()) up += node.responding();
-    if (up == nodes) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  if (Status s = wait_for_nodes(**client, nodes); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
   double t0 = net::mono_seconds();
   auto submitted = streaming(c, n, false);
   if (!submitted) return std::cerr << "hq bench: " << submitted.status().message() << "\n", 1;
@@ -215,6 +151,8 @@ int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   return outputs == static_cast<size_t>(n) ? 0 : 1;
 }
 
+}  // namespace
+
 int flag(const Args& args, const std::string& name, int def) {
   for (size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == name) {
@@ -224,8 +162,6 @@ int flag(const Args& args, const std::string& name, int def) {
   return def;
 }
 
-}  // namespace
-
 int run_bench(const Args& args) {
   std::string what = args.size() > 1 ? args[1] : "";
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
@@ -233,11 +169,13 @@ int run_bench(const Args& args) {
     return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8), plaintext);
   if (what == "sched") return bench_sched(args);
   if (what == "join") return bench_join(args);
+  if (what == "steps") return bench_steps(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
   std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
                "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
                "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n"
-               "       hq bench join [--agents N]... [--window W]\n";
+               "       hq bench join [--agents N]... [--window W]\n"
+               "       hq bench steps [--nodes N]... [--steps N]\n";
   return 2;
 }
 

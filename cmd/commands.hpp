@@ -31,6 +31,9 @@ int run_explain(const Args& args);
 int run_sim(const Args& args);
 int bench_sched(const Args& args);
 int bench_join(const Args& args);
+int bench_steps(const Args& args);
+// `--name N` in a benchmark's arguments, else `def`.
+int flag(const Args& args, const std::string& name, int def);
 
 // Slurm names reachable through argv[0] (symlinks made by `hq install-links`).
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases();

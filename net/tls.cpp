@@ -99,6 +99,10 @@ class TlsStream final : public ByteStream {
       if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
       else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS handshake with " + peer_, rc);
     }
+    // A pinned client verifies optionally (mbedTLS wants a CA chain to require it): the
+    // pin's verdict is checked here, before any data goes out.
+    if (!ctx_->pinned.empty() && mbedtls_ssl_get_verify_result(&ssl_) != 0)
+      fail("TLS handshake with " + peer_ + " (its certificate is not the pinned one)", MBEDTLS_ERR_X509_CERT_VERIFY_FAILED);
     save_session();
   }
 
@@ -280,7 +284,7 @@ Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::st
   if (!ctx) return ctx;
   TlsContext& c = **ctx;
   c.pinned = fingerprint;
-  mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+  mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_OPTIONAL);  // and checked after the handshake
   mbedtls_ssl_conf_verify(&c.conf, verify_pinned, &c);
   return ctx;
 }

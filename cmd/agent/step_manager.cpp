@@ -78,18 +78,20 @@ std::string step_name(uint64_t job, uint32_t step) { return "StepId=" + std::to_
 
 bool failed(int wait_status) { return !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0; }
 
-// Tasks that ended without running or were lost with their node: as if killed (SIGKILL),
-// or exit code 1 with the reason when they never started.
+// Tasks that never started (exit code 1) or were lost with their node (as if SIGKILLed),
+// with srun's line for it.
 pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, const std::vector<uint32_t>& tasks,
-                        const std::string& launch_error) {
+                        const std::string& why, bool started = true) {
   pb::Envelope env;
   auto* e = env.mutable_task_exited();
   e->set_job_id(job);
   e->set_step_id(step);
   e->set_node(node);
   for (uint32_t t : tasks) e->add_tasks(t);
-  e->set_wait_status(launch_error.empty() ? SIGKILL : 1 << 8);
-  e->set_launch_error(launch_error);
+  e->set_wait_status(started ? SIGKILL : 1 << 8);
+  std::string line = why;
+  if (!started) line = "Task launch for " + step_name(job, step) + " failed on node " + node + ": " + why;
+  e->set_error(line);
   return env;
 }
 
@@ -240,7 +242,8 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
     const StepNode& n = layout->nodes[i];
     if (n.name == node_) {
-      if (Status s = launch_here(step, *job, req, env, n, i); !s) step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message()));
+      if (Status s = launch_here(step, *job, req, env, n, i); !s)
+        step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message(), false));
       continue;
     }
     pb::StepLaunch launch;
@@ -299,7 +302,8 @@ asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb:
   std::vector<uint32_t> tasks(launch.tasks().begin(), launch.tasks().end());
   if (!link) {
     log::warn(step_name(step->job_id, step->step_id) + ": " + link.status().message());
-    co_return step_message(step, lost_tasks(step->job_id, step->step_id, peer.node(), tasks, link.status().message()));
+    co_return step_message(step,
+                           lost_tasks(step->job_id, step->step_id, peer.node(), tasks, link.status().message(), false));
   }
   for (auto& r : step->remotes)
     if (r.node == peer.node()) r.link = *link;
@@ -443,8 +447,10 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     std::vector<uint32_t> lost;
     for (const auto& [task, where] : step->open)
       if (where == node) lost.push_back(task);
-    log::warn(step_name(step->job_id, step->step_id) + ": lost the link to " + node + "'s agent");
-    if (!lost.empty()) step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, ""));
+    log::warn(step_name(step->job_id, step->step_id) + ": lost the link to " + node + "'s agent; killing the step");
+    if (lost.empty()) continue;
+    signal_step(step, SIGKILL);  // as Slurm: a node failure ends the step
+    step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, "Node failure on " + node));
   }
   for (auto& [key, h] : hosted_)
     if (h->link == link) h->tasks->signal(SIGKILL);
@@ -457,7 +463,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   std::vector<uint32_t> ids(launch.tasks().begin(), launch.tasks().end());
   auto refuse = [&](const std::string& why) {
     log::warn(step_name(job_id, launch.step_id()) + " from " + node + " refused: " + why);
-    link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why));
+    link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why, false));
   };
   auto job = find_job_(job_id);
   for (int waited = 0; !job && waited < 500 && link->is_open(); ++waited) {

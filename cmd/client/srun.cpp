@@ -185,9 +185,7 @@ void Session::handle(const pb::Envelope& msg) {
   if (msg.has_task_exited()) {
     const auto& e = msg.task_exited();
     std::vector<uint32_t> tasks(e.tasks().begin(), e.tasks().end());
-    if (!e.launch_error().empty())
-      std::cerr << "srun: error: Task launch for " << step_id(job_, step_) << " failed on node " << e.node() << ": "
-                << e.launch_error() << "\n";
+    if (!e.error().empty()) std::cerr << "srun: error: " << e.error() << "\n";
     for (uint32_t t : tasks) {
       if (out_) (void)write_all(1, out_->finish(t));
       if (err_) (void)write_all(2, err_->finish(t));

@@ -98,3 +98,79 @@ TEST_CASE("e2e: srun killed with SIGKILL leaves no task behind - a task of an en
   c.release("go");
   CHECK(c.wait_state(id, "COMPLETED", 20));
 }
+
+TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node's environment, argv byte for byte, "
+          "stdin, exit codes and -K across nodes") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string out = run_steps(
+      c, "-N3 --ntasks-per-node=2",
+      "srun -l --ntasks-per-node=1 bash -c 'echo node $SLURMD_NODENAME id $SLURM_NODEID local $SLURM_LOCALID "
+      "of $SLURM_STEP_NUM_TASKS on $SLURM_STEP_NODELIST tpn $SLURM_STEP_TASKS_PER_NODE' | sort\n"
+      "srun -l -n4 sh -c 'echo block $SLURM_PROCID@$SLURMD_NODENAME' | sort\n"
+      "srun -l -n4 -m cyclic sh -c 'echo cyclic $SLURM_PROCID@$SLURMD_NODENAME' | sort\n"
+      "srun -N3 -n3 -l /bin/echo -mca ess '\"slurm\"' 'a;b' '[x]' '(y)' | sort\n"
+      "printf 'in\\n' | srun -N3 -n3 -l cat | sort\n"
+      "srun -N3 -n3 sh -c 'exit $SLURM_PROCID'\necho rc=$?\n"
+      "srun -N3 -n3 nosuchcmd 2>&1 | sort\n"
+      "srun -K -N3 -n3 sh -c 'if [ $SLURM_PROCID = 2 ]; then exit 3; fi; exec sleep 300'\necho rc=$?\n");
+  INFO(out);
+  CHECK(out.find("0: node e1 id 0 local 0 of 3 on e[1-3] tpn 1(x3)\n"
+                 "1: node e2 id 1 local 0 of 3 on e[1-3] tpn 1(x3)\n"
+                 "2: node e3 id 2 local 0 of 3 on e[1-3] tpn 1(x3)\n") != std::string::npos);
+  CHECK(out.find("0: block 0@e1\n1: block 1@e1\n2: block 2@e2\n3: block 3@e3\n") != std::string::npos);
+  CHECK(out.find("0: cyclic 0@e1\n1: cyclic 1@e2\n2: cyclic 2@e3\n3: cyclic 3@e1\n") != std::string::npos);
+  CHECK(out.find("0: -mca ess \"slurm\" a;b [x] (y)\n1: -mca ess \"slurm\" a;b [x] (y)\n"
+                 "2: -mca ess \"slurm\" a;b [x] (y)\n") != std::string::npos);
+  CHECK(out.find("0: in\n1: in\n2: in\n") != std::string::npos);
+  CHECK(out.find("srun: error: e2: task 1: Exited with exit code 1\n") != std::string::npos);
+  CHECK(out.find("srun: error: e3: task 2: Exited with exit code 2\n") != std::string::npos);
+  CHECK(out.find("rc=2\n") != std::string::npos);
+  for (const char* node : {"e1", "e2", "e3"})
+    CHECK(out.find(std::string("hq-node-") + node + ": error: execve(): nosuchcmd: No such file or directory") !=
+          std::string::npos);
+  CHECK(out.find("srun: error: e3: task 2: Exited with exit code 3\n") != std::string::npos);
+  CHECK(out.find("srun: error: e2: task 1: Terminated\n") != std::string::npos);
+  CHECK(out.rfind("rc=143\n") == out.size() - 7);
+}
+
+TEST_CASE("e2e: Open MPI's mpirun in a 3-node batch job starts its daemons through srun and runs an mpi4py ring") {
+  if (sh("command -v mpirun && /usr/bin/python3 -c 'import mpi4py'").rc != 0)
+    HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string ring = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/mpi/ring.py";
+  // One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
+  std::string mpi_env =
+      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
+      "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
+  std::string out = run_steps(c, "-N3 --ntasks-per-node=1",
+                              mpi_env + "echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
+                              "mpirun /usr/bin/python3 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
+  INFO(out);
+  CHECK(out.find("nodes 3 tasks 3\n") != std::string::npos);
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the node failure and exits") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/lost.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                      << "srun -N3 -n3 sh -c 'echo up > up.$SLURM_PROCID; " << until_file("release")
+                                      << "'\necho rc=$?\n";
+  std::string id = c.submit("-N3 -o lost-%j.out lost.sh");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  std::string out_file = c.dir() + "/lost-" + id + ".out";
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/up.1").empty() && !slurp(c.dir() + "/up.2").empty(); }, 30));
+  c.kill9_agent(2);
+  bool ended = wait_until([&] { return slurp(out_file).find("rc=") != std::string::npos; }, 20);
+  std::ofstream(c.dir() + "/release") << "go\n";  // what the dead agent left running ends
+  std::string out = slurp(out_file);
+  INFO(out);
+  REQUIRE(ended);
+  CHECK(out.find("srun: error: Node failure on e2\n") != std::string::npos);
+  CHECK(out.find("srun: error: e2: task 1: Killed\n") != std::string::npos);
+  CHECK(out.find("rc=137\n") != std::string::npos);
+}

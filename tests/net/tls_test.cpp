@@ -137,3 +137,61 @@ TEST_CASE("tls: the client session cache is written, and a corrupt one falls bac
   fclose(f);
   CHECK(RpcClient::connect(ep, t, "client", 5).is_ok());
 }
+
+namespace {
+
+// One handshake with `ctx` against the server on `port`, on this thread.
+Status handshake_with(std::shared_ptr<TlsContext> ctx, uint16_t port) {
+  asio::io_context io;
+  Status out = internal("not run");
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        asio::ip::tcp::socket socket(io);
+        co_await socket.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+        auto conn = std::make_shared<Connection>(io.get_executor(), make_tls_stream(std::move(socket), ctx));
+        auto ack = co_await conn->handshake_as_client("node", "peer");
+        out = ack.is_ok() ? Status::ok() : ack.status();
+        conn->close("done");
+      },
+      [&](std::exception_ptr e) {
+        if (e) out = unavailable("exception");
+      });
+  io.run();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tls: a client pinned to a self-signed certificate's fingerprint talks only to that server") {
+  auto mine = make_self_signed_server_cert("hq node e2");
+  auto other = make_self_signed_server_cert("hq node e3");
+  REQUIRE(mine.is_ok());
+  REQUIRE(other.is_ok());
+  auto srv = make_tls_server_context(mine->cert_pem, mine->key_pem);
+  REQUIRE(srv.is_ok());
+  EchoServer server(*srv);
+  auto fp = cert_fingerprint(mine->cert_pem);
+  auto other_fp = cert_fingerprint(other->cert_pem);
+  REQUIRE(fp.is_ok());
+  REQUIRE(other_fp.is_ok());
+  CHECK(*fp != *other_fp);
+
+  auto pinned = make_tls_client_context_pinned(*fp);
+  REQUIRE(pinned.is_ok());
+  Status good = handshake_with(*pinned, server.port());
+  CHECK_MESSAGE(good.is_ok(), good.message());
+  auto again = handshake_with(*pinned, server.port());  // the context serves many connections
+  CHECK(again.is_ok());
+
+  auto wrong = make_tls_client_context_pinned(*other_fp);
+  REQUIRE(wrong.is_ok());
+  CHECK(!handshake_with(*wrong, server.port()).is_ok());
+  // The cluster CA's trust does not extend to a self-signed certificate either.
+  auto ca = make_cluster_ca("t");
+  auto ca_client = make_tls_client_context(ca->cert_pem);
+  REQUIRE(ca_client.is_ok());
+  CHECK(!handshake_with(*ca_client, server.port()).is_ok());
+
+  CHECK(!make_tls_client_context_pinned("abc").is_ok());  // not a SHA-256
+}

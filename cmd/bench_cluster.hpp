@@ -1,0 +1,30 @@
+// The throwaway cluster a benchmark starts from this binary: a controller and N node
+// agents in a temp dir (removed, with every process, when the BenchCluster goes), and a
+// client connection to it as a CLI would make one. One thread.
+#pragma once
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/status.hpp"
+#include "net/client.hpp"
+
+namespace hq::cmd {
+
+struct BenchCluster {
+  std::string dir;
+  std::string addr;
+  net::Transport transport;
+  std::vector<pid_t> pids;
+  ~BenchCluster();
+};
+
+// Nodes b1..bN with `cpus` CPUs each (N = 0: a controller only).
+Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext);
+// A client connection with a fresh token from the token service.
+Result<std::unique_ptr<net::RpcClient>> bench_connect(const BenchCluster& c);
+// Waits (up to 10 s) until `nodes` agents respond.
+Status wait_for_nodes(net::RpcClient& client, int nodes);
+
+}  // namespace hq::cmd

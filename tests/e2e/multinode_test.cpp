@@ -30,13 +30,13 @@ std::string held_cgroup(const LocalCluster& c, int node, const std::string& id) 
   return dir.substr(0, dir.rfind(')'));
 }
 
-// Waits until e2 and e3 hold job `id` (e2 `e2_times` times in its log: it restarted); e1
-// runs its script.
-void check_held(const LocalCluster& c, const std::string& id, int e2_times = 1) {
+// Waits until e2 and e3 hold job `id` (e2 `e2_times` times in its log, e3 `e3_times`: an
+// agent restarted, the job runs again); e1 runs its script.
+void check_held(const LocalCluster& c, const std::string& id, int e2_times = 1, int e3_times = 1) {
   for (int node : {2, 3}) {
     CAPTURE(node);
     INFO("agent log: " << slurp(c.dir() + "/e" + std::to_string(node) + ".log"));
-    int times = node == 2 ? e2_times : 1;
+    int times = node == 2 ? e2_times : e3_times;
     REQUIRE(wait_until([&] { return held(c, node, id) == times; }, 10));
     std::string cg = held_cgroup(c, node, id);
     if (!cg.empty()) CHECK(std::filesystem::exists(cg));
@@ -45,11 +45,11 @@ void check_held(const LocalCluster& c, const std::string& id, int e2_times = 1) 
   CHECK(std::filesystem::exists(c.spool(1, id)));
 }
 
-void check_released(const LocalCluster& c, const std::string& id) {
+void check_released(const LocalCluster& c, const std::string& id, int times = 1) {
   for (int node : {2, 3}) {
     CAPTURE(node);
     INFO("agent log: " << slurp(c.dir() + "/e" + std::to_string(node) + ".log"));
-    CHECK(wait_until([&] { return released(c, node, id) == 1; }, 10));
+    CHECK(wait_until([&] { return released(c, node, id) == times; }, 10));
     std::string cg = held_cgroup(c, node, id);
     if (!cg.empty()) CHECK(wait_until([&] { return !std::filesystem::exists(cg); }, 5));
   }
@@ -82,4 +82,30 @@ TEST_CASE("e2e: a 3-node job is held on each of its nodes and released when it e
   CHECK(c.wait_state(cancelled, "CANCELLED", 15));
   check_released(c, cancelled);
   CHECK(c.state(done) == "COMPLETED");
+}
+
+TEST_CASE("e2e: a 3-node job requeued onto the same nodes lets go of its old share before it holds the new one") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string id = c.submit("-N3 --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  check_held(c, id);
+  CHECK(c.hq("requeue " + id).rc == 0);
+  // Three nodes only: the second run is on the same ones.
+  check_held(c, id, 2, 2);
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  CHECK(c.hq("show job " + id + " --json").out.find("\"restart_count\": 1") != std::string::npos);
+  for (int node : {2, 3}) {
+    CAPTURE(node);
+    std::string log = slurp(c.dir() + "/e" + std::to_string(node) + ".log");
+    INFO("agent log: " << log);
+    size_t first_hold = log.find(held_line(id)), release = log.find(released_line(id));
+    size_t second_hold = log.find(held_line(id), first_hold + 1);
+    REQUIRE(release != std::string::npos);
+    CHECK(first_hold < release);
+    CHECK(release < second_hold);
+  }
+  CHECK(c.hq("cancel " + id).rc == 0);
+  CHECK(c.wait_state(id, "CANCELLED", 15));
+  check_released(c, id, 2);
 }

@@ -139,6 +139,7 @@ void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
   rj.pid = record->script;
   rj.shim = record->shim;
   rj.cpus = record->cpus;
+  rj.peers.assign(record->launch.peers().begin(), record->launch.peers().end());
   rj.adopted = true;
   rj.cgroup = cgroups_.existing(job_id);
   if (!alive) {

@@ -98,6 +98,7 @@ void Agent::check_fence() {
       rj.fenced = true;
       terminate(rj, 0);
     }
+    while (!held_.empty()) release_held(held_.begin()->first, "no word from the controller (fence_timeout)");
   }
   fence_timer_->expires_after(std::chrono::seconds(1));
   fence_timer_->async_wait([this](const asio::error_code& ec) {
@@ -108,9 +109,11 @@ void Agent::check_fence() {
 // srun inside the jobs whose batch script runs here talks to <run_dir>/step.sock.
 void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
+    if (auto h = held_.find(id); h != held_.end())
+      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), {}};
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
-    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files()};
+    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files(), it->second.peers};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -151,6 +154,7 @@ void Agent::stop() {
       rj.cgroup.remove();
       cleanup_spool(opts_.spool_dir, id);  // ended here: nothing for a successor to adopt
     }
+    while (!held_.empty()) release_held(held_.begin()->first, "the agent stops");
     cgroups_.release();
   } else if (!running_.empty()) {
     log::info("leaving " + std::to_string(running_.size()) + " running job(s) to the next agent");
@@ -186,6 +190,7 @@ pb::Envelope Agent::registration() const {
     r->set_cert_fingerprint(peers_->fingerprint());
   }
   for (const auto& [id, rj] : running_) r->add_running_jobs(id);
+  for (const auto& [id, h] : held_) r->add_running_jobs(id);
   for (const auto& [id, ended] : unacked_) *r->add_finished() = ended;
   return env;
 }
@@ -332,6 +337,7 @@ asio::awaitable<void> Agent::heartbeat_loop(std::shared_ptr<net::Connection> con
     pb::Envelope env;
     env.mutable_heartbeat()->set_time(net::wall_now());
     for (const auto& [id, rj] : running_) env.mutable_heartbeat()->add_running_jobs(id);
+    for (const auto& [id, h] : held_) env.mutable_heartbeat()->add_running_jobs(id);
     conn->send(env);
   }
 }
@@ -350,6 +356,10 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   auto job = net::from_pb(l.job());
   if (!job) return log::warn("bad LaunchJob: " + job.status().message());
   uint64_t id = job->id.value;
+  if (auto old = held_.find(id); old != held_.end()) {
+    if (job->restart_count <= old->second.job.restart_count) return;  // a duplicate launch
+    release_held(id, "run " + std::to_string(job->restart_count) + " replaces it");  // the old run's share first
+  }
   if (auto old = running_.find(id); old != running_.end()) {
     // A new run of a job requeued while this node was silent: the old run goes first.
     if (job->restart_count > old->second.job.restart_count) {
@@ -363,6 +373,7 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   }
   if (auto end = unacked_.find(id); end != unacked_.end() && end->second.restart_count() >= job->restart_count) return;
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
+  if (l.alloc_only()) return hold(std::move(job).value());
   if (!opts_.prolog.empty()) {  // the job counts as running here while its prolog runs
     RunningJob& rj = running_[id];
     rj.job = *job;
@@ -383,6 +394,7 @@ void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   rj.pid = launched->script;
   rj.shim = launched->shim;
   rj.job = std::move(job);
+  rj.peers.assign(l.peers().begin(), l.peers().end());
   pids_[rj.shim] = id;
   arm_limits(id);
 }
@@ -413,6 +425,38 @@ void Agent::fail_launch(const Job& job, const std::string& why) {
   clear_run(opts_.spool_dir, id);
 }
 
+// An alloc-only job: its share of this node (CPUs, memory, GPUs, in its cgroup) waits for
+// the tasks of its steps; the prolog and epilog run on the job's first node only.
+void Agent::hold(Job job) {
+  uint64_t id = job.id.value;
+  HeldJob h;
+  h.cpus = choose_job_cpus(job);
+  auto group = cgroups_.create(id, job_limits(job, h.cpus));
+  if (!group) {  // no end to report from here: the job's steps cannot start tasks on this node
+    log::warn("job " + std::to_string(id) + ": cannot hold its share here: " + group.status().message());
+    return;
+  }
+  h.cgroup = *group;
+  h.job = std::move(job);
+  std::string where = "CPUs " + format_cpulist(h.cpus);
+  if (h.cgroup.active()) where += "; cgroup " + h.cgroup.dirs().front();
+  log::info("job " + std::to_string(id) + ": holding its share here for steps (alloc-only; " + where + ")");
+  held_[id] = std::move(h);
+}
+
+void Agent::release_held(uint64_t id, const std::string& why) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return;
+  HeldJob& h = it->second;
+  if (steps_) steps_->job_ended(id);
+  if (h.cgroup.active() && !h.cgroup.kill_all())
+    log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + h.cgroup.dirs().front());
+  if (!h.cgroup.active()) kill_job_processes(id, h.job.spec.uid);
+  h.cgroup.remove();
+  held_.erase(it);
+  log::info("job " + std::to_string(id) + ": released its share here (" + why + ")");
+}
+
 // The character devices of this node's GPUs that are not the job's (real devices only:
 // a fake probe tree's paths are not looked at).
 std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine) const {
@@ -427,10 +471,18 @@ std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine)
   return out;
 }
 
-Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {
-  NodeAlloc mine{opts_.name, 1, 0, 1, {}};
+namespace {
+// This node's part of a job's allocation.
+NodeAlloc share_here(const Job& job, const std::string& node) {
+  NodeAlloc mine{node, 1, 0, 1, {}};
   for (const NodeAlloc& a : job.alloc)
-    if (a.node == opts_.name) mine = a;
+    if (a.node == node) mine = a;
+  return mine;
+}
+}  // namespace
+
+std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
+  NodeAlloc mine = share_here(job, opts_.name);
   std::vector<int32_t> near;  // CPUs next to the job's GPUs
   for (int32_t g : mine.gpus)
     if (g >= 0 && static_cast<size_t>(g) < host_.gpus.size())
@@ -439,12 +491,23 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   std::map<int32_t, int32_t> in_use;
   for (const auto& [id, other] : running_)
     for (int32_t c : other.cpus) ++in_use[c];
-  rj.cpus = choose_cpus(cpu_pool_, in_use, mine.cpus, near);
+  for (const auto& [id, other] : held_)
+    for (int32_t c : other.cpus) ++in_use[c];
+  return choose_cpus(cpu_pool_, in_use, mine.cpus, near);
+}
+
+CgroupLimits Agent::job_limits(const Job& job, const std::vector<int32_t>& cpus) const {
+  NodeAlloc mine = share_here(job, opts_.name);
+  return CgroupLimits{cpus, mine.mem_mib * 1024 * 1024, opts_.job_pids_max, other_gpu_devices(mine.gpus)};
+}
+
+Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {
+  rj.cpus = choose_job_cpus(job);
   auto bind = parse_cpu_bind(job.spec.cpu_bind);
   if (!bind) return bind.status();
   auto affinity = affinity_for(*bind, rj.cpus);
   if (!affinity) return affinity.status();
-  CgroupLimits limits{rj.cpus, mine.mem_mib * 1024 * 1024, opts_.job_pids_max, other_gpu_devices(mine.gpus)};
+  CgroupLimits limits = job_limits(job, rj.cpus);
   auto group = cgroups_.create(job.id.value, limits);
   if (!group) return group.status();
   rj.cgroup = *group;
@@ -480,6 +543,7 @@ void Agent::arm_signal(uint64_t id) {
 
 // A kill whose reason this agent does not know (a newer controller's) still kills: as a cancel.
 void Agent::on_kill(const pb::KillJob& k) {
+  if (held_.count(k.job_id())) return release_held(k.job_id(), "killed, reason " + k.reason());
   auto it = running_.find(k.job_id());
   if (it == running_.end()) return;
   auto reason = parse_kill_reason(k.reason());

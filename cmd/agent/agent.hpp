@@ -78,10 +78,27 @@ class Agent {
     std::vector<int32_t> cpus;   // the CPUs it runs on
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
     bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
+    std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
+  };
+  // A job whose script runs on another node (LaunchJob alloc_only): this node holds its
+  // share (CPUs, cgroup) for the tasks of its steps. Not kept across agent restarts: the
+  // controller sends the LaunchJob again when this agent registers without it.
+  struct HeldJob {
+    Job job;
+    std::vector<int32_t> cpus;
+    JobCgroup cgroup;
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
   Result<LaunchedJob> start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj);
+  // This node's CPUs for `job`: its NodeAlloc share, those next to its GPUs first, not those
+  // the jobs running or held here have.
+  std::vector<int32_t> choose_job_cpus(const Job& job) const;
+  CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
+  // alloc_only: the job's share here, no prolog, no script.
+  void hold(Job job);
+  // Lets go of a held job's share: its step tasks and every process in its cgroup die.
+  void release_held(uint64_t id, const std::string& why);
   void arm_limits(uint64_t id);
   // How a job ended: its shim's exit file when there is one, else `status`; `ru` when reaped here.
   void finish(uint64_t id, int status, const struct rusage* ru);
@@ -147,6 +164,7 @@ class Agent {
   std::shared_ptr<net::TlsContext> tls_;
   KeyringWatcher keys_;
   std::map<uint64_t, RunningJob> running_;
+  std::map<uint64_t, HeldJob> held_;  // alloc-only jobs: their script runs on another node
   std::map<uint64_t, pb::JobEnded> unacked_;
   std::map<uint64_t, pb::LaunchJob> deferred_;  // a new run of a job whose old run is being killed
   std::map<pid_t, uint64_t> pids_;

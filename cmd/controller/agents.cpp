@@ -27,6 +27,31 @@ bool valid_node_name(const std::string& name) {
   });
 }
 
+// The address part of a connection's peer ("10.0.0.5:41000", "::1:41000", "[::1]:41000");
+// "" when there is none ("?").
+std::string peer_host(const std::string& peer) {
+  size_t colon = peer.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "";
+  std::string host = peer.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+// Where a registering agent takes step traffic: its own step_host, else the address the
+// controller sees it at.
+pb::AgentAddress step_address(const pb::RegisterNode& reg, const std::string& peer) {
+  pb::AgentAddress a;
+  a.set_node(reg.name());
+  a.set_host(reg.step_host().empty() ? peer_host(peer) : reg.step_host());
+  a.set_port(reg.step_port());
+  a.set_fingerprint(reg.cert_fingerprint());
+  return a;
+}
+
+bool in_alloc(const Job& job, const std::string& node) {
+  return std::any_of(job.alloc.begin(), job.alloc.end(), [&](const NodeAlloc& a) { return a.node == node; });
+}
+
 }  // namespace
 
 // The config's [agents] for a registering node: settings and the programs' contents
@@ -131,6 +156,7 @@ bool Controller::agent_register(const ConnPtr& conn, uint64_t seq, const pb::Reg
   if (auto old = agents_.find(name); old != agents_.end() && old->second != conn)
     old->second->close("replaced by a new registration");
   agents_[name] = conn;
+  step_addresses_[name] = step_address(reg, conn->peer());
   bool joins = std::get<NodeRegistered>(events->front()).join;
   for (auto& e : *events) record(std::move(e));
   Node& node = state_.nodes.at(name);  // liveness: not journaled
@@ -153,7 +179,8 @@ bool Controller::agent_register(const ConnPtr& conn, uint64_t seq, const pb::Reg
 }
 
 // After a restart of either side: deliver buffered ends, kill what the controller does
-// not know, and fail what the agent no longer has.
+// not know, and fail what the agent no longer has. A job is on a node when the node is in
+// its alloc: the first runs its script, the others hold its share (alloc_only).
 void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, const pb::RegisterNode& reg) {
   std::set<uint64_t> seen(reg.running_jobs().begin(), reg.running_jobs().end());
   for (const auto& ended : reg.finished()) {
@@ -162,8 +189,10 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   }
   for (uint64_t raw : reg.running_jobs()) {
     const Job* job = find_job(state_, JobId{raw});
-    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) {
-      resend_stop(*job);  // a cancel's or requeue's kill may have died with a controller
+    if (job && job->state == JobState::kRunning && in_alloc(*job, name)) {
+      // A cancel's or requeue's kill may have died with a controller; the other nodes are
+      // released when the first one's end is recorded.
+      if (job->alloc.front().node == name) resend_stop(*job);
       continue;
     }
     pb::Envelope env;
@@ -173,8 +202,16 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   }
   std::vector<JobId> lost;
   for (const auto& [id, job] : state_.jobs) {
-    if (job.state == JobState::kRunning && job.alloc.front().node == name && !seen.count(id.value))
+    if (job.state != JobState::kRunning || seen.count(id.value)) continue;
+    auto at = std::find_if(job.alloc.begin(), job.alloc.end(), [&](const NodeAlloc& a) { return a.node == name; });
+    if (at == job.alloc.begin()) {
       lost.push_back(id);
+    } else if (at != job.alloc.end()) {
+      // Its agent restarted (an alloc-only share is not kept across restarts) or the launch
+      // never arrived: the share is held again; the job goes on.
+      log::info("job " + std::to_string(id.value) + ": node " + name + " does not hold its share; sent again");
+      conn->send(launch_message(job, static_cast<size_t>(at - job.alloc.begin())));
+    }
   }
   for (JobId id : lost) {
     // Not running and no end buffered: it never launched (e.g. the controller died between
@@ -196,11 +233,12 @@ void Controller::agent_heartbeat(const std::string& name, const pb::Heartbeat& h
     request_schedule();
   }
   // Jobs the controller already ended or requeued (e.g. while the node was silent) must stop
-  // here, also when they run again elsewhere by now.
+  // here, also when they run again elsewhere by now; a share an alloc-only node holds after
+  // its job ended (its release was lost) goes too.
   auto conn = agents_.find(name);
   for (uint64_t raw : hb.running_jobs()) {
     const Job* job = find_job(state_, JobId{raw});
-    if (job && job->state == JobState::kRunning && job->alloc.front().node == name) continue;
+    if (job && job->state == JobState::kRunning && in_alloc(*job, name)) continue;
     if (conn == agents_.end()) break;
     pb::Envelope env;
     env.mutable_kill()->set_job_id(raw);
@@ -224,6 +262,11 @@ void Controller::agent_job_ended(const std::string& name, const ConnPtr& conn, c
     return ack(Status::ok());
   }
   const Job* job = find_job(state_, ended->id);
+  if (job && !job->alloc.empty() && job->alloc.front().node != name) {
+    // Only the node of the script reports a job's end; a share held elsewhere never ends it.
+    log::info("node " + name + ": end of job " + std::to_string(raw) + " ignored (not its first node)");
+    return ack(Status::ok());
+  }
   // The agent's clock: an end before the job started or in the future is taken as now.
   if (job && (ended->time < job->start_time || ended->time > now() + 60)) ended->time = now();
   if (job && job->restart_count != run) {  // an earlier run, requeued since (e.g. its node was silent)
@@ -265,12 +308,15 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
   auto it = agents_.find(name);
   if (it == agents_.end() || it->second != conn) return;
   agents_.erase(it);
+  step_addresses_.erase(name);
   if (auto n = state_.nodes.find(name); n != state_.nodes.end()) n->second.responding = false;
   log::warn("node " + name + " disconnected: " + conn->close_reason());
 }
 
 // Jobs whose batch node failed: requeued with the same id when they may be (--requeue, the
-// default for batch jobs), else ended with `state`.
+// default for batch jobs), else ended with `state`. Their other nodes are released once that
+// is durable (record). A failed node other than the first leaves its jobs running for now
+// (Slurm ends them NODE_FAIL or requeues them: later work, docs/design/steps-plan.md stage 2).
 void Controller::end_jobs_on_node(const std::string& name, JobState state, JobReason reason) {
   std::vector<JobId> ids;  // the node's own index, not a walk over every job
   for (JobId id : state_.nodes.at(name).jobs) {

@@ -18,6 +18,13 @@ namespace {
 // A queue reply stops past this many bytes of jobs (frames are at most 16 MiB; one job
 // over it still goes alone): 100,000 jobs come in pages of about 15,000.
 constexpr size_t kQueuePageBytes = 4 << 20;
+
+// The job a JobEnded or JobRequeued is about; none for any other event.
+JobId ending_or_requeued(const Event& event) {
+  if (const auto* e = std::get_if<JobEnded>(&event)) return e->id;
+  if (const auto* r = std::get_if<JobRequeued>(&event)) return r->id;
+  return {};
+}
 }  // namespace
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
@@ -83,11 +90,21 @@ void Controller::tick() {
 }
 
 void Controller::record(Event event, std::function<void(const Status&)> after) {
+  // A multi-node job leaving RUNNING (ended, requeued: by its agent, a node's failure, a
+  // launch that could not be sent...): its other nodes let go of their share once durable.
+  JobId leaving = ending_or_requeued(event);
+  std::vector<std::string> release = nodes_to_release(leaving);
   if (!hq::apply(state_, event)) {
     // Stale or duplicate: already reflected, but maybe not durable yet (the first copy may
     // still be in the journal's queue). Acting on it waits for everything queued so far.
     if (after) when_durable(std::move(after));
     return;
+  }
+  if (!release.empty()) {
+    after = [this, id = leaving, release = std::move(release), after = std::move(after)](const Status& s) {
+      if (after) after(s);
+      release_other_nodes(id, release);
+    };
   }
   uint64_t seq = ++appended_;
   journal_->append(net::encode_event(event), [this, seq, after = std::move(after)](const Status& s) {
@@ -192,33 +209,69 @@ void Controller::preempt(const Preemption& p) {
 void Controller::launch(JobId id) {
   const Job* job = find_job(state_, id);
   if (!job || job->state != JobState::kRunning || job->alloc.empty()) return;
-  const std::string& batch_node = job->alloc.front().node;
-  auto it = agents_.find(batch_node);
-  if (it == agents_.end() || !it->second->is_open()) {
-    log::warn("job " + std::to_string(id.value) + ": batch node " + batch_node + " is not connected; requeued");
-    record(JobRequeued{id, now(), JobReason::kNone});
-    request_schedule();
-    return;
+  // Every node first: a job starts on all of its nodes or, one missing, is requeued whole.
+  std::vector<ConnPtr> conns;
+  for (const NodeAlloc& a : job->alloc) {
+    auto it = agents_.find(a.node);
+    if (it == agents_.end() || !it->second->is_open()) {
+      log::warn("job " + std::to_string(id.value) + ": node " + a.node + " is not connected; requeued");
+      record(JobRequeued{id, now(), JobReason::kNone});
+      request_schedule();
+      return;
+    }
+    conns.push_back(it->second);
   }
+  for (size_t i = 0; i < conns.size(); ++i) conns[i]->send(launch_message(*job, i));
+}
+
+pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
   pb::Envelope env;
   auto* l = env.mutable_launch();
-  *l->mutable_job() = net::to_pb(*job);
-  l->set_nodelist(alloc_hostlist(job->alloc));
-  l->set_node_index(0);
+  *l->mutable_job() = net::to_pb(job);
+  l->set_nodelist(alloc_hostlist(job.alloc));
+  l->set_node_index(static_cast<int32_t>(index));
   l->set_cluster(config_.name);
   l->set_kill_wait(config_.kill_wait);
-  it->second->send(env);
+  if (index > 0) {
+    l->set_alloc_only(true);
+    return env;
+  }
+  for (const NodeAlloc& a : job.alloc) {
+    pb::AgentAddress* p = l->add_peers();
+    if (auto it = step_addresses_.find(a.node); it != step_addresses_.end()) *p = it->second;
+    p->set_node(a.node);
+  }
+  return env;
+}
+
+std::vector<std::string> Controller::nodes_to_release(JobId id) const {
+  const Job* job = id ? find_job(state_, id) : nullptr;
+  if (!job || job->state != JobState::kRunning || job->alloc.size() < 2) return {};
+  std::vector<std::string> out;
+  for (size_t i = 1; i < job->alloc.size(); ++i) out.push_back(job->alloc[i].node);
+  return out;
+}
+
+// Sent on the connection a node has now: a requeued job that runs again on the same nodes
+// gets its new LaunchJob after this (it is sent once its JobStarted, journaled later, is
+// durable), so the kill reaches the old share only. A node not connected now reports the
+// job in its next registration or heartbeat and is told to kill it then (agent_heartbeat).
+void Controller::release_other_nodes(JobId id, const std::vector<std::string>& nodes) {
+  pb::Envelope env;
+  env.mutable_kill()->set_job_id(id.value);
+  env.mutable_kill()->set_reason(std::string(to_string(KillReason::kUnknown)));
+  for (const auto& name : nodes)
+    if (auto it = agents_.find(name); it != agents_.end() && it->second->is_open()) it->second->send(env);
 }
 
 void Controller::send_kill(const Job& job, KillReason reason, Duration grace) {
-  if (job.alloc.empty()) return;
-  auto it = agents_.find(job.alloc.front().node);
-  if (it == agents_.end() || !it->second->is_open()) return;
   pb::Envelope env;
   env.mutable_kill()->set_job_id(job.id.value);
   env.mutable_kill()->set_reason(std::string(to_string(reason)));
   env.mutable_kill()->set_grace(grace);
-  it->second->send(env);
+  // The first node runs the script; the others let go of their share (and its step tasks).
+  for (const NodeAlloc& a : job.alloc)
+    if (auto it = agents_.find(a.node); it != agents_.end() && it->second->is_open()) it->second->send(env);
 }
 
 void Controller::record_then_kill(Event event, JobId id, KillReason reason, Duration grace) {

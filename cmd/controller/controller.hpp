@@ -88,8 +88,18 @@ class Controller {
   void request_schedule();
   void arm_schedule();
   void run_schedule(PassKind kind);
+  // LaunchJob to every node of the job (the first runs the script, the others hold their
+  // share, alloc_only), or a requeue when one of them is not connected.
   void launch(JobId id);
-  // KillJob to the job's batch node; `grace` seconds from SIGTERM to SIGKILL (0: the agent's kill_wait).
+  // The LaunchJob for the node at `index` of the job's alloc (the first one with `peers`).
+  pb::Envelope launch_message(const Job& job, size_t index) const;
+  // The nodes other than the first of job `id` while it is RUNNING (captured before an
+  // event takes it out of RUNNING); empty for a single-node job or none.
+  std::vector<std::string> nodes_to_release(JobId id) const;
+  // KillJob (reason unknown) to `nodes`, the other nodes of job `id` that held its share:
+  // once the job's end or requeue is durable, they let go of it.
+  void release_other_nodes(JobId id, const std::vector<std::string>& nodes);
+  // KillJob to every node of the job; `grace` seconds from SIGTERM to SIGKILL (0: the agent's kill_wait).
   void send_kill(const Job& job, KillReason reason, Duration grace = 0);
   // Records `event` (a cancel or stop of job `id`), then kills the job once that is durable
   // if it still runs: the intent is on disk before its effect leaves the process.
@@ -133,6 +143,8 @@ class Controller {
   KeyringWatcher keys_;
   ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;
+  // Each connected agent's step listener (RegisterNode), for LaunchJob.peers; runtime only.
+  std::map<std::string, pb::AgentAddress> step_addresses_;
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;

@@ -57,6 +57,8 @@ class MemoryLog : public store::EventLog {
 // Records what the controller sends.
 class RecordingPeer : public net::Peer {
  public:
+  // `name`: the connection's peer address as a TCP stream gives it ("ip:port").
+  explicit RecordingPeer(std::string name = "fake-peer") : name_(std::move(name)) {}
   void send(const pb::Envelope& msg) override {
     if (open_) sent.push_back(msg);
   }
@@ -78,7 +80,7 @@ class RecordingPeer : public net::Peer {
 
  private:
   bool open_ = true;
-  std::string name_ = "fake-peer", reason_;
+  std::string name_, reason_;
 };
 
 // A controller over `nodes` (hostlist) with `cpus` each, on a fresh in-memory disk or an

@@ -105,8 +105,8 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   REQUIRE(c.ready());
   std::string out = run_steps(
       c, "-N3 --ntasks-per-node=2",
-      "srun -l --ntasks-per-node=1 bash -c 'echo node $SLURMD_NODENAME id $SLURM_NODEID local $SLURM_LOCALID "
-      "of $SLURM_STEP_NUM_TASKS on $SLURM_STEP_NODELIST tpn $SLURM_STEP_TASKS_PER_NODE' | sort\n"
+      "srun -l -N3 -n3 bash -c 'echo node $SLURMD_NODENAME id $SLURM_NODEID local $SLURM_LOCALID "
+      "of $SLURM_STEP_NUM_TASKS on \"$SLURM_STEP_NODELIST\" tpn $SLURM_STEP_TASKS_PER_NODE' | sort\n"
       "srun -l -n4 sh -c 'echo block $SLURM_PROCID@$SLURMD_NODENAME' | sort\n"
       "srun -l -n4 -m cyclic sh -c 'echo cyclic $SLURM_PROCID@$SLURMD_NODENAME' | sort\n"
       "srun -N3 -n3 -l /bin/echo -mca ess '\"slurm\"' 'a;b' '[x]' '(y)' | sort\n"

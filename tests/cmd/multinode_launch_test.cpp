@@ -1,0 +1,304 @@
+// A multi-node job on every one of its nodes: the controller launches it on all of them
+// (the first runs the script and gets the step addresses, the others hold an alloc-only
+// share), keeps those shares through re-registrations and heartbeats, and releases them
+// when the job ends or is requeued (docs/design/protocol.md, "Multi-node jobs").
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller_harness.hpp"
+
+using namespace hq;
+using hq::test::ControllerHarness;
+using hq::test::RecordingPeer;
+
+namespace {
+
+struct Agents {
+  std::map<std::string, std::shared_ptr<RecordingPeer>> peers;
+
+  // Registers `name` as its agent would, with a step listener; `running`: jobs it reports.
+  void connect(ControllerHarness& h, const std::string& name, const std::vector<uint64_t>& running = {}) {
+    if (auto old = peers.find(name); old != peers.end()) {
+      old->second->close("cut");
+      h.ctl->agent_disconnected(name, old->second);
+    }
+    static const std::map<std::string, std::string> kAddr = {
+        {"n1", "10.0.0.1:40001"}, {"n2", "10.0.0.2:40002"}, {"n3", "fd00::3:40003"}};
+    auto peer = std::make_shared<RecordingPeer>(kAddr.at(name));
+    pb::RegisterNode reg = test::registration(name);
+    reg.set_step_port(name == "n1" ? 6818 : name == "n2" ? 7000 : 7001);
+    if (name == "n2") reg.set_step_host("n2.example");
+    reg.set_cert_fingerprint("fp-" + name);
+    for (uint64_t id : running) reg.add_running_jobs(id);
+    REQUIRE(h.ctl->agent_register(peer, 1, reg));
+    peers[name] = peer;
+    h.settle();
+  }
+  std::vector<pb::Envelope> take(const std::string& name) { return peers.at(name)->take(); }
+  void take_all() {
+    for (auto& [name, p] : peers) p->take();
+  }
+};
+
+uint64_t submit_three_nodes(ControllerHarness& h) {
+  pb::SubmitRequest req = ControllerHarness::job_request();
+  req.mutable_spec()->set_nodes_min(3);
+  req.mutable_spec()->set_nodes_max(3);
+  req.mutable_spec()->set_nodes_set(true);
+  req.mutable_spec()->set_ntasks(3);
+  auto r = h.submit_request(req);
+  REQUIRE_MESSAGE(r, r.status().message());
+  h.settle();
+  return r->job_id();
+}
+
+std::vector<pb::LaunchJob> launches(const std::vector<pb::Envelope>& sent) {
+  std::vector<pb::LaunchJob> out;
+  for (const auto& m : sent)
+    if (m.has_launch()) out.push_back(m.launch());
+  return out;
+}
+
+int kills(const std::vector<pb::Envelope>& sent, uint64_t id) {
+  int n = 0;
+  for (const auto& m : sent) n += m.has_kill() && m.kill().job_id() == id;
+  return n;
+}
+
+// A 3-node cluster with its agents registered and a 3-node job running on it.
+struct Running3 {
+  ControllerHarness h{"n[1-3]"};
+  Agents agents;
+  uint64_t id = 0;
+  Running3() {
+    REQUIRE(h.ok);
+    for (const char* n : {"n1", "n2", "n3"}) agents.connect(h, n);
+    agents.take_all();
+    id = submit_three_nodes(h);
+    REQUIRE(h.state_of(id) == "RUNNING");
+  }
+  void end_on_first(const std::string& state = "COMPLETED", int32_t run = 0) {
+    pb::JobEnded e;
+    e.set_job_id(id);
+    e.set_state(state);
+    e.set_restart_count(run);
+    h.ctl->agent_job_ended("n1", agents.peers.at("n1"), e);
+    h.settle();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("multi-node launch: every node gets a LaunchJob, the first with the peers, the others alloc_only") {
+  Running3 r;
+  std::map<std::string, pb::LaunchJob> got;
+  for (const char* n : {"n1", "n2", "n3"}) {
+    auto l = launches(r.agents.take(n));
+    REQUIRE(l.size() == 1);
+    got[n] = l[0];
+    CHECK(l[0].job().job_id() == r.id);
+    CHECK(l[0].nodelist() == "n[1-3]");
+  }
+  CHECK(got["n1"].node_index() == 0);
+  CHECK(got["n2"].node_index() == 1);
+  CHECK(got["n3"].node_index() == 2);
+  CHECK_FALSE(got["n1"].alloc_only());
+  CHECK(got["n2"].alloc_only());
+  CHECK(got["n3"].alloc_only());
+  CHECK(got["n2"].peers_size() == 0);
+  CHECK(got["n3"].peers_size() == 0);
+  const auto& peers = got["n1"].peers();
+  REQUIRE(peers.size() == 3);
+  CHECK(peers[0].node() == "n1");
+  CHECK(peers[0].host() == "10.0.0.1");  // the address the controller sees
+  CHECK(peers[0].port() == 6818);
+  CHECK(peers[0].fingerprint() == "fp-n1");
+  CHECK(peers[1].node() == "n2");
+  CHECK(peers[1].host() == "n2.example");  // the agent's own step_host
+  CHECK(peers[1].port() == 7000);
+  CHECK(peers[1].fingerprint() == "fp-n2");
+  CHECK(peers[2].node() == "n3");
+  CHECK(peers[2].host() == "fd00::3");  // IPv6, port split off
+  CHECK(peers[2].port() == 7001);
+  CHECK(peers[2].fingerprint() == "fp-n3");
+}
+
+TEST_CASE("multi-node launch: a node that is not connected requeues the job and nothing is sent") {
+  ControllerHarness h("n[1-3]");
+  REQUIRE(h.ok);
+  Agents agents;
+  for (const char* n : {"n1", "n2", "n3"}) agents.connect(h, n);
+  agents.take_all();
+  // n3 goes away after the pass placed the job but before its start is durable: the launch
+  // finds it gone.
+  pb::SubmitRequest req = ControllerHarness::job_request();
+  req.mutable_spec()->set_nodes_min(3);
+  req.mutable_spec()->set_nodes_max(3);
+  req.mutable_spec()->set_nodes_set(true);
+  req.mutable_spec()->set_ntasks(3);
+  uint64_t id = 0;
+  h.ctl->submit(req, ControllerHarness::user(), [&](Result<pb::SubmitReply> r) {
+    if (r) id = r->job_id();
+  });
+  // Run until the job is placed, then cut n3 before the launch goes out.
+  for (int i = 0; i < 1000 && !(id != 0 && h.state_of(id) == "RUNNING"); ++i) {
+    h.io.restart();
+    h.io.run_one_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(id != 0);
+  REQUIRE(h.state_of(id) == "RUNNING");
+  agents.peers.at("n3")->close("cut");
+  h.ctl->agent_disconnected("n3", agents.peers.at("n3"));
+  h.settle();
+  for (const char* n : {"n1", "n2"}) CHECK(launches(agents.take(n)).empty());
+  CHECK(h.state_of(id) == "PENDING");
+}
+
+TEST_CASE("multi-node launch: a node other than the first re-registering without the job gets its share again") {
+  Running3 r;
+  r.agents.take_all();
+  r.agents.connect(r.h, "n2");  // its agent restarted: it holds nothing
+  auto l = launches(r.agents.take("n2"));
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].alloc_only());
+  CHECK(l[0].node_index() == 1);
+  CHECK(l[0].job().job_id() == r.id);
+  CHECK(r.h.state_of(r.id) == "RUNNING");
+  CHECK(r.agents.take("n1").empty());
+  CHECK(r.agents.take("n3").empty());
+  // Re-registering with it: nothing to do.
+  r.agents.connect(r.h, "n3", {r.id});
+  for (const auto& m : r.agents.take("n3")) {
+    CHECK_FALSE(m.has_launch());
+    CHECK_FALSE(m.has_kill());
+  }
+  CHECK(r.h.state_of(r.id) == "RUNNING");
+}
+
+TEST_CASE("multi-node launch: the first node re-registering without the job requeues it, and the others let go before a new run") {
+  Running3 r;
+  r.agents.take_all();
+  r.agents.connect(r.h, "n1");  // lost on the first node: requeued, and runs again on n[1-3]
+  r.h.settle();
+  for (const char* n : {"n2", "n3"}) {
+    auto sent = r.agents.take(n);
+    // The old share's release comes before the new run's launch on the same connection.
+    int kill_at = -1, launch_at = -1;
+    for (size_t i = 0; i < sent.size(); ++i) {
+      if (sent[i].has_kill() && sent[i].kill().job_id() == r.id && kill_at < 0) kill_at = static_cast<int>(i);
+      if (sent[i].has_launch() && launch_at < 0) launch_at = static_cast<int>(i);
+    }
+    CAPTURE(n);
+    REQUIRE(kill_at >= 0);
+    CHECK(sent[static_cast<size_t>(kill_at)].kill().reason() == "unknown");
+    REQUIRE(launch_at >= 0);
+    CHECK(kill_at < launch_at);
+    CHECK(sent[static_cast<size_t>(launch_at)].launch().job().restart_count() == 1);
+    CHECK(sent[static_cast<size_t>(launch_at)].launch().alloc_only());
+  }
+  auto first = launches(r.agents.take("n1"));
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].job().restart_count() == 1);
+  CHECK(r.h.state_of(r.id) == "RUNNING");
+}
+
+TEST_CASE("multi-node launch: the job's end releases its other nodes") {
+  Running3 r;
+  r.agents.take_all();
+  r.end_on_first();
+  CHECK(r.h.state_of(r.id) == "COMPLETED");
+  auto first = r.agents.take("n1");
+  CHECK(kills(first, r.id) == 0);
+  bool acked = false;
+  for (const auto& m : first) acked |= m.has_job_ended_ack() && m.job_ended_ack().job_id() == r.id;
+  CHECK(acked);
+  for (const char* n : {"n2", "n3"}) {
+    auto sent = r.agents.take(n);
+    CAPTURE(n);
+    REQUIRE(kills(sent, r.id) == 1);
+    for (const auto& m : sent)
+      if (m.has_kill()) CHECK(m.kill().reason() == "unknown");
+  }
+}
+
+TEST_CASE("multi-node launch: a cancel kills on every node") {
+  Running3 r;
+  r.agents.take_all();
+  auto c = r.h.cancel({r.id}, "");
+  REQUIRE(c);
+  for (const char* n : {"n1", "n2", "n3"}) {
+    auto sent = r.agents.take(n);
+    CAPTURE(n);
+    REQUIRE(kills(sent, r.id) == 1);
+    for (const auto& m : sent)
+      if (m.has_kill()) CHECK(m.kill().reason() == "cancel");
+  }
+  r.end_on_first("CANCELLED");
+  CHECK(r.h.state_of(r.id) == "CANCELLED");
+  CHECK(kills(r.agents.take("n2"), r.id) == 1);  // and the release once the end is durable
+}
+
+TEST_CASE("multi-node launch: heartbeats from the job's other nodes kill nothing while it runs") {
+  Running3 r;
+  r.agents.take_all();
+  pb::Heartbeat hb;
+  hb.add_running_jobs(r.id);
+  for (const char* n : {"n1", "n2", "n3"}) r.h.ctl->agent_heartbeat(n, hb);
+  r.h.settle();
+  for (const char* n : {"n1", "n2", "n3"}) CHECK(kills(r.agents.take(n), r.id) == 0);
+  r.end_on_first();
+  r.agents.take_all();
+  // A share still held after the end (its release was lost): the heartbeat backstop.
+  r.h.ctl->agent_heartbeat("n3", hb);
+  r.h.settle();
+  CHECK(kills(r.agents.take("n3"), r.id) == 1);
+}
+
+TEST_CASE("multi-node launch: a JobEnded from a node other than the first is acked and ignored") {
+  Running3 r;
+  r.agents.take_all();
+  pb::JobEnded e;
+  e.set_job_id(r.id);
+  e.set_state("FAILED");
+  r.h.ctl->agent_job_ended("n2", r.agents.peers.at("n2"), e);
+  r.h.settle();
+  CHECK(r.h.state_of(r.id) == "RUNNING");
+  bool acked = false;
+  for (const auto& m : r.agents.take("n2")) acked |= m.has_job_ended_ack() && m.job_ended_ack().job_id() == r.id;
+  CHECK(acked);
+  CHECK(kills(r.agents.take("n3"), r.id) == 0);
+}
+
+TEST_CASE("multi-node launch: a disconnected agent's step address is forgotten") {
+  ControllerHarness h("n[1-2]");
+  REQUIRE(h.ok);
+  Agents agents;
+  agents.connect(h, "n1");
+  agents.connect(h, "n2");
+  // n2 re-registers without a step listener: its old address is not kept.
+  agents.peers.at("n2")->close("cut");
+  h.ctl->agent_disconnected("n2", agents.peers.at("n2"));
+  auto peer = std::make_shared<RecordingPeer>("10.0.0.2:40009");
+  REQUIRE(h.ctl->agent_register(peer, 1, test::registration("n2")));
+  agents.peers["n2"] = peer;
+  h.settle();
+  agents.take_all();
+  pb::SubmitRequest req = ControllerHarness::job_request();
+  req.mutable_spec()->set_nodes_min(2);
+  req.mutable_spec()->set_nodes_max(2);
+  req.mutable_spec()->set_nodes_set(true);
+  req.mutable_spec()->set_ntasks(2);
+  REQUIRE(h.submit_request(req));
+  h.settle();
+  auto l = launches(agents.take("n1"));
+  REQUIRE(l.size() == 1);
+  REQUIRE(l[0].peers_size() == 2);
+  CHECK(l[0].peers(1).node() == "n2");
+  CHECK(l[0].peers(1).host() == "10.0.0.2");
+  CHECK(l[0].peers(1).port() == 0);
+  CHECK(l[0].peers(1).fingerprint().empty());
+}

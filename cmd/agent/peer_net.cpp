@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/paths.hpp"
+#include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
 #include "net/pki.hpp"
@@ -44,22 +45,35 @@ Status PeerNet::load_certificate() {
   return Status::ok();
 }
 
-Status PeerNet::listen(const asio::ip::address& address) {
-  if (acceptor_.is_open()) return Status::ok();
-  if (!opts_.plaintext && !server_tls_)
-    if (Status s = load_certificate(); !s) return s.with_context("step listener certificate");
+Status PeerNet::bind(const asio::ip::address& address, uint16_t port) {
   asio::error_code ec;
-  asio::ip::tcp::endpoint at(address, opts_.port);
+  asio::ip::tcp::endpoint at(address, port);
   acceptor_.open(at.protocol(), ec);
   if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_.bind(at, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    acceptor_.close();
-    return unavailable("step listener on " + address.to_string() + ":" + std::to_string(opts_.port) + ": " +
-                       ec.message());
-  }
+  if (!ec) return Status::ok();
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  return unavailable("step listener on " + address.to_string() + ":" + std::to_string(port) + ": " + ec.message());
+}
+
+// Without a configured port, the port of the agent's previous run (kept in the spool) comes
+// first: the first nodes of running jobs were told that one.
+Status PeerNet::listen(const asio::ip::address& address) {
+  if (acceptor_.is_open()) return Status::ok();
+  if (!opts_.plaintext && !server_tls_)
+    if (Status s = load_certificate(); !s) return s.with_context("step listener certificate");
+  std::string port_file = opts_.spool_dir + "/peer.port";
+  auto previous = parse_int(trim(read_small_file(port_file)), 1, 65535);
+  Status bound = opts_.port == 0 && previous ? bind(address, static_cast<uint16_t>(*previous)) : unavailable("");
+  if (!bound) bound = bind(address, opts_.port);
+  if (!bound) return bound;
+  asio::error_code ec;
   port_ = acceptor_.local_endpoint(ec).port();
+  if (opts_.port == 0 && (!previous || *previous != port_))
+    if (Status s = write_file_atomic(port_file, std::to_string(port_) + "\n", 0644); !s)
+      log::warn("cannot keep the step listener's port for the next start: " + s.message());
   log::info("step listener for other nodes' agents on " + address.to_string() + ":" + std::to_string(port_));
   accept_next();
   return Status::ok();

@@ -1,7 +1,8 @@
 // Links between node agents, for job steps that span nodes: the agent of a job's first
 // node (its step manager) dials the agents of the job's other nodes and keeps the link for
 // later steps. Each agent listens on the address it reaches the controller from (so the
-// controller can hand that address out), port `[agents] step_port` (0: any). TLS with a
+// controller can hand that address out), port `hq node --step-port` (0: the previous run's,
+// kept in the spool, else any: first nodes of running jobs know the old one). TLS with a
 // self-signed certificate kept in the spool (peer.pem/peer.key, 0600); the dialler pins its
 // fingerprint, which the controller handed out over its authenticated channel. The dialler
 // proves it is a node with a node token minted from the cluster secret, used once. On a
@@ -56,6 +57,7 @@ class PeerNet {
 
  private:
   Status load_certificate();
+  Status bind(const asio::ip::address& address, uint16_t port);
   void accept_next();
   asio::awaitable<void> inbound(asio::ip::tcp::socket socket);
   asio::awaitable<Result<ConnPtr>> dial(const std::string& node, const std::string& host, uint32_t port,

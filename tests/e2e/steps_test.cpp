@@ -174,3 +174,26 @@ TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the
   CHECK(out.find("srun: error: e2: task 1: Killed\n") != std::string::npos);
   CHECK(out.find("rc=137\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: steps reach a node whose agent restarted during the job - its listener keeps its port") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/again.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                       << "srun -N3 -n3 -l sh -c 'echo first $SLURMD_NODENAME' | sort\n"
+                                       << "echo ready > ready\n" << until_file("go") << "\n"
+                                       << "srun -N3 -n3 -l sh -c 'echo second $SLURMD_NODENAME' | sort\n";
+  std::string id = c.submit("-N3 -o again-%j.out again.sh");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
+  c.kill9_agent(2);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 2; }, 20));
+  c.respawn_agent(2);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 3; }, 20));
+  c.release("go");
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::string out = slurp(c.dir() + "/again-" + id + ".out");
+  INFO(out);
+  CHECK(out.find("0: first e1\n1: first e2\n2: first e3\n") != std::string::npos);
+  CHECK(out.find("0: second e1\n1: second e2\n2: second e3\n") != std::string::npos);
+}

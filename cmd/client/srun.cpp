@@ -4,6 +4,7 @@
 // signals to the tasks as Slurm's srun does (Ctrl-C twice within a second kills the step;
 // TERM, HUP and QUIT kill it; USR1 and USR2 are passed on). It prints the tasks' ends as
 // Slurm does and exits with the step's code. One thread, poll().
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -134,6 +135,8 @@ class Session {
   std::unique_ptr<LabelledOutput> out_, err_;
   bool signaled_ = false, terminating_ = false;
   double last_interrupt_ = -10;
+  double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
+  bool wait_started_ = false;
 };
 
 std::string step_id(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
@@ -167,6 +170,11 @@ void Session::on_task_end(const TaskEnd& end) {
   signaled_ |= killed;
   if (!(killed && killed_by_us_))
     if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << std::endl;
+  if (req_.wait_s > 0 && !wait_started_) {  // -W: the first task to end starts the clock
+    wait_started_ = true;
+    std::cerr << "srun: First task exited. Terminating job in " << req_.wait_s << "s" << std::endl;
+    wait_deadline_ = monotonic() + req_.wait_s;
+  }
   bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
   if (failed && req_.kill_on_bad_exit && !terminating_) {
     terminating_ = true;
@@ -248,9 +256,19 @@ int Session::run() {
   char buf[65536];
   while (!done_) {
     pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_pipe[0], POLLIN, 0}, {stdin_open_ ? 0 : -1, POLLIN, 0}};
-    if (poll(fds, 3, -1) < 0) {
+    int timeout = -1;
+    if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - monotonic()) * 1000) + 1;
+    int ready = poll(fds, 3, timeout);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
+    }
+    if (ready == 0 && wait_deadline_ > 0 && monotonic() >= wait_deadline_) {
+      std::cerr << "srun: First task exited " << req_.wait_s << "s ago" << std::endl;
+      wait_deadline_ = 0;
+      killed_by_us_ = true;
+      signal_step(SIGKILL);
+      continue;
     }
     if (fds[1].revents & POLLIN) {
       unsigned char sig;

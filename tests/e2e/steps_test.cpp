@@ -113,6 +113,7 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
       "printf 'in\\n' | srun -N3 -n3 -l cat | sort\n"
       "srun -N3 -n3 sh -c 'exit $SLURM_PROCID'\necho rc=$?\n"
       "srun -N3 -n3 nosuchcmd 2>&1 | sort\n"
+      "srun -W 1 -N3 -n3 sh -c 'if [ $SLURM_PROCID = 0 ]; then exit 0; fi; exec sleep 300'\necho wrc=$?\n"
       "srun -K -N3 -n3 sh -c 'if [ $SLURM_PROCID = 2 ]; then exit 3; fi; exec sleep 300'\necho rc=$?\n");
   INFO(out);
   CHECK(out.find("0: node e1 id 0 local 0 of 3 on e[1-3] tpn 1(x3)\n"
@@ -129,6 +130,9 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   for (const char* node : {"e1", "e2", "e3"})
     CHECK(out.find(std::string("hq-node-") + node + ": error: execve(): nosuchcmd: No such file or directory") !=
           std::string::npos);
+  // -W 1: a second after the first task ended, the others are killed.
+  CHECK(out.find("srun: First task exited. Terminating job in 1s\nsrun: First task exited 1s ago\nwrc=137\n") !=
+        std::string::npos);
   CHECK(out.find("srun: error: e3: task 2: Exited with exit code 3\n") != std::string::npos);
   CHECK(out.find("srun: error: e2: task 1: Terminated\n") != std::string::npos);
   CHECK(out.rfind("rc=143\n") == out.size() - 7);

@@ -63,4 +63,20 @@ std::string expand_pattern(std::string_view pattern, const PatternContext& ctx) 
   return out;
 }
 
+bool names_a_task(std::string_view pattern) {
+  if (pattern.find('\\') != std::string_view::npos) return false;  // no substitution at all
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    size_t j = i + 1;
+    if (pattern[j] == '%') {
+      i = j;
+      continue;
+    }
+    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j]))) ++j;
+    if (j < pattern.size() && (pattern[j] == 't' || pattern[j] == 'n' || pattern[j] == 'N')) return true;
+    i = j - 1;
+  }
+  return false;
+}
+
 }  // namespace hq

@@ -22,4 +22,8 @@ struct PatternContext {
 
 std::string expand_pattern(std::string_view pattern, const PatternContext& ctx);
 
+// Whether the pattern names something of one task (%t, %n or %N, with or without a
+// width): srun then writes a file per task.
+bool names_a_task(std::string_view pattern);
+
 }  // namespace hq

@@ -235,6 +235,12 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   c->set_nodelist(compress_hostlist(names));
   c->set_ntasks(layout->ntasks);
   for (const auto& w : layout->warnings) c->add_warnings(w);
+  c->mutable_task_node()->Resize(layout->ntasks, 0);
+  for (size_t i = 0; i < layout->nodes.size(); ++i) {
+    c->add_nodes(layout->nodes[i].name);
+    for (uint32_t t : layout->nodes[i].tasks)
+      if (t < static_cast<uint32_t>(layout->ntasks)) c->set_task_node(static_cast<int>(t), static_cast<uint32_t>(i));
+  }
   conn->send(created);
   steps_[{job_id, step->step_id}] = step;
   StepEnvContext ctx{job_id, step->step_id, req.launch_host(), req.label(), req.cpu_bind()};

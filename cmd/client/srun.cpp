@@ -19,10 +19,13 @@
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "cmd/client/srun_output.hpp"
 #include "core/io_label.hpp"
 #include "core/srun_options.hpp"
 #include "core/step_exit.hpp"
 #include "core/submit_options.hpp"
+#include "core/units.hpp"
 #include "hq.pb.h"
 #include "net/frame.hpp"
 
@@ -122,6 +125,8 @@ class Session {
   void on_task_end(const TaskEnd& end);
   void send(const pb::Envelope& msg) { (void)write_all(sock_, net::encode_frame(msg.SerializeAsString())); }
   void signal_step(int sig);
+  Status open_outputs(const pb::StepCreated& c);
+  Status open_input();
   void forward_stdin();
   int finish();
 
@@ -132,9 +137,11 @@ class Session {
   int rc_ = 1;
   uint64_t job_ = 0;
   uint32_t step_ = 0;
-  std::unique_ptr<LabelledOutput> out_, err_;
+  OutputFiles files_;
+  std::unique_ptr<TaskOutput> out_, err_;
   bool signaled_ = false, terminating_ = false;
   double last_interrupt_ = -10;
+  int in_fd_ = 0;             // -i FILE: that file instead of srun's stdin
   double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
   bool wait_started_ = false;
 };
@@ -182,10 +189,30 @@ void Session::on_task_end(const TaskEnd& end) {
   }
 }
 
+// -o/-e: files named by the step's facts (patterns), opened as the step starts.
+Status Session::open_outputs(const pb::StepCreated& c) {
+  TaskOutput::Step step;
+  step.base.job_id = job_;
+  step.base.step = std::to_string(step_);
+  step.base.user = current_user_name();
+  if (const char* name = getenv("SLURM_JOB_NAME")) step.base.job_name = name;
+  step.nodes.assign(c.nodes().begin(), c.nodes().end());
+  step.task_node.assign(c.task_node().begin(), c.task_node().end());
+  step.task_node.resize(static_cast<size_t>(std::max(0, c.ntasks())), 0);
+  step.label = req_.label;
+  auto out = TaskOutput::make(req_.output, 1, step, files_);
+  if (!out) return out.status();
+  auto err = TaskOutput::make(req_.error.empty() ? req_.output : req_.error, 2, step, files_);
+  if (!err) return err.status();
+  out_ = std::move(out).value();
+  err_ = std::move(err).value();
+  return Status::ok();
+}
+
 void Session::on_output(const pb::TaskIO& io) {
-  int fd = io.stream() == 2 ? 2 : 1;
-  LabelledOutput* label = fd == 2 ? err_.get() : out_.get();
-  (void)write_all(fd, label ? label->feed(io.task(), io.data()) : io.data());
+  TaskOutput* to = io.stream() == 2 ? err_.get() : out_.get();
+  if (to) to->write(io.task(), io.data());
+  else (void)write_all(io.stream() == 2 ? 2 : 1, io.data());
 }
 
 void Session::handle(const pb::Envelope& msg) {
@@ -195,8 +222,8 @@ void Session::handle(const pb::Envelope& msg) {
     std::vector<uint32_t> tasks(e.tasks().begin(), e.tasks().end());
     if (!e.error().empty()) std::cerr << "srun: error: " << e.error() << "\n";
     for (uint32_t t : tasks) {
-      if (out_) (void)write_all(1, out_->finish(t));
-      if (err_) (void)write_all(2, err_->finish(t));
+      if (out_) out_->finish(t);
+      if (err_) err_->finish(t);
     }
     on_task_end({e.node(), tasks, e.wait_status()});
     return;
@@ -207,9 +234,10 @@ void Session::handle(const pb::Envelope& msg) {
     step_ = c.step_id();
     for (const auto& w : c.warnings()) std::cerr << "srun: Warning: " << w << "\n";
     if (pending_) std::cerr << "srun: Step created for " << step_id(job_, step_) << "\n";
-    if (req_.label) {
-      out_ = std::make_unique<LabelledOutput>(c.ntasks());
-      err_ = std::make_unique<LabelledOutput>(c.ntasks());
+    if (Status st = open_outputs(c); !st) {
+      std::cerr << "srun: error: " << st.message() << std::endl;
+      killed_by_us_ = true;
+      signal_step(SIGKILL);
     }
     return;
   }
@@ -239,7 +267,7 @@ void Session::handle(const pb::Envelope& msg) {
 
 void Session::forward_stdin() {
   char buf[65536];
-  ssize_t n = read(0, buf, sizeof buf);
+  ssize_t n = read(in_fd_, buf, sizeof buf);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
   pb::Envelope env;
   auto* io = env.mutable_task_io();
@@ -252,10 +280,34 @@ void Session::forward_stdin() {
   send(env);
 }
 
+// -i: none (every task reads EOF), a file (every task reads it), or srun's stdin.
+Status Session::open_input() {
+  const std::string& in = req_.input;
+  if (in.empty() || in == "all") return Status::ok();
+  if (in == "none") {
+    stdin_open_ = false;
+    pb::Envelope env;
+    env.mutable_task_io()->set_eof(true);
+    send(env);
+    return Status::ok();
+  }
+  if (parse_int(in, 0, INT32_MAX)) return invalid("-i " + in + " (stdin to one task) is not supported yet");
+  PatternContext ctx;
+  ctx.job_id = req_.job_id;
+  ctx.user = current_user_name();
+  in_fd_ = ::open(expand_pattern(in, ctx).c_str(), O_RDONLY | O_CLOEXEC);
+  if (in_fd_ < 0) return io_error("Could not open stdin file " + in + ": " + std::strerror(errno));
+  return Status::ok();
+}
+
 int Session::run() {
+  if (Status s = open_input(); !s) {
+    std::cerr << "srun: error: " << s.message() << std::endl;
+    return 1;
+  }
   char buf[65536];
   while (!done_) {
-    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_pipe[0], POLLIN, 0}, {stdin_open_ ? 0 : -1, POLLIN, 0}};
+    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_pipe[0], POLLIN, 0}, {stdin_open_ ? in_fd_ : -1, POLLIN, 0}};
     int timeout = -1;
     if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - monotonic()) * 1000) + 1;
     int ready = poll(fds, 3, timeout);

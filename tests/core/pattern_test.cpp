@@ -51,3 +51,15 @@ TEST_CASE("job environment has SLURM_* and HQ_* twins") {
   CHECK(has("FOO=bar"));
   CHECK(has("SLURMD_NODENAME=n1"));
 }
+
+TEST_CASE("a pattern names a task when it has %t, %n or %N (with a width), not when escaped") {
+  CHECK(names_a_task("out-%t.txt"));
+  CHECK(names_a_task("out-%3t.txt"));
+  CHECK(names_a_task("%N.log"));
+  CHECK(names_a_task("job%j-node%n"));
+  CHECK_FALSE(names_a_task("out-%j.txt"));
+  CHECK_FALSE(names_a_task("out-%%t.txt"));   // a literal %t
+  CHECK_FALSE(names_a_task("out-\\%t.txt"));  // a backslash turns substitution off
+  CHECK_FALSE(names_a_task("plain"));
+  CHECK_FALSE(names_a_task("trailing%"));
+}

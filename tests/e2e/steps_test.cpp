@@ -113,6 +113,11 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
       "printf 'in\\n' | srun -N3 -n3 -l cat | sort\n"
       "srun -N3 -n3 sh -c 'exit $SLURM_PROCID'\necho rc=$?\n"
       "srun -N3 -n3 nosuchcmd 2>&1 | sort\n"
+      "srun -N3 -n4 -o 'task-%t-%N.out' sh -c 'echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2'\n"
+      "srun -N3 -n3 -l -o all-%s.out sh -c 'echo all $SLURM_PROCID' && sort all-*.out\n"
+      "srun -N3 -n3 -o 1 sh -c 'echo only $SLURM_PROCID'\n"
+      "echo from-file > in.txt\nsrun -N3 -n3 -l -i in.txt cat | sort\n"
+      "srun -N3 -n3 -i none sh -c 'cat; echo eof $SLURM_PROCID' | sort\n"
       "srun -W 1 -N3 -n3 sh -c 'if [ $SLURM_PROCID = 0 ]; then exit 0; fi; exec sleep 300'\necho wrc=$?\n"
       "srun -K -N3 -n3 sh -c 'if [ $SLURM_PROCID = 2 ]; then exit 3; fi; exec sleep 300'\necho rc=$?\n");
   INFO(out);
@@ -130,6 +135,18 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   for (const char* node : {"e1", "e2", "e3"})
     CHECK(out.find(std::string("hq-node-") + node + ": error: execve(): nosuchcmd: No such file or directory") !=
           std::string::npos);
+  // -o with %t and %N: a file per task, stderr with it; without: one file, labels kept;
+  // -o N: only that task's output; -i FILE and -i none reach every task.
+  for (const char* t : {"0-e1", "1-e1", "2-e2", "3-e3"}) {
+    std::string task(t, 1);
+    std::string file = c.dir() + "/task-" + t + ".out";
+    CHECK(slurp(file) == "out " + task + "\nerr " + task + "\n");
+  }
+  CHECK(out.find("0: all 0\n1: all 1\n2: all 2\n") != std::string::npos);
+  CHECK(out.find("only 1\n") != std::string::npos);
+  CHECK(out.find("only 0\n") == std::string::npos);
+  CHECK(out.find("0: from-file\n1: from-file\n2: from-file\n") != std::string::npos);
+  CHECK(out.find("eof 0\neof 1\neof 2\n") != std::string::npos);
   // -W 1: a second after the first task ended, the others are killed.
   CHECK(out.find("srun: First task exited. Terminating job in 1s\nsrun: First task exited 1s ago\nwrc=137\n") !=
         std::string::npos);

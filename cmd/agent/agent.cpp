@@ -123,7 +123,8 @@ void Agent::start_step_manager() {
     return;
   }
   PeerNet::Options po{opts_.name, opts_.spool_dir, opts_.transport.plaintext, opts_.step_port,
-                      [this]() -> const net::Keyring& { return keys_.keys(); }};
+                      [this]() -> const net::Keyring& { return keys_.keys(); },
+                      [this] { return heartbeat_interval_; }};
   peers_ = std::make_unique<PeerNet>(
       io_, po,
       [this](const PeerNet::ConnPtr& link, const std::string& node, const pb::Envelope& msg) {
@@ -325,7 +326,8 @@ void Agent::on_registered(const std::shared_ptr<net::Connection>& conn, const pb
     *env.mutable_job_ended() = ended;
     conn->send(env);
   }
-  asio::co_spawn(io_, heartbeat_loop(conn, std::max<int64_t>(1, ack.heartbeat_interval())), log_exceptions);
+  heartbeat_interval_ = std::max<int64_t>(1, ack.heartbeat_interval());
+  asio::co_spawn(io_, heartbeat_loop(conn, heartbeat_interval_), log_exceptions);
 }
 
 asio::awaitable<void> Agent::heartbeat_loop(std::shared_ptr<net::Connection> conn, int64_t interval) {

@@ -170,6 +170,7 @@ class Agent {
   std::map<pid_t, uint64_t> pids_;
   asio::signal_set sigchld_;
   int64_t kill_wait_ = 30;
+  int64_t heartbeat_interval_ = 10;  // the controller's; also the peer links' ping interval
   double last_word_ = 0;   // monotonic time of the controller's last message (0: none yet)
   std::unique_ptr<asio::steady_timer> fence_timer_;
   bool stopping_ = false;

@@ -4,6 +4,7 @@
 #include <asio/connect.hpp>
 #include <asio/detached.hpp>
 #include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <unistd.h>
 
@@ -167,13 +168,39 @@ asio::awaitable<Result<PeerNet::ConnPtr>> PeerNet::dial(const std::string& node,
 }
 
 asio::awaitable<void> PeerNet::read_loop(ConnPtr conn, std::string node) {
+  last_heard_[conn.get()] = net::mono_seconds();
+  asio::co_spawn(io_, keepalive(conn, node), asio::detached);
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) break;
-    on_message_(conn, node, *msg);
+    last_heard_[conn.get()] = net::mono_seconds();
+    if (!msg->has_heartbeat()) on_message_(conn, node, *msg);
   }
+  last_heard_.erase(conn.get());
   if (auto it = links_.find(node); it != links_.end() && it->second == conn) links_.erase(it);
   on_closed_(conn, node);
+}
+
+asio::awaitable<void> PeerNet::keepalive(ConnPtr conn, std::string node) {
+  asio::steady_timer timer(io_);
+  while (conn->is_open()) {
+    int64_t interval = std::max<int64_t>(1, opts_.ping_interval ? opts_.ping_interval() : 10);
+    timer.expires_after(std::chrono::seconds(interval));
+    asio::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    auto heard = last_heard_.find(conn.get());
+    if (!conn->is_open() || heard == last_heard_.end()) break;
+    double silent = net::mono_seconds() - heard->second;
+    if (silent > 3.0 * static_cast<double>(interval)) {
+      log::warn("no word from " + node + "'s agent for " + std::to_string(static_cast<int>(silent)) +
+                " s; closing the link");
+      conn->close("silent for " + std::to_string(static_cast<int>(silent)) + " s");
+      break;
+    }
+    pb::Envelope ping;
+    ping.mutable_heartbeat()->set_time(net::wall_now());
+    conn->send(ping);
+  }
 }
 
 }  // namespace hq::cmd

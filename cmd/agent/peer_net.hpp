@@ -6,7 +6,9 @@
 // self-signed certificate kept in the spool (peer.pem/peer.key, 0600); the dialler pins its
 // fingerprint, which the controller handed out over its authenticated channel. The dialler
 // proves it is a node with a node token minted from the cluster secret, used once. On a
-// plaintext cluster (tests) the links are plain TCP with the same tokens.
+// plaintext cluster (tests) the links are plain TCP with the same tokens. Both ends of a
+// link send a Heartbeat every ping interval; a link silent for three intervals (its host
+// died or hangs) is closed, which ends the steps that used it.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/awaitable.hpp>
@@ -41,6 +43,7 @@ class PeerNet {
     bool plaintext = false;
     uint16_t port = 0;
     std::function<const net::Keyring&()> keys;
+    std::function<int64_t()> ping_interval;  // seconds (the controller's heartbeat interval)
   };
 
   PeerNet(asio::io_context& io, Options opts, OnMessage on_message, OnClosed on_closed);
@@ -63,6 +66,7 @@ class PeerNet {
   asio::awaitable<Result<ConnPtr>> dial(const std::string& node, const std::string& host, uint32_t port,
                                         const std::string& fingerprint);
   asio::awaitable<void> read_loop(ConnPtr conn, std::string node);
+  asio::awaitable<void> keepalive(ConnPtr conn, std::string node);
 
   asio::io_context& io_;
   Options opts_;
@@ -74,6 +78,7 @@ class PeerNet {
   std::shared_ptr<net::TlsContext> server_tls_;
   std::map<std::string, std::shared_ptr<net::TlsContext>> client_tls_;  // per pinned fingerprint
   std::map<std::string, ConnPtr> links_;                                 // outbound, per node
+  std::map<const net::Connection*, double> last_heard_;                  // every link: monotonic seconds
   ReplayGuard replay_;
 };
 

@@ -218,3 +218,25 @@ TEST_CASE("e2e: steps reach a node whose agent restarted during the job - its li
   CHECK(out.find("0: first e1\n1: first e2\n2: first e3\n") != std::string::npos);
   CHECK(out.find("0: second e1\n1: second e2\n2: second e3\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: a node agent that hangs mid-step is given up after three silent ping intervals") {
+  LocalCluster c(3);  // heartbeat_interval 1 s: the links ping every second
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/hang.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                      << "srun -N3 -n3 sh -c 'echo up > up.$SLURM_PROCID; " << until_file("release")
+                                      << "'\necho rc=$?\n";
+  std::string id = c.submit("-N3 -o hang-%j.out hang.sh");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  std::string out_file = c.dir() + "/hang-" + id + ".out";
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/up.1").empty() && !slurp(c.dir() + "/up.2").empty(); }, 30));
+  kill(c.agent_pid(2), SIGSTOP);  // alive but silent: no connection closes
+  bool ended = wait_until([&] { return slurp(out_file).find("rc=") != std::string::npos; }, 15);
+  kill(c.agent_pid(2), SIGCONT);
+  c.release("release");
+  std::string out = slurp(out_file);
+  INFO(out);
+  REQUIRE(ended);
+  CHECK(out.find("srun: error: Node failure on e2\n") != std::string::npos);
+  CHECK(out.find("rc=137\n") != std::string::npos);
+}

@@ -177,6 +177,17 @@ Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::
   }
   p.req.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (p.req.argv.empty()) return invalid("No command given to execute.");
+  // Tasks per node that cannot be (e.g. a batch job's SLURM_NTASKS_PER_NODE under srun -n3):
+  // ignored, with Slurm's warning when there are more tasks than it allows per node.
+  StepRequest& s = p.req.step;
+  if (s.nodes_min > 0 && s.ntasks > 0 && s.ntasks_per_node > 0 && s.ntasks_per_node != s.ntasks / s.nodes_min) {
+    if (s.ntasks > s.ntasks_per_node)
+      p.req.warnings.push_back("can't honor --ntasks-per-node set to " + std::to_string(s.ntasks_per_node) +
+                               " which doesn't match the requested tasks " + std::to_string(s.ntasks) +
+                               " with the number of requested nodes " + std::to_string(s.nodes_min) +
+                               ". Ignoring --ntasks-per-node.");
+    s.ntasks_per_node = 0;
+  }
   return p.req;
 }
 

@@ -37,6 +37,7 @@ struct SrunRequest {
   bool external_launcher = false;  // --external-launcher: overlaps, holds every CPU
   int32_t verbose = 0;             // -v, counted
   bool quiet = false;              // -Q
+  std::vector<std::string> warnings;  // for srun to print as "srun: Warning: ..."
 };
 
 // Parses srun's arguments (after the program name) over `env` (the caller's environment).

@@ -235,6 +235,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   c->set_nodelist(compress_hostlist(names));
   c->set_ntasks(layout->ntasks);
   for (const auto& w : layout->warnings) c->add_warnings(w);
+  c->set_kill_wait(kill_wait_());
   c->mutable_task_node()->Resize(layout->ntasks, 0);
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
     c->add_nodes(layout->nodes[i].name);

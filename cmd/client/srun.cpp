@@ -126,6 +126,8 @@ class Session {
   void send(const pb::Envelope& msg) { (void)write_all(sock_, net::encode_frame(msg.SerializeAsString())); }
   void signal_step(int sig);
   Status open_outputs(const pb::StepCreated& c);
+  void print_task_states();
+  void abort_after_wait();
   Status open_input();
   void forward_stdin();
   int finish();
@@ -144,6 +146,10 @@ class Session {
   int in_fd_ = 0;             // -i FILE: that file instead of srun's stdin
   double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
   bool wait_started_ = false;
+  bool aborted_ = false;      // srun ended the step itself (-W): no "Force Terminated" line
+  int64_t kill_wait_ = 30;
+  enum TaskState { kRunning, kExited, kExitedAbnormally };
+  std::vector<int> task_state_;
 };
 
 std::string step_id(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
@@ -177,12 +183,13 @@ void Session::on_task_end(const TaskEnd& end) {
   signaled_ |= killed;
   if (!(killed && killed_by_us_))
     if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << std::endl;
+  bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
+  for (uint32_t t : end.tasks)
+    if (t < task_state_.size()) task_state_[t] = failed ? kExitedAbnormally : kExited;
   if (req_.wait_s > 0 && !wait_started_) {  // -W: the first task to end starts the clock
     wait_started_ = true;
-    std::cerr << "srun: First task exited. Terminating job in " << req_.wait_s << "s" << std::endl;
     wait_deadline_ = monotonic() + req_.wait_s;
   }
-  bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
   if (failed && req_.kill_on_bad_exit && !terminating_) {
     terminating_ = true;
     std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_id(job_, step_) << std::endl;
@@ -207,6 +214,31 @@ Status Session::open_outputs(const pb::StepCreated& c) {
   out_ = std::move(out).value();
   err_ = std::move(err).value();
   return Status::ok();
+}
+
+// "StepId=J.S tasks 1-2: running", then the exited and the abnormally exited, as Slurm's
+// task_state_print.
+void Session::print_task_states() {
+  const char* names[] = {"running", "exited", "exited abnormally"};
+  for (int state : {kRunning, kExited, kExitedAbnormally}) {
+    std::vector<uint32_t> tasks;
+    for (uint32_t t = 0; t < task_state_.size(); ++t)
+      if (task_state_[t] == state) tasks.push_back(t);
+    if (tasks.empty()) continue;
+    std::cerr << "srun: " << step_id(job_, step_) << (tasks.size() == 1 ? " task " : " tasks ") << task_ranges(tasks)
+              << ": " << names[state] << "\n";
+  }
+}
+
+// -W ran out: Slurm's lines, then every task is killed (their ends are reported).
+void Session::abort_after_wait() {
+  std::cerr << "srun: First task exited " << req_.wait_s << "s ago\n";
+  print_task_states();
+  std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_id(job_, step_) << "\n";
+  std::cerr << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
+            << std::endl;
+  aborted_ = true;
+  signal_step(SIGKILL);
 }
 
 void Session::on_output(const pb::TaskIO& io) {
@@ -234,6 +266,8 @@ void Session::handle(const pb::Envelope& msg) {
     step_ = c.step_id();
     for (const auto& w : c.warnings()) std::cerr << "srun: Warning: " << w << "\n";
     if (pending_) std::cerr << "srun: Step created for " << step_id(job_, step_) << "\n";
+    kill_wait_ = c.kill_wait();
+    task_state_.assign(static_cast<size_t>(std::max(0, c.ntasks())), kRunning);
     if (Status st = open_outputs(c); !st) {
       std::cerr << "srun: error: " << st.message() << std::endl;
       killed_by_us_ = true;
@@ -316,10 +350,8 @@ int Session::run() {
       break;
     }
     if (ready == 0 && wait_deadline_ > 0 && monotonic() >= wait_deadline_) {
-      std::cerr << "srun: First task exited " << req_.wait_s << "s ago" << std::endl;
       wait_deadline_ = 0;
-      killed_by_us_ = true;
-      signal_step(SIGKILL);
+      abort_after_wait();
       continue;
     }
     if (fds[1].revents & POLLIN) {
@@ -346,7 +378,7 @@ int Session::run() {
 }
 
 int Session::finish() {
-  if (signaled_ && !killed_by_us_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
+  if (signaled_ && !killed_by_us_ && !aborted_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
   return rc_;
 }
 
@@ -382,6 +414,7 @@ int run_srun(const Args& args) {
               << req.status().message() << "\n";
     return 1;
   }
+  for (const auto& w : req->warnings) std::cerr << "srun: Warning: " << w << "\n";
   if (req->job_id == 0) {
     std::cerr << "srun: error: srun outside an allocation is not supported yet: run it inside a batch job (sbatch)\n";
     return 1;

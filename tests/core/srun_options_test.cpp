@@ -83,3 +83,29 @@ TEST_CASE("srun options: the environment's flags and what a bad value says") {
   CHECK(parse_srun({"-l"}, {}).status().message() == "No command given to execute.");
   CHECK_FALSE(parse_srun({"-m", "arbitrary", "true"}, {}).is_ok());
 }
+
+TEST_CASE("srun options: tasks per node that do not fit the tasks and nodes are ignored, with Slurm's warning") {
+  auto env = batch_env();  // SLURM_NTASKS=6, SLURM_NNODES=3
+  env["SLURM_NTASKS_PER_NODE"] = "2";
+  auto three = parse_srun({"-n3", "true"}, env);
+  REQUIRE(three.is_ok());
+  CHECK(three->step.ntasks_per_node == 0);
+  REQUIRE(three->warnings.size() == 1);
+  CHECK(three->warnings[0] ==
+        "can't honor --ntasks-per-node set to 2 which doesn't match the requested tasks 3 with the number of "
+        "requested nodes 3. Ignoring --ntasks-per-node.");
+  auto one = parse_srun({"--ntasks-per-node=1", "true"}, env);  // 6 tasks from the job
+  REQUIRE(one.is_ok());
+  CHECK(one->step.ntasks == 6);
+  CHECK(one->step.ntasks_per_node == 0);
+  REQUIRE(one->warnings.size() == 1);
+  CHECK(one->warnings[0].find("set to 1 which doesn't match the requested tasks 6") != std::string::npos);
+  auto fits = parse_srun({"true"}, env);  // 6 tasks, 3 nodes, 2 per node
+  REQUIRE(fits.is_ok());
+  CHECK(fits->step.ntasks_per_node == 2);
+  CHECK(fits->warnings.empty());
+  auto orted = parse_srun({"--ntasks-per-node=1", "--ntasks=3", "orted"}, env);
+  REQUIRE(orted.is_ok());
+  CHECK(orted->step.ntasks_per_node == 1);
+  CHECK(orted->warnings.empty());
+}

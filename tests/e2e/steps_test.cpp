@@ -148,8 +148,13 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   CHECK(out.find("0: from-file\n1: from-file\n2: from-file\n") != std::string::npos);
   CHECK(out.find("eof 0\neof 1\neof 2\n") != std::string::npos);
   // -W 1: a second after the first task ended, the others are killed.
-  CHECK(out.find("srun: First task exited. Terminating job in 1s\nsrun: First task exited 1s ago\nwrc=137\n") !=
-        std::string::npos);
+  CHECK(out.find("srun: First task exited 1s ago\nsrun: StepId=1.") != std::string::npos);
+  CHECK(out.find(" tasks 1-2: running\nsrun: StepId=1.") != std::string::npos);
+  CHECK(out.find(" task 0: exited\nsrun: launch/slurm: _step_signal: Terminating StepId=1.") != std::string::npos);
+  CHECK(out.find("srun: Job step aborted: Waiting up to 3 seconds for job step to finish.\n") != std::string::npos);
+  CHECK(out.find("srun: error: e2: task 1: Killed\n") != std::string::npos);
+  CHECK(out.find("srun: error: e3: task 2: Killed\n") != std::string::npos);
+  CHECK(out.find("wrc=137\n") != std::string::npos);
   CHECK(out.find("srun: error: e3: task 2: Exited with exit code 3\n") != std::string::npos);
   CHECK(out.find("srun: error: e2: task 1: Terminated\n") != std::string::npos);
   CHECK(out.rfind("rc=143\n") == out.size() - 7);

@@ -69,3 +69,24 @@ TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued 
   CHECK(out.find("rc=0\n") != std::string::npos);
   CHECK(queue_line(c, "hostname").find(" CD ") != std::string::npos);
 }
+
+TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job is revoked (CANCELLED), rc 1") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string batch = c.submit("--exclusive hold.sh");
+  REQUIRE(c.wait_state(batch, "RUNNING", 30));
+  std::string log = c.dir() + "/srun.log";
+  REQUIRE(sh("(" + srun_cmd(c, "-J waiter true > " + log + " 2>&1 & echo $! > " + c.dir() + "/srun.pid; wait $!; echo rc=$? >> " +
+                                   log) + ") > /dev/null 2>&1 &").rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
+  REQUIRE(sh("kill -INT $(cat " + c.dir() + "/srun.pid)").rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  std::string out = slurp(log);
+  INFO(out);
+  CHECK(out.find(" has been revoked\n") != std::string::npos);
+  CHECK(out.find("rc=1\n") != std::string::npos);
+  CHECK(queue_line(c, "waiter").find(" CA ") != std::string::npos);
+  c.hq("cancel " + batch);
+}

@@ -82,7 +82,7 @@ Status validate_spec(const JobSpec& s) {
   if (!in(s.requeue, -1, 1)) return invalid("bad requeue flag");
   for (const std::string* f : {&s.constraint, &s.nodelist, &s.exclude, &s.dependency, &s.array, &s.partition, &s.account})
     if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
-  if (s.script->empty()) return invalid("empty batch script");
+  if (s.is_batch() && s.script->empty()) return invalid("empty batch script");
   return Status::ok();
 }
 

@@ -34,6 +34,11 @@ Status validate_spec(const JobSpec& spec);
 
 constexpr Duration kTimeUnset = -2;  // no --time given: the partition default applies
 
+// What made a job: sbatch (a batch script runs on its first node), or an allocation asked
+// for by srun or salloc outside a job (no script: every node holds its share for steps;
+// the job ends when its srun/salloc says so, JobComplete).
+enum class AllocKind : int32_t { kBatch = 0, kSrun = 1, kSalloc = 2 };
+
 struct JobSpec {
   std::string name = "sbatch";
   Shared<std::string> script;          // full text of the batch script (shared by copies)
@@ -77,6 +82,8 @@ struct JobSpec {
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
   bool hold = false;
+  AllocKind alloc_kind = AllocKind::kBatch;
+  bool is_batch() const { return alloc_kind == AllocKind::kBatch; }
 };
 
 // Resources one node gives a running job.

@@ -90,7 +90,11 @@ const std::vector<Option>& srun_table() {
       {"nodelist", 'w', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.nodelist, v, "--nodelist"); }},
       {"exclude", 'x', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.exclude, v, "--exclude"); }},
       {"exact", 0, false, [](Parse& p, std::string_view v) { p.req.step.exact = env_flag(p, v); return Status::ok(); }},
-      {"exclusive", 0, false, [](Parse& p, std::string_view v) { p.req.step.exact = env_flag(p, v); return Status::ok(); }},
+      {"exclusive", 0, false, [](Parse& p, std::string_view v) {
+         p.req.step.exact = p.req.exclusive = env_flag(p, v);
+         return Status::ok();
+       }},
+      {"partition", 'p', true, [](Parse& p, std::string_view v) { p.req.partition = v; return Status::ok(); }},
       {"overlap", 0, false, [](Parse& p, std::string_view v) { p.req.step.overlap = env_flag(p, v); return Status::ok(); }},
       {"overcommit", 'O', false, [](Parse& p, std::string_view v) { p.req.step.overcommit = env_flag(p, v); return Status::ok(); }},
       {"external-launcher", 0, false, [](Parse& p, std::string_view) {

@@ -20,7 +20,7 @@ struct RpcClient::Impl {
 
   // Runs one coroutine to completion on the private io_context, bounded by a timeout.
   template <typename T>
-  Result<T> run(asio::awaitable<Result<T>> aw, double timeout_s) {
+  Result<T> run(asio::awaitable<Result<T>> aw, double timeout_s, const std::function<bool()>& interrupted = {}) {
     std::optional<Result<T>> out;
     asio::co_spawn(io, std::move(aw), [&](std::exception_ptr e, Result<T> r) {
       if (e) {
@@ -29,12 +29,22 @@ struct RpcClient::Impl {
         out = std::move(r);
       }
     });
-    io.restart();
-    io.run_for(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    bool stopped = false;
+    while (!out && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      auto slice = interrupted ? std::chrono::milliseconds(100) : std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+      io.run_for(std::min<std::chrono::steady_clock::duration>(slice, deadline - std::chrono::steady_clock::now()));
+      if (!out && interrupted && interrupted()) {
+        stopped = true;
+        break;
+      }
+    }
     if (!out) {
       if (conn) conn->close("timed out");
       io.restart();
       io.poll();  // let the cancelled coroutine unwind
+      if (stopped) return internal("interrupted");
       return unavailable("timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
     }
     return std::move(*out);
@@ -112,18 +122,20 @@ void RpcClient::send(pb::Envelope req) {
   impl_->conn->send(req);
 }
 
-Result<pb::Envelope> RpcClient::recv(double timeout_s) {
+Result<pb::Envelope> RpcClient::recv(double timeout_s) { return recv(timeout_s, {}); }
+
+Result<pb::Envelope> RpcClient::recv(double timeout_s, const std::function<bool()>& interrupted) {
   auto reader = [](std::shared_ptr<Connection> c) -> asio::awaitable<Result<pb::Envelope>> {
     co_return co_await c->recv();
   };
-  auto msg = impl_->run(reader(impl_->conn), timeout_s);
+  auto msg = impl_->run(reader(impl_->conn), timeout_s, interrupted);
   if (!msg) return msg;
   if (ack_pending_) {  // pipelined handshake: the first message answers the Hello
     ack_pending_ = false;
     auto ack = impl_->conn->accept_hello_ack(*msg);
     if (!ack) return ack.status();
     cluster_ = ack->cluster();
-    return recv(timeout_s);
+    return recv(timeout_s, interrupted);
   }
   if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
   return msg;

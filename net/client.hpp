@@ -2,6 +2,7 @@
 // request/reply, or pipelined send/recv. Owns a private io_context; one thread only.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,9 @@ class RpcClient {
   // Pipelining for benchmarks: send without waiting, then collect replies in order.
   void send(pb::Envelope req);
   Result<pb::Envelope> recv(double timeout_s = 30);
+  // The same, giving up (Internal "interrupted"; the connection is closed) once `interrupted()` says
+  // so; it is asked every 100 ms (a client waiting long that the user may stop).
+  Result<pb::Envelope> recv(double timeout_s, const std::function<bool()>& interrupted);
   const std::string& cluster() const { return cluster_; }
 
  private:

@@ -101,6 +101,7 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_cpus_per_gpu(s.cpus_per_gpu);
   p.set_mem_per_gpu_mib(s.mem_per_gpu_mib);
   p.set_cpu_bind(s.cpu_bind);
+  p.set_alloc_kind(static_cast<int32_t>(s.alloc_kind));
   return p;
 }
 
@@ -154,6 +155,9 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.cpus_per_gpu = p.cpus_per_gpu();
   s.mem_per_gpu_mib = p.mem_per_gpu_mib();
   s.cpu_bind = p.cpu_bind();
+  int32_t kind = p.alloc_kind();
+  s.alloc_kind = kind >= 0 && kind <= static_cast<int32_t>(AllocKind::kSalloc) ? static_cast<AllocKind>(kind)
+                                                                                 : AllocKind::kBatch;
 }
 
 Result<StopIntent> stop_intent_from(int32_t raw) {

@@ -110,7 +110,7 @@ void Agent::check_fence() {
 void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
     if (auto h = held_.find(id); h != held_.end())
-      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), {}};
+      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers};
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files(), it->second.peers};
@@ -134,6 +134,9 @@ void Agent::start_step_manager() {
         if (steps_) steps_->peer_closed(link, node);
       });
   steps_->set_peers(peers_.get());
+  peers_->set_user_sessions([this](const PeerNet::ConnPtr& conn, uint32_t uid) {
+    if (steps_) steps_->user_session(conn, uid);
+  });
 }
 
 // The peer listener goes on the address this agent reaches the controller from, which is
@@ -375,7 +378,7 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   }
   if (auto end = unacked_.find(id); end != unacked_.end() && end->second.restart_count() >= job->restart_count) return;
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
-  if (l.alloc_only()) return hold(std::move(job).value());
+  if (l.alloc_only()) return hold(std::move(job).value(), {l.peers().begin(), l.peers().end()});
   if (!opts_.prolog.empty()) {  // the job counts as running here while its prolog runs
     RunningJob& rj = running_[id];
     rj.job = *job;
@@ -429,7 +432,7 @@ void Agent::fail_launch(const Job& job, const std::string& why) {
 
 // An alloc-only job: its share of this node (CPUs, memory, GPUs, in its cgroup) waits for
 // the tasks of its steps; the prolog and epilog run on the job's first node only.
-void Agent::hold(Job job) {
+void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
   uint64_t id = job.id.value;
   HeldJob h;
   h.cpus = choose_job_cpus(job);
@@ -440,6 +443,7 @@ void Agent::hold(Job job) {
   }
   h.cgroup = *group;
   h.job = std::move(job);
+  h.peers = std::move(peers);
   std::string where = "CPUs " + format_cpulist(h.cpus);
   if (h.cgroup.active()) where += "; cgroup " + h.cgroup.dirs().front();
   log::info("job " + std::to_string(id) + ": holding its share here for steps (alloc-only; " + where + ")");

@@ -87,6 +87,9 @@ class Agent {
     Job job;
     std::vector<int32_t> cpus;
     JobCgroup cgroup;
+    // The first node of an allocation of srun or salloc (no script anywhere): every node's
+    // agent, for its steps; empty elsewhere.
+    std::vector<pb::AgentAddress> peers;
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
@@ -96,7 +99,7 @@ class Agent {
   std::vector<int32_t> choose_job_cpus(const Job& job) const;
   CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
   // alloc_only: the job's share here, no prolog, no script.
-  void hold(Job job);
+  void hold(Job job, std::vector<pb::AgentAddress> peers);
   // Lets go of a held job's share: its step tasks and every process in its cgroup die.
   void release_held(uint64_t id, const std::string& why);
   void arm_limits(uint64_t id);

@@ -105,8 +105,10 @@ asio::awaitable<void> PeerNet::inbound(asio::ip::tcp::socket socket) {
   Time now = net::wall_now();
   auto who = net::verify_token(opts_.keys(), hello->token(), now);
   Status refused;
+  bool user = hello->role() == "client";
   if (!who) refused = who.status();
-  else if (hello->role() != "node" || who->role != "node" || who->node != hello->name())
+  else if (user && (who->role == "node" || !on_user_)) refused = denied("srun needs a user's token");
+  else if (!user && (hello->role() != "node" || who->role != "node" || who->node != hello->name()))
     refused = denied("a peer link needs a node's token");
   else if (!replay_.first_use(who->nonce, who->expires, now))
     refused = denied("identity token was already used");
@@ -114,6 +116,10 @@ asio::awaitable<void> PeerNet::inbound(asio::ip::tcp::socket socket) {
     log::warn("refused a peer link from " + conn->peer() + ": " + refused.message());
     conn->send(net::error_reply(0, refused));
     conn->close("refused");
+    co_return;
+  }
+  if (user) {
+    on_user_(conn, who->uid);
     co_return;
   }
   co_await read_loop(conn, hello->name());

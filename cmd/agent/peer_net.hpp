@@ -9,6 +9,9 @@
 // plaintext cluster (tests) the links are plain TCP with the same tokens. Both ends of a
 // link send a Heartbeat every ping interval; a link silent for three intervals (its host
 // died or hangs) is closed, which ends the steps that used it.
+// The same listener takes srun from other hosts (srun outside a job, or inside salloc): a
+// client Hello with a user token (once), then an srun session as on the step socket,
+// for the uid the token names.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/awaitable.hpp>
@@ -57,6 +60,9 @@ class PeerNet {
   asio::awaitable<Result<ConnPtr>> link(const std::string& node, const std::string& host, uint32_t port,
                                         const std::string& fingerprint);
   void stop();
+  // Where an authenticated srun's connection goes (the step manager); none: refused.
+  using OnUser = std::function<void(const ConnPtr&, uint32_t uid)>;
+  void set_user_sessions(OnUser on_user) { on_user_ = std::move(on_user); }
 
  private:
   Status load_certificate();
@@ -72,6 +78,7 @@ class PeerNet {
   Options opts_;
   OnMessage on_message_;
   OnClosed on_closed_;
+  OnUser on_user_;
   asio::ip::tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   std::string cert_pem_, key_pem_, fingerprint_;

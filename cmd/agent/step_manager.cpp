@@ -138,12 +138,25 @@ void StepManager::accept_next() {
 asio::awaitable<void> StepManager::session(asio::local::stream_protocol::socket socket) {
   auto cred = net::peer_credentials(socket.native_handle());
   auto conn = std::make_shared<net::Connection>(io_.get_executor(), net::make_unix_stream(std::move(socket)));
+  if (!cred) {
+    conn->close("no peer credentials");
+    co_return;
+  }
+  co_await serve(conn, cred->uid);
+}
+
+void StepManager::user_session(const ConnPtr& conn, uint32_t uid) {
+  asio::co_spawn(io_, serve(conn, static_cast<uid_t>(uid)), asio::detached);
+}
+
+// One srun: its StepCreate, then its stdin and signals until the step ends or srun goes.
+asio::awaitable<void> StepManager::serve(ConnPtr conn, uid_t uid) {
   auto first = co_await conn->recv();
-  if (!cred || !first || !first->has_step_create()) {
+  if (!first || !first->has_step_create()) {
     conn->close("not a step request");
     co_return;
   }
-  std::shared_ptr<Step> step = co_await create(conn, first->step_create(), cred->uid);
+  std::shared_ptr<Step> step = co_await create(conn, first->step_create(), uid);
   if (!step) co_return;
   while (true) {
     auto msg = co_await conn->recv();
@@ -190,6 +203,13 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   uint64_t job_id = req.job_id();
   std::string head = "Unable to create step for job " + std::to_string(job_id) + ": ";
   auto job = find_job_(job_id);
+  // srun outside a job comes as soon as the controller says the job started: its LaunchJob
+  // to this node may still be on its way (a short wait).
+  for (int waited = 0; !job && req.wait_for_job() && waited < 500 && conn->is_open(); ++waited) {
+    asio::steady_timer t(io_, std::chrono::milliseconds(20));
+    co_await t.async_wait(asio::use_awaitable);
+    job = find_job_(job_id);
+  }
   if (!job) {
     send_error(conn, not_found(head + "Invalid job id specified"));
     co_return nullptr;

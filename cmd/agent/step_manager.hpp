@@ -56,6 +56,8 @@ class StepManager {
   // The job ended or left this node: its steps' tasks are killed, here and on its other nodes.
   void job_ended(uint64_t job_id);
   const std::string& socket_path() const { return path_; }
+  // An srun that came over the peer listener (another host) as user `uid` (its token).
+  void user_session(const ConnPtr& conn, uint32_t uid);
   // From PeerNet: a message on a peer link, and its end.
   void peer_message(const ConnPtr& link, const std::string& node, const pb::Envelope& msg);
   void peer_closed(const ConnPtr& link, const std::string& node);
@@ -66,6 +68,7 @@ class StepManager {
   using StepKey = std::pair<uint64_t, uint32_t>;
   void accept_next();
   asio::awaitable<void> session(asio::local::stream_protocol::socket socket);
+  asio::awaitable<void> serve(ConnPtr conn, uid_t uid);
   asio::awaitable<std::shared_ptr<Step>> create(const ConnPtr& conn, const pb::StepCreate& req, uid_t peer_uid);
   asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
   asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);

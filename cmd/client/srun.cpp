@@ -18,10 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/auth_client.hpp"
+#include "cmd/client/retry.hpp"
+#include "cmd/client/stepmgr_link.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/client/srun_output.hpp"
+#include "core/hostlist.hpp"
 #include "core/io_label.hpp"
+#include "core/job_env.hpp"
+#include "net/convert.hpp"
 #include "core/srun_options.hpp"
 #include "core/step_exit.hpp"
 #include "core/submit_options.hpp"
@@ -110,6 +116,93 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
   return m;
+}
+
+bool signal_pending() {
+  pollfd p{signal_pipe[0], POLLIN, 0};
+  return signal_pipe[0] >= 0 && poll(&p, 1, 0) > 0;
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string current_dir() {
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string("/tmp");
+}
+
+// The job srun outside an allocation asks for: its options as sbatch's would be.
+pb::JobSpec allocation_spec(const SrunRequest& r, const std::vector<std::string>& exported) {
+  JobSpec spec;
+  spec.alloc_kind = AllocKind::kSrun;
+  spec.name = !r.job_name.empty() ? r.job_name : base_name(r.argv.front());
+  const StepRequest& s = r.step;
+  if (s.nodes_min > 0) {
+    spec.nodes_min = s.nodes_min;
+    spec.nodes_max = s.nodes_max > 0 ? s.nodes_max : s.nodes_min;
+    spec.nodes_set = true;
+  }
+  if (s.ntasks > 0) {
+    spec.ntasks = s.ntasks;
+    spec.ntasks_set = true;
+  } else if (s.ntasks_per_node == 0 && s.nodes_min > 0) {
+    spec.ntasks = s.nodes_min;  // srun's default: one task per node
+    spec.ntasks_set = true;
+  }
+  spec.ntasks_per_node = s.ntasks_per_node;
+  spec.cpus_per_task = s.cpus_per_task;
+  spec.nodelist = s.nodelist.empty() ? "" : compress_hostlist(s.nodelist);
+  spec.exclude = s.exclude.empty() ? "" : compress_hostlist(s.exclude);
+  spec.exclusive = r.exclusive;
+  spec.partition = r.partition;
+  spec.time_limit = r.time_limit > 0 ? r.time_limit : kTimeUnset;
+  spec.mem_per_node_mib = r.mem_mib;
+  spec.gpus = r.gpus;
+  spec.gpus_per_node = r.gpus_per_node;
+  spec.gpus_per_task = r.gpus_per_task;
+  spec.cpu_bind = r.cpu_bind;
+  spec.workdir = !r.chdir.empty() ? r.chdir : current_dir();
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  spec.submit_host = host;
+  spec.uid = getuid();  // the controller takes who it is from the token; this is for the environment
+  spec.gid = getgid();
+  spec.user = current_user_name();
+  spec.env = exported;
+  spec.script = std::string();
+  return net::to_pb(spec, true);
+}
+
+// The allocation's environment for its step, as a batch job's would start: SLURM_JOB_ID,
+// SLURM_JOB_NAME, SLURM_JOB_NODELIST, ... (the step adds its own on top).
+std::vector<std::string> allocation_env(const pb::AllocateReply& a, const pb::JobSpec& spec,
+                                        const std::vector<std::string>& exported) {
+  Job job;
+  job.id = JobId{a.job_id()};
+  job.spec = net::from_pb(spec);
+  job.spec.env = exported;
+  job.partition = a.partition();
+  job.time_limit = a.time_limit();
+  for (const auto& n : a.alloc()) {
+    NodeAlloc na;
+    na.node = n.node();
+    na.cpus = n.cpus();
+    na.mem_mib = n.mem_mib();
+    na.tasks = n.tasks();
+    job.alloc.push_back(na);
+  }
+  LaunchContext ctx;
+  ctx.nodelist = a.nodelist();
+  if (!job.alloc.empty()) {
+    ctx.node = job.alloc.front().node;
+    ctx.cpus_on_node = job.alloc.front().cpus;
+  }
+  std::vector<std::string> out;
+  for (auto& kv : job_environment(job, ctx))
+    if (kv.rfind("ENVIRONMENT=", 0) != 0) out.push_back(std::move(kv));
+  return out;
 }
 
 // One srun session: what the agent says, our stdin, our signals.
@@ -382,8 +475,120 @@ int Session::finish() {
   return rc_;
 }
 
+// srun outside an allocation: asks the controller for one, runs the step in it from here
+// over the network (the job's first node manages it), then ends the allocation with the
+// step's exit code, as Slurm's srun does.
+int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
+  auto exported = export_environment(req.export_spec, env);
+  if (!exported) {
+    std::cerr << "srun: error: " << exported.status().message() << "\n";
+    return 1;
+  }
+  catch_signals();
+  pb::Envelope ask;
+  auto* a = ask.mutable_allocate();
+  *a->mutable_spec() = allocation_spec(req, *exported);
+  a->set_request_key(new_request_key());
+  std::unique_ptr<net::RpcClient> client;
+  bool waited = false, interrupted = false;
+  uint64_t job_id = 0;
+  pb::AllocateReply granted;
+  auto revoke = [&](uint64_t id) {
+    pb::Envelope cancel;
+    cancel.mutable_cancel()->add_job_ids(id);
+    cancel.mutable_cancel()->set_request_key(new_request_key());
+    std::unique_ptr<net::RpcClient> fresh;
+    (void)call_with_retry(fresh, cancel);
+  };
+  for (double budget_until = monotonic() + 15;;) {
+    if (!client) {
+      auto c = connect_client();
+      if (!c) {
+        if (c.status().code() == Code::kUnavailable && monotonic() < budget_until && !signal_pending()) continue;
+        std::cerr << "srun: error: Unable to allocate resources: " << c.status().message() << "\n";
+        return 1;
+      }
+      client = std::move(c).value();
+      client->send(ask);
+    }
+    auto reply = client->recv(86400 * 365, [&] { return interrupted = signal_pending(); });
+    if (interrupted) {
+      if (job_id) {
+        revoke(job_id);
+        std::cerr << "srun: Job allocation " << job_id << " has been revoked\n";
+      } else {
+        std::cerr << "srun: error: Unable to allocate resources: interrupted\n";
+      }
+      return 1;
+    }
+    if (!reply) {
+      if (reply.status().code() == Code::kUnavailable) {  // a controller restart: ask again, same key
+        client.reset();
+        budget_until = monotonic() + 15;
+        continue;
+      }
+      std::cerr << "srun: error: Unable to allocate resources: " << reply.status().message() << "\n";
+      return 1;
+    }
+    if (!reply->has_allocate_reply()) continue;
+    const pb::AllocateReply& r = reply->allocate_reply();
+    job_id = r.job_id();
+    if (!r.error().empty()) {
+      std::cerr << "srun: error: " << r.error() << "\n";
+      return 1;
+    }
+    if (!r.granted()) {
+      if (!waited) std::cerr << "srun: job " << job_id << " queued and waiting for resources" << std::endl;
+      waited = true;
+      continue;
+    }
+    if (waited) std::cerr << "srun: job " << job_id << " has been allocated resources" << std::endl;
+    granted = r;
+    break;
+  }
+  // The step, from here; then the allocation ends with its exit code.
+  int rc = 1;
+  req.job_id = job_id;
+  auto create = step_request(req, env);
+  auto transport = find_transport();
+  auto token = fetch_token(find_auth_socket());
+  Status failed;
+  if (!create) failed = create.status();
+  else if (!transport) failed = transport.status();
+  else if (!token) failed = token.status();
+  int sock = -1;
+  if (failed.is_ok()) {
+    const auto& m = granted.stepmgr();
+    auto fd = dial_stepmgr({m.node(), m.host(), m.port(), m.fingerprint()}, transport->plaintext, *token);
+    if (!fd) failed = fd.status();
+    else sock = *fd;
+  }
+  if (sock >= 0) {
+    create->clear_env();
+    for (auto& kv : allocation_env(granted, ask.allocate().spec(), *exported)) create->add_env(kv);
+    create->set_wait_for_job(true);
+    pb::Envelope first;
+    *first.mutable_step_create() = std::move(create).value();
+    if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
+      std::cerr << "srun: error: the node agent of job " << job_id << " closed the connection\n";
+    } else {
+      Session session(sock, req);
+      rc = session.run();
+    }
+    close(sock);
+  } else {
+    std::cerr << "srun: error: Unable to create step for job " << job_id << ": " << failed.message() << "\n";
+  }
+  pb::Envelope done;
+  done.mutable_job_complete()->set_job_id(job_id);
+  done.mutable_job_complete()->set_exit_code(rc);
+  auto ended = call_with_retry(client, done);
+  if (!ended) std::cerr << "srun: error: could not end job " << job_id << ": " << ended.status().message() << "\n";
+  return rc;
+}
+
 int usage(std::ostream& out, int code) {
-  out << "usage: srun [OPTIONS] COMMAND [ARGS...]   (inside an allocation: a batch job)\n"
+  out << "usage: srun [OPTIONS] COMMAND [ARGS...]\n"
          "  -n, --ntasks N        tasks            -N, --nodes N[-M]       nodes\n"
          "  --ntasks-per-node N   tasks per node   -c, --cpus-per-task N   CPUs per task (implies --exact)\n"
          "  -m, --distribution block|cyclic|plane=N  -w, --nodelist LIST  -x, --exclude LIST\n"
@@ -391,8 +596,8 @@ int usage(std::ostream& out, int code) {
          "  -l, --label           prefix lines with the task id  -K, --kill-on-bad-exit\n"
          "  -I, --immediate       fail instead of waiting for busy CPUs   --export SPEC   -D, --chdir DIR\n"
          "Tasks get Slurm's step environment (SLURM_STEP_ID, SLURM_PROCID, SLURM_LOCALID, ...).\n"
-         "Steps run on the job's batch node; multi-node steps and srun outside an allocation\n"
-         "are not supported yet.\n";
+         "Outside a job, srun asks for an allocation first (also -J NAME, -p PARTITION, -t TIME,\n"
+         "--mem SIZE, --exclusive: whole nodes), runs the step in it and ends it.\n";
   return code;
 }
 
@@ -416,8 +621,8 @@ int run_srun(const Args& args) {
   }
   for (const auto& w : req->warnings) std::cerr << "srun: Warning: " << w << "\n";
   if (req->job_id == 0) {
-    std::cerr << "srun: error: srun outside an allocation is not supported yet: run it inside a batch job (sbatch)\n";
-    return 1;
+    SrunRequest outside = *req;
+    return run_outside(outside, env);
   }
   std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
   if (path.empty()) {

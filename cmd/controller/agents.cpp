@@ -204,7 +204,7 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
   for (const auto& [id, job] : state_.jobs) {
     if (job.state != JobState::kRunning || seen.count(id.value)) continue;
     auto at = std::find_if(job.alloc.begin(), job.alloc.end(), [&](const NodeAlloc& a) { return a.node == name; });
-    if (at == job.alloc.begin()) {
+    if (at == job.alloc.begin() && job.spec.is_batch()) {
       lost.push_back(id);
     } else if (at != job.alloc.end()) {
       // Its agent restarted (an alloc-only share is not kept across restarts) or the launch
@@ -353,10 +353,19 @@ void Controller::check_nodes() {
 
 void Controller::check_time_limits() {
   Time t = now();
+  std::vector<JobId> ended;
   for (const auto& [id, job] : state_.jobs) {
     if (job.state != JobState::kRunning || job.time_limit <= 0) continue;
+    if (!job.spec.is_batch()) {  // an allocation of srun or salloc: no node enforces its limit
+      if (t >= job.start_time + job.time_limit) ended.push_back(id);
+      continue;
+    }
     // The agent enforces limits itself; this is the backstop if its kill went missing.
     if (t > job.start_time + job.time_limit + config_.kill_wait + 30) send_kill(job, KillReason::kTimeout);
+  }
+  for (JobId id : ended) {
+    log::info("job " + std::to_string(id.value) + " reached its time limit; its allocation ends");
+    record(JobEnded{id, t, JobState::kTimeout, 0, 0, JobReason::kTimeLimit});
   }
 }
 

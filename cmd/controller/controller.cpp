@@ -100,6 +100,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     if (after) when_durable(std::move(after));
     return;
   }
+  if (!alloc_waiters_.empty()) allocations_revoked();
   if (!release.empty()) {
     after = [this, id = leaving, release = std::move(release), after = std::move(after)](const Status& s) {
       if (after) after(s);
@@ -164,8 +165,9 @@ void Controller::arm_schedule() {
 }
 
 void Controller::run_schedule(PassKind kind) {
-  if (state_.pending.empty()) return;
-  apply_plan(kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now()));
+  if (!state_.pending.empty())
+    apply_plan(kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now()));
+  if (!alloc_waiters_.empty()) allocations_after_pass();
 }
 
 // Derived fields first (reasons, expected starts, priorities), then the decisions,
@@ -222,6 +224,7 @@ void Controller::launch(JobId id) {
     conns.push_back(it->second);
   }
   for (size_t i = 0; i < conns.size(); ++i) conns[i]->send(launch_message(*job, i));
+  allocation_started(id);  // srun/salloc waiting for it: where its steps go
 }
 
 pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
@@ -232,10 +235,9 @@ pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
   l->set_node_index(static_cast<int32_t>(index));
   l->set_cluster(config_.name);
   l->set_kill_wait(config_.kill_wait);
-  if (index > 0) {
-    l->set_alloc_only(true);
-    return env;
-  }
+  // An allocation of srun or salloc has no script: its first node holds its share too.
+  if (index > 0 || !job.spec.is_batch()) l->set_alloc_only(true);
+  if (index > 0) return env;
   for (const NodeAlloc& a : job.alloc) {
     pb::AgentAddress* p = l->add_peers();
     if (auto it = step_addresses_.find(a.node); it != step_addresses_.end()) *p = it->second;
@@ -246,9 +248,10 @@ pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
 
 std::vector<std::string> Controller::nodes_to_release(JobId id) const {
   const Job* job = id ? find_job(state_, id) : nullptr;
-  if (!job || job->state != JobState::kRunning || job->alloc.size() < 2) return {};
+  if (!job || job->state != JobState::kRunning || (job->alloc.size() < 2 && job->spec.is_batch())) return {};
   std::vector<std::string> out;
-  for (size_t i = 1; i < job->alloc.size(); ++i) out.push_back(job->alloc[i].node);
+  // An allocation of srun or salloc: its first node holds a share too, and reports no end.
+  for (size_t i = job->spec.is_batch() ? 1 : 0; i < job->alloc.size(); ++i) out.push_back(job->alloc[i].node);
   return out;
 }
 
@@ -322,7 +325,13 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
       out.add_errors("Kill job error on job id " + display_id(job) + ": Job/step already completing or completed");
     return;  // finished tasks of an array are skipped quietly
   }
-  if (!is_terminal(job.state)) record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, KillReason::kCancel);
+  if (job.state == JobState::kRunning && !job.spec.is_batch()) {
+    // No node reports an allocation's end: it is recorded here, and its nodes let go of it.
+    record(JobCancelRequested{job.id, now(), key});
+    record(JobEnded{job.id, now(), JobState::kCancelled, 0, 0, JobReason::kNone});
+  } else if (!is_terminal(job.state)) {
+    record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, KillReason::kCancel);
+  }
   out.add_cancelled(job.id.value);
 }
 

@@ -52,6 +52,16 @@ class Controller {
   // Client requests. `reply` runs once the outcome is durable.
   void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<pb::SubmitReply>)> reply);
   pb::QueueReply queue(const pb::QueueRequest& req, const net::Identity& who) const;
+  // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
+  // up to twice: once the job is durable and still pending after a scheduling pass
+  // (granted false), and once it has started (granted true) or was revoked (an error
+  // text); a job that starts at once gets only the second.
+  void allocate(const pb::AllocateRequest& req, const net::Identity& who,
+                std::function<void(Result<pb::AllocateReply>)> reply);
+  // srun/salloc ends its allocation: COMPLETED, or FAILED with the exit code; every node
+  // lets go of its share once that is durable.
+  void complete(const pb::JobCompleteRequest& req, const net::Identity& who,
+                std::function<void(Result<pb::JobCompleteReply>)> reply);
   // `reply` runs once the cancellations are durable.
   void cancel(const pb::CancelRequest& req, const net::Identity& who, std::function<void(Result<pb::CancelReply>)> reply);
   pb::NodesReply nodes() const;
@@ -117,6 +127,14 @@ class Controller {
   pb::RegisterAck register_ack() const;
   void reconcile_agent(const std::string& node, const ConnPtr& conn, const pb::RegisterNode& reg);
   void fill_agent_settings(pb::AgentSettings& out) const;
+  void submit_job(const pb::SubmitRequest& req, const net::Identity& who,
+                  std::function<void(Result<pb::SubmitReply>)> reply);
+  // The allocation's answers: after a pass (still pending), at its launch (granted), or
+  // when it ended before starting (revoked).
+  pb::AllocateReply allocation_reply(const Job& job) const;
+  void allocation_started(JobId id);
+  void allocations_after_pass();
+  void allocations_revoked();
   Result<Job> admit(const JobSpec& spec) const;
   Result<std::vector<Job>> expand_array(Job job) const;
   pb::SubmitReply test_only(const Job& job) const;
@@ -153,6 +171,13 @@ class Controller {
   uint64_t appended_ = 0, durable_ = 0;  // events handed to the journal, and those durable
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> after_durable_;
   Time started_at_ = 0;
+  // srun/salloc waiting for their allocation, per job (runtime only: a retry after a
+  // restart asks again with its request key).
+  struct AllocWaiter {
+    std::function<void(Result<pb::AllocateReply>)> reply;
+    bool told = false;  // the pending answer was sent
+  };
+  std::map<JobId, std::vector<AllocWaiter>> alloc_waiters_;
 };
 
 }  // namespace hq::cmd

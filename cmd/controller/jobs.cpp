@@ -34,7 +34,11 @@ bool in_allowed_group(const PartitionConfig& p, const JobSpec& spec) {
 
 Result<Job> Controller::admit(const JobSpec& spec) const {
   if (Status s = validate_spec(spec); !s) return s;
-  if (Status s = check_script(*spec.script); !s) return s;
+  if (spec.is_batch()) {
+    if (Status s = check_script(*spec.script); !s) return s;
+  } else if (!spec.array.empty() || !spec.dependency.empty()) {
+    return invalid("an allocation (srun, salloc) takes no --array or --dependency here");
+  }
   if (spec.ntasks < 1 || spec.cpus_per_task < 1 || spec.nodes_min < 1)
     return invalid("task, CPU and node counts must be at least 1");
   Job job;
@@ -110,6 +114,12 @@ Result<std::vector<Job>> Controller::expand_array(Job job) const {
 
 void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
                         std::function<void(Result<pb::SubmitReply>)> reply) {
+  if (req.spec().alloc_kind() != 0) return reply(invalid("an allocation (srun, salloc) is asked for with AllocateRequest"));
+  submit_job(req, who, std::move(reply));
+}
+
+void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& who,
+                            std::function<void(Result<pb::SubmitReply>)> reply) {
   JobSpec spec = net::from_pb(req.spec());
   spec.uid = who.uid;  // who runs the job comes from the verified token, never the request
   spec.gid = who.gid;

@@ -68,6 +68,12 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kSubmit,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.submit(m.submit(), who, done); },
                     [](pb::Envelope& env, pb::SubmitReply r) { *env.mutable_submit_reply() = std::move(r); })},
+      {pb::Envelope::kAllocate,  // answered up to twice on its seq: pending, then granted
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.allocate(m.allocate(), who, done); },
+                    [](pb::Envelope& env, pb::AllocateReply r) { *env.mutable_allocate_reply() = std::move(r); })},
+      {pb::Envelope::kJobComplete,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.complete(m.job_complete(), who, done); },
+                    [](pb::Envelope& env, pb::JobCompleteReply r) { *env.mutable_job_complete_reply() = std::move(r); })},
       {pb::Envelope::kJobControl,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.job_control(m.job_control(), who, done); },
                     [](pb::Envelope& env, pb::JobControlReply r) { *env.mutable_job_control_reply() = std::move(r); })},

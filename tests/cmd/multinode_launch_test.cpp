@@ -44,8 +44,10 @@ struct Agents {
   }
 };
 
-uint64_t submit_three_nodes(ControllerHarness& h) {
+// `exclusive`: it holds every CPU of the cluster.
+uint64_t submit_three_nodes(ControllerHarness& h, bool exclusive = false) {
   pb::SubmitRequest req = ControllerHarness::job_request();
+  req.mutable_spec()->set_exclusive(exclusive);
   req.mutable_spec()->set_nodes_min(3);
   req.mutable_spec()->set_nodes_max(3);
   req.mutable_spec()->set_nodes_set(true);
@@ -301,4 +303,187 @@ TEST_CASE("multi-node launch: a disconnected agent's step address is forgotten")
   CHECK(l[0].peers(1).host() == "10.0.0.2");
   CHECK(l[0].peers(1).port() == 0);
   CHECK(l[0].peers(1).fingerprint().empty());
+}
+
+// ---- srun/salloc outside a job: allocations (cmd/controller/allocations.cpp) ----
+namespace {
+
+pb::AllocateRequest srun_allocation(int nodes, const std::string& key) {
+  pb::AllocateRequest req;
+  auto* s = req.mutable_spec();
+  s->set_name("hostname");
+  s->set_alloc_kind(1);
+  s->set_nodes_min(nodes);
+  s->set_nodes_max(nodes);
+  s->set_nodes_set(true);
+  s->set_ntasks(nodes);
+  s->set_ntasks_set(true);
+  s->set_cpus_per_task(1);
+  s->set_time_limit(-2);
+  req.set_request_key(key);
+  return req;
+}
+
+struct Allocating {
+  std::vector<Result<pb::AllocateReply>> replies;
+  void ask(ControllerHarness& h, const pb::AllocateRequest& req, const net::Identity& who = ControllerHarness::user()) {
+    h.ctl->allocate(req, who, [this](Result<pb::AllocateReply> r) { replies.push_back(std::move(r)); });
+    h.settle();
+  }
+};
+
+Result<pb::JobCompleteReply> complete(ControllerHarness& h, uint64_t id, int32_t code,
+                                      const net::Identity& who = ControllerHarness::user()) {
+  pb::JobCompleteRequest req;
+  req.set_job_id(id);
+  req.set_exit_code(code);
+  Result<pb::JobCompleteReply> out = internal("no answer");
+  h.ctl->complete(req, who, [&](Result<pb::JobCompleteReply> r) { out = std::move(r); });
+  h.settle();
+  return out;
+}
+
+struct Idle3 {
+  ControllerHarness h{"n[1-3]"};
+  Agents agents;
+  Idle3() {
+    REQUIRE(h.ok);
+    for (const char* n : {"n1", "n2", "n3"}) agents.connect(h, n);
+    agents.take_all();
+  }
+};
+
+// A 3-node batch job holds every CPU: the allocation asked for with `key` is answered
+// pending (its id, no error). Returns its id; `batch`: the batch job's.
+uint64_t queue_behind_full_cluster(Idle3& c, Allocating& a, const std::string& key, uint64_t& batch) {
+  batch = submit_three_nodes(c.h, true);
+  REQUIRE(c.h.state_of(batch) == "RUNNING");
+  a.ask(c.h, srun_allocation(1, key));
+  REQUIRE(a.replies.size() == 1);
+  REQUIRE(a.replies[0]);
+  CHECK_FALSE(a.replies[0]->granted());
+  CHECK(a.replies[0]->error().empty());
+  uint64_t id = a.replies[0]->job_id();
+  CHECK(c.h.state_of(id) == "PENDING");
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("allocation: srun's job starts at once - one granted answer with the step manager, every node alloc_only") {
+  Idle3 c;
+  Allocating a;
+  a.ask(c.h, srun_allocation(2, "key-1"));
+  REQUIRE(a.replies.size() == 1);
+  REQUIRE_MESSAGE(a.replies[0], a.replies[0].status().message());
+  const pb::AllocateReply& r = *a.replies[0];
+  CHECK(r.granted());
+  CHECK(r.nodelist() == "n[1-2]");
+  CHECK(r.stepmgr().node() == "n1");
+  CHECK(r.stepmgr().host() == "10.0.0.1");
+  CHECK(r.stepmgr().port() == 6818);
+  CHECK(r.stepmgr().fingerprint() == "fp-n1");
+  CHECK(r.alloc_size() == 2);
+  uint64_t id = r.job_id();
+  CHECK(c.h.state_of(id) == "RUNNING");
+  auto first = launches(c.agents.take("n1"));
+  auto second = launches(c.agents.take("n2"));
+  REQUIRE(first.size() == 1);
+  REQUIRE(second.size() == 1);
+  CHECK(first[0].alloc_only());  // no script anywhere
+  CHECK(first[0].peers_size() == 2);
+  CHECK(second[0].alloc_only());
+  CHECK(first[0].job().spec().name() == "hostname");
+  // Retried with the same key: the same job, granted again.
+  a.ask(c.h, srun_allocation(2, "key-1"));
+  REQUIRE(a.replies.size() == 2);
+  REQUIRE(a.replies[1]);
+  CHECK(a.replies[1]->job_id() == id);
+  CHECK(a.replies[1]->granted());
+  // Another user may not end it; its user does: COMPLETED, and both nodes let go.
+  auto refused = complete(c.h, id, 0, ControllerHarness::user(2000));
+  CHECK_FALSE(refused);
+  CHECK(c.h.state_of(id) == "RUNNING");
+  auto done = complete(c.h, id, 0);
+  REQUIRE_MESSAGE(done, done.status().message());
+  CHECK(done->state() == "COMPLETED");
+  CHECK(c.h.state_of(id) == "COMPLETED");
+  CHECK(kills(c.agents.take("n1"), id) == 1);
+  CHECK(kills(c.agents.take("n2"), id) == 1);
+  CHECK(kills(c.agents.take("n3"), id) == 0);
+}
+
+TEST_CASE("allocation: a busy cluster - answered pending after a pass, granted when the nodes free up - exit code 3 ends it FAILED") {
+  Idle3 c;
+  Allocating a;
+  uint64_t batch = 0, id = queue_behind_full_cluster(c, a, "key-2", batch);
+  c.agents.take_all();
+  pb::JobEnded e;  // the batch job ends: the allocation starts
+  e.set_job_id(batch);
+  e.set_state("COMPLETED");
+  c.h.ctl->agent_job_ended("n1", c.agents.peers.at("n1"), e);
+  c.h.settle();
+  REQUIRE(a.replies.size() == 2);
+  REQUIRE(a.replies[1]);
+  CHECK(a.replies[1]->granted());
+  CHECK(a.replies[1]->job_id() == id);
+  CHECK(c.h.state_of(id) == "RUNNING");
+  auto done = complete(c.h, id, 3);
+  REQUIRE(done);
+  CHECK(done->state() == "FAILED");
+  pb::QueueRequest q;
+  q.add_job_ids(id);
+  q.set_include_finished(true);
+  auto shown = c.h.ctl->queue(q, net::Identity{});
+  REQUIRE(shown.jobs_size() == 1);
+  CHECK(shown.jobs(0).exit_code() == 3);
+}
+
+TEST_CASE("allocation: cancelled while it waits - the waiting srun is told it was revoked") {
+  Idle3 c;
+  Allocating a;
+  uint64_t batch = 0, id = queue_behind_full_cluster(c, a, "key-3", batch);
+  REQUIRE(c.h.cancel({id}, "cancel-key"));
+  REQUIRE(a.replies.size() == 2);
+  REQUIRE(a.replies[1]);
+  CHECK_FALSE(a.replies[1]->granted());
+  CHECK(a.replies[1]->error() == "Job allocation " + std::to_string(id) + " has been revoked.");
+  CHECK(c.h.state_of(id) == "CANCELLED");
+}
+
+TEST_CASE("allocation: its first node re-registering without it gets its share again - not requeued - a batch job cannot be completed") {
+  Idle3 c;
+  Allocating a;
+  a.ask(c.h, srun_allocation(2, "key-4"));
+  REQUIRE(a.replies.size() == 1);
+  uint64_t id = a.replies[0]->job_id();
+  c.agents.take_all();
+  c.agents.connect(c.h, "n1");  // its agent restarted: it holds nothing
+  auto l = launches(c.agents.take("n1"));
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].alloc_only());
+  CHECK(l[0].peers_size() == 2);
+  CHECK(c.h.state_of(id) == "RUNNING");
+  CHECK(kills(c.agents.take("n2"), id) == 0);
+  uint64_t batch = c.h.submit();
+  REQUIRE(batch != 0);
+  CHECK_FALSE(complete(c.h, batch, 0));
+  // A running allocation cancelled: CANCELLED at once (no node reports its end), both nodes let go.
+  REQUIRE(c.h.cancel({id}, "cancel-4"));
+  CHECK(c.h.state_of(id) == "CANCELLED");
+  CHECK(kills(c.agents.take("n1"), id) >= 1);
+  CHECK(kills(c.agents.take("n2"), id) >= 1);
+}
+
+TEST_CASE("allocation: a SubmitRequest cannot make one, and an AllocateRequest needs srun's or salloc's kind") {
+  Idle3 c;
+  pb::SubmitRequest sub = ControllerHarness::job_request();
+  sub.mutable_spec()->set_alloc_kind(1);
+  CHECK_FALSE(c.h.submit_request(sub));
+  Allocating a;
+  auto req = srun_allocation(1, "key-5");
+  req.mutable_spec()->set_alloc_kind(0);
+  a.ask(c.h, req);
+  REQUIRE(a.replies.size() == 1);
+  CHECK_FALSE(a.replies[0]);
 }

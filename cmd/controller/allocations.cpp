@@ -1,0 +1,134 @@
+// Controller side of srun and salloc outside a job: an allocation is a job without a
+// script (JobSpec.alloc_kind srun or salloc). AllocateRequest makes it as a submission does
+// (same admission and idempotency key) and answers when it waits and when it starts;
+// JobComplete from its srun/salloc ends it. Every node of such a job only holds its share
+// (LaunchJob alloc_only, the first with every node's step address), so nothing on a node
+// reports its end: the controller records it (JobComplete, cancel, time limit).
+// Runs on the controller's event-loop thread.
+#include "cmd/controller/controller.hpp"
+#include "core/hostlist.hpp"
+#include "net/convert.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+
+pb::AllocateReply Controller::allocation_reply(const Job& job) const {
+  pb::AllocateReply out;
+  out.set_job_id(job.id.value);
+  if (job.state != JobState::kRunning) {
+    if (is_terminal(job.state)) out.set_error("Job allocation " + std::to_string(job.id.value) + " has been revoked.");
+    return out;
+  }
+  out.set_granted(true);
+  out.set_nodelist(alloc_hostlist(job.alloc));
+  out.set_time_limit(job.time_limit > 0 ? job.time_limit : 0);
+  out.set_partition(job.partition);
+  pb::Job full = net::to_pb(job, false);
+  *out.mutable_alloc() = full.alloc();
+  if (auto it = step_addresses_.find(job.alloc.front().node); it != step_addresses_.end())
+    *out.mutable_stepmgr() = it->second;
+  out.mutable_stepmgr()->set_node(job.alloc.front().node);
+  return out;
+}
+
+void Controller::allocate(const pb::AllocateRequest& req, const net::Identity& who,
+                          std::function<void(Result<pb::AllocateReply>)> reply) {
+  if (req.spec().alloc_kind() != static_cast<int32_t>(AllocKind::kSrun) &&
+      req.spec().alloc_kind() != static_cast<int32_t>(AllocKind::kSalloc))
+    return reply(invalid("an allocation is for srun or salloc (alloc_kind 1 or 2)"));
+  pb::SubmitRequest sub;
+  *sub.mutable_spec() = req.spec();
+  sub.mutable_spec()->clear_script();
+  if (sub.spec().requeue() < 0) sub.mutable_spec()->set_requeue(0);  // as Slurm: an interactive job is not requeued
+  sub.set_request_key(req.request_key());
+  submit_job(sub, who, [this, reply](Result<pb::SubmitReply> made) {
+    if (!made) return reply(made.status());
+    JobId id{made->job_id()};
+    const Job* job = find_job(state_, id);
+    if (!job) return reply(not_found("Job allocation " + std::to_string(id.value) + " is gone"));
+    if (job->state == JobState::kRunning) {
+      // Started (in this group commit, or a retry): its launch has been sent by now, as
+      // the launch runs when its start is durable, before this.
+      return when_durable([this, id, reply](const Status&) {
+        if (const Job* j = find_job(state_, id)) reply(allocation_reply(*j));
+      });
+    }
+    if (is_terminal(job->state)) return reply(allocation_reply(*job));
+    alloc_waiters_[id].push_back({reply, false});
+    request_schedule();
+  });
+}
+
+void Controller::allocation_started(JobId id) {
+  auto it = alloc_waiters_.find(id);
+  if (it == alloc_waiters_.end()) return;
+  std::vector<AllocWaiter> waiters = std::move(it->second);
+  alloc_waiters_.erase(it);
+  const Job* job = find_job(state_, id);
+  if (!job) return;
+  pb::AllocateReply out = allocation_reply(*job);
+  for (auto& w : waiters) w.reply(out);
+}
+
+// After a pass: those still pending learn their job id and that they wait.
+void Controller::allocations_after_pass() {
+  for (auto& [id, waiters] : alloc_waiters_) {
+    const Job* job = find_job(state_, id);
+    if (!job || job->state != JobState::kPending) continue;
+    for (auto& w : waiters) {
+      if (w.told) continue;
+      w.told = true;
+      w.reply(allocation_reply(*job));
+    }
+  }
+}
+
+// Jobs that ended while they waited (cancelled, or never able to run).
+void Controller::allocations_revoked() {
+  for (auto it = alloc_waiters_.begin(); it != alloc_waiters_.end();) {
+    const Job* job = find_job(state_, it->first);
+    if (job && !is_terminal(job->state)) {
+      ++it;
+      continue;
+    }
+    std::vector<AllocWaiter> waiters = std::move(it->second);
+    JobId id = it->first;
+    it = alloc_waiters_.erase(it);
+    when_durable([this, id, waiters = std::move(waiters)](const Status&) {
+      pb::AllocateReply out;
+      out.set_job_id(id.value);
+      out.set_error("Job allocation " + std::to_string(id.value) + " has been revoked.");
+      for (auto& w : waiters) w.reply(out);
+    });
+  }
+}
+
+void Controller::complete(const pb::JobCompleteRequest& req, const net::Identity& who,
+                          std::function<void(Result<pb::JobCompleteReply>)> reply) {
+  JobId id{req.job_id()};
+  const Job* job = find_job(state_, id);
+  std::string head = "Job " + std::to_string(id.value) + ": ";
+  if (!job) return reply(not_found(head + "Invalid job id specified"));
+  if (!may_act(*job, who, is_admin(who), "complete")) return reply(denied(head + "Access/permission denied"));
+  if (job->spec.is_batch()) return reply(invalid(head + "a batch job ends with its script"));
+  auto answer = [this, id, reply](const Status&) {
+    pb::JobCompleteReply out;
+    if (const Job* j = find_job(state_, id)) out.set_state(std::string(job_state_name(j->state)));
+    reply(out);
+  };
+  if (is_terminal(job->state)) return when_durable(answer);
+  if (job->state == JobState::kPending) {
+    record(JobCancelRequested{id, now(), ""}, answer);
+    return;
+  }
+  int32_t code = req.exit_code();
+  JobState end = job->cancel_requested ? JobState::kCancelled : code == 0 ? JobState::kCompleted : JobState::kFailed;
+  JobReason why = end == JobState::kFailed ? JobReason::kNonZeroExitCode : JobReason::kNone;
+  log::info("job " + std::to_string(id.value) + ": its " +
+            (job->spec.alloc_kind == AllocKind::kSalloc ? std::string("salloc") : std::string("srun")) +
+            " ended it (exit code " + std::to_string(code) + ")");
+  record(JobEnded{id, now(), end, code, 0, why}, answer);
+  request_schedule();
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,92 @@
+// End-to-end: srun outside an allocation (a login shell, no SLURM_JOB_ID): it asks the
+// controller for an allocation, runs one step in it on its nodes from here (TLS to the
+// job's first node, pinned), and ends it with the step's exit code (docs/steps.md).
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+// srun through its persona link, with no allocation in the environment; stderr with stdout.
+std::string srun_cmd(LocalCluster& c, const std::string& args) {
+  return "cd " + c.dir() + " && env -u SLURM_JOB_ID -u SLURM_JOBID -u HQ_STEP_SOCKET " + c.dir() + "/bin/srun " + args;
+}
+
+// The queue line of the only job named `name` (all states), or "".
+std::string queue_line(LocalCluster& c, const std::string& name) {
+  std::string all = c.hq("queue -t all -h").out;
+  return line_with(all, " " + name + " ");
+}
+
+}  // namespace
+
+TEST_CASE("e2e: srun outside an allocation runs one step on its nodes - labels, node names, job COMPLETED with the command's name") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto r = sh(srun_cmd(c, "-N2 -n2 -l sh -c 'echo on $SLURMD_NODENAME job $SLURM_JOB_NAME $SLURM_JOB_NUM_NODES'"));
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("0: on e1 job sh 2\n") != std::string::npos);
+  CHECK(r.out.find("1: on e2 job sh 2\n") != std::string::npos);
+  CHECK(r.out.find("queued and waiting") == std::string::npos);  // it did not wait
+  std::string line = queue_line(c, "sh");
+  INFO(line);
+  CHECK(line.find(" CD ") != std::string::npos);
+  // A failing step: the job FAILED, srun's exit code is the step's.
+  auto failed = sh(srun_cmd(c, "-n1 -J failing sh -c 'exit 3'"));
+  INFO(failed.out);
+  CHECK(failed.rc == 3);
+  CHECK(failed.out.find("srun: error: e1: task 0: Exited with exit code 3") != std::string::npos);
+  std::string fline = queue_line(c, "failing");
+  INFO(fline);
+  CHECK(fline.find(" F ") != std::string::npos);
+}
+
+TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued and allocated lines - then runs") {
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string batch = c.submit("-N3 --exclusive hold.sh");
+  REQUIRE(batch.find("ERROR") == std::string::npos);
+  REQUIRE(c.wait_state(batch, "RUNNING", 30));
+  std::string log = c.dir() + "/srun.log";
+  auto bg = sh("(" + srun_cmd(c, "-N1 hostname > " + log + " 2>&1; echo rc=$? >> " + log) + ") > /dev/null 2>&1 &");
+  REQUIRE(bg.rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
+  REQUIRE(c.hq("cancel " + batch).rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  std::string out = slurp(log);
+  INFO(out);
+  CHECK(out.find("srun: job ") == 0);
+  CHECK(out.find(" queued and waiting for resources\nsrun: job ") != std::string::npos);
+  CHECK(out.find(" has been allocated resources\n") != std::string::npos);
+  CHECK(out.find("rc=0\n") != std::string::npos);
+  CHECK(queue_line(c, "hostname").find(" CD ") != std::string::npos);
+}
+
+TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job is revoked (CANCELLED), rc 1") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string batch = c.submit("--exclusive hold.sh");
+  REQUIRE(c.wait_state(batch, "RUNNING", 30));
+  std::string log = c.dir() + "/srun.log";
+  REQUIRE(sh("(" + srun_cmd(c, "-J waiter true > " + log + " 2>&1 & echo $! > " + c.dir() + "/srun.pid; wait $!; echo rc=$? >> " +
+                                   log) + ") > /dev/null 2>&1 &").rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
+  REQUIRE(sh("kill -INT $(cat " + c.dir() + "/srun.pid)").rc == 0);
+  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  std::string out = slurp(log);
+  INFO(out);
+  CHECK(out.find(" has been revoked\n") != std::string::npos);
+  CHECK(out.find("rc=1\n") != std::string::npos);
+  CHECK(queue_line(c, "waiter").find(" CA ") != std::string::npos);
+  c.hq("cancel " + batch);
+}

@@ -402,6 +402,7 @@ void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   rj.peers.assign(l.peers().begin(), l.peers().end());
   pids_[rj.shim] = id;
   arm_limits(id);
+  if (steps_) steps_->job_arrived(id);
 }
 
 // The time limit (from the job's start, so an adopted job keeps its end) and --signal.
@@ -448,6 +449,7 @@ void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
   if (h.cgroup.active()) where += "; cgroup " + h.cgroup.dirs().front();
   log::info("job " + std::to_string(id) + ": holding its share here for steps (alloc-only; " + where + ")");
   held_[id] = std::move(h);
+  if (steps_) steps_->job_arrived(id);
 }
 
 void Agent::release_held(uint64_t id, const std::string& why) {

@@ -205,11 +205,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   auto job = find_job_(job_id);
   // srun outside a job comes as soon as the controller says the job started: its LaunchJob
   // to this node may still be on its way (a short wait).
-  for (int waited = 0; !job && req.wait_for_job() && waited < 500 && conn->is_open(); ++waited) {
-    asio::steady_timer t(io_, std::chrono::milliseconds(20));
-    co_await t.async_wait(asio::use_awaitable);
-    job = find_job_(job_id);
-  }
+  if (!job && req.wait_for_job()) job = co_await await_job(job_id, conn);
   if (!job) {
     send_error(conn, not_found(head + "Invalid job id specified"));
     co_return nullptr;
@@ -435,6 +431,27 @@ std::map<std::string, int32_t> StepManager::busy_cpus(uint64_t job_id) const {
   return busy;
 }
 
+// A job this node does not hold yet, for up to 10 s: its LaunchJob may be on its way (the
+// controller tells srun, and the first node its peers, as it sends it). job_arrived wakes it.
+asio::awaitable<std::optional<StepManager::JobView>> StepManager::await_job(uint64_t job_id, ConnPtr conn) {
+  asio::steady_timer wake(io_, std::chrono::seconds(10));
+  auto it = arrivals_.emplace(job_id, &wake);
+  std::optional<JobView> job;
+  while (!job && conn->is_open()) {
+    asio::error_code ec;
+    co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    job = find_job_(job_id);
+    if (!ec) break;  // the 10 s ran out
+    wake.expires_after(std::chrono::seconds(10));
+  }
+  arrivals_.erase(it);
+  co_return job;
+}
+
+void StepManager::job_arrived(uint64_t job_id) {
+  for (auto it = arrivals_.lower_bound(job_id); it != arrivals_.end() && it->first == job_id; ++it) it->second->cancel();
+}
+
 void StepManager::wake_waiters(uint64_t job_id) {
   for (auto it = waiters_.lower_bound(job_id); it != waiters_.end() && it->first == job_id; ++it) it->second->cancel();
 }
@@ -493,11 +510,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why, false));
   };
   auto job = find_job_(job_id);
-  for (int waited = 0; !job && waited < 500 && link->is_open(); ++waited) {
-    asio::steady_timer t(io_, std::chrono::milliseconds(20));
-    co_await t.async_wait(asio::use_awaitable);
-    job = find_job_(job_id);
-  }
+  if (!job) job = co_await await_job(job_id, link);
   if (!job) co_return refuse("job " + std::to_string(job_id) + " is not on node " + node_);
   if (job->job->alloc.empty() || job->job->alloc.front().node != node)
     co_return refuse("node " + node + " does not manage job " + std::to_string(job_id) + "'s steps");

@@ -53,6 +53,8 @@ class StepManager {
   void set_peers(PeerNet* peers) { peers_ = peers; }
   // From the agent's SIGCHLD loop: true if `pid` was a step's task.
   bool reaped(pid_t pid, int status);
+  // The job is now held here (its LaunchJob came): steps waiting for it go on.
+  void job_arrived(uint64_t job_id);
   // The job ended or left this node: its steps' tasks are killed, here and on its other nodes.
   void job_ended(uint64_t job_id);
   const std::string& socket_path() const { return path_; }
@@ -82,6 +84,7 @@ class StepManager {
   void finish_step(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
   void wake_waiters(uint64_t job_id);
+  asio::awaitable<std::optional<JobView>> await_job(uint64_t job_id, ConnPtr conn);
   asio::awaitable<void> host(ConnPtr link, std::string node, pb::StepLaunch launch);
   void hosted_message(const ConnPtr& link, const pb::Envelope& msg);
   void track(const std::shared_ptr<NodeTasks>& tasks);
@@ -99,6 +102,7 @@ class StepManager {
   std::map<StepKey, std::shared_ptr<Hosted>> hosted_;     // run here for another node's manager
   std::map<pid_t, std::shared_ptr<NodeTasks>> by_pid_;    // every task started here
   std::multimap<uint64_t, asio::steady_timer*> waiters_;  // steps waiting for CPUs, per job
+  std::multimap<uint64_t, asio::steady_timer*> arrivals_; // requests waiting for a job's LaunchJob
 };
 
 }  // namespace hq::cmd

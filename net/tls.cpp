@@ -278,12 +278,15 @@ int verify_pinned(void* data, mbedtls_x509_crt* crt, int depth, uint32_t* flags)
 
 }  // namespace
 
-Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::string& fingerprint) {
+Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::string& fingerprint,
+                                                                   const std::string& session_cache) {
   if (fingerprint.size() != 64) return invalid("certificate fingerprint '" + fingerprint + "' is not a SHA-256 in hex");
   auto ctx = base_context(MBEDTLS_SSL_IS_CLIENT);
   if (!ctx) return ctx;
   TlsContext& c = **ctx;
   c.pinned = fingerprint;
+  c.session_cache = session_cache;
+  if (!session_cache.empty()) mbedtls_ssl_conf_session_tickets(&c.conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
   mbedtls_ssl_conf_authmode(&c.conf, MBEDTLS_SSL_VERIFY_OPTIONAL);  // and checked after the handshake
   mbedtls_ssl_conf_verify(&c.conf, verify_pinned, &c);
   return ctx;

@@ -23,7 +23,10 @@ Result<std::shared_ptr<TlsContext>> make_tls_client_context(const std::string& c
 // Trusts exactly the server certificate whose SHA-256 fingerprint (lower-case hex, as
 // cert_fingerprint) is `fingerprint`, self-signed or not: a node agent's peer listener,
 // whose fingerprint the controller handed out over an authenticated channel.
-Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::string& fingerprint);
+// With `session_cache`, as make_tls_client_context: a resumed session was pinned when it was
+// made, and only that server can take its ticket.
+Result<std::shared_ptr<TlsContext>> make_tls_client_context_pinned(const std::string& fingerprint,
+                                                                   const std::string& session_cache = "");
 // A client context that does not verify the server: only for a node's one CA request,
 // whose answer the cluster secret authenticates (CaReply.mac). Never for anything else.
 Result<std::shared_ptr<TlsContext>> make_tls_bootstrap_context();

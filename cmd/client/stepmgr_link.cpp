@@ -1,5 +1,10 @@
 #include "cmd/client/stepmgr_link.hpp"
 
+#include <filesystem>
+#include <sys/stat.h>
+
+#include "cmd/paths.hpp"
+
 #include <asio/co_spawn.hpp>
 #include <asio/connect.hpp>
 #include <asio/detached.hpp>
@@ -65,7 +70,14 @@ Result<int> dial_stepmgr(const StepMgrAddress& at, bool plaintext, const std::st
   if (at.port == 0) return unavailable("the agent of node " + at.node + " takes no steps from other hosts (no step listener)");
   std::shared_ptr<net::TlsContext> tls;
   if (!plaintext) {
-    auto ctx = net::make_tls_client_context_pinned(at.fingerprint);
+    // Its session is kept per agent certificate (as the controller's): the next srun resumes
+    // it without public-key operations.
+    std::string cache_dir = hq_home() + "/tls";
+    std::error_code ec;
+    std::filesystem::create_directories(cache_dir, ec);
+    chmod(cache_dir.c_str(), 0700);
+    std::string cache = ec ? "" : cache_dir + "/session-agent-" + at.fingerprint.substr(0, 16);
+    auto ctx = net::make_tls_client_context_pinned(at.fingerprint, cache);
     if (!ctx) return ctx.status().with_context("the agent of node " + at.node);
     tls = *ctx;
   }

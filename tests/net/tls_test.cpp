@@ -7,6 +7,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/use_awaitable.hpp>
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "../temp_dir.hpp"
@@ -194,4 +195,18 @@ TEST_CASE("tls: a client pinned to a self-signed certificate's fingerprint talks
   CHECK(!handshake_with(*ca_client, server.port()).is_ok());
 
   CHECK(!make_tls_client_context_pinned("abc").is_ok());  // not a SHA-256
+
+  // With a session cache the second connection resumes the pinned session.
+  hq::test::TempDir dir;
+  std::string cache = dir.path() + "/session-agent";
+  auto cached = make_tls_client_context_pinned(*fp, cache);
+  REQUIRE(cached.is_ok());
+  CHECK(handshake_with(*cached, server.port()).is_ok());
+  CHECK(std::filesystem::exists(cache));
+  CHECK(handshake_with(*cached, server.port()).is_ok());
+  // A cache the pinned server cannot have made is no way around the pin.
+  auto other_srv = make_tls_server_context(other->cert_pem, other->key_pem);
+  REQUIRE(other_srv.is_ok());
+  EchoServer impostor(*other_srv);
+  CHECK(!handshake_with(*cached, impostor.port()).is_ok());
 }

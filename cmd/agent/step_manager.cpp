@@ -37,17 +37,20 @@ struct StepManager::Step {
   std::shared_ptr<NodeTasks> local;
   struct Remote {
     std::string node;
-    ConnPtr link;  // null until dialled
+    ConnPtr link;                        // null until dialled
+    std::vector<pb::Envelope> pending;   // stdin and signals for it before that
   };
   std::vector<Remote> remotes;
   std::map<uint32_t, std::string> open;  // tasks not yet reported -> their node
   StepExitCode code;
 };
 
-// Tasks run here for a step managed on another node.
+// Tasks run here for a step managed on another node. Until they are started (the job's
+// LaunchJob may still be on its way), stdin and signals for them wait in `pending`.
 struct StepManager::Hosted {
   ConnPtr link;
   std::shared_ptr<NodeTasks> tasks;
+  std::vector<pb::Envelope> pending;
 };
 
 namespace {
@@ -71,6 +74,9 @@ StepRequest request_of(const pb::StepCreate& m) {
   r.overcommit = m.overcommit();
   return r;
 }
+
+// As Slurm's MAX_TASKS_PER_NODE: more tasks than this on one node is refused.
+constexpr size_t kMaxTasksPerNode = 512;
 
 void send_error(const StepManager::ConnPtr& conn, const Status& s) { conn->send(net::error_reply(0, s)); }
 
@@ -214,6 +220,11 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     send_error(conn, denied(head + "Access/permission denied"));
     co_return nullptr;
   }
+  if (req.ntasks() < 0 || static_cast<size_t>(req.ntasks()) > kMaxTasksPerNode * job->job->alloc.size() ||
+      req.ntasks_per_node() < 0 || static_cast<size_t>(req.ntasks_per_node()) > kMaxTasksPerNode) {
+    send_error(conn, invalid(head + "More than " + std::to_string(kMaxTasksPerNode) + " tasks per node requested"));
+    co_return nullptr;
+  }
   auto layout = co_await plan(conn, req);
   job = find_job_(job_id);
   if (layout && !job) layout = not_found(head + "Job/step already completing or completed");
@@ -328,13 +339,16 @@ asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb:
     co_return step_message(step,
                            lost_tasks(step->job_id, step->step_id, peer.node(), tasks, link.status().message(), false));
   }
-  for (auto& r : step->remotes)
-    if (r.node == peer.node()) r.link = *link;
   if (step->done) co_return;
   pb::Envelope env;
   *env.mutable_step_launch() = std::move(launch);
   (*link)->send(env);
-  if (step->terminating) signal_step(step, SIGKILL);  // it was killed while the link was dialled
+  for (auto& r : step->remotes) {  // then what srun sent meanwhile (stdin, its EOF, signals)
+    if (r.node != peer.node()) continue;
+    r.link = *link;
+    for (const auto& m : r.pending) r.link->send(m);
+    r.pending.clear();
+  }
 }
 
 // Output and ends of the step's tasks, from here or from a peer link.
@@ -375,8 +389,15 @@ void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO
   env.mutable_task_io()->set_job_id(step->job_id);
   env.mutable_task_io()->set_step_id(step->step_id);
   env.mutable_task_io()->set_stream(0);
-  for (const auto& r : step->remotes)
-    if (r.link) r.link->send(env);
+  send_remotes(step, env);
+}
+
+// To every other node of the step; held for a node whose link is still being dialled.
+void StepManager::send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
+  for (auto& r : step->remotes) {
+    if (r.link) r.link->send(msg);
+    else r.pending.push_back(msg);
+  }
 }
 
 void StepManager::signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate) {
@@ -388,8 +409,7 @@ void StepManager::signal_step(const std::shared_ptr<Step>& step, int sig, bool t
   s->set_step_id(step->step_id);
   s->set_signal(sig);
   s->set_terminate(terminate);
-  for (const auto& r : step->remotes)
-    if (r.link) r.link->send(env);
+  send_remotes(step, env);
 }
 
 // -K: SIGCONT and SIGTERM to every task, SIGKILL after the job's kill wait (Slurm's SIG_TERM_KILL).
@@ -460,7 +480,7 @@ void StepManager::job_ended(uint64_t job_id) {
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
     signal_step(it->second, SIGKILL);
   for (auto it = hosted_.lower_bound({job_id, 0}); it != hosted_.end() && it->first.first == job_id; ++it)
-    it->second->tasks->signal(SIGKILL);
+    kill_hosted(*it->second);
   wake_waiters(job_id);
 }
 
@@ -497,7 +517,14 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, "Node failure on " + node));
   }
   for (auto& [key, h] : hosted_)
-    if (h->link == link) h->tasks->signal(SIGKILL);
+    if (h->link == link) kill_hosted(*h);
+}
+
+void StepManager::kill_hosted(Hosted& h) {
+  if (h.tasks) return h.tasks->signal(SIGKILL);
+  pb::Envelope kill;  // not started yet: killed as it starts
+  kill.mutable_step_signal()->set_signal(SIGKILL);
+  h.pending.push_back(kill);
 }
 
 // Tasks another node's step manager asks for. The job must be held here (its LaunchJob
@@ -509,11 +536,27 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     log::warn(step_name(job_id, launch.step_id()) + " from " + node + " refused: " + why);
     link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why, false));
   };
+  StepKey key{job_id, launch.step_id()};
+  std::set<uint32_t> distinct(ids.begin(), ids.end());
+  if (launch.node_index() < 0 || ids.empty() || distinct.size() != ids.size() || launch.cpus() <= 0 ||
+      ids.size() > kMaxTasksPerNode || launch.argv_size() == 0)
+    co_return refuse("a malformed step launch (node index, tasks, CPUs or command)");
+  if (hosted_.count(key)) co_return refuse(step_name(job_id, launch.step_id()) + " already runs here");
+  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}});
+  hosted_[key] = placeholder;  // stdin and signals that come while it waits queue here
   auto job = find_job_(job_id);
   if (!job) job = co_await await_job(job_id, link);
-  if (!job) co_return refuse("job " + std::to_string(job_id) + " is not on node " + node_);
-  if (job->job->alloc.empty() || job->job->alloc.front().node != node)
+  auto unplace = [&] {
+    if (auto it = hosted_.find(key); it != hosted_.end() && it->second == placeholder) hosted_.erase(it);
+  };
+  if (!job) {
+    unplace();
+    co_return refuse("job " + std::to_string(job_id) + " is not on node " + node_);
+  }
+  if (job->job->alloc.empty() || job->job->alloc.front().node != node) {
+    unplace();
     co_return refuse("node " + node + " does not manage job " + std::to_string(job_id) + "'s steps");
+  }
   StepNode here{node_, launch.cpus(), ids};
   std::vector<std::string> env(launch.env().begin(), launch.env().end());
   std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
@@ -521,19 +564,24 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   for (size_t local = 0; local < ids.size(); ++local)
     plans.push_back(plan_task(*job, argv, task_environment(env, here, static_cast<size_t>(launch.node_index()), local),
                               launch.cwd()));
-  StepKey key{job_id, launch.step_id()};
   std::weak_ptr<net::Connection> weak_link = link;
   auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
                                  [this, key, weak_link](const pb::Envelope& msg) {
                                    if (auto l = weak_link.lock()) l->send(msg);
                                    auto it = hosted_.find(key);
-                                   if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks->done())
+                                   if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&
+                                       it->second->tasks->done())
                                      hosted_.erase(it);
                                  });
-  if (!tasks) co_return refuse(tasks.status().message());
-  hosted_[key] = std::make_shared<Hosted>(Hosted{link, *tasks});
+  if (!tasks) {
+    unplace();
+    co_return refuse(tasks.status().message());
+  }
+  placeholder->tasks = *tasks;
   track(*tasks);
   if (!link->is_open()) (*tasks)->signal(SIGKILL);
+  std::vector<pb::Envelope> pending = std::move(placeholder->pending);
+  for (const auto& m : pending) hosted_message(link, m);
 }
 
 void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
@@ -541,6 +589,7 @@ void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
                                   : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
   auto it = hosted_.find(key);
   if (it == hosted_.end() || it->second->link != link) return;
+  if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
   NodeTasks& tasks = *it->second->tasks;
   if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());
   if (msg.step_signal().terminate()) tasks.terminate();

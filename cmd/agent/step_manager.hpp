@@ -80,6 +80,8 @@ class StepManager {
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
   void signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate = false);
+  void send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
+  void kill_hosted(Hosted& h);
   void terminate_step(const std::shared_ptr<Step>& step);
   void finish_step(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;

@@ -70,7 +70,8 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
   // Nothing of the agent's goes with the task: a connection (a peer link, the controller's)
   // that a task held open would outlive the agent and hide its death from the other side.
-  close_range(3, ~0U, 0);
+  if (close_range(3, ~0U, 0) != 0)  // kernels before 5.9: one by one
+    for (long fd = 3, top = sysconf(_SC_OPEN_MAX); fd < top && fd < (1 << 20); ++fd) close(static_cast<int>(fd));
   char pid[24];
   int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
   for (const auto& procs : plan.cgroup_procs) {

@@ -184,7 +184,10 @@ bool Controller::agent_register(const ConnPtr& conn, uint64_t seq, const pb::Reg
 void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, const pb::RegisterNode& reg) {
   std::set<uint64_t> seen(reg.running_jobs().begin(), reg.running_jobs().end());
   for (const auto& ended : reg.finished()) {
-    seen.insert(ended.job_id());
+    // Only an end of the job's current run accounts for it: an earlier run's end (requeued
+    // since) says nothing of whether the current one, launched there, ever started.
+    const Job* job = find_job(state_, JobId{ended.job_id()});
+    if (!job || job->restart_count == ended.restart_count()) seen.insert(ended.job_id());
     agent_job_ended(name, conn, ended);
   }
   for (uint64_t raw : reg.running_jobs()) {

@@ -9,6 +9,7 @@
 
 #include "cmd/agent/agent_link.hpp"
 #include "controller_harness.hpp"
+#include "net/convert.hpp"
 
 using namespace hq;
 using hq::cmd::AgentLink;
@@ -230,4 +231,39 @@ TEST_CASE("agent sessions survive reordered, duplicated and cut messages and con
     CHECK(n.state().find("DOWN") == std::string::npos);
     for (uint64_t id : jobs) CHECK(h->state_of(id) == "COMPLETED");
   }
+}
+
+TEST_CASE("controller: a re-registering agent's end of an earlier run does not hide that the current run is gone") {
+  ControllerHarness h("n1");
+  REQUIRE(h.ok);
+  auto peer = std::make_shared<RecordingPeer>();
+  REQUIRE(h.ctl->agent_register(peer, 1, test::registration("n1")));
+  h.settle();
+  pb::SubmitRequest req = ControllerHarness::job_request();
+  req.mutable_spec()->set_requeue(-1);  // batch jobs' default: requeued when their node fails
+  auto submitted = h.submit_request(req);
+  REQUIRE(submitted.is_ok());
+  uint64_t id = submitted->job_id();
+  auto launches = [](RecordingPeer& p) {
+    std::vector<int32_t> runs;
+    for (const auto& m : p.take())
+      if (m.has_launch()) runs.push_back(m.launch().job().restart_count());
+    return runs;
+  };
+  CHECK(launches(*peer) == std::vector<int32_t>{0});
+  // Run 0 was fenced by its agent: requeued and launched again (run 1).
+  pb::JobEnded fenced = net::to_pb(JobEnded{JobId{id}, 0, JobState::kNodeFail, 0, 0, JobReason::kNodeFenced});
+  fenced.set_restart_count(0);
+  h.ctl->agent_job_ended("n1", peer, fenced);
+  h.settle();
+  CHECK(launches(*peer) == std::vector<int32_t>{1});
+  // The agent died before run 1 started; its successor still holds run 0's unacked end.
+  h.ctl->agent_disconnected("n1", peer);
+  auto again = std::make_shared<RecordingPeer>();
+  pb::RegisterNode reg = test::registration("n1");
+  *reg.add_finished() = fenced;
+  REQUIRE(h.ctl->agent_register(again, 2, reg));
+  h.settle();
+  CHECK(launches(*again) == std::vector<int32_t>{2});  // run 1 is lost: requeued and launched anew
+  CHECK(h.state_of(id) == "RUNNING");
 }

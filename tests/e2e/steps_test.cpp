@@ -105,6 +105,7 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   REQUIRE(c.ready());
   std::string out = run_steps(
       c, "-N3 --ntasks-per-node=2",
+      "srun -N3 -n3 cat < /dev/null\necho catrc=$?\n"  // the first step dials the other agents: its EOF waits for that
       "srun -l -N3 -n3 bash -c 'echo node $SLURMD_NODENAME id $SLURM_NODEID local $SLURM_LOCALID "
       "of $SLURM_STEP_NUM_TASKS on \"$SLURM_STEP_NODELIST\" tpn $SLURM_STEP_TASKS_PER_NODE' | sort\n"
       "srun -l -n4 sh -c 'echo block $SLURM_PROCID@$SLURMD_NODENAME' | sort\n"
@@ -124,6 +125,7 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   CHECK(out.find("0: node e1 id 0 local 0 of 3 on e[1-3] tpn 1(x3)\n"
                  "1: node e2 id 1 local 0 of 3 on e[1-3] tpn 1(x3)\n"
                  "2: node e3 id 2 local 0 of 3 on e[1-3] tpn 1(x3)\n") != std::string::npos);
+  CHECK(out.find("catrc=0\n") != std::string::npos);
   CHECK(out.find("0: block 0@e1\n1: block 1@e1\n2: block 2@e2\n3: block 3@e3\n") != std::string::npos);
   CHECK(out.find("0: cyclic 0@e1\n1: cyclic 1@e2\n2: cyclic 2@e3\n3: cyclic 3@e1\n") != std::string::npos);
   CHECK(out.find("0: -mca ess \"slurm\" a;b [x] (y)\n1: -mca ess \"slurm\" a;b [x] (y)\n"

@@ -107,7 +107,7 @@ asio::awaitable<void> PeerNet::inbound(asio::ip::tcp::socket socket) {
   Status refused;
   bool user = hello->role() == "client";
   if (!who) refused = who.status();
-  else if (user && (who->role == "node" || !on_user_)) refused = denied("srun needs a user's token");
+  else if (user && (who->role != "user" || !on_user_)) refused = denied("srun needs a user's token");
   else if (!user && (hello->role() != "node" || who->role != "node" || who->node != hello->name()))
     refused = denied("a peer link needs a node's token");
   else if (!replay_.first_use(who->nonce, who->expires, now))

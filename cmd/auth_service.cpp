@@ -39,11 +39,7 @@ Status AuthService::start() {
   return Status::ok();
 }
 
-void AuthService::stop() {
-  asio::error_code ec;
-  acceptor_.close(ec);
-  ::unlink(path_.c_str());
-}
+void AuthService::stop() { close_local(acceptor_, path_); }
 
 void AuthService::accept_next() {
   acceptor_.async_accept([this](const asio::error_code& ec, asio::local::stream_protocol::socket socket) {

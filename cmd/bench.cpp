@@ -13,7 +13,6 @@
 
 #include "cmd/auth_client.hpp"
 #include "cmd/bench_cluster.hpp"
-#include "cmd/client/job_query.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
@@ -102,11 +101,6 @@ Result<double> streaming(const BenchCluster& c, int n, bool hold, int window = 5
   return n / (net::mono_seconds() - t0);
 }
 
-int active_jobs(net::RpcClient& client) {
-  auto r = query_jobs(client, pb::QueueRequest{});
-  return r ? r->jobs_size() : -1;
-}
-
 // Cost of a new connection: TCP connect + TLS handshake + protocol handshake.
 double connect_ms(const BenchCluster& c, int n) {
   double t0 = net::mono_seconds();
@@ -139,9 +133,7 @@ int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   double t0 = net::mono_seconds();
   auto submitted = streaming(c, n, false);
   if (!submitted) return std::cerr << "hq bench: " << submitted.status().message() << "\n", 1;
-  double deadline = t0 + 600;
-  while (active_jobs(**client) > 0 && net::mono_seconds() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  (void)wait_until_idle(**client, std::max(0.0, t0 + 600 - net::mono_seconds()));  // the outputs say if all ran
   double elapsed = net::mono_seconds() - t0;
   size_t outputs = 0;
   for (const auto& e : std::filesystem::directory_iterator(c.dir))

@@ -6,9 +6,11 @@
 #include <thread>
 
 #include "cmd/auth_client.hpp"
+#include "cmd/client/job_query.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
+#include "net/clock.hpp"
 
 namespace hq::cmd {
 
@@ -75,6 +77,16 @@ Status wait_for_nodes(net::RpcClient& client, int nodes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return unavailable("the bench cluster's " + std::to_string(nodes) + " agents did not all come up");
+}
+
+Status wait_until_idle(net::RpcClient& client, double timeout_s) {
+  double deadline = net::mono_seconds() + timeout_s;
+  while (net::mono_seconds() < deadline) {
+    auto r = query_jobs(client, pb::QueueRequest{});
+    if (r && r->jobs_size() == 0) return Status::ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return unavailable("the benchmark's jobs did not all end within " + std::to_string(static_cast<int>(timeout_s)) + " s");
 }
 
 }  // namespace hq::cmd

@@ -26,5 +26,7 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext);
 Result<std::unique_ptr<net::RpcClient>> bench_connect(const BenchCluster& c);
 // Waits (up to 10 s) until `nodes` agents respond.
 Status wait_for_nodes(net::RpcClient& client, int nodes);
+// Waits until no job is pending or running (the queue is empty), up to `timeout_s`.
+Status wait_until_idle(net::RpcClient& client, double timeout_s);
 
 }  // namespace hq::cmd

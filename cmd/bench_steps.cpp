@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "cmd/bench_cluster.hpp"
-#include "cmd/client/job_query.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
@@ -58,16 +57,6 @@ std::vector<std::pair<double, double>> read_times(const std::string& path) {
   std::string a, b;
   while (in >> a >> b) out.emplace_back(std::strtod(a.c_str(), nullptr), std::strtod(b.c_str(), nullptr));
   return out;
-}
-
-Status wait_until_idle(net::RpcClient& client, double timeout_s) {
-  double deadline = net::mono_seconds() + timeout_s;
-  while (net::mono_seconds() < deadline) {
-    auto r = query_jobs(client, pb::QueueRequest{});
-    if (r && r->jobs_size() == 0) return Status::ok();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return unavailable("the benchmark job did not end within " + std::to_string(static_cast<int>(timeout_s)) + " s");
 }
 
 int one_run(int nodes, int steps) {

@@ -19,4 +19,10 @@ Status listen_local(asio::local::stream_protocol::acceptor& acceptor, const std:
   return Status::ok();
 }
 
+void close_local(asio::local::stream_protocol::acceptor& acceptor, const std::string& path) {
+  asio::error_code ec;
+  acceptor.close(ec);
+  ::unlink(path.c_str());
+}
+
 }  // namespace hq::cmd

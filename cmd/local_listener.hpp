@@ -12,5 +12,7 @@ namespace hq::cmd {
 // Binds `acceptor` at `path` (replacing a stale socket there), mode 0666, and listens.
 // `what` names the socket in the error ("token socket").
 Status listen_local(asio::local::stream_protocol::acceptor& acceptor, const std::string& path, const std::string& what);
+// Stops listening and removes the socket file.
+void close_local(asio::local::stream_protocol::acceptor& acceptor, const std::string& path);
 
 }  // namespace hq::cmd

@@ -43,4 +43,11 @@ int StepExitCode::code() const {
   return exit_;
 }
 
+std::string step_name(uint64_t job, uint32_t step) {
+  std::string out = "StepId=" + std::to_string(job);
+  out += '.';
+  out += std::to_string(step);
+  return out;
+}
+
 }  // namespace hq

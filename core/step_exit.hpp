@@ -21,6 +21,9 @@ struct TaskEnd {
 // The line srun prints after "srun: error: " for these tasks; empty for a clean exit (0).
 std::string task_end_message(const TaskEnd& end);
 
+// "StepId=12.3": how Slurm's messages name a step.
+std::string step_name(uint64_t job, uint32_t step);
+
 // "0-1,3": task ids as ranges (ascending, duplicates once).
 std::string task_ranges(std::vector<uint32_t> tasks);
 

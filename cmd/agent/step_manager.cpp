@@ -80,7 +80,6 @@ constexpr size_t kMaxTasksPerNode = 512;
 
 void send_error(const StepManager::ConnPtr& conn, const Status& s) { conn->send(net::error_reply(0, s)); }
 
-std::string step_name(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
 
 bool failed(int wait_status) { return !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0; }
 
@@ -127,9 +126,7 @@ Status StepManager::start() {
 }
 
 void StepManager::stop() {
-  asio::error_code ec;
-  acceptor_.close(ec);
-  ::unlink(path_.c_str());
+  close_local(acceptor_, path_);
   for (auto& [pid, tasks] : by_pid_) tasks->signal(SIGKILL);
 }
 
@@ -195,11 +192,7 @@ asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const
       conn->send(pending);
       told = true;
     }
-    asio::steady_timer wake(io_, std::chrono::hours(24));
-    auto it = waiters_.emplace(job_id, &wake);
-    asio::error_code ec;
-    co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    waiters_.erase(it);
+    co_await wait_on(waiters_, job_id, std::chrono::hours(24));
     if (!conn->is_open()) co_return unavailable("srun went away");
   }
 }
@@ -378,7 +371,7 @@ void StepManager::finish_step(const std::shared_ptr<Step>& step) {
   ended.mutable_step_ended()->set_exit_code(step->code.code());
   step->srun->send(ended);
   steps_.erase({step->job_id, step->step_id});
-  wake_waiters(step->job_id);
+  wake(waiters_, step->job_id);
 }
 
 // srun's stdin goes to every task (Slurm's default), on every node.
@@ -454,34 +447,38 @@ std::map<std::string, int32_t> StepManager::busy_cpus(uint64_t job_id) const {
 // A job this node does not hold yet, for up to 10 s: its LaunchJob may be on its way (the
 // controller tells srun, and the first node its peers, as it sends it). job_arrived wakes it.
 asio::awaitable<std::optional<StepManager::JobView>> StepManager::await_job(uint64_t job_id, ConnPtr conn) {
-  asio::steady_timer wake(io_, std::chrono::seconds(10));
-  auto it = arrivals_.emplace(job_id, &wake);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::optional<JobView> job;
   while (!job && conn->is_open()) {
-    asio::error_code ec;
-    co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    bool woken = co_await wait_on(arrivals_, job_id, deadline - std::chrono::steady_clock::now());
     job = find_job_(job_id);
-    if (!ec) break;  // the 10 s ran out
-    wake.expires_after(std::chrono::seconds(10));
+    if (!woken) break;  // the 10 s ran out
   }
-  arrivals_.erase(it);
   co_return job;
 }
 
-void StepManager::job_arrived(uint64_t job_id) {
-  for (auto it = arrivals_.lower_bound(job_id); it != arrivals_.end() && it->first == job_id; ++it) it->second->cancel();
+// Suspends until wake(list, job_id) or `timeout`; true when woken.
+asio::awaitable<bool> StepManager::wait_on(Waiters& list, uint64_t job_id, std::chrono::steady_clock::duration timeout) {
+  asio::steady_timer timer(io_, timeout);
+  auto it = list.emplace(job_id, &timer);
+  asio::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  list.erase(it);
+  co_return ec == asio::error::operation_aborted;
 }
 
-void StepManager::wake_waiters(uint64_t job_id) {
-  for (auto it = waiters_.lower_bound(job_id); it != waiters_.end() && it->first == job_id; ++it) it->second->cancel();
+void StepManager::wake(Waiters& list, uint64_t job_id) {
+  for (auto it = list.lower_bound(job_id); it != list.end() && it->first == job_id; ++it) it->second->cancel();
 }
+
+void StepManager::job_arrived(uint64_t job_id) { wake(arrivals_, job_id); }
 
 void StepManager::job_ended(uint64_t job_id) {
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
     signal_step(it->second, SIGKILL);
   for (auto it = hosted_.lower_bound({job_id, 0}); it != hosted_.end() && it->first.first == job_id; ++it)
     kill_hosted(*it->second);
-  wake_waiters(job_id);
+  wake(waiters_, job_id);
 }
 
 void StepManager::peer_message(const ConnPtr& link, const std::string& node, const pb::Envelope& msg) {

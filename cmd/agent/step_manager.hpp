@@ -85,7 +85,9 @@ class StepManager {
   void terminate_step(const std::shared_ptr<Step>& step);
   void finish_step(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
-  void wake_waiters(uint64_t job_id);
+  using Waiters = std::multimap<uint64_t, asio::steady_timer*>;  // per job: coroutines waiting for news of it
+  asio::awaitable<bool> wait_on(Waiters& list, uint64_t job_id, std::chrono::steady_clock::duration timeout);
+  void wake(Waiters& list, uint64_t job_id);
   asio::awaitable<std::optional<JobView>> await_job(uint64_t job_id, ConnPtr conn);
   asio::awaitable<void> host(ConnPtr link, std::string node, pb::StepLaunch launch);
   void hosted_message(const ConnPtr& link, const pb::Envelope& msg);
@@ -103,8 +105,8 @@ class StepManager {
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running
   std::map<StepKey, std::shared_ptr<Hosted>> hosted_;     // run here for another node's manager
   std::map<pid_t, std::shared_ptr<NodeTasks>> by_pid_;    // every task started here
-  std::multimap<uint64_t, asio::steady_timer*> waiters_;  // steps waiting for CPUs, per job
-  std::multimap<uint64_t, asio::steady_timer*> arrivals_; // requests waiting for a job's LaunchJob
+  Waiters waiters_;   // steps waiting for CPUs
+  Waiters arrivals_;  // requests waiting for a job's LaunchJob
 };
 
 }  // namespace hq::cmd

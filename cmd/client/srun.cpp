@@ -64,16 +64,6 @@ double monotonic() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 int connect_local(const std::string& path) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -245,7 +235,6 @@ class Session {
   std::vector<int> task_state_;
 };
 
-std::string step_id(uint64_t job, uint32_t step) { return "StepId=" + std::to_string(job) + "." + std::to_string(step); }
 
 void Session::signal_step(int sig) {
   pb::Envelope env;
@@ -261,7 +250,7 @@ void Session::on_signal(int sig) {
     return;
   }
   if (sig == SIGINT) {
-    std::cerr << "srun: sending Ctrl-C to " << step_id(job_, step_) << std::endl;
+    std::cerr << "srun: sending Ctrl-C to " << step_name(job_, step_) << std::endl;
     signal_step(SIGINT);
   }
   std::cerr << "srun: forcing job termination" << std::endl;
@@ -285,7 +274,7 @@ void Session::on_task_end(const TaskEnd& end) {
   }
   if (failed && req_.kill_on_bad_exit && !terminating_) {
     terminating_ = true;
-    std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_id(job_, step_) << std::endl;
+    std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << std::endl;
   }
 }
 
@@ -318,7 +307,7 @@ void Session::print_task_states() {
     for (uint32_t t = 0; t < task_state_.size(); ++t)
       if (task_state_[t] == state) tasks.push_back(t);
     if (tasks.empty()) continue;
-    std::cerr << "srun: " << step_id(job_, step_) << (tasks.size() == 1 ? " task " : " tasks ") << task_ranges(tasks)
+    std::cerr << "srun: " << step_name(job_, step_) << (tasks.size() == 1 ? " task " : " tasks ") << task_ranges(tasks)
               << ": " << names[state] << "\n";
   }
 }
@@ -327,7 +316,7 @@ void Session::print_task_states() {
 void Session::abort_after_wait() {
   std::cerr << "srun: First task exited " << req_.wait_s << "s ago\n";
   print_task_states();
-  std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_id(job_, step_) << "\n";
+  std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << "\n";
   std::cerr << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
             << std::endl;
   aborted_ = true;
@@ -358,7 +347,7 @@ void Session::handle(const pb::Envelope& msg) {
     job_ = c.job_id();
     step_ = c.step_id();
     for (const auto& w : c.warnings()) std::cerr << "srun: Warning: " << w << "\n";
-    if (pending_) std::cerr << "srun: Step created for " << step_id(job_, step_) << "\n";
+    if (pending_) std::cerr << "srun: Step created for " << step_name(job_, step_) << "\n";
     kill_wait_ = c.kill_wait();
     task_state_.assign(static_cast<size_t>(std::max(0, c.ntasks())), kRunning);
     if (Status st = open_outputs(c); !st) {
@@ -456,7 +445,7 @@ int Session::run() {
     ssize_t n = read(sock_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      std::cerr << "srun: error: the node agent running " << (job_ ? step_id(job_, step_) : "this step") << " went away\n";
+      std::cerr << "srun: error: the node agent running " << (job_ ? step_name(job_, step_) : "this step") << " went away\n";
       return 1;
     }
     decoder_.feed(buf, static_cast<size_t>(n));
@@ -471,7 +460,7 @@ int Session::run() {
 }
 
 int Session::finish() {
-  if (signaled_ && !killed_by_us_ && !aborted_ && job_) std::cerr << "srun: Force Terminated " << step_id(job_, step_) << "\n";
+  if (signaled_ && !killed_by_us_ && !aborted_ && job_) std::cerr << "srun: Force Terminated " << step_name(job_, step_) << "\n";
   return rc_;
 }
 

@@ -8,18 +8,15 @@
 #include "core/units.hpp"
 
 namespace hq::cmd {
-namespace {
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty() && fd >= 0) {
-    ssize_t n = ::write(fd, data.data(), data.size());
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = fd < 0 ? -1 : ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return false;
     data.remove_prefix(static_cast<size_t>(n));
   }
+  return true;
 }
-
-}  // namespace
 
 OutputFiles::~OutputFiles() {
   for (auto& [path, fd] : fds_) ::close(fd);
@@ -76,11 +73,11 @@ int TaskOutput::fd_for(uint32_t task) const {
 void TaskOutput::write(uint32_t task, const std::string& data) {
   int fd = fd_for(task);
   if (fd < 0) return;
-  write_all(fd, label_ ? label_->feed(task, data) : data);
+  (void)write_all(fd, label_ ? label_->feed(task, data) : data);
 }
 
 void TaskOutput::finish(uint32_t task) {
-  if (label_) write_all(fd_for(task), label_->finish(task));
+  if (label_) (void)write_all(fd_for(task), label_->finish(task));
 }
 
 }  // namespace hq::cmd

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/io_label.hpp"
@@ -16,6 +17,9 @@
 #include "core/status.hpp"
 
 namespace hq::cmd {
+
+// All of `data` to `fd` (retrying short writes and EINTR); false if it cannot.
+bool write_all(int fd, std::string_view data);
 
 // Files open for one srun: a name opened once even when stdout and stderr (or two tasks)
 // share it.

@@ -48,19 +48,6 @@ double monotonic() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-int connect_local(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (fd < 0 || path.size() >= sizeof addr.sun_path) return -1;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std::string>& env) {
   pb::StepCreate m;
   m.set_version(1);
@@ -89,6 +76,11 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_immediate(r.immediate_s >= 0);
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
+  m.set_name(r.job_name);
+  m.set_launch_pid(static_cast<int32_t>(getpid()));
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  m.set_launch_hostname(host);
   return m;
 }
 
@@ -526,7 +518,7 @@ int run_srun(const Args& args) {
   }
   catch_signals();
   std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
-  int sock = path.empty() ? -1 : connect_local(path);
+  int sock = path.empty() ? -1 : connect_unix(path);
   int err = errno;
   if (sock >= 0) return run_step(sock, *req, std::move(create).value(), "at " + path);
   if (auto at = stepmgr_from_env(vars)) return run_step_remote(*at, *req, std::move(create).value());

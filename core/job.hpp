@@ -69,6 +69,7 @@ struct JobSpec {
   bool ntasks_set = false;
   int32_t ntasks_per_node = 0;
   int32_t cpus_per_task = 1;
+  bool cpus_per_task_set = false;      // -c given: SLURM_CPUS_PER_TASK in the environment
   int64_t mem_per_node_mib = 0;        // --mem; 0 = not set
   int64_t mem_per_cpu_mib = 0;         // --mem-per-cpu; 0 = not set
   // GPUs: at most one of the three counts is set (validate_spec); gpu_type "" = any type.

@@ -84,7 +84,6 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
       {"CPUS_ON_NODE", std::to_string(ctx.cpus_on_node)},
       {"JOB_CPUS_PER_NODE", run_length(cpus)},
       {"TASKS_PER_NODE", run_length(tasks)},
-      {"CPUS_PER_TASK", std::to_string(job.spec.cpus_per_task)},
       {"JOB_PARTITION", job.partition},
       {"SUBMIT_DIR", job.spec.workdir},
       {"SUBMIT_HOST", job.spec.submit_host},
@@ -98,6 +97,7 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
       {"RESTART_COUNT", std::to_string(job.restart_count)},
       {"JOB_START_TIME", std::to_string(job.start_time)},
   };
+  if (job.spec.cpus_per_task_set) slurm["CPUS_PER_TASK"] = std::to_string(job.spec.cpus_per_task);
   if (job.time_limit > 0) slurm["JOB_END_TIME"] = std::to_string(job.start_time + job.time_limit);
   if (job.spec.ntasks_set || job.spec.ntasks_per_node > 0) {
     slurm["NTASKS"] = std::to_string(ntasks);

@@ -123,7 +123,10 @@ const std::vector<OptionDef>& option_table() {
       {"nodes", 'N', true, set_nodes},
       {"ntasks", 'n', true, [](SubmitRequest& r, std::string_view v) { r.spec.ntasks_set = true; return set_int(r.spec.ntasks, v, "task count"); }},
       {"ntasks-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.ntasks_per_node, v, "tasks per node"); }},
-      {"cpus-per-task", 'c', true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_task, v, "cpus per task"); }},
+      {"cpus-per-task", 'c', true, [](SubmitRequest& r, std::string_view v) {
+         r.spec.cpus_per_task_set = true;
+         return set_int(r.spec.cpus_per_task, v, "cpus per task");
+       }},
       {"mem", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_cpu_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_node_mib, v); }},
       {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_node_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_cpu_mib, v); }},
       {"gpus", 'G', true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus, v); }},

@@ -76,6 +76,7 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_ntasks_set(s.ntasks_set);
   p.set_ntasks_per_node(s.ntasks_per_node);
   p.set_cpus_per_task(s.cpus_per_task);
+  p.set_cpus_per_task_set(s.cpus_per_task_set);
   p.set_mem_per_node_mib(s.mem_per_node_mib);
   p.set_mem_per_cpu_mib(s.mem_per_cpu_mib);
   p.set_time_limit(s.time_limit);
@@ -129,6 +130,7 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.ntasks_set = p.ntasks_set();
   s.ntasks_per_node = p.ntasks_per_node();
   s.cpus_per_task = p.cpus_per_task();
+  s.cpus_per_task_set = p.cpus_per_task_set();
   s.mem_per_node_mib = p.mem_per_node_mib();
   s.mem_per_cpu_mib = p.mem_per_cpu_mib();
   s.time_limit = p.time_limit();

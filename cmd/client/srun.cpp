@@ -114,6 +114,7 @@ pb::JobSpec allocation_spec(const SrunRequest& r, const std::vector<std::string>
   }
   spec.ntasks_per_node = s.ntasks_per_node;
   spec.cpus_per_task = s.cpus_per_task;
+  spec.cpus_per_task_set = s.cpus_per_task_set;
   spec.nodelist = s.nodelist.empty() ? "" : compress_hostlist(s.nodelist);
   spec.exclude = s.exclude.empty() ? "" : compress_hostlist(s.exclude);
   spec.exclusive = r.exclusive;

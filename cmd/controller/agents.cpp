@@ -320,22 +320,33 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
 // default for batch jobs), else ended with `state`. Their other nodes are released once that
 // is durable (record). A failed node other than the first leaves its jobs running for now
 // (Slurm ends them NODE_FAIL or requeues them: later work, docs/design/steps-plan.md stage 2).
+// Every running job holding `name` ends (or is requeued) as Slurm does for a failed node
+// of its allocation. Where the failed node is not the job's first, the script (or an
+// allocation's steps) still runs elsewhere: its nodes are told to kill it once the end is
+// durable.
 void Controller::end_jobs_on_node(const std::string& name, JobState state, JobReason reason) {
   std::vector<JobId> ids;  // the node's own index, not a walk over every job
   for (JobId id : state_.nodes.at(name).jobs) {
     const Job* job = find_job(state_, id);
-    if (job && job->state == JobState::kRunning && !job->alloc.empty() && job->alloc.front().node == name)
-      ids.push_back(id);
+    if (job && job->state == JobState::kRunning && in_alloc(*job, name)) ids.push_back(id);
   }
   for (JobId id : ids) {
     const Job& job = state_.jobs.at(id);
+    bool elsewhere = job.alloc.front().node != name;
+    bool requeue = !job.cancel_requested && job.spec.requeue != 0;
+    std::function<void(const Status&)> after;
+    if (elsewhere)
+      after = [this, held = job, requeue](const Status&) {
+        send_kill(held, requeue ? KillReason::kRequeue : KillReason::kUnknown);
+      };
     if (job.cancel_requested) {  // it was being cancelled: that is how it ends
-      record(JobEnded{id, now(), JobState::kCancelled, 0, 0, JobReason::kNone});
-    } else if (job.spec.requeue != 0) {
+      record(JobEnded{id, now(), JobState::kCancelled, 0, 0, JobReason::kNone}, after);
+    } else if (requeue) {
       log::info("job " + std::to_string(id.value) + " requeued: its node " + name + " failed");
-      record(JobRequeued{id, now(), JobReason::kNone});
+      record(JobRequeued{id, now(), JobReason::kNone}, after);
     } else {
-      record(JobEnded{id, now(), state, 0, 0, reason});
+      if (elsewhere) log::info("job " + std::to_string(id.value) + " ends NODE_FAIL: its node " + name + " failed");
+      record(JobEnded{id, now(), state, 0, 0, reason}, after);
     }
   }
   if (!ids.empty()) request_schedule();

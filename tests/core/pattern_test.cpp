@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include "core/job_env.hpp"
@@ -50,6 +51,13 @@ TEST_CASE("job environment has SLURM_* and HQ_* twins") {
   CHECK(has("SLURM_JOB_PARTITION=batch"));
   CHECK(has("FOO=bar"));
   CHECK(has("SLURMD_NODENAME=n1"));
+  // As Slurm: only a job submitted with -c has SLURM_CPUS_PER_TASK (srun inside reads it
+  // as its own -c, which implies --exact).
+  CHECK_FALSE(std::any_of(env.begin(), env.end(), [](const std::string& kv) { return kv.rfind("SLURM_CPUS_PER_TASK=", 0) == 0; }));
+  j.spec.cpus_per_task = 2;
+  j.spec.cpus_per_task_set = true;
+  env = job_environment(j, LaunchContext{"n1", "c", "n[1-2]", 0, 4});
+  CHECK(has("SLURM_CPUS_PER_TASK=2"));
 }
 
 TEST_CASE("a pattern names a task when it has %t, %n or %N (with a width), not when escaped") {

@@ -109,3 +109,18 @@ TEST_CASE("e2e: a 3-node job requeued onto the same nodes lets go of its old sha
   CHECK(c.wait_state(id, "CANCELLED", 15));
   check_released(c, id, 2);
 }
+
+TEST_CASE("e2e: a node of a 3-node job other than its first fails - the job ends NODE_FAIL and its script dies") {
+  LocalCluster c(3, 2, 2);  // nodes are declared DOWN after 2 s of silence
+  REQUIRE(c.ready());
+  std::string id = c.submit("-N3 --no-requeue --wrap 'echo $$ > script.pid; " + until_file("never") + "'");
+  REQUIRE(c.wait_state(id, "RUNNING", 10));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/script.pid").empty(); }, 10));
+  std::string pid = slurp(c.dir() + "/script.pid");
+  pid.erase(pid.find_last_not_of("\n") + 1);
+  c.kill9_agent(3);
+  CHECK(c.wait_state(id, "NODE_FAIL", 20));
+  // The script on e1 (alive) is killed once the end is durable.
+  CHECK(wait_until([&] { return sh("kill -0 " + pid + " 2>/dev/null").rc != 0; }, 15));
+  c.respawn_agent(3);
+}

@@ -76,8 +76,16 @@ class StepManager {
   asio::awaitable<std::shared_ptr<Step>> create(const ConnPtr& conn, const pb::StepCreate& req, uid_t peer_uid);
   asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
   asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);
+  struct MpiPart {
+    std::string type;     // "pmi2" or "" (none)
+    std::string mapping;  // PMI_process_mapping
+    int32_t ntasks = 0;   // PMI_SIZE
+  };
+  MpiPart mpi_part(const pb::StepCreate& req, const StepLayout& layout, std::vector<std::string>& env) const;
   Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                     const std::vector<std::string>& env, const StepNode& here, size_t index);
+                     const std::vector<std::string>& env, const StepNode& here, size_t index, const MpiPart& mpi);
+  void abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node);
+  pb::Envelope cancelled_line(const Step& step) const;
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);

@@ -110,6 +110,17 @@ pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, co
   return env;
 }
 
+// A task's PMI abort, to the step's manager and from it to srun.
+pb::Envelope step_abort(uint64_t job, uint32_t step, int code, const std::string& node) {
+  pb::Envelope env;
+  auto* a = env.mutable_step_abort();
+  a->set_job_id(job);
+  a->set_step_id(step);
+  a->set_exit_code(code);
+  a->set_node(node);
+  return env;
+}
+
 }  // namespace
 
 StepManager::StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job,
@@ -402,13 +413,7 @@ void StepManager::abort_step(const std::shared_ptr<Step>& step, int code, const 
   step->abort_code = code;
   log::info(step_name(step->job_id, step->step_id) + ": a task on " + node + " aborted with exit code " +
             std::to_string(code) + "; killing the step");
-  pb::Envelope abort;
-  auto* a = abort.mutable_step_abort();
-  a->set_job_id(step->job_id);
-  a->set_step_id(step->step_id);
-  a->set_exit_code(code);
-  a->set_node(node);
-  step->srun->send(abort);
+  step->srun->send(step_abort(step->job_id, step->step_id, code, node));
   step->srun->send(cancelled_line(*step));
   signal_step(step, SIGKILL);
 }
@@ -419,6 +424,9 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   for (uint32_t t : e.tasks())
     if (step->open.erase(t)) fresh.add_tasks(t);
   if (fresh.tasks_size() == 0) return;
+  // Tasks that never started or were lost with their node never join the all-gather: its
+  // rounds fail rather than wait for them forever.
+  if (!fresh.error().empty()) step->gather->fail(unavailable(fresh.error()));
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;
   step->srun->send(env);
@@ -677,13 +685,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
         }
       },
       [this, key, weak_link](int code) {  // to the step's manager, which kills the step
-        pb::Envelope abort;
-        auto* a = abort.mutable_step_abort();
-        a->set_job_id(key.first);
-        a->set_step_id(key.second);
-        a->set_exit_code(code);
-        a->set_node(node_);
-        if (auto l = weak_link.lock()) l->send(abort);
+        if (auto l = weak_link.lock()) l->send(step_abort(key.first, key.second, code, node_));
       });
   if (!started) {
     unplace();

@@ -8,6 +8,9 @@
 
 namespace hq::cmd {
 
+// A stream socket connected to the Unix socket at `path` (close-on-exec), or -1 with errno
+// set (ENAMETOOLONG for a path that does not fit).
+int connect_unix(const std::string& path);
 // Connects to the token service at `path`; returns a token for the calling process.
 Result<std::string> fetch_token(const std::string& path);
 // Supplementary groups of process `pid` (from /proc).

@@ -70,23 +70,30 @@ void AuthService::serve(asio::local::stream_protocol::socket& socket) {
   asio::write(socket, asio::buffer(frame), ec);
 }
 
-Result<std::string> fetch_token(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return io_error(std::string("socket: ") + std::strerror(errno));
+int connect_unix(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) {
-    close(fd);
-    return invalid("token socket path too long: " + path);
+    errno = ENAMETOOLONG;
+    return -1;
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     int err = errno;
     close(fd);
-    return unavailable("cannot reach the token service at " + path + ": " + std::strerror(err));
+    errno = err;
+    return -1;
   }
+  return fd;
+}
+
+Result<std::string> fetch_token(const std::string& path) {
+  int fd = connect_unix(path);
+  if (fd < 0) return unavailable("cannot reach the token service at " + path + ": " + std::strerror(errno));
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   net::FrameDecoder decoder(4096);
   char buf[4096];
   while (true) {

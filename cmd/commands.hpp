@@ -12,6 +12,7 @@ int run_controller(const Args& args);
 int run_node(const Args& args);
 int run_submit(const Args& args);
 int run_srun(const Args& args);   // hq run / srun: a job step inside an allocation
+int run_salloc(const Args& args); // hq alloc / salloc: an allocation and a command in it
 int run_queue(const Args& args);
 int run_cancel(const Args& args);
 int run_nodes(const Args& args);

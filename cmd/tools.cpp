@@ -15,7 +15,7 @@ namespace hq::cmd {
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
       {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"},
-      {"srun", "run"}};
+      {"srun", "run"}, {"salloc", "alloc"}};
   return a;
 }
 

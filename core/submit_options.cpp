@@ -1,5 +1,7 @@
 #include "core/submit_options.hpp"
 
+#include "core/signal_names.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -53,13 +55,7 @@ Status set_signal(SubmitRequest& r, std::string_view v) {
     r.spec.signal_time = *t;
     sig = sig.substr(0, at);
   }
-  if (sig.rfind("SIG", 0) == 0) sig = sig.substr(3);
-  static const std::pair<std::string_view, int32_t> kSignals[] = {
-      {"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"KILL", 9}, {"USR1", 10}, {"USR2", 12}, {"ALRM", 14},
-      {"TERM", 15}, {"CONT", 18}, {"STOP", 19}, {"TSTP", 20}, {"URG", 23}, {"XCPU", 24}};
-  for (const auto& [name, num] : kSignals)
-    if (sig == name) { r.spec.signal = num; return Status::ok(); }
-  auto n = parse_int(sig, 1, 64);
+  auto n = signal_number(sig);
   if (!n) return invalid("invalid --signal '" + std::string(v) + "'");
   r.spec.signal = static_cast<int32_t>(*n);
   return Status::ok();
@@ -228,13 +224,18 @@ Result<std::vector<std::string>> parse_directives(std::string_view script, std::
 }
 
 Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
-                            std::vector<std::string>* positional) {
+                            std::vector<std::string>* positional, const OwnOption& own) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.size() < 2 || a[0] != '-') {
       if (!positional) return invalid("Invalid directive found in batch script: " + a);
       positional->assign(args.begin() + static_cast<long>(i), args.end());
       return Status::ok();
+    }
+    if (own) {
+      auto taken = own(a);
+      if (!taken) return taken.status();
+      if (*taken) continue;
     }
     Status s = apply_cli_option(option_table(), args, i, req);
     if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");

@@ -2,6 +2,7 @@
 // and by #SBATCH / #HQ script directives (reference §8.1), so both parse identically.
 // Pure functions; thread-safe.
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +35,15 @@ Result<std::vector<std::string>> split_directive(std::string_view text);
 Result<std::vector<std::string>> parse_directives(std::string_view script,
                                                   std::vector<std::string>* warnings = nullptr);
 
+// A command's own options beside sbatch's (salloc's -I, -K): true when it took `arg` (one
+// word, no separate value), false to leave it to sbatch's table, or an error.
+using OwnOption = std::function<Result<bool>(const std::string& arg)>;
+
 // Applies options to `req`. When `positional` is given, the first non-option argument and
 // everything after it are moved there (script path + script args); otherwise a
 // positional argument is an error (directives).
 Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
-                            std::vector<std::string>* positional);
+                            std::vector<std::string>* positional, const OwnOption& own = nullptr);
 
 // The environment a job receives for an --export spec, from the submitter's environment.
 Result<std::vector<std::string>> export_environment(std::string_view spec,

@@ -117,6 +117,19 @@ void Agent::start_step_manager() {
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
+  steps_->set_views(
+      [this](const pb::StepRecord& r) {
+        if (!conn_ || !conn_->is_open()) return;  // the full report on registration catches up
+        pb::Envelope env;
+        *env.mutable_step_report()->add_steps() = r;
+        conn_->send(env);
+      },
+      [this] {
+        std::vector<StepManager::LocalJob> jobs;
+        for (const auto& [id, rj] : running_) jobs.push_back({id, rj.job.spec.uid, rj.job.spec.name, rj.pid});
+        for (const auto& [id, h] : held_) jobs.push_back({id, h.job.spec.uid, h.job.spec.name, 0});
+        return jobs;
+      });
   if (Status s = steps_->start(); !s) {
     log::warn("no job steps (srun) on this node: " + s.message());
     steps_.reset();
@@ -327,6 +340,12 @@ void Agent::on_registered(const std::shared_ptr<net::Connection>& conn, const pb
   for (const auto& [id, ended] : unacked_) {
     pb::Envelope env;
     *env.mutable_job_ended() = ended;
+    conn->send(env);
+  }
+  if (steps_) {  // the steps managed here, all of them: the controller forgets the others
+    pb::Envelope env;
+    env.mutable_step_report()->set_full(true);
+    for (auto& r : steps_->running_records()) *env.mutable_step_report()->add_steps() = std::move(r);
     conn->send(env);
   }
   heartbeat_interval_ = std::max<int64_t>(1, ack.heartbeat_interval());

@@ -40,6 +40,13 @@ Result<std::shared_ptr<NodeTasks>> NodeTasks::launch(asio::io_context& io, Ids i
   return self;
 }
 
+std::vector<NodeTasks::TaskPid> NodeTasks::running() const {
+  std::vector<TaskPid> out;
+  for (size_t i = 0; i < tasks_.size(); ++i)
+    if (tasks_[i].pid > 0 && !tasks_[i].exited) out.push_back({tasks_[i].id, static_cast<uint32_t>(i), tasks_[i].pid});
+  return out;
+}
+
 std::vector<pid_t> NodeTasks::pids() const {
   std::vector<pid_t> out;
   for (const Task& t : tasks_)

@@ -39,6 +39,13 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   ~NodeTasks();
 
   std::vector<pid_t> pids() const;
+  // Each task still running here: its global task id and pid, in local-id order.
+  struct TaskPid {
+    uint32_t task = 0;
+    uint32_t local_id = 0;
+    pid_t pid = 0;
+  };
+  std::vector<TaskPid> running() const;
   // A task of ours was reaped (from the agent's SIGCHLD loop).
   void reaped(pid_t pid, int status);
   void feed_stdin(const std::string& data, bool eof);

@@ -15,6 +15,7 @@
 #include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/step_exchange.hpp"
 #include "cmd/agent/step_node.hpp"
+#include "cmd/agent/step_views.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
 #include "core/hostlist.hpp"
@@ -51,6 +52,8 @@ struct StepManager::Step {
   std::shared_ptr<StepExchange> exchange;   // this node's member, when it runs tasks of the step
   std::shared_ptr<Pmi1Server> pmi;          // --mpi=pmi2: this node's tasks' PMI server
   std::optional<int> abort_code;            // a task aborted the step (PMI abort): srun's exit code
+  pb::StepRecord record;                 // for the controller's views
+  std::string end_state;                 // CANCELLED or NODE_FAIL when not the tasks' doing
 };
 
 // Tasks run here for a step managed on another node. Until they are started (the job's
@@ -176,6 +179,12 @@ void StepManager::user_session(const ConnPtr& conn, uint32_t uid) {
 // One srun: its StepCreate, then its stdin and signals until the step ends or srun goes.
 asio::awaitable<void> StepManager::serve(ConnPtr conn, uid_t uid) {
   auto first = co_await conn->recv();
+  if (first && first->has_node_local_query()) {
+    pb::Envelope out;
+    *out.mutable_node_local_reply() = local_view(first->node_local_query().what(), uid);
+    conn->send(out);
+    co_return;
+  }
   if (!first || !first->has_step_create()) {
     conn->close("not a step request");
     co_return;
@@ -186,9 +195,13 @@ asio::awaitable<void> StepManager::serve(ConnPtr conn, uid_t uid) {
     auto msg = co_await conn->recv();
     if (!msg) break;
     if (msg->has_task_io()) feed_stdin(step, msg->task_io());
-    else if (msg->has_step_signal()) signal_step(step, msg->step_signal().signal());
+    else if (msg->has_step_signal()) {
+      if (msg->step_signal().signal() == SIGKILL && step->end_state.empty()) step->end_state = "CANCELLED";
+      signal_step(step, msg->step_signal().signal());
+    }
   }
   if (!step->done) {  // srun is gone: so is its step
+    if (step->end_state.empty()) step->end_state = "CANCELLED";
     log::info(step_name(step->job_id, step->step_id) + ": srun went away; killing the step");
     signal_step(step, SIGKILL);
   }
@@ -290,6 +303,8 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
                                                 [this, weak](const pb::Envelope& out) {
                                                   if (auto s = weak.lock()) broadcast_exchange(s, out);
                                                 });
+  step->record = new_step_record(req, *layout, *job->job, step->step_id, compress_hostlist(names));
+  report(step->record);
   StepEnvContext ctx{job_id, step->step_id, req.launch_host(), req.label(), req.cpu_bind()};
   std::vector<std::string> env = step_environment({req.env().begin(), req.env().end()}, *layout, ctx);
   MpiPart mpi = mpi_part(req, *layout, env);
@@ -438,10 +453,13 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
 void StepManager::finish_step(const std::shared_ptr<Step>& step) {
   if (step->done) return;
   step->done = true;
+  int code = step->abort_code ? *step->abort_code : step->code.code();
   pb::Envelope ended;
-  ended.mutable_step_ended()->set_exit_code(step->abort_code ? *step->abort_code : step->code.code());
+  ended.mutable_step_ended()->set_exit_code(code);
   step->srun->send(ended);
   if (step->pmi) step->pmi->stop();
+  end_step_record(step->record, code, step->end_state);
+  report(step->record);
   steps_.erase({step->job_id, step->step_id});
   wake(waiters_, step->job_id);
 }
@@ -550,8 +568,10 @@ void StepManager::wake(Waiters& list, uint64_t job_id) {
 void StepManager::job_arrived(uint64_t job_id) { wake(arrivals_, job_id); }
 
 void StepManager::job_ended(uint64_t job_id) {
-  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it) {
+    if (it->second->end_state.empty()) it->second->end_state = "CANCELLED";
     signal_step(it->second, SIGKILL);
+  }
   for (auto it = hosted_.lower_bound({job_id, 0}); it != hosted_.end() && it->first.first == job_id; ++it)
     kill_hosted(*it->second);
   wake(waiters_, job_id);
@@ -594,6 +614,7 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
       if (where == node) lost.push_back(task);
     log::warn(step_name(step->job_id, step->step_id) + ": lost the link to " + node + "'s agent; killing the step");
     if (lost.empty()) continue;
+    step->end_state = "NODE_FAIL";
     signal_step(step, SIGKILL);  // as Slurm: a node failure ends the step
     step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, "Node failure on " + node));
   }
@@ -711,6 +732,23 @@ void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
   if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());
   if (msg.step_signal().terminate()) tasks.terminate();
   else tasks.signal(msg.step_signal().signal());
+}
+
+std::vector<pb::StepRecord> StepManager::running_records() const {
+  std::vector<pb::StepRecord> out;
+  for (const auto& [key, step] : steps_)
+    if (!step->done) out.push_back(step->record);
+  return out;
+}
+
+pb::NodeLocalReply StepManager::local_view(const std::string& what, uid_t uid) const {
+  NodeView view(node_, uid);
+  for (const LocalJob& j : list_jobs_ ? list_jobs_() : std::vector<LocalJob>{}) view.job(j);
+  for (const auto& [key, step] : steps_)
+    if (step->local) view.step(key.first, key.second, step->record.name(), step->local->running());
+  for (const auto& [key, h] : hosted_)
+    if (h->tasks) view.step(key.first, key.second, "", h->tasks->running());
+  return view.reply(what);
 }
 
 }  // namespace hq::cmd

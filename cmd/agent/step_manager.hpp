@@ -46,6 +46,16 @@ class StepManager {
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
+  // Where step starts and ends go (the controller's step views), fire and forget.
+  using ReportStep = std::function<void(const pb::StepRecord&)>;
+  // The jobs held here, for the node's own views (hq node list-jobs, list-pids).
+  struct LocalJob {
+    uint64_t job_id = 0;
+    uint32_t uid = 0;
+    std::string name;
+    pid_t batch_pid = 0;  // 0: no script here
+  };
+  using ListJobs = std::function<std::vector<LocalJob>()>;
 
   StepManager(asio::io_context& io, std::string node, std::string socket_path, FindJob find_job, KillWait kill_wait);
   ~StepManager();
@@ -53,6 +63,12 @@ class StepManager {
   void stop();
   // The links to other nodes' agents (none: steps stay on this node).
   void set_peers(PeerNet* peers) { peers_ = peers; }
+  void set_views(ReportStep report, ListJobs list_jobs) {
+    report_ = std::move(report);
+    list_jobs_ = std::move(list_jobs);
+  }
+  // Every step managed here that runs now (the full report on registration).
+  std::vector<pb::StepRecord> running_records() const;
   // From the agent's SIGCHLD loop: true if `pid` was a step's task.
   bool reaped(pid_t pid, int status);
   // The job is now held here (its LaunchJob came): steps waiting for it go on.
@@ -94,6 +110,11 @@ class StepManager {
   void kill_hosted(Hosted& h);
   void terminate_step(const std::shared_ptr<Step>& step);
   void finish_step(const std::shared_ptr<Step>& step);
+  void report(const pb::StepRecord& record) const {
+    if (report_) report_(record);
+  }
+  // hq node list-jobs|list-steps|list-pids: what runs here, for `uid` (root: everything).
+  pb::NodeLocalReply local_view(const std::string& what, uid_t uid) const;
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
   using Waiters = std::multimap<uint64_t, asio::steady_timer*>;  // per job: coroutines waiting for news of it
   asio::awaitable<bool> wait_on(Waiters& list, uint64_t job_id, std::chrono::steady_clock::duration timeout);
@@ -112,6 +133,8 @@ class StepManager {
   FindJob find_job_;
   KillWait kill_wait_;
   PeerNet* peers_ = nullptr;
+  ReportStep report_;
+  ListJobs list_jobs_;
   asio::local::stream_protocol::acceptor acceptor_;
   std::map<uint64_t, uint32_t> next_step_;               // per job
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running

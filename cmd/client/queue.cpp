@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cmd/client/job_query.hpp"
+#include "cmd/client/steps.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -73,13 +74,15 @@ int run_queue(const Args& args) {
   CLI::App app{"hq queue: list jobs (squeue)"};
   app.set_help_flag("--help", "print help");
   std::string jobs, states, user;
-  bool json = false, noheader = false, start = false;
+  bool json = false, noheader = false, start = false, steps = false, long_format = false;
   app.add_option("-j,--jobs", jobs, "comma-separated job ids");
   app.add_option("-t,--states", states, "comma-separated states (e.g. PD,R,CD or all)");
   app.add_option("-u,--user", user, "only this user's jobs");
   app.add_flag("--json", json, "JSON output");
   app.add_flag("-h,--noheader", noheader, "no header line");
   app.add_flag("--start", start, "pending jobs with their expected start times");
+  app.add_flag("-s,--steps", steps, "job steps instead of jobs");
+  app.add_flag("-l,--long", long_format, "with -s: the time first");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
   pb::QueueRequest request;
@@ -88,6 +91,10 @@ int run_queue(const Args& args) {
     auto n = parse_int(id.substr(0, id.find('_')), 1, INT64_MAX);
     if (!n) return fail(prog, invalid("Invalid job id: " + id));
     q->add_job_ids(static_cast<uint64_t>(*n));
+  }
+  if (steps) {
+    std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
+    return queue_steps(prog, ids, !noheader, long_format, json);
   }
   std::set<std::string> want;
   for (const auto& s : split_list(states)) want.insert(s);

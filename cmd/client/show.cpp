@@ -6,6 +6,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/hardware.hpp"
@@ -141,7 +142,11 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
   if (json) print_json(r);
-  else for (const auto& j : r.jobs()) print_job(j, r.now());
+  else
+    for (const auto& j : r.jobs()) {
+      print_job(j, r.now());
+      if (prog != "scontrol" && !names.empty()) print_job_steps(j.job_id());  // hq show job: its steps
+    }
   return 0;
 }
 
@@ -187,7 +192,7 @@ int run_show(const Args& args) {
     else rest.push_back(args[i]);
   }
   if (rest.empty() || rest[0] == "-h" || rest[0] == "--help") {
-    std::cout << "usage: hq show job|node|partition [NAME...] [--json]\n"
+    std::cout << "usage: hq show job|step|node|partition [NAME...] [--json]   (step: J, J.S or J.batch)\n"
                  "       hq show hostnames|hostlist|hostlistsorted EXPR\n";
     return rest.empty() ? 2 : 0;
   }
@@ -195,9 +200,10 @@ int run_show(const Args& args) {
   std::vector<std::string> names(rest.begin() + 1, rest.end());
   if (what == "job" || what == "jobs") return show_job(prog, names, json);
   if (what == "node" || what == "nodes") return show_nodes_or_partitions(prog, false, names, json);
+  if (what == "step" || what == "steps") return show_steps(prog, names, json, prog != "scontrol");
   if (what == "partition" || what == "partitions") return show_nodes_or_partitions(prog, true, names, json);
   if (what == "hostnames" || what == "hostlist" || what == "hostlistsorted") return show_hosts(prog, what, names);
-  return fail(prog, invalid("unknown entity '" + what + "' (job, node, partition, hostnames, hostlist)"));
+  return fail(prog, invalid("unknown entity '" + what + "' (job, step, node, partition, hostnames, hostlist)"));
 }
 
 int run_scontrol(const Args& args) {
@@ -206,6 +212,8 @@ int run_scontrol(const Args& args) {
     rest[0] = "scontrol";
     return run_show(rest);
   }
+  if (args.size() >= 2 && (args[1] == "listpids" || args[1] == "liststeps" || args[1] == "listjobs"))
+    return run_node_list(args[1].substr(4), {args.begin() + 2, args.end()});
   if (args.size() >= 2 && args[1] == "ping") {
     auto ep = find_controller();
     bool up = ep && connect_client().is_ok();
@@ -219,7 +227,7 @@ int run_scontrol(const Args& args) {
     Args rest(args.begin() + 1, args.end());
     return run_job_control(rest);
   }
-  return fail("scontrol", invalid("supported: scontrol show job|node|partition|hostnames|hostlist, ping, "
+  return fail("scontrol", invalid("supported: scontrol show job|step|node|partition|hostnames|hostlist, ping, listpids, "
                                   "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME "
                                   "[Reason=..], delete NodeName=.."));
 }

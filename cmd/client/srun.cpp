@@ -1,5 +1,6 @@
-// `hq run` / srun inside an allocation: asks the agent of the job's batch node (its local
-// step socket, HQ_STEP_SOCKET in the batch environment) for a step, then relays: the
+// `hq run` / srun: inside an allocation asks the agent of the job's first node for a step
+// (its local step socket, HQ_STEP_SOCKET in a batch job's environment; or its peer listener,
+// HQ_STEPMGR, inside salloc); outside one it asks for an allocation first. Then it relays: the
 // tasks' stdout and stderr to ours (labelled with -l), our stdin to every task, our
 // signals to the tasks as Slurm's srun does (Ctrl-C twice within a second kills the step;
 // TERM, HUP and QUIT kill it; USR1 and USR2 are passed on). It prints the tasks' ends as
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
-#include "cmd/client/retry.hpp"
+#include "cmd/client/allocate.hpp"
 #include "cmd/client/stepmgr_link.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -40,41 +42,10 @@ extern char** environ;
 namespace hq::cmd {
 namespace {
 
-int signal_pipe[2] = {-1, -1};
-
-void on_signal(int sig) {
-  unsigned char s = static_cast<unsigned char>(sig);
-  int saved = errno;
-  (void)!write(signal_pipe[1], &s, 1);
-  errno = saved;
-}
-
-void catch_signals() {
-  if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
-
 double monotonic() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-int connect_local(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (fd < 0 || path.size() >= sizeof addr.sun_path) return -1;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std::string>& env) {
@@ -106,12 +77,12 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
   m.set_mpi(r.mpi);
+  m.set_name(r.job_name);
+  m.set_launch_pid(static_cast<int32_t>(getpid()));
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  m.set_launch_hostname(host);
   return m;
-}
-
-bool signal_pending() {
-  pollfd p{signal_pipe[0], POLLIN, 0};
-  return signal_pipe[0] >= 0 && poll(&p, 1, 0) > 0;
 }
 
 std::string base_name(const std::string& path) {
@@ -155,45 +126,8 @@ pb::JobSpec allocation_spec(const SrunRequest& r, const std::vector<std::string>
   spec.gpus_per_task = r.gpus_per_task;
   spec.cpu_bind = r.cpu_bind;
   spec.workdir = !r.chdir.empty() ? r.chdir : current_dir();
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  spec.submit_host = host;
-  spec.uid = getuid();  // the controller takes who it is from the token; this is for the environment
-  spec.gid = getgid();
-  spec.user = current_user_name();
-  spec.env = exported;
-  spec.script = std::string();
+  fill_submitter(spec, exported);
   return net::to_pb(spec, true);
-}
-
-// The allocation's environment for its step, as a batch job's would start: SLURM_JOB_ID,
-// SLURM_JOB_NAME, SLURM_JOB_NODELIST, ... (the step adds its own on top).
-std::vector<std::string> allocation_env(const pb::AllocateReply& a, const pb::JobSpec& spec,
-                                        const std::vector<std::string>& exported) {
-  Job job;
-  job.id = JobId{a.job_id()};
-  job.spec = net::from_pb(spec);
-  job.spec.env = exported;
-  job.partition = a.partition();
-  job.time_limit = a.time_limit();
-  for (const auto& n : a.alloc()) {
-    NodeAlloc na;
-    na.node = n.node();
-    na.cpus = n.cpus();
-    na.mem_mib = n.mem_mib();
-    na.tasks = n.tasks();
-    job.alloc.push_back(na);
-  }
-  LaunchContext ctx;
-  ctx.nodelist = a.nodelist();
-  if (!job.alloc.empty()) {
-    ctx.node = job.alloc.front().node;
-    ctx.cpus_on_node = job.alloc.front().cpus;
-  }
-  std::vector<std::string> out;
-  for (auto& kv : job_environment(job, ctx))
-    if (kv.rfind("ENVIRONMENT=", 0) != 0) out.push_back(std::move(kv));
-  return out;
 }
 
 // One srun session: what the agent says, our stdin, our signals.
@@ -430,7 +364,7 @@ int Session::run() {
   }
   char buf[65536];
   while (!done_) {
-    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_pipe[0], POLLIN, 0}, {stdin_open_ ? in_fd_ : -1, POLLIN, 0}};
+    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_fd(), POLLIN, 0}, {stdin_open_ ? in_fd_ : -1, POLLIN, 0}};
     int timeout = -1;
     if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - monotonic()) * 1000) + 1;
     int ready = poll(fds, 3, timeout);
@@ -444,8 +378,7 @@ int Session::run() {
       continue;
     }
     if (fds[1].revents & POLLIN) {
-      unsigned char sig;
-      while (read(signal_pipe[0], &sig, 1) == 1) on_signal(sig);
+      while (int sig = next_signal()) on_signal(sig);
     }
     if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) forward_stdin();
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -471,6 +404,51 @@ int Session::finish() {
   return rc_;
 }
 
+// Sends the step request on `sock` and relays the step until it ends; returns srun's code.
+int run_step(int sock, const SrunRequest& req, pb::StepCreate create, const std::string& where) {
+  pb::Envelope first;
+  *first.mutable_step_create() = std::move(create);
+  int rc = 1;
+  if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
+    std::cerr << "srun: error: the node agent " << where << " closed the connection\n";
+  } else {
+    Session session(sock, req);
+    rc = session.run();
+  }
+  close(sock);
+  return rc;
+}
+
+// The step through the manager's peer listener (another host: srun outside a job, or in
+// salloc), TLS pinned to its fingerprint, with a user token.
+int run_step_remote(const StepMgrAddress& at, const SrunRequest& req, pb::StepCreate create) {
+  auto transport = find_transport();
+  auto token = transport ? fetch_token(find_auth_socket()) : Result<std::string>(transport.status());
+  auto fd = token ? dial_stepmgr(at, transport->plaintext, *token) : Result<int>(token.status());
+  if (!fd) {
+    std::cerr << "srun: error: Unable to create step for job " << req.job_id << ": " << fd.status().message() << "\n";
+    return 1;
+  }
+  create.set_wait_for_job(true);  // a new allocation: its node may not have its launch yet
+  return run_step(*fd, req, std::move(create), "of job " + std::to_string(req.job_id) + " on " + at.node);
+}
+
+// HQ_STEPMGR=host:port (with HQ_STEPMGR_FP and HQ_STEPMGR_NODE), as salloc sets it.
+std::optional<StepMgrAddress> stepmgr_from_env(const std::map<std::string, std::string>& vars) {
+  auto it = vars.find("HQ_STEPMGR");
+  if (it == vars.end()) return std::nullopt;
+  size_t colon = it->second.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  auto port = parse_int(it->second.substr(colon + 1), 1, 65535);
+  if (!port) return std::nullopt;
+  StepMgrAddress at;
+  at.host = it->second.substr(0, colon);
+  at.port = static_cast<uint32_t>(*port);
+  if (auto fp = vars.find("HQ_STEPMGR_FP"); fp != vars.end()) at.fingerprint = fp->second;
+  if (auto node = vars.find("HQ_STEPMGR_NODE"); node != vars.end()) at.node = node->second;
+  return at;
+}
+
 // srun outside an allocation: asks the controller for one, runs the step in it from here
 // over the network (the job's first node manages it), then ends the allocation with the
 // step's exit code, as Slurm's srun does.
@@ -481,105 +459,25 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
     return 1;
   }
   catch_signals();
-  pb::Envelope ask;
-  auto* a = ask.mutable_allocate();
-  *a->mutable_spec() = allocation_spec(req, *exported);
-  a->set_request_key(new_request_key());
-  std::unique_ptr<net::RpcClient> client;
-  bool waited = false, interrupted = false;
-  uint64_t job_id = 0;
-  pb::AllocateReply granted;
-  auto revoke = [&](uint64_t id) {
-    pb::Envelope cancel;
-    cancel.mutable_cancel()->add_job_ids(id);
-    cancel.mutable_cancel()->set_request_key(new_request_key());
-    std::unique_ptr<net::RpcClient> fresh;
-    (void)call_with_retry(fresh, cancel);
-  };
-  for (double budget_until = monotonic() + 15;;) {
-    if (!client) {
-      auto c = connect_client();
-      if (!c) {
-        if (c.status().code() == Code::kUnavailable && monotonic() < budget_until && !signal_pending()) continue;
-        std::cerr << "srun: error: Unable to allocate resources: " << c.status().message() << "\n";
-        return 1;
-      }
-      client = std::move(c).value();
-      client->send(ask);
-    }
-    auto reply = client->recv(86400 * 365, [&] { return interrupted = signal_pending(); });
-    if (interrupted) {
-      if (job_id) {
-        revoke(job_id);
-        std::cerr << "srun: Job allocation " << job_id << " has been revoked\n";
-      } else {
-        std::cerr << "srun: error: Unable to allocate resources: interrupted\n";
-      }
-      return 1;
-    }
-    if (!reply) {
-      if (reply.status().code() == Code::kUnavailable) {  // a controller restart: ask again, same key
-        client.reset();
-        budget_until = monotonic() + 15;
-        continue;
-      }
-      std::cerr << "srun: error: Unable to allocate resources: " << reply.status().message() << "\n";
-      return 1;
-    }
-    if (!reply->has_allocate_reply()) continue;
-    const pb::AllocateReply& r = reply->allocate_reply();
-    job_id = r.job_id();
-    if (!r.error().empty()) {
-      std::cerr << "srun: error: " << r.error() << "\n";
-      return 1;
-    }
-    if (!r.granted()) {
-      if (!waited) std::cerr << "srun: job " << job_id << " queued and waiting for resources" << std::endl;
-      waited = true;
-      continue;
-    }
-    if (waited) std::cerr << "srun: job " << job_id << " has been allocated resources" << std::endl;
-    granted = r;
-    break;
-  }
+  pb::JobSpec spec = allocation_spec(req, *exported);
+  auto requested = request_allocation(spec, {"srun", req.immediate_s >= 0});
+  if (!requested) return 1;
+  Allocation allocation = std::move(requested).value();
+  const pb::AllocateReply& granted = allocation.granted;
+  uint64_t job_id = granted.job_id();
   // The step, from here; then the allocation ends with its exit code.
-  int rc = 1;
   req.job_id = job_id;
   auto create = step_request(req, env);
-  auto transport = find_transport();
-  auto token = fetch_token(find_auth_socket());
-  Status failed;
-  if (!create) failed = create.status();
-  else if (!transport) failed = transport.status();
-  else if (!token) failed = token.status();
-  int sock = -1;
-  if (failed.is_ok()) {
-    const auto& m = granted.stepmgr();
-    auto fd = dial_stepmgr({m.node(), m.host(), m.port(), m.fingerprint()}, transport->plaintext, *token);
-    if (!fd) failed = fd.status();
-    else sock = *fd;
+  if (!create) {
+    std::cerr << "srun: error: Unable to create step for job " << job_id << ": " << create.status().message() << "\n";
+    release_allocation(allocation, 1, "srun");
+    return 1;
   }
-  if (sock >= 0) {
-    create->clear_env();
-    for (auto& kv : allocation_env(granted, ask.allocate().spec(), *exported)) create->add_env(kv);
-    create->set_wait_for_job(true);
-    pb::Envelope first;
-    *first.mutable_step_create() = std::move(create).value();
-    if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
-      std::cerr << "srun: error: the node agent of job " << job_id << " closed the connection\n";
-    } else {
-      Session session(sock, req);
-      rc = session.run();
-    }
-    close(sock);
-  } else {
-    std::cerr << "srun: error: Unable to create step for job " << job_id << ": " << failed.message() << "\n";
-  }
-  pb::Envelope done;
-  done.mutable_job_complete()->set_job_id(job_id);
-  done.mutable_job_complete()->set_exit_code(rc);
-  auto ended = call_with_retry(client, done);
-  if (!ended) std::cerr << "srun: error: could not end job " << job_id << ": " << ended.status().message() << "\n";
+  create->clear_env();
+  for (auto& kv : allocation_env(granted, spec, *exported)) create->add_env(kv);
+  const auto& m = granted.stepmgr();
+  int rc = run_step_remote({m.node(), m.host(), m.port(), m.fingerprint()}, req, std::move(create).value());
+  release_allocation(allocation, rc, "srun");
   return rc;
 }
 
@@ -624,34 +522,25 @@ int run_srun(const Args& args) {
     SrunRequest outside = *req;
     return run_outside(outside, env);
   }
-  std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
-  if (path.empty()) {
-    std::cerr << "srun: error: Unable to create step for job " << req->job_id
-              << ": not inside an hq batch job on its node (HQ_STEP_SOCKET is not set)\n";
-    return 1;
-  }
   auto create = step_request(*req, env);
   if (!create) {
     std::cerr << "srun: error: " << create.status().message() << "\n";
     return 1;
   }
-  int sock = connect_local(path);
-  if (sock < 0) {
-    std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
-              << ": " << std::strerror(errno) << "\n";
-    return 1;
-  }
   catch_signals();
-  pb::Envelope first;
-  *first.mutable_step_create() = std::move(create).value();
-  if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
-    std::cerr << "srun: error: the node agent at " << path << " closed the connection\n";
-    return 1;
+  std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
+  int sock = path.empty() ? -1 : connect_unix(path);
+  int err = errno;
+  if (sock >= 0) return run_step(sock, *req, std::move(create).value(), "at " + path);
+  if (auto at = stepmgr_from_env(vars)) return run_step_remote(*at, *req, std::move(create).value());
+  if (path.empty()) {
+    std::cerr << "srun: error: Unable to create step for job " << req->job_id
+              << ": not inside an hq job allocation (neither HQ_STEP_SOCKET nor HQ_STEPMGR is set)\n";
+  } else {
+    std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
+              << ": " << std::strerror(err) << "\n";
   }
-  Session session(sock, *req);
-  int rc = session.run();
-  close(sock);
-  return rc;
+  return 1;
 }
 
 }  // namespace hq::cmd

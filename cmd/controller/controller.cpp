@@ -81,6 +81,7 @@ void Controller::tick() {
   check_nodes();
   check_time_limits();
   purge_finished(state_, now() - config_.min_job_age);
+  forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
   arm_schedule();
   tick_timer_.expires_after(std::chrono::seconds(1));

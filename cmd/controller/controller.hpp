@@ -89,8 +89,19 @@ class Controller {
   // A failed health check, prolog or epilog drains the node with its output as the
   // reason; a passing health check lifts a drain that a health check set.
   void agent_health(const std::string& node, const pb::NodeHealth& health);
+  // Job steps as their managing agents report them (steps.cpp): soft state, not journaled;
+  // a registering agent's full report replaces what it had said before.
+  void agent_steps(const std::string& node, const pb::StepReport& report);
+  pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;
 
  private:
+  struct JobStepViews {
+    std::map<uint32_t, pb::StepRecord> running;
+    std::deque<pb::StepRecord> ended;  // the most recent, oldest first
+    std::string node;                  // the agent managing them
+  };
+  void forget_step_views();
+  void add_job_steps(const Job& job, bool include_ended, pb::StepQueryReply& out) const;
   // Applies `event` and journals it; `after` runs once it is durable (at once for an
   // event already reflected, but only after every event queued before it is durable).
   void record(Event event, std::function<void(const Status&)> after = {});
@@ -163,6 +174,7 @@ class Controller {
   std::map<std::string, ConnPtr> agents_;
   // Each connected agent's step listener (RegisterNode), for LaunchJob.peers; runtime only.
   std::map<std::string, pb::AgentAddress> step_addresses_;
+  std::map<uint64_t, JobStepViews> step_views_;  // per job id
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;

@@ -95,6 +95,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
            reply(conn, seq, std::move(env));
          });
        }},
+      {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
+         *out.mutable_step_query_reply() = c.steps(m.step_query());
+       })},
       {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
          *out.mutable_nodes_reply() = c.nodes();
        })},
@@ -179,6 +182,7 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
     }
     else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
     else if (msg->has_node_health()) ctl.agent_health(name, msg->node_health());
+    else if (msg->has_step_report()) ctl.agent_steps(name, msg->step_report());
     else log::warn("node " + name + " sent an unexpected message; ignored");
   }
   ctl.agent_disconnected(name, conn);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/signal_names.hpp"
 #include "core/submit_options.hpp"
 
 using namespace hq;
@@ -81,4 +82,31 @@ TEST_CASE("directives: #SLURM is accepted with one warning") {
   CHECK(args->size() == 4);
   CHECK(warnings.size() == 1);
   CHECK(warnings[0].find("Change from #SLURM to #SBATCH") == 0);
+}
+
+TEST_CASE("signal_number: names with or without SIG, numbers 1-64, anything else refused") {
+  CHECK(*signal_number("USR1") == 10);
+  CHECK(*signal_number("SIGTERM") == 15);
+  CHECK(*signal_number("9") == 9);
+  CHECK_FALSE(signal_number("0"));
+  CHECK_FALSE(signal_number("65"));
+  CHECK_FALSE(signal_number("SIGBOGUS"));
+  CHECK_FALSE(signal_number(""));
+}
+
+TEST_CASE("apply_submit_options: a command's own options are offered first - taken, left to sbatch, or refused") {
+  SubmitRequest req;
+  std::vector<std::string> positional, seen;
+  auto own = [&](const std::string& a) -> Result<bool> {
+    seen.push_back(a);
+    if (a == "--bad") return invalid("bad one");
+    return a == "-I";
+  };
+  REQUIRE(apply_submit_options({"-I", "-N", "2", "-J", "x", "cmd", "-I"}, req, &positional, own).is_ok());
+  CHECK(req.spec.nodes_min == 2);
+  CHECK(req.spec.name == "x");
+  CHECK(positional == std::vector<std::string>{"cmd", "-I"});  // the command's own words are untouched
+  CHECK(seen == std::vector<std::string>{"-I", "-N", "-J"});
+  auto refused = apply_submit_options({"--bad"}, req, &positional, own);
+  CHECK(refused.message() == "bad one");
 }

@@ -274,6 +274,13 @@ class LocalCluster {
   // Node e<node>'s spool directory for job `id`: its launch record ("pids") and, once the
   // job's shim saw the script end, its "exit" status.
   std::string spool(int node, const std::string& id) const { return dir() + "/e" + std::to_string(node) + "/job" + id; }
+  // A running job holding every node (until release("never"), or a cancel): the next
+  // allocation waits. Its id, or "" when it did not start.
+  std::string fill_cluster() const {
+    std::ofstream(dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+    std::string id = submit("-N" + std::to_string(nodes_) + " --exclusive hold.sh");
+    return wait_state(id, "RUNNING", 30) ? id : "";
+  }
   std::string submit(const std::string& args) const {
     auto r = hq("submit --parsable " + args);
     std::string id = r.out;

@@ -51,10 +51,8 @@ TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued 
   LocalCluster c(3);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
-  std::string batch = c.submit("-N3 --exclusive hold.sh");
-  REQUIRE(batch.find("ERROR") == std::string::npos);
-  REQUIRE(c.wait_state(batch, "RUNNING", 30));
+  std::string batch = c.fill_cluster();
+  REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
   auto bg = sh("(" + srun_cmd(c, "-N1 hostname > " + log + " 2>&1; echo rc=$? >> " + log) + ") > /dev/null 2>&1 &");
   REQUIRE(bg.rc == 0);
@@ -74,9 +72,8 @@ TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job 
   LocalCluster c(1);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
-  std::string batch = c.submit("--exclusive hold.sh");
-  REQUIRE(c.wait_state(batch, "RUNNING", 30));
+  std::string batch = c.fill_cluster();
+  REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
   REQUIRE(sh("(" + srun_cmd(c, "-J waiter true > " + log + " 2>&1 & echo $! > " + c.dir() + "/srun.pid; wait $!; echo rc=$? >> " +
                                    log) + ") > /dev/null 2>&1 &").rc == 0);

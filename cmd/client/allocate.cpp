@@ -1,0 +1,177 @@
+// Allocations for srun and salloc outside a job (see allocate.hpp). One thread.
+#include "cmd/client/allocate.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <iostream>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/client/retry.hpp"
+#include "cmd/paths.hpp"
+#include "core/job_env.hpp"
+#include "net/convert.hpp"
+
+namespace hq::cmd {
+namespace {
+
+int signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  unsigned char s = static_cast<unsigned char>(sig);
+  int saved = errno;
+  (void)!write(signal_pipe[1], &s, 1);
+  errno = saved;
+}
+
+double monotonic_s() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+void revoke(uint64_t id) {
+  pb::Envelope cancel;
+  cancel.mutable_cancel()->add_job_ids(id);
+  cancel.mutable_cancel()->set_request_key(new_request_key());
+  std::unique_ptr<net::RpcClient> fresh;
+  (void)call_with_retry(fresh, cancel);
+}
+
+Status shown(std::string message) { return Status(Code::kUnavailable, std::move(message)); }
+
+}  // namespace
+
+void catch_signals() {
+  if (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int signal_fd() { return signal_pipe[0]; }
+
+bool signal_pending() {
+  pollfd p{signal_pipe[0], POLLIN, 0};
+  return signal_pipe[0] >= 0 && poll(&p, 1, 0) > 0;
+}
+
+int next_signal() {
+  unsigned char sig = 0;
+  return signal_pipe[0] >= 0 && read(signal_pipe[0], &sig, 1) == 1 ? sig : 0;
+}
+
+void fill_submitter(JobSpec& spec, const std::vector<std::string>& exported) {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  spec.submit_host = host;
+  spec.uid = getuid();
+  spec.gid = getgid();
+  spec.user = current_user_name();
+  spec.env = exported;
+  spec.script = std::string();
+}
+
+Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOptions& opt) {
+  const std::string& prog = opt.prog;
+  bool salloc = prog == "salloc";
+  pb::Envelope ask;
+  *ask.mutable_allocate()->mutable_spec() = spec;
+  ask.mutable_allocate()->set_request_key(new_request_key());
+  Allocation out;
+  bool waited = false, interrupted = false;
+  uint64_t job_id = 0;
+  auto fail = [&](const std::string& why) {
+    std::cerr << prog << ": error: " << why << "\n";
+    return shown(why);
+  };
+  for (double budget_until = monotonic_s() + 15;;) {
+    if (!out.client) {
+      auto c = connect_client();
+      if (!c) {
+        if (c.status().code() == Code::kUnavailable && monotonic_s() < budget_until && !signal_pending()) continue;
+        return fail("Unable to allocate resources: " + c.status().message());
+      }
+      out.client = std::move(c).value();
+      out.client->send(ask);
+    }
+    auto reply = out.client->recv(86400 * 365, [&] { return interrupted = signal_pending(); });
+    if (interrupted) {
+      if (!job_id) return fail("Unable to allocate resources: interrupted");
+      revoke(job_id);
+      std::cerr << prog << ": Job allocation " << job_id << " has been revoked" << (salloc ? ".\n" : "\n");
+      if (salloc) std::cerr << "salloc: Job aborted due to signal\n";
+      return shown("revoked");
+    }
+    if (!reply) {
+      if (reply.status().code() == Code::kUnavailable) {  // a controller restart: ask again, same key
+        out.client.reset();
+        budget_until = monotonic_s() + 15;
+        continue;
+      }
+      return fail("Unable to allocate resources: " + reply.status().message());
+    }
+    if (!reply->has_allocate_reply()) continue;
+    const pb::AllocateReply& r = reply->allocate_reply();
+    job_id = r.job_id();
+    if (!r.error().empty()) return fail(r.error());
+    if (!r.granted()) {
+      if (opt.immediate) {
+        revoke(job_id);
+        return fail("Unable to allocate resources: Immediate execution impossible, resources busy");
+      }
+      if (!waited && salloc) std::cerr << "salloc: Pending job allocation " << job_id << "\n";
+      if (!waited) std::cerr << prog << ": job " << job_id << " queued and waiting for resources" << std::endl;
+      waited = true;
+      continue;
+    }
+    if (waited) std::cerr << prog << ": job " << job_id << " has been allocated resources" << std::endl;
+    if (salloc) std::cerr << "salloc: Granted job allocation " << job_id << std::endl;
+    out.granted = r;
+    return out;
+  }
+}
+
+void release_allocation(Allocation& a, int exit_code, const std::string& prog) {
+  uint64_t id = a.granted.job_id();
+  if (prog == "salloc") std::cerr << "salloc: Relinquishing job allocation " << id << std::endl;
+  pb::Envelope done;
+  done.mutable_job_complete()->set_job_id(id);
+  done.mutable_job_complete()->set_exit_code(exit_code);
+  auto ended = call_with_retry(a.client, done);
+  if (!ended) std::cerr << prog << ": error: could not end job " << id << ": " << ended.status().message() << "\n";
+}
+
+std::vector<std::string> allocation_env(const pb::AllocateReply& a, const pb::JobSpec& spec,
+                                        const std::vector<std::string>& exported) {
+  Job job;
+  job.id = JobId{a.job_id()};
+  job.spec = net::from_pb(spec);
+  job.spec.env = exported;
+  job.partition = a.partition();
+  job.time_limit = a.time_limit();
+  for (const auto& n : a.alloc()) {
+    NodeAlloc na;
+    na.node = n.node();
+    na.cpus = n.cpus();
+    na.mem_mib = n.mem_mib();
+    na.tasks = n.tasks();
+    job.alloc.push_back(na);
+  }
+  LaunchContext ctx;
+  ctx.nodelist = a.nodelist();
+  if (!job.alloc.empty()) {
+    ctx.node = job.alloc.front().node;
+    ctx.cpus_on_node = job.alloc.front().cpus;
+  }
+  std::vector<std::string> out;
+  for (auto& kv : job_environment(job, ctx))
+    if (kv.rfind("ENVIRONMENT=", 0) != 0) out.push_back(std::move(kv));
+  return out;
+}
+
+}  // namespace hq::cmd

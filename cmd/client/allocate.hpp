@@ -1,0 +1,54 @@
+// srun and salloc outside a job: asking the controller for an allocation (a job with no
+// script), waiting for it with Slurm's lines ("job N queued and waiting for resources",
+// "has been allocated resources", salloc's "Pending"/"Granted job allocation N"), giving
+// it back (JobComplete with the exit code), and the environment a batch job of the same
+// allocation would start with. Also the signal self-pipe both commands wait on.
+// One thread, like every client.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+#include "hq.pb.h"
+#include "net/client.hpp"
+
+namespace hq::cmd {
+
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are written to a pipe instead of
+// acting; SIGPIPE is ignored. signal_fd() is the pipe's read end (-1 before catch_signals).
+void catch_signals();
+int signal_fd();
+bool signal_pending();
+// The next caught signal, or 0 when none is waiting.
+int next_signal();
+
+struct AllocateOptions {
+  std::string prog;        // "srun" or "salloc": the prefix of every line
+  bool immediate = false;  // -I: give up when the first scheduling pass did not start it
+};
+
+struct Allocation {
+  pb::AllocateReply granted;
+  std::unique_ptr<net::RpcClient> client;  // kept to give the allocation back
+};
+
+// The submitter's part of an allocation's spec: this host, our uid/gid/user (for the job's
+// environment: the controller takes who asks from the token) and the exported environment.
+void fill_submitter(JobSpec& spec, const std::vector<std::string>& exported);
+
+// Asks for `spec` (alloc_kind set) and waits until it starts. Every failure is printed
+// (Slurm's wording) and comes back as an error whose message was already shown; a signal
+// while waiting revokes the job.
+Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOptions& opt);
+
+// Ends the allocation with `exit_code` (a wait status's code; 128+N for a signal).
+void release_allocation(Allocation& a, int exit_code, const std::string& prog);
+
+// The allocation's environment, as a batch job's would start: SLURM_JOB_ID, SLURM_JOB_NAME,
+// SLURM_JOB_NODELIST, ... (`exported`: the job's own environment, from --export).
+std::vector<std::string> allocation_env(const pb::AllocateReply& a, const pb::JobSpec& spec,
+                                        const std::vector<std::string>& exported);
+
+}  // namespace hq::cmd

@@ -1,0 +1,107 @@
+// Controller side of job step views: what agents report of the steps they manage (a step
+// starting, ending; everything on registration), kept per job for scontrol show step,
+// squeue -s and hq show job. Soft state, like a node's load: not journaled, rebuilt from
+// the agents' full reports after a restart (steps that ended meanwhile are not seen).
+// A running batch job shows a J.batch step, made up here as Slurm shows it.
+// Runs on the controller's event-loop thread.
+#include "cmd/controller/controller.hpp"
+#include "core/hostlist.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+namespace {
+
+constexpr uint32_t kBatchStep = 0xfffffffb;  // Slurm's SLURM_BATCH_SCRIPT
+constexpr size_t kEndedKept = 100;          // per job: the most recent ended steps
+
+pb::StepRecord batch_step(const Job& job) {
+  pb::StepRecord r;
+  r.set_job_id(job.id.value);
+  r.set_step_id(kBatchStep);
+  r.set_name("batch");
+  r.set_state("RUNNING");
+  r.set_nodelist(job.alloc.front().node);
+  r.set_ntasks(1);
+  r.set_nnodes(1);
+  r.set_start_time(job.start_time);
+  r.set_uid(job.spec.uid);
+  return r;
+}
+
+}  // namespace
+
+void Controller::agent_steps(const std::string& node, const pb::StepReport& report) {
+  if (report.full())
+    for (auto& [id, views] : step_views_)
+      if (views.node == node) views.running.clear();  // what it still runs comes next
+  for (const pb::StepRecord& r : report.steps()) {
+    const Job* job = find_job(state_, JobId{r.job_id()});
+    if (!job || job->alloc.empty() || job->alloc.front().node != node) {
+      log::warn("node " + node + " reported a step of job " + std::to_string(r.job_id()) + " it does not manage; ignored");
+      continue;
+    }
+    JobStepViews& views = step_views_[r.job_id()];
+    views.node = node;
+    views.running.erase(r.step_id());
+    if (r.state() == "RUNNING") {
+      views.running[r.step_id()] = r;
+      continue;
+    }
+    views.ended.push_back(r);
+    if (views.ended.size() > kEndedKept) views.ended.pop_front();
+  }
+}
+
+void Controller::forget_step_views() {
+  for (auto it = step_views_.begin(); it != step_views_.end();) {
+    if (find_job(state_, JobId{it->first})) ++it;
+    else it = step_views_.erase(it);
+  }
+}
+
+pb::StepQueryReply Controller::steps(const pb::StepQueryRequest& req) const {
+  pb::StepQueryReply out;
+  out.set_now(now());
+  std::vector<const Job*> jobs;
+  if (req.job_ids_size() == 0) {
+    for (const auto& [id, job] : state_.jobs)
+      if (job.state == JobState::kRunning || step_views_.count(id.value)) jobs.push_back(&job);
+  }
+  for (uint64_t id : req.job_ids()) {
+    const Job* job = find_job(state_, JobId{id});
+    if (job) jobs.push_back(job);
+    else out.add_unknown_jobs(id);
+  }
+  for (const Job* job : jobs) {
+    int first = out.steps_size();
+    add_job_steps(*job, req.include_ended(), out);
+    for (int i = first; i < out.steps_size(); ++i) {
+      out.mutable_steps(i)->set_partition(job->partition);
+      out.mutable_steps(i)->set_user(job->spec.user);
+    }
+  }
+  return out;
+}
+
+// The job's steps in display order: J.batch (a running batch job), ended ones (oldest
+// first), running ones.
+void Controller::add_job_steps(const Job& job, bool include_ended, pb::StepQueryReply& out) const {
+  bool running = job.state == JobState::kRunning;
+  if (running && job.spec.is_batch() && !job.alloc.empty()) *out.add_steps() = batch_step(job);
+  auto views = step_views_.find(job.id.value);
+  if (views == step_views_.end()) return;
+  if (include_ended)
+    for (const auto& r : views->second.ended) *out.add_steps() = r;
+  for (const auto& [step_id, r] : views->second.running) {
+    if (running) {
+      *out.add_steps() = r;
+    } else if (include_ended) {  // the job ended and its node never said: ended with it
+      pb::StepRecord gone = r;
+      gone.set_state("CANCELLED");
+      gone.set_end_time(job.end_time);
+      *out.add_steps() = gone;
+    }
+  }
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,12 @@
+// Signal names as Slurm's commands take them: "USR1", "SIGUSR1" or a number 1-64.
+// Pure; thread-safe.
+#pragma once
+#include <string_view>
+
+#include "core/status.hpp"
+
+namespace hq {
+
+Result<int> signal_number(std::string_view name);
+
+}  // namespace hq

@@ -54,7 +54,7 @@ Status set_hosts(std::vector<std::string>& field, std::string_view v, std::strin
 }
 
 Status set_mpi(Parse& p, std::string_view v) {
-  if (v != "none" && v != "pmi2" && v != "pmix" && v != "pmix_v4")
+  if (v != "none" && v != "pmi2" && v != "pmix" && v != "pmix_v4" && v != "list")
     return invalid("Invalid MPI type '" + std::string(v) + "', --mpi=list for acceptable types");
   p.req.mpi = v == "pmix_v4" ? "pmix" : std::string(v);
   return Status::ok();
@@ -180,7 +180,7 @@ Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::
     if (Status s = apply_cli_option(srun_table(), args, i, p); !s) return s;
   }
   p.req.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (p.req.argv.empty()) return invalid("No command given to execute.");
+  if (p.req.argv.empty() && p.req.mpi != "list") return invalid("No command given to execute.");
   // Tasks per node that cannot be (e.g. a batch job's SLURM_NTASKS_PER_NODE under srun -n3):
   // ignored, with Slurm's warning when there are more tasks than it allows per node.
   StepRequest& s = p.req.step;

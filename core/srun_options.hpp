@@ -29,7 +29,7 @@ struct SrunRequest {
   bool kill_on_bad_exit = false;   // -K
   int32_t wait_s = 0;              // -W: after the first task exits (0: no limit)
   int32_t immediate_s = -1;        // -I[secs]: refuse instead of waiting (-1: wait)
-  std::string mpi = "none";        // --mpi: none, pmi2, pmix
+  std::string mpi = "none";        // --mpi: none, pmi2, pmix; list: print the types and exit
   std::string cpu_bind;            // --cpu-bind
   std::string export_spec = "ALL"; // --export
   std::string chdir;               // -D

@@ -13,10 +13,13 @@
 
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/peer_net.hpp"
+#include "cmd/agent/step_exchange.hpp"
+#include "cmd/agent/step_node.hpp"
 #include "cmd/agent/step_views.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
 #include "core/hostlist.hpp"
+#include "core/pmi_mapping.hpp"
 #include "core/step_env.hpp"
 #include "core/step_exit.hpp"
 #include "net/log.hpp"
@@ -40,10 +43,15 @@ struct StepManager::Step {
     std::string node;
     ConnPtr link;                        // null until dialled
     std::vector<pb::Envelope> pending;   // stdin and signals for it before that
+    size_t index = 0;                    // in the step (SLURM_NODEID)
   };
   std::vector<Remote> remotes;
   std::map<uint32_t, std::string> open;  // tasks not yet reported -> their node
   StepExitCode code;
+  std::unique_ptr<StepGatherer> gather;     // the step's all-gather, for every node of it
+  std::shared_ptr<StepExchange> exchange;   // this node's member, when it runs tasks of the step
+  std::shared_ptr<Pmi1Server> pmi;          // --mpi=pmi2: this node's tasks' PMI server
+  std::optional<int> abort_code;            // a task aborted the step (PMI abort): srun's exit code
   pb::StepRecord record;                 // for the controller's views
   std::string end_state;                 // CANCELLED or NODE_FAIL when not the tasks' doing
 };
@@ -54,6 +62,8 @@ struct StepManager::Hosted {
   ConnPtr link;
   std::shared_ptr<NodeTasks> tasks;
   std::vector<pb::Envelope> pending;
+  std::shared_ptr<StepExchange> exchange;  // this node's member of the step's all-gather
+  std::shared_ptr<Pmi1Server> pmi;
 };
 
 namespace {
@@ -100,6 +110,17 @@ pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, co
   std::string line = why;
   if (!started) line = "Task launch for " + step_name(job, step) + " failed on node " + node + ": " + why;
   e->set_error(line);
+  return env;
+}
+
+// A task's PMI abort, to the step's manager and from it to srun.
+pb::Envelope step_abort(uint64_t job, uint32_t step, int code, const std::string& node) {
+  pb::Envelope env;
+  auto* a = env.mutable_step_abort();
+  a->set_job_id(job);
+  a->set_step_id(step);
+  a->set_exit_code(code);
+  a->set_node(node);
   return env;
 }
 
@@ -277,14 +298,20 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   }
   conn->send(created);
   steps_[{job_id, step->step_id}] = step;
+  std::weak_ptr<Step> weak = step;
+  step->gather = std::make_unique<StepGatherer>(job_id, step->step_id, layout->nodes.size(),
+                                                [this, weak](const pb::Envelope& out) {
+                                                  if (auto s = weak.lock()) broadcast_exchange(s, out);
+                                                });
   step->record = new_step_record(req, *layout, *job->job, step->step_id, compress_hostlist(names));
   report(step->record);
   StepEnvContext ctx{job_id, step->step_id, req.launch_host(), req.label(), req.cpu_bind()};
   std::vector<std::string> env = step_environment({req.env().begin(), req.env().end()}, *layout, ctx);
+  MpiPart mpi = mpi_part(req, *layout, env);
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
     const StepNode& n = layout->nodes[i];
     if (n.name == node_) {
-      if (Status s = launch_here(step, *job, req, env, n, i); !s)
+      if (Status s = launch_here(step, *job, req, env, n, i, mpi); !s)
         step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message(), false));
       continue;
     }
@@ -297,11 +324,30 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     for (const auto& a : req.argv()) launch.add_argv(a);
     for (const auto& e : env) launch.add_env(e);
     launch.set_cwd(req.cwd());
-    step->remotes.push_back({n.name, nullptr});
+    launch.set_mpi(mpi.type);
+    launch.set_ntasks(mpi.ntasks);
+    launch.set_pmi_mapping(mpi.mapping);
+    step->remotes.push_back({n.name, nullptr, {}, i});
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) { return a.node() == n.name; });
     asio::co_spawn(io_, launch_remote(step, *peer, std::move(launch)), asio::detached);
   }
   co_return step;
+}
+
+// --mpi=pmi2: the step's tasks get SLURM_MPI_TYPE=pmi2 (as Slurm's) and a PMI-1 server on
+// each node, whose PMI_process_mapping says where every rank is.
+StepManager::MpiPart StepManager::mpi_part(const pb::StepCreate& req, const StepLayout& layout,
+                                           std::vector<std::string>& env) const {
+  MpiPart mpi;
+  mpi.ntasks = layout.ntasks;
+  if (req.mpi() != "pmi2") return mpi;
+  mpi.type = "pmi2";
+  std::vector<std::vector<uint32_t>> ranks;
+  for (const auto& n : layout.nodes) ranks.push_back(n.tasks);
+  if (auto mapping = pmi_process_mapping(ranks)) mpi.mapping = *mapping;  // else MPICH asks the ranks instead
+  std::erase_if(env, [](const std::string& kv) { return kv.rfind("SLURM_MPI_TYPE=", 0) == 0; });
+  env.push_back("SLURM_MPI_TYPE=pmi2");
+  return mpi;
 }
 
 TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
@@ -320,19 +366,28 @@ TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::strin
 }
 
 Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                                const std::vector<std::string>& env, const StepNode& here, size_t index) {
-  std::vector<std::string> argv(req.argv().begin(), req.argv().end());
-  std::vector<TaskPlan> plans;
-  for (size_t local = 0; local < here.tasks.size(); ++local)
-    plans.push_back(plan_task(job, argv, task_environment(env, here, index, local), req.cwd()));
+                                const std::vector<std::string>& env, const StepNode& here, size_t index,
+                                const MpiPart& mpi) {
+  StepNodePart part{{step->job_id, step->step_id, node_, kill_wait_()}, here, index, env,
+                    plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
+                    mpi.mapping};
   std::weak_ptr<Step> weak = step;
-  auto tasks = NodeTasks::launch(io_, {step->job_id, step->step_id, node_, kill_wait_()}, plans, here.tasks,
-                                 [this, weak](const pb::Envelope& msg) {
-                                   if (auto s = weak.lock()) step_message(s, msg);
-                                 });
-  if (!tasks) return tasks.status();
-  step->local = *tasks;
-  track(*tasks);
+  step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
+                                                  [this, weak](const pb::Envelope& in) {
+                                                    if (auto s = weak.lock()) exchange_in(s, node_, in.step_exchange_in());
+                                                  });
+  auto started = start_node_tasks(
+      io_, part, step->exchange,
+      [this, weak](const pb::Envelope& msg) {
+        if (auto s = weak.lock()) step_message(s, msg);
+      },
+      [this, weak](int code) {
+        if (auto s = weak.lock()) abort_step(s, code, node_);
+      });
+  if (!started) return started.status();
+  step->local = started->tasks;
+  step->pmi = started->pmi;
+  track(step->local);
   return Status::ok();
 }
 
@@ -363,6 +418,19 @@ asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb:
 void StepManager::step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
   if (msg.has_task_io()) step->srun->send(msg);
   else if (msg.has_task_exited()) tasks_ended(step, msg.task_exited());
+  else if (msg.has_step_abort()) abort_step(step, msg.step_abort().exit_code(), msg.step_abort().node());
+}
+
+// A task's PMI abort (MPI_Abort): the step is killed and srun exits with the task's code,
+// as Slurm's srun does with an MPI plugin's abort code; srun prints Slurm's lines for it.
+void StepManager::abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node) {
+  if (step->abort_code || step->done) return;
+  step->abort_code = code;
+  log::info(step_name(step->job_id, step->step_id) + ": a task on " + node + " aborted with exit code " +
+            std::to_string(code) + "; killing the step");
+  step->srun->send(step_abort(step->job_id, step->step_id, code, node));
+  step->srun->send(cancelled_line(*step));
+  signal_step(step, SIGKILL);
 }
 
 void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e) {
@@ -371,6 +439,9 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   for (uint32_t t : e.tasks())
     if (step->open.erase(t)) fresh.add_tasks(t);
   if (fresh.tasks_size() == 0) return;
+  // Tasks that never started or were lost with their node never join the all-gather: its
+  // rounds fail rather than wait for them forever.
+  if (!fresh.error().empty()) step->gather->fail(unavailable(fresh.error()));
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;
   step->srun->send(env);
@@ -382,10 +453,12 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
 void StepManager::finish_step(const std::shared_ptr<Step>& step) {
   if (step->done) return;
   step->done = true;
+  int code = step->abort_code ? *step->abort_code : step->code.code();
   pb::Envelope ended;
-  ended.mutable_step_ended()->set_exit_code(step->code.code());
+  ended.mutable_step_ended()->set_exit_code(code);
   step->srun->send(ended);
-  end_step_record(step->record, step->code.code(), step->end_state);
+  if (step->pmi) step->pmi->stop();
+  end_step_record(step->record, code, step->end_state);
   report(step->record);
   steps_.erase({step->job_id, step->step_id});
   wake(waiters_, step->job_id);
@@ -426,18 +499,22 @@ void StepManager::signal_step(const std::shared_ptr<Step>& step, int sig, bool t
 void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
   if (step->terminating) return;
   step->terminating = true;
-  // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
+  step->srun->send(cancelled_line(*step));
+  signal_step(step, SIGTERM, true);
+}
+
+// Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
+pb::Envelope StepManager::cancelled_line(const Step& step) const {
   char when[32] = "";
   time_t now = time(nullptr);
   struct tm local {};
   if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
   pb::Envelope line;
-  line.mutable_task_io()->set_task(step->first_task);
+  line.mutable_task_io()->set_task(step.first_task);
   line.mutable_task_io()->set_stream(2);
-  line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step->job_id) + "." +
-                                   std::to_string(step->step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
-  step->srun->send(line);
-  signal_step(step, SIGTERM, true);
+  line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step.job_id) + "." +
+                                   std::to_string(step.step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
+  return line;
 }
 
 bool StepManager::reaped(pid_t pid, int status) {
@@ -505,9 +582,16 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
     asio::co_spawn(io_, host(link, node, msg.step_launch()), asio::detached);
     return;
   }
-  if (msg.has_step_signal() || (msg.has_task_io() && msg.task_io().stream() == 0)) return hosted_message(link, msg);
+  if (msg.has_step_signal() || msg.has_step_exchange_out() || (msg.has_task_io() && msg.task_io().stream() == 0))
+    return hosted_message(link, msg);
+  if (msg.has_step_exchange_in()) {
+    auto it = steps_.find({msg.step_exchange_in().job_id(), msg.step_exchange_in().step_id()});
+    if (it != steps_.end()) exchange_in(it->second, node, msg.step_exchange_in());
+    return;
+  }
   StepKey key = msg.has_task_io()      ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
                 : msg.has_task_exited() ? StepKey{msg.task_exited().job_id(), msg.task_exited().step_id()}
+                : msg.has_step_abort()  ? StepKey{msg.step_abort().job_id(), msg.step_abort().step_id()}
                                         : StepKey{0, 0};
   auto it = steps_.find(key);
   if (it == steps_.end()) return;
@@ -524,6 +608,7 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     for (const auto& r : step->remotes)
       if (r.link == link) hit.push_back(step);
   for (auto& step : hit) {
+    step->gather->fail(unavailable("lost the link to " + node + "'s agent"));
     std::vector<uint32_t> lost;
     for (const auto& [task, where] : step->open)
       if (where == node) lost.push_back(task);
@@ -534,7 +619,29 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, "Node failure on " + node));
   }
   for (auto& [key, h] : hosted_)
-    if (h->link == link) kill_hosted(*h);
+    if (h->link == link) {
+      kill_hosted(*h);
+      h->exchange->fail(unavailable("lost the link to " + node + "'s agent"));
+    }
+}
+
+// A node's blob for the step's all-gather: from this node's own tasks, or from a peer
+// link, where it must come from the node the step put at that index.
+void StepManager::exchange_in(const std::shared_ptr<Step>& step, const std::string& from,
+                              const pb::StepExchangeIn& in) {
+  bool here = from == node_ && step->exchange && step->exchange->node_index() == static_cast<uint32_t>(in.node_index());
+  bool remote = std::any_of(step->remotes.begin(), step->remotes.end(), [&](const Step::Remote& r) {
+    return r.node == from && r.index == static_cast<size_t>(in.node_index());
+  });
+  Status s = here || remote ? step->gather->add(in) : invalid("exchange: not from the step's node " +
+                                                              std::to_string(in.node_index()));
+  if (!s) log::warn(step_name(step->job_id, step->step_id) + " from " + from + ": " + s.message());
+}
+
+// A round's result (or failure) to every node of the step, this one too.
+void StepManager::broadcast_exchange(const std::shared_ptr<Step>& step, const pb::Envelope& out) {
+  send_remotes(step, out);
+  if (step->exchange) step->exchange->deliver(out.step_exchange_out());
 }
 
 void StepManager::kill_hosted(Hosted& h) {
@@ -556,10 +663,16 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   StepKey key{job_id, launch.step_id()};
   std::set<uint32_t> distinct(ids.begin(), ids.end());
   if (launch.node_index() < 0 || ids.empty() || distinct.size() != ids.size() || launch.cpus() <= 0 ||
-      ids.size() > kMaxTasksPerNode || launch.argv_size() == 0)
-    co_return refuse("a malformed step launch (node index, tasks, CPUs or command)");
+      ids.size() > kMaxTasksPerNode || launch.argv_size() == 0 || launch.ntasks() < static_cast<int32_t>(ids.size()) ||
+      (launch.mpi() != "pmi2" && !launch.mpi().empty() && launch.mpi() != "none"))
+    co_return refuse("a malformed step launch (node index, tasks, CPUs, command or MPI type)");
   if (hosted_.count(key)) co_return refuse(step_name(job_id, launch.step_id()) + " already runs here");
-  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}});
+  std::weak_ptr<net::Connection> weak_link = link;
+  auto exchange = std::make_shared<StepExchange>(io_, job_id, launch.step_id(), static_cast<uint32_t>(launch.node_index()),
+                                                 [weak_link](const pb::Envelope& in) {
+                                                   if (auto l = weak_link.lock()) l->send(in);
+                                                 });
+  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}, exchange});
   hosted_[key] = placeholder;  // stdin and signals that come while it waits queue here
   auto job = find_job_(job_id);
   if (!job) job = co_await await_job(job_id, link);
@@ -574,38 +687,46 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     unplace();
     co_return refuse("node " + node + " does not manage job " + std::to_string(job_id) + "'s steps");
   }
-  StepNode here{node_, launch.cpus(), ids};
-  std::vector<std::string> env(launch.env().begin(), launch.env().end());
-  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
-  std::vector<TaskPlan> plans;
-  for (size_t local = 0; local < ids.size(); ++local)
-    plans.push_back(plan_task(*job, argv, task_environment(env, here, static_cast<size_t>(launch.node_index()), local),
-                              launch.cwd()));
-  std::weak_ptr<net::Connection> weak_link = link;
-  auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
-                                 [this, key, weak_link](const pb::Envelope& msg) {
-                                   if (auto l = weak_link.lock()) l->send(msg);
-                                   auto it = hosted_.find(key);
-                                   if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&
-                                       it->second->tasks->done())
-                                     hosted_.erase(it);
-                                 });
-  if (!tasks) {
+  StepNodePart part{{job_id, launch.step_id(), node_, kill_wait_()},
+                    StepNode{node_, launch.cpus(), ids},
+                    static_cast<size_t>(launch.node_index()),
+                    {launch.env().begin(), launch.env().end()},
+                    plan_task(*job, {launch.argv().begin(), launch.argv().end()}, {}, launch.cwd()),
+                    launch.mpi(),
+                    launch.ntasks(),
+                    launch.pmi_mapping()};
+  auto started = start_node_tasks(
+      io_, part, exchange,
+      [this, key, weak_link](const pb::Envelope& msg) {
+        if (auto l = weak_link.lock()) l->send(msg);
+        auto it = hosted_.find(key);
+        if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks && it->second->tasks->done()) {
+          if (it->second->pmi) it->second->pmi->stop();
+          hosted_.erase(it);
+        }
+      },
+      [this, key, weak_link](int code) {  // to the step's manager, which kills the step
+        if (auto l = weak_link.lock()) l->send(step_abort(key.first, key.second, code, node_));
+      });
+  if (!started) {
     unplace();
-    co_return refuse(tasks.status().message());
+    co_return refuse(started.status().message());
   }
-  placeholder->tasks = *tasks;
-  track(*tasks);
-  if (!link->is_open()) (*tasks)->signal(SIGKILL);
+  placeholder->tasks = started->tasks;
+  placeholder->pmi = started->pmi;
+  track(started->tasks);
+  if (!link->is_open()) started->tasks->signal(SIGKILL);
   std::vector<pb::Envelope> pending = std::move(placeholder->pending);
   for (const auto& m : pending) hosted_message(link, m);
 }
 
 void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
-  StepKey key = msg.has_task_io() ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
-                                  : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
+  StepKey key = msg.has_task_io()             ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
+                : msg.has_step_exchange_out() ? StepKey{msg.step_exchange_out().job_id(), msg.step_exchange_out().step_id()}
+                                              : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
   auto it = hosted_.find(key);
   if (it == hosted_.end() || it->second->link != link) return;
+  if (msg.has_step_exchange_out()) return it->second->exchange->deliver(msg.step_exchange_out());
   if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
   NodeTasks& tasks = *it->second->tasks;
   if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());

@@ -8,6 +8,8 @@
 // The same manager runs the tasks another node's manager sends here (StepLaunch), as the
 // user and in the cgroup of this node's own record of the job, and only for the job's
 // first node; a link that closes takes its tasks with it.
+// It also routes each step's all-gather (StepExchange, for the tasks' PMI servers): it
+// gathers every node's blob here and sends the rounds back over the links.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -90,8 +92,16 @@ class StepManager {
   asio::awaitable<std::shared_ptr<Step>> create(const ConnPtr& conn, const pb::StepCreate& req, uid_t peer_uid);
   asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
   asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);
+  struct MpiPart {
+    std::string type;     // "pmi2" or "" (none)
+    std::string mapping;  // PMI_process_mapping
+    int32_t ntasks = 0;   // PMI_SIZE
+  };
+  MpiPart mpi_part(const pb::StepCreate& req, const StepLayout& layout, std::vector<std::string>& env) const;
   Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                     const std::vector<std::string>& env, const StepNode& here, size_t index);
+                     const std::vector<std::string>& env, const StepNode& here, size_t index, const MpiPart& mpi);
+  void abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node);
+  pb::Envelope cancelled_line(const Step& step) const;
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
@@ -112,6 +122,8 @@ class StepManager {
   asio::awaitable<std::optional<JobView>> await_job(uint64_t job_id, ConnPtr conn);
   asio::awaitable<void> host(ConnPtr link, std::string node, pb::StepLaunch launch);
   void hosted_message(const ConnPtr& link, const pb::Envelope& msg);
+  void exchange_in(const std::shared_ptr<Step>& step, const std::string& from, const pb::StepExchangeIn& in);
+  void broadcast_exchange(const std::shared_ptr<Step>& step, const pb::Envelope& out);
   void track(const std::shared_ptr<NodeTasks>& tasks);
   TaskPlan plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
                      const std::string& cwd) const;

@@ -68,10 +68,17 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
 [[noreturn]] void run_task(const TaskPlan& plan, const Prepared& p, int in, int out, int err) {
   setpgid(0, 0);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
-  // Nothing of the agent's goes with the task: a connection (a peer link, the controller's)
-  // that a task held open would outlive the agent and hide its death from the other side.
-  if (close_range(3, ~0U, 0) != 0)  // kernels before 5.9: one by one
-    for (long fd = 3, top = sysconf(_SC_OPEN_MAX); fd < top && fd < (1 << 20); ++fd) close(static_cast<int>(fd));
+  // The PMI socket becomes descriptor 3, kept across exec (dup2 onto itself keeps CLOEXEC).
+  int first_closed = 3;
+  if (plan.pmi_fd >= 0) {
+    if ((plan.pmi_fd == 3 ? 0 : dup2(plan.pmi_fd, 3)) < 0 || fcntl(3, F_SETFD, 0) != 0) _exit(127);
+    first_closed = 4;
+  }
+  // Nothing else of the agent's goes with the task: a connection (a peer link, the
+  // controller's) that a task held open would outlive the agent and hide its death.
+  if (close_range(static_cast<unsigned>(first_closed), ~0U, 0) != 0)  // kernels before 5.9: one by one
+    for (long fd = first_closed, top = sysconf(_SC_OPEN_MAX); fd < top && fd < (1 << 20); ++fd)
+      close(static_cast<int>(fd));
   char pid[24];
   int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
   for (const auto& procs : plan.cgroup_procs) {

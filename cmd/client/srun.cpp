@@ -76,6 +76,7 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_immediate(r.immediate_s >= 0);
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
+  m.set_mpi(r.mpi);
   m.set_name(r.job_name);
   m.set_launch_pid(static_cast<int32_t>(getpid()));
   char host[256] = "";
@@ -164,7 +165,7 @@ class Session {
   int in_fd_ = 0;             // -i FILE: that file instead of srun's stdin
   double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
   bool wait_started_ = false;
-  bool aborted_ = false;      // srun ended the step itself (-W): no "Force Terminated" line
+  bool aborted_ = false;      // srun (-W) or a task (MPI_Abort) ended the step: no "Force Terminated" line
   int64_t kill_wait_ = 30;
   enum TaskState { kRunning, kExited, kExitedAbnormally };
   std::vector<int> task_state_;
@@ -296,6 +297,12 @@ void Session::handle(const pb::Envelope& msg) {
     pending_ = true;
     std::cerr << "srun: Job " << req_.job_id << " step creation temporarily disabled, retrying ("
               << msg.step_pending().reason() << ")" << std::endl;
+    return;
+  }
+  if (msg.has_step_abort()) {  // a task's MPI_Abort: the agent kills the step
+    std::cerr << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
+              << std::endl;
+    aborted_ = true;
     return;
   }
   if (msg.has_step_ended()) {
@@ -506,6 +513,10 @@ int run_srun(const Args& args) {
     std::cerr << "srun: " << (req.status().message() == "No command given to execute." ? "fatal: " : "error: ")
               << req.status().message() << "\n";
     return 1;
+  }
+  if (req->mpi == "list") {  // Slurm's listing, of the types built here
+    std::cout << "MPI plugin types are...\n\tnone\n\tpmi2\n";
+    return 0;
   }
   for (const auto& w : req->warnings) std::cerr << "srun: Warning: " << w << "\n";
   if (req->job_id == 0) {

@@ -63,6 +63,10 @@ TEST_CASE("srun options: short and long forms, values inline or separate, -- end
   CHECK(plane->step.plane_size == 2);
   CHECK(plane->step.overlap);
   CHECK(plane->mpi == "pmix");
+  CHECK(parse_srun({"--mpi=pmi2", "a.out"}, {})->mpi == "pmi2");
+  auto list = parse_srun({"--mpi=list"}, {});  // needs no command: srun prints the types
+  REQUIRE(list.is_ok());
+  CHECK(list->mpi == "list");
 }
 
 TEST_CASE("srun options: the environment's flags and what a bad value says") {

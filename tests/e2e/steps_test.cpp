@@ -5,23 +5,9 @@
 
 #include <fstream>
 
-#include "cluster_fixture.hpp"
+#include "steps_fixture.hpp"
 
 using namespace hq::test;
-
-namespace {
-
-// A batch job running `body` with the Slurm persona links first in PATH; its output file.
-std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body) {
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << body;
-  std::string id = c.submit(sbatch_args + " -o steps-%j.out steps.sh");
-  REQUIRE(id.find("ERROR") == std::string::npos);
-  REQUIRE(c.wait_state(id, "COMPLETED", 30));
-  return slurp(c.dir() + "/steps-" + id + ".out");
-}
-
-}  // namespace
 
 TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels, stdin to all, Slurm's exit codes") {
   LocalCluster c(1);
@@ -163,7 +149,8 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
 }
 
 TEST_CASE("e2e: Open MPI's mpirun in a 3-node batch job starts its daemons through srun and runs an mpi4py ring") {
-  if (sh("command -v mpirun && /usr/bin/python3 -c 'import mpi4py'").rc != 0)
+  // Open MPI by its own names: MPICH (mpich, for srun --mpi=pmi2) also provides mpirun.
+  if (sh("command -v mpirun.openmpi && /usr/bin/python3 -c 'import mpi4py'").rc != 0)
     HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");
   LocalCluster c(3);
   REQUIRE(c.ready());
@@ -174,7 +161,7 @@ TEST_CASE("e2e: Open MPI's mpirun in a 3-node batch job starts its daemons throu
       "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
   std::string out = run_steps(c, "-N3 --ntasks-per-node=1",
                               mpi_env + "echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
-                              "mpirun /usr/bin/python3 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
+                              "mpirun.openmpi /usr/bin/python3 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
   INFO(out);
   CHECK(out.find("nodes 3 tasks 3\n") != std::string::npos);
   CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=

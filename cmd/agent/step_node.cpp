@@ -1,0 +1,33 @@
+#include "cmd/agent/step_node.hpp"
+
+#include "core/step_env.hpp"
+
+namespace hq::cmd {
+
+Result<StartedTasks> start_node_tasks(asio::io_context& io, const StepNodePart& part,
+                                      std::shared_ptr<StepExchange> exchange, NodeTasks::Send send,
+                                      Pmi1Server::OnAbort on_abort) {
+  std::vector<TaskPlan> plans;
+  for (size_t local = 0; local < part.here.tasks.size(); ++local) {
+    plans.push_back(part.base);
+    plans.back().env = task_environment(part.env, part.here, part.index, local);
+  }
+  StartedTasks out;
+  if (part.mpi == "pmi2") {
+    PmiStep step{std::to_string(part.ids.job_id) + "." + std::to_string(part.ids.step_id), part.ntasks, 0, {}};
+    if (!part.pmi_mapping.empty()) step.preput["PMI_process_mapping"] = part.pmi_mapping;
+    auto pmi = Pmi1Server::prepare(io, step, part.here.tasks, plans, std::move(exchange), std::move(on_abort));
+    if (!pmi) return pmi.status();
+    out.pmi = *pmi;
+  }
+  auto tasks = NodeTasks::launch(io, part.ids, plans, part.here.tasks, std::move(send));
+  if (out.pmi) {
+    out.pmi->started();  // the tasks have their ends: close ours
+    if (!tasks) out.pmi->stop();
+  }
+  if (!tasks) return tasks.status();
+  out.tasks = *tasks;
+  return out;
+}
+
+}  // namespace hq::cmd

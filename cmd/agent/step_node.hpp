@@ -1,0 +1,40 @@
+// This node's part of a job step, and the start of its tasks: a plan per task (the step's
+// environment with the task's own variables), a PMI-1 server for them when the step asked
+// for --mpi=pmi2 (its barriers through the step's all-gather), then NodeTasks. Used alike
+// for the step manager's own tasks and for the tasks it sends to other nodes.
+// Runs on the agent's event-loop thread.
+#pragma once
+#include <asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/agent/node_tasks.hpp"
+#include "cmd/agent/pmi1_server.hpp"
+#include "core/step_layout.hpp"
+
+namespace hq::cmd {
+
+class StepExchange;
+
+struct StepNodePart {
+  NodeTasks::Ids ids;
+  StepNode here;                  // this node's tasks (global ids) and CPUs
+  size_t index = 0;               // this node's index in the step (SLURM_NODEID)
+  std::vector<std::string> env;   // the step's environment
+  TaskPlan base;                  // argv, cwd, user, cgroup: the same for every task
+  std::string mpi;                // "pmi2": a PMI-1 server
+  int32_t ntasks = 0;             // the step's tasks (PMI_SIZE)
+  std::string pmi_mapping;        // PMI_process_mapping
+};
+
+struct StartedTasks {
+  std::shared_ptr<NodeTasks> tasks;
+  std::shared_ptr<Pmi1Server> pmi;  // null unless --mpi=pmi2
+};
+
+Result<StartedTasks> start_node_tasks(asio::io_context& io, const StepNodePart& part,
+                                      std::shared_ptr<StepExchange> exchange, NodeTasks::Send send,
+                                      Pmi1Server::OnAbort on_abort);
+
+}  // namespace hq::cmd

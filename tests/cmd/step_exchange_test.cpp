@@ -1,0 +1,73 @@
+// A step's all-gather as the agents run it (cmd/agent/step_exchange): members on three
+// nodes and the gatherer wired directly (no links), on one io_context: each round's
+// blobs in node order on every node, answers never inline, a lost node failing the round
+// under way and later ones.
+#include <doctest/doctest.h>
+
+#include <asio/io_context.hpp>
+#include <memory>
+
+#include "cmd/agent/step_exchange.hpp"
+
+using namespace hq;
+using namespace hq::cmd;
+
+namespace {
+
+struct Step {
+  asio::io_context io;
+  std::vector<std::shared_ptr<StepExchange>> nodes;
+  std::unique_ptr<StepGatherer> gather;
+  std::vector<Result<std::vector<std::string>>> got;
+
+  explicit Step(size_t n) : got(n) {
+    gather = std::make_unique<StepGatherer>(7, 1, n, [this](const pb::Envelope& out) {
+      for (auto& node : nodes) node->deliver(out.step_exchange_out());
+    });
+    for (size_t i = 0; i < n; ++i)
+      nodes.push_back(std::make_shared<StepExchange>(io, 7, 1, static_cast<uint32_t>(i), [this](const pb::Envelope& in) {
+        REQUIRE(gather->add(in.step_exchange_in()));
+      }));
+  }
+  void contribute(size_t node, std::string blob) {
+    nodes[node]->all_gather(std::move(blob), [this, node](Result<std::vector<std::string>> r) { got[node] = std::move(r); });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("step exchange (agent): every node gets every blob in node order - answers come from the loop") {
+  Step s(3);
+  s.contribute(2, "c");
+  s.contribute(0, "a");
+  s.contribute(1, "b");
+  CHECK_FALSE(s.got[0]);  // the round is complete, but the answers wait for the loop
+  s.io.run();
+  for (auto& r : s.got) {
+    REQUIRE(r);
+    CHECK(*r == std::vector<std::string>{"a", "b", "c"});
+  }
+  // A second round while the first is under way on a node is refused there.
+  s.io.restart();
+  s.contribute(0, "x");
+  s.contribute(0, "y");
+  s.io.run();
+  CHECK(s.got[0].status().code() == Code::kUnavailable);
+}
+
+TEST_CASE("step exchange (agent): a lost node fails the round under way and every later one") {
+  Step s(2);
+  s.contribute(0, "a");
+  s.gather->fail(unavailable("lost the link to e2's agent"));
+  s.io.run();
+  CHECK(s.got[0].status().message() == "lost the link to e2's agent");
+  s.io.restart();
+  s.contribute(1, "late");  // a node that had not heard: its round fails too
+  s.io.run();
+  CHECK(s.got[1].status().message() == "lost the link to e2's agent");
+  s.nodes[0]->fail(unavailable("the link to the manager closed"));
+  s.io.restart();
+  s.contribute(0, "again");
+  s.io.run();
+  CHECK(s.got[0].status().message() == "the link to the manager closed");
+}

@@ -267,8 +267,10 @@ net::Identity Agent::node_identity() const {
 
 void Agent::publish_for_clients() const {
   if (opts_.run_dir.empty()) return;
-  Status s = write_file_atomic(opts_.run_dir + "/controller", opts_.controller.str() + "\n", 0644);
-  if (s && !opts_.transport.plaintext) s = write_file_atomic(opts_.run_dir + "/ca.pem", opts_.transport.ca_pem, 0644);
+  // The CA first: a client that sees the controller file finds everything it needs.
+  Status s = opts_.transport.plaintext ? Status::ok()
+                                       : write_file_atomic(opts_.run_dir + "/ca.pem", opts_.transport.ca_pem, 0644);
+  if (s) s = write_file_atomic(opts_.run_dir + "/controller", opts_.controller.str() + "\n", 0644);
   if (!s) log::warn("cannot tell local clients where the controller is: " + s.message());
 }
 

@@ -37,7 +37,12 @@ void StepExitCode::add(const TaskEnd& end) {
   else if (WIFEXITED(end.wait_status)) exit_ = std::max(exit_, WEXITSTATUS(end.wait_status));
 }
 
+void StepExitCode::aborted(int status) {
+  if (abort_ < 0) abort_ = status & 0xff;
+}
+
 int StepExitCode::code() const {
+  if (abort_ >= 0) return abort_;
   if (oom_) return 1;
   if (signal_ > 0) return 128 + signal_;
   return exit_;

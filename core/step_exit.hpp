@@ -27,13 +27,16 @@ std::string step_name(uint64_t job, uint32_t step);
 // "0-1,3": task ids as ranges (ascending, duplicates once).
 std::string task_ranges(std::vector<uint32_t> tasks);
 
-// srun's exit code over every task end of a step.
+// srun's exit code over every task end of a step. An MPI rank's abort (PMIx_Abort, MPI_Abort)
+// decides it: the step's other tasks are killed for it, but srun exits with the abort's status.
 class StepExitCode {
  public:
   void add(const TaskEnd& end);
+  void aborted(int status);  // the first abort counts
   int code() const;
 
  private:
+  int abort_ = -1;
   bool oom_ = false;
   int signal_ = 0;  // the highest signal that killed a task
   int exit_ = 0;    // the highest exit code

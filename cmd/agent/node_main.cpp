@@ -70,6 +70,7 @@ int print_hardware(bool as_toml) {
 }
 
 int run_node(const Args& args) {
+  forbid_hwloc_plugins();  // before the probe (and PMIx) first use hwloc
   CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
   std::string controller, name, spool, log_file, ca, secret;
   app.add_option("--secret", secret, "cluster secret (keyring) file (default: HQ_SECRET_FILE, /etc/hq/secret)");

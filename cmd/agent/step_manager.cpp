@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/peer_net.hpp"
+#include "cmd/agent/step_pmix.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
 #include "core/hostlist.hpp"
@@ -99,6 +101,23 @@ pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, co
   e->set_error(line);
   return env;
 }
+
+// With --mpi=pmix every node of the step learns the whole layout (its PMIx namespace has every rank).
+void add_layout(pb::StepLaunch& launch, const std::vector<StepNode>& layout) {
+  for (const StepNode& n : layout) {
+    auto* node = launch.add_layout();
+    node->set_node(n.name);
+    for (uint32_t t : n.tasks) node->add_tasks(t);
+  }
+}
+
+std::vector<StepNode> layout_of(const pb::StepLaunch& launch) {
+  std::vector<StepNode> layout;
+  for (const auto& n : launch.layout()) layout.push_back({n.node(), 0, {n.tasks().begin(), n.tasks().end()}});
+  return layout;
+}
+
+constexpr char kPmix[] = "pmix";
 
 }  // namespace
 
@@ -269,7 +288,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
     const StepNode& n = layout->nodes[i];
     if (n.name == node_) {
-      if (Status s = launch_here(step, *job, req, env, n, i); !s)
+      if (Status s = launch_here(step, *job, req, env, layout->nodes, i); !s)
         step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message(), false));
       continue;
     }
@@ -282,6 +301,8 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     for (const auto& a : req.argv()) launch.add_argv(a);
     for (const auto& e : env) launch.add_env(e);
     launch.set_cwd(req.cwd());
+    launch.set_mpi(req.mpi());
+    if (req.mpi() == kPmix) add_layout(launch, layout->nodes);
     step->remotes.push_back({n.name, nullptr});
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) { return a.node() == n.name; });
     asio::co_spawn(io_, launch_remote(step, *peer, std::move(launch)), asio::detached);
@@ -305,17 +326,25 @@ TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::strin
 }
 
 Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                                const std::vector<std::string>& env, const StepNode& here, size_t index) {
+                                const std::vector<std::string>& env, const std::vector<StepNode>& layout,
+                                size_t index) {
+  const StepNode& here = layout.at(index);
   std::vector<std::string> argv(req.argv().begin(), req.argv().end());
   std::vector<TaskPlan> plans;
   for (size_t local = 0; local < here.tasks.size(); ++local)
     plans.push_back(plan_task(job, argv, task_environment(env, here, index, local), req.cwd()));
+  StepKey key{step->job_id, step->step_id};
+  if (req.mpi() == kPmix)
+    if (Status s = pmix().attach(key, layout, index, plans); !s) return s;
   std::weak_ptr<Step> weak = step;
   auto tasks = NodeTasks::launch(io_, {step->job_id, step->step_id, node_, kill_wait_()}, plans, here.tasks,
                                  [this, weak](const pb::Envelope& msg) {
                                    if (auto s = weak.lock()) step_message(s, msg);
                                  });
-  if (!tasks) return tasks.status();
+  if (!tasks) {
+    if (pmix_) pmix_->detach(key);
+    return tasks.status();
+  }
   step->local = *tasks;
   track(*tasks);
   return Status::ok();
@@ -371,7 +400,41 @@ void StepManager::finish_step(const std::shared_ptr<Step>& step) {
   ended.mutable_step_ended()->set_exit_code(step->code.code());
   step->srun->send(ended);
   steps_.erase({step->job_id, step->step_id});
+  if (pmix_) pmix_->detach({step->job_id, step->step_id});
   wake(waiters_, step->job_id);
+}
+
+StepPmix& StepManager::pmix() {
+  if (pmix_) return *pmix_;
+  StepPmix::Hooks hooks;
+  hooks.abort = [this](StepKey key, int status, const std::string&) { rank_aborted(key, status); };
+  hooks.exchange = [](StepKey, uint32_t, std::string, StepPmix::Gathered done) {
+    done(unavailable("fences across nodes are not built yet"), "");
+  };
+  std::string dir = (std::filesystem::path(path_).parent_path() / "pmix").string();
+  pmix_ = std::make_unique<StepPmix>(io_, dir, node_, std::move(hooks));
+  return *pmix_;
+}
+
+// A rank here called MPI_Abort: the step ends (here, or told to the node that manages it).
+void StepManager::rank_aborted(StepKey key, int status) {
+  log::info(step_name(key.first, key.second) + ": an MPI rank aborted with status " + std::to_string(status));
+  if (auto it = steps_.find(key); it != steps_.end()) return abort_step(it->second, status);
+  auto hosted = hosted_.find(key);
+  if (hosted == hosted_.end()) return;
+  pb::Envelope env;
+  auto* a = env.mutable_step_abort();
+  a->set_job_id(key.first);
+  a->set_step_id(key.second);
+  a->set_status(status);
+  hosted->second->link->send(env);
+}
+
+// As Slurm's mpi/pmix: the step is killed (SIGTERM, SIGKILL after the kill wait) and srun
+// exits with the abort's status.
+void StepManager::abort_step(const std::shared_ptr<Step>& step, int status) {
+  step->code.aborted(status);
+  terminate_step(step);
 }
 
 // srun's stdin goes to every task (Slurm's default), on every node.
@@ -489,12 +552,15 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
   if (msg.has_step_signal() || (msg.has_task_io() && msg.task_io().stream() == 0)) return hosted_message(link, msg);
   StepKey key = msg.has_task_io()      ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
                 : msg.has_task_exited() ? StepKey{msg.task_exited().job_id(), msg.task_exited().step_id()}
+                : msg.has_step_abort()  ? StepKey{msg.step_abort().job_id(), msg.step_abort().step_id()}
                                         : StepKey{0, 0};
   auto it = steps_.find(key);
   if (it == steps_.end()) return;
   bool from_its_node = std::any_of(it->second->remotes.begin(), it->second->remotes.end(),
                                    [&](const Step::Remote& r) { return r.node == node; });
-  if (from_its_node) step_message(it->second, msg);
+  if (!from_its_node) return;
+  if (msg.has_step_abort()) abort_step(it->second, msg.step_abort().status());
+  else step_message(it->second, msg);
 }
 
 // A link closed: steps managed here lose that node's tasks (as killed); tasks run here for
@@ -561,16 +627,24 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   for (size_t local = 0; local < ids.size(); ++local)
     plans.push_back(plan_task(*job, argv, task_environment(env, here, static_cast<size_t>(launch.node_index()), local),
                               launch.cwd()));
+  if (launch.mpi() == kPmix)
+    if (Status s = pmix().attach(key, layout_of(launch), static_cast<size_t>(launch.node_index()), plans); !s) {
+      unplace();
+      co_return refuse(s.message());
+    }
   std::weak_ptr<net::Connection> weak_link = link;
   auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
                                  [this, key, weak_link](const pb::Envelope& msg) {
                                    if (auto l = weak_link.lock()) l->send(msg);
                                    auto it = hosted_.find(key);
                                    if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&
-                                       it->second->tasks->done())
+                                       it->second->tasks->done()) {
                                      hosted_.erase(it);
+                                     if (pmix_) pmix_->detach(key);
+                                   }
                                  });
   if (!tasks) {
+    if (pmix_) pmix_->detach(key);
     unplace();
     co_return refuse(tasks.status().message());
   }

@@ -8,6 +8,8 @@
 // The same manager runs the tasks another node's manager sends here (StepLaunch), as the
 // user and in the cgroup of this node's own record of the job, and only for the job's
 // first node; a link that closes takes its tasks with it.
+// With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server
+// (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -30,6 +32,7 @@ namespace hq::cmd {
 
 class NodeTasks;
 class PeerNet;
+class StepPmix;
 struct TaskPlan;
 
 class StepManager {
@@ -75,7 +78,10 @@ class StepManager {
   asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
   asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);
   Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                     const std::vector<std::string>& env, const StepNode& here, size_t index);
+                     const std::vector<std::string>& env, const std::vector<StepNode>& layout, size_t index);
+  StepPmix& pmix();
+  void rank_aborted(StepKey key, int status);
+  void abort_step(const std::shared_ptr<Step>& step, int status);
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
@@ -100,6 +106,7 @@ class StepManager {
   FindJob find_job_;
   KillWait kill_wait_;
   PeerNet* peers_ = nullptr;
+  std::unique_ptr<StepPmix> pmix_;  // from the first --mpi=pmix step here
   asio::local::stream_protocol::acceptor acceptor_;
   std::map<uint64_t, uint32_t> next_step_;               // per job
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running

@@ -105,6 +105,7 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_immediate(r.immediate_s >= 0);
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
+  m.set_mpi(r.mpi);
   return m;
 }
 

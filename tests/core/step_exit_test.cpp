@@ -41,3 +41,13 @@ TEST_CASE("step exit: a signal beats any exit code - the highest wins - OOM make
   CHECK(codes.code() == 1);
   CHECK(StepExitCode().code() == 0);
 }
+
+TEST_CASE("step exit: an MPI abort's status is srun's exit code, whatever killed the others") {
+  StepExitCode codes;
+  codes.add({"n1", {0}, killed(SIGTERM)});
+  codes.aborted(7);
+  codes.aborted(9);  // only the first counts
+  codes.add({"n2", {1}, exited(7)});
+  codes.add({"n3", {2}, killed(SIGKILL)});
+  CHECK(codes.code() == 7);
+}

@@ -3,6 +3,7 @@
 // command lines (tests/fixtures/slurm/steps-inside-allocation.golden).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "cluster_fixture.hpp"
@@ -12,14 +13,27 @@ using namespace hq::test;
 namespace {
 
 // A batch job running `body` with the Slurm persona links first in PATH; its output file.
-std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body) {
+std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body, int wait_s = 30) {
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << body;
   std::string id = c.submit(sbatch_args + " -o steps-%j.out steps.sh");
   REQUIRE(id.find("ERROR") == std::string::npos);
-  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  REQUIRE(c.wait_state(id, "COMPLETED", wait_s));
   return slurp(c.dir() + "/steps-" + id + ".out");
 }
+
+// One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
+const char kMpiEnv[] =
+    "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
+    "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
+
+#define HQ_SKIP_UNLESS_MPI()                                                                  \
+  do {                                                                                        \
+    if (sh("command -v mpirun && /usr/bin/python3 -c 'import mpi4py'").rc != 0)               \
+      HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");         \
+  } while (0)
+
+std::string ring_py() { return std::string(HQ_SOURCE_DIR) + "/tests/fixtures/mpi/ring.py"; }
 
 }  // namespace
 
@@ -163,22 +177,37 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
 }
 
 TEST_CASE("e2e: Open MPI's mpirun in a 3-node batch job starts its daemons through srun and runs an mpi4py ring") {
-  if (sh("command -v mpirun && /usr/bin/python3 -c 'import mpi4py'").rc != 0)
-    HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");
+  HQ_SKIP_UNLESS_MPI();
   LocalCluster c(3);
   REQUIRE(c.ready());
-  std::string ring = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/mpi/ring.py";
-  // One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
-  std::string mpi_env =
-      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
-      "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
+  std::string ring = ring_py();
   std::string out = run_steps(c, "-N3 --ntasks-per-node=1",
-                              mpi_env + "echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
-                              "mpirun /usr/bin/python3 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
+                              kMpiEnv + std::string("echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
+                              "mpirun /usr/bin/python3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
   INFO(out);
   CHECK(out.find("nodes 3 tasks 3\n") != std::string::npos);
   CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=
         std::string::npos);
+}
+
+TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring on one node - MPI_Abort(7) makes srun exit 7 - --mpi=none has no PMIx") {
+  HQ_SKIP_UNLESS_MPI();
+  LocalCluster c(1, 3);
+  REQUIRE(c.ready());
+  std::string ring = "/usr/bin/python3 " + ring_py();
+  std::string out = run_steps(c, "-n3",
+                              kMpiEnv + std::string("srun --mpi=pmix -N1 -n3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "srun --mpi=pmix -n1 env | grep -E '^(PMIX_NAMESPACE|PMIX_RANK|OMPI_MCA_orte_precondition)' | sort\n"
+                              "srun --mpi=none -n1 env | grep -c '^PMIX_'\n"
+                              "RING_ABORT=1 srun --mpi=pmix -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\ncat abort.err\n",
+                              60);
+  INFO(out);
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e1 got 0 sum 3\nrank 2 of 3 on e1 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("OMPI_MCA_orte_precondition_transports=0000000100000001-0000000100000001\n"
+                 "PMIX_NAMESPACE=slurm.pmix.1.1\nPMIX_RANK=0\n0\n") != std::string::npos);
+  CHECK(out.find("rc=7\n") != std::string::npos);
+  CHECK(!std::filesystem::exists(c.dir() + "/e1/run/pmix/1.0"));  // the step's directory went with it
 }
 
 TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the node failure and exits") {

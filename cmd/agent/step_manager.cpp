@@ -14,6 +14,7 @@
 
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/peer_net.hpp"
+#include "cmd/agent/step_exchange.hpp"
 #include "cmd/agent/step_pmix.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
@@ -41,10 +42,13 @@ struct StepManager::Step {
     std::string node;
     ConnPtr link;                        // null until dialled
     std::vector<pb::Envelope> pending;   // stdin and signals for it before that
+    size_t index = 0;                    // in the step (SLURM_NODEID)
   };
   std::vector<Remote> remotes;
   std::map<uint32_t, std::string> open;  // tasks not yet reported -> their node
   StepExitCode code;
+  std::unique_ptr<StepGatherer> gather;     // the step's all-gather, for every node of it
+  std::shared_ptr<StepExchange> exchange;   // this node's member, when it runs tasks of the step
 };
 
 // Tasks run here for a step managed on another node. Until they are started (the job's
@@ -53,6 +57,7 @@ struct StepManager::Hosted {
   ConnPtr link;
   std::shared_ptr<NodeTasks> tasks;
   std::vector<pb::Envelope> pending;
+  std::shared_ptr<StepExchange> exchange;  // this node's member of the step's all-gather
 };
 
 namespace {
@@ -283,6 +288,11 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   }
   conn->send(created);
   steps_[{job_id, step->step_id}] = step;
+  std::weak_ptr<Step> weak = step;
+  step->gather = std::make_unique<StepGatherer>(job_id, step->step_id, layout->nodes.size(),
+                                                [this, weak](const pb::Envelope& out) {
+                                                  if (auto s = weak.lock()) broadcast_exchange(s, out);
+                                                });
   StepEnvContext ctx{job_id, step->step_id, req.launch_host(), req.label(), req.cpu_bind()};
   std::vector<std::string> env = step_environment({req.env().begin(), req.env().end()}, *layout, ctx);
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
@@ -303,7 +313,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     launch.set_cwd(req.cwd());
     launch.set_mpi(req.mpi());
     if (req.mpi() == kPmix) add_layout(launch, layout->nodes);
-    step->remotes.push_back({n.name, nullptr});
+    step->remotes.push_back({n.name, nullptr, {}, i});
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) { return a.node() == n.name; });
     asio::co_spawn(io_, launch_remote(step, *peer, std::move(launch)), asio::detached);
   }
@@ -337,6 +347,10 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
   if (req.mpi() == kPmix)
     if (Status s = pmix().attach(key, layout, index, plans); !s) return s;
   std::weak_ptr<Step> weak = step;
+  step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
+                                                  [this, weak](const pb::Envelope& in) {
+                                                    if (auto s = weak.lock()) exchange_in(s, node_, in.step_exchange_in());
+                                                  });
   auto tasks = NodeTasks::launch(io_, {step->job_id, step->step_id, node_, kill_wait_()}, plans, here.tasks,
                                  [this, weak](const pb::Envelope& msg) {
                                    if (auto s = weak.lock()) step_message(s, msg);
@@ -408,8 +422,17 @@ StepPmix& StepManager::pmix() {
   if (pmix_) return *pmix_;
   StepPmix::Hooks hooks;
   hooks.abort = [this](StepKey key, int status, const std::string&) { rank_aborted(key, status); };
-  hooks.exchange = [](StepKey, uint32_t, std::string, StepPmix::Gathered done) {
-    done(unavailable("fences across nodes are not built yet"), "");
+  hooks.exchange = [this](StepKey key, std::string blob, StepPmix::Gathered done) {
+    std::shared_ptr<StepExchange> exchange;
+    if (auto it = steps_.find(key); it != steps_.end()) exchange = it->second->exchange;
+    else if (auto h = hosted_.find(key); h != hosted_.end()) exchange = h->second->exchange;
+    if (!exchange) return done(unavailable("the step is not running here"), "");
+    exchange->all_gather(std::move(blob), [done = std::move(done)](Result<std::vector<std::string>> blobs) {
+      std::string all;
+      if (blobs)
+        for (const auto& b : *blobs) all += b;
+      done(blobs.status(), all);
+    });
   };
   std::string dir = (std::filesystem::path(path_).parent_path() / "pmix").string();
   pmix_ = std::make_unique<StepPmix>(io_, dir, node_, std::move(hooks));
@@ -549,7 +572,13 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
     asio::co_spawn(io_, host(link, node, msg.step_launch()), asio::detached);
     return;
   }
-  if (msg.has_step_signal() || (msg.has_task_io() && msg.task_io().stream() == 0)) return hosted_message(link, msg);
+  if (msg.has_step_signal() || msg.has_step_exchange_out() || (msg.has_task_io() && msg.task_io().stream() == 0))
+    return hosted_message(link, msg);
+  if (msg.has_step_exchange_in()) {
+    auto it = steps_.find({msg.step_exchange_in().job_id(), msg.step_exchange_in().step_id()});
+    if (it != steps_.end()) exchange_in(it->second, node, msg.step_exchange_in());
+    return;
+  }
   StepKey key = msg.has_task_io()      ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
                 : msg.has_task_exited() ? StepKey{msg.task_exited().job_id(), msg.task_exited().step_id()}
                 : msg.has_step_abort()  ? StepKey{msg.step_abort().job_id(), msg.step_abort().step_id()}
@@ -571,6 +600,7 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     for (const auto& r : step->remotes)
       if (r.link == link) hit.push_back(step);
   for (auto& step : hit) {
+    step->gather->fail(unavailable("lost the link to " + node + "'s agent"));
     std::vector<uint32_t> lost;
     for (const auto& [task, where] : step->open)
       if (where == node) lost.push_back(task);
@@ -580,7 +610,29 @@ void StepManager::peer_closed(const ConnPtr& link, const std::string& node) {
     step_message(step, lost_tasks(step->job_id, step->step_id, node, lost, "Node failure on " + node));
   }
   for (auto& [key, h] : hosted_)
-    if (h->link == link) kill_hosted(*h);
+    if (h->link == link) {
+      kill_hosted(*h);
+      h->exchange->fail(unavailable("lost the link to " + node + "'s agent"));
+    }
+}
+
+// A node's blob for the step's all-gather: from this node's own tasks, or from a peer
+// link, where it must come from the node the step put at that index.
+void StepManager::exchange_in(const std::shared_ptr<Step>& step, const std::string& from,
+                              const pb::StepExchangeIn& in) {
+  bool here = from == node_ && step->exchange && step->exchange->node_index() == static_cast<uint32_t>(in.node_index());
+  bool remote = std::any_of(step->remotes.begin(), step->remotes.end(), [&](const Step::Remote& r) {
+    return r.node == from && r.index == static_cast<size_t>(in.node_index());
+  });
+  Status s = here || remote ? step->gather->add(in) : invalid("exchange: not from the step's node " +
+                                                              std::to_string(in.node_index()));
+  if (!s) log::warn(step_name(step->job_id, step->step_id) + " from " + from + ": " + s.message());
+}
+
+// A round's result (or failure) to every node of the step, this one too.
+void StepManager::broadcast_exchange(const std::shared_ptr<Step>& step, const pb::Envelope& out) {
+  send_remotes(step, out);
+  if (step->exchange) step->exchange->deliver(out.step_exchange_out());
 }
 
 void StepManager::kill_hosted(Hosted& h) {
@@ -605,7 +657,12 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
       ids.size() > kMaxTasksPerNode || launch.argv_size() == 0)
     co_return refuse("a malformed step launch (node index, tasks, CPUs or command)");
   if (hosted_.count(key)) co_return refuse(step_name(job_id, launch.step_id()) + " already runs here");
-  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}});
+  std::weak_ptr<net::Connection> weak_link = link;
+  auto exchange = std::make_shared<StepExchange>(io_, job_id, launch.step_id(), static_cast<uint32_t>(launch.node_index()),
+                                                 [weak_link](const pb::Envelope& in) {
+                                                   if (auto l = weak_link.lock()) l->send(in);
+                                                 });
+  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}, exchange});
   hosted_[key] = placeholder;  // stdin and signals that come while it waits queue here
   auto job = find_job_(job_id);
   if (!job) job = co_await await_job(job_id, link);
@@ -632,7 +689,6 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
       unplace();
       co_return refuse(s.message());
     }
-  std::weak_ptr<net::Connection> weak_link = link;
   auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
                                  [this, key, weak_link](const pb::Envelope& msg) {
                                    if (auto l = weak_link.lock()) l->send(msg);
@@ -656,10 +712,12 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
 }
 
 void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
-  StepKey key = msg.has_task_io() ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
-                                  : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
+  StepKey key = msg.has_task_io()             ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
+                : msg.has_step_exchange_out() ? StepKey{msg.step_exchange_out().job_id(), msg.step_exchange_out().step_id()}
+                                              : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
   auto it = hosted_.find(key);
   if (it == hosted_.end() || it->second->link != link) return;
+  if (msg.has_step_exchange_out()) return it->second->exchange->deliver(msg.step_exchange_out());
   if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
   NodeTasks& tasks = *it->second->tasks;
   if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());

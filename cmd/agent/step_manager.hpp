@@ -8,6 +8,8 @@
 // The same manager runs the tasks another node's manager sends here (StepLaunch), as the
 // user and in the cgroup of this node's own record of the job, and only for the job's
 // first node; a link that closes takes its tasks with it.
+// It also routes each step's all-gather (StepExchange, for the tasks' PMI servers): it
+// gathers every node's blob here and sends the rounds back over the links.
 // With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server
 // (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status.
 // Runs on the agent's event-loop thread.
@@ -97,6 +99,8 @@ class StepManager {
   asio::awaitable<std::optional<JobView>> await_job(uint64_t job_id, ConnPtr conn);
   asio::awaitable<void> host(ConnPtr link, std::string node, pb::StepLaunch launch);
   void hosted_message(const ConnPtr& link, const pb::Envelope& msg);
+  void exchange_in(const std::shared_ptr<Step>& step, const std::string& from, const pb::StepExchangeIn& in);
+  void broadcast_exchange(const std::shared_ptr<Step>& step, const pb::Envelope& out);
   void track(const std::shared_ptr<NodeTasks>& tasks);
   TaskPlan plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
                      const std::string& cwd) const;

@@ -49,7 +49,7 @@ Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t her
   }
   for (size_t i = 0; i < plans.size(); ++i)
     plans[i].env = with_pmix_env(std::move(plans[i].env), (*envs)[i], key.first, key.second);
-  steps_[key] = Attached{map.nspace};
+  steps_[key] = map.nspace;
   by_nspace_[map.nspace] = key;
   return Status::ok();
 }
@@ -57,8 +57,8 @@ Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t her
 void StepPmix::detach(Key key) {
   auto it = steps_.find(key);
   if (it == steps_.end()) return;
-  server_->remove(it->second.nspace);
-  by_nspace_.erase(it->second.nspace);
+  server_->remove(it->second);
+  by_nspace_.erase(it->second);
   steps_.erase(it);
   std::error_code ec;
   std::filesystem::remove_all(step_dir(key), ec);
@@ -67,9 +67,7 @@ void StepPmix::detach(Key key) {
 void StepPmix::fence(const std::string& nspace, std::string blob, std::function<void(bool, const std::string&)> reply) {
   auto at = by_nspace_.find(nspace);
   if (at == by_nspace_.end() || !hooks_.exchange) return reply(false, "");
-  Key key = at->second;
-  uint32_t seq = steps_[key].next_fence++;
-  hooks_.exchange(key, seq, std::move(blob), [reply = std::move(reply)](Status s, const std::string& all) {
+  hooks_.exchange(at->second, std::move(blob), [reply = std::move(reply)](Status s, const std::string& all) {
     if (!s) log::warn("PMIx fence failed: " + s.message());
     reply(s.is_ok(), all);
   });

@@ -3,8 +3,8 @@
 // its own (<run_dir>/pmix/<job>.<step>, its user's, removed with it), each rank's variables
 // added to its task plan, and its ranks' fences and aborts handed to the step manager.
 // PMIx completes by itself the fences of a step whose ranks are all here; those of a step
-// across nodes come here in order and go through `Hooks::exchange` (an all-gather among the
-// step's nodes), numbered from 0 per step.
+// across nodes come here one at a time, in the same order on every node, and go through
+// `Hooks::exchange` (the step's all-gather among its nodes, StepExchange).
 // Runs on the agent's event-loop thread (PmixServer posts PMIx's calls to it).
 #pragma once
 #include <asio/io_context.hpp>
@@ -28,8 +28,8 @@ class StepPmix {
   using Key = std::pair<uint64_t, uint32_t>;  // job, step
   using Gathered = std::function<void(Status, const std::string& all)>;
   struct Hooks {
-    // This node's blob for the step's collective `seq`; `done` with every node's blob, concatenated in node order.
-    std::function<void(Key, uint32_t seq, std::string blob, Gathered done)> exchange;
+    // This node's blob for the step's next collective; `done` with every node's blob, concatenated in node order.
+    std::function<void(Key, std::string blob, Gathered done)> exchange;
     // A rank here called MPI_Abort(status): the step ends, srun exits with `status`.
     std::function<void(Key, int status, const std::string& message)> abort;
   };
@@ -51,11 +51,7 @@ class StepPmix {
   std::string dir_, node_;
   Hooks hooks_;
   std::unique_ptr<PmixServer> server_;
-  struct Attached {
-    std::string nspace;
-    uint32_t next_fence = 0;
-  };
-  std::map<Key, Attached> steps_;
+  std::map<Key, std::string> steps_;  // -> its namespace
   std::map<std::string, Key> by_nspace_;
 };
 

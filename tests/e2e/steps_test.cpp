@@ -210,6 +210,29 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring on one node - MPI_Abort(7) m
   CHECK(!std::filesystem::exists(c.dir() + "/e1/run/pmix/1.0"));  // the step's directory went with it
 }
 
+TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ranks a node - an abort on another node ends the step") {
+  HQ_SKIP_UNLESS_MPI();
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string ring = "/usr/bin/python3 " + ring_py();
+  std::string out = run_steps(c, "-N3 -n6",
+                              kMpiEnv + std::string("srun --mpi=pmix -N3 -n3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "srun --mpi=pmix -N3 -n6 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "RING_ABORT=2 srun --mpi=pmix -N3 -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\n",
+                              90);
+  INFO(out);
+  INFO(slurp(c.dir() + "/abort.err"));
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("rank 0 of 6 on e1 got 5 sum 15\nrank 1 of 6 on e1 got 0 sum 15\nrank 2 of 6 on e2 got 1 sum 15\n"
+                 "rank 3 of 6 on e2 got 2 sum 15\nrank 4 of 6 on e3 got 3 sum 15\nrank 5 of 6 on e3 got 4 sum 15\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("rc=7\n") != std::string::npos);
+  for (const char* node : {"e1", "e2", "e3"})  // every node's step directories went with the steps
+    for (int step = 0; step < 3; ++step)
+      CHECK(!std::filesystem::exists(c.dir() + "/" + node + "/run/pmix/1." + std::to_string(step)));
+}
+
 TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the node failure and exits") {
   LocalCluster c(3);
   REQUIRE(c.ready());

@@ -159,6 +159,7 @@ Status PmixServer::start() {
   if (started_) return Status::ok();
   if (g_server) return internal("a PMIx server already runs in this process");
   std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);  // what steps of an earlier agent left (steps end with their agent)
   std::filesystem::create_directories(dir_, ec);
   if (ec) return io_error("cannot create " + dir_ + ": " + ec.message());
   forbid_hwloc_plugins();

@@ -43,7 +43,7 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
-  // Starts the library once (`dir`: its directory, created); again after a success is a no-op.
+  // Starts the library once (`dir`: its directory, emptied); again after a success is a no-op.
   Status start();
   // Registers the step's namespace and its ranks here as the clients of uid/gid; `tmpdir` is
   // the step's directory here (PMIX_TMPDIR, PMIX_NSDIR). The variables each rank here adds

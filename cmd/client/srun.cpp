@@ -585,6 +585,7 @@ int usage(std::ostream& out, int code) {
          "  --exact, --exclusive  only the CPUs the tasks need   --overlap  share CPUs with other steps\n"
          "  -l, --label           prefix lines with the task id  -K, --kill-on-bad-exit\n"
          "  -I, --immediate       fail instead of waiting for busy CPUs   --export SPEC   -D, --chdir DIR\n"
+         "  --mpi=pmix            a PMIx server for the tasks (Open MPI without mpirun)   --mpi=list\n"
          "Tasks get Slurm's step environment (SLURM_STEP_ID, SLURM_PROCID, SLURM_LOCALID, ...).\n"
          "Outside a job, srun asks for an allocation first (also -J NAME, -p PARTITION, -t TIME,\n"
          "--mem SIZE, --exclusive: whole nodes), runs the step in it and ends it.\n";
@@ -594,8 +595,13 @@ int usage(std::ostream& out, int code) {
 }  // namespace
 
 int run_srun(const Args& args) {
-  for (size_t i = 1; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i)
+  for (size_t i = 1; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i) {
     if (args[i] == "-h" || args[i] == "--help") return usage(std::cout, 0);
+    if (args[i] == "--mpi=list" || (args[i] == "--mpi" && i + 1 < args.size() && args[i + 1] == "list")) {
+      std::cout << mpi_types_list();
+      return 0;
+    }
+  }
   std::vector<std::string> env;
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {

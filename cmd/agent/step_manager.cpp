@@ -684,11 +684,16 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   for (size_t local = 0; local < ids.size(); ++local)
     plans.push_back(plan_task(*job, argv, task_environment(env, here, static_cast<size_t>(launch.node_index()), local),
                               launch.cwd()));
-  if (launch.mpi() == kPmix)
-    if (Status s = pmix().attach(key, layout_of(launch), static_cast<size_t>(launch.node_index()), plans); !s) {
+  if (launch.mpi() == kPmix) {
+    std::vector<StepNode> layout = layout_of(launch);
+    auto index = static_cast<size_t>(launch.node_index());
+    Status s = index < layout.size() && layout[index].tasks == ids ? pmix().attach(key, layout, index, plans)
+                                                                   : invalid("a step layout without this node's tasks");
+    if (!s) {
       unplace();
       co_return refuse(s.message());
     }
+  }
   auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
                                  [this, key, weak_link](const pb::Envelope& msg) {
                                    if (auto l = weak_link.lock()) l->send(msg);

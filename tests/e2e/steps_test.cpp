@@ -23,8 +23,10 @@ std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std
 }
 
 // One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
+// Python writes each line whole (PYTHONUNBUFFERED makes print write the newline apart, and
+// the ranks' lines could then interleave: step output is relayed as it comes, not by lines).
 const char kMpiEnv[] =
-    "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
+    "unset PYTHONUNBUFFERED\nexport OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
     "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
 
 #define HQ_SKIP_UNLESS_MPI()                                                                  \

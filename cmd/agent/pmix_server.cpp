@@ -141,6 +141,25 @@ struct PmixCallbacks {
     return PMIX_SUCCESS;
   }
 
+  // A client's PMIx_Init (connected) and PMIx_Finalize, both done at once.
+  static void client(const pmix_proc_t* proc, bool finalized) {
+    PmixServer* server = g_server;
+    if (!server || !proc) return;
+    std::string nspace(proc->nspace);
+    uint32_t rank = proc->rank;
+    asio::post(server->io_, [nspace, rank, finalized] {
+      if (g_server && g_server->events_.client) g_server->events_.client(nspace, rank, finalized);
+    });
+  }
+  static pmix_status_t connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+    client(proc, false);
+    return PMIX_OPERATION_SUCCEEDED;
+  }
+  static pmix_status_t finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+    client(proc, true);
+    return PMIX_OPERATION_SUCCEEDED;
+  }
+
   static pmix_status_t direct_modex(const pmix_proc_t*, const pmix_info_t[], size_t, pmix_modex_cbfunc_t, void*) {
     return PMIX_ERR_NOT_SUPPORTED;  // every fence collects the data (Open MPI's default)
   }
@@ -169,6 +188,8 @@ Status PmixServer::start() {
   module.fence_nb = PmixCallbacks::fence;
   module.abort = PmixCallbacks::abort;
   module.direct_modex = PmixCallbacks::direct_modex;
+  module.client_connected = PmixCallbacks::connected;
+  module.client_finalized = PmixCallbacks::finalized;
   InfoList info;
   info.str(PMIX_SERVER_TMPDIR, dir_);
   info.str(PMIX_SYSTEM_TMPDIR, dir_);

@@ -11,7 +11,7 @@
 // read when the agent serves several users.
 // Thread rules: every method runs on the agent's event-loop thread; start, add and remove
 // block briefly while PMIx's progress thread does the work. PMIx calls the host (fence,
-// abort) on its progress thread: those callbacks copy what they are given and post it to
+// abort, a client's init and finalize) on its progress thread: those callbacks copy what they are given and post it to
 // the agent's loop, where `Events` run. A FenceReply may be called on the loop (PMIx's
 // completion functions may be called from any thread); it must be called once.
 #pragma once
@@ -36,6 +36,8 @@ class PmixServer {
     std::function<void(const std::string& nspace, std::string blob, FenceReply reply)> fence;
     // A rank of `nspace` here called PMIx_Abort (MPI_Abort): the step ends with `status`.
     std::function<void(const std::string& nspace, int status, const std::string& message)> abort;
+    // A rank of `nspace` here connected (PMIx_Init), or finalized (PMIx_Finalize).
+    std::function<void(const std::string& nspace, uint32_t rank, bool finalized)> client;
   };
 
   PmixServer(asio::io_context& io, std::string dir, std::string node, Events events);

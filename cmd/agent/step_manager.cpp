@@ -352,7 +352,9 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
                                                     if (auto s = weak.lock()) exchange_in(s, node_, in.step_exchange_in());
                                                   });
   auto tasks = NodeTasks::launch(io_, {step->job_id, step->step_id, node_, kill_wait_()}, plans, here.tasks,
-                                 [this, weak](const pb::Envelope& msg) {
+                                 [this, weak, key](const pb::Envelope& msg) {
+                                   if (msg.has_task_exited() && lost_rank(key, msg.task_exited()))
+                                     rank_failed(key, std::nullopt);
                                    if (auto s = weak.lock()) step_message(s, msg);
                                  });
   if (!tasks) {
@@ -421,7 +423,7 @@ void StepManager::finish_step(const std::shared_ptr<Step>& step) {
 StepPmix& StepManager::pmix() {
   if (pmix_) return *pmix_;
   StepPmix::Hooks hooks;
-  hooks.abort = [this](StepKey key, int status, const std::string&) { rank_aborted(key, status); };
+  hooks.abort = [this](StepKey key, int status) { rank_failed(key, status); };
   hooks.exchange = [this](StepKey key, std::string blob, StepPmix::Gathered done) {
     std::shared_ptr<StepExchange> exchange;
     if (auto it = steps_.find(key); it != steps_.end()) exchange = it->second->exchange;
@@ -439,9 +441,11 @@ StepPmix& StepManager::pmix() {
   return *pmix_;
 }
 
-// A rank here called MPI_Abort: the step ends (here, or told to the node that manages it).
-void StepManager::rank_aborted(StepKey key, int status) {
-  log::info(step_name(key.first, key.second) + ": an MPI rank aborted with status " + std::to_string(status));
+// A rank here called MPI_Abort, or went away without MPI_Finalize: the step ends (here, or
+// told to the node that manages it).
+void StepManager::rank_failed(StepKey key, std::optional<int> status) {
+  log::info(step_name(key.first, key.second) + ": an MPI rank " +
+            (status ? "aborted with status " + std::to_string(*status) : "ended without MPI_Finalize"));
   if (auto it = steps_.find(key); it != steps_.end()) return abort_step(it->second, status);
   auto hosted = hosted_.find(key);
   if (hosted == hosted_.end()) return;
@@ -449,14 +453,20 @@ void StepManager::rank_aborted(StepKey key, int status) {
   auto* a = env.mutable_step_abort();
   a->set_job_id(key.first);
   a->set_step_id(key.second);
-  a->set_status(status);
+  a->set_status(status.value_or(0));
+  a->set_lost(!status);
   hosted->second->link->send(env);
 }
 
+// A --mpi=pmix rank here that ended after PMIx_Init without PMIx_Finalize (StepPmix::lost).
+bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
+  return pmix_ && std::any_of(e.tasks().begin(), e.tasks().end(), [&](uint32_t t) { return pmix_->lost(key, t); });
+}
+
 // As Slurm's mpi/pmix: the step is killed (SIGTERM, SIGKILL after the kill wait) and srun
-// exits with the abort's status.
-void StepManager::abort_step(const std::shared_ptr<Step>& step, int status) {
-  step->code.aborted(status);
+// exits with the abort's status, if any.
+void StepManager::abort_step(const std::shared_ptr<Step>& step, std::optional<int> status) {
+  if (status) step->code.aborted(*status);
   terminate_step(step);
 }
 
@@ -588,7 +598,8 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
   bool from_its_node = std::any_of(it->second->remotes.begin(), it->second->remotes.end(),
                                    [&](const Step::Remote& r) { return r.node == node; });
   if (!from_its_node) return;
-  if (msg.has_step_abort()) abort_step(it->second, msg.step_abort().status());
+  if (msg.has_step_abort())
+    abort_step(it->second, msg.step_abort().lost() ? std::nullopt : std::optional<int>(msg.step_abort().status()));
   else step_message(it->second, msg);
 }
 
@@ -696,6 +707,8 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   }
   auto tasks = NodeTasks::launch(io_, {job_id, launch.step_id(), node_, kill_wait_()}, plans, ids,
                                  [this, key, weak_link](const pb::Envelope& msg) {
+                                   if (msg.has_task_exited() && lost_rank(key, msg.task_exited()))
+                                     rank_failed(key, std::nullopt);
                                    if (auto l = weak_link.lock()) l->send(msg);
                                    auto it = hosted_.find(key);
                                    if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&

@@ -11,7 +11,8 @@
 // It also routes each step's all-gather (StepExchange, for the tasks' PMI servers): it
 // gathers every node's blob here and sends the rounds back over the links.
 // With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server
-// (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status.
+// (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status, and so does
+// a rank that goes away without MPI_Finalize (srun's code is then the tasks').
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -82,8 +83,9 @@ class StepManager {
   Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
                      const std::vector<std::string>& env, const std::vector<StepNode>& layout, size_t index);
   StepPmix& pmix();
-  void rank_aborted(StepKey key, int status);
-  void abort_step(const std::shared_ptr<Step>& step, int status);
+  void rank_failed(StepKey key, std::optional<int> status);
+  bool lost_rank(StepKey key, const pb::TaskExited& e) const;
+  void abort_step(const std::shared_ptr<Step>& step, std::optional<int> status);
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);

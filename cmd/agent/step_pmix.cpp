@@ -29,7 +29,8 @@ Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t her
         [this](const std::string& ns, std::string blob, PmixServer::FenceReply reply) {
           fence(ns, std::move(blob), std::move(reply));
         },
-        [this](const std::string& ns, int status, const std::string& msg) { abort(ns, status, msg); }};
+        [this](const std::string& ns, int status, const std::string&) { abort(ns, status); },
+        [this](const std::string& ns, uint32_t rank, bool finalized) { client(ns, rank, finalized); }};
     server_ = std::make_unique<PmixServer>(io_, dir_, node_, std::move(events));
   }
   if (Status s = server_->start(); !s) return s.with_context("PMIx server");
@@ -49,7 +50,7 @@ Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t her
   }
   for (size_t i = 0; i < plans.size(); ++i)
     plans[i].env = with_pmix_env(std::move(plans[i].env), (*envs)[i], key.first, key.second);
-  steps_[key] = map.nspace;
+  steps_[key] = Attached{map.nspace, {}, {}};
   by_nspace_[map.nspace] = key;
   return Status::ok();
 }
@@ -57,8 +58,8 @@ Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t her
 void StepPmix::detach(Key key) {
   auto it = steps_.find(key);
   if (it == steps_.end()) return;
-  server_->remove(it->second);
-  by_nspace_.erase(it->second);
+  server_->remove(it->second.nspace);
+  by_nspace_.erase(it->second.nspace);
   steps_.erase(it);
   std::error_code ec;
   std::filesystem::remove_all(step_dir(key), ec);
@@ -73,9 +74,21 @@ void StepPmix::fence(const std::string& nspace, std::string blob, std::function<
   });
 }
 
-void StepPmix::abort(const std::string& nspace, int status, const std::string& message) {
+void StepPmix::abort(const std::string& nspace, int status) {
   auto at = by_nspace_.find(nspace);
-  if (at != by_nspace_.end() && hooks_.abort) hooks_.abort(at->second, status, message);
+  if (at != by_nspace_.end() && hooks_.abort) hooks_.abort(at->second, status);
+}
+
+void StepPmix::client(const std::string& nspace, uint32_t rank, bool finalized) {
+  auto at = by_nspace_.find(nspace);
+  if (at == by_nspace_.end()) return;
+  Attached& step = steps_[at->second];
+  (finalized ? step.finalized : step.connected).insert(rank);
+}
+
+bool StepPmix::lost(Key key, uint32_t rank) const {
+  auto it = steps_.find(key);
+  return it != steps_.end() && it->second.connected.count(rank) && !it->second.finalized.count(rank);
 }
 
 }  // namespace hq::cmd

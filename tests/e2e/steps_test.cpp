@@ -212,7 +212,7 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring on one node - MPI_Abort(7) m
   CHECK(!std::filesystem::exists(c.dir() + "/e1/run/pmix/1.0"));  // the step's directory went with it
 }
 
-TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ranks a node - an abort on another node ends the step") {
+TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ranks a node - an abort or a lost rank on another node ends the step") {
   HQ_SKIP_UNLESS_MPI();
   LocalCluster c(3);
   REQUIRE(c.ready());
@@ -220,7 +220,8 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ran
   std::string out = run_steps(c, "-N3 -n6",
                               kMpiEnv + std::string("srun --mpi=pmix -N3 -n3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
                               "srun --mpi=pmix -N3 -n6 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
-                              "RING_ABORT=2 srun --mpi=pmix -N3 -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\n",
+                              "RING_ABORT=2 srun --mpi=pmix -N3 -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\n"
+                              "RING_DIE=1 srun --mpi=pmix -N3 -n3 " + ring + " 2>&1 | grep '^srun: error'\n",
                               90);
   INFO(out);
   INFO(slurp(c.dir() + "/abort.err"));
@@ -230,8 +231,11 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ran
                  "rank 3 of 6 on e2 got 2 sum 15\nrank 4 of 6 on e3 got 3 sum 15\nrank 5 of 6 on e3 got 4 sum 15\nrc=0\n") !=
         std::string::npos);
   CHECK(out.find("rc=7\n") != std::string::npos);
+  // A rank gone without MPI_Finalize ends the step, as Slurm's plugin does: no hang.
+  CHECK(out.find("srun: error: e2: task 1: Exited with exit code 3\n") != std::string::npos);
+  CHECK(slurp(c.dir() + "/e2.log").find("StepId=1.3: an MPI rank ended without MPI_Finalize") != std::string::npos);
   for (const char* node : {"e1", "e2", "e3"})  // every node's step directories went with the steps
-    for (int step = 0; step < 3; ++step)
+    for (int step = 0; step < 4; ++step)
       CHECK(!std::filesystem::exists(c.dir() + "/" + node + "/run/pmix/1." + std::to_string(step)));
 }
 

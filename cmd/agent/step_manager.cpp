@@ -463,11 +463,12 @@ bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
   return pmix_ && std::any_of(e.tasks().begin(), e.tasks().end(), [&](uint32_t t) { return pmix_->lost(key, t); });
 }
 
-// As Slurm's mpi/pmix: the step is killed (SIGTERM, SIGKILL after the kill wait) and srun
-// exits with the abort's status, if any.
+// An MPI_Abort kills the step at once, as Slurm 22.05's mpi/pmix does, and srun exits with
+// its status; a rank lost without MPI_Finalize ends it as -K does (as mpirun would: Slurm
+// leaves the other ranks waiting).
 void StepManager::abort_step(const std::shared_ptr<Step>& step, std::optional<int> status) {
   if (status) step->code.aborted(*status);
-  terminate_step(step);
+  terminate_step(step, status.has_value());
 }
 
 // srun's stdin goes to every task (Slurm's default), on every node.
@@ -501,8 +502,9 @@ void StepManager::signal_step(const std::shared_ptr<Step>& step, int sig, bool t
   send_remotes(step, env);
 }
 
-// -K: SIGCONT and SIGTERM to every task, SIGKILL after the job's kill wait (Slurm's SIG_TERM_KILL).
-void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
+// -K: SIGCONT and SIGTERM to every task, SIGKILL after the job's kill wait (Slurm's SIG_TERM_KILL);
+// `kill_now`: SIGKILL at once (an MPI abort).
+void StepManager::terminate_step(const std::shared_ptr<Step>& step, bool kill_now) {
   if (step->terminating) return;
   step->terminating = true;
   // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
@@ -516,7 +518,8 @@ void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
   line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step->job_id) + "." +
                                    std::to_string(step->step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
   step->srun->send(line);
-  signal_step(step, SIGTERM, true);
+  if (kill_now) signal_step(step, SIGKILL);
+  else signal_step(step, SIGTERM, true);
 }
 
 bool StepManager::reaped(pid_t pid, int status) {

@@ -92,7 +92,7 @@ class StepManager {
   void signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate = false);
   void send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void kill_hosted(Hosted& h);
-  void terminate_step(const std::shared_ptr<Step>& step);
+  void terminate_step(const std::shared_ptr<Step>& step, bool kill_now = false);
   void finish_step(const std::shared_ptr<Step>& step);
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
   using Waiters = std::multimap<uint64_t, asio::steady_timer*>;  // per job: coroutines waiting for news of it

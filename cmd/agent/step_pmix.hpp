@@ -44,7 +44,7 @@ class StepPmix {
   // The step's tasks here ended (or never started): its namespace and directory go.
   void detach(Key key);
   // Task `rank` here ended after PMIx_Init without PMIx_Finalize (it crashed, or left
-  // without MPI_Finalize): as Slurm's plugin, its step should end.
+  // without MPI_Finalize): its step should end (as mpirun would).
   bool lost(Key key, uint32_t rank) const;
 
  private:

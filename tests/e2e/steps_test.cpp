@@ -231,7 +231,11 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ran
                  "rank 3 of 6 on e2 got 2 sum 15\nrank 4 of 6 on e3 got 3 sum 15\nrank 5 of 6 on e3 got 4 sum 15\nrc=0\n") !=
         std::string::npos);
   CHECK(out.find("rc=7\n") != std::string::npos);
-  // A rank gone without MPI_Finalize ends the step, as Slurm's plugin does: no hang.
+  std::string aborted = slurp(c.dir() + "/abort.err");  // as Slurm 22.05: the others are killed at once
+  CHECK(aborted.find("MPI_ABORT was invoked on rank 2") != std::string::npos);
+  CHECK(aborted.find("hq-node-e1: error: *** STEP 1.2 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(aborted.find("srun: error: e1: task 0: Killed\n") != std::string::npos);
+  // A rank gone without MPI_Finalize ends the step (as mpirun would; Slurm 22.05 hangs).
   CHECK(out.find("srun: error: e2: task 1: Exited with exit code 3\n") != std::string::npos);
   CHECK(slurp(c.dir() + "/e2.log").find("StepId=1.3: an MPI rank ended without MPI_Finalize") != std::string::npos);
   for (const char* node : {"e1", "e2", "e3"})  // every node's step directories went with the steps

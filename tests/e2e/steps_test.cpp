@@ -243,6 +243,27 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ran
       CHECK(!std::filesystem::exists(c.dir() + "/" + node + "/run/pmix/1." + std::to_string(step)));
 }
 
+TEST_CASE("e2e: srun --mpi=pmix in another user's job - the ranks are that user's PMIx clients on every node") {
+  HQ_SKIP_UNLESS_MPI();
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(shared + "/ring.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << kMpiEnv
+                                     << "srun --mpi=pmix -N3 -n3 /usr/bin/python3 " << ring_py()
+                                     << " | sort\necho rc=${PIPESTATUS[0]}\nsrun --mpi=pmix -N3 -n3 id -u\n";
+  auto sub = as_user(65534, shared, "submit --parsable -N3 -n3 -o " + shared + "/ring-%j.out " + shared + "/ring.sh");
+  REQUIRE(sub.rc == 0);
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(c.wait_state(id, "COMPLETED", 60));
+  std::string out = slurp(shared + "/ring-" + id + ".out");
+  INFO(out);
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n65534\n65534\n65534\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the node failure and exits") {
   LocalCluster c(3);
   REQUIRE(c.ready());

@@ -195,4 +195,8 @@ Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::
   return p.req;
 }
 
+std::string mpi_types_list() {
+  return "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n";
+}
+
 }  // namespace hq

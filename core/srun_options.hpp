@@ -46,4 +46,7 @@ struct SrunRequest {
 // Errors name the option or variable and the value, as srun's do.
 Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env);
 
+// What `srun --mpi=list` prints (stdout), in Slurm 22.05's format: the MPI types that do something.
+std::string mpi_types_list();
+
 }  // namespace hq

@@ -73,6 +73,7 @@ int print_hardware(bool as_toml) {
 int run_node(const Args& args) {
   if (args.size() >= 2 && (args[1] == "list-jobs" || args[1] == "list-steps" || args[1] == "list-pids"))
     return run_node_list(args[1].substr(5), {args.begin() + 2, args.end()});
+  forbid_hwloc_plugins();  // before the probe (and PMIx) first use hwloc
   CLI::App app{"hq node: the node agent (probes hardware, registers, launches jobs)"};
   std::string controller, name, spool, log_file, ca, secret;
   app.add_option("--secret", secret, "cluster secret (keyring) file (default: HQ_SECRET_FILE, /etc/hq/secret)");

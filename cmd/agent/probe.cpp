@@ -39,6 +39,15 @@ int64_t probe_uptime(const std::string& root, std::vector<std::string>& warnings
   return sysinfo(&si) == 0 ? static_cast<int64_t>(si.uptime) : 0;
 }
 
+}  // namespace
+
+void forbid_hwloc_plugins() {
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl,hwloc_gl,hwloc_pci,hwloc_xml_libxml,hwloc_cuda,hwloc_nvml,"
+         "hwloc_rsmi,hwloc_levelzero", 1);
+}
+
+namespace {
+
 Status probe_cpus(CpuTopology& cpu) {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return internal("hwloc_topology_init failed");

@@ -27,5 +27,8 @@ Result<NodeHardware> probe_hardware(const std::string& probe_root);
 // The probe root from HQ_PROBE_ROOT ("" when unset).
 std::string default_probe_root();
 Result<HostInfo> probe_host();
+// Keeps hwloc from loading its plugins (shared objects, which pull the shared libc into this
+// static process) for the rest of the process: call before any hwloc use, with one thread.
+void forbid_hwloc_plugins();
 
 }  // namespace hq::cmd

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/step_exchange.hpp"
 #include "cmd/agent/step_node.hpp"
+#include "cmd/agent/step_pmix.hpp"
 #include "cmd/agent/step_views.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
@@ -113,16 +115,35 @@ pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, co
   return env;
 }
 
-// A task's PMI abort, to the step's manager and from it to srun.
-pb::Envelope step_abort(uint64_t job, uint32_t step, int code, const std::string& node) {
+// A task's PMI abort, to the step's manager and from it to srun; `lost`: a --mpi=pmix rank
+// ended without MPI_Finalize (no code: the step ends as -K ends it).
+pb::Envelope step_abort(uint64_t job, uint32_t step, int code, const std::string& node, bool lost = false) {
   pb::Envelope env;
   auto* a = env.mutable_step_abort();
   a->set_job_id(job);
   a->set_step_id(step);
   a->set_exit_code(code);
   a->set_node(node);
+  a->set_lost(lost);
   return env;
 }
+
+// With --mpi=pmix every node of the step learns the whole layout (its PMIx namespace has every rank).
+void add_layout(pb::StepLaunch& launch, const std::vector<StepNode>& layout) {
+  for (const StepNode& n : layout) {
+    auto* node = launch.add_layout();
+    node->set_node(n.name);
+    for (uint32_t t : n.tasks) node->add_tasks(t);
+  }
+}
+
+std::vector<StepNode> layout_of(const pb::StepLaunch& launch) {
+  std::vector<StepNode> layout;
+  for (const auto& n : launch.layout()) layout.push_back({n.node(), 0, {n.tasks().begin(), n.tasks().end()}});
+  return layout;
+}
+
+constexpr char kPmix[] = "pmix";
 
 }  // namespace
 
@@ -311,7 +332,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   for (size_t i = 0; i < layout->nodes.size(); ++i) {
     const StepNode& n = layout->nodes[i];
     if (n.name == node_) {
-      if (Status s = launch_here(step, *job, req, env, n, i, mpi); !s)
+      if (Status s = launch_here(step, *job, req, env, layout->nodes, i, mpi); !s)
         step_message(step, lost_tasks(job_id, step->step_id, node_, n.tasks, s.message(), false));
       continue;
     }
@@ -327,6 +348,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     launch.set_mpi(mpi.type);
     launch.set_ntasks(mpi.ntasks);
     launch.set_pmi_mapping(mpi.mapping);
+    if (mpi.type == kPmix) add_layout(launch, layout->nodes);
     step->remotes.push_back({n.name, nullptr, {}, i});
     auto peer = std::find_if(peers.begin(), peers.end(), [&](const pb::AgentAddress& a) { return a.node() == n.name; });
     asio::co_spawn(io_, launch_remote(step, *peer, std::move(launch)), asio::detached);
@@ -335,11 +357,13 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
 }
 
 // --mpi=pmi2: the step's tasks get SLURM_MPI_TYPE=pmi2 (as Slurm's) and a PMI-1 server on
-// each node, whose PMI_process_mapping says where every rank is.
+// each node, whose PMI_process_mapping says where every rank is. --mpi=pmix: every node
+// gets the whole layout (StepLaunch.layout) and attaches its ranks to the agent's PMIx server.
 StepManager::MpiPart StepManager::mpi_part(const pb::StepCreate& req, const StepLayout& layout,
                                            std::vector<std::string>& env) const {
   MpiPart mpi;
   mpi.ntasks = layout.ntasks;
+  if (req.mpi() == kPmix) mpi.type = kPmix;  // the PMIx server adds the tasks' variables
   if (req.mpi() != "pmi2") return mpi;
   mpi.type = "pmi2";
   std::vector<std::vector<uint32_t>> ranks;
@@ -366,11 +390,14 @@ TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::strin
 }
 
 Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                                const std::vector<std::string>& env, const StepNode& here, size_t index,
-                                const MpiPart& mpi) {
+                                const std::vector<std::string>& env, const std::vector<StepNode>& layout,
+                                size_t index, const MpiPart& mpi) {
+  const StepNode& here = layout.at(index);
+  StepKey key{step->job_id, step->step_id};
   StepNodePart part{{step->job_id, step->step_id, node_, kill_wait_()}, here, index, env,
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
+  if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
   step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
                                                   [this, weak](const pb::Envelope& in) {
@@ -378,13 +405,17 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
                                                   });
   auto started = start_node_tasks(
       io_, part, step->exchange,
-      [this, weak](const pb::Envelope& msg) {
-        if (auto s = weak.lock()) step_message(s, msg);
-      },
+      watch_ranks(key,
+                  [this, weak](const pb::Envelope& msg) {
+                    if (auto s = weak.lock()) step_message(s, msg);
+                  }),
       [this, weak](int code) {
         if (auto s = weak.lock()) abort_step(s, code, node_);
       });
-  if (!started) return started.status();
+  if (!started) {
+    if (pmix_) pmix_->detach(key);
+    return started.status();
+  }
   step->local = started->tasks;
   step->pmi = started->pmi;
   track(step->local);
@@ -418,7 +449,11 @@ asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb:
 void StepManager::step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
   if (msg.has_task_io()) step->srun->send(msg);
   else if (msg.has_task_exited()) tasks_ended(step, msg.task_exited());
-  else if (msg.has_step_abort()) abort_step(step, msg.step_abort().exit_code(), msg.step_abort().node());
+  else if (msg.has_step_abort()) {
+    const pb::StepAbort& a = msg.step_abort();
+    if (a.lost()) terminate_step(step);
+    else abort_step(step, a.exit_code(), a.node());
+  }
 }
 
 // A task's PMI abort (MPI_Abort): the step is killed and srun exits with the task's code,
@@ -461,7 +496,69 @@ void StepManager::finish_step(const std::shared_ptr<Step>& step) {
   end_step_record(step->record, code, step->end_state);
   report(step->record);
   steps_.erase({step->job_id, step->step_id});
+  if (pmix_) pmix_->detach({step->job_id, step->step_id});
   wake(waiters_, step->job_id);
+}
+
+StepPmix& StepManager::pmix() {
+  if (pmix_) return *pmix_;
+  StepPmix::Hooks hooks;
+  hooks.abort = [this](StepKey key, int status) { rank_failed(key, status); };
+  hooks.exchange = [this](StepKey key, std::string blob, StepPmix::Gathered done) {
+    std::shared_ptr<StepExchange> exchange;
+    if (auto it = steps_.find(key); it != steps_.end()) exchange = it->second->exchange;
+    else if (auto h = hosted_.find(key); h != hosted_.end()) exchange = h->second->exchange;
+    if (!exchange) return done(unavailable("the step is not running here"), "");
+    exchange->all_gather(std::move(blob), [done = std::move(done)](Result<std::vector<std::string>> blobs) {
+      std::string all;
+      if (blobs)
+        for (const auto& b : *blobs) all += b;
+      done(blobs.status(), all);
+    });
+  };
+  std::string dir = (std::filesystem::path(path_).parent_path() / "pmix").string();
+  pmix_ = std::make_unique<StepPmix>(io_, dir, node_, std::move(hooks));
+  return *pmix_;
+}
+
+// The step's PMIx namespace for the ranks here (node `index` of `layout`), as a StepNodePart's attach.
+std::function<Status(std::vector<TaskPlan>&)> StepManager::pmix_attach(StepKey key, std::vector<StepNode> layout,
+                                                                      size_t index) {
+  return [this, key, layout = std::move(layout), index](std::vector<TaskPlan>& plans) {
+    return pmix().attach(key, layout, index, plans);
+  };
+}
+
+// `send` for a step's tasks here, that first ends the step when a --mpi=pmix rank ended
+// without MPI_Finalize.
+StepManager::Send StepManager::watch_ranks(StepKey key, Send send) {
+  return [this, key, send = std::move(send)](const pb::Envelope& msg) {
+    if (msg.has_task_exited() && lost_rank(key, msg.task_exited())) rank_failed(key, std::nullopt);
+    send(msg);
+  };
+}
+
+// A --mpi=pmix rank here called MPI_Abort (`status`), or went away without MPI_Finalize
+// (none): the step ends, here or told to the node that manages it (StepAbort). An abort
+// kills the step at once and srun exits with its status (abort_step), as Slurm 22.05's
+// mpi/pmix does; a lost rank ends it as -K does (as mpirun would: Slurm leaves the other
+// ranks waiting).
+void StepManager::rank_failed(StepKey key, std::optional<int> status) {
+  log::info(step_name(key.first, key.second) + ": an MPI rank " +
+            (status ? "aborted with status " + std::to_string(*status) : "ended without MPI_Finalize"));
+  if (auto it = steps_.find(key); it != steps_.end()) {
+    if (status) abort_step(it->second, *status, node_);
+    else terminate_step(it->second);
+    return;
+  }
+  auto hosted = hosted_.find(key);
+  if (hosted == hosted_.end()) return;
+  hosted->second->link->send(step_abort(key.first, key.second, status.value_or(0), node_, !status));
+}
+
+// A --mpi=pmix rank here that ended after PMIx_Init without PMIx_Finalize (StepPmix::lost).
+bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
+  return pmix_ && std::any_of(e.tasks().begin(), e.tasks().end(), [&](uint32_t t) { return pmix_->lost(key, t); });
 }
 
 // srun's stdin goes to every task (Slurm's default), on every node.
@@ -664,7 +761,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
   std::set<uint32_t> distinct(ids.begin(), ids.end());
   if (launch.node_index() < 0 || ids.empty() || distinct.size() != ids.size() || launch.cpus() <= 0 ||
       ids.size() > kMaxTasksPerNode || launch.argv_size() == 0 || launch.ntasks() < static_cast<int32_t>(ids.size()) ||
-      (launch.mpi() != "pmi2" && !launch.mpi().empty() && launch.mpi() != "none"))
+      (launch.mpi() != "pmi2" && launch.mpi() != kPmix && !launch.mpi().empty() && launch.mpi() != "none"))
     co_return refuse("a malformed step launch (node index, tasks, CPUs, command or MPI type)");
   if (hosted_.count(key)) co_return refuse(step_name(job_id, launch.step_id()) + " already runs here");
   std::weak_ptr<net::Connection> weak_link = link;
@@ -695,20 +792,32 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
                     launch.mpi(),
                     launch.ntasks(),
                     launch.pmi_mapping()};
+  if (launch.mpi() == kPmix) {
+    std::vector<StepNode> layout = layout_of(launch);
+    if (part.index >= layout.size() || layout[part.index].tasks != ids) {
+      unplace();
+      co_return refuse("a step layout without this node's tasks");
+    }
+    part.attach = pmix_attach(key, std::move(layout), part.index);
+  }
   auto started = start_node_tasks(
       io_, part, exchange,
-      [this, key, weak_link](const pb::Envelope& msg) {
-        if (auto l = weak_link.lock()) l->send(msg);
-        auto it = hosted_.find(key);
-        if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks && it->second->tasks->done()) {
-          if (it->second->pmi) it->second->pmi->stop();
-          hosted_.erase(it);
-        }
-      },
+      watch_ranks(key,
+                  [this, key, weak_link](const pb::Envelope& msg) {
+                    if (auto l = weak_link.lock()) l->send(msg);
+                    auto it = hosted_.find(key);
+                    if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&
+                        it->second->tasks->done()) {
+                      if (it->second->pmi) it->second->pmi->stop();
+                      hosted_.erase(it);
+                      if (pmix_) pmix_->detach(key);
+                    }
+                  }),
       [this, key, weak_link](int code) {  // to the step's manager, which kills the step
         if (auto l = weak_link.lock()) l->send(step_abort(key.first, key.second, code, node_));
       });
   if (!started) {
+    if (pmix_) pmix_->detach(key);
     unplace();
     co_return refuse(started.status().message());
   }

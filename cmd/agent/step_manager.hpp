@@ -10,6 +10,9 @@
 // first node; a link that closes takes its tasks with it.
 // It also routes each step's all-gather (StepExchange, for the tasks' PMI servers): it
 // gathers every node's blob here and sends the rounds back over the links.
+// With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server
+// (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status, and so does
+// a rank that goes away without MPI_Finalize (srun's code is then the tasks').
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -32,6 +35,7 @@ namespace hq::cmd {
 
 class NodeTasks;
 class PeerNet;
+class StepPmix;
 struct TaskPlan;
 
 class StepManager {
@@ -93,15 +97,22 @@ class StepManager {
   asio::awaitable<Result<StepLayout>> plan(const ConnPtr& conn, const pb::StepCreate& req);
   asio::awaitable<void> launch_remote(std::shared_ptr<Step> step, pb::AgentAddress peer, pb::StepLaunch launch);
   struct MpiPart {
-    std::string type;     // "pmi2" or "" (none)
+    std::string type;     // "pmi2", "pmix" or "" (none)
     std::string mapping;  // PMI_process_mapping
     int32_t ntasks = 0;   // PMI_SIZE
   };
   MpiPart mpi_part(const pb::StepCreate& req, const StepLayout& layout, std::vector<std::string>& env) const;
   Status launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
-                     const std::vector<std::string>& env, const StepNode& here, size_t index, const MpiPart& mpi);
+                     const std::vector<std::string>& env, const std::vector<StepNode>& layout, size_t index,
+                     const MpiPart& mpi);
   void abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node);
   pb::Envelope cancelled_line(const Step& step) const;
+  StepPmix& pmix();
+  std::function<Status(std::vector<TaskPlan>&)> pmix_attach(StepKey key, std::vector<StepNode> layout, size_t index);
+  using Send = std::function<void(const pb::Envelope&)>;  // NodeTasks::Send
+  Send watch_ranks(StepKey key, Send send);
+  void rank_failed(StepKey key, std::optional<int> status);
+  bool lost_rank(StepKey key, const pb::TaskExited& e) const;
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
@@ -135,6 +146,7 @@ class StepManager {
   PeerNet* peers_ = nullptr;
   ReportStep report_;
   ListJobs list_jobs_;
+  std::unique_ptr<StepPmix> pmix_;  // from the first --mpi=pmix step here
   asio::local::stream_protocol::acceptor acceptor_;
   std::map<uint64_t, uint32_t> next_step_;               // per job
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running

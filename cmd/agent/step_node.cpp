@@ -12,6 +12,8 @@ Result<StartedTasks> start_node_tasks(asio::io_context& io, const StepNodePart& 
     plans.push_back(part.base);
     plans.back().env = task_environment(part.env, part.here, part.index, local);
   }
+  if (part.attach)
+    if (Status s = part.attach(plans); !s) return s;
   StartedTasks out;
   if (part.mpi == "pmi2") {
     PmiStep step{std::to_string(part.ids.job_id) + "." + std::to_string(part.ids.step_id), part.ntasks, 0, {}};

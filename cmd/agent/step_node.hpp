@@ -1,10 +1,12 @@
 // This node's part of a job step, and the start of its tasks: a plan per task (the step's
 // environment with the task's own variables), a PMI-1 server for them when the step asked
-// for --mpi=pmi2 (its barriers through the step's all-gather), then NodeTasks. Used alike
+// for --mpi=pmi2 (its barriers through the step's all-gather), or the step's PMIx namespace
+// (--mpi=pmix: `attach`, which adds each rank's variables), then NodeTasks. Used alike
 // for the step manager's own tasks and for the tasks it sends to other nodes.
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,9 +25,12 @@ struct StepNodePart {
   size_t index = 0;               // this node's index in the step (SLURM_NODEID)
   std::vector<std::string> env;   // the step's environment
   TaskPlan base;                  // argv, cwd, user, cgroup: the same for every task
-  std::string mpi;                // "pmi2": a PMI-1 server
+  std::string mpi;                // "pmi2": a PMI-1 server; "pmix": `attach`
   int32_t ntasks = 0;             // the step's tasks (PMI_SIZE)
   std::string pmi_mapping;        // PMI_process_mapping
+  // Set: called with the built plans (one per task here, in order) before the tasks start;
+  // it may add to their environments (the PMIx server's attach). Its error starts nothing.
+  std::function<Status(std::vector<TaskPlan>&)> attach;
 };
 
 struct StartedTasks {

@@ -490,6 +490,7 @@ int usage(std::ostream& out, int code) {
          "  --exact, --exclusive  only the CPUs the tasks need   --overlap  share CPUs with other steps\n"
          "  -l, --label           prefix lines with the task id  -K, --kill-on-bad-exit\n"
          "  -I, --immediate       fail instead of waiting for busy CPUs   --export SPEC   -D, --chdir DIR\n"
+         "  --mpi=pmi2|pmix       a PMI-1 or PMIx server for the tasks (MPI without mpirun)   --mpi=list\n"
          "Tasks get Slurm's step environment (SLURM_STEP_ID, SLURM_PROCID, SLURM_LOCALID, ...).\n"
          "Outside a job, srun asks for an allocation first (also -J NAME, -p PARTITION, -t TIME,\n"
          "--mem SIZE, --exclusive: whole nodes), runs the step in it and ends it.\n";
@@ -515,7 +516,7 @@ int run_srun(const Args& args) {
     return 1;
   }
   if (req->mpi == "list") {  // Slurm's listing, of the types built here
-    std::cout << "MPI plugin types are...\n\tnone\n\tpmi2\n";
+    std::cout << mpi_types_list();
     return 0;
   }
   for (const auto& w : req->warnings) std::cerr << "srun: Warning: " << w << "\n";

@@ -113,3 +113,8 @@ TEST_CASE("srun options: tasks per node that do not fit the tasks and nodes are 
   CHECK(orted->step.ntasks_per_node == 1);
   CHECK(orted->warnings.empty());
 }
+
+TEST_CASE("srun options: --mpi=list prints the types as Slurm 22.05 does") {
+  CHECK(mpi_types_list() ==
+        "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n");
+}

@@ -11,13 +11,14 @@
 namespace hq::test {
 
 // A batch job running `body` with the persona links first in PATH; its output file, once
-// the job COMPLETED.
-inline std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body) {
+// the job COMPLETED (within `wait_s`).
+inline std::string run_steps(LocalCluster& c, const std::string& sbatch_args, const std::string& body,
+                             int wait_s = 30) {
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << body;
   std::string id = c.submit(sbatch_args + " -o steps-%j.out steps.sh");
   REQUIRE(id.find("ERROR") == std::string::npos);
-  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  REQUIRE(c.wait_state(id, "COMPLETED", wait_s));
   return slurp(c.dir() + "/steps-" + id + ".out");
 }
 

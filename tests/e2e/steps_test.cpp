@@ -3,11 +3,32 @@
 // command lines (tests/fixtures/slurm/steps-inside-allocation.golden).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "steps_fixture.hpp"
 
 using namespace hq::test;
+
+namespace {
+
+// One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
+// Python writes each line whole (PYTHONUNBUFFERED makes print write the newline apart, and
+// the ranks' lines could then interleave: step output is relayed as it comes, not by lines).
+const char kMpiEnv[] =
+    "unset PYTHONUNBUFFERED\nexport OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
+    "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
+
+// Open MPI by its own names: MPICH (mpich, for srun --mpi=pmi2) also provides mpirun.
+#define HQ_SKIP_UNLESS_MPI()                                                                  \
+  do {                                                                                        \
+    if (sh("command -v mpirun.openmpi && /usr/bin/python3 -c 'import mpi4py'").rc != 0)       \
+      HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");         \
+  } while (0)
+
+std::string ring_py() { return std::string(HQ_SOURCE_DIR) + "/tests/fixtures/mpi/ring.py"; }
+
+}  // namespace
 
 TEST_CASE("e2e: srun in a batch job runs tasks with the step environment, labels, stdin to all, Slurm's exit codes") {
   LocalCluster c(1);
@@ -149,22 +170,88 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
 }
 
 TEST_CASE("e2e: Open MPI's mpirun in a 3-node batch job starts its daemons through srun and runs an mpi4py ring") {
-  // Open MPI by its own names: MPICH (mpich, for srun --mpi=pmi2) also provides mpirun.
-  if (sh("command -v mpirun.openmpi && /usr/bin/python3 -c 'import mpi4py'").rc != 0)
-    HQ_SKIP("Open MPI (openmpi-bin) or mpi4py (python3-mpi4py) is not installed");
+  HQ_SKIP_UNLESS_MPI();
   LocalCluster c(3);
   REQUIRE(c.ready());
-  std::string ring = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/mpi/ring.py";
-  // One host plays three nodes: TCP over loopback between the ranks; root may run MPI here.
-  std::string mpi_env =
-      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp "
-      "OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo\n";
+  std::string ring = ring_py();
   std::string out = run_steps(c, "-N3 --ntasks-per-node=1",
-                              mpi_env + "echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
-                              "mpirun.openmpi /usr/bin/python3 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
+                              kMpiEnv + std::string("echo nodes $SLURM_JOB_NUM_NODES tasks $SLURM_NTASKS\n"
+                              "mpirun.openmpi /usr/bin/python3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n");
   INFO(out);
   CHECK(out.find("nodes 3 tasks 3\n") != std::string::npos);
   CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring on one node - MPI_Abort(7) makes srun exit 7 - --mpi=none has no PMIx") {
+  HQ_SKIP_UNLESS_MPI();
+  LocalCluster c(1, 3);
+  REQUIRE(c.ready());
+  std::string ring = "/usr/bin/python3 " + ring_py();
+  std::string out = run_steps(c, "-n3",
+                              kMpiEnv + std::string("srun --mpi=pmix -N1 -n3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "srun --mpi=pmix -n1 env | grep -E '^(PMIX_NAMESPACE|PMIX_RANK|OMPI_MCA_orte_precondition)' | sort\n"
+                              "srun --mpi=none -n1 env | grep -c '^PMIX_'\n"
+                              "RING_ABORT=1 srun --mpi=pmix -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\ncat abort.err\n",
+                              60);
+  INFO(out);
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e1 got 0 sum 3\nrank 2 of 3 on e1 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("OMPI_MCA_orte_precondition_transports=0000000100000001-0000000100000001\n"
+                 "PMIX_NAMESPACE=slurm.pmix.1.1\nPMIX_RANK=0\n0\n") != std::string::npos);
+  CHECK(out.find("rc=7\n") != std::string::npos);
+  CHECK(!std::filesystem::exists(c.dir() + "/e1/run/pmix/1.0"));  // the step's directory went with it
+}
+
+TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ranks a node - an abort or a lost rank on another node ends the step") {
+  HQ_SKIP_UNLESS_MPI();
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string ring = "/usr/bin/python3 " + ring_py();
+  std::string out = run_steps(c, "-N3 -n6",
+                              kMpiEnv + std::string("srun --mpi=pmix -N3 -n3 ") + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "srun --mpi=pmix -N3 -n6 " + ring + " | sort\necho rc=${PIPESTATUS[0]}\n"
+                              "RING_ABORT=2 srun --mpi=pmix -N3 -n3 " + ring + " >/dev/null 2>abort.err\necho rc=$?\n"
+                              "RING_DIE=1 srun --mpi=pmix -N3 -n3 " + ring + " 2>&1 | grep '^srun: error'\n",
+                              90);
+  INFO(out);
+  INFO(slurp(c.dir() + "/abort.err"));
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("rank 0 of 6 on e1 got 5 sum 15\nrank 1 of 6 on e1 got 0 sum 15\nrank 2 of 6 on e2 got 1 sum 15\n"
+                 "rank 3 of 6 on e2 got 2 sum 15\nrank 4 of 6 on e3 got 3 sum 15\nrank 5 of 6 on e3 got 4 sum 15\nrc=0\n") !=
+        std::string::npos);
+  CHECK(out.find("rc=7\n") != std::string::npos);
+  std::string aborted = slurp(c.dir() + "/abort.err");  // as Slurm 22.05: the others are killed at once
+  CHECK(aborted.find("MPI_ABORT was invoked on rank 2") != std::string::npos);
+  CHECK(aborted.find("hq-node-e1: error: *** STEP 1.2 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(aborted.find("srun: error: e1: task 0: Killed\n") != std::string::npos);
+  // A rank gone without MPI_Finalize ends the step (as mpirun would; Slurm 22.05 hangs).
+  CHECK(out.find("srun: error: e2: task 1: Exited with exit code 3\n") != std::string::npos);
+  CHECK(slurp(c.dir() + "/e2.log").find("StepId=1.3: an MPI rank ended without MPI_Finalize") != std::string::npos);
+  for (const char* node : {"e1", "e2", "e3"})  // every node's step directories went with the steps
+    for (int step = 0; step < 4; ++step)
+      CHECK(!std::filesystem::exists(c.dir() + "/" + node + "/run/pmix/1." + std::to_string(step)));
+}
+
+TEST_CASE("e2e: srun --mpi=pmix in another user's job - the ranks are that user's PMIx clients on every node") {
+  HQ_SKIP_UNLESS_MPI();
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(3);
+  REQUIRE(c.ready());
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(shared + "/ring.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n" << kMpiEnv
+                                     << "srun --mpi=pmix -N3 -n3 /usr/bin/python3 " << ring_py()
+                                     << " | sort\necho rc=${PIPESTATUS[0]}\nsrun --mpi=pmix -N3 -n3 id -u\n";
+  auto sub = as_user(65534, shared, "submit --parsable -N3 -n3 -o " + shared + "/ring-%j.out " + shared + "/ring.sh");
+  REQUIRE(sub.rc == 0);
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(c.wait_state(id, "COMPLETED", 60));
+  std::string out = slurp(shared + "/ring-" + id + ".out");
+  INFO(out);
+  CHECK(out.find("rank 0 of 3 on e1 got 2 sum 3\nrank 1 of 3 on e2 got 0 sum 3\nrank 2 of 3 on e3 got 1 sum 3\nrc=0\n65534\n65534\n65534\n") !=
         std::string::npos);
 }
 

@@ -53,6 +53,14 @@ void catch_signals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+void catch_child_exits() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &sa, nullptr);
+}
+
 int signal_fd() { return signal_pipe[0]; }
 
 bool signal_pending() {

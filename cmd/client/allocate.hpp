@@ -19,6 +19,8 @@ namespace hq::cmd {
 // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are written to a pipe instead of
 // acting; SIGPIPE is ignored. signal_fd() is the pipe's read end (-1 before catch_signals).
 void catch_signals();
+// SIGCHLD too goes to the pipe (salloc waits for its command on it).
+void catch_child_exits();
 int signal_fd();
 bool signal_pending();
 // The next caught signal, or 0 when none is waiting.

@@ -7,6 +7,7 @@
 // signalled only with --kill-command), and exits with the command's code (0 when it was
 // killed by SIGHUP, SIGINT, SIGQUIT or SIGKILL, 1 for other signals or when it cannot run).
 // One thread, poll().
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -217,9 +218,10 @@ int wait_command(pid_t pid, Allocation& a, int kill_signal) {
     if (done == pid) return status;
     if (done < 0 && errno != EINTR) return 0;
     pollfd p{signal_fd(), POLLIN, 0};
-    if (poll(&p, 1, 100) > 0) {  // SIGCHLD is not caught: a short poll notices the command's end
+    int wait_ms = revoked ? -1 : static_cast<int>(std::max(0.0, next_check - now_s()) * 1000) + 1;
+    if (poll(&p, 1, wait_ms) > 0) {  // SIGCHLD comes through the pipe too
       while (int sig = next_signal())
-        if (sig != SIGINT && sig != SIGQUIT) kill(-pid, sig);
+        if (sig != SIGINT && sig != SIGQUIT && sig != SIGCHLD) kill(-pid, sig);
       continue;
     }
     if (revoked || now_s() < next_check) continue;
@@ -259,6 +261,7 @@ int run_salloc(const Args& args) {
     return 1;
   }
   catch_signals();
+  catch_child_exits();
   pb::JobSpec spec = allocation_spec(*opts, *exported);
   auto requested = request_allocation(spec, {"salloc", opts->immediate});
   if (!requested) return 1;

@@ -225,6 +225,7 @@ Status Session::open_outputs(const pb::StepCreated& c) {
   step.task_node.assign(c.task_node().begin(), c.task_node().end());
   step.task_node.resize(static_cast<size_t>(std::max(0, c.ntasks())), 0);
   step.label = req_.label;
+  step.unbuffered = req_.unbuffered;
   auto out = TaskOutput::make(req_.output, 1, step, files_);
   if (!out) return out.status();
   auto err = TaskOutput::make(req_.error.empty() ? req_.output : req_.error, 2, step, files_);

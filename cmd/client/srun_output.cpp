@@ -60,6 +60,8 @@ Result<std::unique_ptr<TaskOutput>> TaskOutput::make(const std::string& spec, in
     }
   }
   if (labelled) out->label_ = std::make_unique<LabelledOutput>(ntasks);
+  else if (out->shared_fd_ >= 0 && out->only_task_ < 0 && !step.unbuffered)  // tasks share it: whole lines
+    out->label_ = std::make_unique<LabelledOutput>(ntasks, false);
   return out;
 }
 

@@ -39,6 +39,7 @@ class TaskOutput {
     std::vector<std::string> nodes;      // the step's nodes, SLURM_NODEID order
     std::vector<uint32_t> task_node;     // per task: its node's index
     bool label = false;
+    bool unbuffered = false;             // -u: bytes go out as they come, not by lines
   };
   // `spec` is -o or -e as given ("" = srun's own `own_fd`).
   static Result<std::unique_ptr<TaskOutput>> make(const std::string& spec, int own_fd, const Step& step,

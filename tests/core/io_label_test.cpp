@@ -22,3 +22,14 @@ TEST_CASE("io label: lines get the task id, padded to the highest id's width - p
   LabelledOutput eleven(11);
   CHECK(eleven.feed(3, "w\n") == " 3: w\n");
 }
+
+TEST_CASE("io label: without labels, whole lines pass unchanged - a partial line waits, a long one goes out, the last keeps no newline") {
+  LabelledOutput out(2, false);
+  CHECK(out.feed(0, "rank 0 says") == "");
+  CHECK(out.feed(1, "rank 1 says hi\nand more") == "rank 1 says hi\n");  // task 0's half line is not split
+  CHECK(out.feed(0, " hello\n") == "rank 0 says hello\n");
+  CHECK(out.finish(1) == "and more");  // no newline added
+  CHECK(out.finish(0) == "");
+  std::string longline(5000, 'x');
+  CHECK(out.feed(0, longline) == longline);  // not held forever
+}

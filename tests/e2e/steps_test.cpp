@@ -321,3 +321,17 @@ TEST_CASE("e2e: a node agent that hangs mid-step is given up after three silent 
   CHECK(out.find("srun: error: Node failure on e2\n") != std::string::npos);
   CHECK(out.find("rc=137\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: srun passes task output on by whole lines unless -u - tasks' half lines never mix") {
+  LocalCluster c(1, 4);
+  REQUIRE(c.ready());
+  // Each task writes half a line, waits, then ends it: line buffering keeps halves together.
+  std::string out = run_steps(c, "-n4",
+                              "srun -n4 sh -c 'printf \"a$SLURM_PROCID\"; sleep 0.3; printf \"b$SLURM_PROCID\\n\"; "
+                              "printf tail$SLURM_PROCID' | sort\n"
+                              "echo\n"
+                              "srun -u -n1 sh -c 'printf x; printf y'; echo\n");
+  INFO(out);
+  for (int t = 0; t < 4; ++t) CHECK(out.find("a" + std::to_string(t) + "b" + std::to_string(t) + "\n") != std::string::npos);
+  CHECK(out.find("xy\n") != std::string::npos);
+}

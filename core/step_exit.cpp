@@ -43,6 +43,10 @@ int StepExitCode::code() const {
   return exit_;
 }
 
+std::string step_label(uint64_t job, uint32_t step) {
+  return std::to_string(job) + "." + (step == kBatchStepId ? std::string("batch") : std::to_string(step));
+}
+
 std::string step_name(uint64_t job, uint32_t step) {
   std::string out = "StepId=" + std::to_string(job);
   out += '.';

@@ -24,6 +24,11 @@ std::string task_end_message(const TaskEnd& end);
 // "StepId=12.3": how Slurm's messages name a step.
 std::string step_name(uint64_t job, uint32_t step);
 
+// The batch script's step id (Slurm's SLURM_BATCH_SCRIPT), shown as "J.batch".
+inline constexpr uint32_t kBatchStepId = 0xfffffffb;
+// "12.3" or "12.batch": how squeue -s and scontrol show step name a step.
+std::string step_label(uint64_t job, uint32_t step);
+
 // "0-1,3": task ids as ranges (ascending, duplicates once).
 std::string task_ranges(std::vector<uint32_t> tasks);
 

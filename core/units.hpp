@@ -33,6 +33,8 @@ std::string_view trim(std::string_view s);
 
 // ASCII lower case.
 std::string to_lower(std::string_view s);
+// The last part of a path ("/bin/true" -> "true").
+std::string base_name(std::string_view path);
 
 // "a,b,a," -> {"a", "b"}: distinct, non-empty, in order of first appearance.
 std::vector<std::string> split_list(std::string_view s);

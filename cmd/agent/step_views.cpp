@@ -4,6 +4,8 @@
 #include <ctime>
 #include <unistd.h>
 
+#include "core/units.hpp"
+
 namespace hq::cmd {
 namespace {
 
@@ -15,11 +17,6 @@ std::string distribution_name(const pb::StepCreate& req, const StepLayout& layou
     default:  // as Slurm shows its default: cyclic when there are no more tasks than nodes
       return layout.ntasks <= static_cast<int32_t>(layout.nodes.size()) ? "Cyclic" : "Block";
   }
-}
-
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace
@@ -87,32 +84,29 @@ pb::NodeLocalReply NodeView::reply(const std::string& what) const {
   std::map<uint64_t, int32_t> steps_per_job;
   for (const auto& s : steps_) ++steps_per_job[s.job_id()];
   for (const auto& [id, j] : jobs_) {
-    pb::NodeLocalEntry batch;
-    batch.set_job_id(id);
-    batch.set_step("batch");
-    batch.set_uid(j.uid);
-    batch.set_name("batch");
+    pb::NodeLocalEntry e;
+    e.set_job_id(id);
+    e.set_uid(j.uid);
     if (what == "jobs") {
-      pb::NodeLocalEntry e;
-      e.set_job_id(id);
-      e.set_uid(j.uid);
       e.set_name(j.name);
       e.set_steps(steps_per_job[id] + (j.batch_pid > 0 ? 1 : 0));
-      *out.add_entries() = e;
-    } else if (j.batch_pid > 0 && what == "steps") {
-      batch.set_ntasks(1);
-      *out.add_entries() = batch;
-    } else if (j.batch_pid > 0 && what == "pids") {
-      batch.set_pid(j.batch_pid);
-      batch.set_local_id(-1);
-      batch.set_global_id(-1);
-      *out.add_entries() = batch;
+    } else if (j.batch_pid > 0 && (what == "steps" || what == "pids")) {  // the batch script, as J.batch
+      e.set_step("batch");
+      e.set_name("batch");
+      if (what == "steps") e.set_ntasks(1);
+      if (what == "pids") {
+        e.set_pid(j.batch_pid);
+        e.set_local_id(-1);
+        e.set_global_id(-1);
+      }
+    } else {
+      continue;
     }
+    *out.add_entries() = std::move(e);
   }
-  if (what == "steps")
-    for (const auto& s : steps_) *out.add_entries() = s;
-  if (what == "pids")
-    for (const auto& p : pids_) *out.add_entries() = p;
+  const std::vector<pb::NodeLocalEntry>* tasks = what == "steps" ? &steps_ : what == "pids" ? &pids_ : nullptr;
+  if (tasks)
+    for (const auto& e : *tasks) *out.add_entries() = e;
   return out;
 }
 

@@ -6,12 +6,12 @@
 #include <fcntl.h>
 #include <iostream>
 #include <poll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/client/retry.hpp"
 #include "cmd/paths.hpp"
 #include "core/job_env.hpp"
+#include "net/clock.hpp"
 #include "net/convert.hpp"
 
 namespace hq::cmd {
@@ -24,12 +24,6 @@ void on_signal(int sig) {
   int saved = errno;
   (void)!write(signal_pipe[1], &s, 1);
   errno = saved;
-}
-
-double monotonic_s() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 void revoke(uint64_t id) {
@@ -97,11 +91,11 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
     std::cerr << prog << ": error: " << why << "\n";
     return shown(why);
   };
-  for (double budget_until = monotonic_s() + 15;;) {
+  for (double budget_until = net::mono_seconds() + 15;;) {
     if (!out.client) {
       auto c = connect_client();
       if (!c) {
-        if (c.status().code() == Code::kUnavailable && monotonic_s() < budget_until && !signal_pending()) continue;
+        if (c.status().code() == Code::kUnavailable && net::mono_seconds() < budget_until && !signal_pending()) continue;
         return fail("Unable to allocate resources: " + c.status().message());
       }
       out.client = std::move(c).value();
@@ -118,7 +112,7 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
     if (!reply) {
       if (reply.status().code() == Code::kUnavailable) {  // a controller restart: ask again, same key
         out.client.reset();
-        budget_until = monotonic_s() + 15;
+        budget_until = net::mono_seconds() + 15;
         continue;
       }
       return fail("Unable to allocate resources: " + reply.status().message());

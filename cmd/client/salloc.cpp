@@ -17,7 +17,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/client/allocate.hpp"
@@ -27,6 +26,7 @@
 #include "core/signal_names.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
+#include "net/clock.hpp"
 #include "net/convert.hpp"
 
 extern char** environ;
@@ -199,18 +199,12 @@ std::string job_state(Allocation& a) {
   return reply->jobs_size() == 1 ? reply->jobs(0).state() : "";
 }
 
-double now_s() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 // Waits for the command, passing TERM, HUP, USR1 and USR2 on (Ctrl-C and Ctrl-\ are the
 // command's own, from its terminal), and every few seconds asks whether the allocation
 // still stands. Returns the command's wait status.
 int wait_command(pid_t pid, Allocation& a, int kill_signal) {
   const double check_every_s = 5;
-  double next_check = now_s() + check_every_s;
+  double next_check = net::mono_seconds() + check_every_s;
   bool revoked = false;
   for (;;) {
     int status = 0;
@@ -218,14 +212,14 @@ int wait_command(pid_t pid, Allocation& a, int kill_signal) {
     if (done == pid) return status;
     if (done < 0 && errno != EINTR) return 0;
     pollfd p{signal_fd(), POLLIN, 0};
-    int wait_ms = revoked ? -1 : static_cast<int>(std::max(0.0, next_check - now_s()) * 1000) + 1;
+    int wait_ms = revoked ? -1 : static_cast<int>(std::max(0.0, next_check - net::mono_seconds()) * 1000) + 1;
     if (poll(&p, 1, wait_ms) > 0) {  // SIGCHLD comes through the pipe too
       while (int sig = next_signal())
         if (sig != SIGINT && sig != SIGQUIT && sig != SIGCHLD) kill(-pid, sig);
       continue;
     }
-    if (revoked || now_s() < next_check) continue;
-    next_check = now_s() + check_every_s;
+    if (revoked || net::mono_seconds() < next_check) continue;
+    next_check = net::mono_seconds() + check_every_s;
     std::string state = job_state(a);
     if (state.empty() || state == "RUNNING" || state == "COMPLETING") continue;
     revoked = true;

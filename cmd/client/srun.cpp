@@ -14,10 +14,7 @@
 #include <map>
 #include <optional>
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
@@ -27,26 +24,19 @@
 #include "cmd/paths.hpp"
 #include "cmd/client/srun_output.hpp"
 #include "core/hostlist.hpp"
-#include "core/io_label.hpp"
-#include "core/job_env.hpp"
 #include "net/convert.hpp"
 #include "core/srun_options.hpp"
 #include "core/step_exit.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "hq.pb.h"
+#include "net/clock.hpp"
 #include "net/frame.hpp"
 
 extern char** environ;
 
 namespace hq::cmd {
 namespace {
-
-double monotonic() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std::string>& env) {
   pb::StepCreate m;
@@ -83,11 +73,6 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   gethostname(host, sizeof host - 1);
   m.set_launch_hostname(host);
   return m;
-}
-
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string current_dir() {
@@ -180,8 +165,8 @@ void Session::signal_step(int sig) {
 
 void Session::on_signal(int sig) {
   if (sig == SIGUSR1 || sig == SIGUSR2) return signal_step(sig);
-  if (sig == SIGINT && monotonic() - last_interrupt_ > 1.0) {
-    last_interrupt_ = monotonic();
+  if (sig == SIGINT && net::mono_seconds() - last_interrupt_ > 1.0) {
+    last_interrupt_ = net::mono_seconds();
     std::cerr << "srun: interrupt (one more within 1 sec to abort)" << std::endl;
     return;
   }
@@ -206,7 +191,7 @@ void Session::on_task_end(const TaskEnd& end) {
     if (t < task_state_.size()) task_state_[t] = failed ? kExitedAbnormally : kExited;
   if (req_.wait_s > 0 && !wait_started_) {  // -W: the first task to end starts the clock
     wait_started_ = true;
-    wait_deadline_ = monotonic() + req_.wait_s;
+    wait_deadline_ = net::mono_seconds() + req_.wait_s;
   }
   if (failed && req_.kill_on_bad_exit && !terminating_) {
     terminating_ = true;
@@ -368,13 +353,13 @@ int Session::run() {
   while (!done_) {
     pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_fd(), POLLIN, 0}, {stdin_open_ ? in_fd_ : -1, POLLIN, 0}};
     int timeout = -1;
-    if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - monotonic()) * 1000) + 1;
+    if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - net::mono_seconds()) * 1000) + 1;
     int ready = poll(fds, 3, timeout);
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (ready == 0 && wait_deadline_ > 0 && monotonic() >= wait_deadline_) {
+    if (ready == 0 && wait_deadline_ > 0 && net::mono_seconds() >= wait_deadline_) {
       wait_deadline_ = 0;
       abort_after_wait();
       continue;

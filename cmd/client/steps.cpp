@@ -6,25 +6,20 @@
 #include <ctime>
 #include <iostream>
 #include <optional>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cmd/auth_client.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/srun_output.hpp"
 #include "cmd/paths.hpp"
+#include "core/step_exit.hpp"
 #include "core/units.hpp"
 #include "net/frame.hpp"
 
 namespace hq::cmd {
 namespace {
 
-constexpr uint32_t kBatchStep = 0xfffffffb;
-
-std::string step_id(const pb::StepRecord& s) {
-  return std::to_string(s.job_id()) + "." + (s.step_id() == kBatchStep ? std::string("batch") : std::to_string(s.step_id()));
-}
+std::string step_id(const pb::StepRecord& s) { return step_label(s.job_id(), s.step_id()); }
 
 std::string ts(int64_t t) { return t > 0 ? format_timestamp(t) : "Unknown"; }
 
@@ -41,7 +36,7 @@ Result<pb::StepQueryReply> query_steps(const std::vector<uint64_t>& ids, bool in
 
 // scontrol show step's block (Slurm 22.05), plus the end for an ended step (hq show step).
 void print_step(const pb::StepRecord& s) {
-  bool batch = s.step_id() == kBatchStep;
+  bool batch = s.step_id() == kBatchStepId;
   std::cout << "StepId=" << step_id(s) << " UserId=" << s.uid() << " StartTime=" << ts(s.start_time())
             << " TimeLimit=UNLIMITED\n"
             << "   State=" << s.state() << " Partition=" << s.partition() << " NodeList=" << s.nodelist() << "\n";
@@ -72,7 +67,7 @@ Result<StepName> parse_step_name(const std::string& text) {
   StepName n{static_cast<uint64_t>(*job), true, 0};
   if (dot == std::string::npos) return n;
   std::string step = text.substr(dot + 1);
-  auto id = step == "batch" ? Result<int64_t>(kBatchStep) : parse_int(step, 0, UINT32_MAX);
+  auto id = step == "batch" ? Result<int64_t>(kBatchStepId) : parse_int(step, 0, UINT32_MAX);
   if (!id) return invalid("Invalid job step id specified: " + text);
   n.any_step = false;
   n.step = static_cast<uint32_t>(*id);
@@ -215,7 +210,7 @@ int run_node_list(const std::string& what, const std::vector<std::string>& args)
     auto* entries = reply->mutable_entries();
     for (int i = entries->size() - 1; i >= 0; --i) {
       const auto& e = entries->Get(i);
-      std::string step = filter->step == kBatchStep ? "batch" : std::to_string(filter->step);
+      std::string step = filter->step == kBatchStepId ? "batch" : std::to_string(filter->step);
       if (e.job_id() != filter->job || (!filter->any_step && e.step() != step)) entries->DeleteSubrange(i, 1);
     }
   }

@@ -4,20 +4,21 @@
 // the agents' full reports after a restart (steps that ended meanwhile are not seen).
 // A running batch job shows a J.batch step, made up here as Slurm shows it.
 // Runs on the controller's event-loop thread.
+#include <set>
+
 #include "cmd/controller/controller.hpp"
-#include "core/hostlist.hpp"
+#include "core/step_exit.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
 namespace {
 
-constexpr uint32_t kBatchStep = 0xfffffffb;  // Slurm's SLURM_BATCH_SCRIPT
 constexpr size_t kEndedKept = 100;          // per job: the most recent ended steps
 
 pb::StepRecord batch_step(const Job& job) {
   pb::StepRecord r;
   r.set_job_id(job.id.value);
-  r.set_step_id(kBatchStep);
+  r.set_step_id(kBatchStepId);
   r.set_name("batch");
   r.set_state("RUNNING");
   r.set_nodelist(job.alloc.front().node);
@@ -63,9 +64,11 @@ pb::StepQueryReply Controller::steps(const pb::StepQueryRequest& req) const {
   pb::StepQueryReply out;
   out.set_now(now());
   std::vector<const Job*> jobs;
-  if (req.job_ids_size() == 0) {
-    for (const auto& [id, job] : state_.jobs)
-      if (job.state == JobState::kRunning || step_views_.count(id.value)) jobs.push_back(&job);
+  if (req.job_ids_size() == 0) {  // running jobs, and those with step views (the indexes, not every job)
+    std::set<JobId> ids(state_.running.begin(), state_.running.end());
+    for (const auto& [id, views] : step_views_) ids.insert(JobId{id});
+    for (JobId id : ids)
+      if (const Job* job = find_job(state_, id)) jobs.push_back(job);
   }
   for (uint64_t id : req.job_ids()) {
     const Job* job = find_job(state_, JobId{id});

@@ -149,6 +149,18 @@ class ScopedEnv {
   std::vector<std::string> names_;
 };
 
+// Starts shell command `cmd` in the background: its output, then "rc=N", go to `log`, its
+// pid to `log`.pid (for signals). Returns whether it could be started.
+inline bool run_background(const std::string& cmd, const std::string& log) {
+  std::remove(log.c_str());
+  return sh("(" + cmd + " > " + log + " 2>&1 & echo $! > " + log + ".pid; wait $!; echo rc=$? >> " + log +
+            ") > /dev/null 2>&1 &").rc == 0;
+}
+// Waits (bounded) until `log` holds `text`.
+inline bool wait_for_text(const std::string& log, const std::string& text, double seconds = 30) {
+  return wait_until([&] { return slurp(log).find(text) != std::string::npos; }, seconds);
+}
+
 // A job body that waits until `file` (relative to the job's directory) has content: the
 // test decides when the job ends (LocalCluster::release), no sleep guesses how long.
 inline std::string until_file(const std::string& file) {

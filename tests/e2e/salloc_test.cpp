@@ -21,12 +21,11 @@ std::string queue_line(LocalCluster& c, const std::string& name) {
   return line_with(c.hq("queue -t all -h").out, " " + name + " ");
 }
 
-// Runs `args` in the background; its output and then "rc=N" go to the returned log.
-std::string salloc_background(LocalCluster& c, const std::string& args) {
+// salloc `args` in the background on a full cluster, once it says it waits; its log.
+std::string salloc_waiting(LocalCluster& c, const std::string& args) {
   std::string log = c.dir() + "/salloc.log";
-  std::remove(log.c_str());
-  REQUIRE(sh("(" + salloc_cmd(c, args + " > " + log + " 2>&1 & echo $! > " + c.dir() + "/salloc.pid; wait $!; echo rc=$? >> " +
-                                     log) + ") > /dev/null 2>&1 &").rc == 0);
+  REQUIRE(run_background(salloc_cmd(c, args), log));
+  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
   return log;
 }
 
@@ -81,10 +80,9 @@ TEST_CASE("e2e: salloc waits with Slurm's lines - -I refuses at once - a revoked
   CHECK(now.out.find("salloc: error: Unable to allocate resources: Immediate execution impossible") != std::string::npos);
   CHECK(queue_line(c, "now").find(" CA ") != std::string::npos);
 
-  std::string log = salloc_background(c, "-J later sh -c 'echo ran in $SLURM_JOB_ID'");
-  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
+  std::string log = salloc_waiting(c, "-J later sh -c 'echo ran in $SLURM_JOB_ID'");
   REQUIRE(c.hq("cancel " + batch).rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);
   INFO(out);
   CHECK(out.find("salloc: Pending job allocation ") == 0);
@@ -108,10 +106,9 @@ TEST_CASE("e2e: salloc interrupted while it waits - the job is revoked (CANCELLE
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
-  std::string log = salloc_background(c, "-J waiter true");
-  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
-  REQUIRE(sh("kill -INT $(cat " + c.dir() + "/salloc.pid)").rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  std::string log = salloc_waiting(c, "-J waiter true");
+  REQUIRE(sh("kill -INT $(cat " + log + ".pid)").rc == 0);
+  REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);
   INFO(out);
   CHECK(out.find(" has been revoked.\nsalloc: Job aborted due to signal\n") != std::string::npos);

@@ -54,11 +54,10 @@ TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued 
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
-  auto bg = sh("(" + srun_cmd(c, "-N1 hostname > " + log + " 2>&1; echo rc=$? >> " + log) + ") > /dev/null 2>&1 &");
-  REQUIRE(bg.rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
+  REQUIRE(run_background(srun_cmd(c, "-N1 hostname"), log));
+  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
   REQUIRE(c.hq("cancel " + batch).rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);
   INFO(out);
   CHECK(out.find("srun: job ") == 0);
@@ -75,11 +74,10 @@ TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job 
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
-  REQUIRE(sh("(" + srun_cmd(c, "-J waiter true > " + log + " 2>&1 & echo $! > " + c.dir() + "/srun.pid; wait $!; echo rc=$? >> " +
-                                   log) + ") > /dev/null 2>&1 &").rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("queued and waiting for resources") != std::string::npos; }, 30));
-  REQUIRE(sh("kill -INT $(cat " + c.dir() + "/srun.pid)").rc == 0);
-  REQUIRE(wait_until([&] { return slurp(log).find("rc=") != std::string::npos; }, 30));
+  REQUIRE(run_background(srun_cmd(c, "-J waiter true"), log));
+  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
+  REQUIRE(sh("kill -INT $(cat " + log + ".pid)").rc == 0);
+  REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);
   INFO(out);
   CHECK(out.find(" has been revoked\n") != std::string::npos);

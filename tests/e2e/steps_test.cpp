@@ -325,10 +325,12 @@ TEST_CASE("e2e: a node agent that hangs mid-step is given up after three silent 
 TEST_CASE("e2e: srun passes task output on by whole lines unless -u - tasks' half lines never mix") {
   LocalCluster c(1, 4);
   REQUIRE(c.ready());
-  // Each task writes half a line, waits, then ends it: line buffering keeps halves together.
+  // Each task writes half a line and waits until every task has (bounded), then ends it:
+  // the halves come out together, yet line buffering keeps each task's line whole.
   std::string out = run_steps(c, "-n4",
-                              "srun -n4 sh -c 'printf \"a$SLURM_PROCID\"; sleep 0.3; printf \"b$SLURM_PROCID\\n\"; "
-                              "printf tail$SLURM_PROCID' | sort\n"
+                              "srun -n4 sh -c 'printf \"a$SLURM_PROCID\"; touch half.$SLURM_PROCID; n=0; "
+                              "while [ $(ls half.* | wc -l) -lt 4 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; "
+                              "printf \"b$SLURM_PROCID\\n\"; printf tail$SLURM_PROCID' | sort\n"
                               "echo\n"
                               "srun -u -n1 sh -c 'printf x; printf y'; echo\n");
   INFO(out);

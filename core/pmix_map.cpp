@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <map>
 
+#include "core/step_exit.hpp"
+
 namespace hq {
 namespace {
 
@@ -17,13 +19,13 @@ std::string key_of(const std::string& kv) { return kv.substr(0, kv.find('=')); }
 }  // namespace
 
 std::string pmix_nspace(uint64_t job, uint32_t step) {
-  return "slurm.pmix." + std::to_string(job) + "." + std::to_string(step);
+  return "slurm.pmix." + step_label(job, step);
 }
 
 PmixStepMap pmix_step_map(uint64_t job, uint32_t step, const std::vector<StepNode>& layout, size_t here) {
   PmixStepMap m;
   m.nspace = pmix_nspace(job, step);
-  m.job_id = std::to_string(job) + "." + std::to_string(step);
+  m.job_id = step_label(job, step);
   m.here = here;
   size_t ntasks = 0;
   for (const StepNode& n : layout) ntasks += n.tasks.size();

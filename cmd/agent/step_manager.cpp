@@ -511,8 +511,12 @@ StepPmix& StepManager::pmix() {
     if (!exchange) return done(unavailable("the step is not running here"), "");
     exchange->all_gather(std::move(blob), [done = std::move(done)](Result<std::vector<std::string>> blobs) {
       std::string all;
-      if (blobs)
+      if (blobs) {
+        size_t size = 0;
+        for (const auto& b : *blobs) size += b.size();
+        all.reserve(size);
         for (const auto& b : *blobs) all += b;
+      }
       done(blobs.status(), all);
     });
   };
@@ -805,9 +809,9 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
       watch_ranks(key,
                   [this, key, weak_link](const pb::Envelope& msg) {
                     if (auto l = weak_link.lock()) l->send(msg);
+                    if (!msg.has_task_exited()) return;  // output: nothing to look up
                     auto it = hosted_.find(key);
-                    if (msg.has_task_exited() && it != hosted_.end() && it->second->tasks &&
-                        it->second->tasks->done()) {
+                    if (it != hosted_.end() && it->second->tasks && it->second->tasks->done()) {
                       if (it->second->pmi) it->second->pmi->stop();
                       hosted_.erase(it);
                       if (pmix_) pmix_->detach(key);

@@ -1,6 +1,7 @@
 #include "cmd/agent/step_node.hpp"
 
 #include "core/step_env.hpp"
+#include "core/step_exit.hpp"
 
 namespace hq::cmd {
 
@@ -16,7 +17,7 @@ Result<StartedTasks> start_node_tasks(asio::io_context& io, const StepNodePart& 
     if (Status s = part.attach(plans); !s) return s;
   StartedTasks out;
   if (part.mpi == "pmi2") {
-    PmiStep step{std::to_string(part.ids.job_id) + "." + std::to_string(part.ids.step_id), part.ntasks, 0, {}};
+    PmiStep step{step_label(part.ids.job_id, part.ids.step_id), part.ntasks, 0, {}};
     if (!part.pmi_mapping.empty()) step.preput["PMI_process_mapping"] = part.pmi_mapping;
     auto pmi = Pmi1Server::prepare(io, step, part.here.tasks, plans, std::move(exchange), std::move(on_abort));
     if (!pmi) return pmi.status();

@@ -8,6 +8,7 @@
 #include "cmd/agent/task_launch.hpp"
 #include "core/pmix_map.hpp"
 #include "net/log.hpp"
+#include "core/step_exit.hpp"
 
 namespace hq::cmd {
 
@@ -17,7 +18,7 @@ StepPmix::StepPmix(asio::io_context& io, std::string dir, std::string node, Hook
 StepPmix::~StepPmix() = default;
 
 std::string StepPmix::step_dir(Key key) const {
-  return dir_ + "/" + std::to_string(key.first) + "." + std::to_string(key.second);
+  return dir_ + "/" + step_label(key.first, key.second);
 }
 
 Status StepPmix::attach(Key key, const std::vector<StepNode>& layout, size_t here, std::vector<TaskPlan>& plans) {

@@ -111,6 +111,11 @@ const std::vector<Option>& srun_table() {
          p.req.kill_on_bad_exit = v.empty() || (v != "0");
          return Status::ok();
        }, true},
+      {"oom-kill-step", 0, false, [](Parse& p, std::string_view v) {
+         if (!v.empty() && v != "0" && v != "1") return invalid("--oom-kill-step takes 0 or 1, not '" + std::string(v) + "'");
+         p.req.oom_kill_step = v != "0";
+         return Status::ok();
+       }, true},
       {"wait", 'W', true, [](Parse& p, std::string_view v) { return set_count(p.req.wait_s, v, "--wait", 0); }},
       {"immediate", 'I', false, [](Parse& p, std::string_view v) {
          p.req.immediate_s = 0;
@@ -145,6 +150,7 @@ constexpr std::pair<std::string_view, std::string_view> kEnvOptions[] = {
     {"SLURM_OVERLAP", "overlap"},       {"SLURM_EXACT", "exact"},
     {"SLURM_EXCLUSIVE", "exclusive"},   {"SLURM_OVERCOMMIT", "overcommit"},
     {"SLURM_MPI_TYPE", "mpi"},          {"SLURM_KILL_BAD_EXIT", "kill-on-bad-exit"},
+    {"SLURM_OOM_KILL_STEP", "oom-kill-step"},
     {"SLURM_LABELIO", "label"},         {"SLURM_UNBUFFEREDIO", "unbuffered"},
     {"SLURM_WAIT", "wait"},             {"SLURM_CPU_BIND", "cpu-bind"},
     {"SLURM_EXPORT_ENV", "export"},     {"SLURM_TIMELIMIT", "time"},

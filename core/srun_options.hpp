@@ -27,6 +27,7 @@ struct SrunRequest {
   bool label = false;              // -l
   bool unbuffered = false;         // -u
   bool kill_on_bad_exit = false;   // -K
+  bool oom_kill_step = false;      // --oom-kill-step[=0|1] (Slurm 24.11's OOMKillStep)
   int32_t wait_s = 0;              // -W: after the first task exits (0: no limit)
   int32_t immediate_s = -1;        // -I[secs]: refuse instead of waiting (-1: wait)
   std::string mpi = "none";        // --mpi: none, pmi2, pmix; list: print the types and exit

@@ -283,6 +283,13 @@ CgroupUsage JobCgroup::usage() const {
   return u;
 }
 
+int64_t oom_kills_of(const std::string& procs_file) {
+  std::string dir = fs::path(procs_file).parent_path().string();
+  int64_t n = read_keyed(dir + "/memory.events", "oom_kill");
+  if (n < 0) n = read_keyed(dir + "/memory.oom_control", "oom_kill");
+  return std::max<int64_t>(0, n);
+}
+
 void JobCgroup::remove() const {
   for (const auto& d : dirs_) {
     for (int attempt = 0; attempt < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++attempt)

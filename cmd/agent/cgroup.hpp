@@ -61,6 +61,11 @@ class JobCgroup {
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
 };
 
+// The OOM kills counted so far in the group that `procs_file` belongs to (a cgroup.procs
+// from JobCgroup::procs_files: v2's, or v1's memory controller's, which comes first);
+// 0 when the group counts none or the count cannot be read.
+int64_t oom_kills_of(const std::string& procs_file);
+
 class Cgroups {
  public:
   // Looks at `root` (normally /sys/fs/cgroup): pure v2 when it is a cgroup2 mount with

@@ -10,6 +10,8 @@
 #include <csignal>
 #include <sys/wait.h>
 
+#include "cmd/agent/cgroup.hpp"
+
 namespace hq::cmd {
 
 using Descriptor = asio::posix::stream_descriptor;
@@ -36,6 +38,10 @@ Result<std::shared_ptr<NodeTasks>> NodeTasks::launch(asio::io_context& io, Ids i
     t.in = std::make_unique<Descriptor>(io, launched->stdin_fd);
   }
   self->left_ = plans.size();
+  if (!plans.empty() && !plans.front().cgroup_procs.empty()) {
+    self->oom_procs_ = plans.front().cgroup_procs.front();
+    self->oom_seen_ = oom_kills_of(self->oom_procs_);
+  }
   self->start_relays();
   return self;
 }
@@ -160,13 +166,27 @@ void NodeTasks::progress(size_t task) {
   });
 }
 
+// Whether the job's cgroup counted OOM kills that no task was blamed for yet; they are
+// blamed now. Read only when a task failed.
+bool NodeTasks::new_oom_kills() {
+  if (oom_procs_.empty()) return false;
+  int64_t n = oom_kills_of(oom_procs_);
+  if (n <= oom_seen_) return false;
+  oom_seen_ = n;
+  return true;
+}
+
 void NodeTasks::flush_ends() {
   flush_timer_.reset();
+  bool any_failed = std::any_of(unsent_.begin(), unsent_.end(), [&](size_t i) { return tasks_[i].status != 0; });
+  bool oom = any_failed && new_oom_kills();
   std::vector<pb::Envelope> groups;
   for (size_t task : unsent_) {
     const Task& t = tasks_[task];
-    auto same = std::find_if(groups.begin(), groups.end(),
-                             [&](const pb::Envelope& g) { return g.task_exited().wait_status() == t.status; });
+    bool t_oom = oom && t.status != 0;
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const pb::Envelope& g) {
+      return g.task_exited().wait_status() == t.status && g.task_exited().oom() == t_oom;
+    });
     if (same == groups.end()) {
       same = groups.emplace(groups.end());
       auto* e = same->mutable_task_exited();
@@ -174,6 +194,7 @@ void NodeTasks::flush_ends() {
       e->set_step_id(ids_.step_id);
       e->set_node(ids_.node);
       e->set_wait_status(t.status);
+      e->set_oom(t_oom);
     }
     same->mutable_task_exited()->add_tasks(t.id);
   }

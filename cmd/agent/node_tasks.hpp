@@ -2,7 +2,10 @@
 // (task_launch), their stdout and stderr read into TaskIO messages, their ends grouped into
 // TaskExited messages (tasks that end the same way within 10 ms go together, as Slurm's
 // "tasks 0-1: Exited with exit code 2"), stdin written to every task, signals to their
-// process groups. Every message goes to `send`, tagged with the job and step: the step
+// process groups. Tasks that fail while the job's cgroup counts new OOM kills are reported
+// as OOM-killed (TaskExited.oom): the cgroup is the job's, so a failure at the time of
+// another step's OOM kill on this node may be taken for one. Every message goes to
+// `send`, tagged with the job and step: the step
 // manager's own step (tasks on the job's first node) or a peer link to it (another node).
 // Runs on the agent's event-loop thread; the agent's reaper hands it its tasks' ends.
 #pragma once
@@ -73,6 +76,7 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   asio::awaitable<void> pump_stdin(std::shared_ptr<NodeTasks> self, size_t task);
   void progress(size_t task);
   void flush_ends();
+  bool new_oom_kills();
 
   asio::io_context& io_;
   Ids ids_;
@@ -81,6 +85,8 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   size_t left_ = 0;          // tasks not yet reported
   std::vector<size_t> unsent_;
   std::unique_ptr<asio::steady_timer> flush_timer_, kill_timer_;
+  std::string oom_procs_;    // the job cgroup's procs file, to read its OOM kills; "" without one
+  int64_t oom_seen_ = 0;     // OOM kills counted there that tasks were already blamed for
 };
 
 }  // namespace hq::cmd

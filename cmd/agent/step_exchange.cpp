@@ -21,14 +21,23 @@ void StepExchange::all_gather(std::string blob, Done done) {
   in->set_step_id(step_id_);
   in->set_round(*round);
   in->set_node_index(static_cast<int32_t>(node_index_));
-  in->set_blob(std::move(blob));
+  if (blob.size() > kExchangeBlobMax)  // the round fails on every node, with the reason
+    in->set_error("node " + std::to_string(node_index_) + " of the step has " + std::to_string(blob.size()) +
+                  " bytes of process-management data for one exchange, over the limit of " +
+                  std::to_string(kExchangeBlobMax) + " bytes");
+  else
+    in->set_blob(std::move(blob));
   send_(env);
 }
 
 void StepExchange::deliver(const pb::StepExchangeOut& out) {
-  if (!member_.end(out.round())) return;  // not the round under way: stale or bogus
-  if (!out.error().empty()) return finish(unavailable(out.error()));
-  finish(std::vector<std::string>(out.blobs().begin(), out.blobs().end()));
+  if (!out.error().empty()) {
+    if (member_.end(out.round())) finish(unavailable(out.error()));
+    return;  // otherwise not the round under way: stale or bogus
+  }
+  std::vector<std::string> part(out.blobs().begin(), out.blobs().end());
+  auto all = member_.take(out.round(), out.first(), out.total(), std::move(part));
+  if (all && all->has_value()) finish(std::move(**all));
 }
 
 void StepExchange::fail(const Status& why) {
@@ -54,17 +63,32 @@ Status StepGatherer::add(const pb::StepExchangeIn& in) {
     send_failure(in.round());
     return Status::ok();
   }
+  if (!in.error().empty() || in.blob().size() > kExchangeBlobMax) {
+    Status why = invalid(in.error().empty() ? "node " + std::to_string(in.node_index()) + "'s exchange blob is over the limit"
+                                            : in.error());
+    fail(why);
+    return why;  // the caller logs the reason; every node's round has failed with it
+  }
   auto all = gather_.add(static_cast<size_t>(in.node_index()), in.round(), in.blob());
   if (!all) return all.status();
   if (!all->has_value()) return Status::ok();
-  pb::Envelope env;
-  auto* out = env.mutable_step_exchange_out();
-  out->set_job_id(job_id_);
-  out->set_step_id(step_id_);
-  out->set_round(in.round());
-  for (auto& blob : **all) out->add_blobs(std::move(blob));
-  broadcast_(env);
+  send_parts(in.round(), std::move(**all));
   return Status::ok();
+}
+
+// The round's answer in parts that each fit a frame; every node puts them back together.
+void StepGatherer::send_parts(uint32_t round, std::vector<std::string> blobs) {
+  for (const ExchangePart& part : exchange_parts(blobs)) {
+    pb::Envelope env;
+    auto* out = env.mutable_step_exchange_out();
+    out->set_job_id(job_id_);
+    out->set_step_id(step_id_);
+    out->set_round(round);
+    out->set_first(static_cast<uint32_t>(part.first));
+    out->set_total(static_cast<uint32_t>(blobs.size()));
+    for (size_t i = part.first; i < part.end; ++i) out->add_blobs(std::move(blobs[i]));
+    broadcast_(env);
+  }
 }
 
 void StepGatherer::fail(const Status& why) {

@@ -5,7 +5,9 @@
 // its SLURM_NODEID). Rounds run strictly in order: a node starts round r+1 only after it
 // got round r. The step's manager (the job's first node) gathers (StepGatherer, over core
 // ExchangeGather) and sends the result to every node over the peer links (StepExchangeIn,
-// StepExchangeOut in hq.proto); the step manager routes those messages. A lost link
+// StepExchangeOut in hq.proto), in parts that each fit a frame (a node's blob is at most
+// kExchangeBlobMax: a bigger one fails the round on every node, with the reason); the
+// step manager routes those messages. A lost link
 // fails the round under way, and every later one, on every node (the step is being
 // killed then anyway).
 //
@@ -63,13 +65,16 @@ class StepGatherer {
 
   StepGatherer(uint64_t job_id, uint32_t step_id, size_t nodes, Broadcast broadcast);
   // A node's contribution; the caller has checked that it comes from node `in.node_index()`.
-  // An error (logged by the caller) for one that breaks the rules: nothing is sent.
+  // An error (logged by the caller) for one that breaks the rules: nothing is sent. A node
+  // that cannot take part (too big a blob) fails the step's rounds everywhere; the error
+  // says why.
   Status add(const pb::StepExchangeIn& in);
   // A node of the step was lost: the round under way fails everywhere, as will later ones.
   void fail(const Status& why);
 
  private:
   void send_failure(uint32_t round);
+  void send_parts(uint32_t round, std::vector<std::string> blobs);
 
   uint64_t job_id_;
   uint32_t step_id_;

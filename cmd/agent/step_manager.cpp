@@ -37,6 +37,8 @@ struct StepManager::Step {
   std::map<std::string, int32_t> cpus;  // the step's CPUs per node
   bool overlap = false;
   bool kill_on_bad_exit = false;
+  bool oom_kill_step = false;            // --oom-kill-step: an OOM-killed task ends the step
+  bool oom = false;                      // a task was OOM-killed: the step ends OUT_OF_MEMORY
   bool terminating = false;
   bool done = false;
   uint32_t first_task = 0;
@@ -296,6 +298,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   step->srun = conn;
   step->overlap = req.overlap();
   step->kill_on_bad_exit = req.kill_on_bad_exit();
+  step->oom_kill_step = req.oom_kill_step();
   std::vector<std::string> names;
   for (const StepNode& n : layout->nodes) {
     names.push_back(n.name);
@@ -480,9 +483,28 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;
   step->srun->send(env);
-  step->code.add({fresh.node(), {fresh.tasks().begin(), fresh.tasks().end()}, fresh.wait_status()});
+  step->code.add({fresh.node(), {fresh.tasks().begin(), fresh.tasks().end()}, fresh.wait_status(), fresh.oom()});
+  if (fresh.oom()) out_of_memory(step, fresh.node());
   if (failed(fresh.wait_status()) && step->kill_on_bad_exit && !step->open.empty()) terminate_step(step);
   if (step->open.empty()) finish_step(step);
+}
+
+// A task of the step was OOM-killed on `node`: Slurm's stepd line goes to srun, the step
+// will end OUT_OF_MEMORY, and with --oom-kill-step its other tasks are killed now.
+void StepManager::out_of_memory(const std::shared_ptr<Step>& step, const std::string& node) {
+  if (!step->oom) {
+    step->oom = true;
+    pb::Envelope line;
+    line.mutable_task_io()->set_task(step->first_task);
+    line.mutable_task_io()->set_stream(2);
+    line.mutable_task_io()->set_data("hq-node-" + node + ": error: Detected 1 oom-kill event(s) in " +
+                                     step_name(step->job_id, step->step_id) +
+                                     ". Some of your processes may have been killed by the cgroup out-of-memory handler.\n");
+    step->srun->send(line);
+    log::info(step_name(step->job_id, step->step_id) + ": a task was OOM-killed on " + node);
+  }
+  if (step->end_state.empty()) step->end_state = "OUT_OF_MEMORY";
+  if (step->oom_kill_step && !step->open.empty() && !step->terminating) signal_step(step, SIGKILL);
 }
 
 void StepManager::finish_step(const std::shared_ptr<Step>& step) {

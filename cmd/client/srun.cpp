@@ -66,6 +66,7 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_immediate(r.immediate_s >= 0);
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
+  m.set_oom_kill_step(r.oom_kill_step);
   m.set_mpi(r.mpi);
   m.set_name(r.job_name);
   m.set_launch_pid(static_cast<int32_t>(getpid()));
@@ -184,7 +185,7 @@ void Session::on_signal(int sig) {
 void Session::on_task_end(const TaskEnd& end) {
   bool killed = WIFSIGNALED(end.wait_status);
   signaled_ |= killed;
-  if (!(killed && killed_by_us_))
+  if (!(killed && killed_by_us_) || end.oom)
     if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << std::endl;
   bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
   for (uint32_t t : end.tasks)
@@ -261,7 +262,7 @@ void Session::handle(const pb::Envelope& msg) {
       if (out_) out_->finish(t);
       if (err_) err_->finish(t);
     }
-    on_task_end({e.node(), tasks, e.wait_status()});
+    on_task_end({e.node(), tasks, e.wait_status(), e.oom()});
     return;
   }
   if (msg.has_step_created()) {
@@ -475,6 +476,7 @@ int usage(std::ostream& out, int code) {
          "  -m, --distribution block|cyclic|plane=N  -w, --nodelist LIST  -x, --exclude LIST\n"
          "  --exact, --exclusive  only the CPUs the tasks need   --overlap  share CPUs with other steps\n"
          "  -l, --label           prefix lines with the task id  -K, --kill-on-bad-exit\n"
+         "  --oom-kill-step[=0|1] a task killed for memory kills the whole step\n"
          "  -I, --immediate       fail instead of waiting for busy CPUs   --export SPEC   -D, --chdir DIR\n"
          "  --mpi=pmi2|pmix       a PMI-1 or PMIx server for the tasks (MPI without mpirun)   --mpi=list\n"
          "Tasks get Slurm's step environment (SLURM_STEP_ID, SLURM_PROCID, SLURM_LOCALID, ...).\n"

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <asio/io_context.hpp>
+#include <algorithm>
 #include <memory>
 
 #include "cmd/agent/step_exchange.hpp"
@@ -70,4 +71,40 @@ TEST_CASE("step exchange (agent): a lost node fails the round under way and ever
   s.contribute(0, "again");
   s.io.run();
   CHECK(s.got[0].status().message() == "the link to the manager closed");
+}
+
+TEST_CASE("step exchange (agent): a round too big for one frame reaches every node in parts") {
+  Step s(4);
+  size_t frames = 0;
+  size_t biggest = 0;
+  s.gather = std::make_unique<StepGatherer>(7, 1, 4, [&](const pb::Envelope& out) {
+    ++frames;
+    biggest = std::max(biggest, out.ByteSizeLong());
+    for (auto& node : s.nodes) node->deliver(out.step_exchange_out());
+  });
+  for (size_t i = 0; i < 4; ++i) s.contribute(i, std::string(kExchangeBlobMax, static_cast<char>('a' + i)));
+  s.io.run();
+  CHECK(frames == 4);                    // 4 x 6 MiB would be 24 MiB in one frame
+  CHECK(biggest < kExchangeBlobMax + 1024);
+  for (auto& r : s.got) {
+    REQUIRE(r);
+    REQUIRE(r->size() == 4);
+    CHECK((*r)[3] == std::string(kExchangeBlobMax, 'd'));
+  }
+}
+
+TEST_CASE("step exchange (agent): a node's blob over the limit fails the round on every node, saying why") {
+  Step s(2);
+  Status logged;
+  s.nodes[1] = std::make_shared<StepExchange>(s.io, 7, 1, 1, [&](const pb::Envelope& in) {
+    logged = s.gather->add(in.step_exchange_in());
+  });
+  s.contribute(0, "a");
+  s.contribute(1, std::string(kExchangeBlobMax + 1, 'x'));
+  s.io.run();
+  CHECK_FALSE(logged);
+  for (auto& r : s.got) {
+    REQUIRE_FALSE(r);
+    CHECK(r.status().message().find("node 1 of the step has 6291457 bytes") != std::string::npos);
+  }
 }

@@ -118,3 +118,19 @@ TEST_CASE("srun options: --mpi=list prints the types as Slurm 22.05 does") {
   CHECK(mpi_types_list() ==
         "MPI plugin types are...\n\tnone\n\tpmi2\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n");
 }
+
+TEST_CASE("srun options: --oom-kill-step takes 0 or 1, or SLURM_OOM_KILL_STEP") {
+  auto bare = parse_srun({"--oom-kill-step", "true"}, {});
+  REQUIRE(bare.is_ok());
+  CHECK(bare->oom_kill_step);
+  auto off = parse_srun({"--oom-kill-step=0", "true"}, {{"SLURM_OOM_KILL_STEP", "1"}});
+  REQUIRE(off.is_ok());
+  CHECK_FALSE(off->oom_kill_step);  // the command line beats the environment
+  auto env = parse_srun({"true"}, {{"SLURM_OOM_KILL_STEP", "1"}});
+  REQUIRE(env.is_ok());
+  CHECK(env->oom_kill_step);
+  CHECK_FALSE(parse_srun({"true"}, {})->oom_kill_step);
+  auto bad = parse_srun({"--oom-kill-step=yes", "true"}, {});
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("--oom-kill-step takes 0 or 1") != std::string::npos);
+}

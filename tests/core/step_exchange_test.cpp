@@ -75,3 +75,41 @@ TEST_CASE("step exchange: a member runs one round at a time and takes only its a
   REQUIRE(r1);
   CHECK(*r1 == 1);
 }
+
+TEST_CASE("step exchange: a round's answer is cut into parts of at most the budget, in node order") {
+  std::vector<std::string> blobs{std::string(4, 'a'), std::string(3, 'b'), std::string(9, 'c'), "", std::string(2, 'e')};
+  auto parts = exchange_parts(blobs, 8);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].first == 0);
+  CHECK(parts[0].end == 2);  // 4 + 3 fit 8
+  CHECK(parts[1].first == 2);
+  CHECK(parts[1].end == 3);  // 9 alone, over the budget: a part holds at least one blob
+  CHECK(parts[2].first == 3);
+  CHECK(parts[2].end == 5);
+  CHECK(exchange_parts({}, 8).size() == 1);
+  CHECK(exchange_parts({"x", "y"}).size() == 1);
+}
+
+TEST_CASE("step exchange: a member puts an answer's parts back together, in any order") {
+  ExchangeMember m;
+  REQUIRE(m.begin());
+  auto first = m.take(0, 2, 3, {"c"});
+  REQUIRE(first);
+  CHECK_FALSE(first->has_value());
+  CHECK(m.busy());
+  CHECK_FALSE(m.take(0, 1, 4, {"b"}));       // another total
+  CHECK_FALSE(m.take(0, 2, 3, {"c"}));       // twice
+  CHECK_FALSE(m.take(0, 2, 3, {"c", "d"}));  // past the end
+  CHECK_FALSE(m.take(1, 0, 3, {"a"}));       // not this round
+  auto last = m.take(0, 0, 3, {"a", "b"});
+  REQUIRE(last);
+  REQUIRE(last->has_value());
+  CHECK(**last == std::vector<std::string>{"a", "b", "c"});
+  CHECK_FALSE(m.busy());
+  CHECK_FALSE(m.take(0, 0, 3, {"a"}));  // the round is over
+  REQUIRE(m.begin());
+  auto whole = m.take(1, 0, 2, {"x", "y"});
+  REQUIRE(whole);
+  REQUIRE(whole->has_value());
+  CHECK((*whole)->size() == 2);
+}

@@ -1,9 +1,11 @@
 // End to end: job confinement on the host's cgroups (v1 or v2, whichever it has): a
 // job over its --mem ends OUT_OF_MEMORY; a daemonized child is gone once its job ends
-// or is cancelled; the job's CPUs, peak memory and CPU time are reported.
+// or is cancelled; the job's CPUs, peak memory and CPU time are reported; a step's task
+// killed for memory is reported as such, and --oom-kill-step ends its step.
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <fstream>
 
 #include "cluster_fixture.hpp"
 
@@ -95,4 +97,28 @@ TEST_CASE("e2e: daemonized children die with their job, whether it ends or is ca
   REQUIRE(c.ready());
   CHECK(slurp(c.dir() + "/e1.log").find("process group only") != std::string::npos);
   check_daemonized_children_die(c, "none");
+}
+
+TEST_CASE("e2e: a step's task killed for memory - srun says Out Of Memory - --oom-kill-step kills the rest of the step") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  if (std::string why = why_no_cgroups(c); !why.empty()) HQ_SKIP("memory limits need cgroups: " + why);
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  // Task 0 eats memory past the job's --mem; task 1 sleeps, then says it survived.
+  std::string hog = "if [ $SLURM_PROCID = 0 ]; then head -c 400M /dev/zero | tail; exit; fi; ";
+  std::ofstream(c.dir() + "/oom.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                     << "srun -n2 sh -c '" << hog << "sleep 2; echo survived'; echo \"plain rc=$?\"\n"
+                                     << "srun -n2 --oom-kill-step sh -c '" << hog << "sleep 60; echo outlived'; echo \"kill rc=$?\"\n";
+  std::string id = c.submit("--mem=48M -n2 -o oom-%j.out oom.sh");
+  REQUIRE(c.wait_state(id, "OUT_OF_MEMORY", 45));  // the job's cgroup counted the kills
+  std::string out = slurp(c.dir() + "/oom-" + id + ".out");
+  INFO(out);
+  CHECK(out.find("srun: error: e1: task 0: Out Of Memory") != std::string::npos);
+  CHECK(out.find("Detected 1 oom-kill event(s) in StepId=" + id + ".0") != std::string::npos);
+  CHECK(out.find("survived\nplain rc=1\n") != std::string::npos);  // the other task ran on
+  CHECK(out.find("kill rc=1") != std::string::npos);
+  CHECK(out.find("outlived") == std::string::npos);                  // killed with the step
+  auto shown = c.hq("show job " + id).out;
+  CHECK(shown.find("Step=" + id + ".0 Name=sh State=OUT_OF_MEMORY") != std::string::npos);
+  CHECK(shown.find("Step=" + id + ".1 Name=sh State=OUT_OF_MEMORY") != std::string::npos);
 }

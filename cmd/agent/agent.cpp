@@ -113,7 +113,8 @@ void Agent::start_step_manager() {
       return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers};
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
-    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files(), it->second.peers};
+    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files(), it->second.peers,
+                                job_dir(opts_.spool_dir, id) + "/step_ids"};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });

@@ -294,7 +294,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   }
   auto step = std::make_shared<Step>();
   step->job_id = job_id;
-  step->step_id = next_step_[job_id]++;
+  step->step_id = step_ids_.issue(job_id, job->step_ids_file);
   step->srun = conn;
   step->overlap = req.overlap();
   step->kill_on_bad_exit = req.kill_on_bad_exit();
@@ -691,6 +691,7 @@ void StepManager::wake(Waiters& list, uint64_t job_id) {
 void StepManager::job_arrived(uint64_t job_id) { wake(arrivals_, job_id); }
 
 void StepManager::job_ended(uint64_t job_id) {
+  step_ids_.forget(job_id);
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it) {
     if (it->second->end_state.empty()) it->second->end_state = "CANCELLED";
     signal_step(it->second, SIGKILL);

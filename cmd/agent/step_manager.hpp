@@ -13,6 +13,7 @@
 // With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server
 // (StepPmix); a rank's MPI_Abort ends the step and srun exits with its status, and so does
 // a rank that goes away without MPI_Finalize (srun's code is then the tasks').
+// Step ids go on from where they were after an agent restart (StepIds).
 // Runs on the agent's event-loop thread.
 #pragma once
 #include <asio/io_context.hpp>
@@ -26,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmd/agent/step_ids.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
 #include "core/step_layout.hpp"
@@ -47,6 +49,7 @@ class StepManager {
     const Job* job = nullptr;
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
     std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
+    std::string step_ids_file;              // keeps the job's step count across agent restarts ("": none)
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
@@ -149,7 +152,7 @@ class StepManager {
   ListJobs list_jobs_;
   std::unique_ptr<StepPmix> pmix_;  // from the first --mpi=pmix step here
   asio::local::stream_protocol::acceptor acceptor_;
-  std::map<uint64_t, uint32_t> next_step_;               // per job
+  StepIds step_ids_;
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running
   std::map<StepKey, std::shared_ptr<Hosted>> hosted_;     // run here for another node's manager
   std::map<pid_t, std::shared_ptr<NodeTasks>> by_pid_;    // every task started here

@@ -106,3 +106,12 @@ TEST_CASE("cpu binding: least-used CPUs, GPU-local first - map_cpu within the al
   REQUIRE(!outside);
   CHECK(outside.status().message().find("CPU 9") != std::string::npos);
 }
+
+TEST_CASE("cgroup: a job group's OOM kills are read beside its procs file - v2 memory.events, v1 memory.oom_control") {
+  hq::test::TempDir dir;
+  put(dir.path() + "/v2/job_1/memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
+  CHECK(oom_kills_of(dir.path() + "/v2/job_1/cgroup.procs") == 2);
+  put(dir.path() + "/v1/job_1/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  CHECK(oom_kills_of(dir.path() + "/v1/job_1/cgroup.procs") == 3);
+  CHECK(oom_kills_of(dir.path() + "/none/cgroup.procs") == 0);
+}

@@ -337,3 +337,28 @@ TEST_CASE("e2e: srun passes task output on by whole lines unless -u - tasks' hal
   for (int t = 0; t < 4; ++t) CHECK(out.find("a" + std::to_string(t) + "b" + std::to_string(t) + "\n") != std::string::npos);
   CHECK(out.find("xy\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: step ids go on after the first node's agent restarts during the job - no second J.0") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/ids.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                     << "srun true\nsrun sh -c 'echo before $SLURM_STEP_ID'\n"
+                                     << "echo ready > ready\n" << until_file("go") << "\n"
+                                     << "srun sh -c 'echo after $SLURM_STEP_ID'\n";
+  std::string id = c.submit("-o ids-%j.out ids.sh");
+  REQUIRE(id.find("ERROR") == std::string::npos);
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
+  c.kill9_agent(1);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 0; }, 20));
+  c.respawn_agent(1);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  c.release("go");
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::string out = slurp(c.dir() + "/ids-" + id + ".out");
+  INFO(out);
+  CHECK(out.find("before 1\n") != std::string::npos);
+  CHECK(out.find("after 2\n") != std::string::npos);
+  std::string again = run_steps(c, "", "srun sh -c 'echo next job $SLURM_STEP_ID'\n");
+  CHECK(again.find("next job 0\n") != std::string::npos);  // a new job starts from 0
+}

@@ -1,0 +1,26 @@
+// Step ids of the jobs whose steps this agent manages: 0, 1, 2, ... per job run. Each id
+// issued is also written to a file in the job's spool directory (no fsync: it only has to
+// outlive the agent process, not the host, whose reboot ends the job anyway), so an agent
+// that restarts during a job goes on from the next id instead of issuing J.0 again. The
+// file goes with the run's other files when the run ends (clear_run).
+// Agent event-loop thread only.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace hq::cmd {
+
+class StepIds {
+ public:
+  // The job's next step id. `file` ("" for none) keeps the count across agent restarts: read
+  // the first time the job is seen here, written with every id.
+  uint32_t issue(uint64_t job_id, const std::string& file);
+  // The job's run ended here: a later run starts from 0 again.
+  void forget(uint64_t job_id) { next_.erase(job_id); }
+
+ private:
+  std::map<uint64_t, uint32_t> next_;
+};
+
+}  // namespace hq::cmd

@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,9 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   std::vector<TaskPid> running() const;
   // A task of ours was reaped (from the agent's SIGCHLD loop).
   void reaped(pid_t pid, int status);
-  void feed_stdin(const std::string& data, bool eof);
+  // stdin for every task, or (`only` set: srun -i N) for task `only` alone, when every
+  // other task's stdin is closed.
+  void feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only = std::nullopt);
   void signal(int sig);
   // Slurm's SIG_TERM_KILL: SIGCONT and SIGTERM now, SIGKILL after the kill wait.
   void terminate();

@@ -72,6 +72,11 @@ struct StepManager::Hosted {
 
 namespace {
 
+// srun -i N: the task that alone gets stdin.
+std::optional<uint32_t> only_task(const pb::TaskIO& io) {
+  return io.only_task() ? std::optional<uint32_t>(io.task()) : std::nullopt;
+}
+
 StepRequest request_of(const pb::StepCreate& m) {
   StepRequest r;
   r.ntasks = m.ntasks();
@@ -589,7 +594,7 @@ bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
 
 // srun's stdin goes to every task (Slurm's default), on every node.
 void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io) {
-  if (step->local) step->local->feed_stdin(io.data(), io.eof());
+  if (step->local) step->local->feed_stdin(io.data(), io.eof(), only_task(io));
   pb::Envelope env;
   *env.mutable_task_io() = io;
   env.mutable_task_io()->set_job_id(step->job_id);
@@ -865,7 +870,7 @@ void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
   if (msg.has_step_exchange_out()) return it->second->exchange->deliver(msg.step_exchange_out());
   if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
   NodeTasks& tasks = *it->second->tasks;
-  if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof());
+  if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof(), only_task(msg.task_io()));
   if (msg.step_signal().terminate()) tasks.terminate();
   else tasks.signal(msg.step_signal().signal());
 }

@@ -149,6 +149,7 @@ class Session {
   bool signaled_ = false, terminating_ = false;
   double last_interrupt_ = -10;
   int in_fd_ = 0;             // -i FILE: that file instead of srun's stdin
+  std::optional<uint32_t> input_task_;  // -i N: stdin to task N alone
   double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
   bool wait_started_ = false;
   bool aborted_ = false;      // srun (-W) or a task (MPI_Abort) ended the step: no "Force Terminated" line
@@ -317,6 +318,10 @@ void Session::forward_stdin() {
   pb::Envelope env;
   auto* io = env.mutable_task_io();
   io->set_stream(0);
+  if (input_task_) {
+    io->set_task(*input_task_);
+    io->set_only_task(true);
+  }
   if (n > 0) io->set_data(buf, static_cast<size_t>(n));
   else {
     io->set_eof(true);
@@ -325,10 +330,19 @@ void Session::forward_stdin() {
   send(env);
 }
 
-// -i: none (every task reads EOF), a file (every task reads it), or srun's stdin.
+// -i: none (every task reads EOF), a file (every task reads it), N (srun's stdin to task N
+// alone: the others read EOF at once), or srun's stdin.
 Status Session::open_input() {
   const std::string& in = req_.input;
   if (in.empty() || in == "all") return Status::ok();
+  if (auto task = parse_int(in, 0, INT32_MAX)) {
+    input_task_ = static_cast<uint32_t>(*task);
+    pb::Envelope env;
+    env.mutable_task_io()->set_task(*input_task_);
+    env.mutable_task_io()->set_only_task(true);
+    send(env);
+    return Status::ok();
+  }
   if (in == "none") {
     stdin_open_ = false;
     pb::Envelope env;
@@ -336,7 +350,6 @@ Status Session::open_input() {
     send(env);
     return Status::ok();
   }
-  if (parse_int(in, 0, INT32_MAX)) return invalid("-i " + in + " (stdin to one task) is not supported yet");
   PatternContext ctx;
   ctx.job_id = req_.job_id;
   ctx.user = current_user_name();

@@ -362,3 +362,14 @@ TEST_CASE("e2e: step ids go on after the first node's agent restarts during the 
   std::string again = run_steps(c, "", "srun sh -c 'echo next job $SLURM_STEP_ID'\n");
   CHECK(again.find("next job 0\n") != std::string::npos);  // a new job starts from 0
 }
+
+TEST_CASE("e2e: srun -i N gives srun's stdin to task N alone - on another node too - the others read EOF at once") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::string out = run_steps(c, "-N2 -n3",
+                              "printf 'one\\ntwo\\n' | srun -N2 -n3 -l -i 2 sh -c 'cat; echo done' | sort\n"
+                              "printf 'three\\n' | srun -n2 -l --input=0 sh -c 'cat; echo done' | sort\n");
+  INFO(out);
+  CHECK(out.find("0: done\n1: done\n2: done\n2: one\n2: two\n") != std::string::npos);
+  CHECK(out.find("0: done\n0: three\n1: done\n") != std::string::npos);
+}

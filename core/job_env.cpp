@@ -125,4 +125,42 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   return out;
 }
 
+bool job_has_gpus(const Job& job) {
+  for (const NodeAlloc& a : job.alloc)
+    if (!a.gpus.empty()) return true;
+  return false;
+}
+
+std::vector<std::string> node_gpu_environment(const Job& job, const std::string& node,
+                                              const std::vector<Gpu>* node_gpus, bool renumbered) {
+  LaunchContext ctx;
+  ctx.node = node;
+  ctx.node_gpus = node_gpus;
+  ctx.gpus_renumbered = renumbered;
+  for (const NodeAlloc& a : job.alloc)
+    if (a.node == node) ctx.gpus = a.gpus;
+  std::map<std::string, std::string> slurm, plain;
+  add_gpu_environment(ctx, slurm, plain);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : slurm) {
+    out.push_back("SLURM_" + k + "=" + v);
+    out.push_back("HQ_" + k + "=" + v);
+  }
+  for (const auto& [k, v] : plain) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars) {
+  static constexpr std::string_view kNames[] = {"SLURM_JOB_GPUS=", "HQ_JOB_GPUS=", "SLURM_GPUS_ON_NODE=",
+                                                "HQ_GPUS_ON_NODE=", "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=",
+                                                "ROCR_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
+  std::erase_if(env, [](const std::string& kv) {
+    for (std::string_view name : kNames)
+      if (kv.compare(0, name.size(), name) == 0) return true;
+    return false;
+  });
+  env.insert(env.end(), node_vars.begin(), node_vars.end());
+  return env;
+}
+
 }  // namespace hq

@@ -31,6 +31,16 @@ void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::st
 
 std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx);
 
+// Whether the job has GPUs on any node of its allocation.
+bool job_has_gpus(const Job& job);
+// The GPU variables of add_gpu_environment ("KEY=VALUE", the SLURM_ ones with HQ_ twins) for
+// the job's GPUs on `node`: what a step's tasks there see, whichever node started the step.
+// Empty when the job has no GPUs there.
+std::vector<std::string> node_gpu_environment(const Job& job, const std::string& node,
+                                              const std::vector<Gpu>* node_gpus, bool renumbered);
+// `env` (KEY=VALUE) without any GPU variable add_gpu_environment sets, plus `node_vars`.
+std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars);
+
 // Slurm's run-length form for per-node counts: {72,72,36} -> "72(x2),36".
 std::string run_length(const std::vector<int32_t>& values);
 

@@ -539,11 +539,15 @@ class Pass {
     return it->second;
   }
 
-  // A start (slot 0) gets the GPU indices; a reservation only holds a count.
+  // A start (slot 0) gets the GPU indices; a reservation only holds a count. The nodes go
+  // in node-table order, whatever order placement found them in, as Slurm's allocations
+  // do: the first node of the job's nodelist is its first node (the batch host).
   std::vector<NodeAlloc> commit(const Placement& p) {
     const JobShape& sh = p.pool->shape;
+    std::vector<std::pair<int32_t, int32_t>> nodes = p.nodes;
+    std::sort(nodes.begin(), nodes.end());
     std::vector<NodeAlloc> alloc;
-    for (const auto& [node, units] : p.nodes) {
+    for (const auto& [node, units] : nodes) {
       NodeAlloc a;
       a.node = snap_.nodes[node]->name;
       int32_t gpus = sh.need.node_gpus + units * sh.need.gpus;

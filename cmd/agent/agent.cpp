@@ -19,6 +19,7 @@
 #include "cmd/agent/proc_track.hpp"
 #include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
+#include "core/job_env.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/entropy.hpp"
@@ -110,11 +111,13 @@ void Agent::check_fence() {
 void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
     if (auto h = held_.find(id); h != held_.end())
-      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers};
+      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers, "",
+                                  step_gpu_env(h->second.job, h->second.cgroup, h->second.cpus)};
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
-    return StepManager::JobView{&it->second.job, it->second.cgroup.procs_files(), it->second.peers,
-                                job_dir(opts_.spool_dir, id) + "/step_ids"};
+    const RunningJob& rj = it->second;
+    return StepManager::JobView{&rj.job, rj.cgroup.procs_files(), rj.peers, job_dir(opts_.spool_dir, id) + "/step_ids",
+                                step_gpu_env(rj.job, rj.cgroup, rj.cpus)};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -524,6 +527,15 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
   for (const auto& [id, other] : held_)
     for (int32_t c : other.cpus) ++in_use[c];
   return choose_cpus(cpu_pool_, in_use, mine.cpus, near);
+}
+
+// The GPU variables of a job's step tasks on this node (its own GPUs, numbered as its batch
+// script sees them); nullopt for a job without GPUs.
+std::optional<std::vector<std::string>> Agent::step_gpu_env(const Job& job, const JobCgroup& group,
+                                                            const std::vector<int32_t>& cpus) const {
+  if (!job_has_gpus(job)) return std::nullopt;
+  bool renumbered = group.active() && !job_limits(job, cpus).deny_devices.empty();
+  return node_gpu_environment(job, opts_.name, &host_.gpus, renumbered);
 }
 
 CgroupLimits Agent::job_limits(const Job& job, const std::vector<int32_t>& cpus) const {

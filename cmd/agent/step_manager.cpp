@@ -405,6 +405,7 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
   StepNodePart part{{step->job_id, step->step_id, node_, kill_wait_()}, here, index, env,
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
+  part.gpu_env = job.gpu_env;
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
   step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
@@ -824,6 +825,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
                     launch.mpi(),
                     launch.ntasks(),
                     launch.pmi_mapping()};
+  part.gpu_env = job->gpu_env;
   if (launch.mpi() == kPmix) {
     std::vector<StepNode> layout = layout_of(launch);
     if (part.index >= layout.size() || layout[part.index].tasks != ids) {

@@ -50,6 +50,9 @@ class StepManager {
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
     std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
     std::string step_ids_file;              // keeps the job's step count across agent restarts ("": none)
+    // The job has GPUs: this node's GPU variables (CUDA_VISIBLE_DEVICES, ...), which replace
+    // whatever srun's environment holds (another node's) for the step's tasks here.
+    std::optional<std::vector<std::string>> gpu_env;
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL

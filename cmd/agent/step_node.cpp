@@ -1,5 +1,6 @@
 #include "cmd/agent/step_node.hpp"
 
+#include "core/job_env.hpp"
 #include "core/step_env.hpp"
 #include "core/step_exit.hpp"
 
@@ -9,9 +10,11 @@ Result<StartedTasks> start_node_tasks(asio::io_context& io, const StepNodePart& 
                                       std::shared_ptr<StepExchange> exchange, NodeTasks::Send send,
                                       Pmi1Server::OnAbort on_abort) {
   std::vector<TaskPlan> plans;
+  std::vector<std::string> node_env = part.gpu_env ? with_node_gpus(part.env, *part.gpu_env) : std::vector<std::string>{};
+  const std::vector<std::string>& env = part.gpu_env ? node_env : part.env;
   for (size_t local = 0; local < part.here.tasks.size(); ++local) {
     plans.push_back(part.base);
-    plans.back().env = task_environment(part.env, part.here, part.index, local);
+    plans.back().env = task_environment(env, part.here, part.index, local);
   }
   if (part.attach)
     if (Status s = part.attach(plans); !s) return s;

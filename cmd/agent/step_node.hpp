@@ -8,6 +8,7 @@
 #include <asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct StepNodePart {
   std::string mpi;                // "pmi2": a PMI-1 server; "pmix": `attach`
   int32_t ntasks = 0;             // the step's tasks (PMI_SIZE)
   std::string pmi_mapping;        // PMI_process_mapping
+  std::optional<std::vector<std::string>> gpu_env;  // set: this node's GPU variables replace env's
   // Set: called with the built plans (one per task here, in order) before the tasks start;
   // it may add to their environments (the PMIx server's attach). Its error starts nothing.
   std::function<Status(std::vector<TaskPlan>&)> attach;

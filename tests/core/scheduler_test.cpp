@@ -134,6 +134,14 @@ TEST_CASE("multi-node jobs and memory - admission refuses what could never run, 
         "n[1-4] too small for 16 CPUs");
 }
 
+TEST_CASE("an allocation lists its nodes in node order, whichever best fit took first - its first node is the nodelist's") {
+  auto s = cluster("n[1-3]", 4);
+  start(s, 100, {"n3"}, 2);  // n3 is the best fit for 2 CPUs
+  apply(s, JobBuilder(1).nodes(2).tasks(2).cpus(2));
+  Plan p = run(s);
+  CHECK(nodes_of(started(p, 1)) == std::vector<std::string>{"n1", "n3"});
+}
+
 TEST_CASE("-w nodes are always in the allocation: more nodes are added when the job needs them, spread tasks cover each") {
   auto s = cluster("n[1-4]", 4);
   apply(s, JobBuilder(1).nodes(3).nodelist("n4"));

@@ -1,9 +1,11 @@
 // End to end: GPU scheduling on a local cluster whose agent probes a fake 8x H100 tree
 // (tests/fixtures/hw/h100x8): disjoint GPU sets and their environment, GPUs in the node
-// views, submit-time rejection, and a node that finds fewer GPUs than configured.
+// views, submit-time rejection, a node that finds fewer GPUs than configured, and a step's
+// tasks on each node of a job seeing that node's GPUs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -102,4 +104,36 @@ TEST_CASE("e2e: a node whose agent finds fewer GPUs than its gres says goes DOWN
   CHECK(node.out.find("State=DOWN") != std::string::npos);
   CHECK(node.out.find("gres/gpu count reported lower than configured: found 4 GPU(s), configured 8") !=
         std::string::npos);
+}
+
+TEST_CASE("e2e: a step's tasks on each node of a job see that node's own GPUs, not the first node's") {
+  ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("h100x8"));
+  LocalCluster c(2, 8, 20, "", "", kH100);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  // A job on e2 alone takes 3 of its GPUs, so the 2-node job's GPUs differ between its nodes.
+  std::string hold = c.submit("-w e2 --gpus-per-node=3 -c 2 -o " + c.dir() + "/hold.out --wrap 'echo $SLURM_JOB_GPUS; " +
+                              until_file("go") + "'");
+  REQUIRE(c.wait_state(hold, "RUNNING", 15));
+  std::ofstream(c.dir() + "/gpus.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                      << "echo batch $SLURM_JOB_GPUS $SLURMD_NODENAME $SLURM_JOB_NODELIST\n"
+                                      << "srun -N2 -n2 sh -c 'echo task $SLURMD_NODENAME $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE' | sort\n";
+  std::string id = c.submit("-N2 --gpus-per-node=2 -c 2 -o gpus-%j.out gpus.sh");
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  c.release("go");
+  std::string held = first_line(c.dir() + "/hold.out");
+  std::string out = slurp(c.dir() + "/gpus-" + id + ".out");
+  INFO("held on e2: " << held << "\n" << out);
+  auto value = [&](const std::string& head) {
+    size_t at = out.find(head);
+    if (at == std::string::npos) return std::string();
+    at += head.size();
+    return out.substr(at, out.find(' ', at) - at);
+  };
+  std::string batch = out.substr(6, out.find('\n') - 6);
+  std::set<int> on_e1 = int_set(value("task e1 ")), on_e2 = int_set(value("task e2 "));
+  CHECK(on_e1 == int_set(batch));  // the first node's: the batch script's
+  CHECK(on_e2.size() == 2);
+  for (int g : int_set(held)) CHECK(on_e2.count(g) == 0);  // e2's own, not the held job's
+  CHECK(out.find("task e2 " + value("task e2 ") + " 2\n") != std::string::npos);
 }

@@ -1,7 +1,7 @@
 // Shared output helpers for client commands: Slurm-style fixed-width fields, JSON
 // (the proto3 JSON mapping) and uniform error lines. Single-threaded CLI use.
 #pragma once
-#include <google/protobuf/message.h>
+#include <google/protobuf/message_lite.h>
 #include <string>
 
 #include "core/status.hpp"
@@ -10,7 +10,7 @@ namespace hq::cmd {
 
 // A field like Slurm's "%.8j": truncated to `width`, right-aligned when `right`.
 std::string field(const std::string& value, int width, bool right = true);
-void print_json(const google::protobuf::Message& msg);
+void print_json(const google::protobuf::MessageLite& msg);
 // Prints "<prog>: error: <message>" to stderr and returns 1.
 int fail(const std::string& prog, const Status& status);
 std::string prog_name(const std::string& argv0);

@@ -486,11 +486,11 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   // Tasks that never started or were lost with their node never join the all-gather: its
   // rounds fail rather than wait for them forever.
   if (!fresh.error().empty()) step->gather->fail(unavailable(fresh.error()));
+  if (fresh.oom()) out_of_memory(step, fresh.node());  // the node's line comes before srun's
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;
   step->srun->send(env);
   step->code.add({fresh.node(), {fresh.tasks().begin(), fresh.tasks().end()}, fresh.wait_status(), fresh.oom()});
-  if (fresh.oom()) out_of_memory(step, fresh.node());
   if (failed(fresh.wait_status()) && step->kill_on_bad_exit && !step->open.empty()) terminate_step(step);
   if (step->open.empty()) finish_step(step);
 }

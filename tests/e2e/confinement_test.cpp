@@ -113,8 +113,11 @@ TEST_CASE("e2e: a step's task killed for memory - srun says Out Of Memory - --oo
   REQUIRE(c.wait_state(id, "OUT_OF_MEMORY", 45));  // the job's cgroup counted the kills
   std::string out = slurp(c.dir() + "/oom-" + id + ".out");
   INFO(out);
-  CHECK(out.find("srun: error: e1: task 0: Out Of Memory") != std::string::npos);
-  CHECK(out.find("Detected 1 oom-kill event(s) in StepId=" + id + ".0") != std::string::npos);
+  size_t detected = out.find("Detected 1 oom-kill event(s) in StepId=" + id + ".0");
+  CHECK(detected != std::string::npos);
+  size_t srun_line = out.find("srun: error: e1: task 0: Out Of Memory");
+  CHECK(srun_line != std::string::npos);
+  CHECK(srun_line > detected);  // after the node's line, as in Slurm
   CHECK(out.find("survived\nplain rc=1\n") != std::string::npos);  // the other task ran on
   CHECK(out.find("kill rc=1") != std::string::npos);
   CHECK(out.find("outlived") == std::string::npos);                  // killed with the step

@@ -41,7 +41,7 @@ void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::st
     for (int32_t i = 0; i < idx; ++i) ordinal += (*ctx.node_gpus)[static_cast<size_t>(i)].vendor == vendor;
     if (ctx.gpus_renumbered) {  // only the job's GPUs are visible: its own count from 0
       ordinal = 0;
-      for (int32_t j : ctx.gpus)
+      for (int32_t j : ctx.job_gpus ? *ctx.job_gpus : ctx.gpus)
         if (j < idx && (*ctx.node_gpus)[static_cast<size_t>(j)].vendor == vendor) ++ordinal;
     }
     (vendor == GpuVendor::kAmd ? amd : nvidia).push_back(ordinal);
@@ -131,16 +131,19 @@ bool job_has_gpus(const Job& job) {
   return false;
 }
 
-std::vector<std::string> node_gpu_environment(const Job& job, const std::string& node,
+std::vector<std::string> step_gpu_environment(const Job& job, const std::string& node, const std::vector<int32_t>& gpus,
                                               const std::vector<Gpu>* node_gpus, bool renumbered) {
   LaunchContext ctx;
   ctx.node = node;
   ctx.node_gpus = node_gpus;
   ctx.gpus_renumbered = renumbered;
+  ctx.gpus = gpus;
   for (const NodeAlloc& a : job.alloc)
-    if (a.node == node) ctx.gpus = a.gpus;
+    if (a.node == node) ctx.job_gpus = &a.gpus;
   std::map<std::string, std::string> slurm, plain;
   add_gpu_environment(ctx, slurm, plain);
+  if (ctx.job_gpus && !ctx.job_gpus->empty()) slurm["JOB_GPUS"] = join_ints(*ctx.job_gpus);  // the job's, as in Slurm
+  if (!gpus.empty()) slurm["STEP_GPUS"] = join_ints(gpus);
   std::vector<std::string> out;
   for (const auto& [k, v] : slurm) {
     out.push_back("SLURM_" + k + "=" + v);
@@ -151,7 +154,8 @@ std::vector<std::string> node_gpu_environment(const Job& job, const std::string&
 }
 
 std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars) {
-  static constexpr std::string_view kNames[] = {"SLURM_JOB_GPUS=", "HQ_JOB_GPUS=", "SLURM_GPUS_ON_NODE=",
+  static constexpr std::string_view kNames[] = {"SLURM_JOB_GPUS=", "HQ_JOB_GPUS=", "SLURM_STEP_GPUS=", "HQ_STEP_GPUS=",
+                                                "SLURM_GPUS_ON_NODE=",
                                                 "HQ_GPUS_ON_NODE=", "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=",
                                                 "ROCR_VISIBLE_DEVICES=", "GPU_DEVICE_ORDINAL="};
   std::erase_if(env, [](const std::string& kv) {

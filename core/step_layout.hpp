@@ -39,6 +39,7 @@ struct StepNode {
   std::string name;
   int32_t cpus = 0;                 // the step's CPUs on this node
   std::vector<uint32_t> tasks;      // global task ids here, ascending; index = SLURM_LOCALID
+  std::vector<int32_t> gpus;        // the step's GPUs here (node indices; core/step_gpus)
 };
 
 struct StepLayout {

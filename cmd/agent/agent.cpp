@@ -529,13 +529,15 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
   return choose_cpus(cpu_pool_, in_use, mine.cpus, near);
 }
 
-// The GPU variables of a job's step tasks on this node (its own GPUs, numbered as its batch
-// script sees them); nullopt for a job without GPUs.
-std::optional<std::vector<std::string>> Agent::step_gpu_env(const Job& job, const JobCgroup& group,
-                                                            const std::vector<int32_t>& cpus) const {
-  if (!job_has_gpus(job)) return std::nullopt;
+// The GPU variables of a job's step tasks on this node, for the step's GPUs (numbered as
+// the job's processes see them); null for a job without GPUs. Called at once, never kept.
+std::function<std::vector<std::string>(const std::vector<int32_t>&)> Agent::step_gpu_env(
+    const Job& job, const JobCgroup& group, const std::vector<int32_t>& cpus) const {
+  if (!job_has_gpus(job)) return nullptr;
   bool renumbered = group.active() && !job_limits(job, cpus).deny_devices.empty();
-  return node_gpu_environment(job, opts_.name, &host_.gpus, renumbered);
+  return [this, &job, renumbered](const std::vector<int32_t>& gpus) {
+    return step_gpu_environment(job, opts_.name, gpus, &host_.gpus, renumbered);
+  };
 }
 
 CgroupLimits Agent::job_limits(const Job& job, const std::vector<int32_t>& cpus) const {

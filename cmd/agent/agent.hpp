@@ -99,8 +99,8 @@ class Agent {
   // the jobs running or held here have.
   std::vector<int32_t> choose_job_cpus(const Job& job) const;
   CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
-  std::optional<std::vector<std::string>> step_gpu_env(const Job& job, const JobCgroup& group,
-                                                       const std::vector<int32_t>& cpus) const;
+  std::function<std::vector<std::string>(const std::vector<int32_t>&)> step_gpu_env(const Job& job, const JobCgroup& group,
+                                                                                     const std::vector<int32_t>& cpus) const;
   // alloc_only: the job's share here, no prolog, no script.
   void hold(Job job, std::vector<pb::AgentAddress> peers);
   // Lets go of a held job's share: its step tasks and every process in its cgroup die.

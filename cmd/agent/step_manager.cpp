@@ -24,6 +24,7 @@
 #include "core/pmi_mapping.hpp"
 #include "core/step_env.hpp"
 #include "core/step_exit.hpp"
+#include "core/step_gpus.hpp"
 #include "net/log.hpp"
 #include "net/unix_stream.hpp"
 
@@ -39,6 +40,7 @@ struct StepManager::Step {
   bool kill_on_bad_exit = false;
   bool oom_kill_step = false;            // --oom-kill-step: an OOM-killed task ends the step
   bool oom = false;                      // a task was OOM-killed: the step ends OUT_OF_MEMORY
+  std::map<std::string, std::vector<int32_t>> gpus;  // the GPUs it holds per node (asked for, not --overlap)
   bool terminating = false;
   bool done = false;
   uint32_t first_task = 0;
@@ -71,6 +73,18 @@ struct StepManager::Hosted {
 };
 
 namespace {
+
+// Whether every one of `gpus` is one of the job's GPUs on `node` (a StepLaunch's, checked
+// against this node's own record of the job).
+bool gpus_of_job(const StepManager::JobView& job, const std::string& node, const std::vector<int32_t>& gpus) {
+  for (const NodeAlloc& a : job.job->alloc)
+    if (a.node == node)
+      return std::all_of(gpus.begin(), gpus.end(),
+                         [&](int32_t g) { return std::find(a.gpus.begin(), a.gpus.end(), g) != a.gpus.end(); });
+  return gpus.empty();
+}
+
+std::string head_of(uint64_t job_id) { return "Unable to create step for job " + std::to_string(job_id) + ": "; }
 
 // srun -i N: the task that alone gets stdin.
 std::optional<uint32_t> only_task(const pb::TaskIO& io) {
@@ -247,6 +261,11 @@ asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const
                           ": Job/step already completing or completed");
     auto layout =
         plan_step(job->job->alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
+    if (layout) {
+      StepGpuRequest gpus{req.gpus(), req.gpus_per_node(), req.gpus_per_task()};
+      Status got = assign_step_gpus(job->job->alloc, gpus, want.overlap ? BusyGpus{} : busy_gpus(job_id), layout.value());
+      if (!got) layout = got.code() == Code::kInvalid ? invalid(head_of(job_id) + got.message()) : Result<StepLayout>(got);
+    }
     if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) co_return layout;
     if (!told) {
       pb::Envelope pending;
@@ -304,6 +323,8 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   step->overlap = req.overlap();
   step->kill_on_bad_exit = req.kill_on_bad_exit();
   step->oom_kill_step = req.oom_kill_step();
+  if ((req.gpus() > 0 || req.gpus_per_node() > 0 || req.gpus_per_task() > 0) && !req.overlap())
+    for (const StepNode& n : layout->nodes) step->gpus[n.name] = n.gpus;
   std::vector<std::string> names;
   for (const StepNode& n : layout->nodes) {
     names.push_back(n.name);
@@ -350,6 +371,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     launch.set_node_index(static_cast<int32_t>(i));
     launch.set_cpus(n.cpus);
     for (uint32_t t : n.tasks) launch.add_tasks(t);
+    for (int32_t g : n.gpus) launch.add_gpus(g);
     for (const auto& a : req.argv()) launch.add_argv(a);
     for (const auto& e : env) launch.add_env(e);
     launch.set_cwd(req.cwd());
@@ -405,7 +427,7 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
   StepNodePart part{{step->job_id, step->step_id, node_, kill_wait_()}, here, index, env,
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
-  part.gpu_env = job.gpu_env;
+  if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus);
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
   step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
@@ -659,6 +681,14 @@ void StepManager::track(const std::shared_ptr<NodeTasks>& tasks) {
   for (pid_t pid : tasks->pids()) by_pid_[pid] = tasks;
 }
 
+// The GPUs held per node by the job's running steps that asked for GPUs (not --overlap).
+StepManager::BusyGpus StepManager::busy_gpus(uint64_t job_id) const {
+  BusyGpus busy;
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+    for (const auto& [node, gpus] : it->second->gpus) busy[node].insert(gpus.begin(), gpus.end());
+  return busy;
+}
+
 std::map<std::string, int32_t> StepManager::busy_cpus(uint64_t job_id) const {
   std::map<std::string, int32_t> busy;
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
@@ -825,7 +855,12 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
                     launch.mpi(),
                     launch.ntasks(),
                     launch.pmi_mapping()};
-  part.gpu_env = job->gpu_env;
+  std::vector<int32_t> gpus(launch.gpus().begin(), launch.gpus().end());
+  if (!gpus_of_job(*job, node_, gpus)) {
+    unplace();
+    co_return refuse("GPUs that are not the job's on this node");
+  }
+  if (job->gpu_env) part.gpu_env = job->gpu_env(gpus);
   if (launch.mpi() == kPmix) {
     std::vector<StepNode> layout = layout_of(launch);
     if (part.index >= layout.size() || layout[part.index].tasks != ids) {

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,9 +51,9 @@ class StepManager {
     std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
     std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
     std::string step_ids_file;              // keeps the job's step count across agent restarts ("": none)
-    // The job has GPUs: this node's GPU variables (CUDA_VISIBLE_DEVICES, ...), which replace
-    // whatever srun's environment holds (another node's) for the step's tasks here.
-    std::optional<std::vector<std::string>> gpu_env;
+    // Set when the job has GPUs: the GPU variables (CUDA_VISIBLE_DEVICES, ...) for a step's
+    // GPUs on this node, which replace whatever srun's environment holds for its tasks here.
+    std::function<std::vector<std::string>(const std::vector<int32_t>& gpus)> gpu_env;
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
@@ -134,6 +135,8 @@ class StepManager {
   // hq node list-jobs|list-steps|list-pids: what runs here, for `uid` (root: everything).
   pb::NodeLocalReply local_view(const std::string& what, uid_t uid) const;
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
+  using BusyGpus = std::map<std::string, std::set<int32_t>>;
+  BusyGpus busy_gpus(uint64_t job_id) const;
   using Waiters = std::multimap<uint64_t, asio::steady_timer*>;  // per job: coroutines waiting for news of it
   asio::awaitable<bool> wait_on(Waiters& list, uint64_t job_id, std::chrono::steady_clock::duration timeout);
   void wake(Waiters& list, uint64_t job_id);

@@ -67,6 +67,9 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_cpu_bind(r.cpu_bind);
   m.set_kill_on_bad_exit(r.kill_on_bad_exit);
   m.set_oom_kill_step(r.oom_kill_step);
+  m.set_gpus(r.gpus);
+  m.set_gpus_per_node(r.gpus_per_node);
+  m.set_gpus_per_task(r.gpus_per_task);
   m.set_mpi(r.mpi);
   m.set_name(r.job_name);
   m.set_launch_pid(static_cast<int32_t>(getpid()));

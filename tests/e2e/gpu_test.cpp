@@ -137,3 +137,45 @@ TEST_CASE("e2e: a step's tasks on each node of a job see that node's own GPUs, n
   for (int g : int_set(held)) CHECK(on_e2.count(g) == 0);  // e2's own, not the held job's
   CHECK(out.find("task e2 " + value("task e2 ") + " 2\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: srun --gpus inside a job - concurrent steps get disjoint GPUs of the job's - more than the job has is refused") {
+  ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("h100x8"));
+  LocalCluster c(1, 8, 20, "", "", kH100);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string show = "sh -c 'echo $0 $SLURM_STEP_GPUS $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE; sleep 1'";
+  std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
+                                       << "srun --exact -n1 -c1 --gpus=1 " << show << " A &\n"
+                                       << "srun --exact -n1 -c1 --gpus=2 " << show << " B &\n"
+                                       << "wait\nsrun --gpus=5 true; echo \"too many rc=$?\"\n"
+                                       << "srun -n1 sh -c 'echo all $SLURM_STEP_GPUS'\n";
+  std::string id = c.submit("--gpus=4 -c 4 -o steps-%j.out steps.sh");
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::string out = slurp(c.dir() + "/steps-" + id + ".out");
+  INFO(out);
+  auto fields = [&](const std::string& head) {
+    size_t at = out.find(head + " ");
+    std::vector<std::string> f;
+    if (at == std::string::npos) return f;
+    std::stringstream in(out.substr(at, out.find('\n', at) - at));
+    for (std::string x; in >> x;) f.push_back(x);
+    return f;
+  };
+  auto a = fields("A"), b = fields("B"), all = fields("all");
+  REQUIRE(a.size() == 4);
+  REQUIRE(b.size() == 4);
+  REQUIRE(all.size() == 2);
+  std::set<int> job = int_set(a[2]), ga = int_set(a[1]), gb = int_set(b[1]);
+  CHECK(job.size() == 4);
+  CHECK(int_set(b[2]) == job);
+  CHECK(ga.size() == 1);
+  CHECK(gb.size() == 2);
+  CHECK(a[3] == "1");
+  CHECK(b[3] == "2");
+  for (int g : ga) CHECK((job.count(g) == 1 && gb.count(g) == 0));  // the job's, not the other step's
+  for (int g : gb) CHECK(job.count(g) == 1);
+  CHECK(out.find("srun: error: Unable to create step for job " + id + ": Invalid generic resource (gres) specification") !=
+        std::string::npos);
+  CHECK(out.find("too many rc=1") != std::string::npos);
+  CHECK(int_set(all[1]) == job);  // a step that asks for none gets all of them
+}

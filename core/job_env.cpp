@@ -131,15 +131,13 @@ bool job_has_gpus(const Job& job) {
   return false;
 }
 
-std::vector<std::string> step_gpu_environment(const Job& job, const std::string& node, const std::vector<int32_t>& gpus,
+std::vector<std::string> step_gpu_environment(const std::vector<int32_t>& job_gpus, const std::vector<int32_t>& gpus,
                                               const std::vector<Gpu>* node_gpus, bool renumbered) {
   LaunchContext ctx;
-  ctx.node = node;
   ctx.node_gpus = node_gpus;
   ctx.gpus_renumbered = renumbered;
   ctx.gpus = gpus;
-  for (const NodeAlloc& a : job.alloc)
-    if (a.node == node) ctx.job_gpus = &a.gpus;
+  ctx.job_gpus = &job_gpus;
   std::map<std::string, std::string> slurm, plain;
   add_gpu_environment(ctx, slurm, plain);
   if (ctx.job_gpus && !ctx.job_gpus->empty()) slurm["JOB_GPUS"] = join_ints(*ctx.job_gpus);  // the job's, as in Slurm

@@ -35,10 +35,10 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
 // Whether the job has GPUs on any node of its allocation.
 bool job_has_gpus(const Job& job);
 // The GPU variables of add_gpu_environment ("KEY=VALUE", the SLURM_ ones with HQ_ twins) for
-// a step's GPUs `gpus` on `node`, of the job's GPUs there: what the step's tasks there see,
+// a step's GPUs `gpus` on a node, of the job's GPUs there (`job_gpus`): what the step's tasks there see,
 // whichever node started the step. SLURM_JOB_GPUS lists the job's GPUs there,
 // SLURM_STEP_GPUS and the rest the step's.
-std::vector<std::string> step_gpu_environment(const Job& job, const std::string& node, const std::vector<int32_t>& gpus,
+std::vector<std::string> step_gpu_environment(const std::vector<int32_t>& job_gpus, const std::vector<int32_t>& gpus,
                                               const std::vector<Gpu>* node_gpus, bool renumbered);
 // `env` (KEY=VALUE) without any GPU variable add_gpu_environment sets, plus `node_vars`.
 std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars);

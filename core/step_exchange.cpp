@@ -67,6 +67,8 @@ Result<std::optional<std::vector<std::string>>> ExchangeMember::take(uint32_t ro
                                                                      std::vector<std::string> part) {
   if (!busy_ || round + 1 != next_)
     return invalid("exchange: a part of round " + std::to_string(round) + " that is not under way");
+  if (total > kExchangeMaxNodes)
+    return invalid("exchange: a part of round " + std::to_string(round) + " for " + std::to_string(total) + " nodes");
   if (in_ == 0 && parts_.empty()) parts_.resize(total);
   if (total != parts_.size())
     return invalid("exchange: a part of round " + std::to_string(round) + " for " + std::to_string(total) +

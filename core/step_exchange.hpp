@@ -21,6 +21,8 @@ namespace hq {
 // 16 MiB frame cap (net/frame.hpp), with room for the envelope.
 constexpr size_t kExchangeBlobMax = 6u << 20;
 constexpr size_t kExchangePartBytes = 6u << 20;
+// The most nodes one exchange answer may name (a part's `total`).
+constexpr size_t kExchangeMaxNodes = 1u << 16;
 
 // Cuts a round's blobs into parts: runs [first, end) of consecutive nodes, in node order,
 // each of at most `budget` bytes of blobs or a single blob. No blobs: one empty part.
@@ -64,8 +66,8 @@ class ExchangeMember {
   // A part of the gatherer's answer for the round under way: the blobs of nodes
   // [first, first + part.size()) of `total`. The part that completes the round gives every
   // node's blob in node order, and the round ends; before that, nullopt. An error changes
-  // nothing: another round, a total that differs from the round's first part, or a part
-  // out of range or overlapping one already in.
+  // nothing: another round, a total that differs from the round's first part or is over
+  // kExchangeMaxNodes, or a part out of range or overlapping one already in.
   Result<std::optional<std::vector<std::string>>> take(uint32_t round, size_t first, size_t total,
                                                        std::vector<std::string> part);
   bool busy() const { return busy_; }

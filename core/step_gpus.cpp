@@ -3,12 +3,13 @@
 namespace hq {
 namespace {
 
-// How many GPUs the step wants on its node `index` (of `nodes`), holding `tasks` tasks there.
-int32_t wanted_on(const StepGpuRequest& req, size_t index, size_t nodes, size_t tasks) {
+// How many GPUs the step wants on its node `index` (of `nodes`), holding `tasks` tasks there
+// (64-bit: a count from srun times the tasks cannot overflow).
+int64_t wanted_on(const StepGpuRequest& req, size_t index, size_t nodes, size_t tasks) {
   if (req.gpus_per_node > 0) return req.gpus_per_node;
-  if (req.gpus_per_task > 0) return req.gpus_per_task * static_cast<int32_t>(tasks);
-  int32_t n = static_cast<int32_t>(nodes);
-  return req.gpus / n + (static_cast<int32_t>(index) < req.gpus % n ? 1 : 0);
+  if (req.gpus_per_task > 0) return int64_t{req.gpus_per_task} * static_cast<int64_t>(tasks);
+  int64_t n = static_cast<int64_t>(nodes);
+  return req.gpus / n + (static_cast<int64_t>(index) < req.gpus % n ? 1 : 0);
 }
 
 const NodeAlloc* alloc_of(const std::vector<NodeAlloc>& alloc, const std::string& node) {
@@ -33,14 +34,14 @@ Status assign_step_gpus(const std::vector<NodeAlloc>& alloc, const StepGpuReques
       picked[i] = a->gpus;
       continue;
     }
-    int32_t want = wanted_on(req, i, layout.nodes.size(), layout.nodes[i].tasks.size());
-    if (want > static_cast<int32_t>(a->gpus.size())) return gres;
+    int64_t want = wanted_on(req, i, layout.nodes.size(), layout.nodes[i].tasks.size());
+    if (want > static_cast<int64_t>(a->gpus.size())) return gres;
     auto b = busy.find(a->node);
     for (int32_t g : a->gpus) {
-      if (static_cast<int32_t>(picked[i].size()) == want) break;
+      if (static_cast<int64_t>(picked[i].size()) == want) break;
       if (b == busy.end() || !b->second.count(g)) picked[i].push_back(g);
     }
-    held |= static_cast<int32_t>(picked[i].size()) < want;
+    held |= static_cast<int64_t>(picked[i].size()) < want;
   }
   if (held) return unavailable("Requested nodes are busy");
   for (size_t i = 0; i < layout.nodes.size(); ++i) layout.nodes[i].gpus = std::move(picked[i]);

@@ -110,14 +110,17 @@ void Agent::check_fence() {
 // srun inside the jobs whose batch script runs here talks to <run_dir>/step.sock.
 void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
-    if (auto h = held_.find(id); h != held_.end())
-      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers, "",
-                                  step_gpu_env(h->second.job, h->second.cgroup, h->second.cpus)};
+    if (auto h = held_.find(id); h != held_.end()) {
+      bool first = !h->second.job.alloc.empty() && h->second.job.alloc.front().node == opts_.name;
+      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers,
+                                  first ? held_step_ids_file(id) : "",
+                                  step_gpu_env(h->second.job, h->second.gpus_renumbered)};
+    }
+    std::string ids = job_dir(opts_.spool_dir, id) + "/step_ids";
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     const RunningJob& rj = it->second;
-    return StepManager::JobView{&rj.job, rj.cgroup.procs_files(), rj.peers, job_dir(opts_.spool_dir, id) + "/step_ids",
-                                step_gpu_env(rj.job, rj.cgroup, rj.cpus)};
+    return StepManager::JobView{&rj.job, rj.cgroup.procs_files(), rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered)};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -175,7 +178,7 @@ void Agent::stop() {
       rj.cgroup.remove();
       cleanup_spool(opts_.spool_dir, id);  // ended here: nothing for a successor to adopt
     }
-    while (!held_.empty()) release_held(held_.begin()->first, "the agent stops");
+    while (!held_.empty()) release_held(held_.begin()->first, "the agent stops", false);
     cgroups_.release();
   } else if (!running_.empty()) {
     log::info("leaving " + std::to_string(running_.size()) + " running job(s) to the next agent");
@@ -468,6 +471,7 @@ void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
     return;
   }
   h.cgroup = *group;
+  h.gpus_renumbered = h.cgroup.active() && !job_limits(job, h.cpus).deny_devices.empty();
   h.job = std::move(job);
   h.peers = std::move(peers);
   std::string where = "CPUs " + format_cpulist(h.cpus);
@@ -477,7 +481,13 @@ void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
   if (steps_) steps_->job_arrived(id);
 }
 
-void Agent::release_held(uint64_t id, const std::string& why) {
+// The step count of an allocation held here (srun or salloc), beside the job spools: a
+// job directory would be taken for a batch run by the next agent's adopt_running().
+std::string Agent::held_step_ids_file(uint64_t id) const {
+  return opts_.spool_dir + "/held" + std::to_string(id) + ".step_ids";
+}
+
+void Agent::release_held(uint64_t id, const std::string& why, bool forget) {
   auto it = held_.find(id);
   if (it == held_.end()) return;
   HeldJob& h = it->second;
@@ -487,6 +497,8 @@ void Agent::release_held(uint64_t id, const std::string& why) {
   if (!h.cgroup.active()) kill_job_processes(id, h.job.spec.uid);
   h.cgroup.remove();
   held_.erase(it);
+  std::error_code ec;
+  if (forget) std::filesystem::remove(held_step_ids_file(id), ec);  // its step count (the first node's)
   log::info("job " + std::to_string(id) + ": released its share here (" + why + ")");
 }
 
@@ -530,13 +542,16 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
 }
 
 // The GPU variables of a job's step tasks on this node, for the step's GPUs (numbered as
-// the job's processes see them); null for a job without GPUs. Called at once, never kept.
-std::function<std::vector<std::string>(const std::vector<int32_t>&)> Agent::step_gpu_env(
-    const Job& job, const JobCgroup& group, const std::vector<int32_t>& cpus) const {
+// the job's processes see them: `renumbered`, as set when the job came); null for a job
+// without GPUs.
+std::function<std::vector<std::string>(const std::vector<int32_t>&)> Agent::step_gpu_env(const Job& job,
+                                                                                        bool renumbered) const {
   if (!job_has_gpus(job)) return nullptr;
-  bool renumbered = group.active() && !job_limits(job, cpus).deny_devices.empty();
-  return [this, &job, renumbered](const std::vector<int32_t>& gpus) {
-    return step_gpu_environment(job, opts_.name, gpus, &host_.gpus, renumbered);
+  std::vector<int32_t> job_gpus;
+  for (const NodeAlloc& a : job.alloc)
+    if (a.node == opts_.name) job_gpus = a.gpus;
+  return [this, job_gpus = std::move(job_gpus), renumbered](const std::vector<int32_t>& gpus) {
+    return step_gpu_environment(job_gpus, gpus, &host_.gpus, renumbered);
   };
 }
 
@@ -556,6 +571,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   if (!group) return group.status();
   rj.cgroup = *group;
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
+  rj.gpus_renumbered = renumbered;
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout,
                  steps_ ? steps_->socket_path() : ""};

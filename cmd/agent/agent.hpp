@@ -76,6 +76,7 @@ class Agent {
     bool cancelled = false, timed_out = false;
     std::unique_ptr<asio::steady_timer> limit_timer, kill_timer, signal_timer;
     JobCgroup cgroup;
+    bool gpus_renumbered = false;  // its cgroup hides other GPUs: it numbers its own from 0
     std::vector<int32_t> cpus;   // the CPUs it runs on
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
     bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
@@ -88,6 +89,7 @@ class Agent {
     Job job;
     std::vector<int32_t> cpus;
     JobCgroup cgroup;
+    bool gpus_renumbered = false;
     // The first node of an allocation of srun or salloc (no script anywhere): every node's
     // agent, for its steps; empty elsewhere.
     std::vector<pb::AgentAddress> peers;
@@ -99,12 +101,14 @@ class Agent {
   // the jobs running or held here have.
   std::vector<int32_t> choose_job_cpus(const Job& job) const;
   CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
-  std::function<std::vector<std::string>(const std::vector<int32_t>&)> step_gpu_env(const Job& job, const JobCgroup& group,
-                                                                                     const std::vector<int32_t>& cpus) const;
+  std::function<std::vector<std::string>(const std::vector<int32_t>&)> step_gpu_env(const Job& job,
+                                                                                     bool renumbered) const;
   // alloc_only: the job's share here, no prolog, no script.
   void hold(Job job, std::vector<pb::AgentAddress> peers);
   // Lets go of a held job's share: its step tasks and every process in its cgroup die.
-  void release_held(uint64_t id, const std::string& why);
+  // `forget`: the job is over here, so is its step count; not when the agent stops.
+  void release_held(uint64_t id, const std::string& why, bool forget = true);
+  std::string held_step_ids_file(uint64_t id) const;
   void arm_limits(uint64_t id);
   // How a job ended: its shim's exit file when there is one, else `status`; `ru` when reaped here.
   void finish(uint64_t id, int status, const struct rusage* ru);

@@ -23,6 +23,10 @@ NodeTasks::~NodeTasks() = default;
 Result<std::shared_ptr<NodeTasks>> NodeTasks::launch(asio::io_context& io, Ids ids, const std::vector<TaskPlan>& plans,
                                                      const std::vector<uint32_t>& task_ids, Send send) {
   std::shared_ptr<NodeTasks> self(new NodeTasks(io, std::move(ids), std::move(send)));
+  if (!plans.empty() && !plans.front().cgroup_procs.empty()) {  // before any task runs
+    self->oom_procs_ = plans.front().cgroup_procs.front();
+    self->oom_seen_ = oom_kills_of(self->oom_procs_);
+  }
   self->tasks_.resize(plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
     auto launched = launch_task(plans[i]);
@@ -38,10 +42,6 @@ Result<std::shared_ptr<NodeTasks>> NodeTasks::launch(asio::io_context& io, Ids i
     t.in = std::make_unique<Descriptor>(io, launched->stdin_fd);
   }
   self->left_ = plans.size();
-  if (!plans.empty() && !plans.front().cgroup_procs.empty()) {
-    self->oom_procs_ = plans.front().cgroup_procs.front();
-    self->oom_seen_ = oom_kills_of(self->oom_procs_);
-  }
   self->start_relays();
   return self;
 }
@@ -167,20 +167,22 @@ void NodeTasks::progress(size_t task) {
   });
 }
 
-// Whether the job's cgroup counted OOM kills that no task was blamed for yet; they are
+// How many OOM kills the job's cgroup counted that no task was blamed for yet; they are
 // blamed now. Read only when a task failed.
-bool NodeTasks::new_oom_kills() {
-  if (oom_procs_.empty()) return false;
+int64_t NodeTasks::new_oom_kills() {
+  if (oom_procs_.empty()) return 0;
   int64_t n = oom_kills_of(oom_procs_);
-  if (n <= oom_seen_) return false;
+  if (n <= oom_seen_) return 0;
+  int64_t fresh = n - oom_seen_;
   oom_seen_ = n;
-  return true;
+  return fresh;
 }
 
 void NodeTasks::flush_ends() {
   flush_timer_.reset();
   bool any_failed = std::any_of(unsent_.begin(), unsent_.end(), [&](size_t i) { return tasks_[i].status != 0; });
-  bool oom = any_failed && new_oom_kills();
+  int64_t oom_kills = any_failed ? new_oom_kills() : 0;
+  bool oom = oom_kills > 0;
   std::vector<pb::Envelope> groups;
   for (size_t task : unsent_) {
     const Task& t = tasks_[task];
@@ -196,6 +198,7 @@ void NodeTasks::flush_ends() {
       e->set_node(ids_.node);
       e->set_wait_status(t.status);
       e->set_oom(t_oom);
+      if (t_oom) e->set_oom_kills(static_cast<int32_t>(std::min<int64_t>(oom_kills, INT32_MAX)));
     }
     same->mutable_task_exited()->add_tasks(t.id);
   }

@@ -4,7 +4,8 @@
 // "tasks 0-1: Exited with exit code 2"), stdin written to every task, signals to their
 // process groups. Tasks that fail while the job's cgroup counts new OOM kills are reported
 // as OOM-killed (TaskExited.oom): the cgroup is the job's, so a failure at the time of
-// another step's OOM kill on this node may be taken for one. Every message goes to
+// another step's OOM kill on this node may be taken for one (each step keeps its own
+// count, so one kill can be blamed in two steps, and --oom-kill-step may then end both). Every message goes to
 // `send`, tagged with the job and step: the step
 // manager's own step (tasks on the job's first node) or a peer link to it (another node).
 // Runs on the agent's event-loop thread; the agent's reaper hands it its tasks' ends.
@@ -79,7 +80,7 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   asio::awaitable<void> pump_stdin(std::shared_ptr<NodeTasks> self, size_t task);
   void progress(size_t task);
   void flush_ends();
-  bool new_oom_kills();
+  int64_t new_oom_kills();
 
   asio::io_context& io_;
   Ids ids_;

@@ -35,9 +35,16 @@ void StepExchange::deliver(const pb::StepExchangeOut& out) {
     if (member_.end(out.round())) finish(unavailable(out.error()));
     return;  // otherwise not the round under way: stale or bogus
   }
+  if (!member_.busy()) return;  // no round under way: stale or bogus
   std::vector<std::string> part(out.blobs().begin(), out.blobs().end());
-  auto all = member_.take(out.round(), out.first(), out.total(), std::move(part));
-  if (all && all->has_value()) finish(std::move(**all));
+  // total 0: a manager from before parts, whose one message holds the whole answer.
+  size_t total = out.total() > 0 ? out.total() : part.size();
+  auto all = member_.take(out.round(), out.first(), total, std::move(part));
+  if (!all) {  // a part of the round under way that breaks the rules: it fails rather than wait
+    if (member_.end(out.round())) finish(all.status());
+    return;  // else a stale round's
+  }
+  if (all->has_value()) finish(std::move(**all));
 }
 
 void StepExchange::fail(const Status& why) {

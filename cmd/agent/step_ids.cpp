@@ -18,12 +18,18 @@ uint32_t read_count(const std::string& file) {
   return v ? static_cast<uint32_t>(*v) : 0;
 }
 
+// Written beside and renamed over, so a kill at any moment leaves the old count or the new one.
 void write_count(const std::string& file, uint32_t next) {
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  std::string tmp = file + ".new";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   std::string text = std::to_string(next) + "\n";
   bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   int err = errno;
   if (fd >= 0) ::close(fd);
+  if (ok && ::rename(tmp.c_str(), file.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
   if (!ok) log::warn("cannot keep the step count in " + file + ": " + std::strerror(err));
 }
 

@@ -1,8 +1,10 @@
 // Step ids of the jobs whose steps this agent manages: 0, 1, 2, ... per job run. Each id
-// issued is also written to a file in the job's spool directory (no fsync: it only has to
+// issued is also written to a file in the job's spool directory (written beside and renamed
+// over; no fsync: it only has to
 // outlive the agent process, not the host, whose reboot ends the job anyway), so an agent
 // that restarts during a job goes on from the next id instead of issuing J.0 again. The
-// file goes with the run's other files when the run ends (clear_run).
+// file goes with the run's other files when the run ends (clear_run); an allocation held
+// here (srun, salloc) keeps it beside the spools until it is released.
 // Agent event-loop thread only.
 #pragma once
 #include <cstdint>

@@ -39,7 +39,7 @@ struct StepManager::Step {
   bool overlap = false;
   bool kill_on_bad_exit = false;
   bool oom_kill_step = false;            // --oom-kill-step: an OOM-killed task ends the step
-  bool oom = false;                      // a task was OOM-killed: the step ends OUT_OF_MEMORY
+  bool oom = false;                      // a task was OOM-killed (the step ends OUT_OF_MEMORY)
   std::map<std::string, std::vector<int32_t>> gpus;  // the GPUs it holds per node (asked for, not --overlap)
   bool terminating = false;
   bool done = false;
@@ -85,6 +85,8 @@ bool gpus_of_job(const StepManager::JobView& job, const std::string& node, const
 }
 
 std::string head_of(uint64_t job_id) { return "Unable to create step for job " + std::to_string(job_id) + ": "; }
+
+StepGpuRequest gpu_request(const pb::StepCreate& m) { return {m.gpus(), m.gpus_per_node(), m.gpus_per_task()}; }
 
 // srun -i N: the task that alone gets stdin.
 std::optional<uint32_t> only_task(const pb::TaskIO& io) {
@@ -256,14 +258,12 @@ asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const
   StepRequest want = request_of(req);
   for (bool told = false;;) {
     auto job = find_job_(job_id);
-    if (!job)
-      co_return not_found("Unable to create step for job " + std::to_string(job_id) +
-                          ": Job/step already completing or completed");
+    if (!job) co_return not_found(head_of(job_id) + "Job/step already completing or completed");
     auto layout =
         plan_step(job->job->alloc, want.overlap ? std::map<std::string, int32_t>{} : busy_cpus(job_id), want, job_id);
     if (layout) {
-      StepGpuRequest gpus{req.gpus(), req.gpus_per_node(), req.gpus_per_task()};
-      Status got = assign_step_gpus(job->job->alloc, gpus, want.overlap ? BusyGpus{} : busy_gpus(job_id), layout.value());
+      Status got =
+          assign_step_gpus(job->job->alloc, gpu_request(req), want.overlap ? BusyGpus{} : busy_gpus(job_id), layout.value());
       if (!got) layout = got.code() == Code::kInvalid ? invalid(head_of(job_id) + got.message()) : Result<StepLayout>(got);
     }
     if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) co_return layout;
@@ -281,7 +281,7 @@ asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const
 asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const ConnPtr& conn, const pb::StepCreate& req,
                                                                         uid_t peer_uid) {
   uint64_t job_id = req.job_id();
-  std::string head = "Unable to create step for job " + std::to_string(job_id) + ": ";
+  std::string head = head_of(job_id);
   auto job = find_job_(job_id);
   // srun outside a job comes as soon as the controller says the job started: its LaunchJob
   // to this node may still be on its way (a short wait).
@@ -323,7 +323,7 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   step->overlap = req.overlap();
   step->kill_on_bad_exit = req.kill_on_bad_exit();
   step->oom_kill_step = req.oom_kill_step();
-  if ((req.gpus() > 0 || req.gpus_per_node() > 0 || req.gpus_per_task() > 0) && !req.overlap())
+  if (gpu_request(req).asked() && !req.overlap())
     for (const StepNode& n : layout->nodes) step->gpus[n.name] = n.gpus;
   std::vector<std::string> names;
   for (const StepNode& n : layout->nodes) {
@@ -508,7 +508,7 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   // Tasks that never started or were lost with their node never join the all-gather: its
   // rounds fail rather than wait for them forever.
   if (!fresh.error().empty()) step->gather->fail(unavailable(fresh.error()));
-  if (fresh.oom()) out_of_memory(step, fresh.node());  // the node's line comes before srun's
+  if (fresh.oom()) out_of_memory(step, fresh.node(), fresh.oom_kills());  // the node's line comes before srun's
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;
   step->srun->send(env);
@@ -519,18 +519,17 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
 
 // A task of the step was OOM-killed on `node`: Slurm's stepd line goes to srun, the step
 // will end OUT_OF_MEMORY, and with --oom-kill-step its other tasks are killed now.
-void StepManager::out_of_memory(const std::shared_ptr<Step>& step, const std::string& node) {
-  if (!step->oom) {
-    step->oom = true;
-    pb::Envelope line;
-    line.mutable_task_io()->set_task(step->first_task);
-    line.mutable_task_io()->set_stream(2);
-    line.mutable_task_io()->set_data("hq-node-" + node + ": error: Detected 1 oom-kill event(s) in " +
-                                     step_name(step->job_id, step->step_id) +
-                                     ". Some of your processes may have been killed by the cgroup out-of-memory handler.\n");
-    step->srun->send(line);
-    log::info(step_name(step->job_id, step->step_id) + ": a task was OOM-killed on " + node);
-  }
+void StepManager::out_of_memory(const std::shared_ptr<Step>& step, const std::string& node, int32_t kills) {
+  step->oom = true;
+  pb::Envelope line;  // one per report, as each of Slurm's stepds prints its own
+  line.mutable_task_io()->set_task(step->first_task);
+  line.mutable_task_io()->set_stream(2);
+  line.mutable_task_io()->set_data("hq-node-" + node + ": error: Detected " + std::to_string(std::max(1, kills)) +
+                                   " oom-kill event(s) in " + step_name(step->job_id, step->step_id) +
+                                   ". Some of your processes may have been killed by the cgroup out-of-memory handler.\n");
+  step->srun->send(line);
+  log::info(step_name(step->job_id, step->step_id) + ": " + std::to_string(std::max(1, kills)) +
+            " OOM kill(s) on " + node);
   if (step->end_state.empty()) step->end_state = "OUT_OF_MEMORY";
   if (step->oom_kill_step && !step->open.empty() && !step->terminating) signal_step(step, SIGKILL);
 }
@@ -856,6 +855,9 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
                     launch.ntasks(),
                     launch.pmi_mapping()};
   std::vector<int32_t> gpus(launch.gpus().begin(), launch.gpus().end());
+  if (gpus.empty())  // a manager from before per-step GPUs: the job's there, as it was
+    for (const NodeAlloc& a : job->job->alloc)
+      if (a.node == node_) gpus = a.gpus;
   if (!gpus_of_job(*job, node_, gpus)) {
     unplace();
     co_return refuse("GPUs that are not the job's on this node");

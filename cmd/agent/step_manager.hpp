@@ -128,7 +128,7 @@ class StepManager {
   void kill_hosted(Hosted& h);
   void terminate_step(const std::shared_ptr<Step>& step);
   void finish_step(const std::shared_ptr<Step>& step);
-  void out_of_memory(const std::shared_ptr<Step>& step, const std::string& node);
+  void out_of_memory(const std::shared_ptr<Step>& step, const std::string& node, int32_t kills);
   void report(const pb::StepRecord& record) const {
     if (report_) report_(record);
   }

@@ -108,3 +108,35 @@ TEST_CASE("step exchange (agent): a node's blob over the limit fails the round o
     CHECK(r.status().message().find("node 1 of the step has 6291457 bytes") != std::string::npos);
   }
 }
+
+TEST_CASE("step exchange (agent): an answer without parts (an older manager's) is whole - a bad part fails the round") {
+  asio::io_context io;
+  Result<std::vector<std::string>> got;
+  StepExchange node(io, 7, 1, 0, [](const pb::Envelope&) {});
+  node.all_gather("a", [&](Result<std::vector<std::string>> r) { got = std::move(r); });
+  pb::StepExchangeOut old;  // first and total unset, as before parts
+  old.set_round(0);
+  old.add_blobs("a");
+  old.add_blobs("b");
+  node.deliver(old);
+  io.run();
+  REQUIRE(got);
+  CHECK(*got == std::vector<std::string>{"a", "b"});
+
+  node.all_gather("c", [&](Result<std::vector<std::string>> r) { got = std::move(r); });
+  pb::StepExchangeOut stale;  // round 0 again: ignored
+  stale.set_round(0);
+  stale.set_total(1);
+  stale.add_blobs("x");
+  node.deliver(stale);
+  pb::StepExchangeOut bad;  // round 1, but past its own end
+  bad.set_round(1);
+  bad.set_first(3);
+  bad.set_total(2);
+  bad.add_blobs("x");
+  node.deliver(bad);
+  io.restart();
+  io.run();
+  REQUIRE_FALSE(got);
+  CHECK(got.status().message().find("exchange: a part for nodes 3..4 of 2") != std::string::npos);
+}

@@ -113,3 +113,10 @@ TEST_CASE("step exchange: a member puts an answer's parts back together, in any 
   REQUIRE(whole->has_value());
   CHECK((*whole)->size() == 2);
 }
+
+TEST_CASE("step exchange: a part naming more nodes than an exchange may have is refused") {
+  ExchangeMember m;
+  REQUIRE(m.begin());
+  CHECK_FALSE(m.take(0, 0, kExchangeMaxNodes + 1, {"a"}));
+  CHECK(m.busy());
+}

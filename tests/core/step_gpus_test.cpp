@@ -70,3 +70,9 @@ TEST_CASE("step gpus: held GPUs make a step wait - more than the job has is Slur
   auto elsewhere = layout_on({{"n9", 1}});
   CHECK(assign_step_gpus(two_nodes(), {}, {}, elsewhere).code() == Code::kInvalid);
 }
+
+TEST_CASE("step gpus: a per-task count times the tasks does not overflow into every GPU") {
+  auto many = layout_on({{"n1", 512}});
+  CHECK(assign_step_gpus(two_nodes(), {0, 0, 1 << 24}, {}, many).code() == Code::kInvalid);
+  CHECK(many.nodes[0].gpus.empty());
+}

@@ -116,3 +116,25 @@ TEST_CASE("e2e: salloc interrupted while it waits - the job is revoked (CANCELLE
   CHECK(queue_line(c, "waiter").find(" CA ") != std::string::npos);
   c.hq("cancel " + batch);
 }
+
+TEST_CASE("e2e: step ids in a salloc allocation go on after its first node's agent restarts") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::ofstream(c.dir() + "/inner.sh") << "srun sh -c 'echo before $SLURM_STEP_ID'\necho ready > ready\n"
+                                       << until_file("go") << "\nsrun sh -c 'echo after $SLURM_STEP_ID'\n";
+  std::string log = c.dir() + "/ids.log";
+  REQUIRE(run_background(salloc_cmd(c, "-N1 bash inner.sh"), log));
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
+  c.kill9_agent(1);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 0; }, 20));
+  c.respawn_agent(1);
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  c.release("go");
+  REQUIRE(wait_for_text(log, "rc="));
+  std::string out = slurp(log);
+  INFO(out);
+  CHECK(out.find("before 0\n") != std::string::npos);
+  CHECK(out.find("after 1\n") != std::string::npos);
+  CHECK(out.find("rc=0") != std::string::npos);
+}

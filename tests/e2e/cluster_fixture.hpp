@@ -238,6 +238,15 @@ class LocalCluster {
     kill9_agent(i);
     respawn_agent(i);
   }
+  // The same, once the controller has seen agent i go silent, and waiting until it answers
+  // again: nodes() are responding before and after.
+  void restart_agent_seen(int i) {
+    int before = responding_nodes();
+    kill9_agent(i);
+    REQUIRE(wait_until([&] { return responding_nodes() == before - 1; }, 20));
+    respawn_agent(i);
+    REQUIRE(wait_until([&] { return responding_nodes() == before; }, 20));
+  }
   void kill9_agent(int i) {
     kill(agents_[i - 1], SIGKILL);
     waitpid(agents_[i - 1], nullptr, 0);

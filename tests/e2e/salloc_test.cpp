@@ -126,10 +126,7 @@ TEST_CASE("e2e: step ids in a salloc allocation go on after its first node's age
   std::string log = c.dir() + "/ids.log";
   REQUIRE(run_background(salloc_cmd(c, "-N1 bash inner.sh"), log));
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
-  c.kill9_agent(1);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 0; }, 20));
-  c.respawn_agent(1);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  c.restart_agent_seen(1);
   c.release("go");
   REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);

@@ -288,10 +288,7 @@ TEST_CASE("e2e: steps reach a node whose agent restarted during the job - its li
   std::string id = c.submit("-N3 -o again-%j.out again.sh");
   REQUIRE(id.find("ERROR") == std::string::npos);
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
-  c.kill9_agent(2);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 2; }, 20));
-  c.respawn_agent(2);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 3; }, 20));
+  c.restart_agent_seen(2);
   c.release("go");
   REQUIRE(c.wait_state(id, "COMPLETED", 30));
   std::string out = slurp(c.dir() + "/again-" + id + ".out");
@@ -349,10 +346,7 @@ TEST_CASE("e2e: step ids go on after the first node's agent restarts during the 
   std::string id = c.submit("-o ids-%j.out ids.sh");
   REQUIRE(id.find("ERROR") == std::string::npos);
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
-  c.kill9_agent(1);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 0; }, 20));
-  c.respawn_agent(1);
-  REQUIRE(wait_until([&] { return c.responding_nodes() == 1; }, 20));
+  c.restart_agent_seen(1);
   c.release("go");
   REQUIRE(c.wait_state(id, "COMPLETED", 30));
   std::string out = slurp(c.dir() + "/ids-" + id + ".out");

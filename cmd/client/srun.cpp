@@ -333,12 +333,13 @@ void Session::forward_stdin() {
   send(env);
 }
 
-// -i: none (every task reads EOF), a file (every task reads it), N (srun's stdin to task N
-// alone: the others read EOF at once), or srun's stdin.
+// -i: none (every task reads EOF), a file (every task reads it), N below -n (srun's stdin
+// to task N alone: the others read EOF at once), or srun's stdin.
 Status Session::open_input() {
   const std::string& in = req_.input;
   if (in.empty() || in == "all") return Status::ok();
-  if (auto task = parse_int(in, 0, INT32_MAX)) {
+  auto task = parse_int(in, 0, INT32_MAX);  // past the last task it is a file name, as in Slurm
+  if (task && (req_.step.ntasks <= 0 || *task < req_.step.ntasks)) {
     input_task_ = static_cast<uint32_t>(*task);
     pb::Envelope env;
     env.mutable_task_io()->set_task(*input_task_);
@@ -357,7 +358,7 @@ Status Session::open_input() {
   ctx.job_id = req_.job_id;
   ctx.user = current_user_name();
   in_fd_ = ::open(expand_pattern(in, ctx).c_str(), O_RDONLY | O_CLOEXEC);
-  if (in_fd_ < 0) return io_error("Could not open stdin file " + in + ": " + std::strerror(errno));
+  if (in_fd_ < 0) return io_error(std::string("Could not open stdin file: ") + std::strerror(errno));
   return Status::ok();
 }
 

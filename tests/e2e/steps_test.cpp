@@ -362,8 +362,11 @@ TEST_CASE("e2e: srun -i N gives srun's stdin to task N alone - on another node t
   REQUIRE(c.ready());
   std::string out = run_steps(c, "-N2 -n3",
                               "printf 'one\\ntwo\\n' | srun -N2 -n3 -l -i 2 sh -c 'cat; echo done' | sort\n"
-                              "printf 'three\\n' | srun -n2 -l --input=0 sh -c 'cat; echo done' | sort\n");
+                              "printf 'three\\n' | srun -n2 -l --input=0 sh -c 'cat; echo done' | sort\n"
+                              "srun -n2 -i 5 cat; echo \"past rc=$?\"\n");
   INFO(out);
   CHECK(out.find("0: done\n1: done\n2: done\n2: one\n2: two\n") != std::string::npos);
   CHECK(out.find("0: done\n0: three\n1: done\n") != std::string::npos);
+  // Past the last task, 5 is a file name, as in Slurm 22.05.
+  CHECK(out.find("srun: error: Could not open stdin file: No such file or directory\npast rc=1\n") != std::string::npos);
 }

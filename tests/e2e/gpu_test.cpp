@@ -143,7 +143,9 @@ TEST_CASE("e2e: srun --gpus inside a job - concurrent steps get disjoint GPUs of
   LocalCluster c(1, 8, 20, "", "", kH100);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::string show = "sh -c 'echo $0 $SLURM_STEP_GPUS $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE; sleep 1'";
+  // Each step holds its GPUs until both run (a bounded wait), so they surely overlap.
+  std::string show = "sh -c 'echo $0 $SLURM_STEP_GPUS $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE; touch $0.up; "
+                     "for i in $(seq 300); do [ -e A.up ] && [ -e B.up ] && break; sleep 0.05; done'";
   std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
                                        << "srun --exact -n1 -c1 --gpus=1 " << show << " A &\n"
                                        << "srun --exact -n1 -c1 --gpus=2 " << show << " B &\n"

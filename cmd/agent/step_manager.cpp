@@ -16,6 +16,7 @@
 #include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/step_exchange.hpp"
 #include "cmd/agent/step_node.hpp"
+#include "cmd/agent/step_parts.hpp"
 #include "cmd/agent/step_pmix.hpp"
 #include "cmd/agent/step_views.hpp"
 #include "cmd/agent/task_launch.hpp"
@@ -30,68 +31,11 @@
 
 namespace hq::cmd {
 
-// A step managed here: its srun, its tasks here, and its tasks on other nodes.
-struct StepManager::Step {
-  uint64_t job_id = 0;
-  uint32_t step_id = 0;
-  ConnPtr srun;
-  std::map<std::string, int32_t> cpus;  // the step's CPUs per node
-  bool overlap = false;
-  bool kill_on_bad_exit = false;
-  bool oom_kill_step = false;            // --oom-kill-step: an OOM-killed task ends the step
-  bool oom = false;                      // a task was OOM-killed (the step ends OUT_OF_MEMORY)
-  std::map<std::string, std::vector<int32_t>> gpus;  // the GPUs it holds per node (asked for, not --overlap)
-  bool terminating = false;
-  bool done = false;
-  uint32_t first_task = 0;
-  std::shared_ptr<NodeTasks> local;
-  struct Remote {
-    std::string node;
-    ConnPtr link;                        // null until dialled
-    std::vector<pb::Envelope> pending;   // stdin and signals for it before that
-    size_t index = 0;                    // in the step (SLURM_NODEID)
-  };
-  std::vector<Remote> remotes;
-  std::map<uint32_t, std::string> open;  // tasks not yet reported -> their node
-  StepExitCode code;
-  std::unique_ptr<StepGatherer> gather;     // the step's all-gather, for every node of it
-  std::shared_ptr<StepExchange> exchange;   // this node's member, when it runs tasks of the step
-  std::shared_ptr<Pmi1Server> pmi;          // --mpi=pmi2: this node's tasks' PMI server
-  std::optional<int> abort_code;            // a task aborted the step (PMI abort): srun's exit code
-  pb::StepRecord record;                 // for the controller's views
-  std::string end_state;                 // CANCELLED or NODE_FAIL when not the tasks' doing
-};
-
-// Tasks run here for a step managed on another node. Until they are started (the job's
-// LaunchJob may still be on its way), stdin and signals for them wait in `pending`.
-struct StepManager::Hosted {
-  ConnPtr link;
-  std::shared_ptr<NodeTasks> tasks;
-  std::vector<pb::Envelope> pending;
-  std::shared_ptr<StepExchange> exchange;  // this node's member of the step's all-gather
-  std::shared_ptr<Pmi1Server> pmi;
-};
-
 namespace {
-
-// Whether every one of `gpus` is one of the job's GPUs on `node` (a StepLaunch's, checked
-// against this node's own record of the job).
-bool gpus_of_job(const StepManager::JobView& job, const std::string& node, const std::vector<int32_t>& gpus) {
-  for (const NodeAlloc& a : job.job->alloc)
-    if (a.node == node)
-      return std::all_of(gpus.begin(), gpus.end(),
-                         [&](int32_t g) { return std::find(a.gpus.begin(), a.gpus.end(), g) != a.gpus.end(); });
-  return gpus.empty();
-}
 
 std::string head_of(uint64_t job_id) { return "Unable to create step for job " + std::to_string(job_id) + ": "; }
 
 StepGpuRequest gpu_request(const pb::StepCreate& m) { return {m.gpus(), m.gpus_per_node(), m.gpus_per_task()}; }
-
-// srun -i N: the task that alone gets stdin.
-std::optional<uint32_t> only_task(const pb::TaskIO& io) {
-  return io.only_task() ? std::optional<uint32_t>(io.task()) : std::nullopt;
-}
 
 StepRequest request_of(const pb::StepCreate& m) {
   StepRequest r;
@@ -113,43 +57,9 @@ StepRequest request_of(const pb::StepCreate& m) {
   return r;
 }
 
-// As Slurm's MAX_TASKS_PER_NODE: more tasks than this on one node is refused.
-constexpr size_t kMaxTasksPerNode = 512;
-
 void send_error(const StepManager::ConnPtr& conn, const Status& s) { conn->send(net::error_reply(0, s)); }
 
-
 bool failed(int wait_status) { return !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0; }
-
-// Tasks that never started (exit code 1) or were lost with their node (as if SIGKILLed),
-// with srun's line for it.
-pb::Envelope lost_tasks(uint64_t job, uint32_t step, const std::string& node, const std::vector<uint32_t>& tasks,
-                        const std::string& why, bool started = true) {
-  pb::Envelope env;
-  auto* e = env.mutable_task_exited();
-  e->set_job_id(job);
-  e->set_step_id(step);
-  e->set_node(node);
-  for (uint32_t t : tasks) e->add_tasks(t);
-  e->set_wait_status(started ? SIGKILL : 1 << 8);
-  std::string line = why;
-  if (!started) line = "Task launch for " + step_name(job, step) + " failed on node " + node + ": " + why;
-  e->set_error(line);
-  return env;
-}
-
-// A task's PMI abort, to the step's manager and from it to srun; `lost`: a --mpi=pmix rank
-// ended without MPI_Finalize (no code: the step ends as -K ends it).
-pb::Envelope step_abort(uint64_t job, uint32_t step, int code, const std::string& node, bool lost = false) {
-  pb::Envelope env;
-  auto* a = env.mutable_step_abort();
-  a->set_job_id(job);
-  a->set_step_id(step);
-  a->set_exit_code(code);
-  a->set_node(node);
-  a->set_lost(lost);
-  return env;
-}
 
 // With --mpi=pmix every node of the step learns the whole layout (its PMIx namespace has every rank).
 void add_layout(pb::StepLaunch& launch, const std::vector<StepNode>& layout) {
@@ -159,14 +69,6 @@ void add_layout(pb::StepLaunch& launch, const std::vector<StepNode>& layout) {
     for (uint32_t t : n.tasks) node->add_tasks(t);
   }
 }
-
-std::vector<StepNode> layout_of(const pb::StepLaunch& launch) {
-  std::vector<StepNode> layout;
-  for (const auto& n : launch.layout()) layout.push_back({n.node(), 0, {n.tasks().begin(), n.tasks().end()}});
-  return layout;
-}
-
-constexpr char kPmix[] = "pmix";
 
 }  // namespace
 
@@ -801,117 +703,6 @@ void StepManager::exchange_in(const std::shared_ptr<Step>& step, const std::stri
 void StepManager::broadcast_exchange(const std::shared_ptr<Step>& step, const pb::Envelope& out) {
   send_remotes(step, out);
   if (step->exchange) step->exchange->deliver(out.step_exchange_out());
-}
-
-void StepManager::kill_hosted(Hosted& h) {
-  if (h.tasks) return h.tasks->signal(SIGKILL);
-  pb::Envelope kill;  // not started yet: killed as it starts
-  kill.mutable_step_signal()->set_signal(SIGKILL);
-  h.pending.push_back(kill);
-}
-
-// Tasks another node's step manager asks for. The job must be held here (its LaunchJob
-// may still be on its way: a short wait) and that node must be the job's first.
-asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::StepLaunch launch) {
-  uint64_t job_id = launch.job_id();
-  std::vector<uint32_t> ids(launch.tasks().begin(), launch.tasks().end());
-  auto refuse = [&](const std::string& why) {
-    log::warn(step_name(job_id, launch.step_id()) + " from " + node + " refused: " + why);
-    link->send(lost_tasks(job_id, launch.step_id(), node_, ids, why, false));
-  };
-  StepKey key{job_id, launch.step_id()};
-  std::set<uint32_t> distinct(ids.begin(), ids.end());
-  if (launch.node_index() < 0 || ids.empty() || distinct.size() != ids.size() || launch.cpus() <= 0 ||
-      ids.size() > kMaxTasksPerNode || launch.argv_size() == 0 || launch.ntasks() < static_cast<int32_t>(ids.size()) ||
-      (launch.mpi() != "pmi2" && launch.mpi() != kPmix && !launch.mpi().empty() && launch.mpi() != "none"))
-    co_return refuse("a malformed step launch (node index, tasks, CPUs, command or MPI type)");
-  if (hosted_.count(key)) co_return refuse(step_name(job_id, launch.step_id()) + " already runs here");
-  std::weak_ptr<net::Connection> weak_link = link;
-  auto exchange = std::make_shared<StepExchange>(io_, job_id, launch.step_id(), static_cast<uint32_t>(launch.node_index()),
-                                                 [weak_link](const pb::Envelope& in) {
-                                                   if (auto l = weak_link.lock()) l->send(in);
-                                                 });
-  auto placeholder = std::make_shared<Hosted>(Hosted{link, nullptr, {}, exchange});
-  hosted_[key] = placeholder;  // stdin and signals that come while it waits queue here
-  auto job = find_job_(job_id);
-  if (!job) job = co_await await_job(job_id, link);
-  auto unplace = [&] {
-    if (auto it = hosted_.find(key); it != hosted_.end() && it->second == placeholder) hosted_.erase(it);
-  };
-  if (!job) {
-    unplace();
-    co_return refuse("job " + std::to_string(job_id) + " is not on node " + node_);
-  }
-  if (job->job->alloc.empty() || job->job->alloc.front().node != node) {
-    unplace();
-    co_return refuse("node " + node + " does not manage job " + std::to_string(job_id) + "'s steps");
-  }
-  StepNodePart part{{job_id, launch.step_id(), node_, kill_wait_()},
-                    StepNode{node_, launch.cpus(), ids},
-                    static_cast<size_t>(launch.node_index()),
-                    {launch.env().begin(), launch.env().end()},
-                    plan_task(*job, {launch.argv().begin(), launch.argv().end()}, {}, launch.cwd()),
-                    launch.mpi(),
-                    launch.ntasks(),
-                    launch.pmi_mapping()};
-  std::vector<int32_t> gpus(launch.gpus().begin(), launch.gpus().end());
-  if (gpus.empty())  // a manager from before per-step GPUs: the job's there, as it was
-    for (const NodeAlloc& a : job->job->alloc)
-      if (a.node == node_) gpus = a.gpus;
-  if (!gpus_of_job(*job, node_, gpus)) {
-    unplace();
-    co_return refuse("GPUs that are not the job's on this node");
-  }
-  if (job->gpu_env) part.gpu_env = job->gpu_env(gpus);
-  if (launch.mpi() == kPmix) {
-    std::vector<StepNode> layout = layout_of(launch);
-    if (part.index >= layout.size() || layout[part.index].tasks != ids) {
-      unplace();
-      co_return refuse("a step layout without this node's tasks");
-    }
-    part.attach = pmix_attach(key, std::move(layout), part.index);
-  }
-  auto started = start_node_tasks(
-      io_, part, exchange,
-      watch_ranks(key,
-                  [this, key, weak_link](const pb::Envelope& msg) {
-                    if (auto l = weak_link.lock()) l->send(msg);
-                    if (!msg.has_task_exited()) return;  // output: nothing to look up
-                    auto it = hosted_.find(key);
-                    if (it != hosted_.end() && it->second->tasks && it->second->tasks->done()) {
-                      if (it->second->pmi) it->second->pmi->stop();
-                      hosted_.erase(it);
-                      if (pmix_) pmix_->detach(key);
-                    }
-                  }),
-      [this, key, weak_link](int code) {  // to the step's manager, which kills the step
-        if (auto l = weak_link.lock()) l->send(step_abort(key.first, key.second, code, node_));
-      });
-  if (!started) {
-    if (pmix_) pmix_->detach(key);
-    unplace();
-    co_return refuse(started.status().message());
-  }
-  placeholder->tasks = started->tasks;
-  placeholder->pmi = started->pmi;
-  track(started->tasks);
-  if (!link->is_open()) started->tasks->signal(SIGKILL);
-  std::vector<pb::Envelope> pending = std::move(placeholder->pending);
-  for (const auto& m : pending) hosted_message(link, m);
-}
-
-void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
-  StepKey key = msg.has_task_io()             ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
-                : msg.has_step_exchange_out() ? StepKey{msg.step_exchange_out().job_id(), msg.step_exchange_out().step_id()}
-                                              : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
-  auto it = hosted_.find(key);
-  if (it == hosted_.end() || it->second->link != link) return;
-  if (msg.has_step_exchange_out()) return it->second->exchange->deliver(msg.step_exchange_out());
-  if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
-  NodeTasks& tasks = *it->second->tasks;
-  if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof(), only_task(msg.task_io()));
-  if (msg.step_signal().terminate()) tasks.terminate();
-  else tasks.signal(msg.step_signal().signal());
 }
 
 std::vector<pb::StepRecord> StepManager::running_records() const {

@@ -7,7 +7,8 @@
 // (or root) may start steps in it.
 // The same manager runs the tasks another node's manager sends here (StepLaunch), as the
 // user and in the cgroup of this node's own record of the job, and only for the job's
-// first node; a link that closes takes its tasks with it.
+// first node; a link that closes takes its tasks with it (step_hosting.cpp; what both
+// sides share is in step_parts.hpp).
 // It also routes each step's all-gather (StepExchange, for the tasks' PMI servers): it
 // gathers every node's blob here and sends the rounds back over the links.
 // With --mpi=pmix every node of the step serves its ranks through the agent's PMIx server

@@ -35,8 +35,8 @@ int run_cancel(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
   auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status());
-  if (json) print_json(reply->cancel_reply());
-  else for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  if (json && !print_json(reply->cancel_reply())) return 1;
+  if (!json) for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
   return reply->cancel_reply().errors_size() > 0 ? 1 : 0;
 }
 

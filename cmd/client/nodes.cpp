@@ -110,12 +110,10 @@ int run_nodes(const Args& args) {
   env.mutable_nodes();
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  if (json) print_json(reply->nodes_reply());
-  else {
-    const auto& nodes = reply->nodes_reply().nodes();
-    bool gpus = prog != "sinfo" && std::any_of(nodes.begin(), nodes.end(), [](const pb::Node& n) { return n.gpus() > 0; });
-    print_summary(reply->nodes_reply(), gpus);
-  }
+  if (json) return print_json(reply->nodes_reply()) ? 0 : 1;
+  const auto& nodes = reply->nodes_reply().nodes();
+  bool gpus = prog != "sinfo" && std::any_of(nodes.begin(), nodes.end(), [](const pb::Node& n) { return n.gpus() > 0; });
+  print_summary(reply->nodes_reply(), gpus);
   return 0;
 }
 

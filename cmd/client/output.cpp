@@ -29,28 +29,28 @@ const google::protobuf::DescriptorPool* hq_descriptors() {
   static const google::protobuf::DescriptorPool* pool = [] () -> const google::protobuf::DescriptorPool* {
     google::protobuf::FileDescriptorSet set;
     if (!set.ParseFromArray(kHqDescriptorSet, static_cast<int>(kHqDescriptorSet_size))) return nullptr;
-    auto* built = new google::protobuf::DescriptorPool();
+    auto built = std::make_unique<google::protobuf::DescriptorPool>();
     for (const auto& file : set.file())
       if (!built->BuildFile(file)) return nullptr;
-    return built;
+    return built.release();  // kept for the process's life
   }();
   return pool;
 }
 
 }  // namespace
 
-void print_json(const google::protobuf::MessageLite& msg) {
+bool print_json(const google::protobuf::MessageLite& msg) {
   const google::protobuf::DescriptorPool* pool = hq_descriptors();
   const google::protobuf::Descriptor* type = pool ? pool->FindMessageTypeByName(msg.GetTypeName()) : nullptr;
   if (!type) {
     std::cerr << "error: cannot render JSON: no description of " << msg.GetTypeName() << "\n";
-    return;
+    return false;
   }
   google::protobuf::DynamicMessageFactory factory(pool);
   std::unique_ptr<google::protobuf::Message> full(factory.GetPrototype(type)->New());
   if (!full->ParseFromString(msg.SerializeAsString())) {
     std::cerr << "error: cannot render JSON: " << msg.GetTypeName() << " does not parse\n";
-    return;
+    return false;
   }
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
@@ -60,9 +60,10 @@ void print_json(const google::protobuf::MessageLite& msg) {
   auto st = google::protobuf::util::MessageToJsonString(*full, &out, opts);
   if (!st.ok()) {
     std::cerr << "error: cannot render JSON: " << st.ToString() << "\n";
-    return;
+    return false;
   }
   std::cout << out;
+  return true;
 }
 
 int fail(const std::string& prog, const Status& status) {

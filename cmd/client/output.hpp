@@ -10,7 +10,8 @@ namespace hq::cmd {
 
 // A field like Slurm's "%.8j": truncated to `width`, right-aligned when `right`.
 std::string field(const std::string& value, int width, bool right = true);
-void print_json(const google::protobuf::MessageLite& msg);
+// Prints `msg` in the proto3 JSON mapping; false (with a line on stderr) when it cannot.
+[[nodiscard]] bool print_json(const google::protobuf::MessageLite& msg);
 // Prints "<prog>: error: <message>" to stderr and returns 1.
 int fail(const std::string& prog, const Status& status);
 std::string prog_name(const std::string& argv0);

@@ -113,8 +113,8 @@ int run_queue(const Args& args) {
       if (!want.count(st) && !want.count(state_code(st))) jobs_out->DeleteSubrange(i, 1);
     }
   }
-  if (json) print_json(out);
-  else if (start) print_start(out, !noheader);
+  if (json) return print_json(out) ? 0 : 1;
+  if (start) print_start(out, !noheader);
   else print_table(out, !noheader);
   return 0;
 }

@@ -141,12 +141,11 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   if (!reply) return fail(prog, reply.status());
   const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
-  if (json) print_json(r);
-  else
-    for (const auto& j : r.jobs()) {
-      print_job(j, r.now());
-      if (prog != "scontrol" && !names.empty()) print_job_steps(j.job_id());  // hq show job: its steps
-    }
+  if (json) return print_json(r) ? 0 : 1;
+  for (const auto& j : r.jobs()) {
+    print_job(j, r.now());
+    if (prog != "scontrol" && !names.empty()) print_job_steps(j.job_id());  // hq show job: its steps
+  }
   return 0;
 }
 
@@ -164,7 +163,7 @@ int show_nodes_or_partitions(const std::string& prog, bool partitions, const std
   for (const auto& p : r.partitions()) if (partitions && wanted(p.name())) *out.add_partitions() = p;
   if (out.nodes_size() + out.partitions_size() == 0 && !names.empty())
     return fail(prog, not_found((partitions ? "Partition " : "Node ") + names[0] + " not found"));
-  if (json) return print_json(out), 0;
+  if (json) return print_json(out) ? 0 : 1;
   for (const auto& n : out.nodes()) print_node(n);
   for (const auto& p : out.partitions()) print_partition(p);
   return 0;

@@ -132,9 +132,8 @@ int show_steps(const std::string& prog, const std::vector<std::string>& names, b
     std::cerr << "Job step " << names[0] << " not found\n";
     return 1;
   }
-  if (json) print_json(out);
-  else
-    for (const auto& s : out.steps()) print_step(s);
+  if (json) return print_json(out) ? 0 : 1;
+  for (const auto& s : out.steps()) print_step(s);
   return 0;
 }
 
@@ -149,8 +148,7 @@ int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, b
     pb::StepQueryReply out;
     out.set_now(reply->now());
     for (auto& s : steps) *out.add_steps() = s;
-    print_json(out);
-    return 0;
+    return print_json(out) ? 0 : 1;
   }
   if (long_format) {
     time_t now = static_cast<time_t>(reply->now());
@@ -214,7 +212,7 @@ int run_node_list(const std::string& what, const std::vector<std::string>& args)
       if (e.job_id() != filter->job || (!filter->any_step && e.step() != step)) entries->DeleteSubrange(i, 1);
     }
   }
-  if (json) return print_json(*reply), 0;
+  if (json) return print_json(*reply) ? 0 : 1;
   if (what == "pids") {
     std::cout << "PID      JOBID    STEPID   LOCALID GLOBALID\n";
     for (const auto& e : reply->entries())

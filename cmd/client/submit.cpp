@@ -156,8 +156,8 @@ int run_submit(const Args& args) {
   const auto& r = reply->submit_reply();
   uint64_t id = r.job_id();
   if (req->test_only) {  // sbatch's wording, on stderr like sbatch
-    if (req->json) print_json(r);
-    else if (r.start_time() > 0)
+    if (req->json) return print_json(r) ? 0 : 1;
+    if (r.start_time() > 0)
       std::cerr << prog << ": Job " << id << " to start at " << local_time(r.start_time()) << " using "
                 << requested_cpus(req->spec) << " processors on nodes " << r.nodes() << " in partition " << r.partition() << "\n";
     else
@@ -165,9 +165,13 @@ int run_submit(const Args& args) {
                 << r.partition() << "); see hq explain once submitted\n";
     return 0;
   }
-  if (req->json) print_json(reply->submit_reply());
-  else if (req->parsable) std::cout << id << "\n";
-  else if (!req->quiet) std::cout << "Submitted batch job " << id << "\n";
+  if (req->json) {
+    if (!print_json(reply->submit_reply())) return 1;
+  } else if (req->parsable) {
+    std::cout << id << "\n";
+  } else if (!req->quiet) {
+    std::cout << "Submitted batch job " << id << "\n";
+  }
   std::cout.flush();
   return req->wait ? wait_for(*client, id, prog) : 0;
 }

@@ -435,7 +435,9 @@ int run_step_remote(const StepMgrAddress& at, const SrunRequest& req, pb::StepCr
     return 1;
   }
   create.set_wait_for_job(true);  // a new allocation: its node may not have its launch yet
-  return run_step(*fd, req, std::move(create), "of job " + std::to_string(req.job_id) + " on " + at.node);
+  int rc = run_step(*fd, req, std::move(create), "of job " + std::to_string(req.job_id) + " on " + at.node);
+  await_stepmgr_relays();  // run_step closed our end: the relay winds down
+  return rc;
 }
 
 // HQ_STEPMGR=host:port (with HQ_STEPMGR_FP and HQ_STEPMGR_NODE), as salloc sets it.

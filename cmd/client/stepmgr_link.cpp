@@ -18,6 +18,7 @@
 #include <future>
 #include <sys/socket.h>
 #include <thread>
+#include <vector>
 #include <unistd.h>
 
 #include "net/connection.hpp"
@@ -64,7 +65,19 @@ asio::awaitable<void> downstream(std::shared_ptr<Local> near, std::shared_ptr<ne
   near->shutdown(asio::socket_base::shutdown_send, ec);
 }
 
+// Each relay thread's end, for await_stepmgr_relays(); srun's one thread only.
+std::vector<std::future<void>>& relay_ends() {
+  static std::vector<std::future<void>> ends;
+  return ends;
+}
+
 }  // namespace
+
+void await_stepmgr_relays(double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  for (auto& end : relay_ends()) end.wait_until(deadline);
+  relay_ends().clear();
+}
 
 Result<int> dial_stepmgr(const StepMgrAddress& at, bool plaintext, const std::string& token, double timeout_s) {
   if (at.port == 0) return unavailable("the agent of node " + at.node + " takes no steps from other hosts (no step listener)");
@@ -85,7 +98,9 @@ Result<int> dial_stepmgr(const StepMgrAddress& at, bool plaintext, const std::st
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return internal("socketpair failed");
   auto ready = std::make_shared<std::promise<Status>>();
   std::future<Status> done = ready->get_future();
-  std::thread([at, tls, token, ready, fd = sv[1]]() {
+  auto finished = std::make_shared<std::promise<void>>();
+  relay_ends().push_back(finished->get_future());
+  std::thread([at, tls, token, ready, finished, fd = sv[1]]() {
     asio::io_context io;
     auto near = std::make_shared<Local>(io);
     near->assign(asio::local::stream_protocol(), fd);
@@ -115,7 +130,11 @@ Result<int> dial_stepmgr(const StepMgrAddress& at, bool plaintext, const std::st
       co_await downstream(near, remote);
     };
     asio::co_spawn(io, link(), asio::detached);
-    io.run();
+    try {
+      io.run();
+    } catch (const std::exception&) {  // a relay that fails ends the link; never the process
+    }
+    finished->set_value();
   }).detach();
   if (done.wait_for(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000))) != std::future_status::ready) {
     close(sv[0]);

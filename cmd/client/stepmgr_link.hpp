@@ -18,5 +18,9 @@ struct StepMgrAddress {
 
 // Connects and shakes hands; returns the local end of the relay (close it to hang up).
 Result<int> dial_stepmgr(const StepMgrAddress& at, bool plaintext, const std::string& token, double timeout_s = 10);
+// Waits (up to `timeout_s`) for the relays of hung-up links to finish, so that srun never
+// exits while a relay thread still runs (its TLS close and teardown raced the process's
+// exit and could abort it).
+void await_stepmgr_relays(double timeout_s = 3);
 
 }  // namespace hq::cmd

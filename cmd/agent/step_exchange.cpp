@@ -86,11 +86,8 @@ Status StepGatherer::add(const pb::StepExchangeIn& in) {
 // The round's answer in parts that each fit a frame; every node puts them back together.
 void StepGatherer::send_parts(uint32_t round, std::vector<std::string> blobs) {
   for (const ExchangePart& part : exchange_parts(blobs)) {
-    pb::Envelope env;
+    pb::Envelope env = answer(round);
     auto* out = env.mutable_step_exchange_out();
-    out->set_job_id(job_id_);
-    out->set_step_id(step_id_);
-    out->set_round(round);
     out->set_first(static_cast<uint32_t>(part.first));
     out->set_total(static_cast<uint32_t>(blobs.size()));
     for (size_t i = part.first; i < part.end; ++i) out->add_blobs(std::move(blobs[i]));
@@ -105,13 +102,19 @@ void StepGatherer::fail(const Status& why) {
 }
 
 void StepGatherer::send_failure(uint32_t round) {
+  pb::Envelope env = answer(round);
+  env.mutable_step_exchange_out()->set_error(gather_.failure().message());
+  broadcast_(env);
+}
+
+// A StepExchangeOut of this step's round `round`, to fill in.
+pb::Envelope StepGatherer::answer(uint32_t round) const {
   pb::Envelope env;
   auto* out = env.mutable_step_exchange_out();
   out->set_job_id(job_id_);
   out->set_step_id(step_id_);
   out->set_round(round);
-  out->set_error(gather_.failure().message());
-  broadcast_(env);
+  return env;
 }
 
 }  // namespace hq::cmd

@@ -75,6 +75,7 @@ class StepGatherer {
  private:
   void send_failure(uint32_t round);
   void send_parts(uint32_t round, std::vector<std::string> blobs);
+  pb::Envelope answer(uint32_t round) const;
 
   uint64_t job_id_;
   uint32_t step_id_;

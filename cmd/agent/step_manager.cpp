@@ -423,15 +423,12 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
 // will end OUT_OF_MEMORY, and with --oom-kill-step its other tasks are killed now.
 void StepManager::out_of_memory(const std::shared_ptr<Step>& step, const std::string& node, int32_t kills) {
   step->oom = true;
-  pb::Envelope line;  // one per report, as each of Slurm's stepds prints its own
-  line.mutable_task_io()->set_task(step->first_task);
-  line.mutable_task_io()->set_stream(2);
-  line.mutable_task_io()->set_data("hq-node-" + node + ": error: Detected " + std::to_string(std::max(1, kills)) +
-                                   " oom-kill event(s) in " + step_name(step->job_id, step->step_id) +
-                                   ". Some of your processes may have been killed by the cgroup out-of-memory handler.\n");
-  step->srun->send(line);
-  log::info(step_name(step->job_id, step->step_id) + ": " + std::to_string(std::max(1, kills)) +
-            " OOM kill(s) on " + node);
+  std::string count = std::to_string(std::max(1, kills));
+  std::string name = step_name(step->job_id, step->step_id);
+  step->srun->send(node_line(*step, node,  // one per report, as each of Slurm's stepds prints its own
+                             "Detected " + count + " oom-kill event(s) in " + name +
+                                 ". Some of your processes may have been killed by the cgroup out-of-memory handler."));
+  log::info(name + ": " + count + " OOM kill(s) on " + node);
   if (step->end_state.empty()) step->end_state = "OUT_OF_MEMORY";
   if (step->oom_kill_step && !step->open.empty() && !step->terminating) signal_step(step, SIGKILL);
 }
@@ -561,11 +558,16 @@ pb::Envelope StepManager::cancelled_line(const Step& step) const {
   time_t now = time(nullptr);
   struct tm local {};
   if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
+  return node_line(step, node_, "*** STEP " + step_label(step.job_id, step.step_id) + " ON " + node_ + " CANCELLED AT " +
+                                    when + " ***");
+}
+
+// "hq-node-NODE: error: TEXT" on the step's stderr (as slurmstepd's lines on Slurm's).
+pb::Envelope StepManager::node_line(const Step& step, const std::string& node, const std::string& text) {
   pb::Envelope line;
   line.mutable_task_io()->set_task(step.first_task);
   line.mutable_task_io()->set_stream(2);
-  line.mutable_task_io()->set_data("hq-node-" + node_ + ": error: *** STEP " + std::to_string(step.job_id) + "." +
-                                   std::to_string(step.step_id) + " ON " + node_ + " CANCELLED AT " + when + " ***\n");
+  line.mutable_task_io()->set_data("hq-node-" + node + ": error: " + text + "\n");
   return line;
 }
 

@@ -115,6 +115,7 @@ class StepManager {
                      const MpiPart& mpi);
   void abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node);
   pb::Envelope cancelled_line(const Step& step) const;
+  static pb::Envelope node_line(const Step& step, const std::string& node, const std::string& text);
   StepPmix& pmix();
   std::function<Status(std::vector<TaskPlan>&)> pmix_attach(StepKey key, std::vector<StepNode> layout, size_t index);
   using Send = std::function<void(const pb::Envelope&)>;  // NodeTasks::Send

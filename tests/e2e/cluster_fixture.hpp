@@ -161,6 +161,20 @@ inline bool wait_for_text(const std::string& log, const std::string& text, doubl
   return wait_until([&] { return slurp(log).find(text) != std::string::npos; }, seconds);
 }
 
+// `cmd` (srun or salloc asking for an allocation on a full cluster) in the background,
+// once it says it waits; its log is `log`.
+inline void run_waiting(const std::string& cmd, const std::string& log) {
+  REQUIRE(run_background(cmd, log));
+  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
+}
+
+// Ctrl-C to the command run_background started with `log`; its whole log once it ended.
+inline std::string interrupt_and_collect(const std::string& log) {
+  REQUIRE(sh("kill -INT $(cat " + log + ".pid)").rc == 0);
+  REQUIRE(wait_for_text(log, "rc="));
+  return slurp(log);
+}
+
 // A job body that waits until `file` (relative to the job's directory) has content: the
 // test decides when the job ends (LocalCluster::release), no sleep guesses how long.
 inline std::string until_file(const std::string& file) {
@@ -255,6 +269,11 @@ class LocalCluster {
   void kill9_controller() {
     kill(controller_, SIGKILL);
     waitpid(controller_, nullptr, 0);
+  }
+
+  // The queue line of the only job named `name` (all states), or "".
+  std::string queue_line(const std::string& name) const {
+    return line_with(hq("queue -t all -h").out, " " + name + " ");
   }
 
   int responding_nodes() const {

@@ -7,7 +7,7 @@
 #include <csignal>
 #include <fstream>
 
-#include "cluster_fixture.hpp"
+#include "steps_fixture.hpp"
 
 using namespace hq::test;
 
@@ -103,13 +103,11 @@ TEST_CASE("e2e: a step's task killed for memory - srun says Out Of Memory - --oo
   LocalCluster c(1, 2);
   REQUIRE(c.ready());
   if (std::string why = why_no_cgroups(c); !why.empty()) HQ_SKIP("memory limits need cgroups: " + why);
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   // Task 0 eats memory past the job's --mem; task 1 sleeps, then says it survived.
   std::string hog = "if [ $SLURM_PROCID = 0 ]; then head -c 400M /dev/zero | tail; exit; fi; ";
-  std::ofstream(c.dir() + "/oom.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
-                                     << "srun -n2 sh -c '" << hog << "sleep 2; echo survived'; echo \"plain rc=$?\"\n"
-                                     << "srun -n2 --oom-kill-step sh -c '" << hog << "sleep 60; echo outlived'; echo \"kill rc=$?\"\n";
-  std::string id = c.submit("--mem=48M -n2 -o oom-%j.out oom.sh");
+  std::string id = submit_steps(c, "--mem=48M -n2 -o oom-%j.out",
+                                "srun -n2 sh -c '" + hog + "sleep 2; echo survived'; echo \"plain rc=$?\"\n" +
+                                "srun -n2 --oom-kill-step sh -c '" + hog + "sleep 60; echo outlived'; echo \"kill rc=$?\"\n");
   REQUIRE(c.wait_state(id, "OUT_OF_MEMORY", 45));  // the job's cgroup counted the kills
   std::string out = slurp(c.dir() + "/oom-" + id + ".out");
   INFO(out);

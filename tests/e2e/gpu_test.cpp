@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "cluster_fixture.hpp"
+#include "steps_fixture.hpp"
 
 using namespace hq::test;
 
@@ -110,15 +110,13 @@ TEST_CASE("e2e: a step's tasks on each node of a job see that node's own GPUs, n
   ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("h100x8"));
   LocalCluster c(2, 8, 20, "", "", kH100);
   REQUIRE(c.ready());
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   // A job on e2 alone takes 3 of its GPUs, so the 2-node job's GPUs differ between its nodes.
   std::string hold = c.submit("-w e2 --gpus-per-node=3 -c 2 -o " + c.dir() + "/hold.out --wrap 'echo $SLURM_JOB_GPUS; " +
                               until_file("go") + "'");
   REQUIRE(c.wait_state(hold, "RUNNING", 15));
-  std::ofstream(c.dir() + "/gpus.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
-                                      << "echo batch $SLURM_JOB_GPUS $SLURMD_NODENAME $SLURM_JOB_NODELIST\n"
-                                      << "srun -N2 -n2 sh -c 'echo task $SLURMD_NODENAME $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE' | sort\n";
-  std::string id = c.submit("-N2 --gpus-per-node=2 -c 2 -o gpus-%j.out gpus.sh");
+  std::string id = submit_steps(c, "-N2 --gpus-per-node=2 -c 2 -o gpus-%j.out",
+                                "echo batch $SLURM_JOB_GPUS $SLURMD_NODENAME $SLURM_JOB_NODELIST\n"
+                                "srun -N2 -n2 sh -c 'echo task $SLURMD_NODENAME $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE' | sort\n");
   REQUIRE(c.wait_state(id, "COMPLETED", 30));
   c.release("go");
   std::string held = first_line(c.dir() + "/hold.out");
@@ -142,16 +140,14 @@ TEST_CASE("e2e: srun --gpus inside a job - concurrent steps get disjoint GPUs of
   ScopedEnv root("HQ_PROBE_ROOT", hw_fixture("h100x8"));
   LocalCluster c(1, 8, 20, "", "", kH100);
   REQUIRE(c.ready());
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   // Each step holds its GPUs until both run (a bounded wait), so they surely overlap.
   std::string show = "sh -c 'echo $0 $SLURM_STEP_GPUS $SLURM_JOB_GPUS $SLURM_GPUS_ON_NODE; touch $0.up; "
                      "for i in $(seq 300); do [ -e A.up ] && [ -e B.up ] && break; sleep 0.05; done'";
-  std::ofstream(c.dir() + "/steps.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
-                                       << "srun --exact -n1 -c1 --gpus=1 " << show << " A &\n"
-                                       << "srun --exact -n1 -c1 --gpus=2 " << show << " B &\n"
-                                       << "wait\nsrun --gpus=5 true; echo \"too many rc=$?\"\n"
-                                       << "srun -n1 sh -c 'echo all $SLURM_STEP_GPUS'\n";
-  std::string id = c.submit("--gpus=4 -c 4 -o steps-%j.out steps.sh");
+  std::string id = submit_steps(c, "--gpus=4 -c 4 -o steps-%j.out",
+                                "srun --exact -n1 -c1 --gpus=1 " + show + " A &\n" +
+                                "srun --exact -n1 -c1 --gpus=2 " + show + " B &\n" +
+                                "wait\nsrun --gpus=5 true; echo \"too many rc=$?\"\n" +
+                                "srun -n1 sh -c 'echo all $SLURM_STEP_GPUS'\n");
   REQUIRE(c.wait_state(id, "COMPLETED", 30));
   std::string out = slurp(c.dir() + "/steps-" + id + ".out");
   INFO(out);

@@ -17,15 +17,11 @@ std::string salloc_cmd(LocalCluster& c, const std::string& args) {
          "/bin:$PATH " + c.dir() + "/bin/salloc " + args;
 }
 
-std::string queue_line(LocalCluster& c, const std::string& name) {
-  return line_with(c.hq("queue -t all -h").out, " " + name + " ");
-}
 
 // salloc `args` in the background on a full cluster, once it says it waits; its log.
 std::string salloc_waiting(LocalCluster& c, const std::string& args) {
   std::string log = c.dir() + "/salloc.log";
-  REQUIRE(run_background(salloc_cmd(c, args), log));
-  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
+  run_waiting(salloc_cmd(c, args), log);
   return log;
 }
 
@@ -46,12 +42,12 @@ TEST_CASE("e2e: salloc runs a command with the allocation's environment - srun i
   CHECK(r.out.find("0: on e1 step 0\n") != std::string::npos);
   CHECK(r.out.find("1: on e2 step 0\n") != std::string::npos);
   CHECK(r.out.find("salloc: Relinquishing job allocation " + id + "\n") != std::string::npos);
-  CHECK(queue_line(c, "interact").find(" CD ") != std::string::npos);
+  CHECK(c.queue_line("interact").find(" CD ") != std::string::npos);
 
   auto failed = sh(salloc_cmd(c, "-J three sh -c 'exit 3'"));
   INFO(failed.out);
   CHECK(failed.rc == 3);
-  CHECK(queue_line(c, "three").find(" F ") != std::string::npos);
+  CHECK(c.queue_line("three").find(" F ") != std::string::npos);
   // Killed by SIGTERM: 1 (by SIGKILL, SIGINT, SIGHUP or SIGQUIT it would be 0).
   CHECK(sh(salloc_cmd(c, "-J term sh -c 'kill -TERM $$'")).rc == 1);
   CHECK(sh(salloc_cmd(c, "-J killed sh -c 'kill -KILL $$'")).rc == 0);
@@ -60,7 +56,7 @@ TEST_CASE("e2e: salloc runs a command with the allocation's environment - srun i
   INFO(missing.out);
   CHECK(missing.rc == 1);
   CHECK(missing.out.find("salloc: error: _fork_command: Unable to find command \"/nonexistent/cmd\"\n") != std::string::npos);
-  CHECK(queue_line(c, "missing").find(" R ") == std::string::npos);  // given back
+  CHECK(c.queue_line("missing").find(" R ") == std::string::npos);  // given back
 
   auto bad = sh(salloc_cmd(c, "--wrap true"));
   CHECK(bad.rc == 1);
@@ -78,7 +74,7 @@ TEST_CASE("e2e: salloc waits with Slurm's lines - -I refuses at once - a revoked
   INFO(now.out);
   CHECK(now.rc == 1);
   CHECK(now.out.find("salloc: error: Unable to allocate resources: Immediate execution impossible") != std::string::npos);
-  CHECK(queue_line(c, "now").find(" CA ") != std::string::npos);
+  CHECK(c.queue_line("now").find(" CA ") != std::string::npos);
 
   std::string log = salloc_waiting(c, "-J later sh -c 'echo ran in $SLURM_JOB_ID'");
   REQUIRE(c.hq("cancel " + batch).rc == 0);
@@ -97,7 +93,7 @@ TEST_CASE("e2e: salloc waits with Slurm's lines - -I refuses at once - a revoked
   INFO(revoked.out);
   CHECK(revoked.rc == 1);  // the command died of SIGTERM
   CHECK(revoked.out.find(" has been revoked.\nsalloc: Relinquishing job allocation ") != std::string::npos);
-  CHECK(queue_line(c, "revoked").find(" CA ") != std::string::npos);
+  CHECK(c.queue_line("revoked").find(" CA ") != std::string::npos);
 }
 
 TEST_CASE("e2e: salloc interrupted while it waits - the job is revoked (CANCELLED), rc 1") {
@@ -106,14 +102,11 @@ TEST_CASE("e2e: salloc interrupted while it waits - the job is revoked (CANCELLE
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
-  std::string log = salloc_waiting(c, "-J waiter true");
-  REQUIRE(sh("kill -INT $(cat " + log + ".pid)").rc == 0);
-  REQUIRE(wait_for_text(log, "rc="));
-  std::string out = slurp(log);
+  std::string out = interrupt_and_collect(salloc_waiting(c, "-J waiter true"));
   INFO(out);
   CHECK(out.find(" has been revoked.\nsalloc: Job aborted due to signal\n") != std::string::npos);
   CHECK(out.find("rc=1\n") != std::string::npos);
-  CHECK(queue_line(c, "waiter").find(" CA ") != std::string::npos);
+  CHECK(c.queue_line("waiter").find(" CA ") != std::string::npos);
   c.hq("cancel " + batch);
 }
 

@@ -16,11 +16,6 @@ std::string srun_cmd(LocalCluster& c, const std::string& args) {
   return "cd " + c.dir() + " && env -u SLURM_JOB_ID -u SLURM_JOBID -u HQ_STEP_SOCKET " + c.dir() + "/bin/srun " + args;
 }
 
-// The queue line of the only job named `name` (all states), or "".
-std::string queue_line(LocalCluster& c, const std::string& name) {
-  std::string all = c.hq("queue -t all -h").out;
-  return line_with(all, " " + name + " ");
-}
 
 }  // namespace
 
@@ -34,7 +29,7 @@ TEST_CASE("e2e: srun outside an allocation runs one step on its nodes - labels, 
   CHECK(r.out.find("0: on e1 job sh 2\n") != std::string::npos);
   CHECK(r.out.find("1: on e2 job sh 2\n") != std::string::npos);
   CHECK(r.out.find("queued and waiting") == std::string::npos);  // it did not wait
-  std::string line = queue_line(c, "sh");
+  std::string line = c.queue_line("sh");
   INFO(line);
   CHECK(line.find(" CD ") != std::string::npos);
   // A failing step: the job FAILED, srun's exit code is the step's.
@@ -42,7 +37,7 @@ TEST_CASE("e2e: srun outside an allocation runs one step on its nodes - labels, 
   INFO(failed.out);
   CHECK(failed.rc == 3);
   CHECK(failed.out.find("srun: error: e1: task 0: Exited with exit code 3") != std::string::npos);
-  std::string fline = queue_line(c, "failing");
+  std::string fline = c.queue_line("failing");
   INFO(fline);
   CHECK(fline.find(" F ") != std::string::npos);
 }
@@ -54,8 +49,7 @@ TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued 
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
-  REQUIRE(run_background(srun_cmd(c, "-N1 hostname"), log));
-  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
+  run_waiting(srun_cmd(c, "-N1 hostname"), log);
   REQUIRE(c.hq("cancel " + batch).rc == 0);
   REQUIRE(wait_for_text(log, "rc="));
   std::string out = slurp(log);
@@ -64,7 +58,7 @@ TEST_CASE("e2e: srun outside an allocation waits for resources - Slurm's queued 
   CHECK(out.find(" queued and waiting for resources\nsrun: job ") != std::string::npos);
   CHECK(out.find(" has been allocated resources\n") != std::string::npos);
   CHECK(out.find("rc=0\n") != std::string::npos);
-  CHECK(queue_line(c, "hostname").find(" CD ") != std::string::npos);
+  CHECK(c.queue_line("hostname").find(" CD ") != std::string::npos);
 }
 
 TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job is revoked (CANCELLED), rc 1") {
@@ -74,14 +68,11 @@ TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job 
   std::string batch = c.fill_cluster();
   REQUIRE(!batch.empty());
   std::string log = c.dir() + "/srun.log";
-  REQUIRE(run_background(srun_cmd(c, "-J waiter true"), log));
-  REQUIRE(wait_for_text(log, "queued and waiting for resources"));
-  REQUIRE(sh("kill -INT $(cat " + log + ".pid)").rc == 0);
-  REQUIRE(wait_for_text(log, "rc="));
-  std::string out = slurp(log);
+  run_waiting(srun_cmd(c, "-J waiter true"), log);
+  std::string out = interrupt_and_collect(log);
   INFO(out);
   CHECK(out.find(" has been revoked\n") != std::string::npos);
   CHECK(out.find("rc=1\n") != std::string::npos);
-  CHECK(queue_line(c, "waiter").find(" CA ") != std::string::npos);
+  CHECK(c.queue_line("waiter").find(" CA ") != std::string::npos);
   c.hq("cancel " + batch);
 }

@@ -280,18 +280,8 @@ TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the
 TEST_CASE("e2e: steps reach a node whose agent restarted during the job - its listener keeps its port") {
   LocalCluster c(3);
   REQUIRE(c.ready());
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::ofstream(c.dir() + "/again.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
-                                       << "srun -N3 -n3 -l sh -c 'echo first $SLURMD_NODENAME' | sort\n"
-                                       << "echo ready > ready\n" << until_file("go") << "\n"
-                                       << "srun -N3 -n3 -l sh -c 'echo second $SLURMD_NODENAME' | sort\n";
-  std::string id = c.submit("-N3 -o again-%j.out again.sh");
-  REQUIRE(id.find("ERROR") == std::string::npos);
-  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
-  c.restart_agent_seen(2);
-  c.release("go");
-  REQUIRE(c.wait_state(id, "COMPLETED", 30));
-  std::string out = slurp(c.dir() + "/again-" + id + ".out");
+  std::string out = run_steps_across_restart(c, "-N3", "srun -N3 -n3 -l sh -c 'echo first $SLURMD_NODENAME' | sort\n",
+                                             "srun -N3 -n3 -l sh -c 'echo second $SLURMD_NODENAME' | sort\n", 2);
   INFO(out);
   CHECK(out.find("0: first e1\n1: first e2\n2: first e3\n") != std::string::npos);
   CHECK(out.find("0: second e1\n1: second e2\n2: second e3\n") != std::string::npos);
@@ -338,18 +328,8 @@ TEST_CASE("e2e: srun passes task output on by whole lines unless -u - tasks' hal
 TEST_CASE("e2e: step ids go on after the first node's agent restarts during the job - no second J.0") {
   LocalCluster c(1, 2);
   REQUIRE(c.ready());
-  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::ofstream(c.dir() + "/ids.sh") << "#!/bin/bash\nexport PATH=" << c.dir() << "/bin:$PATH\n"
-                                     << "srun true\nsrun sh -c 'echo before $SLURM_STEP_ID'\n"
-                                     << "echo ready > ready\n" << until_file("go") << "\n"
-                                     << "srun sh -c 'echo after $SLURM_STEP_ID'\n";
-  std::string id = c.submit("-o ids-%j.out ids.sh");
-  REQUIRE(id.find("ERROR") == std::string::npos);
-  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready").empty(); }, 30));
-  c.restart_agent_seen(1);
-  c.release("go");
-  REQUIRE(c.wait_state(id, "COMPLETED", 30));
-  std::string out = slurp(c.dir() + "/ids-" + id + ".out");
+  std::string out = run_steps_across_restart(c, "", "srun true\nsrun sh -c 'echo before $SLURM_STEP_ID'\n",
+                                             "srun sh -c 'echo after $SLURM_STEP_ID'\n", 1);
   INFO(out);
   CHECK(out.find("before 1\n") != std::string::npos);
   CHECK(out.find("after 2\n") != std::string::npos);

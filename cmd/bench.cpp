@@ -154,7 +154,17 @@ int flag(const Args& args, const std::string& name, int def) {
   return def;
 }
 
+namespace {
+constexpr char kBenchUsage[] =
+    "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
+    "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
+    "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n"
+    "       hq bench join [--agents N]... [--window W]\n"
+    "       hq bench steps [--nodes N]... [--steps N]\n";
+}  // namespace
+
 int run_bench(const Args& args) {
+  if (asks_help(args)) return std::cout << kBenchUsage, 0;
   std::string what = args.size() > 1 ? args[1] : "";
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
   if (what == "submit")
@@ -163,11 +173,7 @@ int run_bench(const Args& args) {
   if (what == "join") return bench_join(args);
   if (what == "steps") return bench_steps(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
-  std::cerr << "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
-               "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
-               "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n"
-               "       hq bench join [--agents N]... [--window W]\n"
-               "       hq bench steps [--nodes N]... [--steps N]\n";
+  std::cerr << kBenchUsage;
   return 2;
 }
 

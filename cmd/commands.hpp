@@ -7,6 +7,13 @@
 namespace hq::cmd {
 
 using Args = std::vector<std::string>;
+// Whether any argument after the command's name is -h or --help (a command that parses its
+// arguments by hand answers help before doing anything else).
+inline bool asks_help(const Args& args) {
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "-h" || args[i] == "--help") return true;
+  return false;
+}
 
 int run_controller(const Args& args);
 int run_node(const Args& args);

@@ -1,5 +1,6 @@
 #include "cmd/keys.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <sys/stat.h>
@@ -116,11 +117,14 @@ std::string find_secret_file(const std::string& flag_value) {
 }
 
 int run_keygen_command(const std::vector<std::string>& args) {
-  if (args.size() < 2 || args[1] == "-h" || args[1] == "--help") {
-    std::cerr << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n"
-                 "       hq keygen DIR --rotate         (adds a signing key to DIR/secret; old keys still verify)\n"
-                 "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n";
-    return args.size() < 2 ? 2 : 0;
+  bool help = std::any_of(args.begin() + (args.empty() ? 0 : 1), args.end(),
+                          [](const std::string& a) { return a == "-h" || a == "--help"; });
+  if (args.size() < 2 || help) {
+    (help ? std::cout : std::cerr)
+        << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n"
+           "       hq keygen DIR --rotate         (adds a signing key to DIR/secret; old keys still verify)\n"
+           "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n";
+    return help ? 0 : 2;
   }
   if (args.size() >= 3 && args[2] == "--rotate") {
     auto id = rotate_keyring(args[1] + "/secret");

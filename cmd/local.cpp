@@ -300,6 +300,7 @@ int status(const std::string& dir) {
 }  // namespace
 
 int run_local(const Args& args) {
+  if (asks_help(args)) return std::cout << kUsage, 0;
   std::string dir = local_dir();
   if (args.size() < 2) return std::cerr << kUsage, 2;
   StartOptions o;

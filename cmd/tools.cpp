@@ -20,10 +20,9 @@ const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
 }
 
 int run_hostlist(const Args& args) {
-  if (args.size() < 3) {
-    std::cerr << "usage: hq hostlist expand|compress|count|sort|uniq EXPR...\n";
-    return 2;
-  }
+  constexpr char kUsage[] = "usage: hq hostlist expand|compress|count|sort|uniq EXPR...\n";
+  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (args.size() < 3) return std::cerr << kUsage, 2;
   std::string expr;
   for (size_t i = 2; i < args.size(); ++i) expr += (expr.empty() ? "" : ",") + args[i];
   auto hosts = expand_hostlist(expr);
@@ -49,10 +48,9 @@ int run_keygen(const Args& args) { return run_keygen_command(args); }
 // `hq config check FILE`: loads a cluster config as the controller would and says
 // what it holds, or the first error with its place in the file.
 int run_config(const Args& args) {
-  if (args.size() != 3 || args[1] != "check") {
-    std::cerr << "usage: hq config check FILE\n";
-    return 2;
-  }
+  constexpr char kUsage[] = "usage: hq config check FILE\n";
+  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (args.size() != 3 || args[1] != "check") return std::cerr << kUsage, 2;
   auto cfg = load_config_file(args[2]);
   if (!cfg) {
     std::cerr << "hq config: " << cfg.status().message() << "\n";
@@ -65,10 +63,9 @@ int run_config(const Args& args) {
 }
 
 int run_init(const Args& args) {
-  if (args.size() != 2) {
-    std::cerr << "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
-    return 2;
-  }
+  constexpr char kUsage[] = "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
+  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (args.size() != 2) return std::cerr << kUsage, 2;
   std::string dir = args[1];
   std::filesystem::create_directories(dir);
   std::string path = dir + "/config.toml";
@@ -95,10 +92,9 @@ int run_init(const Args& args) {
 }
 
 int run_install_links(const Args& args) {
-  if (args.size() != 2) {
-    std::cerr << "usage: hq install-links DIR   (symlinks sbatch, squeue, scancel, sinfo, scontrol to hq)\n";
-    return 2;
-  }
+  constexpr char kUsage[] = "usage: hq install-links DIR   (symlinks sbatch, squeue, scancel, sinfo, scontrol to hq)\n";
+  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (args.size() != 2) return std::cerr << kUsage, 2;
   std::string exe = self_exe();
   std::filesystem::create_directories(args[1]);
   for (const auto& [name, sub] : slurm_aliases()) {

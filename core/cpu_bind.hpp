@@ -1,6 +1,6 @@
 // Which CPUs of a node a job runs on: the agent picks them (least used first, CPUs next
-// to the job's GPUs before others), and --cpu-bind says how the job's processes are
-// bound within them. Pure; thread-safe.
+// to the job's GPUs before others), and --cpu-bind says how the job's processes, and
+// each task of a job step, are bound within them. Pure; thread-safe.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -11,14 +11,19 @@
 
 namespace hq {
 
-enum class CpuBindKind { kDefault, kNone, kCores, kThreads, kMap };
+// kSockets and kLdoms bind a task to the step's CPUs (hq knows no sockets inside a share).
+enum class CpuBindKind { kDefault, kNone, kCores, kThreads, kSockets, kLdoms, kRank, kMap, kMask };
 
 struct CpuBind {
   CpuBindKind kind = CpuBindKind::kDefault;
-  std::vector<int32_t> map;  // map_cpu:<list>
+  std::vector<int32_t> map;               // map_cpu:<list>
+  std::vector<std::vector<int32_t>> masks;  // mask_cpu:<hex>,<hex>: the CPUs of each
+  bool verbose = false;
 };
 
-// "" (default), "none"/"no", "cores", "threads", "map_cpu:0,2,4" (a CPU list).
+// Slurm's --cpu-bind: "" (default), optionally "quiet," or "verbose," and then one of
+// "none"/"no", "cores", "threads", "sockets", "ldoms", "rank", "map_cpu:0,2,4" (a CPU
+// per local task), "mask_cpu:0x3,0xc" (a mask per local task).
 Result<CpuBind> parse_cpu_bind(std::string_view text);
 
 // `n` CPUs from `pool`: fewest jobs on them first (`in_use` counts jobs per CPU), then
@@ -27,7 +32,16 @@ std::vector<int32_t> choose_cpus(const std::vector<int32_t>& pool, const std::ma
                                  int32_t n, const std::vector<int32_t>& preferred);
 
 // The affinity for the job's processes: empty for none (the cpuset still confines);
-// an error when map_cpu names a CPU outside `allocated`.
+// an error when map_cpu or mask_cpu names a CPU outside `allocated`.
 Result<std::vector<int32_t>> affinity_for(const CpuBind& bind, const std::vector<int32_t>& allocated);
+
+// The affinity of a step's task, local id `local` on its node, where the step holds
+// `step_cpus` (ascending): empty for none (no binding); the step's CPUs by default (and
+// for sockets, ldoms); `cpus_per_task` CPUs of its own, in local-id order, for cores and
+// threads (round again when the tasks outnumber the CPUs); the step's CPU of the task's
+// rank for rank; the listed CPU or mask for map_cpu and mask_cpu (one per local task,
+// round again), which must be among the step's CPUs.
+Result<std::vector<int32_t>> task_affinity(const CpuBind& bind, const std::vector<int32_t>& step_cpus, uint32_t local,
+                                           int32_t cpus_per_task);
 
 }  // namespace hq

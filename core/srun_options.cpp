@@ -1,6 +1,7 @@
 #include "core/srun_options.hpp"
 
 #include "core/cli_options.hpp"
+#include "core/cpu_bind.hpp"
 #include "core/hostlist.hpp"
 #include "core/units.hpp"
 
@@ -122,7 +123,11 @@ const std::vector<Option>& srun_table() {
          return v.empty() ? Status::ok() : set_count(p.req.immediate_s, v, "--immediate", 0);
        }, true},
       {"mpi", 0, true, set_mpi},
-      {"cpu-bind", 0, true, [](Parse& p, std::string_view v) { p.req.cpu_bind = v; return Status::ok(); }},
+      {"cpu-bind", 0, true, [](Parse& p, std::string_view v) {
+         if (auto b = parse_cpu_bind(v); !b) return b.status();
+         p.req.cpu_bind = v;
+         return Status::ok();
+       }},
       {"export", 0, true, [](Parse& p, std::string_view v) { p.req.export_spec = v; return Status::ok(); }},
       {"chdir", 'D', true, [](Parse& p, std::string_view v) { p.req.chdir = v; return Status::ok(); }},
       {"time", 't', true, set_time},

@@ -162,6 +162,23 @@ Result<StepLayout> lay_out(const std::vector<Candidate>& all, const StepRequest&
 
 }  // namespace
 
+Status assign_step_memory(const std::vector<NodeAlloc>& alloc, int64_t mem_mib, const std::map<std::string, int64_t>& busy,
+                          StepLayout& layout, uint64_t job_id) {
+  if (mem_mib < 0) return invalid(job_words(job_id) + "Memory required by task is not available");
+  if (mem_mib == 0) return Status::ok();
+  bool wait = false;
+  for (const StepNode& n : layout.nodes) {
+    auto a = std::find_if(alloc.begin(), alloc.end(), [&](const NodeAlloc& x) { return x.node == n.name; });
+    if (a == alloc.end() || a->mem_mib <= 0) continue;
+    if (mem_mib > a->mem_mib) return invalid(job_words(job_id) + "Memory required by task is not available");
+    auto held = busy.find(n.name);
+    if (held != busy.end() && mem_mib > a->mem_mib - held->second) wait = true;
+  }
+  if (wait) return unavailable("Requested nodes are busy");
+  for (StepNode& n : layout.nodes) n.mem_mib = mem_mib;
+  return Status::ok();
+}
+
 std::string distribution_name(TaskDistribution d) {
   switch (d) {
     case TaskDistribution::kCyclic: return "cyclic";

@@ -40,6 +40,7 @@ struct StepNode {
   int32_t cpus = 0;                 // the step's CPUs on this node
   std::vector<uint32_t> tasks;      // global task ids here, ascending; index = SLURM_LOCALID
   std::vector<int32_t> gpus;        // the step's GPUs here (node indices; core/step_gpus)
+  int64_t mem_mib = 0;              // the step's memory limit here (srun --mem); 0: the job's
 };
 
 struct StepLayout {
@@ -56,6 +57,15 @@ struct StepLayout {
 // this allocation (srun prints each line of the message after "srun: error: " and exits 1).
 Result<StepLayout> plan_step(const std::vector<NodeAlloc>& alloc, const std::map<std::string, int32_t>& busy,
                              const StepRequest& req, uint64_t job_id);
+
+// srun --mem=`mem_mib` (per node; 0: not given, the step shares the job's memory): each
+// node of `layout` gets it as its limit and holds it while the step runs. An error when
+// the job has less memory on one of its nodes (kInvalid, Slurm's "Memory required by
+// task is not available") or when running steps hold too much of it now (kUnavailable:
+// srun waits). `busy`: per node, the memory held by running steps that are not --overlap
+// (empty for an --overlap request). Nodes where the job has no memory figure take any.
+Status assign_step_memory(const std::vector<NodeAlloc>& alloc, int64_t mem_mib, const std::map<std::string, int64_t>& busy,
+                          StepLayout& layout, uint64_t job_id);
 
 // "block", "cyclic", "plane": SLURM_DISTRIBUTION's spelling.
 std::string distribution_name(TaskDistribution d);

@@ -112,7 +112,7 @@ void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
     if (auto h = held_.find(id); h != held_.end()) {
       bool first = !h->second.job.alloc.empty() && h->second.job.alloc.front().node == opts_.name;
-      return StepManager::JobView{&h->second.job, h->second.cgroup.procs_files(), h->second.peers,
+      return StepManager::JobView{&h->second.job, h->second.cgroup, h->second.cpus, h->second.peers,
                                   first ? held_step_ids_file(id) : "",
                                   step_gpu_env(h->second.job, h->second.gpus_renumbered)};
     }
@@ -120,7 +120,7 @@ void Agent::start_step_manager() {
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     const RunningJob& rj = it->second;
-    return StepManager::JobView{&rj.job, rj.cgroup.procs_files(), rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered)};
+    return StepManager::JobView{&rj.job, rj.cgroup, rj.cpus, rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered)};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -573,7 +573,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
   rj.gpus_renumbered = renumbered;
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
-                 rj.cgroup.procs_files(), *affinity, renumbered, opts_.fence_timeout,
+                 rj.cgroup.batch_procs_files(), *affinity, renumbered, opts_.fence_timeout,
                  steps_ ? steps_->socket_path() : ""};
   auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
@@ -652,6 +652,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
+  int64_t step_ooms = steps_ ? steps_->take_oom_kills(id) : 0;  // v1 counts a step's kills in its own group
   if (steps_) steps_->job_ended(id);
   std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));
   if (::access(fenced_file(opts_.spool_dir, id).c_str(), F_OK) == 0) rj.fenced = true;  // its shim fenced it
@@ -667,6 +668,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
       log::info("job " + std::to_string(id) + ": killed " + std::to_string(left) + " process(es) that left its process group");
   }
   CgroupUsage used = rj.cgroup.usage();
+  used.oom_kills = std::max(used.oom_kills, step_ooms);
   rj.cgroup.remove();
   JobEnded end{JobId{id}, net::wall_now()};
   if (used.peak_mem_bytes >= 0) end.peak_mem_bytes = used.peak_mem_bytes;

@@ -148,12 +148,61 @@ std::string Cgroups::describe() const {
   return out;
 }
 
+namespace {
+
+// Writes `limits` into freshly made group directories `dirs` (v1: `controllers` names
+// each one's controller). CPUs and memory nodes of a v1 cpuset come from its parent
+// when not given (a v1 cpuset starts empty).
+Status write_limits(CgroupMode mode, const std::vector<std::string>& dirs, const std::vector<std::string>& controllers,
+                    const CgroupLimits& limits) {
+  std::string cpus = format_cpulist(limits.cpus);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const std::string& d = dirs[i];
+    std::string ctl = mode == CgroupMode::kV2 || i >= controllers.size() ? "" : controllers[i];
+    auto want = [&](const char* name) { return mode == CgroupMode::kV2 || ctl == name; };
+    Status s;
+    if (want("cpuset")) {
+      std::string parent = fs::path(d).parent_path().string();
+      if (!cpus.empty()) s = write_file(d + "/cpuset.cpus", cpus);
+      else if (mode == CgroupMode::kV1) s = write_file(d + "/cpuset.cpus", std::string(trim(read_small_file(parent + "/cpuset.cpus"))));
+      if (s && mode == CgroupMode::kV1) s = write_file(d + "/cpuset.mems", std::string(trim(read_small_file(parent + "/cpuset.mems"))));
+    }
+    if (s && want("memory") && limits.mem_bytes > 0) {
+      std::string bytes = std::to_string(limits.mem_bytes);
+      if (mode == CgroupMode::kV2) {
+        s = write_file(d + "/memory.max", bytes);
+        if (s && exists(d + "/memory.swap.max")) s = write_file(d + "/memory.swap.max", "0");
+      } else {
+        s = write_file(d + "/memory.limit_in_bytes", bytes);
+        if (s && exists(d + "/memory.memsw.limit_in_bytes")) s = write_file(d + "/memory.memsw.limit_in_bytes", bytes);
+      }
+    }
+    if (s && want("pids") && limits.pids_max > 0 && exists(d + "/pids.max")) s = write_file(d + "/pids.max", std::to_string(limits.pids_max));
+    if (s && ctl == "devices")
+      for (const DeviceId& dev : limits.deny_devices)
+        if (s) s = write_file(d + "/devices.deny", "c " + std::to_string(dev.major) + ":" + std::to_string(dev.minor) + " rwm");
+    if (!s) return s;
+  }
+  return Status::ok();
+}
+
+// v2: the controllers a job's step groups need, enabled in the job's group (before any
+// process joins it); one by one when some is not available.
+void enable_below(const std::string& dir) {
+  if (!write_file(dir + "/cgroup.subtree_control", "+cpuset +memory +pids"))
+    for (const char* ctl : {"+cpuset", "+memory", "+pids"}) (void)write_file(dir + "/cgroup.subtree_control", ctl);
+}
+
+constexpr char kBatchLeaf[] = "step_batch";
+
+}  // namespace
+
 Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) const {
   if (mode_ == CgroupMode::kNone) return JobCgroup{};
   std::string leaf = "/job_" + std::to_string(job_id);
   std::vector<std::string> dirs;
   for (const auto& base : bases()) dirs.push_back(base + leaf);
-  JobCgroup group(mode_, dirs);
+  JobCgroup group(mode_, dirs, v1_controllers_);
   if (exists(dirs.front())) {  // left over by an agent that died: nothing may stay in it
     group.kill_all();
     group.remove();
@@ -164,41 +213,20 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   };
   for (const auto& d : dirs)
     if (Status s = make_dir(d); !s) return fail(s);
-  std::string cpus = format_cpulist(limits.cpus);
-  for (const auto& d : dirs) {
-    std::string ctl = mode_ == CgroupMode::kV2 ? "" : fs::path(d).parent_path().parent_path().parent_path().filename().string();
-    auto want = [&](const char* name) { return mode_ == CgroupMode::kV2 || ctl == name; };
-    Status s;
-    if (want("cpuset")) {
-      std::string parent = fs::path(d).parent_path().string();
-      if (!cpus.empty()) s = write_file(d + "/cpuset.cpus", cpus);
-      else if (mode_ == CgroupMode::kV1) s = write_file(d + "/cpuset.cpus", std::string(trim(read_small_file(parent + "/cpuset.cpus"))));
-      if (s && mode_ == CgroupMode::kV1) s = write_file(d + "/cpuset.mems", std::string(trim(read_small_file(parent + "/cpuset.mems"))));
-    }
-    if (s && want("memory") && limits.mem_bytes > 0) {
-      std::string bytes = std::to_string(limits.mem_bytes);
-      if (mode_ == CgroupMode::kV2) {
-        s = write_file(d + "/memory.max", bytes);
-        if (s && exists(d + "/memory.swap.max")) s = write_file(d + "/memory.swap.max", "0");
-      } else {
-        s = write_file(d + "/memory.limit_in_bytes", bytes);
-        if (s && exists(d + "/memory.memsw.limit_in_bytes")) s = write_file(d + "/memory.memsw.limit_in_bytes", bytes);
-      }
-    }
-    if (s && want("pids") && limits.pids_max > 0 && exists(d + "/pids.max")) s = write_file(d + "/pids.max", std::to_string(limits.pids_max));
-    if (s && mode_ == CgroupMode::kV1 && ctl == "devices")
-      for (const DeviceId& dev : limits.deny_devices)
-        if (s) s = write_file(d + "/devices.deny", "c " + std::to_string(dev.major) + ":" + std::to_string(dev.minor) + " rwm");
-    if (!s) return fail(s);
-  }
+  if (Status s = write_limits(mode_, dirs, v1_controllers_, limits); !s) return fail(s);
+  if (mode_ == CgroupMode::kV2) enable_below(dirs.front());
   return group;
 }
 
 JobCgroup Cgroups::existing(uint64_t job_id) const {
-  std::vector<std::string> dirs;
-  for (const auto& base : bases())
-    if (exists(base + "/job_" + std::to_string(job_id))) dirs.push_back(base + "/job_" + std::to_string(job_id));
-  return dirs.empty() ? JobCgroup{} : JobCgroup(mode_, dirs);
+  std::vector<std::string> dirs, controllers;
+  std::vector<std::string> all = bases();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (exists(all[i] + "/job_" + std::to_string(job_id))) {
+      dirs.push_back(all[i] + "/job_" + std::to_string(job_id));
+      if (mode_ == CgroupMode::kV1) controllers.push_back(v1_controllers_[i]);
+    }
+  return dirs.empty() ? JobCgroup{} : JobCgroup(mode_, dirs, controllers);
 }
 
 int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
@@ -215,7 +243,7 @@ int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
     std::vector<std::string> dirs;
     for (const auto& base : bases())
       if (exists(base + "/" + leaf)) dirs.push_back(base + "/" + leaf);
-    JobCgroup g(mode_, dirs);
+    JobCgroup g(mode_, dirs);  // killing and removing need no controller names
     g.kill_all();
     g.remove();
     ++found;
@@ -233,18 +261,54 @@ std::vector<std::string> JobCgroup::procs_files() const {
   return out;
 }
 
+std::vector<std::string> JobCgroup::batch_procs_files() const {
+  if (mode_ != CgroupMode::kV2 || dirs_.empty()) return procs_files();
+  std::string leaf = dirs_.front() + "/" + kBatchLeaf;
+  bool controlled = !trim(read_small_file(dirs_.front() + "/cgroup.subtree_control")).empty();
+  if (!controlled || !make_dir(leaf)) return procs_files();
+  return {leaf + "/cgroup.procs"};
+}
+
+Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& limits) const {
+  if (!active()) return JobCgroup{};
+  std::vector<std::string> dirs;
+  for (const auto& d : dirs_) dirs.push_back(d + "/" + name);
+  JobCgroup group(mode_, dirs, controllers_);
+  if (exists(dirs.front())) {  // a step id used before an agent restart
+    group.kill_all();
+    group.remove();
+  }
+  Status s;
+  for (const auto& d : dirs)
+    if (s) s = make_dir(d);
+  if (s) s = write_limits(mode_, dirs, controllers_, limits);
+  if (!s) {
+    group.remove();
+    return s.with_context(name + " cgroup");
+  }
+  return group;
+}
+
+// Every process in the groups and in the groups below them.
 std::vector<int> JobCgroup::pids() const {
   std::set<int> out;
-  for (const auto& d : dirs_) {
-    std::string text = read_small_file(d + "/cgroup.procs");  // split() returns views into it
+  auto read = [&](const std::string& dir) {
+    std::string text = read_small_file(dir + "/cgroup.procs");  // split() returns views into it
     for (std::string_view line : split(text, '\n'))
       if (auto v = parse_int(trim(line), 1, INT32_MAX)) out.insert(static_cast<int>(*v));
+  };
+  for (const auto& d : dirs_) {
+    read(d);
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_directory(ec)) read(it->path().string());
   }
   return {out.begin(), out.end()};
 }
 
 bool JobCgroup::kill_all(int wait_ms) const {
   if (!active()) return true;
+  if (pids().empty()) return true;  // the common case (a step's tasks were all reaped): no freezing
   std::string freezer;
   for (const auto& d : dirs_)
     if (exists(d + "/freezer.state")) freezer = d + "/freezer.state";
@@ -290,11 +354,20 @@ int64_t oom_kills_of(const std::string& procs_file) {
   return std::max<int64_t>(0, n);
 }
 
+namespace {
+void remove_dir(const std::string& d) {
+  std::error_code ec;
+  std::vector<std::string> below;
+  for (const auto& e : fs::directory_iterator(d, ec))
+    if (e.is_directory(ec)) below.push_back(e.path().string());
+  for (const auto& b : below) remove_dir(b);
+  for (int attempt = 0; attempt < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++attempt)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+}  // namespace
+
 void JobCgroup::remove() const {
-  for (const auto& d : dirs_) {
-    for (int attempt = 0; attempt < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++attempt)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  for (const auto& d : dirs_) remove_dir(d);
 }
 
 }  // namespace hq::cmd

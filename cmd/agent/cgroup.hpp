@@ -1,6 +1,8 @@
 // Job confinement through Linux cgroups: one group per job under
 // <root>/hq/<node>/job_<id> (cgroup v2), or under each v1 controller's mount
-// (cpuset, memory, pids, devices, freezer, cpuacct). It limits the job's CPUs
+// (cpuset, memory, pids, devices, freezer, cpuacct), and one group per job step
+// inside it (job_<id>/step_<s>; on v2 the batch script goes in job_<id>/step_batch,
+// since v2 keeps processes out of a group whose children have controllers). It limits the job's CPUs
 // (cpuset.cpus), memory (memory.max / memory.limit_in_bytes, swap included where the
 // host accounts it), process count and, on v1, device access to its own GPUs. At the
 // end it kills every process in the group (daemonized ones too), reads peak memory,
@@ -44,14 +46,25 @@ struct CgroupUsage {
 class JobCgroup {
  public:
   JobCgroup() = default;
-  JobCgroup(CgroupMode mode, std::vector<std::string> dirs) : mode_(mode), dirs_(std::move(dirs)) {}
+  // `controllers`: v1's controller of each of `dirs` (same order); empty on v2.
+  JobCgroup(CgroupMode mode, std::vector<std::string> dirs, std::vector<std::string> controllers = {})
+      : mode_(mode), dirs_(std::move(dirs)), controllers_(std::move(controllers)) {}
   bool active() const { return mode_ != CgroupMode::kNone && !dirs_.empty(); }
   // The files a process writes its pid to in order to join (every v1 controller's group).
   std::vector<std::string> procs_files() const;
-  // SIGKILL to every process in the group until it is empty (bounded wait); true when empty.
+  // Where the batch script joins: the group itself on v1, its step_batch child on v2
+  // (made here when missing; a job adopted from an agent before step groups has none
+  // and keeps its script in the job's group).
+  std::vector<std::string> batch_procs_files() const;
+  // A child group `name` (a job step's) with its own limits: CPUs (empty: the parent's),
+  // memory (0: the parent's), devices denied. An error leaves nothing behind; on v2 it
+  // needs the controllers enabled below this group (Cgroups::create does that).
+  Result<JobCgroup> child(const std::string& name, const CgroupLimits& limits) const;
+  // SIGKILL to every process in the group and its children until they are empty
+  // (bounded wait); true when empty.
   bool kill_all(int wait_ms = 2000) const;
   CgroupUsage usage() const;
-  // Removes the (empty) group directories.
+  // Removes the (empty) group directories, children first.
   void remove() const;
   const std::vector<std::string>& dirs() const { return dirs_; }
 
@@ -59,6 +72,7 @@ class JobCgroup {
   std::vector<int> pids() const;
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
+  std::vector<std::string> controllers_;
 };
 
 // The OOM kills counted so far in the group that `procs_file` belongs to (a cgroup.procs

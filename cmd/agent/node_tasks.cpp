@@ -119,6 +119,24 @@ asio::awaitable<void> NodeTasks::pump_stdin(std::shared_ptr<NodeTasks> self, siz
   if (t.in_eof && t.in) t.in->close(ignored);
 }
 
+void NodeTasks::when_done(JobCgroup group, std::function<void()> done) {
+  group_ = std::move(group);
+  on_done_ = std::move(done);
+  if (left_ == 0) finish();
+}
+
+void NodeTasks::finish() {
+  if (group_.active()) {
+    group_.kill_all();
+    group_.remove();
+    group_ = JobCgroup{};
+  }
+  if (auto done = std::move(on_done_)) {
+    on_done_ = nullptr;
+    done();
+  }
+}
+
 void NodeTasks::signal(int sig) {
   for (const Task& t : tasks_)
     if (t.pid > 0 && !t.exited) ::kill(-t.pid, sig);
@@ -158,7 +176,8 @@ void NodeTasks::progress(size_t task) {
   if (--left_ == 0) {
     if (flush_timer_) flush_timer_->cancel();
     if (kill_timer_) kill_timer_->cancel();
-    return flush_ends();
+    flush_ends();
+    return finish();
   }
   if (flush_timer_) return;  // a flush is due
   flush_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(10));
@@ -180,13 +199,16 @@ int64_t NodeTasks::new_oom_kills() {
 
 void NodeTasks::flush_ends() {
   flush_timer_.reset();
+  // The group's OOM count is read when a task failed, and once more at the end: a kill of
+  // a process the tasks survived (a child of theirs) still makes the step OUT_OF_MEMORY,
+  // blamed on the last tasks, as Slurm's step end check does.
   bool any_failed = std::any_of(unsent_.begin(), unsent_.end(), [&](size_t i) { return tasks_[i].status != 0; });
-  int64_t oom_kills = any_failed ? new_oom_kills() : 0;
+  int64_t oom_kills = any_failed || left_ == 0 ? new_oom_kills() : 0;
   bool oom = oom_kills > 0;
   std::vector<pb::Envelope> groups;
   for (size_t task : unsent_) {
     const Task& t = tasks_[task];
-    bool t_oom = oom && t.status != 0;
+    bool t_oom = oom && (t.status != 0 || !any_failed);
     auto same = std::find_if(groups.begin(), groups.end(), [&](const pb::Envelope& g) {
       return g.task_exited().wait_status() == t.status && g.task_exited().oom() == t_oom;
     });

@@ -2,10 +2,11 @@
 // (task_launch), their stdout and stderr read into TaskIO messages, their ends grouped into
 // TaskExited messages (tasks that end the same way within 10 ms go together, as Slurm's
 // "tasks 0-1: Exited with exit code 2"), stdin written to every task, signals to their
-// process groups. Tasks that fail while the job's cgroup counts new OOM kills are reported
-// as OOM-killed (TaskExited.oom): the cgroup is the job's, so a failure at the time of
-// another step's OOM kill on this node may be taken for one (each step keeps its own
-// count, so one kill can be blamed in two steps, and --oom-kill-step may then end both). Every message goes to
+// process groups. Tasks that fail while their cgroup (the step's, or the job's where the
+// step has none) counts new OOM kills are reported as OOM-killed (TaskExited.oom), and so
+// are the last tasks when the group counted kills they survived. Once all
+// are over, what is left in the step's group (daemonized processes) is killed, the group
+// removed and the owner told (its CPUs are free). Every message goes to
 // `send`, tagged with the job and step: the step
 // manager's own step (tasks on the job's first node) or a peer link to it (another node).
 // Runs on the agent's event-loop thread; the agent's reaper hands it its tasks' ends.
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "core/status.hpp"
 #include "hq.pb.h"
@@ -61,6 +63,8 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   void terminate();
   // Every task ended and its output was drained.
   bool done() const { return left_ == 0; }
+  // Once done: `group`'s leftovers are killed and it is removed, then `done` is called.
+  void when_done(JobCgroup group, std::function<void()> done);
   const Ids& ids() const { return ids_; }
 
  private:
@@ -80,6 +84,7 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   asio::awaitable<void> pump_stdin(std::shared_ptr<NodeTasks> self, size_t task);
   void progress(size_t task);
   void flush_ends();
+  void finish();
   int64_t new_oom_kills();
 
   asio::io_context& io_;
@@ -89,7 +94,9 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   size_t left_ = 0;          // tasks not yet reported
   std::vector<size_t> unsent_;
   std::unique_ptr<asio::steady_timer> flush_timer_, kill_timer_;
-  std::string oom_procs_;    // the job cgroup's procs file, to read its OOM kills; "" without one
+  std::string oom_procs_;    // the tasks' cgroup procs file, to read its OOM kills; "" without one
+  JobCgroup group_;          // the step's group here (inactive: none)
+  std::function<void()> on_done_;
   int64_t oom_seen_ = 0;     // OOM kills counted there that tasks were already blamed for
 };
 

@@ -94,6 +94,11 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     co_return refuse("GPUs that are not the job's on this node");
   }
   if (job->gpu_env) part.gpu_env = job->gpu_env(gpus);
+  if (launch.mem_mib() < 0) {
+    unplace();
+    co_return refuse("a negative memory limit");
+  }
+  confine(part, *job, launch.mem_mib(), launch.cpu_bind(), launch.cpus_per_task());
   if (launch.mpi() == kPmix) {
     std::vector<StepNode> layout = layout_of(launch);
     if (part.index >= layout.size() || layout[part.index].tasks != ids) {

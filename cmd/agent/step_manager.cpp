@@ -21,6 +21,7 @@
 #include "cmd/agent/step_views.hpp"
 #include "cmd/agent/task_launch.hpp"
 #include "cmd/local_listener.hpp"
+#include "core/cpu_bind.hpp"
 #include "core/hostlist.hpp"
 #include "core/pmi_mapping.hpp"
 #include "core/step_env.hpp"
@@ -168,6 +169,11 @@ asio::awaitable<Result<StepLayout>> StepManager::plan(const ConnPtr& conn, const
           assign_step_gpus(job->job->alloc, gpu_request(req), want.overlap ? BusyGpus{} : busy_gpus(job_id), layout.value());
       if (!got) layout = got.code() == Code::kInvalid ? invalid(head_of(job_id) + got.message()) : Result<StepLayout>(got);
     }
+    if (layout) {
+      std::map<std::string, int64_t> mem_busy = want.overlap ? std::map<std::string, int64_t>{} : busy_mem(job_id);
+      if (Status got = assign_step_memory(job->job->alloc, req.mem_mib(), mem_busy, layout.value(), job_id); !got)
+        layout = got;
+    }
     if (layout || layout.status().code() != Code::kUnavailable || req.immediate()) co_return layout;
     if (!told) {
       pb::Envelope pending;
@@ -227,6 +233,9 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
   step->oom_kill_step = req.oom_kill_step();
   if (gpu_request(req).asked() && !req.overlap())
     for (const StepNode& n : layout->nodes) step->gpus[n.name] = n.gpus;
+  if (!req.overlap())
+    for (const StepNode& n : layout->nodes)
+      if (n.mem_mib > 0) step->mem_mib[n.name] = n.mem_mib;
   std::vector<std::string> names;
   for (const StepNode& n : layout->nodes) {
     names.push_back(n.name);
@@ -272,6 +281,9 @@ asio::awaitable<std::shared_ptr<StepManager::Step>> StepManager::create(const Co
     launch.set_step_id(step->step_id);
     launch.set_node_index(static_cast<int32_t>(i));
     launch.set_cpus(n.cpus);
+    launch.set_mem_mib(n.mem_mib);
+    launch.set_cpu_bind(req.cpu_bind());
+    launch.set_cpus_per_task(req.cpus_per_task());
     for (uint32_t t : n.tasks) launch.add_tasks(t);
     for (int32_t g : n.gpus) launch.add_gpus(g);
     for (const auto& a : req.argv()) launch.add_argv(a);
@@ -317,8 +329,30 @@ TaskPlan StepManager::plan_task(const JobView& job, const std::vector<std::strin
   plan.uid = job.job->spec.uid;
   plan.gid = job.job->spec.gid;
   plan.groups.assign(job.job->spec.groups.begin(), job.job->spec.groups.end());
-  plan.cgroup_procs = job.cgroup_procs;
   return plan;
+}
+
+// The step's confinement on this node: its cgroup in the job's, its memory limit and CPU
+// binding, and its CPUs among the job's here (those the job's running steps here use
+// least first), held until its tasks here are over.
+void StepManager::confine(StepNodePart& part, const JobView& job, int64_t mem_mib, const std::string& cpu_bind,
+                          int32_t cpus_per_task) {
+  part.job_cgroup = job.cgroup;
+  part.mem_mib = mem_mib;
+  part.cpu_bind = cpu_bind;
+  part.cpus_per_task = std::max(1, cpus_per_task);
+  if (job.cpus.empty()) return;
+  uint64_t job_id = part.ids.job_id;
+  std::map<int32_t, int32_t>& use = cpu_use_[job_id];
+  part.cpus = choose_cpus(job.cpus, use, part.here.cpus, {});
+  for (int32_t cpu : part.cpus) ++use[cpu];
+  part.on_done = [this, job_id, cpus = part.cpus] {
+    auto it = cpu_use_.find(job_id);
+    if (it == cpu_use_.end()) return;
+    for (int32_t cpu : cpus)
+      if (auto c = it->second.find(cpu); c != it->second.end() && --c->second <= 0) it->second.erase(c);
+    if (it->second.empty()) cpu_use_.erase(it);
+  };
 }
 
 Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView& job, const pb::StepCreate& req,
@@ -330,6 +364,7 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
   if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus);
+  confine(part, job, here.mem_mib, req.cpu_bind(), req.cpus_per_task());
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
   step->exchange = std::make_shared<StepExchange>(io_, step->job_id, step->step_id, static_cast<uint32_t>(index),
@@ -423,6 +458,7 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
 // will end OUT_OF_MEMORY, and with --oom-kill-step its other tasks are killed now.
 void StepManager::out_of_memory(const std::shared_ptr<Step>& step, const std::string& node, int32_t kills) {
   step->oom = true;
+  oom_kills_[step->job_id] += std::max(1, kills);
   std::string count = std::to_string(std::max(1, kills));
   std::string name = step_name(step->job_id, step->step_id);
   step->srun->send(node_line(*step, node,  // one per report, as each of Slurm's stepds prints its own
@@ -592,6 +628,13 @@ StepManager::BusyGpus StepManager::busy_gpus(uint64_t job_id) const {
   return busy;
 }
 
+std::map<std::string, int64_t> StepManager::busy_mem(uint64_t job_id) const {
+  std::map<std::string, int64_t> busy;
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+    for (const auto& [node, mib] : it->second->mem_mib) busy[node] += mib;
+  return busy;
+}
+
 std::map<std::string, int32_t> StepManager::busy_cpus(uint64_t job_id) const {
   std::map<std::string, int32_t> busy;
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
@@ -629,8 +672,18 @@ void StepManager::wake(Waiters& list, uint64_t job_id) {
 
 void StepManager::job_arrived(uint64_t job_id) { wake(arrivals_, job_id); }
 
+int64_t StepManager::take_oom_kills(uint64_t job_id) {
+  auto it = oom_kills_.find(job_id);
+  if (it == oom_kills_.end()) return 0;
+  int64_t n = it->second;
+  oom_kills_.erase(it);
+  return n;
+}
+
 void StepManager::job_ended(uint64_t job_id) {
   step_ids_.forget(job_id);
+  oom_kills_.erase(job_id);
+  cpu_use_.erase(job_id);
   for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it) {
     if (it->second->end_state.empty()) it->second->end_state = "CANCELLED";
     signal_step(it->second, SIGKILL);

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/step_ids.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
@@ -41,6 +42,7 @@ class NodeTasks;
 class PeerNet;
 class StepPmix;
 struct TaskPlan;
+struct StepNodePart;
 
 class StepManager {
  public:
@@ -49,7 +51,8 @@ class StepManager {
   // the agent's loop runs again, so it is looked up anew after every wait.
   struct JobView {
     const Job* job = nullptr;
-    std::vector<std::string> cgroup_procs;  // tasks join the job's cgroup
+    JobCgroup cgroup;                       // the job's group here: each step's is made in it
+    std::vector<int32_t> cpus;              // the job's CPUs here (a step's are chosen among them)
     std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
     std::string step_ids_file;              // keeps the job's step count across agent restarts ("": none)
     // Set when the job has GPUs: the GPU variables (CUDA_VISIBLE_DEVICES, ...) for a step's
@@ -87,6 +90,9 @@ class StepManager {
   void job_arrived(uint64_t job_id);
   // The job ended or left this node: its steps' tasks are killed, here and on its other nodes.
   void job_ended(uint64_t job_id);
+  // The OOM kills the job's steps reported so far (forgotten now): a job with any ends
+  // OUT_OF_MEMORY, as when its own group counts them.
+  int64_t take_oom_kills(uint64_t job_id);
   const std::string& socket_path() const { return path_; }
   // An srun that came over the peer listener (another host) as user `uid` (its token).
   void user_session(const ConnPtr& conn, uint32_t uid);
@@ -137,6 +143,7 @@ class StepManager {
   // hq node list-jobs|list-steps|list-pids: what runs here, for `uid` (root: everything).
   pb::NodeLocalReply local_view(const std::string& what, uid_t uid) const;
   std::map<std::string, int32_t> busy_cpus(uint64_t job_id) const;
+  std::map<std::string, int64_t> busy_mem(uint64_t job_id) const;
   using BusyGpus = std::map<std::string, std::set<int32_t>>;
   BusyGpus busy_gpus(uint64_t job_id) const;
   using Waiters = std::multimap<uint64_t, asio::steady_timer*>;  // per job: coroutines waiting for news of it
@@ -150,6 +157,7 @@ class StepManager {
   void track(const std::shared_ptr<NodeTasks>& tasks);
   TaskPlan plan_task(const JobView& job, const std::vector<std::string>& argv, std::vector<std::string> env,
                      const std::string& cwd) const;
+  void confine(StepNodePart& part, const JobView& job, int64_t mem_mib, const std::string& cpu_bind, int32_t cpus_per_task);
 
   asio::io_context& io_;
   std::string node_, path_;
@@ -159,6 +167,8 @@ class StepManager {
   ReportStep report_;
   ListJobs list_jobs_;
   std::unique_ptr<StepPmix> pmix_;  // from the first --mpi=pmix step here
+  std::map<uint64_t, std::map<int32_t, int32_t>> cpu_use_;  // per job: its steps here per CPU
+  std::map<uint64_t, int64_t> oom_kills_;  // per job: OOM kills its steps' tasks reported (any node)
   asio::local::stream_protocol::acceptor acceptor_;
   StepIds step_ids_;
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running

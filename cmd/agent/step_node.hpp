@@ -1,5 +1,6 @@
-// This node's part of a job step, and the start of its tasks: a plan per task (the step's
-// environment with the task's own variables), a PMI-1 server for them when the step asked
+// This node's part of a job step, and the start of its tasks: the step's own cgroup inside
+// the job's (its CPUs, its --mem), a plan per task (the step's environment with the task's
+// own variables, its CPU binding), a PMI-1 server for them when the step asked
 // for --mpi=pmi2 (its barriers through the step's all-gather), or the step's PMIx namespace
 // (--mpi=pmix: `attach`, which adds each rank's variables), then NodeTasks. Used alike
 // for the step manager's own tasks and for the tasks it sends to other nodes.
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/pmi1_server.hpp"
 #include "core/step_layout.hpp"
@@ -30,6 +32,13 @@ struct StepNodePart {
   int32_t ntasks = 0;             // the step's tasks (PMI_SIZE)
   std::string pmi_mapping;        // PMI_process_mapping
   std::optional<std::vector<std::string>> gpu_env;  // set: this node's GPU variables replace env's
+  JobCgroup job_cgroup;           // the job's group here (inactive: no cgroups; tasks bound by affinity only)
+  std::vector<int32_t> cpus;      // the step's CPUs here, ascending (empty: not known, not bound)
+  int64_t mem_mib = 0;            // the step's memory limit here (0: the job's)
+  std::string cpu_bind;           // srun --cpu-bind (validated here too: it came over the wire)
+  int32_t cpus_per_task = 1;
+  // Called once when the step's tasks here are over (or could not start): its CPUs are free.
+  std::function<void()> on_done;
   // Set: called with the built plans (one per task here, in order) before the tasks start;
   // it may add to their environments (the PMIx server's attach). Its error starts nothing.
   std::function<Status(std::vector<TaskPlan>&)> attach;

@@ -30,6 +30,7 @@ struct StepManager::Step {
   bool oom_kill_step = false;            // --oom-kill-step: an OOM-killed task ends the step
   bool oom = false;                      // a task was OOM-killed (the step ends OUT_OF_MEMORY)
   std::map<std::string, std::vector<int32_t>> gpus;  // the GPUs it holds per node (asked for, not --overlap)
+  std::map<std::string, int64_t> mem_mib;  // the memory it holds per node (--mem, not --overlap)
   bool terminating = false;
   bool done = false;
   uint32_t first_task = 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <unistd.h>
 
 namespace hq::cmd {
@@ -22,6 +23,8 @@ struct Prepared {
   std::vector<char*> argv, env;
   char* pid_slot = nullptr;
   char* hq_pid_slot = nullptr;
+  cpu_set_t affinity;
+  bool bind = false;
 };
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
@@ -58,6 +61,9 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   p.env.push_back(nullptr);
   p.pid_slot = p.env_s[p.env_s.size() - 2].data() + sizeof kPidSlot - 1;
   p.hq_pid_slot = p.env_s.back().data() + sizeof kHqPidSlot - 1;
+  CPU_ZERO(&p.affinity);
+  for (int32_t cpu : plan.affinity)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &p.affinity), p.bind = true;
 }
 
 [[noreturn]] void child_fail(const char* what) {
@@ -86,6 +92,7 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail("join cgroup");
     close(fd);
   }
+  if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
   snprintf(p.pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   snprintf(p.hq_pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   if (plan.switch_user) {

@@ -1,11 +1,12 @@
 // Starts one task of a job step (srun): a child of the agent in a process group of its
-// own, inside the job's cgroup, as the job's user, with pipes for its stdin, stdout and
+// own, inside its step's cgroup and bound to its CPUs, as the job's user, with pipes for its stdin, stdout and
 // stderr. The executable is looked up in the task's own PATH. A task that cannot exec
 // writes "execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
 // file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid. Descriptors 0-2
 // are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else.
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -24,6 +25,7 @@ struct TaskPlan {
   gid_t gid = 0;
   std::vector<gid_t> groups;
   std::vector<std::string> cgroup_procs;  // the child joins these before anything runs
+  std::vector<int32_t> affinity;          // the CPUs it may run on, once in its cgroup (empty: as it is)
   int pmi_fd = -1;  // the task's end of its PMI socketpair: its descriptor 3 (PMI_FD=3); -1: none
 };
 

@@ -206,6 +206,12 @@ int run_show(const Args& args) {
 }
 
 int run_scontrol(const Args& args) {
+  constexpr char kSupported[] =
+      "scontrol show job|step|node|partition|hostnames|hostlist, ping, listpids|liststeps|listjobs, "
+      "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME [Reason=..], "
+      "delete NodeName=..";
+  if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"))
+    return std::cout << "Usage: " << kSupported << "\n", 0;
   if (args.size() >= 2 && args[1] == "show") {
     Args rest(args.begin() + 1, args.end());
     rest[0] = "scontrol";
@@ -226,9 +232,7 @@ int run_scontrol(const Args& args) {
     Args rest(args.begin() + 1, args.end());
     return run_job_control(rest);
   }
-  return fail("scontrol", invalid("supported: scontrol show job|step|node|partition|hostnames|hostlist, ping, listpids, "
-                                  "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME "
-                                  "[Reason=..], delete NodeName=.."));
+  return fail("scontrol", invalid(std::string("supported: ") + kSupported));
 }
 
 }  // namespace hq::cmd

@@ -70,6 +70,7 @@ Result<pb::StepCreate> step_request(const SrunRequest& r, const std::vector<std:
   m.set_gpus(r.gpus);
   m.set_gpus_per_node(r.gpus_per_node);
   m.set_gpus_per_task(r.gpus_per_task);
+  m.set_mem_mib(r.mem_mib);
   m.set_mpi(r.mpi);
   m.set_name(r.job_name);
   m.set_launch_pid(static_cast<int32_t>(getpid()));

@@ -21,6 +21,12 @@ void put(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 std::string get(const std::string& path) { return read_small_file(path); }
+// A fake v1 host: every controller hq uses mounted under `root`, the cpuset with `cpus`, `mems`.
+void fake_v1(const std::string& root, const std::string& cpus, const std::string& mems) {
+  for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
+  put(root + "/cpuset/cpuset.cpus", cpus + "\n");
+  put(root + "/cpuset/cpuset.mems", mems + "\n");
+}
 }  // namespace
 
 TEST_CASE("cgroup v2: controllers enabled down the tree - cpuset, memory and swap limits per job") {
@@ -51,9 +57,7 @@ TEST_CASE("cgroup v2: controllers enabled down the tree - cpuset, memory and swa
 TEST_CASE("cgroup v1: a group per controller - cpuset copies the parent's mems - devices denied") {
   hq::test::TempDir dir;
   std::string root = dir.path();
-  for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
-  put(root + "/cpuset/cpuset.cpus", "0-63\n");
-  put(root + "/cpuset/cpuset.mems", "0-1\n");
+  fake_v1(root, "0-63", "0-1");
   put(root + "/memory/hq/n1/job_3/memory.memsw.limit_in_bytes", "");
   auto cg = Cgroups::open(root, "auto", "n1");
   REQUIRE(cg.is_ok());
@@ -97,7 +101,7 @@ TEST_CASE("cpu binding: least-used CPUs, GPU-local first - map_cpu within the al
   CHECK(choose_cpus({0, 1}, {}, 4, {}) == std::vector<int32_t>{0, 1});  // a smaller host: all of it
   CHECK(parse_cpu_bind("none")->kind == CpuBindKind::kNone);
   CHECK(parse_cpu_bind("map_cpu:1,3")->map == std::vector<int32_t>{1, 3});
-  CHECK(!parse_cpu_bind("sockets"));
+  CHECK(!parse_cpu_bind("numa"));
   CHECK(!parse_cpu_bind("map_cpu:"));
   CHECK(affinity_for(*parse_cpu_bind(""), {2, 3}).value() == std::vector<int32_t>{2, 3});
   CHECK(affinity_for(*parse_cpu_bind("none"), {2, 3})->empty());
@@ -114,4 +118,49 @@ TEST_CASE("cgroup: a job group's OOM kills are read beside its procs file - v2 m
   put(dir.path() + "/v1/job_1/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
   CHECK(oom_kills_of(dir.path() + "/v1/job_1/cgroup.procs") == 3);
   CHECK(oom_kills_of(dir.path() + "/none/cgroup.procs") == 0);
+}
+
+TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the parent's memory nodes, procs files below") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  fake_v1(root, "0-7", "0");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  auto job = cg->create(3, CgroupLimits{{4, 5}, 1 << 30, 0, {}});
+  REQUIRE(job.is_ok());
+  CHECK(job->batch_procs_files() == job->procs_files());  // v1: the script stays in the job's group
+  auto step = job->child("step_0", CgroupLimits{{5}, 64 << 20, 0, {}});
+  REQUIRE(step.is_ok());
+  CHECK(step->procs_files().front() == root + "/memory/hq/n1/job_3/step_0/cgroup.procs");
+  CHECK(step->procs_files().size() == 6);
+  CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.cpus") == "5");
+  CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.mems") == "0");
+  CHECK(get(root + "/memory/hq/n1/job_3/step_0/memory.limit_in_bytes") == std::to_string(64 << 20));
+  auto whole = job->child("step_1", CgroupLimits{});  // no CPUs or memory of its own: the job's
+  REQUIRE(whole.is_ok());
+  CHECK(get(root + "/cpuset/hq/n1/job_3/step_1/cpuset.cpus") == "4-5");
+  CHECK_FALSE(fs::exists(root + "/memory/hq/n1/job_3/step_1/memory.limit_in_bytes"));
+  CHECK(step->kill_all(50));  // nothing in it
+}
+
+TEST_CASE("cgroup v2: a job's group enables controllers for its steps - the batch script goes in step_batch") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  auto job = cg->create(7, CgroupLimits{{0, 1}, 64 << 20, 0, {}});
+  REQUIRE(job.is_ok());
+  CHECK(get(root + "/hq/n1/job_7/cgroup.subtree_control") == "+cpuset +memory +pids");
+  CHECK(job->batch_procs_files() == std::vector<std::string>{root + "/hq/n1/job_7/step_batch/cgroup.procs"});
+  auto step = job->child("step_2", CgroupLimits{{1}, 16 << 20, 0, {}});
+  REQUIRE(step.is_ok());
+  CHECK(step->procs_files() == std::vector<std::string>{root + "/hq/n1/job_7/step_2/cgroup.procs"});
+  CHECK(get(root + "/hq/n1/job_7/step_2/cpuset.cpus") == "1");
+  CHECK(get(root + "/hq/n1/job_7/step_2/memory.max") == std::to_string(16 << 20));
+  // A job group without controllers below it (made by an agent before step groups): the
+  // script stays in the job's group.
+  put(root + "/hq/n1/job_8/cgroup.procs", "");
+  JobCgroup old = cg->existing(8);
+  CHECK(old.batch_procs_files() == std::vector<std::string>{root + "/hq/n1/job_8/cgroup.procs"});
 }

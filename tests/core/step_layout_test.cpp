@@ -178,3 +178,30 @@ TEST_CASE("step layout: steps do not share CPUs unless one overlaps - a busy ste
   CHECK(tasks_of(*w) == "n2:0");
   CHECK(cpus_of(*w) == "2");
 }
+
+TEST_CASE("step memory: --mem is each node's limit and is held - more than the job has is refused, more than is free waits") {
+  std::vector<NodeAlloc> alloc{{"n1", 2, 100, 2, {}}, {"n2", 2, 100, 2, {}}};
+  StepRequest two;
+  two.ntasks = 2;
+  auto layout = plan_step(alloc, {}, two, 9);
+  REQUIRE(layout.is_ok());
+  StepLayout l = *layout;
+  REQUIRE(assign_step_memory(alloc, 60, {}, l, 9).is_ok());
+  for (const StepNode& n : l.nodes) CHECK(n.mem_mib == 60);
+  StepLayout none = *layout;  // no --mem: the step shares the job's memory, holds none
+  REQUIRE(assign_step_memory(alloc, 0, {}, none, 9).is_ok());
+  for (const StepNode& n : none.nodes) CHECK(n.mem_mib == 0);
+  StepLayout big = *layout;
+  Status too_big = assign_step_memory(alloc, 101, {}, big, 9);
+  CHECK(too_big.code() == Code::kInvalid);
+  CHECK(too_big.message() == "Unable to create step for job 9: Memory required by task is not available");
+  StepLayout busy = *layout;
+  Status wait = assign_step_memory(alloc, 60, {{"n2", 50}}, busy, 9);  // another step holds 50 on n2
+  CHECK(wait.code() == Code::kUnavailable);
+  CHECK(wait.message() == "Requested nodes are busy");
+  CHECK(assign_step_memory(alloc, 50, {{"n2", 50}}, busy, 9).is_ok());  // exactly what is left
+  std::vector<NodeAlloc> unlimited{{"n1", 2, 0, 2, {}}, {"n2", 2, 0, 2, {}}};
+  StepLayout free_for_all = *layout;  // a job without a memory figure: any --mem is a limit only
+  REQUIRE(assign_step_memory(unlimited, 4096, {{"n1", 9999}}, free_for_all, 9).is_ok());
+  CHECK(free_for_all.nodes.front().mem_mib == 4096);
+}

@@ -126,3 +126,55 @@ TEST_CASE("e2e: a step's task killed for memory - srun says Out Of Memory - --oo
   CHECK(shown.find("Step=" + id + ".0 Name=sh State=OUT_OF_MEMORY") != std::string::npos);
   CHECK(shown.find("Step=" + id + ".1 Name=sh State=OUT_OF_MEMORY") != std::string::npos);
 }
+
+TEST_CASE("e2e: every step has a cgroup of its own on each node - --exact CPUs, --cpu-bind, --mem, leftovers killed at its end") {
+  LocalCluster c(2, 2);
+  REQUIRE(c.ready());
+  if (std::string why = why_no_cgroups(c); !why.empty()) HQ_SKIP("step cgroups need cgroups: " + why);
+  // Two --exact steps run at once (each waits for the other's CPU file): CPUs of their own.
+  std::string exact = "srun --exact -n1 -c1 sh -c 'grep Cpus_allowed_list: /proc/self/status > %s.cpus; " +
+                      std::string("for i in $(seq 400); do [ -s %o.cpus ] && break; sleep 0.05; done' &\n");
+  auto step_line = [&](const char* mine, const char* other) {
+    std::string s = exact;
+    s.replace(s.find("%s"), 2, mine);
+    s.replace(s.find("%o"), 2, other);
+    return s;
+  };
+  std::string hog = "head -c 300M /dev/zero | tail";
+  std::string body =
+      step_line("a", "b") + step_line("b", "a") + "wait\n" +
+      "srun -l cat /proc/self/cgroup | grep memory: | sort\n" +
+      "srun -l --cpu-bind=cores grep Cpus_allowed_list: /proc/self/status | sort\n" +
+      // A step's failure while another step is OOM-killed is not taken for an OOM kill.
+      "srun -n1 --overlap sh -c '" + until_file("oomed") + "; exit 3' & bystander=$!\n" +
+      "srun -n1 --mem=24M sh -c '" + hog + "'; echo \"oom rc=$?\"; echo done > oomed\n" +
+      "wait $bystander; echo \"bystander rc=$?\"\n" +
+      "srun -n1 --mem=500M true; echo \"too much rc=$?\"\n" +
+      "srun -n1 sh -c 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > daemon.pid'\n" +
+      "for i in $(seq 100); do kill -0 $(cat daemon.pid) 2>/dev/null || break; sleep 0.05; done\n" +
+      "kill -0 $(cat daemon.pid) 2>/dev/null && echo daemon alive || echo daemon gone\n";
+  std::string id = submit_steps(c, "-N2 -n4 --mem=200M -o cg-%j.out", body);
+  REQUIRE(c.wait_state(id, "OUT_OF_MEMORY", 60));  // a step's OOM kill makes the job's end OUT_OF_MEMORY too
+  std::string out = slurp(c.dir() + "/cg-" + id + ".out");
+  INFO(out);
+  std::string a = slurp(c.dir() + "/a.cpus"), b = slurp(c.dir() + "/b.cpus");
+  CHECK(!a.empty());
+  CHECK(!b.empty());
+  CHECK(a != b);
+  for (const char* task : {"0: ", "1: ", "2: ", "3: "})
+    CHECK(out.find(std::string(task) + "4:memory:/hq/") != std::string::npos);
+  CHECK(out.find("/job_" + id + "/step_2\n") != std::string::npos);
+  // --cpu-bind=cores: the two tasks on each node have one CPU each, not the same one.
+  CHECK(out.find("0: Cpus_allowed_list:\t0\n1: Cpus_allowed_list:\t1\n") != std::string::npos);
+  CHECK(out.find("2: Cpus_allowed_list:\t0\n3: Cpus_allowed_list:\t1\n") != std::string::npos);
+  CHECK(out.find("Detected 1 oom-kill event(s) in StepId=" + id + ".5") != std::string::npos);
+  CHECK(out.find("oom rc=1") != std::string::npos);
+  CHECK(out.find("bystander rc=3") != std::string::npos);
+  CHECK(out.find("StepId=" + id + ".4") == std::string::npos);  // the bystander: no oom-kill line
+  CHECK(out.find("Unable to create step for job " + id + ": Memory required by task is not available") != std::string::npos);
+  CHECK(out.find("too much rc=1") != std::string::npos);
+  CHECK(out.find("daemon gone") != std::string::npos);
+  auto shown = c.hq("show job " + id).out;
+  CHECK(shown.find("Step=" + id + ".4 Name=sh State=FAILED") != std::string::npos);
+  CHECK(shown.find("Step=" + id + ".5 Name=sh State=OUT_OF_MEMORY") != std::string::npos);
+}

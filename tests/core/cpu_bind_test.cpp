@@ -1,0 +1,54 @@
+// --cpu-bind as Slurm spells it (modifiers, singular words, map_cpu and mask_cpu lists),
+// and where each task of a step is bound within the step's CPUs on its node.
+#include <doctest/doctest.h>
+
+#include "core/cpu_bind.hpp"
+
+using namespace hq;
+
+TEST_CASE("cpu bind: Slurm's words, modifiers and lists - anything else named in Slurm's error") {
+  CHECK(parse_cpu_bind("")->kind == CpuBindKind::kDefault);
+  CHECK(parse_cpu_bind("verbose")->verbose);
+  CHECK(parse_cpu_bind("verbose")->kind == CpuBindKind::kDefault);
+  auto vc = parse_cpu_bind("verbose,cores");
+  REQUIRE(vc.is_ok());
+  CHECK(vc->verbose);
+  CHECK(vc->kind == CpuBindKind::kCores);
+  CHECK(parse_cpu_bind("core,quiet")->kind == CpuBindKind::kCores);
+  CHECK(parse_cpu_bind("THREADS")->kind == CpuBindKind::kThreads);
+  CHECK(parse_cpu_bind("socket")->kind == CpuBindKind::kSockets);
+  CHECK(parse_cpu_bind("rank")->kind == CpuBindKind::kRank);
+  auto map = parse_cpu_bind("q,map_cpu:3,1");  // the list's commas stay with it
+  REQUIRE(map.is_ok());
+  CHECK(map->kind == CpuBindKind::kMap);
+  CHECK(map->map == std::vector<int32_t>{3, 1});
+  auto mask = parse_cpu_bind("mask_cpu:0x3,0xc");
+  REQUIRE(mask.is_ok());
+  CHECK(mask->masks == std::vector<std::vector<int32_t>>{{0, 1}, {2, 3}});
+  auto bad = parse_cpu_bind("numa");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "unrecognized --cpu-bind argument \"numa\"");
+  CHECK(parse_cpu_bind("map_cpu:").status().message() == "missing list for \"--cpu-bind=map_cpu:<list>\"");
+  CHECK_FALSE(parse_cpu_bind("mask_cpu:0xz").is_ok());
+  CHECK_FALSE(parse_cpu_bind("mask_cpu:0x0").is_ok());
+}
+
+TEST_CASE("cpu bind: a step's tasks - the step's CPUs by default, cores per task in order, rank, map and mask within them") {
+  std::vector<int32_t> step{2, 3, 6, 7};
+  CHECK(task_affinity(*parse_cpu_bind(""), step, 1, 1).value() == step);
+  CHECK(task_affinity(*parse_cpu_bind("sockets"), step, 0, 1).value() == step);
+  CHECK(task_affinity(*parse_cpu_bind("none"), step, 0, 1)->empty());
+  auto cores = *parse_cpu_bind("cores");
+  CHECK(task_affinity(cores, step, 0, 1).value() == std::vector<int32_t>{2});
+  CHECK(task_affinity(cores, step, 3, 1).value() == std::vector<int32_t>{7});
+  CHECK(task_affinity(cores, step, 4, 1).value() == std::vector<int32_t>{2});  // more tasks than CPUs: round again
+  CHECK(task_affinity(cores, step, 1, 2).value() == std::vector<int32_t>{6, 7});  // -c2: two each
+  CHECK(task_affinity(*parse_cpu_bind("rank"), step, 2, 1).value() == std::vector<int32_t>{6});
+  CHECK(task_affinity(*parse_cpu_bind("map_cpu:7,2"), step, 1, 1).value() == std::vector<int32_t>{2});
+  auto outside = task_affinity(*parse_cpu_bind("map_cpu:5"), step, 0, 1);
+  REQUIRE_FALSE(outside.is_ok());
+  CHECK(outside.status().message().find("CPU 5") != std::string::npos);
+  CHECK(task_affinity(*parse_cpu_bind("mask_cpu:0xc0"), step, 0, 1).value() == std::vector<int32_t>{6, 7});
+  CHECK_FALSE(task_affinity(*parse_cpu_bind("mask_cpu:0x1"), step, 0, 1).is_ok());
+  CHECK(task_affinity(cores, {}, 0, 1)->empty());  // CPUs not known: not bound
+}

@@ -1,0 +1,33 @@
+// Every subcommand, and every Slurm name hq answers to, answers -h/--help: it prints its
+// usage on stdout, exits 0, and does nothing else (no file written, no cluster started,
+// no benchmark run), wherever it is run.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch nothing") {
+  const char* commands[] = {"controller", "node",    "submit",  "queue",       "cancel",  "nodes",   "show",
+                            "local",      "init",    "hostlist", "keygen",     "bench",   "install-links",
+                            "hold",       "uhold",   "release", "requeue",     "requeuehold", "explain", "sim",
+                            "config",     "control", "sbatch",  "squeue",      "scancel", "sinfo",   "scontrol",
+                            "run",        "srun",    "alloc",   "salloc",      "bench steps", "local start"};
+  // squeue's and sinfo's -h is --noheader, as in Slurm: only --help there.
+  auto noheader = [](const std::string& c) { return c == "queue" || c == "squeue" || c == "nodes" || c == "sinfo"; };
+  for (const char* cmd : commands)
+    for (const char* flag : {"--help", "-h"}) {
+      if (noheader(cmd) && std::string(flag) == "-h") continue;
+      TempDir dir;
+      // No SLURM_JOB_ID: srun and salloc would otherwise act inside a job.
+      auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
+                  " timeout 20 " + HQ_BINARY + " " + cmd + " " + flag + " </dev/null 2>/dev/null)");  // stdout only
+      std::string what = std::string("hq ") + cmd + " " + flag + ": rc " + std::to_string(r.rc) + "\n" + r.out;
+      INFO(what);
+      CHECK(r.rc == 0);
+      CHECK(r.out.find("sage") != std::string::npos);  // "usage" or "Usage"
+      CHECK(std::filesystem::is_empty(dir.path()));
+    }
+}

@@ -603,7 +603,14 @@ void Agent::arm_signal(uint64_t id) {
 
 // A kill whose reason this agent does not know (a newer controller's) still kills: as a cancel.
 void Agent::on_kill(const pb::KillJob& k) {
-  if (held_.count(k.job_id())) return release_held(k.job_id(), "killed, reason " + k.reason());
+  if (held_.count(k.job_id())) {
+    // The job's steps get SIGTERM from their step manager (this node's, for an allocation of
+    // srun or salloc): the share goes once their tasks here are over, or after the kill
+    // wait (and a second).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds((k.grace() > 0 ? k.grace() : kill_wait_) + 1);
+    if (steps_) steps_->terminate_job(k.job_id(), parse_kill_reason(k.reason()) == KillReason::kTimeout);  // srun's, salloc's
+    return release_after_steps(k.job_id(), "killed, reason " + k.reason(), deadline);
+  }
   auto it = running_.find(k.job_id());
   if (it == running_.end()) return;
   auto reason = parse_kill_reason(k.reason());
@@ -616,9 +623,44 @@ void Agent::on_kill(const pb::KillJob& k) {
 }
 
 // SIGTERM to the whole process group, then SIGKILL after the grace period.
+// A cancelled or timed-out job whose script is gone while its steps still run (they got
+// SIGTERM with it): its end waits for them, at most the kill wait (and a second), as
+// Slurm's job stays COMPLETING until its steps are done. True when the end is deferred.
+bool Agent::wait_for_steps(uint64_t id, int status, const struct rusage* ru) {
+  RunningJob& rj = running_.at(id);
+  if (rj.steps_waited || !(rj.cancelled || rj.timed_out) || !steps_ || !steps_->has_steps(id)) return false;
+  rj.steps_waited = true;
+  std::optional<struct rusage> kept;
+  if (ru) kept = *ru;
+  finish_after_steps(id, status, kept, std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait_ + 1));
+  return true;
+}
+
+void Agent::finish_after_steps(uint64_t id, int status, std::optional<struct rusage> ru,
+                               std::chrono::steady_clock::time_point deadline) {
+  if (!running_.count(id)) return;
+  if (!steps_ || !steps_->has_steps(id) || std::chrono::steady_clock::now() >= deadline)
+    return finish(id, status, ru ? &*ru : nullptr);
+  auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(50));
+  timer->async_wait([this, id, status, ru, deadline, timer](const asio::error_code& ec) {
+    if (!ec) finish_after_steps(id, status, ru, deadline);
+  });
+}
+
+void Agent::release_after_steps(uint64_t id, const std::string& why, std::chrono::steady_clock::time_point deadline) {
+  if (!held_.count(id)) return;
+  bool busy = steps_ && (steps_->hosts_tasks(id) || steps_->has_steps(id));
+  if (!busy || std::chrono::steady_clock::now() >= deadline) return release_held(id, why);
+  auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(50));
+  timer->async_wait([this, id, why, deadline, timer](const asio::error_code& ec) {
+    if (!ec) release_after_steps(id, why, deadline);
+  });
+}
+
 void Agent::terminate(RunningJob& rj, int64_t grace) {
   pid_t pgid = rj.pid;
   if (pgid <= 0) return;  // still in its prolog: it ends as cancelled when that finishes
+  if (grace > 0 && steps_) steps_->terminate_job(rj.job.id.value, rj.timed_out);  // the same grace for its steps
   ::kill(-pgid, SIGCONT);
   ::kill(-pgid, grace > 0 ? SIGTERM : SIGKILL);
   if (grace <= 0) return;
@@ -652,6 +694,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   auto it = running_.find(id);
   if (it == running_.end()) return;
   RunningJob& rj = it->second;
+  if (wait_for_steps(id, status, ru)) return;
   int64_t step_ooms = steps_ ? steps_->take_oom_kills(id) : 0;  // v1 counts a step's kills in its own group
   if (steps_) steps_->job_ended(id);
   std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));

@@ -80,6 +80,7 @@ class Agent {
     std::vector<int32_t> cpus;   // the CPUs it runs on
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
     bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
+    bool steps_waited = false;   // its end waited (or had no need to wait) for its steps to end
     std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
   };
   // A job whose script runs on another node (LaunchJob alloc_only): this node holds its
@@ -112,6 +113,11 @@ class Agent {
   void arm_limits(uint64_t id);
   // How a job ended: its shim's exit file when there is one, else `status`; `ru` when reaped here.
   void finish(uint64_t id, int status, const struct rusage* ru);
+  bool wait_for_steps(uint64_t id, int status, const struct rusage* ru);
+  // A held job's share, once the tasks of its steps here are over or at `deadline`.
+  void release_after_steps(uint64_t id, const std::string& why, std::chrono::steady_clock::time_point deadline);
+  void finish_after_steps(uint64_t id, int status, std::optional<struct rusage> ru,
+                          std::chrono::steady_clock::time_point deadline);
   // Restart survival (adopt.cpp): what a launch leaves in the spool, and taking over the
   // jobs an earlier agent left running (or learning how they ended meanwhile).
   // The restart record of a job being launched: written before its script may start.

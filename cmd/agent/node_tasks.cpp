@@ -91,11 +91,12 @@ asio::awaitable<void> NodeTasks::relay(std::shared_ptr<NodeTasks> self, size_t t
 }
 
 // stdin goes to every task (or the one), in order, without blocking the agent.
-void NodeTasks::feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only) {
+void NodeTasks::feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only, bool per_task) {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (!t.in || !t.in->is_open()) continue;
     bool other = only && t.id != *only;
+    if (other && per_task) continue;
     if (!data.empty() && !other) t.in_queue.push_back(data);
     if (eof || other) t.in_eof = true;
     if (!t.in_writing) asio::co_spawn(io_, pump_stdin(shared_from_this(), i), asio::detached);

@@ -56,8 +56,9 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   // A task of ours was reaped (from the agent's SIGCHLD loop).
   void reaped(pid_t pid, int status);
   // stdin for every task, or (`only` set: srun -i N) for task `only` alone, when every
-  // other task's stdin is closed.
-  void feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only = std::nullopt);
+  // other task's stdin is closed, unless `per_task` (srun -i with %t: a file per task)
+  // leaves the others' as it is.
+  void feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only = std::nullopt, bool per_task = false);
   void signal(int sig);
   // Slurm's SIG_TERM_KILL: SIGCONT and SIGTERM now, SIGKILL after the kill wait.
   void terminate();

@@ -145,7 +145,8 @@ void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
   if (msg.has_step_exchange_out()) return it->second->exchange->deliver(msg.step_exchange_out());
   if (!it->second->tasks) return it->second->pending.push_back(msg);  // not started yet
   NodeTasks& tasks = *it->second->tasks;
-  if (msg.has_task_io()) return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof(), only_task(msg.task_io()));
+  if (msg.has_task_io())
+    return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof(), only_task(msg.task_io()), msg.task_io().per_task());
   if (msg.step_signal().terminate()) tasks.terminate();
   else tasks.signal(msg.step_signal().signal());
 }

@@ -551,7 +551,7 @@ bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
 
 // srun's stdin goes to every task (Slurm's default), on every node.
 void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io) {
-  if (step->local) step->local->feed_stdin(io.data(), io.eof(), only_task(io));
+  if (step->local) step->local->feed_stdin(io.data(), io.eof(), only_task(io), io.per_task());
   pb::Envelope env;
   *env.mutable_task_io() = io;
   env.mutable_task_io()->set_job_id(step->job_id);
@@ -588,14 +588,35 @@ void StepManager::terminate_step(const std::shared_ptr<Step>& step) {
   signal_step(step, SIGTERM, true);
 }
 
+void StepManager::terminate_job(uint64_t job_id, bool time_limit) {
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it) {
+    const std::shared_ptr<Step>& step = it->second;
+    if (step->terminating || step->done) continue;
+    step->terminating = true;
+    if (step->end_state.empty()) step->end_state = "CANCELLED";
+    step->srun->send(cancelled_line(*step, time_limit ? " DUE TO TIME LIMIT" : ""));
+    signal_step(step, SIGTERM, true);
+  }
+}
+
+bool StepManager::hosts_tasks(uint64_t job_id) const {
+  auto it = hosted_.lower_bound({job_id, 0});
+  return it != hosted_.end() && it->first.first == job_id;
+}
+
+bool StepManager::has_steps(uint64_t job_id) const {
+  auto it = steps_.lower_bound({job_id, 0});
+  return it != steps_.end() && it->first.first == job_id;
+}
+
 // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
-pb::Envelope StepManager::cancelled_line(const Step& step) const {
+pb::Envelope StepManager::cancelled_line(const Step& step, const std::string& why) const {
   char when[32] = "";
   time_t now = time(nullptr);
   struct tm local {};
   if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
   return node_line(step, node_, "*** STEP " + step_label(step.job_id, step.step_id) + " ON " + node_ + " CANCELLED AT " +
-                                    when + " ***");
+                                    when + why + " ***");
 }
 
 // "hq-node-NODE: error: TEXT" on the step's stderr (as slurmstepd's lines on Slurm's).

@@ -90,6 +90,14 @@ class StepManager {
   void job_arrived(uint64_t job_id);
   // The job ended or left this node: its steps' tasks are killed, here and on its other nodes.
   void job_ended(uint64_t job_id);
+  // The job is cancelled or out of time: each of its steps gets Slurm's line ("*** STEP J.S
+  // ON NODE CANCELLED AT TIME [DUE TO TIME LIMIT] ***"), then SIGCONT and SIGTERM on every
+  // node, SIGKILL after the kill wait.
+  void terminate_job(uint64_t job_id, bool time_limit);
+  // Whether steps of the job managed here have not ended yet.
+  bool has_steps(uint64_t job_id) const;
+  // Whether tasks of the job's steps managed elsewhere still run here.
+  bool hosts_tasks(uint64_t job_id) const;
   // The OOM kills the job's steps reported so far (forgotten now): a job with any ends
   // OUT_OF_MEMORY, as when its own group counts them.
   int64_t take_oom_kills(uint64_t job_id);
@@ -120,7 +128,8 @@ class StepManager {
                      const std::vector<std::string>& env, const std::vector<StepNode>& layout, size_t index,
                      const MpiPart& mpi);
   void abort_step(const std::shared_ptr<Step>& step, int code, const std::string& node);
-  pb::Envelope cancelled_line(const Step& step) const;
+  // `why`: "" or " DUE TO TIME LIMIT", as Slurm's line ends.
+  pb::Envelope cancelled_line(const Step& step, const std::string& why = "") const;
   static pb::Envelope node_line(const Step& step, const std::string& node, const std::string& text);
   StepPmix& pmix();
   std::function<Status(std::vector<TaskPlan>&)> pmix_attach(StepKey key, std::vector<StepNode> layout, size_t index);

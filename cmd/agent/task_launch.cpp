@@ -6,7 +6,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace hq::cmd {
@@ -95,10 +97,12 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
   snprintf(p.pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   snprintf(p.hq_pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
+  // Raw system calls: glibc's setuid() would try to change the ids of every thread of the
+  // agent, whose memory this child shares until it execs.
   if (plan.switch_user) {
-    if (setgroups(plan.groups.size(), plan.groups.data()) != 0) child_fail("setgroups");
-    if (setgid(plan.gid) != 0) child_fail("setgid");
-    if (setuid(plan.uid) != 0) child_fail("setuid");
+    if (syscall(SYS_setgroups, plan.groups.size(), plan.groups.data()) != 0) child_fail("setgroups");
+    if (syscall(SYS_setgid, plan.gid) != 0) child_fail("setgid");
+    if (syscall(SYS_setuid, plan.uid) != 0) child_fail("setuid");
   }
   if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
     dprintf(2, "hq: error: couldn't chdir to `%s': %s: going to /tmp instead\n", plan.cwd.c_str(), strerror(errno));
@@ -135,13 +139,21 @@ Result<LaunchedTask> launch_task(const TaskPlan& plan) {
     close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
     return io_error(std::string("pipe: ") + std::strerror(e));
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
-    return io_error(std::string("fork: ") + std::strerror(e));
-  }
+  // vfork: the child borrows the agent's memory until it execs, so starting a task does not
+  // copy the agent's page tables (a fork of it costs milliseconds more on a VM). The child
+  // makes system calls only, and no signal handler of the agent may run in it: every
+  // signal stays blocked until it has set them all back to their defaults.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = vfork();
   if (pid == 0) run_task(plan, p, in[0], out[1], err[1]);
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) {
+    close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
+    return io_error(std::string("vfork: ") + std::strerror(fork_errno));
+  }
   close_all({in[0], out[1], err[1]});
   setpgid(pid, pid);  // also here: signals to its group must work before the child's own call
   return LaunchedTask{pid, in[1], out[0], err[0]};

@@ -4,7 +4,7 @@
 // writes "execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
 // file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid. Descriptors 0-2
 // are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else.
-// Called on the agent's event-loop thread; fork/exec only, no threads.
+// Called on the agent's event-loop thread; vfork/exec, no threads.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -139,12 +139,14 @@ class Session {
   void abort_after_wait();
   Status open_input();
   void forward_stdin();
+  Status send_task_inputs(const TaskOutput::Step& step);
   int finish();
 
   int sock_;
   const SrunRequest& req_;
   net::FrameDecoder decoder_;
   bool done_ = false, pending_ = false, stdin_open_ = true, killed_by_us_ = false;
+  bool setup_failed_ = false;  // a file of -i/-o/-e could not be opened: the step was killed, srun exits 1
   int rc_ = 1;
   uint64_t job_ = 0;
   uint32_t step_ = 0;
@@ -154,6 +156,7 @@ class Session {
   double last_interrupt_ = -10;
   int in_fd_ = 0;             // -i FILE: that file instead of srun's stdin
   std::optional<uint32_t> input_task_;  // -i N: stdin to task N alone
+  bool input_per_task_ = false;         // -i with %t, %n or %N: a file per task, sent once the step is laid out
   double wait_deadline_ = 0;  // -W: when the step is killed (0: not armed, or done)
   bool wait_started_ = false;
   bool aborted_ = false;      // srun (-W) or a task (MPI_Abort) ended the step: no "Force Terminated" line
@@ -217,12 +220,46 @@ Status Session::open_outputs(const pb::StepCreated& c) {
   step.task_node.resize(static_cast<size_t>(std::max(0, c.ntasks())), 0);
   step.label = req_.label;
   step.unbuffered = req_.unbuffered;
+  if (input_per_task_)
+    if (Status s = send_task_inputs(step); !s) return s;
   auto out = TaskOutput::make(req_.output, 1, step, files_);
   if (!out) return out.status();
   auto err = TaskOutput::make(req_.error.empty() ? req_.output : req_.error, 2, step, files_);
   if (!err) return err.status();
   out_ = std::move(out).value();
   err_ = std::move(err).value();
+  return Status::ok();
+}
+
+// -i with %t: each task's own file (expanded with its id and node), read whole and sent to
+// that task alone, then its end; a file that cannot be read fails the step before any input.
+Status Session::send_task_inputs(const TaskOutput::Step& step) {
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<std::string> contents;
+  for (uint32_t t = 0; t < step.task_node.size(); ++t) {
+    int fd = ::open(expand_pattern(req_.input, TaskOutput::task_context(step, t)).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return io_error(std::string("Could not open stdin file: ") + std::strerror(errno));
+    std::string data;
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0) data.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    contents.push_back(std::move(data));
+  }
+  for (uint32_t t = 0; t < contents.size(); ++t) {
+    for (size_t at = 0; at <= contents[t].size(); at += kChunk) {
+      pb::Envelope env;
+      auto* io = env.mutable_task_io();
+      io->set_task(t);
+      io->set_only_task(true);
+      io->set_per_task(true);
+      io->set_data(contents[t].substr(at, kChunk));
+      io->set_eof(at + kChunk >= contents[t].size());
+      send(env);
+      if (io->eof()) break;
+    }
+  }
   return Status::ok();
 }
 
@@ -281,6 +318,7 @@ void Session::handle(const pb::Envelope& msg) {
     if (Status st = open_outputs(c); !st) {
       std::cerr << "srun: error: " << st.message() << std::endl;
       killed_by_us_ = true;
+      setup_failed_ = true;
       signal_step(SIGKILL);
     }
     return;
@@ -348,6 +386,11 @@ Status Session::open_input() {
     send(env);
     return Status::ok();
   }
+  if (names_a_task(in)) {  // the step's layout names the files: send_task_inputs()
+    input_per_task_ = true;
+    stdin_open_ = false;
+    return Status::ok();
+  }
   if (in == "none") {
     stdin_open_ = false;
     pb::Envelope env;
@@ -407,7 +450,7 @@ int Session::run() {
 
 int Session::finish() {
   if (signaled_ && !killed_by_us_ && !aborted_ && job_) std::cerr << "srun: Force Terminated " << step_name(job_, step_) << "\n";
-  return rc_;
+  return setup_failed_ ? 1 : rc_;
 }
 
 // Sends the step request on `sock` and relays the step until it ends; returns srun's code.

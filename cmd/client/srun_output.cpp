@@ -30,6 +30,14 @@ Result<int> OutputFiles::open(const std::string& path) {
   return fd;
 }
 
+PatternContext TaskOutput::task_context(const Step& step, uint32_t t) {
+  PatternContext ctx = step.base;
+  ctx.task = t;
+  ctx.node_index = t < step.task_node.size() ? step.task_node[t] : 0;
+  ctx.node = ctx.node_index < step.nodes.size() ? step.nodes[ctx.node_index] : "";
+  return ctx;
+}
+
 Result<std::unique_ptr<TaskOutput>> TaskOutput::make(const std::string& spec, int own_fd, const Step& step,
                                                      OutputFiles& files) {
   auto out = std::make_unique<TaskOutput>();
@@ -50,11 +58,7 @@ Result<std::unique_ptr<TaskOutput>> TaskOutput::make(const std::string& spec, in
   } else {
     labelled = false;
     for (uint32_t t = 0; t < step.task_node.size(); ++t) {
-      PatternContext ctx = step.base;
-      ctx.task = t;
-      ctx.node_index = step.task_node[t];
-      ctx.node = step.task_node[t] < step.nodes.size() ? step.nodes[step.task_node[t]] : "";
-      auto fd = files.open(expand_pattern(spec, ctx));
+      auto fd = files.open(expand_pattern(spec, task_context(step, t)));
       if (!fd) return fd.status();
       out->per_task_[t] = *fd;
     }

@@ -44,6 +44,8 @@ class TaskOutput {
   // `spec` is -o or -e as given ("" = srun's own `own_fd`).
   static Result<std::unique_ptr<TaskOutput>> make(const std::string& spec, int own_fd, const Step& step,
                                                   OutputFiles& files);
+  // Task `t`'s names for patterns (%t, %n, %N): the step's, with the task's own.
+  static PatternContext task_context(const Step& step, uint32_t t);
   void write(uint32_t task, const std::string& data);
   void finish(uint32_t task);  // the task's stream ended: a labelled partial line goes out
 

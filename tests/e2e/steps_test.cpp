@@ -350,3 +350,44 @@ TEST_CASE("e2e: srun -i N gives srun's stdin to task N alone - on another node t
   // Past the last task, 5 is a file name, as in Slurm 22.05.
   CHECK(out.find("srun: error: Could not open stdin file: No such file or directory\npast rc=1\n") != std::string::npos);
 }
+
+TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line and SIGTERM on every node before the job ends") {
+  LocalCluster c(2, 1);
+  REQUIRE(c.ready());
+  // srun in a session of its own (setsid): the script's SIGTERM does not reach it, so what
+  // its tasks see comes from the step manager.
+  std::string body = "setsid -w srun -n2 sh -c 'trap \"echo TERM on $SLURMD_NODENAME; exit 0\" TERM; "
+                     "echo up > up-$SLURM_JOB_ID-$SLURM_PROCID; while :; do sleep 0.1; done'\n";
+  std::string cancelled = submit_steps(c, "-N2 -n2 -o term-%j.out", body, "cancel.sh");
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/up-" + cancelled + "-1").empty(); }, 20));
+  REQUIRE(c.hq("cancel " + cancelled).rc == 0);
+  REQUIRE(c.wait_state(cancelled, "CANCELLED", 20));
+  std::string out = slurp(c.dir() + "/term-" + cancelled + ".out");
+  INFO(out);
+  CHECK(out.find("*** STEP " + cancelled + ".0 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(out.find("DUE TO TIME LIMIT") == std::string::npos);
+  CHECK(out.find("TERM on e1\n") != std::string::npos);  // the job's end waited for its steps' ends
+  CHECK(out.find("TERM on e2\n") != std::string::npos);
+
+  std::string limited = submit_steps(c, "-N2 -n2 --time=0:03 -o term-%j.out", body, "limit.sh");
+  REQUIRE(c.wait_state(limited, "TIMEOUT", 30));
+  std::string late = slurp(c.dir() + "/term-" + limited + ".out");
+  INFO(late);
+  CHECK(late.find("*** STEP " + limited + ".0 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(late.find(" DUE TO TIME LIMIT ***") != std::string::npos);
+  CHECK(late.find("TERM on e2\n") != std::string::npos);
+}
+
+TEST_CASE("e2e: srun -i with %t feeds each task its own file, on every node - a missing one fails the step") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  const char* names[] = {"zero", "one", "two"};
+  for (int t = 0; t < 3; ++t) std::ofstream(c.dir() + "/in-" + std::to_string(t) + ".txt") << names[t] << "\n";
+  std::string out = run_steps(c, "-N2 -n3",
+                              "srun -N2 -n3 -i in-%t.txt sh -c 'echo \"$SLURM_PROCID on $SLURMD_NODENAME read $(cat)\"' | sort\n"
+                              "srun -n4 -i in-%t.txt cat; echo \"missing rc=$?\"\n");
+  INFO(out);
+  CHECK(out.find("0 on e1 read zero\n1 on e1 read one\n2 on e2 read two\n") != std::string::npos);
+  CHECK(out.find("srun: error: Could not open stdin file: No such file or directory") != std::string::npos);
+  CHECK(out.find("missing rc=1\n") != std::string::npos);
+}

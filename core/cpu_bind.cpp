@@ -31,12 +31,15 @@ Result<std::vector<int32_t>> parse_mask(std::string_view hex) {
 
 // map_cpu's list: a CPU per local task, in order, repeats allowed ("0,2*3" is 0,2,2,2).
 Result<std::vector<int32_t>> parse_cpu_map(std::string_view list) {
+  constexpr size_t kMaxEntries = 4096;  // a CPU per local task: more than any node runs
   std::vector<int32_t> out;
   for (std::string_view item : split(list, ',')) {
     size_t star = item.find('*');
     auto cpu = parse_int(item.substr(0, star), 0, 65535);
     Result<int64_t> times = star == std::string_view::npos ? Result<int64_t>(int64_t{1}) : parse_int(item.substr(star + 1), 1, 4096);
     if (!cpu || !times) return invalid("--cpu-bind=map_cpu: '" + std::string(item) + "' is not a CPU number");
+    if (out.size() + static_cast<size_t>(*times) > kMaxEntries)
+      return invalid("--cpu-bind=map_cpu: more than " + std::to_string(kMaxEntries) + " CPUs listed");
     out.insert(out.end(), static_cast<size_t>(*times), static_cast<int32_t>(*cpu));
   }
   return out;
@@ -89,6 +92,7 @@ Status parse_bind_token(std::string_view t, CpuBind& b) {
     if (list->empty()) return invalid("missing list for \"--cpu-bind=mask_cpu:<list>\"");
     b.kind = CpuBindKind::kMask;
     b.masks.clear();
+    if (list->size() > 65536) return invalid("--cpu-bind=mask_cpu: the list is too long");
     for (std::string_view m : split(*list, ',')) {
       auto cpus = parse_mask(m);
       if (!cpus) return cpus.status();

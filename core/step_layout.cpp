@@ -164,7 +164,7 @@ Result<StepLayout> lay_out(const std::vector<Candidate>& all, const StepRequest&
 
 Status assign_step_memory(const std::vector<NodeAlloc>& alloc, int64_t mem_mib, const std::map<std::string, int64_t>& busy,
                           StepLayout& layout, uint64_t job_id) {
-  if (mem_mib < 0) return invalid(job_words(job_id) + "Memory required by task is not available");
+  if (mem_mib < 0 || mem_mib > kMaxStepMemMib) return invalid(job_words(job_id) + "Memory required by task is not available");
   if (mem_mib == 0) return Status::ok();
   bool wait = false;
   for (const StepNode& n : layout.nodes) {

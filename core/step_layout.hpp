@@ -64,6 +64,8 @@ Result<StepLayout> plan_step(const std::vector<NodeAlloc>& alloc, const std::map
 // task is not available") or when running steps hold too much of it now (kUnavailable:
 // srun waits). `busy`: per node, the memory held by running steps that are not --overlap
 // (empty for an --overlap request). Nodes where the job has no memory figure take any.
+// The largest --mem a step may ask for (1 PiB in MiB): its limit in bytes fits an int64.
+constexpr int64_t kMaxStepMemMib = int64_t{1} << 30;
 Status assign_step_memory(const std::vector<NodeAlloc>& alloc, int64_t mem_mib, const std::map<std::string, int64_t>& busy,
                           StepLayout& layout, uint64_t job_id);
 

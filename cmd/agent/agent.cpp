@@ -111,6 +111,7 @@ void Agent::check_fence() {
 void Agent::start_step_manager() {
   auto find = [this](uint64_t id) -> std::optional<StepManager::JobView> {
     if (auto h = held_.find(id); h != held_.end()) {
+      if (h->second.ending) return std::nullopt;
       bool first = !h->second.job.alloc.empty() && h->second.job.alloc.front().node == opts_.name;
       return StepManager::JobView{&h->second.job, h->second.cgroup, h->second.cpus, h->second.peers,
                                   first ? held_step_ids_file(id) : "",
@@ -120,6 +121,7 @@ void Agent::start_step_manager() {
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     const RunningJob& rj = it->second;
+    if (rj.cancelled || rj.timed_out) return std::nullopt;  // ending: no new steps
     return StepManager::JobView{&rj.job, rj.cgroup, rj.cpus, rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered)};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
@@ -608,8 +610,9 @@ void Agent::on_kill(const pb::KillJob& k) {
     // srun or salloc): the share goes once their tasks here are over, or after the kill
     // wait (and a second).
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds((k.grace() > 0 ? k.grace() : kill_wait_) + 1);
+    held_.at(k.job_id()).ending = true;
     if (steps_) steps_->terminate_job(k.job_id(), parse_kill_reason(k.reason()) == KillReason::kTimeout);  // srun's, salloc's
-    return release_after_steps(k.job_id(), "killed, reason " + k.reason(), deadline);
+    return release_after_steps(k.job_id(), held_.at(k.job_id()).job.restart_count, "killed, reason " + k.reason(), deadline);
   }
   auto it = running_.find(k.job_id());
   if (it == running_.end()) return;
@@ -628,39 +631,49 @@ void Agent::on_kill(const pb::KillJob& k) {
 // Slurm's job stays COMPLETING until its steps are done. True when the end is deferred.
 bool Agent::wait_for_steps(uint64_t id, int status, const struct rusage* ru) {
   RunningJob& rj = running_.at(id);
-  if (rj.steps_waited || !(rj.cancelled || rj.timed_out) || !steps_ || !steps_->has_steps(id)) return false;
+  if (rj.steps_waited || !rj.steps_terminated || !steps_ || !steps_->has_steps(id)) return false;
   rj.steps_waited = true;
+  // The script is gone: nothing of its may be signalled or timed out any more.
+  for (auto* timer : {&rj.limit_timer, &rj.signal_timer, &rj.kill_timer})
+    if (*timer) (*timer)->cancel();
   std::optional<struct rusage> kept;
   if (ru) kept = *ru;
-  finish_after_steps(id, status, kept, std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait_ + 1));
+  finish_after_steps(id, rj.job.restart_count, status, kept,
+                     std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait_ + 1));
   return true;
 }
 
-void Agent::finish_after_steps(uint64_t id, int status, std::optional<struct rusage> ru,
+void Agent::finish_after_steps(uint64_t id, int32_t run, int status, std::optional<struct rusage> ru,
                                std::chrono::steady_clock::time_point deadline) {
-  if (!running_.count(id)) return;
+  auto it = running_.find(id);
+  if (it == running_.end() || it->second.job.restart_count != run) return;  // ended, or another run now
   if (!steps_ || !steps_->has_steps(id) || std::chrono::steady_clock::now() >= deadline)
     return finish(id, status, ru ? &*ru : nullptr);
   auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(50));
-  timer->async_wait([this, id, status, ru, deadline, timer](const asio::error_code& ec) {
-    if (!ec) finish_after_steps(id, status, ru, deadline);
+  timer->async_wait([this, id, run, status, ru, deadline, timer](const asio::error_code& ec) {
+    if (!ec) finish_after_steps(id, run, status, ru, deadline);
   });
 }
 
-void Agent::release_after_steps(uint64_t id, const std::string& why, std::chrono::steady_clock::time_point deadline) {
-  if (!held_.count(id)) return;
+void Agent::release_after_steps(uint64_t id, int32_t run, const std::string& why,
+                                std::chrono::steady_clock::time_point deadline) {
+  auto it = held_.find(id);
+  if (it == held_.end() || it->second.job.restart_count != run) return;  // released, or another run now
   bool busy = steps_ && (steps_->hosts_tasks(id) || steps_->has_steps(id));
   if (!busy || std::chrono::steady_clock::now() >= deadline) return release_held(id, why);
   auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(50));
-  timer->async_wait([this, id, why, deadline, timer](const asio::error_code& ec) {
-    if (!ec) release_after_steps(id, why, deadline);
+  timer->async_wait([this, id, run, why, deadline, timer](const asio::error_code& ec) {
+    if (!ec) release_after_steps(id, run, why, deadline);
   });
 }
 
 void Agent::terminate(RunningJob& rj, int64_t grace) {
   pid_t pgid = rj.pid;
   if (pgid <= 0) return;  // still in its prolog: it ends as cancelled when that finishes
-  if (grace > 0 && steps_) steps_->terminate_job(rj.job.id.value, rj.timed_out);  // the same grace for its steps
+  if (grace > 0 && steps_) {  // its steps get SIGTERM too, SIGKILL after the job's kill wait
+    steps_->terminate_job(rj.job.id.value, rj.timed_out);
+    rj.steps_terminated = true;
+  }
   ::kill(-pgid, SIGCONT);
   ::kill(-pgid, grace > 0 ? SIGTERM : SIGKILL);
   if (grace <= 0) return;

@@ -80,6 +80,7 @@ class Agent {
     std::vector<int32_t> cpus;   // the CPUs it runs on
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
     bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
+    bool steps_terminated = false;  // its steps got SIGTERM (a cancel or time limit with a grace)
     bool steps_waited = false;   // its end waited (or had no need to wait) for its steps to end
     std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
   };
@@ -94,6 +95,7 @@ class Agent {
     // The first node of an allocation of srun or salloc (no script anywhere): every node's
     // agent, for its steps; empty elsewhere.
     std::vector<pb::AgentAddress> peers;
+    bool ending = false;  // killed: it goes once its steps' tasks here are over; no new steps
   };
 
   // The job's CPUs, cgroup and launch; an error when it cannot be confined as asked.
@@ -115,8 +117,10 @@ class Agent {
   void finish(uint64_t id, int status, const struct rusage* ru);
   bool wait_for_steps(uint64_t id, int status, const struct rusage* ru);
   // A held job's share, once the tasks of its steps here are over or at `deadline`.
-  void release_after_steps(uint64_t id, const std::string& why, std::chrono::steady_clock::time_point deadline);
-  void finish_after_steps(uint64_t id, int status, std::optional<struct rusage> ru,
+  void release_after_steps(uint64_t id, int32_t run, const std::string& why,
+                           std::chrono::steady_clock::time_point deadline);
+  // `run`: the job's restart count when the wait began; another run's job is left alone.
+  void finish_after_steps(uint64_t id, int32_t run, int status, std::optional<struct rusage> ru,
                           std::chrono::steady_clock::time_point deadline);
   // Restart survival (adopt.cpp): what a launch leaves in the spool, and taking over the
   // jobs an earlier agent left running (or learning how they ended meanwhile).

@@ -269,6 +269,11 @@ std::vector<std::string> JobCgroup::batch_procs_files() const {
   return {leaf + "/cgroup.procs"};
 }
 
+bool JobCgroup::may_hold_processes() const {
+  if (mode_ != CgroupMode::kV2 || dirs_.empty()) return true;
+  return trim(read_small_file(dirs_.front() + "/cgroup.subtree_control")).empty();
+}
+
 Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& limits) const {
   if (!active()) return JobCgroup{};
   std::vector<std::string> dirs;

@@ -56,6 +56,9 @@ class JobCgroup {
   // (made here when missing; a job adopted from an agent before step groups has none
   // and keeps its script in the job's group).
   std::vector<std::string> batch_procs_files() const;
+  // Whether processes may join this group itself: always on v1; on v2 only while no
+  // controller is enabled for its children.
+  bool may_hold_processes() const;
   // A child group `name` (a job step's) with its own limits: CPUs (empty: the parent's),
   // memory (0: the parent's), devices denied. An error leaves nothing behind; on v2 it
   // needs the controllers enabled below this group (Cgroups::create does that).

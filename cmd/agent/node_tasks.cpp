@@ -160,6 +160,10 @@ void NodeTasks::reaped(pid_t pid, int status) {
     t.exited = true;
     t.status = status;
     ::kill(-t.pid, SIGKILL);  // what the task left in its process group
+    // Every task exited: what they left in the step's group dies now, so none of it can
+    // hold their output open (the step would never end).
+    if (group_.active() && std::all_of(tasks_.begin(), tasks_.end(), [](const Task& x) { return x.exited; }))
+      group_.kill_all(200);
     progress(i);
     return;
   }

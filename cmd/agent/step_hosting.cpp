@@ -94,11 +94,10 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     co_return refuse("GPUs that are not the job's on this node");
   }
   if (job->gpu_env) part.gpu_env = job->gpu_env(gpus);
-  if (launch.mem_mib() < 0) {
+  if (launch.mem_mib() < 0 || launch.mem_mib() > kMaxStepMemMib) {
     unplace();
-    co_return refuse("a negative memory limit");
+    co_return refuse("a memory limit out of range");
   }
-  confine(part, *job, launch.mem_mib(), launch.cpu_bind(), launch.cpus_per_task());
   if (launch.mpi() == kPmix) {
     std::vector<StepNode> layout = layout_of(launch);
     if (part.index >= layout.size() || layout[part.index].tasks != ids) {
@@ -107,6 +106,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     }
     part.attach = pmix_attach(key, std::move(layout), part.index);
   }
+  confine(part, *job, launch.mem_mib(), launch.cpu_bind(), launch.cpus_per_task());  // released by start_node_tasks
   auto started = start_node_tasks(
       io_, part, exchange,
       watch_ranks(key,

@@ -551,18 +551,27 @@ bool StepManager::lost_rank(StepKey key, const pb::TaskExited& e) const {
 
 // srun's stdin goes to every task (Slurm's default), on every node.
 void StepManager::feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io) {
-  if (step->local) step->local->feed_stdin(io.data(), io.eof(), only_task(io), io.per_task());
+  // A task's own input (-i with %t) goes to its node alone.
+  std::optional<std::string> node;
+  if (io.per_task()) {
+    auto at = step->open.find(io.task());
+    if (at == step->open.end()) return;  // ended already, or no such task
+    node = at->second;
+  }
+  if (step->local && (!node || *node == node_)) step->local->feed_stdin(io.data(), io.eof(), only_task(io), io.per_task());
   pb::Envelope env;
   *env.mutable_task_io() = io;
   env.mutable_task_io()->set_job_id(step->job_id);
   env.mutable_task_io()->set_step_id(step->step_id);
   env.mutable_task_io()->set_stream(0);
-  send_remotes(step, env);
+  send_remotes(step, env, node);
 }
 
 // To every other node of the step; held for a node whose link is still being dialled.
-void StepManager::send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
+void StepManager::send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg,
+                               const std::optional<std::string>& only_node) {
   for (auto& r : step->remotes) {
+    if (only_node && r.node != *only_node) continue;
     if (r.link) r.link->send(msg);
     else r.pending.push_back(msg);
   }

@@ -141,7 +141,9 @@ class StepManager {
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
   void signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate = false);
-  void send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
+  // `only_node` set: to that node alone (if it is one of the step's others).
+  void send_remotes(const std::shared_ptr<Step>& step, const pb::Envelope& msg,
+                    const std::optional<std::string>& only_node = std::nullopt);
   void kill_hosted(Hosted& h);
   void terminate_step(const std::shared_ptr<Step>& step);
   void finish_step(const std::shared_ptr<Step>& step);

@@ -11,13 +11,14 @@ namespace hq::cmd {
 namespace {
 
 // The step's group inside the job's, with the step's CPUs and memory; none without cgroups.
-// A job whose group takes no children (v2, adopted from an agent before step groups) runs
-// its steps in its own group, unless the step asked for a memory limit of its own.
+// A job whose group takes no children but may hold processes (v2, adopted from an agent
+// before step groups) runs its steps in its own group, unless the step asked for a memory
+// limit of its own; otherwise the step cannot start.
 Result<JobCgroup> step_group(const StepNodePart& part) {
   if (!part.job_cgroup.active()) return JobCgroup{};
   CgroupLimits limits{part.cpus, part.mem_mib * 1024 * 1024, 0, {}};
   auto group = part.job_cgroup.child("step_" + std::to_string(part.ids.step_id), limits);
-  if (group || part.mem_mib > 0) return group;
+  if (group || part.mem_mib > 0 || !part.job_cgroup.may_hold_processes()) return group;
   log::warn(step_label(part.ids.job_id, part.ids.step_id) + ": its tasks run in the job's cgroup: " +
             group.status().message());
   return JobCgroup{};

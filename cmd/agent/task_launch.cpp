@@ -108,10 +108,11 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     dprintf(2, "hq: error: couldn't chdir to `%s': %s: going to /tmp instead\n", plan.cwd.c_str(), strerror(errno));
     if (chdir("/tmp") != 0) child_fail("chdir");
   }
+  // Defaults first, then unblocked: no handler of the agent's may run in this child.
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
   int saved = ENOENT;
   for (const auto& path : p.candidates) {
     execve(path.c_str(), p.argv.data(), p.env.data());

@@ -532,6 +532,41 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
   return rc;
 }
 
+// srun --jobid=N (or SLURM_JOB_ID) where the job's own variables are not, e.g. a login
+// shell: the controller says where the job's steps are managed, and the step runs from
+// here over the network, its tasks with the allocation's variables, as srun outside a job's.
+int run_in_job_from_outside(const SrunRequest& req, const std::vector<std::string>& env) {
+  std::string id = std::to_string(req.job_id);
+  auto refuse = [&](const std::string& why) {
+    std::cerr << "srun: error: Unable to confirm allocation for job " << id << ": " << why << "\n"
+              << "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job " << id << "\n";
+    return 1;
+  };
+  auto exported = export_environment(req.export_spec, env);
+  if (!exported) return refuse(exported.status().message());
+  auto client = connect_client();
+  if (!client) return refuse(client.status().message());
+  pb::Envelope ask;
+  ask.mutable_step_mgr_query()->set_job_id(req.job_id);
+  auto answer = (*client)->call(ask);
+  if (!answer) return refuse(answer.status().message());
+  if (answer->has_error()) return refuse(answer->error().message());
+  const pb::AllocateReply& job = answer->allocate_reply();
+  if (!job.granted() || job.stepmgr().port() == 0) return refuse("its first node takes no steps from other hosts");
+  auto create = step_request(req, env);
+  if (!create) return refuse(create.status().message());
+  pb::JobSpec spec;
+  spec.set_name(job.job_name());
+  spec.set_user(current_user_name());
+  spec.set_uid(getuid());
+  spec.set_gid(getgid());
+  create->clear_env();
+  for (auto& kv : allocation_env(job, spec, *exported)) create->add_env(kv);
+  catch_signals();
+  const auto& m = job.stepmgr();
+  return run_step_remote({m.node(), m.host(), m.port(), m.fingerprint()}, req, std::move(create).value());
+}
+
 int usage(std::ostream& out, int code) {
   out << "usage: srun [OPTIONS] COMMAND [ARGS...]\n"
          "  -n, --ntasks N        tasks            -N, --nodes N[-M]       nodes\n"
@@ -575,24 +610,20 @@ int run_srun(const Args& args) {
     SrunRequest outside = *req;
     return run_outside(outside, env);
   }
+  std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
+  if (path.empty() && !vars.count("HQ_STEPMGR")) return run_in_job_from_outside(*req, env);
   auto create = step_request(*req, env);
   if (!create) {
     std::cerr << "srun: error: " << create.status().message() << "\n";
     return 1;
   }
   catch_signals();
-  std::string path = vars.count("HQ_STEP_SOCKET") ? vars["HQ_STEP_SOCKET"] : "";
   int sock = path.empty() ? -1 : connect_unix(path);
   int err = errno;
   if (sock >= 0) return run_step(sock, *req, std::move(create).value(), "at " + path);
   if (auto at = stepmgr_from_env(vars)) return run_step_remote(*at, *req, std::move(create).value());
-  if (path.empty()) {
-    std::cerr << "srun: error: Unable to create step for job " << req->job_id
-              << ": not inside an hq job allocation (neither HQ_STEP_SOCKET nor HQ_STEPMGR is set)\n";
-  } else {
-    std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
-              << ": " << std::strerror(err) << "\n";
-  }
+  std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
+            << ": " << std::strerror(err) << "\n";
   return 1;
 }
 

@@ -23,12 +23,24 @@ pb::AllocateReply Controller::allocation_reply(const Job& job) const {
   out.set_nodelist(alloc_hostlist(job.alloc));
   out.set_time_limit(job.time_limit > 0 ? job.time_limit : 0);
   out.set_partition(job.partition);
+  out.set_job_name(job.spec.name);
   pb::Job full = net::to_pb(job, false);
   *out.mutable_alloc() = full.alloc();
   if (auto it = step_addresses_.find(job.alloc.front().node); it != step_addresses_.end())
     *out.mutable_stepmgr() = it->second;
   out.mutable_stepmgr()->set_node(job.alloc.front().node);
   return out;
+}
+
+Result<pb::AllocateReply> Controller::stepmgr_of(const pb::StepMgrQuery& req, const net::Identity& who) const {
+  const Job* job = find_job(state_, JobId{req.job_id()});
+  if (!job) return not_found("Invalid job id specified");
+  if (!may_act(*job, who, is_admin(who), "use")) return denied("Access/permission denied");
+  if (is_terminal(job->state)) return invalid("Job/step already completing or completed");
+  if (job->state != JobState::kRunning || job->alloc.empty())
+    return unavailable("Job " + std::to_string(job->id.value) + " has not started yet (" +
+                       std::string(job_state_name(job->state)) + ")");
+  return allocation_reply(*job);
 }
 
 void Controller::allocate(const pb::AllocateRequest& req, const net::Identity& who,

@@ -60,6 +60,8 @@ class Controller {
                 std::function<void(Result<pb::AllocateReply>)> reply);
   // srun/salloc ends its allocation: COMPLETED, or FAILED with the exit code; every node
   // lets go of its share once that is durable.
+  // srun --jobid from outside the job: the job's stepmgr (its first node's step address).
+  Result<pb::AllocateReply> stepmgr_of(const pb::StepMgrQuery& req, const net::Identity& who) const;
   void complete(const pb::JobCompleteRequest& req, const net::Identity& who,
                 std::function<void(Result<pb::JobCompleteReply>)> reply);
   // `reply` runs once the cancellations are durable.

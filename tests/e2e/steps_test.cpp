@@ -362,7 +362,8 @@ TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line 
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/up-" + cancelled + "-1").empty(); }, 20));
   REQUIRE(c.hq("cancel " + cancelled).rc == 0);
   REQUIRE(c.wait_state(cancelled, "CANCELLED", 20));
-  std::string out = slurp(c.dir() + "/term-" + cancelled + ".out");
+  std::string out;  // srun may still be writing what it got when the job's end is recorded
+  wait_until([&] { return (out = slurp(c.dir() + "/term-" + cancelled + ".out")).find("TERM on e2") != std::string::npos; }, 10);
   INFO(out);
   CHECK(out.find("*** STEP " + cancelled + ".0 ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(out.find("DUE TO TIME LIMIT") == std::string::npos);
@@ -371,7 +372,8 @@ TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line 
 
   std::string limited = submit_steps(c, "-N2 -n2 --time=0:03 -o term-%j.out", body, "limit.sh");
   REQUIRE(c.wait_state(limited, "TIMEOUT", 30));
-  std::string late = slurp(c.dir() + "/term-" + limited + ".out");
+  std::string late;
+  wait_until([&] { return (late = slurp(c.dir() + "/term-" + limited + ".out")).find("TERM on e2") != std::string::npos; }, 10);
   INFO(late);
   CHECK(late.find("*** STEP " + limited + ".0 ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(late.find(" DUE TO TIME LIMIT ***") != std::string::npos);
@@ -390,4 +392,23 @@ TEST_CASE("e2e: srun -i with %t feeds each task its own file, on every node - a 
   CHECK(out.find("0 on e1 read zero\n1 on e1 read one\n2 on e2 read two\n") != std::string::npos);
   CHECK(out.find("srun: error: Could not open stdin file: No such file or directory") != std::string::npos);
   CHECK(out.find("missing rc=1\n") != std::string::npos);
+}
+
+TEST_CASE("e2e: srun --jobid from outside the job runs a step in it over the network - an unknown job is refused as Slurm does") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::string id = submit_steps(c, "-N2 -n2", "echo up > outside.up\n" + until_file("outside.go") + "\n", "outside.sh");
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/outside.up").empty(); }, 20));
+  auto r = c.hq("run --jobid=" + id + " -l -n2 sh -c 'echo $SLURM_JOB_ID $SLURMD_NODENAME $SLURM_STEP_ID $SLURM_JOB_NUM_NODES'");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("0: " + id + " e1 0 2\n") != std::string::npos);
+  CHECK(r.out.find("1: " + id + " e2 0 2\n") != std::string::npos);
+  auto bad = c.hq("run --jobid=999999 true");
+  INFO(bad.out);
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("srun: error: Unable to confirm allocation for job 999999: Invalid job id specified\n"
+                     "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 999999\n") != std::string::npos);
+  c.release("outside.go");
+  CHECK(c.wait_state(id, "COMPLETED", 20));
 }

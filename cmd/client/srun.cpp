@@ -538,8 +538,9 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
 int run_in_job_from_outside(const SrunRequest& req, const std::vector<std::string>& env) {
   std::string id = std::to_string(req.job_id);
   auto refuse = [&](const std::string& why) {
-    std::cerr << "srun: error: Unable to confirm allocation for job " << id << ": " << why << "\n"
-              << "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job " << id << "\n";
+    if (why.rfind("Slurm job ", 0) == 0) std::cerr << "srun: error: " << why << "\n";  // "... has expired"
+    else std::cerr << "srun: error: Unable to confirm allocation for job " << id << ": " << why << "\n";
+    std::cerr << "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job " << id << "\n";
     return 1;
   };
   auto exported = export_environment(req.export_spec, env);

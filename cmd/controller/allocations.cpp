@@ -36,10 +36,10 @@ Result<pb::AllocateReply> Controller::stepmgr_of(const pb::StepMgrQuery& req, co
   const Job* job = find_job(state_, JobId{req.job_id()});
   if (!job) return not_found("Invalid job id specified");
   if (!may_act(*job, who, is_admin(who), "use")) return denied("Access/permission denied");
-  if (is_terminal(job->state)) return invalid("Job/step already completing or completed");
-  if (job->state != JobState::kRunning || job->alloc.empty())
-    return unavailable("Job " + std::to_string(job->id.value) + " has not started yet (" +
-                       std::string(job_state_name(job->state)) + ")");
+  // Slurm 22.05's words: srun prints them after "Unable to confirm allocation for job N: ",
+  // except the "Slurm job N has expired" of an ended job, which it prints alone.
+  if (is_terminal(job->state)) return invalid("Slurm job " + std::to_string(job->id.value) + " has expired");
+  if (job->state != JobState::kRunning || job->alloc.empty()) return unavailable("Job is pending execution");
   return allocation_reply(*job);
 }
 

@@ -411,4 +411,7 @@ TEST_CASE("e2e: srun --jobid from outside the job runs a step in it over the net
                      "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 999999\n") != std::string::npos);
   c.release("outside.go");
   CHECK(c.wait_state(id, "COMPLETED", 20));
+  auto ended = c.hq("run --jobid=" + id + " true");
+  CHECK(ended.rc == 1);
+  CHECK(ended.out.find("srun: error: Slurm job " + id + " has expired\nsrun: Check SLURM_JOB_ID") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 
 #include "core/cli_options.hpp"
 #include "core/hardware.hpp"
+#include "core/submit_inert.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -107,8 +108,30 @@ Status set_string(std::string& field, std::string_view v, std::string_view what)
   return Status::ok();
 }
 
+// An option of core/submit_inert: refused, told, or taken silently.
+OptionDef inert_option(const InertOption& o) {
+  auto set = [o](SubmitRequest& r, std::string_view) -> Status {
+    std::string what = "--" + std::string(o.name) + ": " + std::string(o.why);
+    if (o.refused) return invalid(what);
+    if (o.notice && std::find(r.notices.begin(), r.notices.end(), what) == r.notices.end()) r.notices.push_back(what);
+    return Status::ok();
+  };
+  return {o.name, o.short_name, o.arg == InertArg::kRequired, set, o.arg == InertArg::kOptional};
+}
+
+std::vector<OptionDef> base_options();
+
 const std::vector<OptionDef>& option_table() {
-  static const std::vector<OptionDef> table = {
+  static const std::vector<OptionDef> table = [] {
+    std::vector<OptionDef> all = base_options();
+    for (const InertOption& o : inert_submit_options()) all.push_back(inert_option(o));
+    return all;
+  }();
+  return table;
+}
+
+std::vector<OptionDef> base_options() {
+  return {
       {"job-name", 'J', true, [](SubmitRequest& r, std::string_view v) { r.spec.name = v; r.name_set = true; return Status::ok(); }},
       {"output", 'o', true, [](SubmitRequest& r, std::string_view v) { r.spec.output = v; return Status::ok(); }},
       {"error", 'e', true, [](SubmitRequest& r, std::string_view v) { r.spec.error = v; return Status::ok(); }},
@@ -150,8 +173,9 @@ const std::vector<OptionDef>& option_table() {
       {"constraint", 'C', true, [](SubmitRequest& r, std::string_view v) { r.spec.constraint = v; return Status::ok(); }},
       {"nodelist", 'w', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.nodelist, v, "node list"); }},
       {"exclude", 'x', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.exclude, v, "node list"); }},
-      {"exclusive", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.exclusive = true; return Status::ok(); }},
-      {"nice", 0, true, set_nice},
+      // --exclusive[=user|mcs]: whole nodes either way here.
+      {"exclusive", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.exclusive = true; return Status::ok(); }, true},
+      {"nice", 0, false, [](SubmitRequest& r, std::string_view v) { return v.empty() ? set_nice(r, "100") : set_nice(r, v); }, true},
       {"begin", 'b', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.begin, v, "begin time"); }},
       {"dependency", 'd', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.dependency, v, "dependency"); }},
       {"kill-on-invalid-dep", 0, true, [](SubmitRequest& r, std::string_view v) {
@@ -165,7 +189,6 @@ const std::vector<OptionDef>& option_table() {
       {"no-requeue", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.requeue = 0; return Status::ok(); }},
       {"test-only", 0, false, [](SubmitRequest& r, std::string_view) { r.test_only = true; return Status::ok(); }},
   };
-  return table;
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ struct SubmitRequest {
   std::string begin;                   // --begin as given; resolved by resolve_begin()
   std::string wrap;
   std::string export_spec = "ALL";
+  // "--mail-type: no mail is sent yet": options taken that do not act on hq yet
+  // (core/submit_inert), for sbatch to tell once each on stderr.
+  std::vector<std::string> notices;
 };
 
 // Shell-like split of one directive's argument text: quotes group, backslash escapes,

@@ -146,6 +146,7 @@ int run_submit(const Args& args) {
   }
   auto req = build_request(args);
   if (!req) return fail(prog, req.status());
+  for (const auto& n : req->notices) std::cerr << prog << ": warning: " << n << "\n";
   std::unique_ptr<net::RpcClient> client;  // call_with_retry connects
   pb::Envelope env;
   *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);

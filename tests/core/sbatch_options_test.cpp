@@ -1,0 +1,112 @@
+// Every option of Slurm 22.05's `sbatch --help` (captured from the real command:
+// tests/fixtures/slurm/sbatch-help-22.05.txt) is taken in an #SBATCH line: it acts, is
+// accepted with a reason (core/submit_inert), or is refused with one; none is unknown.
+// docs/slurm-compat.md names each accepted-without-effect or refused option with its reason.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/submit_inert.hpp"
+#include "core/submit_options.hpp"
+
+using namespace hq;
+
+namespace {
+
+struct HelpOption {
+  std::string name;
+  bool takes_value = false;
+  bool optional_value = false;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<HelpOption> help_options() {
+  std::vector<HelpOption> out;
+  std::istringstream in(slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sbatch-help-22.05.txt"));
+  std::regex opt(R"(^\s+(?:-\w,? +)?--([a-z][a-z-]*)(\[?=)?)");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, opt)) continue;
+    HelpOption o{m[1], m[2].matched, m[2].matched && std::string(m[2]) == "[="};
+    if (o.name == "help" || o.name == "usage" || o.name == "version") continue;  // answered before parsing
+    if (o.name == "container") o.takes_value = true;  // the help omits its "=path"
+    if (std::any_of(out.begin(), out.end(), [&](const HelpOption& x) { return x.name == o.name; }))
+      continue;  // named again in another option's text ("--mem >= --mem-per-cpu")
+    out.push_back(o);
+  }
+  return out;
+}
+
+// A value each option takes (anything for the ones hq does not read).
+std::string value_for(const std::string& name) {
+  static const std::map<std::string, std::string> values = {
+      {"array", "1-3"},        {"begin", "now"},          {"dependency", "afterok:1"}, {"time", "10"},
+      {"time-min", "5"},       {"nodes", "1"},            {"mem", "1G"},              {"mem-per-cpu", "1G"},
+      {"mem-per-gpu", "1G"},   {"gres", "gpu:1"},         {"signal", "USR1@30"},      {"export", "ALL"},
+      {"chdir", "/tmp"},       {"cpu-bind", "cores"},     {"hint", "nomultithread"},  {"mail-type", "END"},
+      {"distribution", "block"}, {"deadline", "now+1hour"}, {"exclusive", "user"},    {"nice", "10"}};
+  auto it = values.find(name);
+  return it == values.end() ? "1" : it->second;
+}
+
+}  // namespace
+
+TEST_CASE("sbatch options: every option of Slurm 22.05's sbatch --help is taken in a script - none is unknown") {
+  auto options = help_options();
+  REQUIRE(options.size() >= 85);  // the fixture was read
+  for (const char* known : {"mail-type", "extra-node-info", "exclusive", "wrap", "gpus-per-socket"})
+    CHECK(std::any_of(options.begin(), options.end(), [&](const HelpOption& o) { return o.name == known; }));
+  std::set<std::string> refused;
+  for (const auto& o : inert_submit_options())
+    if (o.refused) refused.insert(std::string(o.name));
+  for (const auto& o : options) {
+    std::string word = "--" + o.name + (o.takes_value ? "=" + value_for(o.name) : "");
+    SubmitRequest req;
+    auto args = parse_directives("#!/bin/bash\n#SBATCH " + word + "\ntrue\n");
+    REQUIRE(args.is_ok());
+    Status s = apply_submit_options(*args, req, nullptr);
+    INFO(word << ": " << s.message());
+    if (refused.count(o.name)) {
+      CHECK_FALSE(s.is_ok());
+      CHECK(s.message().find("--" + o.name + ": ") != std::string::npos);  // says why
+    } else {
+      CHECK(s.is_ok());
+    }
+  }
+}
+
+TEST_CASE("sbatch options: one that does not act yet is told once - one that means nothing on hq is silent") {
+  SubmitRequest req;
+  auto args = parse_directives("#!/bin/bash\n#SBATCH --mail-type=END --mail-type=FAIL --bb=x\n#SBATCH --qos=high\n");
+  REQUIRE(args.is_ok());
+  REQUIRE(apply_submit_options(*args, req, nullptr).is_ok());
+  CHECK(req.notices == std::vector<std::string>{"--mail-type: no mail is sent yet",
+                                                "--qos: QOS is not stored or enforced until accounting exists"});
+  SubmitRequest nice;
+  REQUIRE(apply_submit_options({"--nice"}, nice, nullptr).is_ok());  // Slurm's default adjustment
+  CHECK(nice.spec.nice == 100);
+}
+
+TEST_CASE("sbatch options: docs/slurm-compat.md names every option taken without effect, and why") {
+  std::string doc = slurp(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  REQUIRE_FALSE(doc.empty());
+  for (const auto& o : inert_submit_options()) {
+    INFO("--" << o.name);
+    size_t at = doc.find("`--" + std::string(o.name) + "`");
+    REQUIRE(at != std::string::npos);
+    size_t eol = doc.find('\n', at);
+    CHECK(doc.substr(at, eol - at).find(std::string(o.why)) != std::string::npos);
+  }
+}

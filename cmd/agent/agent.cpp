@@ -627,7 +627,7 @@ void Agent::on_kill(const pb::KillJob& k) {
 
 // SIGTERM to the whole process group, then SIGKILL after the grace period.
 // A cancelled or timed-out job whose script is gone while its steps still run (they got
-// SIGTERM with it): its end waits for them, at most the kill wait (and a second), as
+// SIGTERM with it): its end waits for them and their sruns, at most the kill wait and 5 s, as
 // Slurm's job stays COMPLETING until its steps are done. True when the end is deferred.
 bool Agent::wait_for_steps(uint64_t id, int status, const struct rusage* ru) {
   RunningJob& rj = running_.at(id);
@@ -639,7 +639,7 @@ bool Agent::wait_for_steps(uint64_t id, int status, const struct rusage* ru) {
   std::optional<struct rusage> kept;
   if (ru) kept = *ru;
   finish_after_steps(id, rj.job.restart_count, status, kept,
-                     std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait_ + 1));
+                     std::chrono::steady_clock::now() + std::chrono::seconds(kill_wait_ + 5));
   return true;
 }
 

@@ -138,6 +138,15 @@ asio::awaitable<void> StepManager::serve(ConnPtr conn, uid_t uid) {
   }
   std::shared_ptr<Step> step = co_await create(conn, first->step_create(), uid);
   if (!step) co_return;
+  uint64_t job_id = step->job_id;
+  ++sessions_[job_id];  // until srun has read its step's end and gone
+  struct Leave {
+    std::map<uint64_t, int>& sessions;
+    uint64_t job;
+    ~Leave() {
+      if (auto it = sessions.find(job); it != sessions.end() && --it->second <= 0) sessions.erase(it);
+    }
+  } leave{sessions_, job_id};
   while (true) {
     auto msg = co_await conn->recv();
     if (!msg) break;
@@ -615,7 +624,7 @@ bool StepManager::hosts_tasks(uint64_t job_id) const {
 
 bool StepManager::has_steps(uint64_t job_id) const {
   auto it = steps_.lower_bound({job_id, 0});
-  return it != steps_.end() && it->first.first == job_id;
+  return (it != steps_.end() && it->first.first == job_id) || sessions_.count(job_id) > 0;
 }
 
 // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".

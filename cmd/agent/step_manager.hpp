@@ -94,7 +94,8 @@ class StepManager {
   // ON NODE CANCELLED AT TIME [DUE TO TIME LIMIT] ***"), then SIGCONT and SIGTERM on every
   // node, SIGKILL after the kill wait.
   void terminate_job(uint64_t job_id, bool time_limit);
-  // Whether steps of the job managed here have not ended yet.
+  // Whether steps of the job managed here have not ended yet, or their sruns are still
+  // connected (reading the last of their output).
   bool has_steps(uint64_t job_id) const;
   // Whether tasks of the job's steps managed elsewhere still run here.
   bool hosts_tasks(uint64_t job_id) const;
@@ -180,6 +181,7 @@ class StepManager {
   std::unique_ptr<StepPmix> pmix_;  // from the first --mpi=pmix step here
   std::map<uint64_t, std::map<int32_t, int32_t>> cpu_use_;  // per job: its steps here per CPU
   std::map<uint64_t, int64_t> oom_kills_;  // per job: OOM kills its steps' tasks reported (any node)
+  std::map<uint64_t, int> sessions_;       // per job: srun connections with a step
   asio::local::stream_protocol::acceptor acceptor_;
   StepIds step_ids_;
   std::map<StepKey, std::shared_ptr<Step>> steps_;        // managed here, running

@@ -10,7 +10,10 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     auto reply = client.call(env);
     if (!reply) return reply.status();
     pb::QueueReply* page = reply->mutable_queue_reply();
-    if (first) all.set_now(page->now());
+    if (first) {
+      all.set_now(page->now());
+      *all.mutable_unknown_ids() = page->unknown_ids();
+    }
     if (page->jobs_size() == 0) break;
     uint64_t last = page->jobs(page->jobs_size() - 1).job_id();
     if (!first && last <= env.queue().after_id()) return invalid("the controller's queue pages do not advance");

@@ -60,15 +60,16 @@ std::vector<const pb::Node*> nodes_of(const std::vector<std::string>& names,
   return out;
 }
 
-void print_summary(const pb::NodesReply& r, bool gpus) {
+void print_summary(const pb::NodesReply& r, bool gpus, bool header) {
   std::map<std::string, const pb::Node*> by_name;
   for (const auto& n : r.nodes()) by_name[n.name()] = &n;
   size_t pw = 9;
   for (const auto& p : r.partitions()) pw = std::max(pw, p.name().size() + 1);
   size_t nw = 8;
   for (const auto& p : r.partitions()) nw = std::max(nw, p.nodes().size());
-  std::cout << field("PARTITION", static_cast<int>(pw), false) << " AVAIL  TIMELIMIT  NODES  STATE "
-            << (gpus ? field("NODELIST", static_cast<int>(nw), false) + " GPUS(USED/TOTAL)" : "NODELIST") << "\n";
+  if (header)
+    std::cout << field("PARTITION", static_cast<int>(pw), false) << " AVAIL  TIMELIMIT  NODES  STATE "
+              << (gpus ? field("NODELIST", static_cast<int>(nw), false) + " GPUS(USED/TOTAL)" : "NODELIST") << "\n";
   for (const auto& p : r.partitions()) {
     auto names = expand_hostlist(p.nodes());
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;
@@ -96,11 +97,12 @@ void print_summary(const pb::NodesReply& r, bool gpus) {
 
 int run_nodes(const Args& args) {
   std::string prog = prog_name(args[0]);
-  bool json = false;
+  bool json = false, header = true;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json") json = true;
-    else if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: hq nodes [--json]\n";
+    else if (args[i] == "-h" || args[i] == "--noheader") header = false;  // as sinfo's -h
+    else if (args[i] == "--help" || args[i] == "--usage") {
+      std::cout << "usage: hq nodes [-h|--noheader] [--json]\n";
       return 0;
     } else return fail(prog, invalid("unrecognized option '" + args[i] + "'"));
   }
@@ -113,7 +115,7 @@ int run_nodes(const Args& args) {
   if (json) return print_json(reply->nodes_reply()) ? 0 : 1;
   const auto& nodes = reply->nodes_reply().nodes();
   bool gpus = prog != "sinfo" && std::any_of(nodes.begin(), nodes.end(), [](const pb::Node& n) { return n.gpus() > 0; });
-  print_summary(reply->nodes_reply(), gpus);
+  print_summary(reply->nodes_reply(), gpus, header);
   return 0;
 }
 

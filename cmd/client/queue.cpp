@@ -8,7 +8,9 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/users.hpp"
 #include "core/job.hpp"
+#include "core/job_filter.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -67,17 +69,42 @@ void print_table(const pb::QueueReply& q, bool header) {
   }
 }
 
+// squeue's filters into the request (the controller applies them); errors in Slurm's words.
+Status set_filters(pb::QueueRequest& q, const std::string& states, const std::string& users, bool me,
+                   const std::string& partitions, const std::string& names, const std::string& accounts) {
+  if (!states.empty()) {
+    JobFilter check;
+    if (Status s = parse_state_filter(states, check); !s) return s;
+    q.set_state_filter(states);
+  }
+  for (const auto& u : split_list(users)) {  // a name in /etc/passwd, or a uid
+    auto uid = parse_int(u, 0, INT32_MAX);
+    if (uid) q.add_users(user_name(static_cast<uid_t>(*uid)));
+    else if (passwd_by_name(u)) q.add_users(u);
+    else return invalid("Invalid user: " + u);
+  }
+  if (me) q.add_users(current_user_name());
+  for (const auto& p : split_list(partitions)) q.add_partitions(p);
+  for (const auto& n : split_list(names)) q.add_names(n);
+  for (const auto& a : split_list(accounts)) q.add_accounts(a);
+  return Status::ok();
+}
+
 }  // namespace
 
 int run_queue(const Args& args) {
   std::string prog = prog_name(args[0]);
   CLI::App app{"hq queue: list jobs (squeue)"};
   app.set_help_flag("--help", "print help");
-  std::string jobs, states, user;
-  bool json = false, noheader = false, start = false, steps = false, long_format = false;
+  std::string jobs, states, users, partitions, names, accounts;
+  bool json = false, noheader = false, start = false, steps = false, long_format = false, me = false;
   app.add_option("-j,--jobs", jobs, "comma-separated job ids");
-  app.add_option("-t,--states", states, "comma-separated states (e.g. PD,R,CD or all)");
-  app.add_option("-u,--user", user, "only this user's jobs");
+  app.add_option("-t,--states", states, "comma-separated states in any case (pending,R,CD,...) or all");
+  app.add_option("-u,--user", users, "these users' jobs (comma-separated names or uids)");
+  app.add_flag("--me", me, "my jobs");
+  app.add_option("-p,--partition", partitions, "jobs in these partitions (comma-separated)");
+  app.add_option("-n,--name", names, "jobs with these names (comma-separated)");
+  app.add_option("-A,--account", accounts, "jobs of these accounts (comma-separated)");
   app.add_flag("--json", json, "JSON output");
   app.add_flag("-h,--noheader", noheader, "no header line");
   app.add_flag("--start", start, "pending jobs with their expected start times");
@@ -96,22 +123,19 @@ int run_queue(const Args& args) {
     std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
     return queue_steps(prog, ids, !noheader, long_format, json);
   }
-  std::set<std::string> want;
-  for (const auto& s : split_list(states)) want.insert(s);
-  q->set_include_finished(!want.empty());
-  q->set_user(user);
+  if (Status s = set_filters(*q, states, users, me, partitions, names, accounts); !s) {
+    for (std::string_view line : split(s.message(), '\n')) std::cerr << prog << ": error: " << line << "\n";
+    return 1;
+  }
   q->set_with_script(json);  // the whole record (owners and admins only)
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
   auto reply = query_jobs(**client, *q);
   if (!reply) return fail(prog, reply.status());
   pb::QueueReply& out = reply.value();
-  if (!want.empty() && !want.count("all") && !want.count("ALL")) {
-    auto* jobs_out = out.mutable_jobs();
-    for (int i = jobs_out->size() - 1; i >= 0; --i) {
-      const auto& st = jobs_out->Get(i).state();
-      if (!want.count(st) && !want.count(state_code(st))) jobs_out->DeleteSubrange(i, 1);
-    }
+  if (q->job_ids_size() == 1 && out.unknown_ids_size() == 1) {  // as Slurm's slurm_load_job of one id
+    std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+    return 1;
   }
   if (json) return print_json(out) ? 0 : 1;
   if (start) print_start(out, !noheader);

@@ -6,6 +6,7 @@
 #include "cmd/users.hpp"
 #include <cstdlib>
 
+#include "core/job_filter.hpp"
 #include "core/hostlist.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
@@ -338,6 +339,25 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
 
 namespace {
 // The jobs a request names, in id order: each id, and every task of an array named by its id.
+// squeue's filters from a request (an unknown -t matches nothing: the client checks it first).
+JobFilter queue_filter(const pb::QueueRequest& req) {
+  JobFilter f;
+  if (!req.state_filter().empty()) {
+    if (!parse_state_filter(req.state_filter(), f)) {
+      f = JobFilter{};
+      f.states_given = true;
+    }
+  } else if (req.include_finished()) {
+    f.all_states = true;
+  }
+  f.users.insert(req.users().begin(), req.users().end());
+  if (!req.user().empty()) f.users.insert(req.user());
+  f.partitions.insert(req.partitions().begin(), req.partitions().end());
+  f.names.insert(req.names().begin(), req.names().end());
+  f.accounts.insert(req.accounts().begin(), req.accounts().end());
+  return f;
+}
+
 std::set<uint64_t> named_jobs(const ClusterState& s, const pb::QueueRequest& req) {
   std::set<uint64_t> out;
   for (uint64_t id : req.job_ids()) {
@@ -365,8 +385,9 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
   size_t bytes = 0;
   // Adds one job (if the asker may see it); false once the page is full.
+  JobFilter filter = queue_filter(req);
   auto add = [&](const Job& job) {
-    if (!req.user().empty() && job.spec.user != req.user()) return true;
+    if (!job_matches(filter, job)) return true;
     bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) return true;
     pb::Job* pj = out.add_jobs();
@@ -382,13 +403,17 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
     bytes += size;
     return true;
   };
-  if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for
-    for (uint64_t id : named_jobs(state_, req))
+  if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for; ended ones too
+    if (!filter.states_given) filter.all_states = true;
+    std::set<uint64_t> named = named_jobs(state_, req);
+    for (uint64_t id : req.job_ids())
+      if (!named.count(id)) out.add_unknown_ids(id);
+    for (uint64_t id : named)
       if (id > req.after_id() && !add(state_.jobs.at(JobId{id}))) break;
     return out;
   }
   for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
-    if ((req.include_finished() || !is_terminal(it->second.state)) && !add(it->second)) break;
+    if (!add(it->second)) break;
   return out;
 }
 

@@ -1,13 +1,26 @@
-// End to end: a batch script written for Slurm, with lines hq has no use for yet (mail,
-// QOS, time-min, ...), is submitted through the sbatch persona and runs; sbatch tells once
-// on stderr what does not act; a refused option fails the submission with its reason.
+// End to end, through the Slurm personas: a batch script written for Slurm, with lines hq
+// has no use for yet (mail, QOS, time-min, ...), is submitted and runs, sbatch telling once
+// on stderr what does not act, and a refused option fails with its reason; squeue's
+// filters (-t in any case, -u lists, --me, -n) and its errors are Slurm's.
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
+
+namespace {
+// Whether squeue's `out` has a line for job `id`.
+bool lists(const std::string& out, const std::string& id) {
+  std::istringstream in(out);
+  std::string first;
+  for (std::string line; std::getline(in, line);)
+    if (std::istringstream(line) >> first && first == id) return true;
+  return false;
+}
+}  // namespace
 
 TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbatch warns once each - --container is refused") {
   LocalCluster c(1);
@@ -34,4 +47,41 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   auto refused = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --container=/b --wrap true");
   CHECK(refused.rc == 1);
   CHECK(refused.out.find("sbatch: error: --container: OCI containers are not supported by hq") != std::string::npos);
+}
+
+TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me - an unknown id or state fails with Slurm's words - sinfo -h") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string sq = "cd " + c.dir() + " && " + c.dir() + "/bin/squeue ";
+  std::string running = c.submit("-J runner --wrap '" + until_file("sq.go") + "'");
+  std::string pending = c.submit("-J waiter --wrap true");
+  REQUIRE(c.wait_state(running, "RUNNING", 15));
+  auto lower = sh(sq + "-h -t pending");
+  CHECK(lists(lower.out, pending));
+  CHECK_FALSE(lists(lower.out, running));
+  auto r = sh(sq + "-h -t r,PD");
+  CHECK(lists(r.out, pending));
+  CHECK(lists(r.out, running));
+  auto me = sh(sq + "-h --me -u root,0");
+  CHECK(lists(me.out, running));
+  auto nobody = sh(sq + "-h -u nosuchuser_hq");
+  CHECK(nobody.rc == 1);
+  CHECK(nobody.out.find("squeue: error: Invalid user: nosuchuser_hq") != std::string::npos);
+  auto unknown = sh(sq + "-j 999999");
+  CHECK(unknown.rc == 1);
+  CHECK(unknown.out.find("slurm_load_jobs error: Invalid job id specified") != std::string::npos);
+  auto bad = sh(sq + "-t foo");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("squeue: error: Invalid job state specified: foo\nsqueue: error: Valid job states include: PENDING,") !=
+        std::string::npos);
+  auto named = sh(sq + "-h -n waiter");
+  CHECK(lists(named.out, pending));
+  CHECK_FALSE(lists(named.out, running));
+  auto sinfo = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sinfo -h");  // -h is --noheader, as in Slurm
+  CHECK(sinfo.rc == 0);
+  CHECK(sinfo.out.find("PARTITION") == std::string::npos);
+  CHECK(sinfo.out.find("debug") != std::string::npos);
+  c.release("sq.go");
+  REQUIRE(c.wait_state(pending, "COMPLETED", 20));
 }

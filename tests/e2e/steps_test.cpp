@@ -356,8 +356,8 @@ TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line 
   REQUIRE(c.ready());
   // srun in a session of its own (setsid): the script's SIGTERM does not reach it, so what
   // its tasks see comes from the step manager.
-  std::string body = "setsid -w srun -n2 sh -c 'trap \"echo TERM on $SLURMD_NODENAME; exit 0\" TERM; "
-                     "echo up > up-$SLURM_JOB_ID-$SLURM_PROCID; while :; do sleep 0.1; done'\n";
+  std::string body = "setsid -w srun -n2 sh -c 'trap \"echo TERM on $SLURMD_NODENAME | tee term-$SLURM_JOB_ID-$SLURM_PROCID; "
+                     "exit 0\" TERM; echo up > up-$SLURM_JOB_ID-$SLURM_PROCID; while :; do sleep 0.1; done'\n";
   std::string cancelled = submit_steps(c, "-N2 -n2 -o term-%j.out", body, "cancel.sh");
   REQUIRE(wait_until([&] { return !slurp(c.dir() + "/up-" + cancelled + "-1").empty(); }, 20));
   REQUIRE(c.hq("cancel " + cancelled).rc == 0);
@@ -367,7 +367,9 @@ TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line 
   INFO(out);
   CHECK(out.find("*** STEP " + cancelled + ".0 ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(out.find("DUE TO TIME LIMIT") == std::string::npos);
-  CHECK(out.find("TERM on e1\n") != std::string::npos);  // the job's end waited for its steps' ends
+  CHECK(slurp(c.dir() + "/term-" + cancelled + "-0") == "TERM on e1\n");  // each node's task got SIGTERM
+  CHECK(slurp(c.dir() + "/term-" + cancelled + "-1") == "TERM on e2\n");
+  CHECK(out.find("TERM on e1\n") != std::string::npos);  // the job's end waited for its steps and srun
   CHECK(out.find("TERM on e2\n") != std::string::npos);
 
   std::string limited = submit_steps(c, "-N2 -n2 --time=0:03 -o term-%j.out", body, "limit.sh");

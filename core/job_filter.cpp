@@ -1,0 +1,75 @@
+#include "core/job_filter.hpp"
+
+#include <cctype>
+
+#include "core/units.hpp"
+
+namespace hq {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+constexpr char kValidStates[] =
+    "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,"
+    "OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,"
+    "SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED";
+
+// Slurm's states hq's jobs are never in: taken (they match nothing), as squeue takes them.
+bool slurm_only_state(const std::string& s) {
+  static const std::set<std::string> kOthers = {
+      "SUSPENDED", "S",  "BOOT_FAIL", "BF", "DEADLINE", "DL", "COMPLETING", "CG", "CONFIGURING", "CF",
+      "RESIZING", "RS", "RESV_DEL_HOLD", "RD", "REQUEUED", "RQ", "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH",
+      "REVOKED", "RV", "SIGNALING", "SI", "SPECIAL_EXIT", "SE", "STAGE_OUT", "SO", "STOPPED", "ST"};
+  return kOthers.count(s) > 0;
+}
+
+}  // namespace
+
+Status parse_state_filter(std::string_view text, JobFilter& filter) {
+  if (upper(text) == "ALL") {
+    filter.all_states = true;
+    return Status::ok();
+  }
+  filter.states_given = true;
+  for (std::string_view item : split(text, ',')) {
+    std::string s = upper(item);
+    if (s.empty()) continue;
+    if (s == "OOM") s = "OUT_OF_MEMORY";
+    JobState st;
+    if (parse_job_state(s, st)) {
+      filter.states.insert(st);
+      continue;
+    }
+    bool found = false;
+    for (JobState each : {JobState::kPending, JobState::kRunning, JobState::kCompleted, JobState::kCancelled,
+                          JobState::kFailed, JobState::kTimeout, JobState::kNodeFail, JobState::kOutOfMemory,
+                          JobState::kPreempted})
+      if (job_state_code(each) == s) {
+        filter.states.insert(each);
+        found = true;
+      }
+    if (found || slurm_only_state(s)) continue;
+    return invalid("Invalid job state specified: " + std::string(item) + "\nValid job states include: " + kValidStates);
+  }
+  return Status::ok();
+}
+
+bool job_matches(const JobFilter& f, const Job& job) {
+  if (!f.all_states && (f.states_given ? !f.states.count(job.state) : is_terminal(job.state))) return false;
+  if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
+  if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
+  if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
+  if (!f.partitions.empty()) {
+    bool any = false;
+    for (std::string_view p : split(job.spec.partition.empty() ? job.partition : job.spec.partition, ','))
+      any = any || f.partitions.count(std::string(p)) > 0;
+    if (!any && !f.partitions.count(job.partition)) return false;
+  }
+  return true;
+}
+
+}  // namespace hq

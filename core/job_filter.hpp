@@ -1,0 +1,30 @@
+// Which jobs a listing shows (squeue's -t, -u, -p, -n, -A): parsed as Slurm 22.05 parses
+// them and applied in the controller, so a page of the reply holds only what was asked for.
+// Pure; thread-safe.
+#pragma once
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+
+namespace hq {
+
+struct JobFilter {
+  bool states_given = false;      // -t: only jobs in `states`; else those that have not ended
+  std::set<JobState> states;      // (Slurm's states hq never uses match nothing)
+  bool all_states = false;        // -t all
+  std::set<std::string> users, partitions, names, accounts;  // empty: any
+};
+
+// squeue -t: "all" alone, or a comma list of state names or codes in any case ("pending",
+// "PD", "r,cd", "OOM"). An unknown one: kInvalid with Slurm's two lines ("Invalid job state
+// specified: X" and the valid ones).
+Status parse_state_filter(std::string_view text, JobFilter& filter);
+
+// Whether `job` is one `filter` lets through.
+bool job_matches(const JobFilter& filter, const Job& job);
+
+}  // namespace hq

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
+#include <ctime>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -446,6 +447,7 @@ void Agent::arm_limits(uint64_t id) {
       if (ec || it == running_.end()) return;
       log::info("job " + std::to_string(id) + " reached its time limit");
       it->second.timed_out = true;
+      cancelled_line(it->second, " DUE TO TIME LIMIT");
       terminate(it->second, kill_wait_);
     });
   }
@@ -622,6 +624,10 @@ void Agent::on_kill(const pb::KillJob& k) {
   KillReason why = reason.value_or(KillReason::kCancel);
   if (why == KillReason::kTimeout) it->second.timed_out = true;
   else it->second.cancelled = true;
+  if (it->second.pid > 0 && (why == KillReason::kCancel || why == KillReason::kTimeout || why == KillReason::kPreempt))
+    cancelled_line(it->second, why == KillReason::kTimeout   ? " DUE TO TIME LIMIT"
+                               : why == KillReason::kPreempt ? " DUE TO PREEMPTION"
+                                                             : "");
   terminate(it->second, why == KillReason::kUnknown ? 0 : k.grace() > 0 ? k.grace() : kill_wait_);
 }
 
@@ -665,6 +671,19 @@ void Agent::release_after_steps(uint64_t id, int32_t run, const std::string& why
   timer->async_wait([this, id, run, why, deadline, timer](const asio::error_code& ec) {
     if (!ec) release_after_steps(id, run, why, deadline);
   });
+}
+
+// slurmstepd's line in the job's stderr: "*** JOB 12 ON n1 CANCELLED AT <time> [DUE TO TIME LIMIT] ***".
+void Agent::cancelled_line(RunningJob& rj, const std::string& why) {
+  if (rj.cancel_noted) return;  // once: the controller's kill may follow the agent's own time limit
+  rj.cancel_noted = true;
+  char when[32] = "";
+  time_t now = time(nullptr);
+  struct tm local {};
+  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
+  std::string line = "hq-node-" + opts_.name + ": error: *** JOB " + std::to_string(rj.job.id.value) + " ON " +
+                     opts_.name + " CANCELLED AT " + when + why + " ***\n";
+  (void)append_job_line(batch_error_path(rj.job, opts_.name), rj.job.spec.uid, line);
 }
 
 void Agent::terminate(RunningJob& rj, int64_t grace) {

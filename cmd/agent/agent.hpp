@@ -81,6 +81,7 @@ class Agent {
     bool in_prolog = false;      // pid 0: the prolog runs, the script has not started
     bool fenced = false;         // killed because the controller was out of reach (fence_timeout)
     bool steps_terminated = false;  // its steps got SIGTERM (a cancel or time limit with a grace)
+    bool cancel_noted = false;      // its stderr has the "*** JOB ... CANCELLED AT ..." line
     bool steps_waited = false;   // its end waited (or had no need to wait) for its steps to end
     std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
   };
@@ -116,6 +117,7 @@ class Agent {
   // How a job ended: its shim's exit file when there is one, else `status`; `ru` when reaped here.
   void finish(uint64_t id, int status, const struct rusage* ru);
   bool wait_for_steps(uint64_t id, int status, const struct rusage* ru);
+  void cancelled_line(RunningJob& rj, const std::string& why);
   // A held job's share, once the tasks of its steps here are over or at `deadline`.
   void release_after_steps(uint64_t id, int32_t run, const std::string& why,
                            std::chrono::steady_clock::time_point deadline);

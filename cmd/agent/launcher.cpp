@@ -210,19 +210,26 @@ bool agent_says_go(int go_fd) {
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
 }
 
+// The script's stdout (`error` false) or stderr file.
+std::string batch_path(const Job& job, const std::string& node, bool error) {
+  std::string workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
+  PatternContext ctx;
+  ctx.job_id = job.id.value;
+  ctx.user = job.spec.user;
+  ctx.job_name = job.spec.name;
+  ctx.node = node;
+  std::string pattern = job.spec.output.empty() ? "slurm-%j.out" : job.spec.output;
+  if (error && !job.spec.error.empty()) pattern = job.spec.error;
+  return resolve(expand_pattern(pattern, ctx), workdir);
+}
+
 Result<ChildPlan> plan_child(const BatchLaunch& l) {
   const Job& job = l.job;
   ChildPlan p;
   if (Status s = write_script(job_dir(l.spool_dir, job.id.value), job, p.script); !s) return s;
   p.workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
-  PatternContext ctx;
-  ctx.job_id = job.id.value;
-  ctx.user = job.spec.user;
-  ctx.job_name = job.spec.name;
-  ctx.node = l.node_name;
-  std::string out_pat = job.spec.output.empty() ? "slurm-%j.out" : job.spec.output;
-  p.out_path = resolve(expand_pattern(out_pat, ctx), p.workdir);
-  p.err_path = job.spec.error.empty() ? p.out_path : resolve(expand_pattern(job.spec.error, ctx), p.workdir);
+  p.out_path = batch_path(job, l.node_name, false);
+  p.err_path = batch_path(job, l.node_name, true);
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
   LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered, l.step_socket};
@@ -322,6 +329,18 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
     return io_error("launch failed: " + (text.empty() ? std::string("no report from the job's shim") : text));
   }
   return out;
+}
+
+std::string batch_error_path(const Job& job, const std::string& node) { return batch_path(job, node, true); }
+
+bool append_job_line(const std::string& path, uid_t owner, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == owner;
+  if (ok) ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  close(fd);
+  return ok;
 }
 
 std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }

@@ -46,6 +46,15 @@ using RecordLaunch = std::function<Status(const LaunchedJob&)>;
 // FAILED job. An agent killed before `record` returns leaves no job behind: its shim
 // kills the script before it starts and removes the pid record.
 Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& record);
+
+// Where the job's script writes its stderr on `node` (its -e, else its -o, else
+// slurm-%j.out, expanded, relative to its working directory).
+std::string batch_error_path(const Job& job, const std::string& node);
+
+// Appends `line` to the job's stderr file as slurmstepd writes its own lines there. Only a
+// regular file the job's user owns is written (the agent is root: a link the user planted
+// must not lead it anywhere else); false when it was not written.
+bool append_job_line(const std::string& path, uid_t owner, const std::string& line);
 // The job's spool directory (script, launch record, exit file).
 std::string job_dir(const std::string& spool_dir, uint64_t job_id);
 // The file where the shim leaves the script's wait status (decimal) when it ends.

@@ -85,3 +85,24 @@ TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me
   c.release("sq.go");
   REQUIRE(c.wait_state(pending, "COMPLETED", 20));
 }
+
+TEST_CASE("e2e: a cancelled or timed-out job's stderr gets slurmstepd's '*** JOB N ON NODE CANCELLED AT T ***' line") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string cancelled = c.submit("-o cancelled-%j.out --wrap 'echo started; sleep 300'");
+  REQUIRE(wait_until([&] { return slurp(c.dir() + "/cancelled-" + cancelled + ".out") == "started\n"; }, 15));
+  REQUIRE(c.hq("cancel " + cancelled).rc == 0);
+  REQUIRE(c.wait_state(cancelled, "CANCELLED", 15));
+  std::string out = slurp(c.dir() + "/cancelled-" + cancelled + ".out");
+  INFO(out);
+  CHECK(out.find("hq-node-e1: error: *** JOB " + cancelled + " ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(out.find("DUE TO TIME LIMIT") == std::string::npos);
+  std::string limited = c.submit("--time=0:02 -o limited-%j.out -e limited-%j.err --wrap 'sleep 120'");
+  REQUIRE(c.wait_state(limited, "TIMEOUT", 20));
+  std::string err = slurp(c.dir() + "/limited-" + limited + ".err");
+  INFO(err);
+  CHECK(err.find("*** JOB " + limited + " ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(err.find(" DUE TO TIME LIMIT ***\n") != std::string::npos);
+  CHECK(err.find("CANCELLED", err.find("CANCELLED") + 1) == std::string::npos);  // once
+  CHECK(slurp(c.dir() + "/limited-" + limited + ".out").empty());  // stderr only
+}

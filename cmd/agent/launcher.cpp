@@ -334,10 +334,14 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
 std::string batch_error_path(const Job& job, const std::string& node) { return batch_path(job, node, true); }
 
 bool append_job_line(const std::string& path, uid_t owner, const std::string& line) {
+  // Looked at before it is opened: opening a device (a watchdog, a tape) can act by itself.
+  struct stat before {};
+  if (lstat(path.c_str(), &before) != 0 || !S_ISREG(before.st_mode) || before.st_uid != owner) return false;
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st {};
-  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == owner;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == owner && st.st_dev == before.st_dev &&
+            st.st_ino == before.st_ino;  // the same file it looked at
   if (ok) ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   close(fd);
   return ok;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,4 +74,22 @@ TEST_CASE("launcher: a launch whose record fails never starts its script and lea
   CHECK_FALSE(exists(marker));
   CHECK_FALSE(exists(pids));
   CHECK(read_small_file(exit_file(dir.path(), 7)).empty());
+}
+
+TEST_CASE("launcher: the agent's line goes only into a regular file the job's user owns - never through a link, a FIFO or a device") {
+  hq::test::TempDir dir;
+  std::string file = dir.path() + "/job.err";
+  std::ofstream(file) << "started\n";
+  CHECK(append_job_line(file, getuid(), "*** JOB 1 ***\n"));
+  CHECK(read_small_file(file) == "started\n*** JOB 1 ***\n");
+  CHECK_FALSE(append_job_line(file, getuid() + 1, "other's\n"));  // not the job's user's
+  std::string link = dir.path() + "/link.err";
+  std::filesystem::create_symlink(file, link);
+  CHECK_FALSE(append_job_line(link, getuid(), "through a link\n"));
+  std::string fifo = dir.path() + "/fifo.err";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_FALSE(append_job_line(fifo, getuid(), "into a FIFO\n"));  // returns at once: nothing opened
+  CHECK_FALSE(append_job_line("/dev/null", 0, "into a device\n"));
+  CHECK_FALSE(append_job_line(dir.path() + "/missing.err", getuid(), "nowhere\n"));
+  CHECK(read_small_file(file) == "started\n*** JOB 1 ***\n");
 }

@@ -1,4 +1,4 @@
-// `hq queue` / squeue: lists jobs in squeue's default format, or as JSON.
+// `hq queue` / squeue: lists jobs in squeue's default format or -o's (cmd/client/queue_format), or as JSON.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <set>
@@ -6,6 +6,7 @@
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/steps.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/queue_format.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
@@ -15,25 +16,6 @@
 
 namespace hq::cmd {
 namespace {
-
-// squeue's short code for a state name ("PENDING" -> "PD"); unknown names as they are.
-std::string state_code(const std::string& state) {
-  JobState s;
-  return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
-}
-
-std::string job_id(const pb::Job& j) {
-  if (j.array_job_id() == 0) return std::to_string(j.job_id());
-  return std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id());
-}
-
-// Pending jobs show every candidate partition, like squeue.
-std::string partitions(const pb::Job& j) {
-  if (j.state() != "PENDING" || j.partitions_size() < 2) return j.partition();
-  std::string out;
-  for (const auto& p : j.partitions()) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
 
 // squeue --start: "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R", pending jobs only.
 void print_start(const pb::QueueReply& q, bool header) {
@@ -45,27 +27,11 @@ void print_start(const pb::QueueReply& q, bool header) {
     if (j.state() != "PENDING") continue;
     std::string start = j.expected_start() > 0 ? local_time(j.expected_start()) : "N/A";
     std::string sched = j.sched_nodes().empty() ? "(null)" : j.sched_nodes();
-    std::cout << field(job_id(j), 18) << " " << field(partitions(j), 9) << " " << field(j.spec().name(), 8) << " "
+    std::cout << field(squeue_value(j, 'i', q.now()), 18) << " " << field(squeue_value(j, 'P', q.now()), 9) << " "
+              << field(j.spec().name(), 8) << " "
               << field(j.spec().user(), 8) << " " << field("PD", 2) << " " << field(start, 19) << " "
               << field(std::to_string(std::max(1, j.spec().nodes_min())), 6) << " " << field(sched, 20, false) << " ("
               << j.reason() << ")\n";
-  }
-}
-
-// squeue default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
-void print_table(const pb::QueueReply& q, bool header) {
-  if (header)
-    std::cout << field("JOBID", 18) << " " << field("PARTITION", 9) << " " << field("NAME", 8) << " "
-              << field("USER", 8) << " " << field("ST", 2) << " " << field("TIME", 10) << " " << field("NODES", 6)
-              << " NODELIST(REASON)\n";
-  for (const auto& j : q.jobs()) {
-    Duration elapsed = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : q.now()) - j.start_time() : 0;
-    int nodes = j.alloc_size() > 0 ? j.alloc_size() : std::max(1, j.spec().nodes_min());
-    std::string where = j.state() == "PENDING" ? "(" + j.reason() + ")" : j.nodelist();
-    std::cout << field(job_id(j), 18) << " " << field(partitions(j), 9) << " "
-              << field(j.spec().name(), 8) << " " << field(j.spec().user(), 8) << " " << field(state_code(j.state()), 2)
-              << " " << field(format_elapsed(elapsed), 10) << " " << field(std::to_string(nodes), 6) << " " << where
-              << "\n";
   }
 }
 
@@ -96,7 +62,7 @@ int run_queue(const Args& args) {
   std::string prog = prog_name(args[0]);
   CLI::App app{"hq queue: list jobs (squeue)"};
   app.set_help_flag("--help", "print help");
-  std::string jobs, states, users, partitions, names, accounts;
+  std::string jobs, states, users, partitions, names, accounts, format_text;
   bool json = false, noheader = false, start = false, steps = false, long_format = false, me = false;
   app.add_option("-j,--jobs", jobs, "comma-separated job ids");
   app.add_option("-t,--states", states, "comma-separated states in any case (pending,R,CD,...) or all");
@@ -105,6 +71,7 @@ int run_queue(const Args& args) {
   app.add_option("-p,--partition", partitions, "jobs in these partitions (comma-separated)");
   app.add_option("-n,--name", names, "jobs with these names (comma-separated)");
   app.add_option("-A,--account", accounts, "jobs of these accounts (comma-separated)");
+  app.add_option("-o,--format", format_text, "fields: %[.][width]letter (Slurm's letters), e.g. \"%.18i %T %R\"");
   app.add_flag("--json", json, "JSON output");
   app.add_flag("-h,--noheader", noheader, "no header line");
   app.add_flag("--start", start, "pending jobs with their expected start times");
@@ -138,8 +105,14 @@ int run_queue(const Args& args) {
     return 1;
   }
   if (json) return print_json(out) ? 0 : 1;
-  if (start) print_start(out, !noheader);
-  else print_table(out, !noheader);
+  if (start) {
+    print_start(out, !noheader);
+    return 0;
+  }
+  bool given = app.count("--format") > 0;
+  SqueueFormat format = parse_squeue_format(given ? std::string_view(format_text) : kSqueueDefaultFormat);
+  for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
+  print_formatted(out, format, !noheader);
   return 0;
 }
 

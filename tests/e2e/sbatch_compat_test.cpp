@@ -78,6 +78,9 @@ TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me
   auto named = sh(sq + "-h -n waiter");
   CHECK(lists(named.out, pending));
   CHECK_FALSE(lists(named.out, running));
+  auto formatted = sh(sq + "-t pd -o '%i|%T|%.3j|%R|%C'");
+  CHECK(formatted.rc == 0);
+  CHECK(formatted.out == "JOBID|STATE|NAM|NODELIST(REASON)|CPUS\n" + pending + "|PENDING|wai|(Resources)|1\n");
   auto sinfo = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sinfo -h");  // -h is --noheader, as in Slurm
   CHECK(sinfo.rc == 0);
   CHECK(sinfo.out.find("PARTITION") == std::string::npos);

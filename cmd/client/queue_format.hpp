@@ -1,0 +1,18 @@
+// squeue -o: a job's value for each field letter of core/squeue_format, as Slurm 22.05
+// prints it ("(null)" for what a job has not got, "N/A" for times not known yet), and the
+// table of a reply in a parsed format. One thread (a client's).
+#pragma once
+#include <string>
+
+#include "core/squeue_format.hpp"
+#include "hq.pb.h"
+
+namespace hq::cmd {
+
+// Job `j` of a reply made at `now`: its value for `field`.
+std::string squeue_value(const pb::Job& j, char field, int64_t now);
+
+// The header line (unless `header` is false) and a line per job, on stdout.
+void print_formatted(const pb::QueueReply& q, const SqueueFormat& format, bool header);
+
+}  // namespace hq::cmd

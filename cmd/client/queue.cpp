@@ -112,6 +112,7 @@ int run_queue(const Args& args) {
   bool given = app.count("--format") > 0;
   SqueueFormat format = parse_squeue_format(given ? std::string_view(format_text) : kSqueueDefaultFormat);
   for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
+  sort_like_squeue(out);
   print_formatted(out, format, !noheader);
   return 0;
 }

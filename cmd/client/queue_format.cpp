@@ -87,6 +87,28 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
   }
 }
 
+namespace {
+int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
+  static const std::pair<const char*, int> kNumbers[] = {
+      {"PENDING", 0}, {"RUNNING", 1}, {"COMPLETED", 3}, {"CANCELLED", 4}, {"FAILED", 5},
+      {"TIMEOUT", 6}, {"NODE_FAIL", 7}, {"PREEMPTED", 8}, {"OUT_OF_MEMORY", 11}};
+  for (const auto& [name, n] : kNumbers)
+    if (state == name) return n;
+  return 99;
+}
+}  // namespace
+
+void sort_like_squeue(pb::QueueReply& q) {
+  std::stable_sort(q.mutable_jobs()->begin(), q.mutable_jobs()->end(), [](const pb::Job& a, const pb::Job& b) {
+    std::string pa = partitions(a), pb_ = partitions(b);
+    if (pa != pb_) return pa < pb_;
+    int sa = slurm_state_number(a.state()), sb = slurm_state_number(b.state());
+    if (sa != sb) return sa < sb;
+    if (a.priority() != b.priority()) return a.priority() > b.priority();
+    return a.job_id() < b.job_id();
+  });
+}
+
 void print_formatted(const pb::QueueReply& q, const SqueueFormat& format, bool header) {
   auto line = [&](const auto& cell) {
     std::string out;

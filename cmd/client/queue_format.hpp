@@ -12,6 +12,10 @@ namespace hq::cmd {
 // Job `j` of a reply made at `now`: its value for `field`.
 std::string squeue_value(const pb::Job& j, char field, int64_t now);
 
+// Jobs in squeue's default order, "P,t,-p": partition, then state (Slurm's numbering:
+// pending before running before the ended), then the higher priority, then the id.
+void sort_like_squeue(pb::QueueReply& q);
+
 // The header line (unless `header` is false) and a line per job, on stdout.
 void print_formatted(const pb::QueueReply& q, const SqueueFormat& format, bool header);
 

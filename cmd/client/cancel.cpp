@@ -1,42 +1,161 @@
-// `hq cancel` / scancel: cancels jobs by id.
+// `hq cancel` / scancel: cancels jobs by id (array tasks as 12_3), or every job that
+// scancel's filters pick (-u, --me, -n, -t, -p, -A), with ids too only among those, as
+// Slurm's scancel: the jobs are looked up first (the controller filters), then cancelled.
+#include <cctype>
 #include <iostream>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/users.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hq cancel [OPTIONS] [JOBID[_TASK]...]   (scancel)\n"
+    "  -u, --user=LIST      jobs of these users      --me             my jobs\n"
+    "  -n, --name=LIST      jobs with these names    -t, --state=LIST jobs in these states (pending, R, ...)\n"
+    "  -p, --partition=LIST jobs in these partitions -A, --account=LIST\n"
+    "  -Q, --quiet  -v, --verbose  -f, --full  -b, --batch  --json\n";
+
+struct CancelArgs {
+  pb::CancelRequest ids;       // named jobs and tasks
+  pb::QueueRequest filter;     // scancel's filters (users, states, ...)
+  bool filtered = false, json = false;
+};
+
+// "--name=value", "--name value", "-xvalue", "-x value": the value of option `a` at args[i].
+std::optional<std::string> value_of(const Args& args, size_t& i, const std::string& shrt, const std::string& lng) {
+  const std::string& a = args[i];
+  if (a == shrt || a == lng) return i + 1 < args.size() ? std::optional<std::string>(args[++i]) : std::nullopt;
+  if (a.rfind(lng + "=", 0) == 0) return a.substr(lng.size() + 1);
+  if (!shrt.empty() && a.rfind(shrt, 0) == 0 && a.size() > shrt.size()) return a.substr(shrt.size());
+  return std::nullopt;
+}
+
+Status add_users(pb::QueueRequest& q, const std::string& list) {
+  for (const auto& u : split_list(list)) {
+    auto uid = parse_int(u, 0, INT32_MAX);
+    if (uid) q.add_users(user_name(static_cast<uid_t>(*uid)));
+    else if (passwd_by_name(u)) q.add_users(u);
+    else return invalid("Invalid user name: " + u);
+  }
+  return Status::ok();
+}
+
+// scancel -t: only PENDING, RUNNING and SUSPENDED (or PD, R, S), in any case. An error's
+// message is Slurm's two lines, which scancel prints without its name.
+Status set_states(pb::QueueRequest& q, const std::string& list) {
+  for (const auto& item : split_list(list)) {
+    std::string up = item;
+    for (char& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (up != "PENDING" && up != "PD" && up != "RUNNING" && up != "R" && up != "SUSPENDED" && up != "S")
+      return invalid("Invalid job state specified: " + item + "\nValid job states are PENDING, RUNNING, and SUSPENDED");
+  }
+  q.set_state_filter(list);
+  return Status::ok();
+}
+
+Status add_job(pb::CancelRequest& c, const std::string& word) {
+  auto us = word.find('_');
+  auto n = parse_int(word.substr(0, us), 1, INT64_MAX);
+  if (!n || (us != std::string::npos && !parse_int(word.substr(us + 1), 0, INT32_MAX)))
+    return invalid("Invalid job id " + word);
+  if (us != std::string::npos) c.add_tasks(word);
+  else c.add_job_ids(static_cast<uint64_t>(*n));
+  return Status::ok();
+}
+
+// One option at args[i] (advancing past its value), or a job id.
+Status take(const Args& args, size_t& i, CancelArgs& out) {
+  const std::string& a = args[i];
+  pb::QueueRequest& q = out.filter;
+  if (a == "--json") return out.json = true, Status::ok();
+  if (a == "--me") return out.filtered = true, q.add_users(current_user_name()), Status::ok();
+  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose", "-f", "--full", "-b", "--batch"})
+    if (a == quiet) return Status::ok();  // what they change (messages, the batch shell's signal) is moot for a cancel
+  if (a == "-s" || a.rfind("--signal", 0) == 0 || (a.rfind("-s", 0) == 0 && a.size() > 2))
+    return invalid("sending a signal (--signal) is not built yet: nothing was cancelled");
+  if (a == "-i" || a == "--interactive") return invalid("--interactive is not built yet: nothing was cancelled");
+  struct Filter {
+    const char *shrt, *lng;
+  };
+  for (Filter f : {Filter{"-u", "--user"}, Filter{"-n", "--name"}, Filter{"-n", "--jobname"}, Filter{"-t", "--state"},
+                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}}) {
+    auto v = value_of(args, i, f.shrt, f.lng);
+    if (!v) {
+      if (a == f.shrt || a == f.lng) return invalid("option '" + a + "' requires an argument");
+      continue;
+    }
+    out.filtered = true;
+    std::string lng = f.lng;
+    if (lng == "--user") return add_users(q, *v);
+    if (lng == "--state") return set_states(q, *v);
+    for (const auto& item : split_list(*v))
+      lng == "--partition" ? q.add_partitions(item) : lng == "--account" ? q.add_accounts(item) : q.add_names(item);
+    return Status::ok();
+  }
+  if (a.size() > 1 && a[0] == '-') return invalid("unrecognized option '" + a + "'");
+  return add_job(out.ids, a);
+}
+
+// The ids of the jobs the filters pick (among the named ones, when there are some).
+Result<std::vector<uint64_t>> filtered_jobs(CancelArgs& in) {
+  auto client = connect_client();
+  if (!client) return client.status();
+  pb::QueueRequest q = in.filter;
+  for (uint64_t id : in.ids.job_ids()) q.add_job_ids(id);
+  for (const auto& t : in.ids.tasks()) q.add_job_ids(std::stoull(t.substr(0, t.find('_'))));
+  auto reply = query_jobs(**client, q);
+  if (!reply) return reply.status();
+  bool named = in.ids.job_ids_size() + in.ids.tasks_size() > 0;
+  auto was_named = [&](const pb::Job& j) {
+    for (uint64_t id : in.ids.job_ids())
+      if (j.job_id() == id || j.array_job_id() == id) return true;
+    std::string task = std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id());
+    for (const auto& t : in.ids.tasks())
+      if (j.array_job_id() != 0 && t == task) return true;
+    return false;
+  };
+  std::vector<uint64_t> out;
+  for (const auto& j : reply->jobs())
+    if ((j.state() == "PENDING" || j.state() == "RUNNING") && (!named || was_named(j))) out.push_back(j.job_id());
+  return out;
+}
+
+}  // namespace
 
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
+  if (asks_help(args)) return std::cout << kUsage, 0;
+  CancelArgs in;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (Status s = take(args, i, in); !s) {
+      if (s.message().rfind("Invalid job state", 0) == 0) return std::cerr << s.message() << "\n", 1;  // as scancel: no name
+      return fail(prog, s);
+    }
   pb::Envelope env;
   auto* c = env.mutable_cancel();
-  bool json = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-      continue;
-    }
-    if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: hq cancel [--json] JOBID...\n";
-      return 0;
-    }
-    auto us = args[i].find('_');
-    auto n = parse_int(args[i].substr(0, us), 1, INT64_MAX);
-    if (!n || (us != std::string::npos && !parse_int(args[i].substr(us + 1), 0, INT32_MAX)))
-      return fail(prog, invalid("Invalid job id " + args[i]));
-    if (us != std::string::npos) c->add_tasks(args[i]);
-    else c->add_job_ids(static_cast<uint64_t>(*n));
+  if (in.filtered) {
+    auto picked = filtered_jobs(in);
+    if (!picked) return fail(prog, picked.status());
+    if (picked->empty()) return 0;  // nothing matched: nothing to do, as scancel
+    for (uint64_t id : *picked) c->add_job_ids(id);
+  } else {
+    *c = in.ids;
   }
   if (c->job_ids_size() == 0 && c->tasks_size() == 0) return fail(prog, invalid("No job identification provided"));
   c->set_request_key(new_request_key());
   std::unique_ptr<net::RpcClient> client;
   auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status());
-  if (json && !print_json(reply->cancel_reply())) return 1;
-  if (!json) for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  if (in.json && !print_json(reply->cancel_reply())) return 1;
+  if (!in.json)
+    for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
   return reply->cancel_reply().errors_size() > 0 ? 1 : 0;
 }
 

@@ -109,3 +109,37 @@ TEST_CASE("e2e: a cancelled or timed-out job's stderr gets slurmstepd's '*** JOB
   CHECK(err.find("CANCELLED", err.find("CANCELLED") + 1) == std::string::npos);  // once
   CHECK(slurp(c.dir() + "/limited-" + limited + ".out").empty());  // stderr only
 }
+
+TEST_CASE("e2e: scancel picks jobs by user, name and state as Slurm's - ids with filters only among them - --signal is refused") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string sc = "cd " + c.dir() + " && " + c.dir() + "/bin/scancel ";
+  std::string running = c.submit("-J keep --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(running, "RUNNING", 15));
+  std::string a = c.submit("-J drop --wrap true"), b = c.submit("-J drop --wrap true"), other = c.submit("-J other --wrap true");
+  auto refused = sh(sc + "--signal=USR1 " + running);
+  CHECK(refused.rc == 1);
+  CHECK(refused.out.find("not built yet") != std::string::npos);
+  CHECK(c.state(running) == "RUNNING");
+  auto by_name = sh(sc + "-n drop -t pending");
+  CHECK(by_name.rc == 0);
+  CHECK(c.wait_state(a, "CANCELLED", 10));
+  CHECK(c.wait_state(b, "CANCELLED", 10));
+  CHECK(c.state(other) == "PENDING");
+  CHECK(c.state(running) == "RUNNING");
+  auto none = sh(sc + "--me -t pending " + running);  // running is not pending: nothing to cancel
+  CHECK(none.rc == 0);
+  CHECK(c.state(running) == "RUNNING");
+  auto mine = sh(sc + "--me");
+  CHECK(mine.rc == 0);
+  CHECK(c.wait_state(running, "CANCELLED", 15));
+  CHECK(c.wait_state(other, "CANCELLED", 10));
+  auto state = sh(sc + "-t completed");
+  CHECK(state.rc == 1);
+  CHECK(state.out.find("Invalid job state specified: completed\nValid job states are PENDING, RUNNING, and SUSPENDED") !=
+        std::string::npos);
+  auto bad = sh(sc + "-u nosuchuser_hq");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("scancel: error: Invalid user name: nosuchuser_hq") != std::string::npos);
+}

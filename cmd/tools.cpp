@@ -91,14 +91,36 @@ int run_init(const Args& args) {
   return run_keygen_command({"keygen", dir + "/keys", "hq"});
 }
 
+namespace {
+// Whether `path` is free for a link to hq: absent, or a link to an hq binary already.
+bool ours_or_free(const std::string& path) {
+  std::error_code ec;
+  auto st = std::filesystem::symlink_status(path, ec);
+  if (ec || !std::filesystem::exists(st)) return true;
+  if (!std::filesystem::is_symlink(st)) return false;
+  return std::filesystem::read_symlink(path, ec).filename() == "hq" && !ec;
+}
+}  // namespace
+
 int run_install_links(const Args& args) {
-  constexpr char kUsage[] = "usage: hq install-links DIR   (symlinks sbatch, squeue, scancel, sinfo, scontrol to hq)\n";
+  constexpr char kUsage[] =
+      "usage: hq install-links [--force] DIR   (symlinks sbatch, srun, salloc, squeue, scancel, sinfo, scontrol to hq;\n"
+      "       a file there that is not already a link to hq is kept unless --force)\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
-  if (args.size() != 2) return std::cerr << kUsage, 2;
+  bool force = args.size() == 3 && args[1] == "--force";
+  if (args.size() != 2 && !force) return std::cerr << kUsage, 2;
+  std::string dir = args.back();
   std::string exe = self_exe();
-  std::filesystem::create_directories(args[1]);
+  if (!force)  // all or nothing: no link is made while one name is another program's
+    for (const auto& [name, sub] : slurm_aliases())
+      if (!ours_or_free(dir + "/" + name)) {
+        std::cerr << "hq install-links: " << dir << "/" << name
+                  << " exists and is not a link to hq (Slurm's own?); nothing was changed. --force replaces it\n";
+        return 1;
+      }
+  std::filesystem::create_directories(dir);
   for (const auto& [name, sub] : slurm_aliases()) {
-    std::string link = args[1] + "/" + name;
+    std::string link = dir + "/" + name;
     std::error_code ec;
     std::filesystem::remove(link, ec);
     std::filesystem::create_symlink(exe, link, ec);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "cluster_fixture.hpp"
 
@@ -30,4 +31,20 @@ TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch n
       CHECK(r.out.find("sage") != std::string::npos);  // "usage" or "Usage"
       CHECK(std::filesystem::is_empty(dir.path()));
     }
+}
+
+TEST_CASE("e2e: install-links keeps a file that is not a link to hq (Slurm's own sbatch) unless --force") {
+  TempDir dir;
+  std::string bin = dir.path() + "/bin";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin + "/sbatch") << "#!/bin/sh\necho real slurm\n";
+  auto kept = sh(std::string(HQ_BINARY) + " install-links " + bin);
+  INFO(kept.out);
+  CHECK(kept.rc == 1);
+  CHECK(kept.out.find(bin + "/sbatch exists and is not a link to hq") != std::string::npos);
+  CHECK(slurp(bin + "/sbatch") == "#!/bin/sh\necho real slurm\n");
+  CHECK_FALSE(std::filesystem::exists(bin + "/squeue"));  // all or nothing
+  CHECK(sh(std::string(HQ_BINARY) + " install-links --force " + bin).rc == 0);
+  CHECK(std::filesystem::is_symlink(bin + "/sbatch"));
+  CHECK(sh(std::string(HQ_BINARY) + " install-links " + bin).rc == 0);  // links to hq are replaced freely
 }

@@ -1,5 +1,6 @@
 #include "cmd/config_toml.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -382,10 +383,16 @@ Result<ClusterConfig> load_config_text(const std::string& text, const std::strin
 }
 
 Result<ClusterConfig> load_config_file(const std::string& path) {
+  std::error_code ec;
+  auto kind = std::filesystem::status(path, ec).type();
+  if (kind == std::filesystem::file_type::not_found) return not_found("cannot read config file " + path);
+  if (kind != std::filesystem::file_type::regular)  // a directory opens, and reads as an empty config
+    return invalid("config file " + path + " is not a regular file");
   std::ifstream in(path);
   if (!in) return not_found("cannot read config file " + path);
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return io_error("cannot read config file " + path);
   auto cfg = load_config_text(ss.str(), path);
   if (cfg) cfg->text = ss.str();
   return cfg;

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "../temp_dir.hpp"
 #include "cmd/config_toml.hpp"
 
 using namespace hq;
@@ -101,4 +102,14 @@ TEST_CASE("config: fence_timeout is off, or between two heartbeats and node_time
     CHECK_FALSE(r.is_ok());
     if (!r.is_ok()) CHECK(r.status().message().find("fence_timeout") != std::string::npos);
   }
+}
+
+TEST_CASE("config: a directory or a missing path is not a config - never an empty one") {
+  hq::test::TempDir dir;
+  auto d = hq::cmd::load_config_file(dir.path());
+  REQUIRE_FALSE(d.is_ok());
+  CHECK(d.status().message() == "config file " + dir.path() + " is not a regular file");
+  auto missing = hq::cmd::load_config_file(dir.path() + "/nope.toml");
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK(missing.status().message().find("cannot read config file") != std::string::npos);
 }

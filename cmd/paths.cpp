@@ -148,7 +148,7 @@ Result<net::Endpoint> find_controller(const std::string& flag_value) {
   // Last, DNS: _hq._tcp.<domain>.
   auto srv = controller_from_srv();
   if (srv) return srv;
-  return not_found("no controller found: pass --controller HOST:PORT, set HQ_CONTROLLER or HQ_CONFIG, "
+  return not_found("no controller found: set HQ_CONTROLLER=HOST:PORT or HQ_CONFIG, "
                    "run on a node whose agent is up, publish an SRV record _hq._tcp.<domain> (" +
                    srv.status().message() + "), or start a local cluster with `hq local start`");
 }

@@ -78,7 +78,13 @@ int run_queue(const Args& args) {
   app.add_flag("-s,--steps", steps, "job steps instead of jobs");
   app.add_flag("-l,--long", long_format, "with -s: the time first");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
-  try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& e) {  // squeue's way: one line, a hint, exit 1 (help exits 0)
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << prog << ": error: " << e.what() << "\nTry \"" << prog << " --help\" for more information\n";
+    return 1;
+  }
   pb::QueueRequest request;
   auto* q = &request;
   for (const auto& id : split_list(jobs)) {

@@ -71,6 +71,10 @@ TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me
   auto unknown = sh(sq + "-j 999999");
   CHECK(unknown.rc == 1);
   CHECK(unknown.out.find("slurm_load_jobs error: Invalid job id specified") != std::string::npos);
+  auto unknown_option = sh(sq + "--bogus");
+  CHECK(unknown_option.rc == 1);  // not CLI11's 109
+  CHECK(unknown_option.out.find("squeue: error: ") != std::string::npos);
+  CHECK(unknown_option.out.find("Try \"squeue --help\" for more information") != std::string::npos);
   auto bad = sh(sq + "-t foo");
   CHECK(bad.rc == 1);
   CHECK(bad.out.find("squeue: error: Invalid job state specified: foo\nsqueue: error: Valid job states include: PENDING,") !=

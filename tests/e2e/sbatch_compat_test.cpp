@@ -44,6 +44,9 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   id.erase(id.find_last_not_of("\n") + 1);
   REQUIRE(c.wait_state(id, "COMPLETED", 20));
   CHECK(slurp(c.dir() + "/real-" + id + ".out") == "ran\n");
+  auto shown = c.hq("show job " + id).out;  // scontrol's StdOut: expanded and absolute
+  CHECK(shown.find("   StdOut=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
+  CHECK(shown.find("   StdErr=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
   auto refused = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --container=/b --wrap true");
   CHECK(refused.rc == 1);
   CHECK(refused.out.find("sbatch: error: --container: OCI containers are not supported by hq") != std::string::npos);

@@ -1,6 +1,7 @@
 // `hq show job|node|partition [NAME] [--json]` and the scontrol alias, in scontrol's
 // "Key=Value" layout.
 #include <cstdio>
+#include <unistd.h>
 #include <iostream>
 #include <set>
 
@@ -221,9 +222,52 @@ int run_show(const Args& args) {
   return fail(prog, invalid("unknown entity '" + what + "' (job, step, node, partition, hostnames, hostlist)"));
 }
 
-int run_scontrol(const Args& args) {
+namespace {
+
+// `scontrol -o show ...`: what `show` prints, each record (lines after the first indented,
+// records apart by a blank line) on one line, fields apart by one space, as Slurm's -o.
+int show_oneliner(const Args& show_args) {
+  std::fflush(stdout);
+  std::cout.flush();
+  FILE* captured = std::tmpfile();
+  int saved = captured ? ::dup(1) : -1;
+  if (!captured || saved < 0 || ::dup2(::fileno(captured), 1) < 0) return run_show(show_args);
+  int rc = run_show(show_args);
+  std::cout.flush();
+  std::fflush(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  std::string text, line, record;
+  std::rewind(captured);
+  for (int c; (c = std::fgetc(captured)) != EOF;) text += static_cast<char>(c);
+  std::fclose(captured);
+  for (std::string_view l : split(text, '\n')) {
+    std::string_view t = trim(l);
+    if (t.empty()) {
+      if (!record.empty()) std::cout << record << "\n";
+      record.clear();
+      continue;
+    }
+    record += (record.empty() ? "" : " ") + std::string(t);
+  }
+  if (!record.empty()) std::cout << record << "\n";
+  return rc;
+}
+
+}  // namespace
+
+int run_scontrol(const Args& raw) {
+  Args args = raw;  // -o/--oneliner may come before the command
+  bool oneliner = false;
+  for (size_t i = 1; i < args.size();)
+    if (args[i] == "-o" || args[i] == "--oneliner") {
+      oneliner = true;
+      args.erase(args.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
   constexpr char kSupported[] =
-      "scontrol show job|step|node|partition|hostnames|hostlist, ping, listpids|liststeps|listjobs, "
+      "scontrol [-o] show job|step|node|partition|hostnames|hostlist, ping, listpids|liststeps|listjobs, "
       "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME [Reason=..], "
       "delete NodeName=..";
   if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"))
@@ -231,7 +275,7 @@ int run_scontrol(const Args& args) {
   if (args.size() >= 2 && args[1] == "show") {
     Args rest(args.begin() + 1, args.end());
     rest[0] = "scontrol";
-    return run_show(rest);
+    return oneliner ? show_oneliner(rest) : run_show(rest);
   }
   if (args.size() >= 2 && (args[1] == "listpids" || args[1] == "liststeps" || args[1] == "listjobs"))
     return run_node_list(args[1].substr(4), {args.begin() + 2, args.end()});

@@ -4,6 +4,7 @@
 // filters (-t in any case, -u lists, --me, -n) and its errors are Slurm's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -47,6 +48,12 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   auto shown = c.hq("show job " + id).out;  // scontrol's StdOut: expanded and absolute
   CHECK(shown.find("   StdOut=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
   CHECK(shown.find("   StdErr=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
+  auto one = sh(c.dir() + "/bin/scontrol -o show job " + id);  // -o: the record on one line
+  CHECK(one.rc == 0);
+  CHECK(one.out.rfind("JobId=" + id + " JobName=real ", 0) == 0);
+  CHECK(one.out.find(" JobState=COMPLETED ") != std::string::npos);
+  CHECK(one.out.find(" StdOut=" + c.dir() + "/real-" + id + ".out") != std::string::npos);
+  CHECK(std::count(one.out.begin(), one.out.end(), '\n') == 1);
   auto refused = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --container=/b --wrap true");
   CHECK(refused.rc == 1);
   CHECK(refused.out.find("sbatch: error: --container: OCI containers are not supported by hq") != std::string::npos);

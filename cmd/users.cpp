@@ -44,6 +44,12 @@ std::string user_name(uid_t uid) {
   return e ? e->name : std::to_string(uid);
 }
 
+std::optional<std::string> user_of(const std::string& name_or_uid) {
+  if (auto uid = parse_int(name_or_uid, 0, INT32_MAX)) return user_name(static_cast<uid_t>(*uid));
+  if (passwd_by_name(name_or_uid)) return name_or_uid;
+  return std::nullopt;
+}
+
 std::optional<gid_t> group_id(const std::string& name, const std::string& file) {
   std::ifstream in(file);
   std::string line;

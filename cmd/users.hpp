@@ -20,6 +20,9 @@ std::optional<PasswdEntry> passwd_by_uid(uid_t uid, const std::string& file = "/
 std::optional<PasswdEntry> passwd_by_name(const std::string& name, const std::string& file = "/etc/passwd");
 // The name for `uid`, or the uid as a decimal string.
 std::string user_name(uid_t uid);
+// A user as squeue's and scancel's -u take one: a name in /etc/passwd, or a uid (its name,
+// or the number when it has none); nullopt for a name nobody has.
+std::optional<std::string> user_of(const std::string& name_or_uid);
 // The gid of a group named in /etc/group; a decimal name is taken as the gid itself.
 std::optional<gid_t> group_id(const std::string& name, const std::string& file = "/etc/group");
 

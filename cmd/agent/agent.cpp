@@ -677,12 +677,8 @@ void Agent::release_after_steps(uint64_t id, int32_t run, const std::string& why
 void Agent::cancelled_line(RunningJob& rj, const std::string& why) {
   if (rj.cancel_noted) return;  // once: the controller's kill may follow the agent's own time limit
   rj.cancel_noted = true;
-  char when[32] = "";
-  time_t now = time(nullptr);
-  struct tm local {};
-  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
-  std::string line = "hq-node-" + opts_.name + ": error: *** JOB " + std::to_string(rj.job.id.value) + " ON " +
-                     opts_.name + " CANCELLED AT " + when + why + " ***\n";
+  std::string line = "hq-node-" + opts_.name + ": error: " +
+                     cancelled_banner("JOB " + std::to_string(rj.job.id.value), opts_.name, why) + "\n";
   (void)append_job_line(batch_error_path(rj.job, opts_.name), rj.job.spec.uid, line);
 }
 

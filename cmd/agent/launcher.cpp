@@ -15,6 +15,7 @@
 
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
+#include "net/clock.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -329,6 +330,10 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
     return io_error("launch failed: " + (text.empty() ? std::string("no report from the job's shim") : text));
   }
   return out;
+}
+
+std::string cancelled_banner(const std::string& what, const std::string& node, const std::string& why) {
+  return "*** " + what + " ON " + node + " CANCELLED AT " + net::local_time_text(net::wall_now()) + why + " ***";
 }
 
 std::string batch_error_path(const Job& job, const std::string& node) { return batch_path(job, node, true); }

@@ -51,6 +51,10 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
 // slurm-%j.out, expanded, relative to its working directory).
 std::string batch_error_path(const Job& job, const std::string& node);
 
+// slurmstepd's banner for a job or step that is being ended: "*** JOB 12 ON n1 CANCELLED AT
+// <local time><why> ***" (`what` "JOB 12" or "STEP 12.0", `why` "" or " DUE TO TIME LIMIT").
+std::string cancelled_banner(const std::string& what, const std::string& node, const std::string& why);
+
 // Appends `line` to the job's stderr file as slurmstepd writes its own lines there. Only a
 // regular file the job's user owns is written (the agent is root: a link the user planted
 // must not lead it anywhere else); false when it was not written.

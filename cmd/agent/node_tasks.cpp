@@ -128,7 +128,7 @@ void NodeTasks::when_done(JobCgroup group, std::function<void()> done) {
 
 void NodeTasks::finish() {
   if (group_.active()) {
-    group_.kill_all();
+    if (!emptied_) group_.kill_all();  // emptied when the last task exited, normally
     group_.remove();
     group_ = JobCgroup{};
   }
@@ -162,8 +162,7 @@ void NodeTasks::reaped(pid_t pid, int status) {
     ::kill(-t.pid, SIGKILL);  // what the task left in its process group
     // Every task exited: what they left in the step's group dies now, so none of it can
     // hold their output open (the step would never end).
-    if (group_.active() && std::all_of(tasks_.begin(), tasks_.end(), [](const Task& x) { return x.exited; }))
-      group_.kill_all(200);
+    if (++exited_ == tasks_.size() && group_.active()) emptied_ = group_.kill_all(200);
     progress(i);
     return;
   }

@@ -97,6 +97,8 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   std::unique_ptr<asio::steady_timer> flush_timer_, kill_timer_;
   std::string oom_procs_;    // the tasks' cgroup procs file, to read its OOM kills; "" without one
   JobCgroup group_;          // the step's group here (inactive: none)
+  size_t exited_ = 0;        // tasks reaped
+  bool emptied_ = false;     // the group was found empty once they all were
   std::function<void()> on_done_;
   int64_t oom_seen_ = 0;     // OOM kills counted there that tasks were already blamed for
 };

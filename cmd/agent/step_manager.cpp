@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd/agent/launcher.hpp"
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/peer_net.hpp"
 #include "cmd/agent/step_exchange.hpp"
@@ -629,12 +630,7 @@ bool StepManager::has_steps(uint64_t job_id) const {
 
 // Slurm's line on the step's stderr, from its node: "*** STEP J.S ON NODE CANCELLED AT TIME ***".
 pb::Envelope StepManager::cancelled_line(const Step& step, const std::string& why) const {
-  char when[32] = "";
-  time_t now = time(nullptr);
-  struct tm local {};
-  if (localtime_r(&now, &local)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &local);
-  return node_line(step, node_, "*** STEP " + step_label(step.job_id, step.step_id) + " ON " + node_ + " CANCELLED AT " +
-                                    when + why + " ***");
+  return node_line(step, node_, cancelled_banner("STEP " + step_label(step.job_id, step.step_id), node_, why));
 }
 
 // "hq-node-NODE: error: TEXT" on the step's stderr (as slurmstepd's lines on Slurm's).

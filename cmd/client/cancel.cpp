@@ -39,10 +39,9 @@ std::optional<std::string> value_of(const Args& args, size_t& i, const std::stri
 
 Status add_users(pb::QueueRequest& q, const std::string& list) {
   for (const auto& u : split_list(list)) {
-    auto uid = parse_int(u, 0, INT32_MAX);
-    if (uid) q.add_users(user_name(static_cast<uid_t>(*uid)));
-    else if (passwd_by_name(u)) q.add_users(u);
-    else return invalid("Invalid user name: " + u);
+    auto name = user_of(u);
+    if (!name) return invalid("Invalid user name: " + u);
+    q.add_users(*name);
   }
   return Status::ok();
 }

@@ -43,11 +43,10 @@ Status set_filters(pb::QueueRequest& q, const std::string& states, const std::st
     if (Status s = parse_state_filter(states, check); !s) return s;
     q.set_state_filter(states);
   }
-  for (const auto& u : split_list(users)) {  // a name in /etc/passwd, or a uid
-    auto uid = parse_int(u, 0, INT32_MAX);
-    if (uid) q.add_users(user_name(static_cast<uid_t>(*uid)));
-    else if (passwd_by_name(u)) q.add_users(u);
-    else return invalid("Invalid user: " + u);
+  for (const auto& u : split_list(users)) {
+    auto name = user_of(u);
+    if (!name) return invalid("Invalid user: " + u);
+    q.add_users(*name);
   }
   if (me) q.add_users(current_user_name());
   for (const auto& p : split_list(partitions)) q.add_partitions(p);

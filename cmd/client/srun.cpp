@@ -500,6 +500,24 @@ std::optional<StepMgrAddress> stepmgr_from_env(const std::map<std::string, std::
   return at;
 }
 
+// The step of an allocation run from here (srun outside a job, srun --jobid): srun's options
+// with the allocation's environment in place of its own.
+Result<pb::StepCreate> allocation_step(const SrunRequest& req, const std::vector<std::string>& env,
+                                       const pb::AllocateReply& a, const pb::JobSpec& spec,
+                                       const std::vector<std::string>& exported) {
+  auto create = step_request(req, env);
+  if (!create) return create.status();
+  create->clear_env();
+  for (auto& kv : allocation_env(a, spec, exported)) create->add_env(kv);
+  return create;
+}
+
+// Runs it on the allocation's step manager over the network.
+int run_at_stepmgr(const pb::AllocateReply& a, const SrunRequest& req, pb::StepCreate create) {
+  const auto& m = a.stepmgr();
+  return run_step_remote({m.node(), m.host(), m.port(), m.fingerprint()}, req, std::move(create));
+}
+
 // srun outside an allocation: asks the controller for one, runs the step in it from here
 // over the network (the job's first node manages it), then ends the allocation with the
 // step's exit code, as Slurm's srun does.
@@ -518,16 +536,13 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
   uint64_t job_id = granted.job_id();
   // The step, from here; then the allocation ends with its exit code.
   req.job_id = job_id;
-  auto create = step_request(req, env);
+  auto create = allocation_step(req, env, granted, spec, *exported);
   if (!create) {
     std::cerr << "srun: error: Unable to create step for job " << job_id << ": " << create.status().message() << "\n";
     release_allocation(allocation, 1, "srun");
     return 1;
   }
-  create->clear_env();
-  for (auto& kv : allocation_env(granted, spec, *exported)) create->add_env(kv);
-  const auto& m = granted.stepmgr();
-  int rc = run_step_remote({m.node(), m.host(), m.port(), m.fingerprint()}, req, std::move(create).value());
+  int rc = run_at_stepmgr(granted, req, std::move(create).value());
   release_allocation(allocation, rc, "srun");
   return rc;
 }
@@ -554,18 +569,15 @@ int run_in_job_from_outside(const SrunRequest& req, const std::vector<std::strin
   if (answer->has_error()) return refuse(answer->error().message());
   const pb::AllocateReply& job = answer->allocate_reply();
   if (!job.granted() || job.stepmgr().port() == 0) return refuse("its first node takes no steps from other hosts");
-  auto create = step_request(req, env);
-  if (!create) return refuse(create.status().message());
   pb::JobSpec spec;
   spec.set_name(job.job_name());
   spec.set_user(current_user_name());
   spec.set_uid(getuid());
   spec.set_gid(getgid());
-  create->clear_env();
-  for (auto& kv : allocation_env(job, spec, *exported)) create->add_env(kv);
+  auto create = allocation_step(req, env, job, spec, *exported);
+  if (!create) return refuse(create.status().message());
   catch_signals();
-  const auto& m = job.stepmgr();
-  return run_step_remote({m.node(), m.host(), m.port(), m.fingerprint()}, req, std::move(create).value());
+  return run_at_stepmgr(job, req, std::move(create).value());
 }
 
 int usage(std::ostream& out, int code) {

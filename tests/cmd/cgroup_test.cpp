@@ -21,6 +21,13 @@ void put(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 std::string get(const std::string& path) { return read_small_file(path); }
+// A fake v2 host under `root`: its cgroups opened for node n1.
+Cgroups fake_v2(const std::string& root) {
+  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  return std::move(cg).value();
+}
 // A fake v1 host: every controller hq uses mounted under `root`, the cpuset with `cpus`, `mems`.
 void fake_v1(const std::string& root, const std::string& cpus, const std::string& mems) {
   for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
@@ -32,13 +39,11 @@ void fake_v1(const std::string& root, const std::string& cpus, const std::string
 TEST_CASE("cgroup v2: controllers enabled down the tree - cpuset, memory and swap limits per job") {
   hq::test::TempDir dir;
   std::string root = dir.path();
-  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
-  auto cg = Cgroups::open(root, "auto", "n1");
-  REQUIRE(cg.is_ok());
-  CHECK(cg->mode() == CgroupMode::kV2);
+  Cgroups cg = fake_v2(root);
+  CHECK(cg.mode() == CgroupMode::kV2);
   put(root + "/hq/n1/job_7/memory.swap.max", "max\n");  // files the kernel would provide
   put(root + "/hq/n1/job_7/pids.max", "max\n");
-  auto job = cg->create(7, CgroupLimits{{0, 1, 2, 5}, 64 << 20, 100, {}});
+  auto job = cg.create(7, CgroupLimits{{0, 1, 2, 5}, 64 << 20, 100, {}});
   REQUIRE(job.is_ok());
   CHECK(job->procs_files() == std::vector<std::string>{root + "/hq/n1/job_7/cgroup.procs"});
   CHECK(get(root + "/hq/n1/job_7/cpuset.cpus") == "0-2,5");
@@ -146,10 +151,8 @@ TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the
 TEST_CASE("cgroup v2: a job's group enables controllers for its steps - the batch script goes in step_batch") {
   hq::test::TempDir dir;
   std::string root = dir.path();
-  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
-  auto cg = Cgroups::open(root, "auto", "n1");
-  REQUIRE(cg.is_ok());
-  auto job = cg->create(7, CgroupLimits{{0, 1}, 64 << 20, 0, {}});
+  Cgroups cg = fake_v2(root);
+  auto job = cg.create(7, CgroupLimits{{0, 1}, 64 << 20, 0, {}});
   REQUIRE(job.is_ok());
   CHECK(get(root + "/hq/n1/job_7/cgroup.subtree_control") == "+cpuset +memory +pids");
   CHECK(job->batch_procs_files() == std::vector<std::string>{root + "/hq/n1/job_7/step_batch/cgroup.procs"});
@@ -161,6 +164,6 @@ TEST_CASE("cgroup v2: a job's group enables controllers for its steps - the batc
   // A job group without controllers below it (made by an agent before step groups): the
   // script stays in the job's group.
   put(root + "/hq/n1/job_8/cgroup.procs", "");
-  JobCgroup old = cg->existing(8);
+  JobCgroup old = cg.existing(8);
   CHECK(old.batch_procs_files() == std::vector<std::string>{root + "/hq/n1/job_8/cgroup.procs"});
 }

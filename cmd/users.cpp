@@ -62,4 +62,15 @@ std::optional<gid_t> group_id(const std::string& name, const std::string& file) 
   return std::nullopt;
 }
 
+std::string group_name(gid_t gid, const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = fields(line);
+    if (f.size() < 3) continue;
+    if (auto id = parse_int(f[2], 0, UINT32_MAX); id && *id == static_cast<int64_t>(gid)) return f[0];
+  }
+  return std::to_string(gid);
+}
+
 }  // namespace hq::cmd

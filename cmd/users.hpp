@@ -25,5 +25,7 @@ std::string user_name(uid_t uid);
 std::optional<std::string> user_of(const std::string& name_or_uid);
 // The gid of a group named in /etc/group; a decimal name is taken as the gid itself.
 std::optional<gid_t> group_id(const std::string& name, const std::string& file = "/etc/group");
+// The name of group `gid` in /etc/group, or the gid as a decimal string.
+std::string group_name(gid_t gid, const std::string& file = "/etc/group");
 
 }  // namespace hq::cmd

@@ -18,12 +18,15 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
     list = text.substr(0, pct);
   }
   if (list.empty()) return bad("no indices");
+  bool stepped = false;
   for (std::string_view part : split(list, ',')) {
     int64_t step = 1;
     if (auto colon = part.find(':'); colon != std::string_view::npos) {
       auto s = parse_int(part.substr(colon + 1), 1, max_size);
       if (!s) return bad("the :step must be a positive number");
       step = *s;
+      if (!stepped) out.step = static_cast<int32_t>(step);
+      stepped = true;
       part = part.substr(0, colon);
     }
     auto dash = part.find('-');
@@ -36,6 +39,20 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
   }
   std::sort(out.indices.begin(), out.indices.end());
   out.indices.erase(std::unique(out.indices.begin(), out.indices.end()), out.indices.end());
+  return out;
+}
+
+std::string format_array_indices(const std::vector<int32_t>& indices, int32_t throttle) {
+  std::string out;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(indices[i]);
+    if (j > i) out += '-' + std::to_string(indices[j]);
+    i = j + 1;
+  }
+  if (throttle > 0) out += '%' + std::to_string(throttle);
   return out;
 }
 

@@ -82,6 +82,11 @@ Status validate_spec(const JobSpec& s) {
   if (!in(s.requeue, -1, 1)) return invalid("bad requeue flag");
   for (const std::string* f : {&s.constraint, &s.nodelist, &s.exclude, &s.dependency, &s.array, &s.partition, &s.account})
     if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
+  const JobExtras& e = *s.extra;
+  for (const std::string* f : {&e.comment, &e.qos, &e.wckey, &e.reservation, &e.mail_type, &e.mail_user, &e.input})
+    if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
+  if (!in(e.open_mode, 0, 2)) return invalid("bad --open-mode");
+  if (e.time_min < 0 || e.deadline < 0 || e.priority < 0) return invalid("bad --time-min, --deadline or --priority");
   if (s.is_batch() && s.script->empty()) return invalid("empty batch script");
   return Status::ok();
 }

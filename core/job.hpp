@@ -39,6 +39,19 @@ constexpr Duration kTimeUnset = -2;  // no --time given: the partition default a
 // the job ends when its srun/salloc says so, JobComplete).
 enum class AllocKind : int32_t { kBatch = 0, kSrun = 1, kSalloc = 2 };
 
+// What a job carries for people and tools, and a few rarely given limits: shared by the
+// copies of one spec (array tasks), so that a job without any costs one pointer.
+struct JobExtras {
+  std::string comment, qos, wckey, reservation;
+  std::string input;                   // -i pattern: the batch script's stdin ("" /dev/null)
+  std::string mail_type, mail_user;    // --mail-type as given (upper case), --mail-user
+  int32_t open_mode = 0;               // 0 unset (truncate), 1 append, 2 truncate
+  Duration time_min = 0;               // --time-min seconds; 0 unset
+  Time deadline = 0;                   // --deadline; 0 none
+  int64_t priority = 0;                // --priority / scontrol Priority= (admin): fixed; 0 computed
+  bool operator==(const JobExtras&) const = default;
+};
+
 struct JobSpec {
   std::string name = "sbatch";
   Shared<std::string> script;          // full text of the batch script (shared by copies)
@@ -83,6 +96,7 @@ struct JobSpec {
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
   bool hold = false;
+  Shared<JobExtras> extra;             // comment, qos, mail, ... (blank: none given)
   AllocKind alloc_kind = AllocKind::kBatch;
   bool is_batch() const { return alloc_kind == AllocKind::kBatch; }
 };
@@ -123,6 +137,8 @@ struct Job {
   uint64_t array_job_id = 0;           // 0: not an array task
   int32_t array_task_id = -1;
   int32_t array_throttle = 0;          // at most this many tasks running at once; 0: no limit
+  // The array's size, smallest and largest index and the step given (SLURM_ARRAY_TASK_*).
+  int32_t array_task_count = 0, array_task_min = 0, array_task_max = 0, array_task_step = 1;
   int32_t restart_count = 0;
   // The client's idempotency key of the submission that made the job (an array's first
   // task); a retry with the same key gets this job back instead of a new one.

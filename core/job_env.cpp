@@ -97,6 +97,16 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
       {"RESTART_COUNT", std::to_string(job.restart_count)},
       {"JOB_START_TIME", std::to_string(job.start_time)},
   };
+  if (job.array_job_id) {
+    slurm["ARRAY_JOB_ID"] = std::to_string(job.array_job_id);
+    slurm["ARRAY_TASK_ID"] = std::to_string(job.array_task_id);
+    slurm["ARRAY_TASK_COUNT"] = std::to_string(job.array_task_count);
+    slurm["ARRAY_TASK_MIN"] = std::to_string(job.array_task_min);
+    slurm["ARRAY_TASK_MAX"] = std::to_string(job.array_task_max);
+    slurm["ARRAY_TASK_STEP"] = std::to_string(job.array_task_step);
+  }
+  if (!job.spec.extra->qos.empty()) slurm["JOB_QOS"] = job.spec.extra->qos;
+  if (!job.spec.extra->reservation.empty()) slurm["JOB_RESERVATION"] = job.spec.extra->reservation;
   if (job.spec.cpus_per_task_set) slurm["CPUS_PER_TASK"] = std::to_string(job.spec.cpus_per_task);
   if (job.time_limit > 0) slurm["JOB_END_TIME"] = std::to_string(job.start_time + job.time_limit);
   if (job.spec.ntasks_set || job.spec.ntasks_per_node > 0) {

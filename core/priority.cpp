@@ -46,6 +46,10 @@ PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Tim
 
 PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now, int32_t part_factor) {
   PriorityFactors f;
+  if (job.spec.extra->priority > 0) {  // set by an administrator: fixed, as in Slurm
+    f.total = job.spec.extra->priority;
+    return f;
+  }
   const PriorityWeights& w = ctx.weights;
   // Age accrues only while the job is eligible: not held, no unmet dependency, begun.
   bool accrues = !job.held() && job.dep_state == DepState::kNone && now >= job.spec.begin_time;

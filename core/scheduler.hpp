@@ -19,6 +19,7 @@ struct StartDecision {
   JobId job;
   std::string partition;
   std::vector<NodeAlloc> alloc;
+  int64_t priority = 0;        // what it had when chosen (scontrol shows it while it runs)
 };
 
 // One per pending job: kept small (32 bytes), there are as many as there are pending jobs.

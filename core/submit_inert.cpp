@@ -6,19 +6,14 @@ const std::vector<InertOption>& inert_submit_options() {
   using A = InertArg;
   static const std::vector<InertOption> table = {
       // Accepted and told: a user expects these to act, and hq does not act on them yet.
-      {"comment", 0, A::kRequired, true, false, "the comment is not stored yet"},
       {"deadline", 0, A::kRequired, true, false, "deadlines are not enforced yet"},
       {"export-file", 0, A::kRequired, true, false, "the file is not read; --export decides the environment"},
       {"hint", 0, A::kRequired, true, false, "hints do not change CPU placement yet"},
-      {"input", 'i', A::kRequired, true, false, "the batch script's stdin is /dev/null"},
       {"mail-type", 0, A::kRequired, true, false, "no mail is sent yet"},
       {"mail-user", 0, A::kRequired, true, false, "no mail is sent yet"},
       {"nodefile", 'F', A::kRequired, true, false, "the file is not read; use --nodelist"},
-      {"priority", 0, A::kRequired, true, false, "a set priority is not taken yet (use --nice)"},
-      {"qos", 'q', A::kRequired, true, false, "QOS is not stored or enforced until accounting exists"},
       {"reservation", 0, A::kRequired, true, false, "reservations do not exist yet; the job runs anywhere it fits"},
       {"time-min", 0, A::kRequired, true, false, "the time limit is not shortened for backfill yet"},
-      {"wckey", 0, A::kRequired, true, false, "wckeys are not stored until accounting exists"},
       {"gpus-per-socket", 0, A::kRequired, true, false, "GPUs are counted per node, not per socket, yet"},
       {"sockets-per-node", 0, A::kRequired, true, false, "nodes are chosen by CPU count, not socket layout, yet"},
       {"cores-per-socket", 0, A::kRequired, true, false, "nodes are chosen by CPU count, not socket layout, yet"},
@@ -29,7 +24,6 @@ const std::vector<InertOption>& inert_submit_options() {
       {"mincpus", 0, A::kRequired, true, false, "nodes are chosen by the CPUs the tasks need"},
       {"tmp", 0, A::kRequired, true, false, "temporary disk is not tracked"},
       {"licenses", 'L', A::kRequired, true, false, "licenses are not tracked"},
-      {"open-mode", 0, A::kRequired, true, false, "output files are created afresh (append is not built yet)"},
       // Accepted: they mean nothing on hq.
       {"bb", 0, A::kRequired, false, false, "hq has no burst buffers"},
       {"bbf", 0, A::kRequired, false, false, "hq has no burst buffers"},

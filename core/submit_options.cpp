@@ -108,6 +108,30 @@ Status set_string(std::string& field, std::string_view v, std::string_view what)
   return Status::ok();
 }
 
+// Sets one of the spec's extras (core/job.hpp JobExtras), which copies share.
+template <typename F>
+Status set_extra(SubmitRequest& r, F&& set) {
+  JobExtras e = *r.spec.extra;
+  Status s = set(e);
+  if (s) r.spec.extra = std::move(e);
+  return s;
+}
+
+Status set_open_mode(SubmitRequest& r, std::string_view v) {
+  std::string mode = to_lower(v);
+  if (mode != "append" && mode != "a" && mode != "truncate" && mode != "t")
+    return invalid("Invalid --open-mode argument: " + std::string(v) + " (append or truncate)");
+  return set_extra(r, [&](JobExtras& e) { e.open_mode = mode[0] == 'a' ? 1 : 2; return Status::ok(); });
+}
+
+Status set_priority(SubmitRequest& r, std::string_view v) {
+  int64_t p = 0;
+  if (to_lower(v) == "top") p = 4294967294LL;  // Slurm's top: the highest there is
+  else if (auto n = parse_int(v, 0, 4294967293LL); n) p = *n;
+  else return invalid("Invalid --priority '" + std::string(v) + "': a number or TOP");
+  return set_extra(r, [&](JobExtras& e) { e.priority = p; return Status::ok(); });
+}
+
 // An option of core/submit_inert: refused, told, or taken silently.
 OptionDef inert_option(const InertOption& o) {
   auto set = [o](SubmitRequest& r, std::string_view) -> Status {
@@ -188,10 +212,22 @@ std::vector<OptionDef> base_options() {
       {"requeue", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.requeue = 1; return Status::ok(); }},
       {"no-requeue", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.requeue = 0; return Status::ok(); }},
       {"test-only", 0, false, [](SubmitRequest& r, std::string_view) { r.test_only = true; return Status::ok(); }},
+      {"comment", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { e.comment = v; return Status::ok(); }); }},
+      {"qos", 'q', true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.qos, v, "QOS"); }); }},
+      {"wckey", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.wckey, v, "wckey"); }); }},
+      {"input", 'i', true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.input, v, "input"); }); }},
+      {"open-mode", 0, true, set_open_mode},
+      {"priority", 0, true, set_priority},
   };
 }
 
 }  // namespace
+
+std::vector<std::string> acting_submit_options() {
+  std::vector<std::string> out;
+  for (const OptionDef& o : base_options()) out.emplace_back(o.long_name);
+  return out;
+}
 
 Result<std::vector<std::string>> split_directive(std::string_view text) {
   std::vector<std::string> out;

@@ -42,6 +42,10 @@ Result<std::vector<std::string>> parse_directives(std::string_view script,
 // word, no separate value), false to leave it to sbatch's table, or an error.
 using OwnOption = std::function<Result<bool>(const std::string& arg)>;
 
+// The long names of the options that act (not those of core/submit_inert), in table order:
+// docs/slurm-compat.md's "Works" list is checked against them.
+std::vector<std::string> acting_submit_options();
+
 // Applies options to `req`. When `positional` is given, the first non-option argument and
 // everything after it are moved there (script path + script args); otherwise a
 // positional argument is an error (directives).

@@ -113,6 +113,17 @@ std::string format_elapsed(Duration s) {
   return buf;
 }
 
+std::string format_size_mib(int64_t mib) {
+  if (mib == 0) return "0";
+  const char* units = "MGTP";
+  int u = 0;
+  while (u < 3 && mib % 1024 == 0) {
+    mib /= 1024;
+    ++u;
+  }
+  return std::to_string(mib) + units[u];
+}
+
 Result<int64_t> parse_size_mib(std::string_view text) {
   if (text.empty()) return invalid("empty size value");
   std::string t = to_lower(text);

@@ -24,6 +24,9 @@ std::string format_elapsed(Duration seconds);
 
 // Memory sizes in MiB: "512" (MiB), "512K", "64M", "4G", "1T" (case-insensitive).
 Result<int64_t> parse_size_mib(std::string_view text);
+// A size in MiB as Slurm prints memory: the largest unit that divides it exactly ("500M",
+// "4G", "2T"); "0" for 0.
+std::string format_size_mib(int64_t mib);
 
 // Splits at every `sep`, keeping empty pieces ("a,,b" -> "a", "", "b"; "" -> "").
 std::vector<std::string_view> split(std::string_view s, char sep);

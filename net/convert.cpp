@@ -103,6 +103,18 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_mem_per_gpu_mib(s.mem_per_gpu_mib);
   p.set_cpu_bind(s.cpu_bind);
   p.set_alloc_kind(static_cast<int32_t>(s.alloc_kind));
+  const JobExtras& e = *s.extra;
+  p.set_comment(e.comment);
+  p.set_qos(e.qos);
+  p.set_wckey(e.wckey);
+  p.set_reservation(e.reservation);
+  p.set_input(e.input);
+  p.set_mail_type(e.mail_type);
+  p.set_mail_user(e.mail_user);
+  p.set_open_mode(e.open_mode);
+  p.set_time_min(e.time_min);
+  p.set_deadline(e.deadline);
+  p.set_priority(e.priority);
   return p;
 }
 
@@ -157,6 +169,19 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.cpus_per_gpu = p.cpus_per_gpu();
   s.mem_per_gpu_mib = p.mem_per_gpu_mib();
   s.cpu_bind = p.cpu_bind();
+  JobExtras e;
+  e.comment = p.comment();
+  e.qos = p.qos();
+  e.wckey = p.wckey();
+  e.reservation = p.reservation();
+  e.input = p.input();
+  e.mail_type = p.mail_type();
+  e.mail_user = p.mail_user();
+  e.open_mode = p.open_mode();
+  e.time_min = p.time_min();
+  e.deadline = p.deadline();
+  e.priority = p.priority();
+  if (!(e == JobExtras{})) s.extra = std::move(e);
   int32_t kind = p.alloc_kind();
   s.alloc_kind = kind >= 0 && kind <= static_cast<int32_t>(AllocKind::kSalloc) ? static_cast<AllocKind>(kind)
                                                                                  : AllocKind::kBatch;
@@ -206,6 +231,10 @@ Status decode_job(const pb::Job& p, Job& j) {
   j.array_job_id = p.array_job_id();
   j.array_task_id = p.array_job_id() ? p.array_task_id() : -1;
   j.array_throttle = p.array_throttle();
+  j.array_task_count = p.array_task_count();
+  j.array_task_min = p.array_task_min();
+  j.array_task_max = p.array_task_max();
+  j.array_task_step = p.array_task_step() > 0 ? p.array_task_step() : 1;
   j.expected_start = p.expected_start();
   j.sched_nodes = p.sched_nodes();
   j.preempting = p.preempting();
@@ -248,6 +277,12 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_array_job_id(j.array_job_id);
   p.set_array_task_id(j.array_task_id);
   p.set_array_throttle(j.array_throttle);
+  if (j.array_job_id) {
+    p.set_array_task_count(j.array_task_count);
+    p.set_array_task_min(j.array_task_min);
+    p.set_array_task_max(j.array_task_max);
+    p.set_array_task_step(j.array_task_step);
+  }
   p.set_expected_start(j.expected_start);
   p.set_sched_nodes(j.sched_nodes);
   p.set_preempting(j.preempting);

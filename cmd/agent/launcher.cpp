@@ -47,6 +47,8 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
 // Everything the child needs, prepared before fork so the child only makes syscalls.
 struct ChildPlan {
   std::string script, workdir, out_path, err_path;
+  std::string in_path = "/dev/null";
+  int out_flags = O_WRONLY | O_CREAT | O_TRUNC;  // --open-mode=append: O_APPEND instead
   std::vector<std::string> argv_s, env_s;
   std::vector<char*> argv, env;
   std::vector<std::string> cgroup_procs;
@@ -92,12 +94,13 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   }
   bool chdir_failed = chdir(p.workdir.c_str()) != 0;
   if (chdir_failed && chdir("/tmp") != 0) child_fail(report_fd, "chdir");
-  int in = open("/dev/null", O_RDONLY);
-  int out = open(p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int in = open(p.in_path.c_str(), O_RDONLY);
+  if (in < 0) child_fail(report_fd, ("open " + p.in_path).c_str());
+  int out = open(p.out_path.c_str(), p.out_flags, 0644);
   if (out < 0) child_fail(report_fd, ("open " + p.out_path).c_str());
   int err = out;
   if (p.err_path != p.out_path) {
-    err = open(p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    err = open(p.err_path.c_str(), p.out_flags, 0644);
     if (err < 0) child_fail(report_fd, ("open " + p.err_path).c_str());
   }
   if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(report_fd, "dup2");
@@ -211,16 +214,20 @@ bool agent_says_go(int go_fd) {
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
 }
 
-// The script's stdout (`error` false) or stderr file.
-std::string batch_path(const Job& job, const std::string& node, bool error) {
+// The script's stdout, stderr or stdin file.
+enum class Stdio { kOut, kErr, kIn };
+std::string batch_path(const Job& job, const std::string& node, Stdio which) {
   std::string workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
   PatternContext ctx;
   ctx.job_id = job.id.value;
   ctx.user = job.spec.user;
   ctx.job_name = job.spec.name;
   ctx.node = node;
-  std::string pattern = job.spec.output.empty() ? "slurm-%j.out" : job.spec.output;
-  if (error && !job.spec.error.empty()) pattern = job.spec.error;
+  ctx.array_job_id = job.array_job_id;
+  if (job.array_job_id) ctx.array_task = job.array_task_id;
+  std::string pattern = !job.spec.output.empty() ? job.spec.output : job.array_job_id ? "slurm-%A_%a.out" : "slurm-%j.out";
+  if (which == Stdio::kErr && !job.spec.error.empty()) pattern = job.spec.error;
+  if (which == Stdio::kIn) pattern = job.spec.extra->input;
   return resolve(expand_pattern(pattern, ctx), workdir);
 }
 
@@ -229,8 +236,10 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   ChildPlan p;
   if (Status s = write_script(job_dir(l.spool_dir, job.id.value), job, p.script); !s) return s;
   p.workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
-  p.out_path = batch_path(job, l.node_name, false);
-  p.err_path = batch_path(job, l.node_name, true);
+  p.out_path = batch_path(job, l.node_name, Stdio::kOut);
+  p.err_path = batch_path(job, l.node_name, Stdio::kErr);
+  if (!job.spec.extra->input.empty()) p.in_path = batch_path(job, l.node_name, Stdio::kIn);
+  if (job.spec.extra->open_mode == 1) p.out_flags = O_WRONLY | O_CREAT | O_APPEND;
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
   LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered, l.step_socket};
@@ -336,7 +345,7 @@ std::string cancelled_banner(const std::string& what, const std::string& node, c
   return "*** " + what + " ON " + node + " CANCELLED AT " + net::local_time_text(net::wall_now()) + why + " ***";
 }
 
-std::string batch_error_path(const Job& job, const std::string& node) { return batch_path(job, node, true); }
+std::string batch_error_path(const Job& job, const std::string& node) { return batch_path(job, node, Stdio::kErr); }
 
 bool append_job_line(const std::string& path, uid_t owner, const std::string& line) {
   // Looked at before it is opened: opening a device (a watchdog, a tape) can act by itself.

@@ -10,6 +10,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
+#include "core/array_spec.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -62,6 +63,13 @@ Status set_states(pb::QueueRequest& q, const std::string& list) {
 Status add_job(pb::CancelRequest& c, const std::string& word) {
   auto us = word.find('_');
   auto n = parse_int(word.substr(0, us), 1, INT64_MAX);
+  if (n && us != std::string::npos && word.size() > us + 2 && word[us + 1] == '[' && word.back() == ']') {
+    // 12_[1-3,7]: those tasks (Slurm's largest MaxArraySize bounds the range)
+    auto set = parse_array(std::string_view(word).substr(us + 2, word.size() - us - 3), 4000001);
+    if (!set || set->throttle) return invalid("Invalid job id " + word);
+    for (int32_t t : set->indices) c.add_tasks(std::to_string(*n) + "_" + std::to_string(t));
+    return Status::ok();
+  }
   if (!n || (us != std::string::npos && !parse_int(word.substr(us + 1), 0, INT32_MAX)))
     return invalid("Invalid job id " + word);
   if (us != std::string::npos) c.add_tasks(word);

@@ -1,5 +1,7 @@
 #include "cmd/client/job_query.hpp"
 
+#include "core/units.hpp"
+
 namespace hq::cmd {
 
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req) {
@@ -22,6 +24,34 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     env.mutable_queue()->set_after_id(last);
   }
   return all;
+}
+
+Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names) {
+  JobIdArgs out;
+  for (const auto& id : names) {
+    size_t us = id.find('_');
+    auto n = parse_int(id.substr(0, us), 1, INT64_MAX);
+    auto t = us == std::string::npos ? Result<int64_t>(0) : parse_int(id.substr(us + 1), 0, INT32_MAX);
+    if (!n || !t) return invalid("Invalid job id specified: " + id);
+    out.ids.push_back(static_cast<uint64_t>(*n));
+    if (us != std::string::npos) out.tasks.insert(std::to_string(*n) + "_" + std::to_string(*t));
+    else out.whole.insert(static_cast<uint64_t>(*n));
+  }
+  return out;
+}
+
+void keep_named_tasks(pb::QueueReply& out, const JobIdArgs& args) {
+  if (args.tasks.empty()) return;
+  std::set<uint64_t> arrays;
+  for (const auto& t : args.tasks)
+    if (uint64_t a = std::stoull(t.substr(0, t.find('_'))); !args.whole.count(a)) arrays.insert(a);
+  auto* jobs = out.mutable_jobs();
+  for (int i = jobs->size() - 1; i >= 0; --i) {
+    const pb::Job& j = jobs->Get(i);
+    if (j.array_job_id() && arrays.count(j.array_job_id()) &&
+        !args.tasks.count(std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id())))
+      jobs->DeleteSubrange(i, 1);
+  }
 }
 
 }  // namespace hq::cmd

@@ -1,7 +1,6 @@
 // `hq queue` / squeue: lists jobs in squeue's default format or -o's (cmd/client/queue_format), or as JSON.
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <set>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/steps.hpp"
@@ -62,7 +61,7 @@ int run_queue(const Args& args) {
   CLI::App app{"hq queue: list jobs (squeue)"};
   app.set_help_flag("--help", "print help");
   std::string jobs, states, users, partitions, names, accounts, format_text;
-  bool json = false, noheader = false, start = false, steps = false, long_format = false, me = false;
+  bool json = false, noheader = false, start = false, steps = false, long_format = false, me = false, array = false;
   app.add_option("-j,--jobs", jobs, "comma-separated job ids");
   app.add_option("-t,--states", states, "comma-separated states in any case (pending,R,CD,...) or all");
   app.add_option("-u,--user", users, "these users' jobs (comma-separated names or uids)");
@@ -71,6 +70,7 @@ int run_queue(const Args& args) {
   app.add_option("-n,--name", names, "jobs with these names (comma-separated)");
   app.add_option("-A,--account", accounts, "jobs of these accounts (comma-separated)");
   app.add_option("-o,--format", format_text, "fields: %[.][width]letter (Slurm's letters), e.g. \"%.18i %T %R\"");
+  app.add_flag("-r,--array", array, "one line per array task (pending tasks are otherwise one line)");
   app.add_flag("--json", json, "JSON output");
   app.add_flag("-h,--noheader", noheader, "no header line");
   app.add_flag("--start", start, "pending jobs with their expected start times");
@@ -86,11 +86,9 @@ int run_queue(const Args& args) {
   }
   pb::QueueRequest request;
   auto* q = &request;
-  for (const auto& id : split_list(jobs)) {
-    auto n = parse_int(id.substr(0, id.find('_')), 1, INT64_MAX);
-    if (!n) return fail(prog, invalid("Invalid job id: " + id));
-    q->add_job_ids(static_cast<uint64_t>(*n));
-  }
+  auto named = parse_job_id_args(split_list(jobs));
+  if (!named) return fail(prog, named.status());
+  for (uint64_t id : named->ids) q->add_job_ids(id);
   if (steps) {
     std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
     return queue_steps(prog, ids, !noheader, long_format, json);
@@ -109,6 +107,7 @@ int run_queue(const Args& args) {
     std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
     return 1;
   }
+  keep_named_tasks(out, *named);
   if (json) return print_json(out) ? 0 : 1;
   if (start) {
     print_start(out, !noheader);
@@ -118,7 +117,7 @@ int run_queue(const Args& args) {
   SqueueFormat format = parse_squeue_format(given ? std::string_view(format_text) : kSqueueDefaultFormat);
   for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
   sort_like_squeue(out);
-  print_formatted(out, format, !noheader);
+  print_formatted(queue_rows(out, array), out.now(), format, !noheader);
   return 0;
 }
 

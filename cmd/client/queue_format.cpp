@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "cmd/client/output.hpp"
+#include "core/array_spec.hpp"
 #include "core/job.hpp"
 #include "core/units.hpp"
 
@@ -83,7 +85,9 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'n': return s.nodelist();
     case 'x': return s.exclude();
     case 'Y': return or_null(j.sched_nodes());
-    default: return "(null)";  // QOS, comment: not kept yet
+    case 'k': return or_null(s.comment());
+    case 'q': return or_null(s.qos());
+    default: return "(null)";
   }
 }
 
@@ -109,14 +113,46 @@ void sort_like_squeue(pb::QueueReply& q) {
   });
 }
 
-void print_formatted(const pb::QueueReply& q, const SqueueFormat& format, bool header) {
+std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
+  std::vector<QueueRow> rows;
+  rows.reserve(static_cast<size_t>(q.jobs_size()));
+  struct Group {
+    size_t row;
+    std::vector<int32_t> tasks;
+  };
+  std::map<std::pair<uint64_t, std::string>, Group> groups;  // (array, reason) -> its row
+  for (const auto& j : q.jobs()) {
+    if (one_per_task || j.array_job_id() == 0 || j.state() != "PENDING") {
+      rows.push_back({&j, "", ""});
+      continue;
+    }
+    auto [it, fresh] = groups.try_emplace({j.array_job_id(), j.reason()}, Group{rows.size(), {}});
+    if (fresh) rows.push_back({&j, "", ""});
+    it->second.tasks.push_back(j.array_task_id());
+  }
+  for (auto& [key, g] : groups) {
+    if (g.tasks.size() < 2) continue;
+    std::sort(g.tasks.begin(), g.tasks.end());
+    QueueRow& row = rows[g.row];
+    row.tasks = format_array_indices(g.tasks, row.job->array_throttle());
+    row.id = std::to_string(key.first) + "_[" + row.tasks + "]";
+  }
+  return rows;
+}
+
+void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const SqueueFormat& format, bool header) {
   auto line = [&](const auto& cell) {
     std::string out;
     for (const FormatItem& it : format.items) out += it.field ? fit_cell(cell(it.field), it) : it.literal;
     std::cout << out << "\n";
   };
   if (header) line([](char f) { return std::string(squeue_header(f)); });
-  for (const auto& j : q.jobs()) line([&](char f) { return squeue_value(j, f, q.now()); });
+  for (const QueueRow& r : rows)
+    line([&](char f) {
+      if (f == 'i' && !r.id.empty()) return r.id;
+      if (f == 'K' && !r.tasks.empty()) return r.tasks;
+      return squeue_value(*r.job, f, now);
+    });
 }
 
 }  // namespace hq::cmd

@@ -10,6 +10,7 @@
 #include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/users.hpp"
 #include "core/hardware.hpp"
 #include "core/hostlist.hpp"
 #include "core/pattern.hpp"
@@ -55,29 +56,72 @@ void print_gpu_allocs(const pb::Job& j) {
   }
 }
 
+std::string or_null(const std::string& v) { return v.empty() ? "(null)" : v; }
+
+// What the job holds (running or ended) or asks for (pending), as Slurm's TRES= line.
+std::string tres(const pb::Job& j, int cpus, int nodes) {
+  int64_t mem = 0;
+  int gpus = 0;
+  for (const auto& a : j.alloc()) {
+    mem += a.mem_mib();
+    gpus += a.gpus_size();
+  }
+  const auto& s = j.spec();
+  if (j.alloc_size() == 0) {
+    mem = s.mem_per_node_mib() > 0 ? s.mem_per_node_mib() * nodes : s.mem_per_cpu_mib() * cpus;
+    gpus = s.gpus() > 0 ? s.gpus() : s.gpus_per_node() * nodes + s.gpus_per_task() * s.ntasks();
+  }
+  std::string out = "cpu=" + std::to_string(cpus);
+  if (mem > 0) out += ",mem=" + format_size_mib(mem);
+  out += ",node=" + std::to_string(nodes) + ",billing=" + std::to_string(cpus);
+  if (gpus > 0) out += ",gres/gpu=" + std::to_string(gpus);
+  return out;
+}
+
 void print_job(const pb::Job& j, int64_t now) {
   const auto& s = j.spec();
   int64_t run = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
   int cpus = 0;
   for (const auto& a : j.alloc()) cpus += a.cpus();
+  if (j.alloc_size() == 0) cpus = s.ntasks() * s.cpus_per_task();
+  int nodes = std::max(j.alloc_size(), s.nodes_min());
   std::cout << "JobId=" << j.job_id();
-  if (j.array_job_id()) std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << j.array_task_id();
+  if (j.array_job_id()) {
+    std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << j.array_task_id();
+    if (j.array_throttle() > 0) std::cout << " ArrayTaskThrottle=" << j.array_throttle();
+  }
+  bool pending = j.state() == "PENDING";
   std::cout << " JobName=" << s.name() << "\n"
-            << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << s.gid() << " Priority=" << j.priority() << "\n"
-            << "   JobState=" << j.state() << " Reason=" << j.reason() << " ExitCode=" << j.exit_code() << ":"
+            << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << group_name(s.gid()) << "(" << s.gid()
+            << ") MCS_label=N/A\n"
+            << "   Priority=" << j.priority() << " Nice=" << s.nice() << " Account=" << or_null(s.account())
+            << " QOS=" << or_null(s.qos()) << "\n"
+            << "   JobState=" << j.state() << " Reason=" << j.reason() << " Dependency=" << or_null(s.dependency()) << "\n"
+            << "   Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count()
+            << " BatchFlag=" << (s.alloc_kind() == 0 ? 1 : 0) << " Reboot=0 ExitCode=" << j.exit_code() << ":"
             << j.exit_signal() << "\n"
-            << "   RunTime=" << format_limit(run) << " TimeLimit=" << limit(j.time_limit()) << "\n"
-            << "   SubmitTime=" << ts(j.submit_time()) << " StartTime=" << ts(j.start_time())
-            << " EndTime=" << ts(j.end_time()) << "\n"
-            << "   Partition=" << j.partition() << " Dependency=" << (s.dependency().empty() ? "(null)" : s.dependency())
-            << " Features=" << (s.constraint().empty() ? "(null)" : s.constraint()) << " Nice=" << s.nice() << "\n"
-            << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << (j.sched_nodes().empty() ? "(null)" : j.sched_nodes())
-            << " Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count() << "\n"
-            << "   NodeList=" << (j.nodelist().empty() ? "(null)" : j.nodelist())
-            << "\n"
-            << "   NumNodes=" << std::max(j.alloc_size(), s.nodes_min()) << " NumCPUs=" << cpus
-            << " NumTasks=" << s.ntasks() << " CPUs/Task=" << s.cpus_per_task() << "\n"
-            << "   MinMemoryNode=" << s.mem_per_node_mib() << "M MinMemoryCPU=" << s.mem_per_cpu_mib() << "M\n";
+            << "   RunTime=" << format_limit(run) << " TimeLimit=" << limit(j.time_limit())
+            << " TimeMin=" << (s.time_min() > 0 ? format_limit(s.time_min()) : "N/A") << "\n"
+            << "   SubmitTime=" << ts(j.submit_time()) << " EligibleTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
+            << "   AccrueTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
+            << "   StartTime=" << ts(j.start_time()) << " EndTime=" << ts(j.end_time())
+            << " Deadline=" << (s.deadline() > 0 ? ts(s.deadline()) : "N/A") << "\n"
+            << "   Partition=" << (j.partition().empty() ? s.partition() : j.partition())
+            << " AllocNode:Sid=" << or_null(s.submit_host()) << ":0\n"
+            << "   ReqNodeList=" << or_null(s.nodelist()) << " ExcNodeList=" << or_null(s.exclude()) << "\n"
+            << "   NodeList=" << j.nodelist() << "\n";
+  if (!pending && j.alloc_size() > 0 && s.alloc_kind() == 0) std::cout << "   BatchHost=" << j.alloc(0).node() << "\n";
+  std::cout << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << s.ntasks()
+            << " CPUs/Task=" << s.cpus_per_task() << " ReqB:S:C:T=0:0:*:*\n"
+            << "   TRES=" << tres(j, cpus, nodes) << "\n"
+            << "   MinCPUsNode=" << s.cpus_per_task() << " "
+            << (s.mem_per_cpu_mib() > 0 ? "MinMemoryCPU=" + format_size_mib(s.mem_per_cpu_mib())
+                                        : "MinMemoryNode=" + (s.mem_per_node_mib() > 0 ? format_size_mib(s.mem_per_node_mib()) : std::string("0")))
+            << " MinTmpDiskNode=0\n"
+            << "   Features=" << or_null(s.constraint()) << " DelayBoot=00:00:00\n"
+            << "   OverSubscribe=" << (s.exclusive() ? "NO" : "OK") << " Contiguous=0 Licenses=(null) Network=(null)\n";
+  if (pending && (j.expected_start() > 0 || !j.sched_nodes().empty()))
+    std::cout << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << or_null(j.sched_nodes()) << "\n";
   if (std::string g = gpu_request(s); !g.empty()) {
     std::cout << "   " << g << (s.cpus_per_gpu() ? " CpusPerTres=gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "")
               << (s.mem_per_gpu_mib() ? " MemPerTres=gres/gpu:" + std::to_string(s.mem_per_gpu_mib()) : "") << "\n";
@@ -90,10 +134,13 @@ void print_job(const pb::Job& j, int64_t now) {
     std::cout << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
               << " TotalCPU=" << (j.has_cpu_time_usec() ? format_limit(usec / 1000000) + cpu : "Unknown") << "\n";
   }
-  std::string out_pattern = s.output().empty() ? "slurm-%j.out" : s.output();
-  std::cout << "   WorkDir=" << s.workdir() << "\n"
-            << "   StdOut=" << stdio_path(j, out_pattern) << "\n"
-            << "   StdErr=" << stdio_path(j, s.error().empty() ? out_pattern : s.error()) << "\n";
+  std::string out_pattern = !s.output().empty() ? s.output() : j.array_job_id() ? "slurm-%A_%a.out" : "slurm-%j.out";
+  std::cout << "   WorkDir=" << s.workdir() << "\n";
+  if (!s.comment().empty()) std::cout << "   Comment=" << s.comment() << " \n";
+  if (s.alloc_kind() == 0)
+    std::cout << "   StdErr=" << stdio_path(j, s.error().empty() ? out_pattern : s.error()) << "\n"
+              << "   StdIn=" << (s.input().empty() ? "/dev/null" : stdio_path(j, s.input())) << "\n"
+              << "   StdOut=" << stdio_path(j, out_pattern) << "\n";
   if (j.has_factors()) {
     const auto& f = j.factors();
     std::printf("   PriorityFactors: Age=%.4f JobSize=%.4f Partition=%.4f QOS=%.4f FairShare=%.4f Nice=%lld Total=%lld\n",
@@ -147,15 +194,14 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   auto* q = &request;
   q->set_include_finished(true);
   q->set_with_priority(true);
-  for (const auto& n : names) {
-    auto id = parse_int(n.substr(0, n.find('_')), 1, INT64_MAX);
-    if (!id) return fail(prog, invalid("Invalid job id specified: " + n));
-    q->add_job_ids(static_cast<uint64_t>(*id));
-  }
+  auto named = parse_job_id_args(names);
+  if (!named) return fail(prog, named.status());
+  for (uint64_t id : named->ids) q->add_job_ids(id);
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
   auto reply = query_jobs(**client, *q);
   if (!reply) return fail(prog, reply.status());
+  keep_named_tasks(reply.value(), *named);
   const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
   if (json) return print_json(r) ? 0 : 1;

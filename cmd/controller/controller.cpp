@@ -192,6 +192,7 @@ void Controller::apply_plan(Plan plan) {
   for (const auto& p : plan.preemptions) preempt(p);
   for (auto& start : plan.starts) {
     JobId id = start.job;
+    if (Job* job = walker.find(id)) job->priority = start.priority;
     record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition)},
            [this, id](const Status&) { launch(id); });
   }

@@ -107,6 +107,10 @@ Result<std::vector<Job>> Controller::expand_array(Job job) const {
     task.array_job_id = first;
     task.array_task_id = spec->indices[i];
     task.array_throttle = spec->throttle;
+    task.array_task_count = static_cast<int32_t>(spec->indices.size());
+    task.array_task_min = spec->indices.front();
+    task.array_task_max = spec->indices.back();
+    task.array_task_step = spec->step;
     out.push_back(std::move(task));
   }
   return out;
@@ -128,6 +132,8 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
   if (who.uid == 0 && !config_.allow_root_jobs)
     return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
+  if (spec.extra->priority > 0 && !is_admin(who))
+    return reply(denied("Access/permission denied: only administrators may set --priority"));
   const std::string& key = req.request_key();
   if (Status s = check_request_key(key); !s) return reply(s);
   if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, who.uid)) {

@@ -89,14 +89,25 @@ TEST_CASE("sbatch options: every option of Slurm 22.05's sbatch --help is taken 
 
 TEST_CASE("sbatch options: one that does not act yet is told once - one that means nothing on hq is silent") {
   SubmitRequest req;
-  auto args = parse_directives("#!/bin/bash\n#SBATCH --mail-type=END --mail-type=FAIL --bb=x\n#SBATCH --qos=high\n");
+  auto args = parse_directives("#!/bin/bash\n#SBATCH --mail-type=END --mail-type=FAIL --bb=x\n#SBATCH --hint=nomultithread\n");
   REQUIRE(args.is_ok());
   REQUIRE(apply_submit_options(*args, req, nullptr).is_ok());
   CHECK(req.notices == std::vector<std::string>{"--mail-type: no mail is sent yet",
-                                                "--qos: QOS is not stored or enforced until accounting exists"});
+                                                "--hint: hints do not change CPU placement yet"});
   SubmitRequest nice;
   REQUIRE(apply_submit_options({"--nice"}, nice, nullptr).is_ok());  // Slurm's default adjustment
   CHECK(nice.spec.nice == 100);
+}
+
+TEST_CASE("sbatch options: docs/slurm-compat.md lists every option that acts under Works") {
+  std::string doc = slurp(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  size_t works = doc.find("### Works"), next = doc.find("###", works + 3);
+  REQUIRE(works != std::string::npos);
+  std::string section = doc.substr(works, next - works);
+  for (const auto& name : acting_submit_options()) {
+    INFO("--" << name);
+    CHECK(section.find("`--" + name + "`") != std::string::npos);
+  }
 }
 
 TEST_CASE("sbatch options: docs/slurm-compat.md names every option taken without effect, and why") {

@@ -110,3 +110,32 @@ TEST_CASE("apply_submit_options: a command's own options are offered first - tak
   auto refused = apply_submit_options({"--bad"}, req, &positional, own);
   CHECK(refused.message() == "bad one");
 }
+
+TEST_CASE("options: comment, qos, wckey, input, open-mode and priority are kept in the spec's extras") {
+  SubmitRequest r;
+  REQUIRE(apply_submit_options({"--comment=two words", "-q", "high", "--wckey=w1", "-i", "in-%j.txt", "--open-mode=append",
+                                "--priority=42"},
+                               r, nullptr)
+              .is_ok());
+  const JobExtras& e = *r.spec.extra;
+  CHECK(e.comment == "two words");
+  CHECK(e.qos == "high");
+  CHECK(e.wckey == "w1");
+  CHECK(e.input == "in-%j.txt");
+  CHECK(e.open_mode == 1);
+  CHECK(e.priority == 42);
+  CHECK(r.notices.empty());
+
+  SubmitRequest copy_source = r;  // a copy shares the extras; a later change makes its own
+  REQUIRE(apply_submit_options({"--open-mode=truncate", "--priority=TOP"}, r, nullptr).is_ok());
+  CHECK(r.spec.extra->open_mode == 2);
+  CHECK(r.spec.extra->priority == 4294967294LL);
+  CHECK(copy_source.spec.extra->open_mode == 1);
+
+  SubmitRequest bad;
+  auto mode = apply_submit_options({"--open-mode=sometimes"}, bad, nullptr);
+  CHECK(mode.message().find("--open-mode") != std::string::npos);
+  CHECK_FALSE(apply_submit_options({"--priority=-3"}, bad, nullptr).is_ok());
+  CHECK_FALSE(apply_submit_options({"--qos="}, bad, nullptr).is_ok());
+  CHECK(*bad.spec.extra == JobExtras{});  // nothing was half-set
+}

@@ -44,3 +44,12 @@ TEST_CASE("sizes in MiB") {
   for (const char* bad : {"", "G", "4X", "-1", "1.5G", "99999999999999999999"})
     CHECK_MESSAGE(!parse_size_mib(bad).is_ok(), bad);
 }
+
+TEST_CASE("format_size_mib: the largest unit that divides exactly, as Slurm prints memory") {
+  CHECK(format_size_mib(0) == "0");
+  CHECK(format_size_mib(1000) == "1000M");
+  CHECK(format_size_mib(4096) == "4G");
+  CHECK(format_size_mib(1536) == "1536M");
+  CHECK(format_size_mib(2 * 1024 * 1024) == "2T");
+  CHECK(format_size_mib(int64_t{3} << 30) == "3P");
+}

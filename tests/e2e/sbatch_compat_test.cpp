@@ -1,5 +1,5 @@
 // End to end, through the Slurm personas: a batch script written for Slurm, with lines hq
-// has no use for yet (mail, QOS, time-min, ...), is submitted and runs, sbatch telling once
+// has no use for yet (mail, time-min, ...), is submitted and runs, sbatch telling once
 // on stderr what does not act, and a refused option fails with its reason; squeue's
 // filters (-t in any case, -u lists, --me, -n) and its errors are Slurm's.
 #include <doctest/doctest.h>
@@ -39,7 +39,8 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("sbatch: warning: --mail-type: no mail is sent yet\n") != std::string::npos);
   CHECK(r.out.find("--mail-user: no mail is sent yet") != std::string::npos);
-  CHECK(r.out.find("--qos: ") != std::string::npos);
+  CHECK(r.out.find("--qos") == std::string::npos);      // stored: nothing to tell
+  CHECK(r.out.find("--comment") == std::string::npos);
   CHECK(r.out.find("--get-user-env") == std::string::npos);  // means nothing here: silent
   std::string id = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
   id.erase(id.find_last_not_of("\n") + 1);
@@ -48,6 +49,9 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   auto shown = c.hq("show job " + id).out;  // scontrol's StdOut: expanded and absolute
   CHECK(shown.find("   StdOut=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
   CHECK(shown.find("   StdErr=" + c.dir() + "/real-" + id + ".out\n") != std::string::npos);
+  CHECK(shown.find(" QOS=normal\n") != std::string::npos);
+  CHECK(shown.find("   Comment=a b \n") != std::string::npos);
+  CHECK(shown.find("   StdIn=/dev/null\n") != std::string::npos);
   auto one = sh(c.dir() + "/bin/scontrol -o show job " + id);  // -o: the record on one line
   CHECK(one.rc == 0);
   CHECK(one.out.rfind("JobId=" + id + " JobName=real ", 0) == 0);

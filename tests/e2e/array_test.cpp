@@ -1,0 +1,74 @@
+// End to end, through the Slurm personas: job arrays as Slurm users meet them. Each task's
+// SLURM_ARRAY_* variables, %A/%a in paths and the default slurm-%A_%a.out, squeue's one
+// line for an array's waiting tasks ("12_[2,5,8%1]") and -r's line per task, scancel of a
+// task range, and scontrol show job of one task.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+// squeue's lines (no header), each its first word: the job ids shown.
+std::vector<std::string> ids_shown(const std::string& out) {
+  std::vector<std::string> ids;
+  std::istringstream in(out);
+  for (std::string line, first; std::getline(in, line);)
+    if (std::istringstream(line) >> first) ids.push_back(first);
+  return ids;
+}
+}  // namespace
+
+TEST_CASE("e2e: array tasks get Slurm's SLURM_ARRAY_* variables and %A/%a in their paths") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string sbatch = "cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --parsable ";
+  auto r = sh(sbatch + "-a 1,3,8 -o 'env-%A_%a.txt' --wrap 'env | grep ^SLURM_ARRAY_ | sort'");
+  REQUIRE(r.rc == 0);
+  std::string arr = r.out.substr(0, r.out.find('\n'));
+  auto stepped = sh(sbatch + "-a 0-10:5 --wrap 'echo $SLURM_ARRAY_TASK_STEP'");
+  REQUIRE(stepped.rc == 0);
+  std::string st = stepped.out.substr(0, stepped.out.find('\n'));
+  for (const char* t : {"1", "3", "8"}) REQUIRE(c.wait_state(arr + "_" + t, "COMPLETED", 30));
+  for (const char* t : {"0", "5", "10"}) REQUIRE(c.wait_state(st + "_" + t, "COMPLETED", 30));
+  for (const char* t : {"1", "3", "8"}) {
+    INFO("task " << t);
+    CHECK(slurp(c.dir() + "/env-" + arr + "_" + t + ".txt") ==
+          "SLURM_ARRAY_JOB_ID=" + arr + "\nSLURM_ARRAY_TASK_COUNT=3\nSLURM_ARRAY_TASK_ID=" + t +
+              "\nSLURM_ARRAY_TASK_MAX=8\nSLURM_ARRAY_TASK_MIN=1\nSLURM_ARRAY_TASK_STEP=1\n");
+  }
+  for (const char* t : {"0", "5", "10"}) CHECK(slurp(c.dir() + "/slurm-" + st + "_" + t + ".out") == "5\n");
+  auto shown = c.hq("show job " + st + "_5").out;  // one task: its own record only
+  CHECK(shown.find(" ArrayJobId=" + st + " ArrayTaskId=5 ") != std::string::npos);
+  CHECK(shown.find("ArrayTaskId=0") == std::string::npos);
+  CHECK(shown.find("   StdOut=" + c.dir() + "/slurm-" + st + "_5.out\n") != std::string::npos);
+}
+
+TEST_CASE("e2e: squeue shows an array's waiting tasks as one line, -r one per task - scancel takes 12_[a-b]") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string bin = "cd " + c.dir() + " && " + c.dir() + "/bin/";
+  auto r = sh(bin + "sbatch --parsable -H -a 2-9:3%1 --wrap true");
+  REQUIRE(r.rc == 0);
+  std::string arr = r.out.substr(0, r.out.find('\n'));
+  REQUIRE(c.wait_considered(arr, 10));
+  auto one = sh(bin + "squeue -h");
+  CHECK(ids_shown(one.out) == std::vector<std::string>{arr + "_[2,5,8%1]"});
+  CHECK(one.out.find("(JobHeldUser)") != std::string::npos);
+  auto each = sh(bin + "squeue -h -r");
+  CHECK(ids_shown(each.out) == std::vector<std::string>{arr + "_2", arr + "_5", arr + "_8"});
+  CHECK(sh(bin + "squeue -h -o '%K' -j " + arr).out == "2,5,8%1\n");
+
+  CHECK(sh(bin + "scancel '" + arr + "_[2,5]'").rc == 0);
+  CHECK(ids_shown(sh(bin + "squeue -h").out) == std::vector<std::string>{arr + "_8"});
+  CHECK(c.state(arr + "_2") == "CANCELLED");
+  auto bad = sh(bin + "scancel '" + arr + "_[x]'");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("Invalid job id") != std::string::npos);
+  CHECK(sh(bin + "scancel " + arr + "_8").rc == 0);
+}

@@ -35,6 +35,7 @@ int run_scontrol(const Args& args);
 int run_node_control(const Args& args);    // hq control drain|resume|delete
 int scontrol_node_update(const Args& args); // args[1]: update|delete, then NodeName=... State=... Reason=...
 int run_job_control(const Args& args);  // args[0]: hold|uhold|release|requeue|requeuehold
+int run_job_update(const Args& args);   // args[0]: update; JobId=... Key=Value...
 int run_explain(const Args& args);
 int run_sim(const Args& args);
 int bench_sched(const Args& args);

@@ -108,6 +108,34 @@ bool apply_stop(ClusterState& s, const JobStopRequested& e) {
   return true;
 }
 
+bool apply_updated(ClusterState& s, const JobUpdated& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || is_terminal(it->second.state)) return false;
+  Job& job = it->second;
+  const Job& to = e.job;
+  Shared<std::string> script = job.spec.script;
+  Shared<std::vector<std::string>> env = job.spec.env;
+  uint32_t uid = job.spec.uid, gid = job.spec.gid;
+  std::vector<uint32_t> groups = std::move(job.spec.groups);
+  std::string user = std::move(job.spec.user);
+  job.spec = to.spec;
+  job.spec.script = std::move(script);
+  job.spec.env = std::move(env);
+  job.spec.uid = uid;
+  job.spec.gid = gid;
+  job.spec.groups = std::move(groups);
+  job.spec.user = std::move(user);
+  if (job.state == JobState::kPending) {
+    if (!to.partitions.empty()) job.partitions = to.partitions;
+    if (!to.partition.empty()) job.partition = to.partition;
+    job.eligible_time = to.eligible_time;
+    job.dep_state = to.dep_state;
+  }
+  job.time_limit = to.time_limit;
+  job.array_throttle = to.array_throttle;
+  return true;
+}
+
 bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
   auto it = s.jobs.find(e.id);
   if (it == s.jobs.end() || is_terminal(it->second.state) || it->second.cancel_requested) return false;
@@ -355,6 +383,7 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, NodeDrainChanged>) return apply_drain(state, e);
         else if constexpr (std::is_same_v<T, NodeRegistered>) return apply_registered(state, e);
         else if constexpr (std::is_same_v<T, NodeDownChanged>) return apply_down(state, e);
+        else if constexpr (std::is_same_v<T, JobUpdated>) return apply_updated(state, e);
         else {
           static_assert(std::is_same_v<T, NodeRemoved>);
           return apply_removed(state, e);

@@ -45,6 +45,10 @@ struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
 // A running job is being stopped (requeue, requeuehold, preemption): its end will be
 // recorded as `intent` says, even across a controller restart.
 struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopIntent::kNone; };
+// scontrol update JobId=: the job's request as it now is (core/job_update). Its script,
+// environment and identity stay; its spec, partitions, time limit, array throttle, begin
+// time and dependency state are taken from `job`. Stale for a job that has ended.
+struct JobUpdated { JobId id; Time time = 0; Job job; };
 // An operator drained a node (no new jobs; running ones finish) or resumed it.
 struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
 // A node's agent registered with what it found. apply() resolves it against the config:
@@ -70,7 +74,7 @@ struct NodeDownChanged { std::string node; Time time = 0; bool down = false; std
 struct NodeRemoved { std::string node; Time time = 0; };
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
                            NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
-                           NodeRemoved>;
+                           NodeRemoved, JobUpdated>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

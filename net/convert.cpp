@@ -395,6 +395,8 @@ std::string encode_event(const Event& e) {
           *p.mutable_node_down() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, NodeRemoved>) {
           *p.mutable_node_removed() = to_pb(ev);
+        } else if constexpr (std::is_same_v<T, JobUpdated>) {
+          *stamped(p.mutable_updated(), ev)->mutable_job() = to_pb(ev.job, false);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);
@@ -453,6 +455,16 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_node_registered()) return as_event(from_pb(p.node_registered()));
   if (p.has_node_down()) return as_event(from_pb(p.node_down()));
   if (p.has_node_removed()) return as_event(from_pb(p.node_removed()));
+  if (p.has_updated()) {
+    Event event{std::in_place_type<JobUpdated>};
+    auto& u = std::get<JobUpdated>(event);
+    u.id = JobId{p.updated().job_id()};
+    u.time = p.updated().time();
+    if (Status s = decode_job(p.updated().job(), u.job); !s) return s;
+    if (u.job.id != u.id) return invalid("job update event for job " + std::to_string(u.id.value) + " carries job " +
+                                         std::to_string(u.job.id.value));
+    return event;
+  }
   return invalid("empty journal event");
 }
 

@@ -381,6 +381,7 @@ asio::awaitable<void> Agent::heartbeat_loop(std::shared_ptr<net::Connection> con
 void Agent::handle(const pb::Envelope& msg) {
   if (msg.has_launch()) on_launch(msg.launch());
   else if (msg.has_kill()) on_kill(msg.kill());
+  else if (msg.has_job_time_limit()) on_time_limit(msg.job_time_limit());
   else if (msg.has_job_ended_ack()) {
     auto it = unacked_.find(msg.job_ended_ack().job_id());
     if (it != unacked_.end() && it->second.restart_count() == msg.job_ended_ack().restart_count()) end_acked(it);
@@ -452,6 +453,17 @@ void Agent::arm_limits(uint64_t id) {
     });
   }
   arm_signal(id);
+}
+
+// scontrol update TimeLimit=: the limit counts from the job's start, as before.
+void Agent::on_time_limit(const pb::JobTimeLimit& t) {
+  auto it = running_.find(t.job_id());
+  if (it == running_.end() || it->second.timed_out) return;
+  it->second.job.time_limit = t.time_limit() > 0 ? t.time_limit() : kUnlimited;
+  it->second.limit_timer.reset();
+  it->second.signal_timer.reset();
+  log::info("job " + std::to_string(t.job_id()) + ": time limit now " + format_limit(it->second.job.time_limit));
+  arm_limits(t.job_id());
 }
 
 void Agent::fail_launch(const Job& job, const std::string& why) {

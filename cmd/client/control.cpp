@@ -1,10 +1,14 @@
-// `hq hold|uhold|release|requeue|requeuehold JOB...` (also `scontrol hold ...`) and
-// `hq explain JOB`: job control actions and the why-is-it-pending report.
+// `hq hold|uhold|release|requeue|requeuehold JOB...` (also `scontrol hold ...`),
+// `scontrol update JobId=...` (`hq update`), and `hq explain JOB`: job control actions,
+// changes to jobs' requests and the why-is-it-pending report.
+#include <ctime>
 #include <iostream>
 
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/job_update.hpp"
+#include "core/submit_options.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -30,6 +34,66 @@ int run_job_control(const Args& args) {
   if (!reply) return fail(prog, reply.status());
   for (const auto& e : reply->job_control_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
   return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
+}
+
+namespace {
+
+// StartTime=/Deadline= resolved here, in the user's zone ("now+1hour", "16:00",
+// "2026-12-01T08:00"), and sent as seconds since the epoch.
+Status resolve_times(std::string& setting) {
+  size_t eq = setting.find('=');
+  std::string key = to_lower(setting.substr(0, eq));
+  if (key != "starttime" && key != "deadline") return Status::ok();
+  int64_t now = ::time(nullptr);
+  auto t = resolve_begin(setting.substr(eq + 1), now, local_utc_offset(now));
+  if (!t) return invalid(std::string("Invalid ") + (key == "deadline" ? "Deadline" : "StartTime") + " value");
+  setting = setting.substr(0, eq + 1) + std::to_string(*t);
+  return Status::ok();
+}
+
+}  // namespace
+
+int run_job_update(const Args& args) {
+  const std::string prog = "scontrol";
+  pb::Envelope env;
+  auto* req = env.mutable_job_update();
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") {
+      std::cout << "usage: scontrol update JobId=ID[,ID...] Key=Value...   (hq update: the same)\n"
+                   "  keys: TimeLimit ([+|-]time, UNLIMITED) TimeMin Name Comment QOS WCKey Account Partition\n"
+                   "        Features ReqNodeList ExcNodeList Dependency Nice NumNodes NumTasks MinMemoryNode\n"
+                   "        MinMemoryCPU Priority StartTime Deadline ArrayTaskThrottle\n";
+      return 0;
+    }
+    size_t eq = args[i].find('=');
+    if (eq != std::string::npos && to_lower(args[i].substr(0, eq)) == "jobid") {
+      for (std::string_view id : split(args[i].substr(eq + 1), ','))
+        if (!id.empty()) req->add_jobs(std::string(id));
+      continue;
+    }
+    std::string setting = args[i];
+    if (Status s = resolve_times(setting); !s) return fail(prog, s);
+    req->add_settings(setting);
+  }
+  if (req->jobs_size() == 0) {
+    std::cerr << "No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", "
+                 "\"Reservation\", \"JobId\", or \"SlurmctldDebug\"\n";
+    return 1;
+  }
+  std::vector<std::string> settings(req->settings().begin(), req->settings().end());
+  if (auto parsed = parse_job_update(settings); !parsed) {  // Slurm's words, before asking anyone
+    std::string why = parsed.status().message();
+    if (why.rfind("Update of this parameter", 0) == 0) std::cerr << why << "\nRequest aborted\n";
+    else std::cerr << prog << ": error: " << why << "\n";
+    return 1;
+  }
+  if (settings.empty()) return fail(prog, invalid("no Key=Value to change"));
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  for (const auto& e : reply->job_update_reply().errors()) std::cerr << e << "\n";
+  return reply->job_update_reply().errors_size() > 0 ? 1 : 0;
 }
 
 int run_explain(const Args& args) {

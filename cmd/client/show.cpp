@@ -314,7 +314,8 @@ int run_scontrol(const Args& raw) {
     }
   constexpr char kSupported[] =
       "scontrol [-o] show job|step|node|partition|hostnames|hostlist, ping, listpids|liststeps|listjobs, "
-      "hold|uhold|release|requeue|requeuehold JOB..., update NodeName=.. State=DRAIN|RESUME [Reason=..], "
+      "hold|uhold|release|requeue|requeuehold JOB..., update JobId=.. Key=Value.., "
+      "update NodeName=.. State=DRAIN|RESUME [Reason=..], "
       "delete NodeName=..";
   if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"))
     return std::cout << "Usage: " << kSupported << "\n", 0;
@@ -333,6 +334,7 @@ int run_scontrol(const Args& raw) {
   }
   if (args.size() >= 3 && (args[1] == "update" || args[1] == "delete") && to_lower(args[2]).rfind("nodename=", 0) == 0)
     return scontrol_node_update(args);
+  if (args.size() >= 2 && args[1] == "update") return run_job_update(Args(args.begin() + 1, args.end()));
   static const std::set<std::string> kControl = {"hold", "uhold", "release", "requeue", "requeuehold"};
   if (args.size() >= 2 && kControl.count(args[1])) {
     Args rest(args.begin() + 1, args.end());

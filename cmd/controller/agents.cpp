@@ -195,7 +195,10 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
     if (job && job->state == JobState::kRunning && in_alloc(*job, name)) {
       // A cancel's or requeue's kill may have died with a controller; the other nodes are
       // released when the first one's end is recorded.
-      if (job->alloc.front().node == name) resend_stop(*job);
+      if (job->alloc.front().node == name) {
+        resend_stop(*job);
+        send_time_limit(job->id);  // an update's new limit may not have reached it
+      }
       continue;
     }
     pb::Envelope env;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/cluster_state.hpp"
+#include "core/job_update.hpp"
 #include "core/replay_guard.hpp"
 #include "net/token.hpp"
 #include "core/pass_pacing.hpp"
@@ -70,6 +71,9 @@ class Controller {
   // hold, release, requeue...; `reply` runs once the changes are durable.
   void job_control(const pb::JobControlRequest& req, const net::Identity& who,
                    std::function<void(Result<pb::JobControlReply>)> reply);
+  // scontrol update JobId=...; `reply` runs once the changes are durable.
+  void update_jobs(const pb::JobUpdateRequest& req, const net::Identity& who,
+                   std::function<void(Result<pb::JobUpdateReply>)> reply);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
   // drain / resume / delete, for root and operators; `reply` runs once it is durable.
   void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
@@ -156,6 +160,10 @@ class Controller {
   // "123" (every task of an array 123) or "123_4".
   std::vector<JobId> resolve(const std::string& text) const;
   std::string control_one(const std::string& action, Job& job, bool admin);
+  // What `job` becomes under an update, admitted again when pending (cmd/controller/job_update.cpp).
+  Result<Job> updated_job(const Job& job, const JobUpdate& u, bool admin) const;
+  // A running job's time limit to the node that runs its script.
+  void send_time_limit(JobId id);
   // Owners act on their jobs, admins on all; a refusal is logged. `action`: "cancel", "hold", ...
   bool may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const;
   void apply_plan(Plan plan);

@@ -24,7 +24,7 @@ TEST_CASE("parse_array: lists, ranges and steps, sorted and unique") {
   CHECK(c->throttle == 3);
 }
 
-TEST_CASE("parse_array: MaxArraySize bounds the indices; bad forms are named") {
+TEST_CASE("parse_array: MaxArraySize bounds the indices - bad forms are named") {
   CHECK(parse_array("0-1000", 1001).is_ok());
   auto big = parse_array("0-1001", 1001);
   REQUIRE_FALSE(big.is_ok());

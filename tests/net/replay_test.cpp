@@ -65,7 +65,7 @@ class EventMaker {
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
     const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
-    switch (pick(14)) {
+    switch (pick(15)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -83,6 +83,7 @@ class EventMaker {
       case 10: case 11: return registered(nodes[pick(5)], t);
       case 12: return NodeDownChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? kNotResponding : "gres short"};
       case 13: return NodeRemoved{nodes[3 + pick(2)], t};
+      case 14: return updated(s, jid, t);
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
@@ -106,6 +107,18 @@ class EventMaker {
     e.block = blocks[pick(3)];
     e.switch_name = pick(2) ? "s1" : "";
     return e;
+  }
+  // scontrol update of a job that may or may not exist: a new name, limit or throttle.
+  JobUpdated updated(const ClusterState& s, JobId id, Time t) {
+    Job job;
+    if (const Job* j = find_job(s, id)) job = *j;
+    job.id = id;
+    job.spec.name = "renamed-" + std::to_string(pick(5));
+    job.time_limit = 60 * static_cast<Duration>(1 + pick(10));
+    job.spec.time_limit = job.time_limit;
+    job.array_throttle = static_cast<int32_t>(pick(3));
+    if (pick(2)) job.spec.extra = JobExtras{"comment " + std::to_string(pick(3))};
+    return JobUpdated{id, t, job};
   }
   uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
   std::mt19937_64 rng_;

@@ -1,0 +1,52 @@
+// End to end: scontrol update JobId= through the persona. A pending job's name, limit,
+// comment and partition change; a running job's new time limit reaches its node (which
+// ends it at the new limit); Slurm's errors for unknown keys, bad values, unknown jobs
+// and changes a running job no longer takes.
+#include <doctest/doctest.h>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+TEST_CASE("e2e: scontrol update changes a pending job's request and a running job's time limit") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string scontrol = "cd " + c.dir() + " && " + c.dir() + "/bin/scontrol ";
+  std::string held = c.submit("-H -t 10 -J before --wrap true");
+  REQUIRE(c.state(held) == "PENDING");
+  auto ok = sh(scontrol + "update JobId=" + held + " timelimit=5 Name=after Comment='a note' NumTasks=1");
+  INFO(ok.out);
+  CHECK(ok.rc == 0);
+  CHECK(ok.out.empty());
+  auto shown = c.hq("show job " + held).out;
+  CHECK(shown.find(" JobName=after\n") != std::string::npos);
+  CHECK(shown.find(" TimeLimit=00:05:00 ") != std::string::npos);
+  CHECK(shown.find("   Comment=a note \n") != std::string::npos);
+
+  auto bogus = sh(scontrol + "update JobId=" + held + " bogus=1");
+  CHECK(bogus.rc == 1);
+  CHECK(bogus.out == "Update of this parameter is not supported: bogus=1\nRequest aborted\n");
+  auto bad = sh(scontrol + "update JobId=" + held + " TimeLimit=xx");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out == "scontrol: error: Invalid TimeLimit value\n");
+  auto unknown = sh(scontrol + "update JobId=999 TimeLimit=5");
+  CHECK(unknown.rc == 1);
+  CHECK(unknown.out == "Invalid job id specified for job 999\n");
+  auto partition = sh(scontrol + "update JobId=" + held + " Partition=nope");
+  CHECK(partition.rc == 1);
+  CHECK(partition.out.find("for job " + held + "\n") != std::string::npos);
+  auto none = sh(scontrol + "update TimeLimit=5");
+  CHECK(none.rc == 1);
+  CHECK(none.out.find("No valid entity in update command") == 0);
+  CHECK(c.hq("cancel " + held).rc == 0);
+
+  std::string run = c.submit("-t 10 --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(run, "RUNNING", 15));
+  auto moved = sh(scontrol + "update JobId=" + run + " Partition=debug");
+  CHECK(moved.rc == 1);
+  CHECK(moved.out == "Job is no longer pending execution for job " + run + "\n");
+  CHECK(sh(scontrol + "update JobId=" + run + " TimeLimit=0:02").rc == 0);  // 2 seconds from its start
+  CHECK(c.wait_state(run, "TIMEOUT", 20));
+  CHECK(c.hq("show job " + run).out.find(" TimeLimit=00:00:02 ") != std::string::npos);
+}

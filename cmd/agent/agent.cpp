@@ -455,6 +455,20 @@ void Agent::arm_limits(uint64_t id) {
   arm_signal(id);
 }
 
+// scancel -s SIG: as Slurm, to the job's steps; -b to the batch shell alone; -f to both,
+// and the shell's children (its process group). The job goes on.
+void Agent::signal_job(const pb::KillJob& k) {
+  int sig = k.signal();
+  if (sig <= 0 || sig > 64) return;
+  uint64_t id = k.job_id();
+  if (k.signal_scope() != 1 && steps_) steps_->signal_job(id, sig);
+  auto it = running_.find(id);
+  if (k.signal_scope() == 0 || it == running_.end() || it->second.pid <= 0) return;
+  ::kill(k.signal_scope() == 2 ? -it->second.pid : it->second.pid, sig);
+  log::info("job " + std::to_string(id) + ": signal " + std::to_string(sig) + " to its batch shell" +
+            (k.signal_scope() == 2 ? " and its children" : ""));
+}
+
 // scontrol update TimeLimit=: the limit counts from the job's start, as before.
 void Agent::on_time_limit(const pb::JobTimeLimit& t) {
   auto it = running_.find(t.job_id());
@@ -619,6 +633,7 @@ void Agent::arm_signal(uint64_t id) {
 
 // A kill whose reason this agent does not know (a newer controller's) still kills: as a cancel.
 void Agent::on_kill(const pb::KillJob& k) {
+  if (k.reason() == "signal") return signal_job(k);
   if (held_.count(k.job_id())) {
     // The job's steps get SIGTERM from their step manager (this node's, for an allocation of
     // srun or salloc): the share goes once their tasks here are over, or after the kill

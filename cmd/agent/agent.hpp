@@ -164,6 +164,7 @@ class Agent {
   void on_launch(const pb::LaunchJob& launch);
   void on_kill(const pb::KillJob& kill);
   void on_time_limit(const pb::JobTimeLimit& limit);
+  void signal_job(const pb::KillJob& k);
   void terminate(RunningJob& rj, int64_t grace);
   void arm_signal(uint64_t id);
   void wait_children();

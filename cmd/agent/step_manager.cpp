@@ -618,6 +618,11 @@ void StepManager::terminate_job(uint64_t job_id, bool time_limit) {
   }
 }
 
+void StepManager::signal_job(uint64_t job_id, int sig) {
+  for (auto it = steps_.lower_bound({job_id, 0}); it != steps_.end() && it->first.first == job_id; ++it)
+    if (!it->second->terminating && !it->second->done) signal_step(it->second, sig);
+}
+
 bool StepManager::hosts_tasks(uint64_t job_id) const {
   auto it = hosted_.lower_bound({job_id, 0});
   return it != hosted_.end() && it->first.first == job_id;

@@ -94,6 +94,8 @@ class StepManager {
   // ON NODE CANCELLED AT TIME [DUE TO TIME LIMIT] ***"), then SIGCONT and SIGTERM on every
   // node, SIGKILL after the kill wait.
   void terminate_job(uint64_t job_id, bool time_limit);
+  // scancel -s: `sig` to every task of the job's running steps, on every node; they go on.
+  void signal_job(uint64_t job_id, int sig);
   // Whether steps of the job managed here have not ended yet, or their sruns are still
   // connected (reading the last of their output).
   bool has_steps(uint64_t job_id) const;

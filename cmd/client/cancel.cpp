@@ -1,6 +1,7 @@
-// `hq cancel` / scancel: cancels jobs by id (array tasks as 12_3), or every job that
+// `hq cancel` / scancel: cancels (or with -s signals) jobs by id (array tasks as 12_3, 12_[1-3]), or every job that
 // scancel's filters pick (-u, --me, -n, -t, -p, -A), with ids too only among those, as
 // Slurm's scancel: the jobs are looked up first (the controller filters), then cancelled.
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
 #include "core/array_spec.hpp"
+#include "core/signal_names.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -21,7 +23,9 @@ constexpr char kUsage[] =
     "  -u, --user=LIST      jobs of these users      --me             my jobs\n"
     "  -n, --name=LIST      jobs with these names    -t, --state=LIST jobs in these states (pending, R, ...)\n"
     "  -p, --partition=LIST jobs in these partitions -A, --account=LIST\n"
-    "  -Q, --quiet  -v, --verbose  -f, --full  -b, --batch  --json\n";
+    "  -s, --signal=SIG     send SIG to the jobs' steps instead of cancelling (USR1, 10, SIGTERM, ...)\n"
+    "  -b, --batch          with -s: to the batch shell only   -f, --full  with -s: to the shell, its children and the steps\n"
+    "  -Q, --quiet  -v, --verbose  --json\n";
 
 struct CancelArgs {
   pb::CancelRequest ids;       // named jobs and tasks
@@ -83,10 +87,16 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
   pb::QueueRequest& q = out.filter;
   if (a == "--json") return out.json = true, Status::ok();
   if (a == "--me") return out.filtered = true, q.add_users(current_user_name()), Status::ok();
-  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose", "-f", "--full", "-b", "--batch"})
-    if (a == quiet) return Status::ok();  // what they change (messages, the batch shell's signal) is moot for a cancel
-  if (a == "-s" || a.rfind("--signal", 0) == 0 || (a.rfind("-s", 0) == 0 && a.size() > 2))
-    return invalid("sending a signal (--signal) is not built yet: nothing was cancelled");
+  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose"})
+    if (a == quiet) return Status::ok();  // messages: scancel prints none on success either way
+  if (a == "-b" || a == "--batch") return out.ids.set_signal_scope(std::max(out.ids.signal_scope(), 1)), Status::ok();
+  if (a == "-f" || a == "--full") return out.ids.set_signal_scope(2), Status::ok();
+  if (auto sig = value_of(args, i, "-s", "--signal")) {
+    auto n = signal_number(*sig);
+    if (!n) return invalid("Unknown job signal: " + *sig);
+    return out.ids.set_signal(*n), Status::ok();
+  }
+  if (a == "-s" || a == "--signal") return invalid("option '" + a + "' requires an argument");
   if (a == "-i" || a == "--interactive") return invalid("--interactive is not built yet: nothing was cancelled");
   struct Filter {
     const char *shrt, *lng;
@@ -142,7 +152,8 @@ int run_cancel(const Args& args) {
   CancelArgs in;
   for (size_t i = 1; i < args.size(); ++i)
     if (Status s = take(args, i, in); !s) {
-      if (s.message().rfind("Invalid job state", 0) == 0) return std::cerr << s.message() << "\n", 1;  // as scancel: no name
+      if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
+        return std::cerr << s.message() << "\n", 1;  // as scancel: no name
       return fail(prog, s);
     }
   pb::Envelope env;
@@ -156,6 +167,8 @@ int run_cancel(const Args& args) {
     *c = in.ids;
   }
   if (c->job_ids_size() == 0 && c->tasks_size() == 0) return fail(prog, invalid("No job identification provided"));
+  c->set_signal(in.ids.signal());
+  c->set_signal_scope(in.ids.signal() > 0 ? in.ids.signal_scope() : 0);
   c->set_request_key(new_request_key());
   std::unique_ptr<net::RpcClient> client;
   auto reply = call_with_retry(client, env);

@@ -1,6 +1,7 @@
 #include "cmd/controller/controller.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <asio/post.hpp>
 #include "cmd/controller/recovery.hpp"
 #include "cmd/users.hpp"
@@ -305,8 +306,10 @@ void Controller::cancel(const pb::CancelRequest& req, const net::Identity& who,
     if (ids.empty()) out.add_errors("Kill job error on job id " + text + ": Invalid job id specified");
     for (JobId id : ids) {
       Job& job = state_.jobs.at(id);
-      if (may_act(job, who, admin, "cancel")) cancel_one(job, req.request_key(), out);
-      else out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
+      if (!may_act(job, who, admin, "cancel"))
+        out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
+      else if (req.signal() > 0 && req.signal() != SIGKILL) signal_one(job, req.signal(), req.signal_scope(), out);
+      else cancel_one(job, req.request_key(), out);
     }
   }
   request_schedule();
@@ -318,6 +321,30 @@ bool Controller::may_act(const Job& job, const net::Identity& who, bool admin, c
   log::warn("denied: uid " + std::to_string(who.uid) + " may not " + action + " job " + display_id(job) + " of uid " +
             std::to_string(job.spec.uid));
   return false;
+}
+
+// scancel -s: a running job's first node signals its steps (there and on its other nodes)
+// or its batch shell; nothing is journaled, the job goes on. Slurm's words otherwise.
+void Controller::signal_one(const Job& job, int32_t sig, int32_t scope, pb::CancelReply& out) {
+  std::string prefix = "Kill job error on job id " + display_id(job) + ": ";
+  if (is_terminal(job.state)) {
+    if (job.array_job_id == 0) out.add_errors(prefix + "Job/step already completing or completed");
+    return;
+  }
+  if (job.state != JobState::kRunning || job.alloc.empty())
+    return out.add_errors(prefix + "Job can not be altered now, try again later");
+  if (sig > 64 || scope < 0 || scope > 2) return out.add_errors(prefix + "Invalid signal");
+  pb::Envelope env;
+  auto* k = env.mutable_kill();
+  k->set_job_id(job.id.value);
+  k->set_signal(sig);
+  k->set_reason("signal");
+  k->set_signal_scope(job.spec.is_batch() ? scope : 0);
+  auto it = agents_.find(job.alloc.front().node);
+  if (it == agents_.end() || !it->second->is_open())
+    return out.add_errors(prefix + "Node " + job.alloc.front().node + " is not responding");
+  it->second->send(env);
+  out.add_cancelled(job.id.value);
 }
 
 // A retry of the request that cancelled the job (same idempotency key) answers as it did.

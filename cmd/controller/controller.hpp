@@ -169,6 +169,7 @@ class Controller {
   void apply_plan(Plan plan);
   void preempt(const Preemption& p);
   void cancel_one(Job& job, const std::string& key, pb::CancelReply& out);
+  void signal_one(const Job& job, int32_t sig, int32_t scope, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
   Time now() const;

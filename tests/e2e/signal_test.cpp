@@ -1,0 +1,46 @@
+// End to end: scancel -s SIG as Slurm's. By default the signal goes to the job's steps
+// (not the batch shell), with -b to the batch shell alone, with -f to both; the job goes
+// on. A pending job cannot be signalled; an unknown signal name is refused.
+#include <doctest/doctest.h>
+
+#include "cluster_fixture.hpp"
+#include "steps_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+size_t lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+}  // namespace
+
+TEST_CASE("e2e: scancel -s signals a job's steps, -b its batch shell, -f both - the job goes on") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string id = submit_steps(c, "-n2",
+                                "trap 'echo batch >> got-$SLURM_JOB_ID' USR1\n"
+                                "srun -n1 bash -c 'trap \"echo step >> got-$SLURM_JOB_ID.step\" USR1; "
+                                "echo > ready-$SLURM_JOB_ID; while [ ! -e stop ]; do sleep 0.1; done' &\n"
+                                "while [ ! -e stop ]; do sleep 0.1; done\nwait\n");
+  std::string got = c.dir() + "/got-" + id, step = got + ".step";
+  REQUIRE(wait_until([&] { return !slurp(c.dir() + "/ready-" + id).empty(); }, 20));
+  std::string sc = "cd " + c.dir() + " && " + c.dir() + "/bin/scancel ";
+
+  CHECK(sh(sc + "-s USR1 " + id).rc == 0);  // the step only
+  CHECK(wait_until([&] { return lines(slurp(step)) == 1; }, 10));
+  CHECK(sh(sc + "-b --signal=SIGUSR1 " + id).rc == 0);  // the batch shell only
+  CHECK(wait_until([&] { return lines(slurp(got)) == 1; }, 10));
+  CHECK(lines(slurp(step)) == 1);
+  CHECK(sh(sc + "-f -s 10 " + id).rc == 0);  // both
+  CHECK(wait_until([&] { return lines(slurp(got)) == 2 && lines(slurp(step)) == 2; }, 10));
+  CHECK(c.state(id) == "RUNNING");
+
+  std::string pending = c.submit("-H --wrap true");
+  auto early = sh(sc + "-s USR1 " + pending);
+  CHECK(early.rc == 1);
+  CHECK(early.out == "scancel: error: Kill job error on job id " + pending + ": Job can not be altered now, try again later\n");
+  auto bogus = sh(sc + "-s BOGUS " + id);
+  CHECK(bogus.rc == 1);
+  CHECK(bogus.out == "Unknown job signal: BOGUS\n");
+  CHECK(c.state(pending) == "PENDING");
+  c.release("stop");
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+}

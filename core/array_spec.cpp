@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/hardware.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -43,15 +44,7 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
 }
 
 std::string format_array_indices(const std::vector<int32_t>& indices, int32_t throttle) {
-  std::string out;
-  for (size_t i = 0; i < indices.size();) {
-    size_t j = i;
-    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(indices[i]);
-    if (j > i) out += '-' + std::to_string(indices[j]);
-    i = j + 1;
-  }
+  std::string out = format_cpulist(indices);  // the same run form as a CPU list
   if (throttle > 0) out += '%' + std::to_string(throttle);
   return out;
 }

@@ -7,6 +7,9 @@
 namespace hq::cmd {
 
 using Args = std::vector<std::string>;
+
+// hq's release, as `hq --version`, `scontrol version` and sinfo's VERSION print it.
+inline constexpr const char* kHqVersion = "0.1.0";
 // Whether any argument after the command's name is -h or --help (a command that parses its
 // arguments by hand answers help before doing anything else).
 inline bool asks_help(const Args& args) {

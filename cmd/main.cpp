@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::string sub = argv[1];
   if (sub == "-h" || sub == "--help" || sub == "help") return usage(std::cout, 0);
   if (sub == "--version" || sub == "version") {
-    std::cout << "hq 0.1.0\n";
+    std::cout << "hq " << hq::cmd::kHqVersion << "\n";
     return 0;
   }
   auto it = table.find(sub);

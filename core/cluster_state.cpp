@@ -258,7 +258,9 @@ void add_node(ClusterState& s, Node node) {
   std::string name = node.name;
   if (auto d = s.drained.find(name); d != s.drained.end()) {
     node.drain = true;
-    node.drain_reason = d->second;
+    node.drain_reason = d->second.reason;
+    node.drain_time = d->second.time;
+    node.drain_uid = d->second.uid;
   }
   update_memberships(s, node);
   s.nodes[name] = std::move(node);
@@ -331,6 +333,7 @@ bool apply_down(ClusterState& s, const NodeDownChanged& e) {
   if (n.down == e.down && n.down_reason == reason) return false;
   n.down = e.down;
   n.down_reason = std::move(reason);
+  n.down_time = e.down ? e.time : 0;
   return true;
 }
 
@@ -343,15 +346,18 @@ bool apply_removed(ClusterState& s, const NodeRemoved& e) {
 
 bool apply_drain(ClusterState& s, const NodeDrainChanged& e) {
   if (e.drain) {
-    auto [d, added] = s.drained.try_emplace(e.node, e.reason);
-    if (!added && d->second == e.reason) return false;
-    d->second = e.reason;
+    DrainMark mark{e.reason, e.time, e.uid};
+    auto [d, added] = s.drained.try_emplace(e.node, mark);
+    if (!added && d->second.reason == e.reason) return false;
+    d->second = mark;
   } else if (!s.drained.erase(e.node)) {
     return false;
   }
   if (auto it = s.nodes.find(e.node); it != s.nodes.end()) {
     it->second.drain = e.drain;
     it->second.drain_reason = e.drain ? e.reason : "";
+    it->second.drain_time = e.drain ? e.time : 0;
+    it->second.drain_uid = e.drain ? e.uid : 0;
   }
   return true;
 }

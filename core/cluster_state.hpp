@@ -50,7 +50,7 @@ struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopInten
 // time and dependency state are taken from `job`. Stale for a job that has ended.
 struct JobUpdated { JobId id; Time time = 0; Job job; };
 // An operator drained a node (no new jobs; running ones finish) or resumed it.
-struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; };
+struct NodeDrainChanged { std::string node; Time time = 0; bool drain = false; std::string reason; uint32_t uid = 0; };
 // A node's agent registered with what it found. apply() resolves it against the config:
 // configured sizes win, found GPUs count only when they cover the configured gres, a config
 // node keeps its configured features; features and labels decide partitions. `join`: a
@@ -80,6 +80,13 @@ struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
 };
 
+// Why, when and by whom a node was drained (sinfo -R's REASON, TIMESTAMP, USER).
+struct DrainMark {
+  std::string reason;
+  Time time = 0;
+  uint32_t uid = 0;
+};
+
 struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
@@ -90,7 +97,7 @@ struct ClusterState {
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member (natural order), dynamic ones too
   // Partition -> the node names the config lists: members whatever their features and labels.
   std::unordered_map<std::string, std::unordered_set<std::string>> listed;
-  std::map<std::string, std::string> drained;    // node -> reason (kept for nodes not here yet)
+  std::map<std::string, DrainMark> drained;      // node -> its drain (kept for nodes not here yet)
   // Idempotency keys of submissions -> their job, while the job is held (journaled with it).
   std::unordered_map<std::string, JobId> submit_keys;
   // Jobs with the same script or environment (array tasks, resubmissions) share one copy.

@@ -1,5 +1,6 @@
 #include "core/job_filter.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/units.hpp"
@@ -63,6 +64,11 @@ bool job_matches(const JobFilter& f, const Job& job) {
   if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
   if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
+  if (!f.qos.empty() && !f.qos.count(job.spec.extra->qos)) return false;
+  if (f.licenses_given) return false;
+  if (!f.nodes.empty() && std::none_of(job.alloc.begin(), job.alloc.end(),
+                                       [&](const NodeAlloc& a) { return f.nodes.count(a.node) > 0; }))
+    return false;
   if (!f.partitions.empty()) {
     bool any = false;
     for (std::string_view p : split(job.spec.partition.empty() ? job.partition : job.spec.partition, ','))

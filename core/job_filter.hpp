@@ -1,4 +1,4 @@
-// Which jobs a listing shows (squeue's -t, -u, -p, -n, -A): parsed as Slurm 22.05 parses
+// Which jobs a listing shows (squeue's -t, -u, -p, -n, -A, -q, -w, -L): parsed as Slurm 22.05 parses
 // them and applied in the controller, so a page of the reply holds only what was asked for.
 // Pure; thread-safe.
 #pragma once
@@ -16,7 +16,9 @@ struct JobFilter {
   bool states_given = false;      // -t: only jobs in `states`; else those that have not ended
   std::set<JobState> states;      // (Slurm's states hq never uses match nothing)
   bool all_states = false;        // -t all
-  std::set<std::string> users, partitions, names, accounts;  // empty: any
+  std::set<std::string> users, partitions, names, accounts, qos;  // empty: any
+  std::set<std::string> nodes;    // -w: jobs holding any of these nodes (not pending ones)
+  bool licenses_given = false;    // -L: jobs using these licenses; hq tracks none, so none
 };
 
 // squeue -t: "all" alone, or a comma list of state names or codes in any case ("pending",

@@ -42,8 +42,11 @@ struct Node {
   // Journaled (NodeRegistered, NodeDownChanged, NodeDrainChanged): they survive a restart.
   bool down = false;         // out of service: fell silent, or its GPUs fall short of the config
   std::string down_reason;
+  Time down_time = 0;        // since when it is down
   bool drain = false;        // an operator drained it: no new jobs; `drain_reason` says why
   std::string drain_reason;
+  Time drain_time = 0;       // when, and who asked (a uid)
+  uint32_t drain_uid = 0;
   bool dynamic = false;      // not in the config: it joined by registering
   Time boot_time = 0;
   // Liveness, re-learned from the agent after a controller restart; never journaled.

@@ -1,36 +1,30 @@
-// squeue's -o/--format: "%[.][width]letter" items between literal text, as Slurm 22.05
-// reads them. A width is a minimum and a maximum (longer values are cut); "." justifies to
-// the right; "%%" is a percent sign. An unknown letter is kept as literal text and named
-// in `errors` ("Invalid job format specification: X", squeue's words). The header of each
-// field is Slurm's. Pure; thread-safe.
+// squeue's -o/--format and -O/--Format (core/column_format): the field letters and names
+// squeue knows, as Slurm 22.05 spells them, and each field's column title. Fields that
+// Slurm names but has no letter for get a digit as their code. Pure; thread-safe.
 #pragma once
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "core/column_format.hpp"
 
 namespace hq {
 
-struct FormatItem {
-  std::string literal;  // text printed as it is (field 0)
-  char field = 0;       // the letter, e.g. 'i'
-  int width = 0;        // 0: as wide as the value
-  bool right = false;   // "%.8j"
-};
-
-struct SqueueFormat {
-  std::vector<FormatItem> items;
-  std::vector<std::string> errors;
-};
-
 // squeue's default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R".
 constexpr std::string_view kSqueueDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+// squeue -l: the long layout.
+constexpr std::string_view kSqueueLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 
-SqueueFormat parse_squeue_format(std::string_view text);
+// Codes of the -O fields Slurm has no letter for.
+inline constexpr char kSqNumTasks = '1', kSqExitCode = '2', kSqStdOut = '3', kSqStdErr = '4', kSqStdIn = '5',
+                      kSqTimeMin = '6', kSqDeadline = '7', kSqCpusPerTask = '8', kSqRestarts = '9';
 
-// The column title of a field letter ("" for one squeue does not know).
+ColumnFormat parse_squeue_format(std::string_view text);  // -o
+ColumnFormat parse_squeue_fields(std::string_view text);  // -O
+
+// The column title of a field code ("" for one squeue does not know).
 std::string_view squeue_header(char field);
 
-// `value` fitted to the item: cut to its width, padded on the left (".") or the right.
-std::string fit_cell(const std::string& value, const FormatItem& item);
+// The -O name of a field ("JobID" in any case) to its code; 0 for none.
+char squeue_field_code(std::string_view name);
 
 }  // namespace hq

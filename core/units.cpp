@@ -175,6 +175,13 @@ std::string to_lower(std::string_view s) {
   return out;
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
 std::vector<std::string> split_list(std::string_view s) {
   std::vector<std::string> out;
   for (std::string_view part : split(s, ','))

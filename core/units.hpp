@@ -36,6 +36,8 @@ std::string_view trim(std::string_view s);
 
 // ASCII lower case.
 std::string to_lower(std::string_view s);
+// Equal but for ASCII case ("JobID" and "jobid").
+bool iequals(std::string_view a, std::string_view b);
 // The last part of a path ("/bin/true" -> "true").
 std::string base_name(std::string_view path);
 

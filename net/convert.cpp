@@ -319,6 +319,13 @@ pb::Node to_pb(const Node& n) {
   p.set_dynamic(n.dynamic);
   p.set_block(n.block);
   p.set_switch_name(n.switch_name);
+  p.set_weight(n.weight);
+  if (n.drain) {
+    p.set_reason_time(n.drain_time);
+    p.set_reason_uid(n.drain_uid);
+  } else if (n.down) {
+    p.set_reason_time(n.down_time);  // the controller's doing: its caller sets reason_uid
+  }
   return p;
 }
 
@@ -403,6 +410,7 @@ std::string encode_event(const Event& e) {
           d->set_time(ev.time);
           d->set_drain(ev.drain);
           d->set_reason(ev.reason);
+          d->set_uid(ev.uid);
         }
       },
       e);
@@ -439,7 +447,7 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_node_drain()) {
     const auto& d = p.node_drain();
     if (d.node().empty()) return invalid("node drain event without a node");
-    return Event{NodeDrainChanged{d.node(), d.time(), d.drain(), d.reason()}};
+    return Event{NodeDrainChanged{d.node(), d.time(), d.drain(), d.reason(), d.uid()}};
   }
   if (p.has_dependency()) {
     int32_t d = p.dependency().dep_state();
@@ -503,11 +511,13 @@ std::string encode_snapshot(const ClusterState& s) {
     }));
   }
   add_nodes(s, p);
-  for (const auto& [node, reason] : s.drained) {
+  for (const auto& [node, mark] : s.drained) {
     auto* d = p.add_drained();
     d->set_node(node);
     d->set_drain(true);
-    d->set_reason(reason);
+    d->set_reason(mark.reason);
+    d->set_time(mark.time);
+    d->set_uid(mark.uid);
   }
   return p.SerializeAsString();
 }
@@ -615,7 +625,7 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s, const std::fu
   pb::NodeDrainEvent d;
   for (std::string_view entry : snapshot.drained) {
     if (!parse(d, entry)) return invalid("undecodable state snapshot");
-    if (!d.node().empty()) hq::apply(s, NodeDrainChanged{d.node(), d.time(), true, d.reason()});
+    if (!d.node().empty()) hq::apply(s, NodeDrainChanged{d.node(), d.time(), true, d.reason(), d.uid()});
   }
   if (snapshot.next_job_id > s.next_job_id) s.next_job_id = snapshot.next_job_id;
   return Status::ok();

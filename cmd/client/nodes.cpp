@@ -1,9 +1,15 @@
-// `hq nodes` / sinfo: partitions and node states in sinfo's default summary format.
-#include <iostream>
+// `hq nodes` / sinfo: partitions and nodes in Slurm 22.05's layouts (the default summary,
+// -N, -l, -s, -R, -o/-O formats), filtered by -p/-n/-t/-r/-d and sorted by -S
+// (cmd/client/sinfo_rows), or as JSON. `hq nodes` adds GPUs in use per row.
 #include <algorithm>
-#include <map>
+#include <ctime>
+#include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_cli.hpp"
+#include "cmd/client/sinfo_rows.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
@@ -12,18 +18,7 @@
 namespace hq::cmd {
 namespace {
 
-std::string short_state(const pb::Node& n) {
-  static const std::map<std::string, std::string> names = {
-      {"IDLE", "idle"},    {"MIXED", "mix"},      {"ALLOCATED", "alloc"},  {"DOWN", "down"},
-      {"UNKNOWN", "unk"},  {"DRAINING", "drng"},  {"DRAINED", "drain"},    {"DOWN+DRAIN", "down"}};
-  auto it = names.find(n.state());
-  std::string s = it == names.end() ? n.state() : it->second;
-  if (!n.responding() && n.state() != "UNKNOWN") s += "*";
-  if (n.state() == "UNKNOWN") s += "*";
-  return s;
-}
-
-// GPUs of a group of nodes by type, "in use/total": "nvidia_h100_80gb_hbm3:4/16"; "-" for none.
+// GPUs of a row's nodes by type, "in use/total": "nvidia_h100_80gb_hbm3:4/16"; "-" for none.
 std::string gpu_column(const std::vector<const pb::Node*>& nodes) {
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> types;  // type -> (used, total)
   auto add = [&](const std::string& gres, bool used) {
@@ -50,73 +45,135 @@ std::string gpu_column(const std::vector<const pb::Node*>& nodes) {
   return out.empty() ? "-" : out;
 }
 
-// sinfo default: "%9P %5a %10l %6D %6t %N", one line per partition and state; `hq nodes`
-// adds GPUS (in use/total by type) when the cluster has GPUs.
-std::vector<const pb::Node*> nodes_of(const std::vector<std::string>& names,
-                                      const std::map<std::string, const pb::Node*>& by_name) {
-  std::vector<const pb::Node*> out;
-  for (const auto& n : names)
-    if (auto it = by_name.find(n); it != by_name.end()) out.push_back(it->second);
-  return out;
+struct SinfoArgs {
+  SinfoOptions filter;
+  SinfoLayout layout;
+  std::string format, fields, sort, nodes, partitions, states;
+  bool json = false, yaml = false, noheader = false, verbose = false, reservations = false, version = false;
+  int iterate = 0;
+};
+
+// Everything sinfo takes (Slurm 22.05's options); `rest` are the arguments after the name.
+std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
+  auto app = std::make_unique<CLI::App>("hq nodes: partitions and nodes (sinfo)");
+  app->set_help_flag("--help", "print help");
+  bool all = false, hide = false, local = false, federation = false, noconvert = false;
+  std::string clusters;
+  app->add_flag("-a,--all", all, "all partitions (hq hides none)");
+  app->add_flag("--hide", hide, "hidden partitions hidden (hq has none)");
+  app->add_flag("-d,--dead", a.filter.dead_only, "only nodes that do not respond");
+  app->add_flag("-r,--responding", a.filter.responding_only, "only nodes that respond");
+  app->add_flag("-e,--exact", a.filter.exact, "nodes of another CPU count, memory or weight are another row");
+  app->add_flag("-h,--noheader", a.noheader, "no header line");
+  app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
+  app->add_flag("-l,--long", a.layout.long_output, "the long layout");
+  app->add_option("-M,--clusters", clusters, "hq is one cluster: taken, changes nothing");
+  app->add_flag("--local,--federation", local, "hq is one cluster");
+  app->add_flag("--noconvert", noconvert, "numbers are printed as they are already");
+  app->add_option("-n,--nodes", a.nodes, "only these nodes (a hostlist)");
+  app->add_flag("-N,--Node", a.layout.node_oriented, "one line per node");
+  app->add_option("-o,--format", a.format, "fields: %[.][width]letter (Slurm's letters)");
+  app->add_option("-O,--Format", a.fields, "fields: name[:[.]width],... (Slurm's names)");
+  app->add_option("-p,--partition", a.partitions, "only these partitions (comma-separated)");
+  app->add_flag("-R,--list-reasons", a.layout.reasons, "why nodes are down or drained");
+  app->add_flag("-s,--summarize", a.layout.summarize, "one line per partition");
+  app->add_option("-S,--sort", a.sort, "sort keys: [+|-|#]letter,...");
+  app->add_option("-t,--states", a.states, "only nodes in these states (comma-separated; & for all of)");
+  app->add_flag("-T,--reservation", a.reservations, "reservations");
+  app->add_flag("-v,--verbose", a.verbose, "say more");
+  app->add_flag("-V,--version", a.version, "print the version");
+  app->add_flag("--json", a.json, "JSON output");
+  app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
+  (void)federation;
+  return app;
 }
 
-void print_summary(const pb::NodesReply& r, bool gpus, bool header) {
-  std::map<std::string, const pb::Node*> by_name;
-  for (const auto& n : r.nodes()) by_name[n.name()] = &n;
-  size_t pw = 9;
-  for (const auto& p : r.partitions()) pw = std::max(pw, p.name().size() + 1);
-  size_t nw = 8;
-  for (const auto& p : r.partitions()) nw = std::max(nw, p.nodes().size());
-  if (header)
-    std::cout << field("PARTITION", static_cast<int>(pw), false) << " AVAIL  TIMELIMIT  NODES  STATE "
-              << (gpus ? field("NODELIST", static_cast<int>(nw), false) + " GPUS(USED/TOTAL)" : "NODELIST") << "\n";
-  for (const auto& p : r.partitions()) {
-    auto names = expand_hostlist(p.nodes());
-    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-    for (const auto& name : names ? *names : std::vector<std::string>{}) {
-      auto it = by_name.find(name);
-      std::string st = it == by_name.end() ? "unk*" : short_state(*it->second);
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == st; });
-      if (g == groups.end()) groups.push_back({st, {name}});
-      else g->second.push_back(name);
-    }
-    for (const auto& [st, members] : groups) {
-      std::string pname = p.name() + (p.is_default() ? "*" : "");
-      std::string limit = p.max_time() < 0 ? "infinite" : format_limit(p.max_time());
-      std::cout << field(pname, static_cast<int>(pw), false) << " " << field("up", 5) << " " << field(limit, 10) << " "
-                << field(std::to_string(members.size()), 6) << " " << field(st, 6) << " "
-                << (gpus ? field(compress_hostlist(members, HostlistOrder::kSorted), static_cast<int>(nw), false) + " " +
-                               gpu_column(nodes_of(members, by_name))
-                         : compress_hostlist(members, HostlistOrder::kSorted))
-                << "\n";
-    }
+Status resolve(SinfoArgs& a) {
+  a.filter.node_oriented = a.layout.node_oriented;
+  a.filter.reasons = a.layout.reasons;
+  a.filter.partitions = split_list(a.partitions);
+  if (!a.nodes.empty()) {
+    auto names = expand_hostlist(a.nodes);
+    if (!names) return invalid("Invalid node name specified: " + a.nodes);
+    a.filter.nodes = std::set<std::string>(names->begin(), names->end());
   }
+  std::string states = a.states.empty() && a.layout.reasons ? "down,fail,drain" : a.states;
+  if (!states.empty()) {
+    auto f = parse_sinfo_states(states);
+    if (!f) return f.status();
+    a.filter.states = *f;
+  }
+  return Status::ok();
+}
+
+void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat& format, bool defaults,
+                bool gpus) {
+  if (!a.noheader && (a.iterate || a.verbose || a.layout.long_output)) print_date();
+  if (a.reservations) {
+    std::cout << "No reservations in the system\n";
+    return;
+  }
+  auto rows = sinfo_rows(r, format, a.filter);
+  sort_sinfo_rows(rows, !a.sort.empty() ? a.sort : a.layout.node_oriented ? "N" : "#P,-t");
+  SinfoExtra extra;
+  if (gpus)  // hq nodes: GPUs in use per row
+    extra = [](const SinfoRow* row) { return row ? gpu_column(row->nodes) : std::string("GPUS(USED/TOTAL)"); };
+  print_sinfo(rows, format, r.cluster(), !a.noheader, defaults, defaults && (a.layout.node_oriented || gpus), extra);
 }
 
 }  // namespace
 
-int run_nodes(const Args& args) {
+int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& fetch) {
   std::string prog = prog_name(args[0]);
-  bool json = false, header = true;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--json") json = true;
-    else if (args[i] == "-h" || args[i] == "--noheader") header = false;  // as sinfo's -h
-    else if (args[i] == "--help" || args[i] == "--usage") {
-      std::cout << "usage: hq nodes [-h|--noheader] [--json]\n";
-      return 0;
-    } else return fail(prog, invalid("unrecognized option '" + args[i] + "'"));
+  SinfoArgs a;
+  auto app = sinfo_parser(a);
+  if (auto done = parse_persona_args(*app, args, prog)) return *done;
+  if (a.version) {
+    std::cout << persona_version() << "\n";
+    return 0;
   }
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status());
-  pb::Envelope env;
-  env.mutable_nodes();
-  auto reply = (*client)->call(env);
-  if (!reply) return fail(prog, reply.status());
-  if (json) return print_json(reply->nodes_reply()) ? 0 : 1;
-  const auto& nodes = reply->nodes_reply().nodes();
-  bool gpus = prog != "sinfo" && std::any_of(nodes.begin(), nodes.end(), [](const pb::Node& n) { return n.gpus() > 0; });
-  print_summary(reply->nodes_reply(), gpus, header);
-  return 0;
+  if (a.layout.long_output && !a.format.empty()) {  // Slurm's fatal()
+    std::cerr << prog << ": fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n";
+    return 1;
+  }
+  if (Status s = resolve(a); !s) {
+    for (std::string_view line : split(s.message(), '\n')) std::cerr << prog << ": error: " << line << "\n";
+    return 1;
+  }
+  bool defaults = a.format.empty() && a.fields.empty();
+  ColumnFormat format = !a.format.empty()   ? parse_sinfo_format(a.format)
+                        : !a.fields.empty() ? parse_sinfo_fields(a.fields)
+                                            : parse_sinfo_fields(sinfo_default_fields(a.layout));
+  for (const auto& e : format.errors) std::cerr << (a.format.empty() ? prog + ": error: " : "") << e << "\n";
+  for (;;) {
+    auto reply = fetch();
+    if (!reply) return fail(prog, reply.status());
+    const pb::NodesReply& r = *reply;
+    if (a.json || a.yaml) return print_json(r) ? 0 : 1;
+    bool gpus = prog != "sinfo" && defaults && !a.layout.long_output && !a.layout.summarize && !a.layout.reasons &&
+                !a.layout.node_oriented &&
+                std::any_of(r.nodes().begin(), r.nodes().end(), [](const pb::Node& n) { return n.gpus() > 0; });
+    print_once(r, a, format, defaults, gpus);
+    if (!a.iterate) return 0;
+    std::cout << "\n" << std::flush;
+    std::this_thread::sleep_for(std::chrono::seconds(a.iterate));
+  }
+}
+
+int run_nodes(const Args& args) {
+  std::unique_ptr<net::RpcClient> client;
+  return sinfo_with(args, [&]() -> Result<pb::NodesReply> {
+    if (!client) {
+      auto c = connect_client();
+      if (!c) return c.status();
+      client = std::move(c.value());
+    }
+    pb::Envelope env;
+    env.mutable_nodes();
+    auto reply = client->call(env);
+    if (!reply) return reply.status();
+    return reply->nodes_reply();
+  });
 }
 
 }  // namespace hq::cmd

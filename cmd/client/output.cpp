@@ -4,9 +4,11 @@
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/util/json_util.h>
+#include <ctime>
 #include <iostream>
 #include <memory>
 
+#include "cmd/commands.hpp"
 #include "net/clock.hpp"
 
 namespace hq {
@@ -15,6 +17,14 @@ extern const size_t kHqDescriptorSet_size;
 }  // namespace hq
 
 namespace hq::cmd {
+
+std::string persona_version() { return std::string("slurm 22.05.8 (hq ") + kHqVersion + ")"; }
+
+void print_date() {
+  std::time_t now = std::time(nullptr);
+  char buf[64];
+  std::cout << (ctime_r(&now, buf) ? buf : "\n");
+}
 
 std::string field(const std::string& value, int width, bool right) {
   std::string v = value.size() > static_cast<size_t>(width) ? value.substr(0, static_cast<size_t>(width)) : value;

@@ -15,6 +15,11 @@ std::string field(const std::string& value, int width, bool right = true);
 // Prints "<prog>: error: <message>" to stderr and returns 1.
 int fail(const std::string& prog, const Status& status);
 std::string prog_name(const std::string& argv0);
+// What the Slurm personas print for -V/--version: the Slurm release whose behaviour hq
+// follows, and hq's own ("slurm 22.05.8 (hq 0.1.0)").
+std::string persona_version();
+// Slurm's print_date() on stdout: the date line of -l and -i listings ("Tue Nov 24 20:34:17 2026").
+void print_date();
 // Local wall-clock time "YYYY-MM-DDTHH:MM:SS" (Slurm prints local times), and the local
 // offset from UTC in seconds at `now`.
 std::string local_time(int64_t t);

@@ -6,7 +6,9 @@
 
 #include "cmd/client/output.hpp"
 #include "core/array_spec.hpp"
+#include "cmd/users.hpp"
 #include "core/job.hpp"
+#include "core/pattern.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -16,7 +18,7 @@ std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string when(int64_t t) { return t > 0 ? local_time(t) : "N/A"; }
 
-int64_t elapsed(const pb::Job& j, int64_t now) {
+int64_t elapsed(const pb::Job& j, int64_t now) {  // seconds run
   return j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
 }
 
@@ -46,7 +48,35 @@ std::string state_code(const std::string& state) {
   return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
 }
 
+// A job's -o/-e/-i made absolute against its working directory, %j %u %x %A %a %N
+// expanded (%N once it runs).
+std::string stdio_path(const pb::Job& j, const std::string& pattern) {
+  PatternContext ctx;
+  ctx.job_id = j.job_id();
+  ctx.array_job_id = j.array_job_id();
+  if (j.array_job_id() != 0) ctx.array_task = j.array_task_id();
+  ctx.user = j.spec().user();
+  ctx.job_name = j.spec().name();
+  if (j.alloc_size() > 0) ctx.node = j.alloc(0).node();
+  std::string path = expand_pattern(pattern, ctx);
+  if (!path.empty() && path[0] != '/') path = j.spec().workdir() + "/" + path;
+  return path;
+}
+
+std::string exit_code(const pb::Job& j) {
+  if (j.state() == "PENDING" || j.state() == "RUNNING") return "";
+  return std::to_string(j.exit_code()) + ":" + std::to_string(j.exit_signal());
+}
+
 }  // namespace
+
+std::string job_stdio(const pb::Job& j, char stream) {
+  const pb::JobSpec& s = j.spec();
+  if (s.alloc_kind() != 0) return "";  // srun and salloc: the client's own terminal
+  std::string out = !s.output().empty() ? s.output() : j.array_job_id() ? "slurm-%A_%a.out" : "slurm-%j.out";
+  if (stream == 'i') return s.input().empty() ? "/dev/null" : stdio_path(j, s.input());
+  return stdio_path(j, stream == 'e' && !s.error().empty() ? s.error() : out);
+}
 
 std::string squeue_value(const pb::Job& j, char field, int64_t now) {
   bool pending = j.state() == "PENDING", running = j.state() == "RUNNING";
@@ -87,6 +117,19 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'Y': return or_null(j.sched_nodes());
     case 'k': return or_null(s.comment());
     case 'q': return or_null(s.qos());
+    case 'w': return or_null(s.wckey());
+    case 'f': return or_null(s.constraint());
+    case 'g': return group_name(s.gid());
+    case 'G': return std::to_string(s.gid());
+    case kSqNumTasks: return std::to_string(std::max(1, s.ntasks()));
+    case kSqExitCode: return exit_code(j);
+    case kSqStdOut: return job_stdio(j, 'o');
+    case kSqStdErr: return job_stdio(j, 'e');
+    case kSqStdIn: return job_stdio(j, 'i');
+    case kSqTimeMin: return s.time_min() > 0 ? format_elapsed(s.time_min()) : "N/A";
+    case kSqDeadline: return s.deadline() > 0 ? local_time(s.deadline()) : "N/A";
+    case kSqCpusPerTask: return std::to_string(std::max(1, s.cpus_per_task()));
+    case kSqRestarts: return std::to_string(j.restart_count());
     default: return "(null)";
   }
 }
@@ -102,15 +145,41 @@ int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
 }
 }  // namespace
 
-void sort_like_squeue(pb::QueueReply& q) {
-  std::stable_sort(q.mutable_jobs()->begin(), q.mutable_jobs()->end(), [](const pb::Job& a, const pb::Job& b) {
-    std::string pa = partitions(a), pb_ = partitions(b);
-    if (pa != pb_) return pa < pb_;
-    int sa = slurm_state_number(a.state()), sb = slurm_state_number(b.state());
-    if (sa != sb) return sa < sb;
-    if (a.priority() != b.priority()) return a.priority() > b.priority();
-    return a.job_id() < b.job_id();
-  });
+namespace {
+
+// One -S key's comparison (<0, 0, >0): numbers as numbers, states in Slurm's order.
+int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
+  auto cmp = [](const auto& x, const auto& y) { return x < y ? -1 : y < x ? 1 : 0; };
+  switch (key) {
+    case 't': case 'T': return cmp(slurm_state_number(a.state()), slurm_state_number(b.state()));
+    case 'p': case 'Q': return cmp(a.priority(), b.priority());
+    case 'i': case 'A': case 'F': return cmp(a.job_id(), b.job_id());
+    case 'K': return cmp(a.array_task_id(), b.array_task_id());
+    case 'M': return cmp(elapsed(a, now), elapsed(b, now));
+    case 'l': return cmp(a.time_limit(), b.time_limit());
+    case 'S': return cmp(a.start_time(), b.start_time());
+    case 'V': return cmp(a.submit_time(), b.submit_time());
+    case 'e': return cmp(a.end_time(), b.end_time());
+    case 'D': case 'C': case 'U': case 'y': case 'c':
+      return cmp(std::atoll(squeue_value(a, key, now).c_str()), std::atoll(squeue_value(b, key, now).c_str()));
+    default: return cmp(squeue_value(a, key, now), squeue_value(b, key, now));
+  }
+}
+
+}  // namespace
+
+void sort_jobs(pb::QueueReply& q, std::string_view keys) {
+  auto& jobs = *q.mutable_jobs();
+  std::stable_sort(jobs.begin(), jobs.end(), [](const pb::Job& a, const pb::Job& b) { return a.job_id() < b.job_id(); });
+  for (size_t i = keys.size(); i-- > 0;) {  // the last key first: the first decides
+    char key = keys[i];
+    if (key == ',' || key == '+' || key == '-') continue;
+    bool reverse = i > 0 && keys[i - 1] == '-';
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const pb::Job& a, const pb::Job& b) {
+      int c = compare_jobs(a, b, key, q.now());
+      return reverse ? c > 0 : c < 0;
+    });
+  }
 }
 
 std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
@@ -140,19 +209,14 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   return rows;
 }
 
-void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const SqueueFormat& format, bool header) {
-  auto line = [&](const auto& cell) {
-    std::string out;
-    for (const FormatItem& it : format.items) out += it.field ? fit_cell(cell(it.field), it) : it.literal;
-    std::cout << out << "\n";
-  };
-  if (header) line([](char f) { return std::string(squeue_header(f)); });
+void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const ColumnFormat& format, bool header) {
+  if (header) std::cout << format_line(format, [](char f) { return std::string(squeue_header(f)); }) << "\n";
   for (const QueueRow& r : rows)
-    line([&](char f) {
+    std::cout << format_line(format, [&](char f) {
       if (f == 'i' && !r.id.empty()) return r.id;
       if (f == 'K' && !r.tasks.empty()) return r.tasks;
       return squeue_value(*r.job, f, now);
-    });
+    }) << "\n";
 }
 
 }  // namespace hq::cmd

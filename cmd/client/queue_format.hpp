@@ -2,10 +2,12 @@
 // prints it ("(null)" for what a job has not got, "N/A" for times not known yet), and the
 // table of a reply in a parsed format. One thread (a client's).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/squeue_format.hpp"
+#include "core/status.hpp"
 #include "hq.pb.h"
 
 namespace hq::cmd {
@@ -13,9 +15,15 @@ namespace hq::cmd {
 // Job `j` of a reply made at `now`: its value for `field`.
 std::string squeue_value(const pb::Job& j, char field, int64_t now);
 
-// Jobs in squeue's default order, "P,t,-p": partition, then state (Slurm's numbering:
-// pending before running before the ended), then the higher priority, then the id.
-void sort_like_squeue(pb::QueueReply& q);
+// A batch job's stdout ('o'), stderr ('e') or stdin ('i') as scontrol and squeue show it:
+// expanded and absolute; "" for srun's and salloc's.
+std::string job_stdio(const pb::Job& j, char stream);
+
+// Jobs in squeue -S's order: keys are field letters, "-" before one reverses it; Slurm's
+// default is "P,t,-p" (partition, then state in Slurm's numbering: pending before running
+// before the ended, then the higher priority). Ties keep the id order.
+void sort_jobs(pb::QueueReply& q, std::string_view keys);
+inline constexpr std::string_view kSqueueDefaultSort = "P,t,-p";
 
 // One line of squeue: a job, or the pending tasks of an array that squeue shows as one
 // ("12_[3-1000%10]": `id`, and `tasks` for %K; both empty for a plain row).
@@ -30,6 +38,12 @@ struct QueueRow {
 std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task);
 
 // The header line (unless `header` is false) and a line per row, on stdout.
-void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const SqueueFormat& format, bool header);
+void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const ColumnFormat& format, bool header);
+
+// squeue itself (`args[0]` its name): options parsed, `fetch` asked for the jobs (again
+// every -i seconds) and the answer printed. Returns the exit code. (Steps, -s, are not
+// fetched through it.)
+using QueueFetch = std::function<Result<pb::QueueReply>(const pb::QueueRequest&)>;
+int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch);
 
 }  // namespace hq::cmd

@@ -7,32 +7,17 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/queue_format.hpp"
 #include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
 #include "core/hardware.hpp"
 #include "core/hostlist.hpp"
-#include "core/pattern.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {
-
-// A job's -o/-e as scontrol shows it: expanded (%j %u %x %A %a %N, the batch node once it
-// runs) and made absolute against its working directory.
-std::string stdio_path(const pb::Job& j, const std::string& pattern) {
-  PatternContext ctx;
-  ctx.job_id = j.job_id();
-  ctx.array_job_id = j.array_job_id();
-  if (j.array_job_id() != 0) ctx.array_task = j.array_task_id();
-  ctx.user = j.spec().user();
-  ctx.job_name = j.spec().name();
-  if (j.alloc_size() > 0) ctx.node = j.alloc(0).node();
-  std::string path = expand_pattern(pattern, ctx);
-  if (!path.empty() && path[0] != '/') path = j.spec().workdir() + "/" + path;
-  return path;
-}
 
 std::string ts(int64_t t) { return t > 0 ? format_timestamp(t) : "Unknown"; }
 std::string limit(int64_t s) { return s < 0 ? "UNLIMITED" : format_limit(s); }
@@ -134,13 +119,12 @@ void print_job(const pb::Job& j, int64_t now) {
     std::cout << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
               << " TotalCPU=" << (j.has_cpu_time_usec() ? format_limit(usec / 1000000) + cpu : "Unknown") << "\n";
   }
-  std::string out_pattern = !s.output().empty() ? s.output() : j.array_job_id() ? "slurm-%A_%a.out" : "slurm-%j.out";
   std::cout << "   WorkDir=" << s.workdir() << "\n";
   if (!s.comment().empty()) std::cout << "   Comment=" << s.comment() << " \n";
   if (s.alloc_kind() == 0)
-    std::cout << "   StdErr=" << stdio_path(j, s.error().empty() ? out_pattern : s.error()) << "\n"
-              << "   StdIn=" << (s.input().empty() ? "/dev/null" : stdio_path(j, s.input())) << "\n"
-              << "   StdOut=" << stdio_path(j, out_pattern) << "\n";
+    std::cout << "   StdErr=" << job_stdio(j, 'e') << "\n"
+              << "   StdIn=" << job_stdio(j, 'i') << "\n"
+              << "   StdOut=" << job_stdio(j, 'o') << "\n";
   if (j.has_factors()) {
     const auto& f = j.factors();
     std::printf("   PriorityFactors: Age=%.4f JobSize=%.4f Partition=%.4f QOS=%.4f FairShare=%.4f Nice=%lld Total=%lld\n",

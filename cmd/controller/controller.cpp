@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <unistd.h>
 #include <asio/post.hpp>
 #include "cmd/controller/recovery.hpp"
 #include "cmd/users.hpp"
@@ -177,6 +178,9 @@ void Controller::run_schedule(PassKind kind) {
 // each recorded before anything acts on it.
 void Controller::apply_plan(Plan plan) {
   JobWalker walker(state_.jobs);  // most of plan.pending is in id order
+  planned_nodes_.clear();
+  for (const auto& r : plan.reservations)
+    for (const auto& a : r.alloc) planned_nodes_.insert(a.node);
   for (auto& info : plan.pending) {
     Job* found = walker.find(info.job);
     if (!found) continue;
@@ -383,6 +387,9 @@ JobFilter queue_filter(const pb::QueueRequest& req) {
   f.partitions.insert(req.partitions().begin(), req.partitions().end());
   f.names.insert(req.names().begin(), req.names().end());
   f.accounts.insert(req.accounts().begin(), req.accounts().end());
+  f.qos.insert(req.qos().begin(), req.qos().end());
+  f.nodes.insert(req.nodes().begin(), req.nodes().end());
+  f.licenses_given = req.licenses_size() > 0;
   return f;
 }
 
@@ -449,7 +456,12 @@ pb::NodesReply Controller::nodes() const {
   pb::NodesReply out;
   out.set_now(now());
   out.set_cluster(config_.name);
-  for (const auto& [name, node] : state_.nodes) *out.add_nodes() = net::to_pb(node);
+  for (const auto& [name, node] : state_.nodes) {
+    pb::Node* n = out.add_nodes();
+    *n = net::to_pb(node);
+    if (node.down && !node.drain) n->set_reason_uid(static_cast<uint32_t>(::getuid()));  // the controller's doing
+    n->set_planned(planned_nodes_.count(name) > 0);
+  }
   const PartitionConfig* def = default_partition(config_);
   for (const auto& p : state_.partitions) {  // members now, dynamic nodes included
     auto* pp = out.add_partitions();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -180,6 +181,7 @@ class Controller {
   std::unique_ptr<store::EventLog> journal_;
   Scheduler scheduler_;
   ClusterState state_;
+  std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)
   KeyringWatcher keys_;
   ReplayGuard replay_;
   std::map<std::string, ConnPtr> agents_;

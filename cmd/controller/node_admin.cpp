@@ -4,6 +4,9 @@
 // epilogs ask for. Drains, resumes and deletions are journaled, so they survive restarts.
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
+
+#include <unistd.h>
+
 #include "core/hostlist.hpp"
 #include "net/log.hpp"
 
@@ -38,7 +41,7 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       // Back from DOWN (return_to_service = 0 keeps silent nodes down until this).
       if (action == "resume" && it->second.down && it->second.down_reason == kNotResponding && it->second.responding)
         events.push_back(NodeDownChanged{name, now(), false, ""});
-      events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason()});
+      events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason(), who.uid});
     }
     log::info("node " + name + ": " + action + " by uid " + std::to_string(who.uid) +
               (req.reason().empty() ? "" : " (" + req.reason() + ")"));
@@ -69,10 +72,10 @@ void Controller::agent_health(const std::string& name, const pb::NodeHealth& h) 
     if (drained != state_.drained.end()) return;  // already out of service; keep the first reason
     std::string reason = h.source() + " failed: " + h.message().substr(0, 200);
     log::warn("node " + name + " drained: " + reason);
-    record(NodeDrainChanged{name, now(), true, reason});
+    record(NodeDrainChanged{name, now(), true, reason, static_cast<uint32_t>(::getuid())});
     return;
   }
-  if (h.source() == "health check" && drained != state_.drained.end() && drained->second.rfind(kHealthPrefix, 0) == 0) {
+  if (h.source() == "health check" && drained != state_.drained.end() && drained->second.reason.rfind(kHealthPrefix, 0) == 0) {
     log::info("node " + name + ": health check passes again; drain lifted");
     record(NodeDrainChanged{name, now(), false, ""});
     request_schedule();

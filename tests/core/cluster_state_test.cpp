@@ -112,7 +112,7 @@ TEST_CASE("dynamic nodes: join their partitions, take a recorded drain, and hold
   apply(s, JobBuilder(1).partition("gpu"));
   apply(s, JobStarted{JobId{1}, 0, {{"d1", 2, 100, 1, {0}}}, "gpu"});
   apply(s, NodeDrainChanged{"d1", 5, true, "flaky fan"});
-  CHECK(s.drained.at("d1") == "flaky fan");
+  CHECK(s.drained.at("d1").reason == "flaky fan");
   CHECK(apply(s, NodeRegistered{"d1", 6, 8, 1000, {{"t", ""}, {"t", ""}}, {"gpu"}, "", "", 0, true}));
   Node& n = s.nodes.at("d1");
   n.registered = n.responding = true;

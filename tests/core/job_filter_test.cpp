@@ -64,3 +64,25 @@ TEST_CASE("job filter: users, partitions, names and accounts are lists - any one
   n.accounts = {"chemistry"};
   CHECK_FALSE(job_matches(n, job_in(JobState::kRunning)));
 }
+
+TEST_CASE("job filter: -q by QOS, -w by the nodes a job holds, -L matches nothing (no licenses)") {
+  Job running = job_in(JobState::kRunning);
+  running.alloc.push_back(NodeAlloc{"n2", 1, 0});
+  JobExtras extras;
+  extras.qos = "high";
+  running.spec.extra = extras;
+  JobFilter q;
+  q.qos = {"high"};
+  CHECK(job_matches(q, running));
+  q.qos = {"low"};
+  CHECK_FALSE(job_matches(q, running));
+  JobFilter w;
+  w.nodes = {"n1", "n2"};
+  CHECK(job_matches(w, running));
+  CHECK_FALSE(job_matches(w, job_in(JobState::kPending)));  // holds no node yet
+  w.nodes = {"n3"};
+  CHECK_FALSE(job_matches(w, running));
+  JobFilter l;
+  l.licenses_given = true;
+  CHECK_FALSE(job_matches(l, running));
+}

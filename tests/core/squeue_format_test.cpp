@@ -7,12 +7,12 @@
 using namespace hq;
 
 namespace {
-std::string render(const SqueueFormat& f, const std::string& value) {
+std::string render(const ColumnFormat& f, const std::string& value) {
   std::string out;
   for (const auto& it : f.items) out += it.field ? fit_cell(value, it) : it.literal;
   return out;
 }
-std::string header(const SqueueFormat& f) {
+std::string header(const ColumnFormat& f) {
   std::string out;
   for (const auto& it : f.items) out += it.field ? fit_cell(std::string(squeue_header(it.field)), it) : it.literal;
   return out;
@@ -20,21 +20,21 @@ std::string header(const SqueueFormat& f) {
 }  // namespace
 
 TEST_CASE("squeue format: widths cut and pad, '.' justifies right, %% is a percent sign") {
-  SqueueFormat f = parse_squeue_format("%.5j|%5j|%.3i|%i%%|x");
+  ColumnFormat f = parse_squeue_format("%.5j|%5j|%.3i|%i%%|x");
   CHECK(f.errors.empty());
   CHECK(header(f) == " NAME|NAME |JOB|JOBID%|x");         // Slurm 22.05's header line
   CHECK(render(f, "second") == "secon|secon|sec|second%|x");  // values longer than the width are cut
   CHECK(render(f, "ab") == "   ab|ab   | ab|ab%|x");
-  SqueueFormat d = parse_squeue_format(kSqueueDefaultFormat);
+  ColumnFormat d = parse_squeue_format(kSqueueDefaultFormat);
   CHECK(header(d) == "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)");
 }
 
 TEST_CASE("squeue format: an unknown letter stays as text and is named - a trailing % too") {
-  SqueueFormat f = parse_squeue_format("%-5j|%i");
+  ColumnFormat f = parse_squeue_format("%-5j|%i");
   REQUIRE(f.errors.size() == 1);
   CHECK(f.errors[0] == "Invalid job format specification: -");
   CHECK(header(f) == "%-5j|JOBID");
-  SqueueFormat end = parse_squeue_format("%i %");
+  ColumnFormat end = parse_squeue_format("%i %");
   CHECK(end.errors.size() == 1);
   CHECK(header(end) == "JOBID %");
 }

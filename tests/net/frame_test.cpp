@@ -67,10 +67,12 @@ TEST_CASE("journal events round-trip through protobuf") {
   CHECK(std::get<JobEnded>(*ended).peak_mem_bytes == -1);
   auto started_gpus = decode_event(encode_event(JobStarted{JobId{5}, 9, {{"g1", 2, 3, 1, {4, 5}}}}));
   CHECK(std::get<JobStarted>(*started_gpus).alloc[0].gpus == std::vector<int32_t>{4, 5});
-  auto drain = decode_event(encode_event(NodeDrainChanged{"n7", 12, true, "disk check"}));
+  auto drain = decode_event(encode_event(NodeDrainChanged{"n7", 12, true, "disk check", 1001}));
   REQUIRE(drain.is_ok());
   CHECK(std::get<NodeDrainChanged>(*drain).node == "n7");
   CHECK(std::get<NodeDrainChanged>(*drain).reason == "disk check");
+  CHECK(std::get<NodeDrainChanged>(*drain).uid == 1001);
+  CHECK(std::get<NodeDrainChanged>(*drain).time == 12);
   CHECK(!decode_event("\xff\xff garbage").is_ok());
 }
 
@@ -159,7 +161,7 @@ TEST_CASE("snapshots restore with their fields in any order and fields they do n
     j.spec.env = std::vector<std::string>{"HOME=/home/u"};
     hq::apply(s, JobSubmitted{j});
   }
-  hq::apply(s, NodeDrainChanged{"n9", 5, true, "disk"});
+  hq::apply(s, NodeDrainChanged{"n9", 5, true, "disk", 1000});
   s.next_job_id = 12;
   std::string bytes = encode_snapshot(s);
   auto restores_as_s = [&](const std::string& encoded) {
@@ -169,7 +171,9 @@ TEST_CASE("snapshots restore with their fields in any order and fields they do n
     CHECK(*r.jobs.at(JobId{3}).spec.script == "#!/bin/sh\necho 1\n");
     CHECK(r.jobs.at(JobId{1}).spec.script.same_copy(r.jobs.at(JobId{3}).spec.script));
     CHECK(*r.jobs.at(JobId{2}).spec.env == std::vector<std::string>{"HOME=/home/u"});
-    CHECK(r.drained.at("n9") == "disk");
+    CHECK(r.drained.at("n9").reason == "disk");
+    CHECK(r.drained.at("n9").time == 5);
+    CHECK(r.drained.at("n9").uid == 1000);
     CHECK(r.next_job_id == 12);
   };
   restores_as_s(bytes);

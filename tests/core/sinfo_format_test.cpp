@@ -1,0 +1,88 @@
+// sinfo's -o/-O and -t as Slurm 22.05 reads them (its letters, names, titles and state
+// names), and the node state words sinfo prints.
+#include <doctest/doctest.h>
+
+#include "core/sinfo_format.hpp"
+
+using namespace hq;
+
+namespace {
+std::string header(const ColumnFormat& f) {
+  return format_line(f, [](char c) { return std::string(sinfo_header(c)); });
+}
+}  // namespace
+
+TEST_CASE("sinfo -o: letters, widths, '.', unknown letters kept with sinfo's error") {
+  ColumnFormat f = parse_sinfo_format("%.6D|%-9P|%x %N");
+  REQUIRE(f.errors.size() == 2);
+  CHECK(f.errors[0] == "Invalid node format specification: -");
+  CHECK(f.errors[1] == "Invalid node format specification: x");
+  CHECK(header(f) == " NODES|%-9P|%x NODELIST");
+  CHECK(header(parse_sinfo_format("%all")).rfind("AVAIL|ACTIVE_FEATURES|CPUS|TMP_DISK|", 0) == 0);
+}
+
+TEST_CASE("sinfo -O: names in any case, :width and :.width, 20 wide by default, suffixes kept") {
+  ColumnFormat f = parse_sinfo_fields("nodelist,CPUS:.5,StateCompact:6|");
+  CHECK(f.errors.empty());
+  CHECK(header(f) == "NODELIST             CPUSSTATE |");
+  ColumnFormat bad = parse_sinfo_fields("NodeList:3,Bogus:4x");
+  REQUIRE(bad.errors.size() == 1);
+  CHECK(bad.errors[0] == "Invalid job format specification: Bogus");
+  CHECK(header(bad) == "NODx");
+}
+
+TEST_CASE("sinfo's default layouts are Slurm's") {
+  CHECK(header(parse_sinfo_fields(sinfo_default_fields({}))) == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST");
+  SinfoLayout summary;
+  summary.summarize = true;
+  CHECK(header(parse_sinfo_fields(sinfo_default_fields(summary))) ==
+        "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST");
+  SinfoLayout reasons;
+  reasons.reasons = true;
+  CHECK(header(parse_sinfo_fields(sinfo_default_fields(reasons))) == "REASON               USER      TIMESTAMP           NODELIST");
+}
+
+TEST_CASE("node states: compact and long words with their suffixes") {
+  SinfoNodeState s;
+  s.base = NodeBase::kIdle;
+  CHECK(sinfo_state_compact(s) == "idle");
+  s.planned = true;
+  CHECK(sinfo_state_compact(s) == "plnd");
+  CHECK(sinfo_state_long(s) == "planned");
+  s.planned = false;
+  s.drain = true;
+  CHECK(sinfo_state_compact(s) == "drain");
+  CHECK(sinfo_state_long(s) == "drained");
+  s.base = NodeBase::kMixed;
+  CHECK(sinfo_state_compact(s) == "drng");
+  CHECK(sinfo_state_long(s) == "draining");
+  s.no_respond = true;
+  CHECK(sinfo_state_compact(s) == "drng*");
+  s.drain = false;
+  s.base = NodeBase::kDown;
+  CHECK(sinfo_state_compact(s) == "down*");
+  CHECK(sinfo_state_number(s) > sinfo_state_number(SinfoNodeState{NodeBase::kMixed, false, false, false}));
+}
+
+TEST_CASE("sinfo -t: names and prefixes in any case, any-of and all-of, Slurm's error") {
+  SinfoNodeState drained{NodeBase::kIdle, true, false, false}, mixed{NodeBase::kMixed, false, false, false};
+  auto f = parse_sinfo_states("IDLE");
+  REQUIRE(f.is_ok());
+  CHECK(sinfo_state_matches(*f, drained, 0));  // the base state: a drained idle node is idle
+  CHECK(!sinfo_state_matches(*f, mixed, 1));
+  auto alloc = parse_sinfo_states("alloc");
+  REQUIRE(alloc.is_ok());
+  CHECK(sinfo_state_matches(*alloc, mixed, 1));  // any CPU in use
+  auto both = parse_sinfo_states("drain&idle");
+  REQUIRE(both.is_ok());
+  CHECK(sinfo_state_matches(*both, drained, 0));
+  CHECK(!sinfo_state_matches(*both, mixed, 1));
+  auto drng = parse_sinfo_states("drng");
+  REQUIRE(drng.is_ok());
+  CHECK(!sinfo_state_matches(*drng, drained, 0));
+  CHECK(parse_sinfo_states("cloud").is_ok());  // Slurm's, never true here
+  auto bad = parse_sinfo_states("idle,bogus");
+  REQUIRE(!bad.is_ok());
+  CHECK(bad.status().message().rfind("Bad state string: \"bogus\"\nvalid states: unknown,down,idle,", 0) == 0);
+  CHECK(!parse_sinfo_states("~drain").is_ok());  // 22.05 has no negation
+}

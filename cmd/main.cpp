@@ -6,6 +6,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "cmd/commands.hpp"
@@ -53,6 +55,48 @@ hq::cmd::Args strip_wait_flag(hq::cmd::Args args) {
   return args;
 }
 
+// Commands whose arguments after the options run as a program: they take --controller in
+// their own option tables, where it is told from the program's arguments.
+bool passes_arguments_on(const std::string& cmd) {
+  return cmd == "submit" || cmd == "sbatch" || cmd == "run" || cmd == "srun" || cmd == "alloc" || cmd == "salloc";
+}
+
+// --controller HOST:PORT (or =HOST:PORT) works with every client: taken out here, it sets
+// HQ_CONTROLLER for this process, which comes first in find_controller(). An error: nullopt.
+std::optional<hq::cmd::Args> strip_controller_flag(hq::cmd::Args args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string value;
+    size_t take = 0;
+    if (args[i] == "--controller") {
+      if (i + 1 >= args.size()) {
+        std::cerr << args[0] << ": error: --controller needs HOST:PORT\n";
+        return std::nullopt;
+      }
+      value = args[i + 1];
+      take = 2;
+    } else if (args[i].rfind("--controller=", 0) == 0) {
+      value = args[i].substr(13);
+      take = 1;
+    } else {
+      continue;
+    }
+    setenv("HQ_CONTROLLER", value.c_str(), 1);
+    args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + take));
+    --i;
+  }
+  return args;
+}
+
+// The arguments a client command runs with: --wait-for-controller and (for commands that
+// do not run programs) --controller taken out.
+std::optional<hq::cmd::Args> client_args(const std::string& cmd, hq::cmd::Args args) {
+  static const std::set<std::string> kNotClients = {"controller", "node",     "local", "init", "keygen",
+                                                    "config",     "bench",    "install-links", "hostlist", "sim"};
+  args = strip_wait_flag(std::move(args));
+  if (kNotClients.count(cmd) || passes_arguments_on(cmd)) return args;
+  return strip_controller_flag(std::move(args));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,10 +106,18 @@ int main(int argc, char** argv) {
   const auto& table = subcommands();
   if (self != "hq" && table.count(self) && std::string(self).find_first_of("s") == 0) {
     args[0] = self;
-    return table.at(self)(strip_wait_flag(args));
+    auto run_with = client_args(self, args);
+    return run_with ? table.at(self)(*run_with) : 1;
   }
-  if (argc < 2) return usage(std::cerr, 2);
-  std::string sub = argv[1];
+  if (argc >= 3 && std::string(argv[1]) == "--controller") {  // hq --controller HOST:PORT <command> ...
+    setenv("HQ_CONTROLLER", argv[2], 1);
+    args.erase(args.begin() + 1, args.begin() + 3);
+  } else if (argc >= 2 && std::string(argv[1]).rfind("--controller=", 0) == 0) {
+    setenv("HQ_CONTROLLER", argv[1] + 13, 1);
+    args.erase(args.begin() + 1);
+  }
+  if (args.size() < 2) return usage(std::cerr, 2);
+  std::string sub = args[1];
   if (sub == "-h" || sub == "--help" || sub == "help") return usage(std::cout, 0);
   if (sub == "--version" || sub == "version") {
     std::cout << "hq " << hq::cmd::kHqVersion << "\n";
@@ -77,5 +129,6 @@ int main(int argc, char** argv) {
     return usage(std::cerr, 2);
   }
   args.erase(args.begin());
-  return it->second(strip_wait_flag(args));
+  auto run_with = client_args(sub, args);
+  return run_with ? it->second(*run_with) : 1;
 }

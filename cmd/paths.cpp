@@ -125,9 +125,16 @@ std::string node_run_dir() {
   return env && *env ? env : "/run/hq";
 }
 
-bool local_cluster_targeted() {
-  const char* ctl = std::getenv("HQ_CONTROLLER");
-  return !(ctl && *ctl) && !read_small_file(local_dir() + "/state/controller.addr").empty();
+namespace {
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v;
+}
+}  // namespace
+
+bool local_cluster_targeted() {  // named ones (HQ_CONTROLLER, HQ_CONFIG) come first
+  return !env_set("HQ_CONTROLLER") && !env_set("HQ_CONFIG") &&
+         !read_small_file(local_dir() + "/state/controller.addr").empty();
 }
 
 std::string client_config_path() {
@@ -138,9 +145,10 @@ std::string client_config_path() {
 Result<net::Endpoint> find_controller(const std::string& flag_value) {
   if (!flag_value.empty()) return net::parse_endpoint(flag_value);
   if (const char* env = std::getenv("HQ_CONTROLLER"); env && *env) return net::parse_endpoint(env);
+  std::string cfg = client_config_path();
+  if (env_set("HQ_CONFIG")) return from_config(cfg);  // named: no fallback past it
   std::string local(trim(read_small_file(local_dir() + "/state/controller.addr")));
   if (!local.empty()) return net::parse_endpoint(local);
-  std::string cfg = client_config_path();
   if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);
   // On a node: where its agent said the controller is.
   std::string from_agent(trim(read_small_file(node_run_dir() + "/controller")));

@@ -189,6 +189,7 @@ std::vector<OptionDef> base_options() {
       {"export", 0, true, [](SubmitRequest& r, std::string_view v) { r.export_spec = v; return Status::ok(); }},
       {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
+      {"controller", 0, true, [](SubmitRequest& r, std::string_view v) { r.controller = v; return Status::ok(); }},
       {"quiet", 'Q', false, [](SubmitRequest& r, std::string_view) { r.quiet = true; return Status::ok(); }},
       {"wait", 'W', false, [](SubmitRequest& r, std::string_view) { r.wait = true; return Status::ok(); }},
       {"json", 0, false, [](SubmitRequest& r, std::string_view) { r.json = true; return Status::ok(); }},

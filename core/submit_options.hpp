@@ -24,6 +24,7 @@ struct SubmitRequest {
   std::string begin;                   // --begin as given; resolved by resolve_begin()
   std::string wrap;
   std::string export_spec = "ALL";
+  std::string controller;              // --controller HOST:PORT (hq's): where to submit
   // "--mail-type: no mail is sent yet": options taken that do not act on hq yet
   // (core/submit_inert), for sbatch to tell once each on stderr.
   std::vector<std::string> notices;

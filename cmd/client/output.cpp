@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "cmd/commands.hpp"
 #include "net/clock.hpp"
@@ -34,33 +35,93 @@ std::string field(const std::string& value, int width, bool right) {
 
 namespace {
 
+// Fields that carry what users give (names, scripts, environments) are `bytes` on the wire,
+// so that bytes that are not UTF-8 travel unchanged; JSON shows them as text, not base64.
+void bytes_as_text(google::protobuf::DescriptorProto& message) {
+  for (auto& f : *message.mutable_field())
+    if (f.type() == google::protobuf::FieldDescriptorProto::TYPE_BYTES)
+      f.set_type(google::protobuf::FieldDescriptorProto::TYPE_STRING);
+  for (auto& nested : *message.mutable_nested_type()) bytes_as_text(nested);
+}
+
 // hq.proto's descriptors, built from the embedded descriptor set the first time JSON is
-// printed (the lite runtime registers none at start-up); null if they cannot be built.
-const google::protobuf::DescriptorPool* hq_descriptors() {
-  static const google::protobuf::DescriptorPool* pool = [] () -> const google::protobuf::DescriptorPool* {
+// printed (the lite runtime registers none at start-up): as on the wire (`text` false) or
+// with bytes fields as text; null if they cannot be built.
+const google::protobuf::DescriptorPool* hq_descriptors(bool text) {
+  auto build = [](bool as_text) -> const google::protobuf::DescriptorPool* {
     google::protobuf::FileDescriptorSet set;
     if (!set.ParseFromArray(kHqDescriptorSet, static_cast<int>(kHqDescriptorSet_size))) return nullptr;
+    if (as_text)
+      for (auto& file : *set.mutable_file())
+        for (auto& message : *file.mutable_message_type()) bytes_as_text(message);
     auto built = std::make_unique<google::protobuf::DescriptorPool>();
     for (const auto& file : set.file())
       if (!built->BuildFile(file)) return nullptr;
     return built.release();  // kept for the process's life
-  }();
-  return pool;
+  };
+  static const google::protobuf::DescriptorPool* raw = build(false);
+  static const google::protobuf::DescriptorPool* as_text = build(true);
+  return text ? as_text : raw;
+}
+
+// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (JSON holds text only).
+std::string utf8_or_replacement(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size() && !(len == 2 && c < 0xc2);
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok) out.append(s, i, len), i += len;
+    else out += "\xEF\xBF\xBD", ++i;
+  }
+  return out;
+}
+
+// Every bytes field of `m` (and of the messages in it) made valid UTF-8.
+void make_text(google::protobuf::Message& m) {
+  const auto* refl = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  refl->ListFields(m, &fields);
+  for (const auto* f : fields) {
+    if (f->type() == google::protobuf::FieldDescriptor::TYPE_BYTES) {
+      if (f->is_repeated())
+        for (int i = 0; i < refl->FieldSize(m, f); ++i)
+          refl->SetRepeatedString(&m, f, i, utf8_or_replacement(refl->GetRepeatedString(m, f, i)));
+      else refl->SetString(&m, f, utf8_or_replacement(refl->GetString(m, f)));
+    } else if (f->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+      if (f->is_repeated())
+        for (int i = 0; i < refl->FieldSize(m, f); ++i) make_text(*refl->MutableRepeatedMessage(&m, f, i));
+      else make_text(*refl->MutableMessage(&m, f));
+    }
+  }
+}
+
+// `msg` as a full message of the text pool, its bytes fields as (valid UTF-8) text.
+std::unique_ptr<google::protobuf::Message> as_text_message(const google::protobuf::MessageLite& msg,
+                                                           google::protobuf::DynamicMessageFactory& raw_factory,
+                                                           google::protobuf::DynamicMessageFactory& text_factory) {
+  const auto* raw_pool = hq_descriptors(false);
+  const auto* text_pool = hq_descriptors(true);
+  const auto* raw_type = raw_pool ? raw_pool->FindMessageTypeByName(msg.GetTypeName()) : nullptr;
+  const auto* text_type = text_pool ? text_pool->FindMessageTypeByName(msg.GetTypeName()) : nullptr;
+  if (!raw_type || !text_type) return nullptr;
+  std::unique_ptr<google::protobuf::Message> raw(raw_factory.GetPrototype(raw_type)->New());
+  if (!raw->ParseFromString(msg.SerializeAsString())) return nullptr;
+  make_text(*raw);
+  std::unique_ptr<google::protobuf::Message> text(text_factory.GetPrototype(text_type)->New());
+  if (!text->ParseFromString(raw->SerializeAsString())) return nullptr;
+  return text;
 }
 
 }  // namespace
 
 bool print_json(const google::protobuf::MessageLite& msg) {
-  const google::protobuf::DescriptorPool* pool = hq_descriptors();
-  const google::protobuf::Descriptor* type = pool ? pool->FindMessageTypeByName(msg.GetTypeName()) : nullptr;
-  if (!type) {
+  google::protobuf::DynamicMessageFactory raw_factory(hq_descriptors(false)), text_factory(hq_descriptors(true));
+  auto full = as_text_message(msg, raw_factory, text_factory);
+  if (!full) {
     std::cerr << "error: cannot render JSON: no description of " << msg.GetTypeName() << "\n";
-    return false;
-  }
-  google::protobuf::DynamicMessageFactory factory(pool);
-  std::unique_ptr<google::protobuf::Message> full(factory.GetPrototype(type)->New());
-  if (!full->ParseFromString(msg.SerializeAsString())) {
-    std::cerr << "error: cannot render JSON: " << msg.GetTypeName() << " does not parse\n";
     return false;
   }
   std::string out;
@@ -78,7 +139,13 @@ bool print_json(const google::protobuf::MessageLite& msg) {
 }
 
 int fail(const std::string& prog, const Status& status) {
-  std::cerr << prog << ": error: " << status.message() << "\n";
+  std::string_view text = status.message();
+  for (size_t start = 0; start <= text.size();) {  // each line its own "prog: error: "
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::cerr << prog << ": error: " << text.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
   return 1;
 }
 

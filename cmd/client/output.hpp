@@ -12,7 +12,7 @@ namespace hq::cmd {
 std::string field(const std::string& value, int width, bool right = true);
 // Prints `msg` in the proto3 JSON mapping; false (with a line on stderr) when it cannot.
 [[nodiscard]] bool print_json(const google::protobuf::MessageLite& msg);
-// Prints "<prog>: error: <message>" to stderr and returns 1.
+// Prints "<prog>: error: <line>" to stderr for each line of the message and returns 1.
 int fail(const std::string& prog, const Status& status);
 std::string prog_name(const std::string& argv0);
 // What the Slurm personas print for -V/--version: the Slurm release whose behaviour hq

@@ -7,6 +7,7 @@
 // signalled only with --kill-command), and exits with the command's code (0 when it was
 // killed by SIGHUP, SIGINT, SIGQUIT or SIGKILL, 1 for other signals or when it cannot run).
 // One thread, poll().
+#include <cstdlib>
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -82,6 +83,7 @@ Result<SallocOptions> parse(const Args& args) {
                                   [&](const std::string& a) { return own_option(a, o); });
   if (!s) return s;
   const SubmitRequest& r = o.submit;
+  if (!r.controller.empty()) setenv("HQ_CONTROLLER", r.controller.c_str(), 1);  // first in find_controller
   if (r.wrap_set || !r.spec.array.empty() || !r.spec.output.empty() || !r.spec.error.empty() || r.wait || r.test_only ||
       r.parsable)
     return invalid("--wrap, --array, --output, --error, --wait, --test-only and --parsable are sbatch's, not salloc's");

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
@@ -286,6 +287,49 @@ int show_oneliner(const Args& show_args) {
 
 }  // namespace
 
+namespace {
+
+// scontrol show config: "Configuration data as of T" and "Key = Value", Slurm's layout.
+int show_config() {
+  auto client = connect_client();
+  if (!client) return fail("scontrol", client.status());
+  pb::Envelope env;
+  env.mutable_nodes()->set_with_config(true);
+  auto reply = (*client)->call(env);
+  if (!reply) return fail("scontrol", reply.status());
+  const pb::NodesReply& r = reply->nodes_reply();
+  std::cout << "Configuration data as of " << local_time(r.now()) << "\n";
+  for (const auto& e : r.config()) {
+    std::string key = e.key();
+    if (key.size() < 23) key.resize(23, ' ');
+    std::cout << key << " = " << e.value() << "\n";
+  }
+  return 0;
+}
+
+// scontrol wait_job: returns once the job runs (its nodes are ready) or has ended; exit 0
+// when it runs or completed, 1 when it ended otherwise or names no job.
+int wait_job(const std::string& id_text) {
+  auto id = parse_int(id_text, 1, INT64_MAX);
+  if (!id) return fail("scontrol", invalid("Invalid job id specified"));
+  for (;;) {
+    auto client = connect_client();
+    if (!client) return fail("scontrol", client.status());
+    pb::QueueRequest q;
+    q.add_job_ids(static_cast<uint64_t>(*id));
+    q.set_include_finished(true);
+    auto reply = query_jobs(**client, q);
+    if (!reply) return fail("scontrol", reply.status());
+    if (reply->jobs_size() == 0) return fail("scontrol", invalid("Invalid job id specified"));
+    const std::string& state = reply->jobs(0).state();
+    if (state == "RUNNING" || state == "COMPLETED") return 0;
+    if (state != "PENDING") return 1;
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // Slurm's wait_job polls too
+  }
+}
+
+}  // namespace
+
 int run_scontrol(const Args& raw) {
   Args args = raw;  // -o/--oneliner may come before the command
   bool oneliner = false;
@@ -298,11 +342,20 @@ int run_scontrol(const Args& raw) {
     }
   constexpr char kSupported[] =
       "scontrol [-o] show job|step|node|partition|hostnames|hostlist, ping, listpids|liststeps|listjobs, "
-      "hold|uhold|release|requeue|requeuehold JOB..., update JobId=.. Key=Value.., "
+      "hold|uhold|release|requeue|requeuehold JOB..., update JobId=.. Key=Value.., show config, version, "
+      "wait_job JOB, top JOB, "
       "update NodeName=.. State=DRAIN|RESUME [Reason=..], "
       "delete NodeName=..";
   if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"))
     return std::cout << "Usage: " << kSupported << "\n", 0;
+  if (args.size() >= 2 && (args[1] == "version" || args[1] == "-V" || args[1] == "--version"))
+    return std::cout << persona_version() << "\n", 0;
+  if (args.size() >= 3 && args[1] == "show" && to_lower(args[2]) == "config") return show_config();
+  if (args.size() >= 3 && args[1] == "wait_job") return wait_job(args[2]);
+  if (args.size() >= 3 && args[1] == "top") {  // an administrator's Priority=TOP for each job
+    std::string ids = args[2];
+    return run_job_update({"update", "JobId=" + ids, "Priority=TOP"});
+  }
   if (args.size() >= 2 && args[1] == "show") {
     Args rest(args.begin() + 1, args.end());
     rest[0] = "scontrol";

@@ -5,6 +5,7 @@
 // signals to the tasks as Slurm's srun does (Ctrl-C twice within a second kills the step;
 // TERM, HUP and QUIT kill it; USR1 and USR2 are passed on). It prints the tasks' ends as
 // Slurm does and exits with the step's code. One thread, poll().
+#include <cstdlib>
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -614,6 +615,7 @@ int run_srun(const Args& args) {
               << req.status().message() << "\n";
     return 1;
   }
+  if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   if (req->mpi == "list") {  // Slurm's listing, of the types built here
     std::cout << mpi_types_list();
     return 0;

@@ -1,5 +1,6 @@
 // `hq submit` / sbatch: builds a JobSpec from the script, its #SBATCH/#HQ directives and
 // the command line (command line wins), then submits it and optionally waits.
+#include <cstdlib>
 #include <fstream>
 #include <grp.h>
 #include <iostream>
@@ -89,6 +90,8 @@ Result<SubmitRequest> build_request(const Args& args) {
   if (Status s = apply_submit_options(cli_args, cli, &pos); !s) return s;
   auto script = load_script(cli, pos);
   if (!script) return script.status();
+  if (!cli.wrap_set && script->first.find("\r\n") != std::string::npos)  // Slurm's refusal, word for word
+    return invalid("Batch script contains DOS line breaks (\\r\\n)\ninstead of expected UNIX line breaks (\\n).");
   std::vector<std::string> warnings;
   auto directives = parse_directives(script->first, &warnings);
   if (!directives) return directives.status();
@@ -146,6 +149,7 @@ int run_submit(const Args& args) {
   }
   auto req = build_request(args);
   if (!req) return fail(prog, req.status());
+  if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   for (const auto& n : req->notices) std::cerr << prog << ": warning: " << n << "\n";
   std::unique_ptr<net::RpcClient> client;  // call_with_retry connects
   pb::Envelope env;

@@ -69,6 +69,8 @@ class Controller {
   // `reply` runs once the cancellations are durable.
   void cancel(const pb::CancelRequest& req, const net::Identity& who, std::function<void(Result<pb::CancelReply>)> reply);
   pb::NodesReply nodes() const;
+  // scontrol show config: the settings, by Slurm's names where Slurm has them.
+  void add_config(pb::NodesReply& out) const;
   // hold, release, requeue...; `reply` runs once the changes are durable.
   void job_control(const pb::JobControlRequest& req, const net::Identity& who,
                    std::function<void(Result<pb::JobControlReply>)> reply);

@@ -106,8 +106,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},
-      {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
+      {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_nodes_reply() = c.nodes();
+         if (m.nodes().with_config()) c.add_config(*out.mutable_nodes_reply());
        })},
   };
   return table;

@@ -141,8 +141,11 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "cluster", s);
     if (!t) return s;
-    if (s = check_keys(*t, {"name", "keys_dir", "operators", "allow_root_jobs", "private_jobs", "max_array_size"}, "[cluster]"); !s)
+    if (s = check_keys(*t, {"name", "keys_dir", "operators", "allow_root_jobs", "private_jobs", "max_array_size", "mail_prog"},
+                       "[cluster]");
+        !s)
       return s;
+    if (s = get_string(*t, "mail_prog", c.mail_prog); !s) return s;
     int64_t max_array = c.max_array_size;
     if (s = get_int(*t, "max_array_size", 1, 4000001, max_array); !s) return s;
     c.max_array_size = static_cast<int32_t>(max_array);

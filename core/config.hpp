@@ -99,6 +99,7 @@ struct ClusterConfig {
   Duration min_job_age = 300;          // finished jobs stay visible this long
   int32_t snapshot_every = 10000;      // journal events between snapshots
   int32_t max_array_size = 1001;       // array indices must be below this
+  std::string mail_prog = "/usr/sbin/sendmail";  // job mail, `MAILPROG -t` with headers on stdin
   SchedulerConfig scheduler;
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;

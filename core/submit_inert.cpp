@@ -9,8 +9,6 @@ const std::vector<InertOption>& inert_submit_options() {
       {"deadline", 0, A::kRequired, true, false, "deadlines are not enforced yet"},
       {"export-file", 0, A::kRequired, true, false, "the file is not read; --export decides the environment"},
       {"hint", 0, A::kRequired, true, false, "hints do not change CPU placement yet"},
-      {"mail-type", 0, A::kRequired, true, false, "no mail is sent yet"},
-      {"mail-user", 0, A::kRequired, true, false, "no mail is sent yet"},
       {"nodefile", 'F', A::kRequired, true, false, "the file is not read; use --nodelist"},
       {"reservation", 0, A::kRequired, true, false, "reservations do not exist yet; the job runs anywhere it fits"},
       {"time-min", 0, A::kRequired, true, false, "the time limit is not shortened for backfill yet"},

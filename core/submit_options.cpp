@@ -1,5 +1,7 @@
 #include "core/submit_options.hpp"
 
+#include "core/mail.hpp"
+
 #include "core/signal_names.hpp"
 
 #include <algorithm>
@@ -216,6 +218,12 @@ std::vector<OptionDef> base_options() {
       {"comment", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { e.comment = v; return Status::ok(); }); }},
       {"qos", 'q', true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.qos, v, "QOS"); }); }},
       {"wckey", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.wckey, v, "wckey"); }); }},
+      {"mail-type", 0, true, [](SubmitRequest& r, std::string_view v) {
+         auto types = parse_mail_types(v);
+         if (!types) return types.status();
+         return set_extra(r, [&](JobExtras& e) { e.mail_type = *types; return Status::ok(); });
+       }},
+      {"mail-user", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.mail_user, v, "mail-user"); }); }},
       {"input", 'i', true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.input, v, "input"); }); }},
       {"open-mode", 0, true, set_open_mode},
       {"priority", 0, true, set_priority},

@@ -1,5 +1,5 @@
 // `hq cancel` / scancel: cancels (or with -s signals) jobs by id (array tasks as 12_3, 12_[1-3]), or every job that
-// scancel's filters pick (-u, --me, -n, -t, -p, -A), with ids too only among those, as
+// scancel's filters pick (-u, --me, -n, -t, -p, -A, -q, -w), with ids too only among those, as
 // Slurm's scancel: the jobs are looked up first (the controller filters), then cancelled.
 #include <algorithm>
 #include <cctype>
@@ -12,6 +12,7 @@
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
 #include "core/array_spec.hpp"
+#include "core/hostlist.hpp"
 #include "core/signal_names.hpp"
 #include "core/units.hpp"
 
@@ -23,14 +24,16 @@ constexpr char kUsage[] =
     "  -u, --user=LIST      jobs of these users      --me             my jobs\n"
     "  -n, --name=LIST      jobs with these names    -t, --state=LIST jobs in these states (pending, R, ...)\n"
     "  -p, --partition=LIST jobs in these partitions -A, --account=LIST\n"
+    "  -q, --qos=LIST       jobs of these QOS        -w, --nodelist=HOSTLIST jobs on these nodes\n"
+    "  -i, --interactive    ask before each job (y/n on stdin)\n"
     "  -s, --signal=SIG     send SIG to the jobs' steps instead of cancelling (USR1, 10, SIGTERM, ...)\n"
     "  -b, --batch          with -s: to the batch shell only   -f, --full  with -s: to the shell, its children and the steps\n"
-    "  -Q, --quiet  -v, --verbose  --json\n";
+    "  -Q, --quiet  -v, --verbose  --ctld  -M, --clusters=NAME (one cluster: taken)  --json\n";
 
 struct CancelArgs {
   pb::CancelRequest ids;       // named jobs and tasks
   pb::QueueRequest filter;     // scancel's filters (users, states, ...)
-  bool filtered = false, json = false;
+  bool filtered = false, json = false, interactive = false;
 };
 
 // "--name=value", "--name value", "-xvalue", "-x value": the value of option `a` at args[i].
@@ -87,8 +90,9 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
   pb::QueueRequest& q = out.filter;
   if (a == "--json") return out.json = true, Status::ok();
   if (a == "--me") return out.filtered = true, q.add_users(current_user_name()), Status::ok();
-  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose"})
-    if (a == quiet) return Status::ok();  // messages: scancel prints none on success either way
+  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose", "--ctld"})
+    if (a == quiet) return Status::ok();  // scancel prints nothing on success either way; hq always asks the controller
+  if (value_of(args, i, "-M", "--clusters")) return Status::ok();  // one cluster
   if (a == "-b" || a == "--batch") return out.ids.set_signal_scope(std::max(out.ids.signal_scope(), 1)), Status::ok();
   if (a == "-f" || a == "--full") return out.ids.set_signal_scope(2), Status::ok();
   if (auto sig = value_of(args, i, "-s", "--signal")) {
@@ -97,12 +101,18 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
     return out.ids.set_signal(*n), Status::ok();
   }
   if (a == "-s" || a == "--signal") return invalid("option '" + a + "' requires an argument");
-  if (a == "-i" || a == "--interactive") return invalid("--interactive is not built yet: nothing was cancelled");
+  if (a == "-i" || a == "--interactive") return out.interactive = out.filtered = true, Status::ok();
+  if (auto v = value_of(args, i, "-w", "--nodelist")) {
+    auto names = expand_hostlist(*v);
+    if (!names) return invalid("Invalid node name specified: " + *v);
+    for (const auto& n : *names) q.add_nodes(n);
+    return out.filtered = true, Status::ok();
+  }
   struct Filter {
     const char *shrt, *lng;
   };
   for (Filter f : {Filter{"-u", "--user"}, Filter{"-n", "--name"}, Filter{"-n", "--jobname"}, Filter{"-t", "--state"},
-                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}}) {
+                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}, Filter{"-q", "--qos"}}) {
     auto v = value_of(args, i, f.shrt, f.lng);
     if (!v) {
       if (a == f.shrt || a == f.lng) return invalid("option '" + a + "' requires an argument");
@@ -113,11 +123,28 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
     if (lng == "--user") return add_users(q, *v);
     if (lng == "--state") return set_states(q, *v);
     for (const auto& item : split_list(*v))
-      lng == "--partition" ? q.add_partitions(item) : lng == "--account" ? q.add_accounts(item) : q.add_names(item);
+      lng == "--partition" ? q.add_partitions(item)
+      : lng == "--account" ? q.add_accounts(item)
+      : lng == "--qos"     ? q.add_qos(item)
+                           : q.add_names(item);
     return Status::ok();
   }
   if (a.size() > 1 && a[0] == '-') return invalid("unrecognized option '" + a + "'");
   return add_job(out.ids, a);
+}
+
+// scancel -i: Slurm's question on stdout, a y or n line on stdin (end of input: no).
+bool confirmed(const pb::Job& j) {
+  std::string id = j.array_job_id() ? std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id())
+                                    : std::to_string(j.job_id());
+  for (;;) {
+    std::cout << "Cancel job_id=" << id << " name=" << j.spec().name() << " partition=" << j.partition() << " [y/n]? "
+              << std::flush;
+    std::string line;
+    if (!std::getline(std::cin, line)) return false;
+    if (!line.empty() && (line[0] == 'y' || line[0] == 'Y')) return true;
+    if (!line.empty() && (line[0] == 'n' || line[0] == 'N')) return false;
+  }
 }
 
 // The ids of the jobs the filters pick (among the named ones, when there are some).
@@ -140,7 +167,8 @@ Result<std::vector<uint64_t>> filtered_jobs(CancelArgs& in) {
   };
   std::vector<uint64_t> out;
   for (const auto& j : reply->jobs())
-    if ((j.state() == "PENDING" || j.state() == "RUNNING") && (!named || was_named(j))) out.push_back(j.job_id());
+    if ((j.state() == "PENDING" || j.state() == "RUNNING") && (!named || was_named(j)) && (!in.interactive || confirmed(j)))
+      out.push_back(j.job_id());
   return out;
 }
 

@@ -126,6 +126,8 @@ void print_job(const pb::Job& j, int64_t now) {
     std::cout << "   StdErr=" << job_stdio(j, 'e') << "\n"
               << "   StdIn=" << job_stdio(j, 'i') << "\n"
               << "   StdOut=" << job_stdio(j, 'o') << "\n";
+  if (!s.mail_type().empty())
+    std::cout << "   MailUser=" << (s.mail_user().empty() ? s.user() : s.mail_user()) << " MailType=" << s.mail_type() << "\n";
   if (j.has_factors()) {
     const auto& f = j.factors();
     std::printf("   PriorityFactors: Age=%.4f JobSize=%.4f Partition=%.4f QOS=%.4f FairShare=%.4f Nice=%lld Total=%lld\n",

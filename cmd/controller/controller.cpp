@@ -105,6 +105,12 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     return;
   }
   if (!alloc_waiters_.empty()) allocations_revoked();
+  if (auto mails = mails_after(event); !mails.empty()) {  // sent once the change is durable
+    after = [this, mails = std::move(mails), after = std::move(after)](const Status& s) {
+      if (after) after(s);
+      send_mails(mails);
+    };
+  }
   if (!release.empty()) {
     after = [this, id = leaving, release = std::move(release), after = std::move(after)](const Status& s) {
       if (after) after(s);

@@ -71,6 +71,12 @@ class Controller {
   pb::NodesReply nodes() const;
   // scontrol show config: the settings, by Slurm's names where Slurm has them.
   void add_config(pb::NodesReply& out) const;
+  // Job mail (controller/mail.cpp): what a change just applied sends, and sending it.
+  struct Mail {
+    std::string to, subject;
+  };
+  std::vector<Mail> mails_after(const Event& event) const;
+  void send_mails(const std::vector<Mail>& mails) const;
   // hold, release, requeue...; `reply` runs once the changes are durable.
   void job_control(const pb::JobControlRequest& req, const net::Identity& who,
                    std::function<void(Result<pb::JobControlReply>)> reply);

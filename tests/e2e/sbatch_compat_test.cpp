@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 #include "cluster_fixture.hpp"
 
@@ -37,8 +38,8 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   auto r = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --parsable real.sh");
   INFO(r.out);
   REQUIRE(r.rc == 0);
-  CHECK(r.out.find("sbatch: warning: --mail-type: no mail is sent yet\n") != std::string::npos);
-  CHECK(r.out.find("--mail-user: no mail is sent yet") != std::string::npos);
+  CHECK(r.out.find("sbatch: warning: --time-min: the time limit is not shortened for backfill yet\n") != std::string::npos);
+  CHECK(r.out.find("--mail") == std::string::npos);  // mail is sent (or logged): nothing to tell
   CHECK(r.out.find("--qos") == std::string::npos);      // stored: nothing to tell
   CHECK(r.out.find("--comment") == std::string::npos);
   CHECK(r.out.find("--get-user-env") == std::string::npos);  // means nothing here: silent
@@ -156,4 +157,35 @@ TEST_CASE("e2e: scancel picks jobs by user, name and state as Slurm's - ids with
   auto bad = sh(sc + "-u nosuchuser_hq");
   CHECK(bad.rc == 1);
   CHECK(bad.out.find("scancel: error: Invalid user name: nosuchuser_hq") != std::string::npos);
+}
+
+TEST_CASE("e2e: --mail-type mails through mail_prog once the change is durable - Slurm's subjects - logged without one") {
+  TempDir mail;
+  std::string prog = mail.path() + "/fake-sendmail", box = mail.path() + "/mails.txt";
+  std::ofstream(prog) << "#!/bin/sh\n[ \"$1\" = -t ] || exit 2\ncat >> " << box << "\necho --- >> " << box << "\n";
+  REQUIRE(chmod(prog.c_str(), 0755) == 0);
+  LocalCluster c(1, 2, 20, "", "mail_prog = \"" + prog + "\"\n");
+  REQUIRE(c.ready());
+  auto id = c.submit("-J train --mail-type=begin,end --mail-user=alice@example.org --wrap true");
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  REQUIRE(wait_until([&] { return slurp(box).find("Ended") != std::string::npos; }, 10));
+  std::string mails = slurp(box);
+  CHECK(mails.find("To: alice@example.org\nSubject: Slurm Job_id=" + id + " Name=train Began, Queued time 00:00:0") !=
+        std::string::npos);
+  CHECK(mails.find("Subject: Slurm Job_id=" + id + " Name=train Ended, Run time 00:00:0") != std::string::npos);
+  CHECK(mails.find(", COMPLETED, ExitCode 0\n") != std::string::npos);
+  CHECK(c.hq("show job " + id).out.find("   MailUser=alice@example.org MailType=BEGIN,END\n") != std::string::npos);
+  auto bad = c.hq("submit --mail-type=bogus --wrap true");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("Invalid --mail-type specification") != std::string::npos);
+  CHECK(c.submit("--wrap true --mail-type=NONE").find("ERROR") == std::string::npos);
+}
+
+TEST_CASE("e2e: without a mail_prog the controller logs each mail") {
+  LocalCluster c(1, 2, 20, "", "mail_prog = \"/nonexistent/sendmail\"\n");
+  REQUIRE(c.ready());
+  auto id = c.submit("--mail-type=END --wrap true");
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  CHECK(wait_until([&] { return slurp(c.dir() + "/controller.log").find("Name=wrap Ended") != std::string::npos; }, 10));
+  CHECK(slurp(c.dir() + "/controller.log").find("not sent (/nonexistent/sendmail cannot run)") != std::string::npos);
 }

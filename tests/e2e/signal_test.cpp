@@ -44,3 +44,24 @@ TEST_CASE("e2e: scancel -s signals a job's steps, -b its batch shell, -f both - 
   c.release("stop");
   CHECK(c.wait_state(id, "COMPLETED", 20));
 }
+
+TEST_CASE("e2e: scancel -i asks for each job and cancels the confirmed ones - -w and -q filter") {
+  LocalCluster c(1, 4);
+  REQUIRE(c.ready());
+  auto a = c.submit("--hold -J one --wrap true"), b = c.submit("--hold -J two --wrap true");
+  REQUIRE((!a.empty() && !b.empty()));
+  auto r = sh("printf 'n\\ny\\n' | " + std::string(HQ_BINARY) + " cancel -i " + a + " " + b);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("Cancel job_id=" + a + " name=one partition=debug [y/n]? ") != std::string::npos);
+  CHECK(c.state(a) == "PENDING");
+  CHECK(c.wait_state(b, "CANCELLED", 10));
+  auto run = c.submit("-n1 --wrap 'sleep 30'");
+  REQUIRE(c.wait_state(run, "RUNNING", 20));
+  CHECK(c.hq("cancel -w e2 " + run).rc == 0);  // not on e2: nothing matched, nothing done
+  CHECK(c.state(run) == "RUNNING");
+  CHECK(c.hq("cancel -q high " + run).rc == 0);  // no such QOS on it
+  CHECK(c.state(run) == "RUNNING");
+  CHECK(c.hq("cancel -w e[1-2] " + run).rc == 0);
+  CHECK(c.wait_state(run, "CANCELLED", 10));
+  CHECK(c.hq("cancel " + a).rc == 0);
+}

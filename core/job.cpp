@@ -8,10 +8,10 @@
 
 namespace hq {
 namespace {
-constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNames{{
     {"PENDING", "PD"}, {"RUNNING", "R"}, {"COMPLETED", "CD"}, {"CANCELLED", "CA"},
     {"FAILED", "F"}, {"TIMEOUT", "TO"}, {"NODE_FAIL", "NF"}, {"OUT_OF_MEMORY", "OOM"},
-    {"PREEMPTED", "PR"},
+    {"PREEMPTED", "PR"}, {"DEADLINE", "DL"},
 }};
 }  // namespace
 
@@ -38,6 +38,13 @@ std::string display_id(const Job& job) {
 }
 
 bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
+
+bool misses_deadline(const Job& job, Time now) {
+  Time deadline = job.spec.extra->deadline;
+  if (deadline <= 0) return false;
+  if (job.time_limit == kUnlimited || job.time_limit < 0) return now > deadline;
+  return now + job.time_limit > deadline;
+}
 
 namespace {
 

@@ -15,7 +15,8 @@
 namespace hq {
 
 enum class JobState {
-  kPending, kRunning, kCompleted, kCancelled, kFailed, kTimeout, kNodeFail, kOutOfMemory, kPreempted
+  kPending, kRunning, kCompleted, kCancelled, kFailed, kTimeout, kNodeFail, kOutOfMemory, kPreempted,
+  kDeadline,  // ended by the scheduler: it could no longer finish before its --deadline
 };
 
 enum class HoldKind { kNone, kUser, kAdmin };
@@ -157,6 +158,10 @@ struct Job {
 
 // "123" or "100_7" for array tasks.
 std::string display_id(const Job& job);
+
+// A pending job with a --deadline that it can no longer meet if it started `now` (Slurm's
+// deadline_ok: now plus its time limit is past the deadline; no limit: the deadline passed).
+bool misses_deadline(const Job& job, Time now);
 
 // Calls fn(name) for each partition the job may run in (the resolved list, or the one
 // partition of a record written before multi-partition jobs existed).

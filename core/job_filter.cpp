@@ -22,7 +22,7 @@ constexpr char kValidStates[] =
 // Slurm's states hq's jobs are never in: taken (they match nothing), as squeue takes them.
 bool slurm_only_state(const std::string& s) {
   static const std::set<std::string> kOthers = {
-      "SUSPENDED", "S",  "BOOT_FAIL", "BF", "DEADLINE", "DL", "COMPLETING", "CG", "CONFIGURING", "CF",
+      "SUSPENDED", "S",  "BOOT_FAIL", "BF", "COMPLETING", "CG", "CONFIGURING", "CF",
       "RESIZING", "RS", "RESV_DEL_HOLD", "RD", "REQUEUED", "RQ", "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH",
       "REVOKED", "RV", "SIGNALING", "SI", "SPECIAL_EXIT", "SE", "STAGE_OUT", "SO", "STOPPED", "ST"};
   return kOthers.count(s) > 0;
@@ -48,7 +48,7 @@ Status parse_state_filter(std::string_view text, JobFilter& filter) {
     bool found = false;
     for (JobState each : {JobState::kPending, JobState::kRunning, JobState::kCompleted, JobState::kCancelled,
                           JobState::kFailed, JobState::kTimeout, JobState::kNodeFail, JobState::kOutOfMemory,
-                          JobState::kPreempted})
+                          JobState::kPreempted, JobState::kDeadline})
       if (job_state_code(each) == s) {
         filter.states.insert(each);
         found = true;

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "PartitionTimeLimit", "PartitionNodeLimit", "ReqNodeNotAvail", "BadConstraints",
     "Preempted",
     "NonZeroExitCode", "RaisedSignal", "OutOfMemory", "TimeLimit", "NodeDown", "JobLaunchFailure",
-    "PrologFailure", "NodeFenced", "JobLost",
+    "PrologFailure", "NodeFenced", "DeadLine", "JobLost",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

@@ -20,6 +20,7 @@ enum class JobReason : uint8_t {
   kNonZeroExitCode, kRaisedSignal, kOutOfMemory, kTimeLimit, kNodeDown, kJobLaunchFailure,
   kPrologFailure,             // hq's own: the node's prolog failed (Slurm has no name for it)
   kNodeFenced,                // hq's own: its agent lost the controller and killed it (fence_timeout)
+  kDeadLine,                  // ended DEADLINE: it could no longer finish before its --deadline
   kJobLost,                   // only in journals of early versions (a job its agent no longer had)
 };
 inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kJobLost) + 1;

@@ -120,6 +120,7 @@ class Pass {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
     auto add = [&](const Job& job) {
+      if (misses_deadline(job, snap_.now)) return plan_.deadline_kills.push_back(job.id);  // ended, not ranked
       int32_t tier = 0, part = -1, factor = 0;
       for_each_partition(job, [&](const std::string& name) {
         auto it = snap_.part_index.find(name);

@@ -61,6 +61,7 @@ struct Plan {
   std::vector<Preemption> preemptions;
   std::vector<std::pair<JobId, DepState>> dependency_changes;
   std::vector<JobId> invalid_dependency_kills; // DependencyNeverSatisfied with --kill-on-invalid-dep
+  std::vector<JobId> deadline_kills;           // pending jobs that can no longer meet their --deadline
   PlanStats stats;
 };
 

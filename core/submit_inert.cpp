@@ -6,7 +6,6 @@ const std::vector<InertOption>& inert_submit_options() {
   using A = InertArg;
   static const std::vector<InertOption> table = {
       // Accepted and told: a user expects these to act, and hq does not act on them yet.
-      {"deadline", 0, A::kRequired, true, false, "deadlines are not enforced yet"},
       {"export-file", 0, A::kRequired, true, false, "the file is not read; --export decides the environment"},
       {"hint", 0, A::kRequired, true, false, "hints do not change CPU placement yet"},
       {"nodefile", 'F', A::kRequired, true, false, "the file is not read; use --nodelist"},

@@ -204,6 +204,7 @@ std::vector<OptionDef> base_options() {
       {"exclusive", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.exclusive = true; return Status::ok(); }, true},
       {"nice", 0, false, [](SubmitRequest& r, std::string_view v) { return v.empty() ? set_nice(r, "100") : set_nice(r, v); }, true},
       {"begin", 'b', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.begin, v, "begin time"); }},
+      {"deadline", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.deadline, v, "deadline"); }},
       {"dependency", 'd', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.dependency, v, "dependency"); }},
       {"kill-on-invalid-dep", 0, true, [](SubmitRequest& r, std::string_view v) {
          if (v != "yes" && v != "no") return invalid("--kill-on-invalid-dep takes yes or no");

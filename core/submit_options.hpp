@@ -22,6 +22,7 @@ struct SubmitRequest {
   bool wrap_set = false;
   bool test_only = false;
   std::string begin;                   // --begin as given; resolved by resolve_begin()
+  std::string deadline;                // --deadline as given (--begin's forms); resolved likewise
   std::string wrap;
   std::string export_spec = "ALL";
   std::string controller;              // --controller HOST:PORT (hq's): where to submit

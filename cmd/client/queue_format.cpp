@@ -138,7 +138,7 @@ namespace {
 int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
   static const std::pair<const char*, int> kNumbers[] = {
       {"PENDING", 0}, {"RUNNING", 1}, {"COMPLETED", 3}, {"CANCELLED", 4}, {"FAILED", 5},
-      {"TIMEOUT", 6}, {"NODE_FAIL", 7}, {"PREEMPTED", 8}, {"OUT_OF_MEMORY", 11}};
+      {"TIMEOUT", 6}, {"NODE_FAIL", 7}, {"PREEMPTED", 8}, {"DEADLINE", 10}, {"OUT_OF_MEMORY", 11}};
   for (const auto& [name, n] : kNumbers)
     if (state == name) return n;
   return 99;

@@ -118,6 +118,14 @@ Result<SubmitRequest> build_request(const Args& args) {
     if (!begin) return begin.status();
     req.spec.begin_time = *begin;
   }
+  if (!req.deadline.empty()) {
+    Time now = static_cast<Time>(::time(nullptr));
+    auto deadline = resolve_begin(req.deadline, now, local_utc_offset(now));
+    if (!deadline) return invalid("Invalid deadline specification: " + req.deadline);
+    JobExtras extras = *req.spec.extra;
+    extras.deadline = *deadline;
+    req.spec.extra = extras;
+  }
   return req;
 }
 

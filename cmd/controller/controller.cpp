@@ -200,6 +200,8 @@ void Controller::apply_plan(Plan plan) {
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
   for (JobId id : plan.invalid_dependency_kills)
     record(JobEnded{id, now(), JobState::kCancelled, 0, 0, JobReason::kDependencyNeverSatisfied});
+  for (JobId id : plan.deadline_kills)  // Slurm's: ExitCode 0:1, started and ended now
+    record(JobEnded{id, now(), JobState::kDeadline, 0, 1, JobReason::kDeadLine});
   for (const auto& p : plan.preemptions) preempt(p);
   for (auto& start : plan.starts) {
     JobId id = start.job;

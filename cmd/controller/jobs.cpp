@@ -68,6 +68,12 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   const PartitionConfig& first = *find_partition(config_, job.partition);
   Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;
   job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
+  if (Time deadline = spec.extra->deadline; deadline > 0) {  // Slurm's checks at submission
+    Time earliest = std::max<Time>(spec.begin_time, now());
+    if (deadline < earliest) return invalid("Requested time limit is invalid (missing or exceeds some limit)");
+    if (spec.extra->time_min > 0 && deadline < earliest + spec.extra->time_min)
+      return invalid("Invalid time-min specification (exceeds job's time or other limits)");
+  }
   if (!spec.nodelist.empty()) {  // -w with more nodes than -N asks for raises the node count
     auto names = expand_hostlist(spec.nodelist);
     if (!names) return names.status().with_context("Invalid node name specified");

@@ -25,6 +25,12 @@ class JobBuilder {
   JobBuilder& exclusive() { job_.spec.exclusive = true; return *this; }
   JobBuilder& nice(int32_t n) { job_.spec.nice = n; return *this; }
   JobBuilder& begin(Time t) { job_.spec.begin_time = t; return *this; }
+  JobBuilder& deadline(Time t) {
+    JobExtras e = *job_.spec.extra;
+    e.deadline = t;
+    job_.spec.extra = e;
+    return *this;
+  }
   JobBuilder& depends(std::string d) { job_.spec.dependency = std::move(d); job_.dep_state = DepState::kWaiting; return *this; }
   JobBuilder& array(uint64_t array_id, int32_t task, int32_t throttle = 0) {
     job_.array_job_id = array_id; job_.array_task_id = task; job_.array_throttle = throttle; return *this;

@@ -40,7 +40,7 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
         "None Priority Resources Dependency DependencyNeverSatisfied JobHeldUser JobHeldAdmin BeginTime "
         "JobArrayTaskLimit PartitionConfig PartitionDown PartitionInactive PartitionTimeLimit PartitionNodeLimit "
         "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory TimeLimit NodeDown "
-        "JobLaunchFailure PrologFailure NodeFenced JobLost ");
+        "JobLaunchFailure PrologFailure NodeFenced DeadLine JobLost ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

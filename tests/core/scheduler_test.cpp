@@ -526,3 +526,17 @@ TEST_CASE("a long queue: sorted only as far as it matters, every job still gets 
     }
   CHECK(reason_of(p, best_id) == "Resources");
 }
+
+TEST_CASE("deadline: a pending job that can no longer finish by its deadline is ended - others wait or start") {
+  auto s = cluster("n1", 1);
+  start(s, 100, {"n1"}, 1);                                  // the node is busy
+  apply(s, JobBuilder(1).cpus(1).limit(600).deadline(1000));  // 500 + 600 > 1000: cannot make it
+  apply(s, JobBuilder(2).cpus(1).limit(300).deadline(1000));  // still can: waits
+  apply(s, JobBuilder(3).cpus(1).limit(kUnlimited).deadline(400));  // no limit: only a passed deadline ends it
+  Plan p = run(s, 500);
+  CHECK(p.deadline_kills == std::vector<JobId>{JobId{1}, JobId{3}});
+  CHECK(reason_of(p, 2) == "Resources");
+  CHECK(!info(p, 1));  // ended, not ranked
+  CHECK(misses_deadline(s.jobs.at(JobId{2}), 701));
+  CHECK(!misses_deadline(s.jobs.at(JobId{2}), 700));
+}

@@ -291,7 +291,8 @@ class LocalCluster {
     in >> jobid >> part >> name >> user >> st;
     static const std::map<std::string, std::string> names = {
         {"PD", "PENDING"}, {"R", "RUNNING"}, {"CD", "COMPLETED"}, {"CA", "CANCELLED"},
-        {"F", "FAILED"}, {"TO", "TIMEOUT"}, {"NF", "NODE_FAIL"}, {"PR", "PREEMPTED"}, {"OO", "OUT_OF_MEMORY"}};
+        {"F", "FAILED"}, {"TO", "TIMEOUT"}, {"NF", "NODE_FAIL"}, {"PR", "PREEMPTED"}, {"OO", "OUT_OF_MEMORY"},
+        {"DL", "DEADLINE"}};
     return jobid == id && names.count(st) ? names.at(st) : "";
   }
   bool wait_state(const std::string& id, const std::string& want, double seconds) const {

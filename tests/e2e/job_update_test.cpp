@@ -50,3 +50,22 @@ TEST_CASE("e2e: scontrol update changes a pending job's request and a running jo
   CHECK(c.wait_state(run, "TIMEOUT", 20));
   CHECK(c.hq("show job " + run).out.find(" TimeLimit=00:00:02 ") != std::string::npos);
 }
+
+TEST_CASE("e2e: --deadline - a job that can no longer finish by it ends DEADLINE (Reason=DeadLine) - one before its start is refused") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  auto busy = c.submit("-n1 --wrap 'sleep 60'");
+  REQUIRE(c.wait_state(busy, "RUNNING", 20));
+  auto late = c.submit("-t 5 --deadline=now+1minute --wrap true");  // 5 minutes cannot end within 1
+  REQUIRE(late.find("ERROR") == std::string::npos);
+  CHECK(c.wait_state(late, "DEADLINE", 20));
+  auto shown = c.hq("show job " + late).out;
+  CHECK(shown.find("JobState=DEADLINE Reason=DeadLine") != std::string::npos);
+  CHECK(c.hq("queue -h -t DL -o %i").out == late + "\n");
+  auto fits = c.submit("-t 1 --deadline=now+1hour --wrap true");  // waits for the node, in time
+  CHECK(c.state(fits) == "PENDING");
+  auto past = c.hq("submit --deadline=2001-01-01T00:00:00 --wrap true");
+  CHECK(past.rc == 1);
+  CHECK(past.out.find("Requested time limit is invalid (missing or exceeds some limit)") != std::string::npos);
+  CHECK(c.hq("cancel " + busy + " " + fits).rc == 0);
+}

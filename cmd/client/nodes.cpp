@@ -10,6 +10,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/sinfo_rows.hpp"
+#include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
@@ -149,7 +150,8 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& 
     auto reply = fetch();
     if (!reply) return fail(prog, reply.status());
     const pb::NodesReply& r = *reply;
-    if (a.json || a.yaml) return print_json(r) ? 0 : 1;
+    if ((a.json || a.yaml) && prog == "sinfo") return std::cout << sinfo_slurm_json(r), 0;  // Slurm's shape
+    if (a.json || a.yaml) return print_json(r) ? 0 : 1;  // hq nodes --json: hq's records
     bool gpus = prog != "sinfo" && defaults && !a.layout.long_output && !a.layout.summarize && !a.layout.reasons &&
                 !a.layout.node_oriented &&
                 std::any_of(r.nodes().begin(), r.nodes().end(), [](const pb::Node& n) { return n.gpus() > 0; });

@@ -21,6 +21,21 @@ namespace hq::cmd {
 
 std::string persona_version() { return std::string("slurm 22.05.8 (hq ") + kHqVersion + ")"; }
 
+// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (JSON holds text only).
+std::string utf8_or_replacement(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size() && !(len == 2 && c < 0xc2);
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok) out.append(s, i, len), i += len;
+    else out += "\xEF\xBF\xBD", ++i;
+  }
+  return out;
+}
+
 void print_date() {
   std::time_t now = std::time(nullptr);
   char buf[64];
@@ -62,21 +77,6 @@ const google::protobuf::DescriptorPool* hq_descriptors(bool text) {
   static const google::protobuf::DescriptorPool* raw = build(false);
   static const google::protobuf::DescriptorPool* as_text = build(true);
   return text ? as_text : raw;
-}
-
-// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (JSON holds text only).
-std::string utf8_or_replacement(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size() && !(len == 2 && c < 0xc2);
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok) out.append(s, i, len), i += len;
-    else out += "\xEF\xBF\xBD", ++i;
-  }
-  return out;
 }
 
 // Every bytes field of `m` (and of the messages in it) made valid UTF-8.

@@ -18,6 +18,8 @@ std::string prog_name(const std::string& argv0);
 // What the Slurm personas print for -V/--version: the Slurm release whose behaviour hq
 // follows, and hq's own ("slurm 22.05.8 (hq 0.1.0)").
 std::string persona_version();
+// `s` with every byte sequence that is not UTF-8 replaced by U+FFFD (JSON holds text only).
+std::string utf8_or_replacement(const std::string& s);
 // Slurm's print_date() on stdout: the date line of -l and -i listings ("Tue Nov 24 20:34:17 2026").
 void print_date();
 // Local wall-clock time "YYYY-MM-DDTHH:MM:SS" (Slurm prints local times), and the local

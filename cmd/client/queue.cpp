@@ -8,6 +8,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/queue_format.hpp"
+#include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
@@ -105,7 +106,7 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
 
 }  // namespace
 
-int queue_with(const Args& args, const QueueFetch& fetch) {
+int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);
   QueueArgs a;
   auto app = queue_parser(a);
@@ -142,6 +143,11 @@ int queue_with(const Args& args, const QueueFetch& fetch) {
       return 1;
     }
     keep_named_tasks(out, *named);
+    if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
+      sort_jobs(out, a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort));
+      std::cout << squeue_slurm_json(out, cluster ? cluster() : "");
+      return 0;
+    }
     if (a.json || a.yaml) return print_json(out) ? 0 : 1;
     if (!a.noheader && (a.iterate || a.long_format)) print_date();
     if (a.start) {
@@ -165,7 +171,7 @@ int run_queue(const Args& args) {
       client = std::move(c.value());
     }
     return query_jobs(*client, q);
-  });
+  }, [&] { return client ? client->cluster() : std::string(); });
 }
 
 }  // namespace hq::cmd

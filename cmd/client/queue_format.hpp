@@ -44,6 +44,8 @@ void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const Colum
 // every -i seconds) and the answer printed. Returns the exit code. (Steps, -s, are not
 // fetched through it.)
 using QueueFetch = std::function<Result<pb::QueueReply>(const pb::QueueRequest&)>;
-int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch);
+// `cluster`: the cluster's name once fetched (squeue --json's "cluster").
+int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch,
+               const std::function<std::string()>& cluster = {});
 
 }  // namespace hq::cmd

@@ -1,0 +1,147 @@
+#include "cmd/client/slurm_json.hpp"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "cmd/client/output.hpp"
+#include "cmd/client/queue_format.hpp"
+#include "cmd/client/sinfo_rows.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/users.hpp"
+
+namespace hq::cmd {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+// A Struct being filled: typed setters for its fields.
+class Obj {
+ public:
+  explicit Obj(Struct* s) : s_(s) {}
+  Obj& str(const std::string& k, const std::string& v) {
+    return (*s_->mutable_fields())[k].set_string_value(utf8_or_replacement(v)), *this;
+  }
+  Obj& num(const std::string& k, double v) { return (*s_->mutable_fields())[k].set_number_value(v), *this; }
+  Obj& flag(const std::string& k, bool v) { return (*s_->mutable_fields())[k].set_bool_value(v), *this; }
+  Obj& null(const std::string& k) { return (*s_->mutable_fields())[k].set_null_value({}), *this; }
+  Obj obj(const std::string& k) { return Obj((*s_->mutable_fields())[k].mutable_struct_value()); }
+  google::protobuf::ListValue* list(const std::string& k) { return (*s_->mutable_fields())[k].mutable_list_value(); }
+
+ private:
+  Struct* s_;
+};
+
+void meta(Obj root) {
+  Obj m = root.obj("meta");
+  m.obj("plugin").str("type", "openapi/v0.0.38").str("name", "Slurm OpenAPI v0.0.38");
+  Obj slurm = m.obj("Slurm");
+  slurm.obj("version").num("major", 22).num("micro", 8).num("minor", 5);
+  slurm.str("release", "22.05.8");
+  m.obj("hq").str("version", kHqVersion);
+  root.list("errors");
+}
+
+std::string print(const Struct& s) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  if (!google::protobuf::util::MessageToJsonString(s, &out, opts).ok()) return "{}\n";
+  return out;
+}
+
+std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+void add_job(Obj j, const pb::Job& job, const std::string& cluster, int64_t now) {
+  const pb::JobSpec& s = job.spec();
+  bool ended = job.state() != "PENDING" && job.state() != "RUNNING";
+  j.str("account", s.account()).num("accrue_time", static_cast<double>(job.eligible_time())).str("admin_comment", "");
+  j.num("array_job_id", static_cast<double>(job.array_job_id()));
+  if (job.array_job_id()) j.num("array_task_id", job.array_task_id());
+  else j.null("array_task_id");
+  j.num("array_max_tasks", job.array_throttle()).str("array_task_string", "");
+  j.flag("batch_flag", s.alloc_kind() == 0).str("batch_host", job.alloc_size() ? job.alloc(0).node() : "");
+  j.str("cluster", cluster).str("command", "").str("comment", s.comment());
+  j.num("cpus_per_task", std::max(1, s.cpus_per_task())).num("deadline", static_cast<double>(s.deadline()));
+  j.str("dependency", s.dependency()).num("eligible_time", static_cast<double>(job.eligible_time()));
+  j.num("end_time", static_cast<double>(job.end_time())).str("excluded_nodes", s.exclude());
+  j.num("exit_code", ended ? job.exit_code() * 256 + job.exit_signal() : 0).str("features", s.constraint());
+  j.num("group_id", s.gid()).str("group_name", group_name(s.gid()));
+  j.num("job_id", static_cast<double>(job.job_id())).str("job_state", job.state());
+  j.str("name", s.name()).str("nodes", job.nodelist()).num("nice", s.nice());
+  j.num("cpus", std::stod(squeue_value(job, 'C', now))).num("node_count", std::stod(squeue_value(job, 'D', now)));
+  j.num("tasks", std::max(1, s.ntasks())).str("partition", job.partition());
+  if (s.mem_per_node_mib() > 0) j.num("memory_per_node", static_cast<double>(s.mem_per_node_mib()));
+  else j.null("memory_per_node");
+  if (s.mem_per_cpu_mib() > 0) j.num("memory_per_cpu", static_cast<double>(s.mem_per_cpu_mib()));
+  else j.null("memory_per_cpu");
+  j.num("priority", static_cast<double>(job.priority())).str("qos", s.qos()).str("required_nodes", s.nodelist());
+  j.flag("requeue", s.requeue() != 0).num("restart_cnt", job.restart_count()).str("resv_name", s.reservation());
+  j.num("start_time", static_cast<double>(job.start_time())).str("state_description", "");
+  j.str("state_reason", job.reason().empty() ? "None" : job.reason());
+  j.str("standard_error", job_stdio(job, 'e')).str("standard_input", job_stdio(job, 'i'));
+  j.str("standard_output", job_stdio(job, 'o')).num("submit_time", static_cast<double>(job.submit_time()));
+  if (job.time_limit() > 0) j.num("time_limit", static_cast<double>(job.time_limit() / 60));
+  else j.null("time_limit");
+  j.num("time_minimum", static_cast<double>(s.time_min() / 60));
+  j.num("user_id", s.uid()).str("user_name", s.user()).str("wckey", s.wckey());
+  j.str("current_working_directory", s.workdir());
+  Obj own = j.obj("hq");
+  own.str("partitions", joined(job.partitions())).str("sched_nodes", job.sched_nodes());
+  own.num("expected_start", static_cast<double>(job.expected_start()));
+  own.num("exit_code", job.exit_code()).num("exit_signal", job.exit_signal());
+  if (job.array_job_id()) own.num("array_task_count", job.array_task_count());
+}
+
+void add_node(Obj n, const pb::Node& node) {
+  SinfoNodeState st = sinfo_state_of(node);
+  static const char* kBase[] = {"unknown", "down", "idle", "allocated", "error", "mixed"};
+  n.str("architecture", "").num("boards", 1).num("boot_time", static_cast<double>(node.boot_time()));
+  n.str("comment", "").num("cores", 1).num("cpus", node.cpus()).str("features", joined(node.features()));
+  n.str("active_features", joined(node.features())).str("gres", node.gres()).str("gres_used", node.gres_used());
+  n.str("name", node.name()).str("address", node.name()).str("hostname", node.name());
+  n.str("state", kBase[static_cast<int>(st.base)]);
+  auto* flags = n.list("state_flags");
+  if (st.drain) flags->add_values()->set_string_value("DRAIN");
+  if (st.no_respond) flags->add_values()->set_string_value("NOT_RESPONDING");
+  if (st.planned) flags->add_values()->set_string_value("PLANNED");
+  auto* parts = n.list("partitions");
+  for (const auto& p : node.partitions()) parts->add_values()->set_string_value(p);
+  n.num("real_memory", static_cast<double>(node.mem_mib())).str("reason", node.reason());
+  n.num("reason_changed_at", static_cast<double>(node.reason_time()));
+  if (node.has_reason_uid()) n.str("reason_set_by_user", user_name(node.reason_uid()));
+  else n.null("reason_set_by_user");
+  n.num("sockets", node.cpus()).num("threads", 1).num("temporary_disk", 0).num("weight", node.weight());
+  n.str("slurmd_version", kHqVersion).num("alloc_memory", static_cast<double>(node.alloc_mem_mib()));
+  n.num("alloc_cpus", node.alloc_cpus()).num("idle_cpus", std::max(0, node.cpus() - node.alloc_cpus()));
+  Obj own = n.obj("hq");
+  own.num("gpus", node.gpus()).num("alloc_gpus", node.alloc_gpus()).flag("dynamic", node.dynamic());
+  own.str("block", node.block()).str("switch", node.switch_name()).num("last_heard", static_cast<double>(node.last_heard()));
+}
+
+}  // namespace
+
+std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster) {
+  Struct root;
+  Obj top(&root);
+  meta(top);
+  auto* jobs = top.list("jobs");
+  for (const auto& job : q.jobs()) add_job(Obj(jobs->add_values()->mutable_struct_value()), job, cluster, q.now());
+  return print(root);
+}
+
+std::string sinfo_slurm_json(const pb::NodesReply& r) {
+  Struct root;
+  Obj top(&root);
+  meta(top);
+  auto* nodes = top.list("nodes");
+  for (const auto& node : r.nodes()) add_node(Obj(nodes->add_values()->mutable_struct_value()), node);
+  return print(root);
+}
+
+}  // namespace hq::cmd

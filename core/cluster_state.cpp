@@ -344,6 +344,16 @@ bool apply_removed(ClusterState& s, const NodeRemoved& e) {
   return true;
 }
 
+bool apply_partition(ClusterState& s, const PartitionUpdated& e) {
+  auto it = std::find_if(s.partitions.begin(), s.partitions.end(), [&](const PartitionConfig& p) { return p.name == e.partition; });
+  if (it == s.partitions.end()) return false;
+  if (it->state == e.state && it->max_time == e.max_time && it->default_time == e.default_time) return false;
+  it->state = e.state;
+  it->max_time = e.max_time;
+  it->default_time = e.default_time;
+  return true;
+}
+
 bool apply_drain(ClusterState& s, const NodeDrainChanged& e) {
   if (e.drain) {
     DrainMark mark{e.reason, e.time, e.uid};
@@ -390,6 +400,7 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, NodeRegistered>) return apply_registered(state, e);
         else if constexpr (std::is_same_v<T, NodeDownChanged>) return apply_down(state, e);
         else if constexpr (std::is_same_v<T, JobUpdated>) return apply_updated(state, e);
+        else if constexpr (std::is_same_v<T, PartitionUpdated>) return apply_partition(state, e);
         else {
           static_assert(std::is_same_v<T, NodeRemoved>);
           return apply_removed(state, e);

@@ -72,9 +72,17 @@ struct NodeRegistered {
 struct NodeDownChanged { std::string node; Time time = 0; bool down = false; std::string reason; };
 // An operator deleted a dynamic node that runs nothing.
 struct NodeRemoved { std::string node; Time time = 0; };
+// scontrol update PartitionName=: a partition's state and limits as they now are (they
+// override the config's from then on, across restarts).
+struct PartitionUpdated {
+  std::string partition;
+  Time time = 0;
+  PartitionState state = PartitionState::kUp;
+  Duration max_time = kUnlimited, default_time = kUnlimited;
+};
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
                            NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
-                           NodeRemoved, JobUpdated>;
+                           NodeRemoved, JobUpdated, PartitionUpdated>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

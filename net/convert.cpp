@@ -365,6 +365,28 @@ Msg* stamped(Msg* msg, const Ev& ev) {
 
 // A decoded record as an Event, or its error.
 template <typename T>
+Result<Event> as_event(Result<T> decoded);
+
+pb::PartitionUpdatedEvent to_pb(const PartitionUpdated& e) {
+  pb::PartitionUpdatedEvent p;
+  p.set_partition(e.partition);
+  p.set_time(e.time);
+  p.set_state(std::string(partition_state_name(e.state)));
+  p.set_max_time(e.max_time);
+  p.set_default_time(e.default_time);
+  return p;
+}
+
+Result<PartitionUpdated> from_pb(const pb::PartitionUpdatedEvent& p) {
+  PartitionUpdated e{p.partition(), p.time()};
+  if (e.partition.empty()) return invalid("partition update event without a partition");
+  if (!parse_partition_state(p.state(), e.state)) return invalid("partition update event with state '" + p.state() + "'");
+  e.max_time = p.max_time();
+  e.default_time = p.default_time();
+  return e;
+}
+
+template <typename T>
 Result<Event> as_event(Result<T> decoded) {
   if (!decoded) return decoded.status();
   return Event{std::move(decoded).value()};
@@ -404,6 +426,8 @@ std::string encode_event(const Event& e) {
           *p.mutable_node_removed() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobUpdated>) {
           *stamped(p.mutable_updated(), ev)->mutable_job() = to_pb(ev.job, false);
+        } else if constexpr (std::is_same_v<T, PartitionUpdated>) {
+          *p.mutable_partition() = to_pb(ev);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);
@@ -463,6 +487,7 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_node_registered()) return as_event(from_pb(p.node_registered()));
   if (p.has_node_down()) return as_event(from_pb(p.node_down()));
   if (p.has_node_removed()) return as_event(from_pb(p.node_removed()));
+  if (p.has_partition()) return as_event(from_pb(p.partition()));
   if (p.has_updated()) {
     Event event{std::in_place_type<JobUpdated>};
     auto& u = std::get<JobUpdated>(event);
@@ -511,6 +536,8 @@ std::string encode_snapshot(const ClusterState& s) {
     }));
   }
   add_nodes(s, p);
+  for (const auto& part : s.partitions)
+    *p.add_partitions() = to_pb(PartitionUpdated{part.name, 0, part.state, part.max_time, part.default_time});
   for (const auto& [node, mark] : s.drained) {
     auto* d = p.add_drained();
     d->set_node(node);
@@ -531,7 +558,7 @@ namespace {
 // stores scripts it parsed as such).
 struct SnapshotEntries {
   uint64_t next_job_id = 0;
-  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down;
+  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions;
 };
 
 constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
@@ -573,6 +600,7 @@ bool scan_snapshot(std::string_view bytes, SnapshotEntries& out) {
                                              : tag == field_tag(5, kLengthDelimited) ? &out.environments
                                              : tag == field_tag(6, kLengthDelimited) ? &out.nodes
                                              : tag == field_tag(7, kLengthDelimited) ? &out.down
+                                             : tag == field_tag(8, kLengthDelimited) ? &out.partitions
                                                                                      : nullptr;
     bool ok = tag == field_tag(1, kVarint) ? in.ReadVarint64(&out.next_job_id)
               : entries                    ? read_bytes(in, bytes, entries->emplace_back())
@@ -608,6 +636,13 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s, const std::fu
   for (std::string_view entry : snapshot.down)
     if (!parse(*nodes.add_down(), entry)) return invalid("undecodable state snapshot");
   if (Status st = restore_nodes(nodes, s); !st) return st;
+  pb::PartitionUpdatedEvent pp;
+  for (std::string_view entry : snapshot.partitions) {
+    if (!parse(pp, entry)) return invalid("undecodable state snapshot");
+    auto e = from_pb(pp);
+    if (!e) return e.status().with_context("state snapshot");
+    hq::apply(s, *e);
+  }
   reserve_jobs(s, snapshot.jobs.size());
   pb::Job pj;  // one message, reused for every job: its own strings keep their buffers
   for (std::string_view entry : snapshot.jobs) {

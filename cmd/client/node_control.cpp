@@ -1,6 +1,7 @@
 // `hq control drain NODES --reason TEXT | resume NODES | delete [node] NODES`, and the
 // scontrol forms `update NodeName=.. State=DRAIN|RESUME Reason=..` and
-// `delete NodeName=..`: node administration for root and operators.
+// `delete NodeName=..`, and `update PartitionName=.. State=.. MaxTime=.. DefaultTime=..`:
+// node and partition administration for root and operators.
 #include <iostream>
 
 #include "cmd/client/output.hpp"
@@ -64,6 +65,22 @@ int scontrol_node_update(const Args& args) {
   if (state == "drain") return send_node_control("scontrol", "drain", nodes, reason);
   if (state == "resume" || state == "idle" || state == "undrain") return send_node_control("scontrol", "resume", nodes, "");
   return fail("scontrol", invalid("supported node states: DRAIN (with Reason=), RESUME"));
+}
+
+int scontrol_partition_update(const Args& args) {
+  pb::Envelope env;
+  auto* req = env.mutable_partition_update();
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (to_lower(args[i].substr(0, args[i].find('='))) == "partitionname") req->set_partition(args[i].substr(args[i].find('=') + 1));
+    else req->add_settings(args[i]);
+  }
+  if (req->partition().empty()) return fail("scontrol", invalid("No valid partition name specified"));
+  auto client = connect_client();
+  if (!client) return fail("scontrol", client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail("scontrol", reply.status());
+  for (const auto& e : reply->node_control_reply().errors()) std::cerr << "scontrol: error: " << e << "\n";
+  return reply->node_control_reply().errors_size() > 0 ? 1 : 0;
 }
 
 }  // namespace hq::cmd

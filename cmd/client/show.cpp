@@ -373,6 +373,8 @@ int run_scontrol(const Args& raw) {
   }
   if (args.size() >= 3 && (args[1] == "update" || args[1] == "delete") && to_lower(args[2]).rfind("nodename=", 0) == 0)
     return scontrol_node_update(args);
+  if (args.size() >= 3 && args[1] == "update" && to_lower(args[2]).rfind("partitionname=", 0) == 0)
+    return scontrol_partition_update(args);
   if (args.size() >= 2 && args[1] == "update") return run_job_update(Args(args.begin() + 1, args.end()));
   static const std::set<std::string> kControl = {"hold", "uhold", "release", "requeue", "requeuehold"};
   if (args.size() >= 2 && kControl.count(args[1])) {

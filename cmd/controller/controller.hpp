@@ -85,6 +85,8 @@ class Controller {
                    std::function<void(Result<pb::JobUpdateReply>)> reply);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
   // drain / resume / delete, for root and operators; `reply` runs once it is durable.
+  void update_partition(const pb::PartitionUpdateRequest& req, const net::Identity& who,
+                        std::function<void(pb::NodeControlReply)> reply);
   void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
                     std::function<void(pb::NodeControlReply)> reply);
 

@@ -51,7 +51,7 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
     job.partitions = split_list(spec.partition);
   }
   for (const auto& name : job.partitions) {
-    const PartitionConfig* p = find_partition(config_, name);
+    const PartitionConfig* p = find_partition(state_.partitions, name);  // as updated (scontrol)
     if (!p) return invalid("invalid partition name specified: " + name);
     if (!p->allow_accounts.empty() &&
         std::find(p->allow_accounts.begin(), p->allow_accounts.end(), spec.account) == p->allow_accounts.end())
@@ -65,7 +65,7 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
                      ": it accepts no new jobs (Requested partition configuration not available now)");
   }
   job.partition = job.partitions.front();
-  const PartitionConfig& first = *find_partition(config_, job.partition);
+  const PartitionConfig& first = *find_partition(state_.partitions, job.partition);
   Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;
   job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
   if (Time deadline = spec.extra->deadline; deadline > 0) {  // Slurm's checks at submission

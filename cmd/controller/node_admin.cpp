@@ -7,7 +7,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/hostlist.hpp"
+#include "core/partition_update.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -52,6 +55,27 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
     for (const auto& name : deleted) disconnect_deleted(name);
     reply(out);
   });
+  request_schedule();
+}
+
+void Controller::update_partition(const pb::PartitionUpdateRequest& req, const net::Identity& who,
+                                  std::function<void(pb::NodeControlReply)> reply) {
+  pb::NodeControlReply out;
+  auto it = std::find_if(state_.partitions.begin(), state_.partitions.end(),
+                         [&](const PartitionConfig& p) { return p.name == req.partition(); });
+  if (!is_admin(who)) out.add_errors("Access/permission denied");
+  else if (it == state_.partitions.end()) out.add_errors("Invalid partition name specified");
+  if (out.errors_size() > 0) return reply(std::move(out));
+  auto e = parse_partition_update(*it, {req.settings().begin(), req.settings().end()}, now());
+  if (!e) {
+    out.add_errors(e.status().message());
+    return reply(std::move(out));
+  }
+  log::info("partition " + req.partition() + ": updated by uid " + std::to_string(who.uid) + " (state " +
+            std::string(partition_state_name(e->state)) + ")");
+  out.add_done(req.partition());
+  record(std::move(*e));
+  when_durable([reply, out = std::move(out)](const Status&) { reply(out); });
   request_schedule();
 }
 

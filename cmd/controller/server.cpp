@@ -103,6 +103,15 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
            reply(conn, seq, std::move(env));
          });
        }},
+      {pb::Envelope::kPartitionUpdate,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         uint64_t seq = m.seq();
+         c.update_partition(m.partition_update(), who, [conn, seq](pb::NodeControlReply r) {
+           pb::Envelope env;
+           *env.mutable_node_control_reply() = std::move(r);
+           reply(conn, seq, std::move(env));
+         });
+       }},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},

@@ -120,3 +120,25 @@ TEST_CASE("e2e: with return_to_service = 0 a node that fell silent stays DOWN un
   std::string job = c.submit("--wrap true");
   CHECK(c.wait_state(job, "COMPLETED", 10));
 }
+
+TEST_CASE("e2e: scontrol update PartitionName= - DOWN holds jobs back, MaxTime shows, the change outlives a restart") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string scontrol = c.dir() + "/bin/scontrol ";
+  REQUIRE(sh(scontrol + "update PartitionName=debug State=DOWN MaxTime=30:00").rc == 0);
+  auto id = c.submit("-t 10 --wrap true");
+  REQUIRE(c.wait_considered(id, 10));
+  CHECK(c.reason(id) == "PartitionDown");
+  CHECK(sh(c.dir() + "/bin/sinfo -h -o '%P %a %l'").out == "debug* down 30:00\n");
+  hq::cmd::stop_process(c.controller_pid(), 5000);
+  c.start_controller();
+  CHECK(sh(c.dir() + "/bin/sinfo -h -o '%P %a %l'").out == "debug* down 30:00\n");  // journaled
+  CHECK(c.state(id) == "PENDING");
+  CHECK(sh(scontrol + "update PartitionName=debug State=UP").rc == 0);
+  CHECK(c.wait_state(id, "COMPLETED", 20));
+  auto bad = sh(scontrol + "update PartitionName=debug Nodes=e9");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out == "scontrol: error: Update of this parameter is not supported: Nodes=e9\n");
+  CHECK(sh(scontrol + "update PartitionName=nope State=UP").out == "scontrol: error: Invalid partition name specified\n");
+}

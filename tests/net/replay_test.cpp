@@ -41,7 +41,7 @@ std::string fingerprint(const ClusterState& s) {
     for (const auto& p : n.partitions) out << " " << p;
   }
   for (const auto& p : s.partitions) {
-    out << "|partition " << p.name;
+    out << "|partition " << p.name << " " << static_cast<int>(p.state) << " " << p.max_time << " " << p.default_time;
     for (const auto& n : p.nodes) out << " " << n;
   }
   for (const auto& [id, j] : s.jobs)  // read directly too: a field the codec drops must show
@@ -65,7 +65,7 @@ class EventMaker {
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
     const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
-    switch (pick(15)) {
+    switch (pick(16)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -84,6 +84,9 @@ class EventMaker {
       case 12: return NodeDownChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? kNotResponding : "gres short"};
       case 13: return NodeRemoved{nodes[3 + pick(2)], t};
       case 14: return updated(s, jid, t);
+      case 15: return PartitionUpdated{s.partitions[pick(s.partitions.size())].name, t,
+                                       static_cast<PartitionState>(pick(4)), pick(2) ? kUnlimited : 60 * Duration(pick(9)),
+                                       pick(2) ? kUnlimited : 60};
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};

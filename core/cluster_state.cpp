@@ -94,6 +94,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   job.cpu_time_usec = e.cpu_time_usec;
   job.exit_signal = e.exit_signal;
   job.reason = e.reason;
+  job.state_desc = e.detail.substr(0, 256);
   s.finished.insert({job.end_time, job.id});
   return true;
 }

@@ -31,6 +31,7 @@ struct JobEnded {
   int32_t exit_code = 0, exit_signal = 0;
   JobReason reason = JobReason::kNone;
   int64_t peak_mem_bytes = -1, cpu_time_usec = -1;  // -1: not measured
+  std::string detail;  // what went wrong, in words (a launch failure's cause); "" none
 };
 // A started job goes back to the queue with the same id (it never ran, or must rerun).
 struct JobRequeued { JobId id; Time time = 0; JobReason reason = JobReason::kNone; };

@@ -124,6 +124,7 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
   JobReason reason = JobReason::kNone; // Slurm pending reason, or why it ended
+  std::string state_desc;              // Slurm's StateDesc: the end's cause in words (a launch failure's)
   int64_t priority = 0;                // derived by the scheduler each pass (not journaled)
   std::vector<std::string> partitions; // resolved candidates, in the order given
   std::string partition;               // where it runs (or ran); the first candidate while pending

@@ -237,6 +237,7 @@ Status decode_job(const pb::Job& p, Job& j) {
   j.array_task_step = p.array_task_step() > 0 ? p.array_task_step() : 1;
   j.expected_start = p.expected_start();
   j.sched_nodes = p.sched_nodes();
+  j.state_desc = p.state_desc().substr(0, 256);
   j.preempting = p.preempting();
   return Status::ok();
 }
@@ -285,6 +286,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
   }
   p.set_expected_start(j.expected_start);
   p.set_sched_nodes(j.sched_nodes);
+  p.set_state_desc(j.state_desc);
   p.set_preempting(j.preempting);
   if (j.peak_mem_bytes >= 0) p.set_peak_mem_bytes(j.peak_mem_bytes);
   if (j.cpu_time_usec >= 0) p.set_cpu_time_usec(j.cpu_time_usec);
@@ -339,6 +341,7 @@ pb::JobEnded to_pb(const JobEnded& e) {
   p.set_end_time(e.time);
   if (e.peak_mem_bytes >= 0) p.set_peak_mem_bytes(e.peak_mem_bytes);
   if (e.cpu_time_usec >= 0) p.set_cpu_time_usec(e.cpu_time_usec);
+  p.set_detail(e.detail);
   return p;
 }
 
@@ -351,6 +354,7 @@ Result<JobEnded> from_pb(const pb::JobEnded& p) {
   JobEnded e{JobId{p.job_id()}, p.end_time(), *st, p.exit_code(), p.exit_signal(), *reason};
   e.peak_mem_bytes = p.has_peak_mem_bytes() ? std::max<int64_t>(-1, p.peak_mem_bytes()) : -1;
   e.cpu_time_usec = p.has_cpu_time_usec() ? std::max<int64_t>(-1, p.cpu_time_usec()) : -1;
+  e.detail = p.detail().substr(0, 256);
   return e;
 }
 

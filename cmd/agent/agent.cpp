@@ -483,7 +483,9 @@ void Agent::on_time_limit(const pb::JobTimeLimit& t) {
 void Agent::fail_launch(const Job& job, const std::string& why) {
   uint64_t id = job.id.value;
   log::warn("job " + std::to_string(id) + ": " + why);
-  pb::JobEnded e = net::to_pb(JobEnded{job.id, net::wall_now(), JobState::kFailed, 1, 0, JobReason::kJobLaunchFailure});
+  JobEnded ended{job.id, net::wall_now(), JobState::kFailed, 1, 0, JobReason::kJobLaunchFailure};
+  ended.detail = why;
+  pb::JobEnded e = net::to_pb(ended);
   e.set_restart_count(job.restart_count);
   report(e);
   clear_run(opts_.spool_dir, id);

@@ -47,6 +47,7 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
 // Everything the child needs, prepared before fork so the child only makes syscalls.
 struct ChildPlan {
   std::string script, workdir, out_path, err_path;
+  std::string node;  // for slurmstepd's words ("slurmstepd-n1: error: ...")
   std::string in_path = "/dev/null";
   int out_flags = O_WRONLY | O_CREAT | O_TRUNC;  // --open-mode=append: O_APPEND instead
   std::vector<std::string> argv_s, env_s;
@@ -93,6 +94,7 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
     if (setuid(p.uid) != 0) child_fail(report_fd, "setuid");
   }
   bool chdir_failed = chdir(p.workdir.c_str()) != 0;
+  int chdir_errno = errno;
   if (chdir_failed && chdir("/tmp") != 0) child_fail(report_fd, "chdir");
   int in = open(p.in_path.c_str(), O_RDONLY);
   if (in < 0) child_fail(report_fd, ("open " + p.in_path).c_str());
@@ -104,7 +106,9 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
     if (err < 0) child_fail(report_fd, ("open " + p.err_path).c_str());
   }
   if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(report_fd, "dup2");
-  if (chdir_failed) dprintf(2, "hq: couldn't chdir to `%s': going to /tmp instead\n", p.workdir.c_str());
+  if (chdir_failed)  // slurmstepd's line, word for word
+    dprintf(2, "slurmstepd-%s: error: couldn't chdir to `%s': %s: going to /tmp instead\n", p.node.c_str(),
+            p.workdir.c_str(), strerror(chdir_errno));
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -236,6 +240,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   ChildPlan p;
   if (Status s = write_script(job_dir(l.spool_dir, job.id.value), job, p.script); !s) return s;
   p.workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
+  p.node = l.node_name;
   p.out_path = batch_path(job, l.node_name, Stdio::kOut);
   p.err_path = batch_path(job, l.node_name, Stdio::kErr);
   if (!job.spec.extra->input.empty()) p.in_path = batch_path(job, l.node_name, Stdio::kIn);

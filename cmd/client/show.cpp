@@ -1,5 +1,6 @@
 // `hq show job|node|partition [NAME] [--json]` and the scontrol alias, in scontrol's
 // "Key=Value" layout.
+#include <cctype>
 #include <cstdio>
 #include <unistd.h>
 #include <iostream>
@@ -19,6 +20,15 @@
 
 namespace hq::cmd {
 namespace {
+
+// Slurm's Reason=: the StateDesc when there is one (white space made '_', for parsers), else the reason's name.
+std::string shown_reason(const pb::Job& j) {
+  if (j.state_desc().empty()) return j.reason();
+  std::string out = j.state_desc();
+  for (char& c : out)
+    if (std::isspace(static_cast<unsigned char>(c))) c = '_';
+  return out;
+}
 
 std::string ts(int64_t t) { return t > 0 ? format_timestamp(t) : "Unknown"; }
 std::string limit(int64_t s) { return s < 0 ? "UNLIMITED" : format_limit(s); }
@@ -82,7 +92,7 @@ void print_job(const pb::Job& j, int64_t now) {
             << ") MCS_label=N/A\n"
             << "   Priority=" << j.priority() << " Nice=" << s.nice() << " Account=" << or_null(s.account())
             << " QOS=" << or_null(s.qos()) << "\n"
-            << "   JobState=" << j.state() << " Reason=" << j.reason() << " Dependency=" << or_null(s.dependency()) << "\n"
+            << "   JobState=" << j.state() << " Reason=" << shown_reason(j) << " Dependency=" << or_null(s.dependency()) << "\n"
             << "   Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count()
             << " BatchFlag=" << (s.alloc_kind() == 0 ? 1 : 0) << " Reboot=0 ExitCode=" << j.exit_code() << ":"
             << j.exit_signal() << "\n"

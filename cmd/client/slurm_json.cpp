@@ -82,7 +82,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster, int64_t now)
   else j.null("memory_per_cpu");
   j.num("priority", static_cast<double>(job.priority())).str("qos", s.qos()).str("required_nodes", s.nodelist());
   j.flag("requeue", s.requeue() != 0).num("restart_cnt", job.restart_count()).str("resv_name", s.reservation());
-  j.num("start_time", static_cast<double>(job.start_time())).str("state_description", "");
+  j.num("start_time", static_cast<double>(job.start_time())).str("state_description", job.state_desc());
   j.str("state_reason", job.reason().empty() ? "None" : job.reason());
   j.str("standard_error", job_stdio(job, 'e')).str("standard_input", job_stdio(job, 'i'));
   j.str("standard_output", job_stdio(job, 'o')).num("submit_time", static_cast<double>(job.submit_time()));

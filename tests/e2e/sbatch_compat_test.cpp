@@ -189,3 +189,19 @@ TEST_CASE("e2e: without a mail_prog the controller logs each mail") {
   CHECK(wait_until([&] { return slurp(c.dir() + "/controller.log").find("Name=wrap Ended") != std::string::npos; }, 10));
   CHECK(slurp(c.dir() + "/controller.log").find("not sent (/nonexistent/sendmail cannot run)") != std::string::npos);
 }
+
+TEST_CASE("e2e: launch failures carry their cause - a missing -D runs in /tmp with slurmstepd's line") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  auto bad_out = c.submit("-o /nonexistent/x.out --wrap true");
+  REQUIRE(c.wait_state(bad_out, "FAILED", 20));
+  auto shown = c.hq("show job " + bad_out).out;  // Slurm's Reason=: the StateDesc, '_' for spaces
+  CHECK(shown.find("Reason=launch_failed:_open_/nonexistent/x.out:_No_such_file_or_directory") != std::string::npos);
+  auto json = c.hq("squeue --json -t all -j " + bad_out).out;
+  CHECK(json.find("\"state_description\": \"launch failed: open /nonexistent/x.out: No such file or directory\"") !=
+        std::string::npos);
+  auto nowhere = c.submit("-D /nonexistent -o " + c.dir() + "/d.out --wrap pwd");
+  REQUIRE(c.wait_state(nowhere, "COMPLETED", 20));
+  CHECK(slurp(c.dir() + "/d.out") ==
+        "slurmstepd-e1: error: couldn't chdir to `/nonexistent': No such file or directory: going to /tmp instead\n/tmp\n");
+}

@@ -132,8 +132,11 @@ bool env_set(const char* name) {
 }
 }  // namespace
 
-bool local_cluster_targeted() {  // named ones (HQ_CONTROLLER, HQ_CONFIG) come first
-  return !env_set("HQ_CONTROLLER") && !env_set("HQ_CONFIG") &&
+// HQ_CONFIG names a file that is there: it comes before the local cluster.
+bool named_config_readable() { return env_set("HQ_CONFIG") && access(std::getenv("HQ_CONFIG"), R_OK) == 0; }
+
+bool local_cluster_targeted() {  // named ones (HQ_CONTROLLER, a readable HQ_CONFIG) come first
+  return !env_set("HQ_CONTROLLER") && !named_config_readable() &&
          !read_small_file(local_dir() + "/state/controller.addr").empty();
 }
 
@@ -146,10 +149,10 @@ Result<net::Endpoint> find_controller(const std::string& flag_value) {
   if (!flag_value.empty()) return net::parse_endpoint(flag_value);
   if (const char* env = std::getenv("HQ_CONTROLLER"); env && *env) return net::parse_endpoint(env);
   std::string cfg = client_config_path();
-  if (env_set("HQ_CONFIG")) return from_config(cfg);  // named: no fallback past it
+  if (named_config_readable()) return from_config(cfg);
   std::string local(trim(read_small_file(local_dir() + "/state/controller.addr")));
   if (!local.empty()) return net::parse_endpoint(local);
-  if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);
+  if (access(cfg.c_str(), R_OK) == 0) return from_config(cfg);  // a missing HQ_CONFIG: no config file
   // On a node: where its agent said the controller is.
   std::string from_agent(trim(read_small_file(node_run_dir() + "/controller")));
   if (!from_agent.empty()) return net::parse_endpoint(from_agent);

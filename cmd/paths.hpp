@@ -16,16 +16,17 @@ namespace hq::cmd {
 std::string hq_home();
 std::string local_dir();  // hq_home()/local: the `hq local` cluster
 
-// True when clients talk to the running `hq local` cluster (no HQ_CONTROLLER nor
-// HQ_CONFIG, and its controller has written its address).
+// True when clients talk to the running `hq local` cluster (no HQ_CONTROLLER nor a
+// readable HQ_CONFIG, and its controller has written its address).
 bool local_cluster_targeted();
 // The config file clients consult: HQ_CONFIG, else /etc/hq/config.toml.
 std::string client_config_path();
 
 // Where clients find the controller, the first that applies (docs/install.md):
 // --controller HOST:PORT (every client takes it: it sets HQ_CONTROLLER for the process),
-// HQ_CONTROLLER, HQ_CONFIG's [controller], the running `hq local` cluster,
-// /etc/hq/config.toml, this node's agent (its run dir), DNS SRV _hq._tcp.<domain>.
+// HQ_CONTROLLER, HQ_CONFIG's [controller] (when that file is there), the running `hq
+// local` cluster, /etc/hq/config.toml (unless HQ_CONFIG names another file), this node's
+// agent (its run dir), DNS SRV _hq._tcp.<domain>.
 Result<net::Endpoint> find_controller(const std::string& flag_value = "");
 // TLS trusting the cluster CA from --ca / HQ_CA_FILE, the local cluster's keys, the
 // config's keys_dir, or /etc/hq/ca.pem; plaintext only with --insecure-plaintext or

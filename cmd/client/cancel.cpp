@@ -102,12 +102,7 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
   }
   if (a == "-s" || a == "--signal") return invalid("option '" + a + "' requires an argument");
   if (a == "-i" || a == "--interactive") return out.interactive = out.filtered = true, Status::ok();
-  if (auto v = value_of(args, i, "-w", "--nodelist")) {
-    auto names = expand_hostlist(*v);
-    if (!names) return invalid("Invalid node name specified: " + *v);
-    for (const auto& n : *names) q.add_nodes(n);
-    return out.filtered = true, Status::ok();
-  }
+  if (auto v = value_of(args, i, "-w", "--nodelist")) return out.filtered = true, add_node_filter(q, *v);
   struct Filter {
     const char *shrt, *lng;
   };

@@ -1,8 +1,17 @@
 #include "cmd/client/job_query.hpp"
 
+#include "core/hostlist.hpp"
+
 #include "core/units.hpp"
 
 namespace hq::cmd {
+
+Status add_node_filter(pb::QueueRequest& req, const std::string& hostlist) {
+  auto names = expand_hostlist(hostlist);
+  if (!names) return invalid("Invalid node name specified: " + hostlist);
+  for (const auto& n : *names) req.add_nodes(n);
+  return Status::ok();
+}
 
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req) {
   pb::QueueReply all;

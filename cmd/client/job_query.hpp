@@ -14,6 +14,9 @@ namespace hq::cmd {
 // Every page of `req` in one reply (`now` from the first page).
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
 
+// squeue's and scancel's -w: the jobs holding any node of `hostlist` (expanded into `req`).
+Status add_node_filter(pb::QueueRequest& req, const std::string& hostlist);
+
 // Job ids as squeue -j and scontrol show job take them: "12" (a job, or all of array 12)
 // and "12_5" (one task of array 12).
 struct JobIdArgs {

@@ -50,27 +50,22 @@ struct SinfoArgs {
   SinfoOptions filter;
   SinfoLayout layout;
   std::string format, fields, sort, nodes, partitions, states;
-  bool json = false, yaml = false, noheader = false, verbose = false, reservations = false, version = false;
+  bool json = false, yaml = false, noheader = false, verbose = false, reservations = false;
   int iterate = 0;
+  TakenOptions taken;
 };
 
 // Everything sinfo takes (Slurm 22.05's options); `rest` are the arguments after the name.
 std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
   auto app = std::make_unique<CLI::App>("hq nodes: partitions and nodes (sinfo)");
   app->set_help_flag("--help", "print help");
-  bool all = false, hide = false, local = false, federation = false, noconvert = false;
-  std::string clusters;
-  app->add_flag("-a,--all", all, "all partitions (hq hides none)");
-  app->add_flag("--hide", hide, "hidden partitions hidden (hq has none)");
+  add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--noconvert", "-M,--clusters");
   app->add_flag("-d,--dead", a.filter.dead_only, "only nodes that do not respond");
   app->add_flag("-r,--responding", a.filter.responding_only, "only nodes that respond");
   app->add_flag("-e,--exact", a.filter.exact, "nodes of another CPU count, memory or weight are another row");
   app->add_flag("-h,--noheader", a.noheader, "no header line");
   app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
   app->add_flag("-l,--long", a.layout.long_output, "the long layout");
-  app->add_option("-M,--clusters", clusters, "hq is one cluster: taken, changes nothing");
-  app->add_flag("--local,--federation", local, "hq is one cluster");
-  app->add_flag("--noconvert", noconvert, "numbers are printed as they are already");
   app->add_option("-n,--nodes", a.nodes, "only these nodes (a hostlist)");
   app->add_flag("-N,--Node", a.layout.node_oriented, "one line per node");
   app->add_option("-o,--format", a.format, "fields: %[.][width]letter (Slurm's letters)");
@@ -82,10 +77,8 @@ std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
   app->add_option("-t,--states", a.states, "only nodes in these states (comma-separated; & for all of)");
   app->add_flag("-T,--reservation", a.reservations, "reservations");
   app->add_flag("-v,--verbose", a.verbose, "say more");
-  app->add_flag("-V,--version", a.version, "print the version");
   app->add_flag("--json", a.json, "JSON output");
   app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
-  (void)federation;
   return app;
 }
 
@@ -129,10 +122,6 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& 
   SinfoArgs a;
   auto app = sinfo_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;
-  if (a.version) {
-    std::cout << persona_version() << "\n";
-    return 0;
-  }
   if (a.layout.long_output && !a.format.empty()) {  // Slurm's fatal()
     std::cerr << prog << ": fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n";
     return 1;

@@ -8,7 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "cmd/client/output.hpp"
+
 namespace hq::cmd {
+
+// What a persona takes and does nothing with (hq is one cluster and hides no partition).
+// Kept by the caller for as long as `app` parses (CLI11 writes into it).
+struct TakenOptions {
+  bool flag = false;
+  std::string text;
+};
+
+// Adds `flags` and `options` (CLI11 name lists) taken into `into`, and Slurm's
+// -V/--version, which prints persona_version() and exits 0.
+inline void add_persona_common(CLI::App& app, TakenOptions& into, const std::string& flags, const std::string& options) {
+  app.add_flag(flags, into.flag, "taken: hq is one cluster and hides no partition");
+  app.add_option(options, into.text, "hq is one cluster: taken, changes nothing");
+  app.set_version_flag("-V,--version", persona_version(), "print the version");
+}
 
 // Parses `args` (args[0] the command's name) into `app`; an exit code when the command
 // is done (help, or an error), nullopt when it goes on.

@@ -42,8 +42,9 @@ void print_start(const pb::QueueReply& q, bool header) {
 struct QueueArgs {
   std::string jobs, states, users, partitions, names, accounts, qos, nodes, licenses, format, fields, sort;
   bool json = false, yaml = false, noheader = false, start = false, steps = false, long_format = false, me = false,
-       array = false, version = false;
+       array = false;
   int iterate = 0;
+  TakenOptions taken;
 };
 
 Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
@@ -63,19 +64,12 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
   for (const auto& acct : split_list(a.accounts)) q.add_accounts(acct);
   for (const auto& qos : split_list(a.qos)) q.add_qos(qos);
   for (const auto& l : split_list(a.licenses)) q.add_licenses(l);
-  if (!a.nodes.empty()) {
-    auto names = expand_hostlist(a.nodes);
-    if (!names) return invalid("Invalid node name specified: " + a.nodes);
-    for (const auto& n : *names) q.add_nodes(n);
-  }
-  return Status::ok();
+  return a.nodes.empty() ? Status::ok() : add_node_filter(q, a.nodes);
 }
 
 std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   auto app = std::make_unique<CLI::App>("hq queue: list jobs (squeue)");
   app->set_help_flag("--help", "print help");
-  static bool ignored = false;
-  static std::string ignored_text;
   app->add_option("-j,--jobs", a.jobs, "comma-separated job ids");
   app->add_option("-t,--states", a.states, "comma-separated states in any case (pending,R,CD,...) or all");
   app->add_option("-u,--user", a.users, "these users' jobs (comma-separated names or uids)");
@@ -97,10 +91,8 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   app->add_flag("--start", a.start, "pending jobs with their expected start times");
   app->add_flag("-s,--steps", a.steps, "job steps instead of jobs");
   app->add_flag("-l,--long", a.long_format, "the long layout (with -s: the time first)");
-  app->add_flag("-V,--version", a.version, "print the version");
-  app->add_flag("-a,--all,--hide,--local,--federation,--sibling,--noconvert,-v,--verbose", ignored,
-                "taken: hq has one cluster, no hidden partitions, and says nothing more");
-  app->add_option("-M,--clusters", ignored_text, "hq is one cluster: taken, changes nothing");
+  add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--sibling,--noconvert,-v,--verbose",
+                     "-M,--clusters");
   return app;
 }
 
@@ -111,10 +103,6 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   QueueArgs a;
   auto app = queue_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;
-  if (a.version) {
-    std::cout << persona_version() << "\n";
-    return 0;
-  }
   pb::QueueRequest request;
   auto* q = &request;
   auto named = parse_job_id_args(split_list(a.jobs));

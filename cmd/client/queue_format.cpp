@@ -24,12 +24,6 @@ int64_t elapsed(const pb::Job& j, int64_t now) {  // seconds run
 
 std::string limit_text(int64_t seconds) { return seconds > 0 ? format_elapsed(seconds) : "UNLIMITED"; }
 
-std::string cpus(const pb::Job& j) {
-  int64_t n = 0;
-  for (const auto& a : j.alloc()) n += a.cpus();
-  if (n == 0) n = int64_t{std::max(1, j.spec().ntasks())} * std::max(1, j.spec().cpus_per_task());
-  return std::to_string(n);
-}
 
 std::string job_id(const pb::Job& j) {
   if (j.array_job_id() == 0) return std::to_string(j.job_id());
@@ -70,6 +64,15 @@ std::string exit_code(const pb::Job& j) {
 
 }  // namespace
 
+int64_t job_cpu_count(const pb::Job& j) {
+  int64_t n = 0;
+  for (const auto& a : j.alloc()) n += a.cpus();
+  if (n == 0) n = int64_t{std::max(1, j.spec().ntasks())} * std::max(1, j.spec().cpus_per_task());
+  return n;
+}
+
+int32_t job_node_count(const pb::Job& j) { return j.alloc_size() > 0 ? j.alloc_size() : std::max(1, j.spec().nodes_min()); }
+
 std::string job_stdio(const pb::Job& j, char stream) {
   const pb::JobSpec& s = j.spec();
   if (s.alloc_kind() != 0) return "";  // srun and salloc: the client's own terminal
@@ -93,12 +96,12 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 't': return state_code(j.state());
     case 'T': return j.state();
     case 'M': return format_elapsed(elapsed(j, now));
-    case 'D': return std::to_string(j.alloc_size() > 0 ? j.alloc_size() : std::max(1, s.nodes_min()));
+    case 'D': return std::to_string(job_node_count(j));
     case 'R': return pending ? "(" + j.reason() + ")" : j.nodelist();
     case 'N': return pending ? "" : j.nodelist();
     case 'l': return limit_text(j.time_limit());
     case 'L': return j.time_limit() > 0 ? format_elapsed(std::max<int64_t>(0, j.time_limit() - elapsed(j, now))) : "UNLIMITED";
-    case 'C': return cpus(j);
+    case 'C': return std::to_string(job_cpu_count(j));
     case 'r': return j.reason().empty() ? "None" : j.reason();
     case 'S': return when(j.start_time());
     case 'V': return when(j.submit_time());
@@ -160,7 +163,9 @@ int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
     case 'S': return cmp(a.start_time(), b.start_time());
     case 'V': return cmp(a.submit_time(), b.submit_time());
     case 'e': return cmp(a.end_time(), b.end_time());
-    case 'D': case 'C': case 'U': case 'y': case 'c':
+    case 'D': return cmp(job_node_count(a), job_node_count(b));
+    case 'C': return cmp(job_cpu_count(a), job_cpu_count(b));
+    case 'U': case 'y': case 'c':
       return cmp(std::atoll(squeue_value(a, key, now).c_str()), std::atoll(squeue_value(b, key, now).c_str()));
     default: return cmp(squeue_value(a, key, now), squeue_value(b, key, now));
   }

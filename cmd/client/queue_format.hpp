@@ -15,6 +15,11 @@ namespace hq::cmd {
 // Job `j` of a reply made at `now`: its value for `field`.
 std::string squeue_value(const pb::Job& j, char field, int64_t now);
 
+// The CPUs a job holds (or asks for, while pending), and its nodes (or minimum node count):
+// squeue's %C and %D.
+int64_t job_cpu_count(const pb::Job& j);
+int32_t job_node_count(const pb::Job& j);
+
 // A batch job's stdout ('o'), stderr ('e') or stdin ('i') as scontrol and squeue show it:
 // expanded and absolute; "" for srun's and salloc's.
 std::string job_stdio(const pb::Job& j, char stream);

@@ -324,12 +324,12 @@ int show_config() {
 int wait_job(const std::string& id_text) {
   auto id = parse_int(id_text, 1, INT64_MAX);
   if (!id) return fail("scontrol", invalid("Invalid job id specified"));
+  auto client = connect_client();  // one connection, asked once a second
+  if (!client) return fail("scontrol", client.status());
+  pb::QueueRequest q;
+  q.add_job_ids(static_cast<uint64_t>(*id));
+  q.set_include_finished(true);
   for (;;) {
-    auto client = connect_client();
-    if (!client) return fail("scontrol", client.status());
-    pb::QueueRequest q;
-    q.add_job_ids(static_cast<uint64_t>(*id));
-    q.set_include_finished(true);
     auto reply = query_jobs(**client, q);
     if (!reply) return fail("scontrol", reply.status());
     if (reply->jobs_size() == 0) return fail("scontrol", invalid("Invalid job id specified"));

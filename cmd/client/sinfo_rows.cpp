@@ -59,11 +59,10 @@ std::string partition_value(const pb::Partition* p, char code, const std::string
 
 // What a node shows for a node-level field (and what rows are split by).
 std::string node_value(const pb::Node& n, char code) {
-  SinfoNodeState s = sinfo_state_of(n);
   switch (code) {
-    case 't': return sinfo_state_compact(s);
-    case 'T': return sinfo_state_long(s);
-    case kSiStateComplete: return state_complete(s);
+    case 't': return sinfo_state_compact(sinfo_state_of(n));
+    case 'T': return sinfo_state_long(sinfo_state_of(n));
+    case kSiStateComplete: return state_complete(sinfo_state_of(n));
     case 'E': return n.reason().empty() ? "none" : n.reason();
     case 'H': return n.reason_time() > 0 ? local_time(n.reason_time()) : "Unknown";
     case 'u': return n.has_reason_uid() ? user_name(n.reason_uid()) : "Unknown";
@@ -289,7 +288,7 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
   int part_width = 9, node_width = 9;
   for (const SinfoRow& r : rows) {
     if (r.part) part_width = std::max(part_width, static_cast<int>(r.part->name().size() + (r.part->is_default() ? 1 : 0)));
-    node_width = std::max(node_width, static_cast<int>(node_names(r).size()));
+    if (fit_nodelist) node_width = std::max(node_width, static_cast<int>(node_names(r).size()));
   }
   for (FormatItem& it : f.items) {
     if (it.field == 'P' && fit_partition) it.width = part_width;

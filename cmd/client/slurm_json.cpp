@@ -57,7 +57,7 @@ std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items)
   return out;
 }
 
-void add_job(Obj j, const pb::Job& job, const std::string& cluster, int64_t now) {
+void add_job(Obj j, const pb::Job& job, const std::string& cluster) {
   const pb::JobSpec& s = job.spec();
   bool ended = job.state() != "PENDING" && job.state() != "RUNNING";
   j.str("account", s.account()).num("accrue_time", static_cast<double>(job.eligible_time())).str("admin_comment", "");
@@ -74,7 +74,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster, int64_t now)
   j.num("group_id", s.gid()).str("group_name", group_name(s.gid()));
   j.num("job_id", static_cast<double>(job.job_id())).str("job_state", job.state());
   j.str("name", s.name()).str("nodes", job.nodelist()).num("nice", s.nice());
-  j.num("cpus", std::stod(squeue_value(job, 'C', now))).num("node_count", std::stod(squeue_value(job, 'D', now)));
+  j.num("cpus", static_cast<double>(job_cpu_count(job))).num("node_count", job_node_count(job));
   j.num("tasks", std::max(1, s.ntasks())).str("partition", job.partition());
   if (s.mem_per_node_mib() > 0) j.num("memory_per_node", static_cast<double>(s.mem_per_node_mib()));
   else j.null("memory_per_node");
@@ -131,7 +131,7 @@ std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluste
   Obj top(&root);
   meta(top);
   auto* jobs = top.list("jobs");
-  for (const auto& job : q.jobs()) add_job(Obj(jobs->add_values()->mutable_struct_value()), job, cluster, q.now());
+  for (const auto& job : q.jobs()) add_job(Obj(jobs->add_values()->mutable_struct_value()), job, cluster);
   return print(root);
 }
 

@@ -112,14 +112,13 @@ Result<SubmitRequest> build_request(const Args& args) {
   auto exported = export_environment(req.export_spec, env);
   if (!exported) return exported.status();
   req.spec.env = std::move(exported).value();
+  Time now = static_cast<Time>(::time(nullptr));  // --begin and --deadline in the user's time zone
   if (!req.begin.empty()) {
-    Time now = static_cast<Time>(::time(nullptr));
     auto begin = resolve_begin(req.begin, now, local_utc_offset(now));
     if (!begin) return begin.status();
     req.spec.begin_time = *begin;
   }
   if (!req.deadline.empty()) {
-    Time now = static_cast<Time>(::time(nullptr));
     auto deadline = resolve_begin(req.deadline, now, local_utc_offset(now));
     if (!deadline) return invalid("Invalid deadline specification: " + req.deadline);
     JobExtras extras = *req.spec.extra;

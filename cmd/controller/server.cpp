@@ -63,6 +63,20 @@ Handler answer_later(Start start, Set set) {
   };
 }
 
+// A node or partition administration request: `start` calls the Controller with a callback
+// taking the NodeControlReply it answers with (once durable).
+template <typename Start>
+Handler answer_admin(Start start) {
+  return [start](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+    uint64_t seq = m.seq();
+    start(c, m, who, [conn, seq](pb::NodeControlReply r) {
+      pb::Envelope env;
+      *env.mutable_node_control_reply() = std::move(r);
+      reply(conn, seq, std::move(env));
+    });
+  };
+}
+
 const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   static const std::map<pb::Envelope::MsgCase, Handler> table = {
       {pb::Envelope::kSubmit,
@@ -94,24 +108,12 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kCancel,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.cancel(m.cancel(), who, done); },
                     [](pb::Envelope& env, pb::CancelReply r) { *env.mutable_cancel_reply() = std::move(r); })},
-      {pb::Envelope::kNodeControl,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         uint64_t seq = m.seq();
-         c.node_control(m.node_control(), who, [conn, seq](pb::NodeControlReply r) {
-           pb::Envelope env;
-           *env.mutable_node_control_reply() = std::move(r);
-           reply(conn, seq, std::move(env));
-         });
-       }},
+      {pb::Envelope::kNodeControl, answer_admin([](Controller& c, const pb::Envelope& m, const net::Identity& who,
+                                                  auto done) { c.node_control(m.node_control(), who, done); })},
       {pb::Envelope::kPartitionUpdate,
-       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
-         uint64_t seq = m.seq();
-         c.update_partition(m.partition_update(), who, [conn, seq](pb::NodeControlReply r) {
-           pb::Envelope env;
-           *env.mutable_node_control_reply() = std::move(r);
-           reply(conn, seq, std::move(env));
-         });
-       }},
+       answer_admin([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
+         c.update_partition(m.partition_update(), who, done);
+       })},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},

@@ -29,8 +29,10 @@ TEST_CASE("e2e: scancel -s signals a job's steps, -b its batch shell, -f both - 
   CHECK(sh(sc + "-b --signal=SIGUSR1 " + id).rc == 0);  // the batch shell only
   CHECK(wait_until([&] { return lines(slurp(got)) == 1; }, 10));
   CHECK(lines(slurp(step)) == 1);
+  // -f signals the batch shell with its children, as Slurm's batch step does: srun is one
+  // of them and forwards USR1 to its step, so the step may see it once more.
   CHECK(sh(sc + "-f -s 10 " + id).rc == 0);  // both
-  CHECK(wait_until([&] { return lines(slurp(got)) == 2 && lines(slurp(step)) == 2; }, 10));
+  CHECK(wait_until([&] { return lines(slurp(got)) == 2 && lines(slurp(step)) >= 2; }, 10));
   CHECK(c.state(id) == "RUNNING");
 
   std::string pending = c.submit("-H --wrap true");

@@ -355,6 +355,15 @@ bool apply_partition(ClusterState& s, const PartitionUpdated& e) {
   return true;
 }
 
+bool apply_reservation(ClusterState& s, const ReservationChanged& e) {
+  if (e.deleted) return s.reservations.erase(e.resv.name) > 0;
+  auto [it, added] = s.reservations.try_emplace(e.resv.name, e.resv);
+  if (!added && it->second == e.resv) return false;
+  it->second = e.resv;
+  s.next_resv_id = std::max(s.next_resv_id, e.resv.id + 1);
+  return true;
+}
+
 bool apply_drain(ClusterState& s, const NodeDrainChanged& e) {
   if (e.drain) {
     DrainMark mark{e.reason, e.time, e.uid};
@@ -402,6 +411,7 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, NodeDownChanged>) return apply_down(state, e);
         else if constexpr (std::is_same_v<T, JobUpdated>) return apply_updated(state, e);
         else if constexpr (std::is_same_v<T, PartitionUpdated>) return apply_partition(state, e);
+        else if constexpr (std::is_same_v<T, ReservationChanged>) return apply_reservation(state, e);
         else {
           static_assert(std::is_same_v<T, NodeRemoved>);
           return apply_removed(state, e);

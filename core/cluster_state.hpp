@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/advance_reservation.hpp"
 #include "core/config.hpp"
 #include "core/job.hpp"
 #include "core/node.hpp"
@@ -81,9 +82,16 @@ struct PartitionUpdated {
   PartitionState state = PartitionState::kUp;
   Duration max_time = kUnlimited, default_time = kUnlimited;
 };
+// scontrol create|update|delete reservation, or a reservation's end: `resv` as it now is,
+// or gone (`deleted`: only its name counts).
+struct ReservationChanged {
+  Time time = 0;
+  AdvanceReservation resv;
+  bool deleted = false;
+};
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
                            NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
-                           NodeRemoved, JobUpdated, PartitionUpdated>;
+                           NodeRemoved, JobUpdated, PartitionUpdated, ReservationChanged>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;
@@ -107,6 +115,8 @@ struct ClusterState {
   // Partition -> the node names the config lists: members whatever their features and labels.
   std::unordered_map<std::string, std::unordered_set<std::string>> listed;
   std::map<std::string, DrainMark> drained;      // node -> its drain (kept for nodes not here yet)
+  std::map<std::string, AdvanceReservation> reservations;  // by name
+  uint64_t next_resv_id = 1;                     // the next reservation's ResvId (names made up from it)
   // Idempotency keys of submissions -> their job, while the job is held (journaled with it).
   std::unordered_map<std::string, JobId> submit_keys;
   // Jobs with the same script or environment (array tasks, resubmissions) share one copy.

@@ -13,7 +13,9 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "PartitionTimeLimit", "PartitionNodeLimit", "ReqNodeNotAvail", "BadConstraints",
     "Preempted",
     "NonZeroExitCode", "RaisedSignal", "OutOfMemory", "TimeLimit", "NodeDown", "JobLaunchFailure",
-    "PrologFailure", "NodeFenced", "DeadLine", "JobLost",
+    "PrologFailure", "NodeFenced", "DeadLine",
+    "Reservation", "ReqNodeNotAvail, Reserved for maintenance", "ReqNodeNotAvail, May be reserved for other job",
+    "JobLost",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

@@ -90,16 +90,26 @@ struct Placement {
   std::vector<std::pair<int32_t, int32_t>> nodes;  // (node, units)
 };
 
+// The advance reservation a job names, or nullptr ("" names none).
+const std::string* reservation_of(const Job& job) {
+  if (!job.spec.extra.identity()) return nullptr;  // no extras: no reservation (and no memory read)
+  return job.spec.extra->reservation.empty() ? nullptr : &job.spec.extra->reservation;
+}
+
 class Pass {
  public:
-  // `depth` > 0 looks at only that many of the highest-priority pending jobs.
-  Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0)
-      : s_(s), cfg_(cfg), depth_(depth), snap_(build_snapshot(s, cfg, now)),
+  // `depth` > 0 looks at only that many of the highest-priority pending jobs. With `scope`
+  // the pass is for the jobs of that (active) advance reservation alone, on its nodes alone;
+  // without, for every other job, kept off reserved nodes over the reservations' windows.
+  Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0,
+       const AdvanceReservation* scope = nullptr)
+      : s_(s), cfg_(cfg), depth_(depth), scope_(scope), snap_(build_snapshot(s, cfg, now)),
         prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
     for_each_job_in(s, s.running, [&](const Job& j) {
       if (j.array_job_id) ++array_running_[j.array_job_id];
     });
-    if (cfg.preempt_partition_prio) collect_victims();
+    if (!s.reservations.empty()) hold_reservations();
+    if (cfg.preempt_partition_prio && !scope_) collect_victims();
     blocked_.assign(snap_.parts.size(), 0);
     reserved_in_part_.assign(snap_.parts.size(), 0);
     tested_in_part_.assign(snap_.parts.size(), 0);
@@ -115,11 +125,100 @@ class Pass {
     return std::move(plan_);
   }
 
+  // After run(): the active reservations whose pending jobs this pass left to their own pass.
+  const std::set<std::string>& deferred() const { return deferred_; }
+
  private:
+  // Holds every node of each reservation (but the pass's own) over its window, so that
+  // no other job runs there then; a reservation's own pass holds every other node.
+  void hold_reservations() {
+    TimeMap& map = snap_.map;
+    auto hold = [&](int32_t node, int32_t from, int32_t to) {
+      map.take(node, from, to, map.total_cpus(node), map.total_mem(node), map.total_gpus(node));
+    };
+    part_free_until_.assign(snap_.parts.size(), kNever);
+    part_maint_.assign(snap_.parts.size(), 0);
+    std::vector<Time> free_until(static_cast<size_t>(map.node_count()), kNever);
+    std::vector<char> maint(static_cast<size_t>(map.node_count()), 0);
+    for (const auto& [name, r] : s_.reservations) {
+      if (&r == scope_ || r.end <= snap_.now) continue;
+      int32_t from = r.start <= snap_.now ? 0 : slot_at_or_before(r.start);
+      int32_t to = snap_.release_slot(r.end);
+      if (to >= map.horizon()) to = kForever;
+      for (const std::string& node : r.nodes) {
+        int32_t idx = snap_.node_index.find(node);
+        if (idx < 0) continue;
+        if (from < map.horizon()) hold(idx, from, to);
+        auto i = static_cast<size_t>(idx);
+        if (std::max(r.start, snap_.now) < free_until[i]) free_until[i] = std::max(r.start, snap_.now);
+        if (r.flags & kResvMaint) maint[i] = 1;
+      }
+    }
+    std::vector<char> outside(static_cast<size_t>(map.node_count()), 0);  // not the scope's: never usable
+    if (scope_) {
+      for (int32_t idx = 0; idx < map.node_count(); ++idx)
+        if (!scope_->holds(snap_.nodes[static_cast<size_t>(idx)]->name)) hold(idx, 0, kForever), outside[static_cast<size_t>(idx)] = 1;
+    }
+    // Per partition: until when its least reserved node is free of reservations (a job that
+    // must end before then finds none of its nodes kept), and whether MAINT keeps them.
+    std::fill(part_free_until_.begin(), part_free_until_.end(), -1);  // -1: no node seen
+    for (int32_t idx = 0; idx < map.node_count(); ++idx) {
+      auto i = static_cast<size_t>(idx);
+      if (outside[i]) continue;
+      for (int32_t part : snap_.types[static_cast<size_t>(map.type_of(idx))].parts) {
+        auto p = static_cast<size_t>(part);
+        part_free_until_[p] = std::max(part_free_until_[p], free_until[i]);
+        part_maint_[p] |= maint[i];
+      }
+    }
+    for (Time& t : part_free_until_) if (t < 0) t = kNever;
+  }
+
+  // The coarse time-map slot that begins at or before `t` (a reservation's start).
+  int32_t slot_at_or_before(Time t) const {
+    auto slot = static_cast<int32_t>(std::min<int64_t>((t - snap_.now) / snap_.resolution, kForever - 1));
+    if (slot <= 60) return slot;
+    int32_t step = slot <= 360 ? 5 : 30;
+    return std::max(60, slot / step * step);
+  }
+
+  // Why a job that did not start waits on reservations: every node of its partitions is
+  // reserved before it could end (Slurm's "ReqNodeNotAvail, ..."); kNone otherwise.
+  JobReason reserved_reason(const Job& job, const std::vector<int32_t>& parts) const {
+    if (part_free_until_.empty()) return JobReason::kNone;
+    Time end = job.time_limit == kUnlimited ? kNever - 1 : snap_.now + job.time_limit;
+    bool maint = false;
+    for (int32_t p : parts) {
+      if (part_free_until_[static_cast<size_t>(p)] > end) return JobReason::kNone;
+      maint = maint || part_maint_[static_cast<size_t>(p)];
+    }
+    return maint ? JobReason::kResvMaint : JobReason::kResvOther;
+  }
+
+  // Routes a job that names a reservation: to its reservation's own pass (true: not here),
+  // or, while that has not begun, to the reason "Reservation" (also true).
+  bool routed_elsewhere(const Job& job) {
+    const std::string* name = reservation_of(job);
+    if (scope_) return !name || *name != scope_->name;
+    if (!name) return false;
+    auto it = s_.reservations.find(*name);
+    if (it != s_.reservations.end() && it->second.active(snap_.now)) {
+      deferred_.insert(*name);
+      return true;
+    }
+    PendingInfo info{job.id, 0};
+    info.reason = JobReason::kReservation;
+    if (it != s_.reservations.end() && it->second.start > snap_.now) info.expected_start = it->second.start;
+    plan_.pending.push_back(info);
+    return true;
+  }
+
   std::vector<Candidate> ordered(const Job* extra) {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
+    bool any_resv = !s_.reservations.empty() || scope_;
     auto add = [&](const Job& job) {
+      if ((any_resv || job.spec.extra.identity()) && routed_elsewhere(job)) return;
       if (misses_deadline(job, snap_.now)) return plan_.deadline_kills.push_back(job.id);  // ended, not ranked
       int32_t tier = 0, part = -1, factor = 0;
       for_each_partition(job, [&](const std::string& name) {
@@ -625,6 +724,10 @@ class Pass {
       return plan_.pending.push_back(std::move(info));
     }
     const Job& job = *c.job;
+    if (scope_ && job.spec.nodes_min > static_cast<int32_t>(scope_->nodes.size())) {  // more nodes than it holds
+      info.reason = JobReason::kBadConstraints;
+      return plan_.pending.push_back(std::move(info));
+    }
     std::vector<Pool> pools;
     NodeFilter filter;
     auto constraint = parse_constraint(job.spec.constraint);
@@ -650,6 +753,7 @@ class Pass {
     }
     if (found && reserve && p.slot > 0) reserve_at(job, p, info);
     info.reason = behind && !preempting ? JobReason::kPriority : JobReason::kResources;
+    if (JobReason r = reserved_reason(job, parts); r != JobReason::kNone) info.reason = r;
     for (const Pool& pool : pools) blocked_[pool.part] = 1;
     plan_.pending.push_back(std::move(info));
   }
@@ -735,9 +839,14 @@ class Pass {
     return found;
   }
 
+  static constexpr Time kNever = INT64_MAX;
   const ClusterState& s_;
   const SchedulerConfig& cfg_;
   int32_t depth_;
+  const AdvanceReservation* scope_;
+  std::set<std::string> deferred_;
+  std::vector<Time> part_free_until_;  // by partition (with reservations): see hold_reservations()
+  std::vector<char> part_maint_;
   SchedSnapshot snap_;
   PriorityContext prio_;
   Plan plan_;
@@ -767,14 +876,49 @@ class Pass {
 
 }  // namespace
 
+namespace {
+
+// Adds a reservation's own pass to the main one.
+void merge(Plan& into, Plan&& part) {
+  auto offset = static_cast<int32_t>(into.reservations.size());
+  for (auto& s : part.starts) into.starts.push_back(std::move(s));
+  for (PendingInfo info : part.pending) {
+    if (info.reservation >= 0) info.reservation += offset;
+    into.pending.push_back(info);
+  }
+  for (auto& r : part.reservations) into.reservations.push_back(std::move(r));
+  for (auto& p : part.preemptions) into.preemptions.push_back(p);
+  for (auto& d : part.dependency_changes) into.dependency_changes.push_back(d);
+  for (JobId id : part.invalid_dependency_kills) into.invalid_dependency_kills.push_back(id);
+  for (JobId id : part.deadline_kills) into.deadline_kills.push_back(id);
+  into.stats.considered += part.stats.considered;
+  into.stats.tested += part.stats.tested;
+  into.stats.sweeps += part.stats.sweeps;
+  into.stats.swept += part.stats.swept;
+}
+
+// The main pass, then one per active reservation that has pending jobs.
+Plan run_passes(const ClusterState& state, const SchedulerConfig& cfg, Time now, int32_t depth, const Job* extra) {
+  Pass main(state, cfg, now, depth);
+  Plan plan = main.run(extra);
+  for (const std::string& name : main.deferred()) {
+    const AdvanceReservation& r = state.reservations.at(name);
+    const Job* own = extra && reservation_of(*extra) && *reservation_of(*extra) == name ? extra : nullptr;
+    merge(plan, Pass(state, cfg, now, depth, &r).run(own));
+  }
+  return plan;
+}
+
+}  // namespace
+
 Plan Scheduler::schedule(const ClusterState& state, Time now, const Job* extra) const {
-  return Pass(state, cfg_, now).run(extra);
+  return run_passes(state, cfg_, now, 0, extra);
 }
 
 Plan Scheduler::quick_pass(const ClusterState& state, Time now) const {
   SchedulerConfig quick = cfg_;
   quick.policy = SchedPolicy::kFifo;
-  return Pass(state, quick, now, std::max(1, cfg_.default_queue_depth)).run(nullptr);
+  return run_passes(state, quick, now, std::max(1, cfg_.default_queue_depth), nullptr);
 }
 
 }  // namespace hq

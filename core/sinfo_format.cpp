@@ -108,6 +108,7 @@ bool busy(const SinfoNodeState& s) { return s.base == NodeBase::kAllocated || s.
 
 std::string sinfo_state_compact(const SinfoNodeState& s) {
   if (s.drain) return (busy(s) ? "drng" : "drain") + suffix(s);
+  if (s.base == NodeBase::kIdle && !s.no_respond && (s.maint || s.reserved)) return s.maint ? "maint" : "resv";
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
     case NodeBase::kIdle: return s.no_respond ? "idle*" : s.planned ? "plnd" : "idle";
@@ -120,6 +121,7 @@ std::string sinfo_state_compact(const SinfoNodeState& s) {
 
 std::string sinfo_state_long(const SinfoNodeState& s) {
   if (s.drain) return (busy(s) ? "draining" : "drained") + suffix(s);
+  if (s.base == NodeBase::kIdle && !s.no_respond && (s.maint || s.reserved)) return s.maint ? "maint" : "reserved";
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
     case NodeBase::kIdle: return s.no_respond ? "idle*" : s.planned ? "planned" : "idle";
@@ -132,7 +134,7 @@ std::string sinfo_state_long(const SinfoNodeState& s) {
 
 uint32_t sinfo_state_number(const SinfoNodeState& s) {  // Slurm's NODE_STATE_* bits
   return static_cast<uint32_t>(s.base) | (s.drain ? 0x200u : 0u) | (s.no_respond ? 0x800u : 0u) |
-         (s.planned ? 0x80000000u : 0u);
+         (s.planned ? 0x80000000u : 0u) | (s.reserved ? 0x20u : 0u) | (s.maint ? 0x8000u : 0u);
 }
 
 namespace {

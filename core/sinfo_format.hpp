@@ -43,6 +43,7 @@ enum class NodeBase : uint8_t { kUnknown = 0, kDown = 1, kIdle = 2, kAllocated =
 struct SinfoNodeState {
   NodeBase base = NodeBase::kUnknown;
   bool drain = false, no_respond = false, planned = false;
+  bool reserved = false, maint = false;  // in an active advance reservation (MAINT: maint)
 };
 std::string sinfo_state_compact(const SinfoNodeState& s);  // "idle", "drain*", "mix-", ...
 std::string sinfo_state_long(const SinfoNodeState& s);     // "idle", "drained*", "mixed-", ...

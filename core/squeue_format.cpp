@@ -24,6 +24,7 @@ constexpr SqueueField kFields[] = {
     {"NodeList", 'N', "NODELIST"},        {"NumCPUs", 'C', "CPUS"},              {"NumNodes", 'D', "NODES"},
     {"Partition", 'P', "PARTITION"},      {"PriorityLong", 'Q', "PRIORITY"},     {"QOS", 'q', "QOS"},
     {"Reason", 'r', "REASON"},            {"ReasonList", 'R', "NODELIST(REASON)"}, {"ReqNodes", 'n', "REQ_NODES"},
+    {"Reservation", 'v', "RESERVATION"},
     {"SchedNodes", 'Y', "SCHEDNODES"},    {"StartTime", 'S', "START_TIME"},      {"State", 'T', "STATE"},
     {"StateCompact", 't', "ST"},          {"SubmitTime", 'V', "SUBMIT_TIME"},    {"TimeLeft", 'L', "TIME_LEFT"},
     {"TimeLimit", 'l', "TIME_LIMIT"},     {"TimeUsed", 'M', "TIME"},             {"UserId", 'U', "UID"},

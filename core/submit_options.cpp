@@ -218,6 +218,7 @@ std::vector<OptionDef> base_options() {
       {"test-only", 0, false, [](SubmitRequest& r, std::string_view) { r.test_only = true; return Status::ok(); }},
       {"comment", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { e.comment = v; return Status::ok(); }); }},
       {"qos", 'q', true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.qos, v, "QOS"); }); }},
+      {"reservation", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.reservation, v, "reservation"); }); }},
       {"wckey", 0, true, [](SubmitRequest& r, std::string_view v) { return set_extra(r, [&](JobExtras& e) { return set_string(e.wckey, v, "wckey"); }); }},
       {"mail-type", 0, true, [](SubmitRequest& r, std::string_view v) {
          auto types = parse_mail_types(v);

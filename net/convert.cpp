@@ -371,6 +371,12 @@ Msg* stamped(Msg* msg, const Ev& ev) {
 template <typename T>
 Result<Event> as_event(Result<T> decoded);
 
+Result<Event> decode_reservation_event(const pb::ReservationEvent& p) {
+  auto r = net::from_pb(p.reservation());
+  if (!r) return r.status().with_context("reservation event");
+  return Event{ReservationChanged{p.time(), std::move(r).value(), p.deleted()}};
+}
+
 pb::PartitionUpdatedEvent to_pb(const PartitionUpdated& e) {
   pb::PartitionUpdatedEvent p;
   p.set_partition(e.partition);
@@ -432,6 +438,11 @@ std::string encode_event(const Event& e) {
           *stamped(p.mutable_updated(), ev)->mutable_job() = to_pb(ev.job, false);
         } else if constexpr (std::is_same_v<T, PartitionUpdated>) {
           *p.mutable_partition() = to_pb(ev);
+        } else if constexpr (std::is_same_v<T, ReservationChanged>) {
+          auto* r = p.mutable_reservation();
+          r->set_time(ev.time);
+          r->set_deleted(ev.deleted);
+          *r->mutable_reservation() = to_pb(ev.resv);
         } else {
           auto* d = p.mutable_node_drain();
           d->set_node(ev.node);
@@ -492,6 +503,7 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_node_down()) return as_event(from_pb(p.node_down()));
   if (p.has_node_removed()) return as_event(from_pb(p.node_removed()));
   if (p.has_partition()) return as_event(from_pb(p.partition()));
+  if (p.has_reservation()) return decode_reservation_event(p.reservation());
   if (p.has_updated()) {
     Event event{std::in_place_type<JobUpdated>};
     auto& u = std::get<JobUpdated>(event);
@@ -542,6 +554,8 @@ std::string encode_snapshot(const ClusterState& s) {
   add_nodes(s, p);
   for (const auto& part : s.partitions)
     *p.add_partitions() = to_pb(PartitionUpdated{part.name, 0, part.state, part.max_time, part.default_time});
+  for (const auto& [name, r] : s.reservations) *p.add_reservations() = to_pb(r);
+  p.set_next_resv_id(s.next_resv_id);
   for (const auto& [node, mark] : s.drained) {
     auto* d = p.add_drained();
     d->set_node(node);
@@ -562,7 +576,8 @@ namespace {
 // stores scripts it parsed as such).
 struct SnapshotEntries {
   uint64_t next_job_id = 0;
-  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions;
+  uint64_t next_resv_id = 0;
+  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions, reservations;
 };
 
 constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
@@ -605,8 +620,10 @@ bool scan_snapshot(std::string_view bytes, SnapshotEntries& out) {
                                              : tag == field_tag(6, kLengthDelimited) ? &out.nodes
                                              : tag == field_tag(7, kLengthDelimited) ? &out.down
                                              : tag == field_tag(8, kLengthDelimited) ? &out.partitions
+                                             : tag == field_tag(9, kLengthDelimited) ? &out.reservations
                                                                                      : nullptr;
-    bool ok = tag == field_tag(1, kVarint) ? in.ReadVarint64(&out.next_job_id)
+    bool ok = tag == field_tag(1, kVarint)    ? in.ReadVarint64(&out.next_job_id)
+              : tag == field_tag(10, kVarint) ? in.ReadVarint64(&out.next_resv_id)
               : entries                    ? read_bytes(in, bytes, entries->emplace_back())
                                            : skip_field(in, tag);
     if (!ok) return false;
@@ -647,6 +664,14 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s, const std::fu
     if (!e) return e.status().with_context("state snapshot");
     hq::apply(s, *e);
   }
+  pb::AdvanceReservation pr;
+  for (std::string_view entry : snapshot.reservations) {
+    if (!parse(pr, entry)) return invalid("undecodable state snapshot");
+    auto r = from_pb(pr);
+    if (!r) return r.status().with_context("state snapshot");
+    hq::apply(s, ReservationChanged{0, std::move(r).value(), false});
+  }
+  s.next_resv_id = std::max<uint64_t>(s.next_resv_id, snapshot.next_resv_id);
   reserve_jobs(s, snapshot.jobs.size());
   pb::Job pj;  // one message, reused for every job: its own strings keep their buffers
   for (std::string_view entry : snapshot.jobs) {

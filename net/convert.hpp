@@ -24,6 +24,8 @@ pb::NodeRegisteredEvent to_pb(const NodeRegistered& e);
 Result<NodeRegistered> from_pb(const pb::NodeRegisteredEvent& p);
 pb::NodeDownEvent to_pb(const NodeDownChanged& e);
 Result<NodeDownChanged> from_pb(const pb::NodeDownEvent& p);
+pb::AdvanceReservation to_pb(const AdvanceReservation& r);
+Result<AdvanceReservation> from_pb(const pb::AdvanceReservation& p);
 pb::NodeRemovedEvent to_pb(const NodeRemoved& e);
 Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p);
 // Snapshots hold every node as a registration that replays to it, and the DOWN ones.

@@ -1,6 +1,10 @@
-// Journal and snapshot records of nodes (NodeRegistered, NodeDownChanged, NodeRemoved),
-// declared in convert.hpp. Pure functions; thread-safe.
+// Journal and snapshot records of nodes (NodeRegistered, NodeDownChanged, NodeRemoved)
+// and of advance reservations, declared in convert.hpp. Pure functions; thread-safe.
 #include "net/convert.hpp"
+
+#include <algorithm>
+
+#include "core/hostlist.hpp"
 
 namespace hq::net {
 
@@ -56,6 +60,29 @@ pb::NodeRemovedEvent to_pb(const NodeRemoved& e) {
 Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p) {
   if (p.node().empty()) return invalid("node removal without a node");
   return NodeRemoved{p.node(), p.time()};
+}
+
+pb::AdvanceReservation to_pb(const AdvanceReservation& r) {
+  pb::AdvanceReservation p;
+  p.set_name(r.name);
+  p.set_id(r.id);
+  p.set_start(r.start);
+  p.set_end(r.end);
+  for (const auto& n : r.nodes) p.add_nodes(n);
+  for (const auto& u : r.users) p.add_users(u);
+  for (const auto& a : r.accounts) p.add_accounts(a);
+  p.set_partition(r.partition);
+  p.set_flags(r.flags);
+  return p;
+}
+
+Result<AdvanceReservation> from_pb(const pb::AdvanceReservation& p) {
+  if (p.name().empty()) return invalid("reservation without a name");
+  AdvanceReservation r{p.name(), p.id(), p.start(), p.end(), {p.nodes().begin(), p.nodes().end()},
+                       {p.users().begin(), p.users().end()}, {p.accounts().begin(), p.accounts().end()},
+                       p.partition(), p.flags()};
+  std::sort(r.nodes.begin(), r.nodes.end(), natural_less);  // holds() searches them
+  return r;
 }
 
 void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cmd/client/output.hpp"
+#include "cmd/client/reservations.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_json.hpp"
@@ -104,7 +105,7 @@ void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat&
                 bool gpus) {
   if (!a.noheader && (a.iterate || a.verbose || a.layout.long_output)) print_date();
   if (a.reservations) {
-    std::cout << "No reservations in the system\n";
+    std::cout << reservation_table(r, !a.noheader);
     return;
   }
   auto rows = sinfo_rows(r, format, a.filter);

@@ -120,6 +120,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'Y': return or_null(j.sched_nodes());
     case 'k': return or_null(s.comment());
     case 'q': return or_null(s.qos());
+    case 'v': return or_null(s.reservation());
     case 'w': return or_null(s.wckey());
     case 'f': return or_null(s.constraint());
     case 'g': return group_name(s.gid());

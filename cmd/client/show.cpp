@@ -23,8 +23,7 @@ namespace {
 
 // Slurm's Reason=: the StateDesc when there is one (white space made '_', for parsers), else the reason's name.
 std::string shown_reason(const pb::Job& j) {
-  if (j.state_desc().empty()) return j.reason();
-  std::string out = j.state_desc();
+  std::string out = j.state_desc().empty() ? j.reason() : j.state_desc();
   for (char& c : out)
     if (std::isspace(static_cast<unsigned char>(c))) c = '_';
   return out;
@@ -104,6 +103,7 @@ void print_job(const pb::Job& j, int64_t now) {
             << " Deadline=" << (s.deadline() > 0 ? ts(s.deadline()) : "N/A") << "\n"
             << "   Partition=" << (j.partition().empty() ? s.partition() : j.partition())
             << " AllocNode:Sid=" << or_null(s.submit_host()) << ":0\n"
+            << (s.reservation().empty() ? "" : "   Reservation=" + s.reservation() + "\n")
             << "   ReqNodeList=" << or_null(s.nodelist()) << " ExcNodeList=" << or_null(s.exclude()) << "\n"
             << "   NodeList=" << j.nodelist() << "\n";
   if (!pending && j.alloc_size() > 0 && s.alloc_kind() == 0) std::cout << "   BatchHost=" << j.alloc(0).node() << "\n";
@@ -357,7 +357,8 @@ int run_scontrol(const Args& raw) {
       "hold|uhold|release|requeue|requeuehold JOB..., update JobId=.. Key=Value.., show config, version, "
       "wait_job JOB, top JOB, "
       "update NodeName=.. State=DRAIN|RESUME [Reason=..], "
-      "delete NodeName=..";
+      "delete NodeName=.., create reservation Key=Value.., update|delete ReservationName=.., "
+      "show reservation [NAME]";
   if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help" || args[1] == "help"))
     return std::cout << "Usage: " << kSupported << "\n", 0;
   if (args.size() >= 2 && (args[1] == "version" || args[1] == "-V" || args[1] == "--version"))
@@ -368,6 +369,11 @@ int run_scontrol(const Args& raw) {
     std::string ids = args[2];
     return run_job_update({"update", "JobId=" + ids, "Priority=TOP"});
   }
+  if (args.size() >= 3 && args[1] == "show" && is_reservation_word(args[2]))
+    return show_reservations({args.begin() + 3, args.end()}, oneliner);
+  if (args.size() >= 2 && (args[1] == "create" || ((args[1] == "update" || args[1] == "delete") && args.size() >= 3 &&
+                                                   is_reservation_word(args[2]))))
+    return scontrol_reservation(args);
   if (args.size() >= 2 && args[1] == "show") {
     Args rest(args.begin() + 1, args.end());
     rest[0] = "scontrol";

@@ -72,7 +72,7 @@ std::string node_value(const pb::Node& n, char code) {
     case kSiGresUsed: return or_null(n.gres_used());
     case kSiAllocMem: return std::to_string(n.alloc_mem_mib());
     case 'n': case 'o': return n.name();
-    case kSiReservation: return "";
+    case kSiReservation: return n.reservation();
     case kSiComment: case kSiExtra: return "(null)";
     // the -e fields: the exact value
     case 'c': case 'C': case 'X': return std::to_string(n.cpus());
@@ -147,6 +147,8 @@ SinfoNodeState sinfo_state_of(const pb::Node& n) {
   else if (st == "DOWN+DRAIN") s.drain = true, s.base = NodeBase::kDown;
   s.no_respond = !n.responding();
   s.planned = n.planned() && !s.drain && (s.base == NodeBase::kIdle || s.base == NodeBase::kMixed);
+  s.reserved = !n.reservation().empty();
+  s.maint = n.maint();
   return s;
 }
 

@@ -83,6 +83,7 @@ void Controller::tick() {
   if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);
   check_nodes();
   check_time_limits();
+  if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
   forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));

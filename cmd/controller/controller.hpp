@@ -85,6 +85,11 @@ class Controller {
                    std::function<void(Result<pb::JobUpdateReply>)> reply);
   pb::ExplainReply explain(const pb::ExplainRequest& req, const net::Identity& who) const;
   // drain / resume / delete, for root and operators; `reply` runs once it is durable.
+  // scontrol create|update|delete reservation (cmd/controller/reservations.cpp).
+  void reservation_request(const pb::ReservationRequest& req, const net::Identity& who,
+                           std::function<void(pb::NodeControlReply)> reply);
+  // The reservations, and which nodes they hold now, for scontrol show reservation and sinfo.
+  void add_reservations(pb::NodesReply& out) const;
   void update_partition(const pb::PartitionUpdateRequest& req, const net::Identity& who,
                         std::function<void(pb::NodeControlReply)> reply);
   void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
@@ -147,6 +152,7 @@ class Controller {
   void check_nodes();
   void disconnect_deleted(const std::string& node);
   void check_time_limits();
+  void end_reservations();  // those whose window is over, and the jobs still running in them
   void end_jobs_on_node(const std::string& node, JobState state, JobReason reason);
   // The events a registration makes (a node the config does not declare joins), or why
   // it is refused.

@@ -64,6 +64,11 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
       return invalid("Partition " + name + " is " + std::string(partition_state_name(p->state)) +
                      ": it accepts no new jobs (Requested partition configuration not available now)");
   }
+  if (const std::string& name = spec.extra->reservation; !name.empty()) {
+    auto r = state_.reservations.find(name);
+    if (r == state_.reservations.end() || !r->second.admits(spec.user, spec.account))
+      return invalid("Requested reservation is invalid");
+  }
   job.partition = job.partitions.front();
   const PartitionConfig& first = *find_partition(state_.partitions, job.partition);
   Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;

@@ -114,11 +114,16 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
        answer_admin([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
          c.update_partition(m.partition_update(), who, done);
        })},
+      {pb::Envelope::kReservation,
+       answer_admin([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
+         c.reservation_request(m.reservation(), who, done);
+       })},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},
       {pb::Envelope::kNodes, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_nodes_reply() = c.nodes();
+         c.add_reservations(*out.mutable_nodes_reply());
          if (m.nodes().with_config()) c.add_config(*out.mutable_nodes_reply());
        })},
   };

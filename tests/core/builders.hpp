@@ -31,6 +31,12 @@ class JobBuilder {
     job_.spec.extra = e;
     return *this;
   }
+  JobBuilder& reservation(std::string name) {
+    JobExtras e = *job_.spec.extra;
+    e.reservation = std::move(name);
+    job_.spec.extra = e;
+    return *this;
+  }
   JobBuilder& depends(std::string d) { job_.spec.dependency = std::move(d); job_.dep_state = DepState::kWaiting; return *this; }
   JobBuilder& array(uint64_t array_id, int32_t task, int32_t throttle = 0) {
     job_.array_job_id = array_id; job_.array_task_id = task; job_.array_throttle = throttle; return *this;

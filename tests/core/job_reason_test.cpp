@@ -40,7 +40,8 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
         "None Priority Resources Dependency DependencyNeverSatisfied JobHeldUser JobHeldAdmin BeginTime "
         "JobArrayTaskLimit PartitionConfig PartitionDown PartitionInactive PartitionTimeLimit PartitionNodeLimit "
         "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory TimeLimit NodeDown "
-        "JobLaunchFailure PrologFailure NodeFenced DeadLine JobLost ");
+        "JobLaunchFailure PrologFailure NodeFenced DeadLine Reservation ReqNodeNotAvail, Reserved for maintenance "
+              "ReqNodeNotAvail, May be reserved for other job JobLost ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

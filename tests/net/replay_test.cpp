@@ -44,6 +44,10 @@ std::string fingerprint(const ClusterState& s) {
     out << "|partition " << p.name << " " << static_cast<int>(p.state) << " " << p.max_time << " " << p.default_time;
     for (const auto& n : p.nodes) out << " " << n;
   }
+  for (const auto& [name, r] : s.reservations)
+    out << "|resv " << name << " " << r.id << " " << r.start << "-" << r.end << " " << r.nodes.size() << " " << r.partition
+        << " " << r.flags << " " << (r.users.empty() ? "" : r.users[0]);
+  out << "|next_resv " << s.next_resv_id;
   for (const auto& [id, j] : s.jobs)  // read directly too: a field the codec drops must show
     out << "|job " << id.value << " " << static_cast<int>(j.state) << " h" << static_cast<int>(j.hold) << " r"
         << j.restart_count << " c" << j.cancel_requested << " s" << static_cast<int>(j.stop_intent) << " p"
@@ -65,7 +69,7 @@ class EventMaker {
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
     const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
-    switch (pick(16)) {
+    switch (pick(17)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -87,6 +91,11 @@ class EventMaker {
       case 15: return PartitionUpdated{s.partitions[pick(s.partitions.size())].name, t,
                                        static_cast<PartitionState>(pick(4)), pick(2) ? kUnlimited : 60 * Duration(pick(9)),
                                        pick(2) ? kUnlimited : 60};
+      case 16: {  // reservations come, change and go
+        AdvanceReservation r{"r" + std::to_string(pick(3)), 1 + pick(5), t, t + 60 * Time(1 + pick(9)), {nodes[pick(3)]},
+                             {"u" + std::to_string(pick(2))}, {}, pick(2) ? "" : "batch", static_cast<uint32_t>(pick(8))};
+        return ReservationChanged{t, r, pick(3) == 0};
+      }
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};

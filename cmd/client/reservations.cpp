@@ -1,0 +1,129 @@
+// scontrol's advance reservation commands, with Slurm 22.05's words and exit codes:
+// `create reservation Key=Value..`, `update ReservationName=X Key=Value..`,
+// `delete ReservationName=X`, `show reservation [NAME]` (and -o), and sinfo -T's table
+// (core/advance_reservation.hpp reads and prints them). One request each; no state.
+#include "cmd/client/reservations.hpp"
+
+#include <ctime>
+#include <iostream>
+#include <optional>
+
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
+#include "core/advance_reservation.hpp"
+#include "core/units.hpp"
+#include "net/convert.hpp"
+
+namespace hq::cmd {
+namespace {
+
+// The controller's NodesReply (reservations and nodes), or a printed error.
+std::optional<pb::NodesReply> fetch(const std::string& prog) {
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status()), std::nullopt;
+  pb::Envelope env;
+  env.mutable_nodes();
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status()), std::nullopt;
+  return reply->nodes_reply();
+}
+
+// Sends a create, update or delete; the controller's answer (its errors in `errors`).
+Result<pb::NodeControlReply> send(const std::string& action, const Args& settings) {
+  pb::Envelope env;
+  auto* req = env.mutable_reservation();
+  req->set_action(action);
+  for (const auto& s : settings) req->add_settings(s);
+  int64_t now = static_cast<int64_t>(std::time(nullptr));
+  req->set_utc_offset(local_utc_offset(now));
+  auto client = connect_client();
+  if (!client) return client.status();
+  auto reply = (*client)->call(env);
+  if (!reply) return reply.status();
+  return reply->node_control_reply();
+}
+
+int create(const Args& settings) {
+  int64_t now = static_cast<int64_t>(std::time(nullptr));
+  auto parsed = parse_resv_settings(settings, now, local_utc_offset(now));
+  Status checked = parsed ? check_resv_create(*parsed) : parsed.status();
+  if (!checked) return std::cerr << "scontrol: error: " << checked.message() << ".  No reservation created.\n", 1;
+  auto reply = send("create", settings);
+  if (!reply) return fail("scontrol", reply.status());
+  if (reply->errors_size() == 0) return std::cout << "Reservation created: " << reply->done(0) << "\n", 0;
+  const std::string& why = reply->errors(0);
+  std::cerr << "Error creating the reservation: " << why << "\n";
+  if (why == "Requested nodes are busy")
+    std::cout << "Note, unless nodes are directly requested a reservation must exist in a single partition.\n"
+                 "If no partition is requested the default partition is assumed.\n";
+  return 1;
+}
+
+int update(const Args& settings) {
+  int64_t now = static_cast<int64_t>(std::time(nullptr));
+  auto parsed = parse_resv_settings(settings, now, local_utc_offset(now));
+  if (parsed && !parsed->name) parsed = invalid("Reservation must be given");
+  if (!parsed) return std::cerr << "scontrol: error: " << parsed.status().message() << ".  No reservation update.\n", 1;
+  auto reply = send("update", settings);
+  if (!reply) return fail("scontrol", reply.status());
+  if (reply->errors_size() == 0) return std::cout << "Reservation updated.\n", 0;
+  std::cerr << "Error updating the reservation: " << reply->errors(0) << "\nslurm_update error: " << reply->errors(0) << "\n";
+  return 1;
+}
+
+// `delete ReservationName=X` (or Reservation=X): silent when done, as Slurm.
+int remove(const std::string& word) {
+  std::string name = word.substr(word.find('=') + 1);
+  auto reply = send("delete", {"ReservationName=" + name});
+  if (!reply) return fail("scontrol", reply.status());
+  if (reply->errors_size() == 0) return 0;
+  std::cerr << "delete_reservation " << word << ": " << reply->errors(0) << "\n";
+  return 1;
+}
+
+std::vector<AdvanceReservation> reservations_of(const pb::NodesReply& r) {
+  std::vector<AdvanceReservation> out;
+  for (const auto& p : r.reservations())
+    if (auto one = net::from_pb(p)) out.push_back(std::move(one).value());
+  return out;
+}
+
+}  // namespace
+
+bool is_reservation_word(const std::string& word) {
+  std::string w = to_lower(word.substr(0, word.find('=')));
+  return w.size() >= 3 && std::string("reservationname").rfind(w, 0) == 0;
+}
+
+int scontrol_reservation(const Args& args) {
+  const std::string& verb = args[1];
+  if (verb == "create") return create(Args(args.begin() + 2, args.end()));
+  if (verb == "update") return update(Args(args.begin() + 2, args.end()));
+  if (args.size() < 3 || args[2].find('=') == std::string::npos)
+    return std::cerr << "scontrol: error: Invalid deletion entity: " << (args.size() > 2 ? args[2] : "") << "\n", 1;
+  return remove(args[2]);
+}
+
+int show_reservations(const std::vector<std::string>& names, bool oneliner) {
+  auto reply = fetch("scontrol");
+  if (!reply) return 1;
+  bool shown = false;
+  for (const auto& p : reply->reservations()) {
+    if (!names.empty() && p.name() != names[0]) continue;
+    auto r = net::from_pb(p);
+    if (!r) continue;
+    std::cout << format_reservation(*r, reply->now(), p.cpus(), oneliner);
+    shown = true;
+  }
+  if (shown) return 0;
+  if (!names.empty()) return std::cout << "Reservation " << names[0] << " not found\n", 1;
+  std::cout << "No reservations in the system\n";
+  return 0;
+}
+
+std::string reservation_table(const pb::NodesReply& reply, bool header) {
+  return format_reservation_table(reservations_of(reply), reply.now(), header);
+}
+
+}  // namespace hq::cmd

@@ -165,8 +165,9 @@ Status check_free(const ClusterState& state, const AdvanceReservation& r) {
           return invalid("Requested nodes are busy");
     }
   }
-  for (const auto& [name, other] : state.reservations) {
-    if (name == r.name || ((r.flags | other.flags) & kResvOverlap) || !other.overlaps(r.start, r.end)) continue;
+  for (const auto& entry : state.reservations) {
+    const AdvanceReservation& other = entry.second;  // named: lambdas may not capture a structured binding (clang)
+    if (other.name == r.name || ((r.flags | other.flags) & kResvOverlap) || !other.overlaps(r.start, r.end)) continue;
     if (std::any_of(r.nodes.begin(), r.nodes.end(), [&](const std::string& n) { return other.holds(n); }))
       return invalid("Requested nodes are busy");  // slurmctld's answer to an overlap too
   }

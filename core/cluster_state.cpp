@@ -72,6 +72,7 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   job.alloc = e.alloc;
   job.reason = JobReason::kNone;
   if (!e.partition.empty()) job.partition = e.partition;
+  if (e.time_limit > 0) job.time_limit = e.time_limit;
   job.expected_start = 0;
   job.sched_nodes.clear();
   s.pending.erase(job.id);

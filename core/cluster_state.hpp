@@ -24,6 +24,7 @@ struct JobStarted {
   Time time = 0;
   std::vector<NodeAlloc> alloc;
   std::string partition;   // the candidate partition it starts in (empty: unchanged)
+  Duration time_limit = 0; // > 0: its limit, lowered toward --time-min so that it starts now
 };
 struct JobEnded {
   JobId id;

@@ -372,8 +372,8 @@ class Pass {
 
   // The pools of a job: each usable partition times each constraint alternative.
   void pools_for(const Job& job, const std::vector<int32_t>& parts, const Constraint& constraint,
-                 std::vector<Pool>& pools) {
-    int32_t slots = snap_.duration_slots(job.time_limit);
+                 std::vector<Pool>& pools, Duration limit) {
+    int32_t slots = snap_.duration_slots(limit);
     size_t alts = std::max<size_t>(1, constraint.alternatives.size());
     for (int32_t part : parts) {
       for (size_t a = 0; a < alts; ++a) {
@@ -732,7 +732,7 @@ class Pass {
     NodeFilter filter;
     auto constraint = parse_constraint(job.spec.constraint);
     if (!constraint) info.reason = JobReason::kBadConstraints;
-    else pools_for(job, parts, *constraint, pools);
+    else pools_for(job, parts, *constraint, pools, job.time_limit);
     if (info.reason == JobReason::kNone) info.reason = filter_for(job, filter);
     if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
@@ -743,9 +743,12 @@ class Pass {
     bool preempting = (!found || p.slot > 0) && can_start && !victims_.empty() &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
+    Duration lowered = 0;  // --time-min: a shorter limit that lets it start now
+    if ((!found || p.slot > 0) && can_start && !preempting && (lowered = lowered_limit(job, parts, *constraint, filter, p)) > 0)
+      found = true;
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
-      plan_.starts.push_back({job.id, part, commit(p), c.priority});
+      plan_.starts.push_back({job.id, part, commit(p), c.priority, lowered});
       if (behind) ++backfill_starts_;
       if (job.array_job_id) ++array_running_[job.array_job_id];
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});
@@ -756,6 +759,28 @@ class Pass {
     if (JobReason r = reserved_reason(job, parts); r != JobReason::kNone) info.reason = r;
     for (const Pool& pool : pools) blocked_[pool.part] = 1;
     plan_.pending.push_back(std::move(info));
+  }
+
+  // --time-min (Slurm's backfill): the longest limit from the job's --time-min up to its
+  // limit, to the resolution, with which it starts now; 0 when even --time-min does not.
+  // `out` gets that start (its pools are kept in lowered_pools_).
+  Duration lowered_limit(const Job& job, const std::vector<int32_t>& parts, const Constraint& constraint,
+                         const NodeFilter& filter, Placement& out) {
+    if (!job.spec.extra.identity()) return 0;
+    Duration lo = job.spec.extra->time_min;
+    Duration hi = job.time_limit == kUnlimited ? snap_.map.horizon() * snap_.resolution : job.time_limit;
+    auto starts_now = [&](Duration limit) {
+      lowered_pools_.clear();
+      pools_for(job, parts, constraint, lowered_pools_, limit);
+      return find(lowered_pools_, filter, 0, out) && out.slot == 0;
+    };
+    if (lo <= 0 || lo >= hi || !starts_now(lo)) return 0;
+    while (hi - lo > snap_.resolution) {  // lo starts now, hi does not
+      Duration mid = lo + (hi - lo) / 2;
+      (starts_now(mid) ? lo : hi) = mid;
+    }
+    starts_now(lo);
+    return lo;
   }
 
   // Holds the placement's resources from its slot on, for the job's time limit.
@@ -872,6 +897,7 @@ class Pass {
   std::vector<int32_t> parts_;  // consider()'s usable partitions
   bool sorted_ = false;         // ordered() already sorted (the quick pass's partial sort)
   std::vector<Option> options_;
+  std::vector<Pool> lowered_pools_;  // lowered_limit()'s, which its placement points into
 };
 
 }  // namespace

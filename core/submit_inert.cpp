@@ -9,7 +9,6 @@ const std::vector<InertOption>& inert_submit_options() {
       {"export-file", 0, A::kRequired, true, false, "the file is not read; --export decides the environment"},
       {"hint", 0, A::kRequired, true, false, "hints do not change CPU placement yet"},
       {"nodefile", 'F', A::kRequired, true, false, "the file is not read; use --nodelist"},
-      {"time-min", 0, A::kRequired, true, false, "the time limit is not shortened for backfill yet"},
       {"gpus-per-socket", 0, A::kRequired, true, false, "GPUs are counted per node, not per socket, yet"},
       {"sockets-per-node", 0, A::kRequired, true, false, "nodes are chosen by CPU count, not socket layout, yet"},
       {"cores-per-socket", 0, A::kRequired, true, false, "nodes are chosen by CPU count, not socket layout, yet"},

@@ -169,6 +169,11 @@ std::vector<OptionDef> base_options() {
          r.spec.time_limit = *d;
          return Status::ok();
        }},
+      {"time-min", 0, true, [](SubmitRequest& r, std::string_view v) -> Status {
+         auto d = parse_duration(v);
+         if (!d || *d == kUnlimited) return invalid("Invalid --time-min specification");
+         return set_extra(r, [&](JobExtras& e) { e.time_min = *d; return Status::ok(); });
+       }},
       {"nodes", 'N', true, set_nodes},
       {"ntasks", 'n', true, [](SubmitRequest& r, std::string_view v) { r.spec.ntasks_set = true; return set_int(r.spec.ntasks, v, "task count"); }},
       {"ntasks-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.ntasks_per_node, v, "tasks per node"); }},

@@ -73,6 +73,8 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   const PartitionConfig& first = *find_partition(state_.partitions, job.partition);
   Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;
   job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
+  if (Duration tmin = spec.extra->time_min; tmin > 0 && job.time_limit != kUnlimited && tmin > job.time_limit)
+    return invalid("Invalid time-min specification (exceeds job's time or other limits)");
   if (Time deadline = spec.extra->deadline; deadline > 0) {  // Slurm's checks at submission
     Time earliest = std::max<Time>(spec.begin_time, now());
     if (deadline < earliest) return invalid("Requested time limit is invalid (missing or exceeds some limit)");

@@ -31,6 +31,12 @@ class JobBuilder {
     job_.spec.extra = e;
     return *this;
   }
+  JobBuilder& time_min(Duration d) {
+    JobExtras e = *job_.spec.extra;
+    e.time_min = d;
+    job_.spec.extra = e;
+    return *this;
+  }
   JobBuilder& reservation(std::string name) {
     JobExtras e = *job_.spec.extra;
     e.reservation = std::move(name);

@@ -89,6 +89,37 @@ TEST_CASE("backfill: a short job starts ahead of a blocked wide job, a long one 
   CHECK(fifo.starts.empty());
 }
 
+TEST_CASE("--time-min: backfill lowers a limit toward it so that the job starts now - never below it") {
+  auto s = cluster("n[1-2]", 1);
+  start(s, 100, {"n1"}, 1);
+  s.jobs.at(JobId{100}).time_limit = 3600;                    // n1 busy until t=3600
+  apply(s, JobBuilder(1).nodes(2).limit(3600).priority(10));  // both nodes at t=3600
+  apply(s, JobBuilder(2).limit(7200).time_min(600));          // n2 is free until 3600: lowered
+  apply(s, JobBuilder(3).limit(7200).time_min(5400));         // even its minimum would delay job 1
+  Plan p = run(s);
+  REQUIRE(started(p, 2) != nullptr);
+  Duration lowered = started(p, 2)->time_limit;
+  CHECK(lowered >= 600);
+  CHECK(lowered <= 3600);
+  CHECK(lowered > 3600 - 2 * 60);  // as long as fits, to the resolution
+  CHECK(started(p, 3) == nullptr);
+  CHECK(info(p, 1)->expected_start == 3600);  // not delayed
+  // Without --time-min the same job only waits; a job that starts as it is keeps its limit.
+  auto t = cluster("n[1-2]", 1);
+  start(t, 100, {"n1"}, 1);
+  t.jobs.at(JobId{100}).time_limit = 3600;
+  apply(t, JobBuilder(1).nodes(2).limit(3600).priority(10));
+  apply(t, JobBuilder(2).limit(7200));
+  CHECK(started(run(t), 2) == nullptr);
+  auto u = cluster("n1", 1);
+  apply(u, JobBuilder(4).limit(7200).time_min(60));
+  REQUIRE(started(run(u), 4) != nullptr);
+  CHECK(started(run(u), 4)->time_limit == 0);  // unchanged
+  // The lowered limit is the job's from its start on (journaled with the start).
+  apply(s, JobStarted{JobId{2}, 0, started(p, 2)->alloc, "", lowered});
+  CHECK(s.jobs.at(JobId{2}).time_limit == lowered);
+}
+
 TEST_CASE("easy reserves for the first blocked job only - backfill for every tested one") {
   auto s = cluster("n[1-4]", 1);
   start(s, 100, {"n1", "n2", "n3"}, 1);

@@ -135,3 +135,25 @@ TEST_CASE("e2e: allow_groups admits members of a listed group only") {
   CHECK(out.out.find("group not permitted to use this partition (others allows groups root)") != std::string::npos);
   CHECK(c.hq("submit --hold -p others --wrap true").rc == 0);  // root may use every partition
 }
+
+TEST_CASE("e2e: --time-min - a job that would delay a blocked wide job starts now with a shorter limit") {
+  LocalCluster c(2, 1, 20, "[scheduler]\nbf_resolution = 1\n");
+  REQUIRE(c.ready());
+  std::string a = c.submit("-N1 -t 0:20 --wrap 'sleep 15'");       // holds e1 for up to 20 s
+  REQUIRE(c.wait_state(a, "RUNNING", 10));
+  std::string wide = c.submit("-N2 -t 0:10 --wrap 'sleep 1'");     // needs both nodes
+  std::string flexible = c.submit("-N1 -t 5:00 --time-min=0:05 --wrap 'sleep 1'");
+  REQUIRE(c.wait_state(flexible, "RUNNING", 10));
+  CHECK(c.state(wide) == "PENDING");
+  auto shown = c.hq("show job " + flexible).out;
+  CHECK(shown.find("TimeMin=00:00:05") != std::string::npos);
+  size_t at = shown.find("TimeLimit=00:00:");  // lowered from 5 minutes to seconds
+  REQUIRE(at != std::string::npos);
+  int limit = std::stoi(shown.substr(at + 16, 2));
+  CHECK(limit >= 5);
+  CHECK(limit <= 20);  // no later than e1 comes back for the wide job
+  auto refused = c.hq("submit -t 1 --time-min=5 --wrap true");
+  CHECK(refused.rc != 0);
+  CHECK(refused.out.find("Invalid time-min specification") != std::string::npos);
+  c.hq("cancel " + a);
+}

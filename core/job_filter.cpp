@@ -65,6 +65,8 @@ bool job_matches(const JobFilter& f, const Job& job) {
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
   if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
   if (!f.qos.empty() && !f.qos.count(job.spec.extra->qos)) return false;
+  if (!f.reservations.empty() && !f.reservations.count(job.spec.extra->reservation)) return false;
+  if (!f.wckeys.empty() && !f.wckeys.count(job.spec.extra->wckey)) return false;
   if (f.licenses_given) return false;
   if (!f.nodes.empty() && std::none_of(job.alloc.begin(), job.alloc.end(),
                                        [&](const NodeAlloc& a) { return f.nodes.count(a.node) > 0; }))

@@ -17,6 +17,7 @@ struct JobFilter {
   std::set<JobState> states;      // (Slurm's states hq never uses match nothing)
   bool all_states = false;        // -t all
   std::set<std::string> users, partitions, names, accounts, qos;  // empty: any
+  std::set<std::string> reservations, wckeys;                     // -R, --wckey; empty: any
   std::set<std::string> nodes;    // -w: jobs holding any of these nodes (not pending ones)
   bool licenses_given = false;    // -L: jobs using these licenses; hq tracks none, so none
 };

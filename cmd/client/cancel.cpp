@@ -25,10 +25,12 @@ constexpr char kUsage[] =
     "  -n, --name=LIST      jobs with these names    -t, --state=LIST jobs in these states (pending, R, ...)\n"
     "  -p, --partition=LIST jobs in these partitions -A, --account=LIST\n"
     "  -q, --qos=LIST       jobs of these QOS        -w, --nodelist=HOSTLIST jobs on these nodes\n"
+    "  -R, --reservation=LIST jobs in these reservations  --wckey=LIST jobs of these wckeys\n"
     "  -i, --interactive    ask before each job (y/n on stdin)\n"
     "  -s, --signal=SIG     send SIG to the jobs' steps instead of cancelling (USR1, 10, SIGTERM, ...)\n"
     "  -b, --batch          with -s: to the batch shell only   -f, --full  with -s: to the shell, its children and the steps\n"
-    "  -Q, --quiet  -v, --verbose  --ctld  -M, --clusters=NAME (one cluster: taken)  --json\n";
+    "  -Q, --quiet  -v, --verbose  --ctld  -M, --clusters=NAME (one cluster: taken)  --json\n"
+    "  -H, --hurry, --sibling=NAME: taken, change nothing (no burst buffers, no federation)\n";
 
 struct CancelArgs {
   pb::CancelRequest ids;       // named jobs and tasks
@@ -93,6 +95,8 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
   for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose", "--ctld"})
     if (a == quiet) return Status::ok();  // scancel prints nothing on success either way; hq always asks the controller
   if (value_of(args, i, "-M", "--clusters")) return Status::ok();  // one cluster
+  if (value_of(args, i, "", "--sibling")) return Status::ok();  // no federation: no siblings
+  if (a == "-H" || a == "--hurry") return Status::ok();  // no burst buffers to stage out
   if (a == "-b" || a == "--batch") return out.ids.set_signal_scope(std::max(out.ids.signal_scope(), 1)), Status::ok();
   if (a == "-f" || a == "--full") return out.ids.set_signal_scope(2), Status::ok();
   if (auto sig = value_of(args, i, "-s", "--signal")) {
@@ -107,7 +111,8 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
     const char *shrt, *lng;
   };
   for (Filter f : {Filter{"-u", "--user"}, Filter{"-n", "--name"}, Filter{"-n", "--jobname"}, Filter{"-t", "--state"},
-                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}, Filter{"-q", "--qos"}}) {
+                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}, Filter{"-q", "--qos"},
+                   Filter{"-R", "--reservation"}, Filter{"", "--wckey"}}) {
     auto v = value_of(args, i, f.shrt, f.lng);
     if (!v) {
       if (a == f.shrt || a == f.lng) return invalid("option '" + a + "' requires an argument");
@@ -121,6 +126,8 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
       lng == "--partition" ? q.add_partitions(item)
       : lng == "--account" ? q.add_accounts(item)
       : lng == "--qos"     ? q.add_qos(item)
+      : lng == "--reservation" ? q.add_reservations(item)
+      : lng == "--wckey"   ? q.add_wckeys(item)
                            : q.add_names(item);
     return Status::ok();
   }

@@ -41,6 +41,7 @@ void print_start(const pb::QueueReply& q, bool header) {
 // squeue's filters into the request (the controller applies them); errors in Slurm's words.
 struct QueueArgs {
   std::string jobs, states, users, partitions, names, accounts, qos, nodes, licenses, format, fields, sort;
+  std::string reservations;
   bool json = false, yaml = false, noheader = false, start = false, steps = false, long_format = false, me = false,
        array = false;
   int iterate = 0;
@@ -63,6 +64,7 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
   for (const auto& n : split_list(a.names)) q.add_names(n);
   for (const auto& acct : split_list(a.accounts)) q.add_accounts(acct);
   for (const auto& qos : split_list(a.qos)) q.add_qos(qos);
+  for (const auto& r : split_list(a.reservations)) q.add_reservations(r);
   for (const auto& l : split_list(a.licenses)) q.add_licenses(l);
   return a.nodes.empty() ? Status::ok() : add_node_filter(q, a.nodes);
 }
@@ -70,7 +72,8 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
 std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   auto app = std::make_unique<CLI::App>("hq queue: list jobs (squeue)");
   app->set_help_flag("--help", "print help");
-  app->add_option("-j,--jobs", a.jobs, "comma-separated job ids");
+  app->add_option("-j,--jobs,--job", a.jobs, "comma-separated job ids");
+  app->add_option("-R,--reservation", a.reservations, "jobs in this advance reservation");
   app->add_option("-t,--states", a.states, "comma-separated states in any case (pending,R,CD,...) or all");
   app->add_option("-u,--user", a.users, "these users' jobs (comma-separated names or uids)");
   app->add_flag("--me", a.me, "my jobs");
@@ -84,12 +87,12 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   app->add_option("-O,--Format", a.fields, "fields: name[:[.]width],... (Slurm's names), e.g. JobID,State:.10");
   app->add_option("-S,--sort", a.sort, "sort keys: [-]letter,... (Slurm's; default P,t,-p)");
   app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
-  app->add_flag("-r,--array", a.array, "one line per array task (pending tasks are otherwise one line)");
+  app->add_flag("-r,--array,--array-unique", a.array, "one line per array task (pending tasks are otherwise one line)");
   app->add_flag("--json", a.json, "JSON output");
   app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
   app->add_flag("-h,--noheader", a.noheader, "no header line");
   app->add_flag("--start", a.start, "pending jobs with their expected start times");
-  app->add_flag("-s,--steps", a.steps, "job steps instead of jobs");
+  app->add_flag("-s,--steps,--step", a.steps, "job steps instead of jobs");
   app->add_flag("-l,--long", a.long_format, "the long layout (with -s: the time first)");
   add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--sibling,--noconvert,-v,--verbose",
                      "-M,--clusters");

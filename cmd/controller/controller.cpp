@@ -397,6 +397,8 @@ JobFilter queue_filter(const pb::QueueRequest& req) {
   f.names.insert(req.names().begin(), req.names().end());
   f.accounts.insert(req.accounts().begin(), req.accounts().end());
   f.qos.insert(req.qos().begin(), req.qos().end());
+  f.reservations.insert(req.reservations().begin(), req.reservations().end());
+  f.wckeys.insert(req.wckeys().begin(), req.wckeys().end());
   f.nodes.insert(req.nodes().begin(), req.nodes().end());
   f.licenses_given = req.licenses_size() > 0;
   return f;

@@ -40,6 +40,9 @@ TEST_CASE("e2e: scontrol create reservation - its jobs run on its node, others k
   CHECK(c.hq("queue -h -o %N -j " + own).out == "e1\n");
   CHECK(c.hq("queue -h -o %N -j " + small).out == "e2\n");
   CHECK(sh(bin + "squeue -h -o '%v' -j " + own).out == "root_1\n");
+  CHECK(sh(bin + "squeue -h -o %i -R root_1").out == own + "\n");  // -R filters in the controller
+  CHECK(sh(bin + "scancel -R other").rc == 0);                      // no job of that one: nothing done
+  CHECK(c.state(own) == "RUNNING");
   REQUIRE(c.wait_considered(wide, 10));
   CHECK(c.state(wide) == "PENDING");
   CHECK(sh(bin + "scontrol show job " + own).out.find("   Reservation=root_1\n") != std::string::npos);

@@ -51,8 +51,6 @@ bool tag_is(std::string_view tag, std::string_view name, size_t min) {
   return tag.size() >= std::min(min, name.size()) && tag.size() <= name.size() && iequals(tag, name.substr(0, tag.size()));
 }
 
-std::vector<std::string> names_of(std::string_view list) { return split_list(list); }
-
 // Keys Slurm takes that hq does not: refused by name.
 bool unsupported_key(std::string_view tag) {
   for (auto [name, min] : {std::pair<std::string_view, size_t>{"CoreCnt", 5}, {"CoreCount", 5}, {"CPUCnt", 5},
@@ -64,6 +62,14 @@ bool unsupported_key(std::string_view tag) {
 }
 
 using Setter = Status (*)(ResvSettings&, std::string_view word, std::string_view val, Time now, int64_t off);
+
+Status set_node_count(ResvSettings& s, std::string_view, std::string_view v, Time, int64_t) {
+  if (v.find(',') != std::string_view::npos) return invalid("Using a comma separated array for NodeCnt is no longer valid");
+  auto n = parse_int(v, 1, 1000000);
+  if (!n) return invalid("\"" + std::string(v) + "\" is not a valid node count");
+  s.node_count = static_cast<int32_t>(*n);
+  return Status::ok();
+}
 
 Status set_time(std::optional<Time>& out, std::string_view word, std::string_view val, Time now, int64_t off,
                 const char* what) {
@@ -79,9 +85,9 @@ struct Key {
   Setter set;
 };
 // In Slurm's matching order (scontrol_parse_res_options): the first that fits wins.
-const std::array<Key, 10> kKeys{{
+const std::array<Key, 11> kKeys{{
     {"Accounts", 1, [](ResvSettings& s, std::string_view, std::string_view v, Time, int64_t) {
-       s.accounts = names_of(v);
+       s.accounts = split_list(v);
        return Status::ok();
      }},
     {"Flags", 2, [](ResvSettings& s, std::string_view, std::string_view v, Time, int64_t) {
@@ -93,7 +99,7 @@ const std::array<Key, 10> kKeys{{
     {"Users", 1, [](ResvSettings& s, std::string_view w, std::string_view v, Time, int64_t) {
        if (!v.empty() && v.front() == '-')
          return invalid("Users=-NAME (everyone but) is not supported by hq: " + std::string(w));
-       s.users = names_of(v);
+       s.users = split_list(v);
        return Status::ok();
      }},
     {"ReservationName", 1, [](ResvSettings& s, std::string_view w, std::string_view v, Time, int64_t) {
@@ -117,14 +123,8 @@ const std::array<Key, 10> kKeys{{
        s.duration = unlimited ? kUnlimited : *d;
        return Status::ok();
      }},
-    {"NodeCnt", 5, [](ResvSettings& s, std::string_view, std::string_view v, Time, int64_t) {
-       if (v.find(',') != std::string_view::npos)
-         return invalid("Using a comma separated array for NodeCnt is no longer valid");
-       auto n = parse_int(v, 1, 1000000);
-       if (!n) return invalid("\"" + std::string(v) + "\" is not a valid node count");
-       s.node_count = static_cast<int32_t>(*n);
-       return Status::ok();
-     }},
+    {"NodeCnt", 5, set_node_count},
+    {"NodeCount", 5, set_node_count},
     {"Nodes", 5, [](ResvSettings& s, std::string_view w, std::string_view v, Time, int64_t) {
        if (!iequals(v, "ALL") && !expand_hostlist(v)) return invalid("Invalid node name specified: " + std::string(w));
        s.nodes = std::string(v);
@@ -137,7 +137,6 @@ const std::array<Key, 10> kKeys{{
 }};
 
 const Key* find_key(std::string_view tag) {
-  if (tag_is(tag, "NodeCount", 5)) return &kKeys[7];
   for (const Key& k : kKeys)
     if (tag_is(tag, k.name, k.min)) return &k;
   return nullptr;
@@ -153,24 +152,27 @@ Time end_of(Time start, const ResvSettings& s, Time fallback) {
 // When a running job gives its node back: its limit's end, or never.
 bool job_busy_after(const Job& job, Time t) { return job.time_limit == kUnlimited || job.start_time + job.time_limit > t; }
 
-// Nodes of `r` that jobs use over its window, or that another reservation holds then.
-Status check_free(const ClusterState& state, const AdvanceReservation& r) {
+// Whether `node` is free for `r` over its window: no job runs there past its start (but
+// its own, or any with IGNORE_JOBS) and no other reservation holds it then (unless OVERLAP).
+bool node_free(const ClusterState& state, const AdvanceReservation& r, const std::string& node) {
   if (!(r.flags & kResvIgnoreJobs)) {
-    for (const std::string& name : r.nodes) {
-      auto it = state.nodes.find(name);
-      if (it == state.nodes.end()) continue;
+    if (auto it = state.nodes.find(node); it != state.nodes.end()) {
       for (JobId id : it->second.jobs)
         if (const Job* job = find_job(state, id); job && job->state == JobState::kRunning &&
-            job->spec.extra->reservation != r.name && job_busy_after(*job, r.start))  // its own jobs may stay
-          return invalid("Requested nodes are busy");
+            job->spec.extra->reservation != r.name && job_busy_after(*job, r.start))
+          return false;
     }
   }
-  for (const auto& entry : state.reservations) {
-    const AdvanceReservation& other = entry.second;  // named: lambdas may not capture a structured binding (clang)
-    if (other.name == r.name || ((r.flags | other.flags) & kResvOverlap) || !other.overlaps(r.start, r.end)) continue;
-    if (std::any_of(r.nodes.begin(), r.nodes.end(), [&](const std::string& n) { return other.holds(n); }))
-      return invalid("Requested nodes are busy");  // slurmctld's answer to an overlap too
-  }
+  for (const auto& [name, other] : state.reservations)
+    if (name != r.name && !((r.flags | other.flags) & kResvOverlap) && other.overlaps(r.start, r.end) && other.holds(node))
+      return false;
+  return true;
+}
+
+// slurmctld answers "busy" both for jobs and for an overlap.
+Status check_free(const ClusterState& state, const AdvanceReservation& r) {
+  for (const std::string& node : r.nodes)
+    if (!node_free(state, r, node)) return invalid("Requested nodes are busy");
   return Status::ok();
 }
 
@@ -205,9 +207,7 @@ Status choose_nodes(const ClusterState& state, const ResvSettings& s, AdvanceRes
     r.nodes.clear();
     for (const std::string& name : part->nodes) {
       if (static_cast<int32_t>(r.nodes.size()) == *s.node_count) break;
-      AdvanceReservation one = r;
-      one.nodes = {name};
-      if (check_free(state, one)) r.nodes.push_back(name);
+      if (node_free(state, r, name)) r.nodes.push_back(name);
     }
     if (static_cast<int32_t>(r.nodes.size()) < *s.node_count) return invalid("Requested nodes are busy");
   }
@@ -307,11 +307,10 @@ Result<AdvanceReservation> update_reservation(const ClusterState& state, const A
 }
 
 bool reservation_in_use(const ClusterState& state, std::string_view name) {
-  auto uses = [&](const Job& job) { return job.spec.extra->reservation == name; };
-  bool used = false;
-  for_each_job_in(state, state.pending, [&](const Job& j) { used = used || uses(j); });
-  for_each_job_in(state, state.running, [&](const Job& j) { used = used || uses(j); });
-  return used;
+  for (const std::set<JobId>* ids : {&state.pending, &state.running})
+    for (JobId id : *ids)
+      if (const Job* job = find_job(state, id); job && job->spec.extra->reservation == name) return true;
+  return false;
 }
 
 std::string resv_flags_string(uint32_t flags) {

@@ -136,7 +136,6 @@ class Pass {
     auto hold = [&](int32_t node, int32_t from, int32_t to) {
       map.take(node, from, to, map.total_cpus(node), map.total_mem(node), map.total_gpus(node));
     };
-    part_free_until_.assign(snap_.parts.size(), kNever);
     part_maint_.assign(snap_.parts.size(), 0);
     std::vector<Time> free_until(static_cast<size_t>(map.node_count()), kNever);
     std::vector<char> maint(static_cast<size_t>(map.node_count()), 0);
@@ -145,12 +144,13 @@ class Pass {
       int32_t from = r.start <= snap_.now ? 0 : slot_at_or_before(r.start);
       int32_t to = snap_.release_slot(r.end);
       if (to >= map.horizon()) to = kForever;
+      Time begins = std::max(r.start, snap_.now);
       for (const std::string& node : r.nodes) {
         int32_t idx = snap_.node_index.find(node);
         if (idx < 0) continue;
         if (from < map.horizon()) hold(idx, from, to);
         auto i = static_cast<size_t>(idx);
-        if (std::max(r.start, snap_.now) < free_until[i]) free_until[i] = std::max(r.start, snap_.now);
+        free_until[i] = std::min(free_until[i], begins);
         if (r.flags & kResvMaint) maint[i] = 1;
       }
     }
@@ -161,7 +161,7 @@ class Pass {
     }
     // Per partition: until when its least reserved node is free of reservations (a job that
     // must end before then finds none of its nodes kept), and whether MAINT keeps them.
-    std::fill(part_free_until_.begin(), part_free_until_.end(), -1);  // -1: no node seen
+    part_free_until_.assign(snap_.parts.size(), -1);  // -1: no node seen
     for (int32_t idx = 0; idx < map.node_count(); ++idx) {
       auto i = static_cast<size_t>(idx);
       if (outside[i]) continue;
@@ -176,10 +176,7 @@ class Pass {
 
   // The coarse time-map slot that begins at or before `t` (a reservation's start).
   int32_t slot_at_or_before(Time t) const {
-    auto slot = static_cast<int32_t>(std::min<int64_t>((t - snap_.now) / snap_.resolution, kForever - 1));
-    if (slot <= 60) return slot;
-    int32_t step = slot <= 360 ? 5 : 30;
-    return std::max(60, slot / step * step);
+    return TimeMap::coarsen_down(static_cast<int32_t>(std::min<int64_t>((t - snap_.now) / snap_.resolution, kForever - 1)));
   }
 
   // Why a job that did not start waits on reservations: every node of its partitions is
@@ -216,7 +213,7 @@ class Pass {
   std::vector<Candidate> ordered(const Job* extra) {
     std::vector<Candidate> order;
     order.reserve(s_.pending.size() + 1);
-    bool any_resv = !s_.reservations.empty() || scope_;
+    bool any_resv = !s_.reservations.empty();
     auto add = [&](const Job& job) {
       if ((any_resv || job.spec.extra.identity()) && routed_elsewhere(job)) return;
       if (misses_deadline(job, snap_.now)) return plan_.deadline_kills.push_back(job.id);  // ended, not ranked

@@ -57,10 +57,19 @@ void TimeMap::add_change(NodeRec& n, Change c) {
 // Far-off releases are rounded later (never earlier, so plans stay safe): exact for
 // the first 60 slots, then to 5 slots, and past 360 slots to 30. Fewer distinct node
 // states means fewer classes to test per job.
+namespace {
+int32_t coarse_step(int32_t slot) { return slot <= 360 ? 5 : 30; }
+}  // namespace
+
 int32_t TimeMap::coarsen(int32_t slot) {
   if (slot <= 60 || slot >= kForever - 30) return slot;
-  int32_t step = slot <= 360 ? 5 : 30;
+  int32_t step = coarse_step(slot);
   return (slot + step - 1) / step * step;
+}
+
+int32_t TimeMap::coarsen_down(int32_t slot) {
+  if (slot <= 60 || slot >= kForever - 30) return slot;
+  return std::max(60, slot / coarse_step(slot) * coarse_step(slot));
 }
 
 void TimeMap::add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem, int32_t gpus) {

@@ -69,7 +69,8 @@ class TimeMap {
                    std::vector<int32_t>& room, int64_t& read);
 
   int32_t horizon() const { return horizon_; }
-  static int32_t coarsen(int32_t slot);
+  static int32_t coarsen(int32_t slot);       // rounded later, to the grid of far-off slots
+  static int32_t coarsen_down(int32_t slot);  // rounded earlier, to the same grid
   int32_t node_count() const { return static_cast<int32_t>(nodes_.size()); }
   int32_t class_count() const { return static_cast<int32_t>(classes_.size()); }
   // The classes that have nodes, and some that lost theirs lately (class_nodes() empty;

@@ -1,7 +1,7 @@
 #include "cmd/client/job_query.hpp"
 
+#include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
-
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -33,6 +33,22 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     env.mutable_queue()->set_after_id(last);
   }
   return all;
+}
+
+Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config) {
+  pb::Envelope env;
+  env.mutable_nodes()->set_with_config(with_config);
+  auto reply = client.call(env);
+  if (!reply) return reply.status();
+  return std::move(*reply->mutable_nodes_reply());
+}
+
+Result<pb::NodeControlReply> call_admin(const pb::Envelope& request) {
+  auto client = connect_client();
+  if (!client) return client.status();
+  auto reply = (*client)->call(request);
+  if (!reply) return reply.status();
+  return std::move(*reply->mutable_node_control_reply());
 }
 
 Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names) {

@@ -1,5 +1,7 @@
-// The jobs a queue request selects, page by page: a controller's reply carries at most a
-// few MiB of jobs, so clients ask again after the last id until it says there are no more.
+// The requests several clients send the controller: the jobs a queue request selects, page
+// by page (a reply carries at most a few MiB of jobs, so clients ask again after the last id
+// until it says there are no more), the nodes reply, and the administration requests that
+// are answered with a NodeControlReply.
 #pragma once
 #include <set>
 #include <string>
@@ -13,6 +15,12 @@ namespace hq::cmd {
 
 // Every page of `req` in one reply (`now` from the first page).
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
+
+// Nodes, partitions and reservations (with the controller's settings: scontrol show config).
+Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config = false);
+// Connects, sends an administration request (node control, partition update, reservation)
+// and returns the controller's NodeControlReply.
+Result<pb::NodeControlReply> call_admin(const pb::Envelope& request);
 
 // squeue's and scancel's -w: the jobs holding any node of `hostlist` (expanded into `req`).
 Status add_node_filter(pb::QueueRequest& req, const std::string& hostlist);

@@ -4,6 +4,7 @@
 // node and partition administration for root and operators.
 #include <iostream>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -12,6 +13,13 @@
 namespace hq::cmd {
 namespace {
 
+// "<prog>: error: ..." for each of the controller's errors; 1 when there were any.
+int print_admin_reply(const std::string& prog, const Result<pb::NodeControlReply>& reply) {
+  if (!reply) return fail(prog, reply.status());
+  for (const auto& e : reply->errors()) std::cerr << prog << ": error: " << e << "\n";
+  return reply->errors_size() > 0 ? 1 : 0;
+}
+
 int send_node_control(const std::string& prog, const std::string& action, const std::string& nodes,
                       const std::string& reason) {
   pb::Envelope env;
@@ -19,12 +27,7 @@ int send_node_control(const std::string& prog, const std::string& action, const 
   req->set_action(action);
   req->set_nodes(nodes);
   req->set_reason(reason);
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status());
-  auto reply = (*client)->call(env);
-  if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->node_control_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
-  return reply->node_control_reply().errors_size() > 0 ? 1 : 0;
+  return print_admin_reply(prog, call_admin(env));
 }
 
 const char* const kUsage =
@@ -75,12 +78,7 @@ int scontrol_partition_update(const Args& args) {
     else req->add_settings(args[i]);
   }
   if (req->partition().empty()) return fail("scontrol", invalid("No valid partition name specified"));
-  auto client = connect_client();
-  if (!client) return fail("scontrol", client.status());
-  auto reply = (*client)->call(env);
-  if (!reply) return fail("scontrol", reply.status());
-  for (const auto& e : reply->node_control_reply().errors()) std::cerr << "scontrol: error: " << e << "\n";
-  return reply->node_control_reply().errors_size() > 0 ? 1 : 0;
+  return print_admin_reply("scontrol", call_admin(env));
 }
 
 }  // namespace hq::cmd

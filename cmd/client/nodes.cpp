@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/reservations.hpp"
 #include "cmd/client/persona_cli.hpp"
@@ -160,11 +161,7 @@ int run_nodes(const Args& args) {
       if (!c) return c.status();
       client = std::move(c.value());
     }
-    pb::Envelope env;
-    env.mutable_nodes();
-    auto reply = client->call(env);
-    if (!reply) return reply.status();
-    return reply->nodes_reply();
+    return query_nodes(*client);
   });
 }
 

@@ -6,8 +6,8 @@
 
 #include <ctime>
 #include <iostream>
-#include <optional>
 
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -18,30 +18,14 @@
 namespace hq::cmd {
 namespace {
 
-// The controller's NodesReply (reservations and nodes), or a printed error.
-std::optional<pb::NodesReply> fetch(const std::string& prog) {
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status()), std::nullopt;
-  pb::Envelope env;
-  env.mutable_nodes();
-  auto reply = (*client)->call(env);
-  if (!reply) return fail(prog, reply.status()), std::nullopt;
-  return reply->nodes_reply();
-}
-
 // Sends a create, update or delete; the controller's answer (its errors in `errors`).
 Result<pb::NodeControlReply> send(const std::string& action, const Args& settings) {
   pb::Envelope env;
   auto* req = env.mutable_reservation();
   req->set_action(action);
   for (const auto& s : settings) req->add_settings(s);
-  int64_t now = static_cast<int64_t>(std::time(nullptr));
-  req->set_utc_offset(local_utc_offset(now));
-  auto client = connect_client();
-  if (!client) return client.status();
-  auto reply = (*client)->call(env);
-  if (!reply) return reply.status();
-  return reply->node_control_reply();
+  req->set_utc_offset(local_utc_offset(static_cast<int64_t>(std::time(nullptr))));
+  return call_admin(env);
 }
 
 int create(const Args& settings) {
@@ -106,8 +90,10 @@ int scontrol_reservation(const Args& args) {
 }
 
 int show_reservations(const std::vector<std::string>& names, bool oneliner) {
-  auto reply = fetch("scontrol");
-  if (!reply) return 1;
+  auto client = connect_client();
+  if (!client) return fail("scontrol", client.status());
+  auto reply = query_nodes(**client);
+  if (!reply) return fail("scontrol", reply.status());
   bool shown = false;
   for (const auto& p : reply->reservations()) {
     if (!names.empty() && p.name() != names[0]) continue;

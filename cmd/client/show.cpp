@@ -212,11 +212,9 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
 int show_nodes_or_partitions(const std::string& prog, bool partitions, const std::vector<std::string>& names, bool json) {
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
-  pb::Envelope env;
-  env.mutable_nodes();
-  auto reply = (*client)->call(env);
+  auto reply = query_nodes(**client);
   if (!reply) return fail(prog, reply.status());
-  pb::NodesReply r = reply->nodes_reply();
+  const pb::NodesReply& r = *reply;
   auto wanted = [&](const std::string& n) { return names.empty() || std::find(names.begin(), names.end(), n) != names.end(); };
   pb::NodesReply out;
   for (const auto& n : r.nodes()) if (!partitions && wanted(n.name())) *out.add_nodes() = n;
@@ -305,11 +303,9 @@ namespace {
 int show_config() {
   auto client = connect_client();
   if (!client) return fail("scontrol", client.status());
-  pb::Envelope env;
-  env.mutable_nodes()->set_with_config(true);
-  auto reply = (*client)->call(env);
+  auto reply = query_nodes(**client, true);
   if (!reply) return fail("scontrol", reply.status());
-  const pb::NodesReply& r = reply->nodes_reply();
+  const pb::NodesReply& r = *reply;
   std::cout << "Configuration data as of " << local_time(r.now()) << "\n";
   for (const auto& e : r.config()) {
     std::string key = e.key();

@@ -84,6 +84,7 @@ void Controller::end_reservations() {
 }
 
 void Controller::add_reservations(pb::NodesReply& out) const {
+  if (state_.reservations.empty()) return;
   Time t = now();
   std::vector<const AdvanceReservation*> by_id;  // in the order they were made, as Slurm lists them
   for (const auto& [name, r] : state_.reservations) by_id.push_back(&r);

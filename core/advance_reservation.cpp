@@ -150,7 +150,7 @@ Time end_of(Time start, const ResvSettings& s, Time fallback) {
 }
 
 // When a running job gives its node back: its limit's end, or never.
-bool job_busy_after(const Job& job, Time t) { return job.time_limit == kUnlimited || job.start_time + job.time_limit > t; }
+bool job_busy_after(const Job& job, Time t) { return job.time_limit == kUnlimited || job.suspended || limit_end(job) > t; }
 
 // Whether `node` is free for `r` over its window: no job runs there past its start (but
 // its own, or any with IGNORE_JOBS) and no other reservation holds it then (unless OVERLAP).

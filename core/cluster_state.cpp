@@ -16,7 +16,7 @@ void hold_resources(ClusterState& s, const Job& job, const std::string* only = n
     auto it = s.nodes.find(a.node);
     if (it == s.nodes.end()) continue;  // node removed from config: nothing to hold
     Node& n = it->second;
-    n.alloc_cpus += a.cpus;
+    if (!job.suspended) n.alloc_cpus += a.cpus;  // a suspended job's CPUs are free for others
     n.alloc_mem_mib += a.mem_mib;
     for (int32_t g : a.gpus) {
       if (g < 0) continue;
@@ -33,13 +33,38 @@ void release_resources(ClusterState& s, const Job& job) {
     auto it = s.nodes.find(a.node);
     if (it == s.nodes.end()) continue;
     Node& n = it->second;
-    n.alloc_cpus -= a.cpus;
+    if (!job.suspended) n.alloc_cpus -= a.cpus;
     n.alloc_mem_mib -= a.mem_mib;
     for (int32_t g : a.gpus)
       if (g >= 0 && static_cast<size_t>(g) < n.gpu_used.size()) n.gpu_used[static_cast<size_t>(g)] = 0;
     n.alloc_gpus -= static_cast<int32_t>(a.gpus.size());
     n.jobs.erase(job.id);
   }
+}
+
+// A job that ends while suspended: its time suspended is closed at its end.
+void end_suspension(Job& job, Time t) {
+  if (!job.suspended) return;
+  job.suspended_secs += std::max<Duration>(0, t - job.suspend_time);
+  job.suspended = false;
+}
+
+// Suspended: its CPUs go back to the node (memory and GPUs stay held), its run time stops.
+// Resumed: it takes its CPUs again, even where another job uses them now (Slurm's rule).
+bool apply_suspended(ClusterState& s, const JobSuspended& e) {
+  auto it = s.jobs.find(e.id);
+  if (it == s.jobs.end() || it->second.state != JobState::kRunning || it->second.suspended == e.suspend) return false;
+  Job& job = it->second;
+  for (const auto& a : job.alloc)
+    if (auto n = s.nodes.find(a.node); n != s.nodes.end()) n->second.alloc_cpus += e.suspend ? -a.cpus : a.cpus;
+  if (e.suspend) {
+    job.pre_suspend_secs += std::max<Duration>(0, e.time - (job.suspend_time ? job.suspend_time : job.start_time));
+  } else {
+    job.suspended_secs += std::max<Duration>(0, e.time - job.suspend_time);
+  }
+  job.suspend_time = e.time;
+  job.suspended = e.suspend;
+  return true;
 }
 
 // Jobs come in id order (submissions, a snapshot's), so the end of the map and of the id
@@ -86,6 +111,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   if (it == s.jobs.end() || is_terminal(it->second.state)) return false;
   Job& job = it->second;
   if (job.state == JobState::kRunning) release_resources(s, job);
+  end_suspension(job, e.time);
   s.pending.erase(job.id);
   s.running.erase(job.id);
   job.state = e.state;
@@ -159,6 +185,8 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.alloc.clear();
   job.state = JobState::kPending;
   job.start_time = 0;
+  job.suspended = false;
+  job.suspend_time = job.pre_suspend_secs = job.suspended_secs = 0;
   job.reason = e.reason;
   job.cancel_requested = false;
   job.preempting = false;
@@ -413,6 +441,7 @@ bool apply(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, JobUpdated>) return apply_updated(state, e);
         else if constexpr (std::is_same_v<T, PartitionUpdated>) return apply_partition(state, e);
         else if constexpr (std::is_same_v<T, ReservationChanged>) return apply_reservation(state, e);
+        else if constexpr (std::is_same_v<T, JobSuspended>) return apply_suspended(state, e);
         else {
           static_assert(std::is_same_v<T, NodeRemoved>);
           return apply_removed(state, e);

@@ -48,6 +48,8 @@ struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
 // A running job is being stopped (requeue, requeuehold, preemption): its end will be
 // recorded as `intent` says, even across a controller restart.
 struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopIntent::kNone; };
+// scontrol suspend (true) or resume (false) of a running job.
+struct JobSuspended { JobId id; Time time = 0; bool suspend = false; };
 // scontrol update JobId=: the job's request as it now is (core/job_update). Its script,
 // environment and identity stay; its spec, partitions, time limit, array throttle, begin
 // time and dependency state are taken from `job`. Stale for a job that has ended.
@@ -92,7 +94,7 @@ struct ReservationChanged {
 };
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
                            NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
-                           NodeRemoved, JobUpdated, PartitionUpdated, ReservationChanged>;
+                           NodeRemoved, JobUpdated, PartitionUpdated, ReservationChanged, JobSuspended>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

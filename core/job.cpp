@@ -37,6 +37,13 @@ std::string display_id(const Job& job) {
   return std::to_string(job.array_job_id) + "_" + std::to_string(job.array_task_id);
 }
 
+Duration run_time(const Job& job, Time now) {
+  if (job.start_time == 0) return 0;
+  Time until = is_terminal(job.state) ? job.end_time : now;
+  Duration suspended = job.suspended_secs + (job.suspended ? std::max<Duration>(0, until - job.suspend_time) : 0);
+  return std::max<Duration>(0, until - job.start_time - suspended);
+}
+
 bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
 
 bool misses_deadline(const Job& job, Time now) {

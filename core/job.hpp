@@ -93,6 +93,7 @@ struct JobSpec {
   std::string gpu_type;
   int32_t cpus_per_gpu = 0;            // --cpus-per-gpu; 0 = not set
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
+  bool mem_all = false;                // --mem=0: all of each node's memory, none of it in use by others
   std::string cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
@@ -153,9 +154,21 @@ struct Job {
   Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
   std::string sched_nodes;             // nodes backfill plans to use
   bool preempting = false;             // being stopped for a higher tier (grace running)
+  // scontrol suspend/resume: a suspended job keeps its nodes, memory and GPUs, not its
+  // CPUs, and time suspended does not count against its limit. State stays kRunning.
+  bool suspended = false;
+  Time suspend_time = 0;               // the last suspend or resume (Slurm's SuspendTime); 0: never
+  Duration pre_suspend_secs = 0;       // run time before the last suspend (SecsPreSuspend)
+  Duration suspended_secs = 0;         // time suspended, in all
   StopIntent stop_intent = StopIntent::kNone;  // journaled: what its end will be recorded as
   bool held() const { return hold != HoldKind::kNone; }
 };
+
+// When a running job's time limit ends it (its limit counts run time, not time suspended);
+// only for a job with a limit.
+inline Time limit_end(const Job& job) { return job.start_time + job.time_limit + job.suspended_secs; }
+// How long a started job has run by `now` (or ran, once ended), time suspended not counted.
+Duration run_time(const Job& job, Time now);
 
 // "123" or "100_7" for array tasks.
 std::string display_id(const Job& job);

@@ -22,10 +22,15 @@ constexpr char kValidStates[] =
 // Slurm's states hq's jobs are never in: taken (they match nothing), as squeue takes them.
 bool slurm_only_state(const std::string& s) {
   static const std::set<std::string> kOthers = {
-      "SUSPENDED", "S",  "BOOT_FAIL", "BF", "COMPLETING", "CG", "CONFIGURING", "CF",
+      "BOOT_FAIL", "BF", "COMPLETING", "CG", "CONFIGURING", "CF",
       "RESIZING", "RS", "RESV_DEL_HOLD", "RD", "REQUEUED", "RQ", "REQUEUE_FED", "RF", "REQUEUE_HOLD", "RH",
       "REVOKED", "RV", "SIGNALING", "SI", "SPECIAL_EXIT", "SE", "STAGE_OUT", "SO", "STOPPED", "ST"};
   return kOthers.count(s) > 0;
+}
+
+bool state_matches(const JobFilter& f, const Job& job) {
+  if (!f.states_given) return !is_terminal(job.state);
+  return job.suspended ? f.suspended : f.states.count(job.state) > 0;
 }
 
 }  // namespace
@@ -40,6 +45,10 @@ Status parse_state_filter(std::string_view text, JobFilter& filter) {
     std::string s = upper(item);
     if (s.empty()) continue;
     if (s == "OOM") s = "OUT_OF_MEMORY";
+    if (s == "SUSPENDED" || s == "S") {
+      filter.suspended = true;
+      continue;
+    }
     JobState st;
     if (parse_job_state(s, st)) {
       filter.states.insert(st);
@@ -60,7 +69,7 @@ Status parse_state_filter(std::string_view text, JobFilter& filter) {
 }
 
 bool job_matches(const JobFilter& f, const Job& job) {
-  if (!f.all_states && (f.states_given ? !f.states.count(job.state) : is_terminal(job.state))) return false;
+  if (!f.all_states && !state_matches(f, job)) return false;
   if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
   if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;

@@ -15,6 +15,7 @@ namespace hq {
 struct JobFilter {
   bool states_given = false;      // -t: only jobs in `states`; else those that have not ended
   std::set<JobState> states;      // (Slurm's states hq never uses match nothing)
+  bool suspended = false;         // -t SUSPENDED/S (a suspended job is kRunning; R alone does not take it)
   bool all_states = false;        // -t all
   std::set<std::string> users, partitions, names, accounts, qos;  // empty: any
   std::set<std::string> reservations, wckeys;                     // -R, --wckey; empty: any

@@ -144,10 +144,12 @@ Result<Job> apply_job_update(const Job& job, const JobUpdate& u, bool admin, Tim
   }
   if (u.mem_per_node_mib) {
     s.mem_per_node_mib = *u.mem_per_node_mib;
+    s.mem_all = s.mem_per_node_mib == 0;  // MinMemoryNode=0: all of each node's memory, as --mem=0
     s.mem_per_cpu_mib = s.mem_per_gpu_mib = 0;
   }
   if (u.mem_per_cpu_mib) {
     s.mem_per_cpu_mib = *u.mem_per_cpu_mib;
+    s.mem_all = false;
     s.mem_per_node_mib = s.mem_per_gpu_mib = 0;
   }
   if (u.start_time) {

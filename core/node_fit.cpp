@@ -31,7 +31,7 @@ FitRefusal fit_refusal(const NodeSize& size, const NodeFree& free, const UnitNee
   NodeFree room = need.whole_node ? all_free(size) : free;
   if (room.cpus < cpus_per_unit(need)) return FitRefusal::kCpus;
   if (usable_cpus(size, room, need) < cpus_per_unit(need)) return FitRefusal::kRestrictedCpus;
-  if (room.mem < mem_per_unit(need)) return FitRefusal::kMemory;
+  if (room.mem < mem_per_unit(need) || (need.all_mem && room.mem < size.mem)) return FitRefusal::kMemory;
   HQ_CHECK(room.gpus < gpus_per_unit(need));  // units_on_node() has no other cause
   return FitRefusal::kGpus;
 }
@@ -43,7 +43,8 @@ std::string needed_text(FitRefusal why, const UnitNeed& need, std::string_view g
     case FitRefusal::kCpus: return std::to_string(cpus_per_unit(need)) + " CPUs";
     case FitRefusal::kRestrictedCpus:
       return std::to_string(cpus_per_unit(need)) + " CPUs besides those kept for GPU jobs (restricted_cores_per_gpu)";
-    case FitRefusal::kMemory: return std::to_string(mem_per_unit(need)) + " MiB of memory";
+    case FitRefusal::kMemory:
+      return need.all_mem ? "all of its memory unused (--mem=0)" : std::to_string(mem_per_unit(need)) + " MiB of memory";
     case FitRefusal::kGpus:
       return std::to_string(gpus_per_unit(need)) + " " + (gpu_type.empty() ? "" : std::string(gpu_type) + " ") + "GPU(s)";
   }

@@ -29,6 +29,7 @@ struct UnitNeed {
   int32_t gpus = 0;        // per unit
   int32_t node_gpus = 0;   // per node, however many units it holds
   bool whole_node = false; // the node must be idle; the job gets all of it (one unit, or tasks)
+  bool all_mem = false;    // --mem=0: none of the node's memory in use; the job gets all of it
   int32_t slots = 1;       // duration; kForever: no time limit
   uint64_t cpus_magic = 0; // division_magic(cpus), or 0: divide plainly
   bool uses_gpus() const { return gpus > 0 || node_gpus > 0; }
@@ -63,6 +64,7 @@ namespace fit_detail {
 inline int32_t shared_units(const NodeSize& size, const NodeFree& free, const UnitNeed& need) {
   int32_t cpus = usable_cpus(size, free, need);
   if (free.mem < need.node_mem || cpus <= 0 || free.gpus < need.node_gpus) return 0;
+  if (need.all_mem && free.mem < size.mem) return 0;
   int64_t u = need.cpus_magic && cpus < 65536 ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
               : need.cpus > 0                 ? cpus / need.cpus
                                               : need.max_units;

@@ -62,7 +62,9 @@ Duration SchedSnapshot::grace_of(const std::string& partition) const {
 }
 
 int32_t SchedSnapshot::release_of(const Job& job) const {
-  int32_t slot = job.time_limit == kUnlimited ? kForever : release_slot(job.start_time + job.time_limit);
+  // A suspended job ends no sooner than it is resumed (and its CPUs are free already).
+  if (job.suspended) return kForever;
+  int32_t slot = job.time_limit == kUnlimited ? kForever : release_slot(limit_end(job));
   if (job.preempting) slot = std::min(slot, release_slot(now + grace_of(job.partition)));
   return slot == kForever ? kForever : TimeMap::coarsen(slot);
 }

@@ -654,7 +654,7 @@ class Pass {
         gpus = snap_.map.total_gpus(node);
       } else {
         a.cpus = units * sh.need.cpus;
-        a.mem_mib = sh.need.node_mem + units * sh.need.mem;
+        a.mem_mib = sh.need.all_mem ? snap_.map.total_mem(node) : sh.need.node_mem + units * sh.need.mem;
       }
       a.tasks = sh.spread ? units : sh.tasks_per_node;
       if (p.slot == 0 && gpus > 0) {
@@ -799,7 +799,7 @@ class Pass {
   void collect_victims() {
     for_each_job_in(s_, s_.running, [&](const Job& j) {
       auto it = snap_.part_index.find(j.partition);
-      if (j.preempting || it == snap_.part_index.end()) return;
+      if (j.preempting || j.suspended || it == snap_.part_index.end()) return;
       const PartitionConfig& part = *snap_.parts[it->second];
       if (part.preempt_mode == PreemptMode::kOff || snap_.now - j.start_time < cfg_.preempt_exempt_time) return;
       Victim v{&j, part.priority_tier, part.preempt_mode, part.grace_time, snap_.release_of(j), {}, {}};

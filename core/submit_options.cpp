@@ -181,8 +181,17 @@ std::vector<OptionDef> base_options() {
          r.spec.cpus_per_task_set = true;
          return set_int(r.spec.cpus_per_task, v, "cpus per task");
        }},
-      {"mem", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_cpu_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_node_mib, v); }},
-      {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) { r.spec.mem_per_node_mib = r.spec.mem_per_gpu_mib = 0; return set_mem(r.spec.mem_per_cpu_mib, v); }},
+      {"mem", 0, true, [](SubmitRequest& r, std::string_view v) {
+         r.spec.mem_per_cpu_mib = r.spec.mem_per_gpu_mib = 0;
+         Status s = set_mem(r.spec.mem_per_node_mib, v);
+         r.spec.mem_all = s && r.spec.mem_per_node_mib == 0;  // --mem=0: all of each node's memory
+         return s;
+       }},
+      {"mem-per-cpu", 0, true, [](SubmitRequest& r, std::string_view v) {
+         r.spec.mem_per_node_mib = r.spec.mem_per_gpu_mib = 0;
+         r.spec.mem_all = false;
+         return set_mem(r.spec.mem_per_cpu_mib, v);
+       }},
       {"gpus", 'G', true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus, v); }},
       {"gpus-per-node", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_node, v); }},
       {"gpus-per-task", 0, true, [](SubmitRequest& r, std::string_view v) { return set_gpus(r, &JobSpec::gpus_per_task, v); }},
@@ -191,6 +200,7 @@ std::vector<OptionDef> base_options() {
       {"cpus-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) { return set_int(r.spec.cpus_per_gpu, v, "cpus per GPU"); }},
       {"mem-per-gpu", 0, true, [](SubmitRequest& r, std::string_view v) {
          r.spec.mem_per_node_mib = r.spec.mem_per_cpu_mib = 0;
+         r.spec.mem_all = false;
          return set_mem(r.spec.mem_per_gpu_mib, v);
        }},
       {"export", 0, true, [](SubmitRequest& r, std::string_view v) { r.export_spec = v; return Status::ok(); }},

@@ -79,6 +79,7 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_cpus_per_task_set(s.cpus_per_task_set);
   p.set_mem_per_node_mib(s.mem_per_node_mib);
   p.set_mem_per_cpu_mib(s.mem_per_cpu_mib);
+  p.set_mem_all(s.mem_all);
   p.set_time_limit(s.time_limit);
   p.set_hold(s.hold);
   p.set_account(s.account);
@@ -145,6 +146,7 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.cpus_per_task_set = p.cpus_per_task_set();
   s.mem_per_node_mib = p.mem_per_node_mib();
   s.mem_per_cpu_mib = p.mem_per_cpu_mib();
+  s.mem_all = p.mem_all();
   s.time_limit = p.time_limit();
   if (!p.env().empty()) s.env = std::vector<std::string>(p.env().begin(), p.env().end());
   s.hold = p.hold();
@@ -239,6 +241,13 @@ Status decode_job(const pb::Job& p, Job& j) {
   j.sched_nodes = p.sched_nodes();
   j.state_desc = p.state_desc().substr(0, 256);
   j.preempting = p.preempting();
+  if (p.suspended() && j.state != JobState::kRunning) return invalid("a suspended job that is not running");
+  if (p.suspend_time() < 0 || p.pre_suspend_secs() < 0 || p.suspended_secs() < 0)
+    return invalid("negative suspension times");
+  j.suspended = p.suspended();
+  j.suspend_time = p.suspend_time();
+  j.pre_suspend_secs = p.pre_suspend_secs();
+  j.suspended_secs = p.suspended_secs();
   return Status::ok();
 }
 
@@ -288,6 +297,10 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_sched_nodes(j.sched_nodes);
   p.set_state_desc(j.state_desc);
   p.set_preempting(j.preempting);
+  p.set_suspended(j.suspended);
+  p.set_suspend_time(j.suspend_time);
+  p.set_pre_suspend_secs(j.pre_suspend_secs);
+  p.set_suspended_secs(j.suspended_secs);
   if (j.peak_mem_bytes >= 0) p.set_peak_mem_bytes(j.peak_mem_bytes);
   if (j.cpu_time_usec >= 0) p.set_cpu_time_usec(j.cpu_time_usec);
   return p;
@@ -439,6 +452,8 @@ std::string encode_event(const Event& e) {
           *stamped(p.mutable_updated(), ev)->mutable_job() = to_pb(ev.job, false);
         } else if constexpr (std::is_same_v<T, PartitionUpdated>) {
           *p.mutable_partition() = to_pb(ev);
+        } else if constexpr (std::is_same_v<T, JobSuspended>) {
+          stamped(p.mutable_suspend(), ev)->set_suspend(ev.suspend);
         } else if constexpr (std::is_same_v<T, ReservationChanged>) {
           auto* r = p.mutable_reservation();
           r->set_time(ev.time);
@@ -495,6 +510,8 @@ Result<Event> decode_event(const std::string& bytes) {
     if (d != 0 && d != 2) return invalid("bad dependency state in journal event");
     return Event{JobDependencyChanged{JobId{p.dependency().job_id()}, p.dependency().time(), static_cast<DepState>(d)}};
   }
+  if (p.has_suspend())
+    return Event{JobSuspended{JobId{p.suspend().job_id()}, p.suspend().time(), p.suspend().suspend()}};
   if (p.has_cancel()) return Event{JobCancelRequested{JobId{p.cancel().job_id()}, p.cancel().time(), p.cancel().key()}};
   if (p.has_stop()) {
     auto intent = stop_intent_from(p.stop().intent());

@@ -469,10 +469,41 @@ void Agent::signal_job(const pb::KillJob& k) {
             (k.signal_scope() == 2 ? " and its children" : ""));
 }
 
+// scontrol suspend / resume: SIGSTOP / SIGCONT to every step's tasks and to the batch
+// shell's process group, as slurmstepd does. A suspended job's time limit and --signal wait;
+// the controller sends the resumed job's limit, longer by the time it was suspended.
+void Agent::suspend_job(uint64_t id, bool suspend) {
+  int sig = suspend ? SIGSTOP : SIGCONT;
+  if (steps_) steps_->signal_job(id, sig);
+  auto it = running_.find(id);
+  if (it == running_.end()) return;  // an allocation's first node: its steps are all there is
+  RunningJob& rj = it->second;
+  if (rj.suspended == suspend) return;
+  rj.suspended = suspend;
+  if (suspend) {
+    rj.limit_timer.reset();
+    rj.signal_timer.reset();
+  }
+  if (rj.pid > 0) ::kill(-rj.pid, sig);
+  log::info("job " + std::to_string(id) + (suspend ? " suspended" : " resumed"));
+}
+
+// scontrol notify: slurmstepd's error line, word for word, at the end of the job's stderr.
+void Agent::notify_job(const pb::KillJob& k) {
+  auto it = running_.find(k.job_id());
+  if (it == running_.end()) return;
+  const Job& job = it->second.job;
+  std::string text = k.message().substr(0, 4096);
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  (void)append_job_line(batch_error_path(job, opts_.name), job.spec.uid,
+                        "slurmstepd-" + opts_.name + ": error: " + text + "\n");
+}
+
 // scontrol update TimeLimit=: the limit counts from the job's start, as before.
 void Agent::on_time_limit(const pb::JobTimeLimit& t) {
   auto it = running_.find(t.job_id());
-  if (it == running_.end() || it->second.timed_out) return;
+  if (it == running_.end() || it->second.timed_out || it->second.suspended) return;
   it->second.job.time_limit = t.time_limit() > 0 ? t.time_limit() : kUnlimited;
   it->second.limit_timer.reset();
   it->second.signal_timer.reset();
@@ -636,6 +667,8 @@ void Agent::arm_signal(uint64_t id) {
 // A kill whose reason this agent does not know (a newer controller's) still kills: as a cancel.
 void Agent::on_kill(const pb::KillJob& k) {
   if (k.reason() == "signal") return signal_job(k);
+  if (k.reason() == "suspend" || k.reason() == "resume") return suspend_job(k.job_id(), k.reason() == "suspend");
+  if (k.reason() == "notify") return notify_job(k);
   if (held_.count(k.job_id())) {
     // The job's steps get SIGTERM from their step manager (this node's, for an allocation of
     // srun or salloc): the share goes once their tasks here are over, or after the kill
@@ -714,6 +747,8 @@ void Agent::cancelled_line(RunningJob& rj, const std::string& why) {
 void Agent::terminate(RunningJob& rj, int64_t grace) {
   pid_t pgid = rj.pid;
   if (pgid <= 0) return;  // still in its prolog: it ends as cancelled when that finishes
+  if (rj.suspended && steps_) steps_->signal_job(rj.job.id.value, SIGCONT);  // stopped tasks take SIGTERM only so
+  rj.suspended = false;
   if (grace > 0 && steps_) {  // its steps get SIGTERM too, SIGKILL after the job's kill wait
     steps_->terminate_job(rj.job.id.value, rj.timed_out);
     rj.steps_terminated = true;

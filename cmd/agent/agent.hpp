@@ -83,6 +83,7 @@ class Agent {
     bool steps_terminated = false;  // its steps got SIGTERM (a cancel or time limit with a grace)
     bool cancel_noted = false;      // its stderr has the "*** JOB ... CANCELLED AT ..." line
     bool steps_waited = false;   // its end waited (or had no need to wait) for its steps to end
+    bool suspended = false;      // scontrol suspend: stopped (SIGSTOP), its limit timers off
     std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
   };
   // A job whose script runs on another node (LaunchJob alloc_only): this node holds its
@@ -165,6 +166,8 @@ class Agent {
   void on_kill(const pb::KillJob& kill);
   void on_time_limit(const pb::JobTimeLimit& limit);
   void signal_job(const pb::KillJob& k);
+  void suspend_job(uint64_t id, bool suspend);
+  void notify_job(const pb::KillJob& k);
   void terminate(RunningJob& rj, int64_t grace);
   void arm_signal(uint64_t id);
   void wait_children();

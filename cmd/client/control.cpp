@@ -1,4 +1,5 @@
-// `hq hold|uhold|release|requeue|requeuehold JOB...` (also `scontrol hold ...`),
+// `hq hold|uhold|release|requeue|requeuehold JOB...` (also `scontrol hold ...`), scontrol
+// suspend|resume|notify,
 // `scontrol update JobId=...` (`hq update`), and `hq explain JOB`: job control actions,
 // changes to jobs' requests and the why-is-it-pending report.
 #include <ctime>
@@ -33,6 +34,41 @@ int run_job_control(const Args& args) {
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
   for (const auto& e : reply->job_control_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
+  return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
+}
+
+// scontrol suspend|resume JOB_LIST (root and operators) and notify JOB MESSAGE: the
+// controller's answers are Slurm's whole lines ("Job is not suspended for job 12",
+// "job notify failure: ..."), printed as they come.
+int run_suspend_control(const Args& args) {
+  const std::string& action = args[0];
+  if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help")) {
+    std::cout << (action == "notify" ? "usage: scontrol notify JOBID MESSAGE...   (a line in the job's stderr)\n"
+                                     : "usage: scontrol " + action + " JOBID[_TASK][,...]...   (root and operators)\n");
+    return 0;
+  }
+  if (args.size() < 2 || (action == "notify" && args.size() < 3)) {
+    std::cerr << "too few arguments for keyword:" << action << "\n";
+    return 1;
+  }
+  pb::Envelope env;
+  auto* req = env.mutable_job_control();
+  req->set_action(action);
+  if (action == "notify") {
+    req->add_jobs(args[1]);
+    std::string message;
+    for (size_t i = 2; i < args.size(); ++i) message += (i > 2 ? " " : "") + args[i];
+    req->set_message(message);
+  } else {
+    for (size_t i = 1; i < args.size(); ++i)
+      for (std::string_view id : split(args[i], ','))
+        if (!id.empty()) req->add_jobs(std::string(id));
+  }
+  auto client = connect_client();
+  if (!client) return fail("scontrol", client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail("scontrol", reply.status());
+  for (const auto& e : reply->job_control_reply().errors()) std::cerr << e << "\n";
   return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
 }
 

@@ -18,9 +18,7 @@ std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string when(int64_t t) { return t > 0 ? local_time(t) : "N/A"; }
 
-int64_t elapsed(const pb::Job& j, int64_t now) {  // seconds run
-  return j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
-}
+int64_t elapsed(const pb::Job& j, int64_t now) { return job_run_time(j, now); }
 
 std::string limit_text(int64_t seconds) { return seconds > 0 ? format_elapsed(seconds) : "UNLIMITED"; }
 
@@ -38,6 +36,7 @@ std::string partitions(const pb::Job& j) {  // a pending job shows every candida
 }
 
 std::string state_code(const std::string& state) {
+  if (state == "SUSPENDED") return "S";
   JobState s;
   return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
 }
@@ -63,6 +62,15 @@ std::string exit_code(const pb::Job& j) {
 }
 
 }  // namespace
+
+std::string job_state(const pb::Job& j) { return j.suspended() ? "SUSPENDED" : j.state(); }
+
+int64_t job_run_time(const pb::Job& j, int64_t now) {
+  if (j.start_time() <= 0) return 0;
+  int64_t until = j.end_time() > 0 ? j.end_time() : now;
+  int64_t suspended = j.suspended_secs() + (j.suspended() ? std::max<int64_t>(0, until - j.suspend_time()) : 0);
+  return std::max<int64_t>(0, until - j.start_time() - suspended);
+}
 
 int64_t job_cpu_count(const pb::Job& j) {
   int64_t n = 0;
@@ -93,8 +101,8 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'j': return s.name();
     case 'u': return s.user();
     case 'U': return std::to_string(s.uid());
-    case 't': return state_code(j.state());
-    case 'T': return j.state();
+    case 't': return state_code(job_state(j));
+    case 'T': return job_state(j);
     case 'M': return format_elapsed(elapsed(j, now));
     case 'D': return std::to_string(job_node_count(j));
     case 'R': return pending ? "(" + j.reason() + ")" : j.nodelist();
@@ -105,7 +113,9 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'r': return j.reason().empty() ? "None" : j.reason();
     case 'S': return when(j.start_time());
     case 'V': return when(j.submit_time());
-    case 'e': return j.end_time() > 0 ? when(j.end_time()) : running && j.time_limit() > 0 ? when(j.start_time() + j.time_limit()) : "N/A";
+    case 'e': return j.end_time() > 0 ? when(j.end_time()) : running && j.time_limit() > 0 && !j.suspended()
+                                                                             ? when(j.start_time() + j.time_limit() + j.suspended_secs())
+                                                                             : "N/A";
     case 'Q': return std::to_string(j.priority());
     case 'a': return or_null(s.account());
     case 'Z': return s.workdir();
@@ -141,7 +151,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
 namespace {
 int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
   static const std::pair<const char*, int> kNumbers[] = {
-      {"PENDING", 0}, {"RUNNING", 1}, {"COMPLETED", 3}, {"CANCELLED", 4}, {"FAILED", 5},
+      {"PENDING", 0}, {"RUNNING", 1}, {"SUSPENDED", 2}, {"COMPLETED", 3}, {"CANCELLED", 4}, {"FAILED", 5},
       {"TIMEOUT", 6}, {"NODE_FAIL", 7}, {"PREEMPTED", 8}, {"DEADLINE", 10}, {"OUT_OF_MEMORY", 11}};
   for (const auto& [name, n] : kNumbers)
     if (state == name) return n;
@@ -155,7 +165,7 @@ namespace {
 int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
   auto cmp = [](const auto& x, const auto& y) { return x < y ? -1 : y < x ? 1 : 0; };
   switch (key) {
-    case 't': case 'T': return cmp(slurm_state_number(a.state()), slurm_state_number(b.state()));
+    case 't': case 'T': return cmp(slurm_state_number(job_state(a)), slurm_state_number(job_state(b)));
     case 'p': case 'Q': return cmp(a.priority(), b.priority());
     case 'i': case 'A': case 'F': return cmp(a.job_id(), b.job_id());
     case 'K': return cmp(a.array_task_id(), b.array_task_id());

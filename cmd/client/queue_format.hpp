@@ -15,6 +15,11 @@ namespace hq::cmd {
 // Job `j` of a reply made at `now`: its value for `field`.
 std::string squeue_value(const pb::Job& j, char field, int64_t now);
 
+// A job's state as Slurm shows it: SUSPENDED for a suspended job (RUNNING on the wire).
+std::string job_state(const pb::Job& j);
+// How long a started job has run by `now` (or ran), time suspended not counted.
+int64_t job_run_time(const pb::Job& j, int64_t now);
+
 // The CPUs a job holds (or asks for, while pending), and its nodes (or minimum node count):
 // squeue's %C and %D.
 int64_t job_cpu_count(const pb::Job& j);

@@ -75,7 +75,7 @@ std::string tres(const pb::Job& j, int cpus, int nodes) {
 
 void print_job(const pb::Job& j, int64_t now) {
   const auto& s = j.spec();
-  int64_t run = j.start_time() > 0 ? (j.end_time() > 0 ? j.end_time() : now) - j.start_time() : 0;
+  int64_t run = job_run_time(j, now);
   int cpus = 0;
   for (const auto& a : j.alloc()) cpus += a.cpus();
   if (j.alloc_size() == 0) cpus = s.ntasks() * s.cpus_per_task();
@@ -91,7 +91,7 @@ void print_job(const pb::Job& j, int64_t now) {
             << ") MCS_label=N/A\n"
             << "   Priority=" << j.priority() << " Nice=" << s.nice() << " Account=" << or_null(s.account())
             << " QOS=" << or_null(s.qos()) << "\n"
-            << "   JobState=" << j.state() << " Reason=" << shown_reason(j) << " Dependency=" << or_null(s.dependency()) << "\n"
+            << "   JobState=" << job_state(j) << " Reason=" << shown_reason(j) << " Dependency=" << or_null(s.dependency()) << "\n"
             << "   Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count()
             << " BatchFlag=" << (s.alloc_kind() == 0 ? 1 : 0) << " Reboot=0 ExitCode=" << j.exit_code() << ":"
             << j.exit_signal() << "\n"
@@ -101,6 +101,8 @@ void print_job(const pb::Job& j, int64_t now) {
             << "   AccrueTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
             << "   StartTime=" << ts(j.start_time()) << " EndTime=" << ts(j.end_time())
             << " Deadline=" << (s.deadline() > 0 ? ts(s.deadline()) : "N/A") << "\n"
+            << "   SuspendTime=" << (j.suspend_time() > 0 ? ts(j.suspend_time()) : "None")
+            << " SecsPreSuspend=" << j.pre_suspend_secs() << "\n"
             << "   Partition=" << (j.partition().empty() ? s.partition() : j.partition())
             << " AllocNode:Sid=" << or_null(s.submit_host()) << ":0\n"
             << (s.reservation().empty() ? "" : "   Reservation=" + s.reservation() + "\n")
@@ -388,6 +390,8 @@ int run_scontrol(const Args& raw) {
   if (args.size() >= 3 && args[1] == "update" && to_lower(args[2]).rfind("partitionname=", 0) == 0)
     return scontrol_partition_update(args);
   if (args.size() >= 2 && args[1] == "update") return run_job_update(Args(args.begin() + 1, args.end()));
+  if (args.size() >= 2 && (args[1] == "suspend" || args[1] == "resume" || args[1] == "notify"))
+    return run_suspend_control(Args(args.begin() + 1, args.end()));
   static const std::set<std::string> kControl = {"hold", "uhold", "release", "requeue", "requeuehold"};
   if (args.size() >= 2 && kControl.count(args[1])) {
     Args rest(args.begin() + 1, args.end());

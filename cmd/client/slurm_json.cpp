@@ -72,7 +72,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster) {
   j.num("end_time", static_cast<double>(job.end_time())).str("excluded_nodes", s.exclude());
   j.num("exit_code", ended ? job.exit_code() * 256 + job.exit_signal() : 0).str("features", s.constraint());
   j.num("group_id", s.gid()).str("group_name", group_name(s.gid()));
-  j.num("job_id", static_cast<double>(job.job_id())).str("job_state", job.state());
+  j.num("job_id", static_cast<double>(job.job_id())).str("job_state", job_state(job));
   j.str("name", s.name()).str("nodes", job.nodelist()).num("nice", s.nice());
   j.num("cpus", static_cast<double>(job_cpu_count(job))).num("node_count", job_node_count(job));
   j.num("tasks", std::max(1, s.ntasks())).str("partition", job.partition());
@@ -86,6 +86,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster) {
   j.str("state_reason", job.reason().empty() ? "None" : job.reason());
   j.str("standard_error", job_stdio(job, 'e')).str("standard_input", job_stdio(job, 'i'));
   j.str("standard_output", job_stdio(job, 'o')).num("submit_time", static_cast<double>(job.submit_time()));
+  j.num("suspend_time", static_cast<double>(job.suspend_time()));
   if (job.time_limit() > 0) j.num("time_limit", static_cast<double>(job.time_limit() / 60));
   else j.null("time_limit");
   j.num("time_minimum", static_cast<double>(s.time_min() / 60));

@@ -197,7 +197,9 @@ void Controller::reconcile_agent(const std::string& name, const ConnPtr& conn, c
       // released when the first one's end is recorded.
       if (job->alloc.front().node == name) {
         resend_stop(*job);
-        send_time_limit(job->id);  // an update's new limit may not have reached it
+        // An update's new limit, or a suspend or resume, may not have reached it.
+        if (job->suspend_time) send_suspension(job->id);
+        else send_time_limit(job->id);
       }
       continue;
     }
@@ -372,13 +374,13 @@ void Controller::check_time_limits() {
   Time t = now();
   std::vector<JobId> ended;
   for (const auto& [id, job] : state_.jobs) {
-    if (job.state != JobState::kRunning || job.time_limit <= 0) continue;
+    if (job.state != JobState::kRunning || job.time_limit <= 0 || job.suspended) continue;
     if (!job.spec.is_batch()) {  // an allocation of srun or salloc: no node enforces its limit
-      if (t >= job.start_time + job.time_limit) ended.push_back(id);
+      if (t >= limit_end(job)) ended.push_back(id);
       continue;
     }
     // The agent enforces limits itself; this is the backstop if its kill went missing.
-    if (t > job.start_time + job.time_limit + config_.kill_wait + 30) send_kill(job, KillReason::kTimeout);
+    if (t > limit_end(job) + config_.kill_wait + 30) send_kill(job, KillReason::kTimeout);
   }
   for (JobId id : ended) {
     log::info("job " + std::to_string(id.value) + " reached its time limit; its allocation ends");

@@ -177,6 +177,13 @@ class Controller {
   // "123" (every task of an array 123) or "123_4".
   std::vector<JobId> resolve(const std::string& text) const;
   std::string control_one(const std::string& action, Job& job, bool admin);
+  // scontrol suspend|resume|notify (cmd/controller/suspend.cpp).
+  void suspend_control(const pb::JobControlRequest& req, const net::Identity& who,
+                       std::function<void(Result<pb::JobControlReply>)> reply);
+  std::string suspend_one(Job& job, bool suspend);
+  std::string notify_one(const Job& job, const std::string& message);
+  // A job's suspension as it now stands to its first node (also when the agent registers).
+  void send_suspension(JobId id);
   // What `job` becomes under an update, admitted again when pending (cmd/controller/job_update.cpp).
   Result<Job> updated_job(const Job& job, const JobUpdate& u, bool admin) const;
   // A running job's time limit to the node that runs its script.

@@ -84,10 +84,11 @@ void Controller::update_jobs(const pb::JobUpdateRequest& req, const net::Identit
 
 void Controller::send_time_limit(JobId id) {
   const Job* job = find_job(state_, id);
-  if (!job || job->state != JobState::kRunning || job->alloc.empty()) return;
+  if (!job || job->state != JobState::kRunning || job->alloc.empty() || job->suspended) return;
   pb::Envelope env;
   env.mutable_job_time_limit()->set_job_id(id.value);
-  env.mutable_job_time_limit()->set_time_limit(job->time_limit);
+  // From its start, so the time it was suspended is added: it does not count.
+  env.mutable_job_time_limit()->set_time_limit(job->time_limit > 0 ? job->time_limit + job->suspended_secs : job->time_limit);
   if (auto it = agents_.find(job->alloc.front().node); it != agents_.end() && it->second->is_open()) it->second->send(env);
 }
 

@@ -235,6 +235,7 @@ void Controller::job_control(const pb::JobControlRequest& req, const net::Identi
   pb::JobControlReply out;
   bool admin = is_admin(who);
   const std::string& action = req.action();
+  if (action == "suspend" || action == "resume" || action == "notify") return suspend_control(req, who, std::move(reply));
   if (action != "hold" && action != "uhold" && action != "release" && action != "requeue" && action != "requeuehold") {
     out.add_errors("unknown action '" + action + "' (expected hold, uhold, release, requeue or requeuehold)");
     return reply(out);
@@ -271,7 +272,8 @@ std::string Controller::control_one(const std::string& action, Job& job, bool ad
   if (job.state != JobState::kRunning) return "Job is not running (only running jobs can be requeued)";
   if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
   if (job.cancel_requested || job.stop_intent != StopIntent::kNone) return "Job is already being stopped";
-  StopIntent intent = action == "requeuehold" ? StopIntent::kRequeueHold : StopIntent::kRequeue;
+  // Slurm's rule: a suspended job that is requeued is held.
+  StopIntent intent = action == "requeuehold" || job.suspended ? StopIntent::kRequeueHold : StopIntent::kRequeue;
   record_then_kill(JobStopRequested{id, now(), intent}, id, KillReason::kRequeue);
   return "";
 }

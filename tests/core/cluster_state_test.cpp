@@ -253,3 +253,46 @@ TEST_CASE("a node whose features or labels change joins and leaves partitions, b
   CHECK(apply(s, registered({}, "")));
   CHECK(members("mine") == 1);
 }
+
+TEST_CASE("apply: a suspended job gives back its CPUs, keeps its memory, and its time suspended does not count") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1).cpus(3));
+  apply(s, JobStarted{JobId{1}, 100, {{"n1", 3, 500, 1}}});
+  CHECK_FALSE(apply(s, JobSuspended{JobId{1}, 105, false}));  // not suspended: nothing to resume
+  REQUIRE(apply(s, JobSuspended{JobId{1}, 110, true}));
+  CHECK_FALSE(apply(s, JobSuspended{JobId{1}, 111, true}));   // already
+  const Job* j = find_job(s, JobId{1});
+  CHECK(j->state == JobState::kRunning);
+  CHECK(j->suspended);
+  CHECK(j->pre_suspend_secs == 10);
+  CHECK(s.nodes.at("n1").alloc_cpus == 0);
+  CHECK(s.nodes.at("n1").alloc_mem_mib == 500);
+  CHECK(run_time(*j, 150) == 10);
+  REQUIRE(apply(s, JobSuspended{JobId{1}, 150, false}));
+  CHECK(s.nodes.at("n1").alloc_cpus == 3);
+  CHECK(j->suspended_secs == 40);
+  CHECK(j->suspend_time == 150);
+  CHECK(run_time(*j, 155) == 15);
+  Job limited = *j;
+  limited.time_limit = 60;
+  CHECK(limit_end(limited) == 100 + 60 + 40);
+  apply(s, JobSuspended{JobId{1}, 160, true});  // ends while suspended: its CPUs are not given back twice
+  CHECK(apply(s, JobEnded{JobId{1}, 170, JobState::kCancelled, 0, 0}));
+  CHECK(s.nodes.at("n1").alloc_cpus == 0);
+  CHECK(s.nodes.at("n1").alloc_mem_mib == 0);
+  CHECK(run_time(*j, 999) == 20);  // 100-110 and 150-160
+  CHECK_FALSE(j->suspended);
+}
+
+TEST_CASE("apply: a suspended job requeued holds nothing and starts over unsuspended") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1).cpus(2));
+  apply(s, JobStarted{JobId{1}, 10, {{"n1", 2, 100, 1}}});
+  apply(s, JobSuspended{JobId{1}, 20, true});
+  REQUIRE(apply(s, JobRequeued{JobId{1}, 30}));
+  CHECK(s.nodes.at("n1").alloc_cpus == 0);
+  CHECK(s.nodes.at("n1").alloc_mem_mib == 0);
+  const Job* j = find_job(s, JobId{1});
+  CHECK_FALSE(j->suspended);
+  CHECK(j->suspended_secs == 0);
+}

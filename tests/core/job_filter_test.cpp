@@ -33,9 +33,20 @@ TEST_CASE("job filter: -t takes names and codes in any case - all alone - unknow
   JobFilter all;
   REQUIRE(parse_state_filter("ALL", all).is_ok());
   CHECK(job_matches(all, job_in(JobState::kFailed)));
-  JobFilter suspended;  // a Slurm state hq's jobs are never in: taken, matches nothing
+  JobFilter suspended;  // a suspended job is running underneath: S takes it, R does not
   REQUIRE(parse_state_filter("suspended", suspended).is_ok());
   CHECK_FALSE(job_matches(suspended, job_in(JobState::kRunning)));
+  Job stopped = job_in(JobState::kRunning);
+  stopped.suspended = true;
+  CHECK(job_matches(suspended, stopped));
+  CHECK_FALSE(job_matches(f, stopped));
+  JobFilter code;
+  REQUIRE(parse_state_filter("S", code).is_ok());
+  CHECK(job_matches(code, stopped));
+  JobFilter staging;  // a Slurm state hq's jobs are never in: taken, matches nothing
+  REQUIRE(parse_state_filter("stage_out", staging).is_ok());
+  CHECK_FALSE(job_matches(staging, job_in(JobState::kRunning)));
+  CHECK(job_matches(JobFilter{}, stopped));  // no -t: it has not ended
   JobFilter bad;
   Status s = parse_state_filter("pd,CD,all", bad);  // "all" in a list is a state name, as in Slurm
   REQUIRE_FALSE(s.is_ok());

@@ -248,3 +248,15 @@ TEST_CASE("explain's per-node verdict on an idle node is the fit rule's, and agr
     if (one_unit) CHECK((fit > 0) == starts_on_idle_cluster(s, job));
   }
 }
+
+TEST_CASE("fit rule: --mem=0 needs none of the node's memory in use, whatever else is free") {
+  NodeSize size{.cpus = 8, .gpus = 0, .mem = 4000};
+  UnitNeed all = per_unit(2);
+  all.all_mem = true;
+  CHECK(units_on_node(size, all_free(size), all) == 4);
+  NodeFree some_used{.cpus = 6, .gpus = 0, .mem = 3999};
+  CHECK(units_on_node(size, some_used, all) == 0);
+  CHECK(fit_refusal(size, some_used, all) == FitRefusal::kMemory);
+  CHECK(needed_text(FitRefusal::kMemory, all, "") == "all of its memory unused (--mem=0)");
+  CHECK(units_on_node(size, some_used, per_unit(2)) == 3);  // without it, the same node takes the job
+}

@@ -571,3 +571,26 @@ TEST_CASE("deadline: a pending job that can no longer finish by its deadline is 
   CHECK(misses_deadline(s.jobs.at(JobId{2}), 701));
   CHECK(!misses_deadline(s.jobs.at(JobId{2}), 700));
 }
+
+TEST_CASE("--mem=0: the job takes all of a node's memory, only where none of it is in use; others share its CPUs") {
+  auto s = cluster("n[1-2]", 8, 1000);
+  start(s, 1, {"n1"}, 2, 0, 100);  // n1 has memory in use; n2 none
+  Job whole = JobBuilder(2).cpus(2).build();
+  whole.spec.mem_all = true;
+  apply(s, JobSubmitted{whole});
+  Plan p = run(s);
+  REQUIRE(p.starts.size() == 1);
+  REQUIRE(p.starts[0].alloc.size() == 1);
+  CHECK(p.starts[0].alloc[0].node == "n2");
+  CHECK(p.starts[0].alloc[0].mem_mib == 1000);
+  CHECK(p.starts[0].alloc[0].cpus == 2);
+  Job again = JobBuilder(3).cpus(2).build();  // both nodes have memory in use now
+  again.spec.mem_all = true;
+  apply(s, JobStarted{JobId{2}, 0, p.starts[0].alloc});
+  apply(s, JobSubmitted{again});
+  apply(s, JobBuilder(4).cpus(2));  // without memory asked, n2's free CPUs still serve
+  Plan q = run(s);
+  CHECK(reason_of(q, 3) == "Resources");
+  REQUIRE(q.starts.size() == 1);
+  CHECK(q.starts[0].job == JobId{4});
+}

@@ -292,7 +292,7 @@ class LocalCluster {
     static const std::map<std::string, std::string> names = {
         {"PD", "PENDING"}, {"R", "RUNNING"}, {"CD", "COMPLETED"}, {"CA", "CANCELLED"},
         {"F", "FAILED"}, {"TO", "TIMEOUT"}, {"NF", "NODE_FAIL"}, {"PR", "PREEMPTED"}, {"OO", "OUT_OF_MEMORY"},
-        {"DL", "DEADLINE"}};
+        {"DL", "DEADLINE"}, {"S", "SUSPENDED"}};
     return jobid == id && names.count(st) ? names.at(st) : "";
   }
   bool wait_state(const std::string& id, const std::string& want, double seconds) const {

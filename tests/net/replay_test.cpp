@@ -51,7 +51,8 @@ std::string fingerprint(const ClusterState& s) {
   for (const auto& [id, j] : s.jobs)  // read directly too: a field the codec drops must show
     out << "|job " << id.value << " " << static_cast<int>(j.state) << " h" << static_cast<int>(j.hold) << " r"
         << j.restart_count << " c" << j.cancel_requested << " s" << static_cast<int>(j.stop_intent) << " p"
-        << j.preempting << " k" << j.submit_key << "/" << j.cancel_key << " a" << j.alloc.size() << " e" << j.exit_code;
+        << j.preempting << " z" << j.suspended << "/" << j.suspend_time << "/" << j.pre_suspend_secs << "/"
+        << j.suspended_secs << " k" << j.submit_key << "/" << j.cancel_key << " a" << j.alloc.size() << " e" << j.exit_code;
   out << "|keys";
   std::map<std::string, uint64_t> keys;
   for (const auto& [k, id] : s.submit_keys) keys[k] = id.value;
@@ -69,7 +70,7 @@ class EventMaker {
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
     const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
-    switch (pick(17)) {
+    switch (pick(18)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -96,6 +97,7 @@ class EventMaker {
                              {"u" + std::to_string(pick(2))}, {}, pick(2) ? "" : "batch", static_cast<uint32_t>(pick(8))};
         return ReservationChanged{t, r, pick(3) == 0};
       }
+      case 17: return JobSuspended{jid, t, pick(2) == 0};  // suspended jobs hold no CPUs
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};

@@ -33,6 +33,19 @@ bool parse_preempt_mode(std::string_view n, PreemptMode& out) { return parse_nam
 std::string_view sched_policy_name(SchedPolicy p) { return kPolicies[static_cast<size_t>(p)]; }
 bool parse_sched_policy(std::string_view n, SchedPolicy& out) { return parse_name(kPolicies, n, out); }
 
+std::vector<std::string> settings_needing_restart(const ClusterConfig& from, const ClusterConfig& to) {
+  std::vector<std::string> out;
+  if (from.nodes != to.nodes) out.push_back("nodes");
+  if (from.partitions != to.partitions) out.push_back("partitions");
+  if (from.controller != to.controller) out.push_back("[controller] host, port, state_dir or auth_socket");
+  if (from.name != to.name) out.push_back("the cluster name");
+  if (from.keys_dir != to.keys_dir) out.push_back("keys_dir");
+  if (from.handshake_timeout != to.handshake_timeout || from.client_idle_timeout != to.client_idle_timeout ||
+      from.max_connections != to.max_connections || from.max_connections_per_peer != to.max_connections_per_peer)
+    out.push_back("connection limits");
+  return out;
+}
+
 Status validate_config(const ClusterConfig& c) {
   std::set<std::string> nodes;
   for (const auto& n : c.nodes) {

@@ -43,6 +43,7 @@ struct PartitionConfig {
   bool exclusive = false;              // OverSubscribe=EXCLUSIVE: whole nodes per job
   PreemptMode preempt_mode = PreemptMode::kOff;  // what happens to this partition's jobs when preempted
   Duration grace_time = 0;             // preempted jobs get SIGTERM, then this long before SIGKILL
+  bool operator==(const PartitionConfig&) const = default;
 };
 
 struct NodeConfig {
@@ -56,6 +57,7 @@ struct NodeConfig {
   int32_t boards = 0, sockets = 0, cores_per_socket = 0, threads_per_core = 0;
   std::vector<GresCount> gres;         // GPUs by type ("gres = \"gpu:h100:8\"")
   int32_t restricted_cores_per_gpu = 0;  // RestrictedCoresPerGPU: cores per GPU kept for GPU jobs
+  bool operator==(const NodeConfig&) const = default;
 };
 
 // What node agents take from the controller at registration (configless: `[agents]`).
@@ -72,6 +74,7 @@ struct ControllerConfig {
   int32_t port = 6817;                 // 0: pick a free port (written to state_dir)
   std::string state_dir = "/var/lib/hq";
   std::string auth_socket;             // token service; empty: <state_dir>/auth.sock
+  bool operator==(const ControllerConfig&) const = default;
 };
 
 struct ClusterConfig {
@@ -104,6 +107,11 @@ struct ClusterConfig {
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;
 };
+
+// What `scontrol reconfigure` cannot change in a running controller, named ("nodes",
+// "partitions", "[controller]", ...): those are read when it starts. Empty: `to` may
+// replace `from` live.
+std::vector<std::string> settings_needing_restart(const ClusterConfig& from, const ClusterConfig& to);
 
 // Cross-field checks: partitions name known nodes, one default, unique names.
 Status validate_config(const ClusterConfig& c);

@@ -73,6 +73,7 @@ std::string gres_summary(const std::vector<Gpu>& gpus);
 struct GresCount {
   std::string type;              // "" for untyped
   int32_t count = 0;
+  bool operator==(const GresCount&) const = default;
 };
 // "gpu:nvidia_h100_80gb_hbm3:8,gpu:2" -> entries; an error names the bad entry.
 Result<std::vector<GresCount>> parse_gres(std::string_view text);

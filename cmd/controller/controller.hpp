@@ -94,6 +94,11 @@ class Controller {
                         std::function<void(pb::NodeControlReply)> reply);
   void node_control(const pb::NodeControlRequest& req, const net::Identity& who,
                     std::function<void(pb::NodeControlReply)> reply);
+  // scontrol reconfigure (NodeControlRequest "reconfigure"; cmd/controller/reconfigure.cpp):
+  // the config file read again through `source`, applied live when only what may change
+  // live changed. Without a source (tests, benchmarks) it is refused.
+  void set_config_source(std::function<Result<ClusterConfig>()> source) { config_source_ = std::move(source); }
+  pb::NodeControlReply reconfigure(const net::Identity& who);
 
   // Node agents.
   // The cluster CA for a node that has only the secret (configless join), vouched for
@@ -201,6 +206,7 @@ class Controller {
   asio::io_context& io_;
   Clock clock_;
   ClusterConfig config_;
+  std::function<Result<ClusterConfig>()> config_source_;
   std::unique_ptr<store::EventLog> journal_;
   Scheduler scheduler_;
   ClusterState state_;

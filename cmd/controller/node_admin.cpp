@@ -17,6 +17,7 @@ namespace hq::cmd {
 
 void Controller::node_control(const pb::NodeControlRequest& req, const net::Identity& who,
                               std::function<void(pb::NodeControlReply)> reply) {
+  if (req.action() == "reconfigure") return reply(reconfigure(who));
   pb::NodeControlReply out;
   const std::string& action = req.action();
   auto names = expand_hostlist(req.nodes());

@@ -293,7 +293,7 @@ int refuse_state(const std::string& db_path, const std::string& what, const Stat
   return 1;
 }
 
-int serve(const ClusterConfig& config, const std::string& log_file, bool plaintext) {
+int serve(const ClusterConfig& config, const std::string& config_path, const std::string& log_file, bool plaintext) {
   std::error_code fec;
   std::filesystem::create_directories(config.controller.state_dir, fec);
   if (fec) {
@@ -319,6 +319,9 @@ int serve(const ClusterConfig& config, const std::string& log_file, bool plainte
   if (!journal) return refuse_state(db_path, "cannot open the state database", journal.status());
   asio::io_context io(1);
   Controller ctl(io, config, std::move(journal).value(), config.keys_dir + "/secret");
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(config_path, ec).string();  // the daemon may change directory
+  ctl.set_config_source([path] { return load_config_file(path); });
   if (Status s = ctl.load_keys(); !s) {
     std::cerr << "hq controller: " << s.message() << "\n";
     return 1;
@@ -423,7 +426,7 @@ int run_controller(const Args& args) {
     std::cerr << "hq controller: " << config.status().message() << "\n";
     return 1;
   }
-  return serve(*config, log_file, plaintext);
+  return serve(*config, config_path, log_file, plaintext);
 }
 
 }  // namespace hq::cmd

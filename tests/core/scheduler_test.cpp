@@ -572,7 +572,7 @@ TEST_CASE("deadline: a pending job that can no longer finish by its deadline is 
   CHECK(!misses_deadline(s.jobs.at(JobId{2}), 700));
 }
 
-TEST_CASE("--mem=0: the job takes all of a node's memory, only where none of it is in use; others share its CPUs") {
+TEST_CASE("--mem=0: the job takes all of a node's memory, only where none of it is in use - others share its CPUs") {
   auto s = cluster("n[1-2]", 8, 1000);
   start(s, 1, {"n1"}, 2, 0, 100);  // n1 has memory in use; n2 none
   Job whole = JobBuilder(2).cpus(2).build();

@@ -339,4 +339,12 @@ class LocalCluster {
   bool keys_ok_ = false;
 };
 
+// `command_line` run as user nobody, in a world-writable directory of the cluster's
+// (needs HQ_SKIP_UNLESS_USERS_SWITCH first): what another user gets.
+inline CmdResult as_nobody(const LocalCluster& c, const std::string& command_line) {
+  std::string shared = c.dir() + "/shared";
+  sh("mkdir -p " + shared + " && chmod 1777 " + shared + " && chmod 755 " + c.dir());
+  return sh("cd " + shared + " && setpriv --reuid=65534 --regid=65534 --clear-groups " + command_line);
+}
+
 }  // namespace hq::test

@@ -85,10 +85,7 @@ TEST_CASE("e2e: only root and operators make reservations (Slurm's answer to oth
   LocalCluster c(1, 2);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  std::string shared = shared_dir(c.dir());
-  REQUIRE(!shared.empty());
-  auto r = sh("cd " + shared + " && setpriv --reuid=65534 --regid=65534 --clear-groups " + c.dir() +
-              "/bin/scontrol create reservation Duration=60 Nodes=e1 Users=root");
+  auto r = as_nobody(c, c.dir() + "/bin/scontrol create reservation Duration=60 Nodes=e1 Users=root");
   CHECK(r.rc == 1);
   CHECK(r.out == "Error creating the reservation: Invalid user id\n");
   CHECK(sh("cd " + c.dir() + " && bin/scontrol show res").out == "No reservations in the system\n");

@@ -94,8 +94,7 @@ TEST_CASE("e2e: scontrol suspend and resume are for operators - the owner is ref
   REQUIRE(sub.rc == 0);
   std::string id = first_line(sub.out);
   REQUIRE(c.wait_state(id, "RUNNING", 20));
-  auto r = sh("cd " + shared + " && setpriv --reuid=65534 --regid=65534 --clear-groups " + c.dir() +
-              "/bin/scontrol suspend " + id);
+  auto r = as_nobody(c, c.dir() + "/bin/scontrol suspend " + id);
   CHECK(r.rc == 1);
   CHECK(r.out == "Access/permission denied for job " + id + "\n");
   CHECK(c.state(id) == "RUNNING");

@@ -20,11 +20,19 @@ struct CliOption {
   bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
 };
 
+// What failed when apply_cli_option() did: the option is not in the table, or its value
+// was refused (`name`: its long name; `value` as given). A missing value is neither.
+struct CliOptionError {
+  bool unknown = false;
+  std::string name, value;  // unknown: `name` is the word as typed
+};
+
 // Applies the option at args[i] to `target`; advances i past a separate value it consumes.
-// Errors read like getopt's: "unrecognized option '--x'", "option '-n' requires an argument".
+// Errors read like getopt's: "unrecognized option '--x'", "option '-n' requires an argument";
+// `error` (optional) says which kind.
 template <typename Target>
 Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args, size_t& i,
-                        Target& target) {
+                        Target& target, CliOptionError* error = nullptr) {
   const std::string& a = args[i];
   const CliOption<Target>* def = nullptr;
   std::string_view value;
@@ -34,7 +42,10 @@ Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::
     size_t eq = body.find('=');
     for (const auto& d : table)
       if (d.long_name == body.substr(0, eq)) def = &d;
-    if (!def) return invalid("unrecognized option '" + a + "'");
+    if (!def) {
+      if (error) *error = CliOptionError{true, a, ""};
+      return invalid("unrecognized option '" + a + "'");
+    }
     if (eq != std::string_view::npos) {
       value = body.substr(eq + 1);
       inline_value = true;
@@ -43,7 +54,10 @@ Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::
     char c = a.size() > 1 ? a[1] : '\0';
     for (const auto& d : table)
       if (d.short_name != 0 && d.short_name == c) def = &d;
-    if (!def) return invalid("invalid option -- '" + a.substr(1) + "'");
+    if (!def) {
+      if (error) *error = CliOptionError{true, a, ""};
+      return invalid("invalid option -- '" + a.substr(1) + "'");
+    }
     if (a.size() > 2) {
       value = std::string_view(a).substr(2);
       inline_value = true;
@@ -58,7 +72,9 @@ Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::
     if (i + 1 >= args.size()) return invalid("option '" + a + "' requires an argument");
     value = args[++i];
   }
-  return def->set(target, value);
+  Status s = def->set(target, value);
+  if (!s && error) *error = CliOptionError{false, std::string(def->long_name), std::string(value)};
+  return s;
 }
 
 }  // namespace hq

@@ -16,6 +16,14 @@
 namespace hq {
 namespace {
 
+// An option hq refuses as policy (core/submit_inert: --container), not for its value.
+bool refused_by_hq(const std::string& name) {
+  for (const auto& o : inert_submit_options())
+    if (o.refused && o.name == name) return true;
+  return false;
+}
+
+
 using OptionDef = CliOption<SubmitRequest>;
 
 Status set_int(int32_t& field, std::string_view v, std::string_view what, int64_t min = 1) {
@@ -325,10 +333,28 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
       if (!taken) return taken.status();
       if (*taken) continue;
     }
-    Status s = apply_cli_option(option_table(), args, i, req);
+    Status s = apply_cli_option(option_table(), args, i, req, positional ? &req.option_error : nullptr);
+    if (!s && refused_by_hq(req.option_error.name)) req.option_error = {};  // hq's own refusal and words
     if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");
   }
   return Status::ok();
+}
+
+SbatchOptionAnswer sbatch_option_error(const CliOptionError& e) {
+  const std::string error = "sbatch: error: ";
+  if (e.unknown) {
+    bool long_form = e.name.rfind("--", 0) == 0;
+    std::string first = long_form ? "sbatch: unrecognized option '" + e.name + "'"
+                                  : "sbatch: invalid option -- '" + e.name.substr(std::min<size_t>(1, e.name.size()), 1) + "'";
+    return {{first, "Try \"sbatch --help\" for more information"}, 255};
+  }
+  if (e.name == "nodes") return {{error + "\"" + e.value + "\" is not a valid node count"}, 255};
+  if (e.name == "ntasks" || e.name == "cpus-per-task")
+    return {{error + "Invalid numeric value \"" + e.value + "\" for --" + e.name + "."}, 1};
+  std::vector<std::string> lines;
+  if (e.name == "begin" || e.name == "deadline") lines.push_back("Invalid time specification (pos=0): " + e.value);
+  lines.push_back(error + "Invalid --" + e.name + " specification");
+  return {lines, 255};
 }
 
 Result<std::vector<std::string>> export_environment(std::string_view spec,

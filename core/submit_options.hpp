@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cli_options.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
 
@@ -29,7 +30,18 @@ struct SubmitRequest {
   // "--mail-type: no mail is sent yet": options taken that do not act on hq yet
   // (core/submit_inert), for sbatch to tell once each on stderr.
   std::vector<std::string> notices;
+  // The command line's option that was unknown or refused its value (sbatch answers those
+  // with Slurm's own words and exit code, core/submit_options' sbatch_option_error).
+  CliOptionError option_error;
 };
+
+// sbatch's answer to a refused command-line option, as Slurm 22.05's: its stderr lines,
+// whole, and exit code (255 for most; 1 where Slurm checks later).
+struct SbatchOptionAnswer {
+  std::vector<std::string> lines;
+  int exit_code = 255;
+};
+SbatchOptionAnswer sbatch_option_error(const CliOptionError& e);
 
 // Shell-like split of one directive's argument text: quotes group, backslash escapes,
 // an unquoted '#' starts a comment. Errors: "Unmatched `'`", leading ':'.

@@ -84,10 +84,14 @@ Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli
   return std::make_pair(ss.str(), std::string("sbatch"));
 }
 
-Result<SubmitRequest> build_request(const Args& args) {
+// `option_error`: which command-line option failed, when one did (sbatch answers in Slurm's words).
+Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_error) {
   std::vector<std::string> cli_args(args.begin() + 1, args.end()), pos;
   SubmitRequest cli;
-  if (Status s = apply_submit_options(cli_args, cli, &pos); !s) return s;
+  if (Status s = apply_submit_options(cli_args, cli, &pos); !s) {
+    option_error = cli.option_error;
+    return s;
+  }
   auto script = load_script(cli, pos);
   if (!script) return script.status();
   if (!cli.wrap_set && script->first.find("\r\n") != std::string::npos)  // Slurm's refusal, word for word
@@ -115,12 +119,18 @@ Result<SubmitRequest> build_request(const Args& args) {
   Time now = static_cast<Time>(::time(nullptr));  // --begin and --deadline in the user's time zone
   if (!req.begin.empty()) {
     auto begin = resolve_begin(req.begin, now, local_utc_offset(now));
-    if (!begin) return begin.status();
+    if (!begin) {
+      option_error = CliOptionError{false, "begin", req.begin};
+      return begin.status();
+    }
     req.spec.begin_time = *begin;
   }
   if (!req.deadline.empty()) {
     auto deadline = resolve_begin(req.deadline, now, local_utc_offset(now));
-    if (!deadline) return invalid("Invalid deadline specification: " + req.deadline);
+    if (!deadline) {
+      option_error = CliOptionError{false, "deadline", req.deadline};
+      return invalid("Invalid deadline specification: " + req.deadline);
+    }
     JobExtras extras = *req.spec.extra;
     extras.deadline = *deadline;
     req.spec.extra = extras;
@@ -154,7 +164,13 @@ int run_submit(const Args& args) {
     std::cout << kUsage;
     return 0;
   }
-  auto req = build_request(args);
+  CliOptionError option_error;
+  auto req = build_request(args, option_error);
+  if (!req && prog == "sbatch" && (option_error.unknown || !option_error.name.empty())) {
+    SbatchOptionAnswer answer = sbatch_option_error(option_error);  // Slurm's words and exit code
+    for (const auto& line : answer.lines) std::cerr << line << "\n";
+    return answer.exit_code;
+  }
   if (!req) return fail(prog, req.status());
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   for (const auto& n : req->notices) std::cerr << prog << ": warning: " << n << "\n";

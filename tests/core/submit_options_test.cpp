@@ -139,3 +139,27 @@ TEST_CASE("options: comment, qos, wckey, input, open-mode and priority are kept 
   CHECK_FALSE(apply_submit_options({"--qos="}, bad, nullptr).is_ok());
   CHECK(*bad.spec.extra == JobExtras{});  // nothing was half-set
 }
+
+TEST_CASE("sbatch option errors: which option failed, for Slurm's words - hq's own refusals keep theirs") {
+  SubmitRequest r;
+  std::vector<std::string> pos;
+  CHECK_FALSE(apply_submit_options({"--mem=abc", "x.sh"}, r, &pos).is_ok());
+  CHECK(r.option_error.name == "mem");
+  CHECK(r.option_error.value == "abc");
+  CHECK(sbatch_option_error(r.option_error).lines == std::vector<std::string>{"sbatch: error: Invalid --mem specification"});
+  CHECK(sbatch_option_error(r.option_error).exit_code == 255);
+  SubmitRequest u;
+  CHECK_FALSE(apply_submit_options({"-z"}, u, &pos).is_ok());
+  CHECK(u.option_error.unknown);
+  CHECK(sbatch_option_error(u.option_error).lines[0] == "sbatch: invalid option -- 'z'");
+  SubmitRequest n;
+  CHECK_FALSE(apply_submit_options({"-n", "0"}, n, &pos).is_ok());
+  CHECK(sbatch_option_error(n.option_error).exit_code == 1);
+  SubmitRequest container;  // hq's refusal: not a value error
+  CHECK_FALSE(apply_submit_options({"--container=/b"}, container, &pos).is_ok());
+  CHECK(container.option_error.name.empty());
+  CHECK_FALSE(container.option_error.unknown);
+  SubmitRequest directive;  // #SBATCH lines are not the command line: no option error kept
+  CHECK_FALSE(apply_submit_options({"--mem=abc"}, directive, nullptr).is_ok());
+  CHECK(directive.option_error.name.empty());
+}

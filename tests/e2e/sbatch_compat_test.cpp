@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <tuple>
+#include <vector>
 
 #include "cluster_fixture.hpp"
 
@@ -63,6 +65,35 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
   auto refused = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --container=/b --wrap true");
   CHECK(refused.rc == 1);
   CHECK(refused.out.find("sbatch: error: --container: OCI containers are not supported by hq") != std::string::npos);
+}
+
+TEST_CASE("e2e: sbatch refuses a bad option value or an unknown option with Slurm 22.05's words and exit code") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  // Captured from Slurm 22.05's sbatch on the slurm-bench (stderr, exit code).
+  const std::vector<std::tuple<std::string, std::string, int>> cases = {
+      {"--mail-type=bogus", "sbatch: error: Invalid --mail-type specification\n", 255},
+      {"--time=bogus", "sbatch: error: Invalid --time specification\n", 255},
+      {"--bogus", "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information\n", 255},
+      {"-N abc", "sbatch: error: \"abc\" is not a valid node count\n", 255},
+      {"--mem=abc", "sbatch: error: Invalid --mem specification\n", 255},
+      {"-n 0", "sbatch: error: Invalid numeric value \"0\" for --ntasks.\n", 1},
+      {"--begin=xx", "Invalid time specification (pos=0): xx\nsbatch: error: Invalid --begin specification\n", 255},
+      {"--signal=XX", "sbatch: error: Invalid --signal specification\n", 255},
+      {"--open-mode=x", "sbatch: error: Invalid --open-mode specification\n", 255},
+      {"--time-min=xx", "sbatch: error: Invalid --time-min specification\n", 255},
+  };
+  for (const auto& [args, out, rc] : cases) {
+    auto r = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch " + args + " --wrap true");
+    INFO(args);
+    CHECK(r.rc == rc);
+    CHECK(r.out == out);
+  }
+  auto own = c.hq("submit --time=bogus --wrap true");  // hq's own command keeps hq's words
+  CHECK(own.rc == 1);
+  CHECK(own.out == "hq submit: error: invalid time limit 'bogus'\n");
+  CHECK(c.hq("queue -h -t all").out.empty());  // nothing was submitted
 }
 
 TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me - an unknown id or state fails with Slurm's words - sinfo -h") {

@@ -35,8 +35,17 @@ constexpr char kUsage[] =
 struct CancelArgs {
   pb::CancelRequest ids;       // named jobs and tasks
   pb::QueueRequest filter;     // scancel's filters (users, states, ...)
-  bool filtered = false, json = false, interactive = false;
+  bool filtered = false, json = false, interactive = false, verbose = false;
 };
+
+// What Slurm's scancel answers without a word, exit 0, unless -v: a job that does not
+// exist, or has ended already.
+bool quiet_in_scancel(const std::string& error) {
+  auto ends_with = [&](std::string_view tail) {
+    return error.size() >= tail.size() && error.compare(error.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(": Invalid job id specified") || ends_with(": Job/step already completing or completed");
+}
 
 // "--name=value", "--name value", "-xvalue", "-x value": the value of option `a` at args[i].
 std::optional<std::string> value_of(const Args& args, size_t& i, const std::string& shrt, const std::string& lng) {
@@ -92,7 +101,8 @@ Status take(const Args& args, size_t& i, CancelArgs& out) {
   pb::QueueRequest& q = out.filter;
   if (a == "--json") return out.json = true, Status::ok();
   if (a == "--me") return out.filtered = true, q.add_users(current_user_name()), Status::ok();
-  for (const char* quiet : {"-Q", "--quiet", "-v", "--verbose", "--ctld"})
+  if (a == "-v" || a == "--verbose") return out.verbose = true, Status::ok();
+  for (const char* quiet : {"-Q", "--quiet", "--ctld"})
     if (a == quiet) return Status::ok();  // scancel prints nothing on success either way; hq always asks the controller
   if (value_of(args, i, "-M", "--clusters")) return Status::ok();  // one cluster
   if (value_of(args, i, "", "--sibling")) return Status::ok();  // no federation: no siblings
@@ -184,6 +194,8 @@ int run_cancel(const Args& args) {
     if (Status s = take(args, i, in); !s) {
       if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
         return std::cerr << s.message() << "\n", 1;  // as scancel: no name
+      if (s.message().rfind("unrecognized option", 0) == 0)  // getopt's words, as Slurm's scancel
+        return std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
       return fail(prog, s);
     }
   pb::Envelope env;
@@ -204,9 +216,15 @@ int run_cancel(const Args& args) {
   auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status());
   if (in.json && !print_json(reply->cancel_reply())) return 1;
-  if (!in.json)
-    for (const auto& e : reply->cancel_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
-  return reply->cancel_reply().errors_size() > 0 ? 1 : 0;
+  if (in.verbose && !in.json && c->signal() == 0)  // Slurm's -v line per job asked for
+    for (uint64_t id : c->job_ids()) std::cerr << prog << ": Terminating job " << id << "\n";
+  int failed = 0;
+  for (const auto& e : reply->cancel_reply().errors()) {
+    bool quiet = prog == "scancel" && quiet_in_scancel(e);
+    failed += !quiet;
+    if (!in.json && (!quiet || in.verbose)) std::cerr << prog << ": error: " << e << "\n";
+  }
+  return failed > 0 ? 1 : 0;
 }
 
 }  // namespace hq::cmd

@@ -36,7 +36,14 @@ inline std::optional<int> parse_persona_args(CLI::App& app, const std::vector<st
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << prog << ": error: " << e.what() << "\nTry \"" << prog << " --help\" for more information\n";
+    std::string what = e.what();
+    std::string extra = dynamic_cast<const CLI::ExtrasError*>(&e) ? what.substr(what.rfind(": ") + 2) : "";
+    extra = extra.substr(0, extra.find(' '));
+    if (extra.size() > 1 && extra[0] == '-')  // getopt's words, as Slurm's commands print them
+      std::cerr << prog << ": " << (extra[1] == '-' ? "unrecognized option '" + extra + "'" : "invalid option -- '" + extra.substr(1, 1) + "'");
+    else
+      std::cerr << prog << ": error: " << what;
+    std::cerr << "\nTry \"" << prog << " --help\" for more information\n";
     return 1;
   }
   return std::nullopt;

@@ -224,6 +224,11 @@ int run_scontrol(const Args& raw) {
   for (size_t i = 1; i < raw.size(); ++i) {
     const std::string& a = raw[i];
     const ScontrolEntry* opt = a.size() > 1 && a[0] == '-' ? find_scontrol_option(a) : nullptr;
+    if (!opt && args.empty() && a.size() > 1 && a[0] == '-') {  // getopt's words, as Slurm's scontrol
+      std::cerr << "scontrol: " << (a[1] == '-' ? "unrecognized option '" + a + "'" : "invalid option -- '" + a.substr(1, 1) + "'")
+                << "\nTry \"scontrol --help\" for more information\n";
+      return 1;
+    }
     if (!opt) {
       args.push_back(a);
     } else if (opt->name == "-o, --oneliner") {

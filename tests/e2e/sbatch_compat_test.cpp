@@ -119,9 +119,11 @@ TEST_CASE("e2e: squeue filters as Slurm's - states in any case, user lists, --me
   CHECK(unknown.rc == 1);
   CHECK(unknown.out.find("slurm_load_jobs error: Invalid job id specified") != std::string::npos);
   auto unknown_option = sh(sq + "--bogus");
-  CHECK(unknown_option.rc == 1);  // not CLI11's 109
-  CHECK(unknown_option.out.find("squeue: error: ") != std::string::npos);
-  CHECK(unknown_option.out.find("Try \"squeue --help\" for more information") != std::string::npos);
+  CHECK(unknown_option.rc == 1);  // not CLI11's 109; getopt's words, as Slurm's squeue
+  CHECK(unknown_option.out == "squeue: unrecognized option '--bogus'\nTry \"squeue --help\" for more information\n");
+  auto short_option = sh(sq + "-z");
+  CHECK(short_option.rc == 1);
+  CHECK(short_option.out == "squeue: invalid option -- 'z'\nTry \"squeue --help\" for more information\n");
   auto bad = sh(sq + "-t foo");
   CHECK(bad.rc == 1);
   CHECK(bad.out.find("squeue: error: Invalid job state specified: foo\nsqueue: error: Valid job states include: PENDING,") !=
@@ -189,6 +191,18 @@ TEST_CASE("e2e: scancel picks jobs by user, name and state as Slurm's - ids with
   auto bad = sh(sc + "-u nosuchuser_hq");
   CHECK(bad.rc == 1);
   CHECK(bad.out.find("scancel: error: Invalid user name: nosuchuser_hq") != std::string::npos);
+  // An unknown or finished job: Slurm 22.05's scancel says nothing and exits 0; -v tells.
+  auto unknown = sh(sc + "99999");
+  CHECK(unknown.rc == 0);
+  CHECK(unknown.out.empty());
+  auto finished = sh(sc + "-v " + a);
+  CHECK(finished.rc == 0);
+  CHECK(finished.out == "scancel: Terminating job " + a + "\nscancel: error: Kill job error on job id " + a +
+                            ": Job/step already completing or completed\n");
+  auto option = sh(sc + "--bogus");
+  CHECK(option.rc == 1);
+  CHECK(option.out == "scancel: unrecognized option '--bogus'\nTry \"scancel --help\" for more information\n");
+  CHECK(c.hq("cancel 99999").rc == 1);  // hq's own command says what it could not do
 }
 
 TEST_CASE("e2e: --mail-type mails through mail_prog once the change is durable - Slurm's subjects - logged without one") {

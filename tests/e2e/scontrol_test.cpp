@@ -41,6 +41,9 @@ TEST_CASE("e2e: every scontrol command and entity of the table answers as the ta
   auto entity = sh(sc + "show bogus");
   CHECK(entity.rc == 1);
   CHECK(entity.out == "invalid entity: bogus for keyword: show\n");
+  auto option = sh(sc + "--bogus");
+  CHECK(option.rc == 1);
+  CHECK(option.out == "scontrol: unrecognized option '--bogus'\nTry \"scontrol --help\" for more information\n");
   auto uid = sh(sc + "-u 1000 show job");
   CHECK(uid.rc == 1);
   CHECK(uid.out.find("scontrol: error: option -u, --uid: ") == 0);

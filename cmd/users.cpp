@@ -62,6 +62,21 @@ std::optional<gid_t> group_id(const std::string& name, const std::string& file) 
   return std::nullopt;
 }
 
+std::vector<uint32_t> groups_of(const std::string& user, gid_t primary, const std::string& file) {
+  std::vector<uint32_t> out{primary};
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = fields(line);  // name:password:gid:member,member
+    if (f.size() < 4) continue;
+    auto gid = parse_int(f[2], 0, UINT32_MAX);
+    if (!gid || static_cast<gid_t>(*gid) == primary) continue;
+    for (std::string_view m : split(f[3], ','))
+      if (m == user) out.push_back(static_cast<uint32_t>(*gid));
+  }
+  return out;
+}
+
 std::string group_name(gid_t gid, const std::string& file) {
   std::ifstream in(file);
   std::string line;

@@ -4,8 +4,10 @@
 // only to LDAP/SSSD therefore show as their uid number. Thread-safe (no shared state).
 #pragma once
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace hq::cmd {
 
@@ -25,6 +27,8 @@ std::string user_name(uid_t uid);
 std::optional<std::string> user_of(const std::string& name_or_uid);
 // The gid of a group named in /etc/group; a decimal name is taken as the gid itself.
 std::optional<gid_t> group_id(const std::string& name, const std::string& file = "/etc/group");
+// The groups `user` is a member of in /etc/group, besides `primary` (which comes first).
+std::vector<uint32_t> groups_of(const std::string& user, gid_t primary, const std::string& file = "/etc/group");
 // The name of group `gid` in /etc/group, or the gid as a decimal string.
 std::string group_name(gid_t gid, const std::string& file = "/etc/group");
 

@@ -52,8 +52,6 @@ const std::vector<InertOption>& inert_submit_options() {
       {"batch", 0, A::kRequired, false, false, "the script runs on the job's first node"},
       // Refused.
       {"container", 0, A::kRequired, false, true, "OCI containers are not supported by hq"},
-      {"uid", 0, A::kRequired, false, true, "submitting as another user is not supported by hq"},
-      {"gid", 0, A::kRequired, false, true, "submitting as another group is not supported by hq"},
   };
   return table;
 }

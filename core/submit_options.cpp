@@ -215,6 +215,8 @@ std::vector<OptionDef> base_options() {
       {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
       {"controller", 0, true, [](SubmitRequest& r, std::string_view v) { r.controller = v; return Status::ok(); }},
+      {"uid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_user, v, "user"); }},
+      {"gid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_group, v, "group"); }},
       {"quiet", 'Q', false, [](SubmitRequest& r, std::string_view) { r.quiet = true; return Status::ok(); }},
       {"wait", 'W', false, [](SubmitRequest& r, std::string_view) { r.wait = true; return Status::ok(); }},
       {"json", 0, false, [](SubmitRequest& r, std::string_view) { r.json = true; return Status::ok(); }},

@@ -13,6 +13,8 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/users.hpp"
+#include "core/units.hpp"
 #include "core/priority.hpp"
 #include "core/submit_options.hpp"
 #include "net/convert.hpp"
@@ -82,6 +84,26 @@ Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli
   std::stringstream ss;
   ss << std::cin.rdbuf();
   return std::make_pair(ss.str(), std::string("sbatch"));
+}
+
+// --uid/--gid (root only, as Slurm's sbatch checks before it asks anyone): the user and
+// group by name or number, into the request; the controller checks the caller again.
+Status resolve_run_as(const SubmitRequest& req, pb::SubmitRequest& out) {
+  if (!req.as_user.empty()) {
+    if (::getuid() != 0) return invalid("--uid only permitted by root user");
+    auto who = passwd_by_name(req.as_user);
+    auto number = parse_int(req.as_user, 0, UINT32_MAX - 1);
+    if (!who && number) who = passwd_by_uid(static_cast<uid_t>(*number));
+    if (!who) return invalid("Invalid --uid specification");
+    out.set_as_uid(who->uid);
+  }
+  if (!req.as_group.empty()) {
+    if (::getuid() != 0) return invalid("--gid only permitted by root user");
+    auto gid = group_id(req.as_group);
+    if (!gid) return invalid("Invalid --gid specification");
+    out.set_as_gid(*gid);
+  }
+  return Status::ok();
 }
 
 // `option_error`: which command-line option failed, when one did (sbatch answers in Slurm's words).
@@ -179,6 +201,10 @@ int run_submit(const Args& args) {
   *env.mutable_submit()->mutable_spec() = net::to_pb(req->spec);
   env.mutable_submit()->set_test_only(req->test_only);
   env.mutable_submit()->set_request_key(new_request_key());
+  if (Status s = resolve_run_as(*req, *env.mutable_submit()); !s) {
+    if (prog == "sbatch") return std::cerr << "sbatch: error: " << s.message() << "\n", 255;  // Slurm's exit(-1)
+    return fail(prog, s);
+  }
   auto reply = call_with_retry(client, env);
   if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
   const auto& r = reply->submit_reply();

@@ -129,6 +129,23 @@ Result<std::vector<Job>> Controller::expand_array(Job job) const {
   return out;
 }
 
+// sbatch --uid/--gid: root may submit a job that runs as another user (with that user's
+// groups from /etc/group here) or group; anyone else is refused, whatever the client said.
+Status Controller::run_as(const pb::SubmitRequest& req, const net::Identity& who, JobSpec& spec) const {
+  if (!req.has_as_uid() && !req.has_as_gid()) return Status::ok();
+  if (who.uid != 0) return denied(req.has_as_uid() ? "--uid only permitted by root user" : "--gid only permitted by root user");
+  if (req.has_as_uid()) {
+    auto user = passwd_by_uid(req.as_uid());
+    if (!user) return invalid("Invalid --uid specification: no user " + std::to_string(req.as_uid()) + " on the controller");
+    spec.uid = user->uid;
+    spec.user = user->name;
+    spec.gid = user->gid;
+    spec.groups = groups_of(user->name, user->gid);
+  }
+  if (req.has_as_gid()) spec.gid = req.as_gid();
+  return Status::ok();
+}
+
 void Controller::submit(const pb::SubmitRequest& req, const net::Identity& who,
                         std::function<void(Result<pb::SubmitReply>)> reply) {
   if (req.spec().alloc_kind() != 0) return reply(invalid("an allocation (srun, salloc) is asked for with AllocateRequest"));
@@ -142,14 +159,15 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
   spec.gid = who.gid;
   spec.groups = who.groups;
   spec.user = user_name(who.uid);
-  if (who.uid == 0 && !config_.allow_root_jobs)
+  if (Status s = run_as(req, who, spec); !s) return reply(s);
+  if (spec.uid == 0 && !config_.allow_root_jobs)
     return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
   if (spec.extra->priority > 0 && !is_admin(who))
     return reply(denied("Access/permission denied: only administrators may set --priority"));
   const std::string& key = req.request_key();
   if (Status s = check_request_key(key); !s) return reply(s);
-  if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, who.uid)) {
+  if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, spec.uid)) {
     pb::SubmitReply out = submit_reply(*made);  // a retry: the first submission's answer
     return when_durable([reply = std::move(reply), out](const Status&) { reply(out); });
   }

@@ -40,6 +40,9 @@ TEST_CASE("users: group ids come from /etc/group - a number is its own gid") {
   CHECK(!group_id("nobody-here", file));
   CHECK(group_id("4242", file) == gid_t{4242});
   CHECK(!group_id("research", dir.path() + "/missing"));
+  CHECK(groups_of("alice", 100, file) == std::vector<uint32_t>{100, 2001});  // the primary first
+  CHECK(groups_of("carol", 100, file) == std::vector<uint32_t>{100});
+  CHECK(groups_of("bob", 2001, file) == std::vector<uint32_t>{2001});      // not twice
 }
 
 #include "cmd/keys.hpp"

@@ -251,3 +251,24 @@ TEST_CASE("e2e: launch failures carry their cause - a missing -D runs in /tmp wi
   CHECK(slurp(c.dir() + "/d.out") ==
         "slurmstepd-e1: error: couldn't chdir to `/nonexistent': No such file or directory: going to /tmp instead\n/tmp\n");
 }
+
+TEST_CASE("e2e: sbatch --uid runs root's job as another user - others get Slurm's refusal, exit 255") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  auto made = sh("cd " + shared + " && " + c.dir() + "/bin/sbatch --parsable --uid=nobody -o out-%j.txt --wrap 'id -u'");
+  REQUIRE(made.rc == 0);
+  std::string id = made.out.substr(0, made.out.find('\n'));
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  CHECK(slurp(shared + "/out-" + id + ".txt") == "65534\n");
+  CHECK(c.hq("queue -h -t all -o %u -j " + id).out == "nobody\n");
+  auto refused = as_nobody(c, c.dir() + "/bin/sbatch --uid=root --wrap true");
+  CHECK(refused.rc == 255);
+  CHECK(refused.out == "sbatch: error: --uid only permitted by root user\n");
+  auto unknown = sh("cd " + shared + " && " + c.dir() + "/bin/sbatch --uid=nosuchuser_hq --wrap true");
+  CHECK(unknown.rc == 255);
+  CHECK(unknown.out == "sbatch: error: Invalid --uid specification\n");
+}

@@ -240,6 +240,8 @@ ClusterState make_state(const ClusterConfig& config) {
       n.weight = nc.weight;
       n.gpus = gpus_from_gres(nc.gres);
       n.restricted_cpus_per_gpu = nc.restricted_cores_per_gpu * std::max(1, nc.threads_per_core);
+      n.threads_per_core = std::max(1, nc.threads_per_core);
+      n.config_threads_per_core = nc.threads_per_core;
     }
   }
   for (auto& p : s.partitions) {
@@ -309,18 +311,27 @@ struct Registration {
   std::vector<std::string> features;
   std::string block, switch_name;
   Time boot_time = 0;
+  int32_t threads_per_core = 1;
   bool operator==(const Registration&) const = default;
 };
 
 Registration registration_of(const Node& n) {
-  return {n.cpus, n.mem_mib, n.gpus, n.features, n.block, n.switch_name, n.boot_time};
+  return {n.cpus, n.mem_mib, n.gpus, n.features, n.block, n.switch_name, n.boot_time, n.threads_per_core};
+}
+
+// Threads per core: the config's when given, else the agent's when it divides the CPUs.
+int32_t threads_of(const Node& n, const NodeRegistered& e, int32_t cpus) {
+  if (n.config_threads_per_core > 0) return n.config_threads_per_core;
+  if (e.threads_per_core > 1 && e.threads_per_core <= 8 && cpus % e.threads_per_core == 0) return e.threads_per_core;
+  return 1;
 }
 
 // Configured sizes win; found GPUs count when they cover the configured gres (else the node
 // keeps the GPUs it had, and goes DOWN by its own event); a dynamic node's features are its agent's.
 Registration resolve(const Node& n, const NodeRegistered& e) {
-  Registration r{n.config_cpus > 0 ? n.config_cpus : e.cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib,
-                 n.gpus, n.dynamic ? e.features : n.features, e.block, e.switch_name, e.boot_time};
+  int32_t cpus = n.config_cpus > 0 ? n.config_cpus : e.cpus;
+  Registration r{cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib, n.gpus, n.dynamic ? e.features : n.features,
+                 e.block, e.switch_name, e.boot_time, threads_of(n, e, cpus)};
   if (auto found = reconcile_gpus(n.config_gres, e.gpus)) r.gpus = std::move(found).value();
   return r;
 }
@@ -333,6 +344,7 @@ void set_registration(Node& n, Registration r) {
   n.block = std::move(r.block);
   n.switch_name = std::move(r.switch_name);
   n.boot_time = r.boot_time;
+  n.threads_per_core = r.threads_per_core;
 }
 
 bool apply_registered(ClusterState& s, const NodeRegistered& e) {

@@ -71,6 +71,7 @@ struct NodeRegistered {
   std::string block, switch_name;      // topology labels (hq node --block, --switch)
   Time boot_time = 0;
   bool join = false;
+  int32_t threads_per_core = 0;        // as the agent found it; 0: not known
 };
 // A node goes DOWN (silent for node_timeout: kNotResponding; GPUs short of its gres) or
 // returns to service (`reason` empty).

@@ -143,6 +143,53 @@ std::vector<int32_t> choose_cpus(const std::vector<int32_t>& pool, const std::ma
   return out;
 }
 
+std::vector<int32_t> choose_cores(const std::vector<int32_t>& pool, const std::map<int32_t, int32_t>& in_use, int32_t n,
+                                  const std::vector<int32_t>& preferred, const std::vector<std::vector<int32_t>>& cores) {
+  std::vector<int32_t> sorted = pool;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::tuple<int32_t, int32_t, size_t>> ranked;  // (jobs on its CPUs, not preferred, core)
+  for (size_t c = 0; c < cores.size(); ++c) {
+    const auto& core = cores[c];
+    if (core.empty() || !std::all_of(core.begin(), core.end(), [&](int32_t cpu) {
+          return std::binary_search(sorted.begin(), sorted.end(), cpu);
+        }))
+      continue;
+    int32_t jobs = 0;
+    bool pref = false;
+    for (int32_t cpu : core) {
+      if (auto it = in_use.find(cpu); it != in_use.end()) jobs += it->second;
+      pref = pref || std::binary_search(preferred.begin(), preferred.end(), cpu);
+    }
+    ranked.emplace_back(jobs, pref ? 0 : 1, c);
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a), cores[std::get<2>(a)].front()) <
+           std::tie(std::get<0>(b), std::get<1>(b), cores[std::get<2>(b)].front());
+  });
+  std::vector<int32_t> out;
+  for (const auto& r : ranked) {
+    if (static_cast<int32_t>(out.size()) >= n) break;
+    const auto& core = cores[std::get<2>(r)];
+    out.insert(out.end(), core.begin(), core.end());
+  }
+  if (static_cast<int32_t>(out.size()) != n) return choose_cpus(pool, in_use, n, preferred);  // not whole cores
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int32_t> first_threads(const std::vector<int32_t>& cpus, const std::vector<std::vector<int32_t>>& cores) {
+  if (cores.empty()) return cpus;
+  std::vector<int32_t> out;
+  for (const auto& core : cores) {
+    int32_t lowest = -1;
+    for (int32_t cpu : core)
+      if (std::binary_search(cpus.begin(), cpus.end(), cpu) && (lowest < 0 || cpu < lowest)) lowest = cpu;
+    if (lowest >= 0) out.push_back(lowest);
+  }
+  std::sort(out.begin(), out.end());
+  return out.empty() ? cpus : out;
+}
+
 Result<std::vector<int32_t>> affinity_for(const CpuBind& bind, const std::vector<int32_t>& allocated) {
   auto outside = [&](const std::string& what) {
     return invalid("--cpu-bind=" + what + ", which is not allocated to the job (" + format_cpulist(allocated) + ")");

@@ -31,6 +31,15 @@ Result<CpuBind> parse_cpu_bind(std::string_view text);
 std::vector<int32_t> choose_cpus(const std::vector<int32_t>& pool, const std::map<int32_t, int32_t>& in_use,
                                  int32_t n, const std::vector<int32_t>& preferred);
 
+// --hint=nomultithread: `n` CPUs of `pool` as whole cores (`cores`: each core's CPUs), the
+// cores whose CPUs carry the fewest jobs first, then those in `preferred`, then lower ids;
+// choose_cpus() when the pool has too few whole cores (or the cores are not known).
+std::vector<int32_t> choose_cores(const std::vector<int32_t>& pool, const std::map<int32_t, int32_t>& in_use, int32_t n,
+                                  const std::vector<int32_t>& preferred, const std::vector<std::vector<int32_t>>& cores);
+// One CPU (the lowest) of each core that `cpus` has a CPU of: where --hint=nomultithread
+// binds. `cpus` itself when the cores are not known.
+std::vector<int32_t> first_threads(const std::vector<int32_t>& cpus, const std::vector<std::vector<int32_t>>& cores);
+
 // The affinity for the job's processes: empty for none (the cpuset still confines);
 // an error when map_cpu or mask_cpu names a CPU outside `allocated`.
 Result<std::vector<int32_t>> affinity_for(const CpuBind& bind, const std::vector<int32_t>& allocated);

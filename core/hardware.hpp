@@ -23,6 +23,7 @@ struct CpuTopology {
   int32_t cpus = 1;              // processing units
   int32_t numa_nodes = 1;
   int64_t mem_mib = 0;
+  std::vector<std::vector<int32_t>> core_cpus;  // each core's CPUs (OS numbers); empty: not known
 };
 
 enum class GpuVendor { kNvidia, kAmd };

@@ -94,6 +94,7 @@ struct JobSpec {
   int32_t cpus_per_gpu = 0;            // --cpus-per-gpu; 0 = not set
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
   bool mem_all = false;                // --mem=0: all of each node's memory, none of it in use by others
+  bool nomultithread = false;          // --hint=nomultithread: a whole core for each CPU asked for, one thread used
   std::string cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)

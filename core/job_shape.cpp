@@ -11,6 +11,7 @@ JobShape job_shape(const JobSpec& spec, const PartitionConfig& part, int32_t dur
   out.need.slots = duration_slots;
   out.need.whole_node = spec.exclusive || part.exclusive;
   out.need.all_mem = spec.mem_all;
+  out.need.whole_cores = spec.nomultithread;
   // The partition's memory per CPU applies when the job names no memory at all.
   bool mem_default = !spec.mem_all && spec.mem_per_node_mib == 0 && spec.mem_per_cpu_mib == 0 && spec.mem_per_gpu_mib == 0;
   auto mem = [&](int32_t cpus, int32_t gpus) { return mem_default ? part.def_mem_per_cpu_mib * cpus : mem_for(spec, cpus, gpus); };

@@ -33,11 +33,13 @@ struct Node {
   std::string block, switch_name;  // topology labels the agent gave (--block, --switch)
   int32_t restricted_cpus_per_gpu = 0;  // per idle GPU, CPUs that CPU-only jobs cannot use
   int32_t weight = 1;        // lower weights are allocated first
+  int32_t threads_per_core = 1;  // hardware threads per core (--hint=nomultithread takes whole cores)
   std::vector<std::string> partitions;  // in the config's partition order
   // What the config gives (0, empty: not given; the agent's report decides). None for a
   // dynamic node. apply() resolves a registration against these.
   int32_t config_cpus = 0;
   int64_t config_mem_mib = 0;
+  int32_t config_threads_per_core = 0;
   std::vector<GresCount> config_gres;
   // Journaled (NodeRegistered, NodeDownChanged, NodeDrainChanged): they survive a restart.
   bool down = false;         // out of service: fell silent, or its GPUs fall short of the config

@@ -29,8 +29,9 @@ FitRefusal fit_refusal(const NodeSize& size, const NodeFree& free, const UnitNee
   if (units_on_node(size, free, need) > 0) return FitRefusal::kNone;
   if (need.whole_node && !fit_detail::idle(size, free)) return FitRefusal::kNotIdle;
   NodeFree room = need.whole_node ? all_free(size) : free;
-  if (room.cpus < cpus_per_unit(need)) return FitRefusal::kCpus;
-  if (usable_cpus(size, room, need) < cpus_per_unit(need)) return FitRefusal::kRestrictedCpus;
+  int32_t per = std::max(1, unit_cpus(size, need));
+  if (room.cpus < per) return FitRefusal::kCpus;
+  if (usable_cpus(size, room, need) < per) return FitRefusal::kRestrictedCpus;
   if (room.mem < mem_per_unit(need) || (need.all_mem && room.mem < size.mem)) return FitRefusal::kMemory;
   HQ_CHECK(room.gpus < gpus_per_unit(need));  // units_on_node() has no other cause
   return FitRefusal::kGpus;
@@ -40,7 +41,8 @@ std::string needed_text(FitRefusal why, const UnitNeed& need, std::string_view g
   switch (why) {
     case FitRefusal::kNone: return "";
     case FitRefusal::kNotIdle: return "the whole node idle";
-    case FitRefusal::kCpus: return std::to_string(cpus_per_unit(need)) + " CPUs";
+    case FitRefusal::kCpus:
+      return std::to_string(cpus_per_unit(need)) + (need.whole_cores ? " whole cores (--hint=nomultithread)" : " CPUs");
     case FitRefusal::kRestrictedCpus:
       return std::to_string(cpus_per_unit(need)) + " CPUs besides those kept for GPU jobs (restricted_cores_per_gpu)";
     case FitRefusal::kMemory:
@@ -71,7 +73,7 @@ NodeSize node_size(const Node& n, const UnitNeed& need, std::string_view gpu_typ
   std::string_view type = counted_type(need, gpu_type);
   int32_t gpus = 0;
   for (const NodeGpu& g : n.gpus) gpus += type.empty() || g.type == type;
-  return {n.cpus, gpus, n.restricted_cpus_per_gpu, n.mem_mib};
+  return {n.cpus, gpus, n.restricted_cpus_per_gpu, n.mem_mib, std::max(1, n.threads_per_core)};
 }
 
 NodeFree node_free(const Node& n, const UnitNeed& need, std::string_view gpu_type) {

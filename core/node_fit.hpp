@@ -30,6 +30,7 @@ struct UnitNeed {
   int32_t node_gpus = 0;   // per node, however many units it holds
   bool whole_node = false; // the node must be idle; the job gets all of it (one unit, or tasks)
   bool all_mem = false;    // --mem=0: none of the node's memory in use; the job gets all of it
+  bool whole_cores = false; // --hint=nomultithread: each CPU asked for takes a whole core (threads_per_core CPUs)
   int32_t slots = 1;       // duration; kForever: no time limit
   uint64_t cpus_magic = 0; // division_magic(cpus), or 0: divide plainly
   bool uses_gpus() const { return gpus > 0 || node_gpus > 0; }
@@ -40,6 +41,7 @@ struct UnitNeed {
 struct NodeSize {
   int32_t cpus = 0, gpus = 0, restricted = 0;
   int64_t mem = 0;
+  int32_t threads = 1;  // per core
   bool operator==(const NodeSize&) const = default;
 };
 
@@ -58,6 +60,11 @@ inline int32_t usable_cpus(const NodeSize& size, const NodeFree& free, const Uni
   return free.cpus - size.restricted * free.gpus;
 }
 
+// The CPUs one unit takes on a node of `size`: whole cores for --hint=nomultithread.
+inline int32_t unit_cpus(const NodeSize& size, const UnitNeed& need) {
+  return need.whole_cores && size.threads > 1 ? need.cpus * size.threads : need.cpus;
+}
+
 namespace fit_detail {
 
 // Units a node offers a job that shares it, from its usable CPUs, memory and GPUs.
@@ -65,9 +72,11 @@ inline int32_t shared_units(const NodeSize& size, const NodeFree& free, const Un
   int32_t cpus = usable_cpus(size, free, need);
   if (free.mem < need.node_mem || cpus <= 0 || free.gpus < need.node_gpus) return 0;
   if (need.all_mem && free.mem < size.mem) return 0;
-  int64_t u = need.cpus_magic && cpus < 65536 ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
-              : need.cpus > 0                 ? cpus / need.cpus
-                                              : need.max_units;
+  int32_t per = unit_cpus(size, need);
+  int64_t u = need.cpus_magic && per == need.cpus && cpus < 65536
+                  ? static_cast<int64_t>((static_cast<uint64_t>(cpus) * need.cpus_magic) >> 32)
+              : per > 0 ? cpus / per
+                        : need.max_units;
   u = std::min<int64_t>(u, need.max_units);
   if (need.gpus > 0) u = std::min<int64_t>(u, (free.gpus - need.node_gpus) / need.gpus);
   // Memory rarely binds: divide only when the CPU-bound count does not fit.

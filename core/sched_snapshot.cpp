@@ -77,7 +77,7 @@ int32_t NodeType::gpus_of(std::string_view type) const {
 namespace {
 
 using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>, std::vector<NodeGpu>,
-                           int32_t>;
+                           int32_t, int32_t>;
 
 int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n) {
   std::vector<int32_t> parts;
@@ -86,7 +86,7 @@ int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const No
     if (it != snap.part_index.end()) parts.push_back(it->second);
   }
   std::sort(parts.begin(), parts.end());
-  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts, n.gpus, n.restricted_cpus_per_gpu};
+  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts, n.gpus, n.restricted_cpus_per_gpu, n.threads_per_core};
   auto [it, fresh] = index.try_emplace(key, static_cast<int32_t>(snap.types.size()));
   if (fresh) {
     bool mixed = std::any_of(n.gpus.begin(), n.gpus.end(), [&](const NodeGpu& g) { return g.type != n.gpus[0].type; });
@@ -119,13 +119,13 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     // Neighbours are usually alike: compare with the previous node before the map.
     bool same = prev && prev->cpus == n.cpus && prev->mem_mib == n.mem_mib && prev->weight == n.weight &&
                 prev->features == n.features && prev->partitions == n.partitions && prev->gpus == n.gpus &&
-                prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu;
+                prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu && prev->threads_per_core == n.threads_per_core;
     int32_t type = same ? prev_type : type_of(snap, type_index, n);
     prev = &n;
     prev_type = type;
     int32_t gpus = static_cast<int32_t>(n.gpus.size());
     int32_t idx = snap.map.add_node(type, n.cpus, n.mem_mib, n.cpus - n.alloc_cpus, n.mem_mib - n.alloc_mem_mib, gpus,
-                                    std::max(0, gpus - n.alloc_gpus), n.restricted_cpus_per_gpu);
+                                    std::max(0, gpus - n.alloc_gpus), n.restricted_cpus_per_gpu, n.threads_per_core);
     snap.nodes.push_back(&n);
     snap.node_index.add(name, idx);
   }

@@ -7,7 +7,6 @@ const std::vector<InertOption>& inert_submit_options() {
   static const std::vector<InertOption> table = {
       // Accepted and told: a user expects these to act, and hq does not act on them yet.
       {"export-file", 0, A::kRequired, true, false, "the file is not read; --export decides the environment"},
-      {"hint", 0, A::kRequired, true, false, "hints do not change CPU placement yet"},
       {"nodefile", 'F', A::kRequired, true, false, "the file is not read; use --nodelist"},
       {"gpus-per-socket", 0, A::kRequired, true, false, "GPUs are counted per node, not per socket, yet"},
       {"sockets-per-node", 0, A::kRequired, true, false, "nodes are chosen by CPU count, not socket layout, yet"},

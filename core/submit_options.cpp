@@ -51,6 +51,22 @@ Status set_mem(int64_t& field, std::string_view v) {
   return Status::ok();
 }
 
+// --hint: nomultithread acts (whole cores, one thread of each used), multithread undoes it;
+// compute_bound and memory_bound are told not to act; another word is Slurm's error.
+Status set_hint(SubmitRequest& r, std::string_view v) {
+  for (std::string_view item : split(v, ',')) {
+    if (item == "nomultithread" || item == "multithread") {
+      r.spec.nomultithread = item == "nomultithread";
+    } else if (item == "compute_bound" || item == "memory_bound") {
+      std::string note = "--hint=" + std::string(item) + ": it does not change CPU placement on hq yet";
+      if (std::find(r.notices.begin(), r.notices.end(), note) == r.notices.end()) r.notices.push_back(note);
+    } else {
+      return invalid("unrecognized --hint argument \"" + std::string(v) + "\", see --hint=help");
+    }
+  }
+  return Status::ok();
+}
+
 // --signal=[{R|B}:]SIG[@TIME]: a name (USR1, SIGUSR1) or number; TIME defaults to 60 s.
 Status set_signal(SubmitRequest& r, std::string_view v) {
   std::string_view sig = v;
@@ -215,6 +231,7 @@ std::vector<OptionDef> base_options() {
       {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
       {"controller", 0, true, [](SubmitRequest& r, std::string_view v) { r.controller = v; return Status::ok(); }},
+      {"hint", 0, true, set_hint},
       {"uid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_user, v, "user"); }},
       {"gid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_group, v, "group"); }},
       {"quiet", 'Q', false, [](SubmitRequest& r, std::string_view) { r.quiet = true; return Status::ok(); }},
@@ -351,6 +368,7 @@ SbatchOptionAnswer sbatch_option_error(const CliOptionError& e) {
     return {{first, "Try \"sbatch --help\" for more information"}, 255};
   }
   if (e.name == "nodes") return {{error + "\"" + e.value + "\" is not a valid node count"}, 255};
+  if (e.name == "hint") return {{error + "unrecognized --hint argument \"" + e.value + "\", see --hint=help"}, 1};
   if (e.name == "ntasks" || e.name == "cpus-per-task")
     return {{error + "Invalid numeric value \"" + e.value + "\" for --" + e.name + "."}, 1};
   std::vector<std::string> lines;

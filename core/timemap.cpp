@@ -20,8 +20,9 @@ size_t TimeMap::KeyHash::operator()(const Key& k) const {
 }
 
 int32_t TimeMap::add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem,
-                          int32_t total_gpus, int32_t free_gpus, int32_t restricted) {
+                          int32_t total_gpus, int32_t free_gpus, int32_t restricted, int32_t threads) {
   NodeRec n;
+  n.threads = std::max(1, threads);
   n.total_gpus = total_gpus;
   n.free_gpus = free_gpus;
   n.restricted = restricted;
@@ -86,6 +87,7 @@ int32_t TimeMap::class_for(const NodeRec& n) {
   c.total_mem = n.total_mem;
   c.total_gpus = n.total_gpus;
   c.restricted = n.restricted;
+  c.threads = n.threads;
   c.first_piece = static_cast<uint32_t>(pieces_.size());
   c.pieces = static_cast<uint32_t>(n.changes.size() + 1);
   Piece p{0, n.free_cpus, n.free_gpus, n.free_mem};

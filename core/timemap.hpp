@@ -42,7 +42,7 @@ class TimeMap {
   // Nodes of one `type` must be alike in size (CPUs, memory, GPUs, restricted cores).
   // `restricted` CPUs per free GPU are kept from jobs that use no GPU (RestrictedCoresPerGPU).
   int32_t add_node(int32_t type, int32_t total_cpus, int64_t total_mem, int32_t free_cpus, int64_t free_mem,
-                   int32_t total_gpus = 0, int32_t free_gpus = 0, int32_t restricted = 0);
+                   int32_t total_gpus = 0, int32_t free_gpus = 0, int32_t restricted = 0, int32_t threads = 1);
   void add_release(int32_t node, int32_t slot, int32_t cpus, int64_t mem, int32_t gpus = 0);
   void finalize();
 
@@ -87,6 +87,7 @@ class TimeMap {
   int64_t total_mem(int32_t node) const { return nodes_[node].total_mem; }
   int32_t free_gpus(int32_t node) const { return nodes_[node].free_gpus; }
   int32_t total_gpus(int32_t node) const { return nodes_[node].total_gpus; }
+  int32_t threads(int32_t node) const { return nodes_[node].threads; }
   const std::vector<Change>& changes(int32_t node) const { return nodes_[node].changes; }
 
   // GPUs per node are at most 255 (kMaxNodeGpus: config and registration check it).
@@ -103,6 +104,7 @@ class TimeMap {
     int32_t type = 0, total_cpus = 0, free_cpus = 0;
     int32_t total_gpus = 0, free_gpus = 0, restricted = 0;
     int64_t total_mem = 0, free_mem = 0;
+    int32_t threads = 1;  // per core (whole-core jobs take this many CPUs per CPU they ask for)
     std::vector<Change> changes;  // sorted by slot, one per slot, never zero
     bool operator==(const Key&) const = default;
   };
@@ -127,6 +129,7 @@ class TimeMap {
     int32_t type = 0, total_cpus = 0;
     int32_t total_gpus = 0, restricted = 0;
     int64_t total_mem = 0;
+    int32_t threads = 1;
     uint32_t first_piece = 0, pieces = 0;  // in pieces_
     int32_t state = -1;                    // monotone: its entry in mono_states_
     bool in_releases = false;              // its pieces are in the release lists
@@ -143,7 +146,7 @@ class TimeMap {
     return units_on_node(size, NodeFree{cpus, gpus, mem}, need);
   }
   int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
-    return units(NodeSize{n.total_cpus, n.total_gpus, n.restricted, n.total_mem}, cpus, mem, gpus, need);
+    return units(NodeSize{n.total_cpus, n.total_gpus, n.restricted, n.total_mem, n.threads}, cpus, mem, gpus, need);
   }
 
   int32_t horizon_;
@@ -197,7 +200,9 @@ class TimeMap {
   std::vector<int32_t> live_dipped_;   // listed classes that are not monotone
   void drop_dead_classes();            // once they are a quarter of live_
   void index_class(int32_t cls, const NodeRec& n);
-  static NodeSize totals_of(const Class& c) { return NodeSize{c.total_cpus, c.total_gpus, c.restricted, c.total_mem}; }
+  static NodeSize totals_of(const Class& c) {
+    return NodeSize{c.total_cpus, c.total_gpus, c.restricted, c.total_mem, c.threads};
+  }
   // Intervals starting after `limit` are left out.
   void general_intervals(const Class& c, const UnitNeed& need, std::vector<Interval>& out,
                          int32_t limit = INT32_MAX) const;

@@ -80,6 +80,7 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_mem_per_node_mib(s.mem_per_node_mib);
   p.set_mem_per_cpu_mib(s.mem_per_cpu_mib);
   p.set_mem_all(s.mem_all);
+  p.set_nomultithread(s.nomultithread);
   p.set_time_limit(s.time_limit);
   p.set_hold(s.hold);
   p.set_account(s.account);
@@ -147,6 +148,7 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.mem_per_node_mib = p.mem_per_node_mib();
   s.mem_per_cpu_mib = p.mem_per_cpu_mib();
   s.mem_all = p.mem_all();
+  s.nomultithread = p.nomultithread();
   s.time_limit = p.time_limit();
   if (!p.env().empty()) s.env = std::vector<std::string>(p.env().begin(), p.env().end());
   s.hold = p.hold();

@@ -24,6 +24,7 @@ pb::NodeRegisteredEvent to_pb(const NodeRegistered& e) {
   p.set_switch_name(e.switch_name);
   p.set_boot_time(e.boot_time);
   p.set_join(e.join);
+  p.set_threads_per_core(e.threads_per_core);
   return p;
 }
 
@@ -31,7 +32,7 @@ Result<NodeRegistered> from_pb(const pb::NodeRegisteredEvent& p) {
   if (p.node().empty()) return invalid("node registration without a node");
   if (p.cpus() < 0 || p.mem_mib() < 0) return invalid("node " + p.node() + ": negative size in its registration");
   NodeRegistered e{p.node(), p.time(), p.cpus(), p.mem_mib(), {}, {p.features().begin(), p.features().end()},
-                   p.block(), p.switch_name(), p.boot_time(), p.join()};
+                   p.block(), p.switch_name(), p.boot_time(), p.join(), p.threads_per_core()};
   for (const auto& g : p.gpus()) e.gpus.push_back({g.type(), g.cpus()});
   return e;
 }
@@ -89,7 +90,7 @@ void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {
   for (const auto& [name, n] : s.nodes) {
     // What the node is now, as a registration: replaying it resolves to the same node.
     *out.add_nodes() = to_pb(NodeRegistered{name, 0, n.cpus, n.mem_mib, n.gpus, n.features, n.block,
-                                            n.switch_name, n.boot_time, n.dynamic});
+                                            n.switch_name, n.boot_time, n.dynamic, n.threads_per_core});
     if (n.down) *out.add_down() = to_pb(NodeDownChanged{name, 0, true, n.down_reason});
   }
 }

@@ -199,6 +199,8 @@ pb::Envelope Agent::registration() const {
   r->set_cpus(host_.cpus);
   r->set_mem_mib(host_.mem_mib);
   r->set_boot_time(host_.boot_time);
+  if (host_.cores > 0 && host_.cpus > host_.cores && host_.cpus % host_.cores == 0)
+    r->set_threads_per_core(host_.cpus / host_.cores);
   for (const Gpu& g : host_.gpus) {
     pb::Gpu* pg = r->add_gpus();
     pg->set_type(g.type);
@@ -601,6 +603,7 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
     for (int32_t c : other.cpus) ++in_use[c];
   for (const auto& [id, other] : held_)
     for (int32_t c : other.cpus) ++in_use[c];
+  if (job.spec.nomultithread) return choose_cores(cpu_pool_, in_use, mine.cpus, near, host_.core_cpus);
   return choose_cpus(cpu_pool_, in_use, mine.cpus, near);
 }
 
@@ -629,6 +632,9 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   if (!bind) return bind.status();
   auto affinity = affinity_for(*bind, rj.cpus);
   if (!affinity) return affinity.status();
+  // --hint=nomultithread: the job holds whole cores (its cgroup has every thread of them);
+  // its processes run on one thread of each, as Slurm binds them.
+  if (job.spec.nomultithread && bind->kind == CpuBindKind::kDefault) affinity = first_threads(rj.cpus, host_.core_cpus);
   CgroupLimits limits = job_limits(job, rj.cpus);
   auto group = cgroups_.create(job.id.value, limits);
   if (!group) return group.status();

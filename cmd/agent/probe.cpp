@@ -65,6 +65,13 @@ Status probe_cpus(CpuTopology& cpu) {
   int sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   cpu.mem_mib = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory / (1024 * 1024));
+  for (int i = 0; i < cores; ++i) {  // each core's CPUs, for --hint=nomultithread
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(i));
+    if (!core || !core->cpuset) continue;
+    std::vector<int32_t> cpus;
+    for (int id = hwloc_bitmap_first(core->cpuset); id >= 0; id = hwloc_bitmap_next(core->cpuset, id)) cpus.push_back(id);
+    if (!cpus.empty()) cpu.core_cpus.push_back(std::move(cpus));
+  }
   hwloc_topology_destroy(topo);
   if (pus <= 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -111,6 +118,7 @@ Result<HostInfo> probe_host() {
   info.mem_mib = hw->cpu.mem_mib;
   info.boot_time = net::wall_now() - hw->uptime_s;
   info.gpus = hw->gpus;
+  info.core_cpus = hw->cpu.core_cpus;
   return info;
 }
 

@@ -20,6 +20,7 @@ struct HostInfo {
   int64_t mem_mib = 0;
   int64_t boot_time = 0;
   std::vector<Gpu> gpus;   // in PCI order: a GPU's position is its index
+  std::vector<std::vector<int32_t>> core_cpus;  // each core's CPUs; empty: not known
 };
 
 // `probe_root` "": the real machine; otherwise a fake tree (see above).

@@ -103,7 +103,7 @@ Result<NodeRegistered> registration_event(const pb::RegisterNode& reg, Time t, b
   auto features = registered_features(reg);
   if (!features) return features.status();
   NodeRegistered e{reg.name(), t, reg.cpus(), reg.mem_mib(), {}, std::move(features).value(), reg.block(),
-                   reg.switch_name(), reg.boot_time(), join};
+                   reg.switch_name(), reg.boot_time(), join, reg.threads_per_core()};
   for (const auto& g : reg.gpus()) e.gpus.push_back({g.type(), g.cpus()});
   return e;
 }

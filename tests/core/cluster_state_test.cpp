@@ -296,3 +296,19 @@ TEST_CASE("apply: a suspended job requeued holds nothing and starts over unsuspe
   CHECK_FALSE(j->suspended);
   CHECK(j->suspended_secs == 0);
 }
+
+TEST_CASE("apply: threads per core come from the config, else from the agent's registration") {
+  auto s = cluster("n[1-2]", 8);
+  s.nodes.at("n2").config_threads_per_core = 1;  // the config says 1: the agent's 2 does not count
+  NodeRegistered e{"n1", 5, 8, 1000};
+  e.threads_per_core = 2;
+  CHECK(apply(s, e));
+  CHECK(s.nodes.at("n1").threads_per_core == 2);
+  e.node = "n2";
+  apply(s, e);
+  CHECK(s.nodes.at("n2").threads_per_core == 1);
+  e.node = "n1";
+  e.threads_per_core = 3;  // 8 CPUs are not cores of 3: taken as 1
+  CHECK(apply(s, e));
+  CHECK(s.nodes.at("n1").threads_per_core == 1);
+}

@@ -52,3 +52,17 @@ TEST_CASE("cpu bind: a step's tasks - the step's CPUs by default, cores per task
   CHECK_FALSE(task_affinity(*parse_cpu_bind("mask_cpu:0x1"), step, 0, 1).is_ok());
   CHECK(task_affinity(cores, {}, 0, 1)->empty());  // CPUs not known: not bound
 }
+
+TEST_CASE("cpu choice: --hint=nomultithread takes whole cores, least used first, and binds one thread of each") {
+  std::vector<std::vector<int32_t>> cores = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};  // siblings i and i+4
+  std::vector<int32_t> pool = {0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK(choose_cores(pool, {}, 4, {}, cores) == std::vector<int32_t>{0, 1, 4, 5});
+  std::map<int32_t, int32_t> busy = {{0, 1}, {5, 1}};
+  CHECK(choose_cores(pool, busy, 4, {}, cores) == std::vector<int32_t>{2, 3, 6, 7});
+  CHECK(choose_cores(pool, {}, 2, {3}, cores) == std::vector<int32_t>{3, 7});  // next to its GPUs first
+  CHECK(choose_cores({0, 1, 2, 4}, {}, 4, {}, cores) == std::vector<int32_t>{0, 1, 2, 4});  // one whole core: CPUs as they come
+  CHECK(choose_cores(pool, {}, 3, {}, {}) == std::vector<int32_t>{0, 1, 2});                // cores unknown
+  CHECK(first_threads({0, 1, 4, 5}, cores) == std::vector<int32_t>{0, 1});
+  CHECK(first_threads({2, 6, 7}, cores) == std::vector<int32_t>{2, 7});
+  CHECK(first_threads({2, 6}, {}) == std::vector<int32_t>{2, 6});
+}

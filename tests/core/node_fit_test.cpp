@@ -260,3 +260,16 @@ TEST_CASE("fit rule: --mem=0 needs none of the node's memory in use, whatever el
   CHECK(needed_text(FitRefusal::kMemory, all, "") == "all of its memory unused (--mem=0)");
   CHECK(units_on_node(size, some_used, per_unit(2)) == 3);  // without it, the same node takes the job
 }
+
+TEST_CASE("fit rule: --hint=nomultithread takes a whole core per CPU asked for on a node with threads") {
+  NodeSize smt{.cpus = 8, .gpus = 0, .mem = 4000, .threads = 2};
+  UnitNeed cores = per_unit(2);
+  cores.whole_cores = true;
+  CHECK(unit_cpus(smt, cores) == 4);
+  CHECK(units_on_node(smt, all_free(smt), cores) == 2);     // 8 CPUs: two units of two cores
+  CHECK(units_on_node(smt, all_free(smt), per_unit(2)) == 4);  // without the hint: four units
+  CHECK(fit_refusal(smt, NodeFree{.cpus = 3, .gpus = 0, .mem = 4000}, cores) == FitRefusal::kCpus);
+  CHECK(needed_text(FitRefusal::kCpus, cores, "") == "2 whole cores (--hint=nomultithread)");
+  NodeSize plain{.cpus = 8, .gpus = 0, .mem = 4000};         // one thread per core: the hint changes nothing
+  CHECK(units_on_node(plain, all_free(plain), cores) == 4);
+}

@@ -89,11 +89,11 @@ TEST_CASE("sbatch options: every option of Slurm 22.05's sbatch --help is taken 
 
 TEST_CASE("sbatch options: one that does not act yet is told once - one that means nothing on hq is silent") {
   SubmitRequest req;
-  auto args = parse_directives("#!/bin/bash\n#SBATCH --nodefile=a --nodefile=b --bb=x --time-min=5\n#SBATCH --hint=nomultithread\n");
+  auto args = parse_directives("#!/bin/bash\n#SBATCH --nodefile=a --nodefile=b --bb=x --time-min=5\n#SBATCH --tmp=1G\n");
   REQUIRE(args.is_ok());
   REQUIRE(apply_submit_options(*args, req, nullptr).is_ok());
   CHECK(req.notices == std::vector<std::string>{"--nodefile: the file is not read; use --nodelist",
-                                                "--hint: hints do not change CPU placement yet"});
+                                                "--tmp: temporary disk is not tracked"});
   CHECK(req.spec.extra->time_min == 300);  // --time-min acts: stored, no notice
   SubmitRequest nice;
   REQUIRE(apply_submit_options({"--nice"}, nice, nullptr).is_ok());  // Slurm's default adjustment

@@ -594,3 +594,26 @@ TEST_CASE("--mem=0: the job takes all of a node's memory, only where none of it 
   REQUIRE(q.starts.size() == 1);
   CHECK(q.starts[0].job == JobId{4});
 }
+
+TEST_CASE("--hint=nomultithread: a job's CPUs are whole cores on nodes with two threads per core") {
+  auto s = cluster("n[1-2]", 8);
+  s.nodes.at("n1").threads_per_core = 2;  // n1: 4 cores of 2 threads; n2: 8 cores of 1
+  Job job = JobBuilder(1).tasks(3).nodelist("n1").build();
+  job.spec.nomultithread = true;
+  apply(s, JobSubmitted{job});
+  Plan p = run(s);
+  REQUIRE(p.starts.size() == 1);
+  REQUIRE(p.starts[0].alloc.size() == 1);
+  CHECK(p.starts[0].alloc[0].cpus == 6);  // 3 cores, every thread of them
+  apply(s, JobStarted{JobId{1}, 0, p.starts[0].alloc});
+  Job more = JobBuilder(2).tasks(2).nodelist("n1").build();  // 2 CPUs left: one core, not two
+  more.spec.nomultithread = true;
+  apply(s, JobSubmitted{more});
+  CHECK(reason_of(run(s), 2) == "Resources");
+  Job plain = JobBuilder(3).tasks(2).nodelist("n2").build();
+  plain.spec.nomultithread = true;
+  apply(s, JobSubmitted{plain});
+  Plan q = run(s);
+  REQUIRE(q.starts.size() == 1);
+  CHECK(q.starts[0].alloc[0].cpus == 2);  // one thread per core: as asked
+}

@@ -35,12 +35,12 @@ TEST_CASE("e2e: a Slurm script with mail, QOS and other unused lines runs - sbat
                                          "#SBATCH --mail-type=END,FAIL\n"
                                          "#SBATCH --mail-user=someone@example.org\n"
                                          "#SBATCH --qos=normal --time-min=5 --get-user-env --comment=\"a b\"\n"
-                                         "#SBATCH --hint=nomultithread --exclusive=user --nice\n"
+                                         "#SBATCH --tmp=10G --exclusive=user --nice\n"
                                          "echo ran\n";
   auto r = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch --parsable real.sh");
   INFO(r.out);
   REQUIRE(r.rc == 0);
-  CHECK(r.out.find("sbatch: warning: --hint: hints do not change CPU placement yet\n") != std::string::npos);
+  CHECK(r.out.find("sbatch: warning: --tmp: temporary disk is not tracked\n") != std::string::npos);
   CHECK(r.out.find("--time-min") == std::string::npos);  // acts (backfill may lower the limit): nothing to tell
   CHECK(r.out.find("--mail") == std::string::npos);  // mail is sent (or logged): nothing to tell
   CHECK(r.out.find("--qos") == std::string::npos);      // stored: nothing to tell
@@ -271,4 +271,28 @@ TEST_CASE("e2e: sbatch --uid runs root's job as another user - others get Slurm'
   auto unknown = sh("cd " + shared + " && " + c.dir() + "/bin/sbatch --uid=nosuchuser_hq --wrap true");
   CHECK(unknown.rc == 255);
   CHECK(unknown.out == "sbatch: error: Invalid --uid specification\n");
+}
+
+TEST_CASE("e2e: --hint=nomultithread takes whole cores on a node with two threads per core - SLURM_HINT - bad hints refused") {
+  LocalCluster c(1, 4, 20, "", "", "sockets = 1\ncores_per_socket = 2\nthreads_per_core = 2\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string one = c.submit("-n1 --hint=nomultithread -o hint-%j.out --wrap 'echo $SLURM_HINT; sleep 300'");
+  REQUIRE(c.wait_state(one, "RUNNING", 20));
+  CHECK(c.hq("show job " + one).out.find("NumCPUs=2 ") != std::string::npos);  // a whole core: both threads
+  CHECK(wait_until([&] { return slurp(c.dir() + "/hint-" + one + ".out") == "nomultithread\n"; }, 10));
+  std::string two = c.submit("-n2 --hint=nomultithread --wrap true");  // two cores: only one is left
+  REQUIRE(c.wait_considered(two, 20));
+  CHECK(c.state(two) == "PENDING");
+  std::string plain = c.submit("-n2 --wrap true");  // two CPUs: the threads of the other core
+  CHECK(c.wait_state(plain, "COMPLETED", 20));
+  std::string sb = "cd " + c.dir() + " && " + c.dir() + "/bin/sbatch ";
+  auto bogus = sh(sb + "--hint=bogus --wrap true");
+  CHECK(bogus.rc == 1);  // Slurm's words and exit code
+  CHECK(bogus.out == "sbatch: error: unrecognized --hint argument \"bogus\", see --hint=help\n");
+  auto bound = sh(sb + "-H --hint=compute_bound --wrap true");
+  CHECK(bound.rc == 0);
+  CHECK(bound.out.find("sbatch: warning: --hint=compute_bound: it does not change CPU placement on hq yet\n") == 0);
+  CHECK(c.hq("cancel " + one).rc == 0);
+  CHECK(c.wait_state(two, "COMPLETED", 20));
 }

@@ -34,7 +34,7 @@ std::string fingerprint(const ClusterState& s) {
     // What registrations, DOWN changes and removals decide (node_events), read directly.
     out << " size " << n.cpus << "/" << n.mem_mib << " gres " << node_gres(n) << " down " << n.down << "/"
         << n.down_reason << " dyn " << n.dynamic << " boot " << n.boot_time << " labels " << n.block << "/"
-        << n.switch_name << " features";
+        << n.switch_name << " threads " << n.threads_per_core << " features";
     for (const auto& f : n.features) out << " " << f;
     for (const auto& g : n.gpus) out << " gpu " << g.type << ":" << g.cpus;
     out << " in";
@@ -120,6 +120,7 @@ class EventMaker {
     const char* blocks[] = {"", "b1", "b2"};
     e.block = blocks[pick(3)];
     e.switch_name = pick(2) ? "s1" : "";
+    e.threads_per_core = static_cast<int32_t>(pick(3));  // 0 (not known), 1 or 2: cores of two threads
     return e;
   }
   // scontrol update of a job that may or may not exist: a new name, limit or throttle.

@@ -69,10 +69,12 @@ void fill_identity(JobSpec& spec) {
 }
 
 // Script text and default name from --wrap, a file, or stdin.
-Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli, const std::vector<std::string>& pos) {
+// `prog`: who made a --wrap script ("sbatch", as Slurm's header says, or "hq submit").
+Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli, const std::vector<std::string>& pos,
+                                                        const std::string& prog) {
   if (cli.wrap_set) {
     if (!pos.empty()) return invalid("script arguments not permitted with --wrap option");
-    return std::make_pair("#!/bin/sh\n# This script was created by hq submit --wrap.\n\n" + cli.wrap + "\n",
+    return std::make_pair("#!/bin/sh\n# This script was created by " + prog + " --wrap.\n\n" + cli.wrap + "\n",
                           std::string("wrap"));
   }
   if (!pos.empty()) {
@@ -114,7 +116,7 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
     option_error = cli.option_error;
     return s;
   }
-  auto script = load_script(cli, pos);
+  auto script = load_script(cli, pos, prog_name(args[0]));
   if (!script) return script.status();
   if (!cli.wrap_set && script->first.find("\r\n") != std::string::npos)  // Slurm's refusal, word for word
     return invalid("Batch script contains DOS line breaks (\\r\\n)\ninstead of expected UNIX line breaks (\\n).");

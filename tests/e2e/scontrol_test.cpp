@@ -66,7 +66,11 @@ TEST_CASE("e2e: scontrol write batch_script writes the job's script - to stdout 
   auto unknown = sh(sc + "write batch_script 99999");
   CHECK(unknown.rc == 0);  // Slurm's exit code
   CHECK(unknown.out == "job script retrieval failed: Invalid job id specified\n");
-  CHECK(c.hq("cancel " + id).rc == 0);
+  auto sbatch = sh("cd " + c.dir() + " && bin/sbatch --parsable -H --wrap 'echo wrapped'");  // Slurm's header
+  std::string wrapped = sbatch.out.substr(0, sbatch.out.find('\n'));
+  CHECK(sh(sc + "write batch_script " + wrapped + " -").out ==
+        "#!/bin/sh\n# This script was created by sbatch --wrap.\n\necho wrapped\n");
+  CHECK(c.hq("cancel " + id + " " + wrapped).rc == 0);
 }
 
 TEST_CASE("e2e: scontrol reconfigure takes the file's live settings - refuses one that changes nodes or partitions") {

@@ -49,8 +49,16 @@ bool is_terminal(JobState s) { return s != JobState::kPending && s != JobState::
 bool misses_deadline(const Job& job, Time now) {
   Time deadline = job.spec.extra->deadline;
   if (deadline <= 0) return false;
+  if (job.spec.extra->time_min > 0) return now + job.spec.extra->time_min > deadline;  // Slurm's deadline_ok
   if (job.time_limit == kUnlimited || job.time_limit < 0) return now > deadline;
   return now + job.time_limit > deadline;
+}
+
+Duration deadline_cap(const Job& job, Time now) {
+  Time deadline = job.spec.extra->deadline;
+  if (deadline <= 0 || job.spec.extra->time_min <= 0) return 0;
+  if (job.time_limit != kUnlimited && job.time_limit >= 0 && now + job.time_limit <= deadline) return 0;
+  return std::max<Duration>(1, deadline - now);
 }
 
 namespace {

@@ -176,7 +176,11 @@ std::string display_id(const Job& job);
 
 // A pending job with a --deadline that it can no longer meet if it started `now` (Slurm's
 // deadline_ok: now plus its time limit is past the deadline; no limit: the deadline passed).
+// With a --time-min, its time-min is what is checked (Slurm's too).
 bool misses_deadline(const Job& job, Time now);
+// A job with a --time-min whose whole limit would run past its --deadline: the longest
+// limit it may start with now (deadline - now); 0 when its limit fits or it has no time-min.
+Duration deadline_cap(const Job& job, Time now);
 
 // Calls fn(name) for each partition the job may run in (the resolved list, or the one
 // partition of a record written before multi-partition jobs existed).

@@ -733,15 +733,19 @@ class Pass {
     if (info.reason == JobReason::kNone) info.reason = filter_for(job, filter);
     if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
-    bool reserve = may_reserve(job, c.priority, parts);
+    // --time-min with a --deadline its whole limit would pass: it starts now with a limit
+    // that ends by the deadline, or waits (no reservation: later leaves it less time).
+    Duration cap = deadline_cap(job, snap_.now);
+    bool reserve = cap == 0 && may_reserve(job, c.priority, parts);
     Placement p;
-    bool found = find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
+    bool found = cap == 0 && find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
-    bool preempting = (!found || p.slot > 0) && can_start && !victims_.empty() &&
+    bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
     Duration lowered = 0;  // --time-min: a shorter limit that lets it start now
-    if ((!found || p.slot > 0) && can_start && !preempting && (lowered = lowered_limit(job, parts, *constraint, filter, p)) > 0)
+    if ((!found || p.slot > 0) && can_start && !preempting &&
+        (lowered = lowered_limit(job, parts, *constraint, filter, p, cap)) > 0)
       found = true;
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
@@ -759,18 +763,19 @@ class Pass {
   }
 
   // --time-min (Slurm's backfill): the longest limit from the job's --time-min up to its
-  // limit, to the resolution, with which it starts now; 0 when even --time-min does not.
-  // `out` gets that start (its pools are kept in lowered_pools_).
+  // limit (and `cap`, when not 0), to the resolution, with which it starts now; 0 when even
+  // --time-min does not. `out` gets that start (its pools are kept in lowered_pools_).
   Duration lowered_limit(const Job& job, const std::vector<int32_t>& parts, const Constraint& constraint,
-                         const NodeFilter& filter, Placement& out) {
+                         const NodeFilter& filter, Placement& out, Duration cap) {
     if (!job.spec.extra.identity()) return 0;
     Duration lo = job.spec.extra->time_min;
     Duration hi = job.time_limit == kUnlimited ? snap_.map.horizon() * snap_.resolution : job.time_limit;
-    auto starts_now = [&](Duration limit) {
-      lowered_pools_.clear();
-      pools_for(job, parts, constraint, lowered_pools_, limit);
-      return find(lowered_pools_, filter, 0, out) && out.slot == 0;
-    };
+    if (cap > 0 && cap < hi) {  // the deadline caps it: the cap itself may be the answer
+      hi = cap;
+      if (lo <= 0 || lo > hi) return 0;
+      if (starts_now_with(job, parts, constraint, filter, out, hi)) return hi;
+    }
+    auto starts_now = [&](Duration limit) { return starts_now_with(job, parts, constraint, filter, out, limit); };
     if (lo <= 0 || lo >= hi || !starts_now(lo)) return 0;
     while (hi - lo > snap_.resolution) {  // lo starts now, hi does not
       Duration mid = lo + (hi - lo) / 2;
@@ -778,6 +783,14 @@ class Pass {
     }
     starts_now(lo);
     return lo;
+  }
+
+  // Whether the job starts now with `limit` (its pools kept in lowered_pools_, `out` the start).
+  bool starts_now_with(const Job& job, const std::vector<int32_t>& parts, const Constraint& constraint,
+                       const NodeFilter& filter, Placement& out, Duration limit) {
+    lowered_pools_.clear();
+    pools_for(job, parts, constraint, lowered_pools_, limit);
+    return find(lowered_pools_, filter, 0, out) && out.slot == 0;
   }
 
   // Holds the placement's resources from its slot on, for the job's time limit.

@@ -572,6 +572,29 @@ TEST_CASE("deadline: a pending job that can no longer finish by its deadline is 
   CHECK(!misses_deadline(s.jobs.at(JobId{2}), 700));
 }
 
+TEST_CASE("deadline with --time-min: its time-min is checked, and it starts with a limit that ends by the deadline") {
+  auto s = cluster("n[1-2]", 1);
+  start(s, 100, {"n1"}, 1);                                                // n1 busy, n2 free
+  apply(s, JobBuilder(1).cpus(1).limit(3600).time_min(300).deadline(2000));  // 3600 runs past 2000; 300 fits
+  apply(s, JobBuilder(2).cpus(1).limit(3600).time_min(1800).deadline(2000)); // at 500, 500 + 1800 > 2000: ended
+  Plan p = run(s, 500);
+  CHECK(p.deadline_kills == std::vector<JobId>{JobId{2}});
+  REQUIRE(p.starts.size() == 1);
+  CHECK(p.starts[0].job == JobId{1});
+  CHECK(p.starts[0].time_limit == 1500);  // ends at its deadline, not an hour later
+  Job plain = JobBuilder(3).limit(3600).deadline(2000).build();  // without a time-min: its whole limit counts
+  CHECK(misses_deadline(plain, 500));
+  CHECK(deadline_cap(plain, 500) == 0);
+  Job fits = JobBuilder(4).limit(600).time_min(60).deadline(2000).build();
+  CHECK(deadline_cap(fits, 500) == 0);  // its whole limit ends in time: nothing to cap
+  auto busy = cluster("n1", 1);  // no room now: it waits, and reserves nothing (later leaves less time)
+  start(busy, 100, {"n1"}, 1, 0);
+  apply(busy, JobBuilder(5).cpus(1).limit(3600).time_min(300).deadline(2000));
+  Plan q = run(busy, 500);
+  CHECK(reason_of(q, 5) == "Resources");
+  CHECK(q.reservations.empty());
+}
+
 TEST_CASE("--mem=0: the job takes all of a node's memory, only where none of it is in use - others share its CPUs") {
   auto s = cluster("n[1-2]", 8, 1000);
   start(s, 1, {"n1"}, 2, 0, 100);  // n1 has memory in use; n2 none

@@ -69,3 +69,18 @@ TEST_CASE("e2e: --deadline - a job that can no longer finish by it ends DEADLINE
   CHECK(past.out.find("Requested time limit is invalid (missing or exceeds some limit)") != std::string::npos);
   CHECK(c.hq("cancel " + busy + " " + fits).rc == 0);
 }
+
+TEST_CASE("e2e: --deadline with --time-min - the job starts with a limit that ends by its deadline") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  auto id = c.submit("-t 60 --time-min=1 --deadline=now+3minutes --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(id, "RUNNING", 20));
+  std::string shown = c.hq("show job " + id).out;
+  size_t at = shown.find("TimeLimit=");
+  REQUIRE(at != std::string::npos);
+  std::string limit = shown.substr(at + 10, 8);  // HH:MM:SS
+  INFO(limit);
+  CHECK(limit >= "00:02:30");  // about three minutes (the deadline less the time to start it), not an hour
+  CHECK(limit <= "00:03:00");
+  CHECK(c.hq("cancel " + id).rc == 0);
+}

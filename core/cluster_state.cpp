@@ -198,9 +198,10 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   return true;
 }
 
+// A running job may be held too (Slurm's): it goes on, and a requeue leaves it held.
 bool apply_hold(ClusterState& s, const JobHoldChanged& e) {
   auto it = s.jobs.find(e.id);
-  if (it == s.jobs.end() || it->second.state != JobState::kPending || it->second.hold == e.hold) return false;
+  if (it == s.jobs.end() || is_terminal(it->second.state) || it->second.hold == e.hold) return false;
   Job& job = it->second;
   job.hold = e.hold;
   if (e.hold == HoldKind::kNone) {

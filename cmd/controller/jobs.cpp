@@ -275,13 +275,13 @@ void Controller::job_control(const pb::JobControlRequest& req, const net::Identi
 std::string Controller::control_one(const std::string& action, Job& job, bool admin) {
   JobId id = job.id;
   if (action == "hold" || action == "uhold") {
-    if (job.state != JobState::kPending) return "Job is no longer pending execution";
+    if (is_terminal(job.state)) return "Job is no longer pending execution";  // running: held once requeued (Slurm's)
     HoldKind kind = action == "hold" && admin ? HoldKind::kAdmin : HoldKind::kUser;
     record(JobHoldChanged{id, now(), kind});
     return "";
   }
   if (action == "release") {
-    if (job.state != JobState::kPending || !job.held()) return "Job is not held";
+    if (is_terminal(job.state) || !job.held()) return "Job is not held";
     if (job.hold == HoldKind::kAdmin && !admin) return "Access/permission denied (held by an administrator)";
     record(JobHoldChanged{id, now(), HoldKind::kNone});
     return "";

@@ -312,3 +312,18 @@ TEST_CASE("apply: threads per core come from the config, else from the agent's r
   CHECK(apply(s, e));
   CHECK(s.nodes.at("n1").threads_per_core == 1);
 }
+
+TEST_CASE("apply: a running job may be held (Slurm's) - it runs on, and a requeue leaves it pending and held") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1).cpus(1));
+  apply(s, JobStarted{JobId{1}, 10, {{"n1", 1, 0, 1}}});
+  REQUIRE(apply(s, JobHoldChanged{JobId{1}, 20, HoldKind::kUser}));
+  const Job* j = find_job(s, JobId{1});
+  CHECK(j->state == JobState::kRunning);
+  CHECK(j->held());
+  REQUIRE(apply(s, JobRequeued{JobId{1}, 30}));
+  CHECK(j->state == JobState::kPending);
+  CHECK(j->held());
+  apply(s, JobEnded{JobId{1}, 40, JobState::kCancelled, 0, 0});
+  CHECK_FALSE(apply(s, JobHoldChanged{JobId{1}, 50, HoldKind::kNone}));  // ended: nothing to release
+}

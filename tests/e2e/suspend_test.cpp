@@ -69,6 +69,11 @@ TEST_CASE("e2e: scontrol suspend stops a job and its steps and frees its CPUs - 
   CHECK(wait_until([&] { return proc_state(batch_pid) != 'T' && proc_state(step_pid) != 'T'; }, 10));
   CHECK(sh(sc + "show job " + id).out.find("JobState=RUNNING") != std::string::npos);
 
+  // Held while it runs, as Slurm's: it runs on (exit 0), and release takes the hold back.
+  CHECK(sh(sc + "hold " + id).rc == 0);
+  CHECK(c.state(id) == "RUNNING");
+  CHECK(sh(sc + "release " + id).rc == 0);
+
   // Cancelled while suspended: it is continued to take its SIGTERM, and ends.
   CHECK(sh(sc + "suspend " + id).rc == 0);
   REQUIRE(wait_until([&] { return proc_state(batch_pid) == 'T'; }, 10));

@@ -2,6 +2,7 @@
 // submit options, srun's step options): "--name=value", "--name value", "-xVALUE",
 // "-x value" and flags. Each command keeps a table of CliOption<Target>. Pure.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,13 @@ struct CliOption {
   std::function<Status(Target&, std::string_view)> set;
   bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
 };
+
+// getopt's words for an option a command does not know, as Slurm's commands print them after
+// "PROG: ": "unrecognized option '--x'" for a long one, "invalid option -- 'x'" for a short one.
+inline std::string getopt_unknown(std::string_view word) {
+  if (word.size() > 1 && word[1] == '-') return "unrecognized option '" + std::string(word) + "'";
+  return "invalid option -- '" + std::string(word.substr(std::min<size_t>(1, word.size()), 1)) + "'";
+}
 
 // What failed when apply_cli_option() did: the option is not in the table, or its value
 // was refused (`name`: its long name; `value` as given). A missing value is neither.

@@ -653,7 +653,7 @@ class Pass {
         a.mem_mib = snap_.map.total_mem(node);
         gpus = snap_.map.total_gpus(node);
       } else {
-        a.cpus = units * unit_cpus(NodeSize{.threads = snap_.map.threads(node)}, sh.need);
+        a.cpus = units * unit_cpus(snap_.map.size_of(node), sh.need);
         a.mem_mib = sh.need.all_mem ? snap_.map.total_mem(node) : sh.need.node_mem + units * sh.need.mem;
       }
       a.tasks = sh.spread ? units : sh.tasks_per_node;

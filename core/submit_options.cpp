@@ -362,10 +362,7 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
 SbatchOptionAnswer sbatch_option_error(const CliOptionError& e) {
   const std::string error = "sbatch: error: ";
   if (e.unknown) {
-    bool long_form = e.name.rfind("--", 0) == 0;
-    std::string first = long_form ? "sbatch: unrecognized option '" + e.name + "'"
-                                  : "sbatch: invalid option -- '" + e.name.substr(std::min<size_t>(1, e.name.size()), 1) + "'";
-    return {{first, "Try \"sbatch --help\" for more information"}, 255};
+    return {{"sbatch: " + getopt_unknown(e.name), "Try \"sbatch --help\" for more information"}, 255};
   }
   if (e.name == "nodes") return {{error + "\"" + e.value + "\" is not a valid node count"}, 255};
   if (e.name == "hint") return {{error + "unrecognized --hint argument \"" + e.value + "\", see --hint=help"}, 1};

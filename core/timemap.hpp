@@ -87,7 +87,8 @@ class TimeMap {
   int64_t total_mem(int32_t node) const { return nodes_[node].total_mem; }
   int32_t free_gpus(int32_t node) const { return nodes_[node].free_gpus; }
   int32_t total_gpus(int32_t node) const { return nodes_[node].total_gpus; }
-  int32_t threads(int32_t node) const { return nodes_[node].threads; }
+  // A node's size (what node_fit's rule reads), by its index.
+  NodeSize size_of(int32_t node) const { return size_of(nodes_[node]); }
   const std::vector<Change>& changes(int32_t node) const { return nodes_[node].changes; }
 
   // GPUs per node are at most 255 (kMaxNodeGpus: config and registration check it).
@@ -145,8 +146,9 @@ class TimeMap {
   static int32_t units(const NodeSize& size, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) {
     return units_on_node(size, NodeFree{cpus, gpus, mem}, need);
   }
+  static NodeSize size_of(const NodeRec& n) { return {n.total_cpus, n.total_gpus, n.restricted, n.total_mem, n.threads}; }
   int32_t units(const NodeRec& n, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
-    return units(NodeSize{n.total_cpus, n.total_gpus, n.restricted, n.total_mem, n.threads}, cpus, mem, gpus, need);
+    return units(size_of(n), cpus, mem, gpus, need);
   }
 
   int32_t horizon_;

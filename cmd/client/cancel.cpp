@@ -41,10 +41,7 @@ struct CancelArgs {
 // What Slurm's scancel answers without a word, exit 0, unless -v: a job that does not
 // exist, or has ended already.
 bool quiet_in_scancel(const std::string& error) {
-  auto ends_with = [&](std::string_view tail) {
-    return error.size() >= tail.size() && error.compare(error.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends_with(": Invalid job id specified") || ends_with(": Job/step already completing or completed");
+  return error.ends_with(": Invalid job id specified") || error.ends_with(": Job/step already completing or completed");
 }
 
 // "--name=value", "--name value", "-xvalue", "-x value": the value of option `a` at args[i].

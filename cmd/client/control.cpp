@@ -14,6 +14,21 @@
 
 namespace hq::cmd {
 
+namespace {
+
+// Sends a JobControlRequest and prints each error on stderr, after `prefix` ("" for the
+// controller's whole lines, as scontrol prints Slurm's); 1 when there were errors.
+int call_job_control(const pb::Envelope& env, const std::string& prog, const std::string& prefix) {
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  for (const auto& e : reply->job_control_reply().errors()) std::cerr << prefix << e << "\n";
+  return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
+}
+
+}  // namespace
+
 int run_job_control(const Args& args) {
   std::string action = args[0];
   std::string prog = "hq " + action;
@@ -29,12 +44,7 @@ int run_job_control(const Args& args) {
       if (!id.empty()) req->add_jobs(std::string(id));
   }
   if (req->jobs_size() == 0) return fail(prog, invalid("No job identification provided"));
-  auto client = connect_client();
-  if (!client) return fail(prog, client.status());
-  auto reply = (*client)->call(env);
-  if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->job_control_reply().errors()) std::cerr << prog << ": error: " << e << "\n";
-  return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
+  return call_job_control(env, prog, prog + ": error: ");
 }
 
 // scontrol suspend|resume JOB_LIST (root and operators) and notify JOB MESSAGE: the
@@ -64,12 +74,7 @@ int run_suspend_control(const Args& args) {
       for (std::string_view id : split(args[i], ','))
         if (!id.empty()) req->add_jobs(std::string(id));
   }
-  auto client = connect_client();
-  if (!client) return fail("scontrol", client.status());
-  auto reply = (*client)->call(env);
-  if (!reply) return fail("scontrol", reply.status());
-  for (const auto& e : reply->job_control_reply().errors()) std::cerr << e << "\n";
-  return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
+  return call_job_control(env, "scontrol", "");
 }
 
 namespace {

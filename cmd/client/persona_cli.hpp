@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/client/output.hpp"
+#include "core/cli_options.hpp"
 
 namespace hq::cmd {
 
@@ -40,7 +41,7 @@ inline std::optional<int> parse_persona_args(CLI::App& app, const std::vector<st
     std::string extra = dynamic_cast<const CLI::ExtrasError*>(&e) ? what.substr(what.rfind(": ") + 2) : "";
     extra = extra.substr(0, extra.find(' '));
     if (extra.size() > 1 && extra[0] == '-')  // getopt's words, as Slurm's commands print them
-      std::cerr << prog << ": " << (extra[1] == '-' ? "unrecognized option '" + extra + "'" : "invalid option -- '" + extra.substr(1, 1) + "'");
+      std::cerr << prog << ": " << getopt_unknown(extra);
     else
       std::cerr << prog << ": error: " << what;
     std::cerr << "\nTry \"" << prog << " --help\" for more information\n";

@@ -18,7 +18,6 @@ std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string when(int64_t t) { return t > 0 ? local_time(t) : "N/A"; }
 
-int64_t elapsed(const pb::Job& j, int64_t now) { return job_run_time(j, now); }
 
 std::string limit_text(int64_t seconds) { return seconds > 0 ? format_elapsed(seconds) : "UNLIMITED"; }
 
@@ -103,12 +102,12 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'U': return std::to_string(s.uid());
     case 't': return state_code(job_state(j));
     case 'T': return job_state(j);
-    case 'M': return format_elapsed(elapsed(j, now));
+    case 'M': return format_elapsed(job_run_time(j, now));
     case 'D': return std::to_string(job_node_count(j));
     case 'R': return pending ? "(" + j.reason() + ")" : j.nodelist();
     case 'N': return pending ? "" : j.nodelist();
     case 'l': return limit_text(j.time_limit());
-    case 'L': return j.time_limit() > 0 ? format_elapsed(std::max<int64_t>(0, j.time_limit() - elapsed(j, now))) : "UNLIMITED";
+    case 'L': return j.time_limit() > 0 ? format_elapsed(std::max<int64_t>(0, j.time_limit() - job_run_time(j, now))) : "UNLIMITED";
     case 'C': return std::to_string(job_cpu_count(j));
     case 'r': return j.reason().empty() ? "None" : j.reason();
     case 'S': return when(j.start_time());
@@ -169,7 +168,7 @@ int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
     case 'p': case 'Q': return cmp(a.priority(), b.priority());
     case 'i': case 'A': case 'F': return cmp(a.job_id(), b.job_id());
     case 'K': return cmp(a.array_task_id(), b.array_task_id());
-    case 'M': return cmp(elapsed(a, now), elapsed(b, now));
+    case 'M': return cmp(job_run_time(a, now), job_run_time(b, now));
     case 'l': return cmp(a.time_limit(), b.time_limit());
     case 'S': return cmp(a.start_time(), b.start_time());
     case 'V': return cmp(a.submit_time(), b.submit_time());

@@ -14,6 +14,7 @@
 #include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/cli_options.hpp"
 #include "core/scontrol_commands.hpp"
 #include "core/units.hpp"
 
@@ -225,8 +226,7 @@ int run_scontrol(const Args& raw) {
     const std::string& a = raw[i];
     const ScontrolEntry* opt = a.size() > 1 && a[0] == '-' ? find_scontrol_option(a) : nullptr;
     if (!opt && args.empty() && a.size() > 1 && a[0] == '-') {  // getopt's words, as Slurm's scontrol
-      std::cerr << "scontrol: " << (a[1] == '-' ? "unrecognized option '" + a + "'" : "invalid option -- '" + a.substr(1, 1) + "'")
-                << "\nTry \"scontrol --help\" for more information\n";
+      std::cerr << "scontrol: " << getopt_unknown(a) << "\nTry \"scontrol --help\" for more information\n";
       return 1;
     }
     if (!opt) {

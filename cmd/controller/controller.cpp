@@ -353,10 +353,7 @@ void Controller::signal_one(const Job& job, int32_t sig, int32_t scope, pb::Canc
   k->set_signal(sig);
   k->set_reason("signal");
   k->set_signal_scope(job.spec.is_batch() ? scope : 0);
-  auto it = agents_.find(job.alloc.front().node);
-  if (it == agents_.end() || !it->second->is_open())
-    return out.add_errors(prefix + "Node " + job.alloc.front().node + " is not responding");
-  it->second->send(env);
+  if (!send_to_first_node(job, env)) return out.add_errors(prefix + "Node " + job.alloc.front().node + " is not responding");
   out.add_cancelled(job.id.value);
 }
 

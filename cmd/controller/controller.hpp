@@ -195,6 +195,9 @@ class Controller {
   Result<Job> updated_job(const Job& job, const JobUpdate& u, bool admin) const;
   // A running job's time limit to the node that runs its script.
   void send_time_limit(JobId id);
+  // `env` to the agent of the job's first node (its batch script, its step manager); false
+  // when that agent is not connected.
+  bool send_to_first_node(const Job& job, const pb::Envelope& env);
   // Owners act on their jobs, admins on all; a refusal is logged. `action`: "cancel", "hold", ...
   bool may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const;
   void apply_plan(Plan plan);

@@ -89,7 +89,15 @@ void Controller::send_time_limit(JobId id) {
   env.mutable_job_time_limit()->set_job_id(id.value);
   // From its start, so the time it was suspended is added: it does not count.
   env.mutable_job_time_limit()->set_time_limit(job->time_limit > 0 ? job->time_limit + job->suspended_secs : job->time_limit);
-  if (auto it = agents_.find(job->alloc.front().node); it != agents_.end() && it->second->is_open()) it->second->send(env);
+  send_to_first_node(*job, env);
+}
+
+bool Controller::send_to_first_node(const Job& job, const pb::Envelope& env) {
+  if (job.alloc.empty()) return false;
+  auto it = agents_.find(job.alloc.front().node);
+  if (it == agents_.end() || !it->second->is_open()) return false;
+  it->second->send(env);
+  return true;
 }
 
 }  // namespace hq::cmd

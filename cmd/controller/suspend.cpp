@@ -63,23 +63,18 @@ void Controller::send_suspension(JobId id) {
   pb::Envelope env;
   env.mutable_kill()->set_job_id(id.value);
   env.mutable_kill()->set_reason(job->suspended ? "suspend" : "resume");
-  auto it = agents_.find(job->alloc.front().node);
-  if (it == agents_.end() || !it->second->is_open()) return;  // sent again when it registers
-  it->second->send(env);
+  if (!send_to_first_node(*job, env)) return;  // sent again when it registers
   if (!job->suspended) send_time_limit(id);
 }
 
 std::string Controller::notify_one(const Job& job, const std::string& message) {
   if (job.state == JobState::kPending || !job.spec.is_batch()) return "Requested operation is presently disabled";
   if (is_terminal(job.state)) return "Job/step already completing or completed";
-  auto it = agents_.find(job.alloc.front().node);
-  if (it == agents_.end() || !it->second->is_open()) return "Node " + job.alloc.front().node + " is not responding";
   pb::Envelope env;
   env.mutable_kill()->set_job_id(job.id.value);
   env.mutable_kill()->set_reason("notify");
   env.mutable_kill()->set_message(message.substr(0, 4096));
-  it->second->send(env);
-  return "";
+  return send_to_first_node(job, env) ? "" : "Node " + job.alloc.front().node + " is not responding";
 }
 
 }  // namespace hq::cmd

@@ -96,9 +96,11 @@ class Loader {
 
   Result<ClusterConfig> load(const toml::table& root) const {
     ClusterConfig c;
-    Status s = check_keys(root, {"cluster", "controller", "scheduler", "partition", "node", "agents"}, "the top level");
+    Status s =
+        check_keys(root, {"cluster", "controller", "scheduler", "partition", "node", "agents", "accounting"}, "the top level");
     if (s) s = load_cluster(root, c);
     if (s) s = load_controller(root, c);
+    if (s) s = load_accounting(root, c);
     if (s) s = load_scheduler(root, c);
     if (s) s = load_agents(root, c);
     if (s) s = load_nodes(root, c);
@@ -114,6 +116,18 @@ class Loader {
     if (!n) return nullptr;
     if (!n->is_table()) s = where(*n, std::string("[") + key + "] must be a table");
     return n->as_table();
+  }
+
+  Status load_accounting(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "accounting", s);
+    if (!t) return s;
+    s = check_keys(*t, {"storage", "path"}, "[accounting]");
+    if (s) s = get_string(*t, "storage", c.accounting.storage);
+    if (s) s = get_string(*t, "path", c.accounting.path);
+    if (s && c.accounting.storage != "internal" && c.accounting.storage != "none")
+      s = where(*t->get("storage"), "'storage' must be \"internal\" (SQLite inside the controller) or \"none\"");
+    return s;
   }
 
   // [agents]: programs must be absolute paths to readable files (they are sent to nodes).

@@ -30,6 +30,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
       {"sinfo", run_nodes},           {"scontrol", run_scontrol}, {"run", run_srun}, {"srun", run_srun},
       {"alloc", run_salloc},          {"salloc", run_salloc},
+      {"acct", run_sacct},            {"sacct", run_sacct},
   };
   return table;
 }
@@ -38,10 +39,10 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
-         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain\n"
+         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
-         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo or scontrol it behaves as that Slurm command.\n";
+         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol or sacct it behaves as that Slurm command.\n";
   return code;
 }
 

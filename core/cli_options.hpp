@@ -85,4 +85,53 @@ Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::
   return s;
 }
 
+// getopt's bundled short options spelled out: "-nX" is "-n" "-X", and "-nuroot" is "-n"
+// "-uroot" (an option that takes a value takes the rest of the word). Words that are the
+// separate value of the option before them, "--long" words, and bundles with a letter the
+// table does not know stay as they are. args[0] (the command) is kept.
+template <typename Target>
+std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target>>& table,
+                                              const std::vector<std::string>& args) {
+  auto find = [&](char c) -> const CliOption<Target>* {
+    for (const auto& d : table)
+      if (d.short_name == c) return &d;
+    return nullptr;
+  };
+  std::vector<std::string> out;
+  bool value_next = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    bool skip = i == 0 || value_next || a.size() < 2 || a[0] != '-' || a[1] == '-';
+    value_next = false;
+    if (skip) {
+      out.push_back(a);
+      if (i > 0 && a.rfind("--", 0) == 0 && a.find('=') == std::string::npos)
+        for (const auto& d : table)
+          if (d.has_arg && !d.optional_arg && a.substr(2) == d.long_name) value_next = true;
+      continue;
+    }
+    std::vector<std::string> parts;
+    bool known = true;
+    for (size_t k = 1; k < a.size(); ++k) {
+      const auto* d = find(a[k]);
+      if (!d) {
+        known = false;
+        break;
+      }
+      if (d->has_arg && !d->optional_arg) {
+        parts.push_back("-" + a.substr(k));
+        value_next = k + 1 == a.size();
+        break;
+      }
+      parts.push_back(std::string("-") + a[k]);
+    }
+    if (!known) {
+      out.push_back(a);
+      continue;
+    }
+    out.insert(out.end(), parts.begin(), parts.end());
+  }
+  return out;
+}
+
 }  // namespace hq

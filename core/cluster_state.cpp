@@ -169,6 +169,7 @@ bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
   if (it == s.jobs.end() || is_terminal(it->second.state) || it->second.cancel_requested) return false;
   Job& job = it->second;
   job.cancel_key = e.key;
+  job.cancel_uid = e.uid;
   job.stop_intent = StopIntent::kNone;  // a cancel wins over a requeue or preemption under way
   if (job.state == JobState::kRunning) {
     job.cancel_requested = true;
@@ -434,6 +435,21 @@ Status check_removable(const ClusterState& s, const std::string& name) {
   if (!it->second.jobs.empty())
     return invalid("node '" + name + "' runs " + std::to_string(it->second.jobs.size()) + " job(s); drain it first");
   return Status::ok();
+}
+
+std::optional<JobId> job_of(const Event& event) {
+  return std::visit(
+      [](const auto& e) -> std::optional<JobId> {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, JobSubmitted>) return e.job.id;
+        else if constexpr (requires { e.id; }) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(e.id)>, JobId>) return e.id;
+          else return std::nullopt;
+        } else {
+          return std::nullopt;
+        }
+      },
+      event);
 }
 
 bool apply(ClusterState& state, const Event& event) {

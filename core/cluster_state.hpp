@@ -3,6 +3,7 @@
 // Owned by the controller's event-loop thread; not thread-safe.
 #pragma once
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -44,7 +45,7 @@ struct JobDependencyChanged { JobId id; Time time = 0; DepState state = DepState
 // Someone cancelled a job: a pending one ends CANCELLED at once, a running one is marked
 // (its end, when its node reports it, is CANCELLED). `key`: the request's idempotency key,
 // so that a retry of the same request answers as the first one did.
-struct JobCancelRequested { JobId id; Time time = 0; std::string key; };
+struct JobCancelRequested { JobId id; Time time = 0; std::string key; int64_t uid = -1; };  // uid -1: hq itself
 // A running job is being stopped (requeue, requeuehold, preemption): its end will be
 // recorded as `intent` says, even across a controller restart.
 struct JobStopRequested { JobId id; Time time = 0; StopIntent intent = StopIntent::kNone; };
@@ -133,6 +134,10 @@ ClusterState make_state(const ClusterConfig& config);
 
 // Applies one event. Returns false (and changes nothing) when the event is stale,
 // e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.
+// The job an event is about (what accounting records); none for node, partition and
+// reservation events.
+std::optional<JobId> job_of(const Event& event);
+
 bool apply(ClusterState& state, const Event& event);
 // The same, moving a submitted job into the state instead of copying it (replay, restore).
 bool apply(ClusterState& state, Event&& event);

@@ -77,6 +77,15 @@ struct ControllerConfig {
   bool operator==(const ControllerConfig&) const = default;
 };
 
+// [accounting]: where job records go (docs/accounting.md). "internal": an SQLite store
+// inside the controller process (`path`, default <state_dir>/accounting.db); "none": no
+// accounting (sacct says so).
+struct AccountingConfig {
+  std::string storage = "internal";
+  std::string path;
+  bool operator==(const AccountingConfig&) const = default;
+};
+
 struct ClusterConfig {
   std::string name = "hq";
   std::string keys_dir = "/etc/hq";    // ca.pem, ca.key, controller.pem/.key, secret
@@ -104,6 +113,7 @@ struct ClusterConfig {
   int32_t max_array_size = 1001;       // array indices must be below this
   std::string mail_prog = "/usr/sbin/sendmail";  // job mail, `MAILPROG -t` with headers on stdin
   SchedulerConfig scheduler;
+  AccountingConfig accounting;
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;
 };

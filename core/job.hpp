@@ -148,6 +148,7 @@ struct Job {
   // task); a retry with the same key gets this job back instead of a new one.
   std::string submit_key;
   std::string cancel_key;              // the idempotency key of the request that cancelled it
+  int64_t cancel_uid = -1;             // who cancelled it (sacct's "CANCELLED by UID"); -1 nobody
   // What the job used, as its node measured at the end (cgroup, else wait4); -1 unknown.
   int64_t peak_mem_bytes = -1;
   int64_t cpu_time_usec = -1;

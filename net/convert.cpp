@@ -226,6 +226,7 @@ Status decode_job(const pb::Job& p, Job& j) {
   j.submit_key = p.submit_key();
   j.cancel_requested = p.cancel_requested();
   j.cancel_key = p.cancel_key();
+  j.cancel_uid = p.has_cancel_uid() ? static_cast<int64_t>(p.cancel_uid()) : -1;
   auto intent = stop_intent_from(p.stop_intent());
   if (!intent) return intent.status();
   j.stop_intent = *intent;
@@ -282,6 +283,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_submit_key(j.submit_key);
   p.set_cancel_requested(j.cancel_requested);
   p.set_cancel_key(j.cancel_key);
+  if (j.cancel_uid >= 0) p.set_cancel_uid(static_cast<uint32_t>(j.cancel_uid));
   p.set_stop_intent(static_cast<int32_t>(j.stop_intent));
   copy_to(j.partitions, p.mutable_partitions());
   p.set_dep_state(static_cast<int32_t>(j.dep_state));
@@ -443,7 +445,9 @@ std::string encode_event(const Event& e) {
         } else if constexpr (std::is_same_v<T, JobStopRequested>) {
           stamped(p.mutable_stop(), ev)->set_intent(static_cast<int32_t>(ev.intent));
         } else if constexpr (std::is_same_v<T, JobCancelRequested>) {
-          stamped(p.mutable_cancel(), ev)->set_key(ev.key);
+          auto* c = stamped(p.mutable_cancel(), ev);
+          c->set_key(ev.key);
+          if (ev.uid >= 0) c->set_uid(static_cast<uint32_t>(ev.uid));
         } else if constexpr (std::is_same_v<T, NodeRegistered>) {
           *p.mutable_node_registered() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, NodeDownChanged>) {
@@ -514,7 +518,10 @@ Result<Event> decode_event(const std::string& bytes) {
   }
   if (p.has_suspend())
     return Event{JobSuspended{JobId{p.suspend().job_id()}, p.suspend().time(), p.suspend().suspend()}};
-  if (p.has_cancel()) return Event{JobCancelRequested{JobId{p.cancel().job_id()}, p.cancel().time(), p.cancel().key()}};
+  if (p.has_cancel()) {
+    const auto& c = p.cancel();
+    return Event{JobCancelRequested{JobId{c.job_id()}, c.time(), c.key(), c.has_uid() ? static_cast<int64_t>(c.uid()) : -1}};
+  }
   if (p.has_stop()) {
     auto intent = stop_intent_from(p.stop().intent());
     if (!intent) return intent.status();

@@ -11,6 +11,12 @@
 
 namespace hq::store {
 
+// A record waiting in the outbox for the accounting store; seqs only grow.
+struct OutboxRow {
+  int64_t seq = 0;
+  std::string body;
+};
+
 struct LoadedJournal {
   std::string snapshot;                       // empty: none yet
   uint64_t snapshot_seq = 0;
@@ -25,8 +31,20 @@ class EventLog {
   virtual ~EventLog() = default;
   virtual Result<LoadedJournal> load() = 0;
   virtual void start(Post post) = 0;
-  // Durable in queue order; `done` runs (through `post`) once the event is on disk.
-  virtual void append(std::string event, Done done) = 0;
+  using OutboxDone = std::function<void(Result<std::vector<OutboxRow>>)>;
+
+  // Durable in queue order; `done` runs (through `post`) once the event is on disk. The
+  // accounting `records` go into the outbox in the same transaction.
+  virtual void append(std::string event, std::vector<std::string> records, Done done) = 0;
+  void append(std::string event, Done done) { append(std::move(event), {}, std::move(done)); }
+  // Up to `limit` outbox records after seq `after`, oldest first, once everything queued
+  // before is durable (through `post`).
+  virtual void read_outbox(int64_t after, size_t limit, OutboxDone done) = 0;
+  // The store has every record up to `seq`: they leave the outbox.
+  virtual void ack_outbox(int64_t seq) = 0;
+  // Names this log for the store, which counts what it applied per source: a new one (a
+  // controller whose state was wiped) starts again from seq 0. Valid after load().
+  virtual std::string source_id() const = 0;
   // Stores `state` as of every append queued before it and drops the events it covers.
   virtual void snapshot(std::string state, Done done) = 0;
   // Commits what is queued, then stops.

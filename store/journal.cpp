@@ -2,8 +2,12 @@
 // checked and becomes a Status naming the database file.
 #include "store/journal.hpp"
 
+#include "store/sqlite_util.hpp"
+
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <random>
 #include <filesystem>
 #include <sqlite3.h>
 #include <sys/mman.h>
@@ -13,35 +17,6 @@ namespace hq::store {
 namespace {
 
 constexpr const char* kTables[] = {"meta", "events", "snapshots"};
-
-// SQLite's result codes for a file whose content is bad (as opposed to I/O failing).
-bool is_damage(int rc) {
-  int primary = rc & 0xff;
-  return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
-}
-
-Status sql_error(sqlite3* db, int rc, const std::string& path, const std::string& what) {
-  std::string message = path + ": " + what + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  return is_damage(rc) ? invalid(message) : io_error(message);
-}
-
-// A file: URI for sqlite3_open_v2 (characters URIs give a meaning are escaped).
-std::string file_uri(const std::string& path, const std::string& query) {
-  std::error_code ec;
-  std::string absolute = std::filesystem::absolute(path, ec).string();
-  std::string uri = "file:";
-  for (char c : ec ? path : absolute) {
-    if (c == '%' || c == '?' || c == '#') {
-      static const char* hex = "0123456789ABCDEF";
-      uri += '%';
-      uri += hex[(c >> 4) & 0xf];
-      uri += hex[c & 0xf];
-    } else {
-      uri += c;
-    }
-  }
-  return uri + "?" + query;
-}
 
 // Maps the pages of a large buffer about to be written in one call: one by one, as the
 // writes fault them in, they cost about 3 times as much on a VM (35 MB of snapshot: 0.08 s
@@ -60,77 +35,9 @@ bool has_content(const std::string& path) {
   return !ec && size > 0;
 }
 
-// A prepared statement whose every SQLite call is checked; errors name the file and
-// what the statement was for ("reading the snapshot").
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path, std::string what) : db_(db), path_(path), what_(std::move(what)) {}
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Status prepare(const char* sql) { return check(sqlite3_prepare_v2(db_, sql, -1, &s_, nullptr)); }
-  Status bind_int64(int index, int64_t value) { return check(sqlite3_bind_int64(s_, index, value)); }
-  // SQLITE_STATIC: `value` must outlive the step.
-  Status bind_blob(int index, const std::string& value) {
-    if (value.size() > static_cast<size_t>(INT_MAX))
-      return invalid(path_ + ": " + what_ + ": a record of " + std::to_string(value.size()) + " bytes is too large");
-    return check(sqlite3_bind_blob64(s_, index, value.data(), value.size(), SQLITE_STATIC));
-  }
-  // True: a row is ready; false: the statement is done.
-  Result<bool> step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return check(rc);
-  }
-  // Calls `on_row()` for each row; stops at the first error (of SQLite or of on_row).
-  template <typename OnRow>
-  Status each_row(OnRow on_row) {
-    while (true) {
-      auto row = step();
-      if (!row) return row.status();
-      if (!*row) return Status::ok();
-      if (Status s = on_row(); !s) return s;
-    }
-  }
-  // A statement that returns no rows, run once and made ready to run again.
-  Status run() {
-    auto row = step();
-    if (!row) return row.status();
-    if (*row) return internal(path_ + ": " + what_ + ": the statement returned a row");
-    return check(sqlite3_reset(s_));
-  }
-  int64_t int64_at(int column) { return sqlite3_column_int64(s_, column); }
-  std::string blob_at(int column) {
-    const void* data = sqlite3_column_blob(s_, column);
-    int size = sqlite3_column_bytes(s_, column);
-    return data && size > 0 ? std::string(static_cast<const char*>(data), static_cast<size_t>(size)) : std::string();
-  }
-  std::string text_at(int column) {
-    const unsigned char* text = sqlite3_column_text(s_, column);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-
- private:
-  Status check(int rc) const { return rc == SQLITE_OK ? Status::ok() : sql_error(db_, rc, path_, what_); }
-
-  sqlite3* db_;
-  const std::string& path_;
-  std::string what_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
 }  // namespace
 
-Status Journal::exec(const std::string& sql) {
-  char* err = nullptr;
-  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
-  if (rc == SQLITE_OK) return Status::ok();
-  std::string message = path_ + ": " + (err ? err : sqlite3_errstr(rc)) + " (in: " + sql + ")";
-  sqlite3_free(err);
-  return is_damage(rc) ? invalid(message) : io_error(message);
-}
+Status Journal::exec(const std::string& sql) { return exec_sql(db_, path_, sql); }
 
 Result<std::unique_ptr<Journal>> Journal::connect(const std::string& path, const std::string& filename, int flags) {
   sqlite3* db = nullptr;
@@ -153,6 +60,7 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& path) {
   if (Status s = (*j)->run_check("PRAGMA quick_check", "quick check"); !s) return s;
   if (Status s = (*j)->ensure_schema(/*may_create=*/true); !s) return s;
   if (Status s = (*j)->check_schema_version(/*may_write=*/true); !s) return s;
+  if (Status s = (*j)->ensure_outbox(); !s) return s;
   return j;
 }
 
@@ -224,6 +132,23 @@ Status Journal::create_schema() {
       return s;
     }
   }
+  return Status::ok();
+}
+
+// The accounting outbox (added after schema version 1 without changing it: an older hq
+// ignores the table) and the journal's source id for the store.
+Status Journal::ensure_outbox() {
+  std::random_device random;
+  char id[17];
+  std::snprintf(id, sizeof id, "%08x%08x", random(), random());
+  if (Status s = exec("CREATE TABLE IF NOT EXISTS acct_outbox(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)"); !s)
+    return s;
+  if (Status s = exec(std::string("INSERT OR IGNORE INTO meta VALUES('source_id','") + id + "')"); !s) return s;
+  Stmt st(db_, path_, "reading the journal's source id");
+  if (Status s = st.prepare("SELECT value FROM meta WHERE key='source_id'"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  source_id_ = *row ? st.text_at(0) : id;
   return Status::ok();
 }
 
@@ -365,20 +290,48 @@ void Journal::start(Post post) {
   writer_ = std::thread([this] { writer_loop(); });
 }
 
-void Journal::append(std::string event, Done done) {
+void Journal::enqueue(Item item) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(Item{false, std::move(event), std::move(done)});
+    queue_.push_back(std::move(item));
   }
   cv_.notify_one();
 }
 
+void Journal::append(std::string event, std::vector<std::string> records, Done done) {
+  Item item;
+  item.body = std::move(event);
+  item.records = std::move(records);
+  item.done = std::move(done);
+  enqueue(std::move(item));
+}
+
 void Journal::snapshot(std::string state, Done done) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(Item{true, std::move(state), std::move(done)});
-  }
-  cv_.notify_one();
+  Item item;
+  item.kind = Item::kSnapshot;
+  item.body = std::move(state);
+  item.done = std::move(done);
+  enqueue(std::move(item));
+}
+
+void Journal::read_outbox(int64_t after, size_t limit, OutboxDone done) {
+  Item item;
+  item.kind = Item::kReadOutbox;
+  item.seq = after;
+  item.limit = limit;
+  item.rows = std::make_shared<std::vector<OutboxRow>>();
+  item.done = [rows = item.rows, done = std::move(done)](const Status& s) {
+    if (!s) return done(s);
+    done(std::move(*rows));
+  };
+  enqueue(std::move(item));
+}
+
+void Journal::ack_outbox(int64_t seq) {
+  Item item;
+  item.kind = Item::kAckOutbox;
+  item.seq = seq;
+  enqueue(std::move(item));
 }
 
 void Journal::stop() {
@@ -425,15 +378,37 @@ Status Journal::commit(const std::vector<Item>& batch) {
 Status Journal::write_batch(const std::vector<Item>& batch) {
   Stmt insert(db_, path_, "appending an event");
   if (Status s = insert.prepare("INSERT INTO events(body) VALUES(?)"); !s) return s;
+  Stmt outbox(db_, path_, "appending an accounting record");
+  if (Status s = outbox.prepare("INSERT INTO acct_outbox(body) VALUES(?)"); !s) return s;
   for (const auto& item : batch) {
-    if (item.is_snapshot) {
-      if (Status s = store_snapshot(item.body); !s) return s;
-      continue;
+    Status s;
+    switch (item.kind) {
+      case Item::kSnapshot: s = store_snapshot(item.body); break;
+      case Item::kReadOutbox: s = read_outbox_rows(item); break;
+      case Item::kAckOutbox: s = exec("DELETE FROM acct_outbox WHERE seq <= " + std::to_string(item.seq)); break;
+      case Item::kEvent:
+        s = insert.bind_blob(1, item.body);
+        if (s) s = insert.run();
+        for (size_t i = 0; s && i < item.records.size(); ++i) {
+          s = outbox.bind_blob(1, item.records[i]);
+          if (s) s = outbox.run();
+        }
+        break;
     }
-    if (Status s = insert.bind_blob(1, item.body); !s) return s;
-    if (Status s = insert.run(); !s) return s;
+    if (!s) return s;
   }
   return Status::ok();
+}
+
+Status Journal::read_outbox_rows(const Item& item) {
+  Stmt st(db_, path_, "reading the accounting outbox");
+  if (Status s = st.prepare("SELECT seq, body FROM acct_outbox WHERE seq > ? ORDER BY seq LIMIT ?"); !s) return s;
+  if (Status s = st.bind_int64(1, item.seq); !s) return s;
+  if (Status s = st.bind_int64(2, static_cast<int64_t>(item.limit)); !s) return s;
+  return st.each_row([&] {
+    item.rows->push_back(OutboxRow{st.int64_at(0), st.blob_at(1)});
+    return Status::ok();
+  });
 }
 
 // The snapshot covers every event inserted so far (AUTOINCREMENT: seqs never reused).

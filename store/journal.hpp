@@ -47,7 +47,11 @@ class Journal : public EventLog {
   // quick_check: 30 to 70 ms of CPU on a 35 MB state of 100,000 jobs).
   Status check_integrity();
   void start(Post post) override;
-  void append(std::string event, Done done) override;
+  using EventLog::append;
+  void append(std::string event, std::vector<std::string> records, Done done) override;
+  void read_outbox(int64_t after, size_t limit, OutboxDone done) override;
+  void ack_outbox(int64_t seq) override;
+  std::string source_id() const override { return source_id_; }
   void snapshot(std::string state, Done done) override;
   // Commits what is queued, then stops the writer thread.
   void stop() override;
@@ -55,8 +59,12 @@ class Journal : public EventLog {
 
  private:
   struct Item {
-    bool is_snapshot = false;
+    enum Kind { kEvent, kSnapshot, kReadOutbox, kAckOutbox } kind = kEvent;
     std::string body;
+    std::vector<std::string> records;  // kEvent: into the outbox
+    int64_t seq = 0;                    // kReadOutbox: after it; kAckOutbox: up to it
+    size_t limit = 0;
+    std::shared_ptr<std::vector<OutboxRow>> rows;  // kReadOutbox: what was read
     Done done;
   };
   Journal(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
@@ -65,6 +73,7 @@ class Journal : public EventLog {
   // A PRAGMA that answers "ok" or lists problems (integrity_check, quick_check).
   Status run_check(const char* pragma, const std::string& name);
   Status ensure_schema(bool may_create);
+  Status ensure_outbox();
   Status create_schema();
   Status check_schema_version(bool may_write);
   Status load_snapshot(LoadedJournal& out);
@@ -77,10 +86,13 @@ class Journal : public EventLog {
   Status commit(const std::vector<Item>& batch);
   Status write_batch(const std::vector<Item>& batch);
   Status store_snapshot(const std::string& state);
+  Status read_outbox_rows(const Item& item);
+  void enqueue(Item item);
   Status exec(const std::string& sql);
 
   sqlite3* db_;
   std::string path_;
+  std::string source_id_;
   Post post_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -130,7 +130,7 @@ void Controller::complete(const pb::JobCompleteRequest& req, const net::Identity
   };
   if (is_terminal(job->state)) return when_durable(answer);
   if (job->state == JobState::kPending) {
-    record(JobCancelRequested{id, now(), ""}, answer);
+    record(JobCancelRequested{id, now(), "", who.uid}, answer);
     return;
   }
   int32_t code = req.exit_code();

@@ -69,6 +69,7 @@ Status Controller::recover() {
 void Controller::start() {
   started_at_ = now();
   journal_->start([this](std::function<void()> fn) { asio::post(io_, std::move(fn)); });
+  open_accounting();
   tick();
 }
 
@@ -77,6 +78,7 @@ void Controller::shutdown() {
   sched_timer_.cancel();
   journal_->snapshot(net::encode_snapshot(state_), {});
   journal_->stop();
+  if (acct_) acct_->stop();
 }
 
 void Controller::tick() {
@@ -85,6 +87,7 @@ void Controller::tick() {
   check_time_limits();
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
+  if (acct_) acct_->ship();  // retries a store that failed
   forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
   arm_schedule();
@@ -118,8 +121,10 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
       release_other_nodes(id, release);
     };
   }
+  std::vector<std::string> records = acct_records(event);
+  bool ship = acct_ && !records.empty();
   uint64_t seq = ++appended_;
-  journal_->append(net::encode_event(event), [this, seq, after = std::move(after)](const Status& s) {
+  journal_->append(net::encode_event(event), std::move(records), [this, seq, after = std::move(after)](const Status& s) {
     if (!s) {
       // The in-memory state is ahead of the disk; restart from what is durable.
       log::error("journal commit failed, exiting so a restart reloads durable state: " + s.message());
@@ -133,6 +138,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
       fn(Status::ok());
     }
   });
+  if (ship) acct_->ship();
   // A snapshot encodes every job held: taking one no more often than every that many
   // events keeps its cost per event constant, and a restart replays at most as many
   // events as it loads jobs.
@@ -141,6 +147,15 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     events_since_snapshot_ = 0;
     journal_->snapshot(net::encode_snapshot(state_), {});
   }
+}
+
+// The job's record after `event`, for the accounting store (none when accounting is off).
+std::vector<std::string> Controller::acct_records(const Event& event) const {
+  if (config_.accounting.storage == "none") return {};
+  auto id = job_of(event);
+  const Job* job = id ? find_job(state_, *id) : nullptr;
+  if (!job) return {};
+  return {encode_acct_record(*job)};
 }
 
 void Controller::when_durable(std::function<void(const Status&)> fn) {
@@ -322,7 +337,7 @@ void Controller::cancel(const pb::CancelRequest& req, const net::Identity& who,
       if (!may_act(job, who, admin, "cancel"))
         out.add_errors("Kill job error on job id " + display_id(job) + ": Access/permission denied");
       else if (req.signal() > 0 && req.signal() != SIGKILL) signal_one(job, req.signal(), req.signal_scope(), out);
-      else cancel_one(job, req.request_key(), out);
+      else cancel_one(job, req.request_key(), who.uid, out);
     }
   }
   request_schedule();
@@ -358,7 +373,7 @@ void Controller::signal_one(const Job& job, int32_t sig, int32_t scope, pb::Canc
 }
 
 // A retry of the request that cancelled the job (same idempotency key) answers as it did.
-void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& out) {
+void Controller::cancel_one(Job& job, const std::string& key, uint32_t uid, pb::CancelReply& out) {
   bool retried = !key.empty() && job.cancel_key == key;
   if (is_terminal(job.state) && !retried) {
     if (job.array_job_id == 0)
@@ -367,10 +382,10 @@ void Controller::cancel_one(Job& job, const std::string& key, pb::CancelReply& o
   }
   if (job.state == JobState::kRunning && !job.spec.is_batch()) {
     // No node reports an allocation's end: it is recorded here, and its nodes let go of it.
-    record(JobCancelRequested{job.id, now(), key});
+    record(JobCancelRequested{job.id, now(), key, uid});
     record(JobEnded{job.id, now(), JobState::kCancelled, 0, 0, JobReason::kNone});
   } else if (!is_terminal(job.state)) {
-    record_then_kill(JobCancelRequested{job.id, now(), key}, job.id, KillReason::kCancel);
+    record_then_kill(JobCancelRequested{job.id, now(), key, uid}, job.id, KillReason::kCancel);
   }
   out.add_cancelled(job.id.value);
 }

@@ -20,6 +20,7 @@
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
 #include "net/peer.hpp"
+#include "cmd/controller/accounting.hpp"
 #include "cmd/keys.hpp"
 #include "store/event_log.hpp"
 
@@ -120,6 +121,9 @@ class Controller {
   // a registering agent's full report replaces what it had said before.
   void agent_steps(const std::string& node, const pb::StepReport& report);
   pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;
+  // sacct: the accounting store's records (cmd/controller/acct_query.cpp).
+  void acct_query(const pb::AcctQueryRequest& req, const net::Identity& who,
+                  std::function<void(Result<pb::AcctQueryReply>)> reply);
 
  private:
   struct JobStepViews {
@@ -132,6 +136,8 @@ class Controller {
   // Applies `event` and journals it; `after` runs once it is durable (at once for an
   // event already reflected, but only after every event queued before it is durable).
   void record(Event event, std::function<void(const Status&)> after = {});
+  std::vector<std::string> acct_records(const Event& event) const;
+  void open_accounting();  // cmd/controller/acct_query.cpp
   void when_durable(std::function<void(const Status&)> fn);
   void request_schedule();
   void arm_schedule();
@@ -202,7 +208,7 @@ class Controller {
   bool may_act(const Job& job, const net::Identity& who, bool admin, const std::string& action) const;
   void apply_plan(Plan plan);
   void preempt(const Preemption& p);
-  void cancel_one(Job& job, const std::string& key, pb::CancelReply& out);
+  void cancel_one(Job& job, const std::string& key, uint32_t uid, pb::CancelReply& out);
   void signal_one(const Job& job, int32_t sig, int32_t scope, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
@@ -213,6 +219,7 @@ class Controller {
   ClusterConfig config_;
   std::function<Result<ClusterConfig>()> config_source_;
   std::unique_ptr<store::EventLog> journal_;
+  std::unique_ptr<AccountingLink> acct_;  // null: no accounting store open
   Scheduler scheduler_;
   ClusterState state_;
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)

@@ -118,6 +118,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
        answer_admin([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
          c.reservation_request(m.reservation(), who, done);
        })},
+      {pb::Envelope::kAcctQuery,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.acct_query(m.acct_query(), who, done); },
+                    [](pb::Envelope& env, pb::AcctQueryReply r) { *env.mutable_acct_query_reply() = std::move(r); })},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},

@@ -25,6 +25,8 @@ class MemoryLog : public store::EventLog {
   struct Disk {
     std::string snapshot;
     std::vector<std::string> events;
+    std::vector<store::OutboxRow> outbox;
+    int64_t outbox_seq = 0;
   };
   explicit MemoryLog(std::shared_ptr<Disk> disk) : disk_(std::move(disk)) {}
   Result<store::LoadedJournal> load() override {
@@ -34,12 +36,25 @@ class MemoryLog : public store::EventLog {
     return out;
   }
   void start(Post post) override { post_ = std::move(post); }
-  void append(std::string event, Done done) override {
-    post_([disk = disk_, event = std::move(event), done = std::move(done)] {
+  void append(std::string event, std::vector<std::string> records, Done done) override {
+    post_([disk = disk_, event = std::move(event), records = std::move(records), done = std::move(done)] {
       disk->events.push_back(event);
+      for (auto& r : records) disk->outbox.push_back({++disk->outbox_seq, r});
       if (done) done(Status::ok());
     });
   }
+  void read_outbox(int64_t after, size_t limit, OutboxDone done) override {
+    post_([disk = disk_, after, limit, done = std::move(done)] {
+      std::vector<store::OutboxRow> rows;
+      for (const auto& r : disk->outbox)
+        if (r.seq > after && rows.size() < limit) rows.push_back(r);
+      done(std::move(rows));
+    });
+  }
+  void ack_outbox(int64_t seq) override {
+    post_([disk = disk_, seq] { std::erase_if(disk->outbox, [&](const store::OutboxRow& r) { return r.seq <= seq; }); });
+  }
+  std::string source_id() const override { return "memory"; }
   void snapshot(std::string state, Done done) override {
     post_([disk = disk_, state = std::move(state), done = std::move(done)] {
       disk->snapshot = state;

@@ -102,7 +102,7 @@ class EventMaker {
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
       case 6: return NodeDrainChanged{nodes[pick(5)], t, pick(2) == 0, pick(2) ? "maintenance" : "fan", pick(2) ? 0u : 1000u};
-      case 7: return JobCancelRequested{jid, t, pick(2) ? "c-" + std::to_string(pick(100)) : ""};
+      case 7: return JobCancelRequested{jid, t, pick(2) ? "c-" + std::to_string(pick(100)) : "", pick(2) ? int64_t{pick(2000)} : -1};
       case 8: return JobStopRequested{jid, t, static_cast<StopIntent>(pick(5))};
       default: return JobDependencyChanged{jid, t, pick(2) ? DepState::kNone : DepState::kNever};
     }

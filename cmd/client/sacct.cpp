@@ -1,0 +1,261 @@
+// `hq acct` / sacct: job records from the accounting store, in Slurm 22.05's columns and
+// forms (core/sacct_format, cmd/client/sacct_rows). The controller selects (job ids, users,
+// names, states, partitions, accounts, the time window) and the client prints.
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/client/retry.hpp"
+#include "cmd/client/sacct_rows.hpp"
+#include "cmd/commands.hpp"
+#include "cmd/users.hpp"
+#include "core/cli_options.hpp"
+#include "core/hostlist.hpp"
+#include "core/sacct_format.hpp"
+#include "core/submit_options.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hq acct [OPTIONS]   (sacct: job records from the accounting store)\n"
+    "  -j, --jobs=LIST        these jobs (123, 123_4, 123.batch); no time window then\n"
+    "  -u, --user=LIST        these users' jobs     -a, --allusers   every user's\n"
+    "  --name=LIST            jobs of these names   -s, --state=LIST  in these states (CD, F, CA, R, ...)\n"
+    "  -r, --partition=LIST   -A, --accounts=LIST   -N, --nodelist=HOSTS (jobs that ran there)\n"
+    "  -S, --starttime=TIME   -E, --endtime=TIME    (YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS], now[-N{s,m,h,d,w}])\n"
+    "  -X, --allocations      jobs only, no .batch lines\n"
+    "  -o, --format=FIELDS    e.g. JobID,JobName%30,State; -e/--helpformat lists them\n"
+    "  -b, --brief  -l, --long  -n, --noheader  -p, --parsable  -P, --parsable2  --delimiter=C\n"
+    "  taken, change nothing: -D/--duplicates -M/--clusters -L/--allclusters -T/--truncate --units --noconvert\n"
+    "                         -v/--verbose --local --federation --array -x/--associations\n";
+
+struct SacctArgs {
+  pb::AcctQueryRequest req;
+  std::string format, start, end, nodelist;
+  bool brief = false, long_format = false, noheader = false, allocations = false, helpformat = false;
+  SacctStyle style;
+  std::vector<std::string> step_selectors;  // "123.batch": lines to keep
+};
+
+Status add_jobs(SacctArgs& a, std::string_view list) {
+  for (const auto& item : split_list(list)) {
+    std::string id = item, step;
+    if (size_t dot = id.find('.'); dot != std::string::npos) {
+      step = id.substr(dot + 1);
+      id = id.substr(0, dot);
+      a.step_selectors.push_back(item);
+    }
+    auto* sel = a.req.add_jobs();
+    size_t under = id.find('_');
+    auto job = parse_int(id.substr(0, under), 1, INT64_MAX);
+    if (!job) return invalid("Invalid job id: " + item);
+    sel->set_job_id(static_cast<uint64_t>(*job));
+    sel->set_array_task(-1);
+    if (under != std::string::npos) {
+      auto task = parse_int(id.substr(under + 1), 0, INT32_MAX);
+      if (!task) return invalid("Invalid job id: " + item);
+      sel->set_array_task(static_cast<int32_t>(*task));
+    }
+  }
+  return Status::ok();
+}
+
+Status add_users(SacctArgs& a, std::string_view list) {
+  for (const auto& u : split_list(list)) {
+    auto uid = parse_int(u, 0, UINT32_MAX);
+    if (uid) {
+      a.req.add_uids(static_cast<uint32_t>(*uid));
+      continue;
+    }
+    auto pw = passwd_by_name(u);
+    if (!pw) return invalid("Invalid user id: " + u);
+    a.req.add_uids(pw->uid);
+  }
+  return Status::ok();
+}
+
+Status ok() { return Status::ok(); }
+
+const std::vector<CliOption<SacctArgs>>& options() {
+  using O = CliOption<SacctArgs>;
+  static const std::vector<O> table = {
+      {"jobs", 'j', true, [](SacctArgs& a, std::string_view v) { return add_jobs(a, v); }},
+      {"user", 'u', true, [](SacctArgs& a, std::string_view v) { return add_users(a, v); }},
+      {"uid", 0, true, [](SacctArgs& a, std::string_view v) { return add_users(a, v); }},
+      {"allusers", 'a', false, [](SacctArgs& a, std::string_view) { return a.req.set_all_users(true), ok(); }},
+      {"name", 0, true, [](SacctArgs& a, std::string_view v) {
+         for (const auto& n : split_list(v)) a.req.add_names(n);
+         return ok();
+       }},
+      {"state", 's', true, [](SacctArgs& a, std::string_view v) {
+         auto states = parse_sacct_states(v);
+         if (!states) return states.status();
+         for (const auto& s : *states) a.req.add_states(s);
+         return ok();
+       }},
+      {"partition", 'r', true, [](SacctArgs& a, std::string_view v) {
+         for (const auto& p : split_list(v)) a.req.add_partitions(p);
+         return ok();
+       }},
+      {"accounts", 'A', true, [](SacctArgs& a, std::string_view v) {
+         for (const auto& p : split_list(v)) a.req.add_accounts(p);
+         return ok();
+       }},
+      {"nodelist", 'N', true, [](SacctArgs& a, std::string_view v) { return a.nodelist = v, ok(); }},
+      {"starttime", 'S', true, [](SacctArgs& a, std::string_view v) { return a.start = v, ok(); }},
+      {"endtime", 'E', true, [](SacctArgs& a, std::string_view v) { return a.end = v, ok(); }},
+      {"allocations", 'X', false, [](SacctArgs& a, std::string_view) { return a.allocations = true, ok(); }},
+      {"format", 'o', true, [](SacctArgs& a, std::string_view v) {
+         a.format += (a.format.empty() ? "" : ",") + std::string(v);
+         return ok();
+       }},
+      {"helpformat", 'e', false, [](SacctArgs& a, std::string_view) { return a.helpformat = true, ok(); }},
+      {"brief", 'b', false, [](SacctArgs& a, std::string_view) { return a.brief = true, ok(); }},
+      {"long", 'l', false, [](SacctArgs& a, std::string_view) { return a.long_format = true, ok(); }},
+      {"noheader", 'n', false, [](SacctArgs& a, std::string_view) { return a.noheader = true, ok(); }},
+      {"parsable", 'p', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable, ok(); }},
+      {"parsable2", 'P', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable2, ok(); }},
+      {"delimiter", 0, true, [](SacctArgs& a, std::string_view v) { return a.style.delimiter = v, ok(); }},
+      // Taken, changing nothing: one cluster, no federation, every record once.
+      {"duplicates", 'D', false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"clusters", 'M', true, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"allclusters", 'L', false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"truncate", 'T', false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"units", 0, true, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"noconvert", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"verbose", 'v', false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"local", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"federation", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"array", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"associations", 'x', true, [](SacctArgs&, std::string_view) { return ok(); }},
+      {"whole-hetjob", 0, false, [](SacctArgs&, std::string_view) { return ok(); }, true},
+      {"use-local-uid", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
+  };
+  return table;
+}
+
+// sacct's -S/-E: --begin's forms, with times of day today (not tomorrow) and now-N.
+Result<Time> parse_sacct_time(const std::string& text, Time now) {
+  int64_t offset = local_utc_offset(now);
+  if (text.rfind("now-", 0) == 0) {
+    auto ahead = resolve_begin("now+" + text.substr(4), now, offset);
+    if (!ahead) return invalid("Invalid time specification: " + text);
+    return now - (*ahead - now);
+  }
+  auto t = resolve_begin(text, now, offset);
+  if (!t) return invalid("Invalid time specification: " + text);
+  Time when = *t;
+  if ((text.size() == 5 || text.size() == 8) && when > now) when -= 86400;  // a time of day: today's
+  return when;
+}
+
+Status resolve_window(SacctArgs& a, Time now) {
+  Time start = 0, end = 0;
+  if (!a.start.empty()) {
+    auto t = parse_sacct_time(a.start, now);
+    if (!t) return t.status();
+    start = *t;
+  }
+  if (!a.end.empty()) {
+    auto t = parse_sacct_time(a.end, now);
+    if (!t) return t.status();
+    end = *t;
+  }
+  int64_t offset = local_utc_offset(now);
+  Time midnight = ((now + offset) / 86400) * 86400 - offset;
+  SacctWindow w = sacct_default_window(a.req.jobs_size() > 0, a.req.states_size() > 0, now, midnight, start, end);
+  if (w.end && w.start > w.end)
+    return invalid("Start time (" + local_time(w.start) + ") requested is after end time (" + local_time(w.end) + ").");
+  a.req.set_start(w.start);
+  a.req.set_end(w.end);
+  return Status::ok();
+}
+
+void print_helpformat() {
+  const auto& fields = sacct_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string name(fields[i].name);
+    std::cout << name << std::string(name.size() < 20 ? 20 - name.size() : 1, ' ');
+    if (i % 4 == 3 || i + 1 == fields.size()) std::cout << "\n";
+  }
+}
+
+// -N: a job that ran on any of `hosts`.
+bool job_ran_on(const pb::Job& job, const std::string& hosts) {
+  auto names = expand_hostlist(hosts);
+  if (!names) return false;
+  for (const auto& a : job.alloc())
+    if (std::find(names->begin(), names->end(), a.node()) != names->end()) return true;
+  return false;
+}
+
+// The lines to print for one record: the job's, and its batch script's unless -X.
+void print_job(const pb::Job& job, const SacctArgs& a, const std::vector<SacctColumn>& cols, const std::string& cluster,
+               int64_t now) {
+  auto wanted = [&](bool batch) {
+    if (a.step_selectors.empty()) return true;
+    for (const auto& sel : a.step_selectors) {
+      bool batch_sel = sel.ends_with(".batch");
+      if (batch == batch_sel) return true;
+    }
+    return false;
+  };
+  for (bool batch : {false, true}) {
+    if (batch && (a.allocations || !has_batch_line(job))) continue;
+    if (!a.step_selectors.empty() && !wanted(batch)) continue;
+    SacctRow row{job, batch, cluster, now};
+    std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
+  }
+}
+
+int parse(const Args& args, SacctArgs& a, const std::string& prog) {
+  std::vector<std::string> words = expand_short_bundles(options(), args);
+  for (size_t i = 1; i < words.size(); ++i) {
+    CliOptionError err;
+    if (Status s = apply_cli_option(options(), words, i, a, &err); !s) {
+      if (err.unknown) {
+        std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n";
+        return 1;
+      }
+      return fail(prog, s);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+int run_sacct(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return std::cout << kUsage, 0;
+  SacctArgs a;
+  if (int rc = parse(args, a, prog); rc >= 0) return rc;
+  if (a.helpformat) return print_helpformat(), 0;
+  std::string list = a.format;
+  if (a.brief) list = std::string(kSacctBriefFormat) + (list.empty() ? "" : "," + list);
+  if (a.long_format) list = std::string(kSacctLongFormat) + (list.empty() ? "" : "," + list);
+  if (list.empty()) list = getenv("SACCT_FORMAT") ? getenv("SACCT_FORMAT") : std::string(kSacctDefaultFormat);
+  auto cols = parse_sacct_format(list);
+  if (!cols) return fail(prog, cols.status());
+  Time now = static_cast<Time>(std::time(nullptr));
+  if (Status s = resolve_window(a, now); !s) return fail(prog, s);
+  pb::Envelope env;
+  *env.mutable_acct_query() = a.req;
+  std::unique_ptr<net::RpcClient> client;
+  auto reply = call_with_retry(client, env);
+  if (!reply) return fail(prog, reply.status());
+  const auto& out = reply->acct_query_reply();
+  if (!out.enabled())
+    return fail(prog, unavailable("Slurm accounting storage is disabled (this cluster's [accounting] storage is \"none\")"));
+  if (!a.noheader) std::cout << sacct_header(*cols, a.style);
+  for (const auto& job : out.jobs()) {
+    if (!a.nodelist.empty() && !job_ran_on(job, a.nodelist)) continue;
+    print_job(job, a, *cols, out.cluster(), now);
+  }
+  return 0;
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,56 @@
+// The controller's side of the accounting store: each change of a job goes, as a record
+// (the Job without script and environment), into the journal's outbox in the same
+// transaction as the change (Controller::record). The shipper takes outbox records in
+// order, applies them to the store (idempotently: the store skips seqs it has) and only
+// then lets the outbox drop them, so a record reaches the store exactly once whatever
+// stops when. The "internal" store is SQLite in this process, on a worker thread of its own.
+// Threads: everything here runs on the controller's event loop except the store calls,
+// which run on the worker; their results come back through `post`.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/job.hpp"
+#include "core/status.hpp"
+#include "store/accounting_db.hpp"
+#include "store/event_log.hpp"
+#include "store/worker.hpp"
+
+namespace hq {
+
+// A job's accounting record, as it goes into the outbox.
+std::string encode_acct_record(const Job& job);
+
+class AccountingLink {
+ public:
+  using Post = std::function<void(std::function<void()>)>;
+  AccountingLink(store::EventLog& journal, std::string cluster, Post post)
+      : journal_(journal), cluster_(std::move(cluster)), post_(std::move(post)) {}
+  ~AccountingLink();
+
+  // Opens (creating) the SQLite store at `path`.
+  Status open(const std::string& path);
+  bool enabled() const { return db_ != nullptr; }
+  // Ships what the outbox holds, unless a shipment is under way (then once it is done).
+  void ship();
+  // sacct's records: `done` runs on the event loop.
+  void query(store::AcctJobQuery q, std::function<void(Result<std::vector<std::string>>)> done);
+  // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
+  void stop();
+
+ private:
+  void ship_after(int64_t seq);
+  void shipped(Result<int64_t> seq);
+
+  store::EventLog& journal_;
+  std::string cluster_;
+  Post post_;
+  std::unique_ptr<store::AccountingDb> db_;  // used on worker_ only
+  std::unique_ptr<store::Worker> worker_;
+  bool in_flight_ = false, again_ = false;
+  int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
+};
+
+}  // namespace hq

@@ -1,0 +1,231 @@
+// SQLite behind AccountingDb (see accounting_db.hpp).
+#include "store/accounting_db.hpp"
+
+#include <variant>
+
+#include "store/sqlite_util.hpp"
+
+namespace hq::store {
+namespace {
+
+constexpr int kAcctSchemaVersion = 1;
+struct Blob {
+  std::string bytes;  // bytes as given (job names, accounts): compared as BLOBs
+};
+using Bind = std::variant<int64_t, std::string, Blob>;
+
+Status bind_all(Stmt& st, const std::vector<Bind>& binds) {
+  for (size_t i = 0; i < binds.size(); ++i) {
+    int index = static_cast<int>(i + 1);
+    const Bind& v = binds[i];
+    Status s = std::holds_alternative<int64_t>(v)       ? st.bind_int64(index, std::get<int64_t>(v))
+               : std::holds_alternative<std::string>(v) ? st.bind_text(index, std::get<std::string>(v))
+                                                        : st.bind_blob(index, std::get<Blob>(v).bytes);
+    if (!s) return s;
+  }
+  return Status::ok();
+}
+
+// "(col = ? OR col = ? ...)" with the values added to `binds`.
+template <typename T>
+std::string any_of(const std::string& column, const std::vector<T>& values, std::vector<Bind>& binds, bool blob = false) {
+  std::string sql = "(";
+  for (size_t i = 0; i < values.size(); ++i) {
+    sql += (i ? " OR " : "") + column + " = ?";
+    if constexpr (std::is_integral_v<T>) binds.emplace_back(static_cast<int64_t>(values[i]));
+    else if (blob) binds.emplace_back(Blob{values[i]});
+    else binds.emplace_back(values[i]);
+  }
+  return sql + ")";
+}
+
+std::string jobs_clause(const AcctJobQuery& q, std::vector<Bind>& binds) {
+  std::string sql = "(";
+  for (size_t i = 0; i < q.jobs.size(); ++i) {
+    auto [id, task] = q.jobs[i];
+    sql += i ? " OR " : "";
+    if (task >= 0) {
+      sql += "(array_job_id = ? AND array_task_id = ?)";
+      binds.emplace_back(static_cast<int64_t>(id));
+      binds.emplace_back(int64_t{task});
+    } else {
+      sql += "job_id = ? OR array_job_id = ?";
+      binds.emplace_back(static_cast<int64_t>(id));
+      binds.emplace_back(static_cast<int64_t>(id));
+    }
+  }
+  return sql + ")";
+}
+
+// Slurm's _state_time_string: a state within the window [S, E].
+std::string state_clause(const std::string& state, Time s, Time e, std::vector<Bind>& binds) {
+  binds.emplace_back(state);
+  if (!s && !e) return "state = ?";
+  if (state == "PENDING") {
+    binds.pop_back();
+    binds.insert(binds.end(), {Bind{s}, Bind{s}, Bind{state}, Bind{e}});
+    return "(eligible_time > 0 AND ((start_time > 0 AND ? < start_time) OR (start_time = 0 AND end_time > 0 AND ? < "
+           "end_time) OR (start_time = 0 AND end_time = 0 AND state = ?)) AND ? > eligible_time)";
+  }
+  if (state == "RUNNING" || state == "SUSPENDED") {
+    binds.insert(binds.end(), {Bind{s}, Bind{e}});
+    // the job was in it (RUNNING: it ran) during the window
+    return "(state = ? AND start_time > 0 AND (end_time = 0 OR ? < end_time) AND ? > start_time)";
+  }
+  binds.insert(binds.end(), {Bind{s}, Bind{e}});
+  return "(state = ? AND end_time > 0 AND end_time BETWEEN ? AND ?)";
+}
+
+// Slurm's window without states: eligible (before E) and not ended before S.
+std::string window_clause(Time s, Time e, std::vector<Bind>& binds) {
+  if (s && e) {
+    binds.insert(binds.end(), {Bind{e}, Bind{s}});
+    return "(eligible_time > 0 AND eligible_time <= ? AND (end_time >= ? OR end_time = 0))";
+  }
+  if (s) {  // (Slurm 22.05 leaves held jobs, never eligible, out of this one too)
+    binds.emplace_back(s);
+    return "(eligible_time > 0 AND (end_time >= ? OR end_time = 0))";
+  }
+  binds.emplace_back(e);
+  return "(eligible_time > 0 AND eligible_time <= ?)";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<AccountingDb> db(new AccountingDb(raw, path));
+  if (rc != SQLITE_OK) return sql_error(raw, rc, path, "cannot open the accounting database");
+  if (int brc = sqlite3_busy_timeout(raw, 5000); brc != SQLITE_OK) return sql_error(raw, brc, path, "busy timeout");
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"})
+    if (Status s = exec_sql(raw, path, pragma); !s) return s;
+  if (Status s = db->create_schema(); !s) return s;
+  return db;
+}
+
+AccountingDb::~AccountingDb() { sqlite3_close(db_); }
+
+Status AccountingDb::create_schema() {
+  const std::vector<std::string> statements = {
+      "BEGIN IMMEDIATE",
+      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+      "INSERT OR IGNORE INTO meta VALUES('schema_version','" + std::to_string(kAcctSchemaVersion) + "')",
+      "CREATE TABLE IF NOT EXISTS shipped(source TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS jobs(cluster TEXT NOT NULL, job_id INTEGER NOT NULL, submit_time INTEGER NOT NULL, "
+      "uid INTEGER NOT NULL, name BLOB NOT NULL, state TEXT NOT NULL, partition TEXT NOT NULL, account BLOB NOT NULL, "
+      "eligible_time INTEGER NOT NULL, start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, "
+      "array_job_id INTEGER NOT NULL, array_task_id INTEGER NOT NULL, record BLOB NOT NULL, "
+      "PRIMARY KEY(cluster, job_id, submit_time))",
+      "CREATE INDEX IF NOT EXISTS jobs_user ON jobs(uid, end_time)",
+      "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time)",
+      "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE array_job_id > 0",
+      "CREATE INDEX IF NOT EXISTS jobs_name ON jobs(name)",
+      "COMMIT"};
+  for (const auto& sql : statements) {
+    if (Status s = exec_sql(db_, path_, sql); !s) {
+      (void)exec_sql(db_, path_, "ROLLBACK");
+      return s;
+    }
+  }
+  Stmt st(db_, path_, "reading the schema version");
+  if (Status s = st.prepare("SELECT value FROM meta WHERE key='schema_version'"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  if (!*row || st.int64_at(0) < 1 || st.int64_at(0) > kAcctSchemaVersion)
+    return invalid(path_ + ": schema version '" + (*row ? st.text_at(0) : "") + "' is not one this hq reads (it reads " +
+                   std::to_string(kAcctSchemaVersion) + ")");
+  return Status::ok();
+}
+
+Result<int64_t> AccountingDb::shipped(const std::string& source) {
+  Stmt st(db_, path_, "reading what was shipped");
+  if (Status s = st.prepare("SELECT seq FROM shipped WHERE source = ?"); !s) return s;
+  if (Status s = st.bind_text(1, source); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  return *row ? st.int64_at(0) : 0;
+}
+
+Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector<AcctJob>& jobs) {
+  if (Status s = exec_sql(db_, path_, "BEGIN IMMEDIATE"); !s) return s;
+  auto done = [&](Status s) -> Status {
+    if (s) s = exec_sql(db_, path_, "COMMIT");
+    if (!s) (void)exec_sql(db_, path_, "ROLLBACK");
+    return s;
+  };
+  auto last = shipped(source);
+  if (!last) return done(last.status());
+  int64_t seq = *last;
+  for (const auto& job : jobs) {
+    if (job.seq <= seq) continue;  // applied before: shipped again after a restart
+    if (Status s = upsert(job); !s) return done(s);
+    seq = job.seq;
+  }
+  Stmt st(db_, path_, "recording what was shipped");
+  Status s = st.prepare("INSERT INTO shipped(source, seq) VALUES(?, ?) ON CONFLICT(source) DO UPDATE SET seq = excluded.seq");
+  if (s) s = st.bind_text(1, source);
+  if (s) s = st.bind_int64(2, seq);
+  if (s) s = st.run();
+  if (Status d = done(s); !d) return d;
+  return seq;
+}
+
+Status AccountingDb::upsert(const AcctJob& job) {
+  Stmt st(db_, path_, "storing a job record");
+  if (Status s = st.prepare(
+          "INSERT INTO jobs(cluster, job_id, submit_time, uid, name, state, partition, account, eligible_time, "
+          "start_time, end_time, array_job_id, array_task_id, record) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+          "ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
+          "state=excluded.state, partition=excluded.partition, account=excluded.account, "
+          "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
+          "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record");
+      !s)
+    return s;
+  const std::vector<Bind> values = {job.cluster, static_cast<int64_t>(job.job_id), job.submit_time,
+                                    int64_t{job.uid}, Blob{job.name}, job.state, job.partition, Blob{job.account},
+                                    job.eligible_time, job.start_time, job.end_time,
+                                    static_cast<int64_t>(job.array_job_id), int64_t{job.array_task_id},
+                                    Blob{job.record}};
+  if (Status s = bind_all(st, values); !s) return s;
+  return st.run();
+}
+
+Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q) {
+  std::vector<Bind> binds{q.cluster};
+  std::string sql = "SELECT record FROM jobs WHERE cluster = ?";
+  if (!q.jobs.empty()) sql += " AND " + jobs_clause(q, binds);
+  if (!q.uids.empty()) sql += " AND " + any_of("uid", q.uids, binds);
+  if (!q.names.empty()) sql += " AND " + any_of("name", q.names, binds, true);
+  if (!q.partitions.empty()) sql += " AND " + any_of("partition", q.partitions, binds);
+  if (!q.accounts.empty()) sql += " AND " + any_of("account", q.accounts, binds, true);
+  if (!q.states.empty()) {
+    std::string states;
+    for (const auto& state : q.states) states += (states.empty() ? "" : " OR ") + state_clause(state, q.start, q.end, binds);
+    sql += " AND (" + states + ")";
+  } else if (q.start || q.end) {
+    sql += " AND " + window_clause(q.start, q.end, binds);
+  }
+  sql += " ORDER BY job_id, array_task_id";
+  if (q.limit) sql += " LIMIT " + std::to_string(q.limit);
+  Stmt st(db_, path_, "reading job records");
+  if (Status s = st.prepare(sql.c_str()); !s) return s;
+  if (Status s = bind_all(st, binds); !s) return s;
+  std::vector<std::string> out;
+  Status s = st.each_row([&] {
+    out.push_back(st.blob_at(0));
+    return Status::ok();
+  });
+  if (!s) return s;
+  return out;
+}
+
+Result<int64_t> AccountingDb::count() {
+  Stmt st(db_, path_, "counting job records");
+  if (Status s = st.prepare("SELECT COUNT(*) FROM jobs"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  return *row ? st.int64_at(0) : 0;
+}
+
+}  // namespace hq::store

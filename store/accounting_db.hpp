@@ -1,0 +1,73 @@
+// The accounting store's SQLite backend: one row per job (its latest record, an opaque
+// blob, with the columns sacct selects on), and per source (a controller's journal) the
+// last record applied, so that records shipped again are skipped: each arrives once.
+// Schema: meta(schema_version), shipped(source, seq), jobs keyed by (cluster, job id,
+// submit time) with indexes for sacct's three query shapes (user and time, time window,
+// job ids). WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
+// controller forgets it only once apply() returned.
+// Threads: one owner thread (the accounting worker); not thread-safe.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/time.hpp"
+
+struct sqlite3;
+
+namespace hq::store {
+
+struct AcctJob {
+  int64_t seq = 0;                 // the source's outbox seq
+  std::string cluster;
+  uint64_t job_id = 0;
+  Time submit_time = 0;
+  uint32_t uid = 0;
+  std::string name, state, partition, account;
+  Time eligible_time = 0, start_time = 0, end_time = 0;
+  uint64_t array_job_id = 0;
+  int32_t array_task_id = -1;
+  std::string record;              // the job as the controller encoded it
+};
+
+// sacct's selection. Zero start/end: not set (see core/sacct_format's window).
+struct AcctJobQuery {
+  std::string cluster;
+  std::vector<std::pair<uint64_t, int32_t>> jobs;  // (id, array task or -1); an id also picks its array's tasks
+  std::vector<uint32_t> uids;
+  std::vector<std::string> names, states, partitions, accounts;
+  Time start = 0, end = 0;
+  size_t limit = 0;                // 0: all
+};
+
+class AccountingDb {
+ public:
+  static Result<std::unique_ptr<AccountingDb>> open(const std::string& path);
+  ~AccountingDb();
+  AccountingDb(const AccountingDb&) = delete;
+  AccountingDb& operator=(const AccountingDb&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The last seq applied from `source` (0: none).
+  Result<int64_t> shipped(const std::string& source);
+  // In one transaction: every record of `jobs` past the source's last seq, and the last seq.
+  // Returns the source's last seq after it.
+  Result<int64_t> apply(const std::string& source, const std::vector<AcctJob>& jobs);
+  // The records that match, by job id then array task.
+  Result<std::vector<std::string>> query(const AcctJobQuery& q);
+  // How many jobs are stored (benchmarks, tests).
+  Result<int64_t> count();
+
+ private:
+  AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status create_schema();
+  Status upsert(const AcctJob& job);
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace hq::store

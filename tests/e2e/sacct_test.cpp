@@ -1,0 +1,113 @@
+// sacct against a real cluster: jobs' records reach the accounting store and outlive the
+// controller's memory (MinJobAge) and a restart; Slurm 22.05's lines for the outcomes
+// (tests/fixtures/slurm/sacct); the command lines Snakemake and Toil send; who sees what.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
+
+// `sacct ARGS` until its output has `lines` lines (records ship within milliseconds).
+std::string sacct_until(const LocalCluster& c, const std::string& args, size_t lines) {
+  std::string out;
+  wait_until([&] {
+    out = sh(bin(c) + "sacct " + args).out;
+    return static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) >= lines;
+  }, 10);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controller forgot it and after a restart") {
+  LocalCluster c(2, 2, 20, "min_job_age = \"1s\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string ok = c.submit("-J okjob --wrap 'echo hi'");
+  std::string failed = c.submit("-J failjob --wrap 'exit 3'");
+  std::string longjob = c.submit("-J longjob --wrap 'sleep 300'");
+  std::string held = c.submit("-H -J heldjob --wrap true");
+  REQUIRE(c.wait_state(ok, "COMPLETED", 20));
+  REQUIRE(c.wait_state(failed, "FAILED", 20));
+  REQUIRE(c.wait_state(longjob, "RUNNING", 20));
+  REQUIRE(sh(bin(c) + "scancel " + longjob).rc == 0);
+  // Gone from the controller's memory (MinJobAge 1 s), still in the store.
+  REQUIRE(wait_until([&] { return c.state(longjob).empty() && c.state(ok).empty(); }, 20));
+
+  auto lines = sacct_until(c, "-X -P -n --format=JobID,JobName,State,ExitCode", 3);
+  CHECK(lines.find(ok + "|okjob|COMPLETED|0:0\n") != std::string::npos);
+  CHECK(lines.find(failed + "|failjob|FAILED|3:0\n") != std::string::npos);
+  CHECK(lines.find(longjob + "|longjob|CANCELLED by 0|0:0\n") != std::string::npos);
+  CHECK(lines.find("heldjob") == std::string::npos);  // never eligible: outside every window, as Slurm's
+  // The default lines: the job's and its batch script's, in Slurm's widths.
+  auto all = sh(bin(c) + "sacct");
+  CHECK(all.rc == 0);
+  CHECK(all.out.rfind("JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+                      "------------ ---------- ---------- ---------- ---------- ---------- -------- \n", 0) == 0);
+  CHECK(all.out.find(longjob + ".batch           batch                                1  CANCELLED     0:15 ") !=
+        std::string::npos);
+  CHECK(all.out.find("     longjob      debug                     1 CANCELLED+      0:0 \n") != std::string::npos);
+  // With -j there is no window: the held job shows, PENDING.
+  CHECK(sh(bin(c) + "sacct -n -X -P -o JobID,State,Reason -j " + held).out == held + "|PENDING|JobHeldUser\n");
+  // Snakemake's poll and Toil's: the exact command lines.
+  auto smk = sh(bin(c) + "sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime " +
+                "$(date +%Y-%m-%dT%H:00) --endtime now --name okjob");
+  CHECK(smk.rc == 0);
+  CHECK(smk.out == ok + "|COMPLETED\n");
+  auto toil = sh(bin(c) + "sacct -n -j " + failed + " --format State,ExitCode -P -S 1970-01-01");
+  CHECK(toil.out == "FAILED|3:0\nFAILED|3:0\n");  // the job's line and its batch line
+
+  // A restart keeps every record, once.
+  c.kill9_controller();
+  c.start_controller();
+  auto again = sacct_until(c, "-X -P -n -a -j " + ok + "," + failed + "," + longjob + "," + held + " -o JobID", 4);
+  CHECK(again == ok + "\n" + failed + "\n" + longjob + "\n" + held + "\n");
+}
+
+TEST_CASE("e2e: sacct takes Slurm's errors and empty answers") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto unknown = sh(bin(c) + "sacct -j 999999");
+  CHECK(unknown.rc == 0);
+  CHECK(unknown.out == slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacct/j-999999-unknown.txt"));
+  auto bogus = sh(bin(c) + "sacct --format=Bogus");  // stdout is empty: only stderr's line
+  CHECK(bogus.rc == 1);
+  CHECK(bogus.out == slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacct/format-bogus.err"));
+  auto help = sh(bin(c) + "sacct --helpformat");
+  CHECK(help.rc == 0);
+  CHECK(help.out.find("TRESUsageOutTot") != std::string::npos);
+  CHECK(sh(bin(c) + "sacct --bogus").rc == 1);
+  CHECK(sh(bin(c) + "sacct -S 2030-01-01 -E 2020-01-01").rc == 1);
+}
+
+TEST_CASE("e2e: sacct shows users their own jobs, and others' when asked, as Slurm without PrivateData") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string mine = c.submit("-J rootjob --wrap true");
+  REQUIRE(c.wait_state(mine, "COMPLETED", 20));
+  REQUIRE(sacct_until(c, "-X -n -j " + mine, 1).find("rootjob") != std::string::npos);
+  CHECK(as_nobody(c, c.dir() + "/bin/sacct -X -n -P -o JobID").out.empty());
+  CHECK(as_nobody(c, c.dir() + "/bin/sacct -X -n -P -o JobID -a").out == mine + "\n");
+  CHECK(as_nobody(c, c.dir() + "/bin/sacct -X -n -P -o JobID -u root").out == mine + "\n");
+}
+
+TEST_CASE("e2e: with [accounting] storage = none sacct says accounting is off, and jobs run as before") {
+  LocalCluster c(1, 1, 20, "[accounting]\nstorage = \"none\"\n");
+  REQUIRE(c.ready());
+  std::string id = c.submit("--wrap true");
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  auto r = c.hq("acct -j " + id);
+  CHECK(r.rc == 1);
+  CHECK(r.out.find("accounting storage is disabled") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(c.dir() + "/state/accounting.db"));
+}

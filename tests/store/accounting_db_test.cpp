@@ -1,0 +1,156 @@
+// The accounting store's SQLite backend: records applied once per source seq, sacct's
+// selections (job ids and array tasks, users, names, states in a window).
+#include <doctest/doctest.h>
+
+#include "../temp_dir.hpp"
+#include "store/accounting_db.hpp"
+#include "store/journal.hpp"
+
+using namespace hq;
+using hq::store::AccountingDb;
+using hq::store::AcctJob;
+
+namespace {
+
+std::unique_ptr<AccountingDb> open_db(const std::string& dir) {
+  auto db = AccountingDb::open(dir + "/accounting.db");
+  REQUIRE_MESSAGE(db.is_ok(), db.status().message());
+  return std::move(db).value();
+}
+
+AcctJob job(int64_t seq, uint64_t id, const std::string& state, Time eligible, Time start, Time end, uint32_t uid = 1000) {
+  AcctJob j;
+  j.seq = seq;
+  j.cluster = "c1";
+  j.job_id = id;
+  j.submit_time = 100;
+  j.uid = uid;
+  j.name = "job" + std::to_string(id);
+  j.state = state;
+  j.partition = "debug";
+  j.eligible_time = eligible;
+  j.start_time = start;
+  j.end_time = end;
+  j.record = "record-" + std::to_string(id) + "-" + state;
+  return j;
+}
+
+std::vector<std::string> query(AccountingDb& db, store::AcctJobQuery q) {
+  q.cluster = "c1";
+  auto rows = db.query(q);
+  REQUIRE_MESSAGE(rows.is_ok(), rows.status().message());
+  return *rows;
+}
+
+}  // namespace
+
+TEST_CASE("accounting store: a job's latest record wins and a seq applies once") {
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  REQUIRE(db->apply("src", {job(1, 7, "PENDING", 100, 0, 0), job(2, 7, "RUNNING", 100, 110, 0)}).value() == 2);
+  // Shipped again after a restart (1, 2) with one new (3): only 3 changes anything.
+  auto last = db->apply("src", {job(1, 7, "PENDING", 100, 0, 0), job(2, 7, "RUNNING", 100, 110, 0),
+                                job(3, 7, "COMPLETED", 100, 110, 120)});
+  REQUIRE(last.is_ok());
+  CHECK(*last == 3);
+  CHECK(db->apply("src", {job(2, 7, "RUNNING", 100, 110, 0)}).value() == 3);  // an old one: skipped
+  CHECK(query(*db, {}) == std::vector<std::string>{"record-7-COMPLETED"});
+  CHECK(db->count().value() == 1);
+  // Another source (a controller whose state was wiped) starts from seq 0.
+  CHECK(db->shipped("other").value() == 0);
+  CHECK(db->apply("other", {job(1, 8, "PENDING", 100, 0, 0)}).value() == 1);
+  CHECK(db->count().value() == 2);
+}
+
+TEST_CASE("accounting store: what was applied survives a reopen") {
+  test::TempDir dir;
+  open_db(dir.path())->apply("src", {job(5, 1, "COMPLETED", 100, 110, 120)}).value();
+  auto db = open_db(dir.path());
+  CHECK(db->shipped("src").value() == 5);
+  CHECK(query(*db, {}).size() == 1);
+}
+
+TEST_CASE("accounting store: sacct's selections") {
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  AcctJob task = job(4, 21, "COMPLETED", 100, 110, 200);
+  task.array_job_id = 20;
+  task.array_task_id = 3;
+  REQUIRE(db->apply("src", {job(1, 10, "COMPLETED", 100, 110, 200), job(2, 11, "FAILED", 100, 300, 400, 2000),
+                            job(3, 12, "PENDING", 0, 0, 0), task, job(5, 13, "RUNNING", 100, 150, 0)})
+              .is_ok());
+  auto ids = [&](store::AcctJobQuery q) {
+    std::vector<std::string> out;
+    for (const auto& r : query(*db, q)) out.push_back(r.substr(7, 2));
+    return out;
+  };
+  store::AcctJobQuery q;
+  q.jobs = {{20, -1}};  // an array's id: its tasks
+  CHECK(ids(q) == std::vector<std::string>{"21"});
+  q.jobs = {{20, 3}, {12, -1}};  // a task, and a held job (no window with -j)
+  CHECK(ids(q) == std::vector<std::string>{"12", "21"});
+  q = {};
+  q.uids = {2000};
+  CHECK(ids(q) == std::vector<std::string>{"11"});
+  q = {};
+  q.names = {"job13"};
+  CHECK(ids(q) == std::vector<std::string>{"13"});
+  q = {};
+  q.start = 250;  // not ended before 250; a held job (never eligible) is in no window
+  CHECK(ids(q) == std::vector<std::string>{"11", "13"});
+  q.end = 120;  // and eligible by 120
+  CHECK(ids(q) == std::vector<std::string>{"11", "13"});
+  q.end = 99;
+  CHECK(ids(q).empty());
+  q = {};
+  q.states = {"FAILED"};
+  q.start = 350;
+  q.end = 450;  // ended in the window
+  CHECK(ids(q) == std::vector<std::string>{"11"});
+  q.start = 401;
+  CHECK(ids(q).empty());
+  q = {};
+  q.states = {"RUNNING"};
+  q.start = 160;
+  q.end = 170;  // ran during the window (still running)
+  CHECK(ids(q) == std::vector<std::string>{"13"});
+  q = {};
+  q.states = {"PENDING"};
+  CHECK(ids(q) == std::vector<std::string>{"12"});  // no window: the state alone
+  q = {};
+  q.limit = 2;
+  CHECK(ids(q).size() == 2);
+}
+
+TEST_CASE("journal: accounting records wait in the outbox until acknowledged, across a reopen") {
+  test::TempDir dir;
+  std::string source;
+  {
+    auto j = store::Journal::open(dir.path() + "/state.db");
+    REQUIRE(j.is_ok());
+    REQUIRE((*j)->load().is_ok());
+    source = (*j)->source_id();
+    CHECK(source.size() == 16);
+    (*j)->start([](std::function<void()> fn) { fn(); });
+    (*j)->append("e1", {"r1", "r2"}, {});
+    (*j)->append("e2", {"r3"}, {});
+    std::vector<store::OutboxRow> rows;
+    (*j)->read_outbox(0, 10, [&](Result<std::vector<store::OutboxRow>> r) { rows = r.value(); });
+    (*j)->ack_outbox(1);
+    (*j)->stop();
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].body == "r1");
+    CHECK(rows[2].seq > rows[1].seq);
+  }
+  auto j = store::Journal::open(dir.path() + "/state.db");
+  REQUIRE(j.is_ok());
+  REQUIRE((*j)->load().is_ok());
+  CHECK((*j)->source_id() == source);  // the same journal, the same source for the store
+  (*j)->start([](std::function<void()> fn) { fn(); });
+  std::vector<store::OutboxRow> rows;
+  (*j)->read_outbox(0, 10, [&](Result<std::vector<store::OutboxRow>> r) { rows = r.value(); });
+  (*j)->stop();
+  REQUIRE(rows.size() == 2);  // r1 was acknowledged
+  CHECK(rows[0].body == "r2");
+  CHECK(rows[1].body == "r3");
+}

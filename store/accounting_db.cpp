@@ -59,20 +59,20 @@ std::string jobs_clause(const AcctJobQuery& q, std::vector<Bind>& binds) {
 
 // Slurm's _state_time_string: a state within the window [S, E].
 std::string state_clause(const std::string& state, Time s, Time e, std::vector<Bind>& binds) {
-  binds.emplace_back(state);
-  if (!s && !e) return "state = ?";
+  if (!s && !e) {
+    binds.emplace_back(state);
+    return "state = ?";
+  }
   if (state == "PENDING") {
-    binds.pop_back();
     binds.insert(binds.end(), {Bind{s}, Bind{s}, Bind{state}, Bind{e}});
     return "(eligible_time > 0 AND ((start_time > 0 AND ? < start_time) OR (start_time = 0 AND end_time > 0 AND ? < "
            "end_time) OR (start_time = 0 AND end_time = 0 AND state = ?)) AND ? > eligible_time)";
   }
+  binds.insert(binds.end(), {Bind{state}, Bind{s}, Bind{e}});
   if (state == "RUNNING" || state == "SUSPENDED") {
-    binds.insert(binds.end(), {Bind{s}, Bind{e}});
     // the job was in it (RUNNING: it ran) during the window
     return "(state = ? AND start_time > 0 AND (end_time = 0 OR ? < end_time) AND ? > start_time)";
   }
-  binds.insert(binds.end(), {Bind{s}, Bind{e}});
   return "(state = ? AND end_time > 0 AND end_time BETWEEN ? AND ?)";
 }
 

@@ -195,17 +195,14 @@ bool job_ran_on(const pb::Job& job, const std::string& hosts) {
 // The lines to print for one record: the job's, and its batch script's unless -X.
 void print_job(const pb::Job& job, const SacctArgs& a, const std::vector<SacctColumn>& cols, const std::string& cluster,
                int64_t now) {
+  // With step selectors ("12.batch"), only the lines they name (any other names the job's).
   auto wanted = [&](bool batch) {
-    if (a.step_selectors.empty()) return true;
-    for (const auto& sel : a.step_selectors) {
-      bool batch_sel = sel.ends_with(".batch");
-      if (batch == batch_sel) return true;
-    }
-    return false;
+    return a.step_selectors.empty() || std::any_of(a.step_selectors.begin(), a.step_selectors.end(),
+                                                   [&](const std::string& sel) { return sel.ends_with(".batch") == batch; });
   };
   for (bool batch : {false, true}) {
     if (batch && (a.allocations || !has_batch_line(job))) continue;
-    if (!a.step_selectors.empty() && !wanted(batch)) continue;
+    if (!wanted(batch)) continue;
     SacctRow row{job, batch, cluster, now};
     std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
   }

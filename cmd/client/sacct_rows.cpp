@@ -119,7 +119,7 @@ const std::map<std::string_view, Getter>& job_fields() {
        }},
       {"DerivedExitCode", [](const SacctRow&) { return std::string("0:0"); }},
       {"Submit", [](const SacctRow& r) { return when(r.job.submit_time()); }},
-      {"Eligible", [](const SacctRow& r) { return when(eligible_time(r.job)); }},
+      {"Eligible", [](const SacctRow& r) { return when(r.job.eligible_time()); }},
       {"Start", [](const SacctRow& r) { return when(r.job.start_time()); }},
       {"Timelimit", [](const SacctRow& r) { return r.job.time_limit() > 0 ? format_limit(r.job.time_limit()) : "UNLIMITED"; }},
       {"TimelimitRaw", [](const SacctRow& r) {
@@ -176,8 +176,6 @@ const std::map<std::string_view, Getter>& batch_fields() {
 }
 
 }  // namespace
-
-int64_t eligible_time(const pb::Job& job) { return job.hold() != 0 || job.held() ? 0 : job.eligible_time(); }
 
 bool has_batch_line(const pb::Job& job) { return started(job) && job.spec().alloc_kind() == 0; }
 

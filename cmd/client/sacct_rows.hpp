@@ -15,8 +15,6 @@ struct SacctRow {
   int64_t now = 0;          // for running jobs' elapsed time
 };
 
-// When the job became eligible to start, as Slurm records it: 0 (Unknown) while held.
-int64_t eligible_time(const pb::Job& job);
 // Whether a job has a batch line (its script started).
 bool has_batch_line(const pb::Job& job);
 // The field `name` (as core/sacct_format's table spells it) of `row`; "" for fields hq

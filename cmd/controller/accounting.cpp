@@ -23,7 +23,7 @@ Result<store::AcctJob> acct_job(const store::OutboxRow& row, const std::string& 
   j.state = p.suspended() ? "SUSPENDED" : p.state();
   j.partition = p.partition();
   j.account = p.spec().account();
-  j.eligible_time = p.hold() != 0 ? 0 : p.eligible_time();  // Slurm's: none while held
+  j.eligible_time = p.eligible_time();
   j.start_time = p.start_time();
   j.end_time = p.end_time();
   j.array_job_id = p.array_job_id();
@@ -36,6 +36,7 @@ Result<store::AcctJob> acct_job(const store::OutboxRow& row, const std::string& 
 
 std::string encode_acct_record(const Job& job) {
   pb::Job p = net::to_pb(job, /*with_script=*/false);
+  if (job.held()) p.set_eligible_time(0);  // as Slurm records it: not eligible while held
   return p.SerializeAsString();
 }
 
@@ -51,6 +52,10 @@ Status AccountingLink::open(const std::string& path) {
 
 void AccountingLink::stop() {
   if (worker_) worker_->stop();
+}
+
+void AccountingLink::retry() {
+  if (failed_) ship();
 }
 
 void AccountingLink::ship() {
@@ -94,6 +99,7 @@ void AccountingLink::ship_after(int64_t seq) {
 // tries again).
 void AccountingLink::shipped(Result<int64_t> seq) {
   in_flight_ = false;
+  failed_ = !seq;
   if (!seq) {
     log::warn("accounting: " + seq.status().message() + " (records stay in the journal's outbox; retrying)");
     return;

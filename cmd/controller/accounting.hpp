@@ -35,6 +35,8 @@ class AccountingLink {
   bool enabled() const { return db_ != nullptr; }
   // Ships what the outbox holds, unless a shipment is under way (then once it is done).
   void ship();
+  // Ships again after a step that failed (the controller's tick); else nothing.
+  void retry();
   // sacct's records: `done` runs on the event loop.
   void query(store::AcctJobQuery q, std::function<void(Result<std::vector<std::string>>)> done);
   // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
@@ -49,7 +51,7 @@ class AccountingLink {
   Post post_;
   std::unique_ptr<store::AccountingDb> db_;  // used on worker_ only
   std::unique_ptr<store::Worker> worker_;
-  bool in_flight_ = false, again_ = false;
+  bool in_flight_ = false, again_ = false, failed_ = false;
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
 };
 

@@ -87,7 +87,7 @@ void Controller::tick() {
   check_time_limits();
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
-  if (acct_) acct_->ship();  // retries a store that failed
+  if (acct_) acct_->retry();  // a store that failed
   forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
   arm_schedule();

@@ -31,6 +31,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"sinfo", run_nodes},           {"scontrol", run_scontrol}, {"run", run_srun}, {"srun", run_srun},
       {"alloc", run_salloc},          {"salloc", run_salloc},
       {"acct", run_sacct},            {"sacct", run_sacct},
+      {"acctmgr", run_sacctmgr},      {"sacctmgr", run_sacctmgr},
   };
   return table;
 }
@@ -39,10 +40,10 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
-         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct\n"
+         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct, acctmgr\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
-         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol or sacct it behaves as that Slurm command.\n";
+         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct or sacctmgr it behaves as that Slurm command.\n";
   return code;
 }
 

@@ -15,7 +15,7 @@ namespace hq::cmd {
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
       {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"},
-      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}};
+      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}, {"sacctmgr", "acctmgr"}};
   return a;
 }
 
@@ -104,7 +104,7 @@ bool ours_or_free(const std::string& path) {
 
 int run_install_links(const Args& args) {
   constexpr char kUsage[] =
-      "usage: hq install-links [--force] DIR   (symlinks sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct to hq;\n"
+      "usage: hq install-links [--force] DIR   (symlinks sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr to hq;\n"
       "       a file there that is not already a link to hq is kept unless --force)\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
   bool force = args.size() == 3 && args[1] == "--force";

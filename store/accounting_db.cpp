@@ -121,6 +121,8 @@ Status AccountingDb::create_schema() {
       "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time)",
       "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE array_job_id > 0",
       "CREATE INDEX IF NOT EXISTS jobs_name ON jobs(name)",
+      "CREATE TABLE IF NOT EXISTS model(kind TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
+      "PRIMARY KEY(kind, key))",
       "COMMIT"};
   for (const auto& sql : statements) {
     if (Status s = exec_sql(db_, path_, sql); !s) {
@@ -226,6 +228,47 @@ Result<int64_t> AccountingDb::count() {
   auto row = st.step();
   if (!row) return row.status();
   return *row ? st.int64_at(0) : 0;
+}
+
+Result<AccountingDb::ModelRows> AccountingDb::load_model() {
+  Stmt st(db_, path_, "reading the accounting model");
+  if (Status s = st.prepare("SELECT kind, key, body FROM model"); !s) return s;
+  ModelRows rows;
+  Status s = st.each_row([&] {
+    rows[{st.text_at(0), st.text_at(1)}] = st.blob_at(2);
+    return Status::ok();
+  });
+  if (!s) return s;
+  return rows;
+}
+
+Status AccountingDb::save_model(const ModelRows& before, const ModelRows& next) {
+  if (Status s = exec_sql(db_, path_, "BEGIN IMMEDIATE"); !s) return s;
+  auto done = [&](Status s) -> Status {
+    if (s) s = exec_sql(db_, path_, "COMMIT");
+    if (!s) (void)exec_sql(db_, path_, "ROLLBACK");
+    return s;
+  };
+  for (const auto& [key, body] : next) {
+    auto it = before.find(key);
+    if (it != before.end() && it->second == body) continue;
+    Stmt st(db_, path_, "storing the accounting model");
+    Status s = st.prepare("INSERT INTO model(kind, key, body) VALUES(?, ?, ?) "
+                          "ON CONFLICT(kind, key) DO UPDATE SET body = excluded.body");
+    const std::vector<Bind> binds = {key.first, key.second, Blob{body}};  // blobs bind without a copy: keep them
+    if (s) s = bind_all(st, binds);
+    if (s) s = st.run();
+    if (!s) return done(s);
+  }
+  for (const auto& [key, body] : before) {
+    if (next.count(key)) continue;
+    Stmt st(db_, path_, "storing the accounting model");
+    Status s = st.prepare("DELETE FROM model WHERE kind = ? AND key = ?");
+    if (s) s = bind_all(st, {key.first, key.second});
+    if (s) s = st.run();
+    if (!s) return done(s);
+  }
+  return done(Status::ok());
 }
 
 }  // namespace hq::store

@@ -8,6 +8,7 @@
 // Threads: one owner thread (the accounting worker); not thread-safe.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -60,6 +61,12 @@ class AccountingDb {
   Result<std::vector<std::string>> query(const AcctJobQuery& q);
   // How many jobs are stored (benchmarks, tests).
   Result<int64_t> count();
+
+  // The accounting model's rows ((kind, key) -> bytes; see net/convert_acct.hpp).
+  using ModelRows = std::map<std::pair<std::string, std::string>, std::string>;
+  Result<ModelRows> load_model();
+  // In one transaction: rows of `next` that differ from `before` written, rows gone deleted.
+  Status save_model(const ModelRows& before, const ModelRows& next);
 
  private:
   AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

@@ -2,6 +2,7 @@
 #include "cmd/controller/accounting.hpp"
 
 #include "net/convert.hpp"
+#include "net/convert_acct.hpp"
 #include "net/log.hpp"
 
 namespace hq {
@@ -117,6 +118,52 @@ void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<std:
   worker_->run([this, q = std::move(q), done = std::move(done)]() mutable {
     auto rows = db_->query(q);
     post_([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+  });
+}
+
+void AccountingLink::load_model(std::string host, uint32_t port, std::function<void(Status)> done) {
+  if (!db_) return done(unavailable("no accounting store"));
+  worker_->run([this, host = std::move(host), port, done = std::move(done)]() mutable {
+    auto rows = db_->load_model();
+    Result<AcctModel> model = rows ? (rows->empty() ? Result<AcctModel>(default_acct_model()) : net::acct_model_from_rows(*rows))
+                                   : Result<AcctModel>(rows.status());
+    Status saved = model.status();
+    store::AccountingDb::ModelRows next;
+    if (model) {
+      register_cluster(model.value(), cluster_, host, port);
+      next = net::acct_rows(*model);
+      saved = db_->save_model(rows ? *rows : store::AccountingDb::ModelRows{}, next);
+    }
+    post_([this, model = std::move(model), next = std::move(next), saved, done = std::move(done)]() mutable {
+      if (saved) {
+        model_ = std::move(model).value();
+        rows_ = std::move(next);
+      }
+      done(saved);
+    });
+  });
+}
+
+void AccountingLink::acctmgr(const std::vector<std::string>& words, const AcctMgrOptions& options,
+                             const AcctMgrActor& actor, bool commit, std::function<void(Result<AcctMgrResult>)> done) {
+  if (!db_) return done(unavailable("this cluster keeps no accounting ([accounting] storage = \"none\")"));
+  AcctMgrResult r = run_acctmgr(model_, words, options, actor);
+  if (!r.changed || !commit) return done(std::move(r));
+  // The model changes here, at once, so that the next command sees it; the store writes in
+  // order on its thread, and a write that fails reloads what the store holds.
+  auto before = rows_;
+  rows_ = net::acct_rows(r.model);
+  model_ = r.model;
+  worker_->run([this, before = std::move(before), next = rows_, r = std::move(r), done = std::move(done)]() mutable {
+    Status s = db_->save_model(before, next);
+    post_([this, s, r = std::move(r), done = std::move(done)]() mutable {
+      if (!s) {
+        log::error("accounting: " + s.message() + " (the change is not stored; reloading the model)");
+        load_model("", 0, [](Status) {});
+        return done(s);
+      }
+      done(std::move(r));
+    });
   });
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/acct_model.hpp"
+#include "core/acctmgr.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
 #include "store/accounting_db.hpp"
@@ -42,6 +44,15 @@ class AccountingLink {
   // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
   void stop();
 
+  // The accounting model (accounts, users, associations, QOS): loaded from the store at
+  // open, this cluster registered in it (Slurm's defaults on a new store). Event loop only.
+  const AcctModel& model() const { return model_; }
+  // Loads the model, registering `cluster` at host:port; `done` once it is in memory.
+  void load_model(std::string host, uint32_t port, std::function<void(Status)> done);
+  // One sacctmgr command on the model; with `commit`, a change is stored before `done`.
+  void acctmgr(const std::vector<std::string>& words, const AcctMgrOptions& options, const AcctMgrActor& actor,
+               bool commit, std::function<void(Result<AcctMgrResult>)> done);
+
  private:
   void ship_after(int64_t seq);
   void shipped(Result<int64_t> seq);
@@ -53,6 +64,8 @@ class AccountingLink {
   std::unique_ptr<store::Worker> worker_;
   bool in_flight_ = false, again_ = false, failed_ = false;
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
+  AcctModel model_;
+  store::AccountingDb::ModelRows rows_;  // model_ as stored
 };
 
 }  // namespace hq

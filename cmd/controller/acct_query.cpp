@@ -5,6 +5,7 @@
 #include <asio/post.hpp>
 
 #include "cmd/controller/controller.hpp"
+#include "cmd/users.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -22,6 +23,37 @@ void Controller::open_accounting() {
   log::info("accounting: job records go to " + path);
   acct_ = std::move(link);
   acct_->ship();
+  acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [](Status s) {
+    if (!s) log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message());
+  });
+}
+
+void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& who,
+                          std::function<void(Result<pb::AcctMgrReply>)> reply) {
+  pb::AcctMgrReply out;
+  out.set_host(config_.controller.host);
+  if (!acct_) {
+    out.set_enabled(false);
+    return reply(out);
+  }
+  out.set_enabled(true);
+  std::vector<std::string> words(req.words().begin(), req.words().end());
+  if (words.size() > 4096) return reply(invalid("too many words for one sacctmgr command"));
+  AcctMgrOptions options;
+  options.noheader = req.noheader();
+  options.parsable = req.parsable();
+  options.parsable2 = req.parsable2();
+  options.with_assoc = req.with_assoc();
+  options.readonly = req.readonly();
+  AcctMgrActor actor{user_name(who.uid), is_admin(who)};
+  acct_->acctmgr(words, options, actor, req.commit(), [out, reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
+    if (!r) return reply(r.status());
+    out.set_out(r->out);
+    out.set_err(r->err);
+    out.set_rc(r->rc);
+    out.set_changed(r->changed);
+    reply(out);
+  });
 }
 
 void Controller::acct_query(const pb::AcctQueryRequest& req, const net::Identity& who,

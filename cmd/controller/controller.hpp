@@ -121,6 +121,12 @@ class Controller {
   // a registering agent's full report replaces what it had said before.
   void agent_steps(const std::string& node, const pb::StepReport& report);
   pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;
+  // The port the server listens on (registered with the accounting store), set before start().
+  void set_bound_port(uint16_t port) { bound_port_ = port; }
+  uint16_t bound_port() const { return bound_port_; }
+  // sacctmgr: one command on the accounting model (cmd/controller/acct_query.cpp).
+  void acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& who,
+                std::function<void(Result<pb::AcctMgrReply>)> reply);
   // sacct: the accounting store's records (cmd/controller/acct_query.cpp).
   void acct_query(const pb::AcctQueryRequest& req, const net::Identity& who,
                   std::function<void(Result<pb::AcctQueryReply>)> reply);
@@ -244,6 +250,7 @@ class Controller {
     bool told = false;  // the pending answer was sent
   };
   std::map<JobId, std::vector<AllocWaiter>> alloc_waiters_;
+  uint16_t bound_port_ = 0;
 };
 
 }  // namespace hq::cmd

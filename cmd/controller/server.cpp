@@ -121,6 +121,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kAcctQuery,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.acct_query(m.acct_query(), who, done); },
                     [](pb::Envelope& env, pb::AcctQueryReply r) { *env.mutable_acct_query_reply() = std::move(r); })},
+      {pb::Envelope::kAcctMgr,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.acct_mgr(m.acct_mgr(), who, done); },
+                    [](pb::Envelope& env, pb::AcctMgrReply r) { *env.mutable_acct_mgr_reply() = std::move(r); })},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},
@@ -355,6 +358,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
     log::warn(s.message());
   log::info("controller for cluster '" + config.name + "' listening on " + host + ":" + std::to_string(port) +
             " (pid " + std::to_string(getpid()) + ")");
+  ctl.set_bound_port(port);
   ctl.start();
   asio::co_spawn(io, accept_loop(ctl, acceptor, tls), [](std::exception_ptr e) {
     if (e) log::error("accept loop ended by an exception");

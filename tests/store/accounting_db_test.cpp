@@ -154,3 +154,24 @@ TEST_CASE("journal: accounting records wait in the outbox until acknowledged, ac
   CHECK(rows[0].body == "r2");
   CHECK(rows[1].body == "r3");
 }
+
+TEST_CASE("accounting store: the model's rows are written where they changed and read back after a reopen") {
+  test::TempDir dir;
+  AccountingDb::ModelRows first = {{{"account", "root"}, std::string("\x0a\x04root\0x", 8)},
+                                   {{"user", "root"}, "u-root"},
+                                   {{"qos", "normal"}, "q-normal"}};
+  {
+    auto db = open_db(dir.path());
+    REQUIRE(db->save_model({}, first).is_ok());
+    AccountingDb::ModelRows second = first;
+    second[{"user", "root"}] = "u-root-2";
+    second.erase({"qos", "normal"});
+    second[{"account", "physics"}] = "a-physics";
+    REQUIRE(db->save_model(first, second).is_ok());
+    first = second;
+  }
+  auto db = open_db(dir.path());
+  auto rows = db->load_model();
+  REQUIRE(rows.is_ok());
+  CHECK(*rows == first);  // binary bodies intact, the changed one replaced, the gone one deleted
+}

@@ -1,0 +1,172 @@
+// `hq acctmgr` / sacctmgr: accounts, users, associations, QOS and clusters in the accounting
+// store. The controller runs the command (core/acctmgr) on its copy of the model and answers
+// with Slurm's texts; without -i this client first asks what would change, prints it, asks
+// "(N/y)" on stdin for up to 30 seconds as Slurm does, and only then commits.
+#include <poll.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cmd/client/output.hpp"
+#include "cmd/client/retry.hpp"
+#include "cmd/commands.hpp"
+#include "core/acctmgr.hpp"
+#include "core/units.hpp"
+
+namespace hq::cmd {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hq acctmgr [OPTIONS] COMMAND ENTITY [SPECS]   (sacctmgr)\n"
+    "  -i, --immediate   commit without asking      -n, --noheader   no header\n"
+    "  -p, --parsable    '|' after every field      -P, --parsable2  '|' between fields\n"
+    "  -s, --associations  show associations (= withassoc)   -r, --readonly  refuse changes\n"
+    "  -Q, --quiet  -v, --verbose  -o, --oneliner   taken, no effect    -V, --version\n"
+    "commands: add|create, modify|update (where ... set ...), delete|remove (where ...), list|show, ping\n"
+    "entities: account, user, association, qos, cluster, coordinator, tres\n"
+    "  e.g. hq acctmgr -i add account physics Description=\"Physics\" Organization=science\n"
+    "       hq acctmgr -i add user alice Account=physics\n"
+    "       hq acctmgr -i modify user alice set MaxJobs=4 QOS+=high\n"
+    "       hq acctmgr -P list associations user=alice format=Cluster,Account,User,QOS\n";
+
+struct MgrArgs {
+  pb::AcctMgrRequest req;
+  bool immediate = false, version = false, help = false;
+};
+
+// Slurm's getopt string "hionpPQrsvV" and its long names; options may come anywhere.
+int parse(const Args& args, MgrArgs& a, const std::string& prog) {
+  static const std::vector<std::pair<std::string_view, char>> kLong = {
+      {"--help", 'h'},     {"--immediate", 'i'}, {"--oneliner", 'o'}, {"--noheader", 'n'},
+      {"--parsable", 'p'}, {"--parsable2", 'P'}, {"--quiet", 'Q'},    {"--readonly", 'r'},
+      {"--associations", 's'}, {"--verbose", 'v'}, {"--version", 'V'}, {"--usage", 'h'}};
+  auto apply = [&](char c) -> bool {
+    switch (c) {
+      case 'h': a.help = true; return true;
+      case 'i': a.immediate = true; return true;
+      case 'n': a.req.set_noheader(true); return true;
+      case 'p': a.req.set_parsable(true); return true;
+      case 'P': a.req.set_parsable2(true); return true;
+      case 'r': a.req.set_readonly(true); return true;
+      case 's': a.req.set_with_assoc(true); return true;
+      case 'V': a.version = true; return true;
+      case 'o': case 'Q': case 'v': return true;
+      default: return false;
+    }
+  };
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    if (w.size() > 1 && w[0] == '-' && w[1] == '-') {
+      auto hit = std::find_if(kLong.begin(), kLong.end(), [&](const auto& p) { return p.first == w; });
+      if (hit == kLong.end()) {
+        std::cerr << prog << ": unrecognized option '" << w << "'\nTry \"sacctmgr --help\" for more information\n";
+        return 1;
+      }
+      apply(hit->second);
+    } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
+      for (size_t k = 1; k < w.size(); ++k)
+        if (!apply(w[k])) {
+          std::cerr << prog << ": invalid option -- '" << w[k] << "'\nTry \"sacctmgr --help\" for more information\n";
+          return 1;
+        }
+    } else {
+      a.req.add_words(w);
+    }
+  }
+  return -1;
+}
+
+// Slurm's commit_check: "(N/y): " on stdout, one answer from stdin within 30 seconds.
+bool ask_commit() {
+  std::cout << kAcctMgrCommitPrompt;
+  char c = 0;
+  bool answered = false;
+  while (c != 'Y' && c != 'y' && c != 'N' && c != 'n' && c != '\n') {
+    if (c) std::cout << "Y or N please\n";
+    std::cout << "(N/y): " << std::flush;
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    if (poll(&p, 1, 30000) <= 0) {
+      answered = false;
+      break;
+    }
+    char got = 0;
+    if (read(STDIN_FILENO, &got, 1) != 1) {
+      answered = false;
+      break;
+    }
+    answered = true;
+    c = got;
+    std::cout << "\n";
+  }
+  if (!answered) std::cout << "timeout\n";
+  return answered && (c == 'y' || c == 'Y');
+}
+
+int run_command(MgrArgs& a, const std::string& prog) {
+  if (a.req.words_size() > 0 && to_lower(a.req.words(0)) == "ping") {
+    pb::Envelope env;
+    *env.mutable_acct_mgr() = a.req;
+    env.mutable_acct_mgr()->clear_words();
+    env.mutable_acct_mgr()->add_words("list");
+    env.mutable_acct_mgr()->add_words("cluster");
+    std::unique_ptr<net::RpcClient> client;
+    auto reply = call_with_retry(client, env);
+    if (!reply || !reply->acct_mgr_reply().enabled()) {
+      std::cout << "slurmdbd(primary) at " << (reply ? reply->acct_mgr_reply().host() : "controller") << " is DOWN\n";
+      return 1;
+    }
+    std::cout << "slurmdbd(primary) at " << reply->acct_mgr_reply().host() << " is UP\n";
+    return 0;
+  }
+  a.req.set_commit(a.immediate);
+  pb::Envelope env;
+  *env.mutable_acct_mgr() = a.req;
+  std::unique_ptr<net::RpcClient> client;
+  auto reply = call_with_retry(client, env);
+  if (!reply) return fail(prog, reply.status());
+  const auto& r = reply->acct_mgr_reply();
+  if (!r.enabled()) {
+    std::cerr << "You are not running a supported accounting_storage plugin\n"
+                 "Only 'accounting_storage/slurmdbd' is supported.\n";
+    return 1;
+  }
+  std::cout << r.out() << std::flush;
+  std::cerr << r.err();
+  if (!r.changed() || a.immediate) return r.rc();
+  if (!ask_commit()) {
+    std::cout << " Changes Discarded\n";
+    return r.rc();
+  }
+  env.mutable_acct_mgr()->set_commit(true);
+  auto again = call_with_retry(client, env);
+  if (!again) return fail(prog, again.status());
+  std::cerr << (again->acct_mgr_reply().rc() && again->acct_mgr_reply().err() != r.err() ? again->acct_mgr_reply().err() : "");
+  return again->acct_mgr_reply().rc();
+}
+
+}  // namespace
+
+int run_sacctmgr(const Args& args) {
+  std::string prog = prog_name(args[0]);
+  MgrArgs a;
+  if (int rc = parse(args, a, prog); rc >= 0) return rc;
+  if (a.help) return std::cout << kUsage, 0;
+  if (a.version) return std::cout << persona_version() << "\n", 0;
+  if (a.req.words_size() > 0) return run_command(a, prog);
+  // No command: one per line from stdin, as sacctmgr's interactive mode reads them.
+  int rc = 0;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::vector<std::string> words;
+    for (auto w : split(trim(line), ' '))
+      if (!w.empty()) words.emplace_back(w);
+    if (words.empty() || words[0][0] == '#') continue;
+    if (words[0] == "exit" || words[0] == "quit") break;
+    MgrArgs one = a;
+    for (const auto& w : words) one.req.add_words(w);
+    if (int r = run_command(one, prog); r) rc = r;
+  }
+  return rc;
+}
+
+}  // namespace hq::cmd

@@ -1,0 +1,41 @@
+// sacctmgr as Slurm 22.05 answers it, over the accounting model: add/create, modify/update,
+// delete/remove and list/show of accounts, users, associations, QOS, clusters, coordinators
+// and TRES, with Slurm's keyword matching (any case, Slurm's shortest prefixes), `where` and
+// `set`, `format=` with widths, -n/-p/-P/-s, and Slurm's texts, messages and exit codes
+// (" Nothing new added." and 1, " Nothing deleted" and 1, " Unknown option: ..."). The
+// caller asks before committing unless -i (the texts are the same). Pure; thread-safe.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/acct_model.hpp"
+
+namespace hq {
+
+struct AcctMgrOptions {
+  bool noheader = false, parsable = false, parsable2 = false, with_assoc = false, readonly = false;
+};
+
+// Who runs the command: admins (root, the cluster's admins, users with AdminLevel Operator or
+// Administrator) may change anything; others only list.
+struct AcctMgrActor {
+  std::string user;
+  bool admin = false;
+};
+
+struct AcctMgrResult {
+  std::string out, err;  // stdout and stderr texts
+  int rc = 0;
+  bool changed = false;  // `model` differs from the one given: commit it (after asking)
+  AcctModel model;
+};
+
+// Runs one command (its words after the options, e.g. {"add", "account", "physics",
+// "Description=x"}).
+AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>& words,
+                          const AcctMgrOptions& options, const AcctMgrActor& actor);
+
+// The prompt sacctmgr prints before committing without -i.
+constexpr const char* kAcctMgrCommitPrompt = "Would you like to commit changes? (You have 30 seconds to decide)\n";
+
+}  // namespace hq

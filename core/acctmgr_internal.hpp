@@ -1,0 +1,41 @@
+// What core/acctmgr_*.cpp share: the command's context (the model before, the model being
+// built, the options, the output) and each verb's entry. Pure; thread-safe.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/acctmgr.hpp"
+#include "core/acctmgr_words.hpp"
+
+namespace hq::acctmgr {
+
+struct Ctx {
+  const AcctModel& model;  // as it was
+  AcctModel next;          // as the command leaves it
+  AcctMgrOptions options;
+  Io io;
+};
+
+// A value without its surrounding quotes.
+std::string unquoted(std::string_view v);
+
+// Association ids in slurmdbd's storage order (its nested-set "lft"): depth first from each
+// cluster's root, a new child placed before its older siblings. Modify and delete list their
+// objects in it, as does `list user -s`.
+std::vector<uint32_t> lft_order(const AcctModel& m);
+
+void show_it(Ctx& cx, const std::vector<std::string>& args);
+void modify_it(Ctx& cx, const std::vector<std::string>& args);
+void delete_it(Ctx& cx, const std::vector<std::string>& args);
+void add_qos(Ctx& cx, const std::vector<Word>& words);
+void modify_qos(Ctx& cx, const std::vector<Word>& words);
+void delete_qos(Ctx& cx, const std::vector<Word>& words);
+void list_qos(Ctx& cx, const std::vector<Word>& words);
+// A header (unless -n) and a line per row, in `format`'s columns; false (and the error
+// printed) for an unknown field.
+bool print_rows(Ctx& cx, const std::vector<std::string>& format,
+                const std::vector<std::function<std::string(std::string_view)>>& rows);
+
+}  // namespace hq::acctmgr

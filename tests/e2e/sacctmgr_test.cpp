@@ -1,0 +1,80 @@
+// sacctmgr against a real cluster: the model lives in the accounting store and outlives a
+// kill -9 of the controller; the commit prompt without -i; the command lines Snakemake and
+// ColdFront send; only admins change things; no accounting at all says so.
+#include <doctest/doctest.h>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
+// Only what `cmd` writes to stderr (sh() merges both streams).
+std::string stderr_of(const std::string& cmd) { return "{ " + cmd + " 2>&1 >/dev/null; }"; }
+
+}  // namespace
+
+TEST_CASE("e2e: sacctmgr adds accounts and users that tools read back, asks before committing, survives kill -9") {
+  LocalCluster c(1, 1, 20);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  // The controller registered its cluster with Slurm's defaults.
+  auto assoc = sh(bin(c) + "sacctmgr -P list assoc format=Cluster,Account,User,QOS");
+  CHECK(assoc.rc == 0);
+  CHECK(assoc.out == "Cluster|Account|User|QOS\ne2e|root||normal\ne2e|root|root|normal\n");
+  // ColdFront's forms.
+  CHECK(sh(bin(c) + "sacctmgr -Q -i create account name=physics cluster=e2e").rc == 0);
+  CHECK(sh(bin(c) + "sacctmgr -Q -i create user name=nobody cluster=e2e account=physics").rc == 0);
+  auto again = sh(bin(c) + "sacctmgr -Q -i create account name=physics cluster=e2e");
+  CHECK(again.rc == 1);
+  CHECK(again.out == " Nothing new added.\n");
+  CHECK(sh(bin(c) + "sacctmgr list associations User=nobody Cluster=e2e Format=Account -Pn").out == "physics\n");
+  CHECK(sh(bin(c) + "sacctmgr show user User=nobody Cluster=e2e Format=DefaultAccount -Pn").out == "physics\n");
+  // Snakemake's account check.
+  CHECK(sh(bin(c) + "sacctmgr -n -s list user nobody format=account%20").out == "             physics \n");
+  // Without -i: the summary, the prompt, and nothing stored on "n"; stored on "y".
+  auto no = sh("cd " + c.dir() + " && echo n | bin/sacctmgr add account chem");
+  CHECK(no.rc == 0);
+  CHECK(no.out.find("Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): \n Changes Discarded\n") !=
+        std::string::npos);
+  CHECK(sh(bin(c) + "sacctmgr -n -P list account chem format=account").out.empty());
+  CHECK(sh("cd " + c.dir() + " && echo y | bin/sacctmgr add account chem").rc == 0);
+  CHECK(sh(bin(c) + "sacctmgr -n -P list account chem format=account").out == "chem\n");
+  CHECK(sh(bin(c) + "sacctmgr -i modify user nobody set MaxJobs=3 QOS+=normal").rc == 0);
+  // kill -9 and back: everything committed is there.
+  c.kill9_controller();
+  c.start_controller();
+  std::string after;
+  REQUIRE(wait_until([&] {
+    after = sh(bin(c) + "sacctmgr -n -P list assoc format=account,user,maxjobs").out;
+    return !after.empty();
+  }, 20));
+  CHECK(after == "root||\nroot|root|\nchem||\nphysics||\nphysics|nobody|3\n");
+  auto bad = sh(stderr_of(bin(c) + "sacctmgr list bogus"));
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.rfind("No valid entity in list command\n", 0) == 0);
+  CHECK(sh(bin(c) + "sacctmgr ping").out.find(" is UP\n") != std::string::npos);
+}
+
+TEST_CASE("e2e: sacctmgr lets only admins change the model") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 1, 20);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto denied = as_nobody(c, "sh -c '" + stderr_of(c.dir() + "/bin/sacctmgr -i add account evil") + "'");
+  CHECK(denied.rc == 1);
+  CHECK(denied.out == " Error with request: Access/permission denied\n");
+  auto listed = as_nobody(c, c.dir() + "/bin/sacctmgr -n -P list account format=account");
+  CHECK(listed.rc == 0);
+  CHECK(listed.out == "root\n");
+}
+
+TEST_CASE("e2e: sacctmgr on a cluster that keeps no accounting says so") {
+  LocalCluster c(1, 1, 20, "[accounting]\nstorage = \"none\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto r = sh(stderr_of(bin(c) + "sacctmgr list user"));
+  CHECK(r.rc == 1);
+  CHECK(r.out == "You are not running a supported accounting_storage plugin\nOnly 'accounting_storage/slurmdbd' is supported.\n");
+}

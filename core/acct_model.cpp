@@ -61,7 +61,9 @@ Result<TresList> parse_tres_list(std::string_view text) {
 }
 
 TresList merge_tres(TresList base, const TresList& change) {
-  for (const auto& [name, count] : change) {
+  for (const auto& item : change) {
+    const std::string& name = item.first;
+    int64_t count = item.second;
     std::erase_if(base, [&](const auto& p) { return p.first == name; });
     if (count != kNoLimit) base.emplace_back(name, count);
   }

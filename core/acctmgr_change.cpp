@@ -128,7 +128,9 @@ void modify_user(Ctx& cx, const std::vector<Word>& words) {
   if (!def_acct && !admin && !set.any()) return cx.io.fail(" You didn't give me anything to set\n");
   if (def_acct || admin) {
     std::string str;
-    for (auto& [n, u] : cx.next.users) {
+    for (auto& kv : cx.next.users) {
+      const std::string& n = kv.first;
+      AcctUser& u = kv.second;
       if (!in(names, n)) continue;
       if (def_acct) {
         bool has = false;
@@ -192,8 +194,9 @@ void delete_user(Ctx& cx, const std::vector<Word>& words) {
     }
   } else {
     // A user left without the association of their default account takes another one.
-    for (auto& [n, u] : cx.next.users) {
-      auto mine = cx.next.user_assocs(cx.next.clusters.empty() ? "" : cx.next.clusters.begin()->first, n);
+    for (auto& kv : cx.next.users) {
+      AcctUser& u = kv.second;
+      auto mine = cx.next.user_assocs(cx.next.clusters.empty() ? "" : cx.next.clusters.begin()->first, kv.first);
       bool has_def = std::any_of(mine.begin(), mine.end(), [&](const AcctAssoc* a) { return a->account == u.default_account; });
       if (!has_def && !mine.empty()) u.default_account = mine.front()->account;
     }
@@ -212,7 +215,8 @@ void delete_account(Ctx& cx, const std::vector<Word>& words) {
   if (names.empty() && !cond.any) return cx.io.fail(" No conditions given to remove, not executing.\n");
   std::string str;
   std::vector<std::string> gone_accounts;
-  for (const auto& [id, a] : cx.model.assocs) {
+  for (const auto& kv : cx.model.assocs) {
+    const AcctAssoc& a = kv.second;
     if (!a.user.empty() || !in(names, a.account) || !in(cond.clusters, a.cluster) || a.account == "root") continue;
     if (!contains(gone_accounts, a.account)) {
       str += "  " + a.account + "\n";

@@ -317,7 +317,9 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
   std::vector<uint32_t> order = lft_order(cx.model);
-  for (const auto& [name, u] : cx.model.users) {
+  for (const auto& kv : cx.model.users) {
+    const std::string& name = kv.first;
+    const AcctUser& u = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     if (!def_accts.empty() && !contains(def_accts, u.default_account)) continue;
     if (admin && u.admin != *admin) continue;
@@ -380,7 +382,9 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
-  for (const auto& [name, a] : cx.model.accounts) {
+  for (const auto& kv : cx.model.accounts) {
+    const std::string& name = kv.first;
+    const AcctAccount& a = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     if (!descrs.empty() && !contains(descrs, a.description)) continue;
     if (!orgs.empty() && !contains(orgs, a.organization)) continue;
@@ -426,7 +430,9 @@ void list_cluster(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
-  for (const auto& [name, c] : cx.model.clusters) {
+  for (const auto& kv : cx.model.clusters) {
+    const std::string& name = kv.first;
+    const AcctCluster& c = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     const AcctAssoc* root = cx.model.account_assoc(name, "root");
     p.row([&](std::string_view h) -> std::string {

@@ -84,6 +84,8 @@ const std::vector<Field>& fields() {
   return kFields;
 }
 
+constexpr int kMaxWidth = 4096;
+
 // "name%N" words into columns; Slurm's "Unknown field 'x'" (exit 1) otherwise.
 Result<std::vector<SacctColumn>> columns(const std::vector<std::string>& words, bool tree) {
   std::vector<SacctColumn> out;
@@ -92,6 +94,7 @@ Result<std::vector<SacctColumn>> columns(const std::vector<std::string>& words, 
     int width = 0;
     if (size_t pct = name.find('%'); pct != std::string::npos) {
       width = std::atoi(name.c_str() + pct + 1);
+      width = std::clamp(width, -kMaxWidth, kMaxWidth);  // the controller prints: no width it would choke on
       name.resize(pct);
     }
     const Field* hit = nullptr;

@@ -149,4 +149,13 @@ TEST_CASE("sacctmgr answers Slurm 22.05's golden command lines byte for byte") {
   CHECK(replayed > 90);
 }
 
+TEST_CASE("sacctmgr: a column width is capped, so a request cannot make the controller print gigabytes") {
+  AcctModel m = default_acct_model();
+  register_cluster(m, "c1", "127.0.0.1", 1);
+  auto r = run_acctmgr(m, {"list", "user", "format=user%2000000000"}, {}, {"nobody", false});
+  CHECK(r.rc == 0);
+  CHECK(r.out.size() < 3 * 4200);
+  CHECK(r.out.find("root \n") != std::string::npos);
+}
+
 }  // namespace hq

@@ -15,7 +15,8 @@ TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch n
                             "local",      "init",    "hostlist", "keygen",     "bench",   "install-links",
                             "hold",       "uhold",   "release", "requeue",     "requeuehold", "explain", "sim",
                             "config",     "control", "sbatch",  "squeue",      "scancel", "sinfo",   "scontrol",
-                            "run",        "srun",    "alloc",   "salloc",      "bench steps", "local start"};
+                            "run",        "srun",    "alloc",   "salloc",      "bench steps", "local start",
+                            "acct",       "sacct",   "acctmgr", "sacctmgr"};
   // squeue's and sinfo's -h is --noheader, as in Slurm: only --help there.
   auto noheader = [](const std::string& c) { return c == "queue" || c == "squeue" || c == "nodes" || c == "sinfo"; };
   for (const char* cmd : commands)

@@ -289,12 +289,6 @@ bool may_write(const AcctModel& m, const AcctMgrActor& actor) {
 
 }  // namespace
 
-std::string unquoted(std::string_view v) {
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-    v = v.substr(1, v.size() - 2);
-  return std::string(v);
-}
-
 }  // namespace hq::acctmgr
 
 namespace hq {

@@ -18,9 +18,6 @@ struct Ctx {
   Io io;
 };
 
-// A value without its surrounding quotes.
-std::string unquoted(std::string_view v);
-
 // Association ids in slurmdbd's storage order (its nested-set "lft"): depth first from each
 // cluster's root, a new child placed before its older siblings. Modify and delete list their
 // objects in it, as does `list user -s`.

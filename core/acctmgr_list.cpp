@@ -121,9 +121,7 @@ std::string wall_cell(int64_t v) { return v == kNoLimit ? "" : format_wall_minut
 
 std::string joined(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
+  return comma_list(names);
 }
 
 // An association's limits as sacctmgr lists them: the Max ones, QOS, default QOS and
@@ -164,8 +162,8 @@ int depth_of(const AcctModel& m, const AcctAssoc& a) {
   return d;
 }
 
-std::string assoc_value(const AcctModel& m, const AcctAssoc& raw, std::string_view h, bool tree) {
-  AcctAssoc a = shown_assoc(m, raw);
+// A field of an association as shown (`a` from shown_assoc, once per row).
+std::string assoc_value(const AcctModel& m, const AcctAssoc& a, std::string_view h, bool tree) {
   const AcctLimits& l = a.limits;
   if (h == "Cluster") return a.cluster;
   if (h == "Account") return tree ? std::string(static_cast<size_t>(depth_of(m, a)), ' ') + a.account : a.account;
@@ -287,7 +285,8 @@ void list_assoc(Ctx& cx, const std::vector<Word>& words) {
       auto u = cx.model.users.find(a->user);
       if (u == cx.model.users.end() || u->second.default_account != a->account) continue;
     }
-    p.row([&](std::string_view h) { return assoc_value(cx.model, *a, h, cond.tree); });
+    AcctAssoc shown = shown_assoc(cx.model, *a);
+    p.row([&](std::string_view h) { return assoc_value(cx.model, shown, h, cond.tree); });
   }
 }
 
@@ -347,11 +346,13 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
       const AcctAssoc& a = cx.model.assocs.at(id);
       if (a.user == name && assoc_matches(cond, a)) mine.push_back(&a);
     }
-    for (const auto* a : mine)
+    for (const auto* a : mine) {
+      AcctAssoc shown = shown_assoc(cx.model, *a);
       p.row([&](std::string_view h) {
         std::string v = user_value(h);
-        return v.empty() && h != "Def Acct" && h != "Coord Accounts" ? assoc_value(cx.model, *a, h, false) : v;
+        return v.empty() && h != "Def Acct" && h != "Coord Accounts" ? assoc_value(cx.model, shown, h, false) : v;
       });
+    }
   }
 }
 
@@ -385,6 +386,7 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
+  std::vector<const AcctAssoc*> tree = with_assoc ? all_assocs(cx.model) : std::vector<const AcctAssoc*>{};
   for (const auto& kv : cx.model.accounts) {
     const std::string& name = kv.first;
     const AcctAccount& a = kv.second;
@@ -402,12 +404,13 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
       p.row(acct_value);
       continue;
     }
-    for (const auto* as : all_assocs(cx.model)) {
+    for (const auto* as : tree) {
       if (as->account != name || !assoc_matches(cond, *as)) continue;
+      AcctAssoc shown = shown_assoc(cx.model, *as);
       p.row([&](std::string_view h) {
         std::string v = acct_value(h);
         return h == "Account" || h == "Descr" || h == "Org" || h == "Coord Accounts" ? v
-                                                                                    : assoc_value(cx.model, *as, h, false);
+                                                                                    : assoc_value(cx.model, shown, h, false);
       });
     }
   }
@@ -438,12 +441,13 @@ void list_cluster(Ctx& cx, const std::vector<Word>& words) {
     const AcctCluster& c = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     const AcctAssoc* root = cx.model.account_assoc(name, "root");
+    AcctAssoc shown = root ? shown_assoc(cx.model, *root) : AcctAssoc{};
     p.row([&](std::string_view h) -> std::string {
       if (h == "Cluster") return c.name;
       if (h == "ControlHost") return c.control_host;
       if (h == "ControlPort") return c.control_port ? std::to_string(c.control_port) : "0";
       if (h == "RPC") return std::to_string(c.rpc ? c.rpc : 9728);
-      return root ? assoc_value(cx.model, *root, h, false) : "";
+      return root ? assoc_value(cx.model, shown, h, false) : "";
     });
   }
 }

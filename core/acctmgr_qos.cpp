@@ -28,28 +28,13 @@ struct QosSet {
 Result<bool> set_qos(QosSet& s, const Word& w, const AcctModel& m) {
   const std::string& k = w.key;
   std::string v = unquoted(w.value);
-  auto count = [&](std::optional<int64_t>& to, std::string_view what) -> Result<bool> {
-    if (!v.empty() && v[0] == '-') {
-      to = kNoLimit;
-    } else {
-      auto n = parse_int(v, 0, UINT32_MAX - 2);
-      if (!n) return value_warning("sacctmgr: error: Invalid value for " + std::string(what) + " (" + v + ")\n");
-      to = *n;
-    }
-    return s.any = true;
+  auto mark = [&](Result<bool> r) {
+    if (r && *r) s.any = true;
+    return r;
   };
-  auto tres = [&](std::optional<TresList>& to) -> Result<bool> {
-    auto t = parse_tres_list(v);
-    if (!t) return invalid("sacctmgr: error: " + t.status().message() + "\n");
-    to = *t;
-    return s.any = true;
-  };
-  auto wall = [&](std::optional<int64_t>& to, std::string_view what) -> Result<bool> {
-    auto t = parse_wall_minutes(v);
-    if (!t) return invalid(" Bad " + std::string(what) + " time format: " + k + "=" + w.value + "\n");
-    to = *t;
-    return s.any = true;
-  };
+  auto count = [&](std::optional<int64_t>& to, std::string_view what) { return mark(take(to, count_setting(w, what))); };
+  auto tres = [&](std::optional<TresList>& to) { return mark(take(to, tres_setting(w))); };
+  auto wall = [&](std::optional<int64_t>& to, std::string_view what) { return mark(take(to, wall_setting(w, what))); };
   auto real = [&](std::optional<double>& to, std::string_view what) -> Result<bool> {
     char* end = nullptr;
     double d = std::strtod(v.c_str(), &end);
@@ -155,11 +140,7 @@ std::string print_qos_set(const QosSet& s) {
     std::snprintf(buf, sizeof buf, "%.4f", d);
     return std::string(buf);
   };
-  if (s.flags) {
-    std::string f;
-    for (const auto& x : *s.flags) f += (f.empty() ? "" : ",") + x;
-    line("Flags                    ", f);
-  }
+  if (s.flags) line("Flags                    ", comma_list(*s.flags));
   if (s.grace) line("GraceTime                ", num(*s.grace));
   if (s.grp_jobs) line("GrpJobs                  ", num(*s.grp_jobs));
   if (s.grp_submit) line("GrpSubmitJobs            ", num(*s.grp_submit));
@@ -180,11 +161,7 @@ std::string print_qos_set(const QosSet& s) {
   if (s.max_tres_run_mins_pa) line("MaxTRESRUNMinsPerAccount ", format_tres(*s.max_tres_run_mins_pa));
   if (s.max_tres_run_mins_pu) line("MaxTRESRUNMinsPerUser    ", format_tres(*s.max_tres_run_mins_pu));
   if (s.max_wall) line("MaxWall                  ", *s.max_wall == kNoLimit ? "NONE" : format_wall_minutes(*s.max_wall));
-  if (s.preempt) {
-    std::string p;
-    for (const auto& x : *s.preempt) p += (p.empty() ? "" : ",") + x;
-    line("Preempt                  ", p);
-  }
+  if (s.preempt) line("Preempt                  ", comma_list(*s.preempt));
   if (s.preempt_mode) line("PreemptMode              ", *s.preempt_mode);
   if (s.priority) line("Priority                 ", num(*s.priority));
   if (s.usage_factor) line("UsageFactor              ", four(*s.usage_factor));
@@ -196,11 +173,6 @@ std::string qos_value(const AcctModel& m, const AcctQos& q, std::string_view h) 
   const AcctLimits& l = q.limits;
   auto count = [](int64_t v) { return v == kNoLimit ? std::string() : std::to_string(v); };
   auto wall = [](int64_t v) { return v == kNoLimit ? std::string() : format_wall_minutes(v); };
-  auto list = [](const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
-    return out;
-  };
   if (h == "Name") return q.name;
   if (h == "Descr") return q.description;
   if (h == "ID") return std::to_string(q.id);
@@ -211,9 +183,9 @@ std::string qos_value(const AcctModel& m, const AcctQos& q, std::string_view h) 
                   static_cast<long long>(q.grace_time / 60 % 60), static_cast<long long>(q.grace_time % 60));
     return buf;
   }
-  if (h == "Preempt") return list(q.preempt);
+  if (h == "Preempt") return comma_list(q.preempt);
   if (h == "PreemptMode") return q.preempt_mode;
-  if (h == "Flags") return list(q.flags);
+  if (h == "Flags") return comma_list(q.flags);
   if (h == "UsageThres" || h == "UsageFactor") {
     double d = h == "UsageFactor" ? q.usage_factor : q.usage_threshold;
     if (d < 0) return "";

@@ -8,27 +8,6 @@
 namespace hq::acctmgr {
 namespace {
 
-std::string unquote(std::string_view v) {
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-    v = v.substr(1, v.size() - 2);
-  return std::string(v);
-}
-
-// sacctmgr's get_uint: "-1" (any negative) clears; a number; anything else is an error.
-Result<int64_t> count_value(const Word& w, std::string_view what) {
-  std::string v = unquote(w.value);
-  if (!v.empty() && v[0] == '-') return kNoLimit;
-  auto n = parse_int(v, 0, UINT32_MAX - 2);
-  if (!n) return value_warning("sacctmgr: error: Invalid value for " + std::string(what) + " (" + v + ")\n");
-  return *n;
-}
-
-Result<TresList> tres_value(const Word& w) {
-  auto t = parse_tres_list(unquote(w.value));
-  if (!t) return invalid("sacctmgr: error: " + t.status().message() + "\n");
-  return t;
-}
-
 void line(std::string& out, std::string_view label, const std::string& value) {
   out += "  " + std::string(label) + "= " + value + "\n";
 }
@@ -36,6 +15,32 @@ void line(std::string& out, std::string_view label, const std::string& value) {
 std::string count_text(int64_t v) { return v == kNoLimit ? "NONE" : std::to_string(v); }
 
 }  // namespace
+
+std::string unquoted(std::string_view v) {
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+    v = v.substr(1, v.size() - 2);
+  return std::string(v);
+}
+
+Result<int64_t> count_setting(const Word& w, std::string_view what) {
+  std::string v = unquoted(w.value);
+  if (!v.empty() && v[0] == '-') return kNoLimit;
+  auto n = parse_int(v, 0, UINT32_MAX - 2);
+  if (!n) return value_warning("sacctmgr: error: Invalid value for " + std::string(what) + " (" + v + ")\n");
+  return *n;
+}
+
+Result<TresList> tres_setting(const Word& w) {
+  auto t = parse_tres_list(unquoted(w.value));
+  if (!t) return invalid("sacctmgr: error: " + t.status().message() + "\n");
+  return t;
+}
+
+Result<int64_t> wall_setting(const Word& w, std::string_view what) {
+  auto v = parse_wall_minutes(unquoted(w.value));
+  if (!v) return invalid(" Bad " + std::string(what) + " time format: " + w.key + "=" + w.value + "\n");
+  return v;
+}
 
 std::vector<Word> parse_words(const std::vector<std::string>& args, size_t from) {
   std::vector<Word> out;
@@ -66,7 +71,7 @@ bool key_is(std::string_view word, std::string_view name, size_t min) {
 
 std::vector<std::string> name_list(std::string_view value, bool keep_case) {
   std::vector<std::string> out;
-  for (auto& n : split_list(unquote(value))) {
+  for (auto& n : split_list(unquoted(value))) {
     std::string name(trim(n));
     if (!keep_case) name = to_lower(name);
     if (!name.empty() && !contains(out, name)) out.push_back(name);
@@ -76,6 +81,12 @@ std::vector<std::string> name_list(std::string_view value, bool keep_case) {
 
 bool contains(const std::vector<std::string>& list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+std::string comma_list(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& x : list) out += (out.empty() ? "" : ",") + x;
+  return out;
 }
 
 bool set_assoc_cond(AssocCond& c, const Word& w) {
@@ -95,7 +106,7 @@ bool set_assoc_cond(AssocCond& c, const Word& w) {
     return false;
   }
   if (key_is(k, "Format", 1)) {
-    for (auto& f : split_list(unquote(w.value))) c.formats.push_back(std::string(trim(f)));
+    for (auto& f : split_list(unquoted(w.value))) c.formats.push_back(std::string(trim(f)));
     return true;
   }
   if (key_is(k, "Accounts", 2) || key_is(k, "Acct", 4)) return add(c.accounts);
@@ -116,33 +127,18 @@ bool AssocSet::any() const {
 Result<bool> set_assoc_rec(AssocSet& s, const Word& w, const AcctModel& m) {
   if (!w.has_value) return false;
   const std::string& k = w.key;
-  auto count = [&](std::optional<int64_t>& to, std::string_view what) -> Result<bool> {
-    auto v = count_value(w, what);
-    if (!v) return v.status();
-    to = *v;
-    return true;
-  };
-  auto tres = [&](std::optional<TresList>& to) -> Result<bool> {
-    auto v = tres_value(w);
-    if (!v) return v.status();
-    to = *v;
-    return true;
-  };
-  auto wall = [&](std::optional<int64_t>& to, std::string_view what) -> Result<bool> {
-    auto v = parse_wall_minutes(unquote(w.value));
-    if (!v) return invalid(" Bad " + std::string(what) + " time format: " + k + "=" + w.value + "\n");
-    to = *v;
-    return true;
-  };
+  auto count = [&](std::optional<int64_t>& to, std::string_view what) { return take(to, count_setting(w, what)); };
+  auto tres = [&](std::optional<TresList>& to) { return take(to, tres_setting(w)); };
+  auto wall = [&](std::optional<int64_t>& to, std::string_view what) { return take(to, wall_setting(w, what)); };
   if (key_is(k, "DefaultQOS", 8)) {
-    std::string q = to_lower(unquote(w.value));
+    std::string q = to_lower(unquoted(w.value));
     if (q != "-1" && !q.empty() && !m.qos.count(q))
       return invalid("You gave a bad default qos '" + q + "'.  Use 'list qos' to get complete list.\n");
     s.def_qos = q == "-1" ? "" : q;
     return true;
   }
   if (key_is(k, "FairShare", 1) || key_is(k, "Shares", 1)) {
-    if (iequals(unquote(w.value), "parent")) {
+    if (iequals(unquoted(w.value), "parent")) {
       s.shares = kSharesParent;
       return true;
     }
@@ -161,7 +157,7 @@ Result<bool> set_assoc_rec(AssocSet& s, const Word& w, const AcctModel& m) {
   if (key_is(k, "MaxTRESMinsPerJob", 8)) return tres(s.max_tres_mins);
   if (key_is(k, "MaxWallDurationPerJob", 4)) return wall(s.max_wall, "MaxWall");
   if (key_is(k, "Parent", 2)) {
-    s.parent = to_lower(unquote(w.value));
+    s.parent = to_lower(unquoted(w.value));
     return true;
   }
   if (key_is(k, "Priority", 2)) return count(s.priority, "Priority");

@@ -39,6 +39,21 @@ struct AssocCond {
   bool tree = false, only_defaults = false, with_subaccounts = false, wolimits = false, wop = false;
   bool any = false;  // some condition was given
 };
+// A value without its surrounding quotes.
+std::string unquoted(std::string_view v);
+// A setting's value, in sacctmgr's forms: a count ("-1" or any negative clears; a bad number is
+// a value_warning), a TRES list, a wall time (minutes).
+Result<int64_t> count_setting(const Word& w, std::string_view what);
+Result<TresList> tres_setting(const Word& w);
+Result<int64_t> wall_setting(const Word& w, std::string_view what);
+// A parsed value into its setting: true (the key was known), or the parse's error.
+template <typename T>
+Result<bool> take(std::optional<T>& to, Result<T> v) {
+  if (!v) return v.status();
+  to = std::move(v).value();
+  return true;
+}
+
 // One where-word of an association condition; false if it is not one.
 bool set_assoc_cond(AssocCond& c, const Word& w);
 
@@ -72,6 +87,8 @@ std::string print_assoc_set(const AssocSet& s);
 // Names of a comma list, lower-cased unless `keep_case`.
 std::vector<std::string> name_list(std::string_view value, bool keep_case = false);
 bool contains(const std::vector<std::string>& list, std::string_view v);
+// "a,b,c" in the list's order.
+std::string comma_list(const std::vector<std::string>& list);
 
 // A bad number in a setting: Slurm prints "sacctmgr: error: Invalid value for ..." and goes on
 // without that setting (exit code unchanged). Other errors stop the command.

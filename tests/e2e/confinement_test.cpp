@@ -33,13 +33,17 @@ void check_daemonized_children_die(const LocalCluster& c, const std::string& mod
   INFO("mode " << mode << "; agent log: " << log);
   std::string ended_pid = c.dir() + "/ended.pid", cancelled_pid = c.dir() + "/cancelled.pid";
   std::string daemon = "setsid sh -c \\\"echo \\\\$\\\\$ > %s; exec sleep 300\\\" </dev/null >/dev/null 2>&1 &";
+  std::string go = c.dir() + "/go";
+  // The job starts the child, then waits until the test has seen the child alive (`go`):
+  // ending at once would let the agent kill the child before the test could look.
   auto script = [&](const std::string& pid_file, const std::string& then) {
     std::string d = daemon;
     d.replace(d.find("%s"), 2, pid_file);
-    return "--wrap \"" + d + " " + until_file(pid_file) + "; " + then + "\"";  // ends once the child runs
+    return "--wrap \"" + d + " " + until_file(pid_file) + "; " + until_file(go) + "; " + then + "\"";
   };
   std::string a = c.submit(script(ended_pid, "true"));
   REQUIRE(wait_until([&] { return alive(ended_pid); }, 10));
+  std::ofstream(go) << "go\n";
   REQUIRE(c.wait_state(a, "COMPLETED", 15));
   CHECK(wait_until([&] { return !alive(ended_pid); }, 5));
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <toml++/toml.h>
 
+#include "core/acct_policy.hpp"
 #include "core/hostlist.hpp"
 #include "core/units.hpp"
 
@@ -122,11 +123,18 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "accounting", s);
     if (!t) return s;
-    s = check_keys(*t, {"storage", "path"}, "[accounting]");
+    s = check_keys(*t, {"storage", "path", "enforce"}, "[accounting]");
     if (s) s = get_string(*t, "storage", c.accounting.storage);
     if (s) s = get_string(*t, "path", c.accounting.path);
+    if (s) s = get_string(*t, "enforce", c.accounting.enforce);
     if (s && c.accounting.storage != "internal" && c.accounting.storage != "none")
       s = where(*t->get("storage"), "'storage' must be \"internal\" (SQLite inside the controller) or \"none\"");
+    if (s && t->get("enforce")) {
+      auto e = parse_acct_enforce(c.accounting.enforce);
+      if (!e) s = where(*t->get("enforce"), "'enforce': " + e.status().message());
+      else if (e->associations && c.accounting.storage == "none")
+        s = where(*t->get("enforce"), "'enforce' needs an accounting store (storage = \"internal\"): limits live there");
+    }
     return s;
   }
 

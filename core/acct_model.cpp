@@ -143,10 +143,37 @@ std::vector<std::string> AcctModel::effective_qos(const AcctAssoc& a) const {
   const AcctAssoc* at = &a;
   for (int depth = 0; at && depth < 64; ++depth) {
     if (!at->qos.empty()) return at->qos;
-    at = at->user.empty() ? (at->parent.empty() ? nullptr : account_assoc(at->cluster, at->parent))
-                          : account_assoc(at->cluster, at->account);
+    at = parent_of(*at);
   }
   return {};
+}
+
+const AcctAssoc* AcctModel::parent_of(const AcctAssoc& a) const {
+  if (!a.user.empty()) return account_assoc(a.cluster, a.account);
+  return a.parent.empty() ? nullptr : account_assoc(a.cluster, a.parent);
+}
+
+AcctAssoc AcctModel::inherited(const AcctAssoc& a) const {
+  AcctAssoc out = a;
+  out.qos = effective_qos(a);
+  auto inherit = [](int64_t& v, int64_t from) {
+    if (v == kNoLimit) v = from;
+  };
+  auto inherit_tres = [](TresList& v, const TresList& from) {
+    if (v.empty()) v = from;
+  };
+  const AcctAssoc* at = &a;
+  for (int depth = 0; depth < 64 && (at = parent_of(*at)); ++depth) {
+    inherit(out.limits.max_jobs, at->limits.max_jobs);
+    inherit(out.limits.max_submit, at->limits.max_submit);
+    inherit(out.limits.max_wall, at->limits.max_wall);
+    inherit(out.priority, at->priority);
+    inherit_tres(out.limits.max_tres, at->limits.max_tres);
+    inherit_tres(out.limits.max_tres_per_node, at->limits.max_tres_per_node);
+    inherit_tres(out.limits.max_tres_mins, at->limits.max_tres_mins);
+    if (out.def_qos.empty()) out.def_qos = at->def_qos;
+  }
+  return out;
 }
 
 bool AcctModel::account_under(std::string_view cluster, std::string_view account, std::string_view ancestor) const {

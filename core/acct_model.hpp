@@ -114,6 +114,12 @@ struct AcctModel {
   std::vector<const AcctAssoc*> user_assocs(std::string_view cluster, std::string_view user) const;
   // The QOS an association may use: its own list, else its nearest ancestor's.
   std::vector<std::string> effective_qos(const AcctAssoc& a) const;
+  // The association above `a` in the tree (a user's: its account's; root's: none).
+  const AcctAssoc* parent_of(const AcctAssoc& a) const;
+  // `a` as it applies: the Max limits, QOS, default QOS and priority it does not set come
+  // from its nearest ancestor that does; the group limits are its own (sacctmgr lists this,
+  // enforcement uses it).
+  AcctAssoc inherited(const AcctAssoc& a) const;
   // True when `account` is `ancestor` or below it on `cluster`.
   bool account_under(std::string_view cluster, std::string_view account, std::string_view ancestor) const;
   // Adds an association with a fresh id.

@@ -80,7 +80,7 @@ void add_account(Ctx& cx, const std::vector<Word>& words) {
       a.cluster = c;
       a.account = name;
       a.parent = parent;
-      apply_assoc_set(a, set);
+      apply_assoc_set(a, set, cx.next);
       cx.next.add_assoc(a);
       assoc_str += "  A = " + padded(name, 10) + " C = " + padded(c, 10) + "\n";
     }
@@ -172,7 +172,7 @@ void add_user(Ctx& cx, const std::vector<Word>& words) {
           a.user = name;
           a.partition = p;
           a.parent = acct;
-          apply_assoc_set(a, set);
+          apply_assoc_set(a, set, cx.next);
           cx.next.add_assoc(a);
           assoc_str += "  U = " + padded(name, 9) + " A = " + padded(acct, 10) + " C = " + padded(c, 10) +
                        (p.empty() ? "" : " P = " + padded(p, 10)) + "\n";

@@ -103,7 +103,7 @@ void modify_account(Ctx& cx, const std::vector<Word>& words) {
       if (a.parent != *set.parent) a.placed = cx.next.next_assoc_id++;  // slurmdbd puts it first under its new parent
       a.parent = *set.parent;
     }
-    apply_assoc_set(a, set);
+    apply_assoc_set(a, set, cx.next);
     str += "  " + object + "\n";
   }
   if (str.empty()) return nothing(cx.io, " Nothing modified\n");
@@ -158,7 +158,7 @@ void modify_user(Ctx& cx, const std::vector<Word>& words) {
     if (a.user.empty() || !in(names, a.user) || !in(cond.accounts, a.account) || !in(cond.clusters, a.cluster) ||
         !in(cond.partitions, a.partition))
       continue;
-    apply_assoc_set(a, set);
+    apply_assoc_set(a, set, cx.next);
     str += "  " + assoc_object(a, 20) + "\n";
   }
   if (str.empty()) return nothing(cx.io, " Nothing modified\n");

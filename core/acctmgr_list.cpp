@@ -124,34 +124,6 @@ std::string joined(std::vector<std::string> names) {
   return comma_list(names);
 }
 
-// An association's limits as sacctmgr lists them: the Max ones, QOS, default QOS and
-// priority come from the nearest ancestor that sets them; the group ones are its own.
-AcctAssoc shown_assoc(const AcctModel& m, const AcctAssoc& a) {
-  AcctAssoc out = a;
-  out.qos = m.effective_qos(a);
-  const AcctAssoc* at = &a;
-  for (int depth = 0; depth < 64; ++depth) {
-    at = at->user.empty() ? (at->parent.empty() ? nullptr : m.account_assoc(at->cluster, at->parent))
-                          : m.account_assoc(at->cluster, at->account);
-    if (!at) break;
-    auto inherit = [](int64_t& v, int64_t from) {
-      if (v == kNoLimit) v = from;
-    };
-    auto inherit_tres = [](TresList& v, const TresList& from) {
-      if (v.empty()) v = from;
-    };
-    inherit(out.limits.max_jobs, at->limits.max_jobs);
-    inherit(out.limits.max_submit, at->limits.max_submit);
-    inherit(out.limits.max_wall, at->limits.max_wall);
-    inherit(out.priority, at->priority);
-    inherit_tres(out.limits.max_tres, at->limits.max_tres);
-    inherit_tres(out.limits.max_tres_per_node, at->limits.max_tres_per_node);
-    inherit_tres(out.limits.max_tres_mins, at->limits.max_tres_mins);
-    if (out.def_qos.empty()) out.def_qos = at->def_qos;
-  }
-  return out;
-}
-
 int depth_of(const AcctModel& m, const AcctAssoc& a) {
   int d = a.user.empty() ? 0 : 1;
   const AcctAssoc* at = a.user.empty() ? &a : m.account_assoc(a.cluster, a.account);
@@ -162,7 +134,7 @@ int depth_of(const AcctModel& m, const AcctAssoc& a) {
   return d;
 }
 
-// A field of an association as shown (`a` from shown_assoc, once per row).
+// A field of an association as shown (`a` from AcctModel::inherited, once per row).
 std::string assoc_value(const AcctModel& m, const AcctAssoc& a, std::string_view h, bool tree) {
   const AcctLimits& l = a.limits;
   if (h == "Cluster") return a.cluster;
@@ -285,7 +257,7 @@ void list_assoc(Ctx& cx, const std::vector<Word>& words) {
       auto u = cx.model.users.find(a->user);
       if (u == cx.model.users.end() || u->second.default_account != a->account) continue;
     }
-    AcctAssoc shown = shown_assoc(cx.model, *a);
+    AcctAssoc shown = cx.model.inherited(*a);
     p.row([&](std::string_view h) { return assoc_value(cx.model, shown, h, cond.tree); });
   }
 }
@@ -347,7 +319,7 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
       if (a.user == name && assoc_matches(cond, a)) mine.push_back(&a);
     }
     for (const auto* a : mine) {
-      AcctAssoc shown = shown_assoc(cx.model, *a);
+      AcctAssoc shown = cx.model.inherited(*a);
       p.row([&](std::string_view h) {
         std::string v = user_value(h);
         return v.empty() && h != "Def Acct" && h != "Coord Accounts" ? assoc_value(cx.model, shown, h, false) : v;
@@ -406,7 +378,7 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
     }
     for (const auto* as : tree) {
       if (as->account != name || !assoc_matches(cond, *as)) continue;
-      AcctAssoc shown = shown_assoc(cx.model, *as);
+      AcctAssoc shown = cx.model.inherited(*as);
       p.row([&](std::string_view h) {
         std::string v = acct_value(h);
         return h == "Account" || h == "Descr" || h == "Org" || h == "Coord Accounts" ? v
@@ -441,7 +413,7 @@ void list_cluster(Ctx& cx, const std::vector<Word>& words) {
     const AcctCluster& c = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     const AcctAssoc* root = cx.model.account_assoc(name, "root");
-    AcctAssoc shown = root ? shown_assoc(cx.model, *root) : AcctAssoc{};
+    AcctAssoc shown = root ? cx.model.inherited(*root) : AcctAssoc{};
     p.row([&](std::string_view h) -> std::string {
       if (h == "Cluster") return c.name;
       if (h == "ControlHost") return c.control_host;

@@ -173,7 +173,7 @@ Result<bool> set_assoc_rec(AssocSet& s, const Word& w, const AcctModel& m) {
   return false;
 }
 
-void apply_assoc_set(AcctAssoc& a, const AssocSet& s) {
+void apply_assoc_set(AcctAssoc& a, const AssocSet& s, const AcctModel& m) {
   if (s.shares) a.shares = *s.shares == kNoLimit ? 1 : *s.shares;
   put_setting(a.priority, s.priority);
   put_setting(a.limits.grp_jobs, s.grp_jobs);
@@ -193,6 +193,7 @@ void apply_assoc_set(AcctAssoc& a, const AssocSet& s) {
     if (s.qos_op == 0) {
       a.qos = *s.qos;
     } else {
+      if (a.qos.empty()) a.qos = m.effective_qos(a);  // += and -= work on the list it had from above
       for (const auto& q : *s.qos) {
         std::erase(a.qos, q);
         if (s.qos_op == '+') a.qos.push_back(q);

@@ -80,7 +80,7 @@ struct Ctx;
 bool take_assoc_setting(Ctx& cx, AssocSet& set, const Word& w);
 
 // Applies settings to an association (parent aside).
-void apply_assoc_set(AcctAssoc& a, const AssocSet& s);
+void apply_assoc_set(AcctAssoc& a, const AssocSet& s, const AcctModel& m);
 // sacctmgr's settings block ("  GrpJobs       = 10\n" ...).
 std::string print_assoc_set(const AssocSet& s);
 

@@ -79,10 +79,11 @@ struct ControllerConfig {
 
 // [accounting]: where job records go (docs/accounting.md). "internal": an SQLite store
 // inside the controller process (`path`, default <state_dir>/accounting.db); "none": no
-// accounting (sacct says so).
+// accounting (sacct says so). `enforce`: associations, limits, qos (docs/accounting.md).
 struct AccountingConfig {
   std::string storage = "internal";
   std::string path;
+  std::string enforce;  // Slurm's AccountingStorageEnforce words (core/acct_policy.hpp); "": none
   bool operator==(const AccountingConfig&) const = default;
 };
 

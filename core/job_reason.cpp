@@ -16,6 +16,20 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "PrologFailure", "NodeFenced", "DeadLine",
     "Reservation", "ReqNodeNotAvail, Reserved for maintenance", "ReqNodeNotAvail, May be reserved for other job",
     "JobLost",
+    "AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit", "AssocGrpGRES", "AssocGrpBilling",
+    "AssocGrpCPURunMinutesLimit", "AssocGrpMemRunMinutes", "AssocGrpNodeRunMinutes", "AssocGrpGRESRunMinutes",
+    "AssocGrpBillingRunMinutes",
+    "AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob", "AssocMaxNodePerJobLimit", "AssocMaxGRESPerJob", "AssocMaxBillingPerJob",
+    "QOSGrpCpuLimit", "QOSGrpMemLimit", "QOSGrpNodeLimit", "QOSGrpGRES", "QOSGrpBilling",
+    "QOSGrpCPURunMinutesLimit", "QOSGrpMemoryRunMinutes", "QOSGrpNodeRunMinutes", "QOSGrpGRESRunMinutes",
+    "QOSGrpBillingRunMinutes",
+    "QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "QOSMaxNodePerJobLimit", "QOSMaxGRESPerJob", "QOSMaxBillingPerJob",
+    "QOSMaxCpuPerUserLimit", "QOSMaxMemoryPerUser", "QOSMaxNodePerUserLimit", "QOSMaxGRESPerUser", "QOSMaxBillingPerUser",
+    "MaxCpuPerAccount", "MaxMemoryPerAccount", "MaxNodePerAccount", "MaxGRESPerAccount", "MaxBillingPerAccount",
+    "AssocGrpJobsLimit", "AssocGrpSubmitJobsLimit", "AssocMaxJobsLimit", "AssocMaxSubmitJobLimit",
+    "AssocMaxWallDurationPerJobLimit",
+    "QOSGrpJobsLimit", "QOSGrpSubmitJobsLimit", "QOSMaxJobsPerUserLimit", "QOSMaxSubmitJobPerUserLimit", "MaxJobsPerAccount",
+    "MaxSubmitJobsPerAccount", "QOSMaxWallDurationPerJobLimit",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

@@ -25,8 +25,25 @@ enum class JobReason : uint8_t {
   // (or is gone); every node it could use is reserved over its time limit (MAINT or not).
   kReservation, kResvMaint, kResvOther,
   kJobLost,                   // only in journals of early versions (a job its agent no longer had)
+  // Pending on accounting limits (core/acct_policy.hpp). Blocks of five in TRES order (cpu,
+  // mem, node, gres/gpu, billing): tres_reason(first of the block, kind) picks one.
+  kAssocGrpCpu, kAssocGrpMem, kAssocGrpNode, kAssocGrpGres, kAssocGrpBilling,
+  kAssocGrpCpuRunMin, kAssocGrpMemRunMin, kAssocGrpNodeRunMin, kAssocGrpGresRunMin, kAssocGrpBillingRunMin,
+  kAssocMaxCpuPerJob, kAssocMaxMemPerJob, kAssocMaxNodePerJob, kAssocMaxGresPerJob, kAssocMaxBillingPerJob,
+  kQosGrpCpu, kQosGrpMem, kQosGrpNode, kQosGrpGres, kQosGrpBilling,
+  kQosGrpCpuRunMin, kQosGrpMemRunMin, kQosGrpNodeRunMin, kQosGrpGresRunMin, kQosGrpBillingRunMin,
+  kQosMaxCpuPerJob, kQosMaxMemPerJob, kQosMaxNodePerJob, kQosMaxGresPerJob, kQosMaxBillingPerJob,
+  kQosMaxCpuPerUser, kQosMaxMemPerUser, kQosMaxNodePerUser, kQosMaxGresPerUser, kQosMaxBillingPerUser,
+  kQosMaxCpuPerAccount, kQosMaxMemPerAccount, kQosMaxNodePerAccount, kQosMaxGresPerAccount, kQosMaxBillingPerAccount,
+  kAssocGrpJobs, kAssocGrpSubmitJobs, kAssocMaxJobs, kAssocMaxSubmitJobs, kAssocMaxWall,
+  kQosGrpJobs, kQosGrpSubmitJobs, kQosMaxJobsPerUser, kQosMaxSubmitJobsPerUser, kQosMaxJobsPerAccount,
+  kQosMaxSubmitJobsPerAccount, kQosMaxWall,
 };
-inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kJobLost) + 1;
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kQosMaxWall) + 1;
+// The reason of TRES kind `kind` (0 cpu .. 4 billing) in the block that `first` begins.
+constexpr JobReason tres_reason(JobReason first, int kind) {
+  return static_cast<JobReason>(static_cast<int>(first) + kind);
+}
 
 // "None", "Priority", ... as squeue, scontrol and the journal spell them.
 std::string_view to_string(JobReason r);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <tuple>
 #include <unordered_map>
 
+#include "core/acct_policy.hpp"
 #include "core/constraint.hpp"
 #include "core/dependency.hpp"
 #include "core/gpu_select.hpp"
@@ -101,9 +103,11 @@ class Pass {
   // `depth` > 0 looks at only that many of the highest-priority pending jobs. With `scope`
   // the pass is for the jobs of that (active) advance reservation alone, on its nodes alone;
   // without, for every other job, kept off reserved nodes over the reservations' windows.
+  // `usage`, when given, counts what running jobs hold against accounting limits (shared by
+  // the passes of one schedule, so that each sees what the others started).
   Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0,
-       const AdvanceReservation* scope = nullptr)
-      : s_(s), cfg_(cfg), depth_(depth), scope_(scope), snap_(build_snapshot(s, cfg, now)),
+       const AdvanceReservation* scope = nullptr, AcctUsage* usage = nullptr)
+      : s_(s), cfg_(cfg), depth_(depth), scope_(scope), usage_(usage), snap_(build_snapshot(s, cfg, now)),
         prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
     for_each_job_in(s, s.running, [&](const Job& j) {
       if (j.array_job_id) ++array_running_[j.array_job_id];
@@ -714,6 +718,8 @@ class Pass {
       if (info.reason == JobReason::kNone) info.reason = usable_partitions(*c.job, parts);
       if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     }
+    if (usage_ && (info.reason = usage_->blocked(*c.job)) != JobReason::kNone)  // an accounting limit
+      return plan_.pending.push_back(std::move(info));
     // Past the test caps a job behind a blocked one is not looked at further (Slurm too).
     bool behind = std::any_of(parts.begin(), parts.end(), [&](int32_t p) { return blocked_[p] != 0; });
     if (behind && (cfg_.policy == SchedPolicy::kFifo || over_test_caps(c.uid, parts.front()))) {
@@ -750,6 +756,7 @@ class Pass {
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
       plan_.starts.push_back({job.id, part, commit(p), c.priority, lowered});
+      if (usage_) usage_->start(job, lowered > 0 ? lowered : job.time_limit);
       if (behind) ++backfill_starts_;
       if (job.array_job_id) ++array_running_[job.array_job_id];
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});
@@ -879,6 +886,7 @@ class Pass {
   const SchedulerConfig& cfg_;
   int32_t depth_;
   const AdvanceReservation* scope_;
+  AcctUsage* usage_;
   std::set<std::string> deferred_;
   std::vector<Time> part_free_until_;  // by partition (with reservations): see hold_reservations()
   std::vector<char> part_maint_;
@@ -933,14 +941,22 @@ void merge(Plan& into, Plan&& part) {
   into.stats.swept += part.stats.swept;
 }
 
-// The main pass, then one per active reservation that has pending jobs.
-Plan run_passes(const ClusterState& state, const SchedulerConfig& cfg, Time now, int32_t depth, const Job* extra) {
-  Pass main(state, cfg, now, depth);
+// The main pass, then one per active reservation that has pending jobs; with accounting
+// limits, one count of what running jobs hold serves them all.
+Plan run_passes(const ClusterState& state, const SchedulerConfig& cfg, const AcctPolicy* policy, Time now,
+                int32_t depth, const Job* extra) {
+  std::optional<AcctUsage> usage;
+  if (policy && policy->has_limits()) {
+    usage.emplace(*policy, now);
+    for_each_job_in(state, state.running, [&](const Job& j) { usage->add(j); });
+  }
+  AcctUsage* counted = usage ? &*usage : nullptr;
+  Pass main(state, cfg, now, depth, nullptr, counted);
   Plan plan = main.run(extra);
   for (const std::string& name : main.deferred()) {
     const AdvanceReservation& r = state.reservations.at(name);
     const Job* own = extra && reservation_of(*extra) && *reservation_of(*extra) == name ? extra : nullptr;
-    merge(plan, Pass(state, cfg, now, depth, &r).run(own));
+    merge(plan, Pass(state, cfg, now, depth, &r, counted).run(own));
   }
   return plan;
 }
@@ -948,13 +964,13 @@ Plan run_passes(const ClusterState& state, const SchedulerConfig& cfg, Time now,
 }  // namespace
 
 Plan Scheduler::schedule(const ClusterState& state, Time now, const Job* extra) const {
-  return run_passes(state, cfg_, now, 0, extra);
+  return run_passes(state, cfg_, policy_.get(), now, 0, extra);
 }
 
 Plan Scheduler::quick_pass(const ClusterState& state, Time now) const {
   SchedulerConfig quick = cfg_;
   quick.policy = SchedPolicy::kFifo;
-  return run_passes(state, quick, now, std::max(1, cfg_.default_queue_depth), nullptr);
+  return run_passes(state, quick, policy_.get(), now, std::max(1, cfg_.default_queue_depth), nullptr);
 }
 
 }  // namespace hq

@@ -6,6 +6,7 @@
 // code runs in the controller, `hq explain`, `--test-only`, `hq sim` and `hq bench`.
 // Nothing here has side effects; thread-safe (const).
 #pragma once
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,9 +67,13 @@ struct Plan {
   PlanStats stats;
 };
 
+class AcctPolicy;
+
 class Scheduler {
  public:
-  explicit Scheduler(SchedulerConfig cfg = {}) : cfg_(std::move(cfg)) {}
+  // `policy`: accounting limits that keep jobs pending (none: no limits).
+  explicit Scheduler(SchedulerConfig cfg = {}, std::shared_ptr<const AcctPolicy> policy = nullptr)
+      : cfg_(std::move(cfg)), policy_(std::move(policy)) {}
   // `extra`, when given, is scheduled as if it were pending too (sbatch --test-only);
   // it must not be in `state`.
   Plan schedule(const ClusterState& state, Time now, const Job* extra = nullptr) const;
@@ -78,9 +83,11 @@ class Scheduler {
   // Plan::pending covers only the jobs it looked at.
   Plan quick_pass(const ClusterState& state, Time now) const;
   const SchedulerConfig& config() const { return cfg_; }
+  const std::shared_ptr<const AcctPolicy>& policy() const { return policy_; }
 
  private:
   SchedulerConfig cfg_;
+  std::shared_ptr<const AcctPolicy> policy_;
 };
 
 }  // namespace hq

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/paths.hpp"
 #include "core/job_env.hpp"
@@ -88,7 +89,7 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
   bool waited = false, interrupted = false;
   uint64_t job_id = 0;
   auto fail = [&](const std::string& why) {
-    std::cerr << prog << ": error: " << why << "\n";
+    hq::cmd::fail(prog, Status(Code::kInvalid, why));  // each line its own "srun: error: "
     return shown(why);
   };
   for (double budget_until = net::mono_seconds() + 15;;) {
@@ -115,7 +116,7 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
         budget_until = net::mono_seconds() + 15;
         continue;
       }
-      return fail("Unable to allocate resources: " + reply.status().message());
+      return fail(context_last_line(reply.status(), "Unable to allocate resources").message());
     }
     if (!reply->has_allocate_reply()) continue;
     const pb::AllocateReply& r = reply->allocate_reply();

@@ -138,6 +138,14 @@ bool print_json(const google::protobuf::MessageLite& msg) {
   return true;
 }
 
+Status context_last_line(const Status& status, const std::string& ctx) {
+  if (status.is_ok()) return status;
+  const std::string& text = status.message();
+  size_t cut = text.rfind('\n');
+  if (cut == std::string::npos) return status.with_context(ctx);
+  return Status(status.code(), text.substr(0, cut + 1) + ctx + ": " + text.substr(cut + 1));
+}
+
 int fail(const std::string& prog, const Status& status) {
   std::string_view text = status.message();
   for (size_t start = 0; start <= text.size();) {  // each line its own "prog: error: "

@@ -14,6 +14,9 @@ std::string field(const std::string& value, int width, bool right = true);
 [[nodiscard]] bool print_json(const google::protobuf::MessageLite& msg);
 // Prints "<prog>: error: <line>" to stderr for each line of the message and returns 1.
 int fail(const std::string& prog, const Status& status);
+// `ctx` before the last line of a message only: a refusal for an accounting limit is two
+// lines, the limit ("AssocMaxSubmitJobLimit") then what failed (Slurm prints them so).
+Status context_last_line(const Status& status, const std::string& ctx);
 std::string prog_name(const std::string& argv0);
 // What the Slurm personas print for -V/--version: the Slurm release whose behaviour hq
 // follows, and hq's own ("slurm 22.05.8 (hq 0.1.0)").

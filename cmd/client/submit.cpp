@@ -208,7 +208,7 @@ int run_submit(const Args& args) {
     return fail(prog, s);
   }
   auto reply = call_with_retry(client, env);
-  if (!reply) return fail(prog, reply.status().with_context("Batch job submission failed"));
+  if (!reply) return fail(prog, context_last_line(reply.status(), "Batch job submission failed"));
   const auto& r = reply->submit_reply();
   uint64_t id = r.job_id();
   if (req->test_only) {  // sbatch's wording, on stderr like sbatch

@@ -11,6 +11,7 @@
 namespace hq::cmd {
 
 void Controller::open_accounting() {
+  if (auto e = parse_acct_enforce(config_.accounting.enforce); e) enforce_ = *e;  // the config loader checked it
   if (config_.accounting.storage != "internal") return;
   std::string path = config_.accounting.path.empty() ? config_.controller.state_dir + "/accounting.db" : config_.accounting.path;
   auto link = std::make_unique<AccountingLink>(*journal_, config_.name, [this](std::function<void()> fn) {
@@ -23,9 +24,38 @@ void Controller::open_accounting() {
   log::info("accounting: job records go to " + path);
   acct_ = std::move(link);
   acct_->ship();
-  acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [](Status s) {
-    if (!s) log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message());
+  acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [this](Status s) {
+    if (!s) return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message());
+    refresh_acct_policy();
   });
+}
+
+void Controller::refresh_acct_policy() {
+  if (!acct_ || !enforce_.associations) return;
+  acct_policy_ = std::make_shared<const AcctPolicy>(acct_->model(), config_.name, enforce_);
+  scheduler_ = Scheduler(config_.scheduler, acct_policy_);
+  request_schedule();  // a limit raised or cleared may let jobs start
+}
+
+Status Controller::enforce_at_submit(JobSpec& spec, const std::vector<std::string>& partitions) const {
+  if (!enforce_.associations) return Status::ok();
+  if (!acct_policy_)
+    return unavailable(acct_ ? "the accounting model (accounts, users, QOS) has not loaded yet; try again"
+                             : "accounting enforcement is on but the accounting store did not open (see the controller's log)");
+  return acct_policy_->choose(spec, partitions);
+}
+
+Status Controller::check_submit_limits(const Job& first, size_t count) const {
+  if (!acct_policy_ || !acct_policy_->has_limits()) return Status::ok();
+  AcctUsage usage(*acct_policy_, now());
+  if (acct_policy_->has_submit_limits()) {  // the queue counts: pending and running jobs
+    for_each_job_in(state_, state_.pending, [&](const Job& j) { usage.add(j); });
+    for_each_job_in(state_, state_.running, [&](const Job& j) { usage.add(j); });
+  }
+  JobReason why = usage.refused(first, static_cast<int64_t>(count));
+  if (why == JobReason::kNone) return Status::ok();
+  return invalid(std::string(to_string(why)) +
+                 "\nJob violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
 }
 
 void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& who,
@@ -46,8 +76,9 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
   options.with_assoc = req.with_assoc();
   options.readonly = req.readonly();
   AcctMgrActor actor{user_name(who.uid), is_admin(who)};
-  acct_->acctmgr(words, options, actor, req.commit(), [out, reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
+  acct_->acctmgr(words, options, actor, req.commit(), [this, out, commit = req.commit(), reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
     if (!r) return reply(r.status());
+    if (r->changed && commit) refresh_acct_policy();  // stored: enforcement follows the model from here on
     out.set_out(r->out);
     out.set_err(r->err);
     out.set_rc(r->rc);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "core/acct_policy.hpp"
 #include "core/cluster_state.hpp"
 #include "core/job_update.hpp"
 #include "core/replay_guard.hpp"
@@ -144,6 +145,13 @@ class Controller {
   void record(Event event, std::function<void(const Status&)> after = {});
   std::vector<std::string> acct_records(const Event& event) const;
   void open_accounting();  // cmd/controller/acct_query.cpp
+  // Compiles the enforcement policy from the accounting model as it now is (at load and
+  // after each sacctmgr change) for submissions and the scheduler.
+  void refresh_acct_policy();
+  // At submit: the job's account and QOS chosen and checked (a policy still loading: try
+  // again), then `count` such jobs against the submit limits; Slurm's words when refused.
+  Status enforce_at_submit(JobSpec& spec, const std::vector<std::string>& partitions) const;
+  Status check_submit_limits(const Job& first, size_t count) const;
   void when_durable(std::function<void(const Status&)> fn);
   void request_schedule();
   void arm_schedule();
@@ -226,6 +234,8 @@ class Controller {
   std::function<Result<ClusterConfig>()> config_source_;
   std::unique_ptr<store::EventLog> journal_;
   std::unique_ptr<AccountingLink> acct_;  // null: no accounting store open
+  AcctEnforce enforce_;                   // [accounting] enforce
+  std::shared_ptr<const AcctPolicy> acct_policy_;  // null: not enforcing, or the model not loaded yet
   Scheduler scheduler_;
   ClusterState state_;
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)

@@ -50,11 +50,13 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   } else {
     job.partitions = split_list(spec.partition);
   }
+  for (const auto& name : job.partitions)
+    if (!find_partition(state_.partitions, name)) return invalid("invalid partition name specified: " + name);
+  if (Status s = enforce_at_submit(job.spec, job.partitions); !s) return s;  // the default account, QOS
   for (const auto& name : job.partitions) {
     const PartitionConfig* p = find_partition(state_.partitions, name);  // as updated (scontrol)
-    if (!p) return invalid("invalid partition name specified: " + name);
     if (!p->allow_accounts.empty() &&
-        std::find(p->allow_accounts.begin(), p->allow_accounts.end(), spec.account) == p->allow_accounts.end())
+        std::find(p->allow_accounts.begin(), p->allow_accounts.end(), job.spec.account) == p->allow_accounts.end())
       return denied("Job's account not permitted to use this partition (" + name + " allows accounts " +
                     compress_hostlist(p->allow_accounts) + ")");
     if (!in_allowed_group(*p, spec))
@@ -66,12 +68,13 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
   }
   if (const std::string& name = spec.extra->reservation; !name.empty()) {
     auto r = state_.reservations.find(name);
-    if (r == state_.reservations.end() || !r->second.admits(spec.user, spec.account))
+    if (r == state_.reservations.end() || !r->second.admits(spec.user, job.spec.account))
       return invalid("Requested reservation is invalid");
   }
   job.partition = job.partitions.front();
   const PartitionConfig& first = *find_partition(state_.partitions, job.partition);
   Duration def = first.default_time != kUnlimited ? first.default_time : first.max_time;
+  if (acct_policy_) def = acct_policy_->default_limit(job.spec, job.partition, def);
   job.time_limit = spec.time_limit == kTimeUnset ? def : spec.time_limit;
   if (Duration tmin = spec.extra->time_min; tmin > 0 && job.time_limit != kUnlimited && tmin > job.time_limit)
     return invalid("Invalid time-min specification (exceeds job's time or other limits)");
@@ -179,6 +182,7 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
   auto expanded = expand_array(std::move(first));
   if (!expanded) return reply(expanded.status());
   std::vector<Job> tasks = std::move(expanded).value();
+  if (Status s = check_submit_limits(tasks.front(), tasks.size()); !s) return reply(s);
   for (size_t i = 1; i < tasks.size(); ++i) tasks[i].submit_key.clear();  // the first task answers for all
   pb::SubmitReply out;
   out.set_job_id(tasks.front().id.value);

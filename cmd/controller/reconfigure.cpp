@@ -34,7 +34,7 @@ pb::NodeControlReply Controller::reconfigure(const net::Identity& who) {
     return out;
   }
   config_ = std::move(fresh).value();
-  scheduler_ = Scheduler(config_.scheduler);
+  scheduler_ = Scheduler(config_.scheduler, acct_policy_);
   log::info("reconfigured from the config file (uid " + std::to_string(who.uid) + ")");
   request_schedule();
   out.add_done("reconfigure");

@@ -55,6 +55,16 @@ TEST_CASE("config: errors name file, line and what was expected") {
   CHECK(error_of("[[partition]]\nname = \"p\"\nnodes = \"x\"\nmax_time = \"soon\"\n").find("test.toml:4:") == 0);
 }
 
+TEST_CASE("config: [accounting] enforce takes Slurm's words and needs a store") {
+  auto c = load_config_text("[accounting]\nenforce = \"associations,limits,qos\"\n", "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->accounting.enforce == "associations,limits,qos");
+  CHECK(error_of("[accounting]\nenforce = \"limits,quota\"\n").find("test.toml:2: 'enforce': unknown enforce word 'quota'") == 0);
+  CHECK(error_of("[accounting]\nstorage = \"none\"\nenforce = \"limits\"\n").find("test.toml:3: 'enforce' needs an accounting store") ==
+        0);
+  CHECK(error_of("[accounting]\nstorage = \"none\"\nenforce = \"none\"\n").empty());
+}
+
 TEST_CASE("config: the shipped example is valid") {
   auto c = hq::cmd::load_config_file(std::string(HQ_SOURCE_DIR) + "/config.example.toml");
   CHECK_MESSAGE(c.is_ok(), c.status().message());

@@ -41,7 +41,19 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
         "JobArrayTaskLimit PartitionConfig PartitionDown PartitionInactive PartitionTimeLimit PartitionNodeLimit "
         "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory TimeLimit NodeDown "
         "JobLaunchFailure PrologFailure NodeFenced DeadLine Reservation ReqNodeNotAvail, Reserved for maintenance "
-              "ReqNodeNotAvail, May be reserved for other job JobLost ");
+              "ReqNodeNotAvail, May be reserved for other job JobLost "
+              // Accounting limits: the names of Slurm 22.05's job_reason_string().
+              "AssocGrpCpuLimit AssocGrpMemLimit AssocGrpNodeLimit AssocGrpGRES AssocGrpBilling AssocGrpCPURunMinutesLimit "
+              "AssocGrpMemRunMinutes AssocGrpNodeRunMinutes AssocGrpGRESRunMinutes AssocGrpBillingRunMinutes "
+              "AssocMaxCpuPerJobLimit AssocMaxMemPerJob AssocMaxNodePerJobLimit AssocMaxGRESPerJob AssocMaxBillingPerJob "
+              "QOSGrpCpuLimit QOSGrpMemLimit QOSGrpNodeLimit QOSGrpGRES QOSGrpBilling QOSGrpCPURunMinutesLimit "
+              "QOSGrpMemoryRunMinutes QOSGrpNodeRunMinutes QOSGrpGRESRunMinutes QOSGrpBillingRunMinutes "
+              "QOSMaxCpuPerJobLimit QOSMaxMemoryPerJob QOSMaxNodePerJobLimit QOSMaxGRESPerJob QOSMaxBillingPerJob "
+              "QOSMaxCpuPerUserLimit QOSMaxMemoryPerUser QOSMaxNodePerUserLimit QOSMaxGRESPerUser QOSMaxBillingPerUser "
+              "MaxCpuPerAccount MaxMemoryPerAccount MaxNodePerAccount MaxGRESPerAccount MaxBillingPerAccount "
+              "AssocGrpJobsLimit AssocGrpSubmitJobsLimit AssocMaxJobsLimit AssocMaxSubmitJobLimit "
+              "AssocMaxWallDurationPerJobLimit QOSGrpJobsLimit QOSGrpSubmitJobsLimit QOSMaxJobsPerUserLimit "
+              "QOSMaxSubmitJobPerUserLimit MaxJobsPerAccount MaxSubmitJobsPerAccount QOSMaxWallDurationPerJobLimit ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

@@ -1,0 +1,393 @@
+#include "core/acct_policy.hpp"
+
+#include <algorithm>
+
+#include "core/priority.hpp"
+#include "core/units.hpp"
+
+namespace hq {
+namespace {
+
+std::string assoc_key(std::string_view account, std::string_view user, std::string_view partition) {
+  std::string key;
+  key.reserve(account.size() + user.size() + partition.size() + 2);
+  key.append(account).push_back('\0');
+  key.append(user).push_back('\0');
+  key.append(partition);
+  return key;
+}
+
+// A TRES list as counts by kind (kNoLimit where not set; other TRES are not enforced yet).
+TresCounts tres_limits(const TresList& list) {
+  TresCounts out;
+  out.fill(kNoLimit);
+  for (const auto& [name, value] : list) {
+    if (name == "cpu") out[kTresCpu] = value;
+    else if (name == "mem") out[kTresMem] = value;
+    else if (name == "node") out[kTresNode] = value;
+    else if (name == "gres/gpu") out[kTresGpu] = value;
+    else if (name == "billing") out[kTresBilling] = value;
+  }
+  return out;
+}
+
+bool any_set(const TresCounts& t) {
+  return std::any_of(t.begin(), t.end(), [](int64_t v) { return v != kNoLimit; });
+}
+
+int64_t wall_seconds(int64_t minutes) { return minutes == kNoLimit ? kNoLimit : minutes * 60; }
+
+// Minutes of a time limit for TRES-minute limits, rounded up; -1 for no limit.
+int64_t limit_minutes(Duration limit) { return limit == kUnlimited ? -1 : (limit + 59) / 60; }
+
+bool over(int64_t limit, int64_t used, int64_t more) { return limit != kNoLimit && used + more > limit; }
+
+// A time limit beyond a MaxWall (seconds); a job without a limit is beyond any.
+bool over_wall(int64_t max_wall, Duration limit) {
+  return max_wall != kNoLimit && (limit == kUnlimited || limit > max_wall);
+}
+
+// The first TRES kind whose `used` + `more` passes `limit`, or -1.
+int over_tres(const TresCounts& limit, const TresCounts& used, const TresCounts& more) {
+  for (int k = 0; k < kTresKinds; ++k)
+    if (over(limit[k], used[k], more[k]) && more[k] > 0) return k;
+  return -1;
+}
+
+// The same for TRES-minutes: `more` is the job's TRES times `minutes` (-1: no time limit).
+int over_run_mins(const TresCounts& limit, const TresCounts& used, const TresCounts& tres, int64_t minutes) {
+  for (int k = 0; k < kTresKinds; ++k) {
+    if (limit[k] == kNoLimit || tres[k] == 0) continue;
+    if (minutes < 0 || used[k] + tres[k] * minutes > limit[k]) return k;
+  }
+  return -1;
+}
+
+// A QOS limit that is set shadows the association's (Slurm: "the QOS limit wins").
+TresCounts unshadowed(const TresCounts& assoc, const TresCounts* qos) {
+  if (!qos) return assoc;
+  TresCounts out = assoc;
+  for (int k = 0; k < kTresKinds; ++k)
+    if ((*qos)[k] != kNoLimit) out[k] = kNoLimit;
+  return out;
+}
+
+}  // namespace
+
+Result<AcctEnforce> parse_acct_enforce(std::string_view text) {
+  AcctEnforce e;
+  for (const std::string& raw : split_list(text)) {
+    std::string word = to_lower(raw);
+    if (word == "associations") e.associations = true;
+    else if (word == "limits") e.limits = true;
+    else if (word == "qos") e.qos = true;
+    else if (word == "safe") e.safe = true;
+    else if (word == "all") e.associations = e.limits = e.qos = e.safe = true;
+    else if (word != "none") return invalid("unknown enforce word '" + raw + "' (associations, limits, qos, safe, all, none)");
+  }
+  if (e.limits || e.qos || e.safe) e.associations = true;
+  return e;
+}
+
+std::string acct_enforce_name(const AcctEnforce& e) {
+  std::string out;
+  auto add = [&](bool on, const char* word) {
+    if (!on) return;
+    if (!out.empty()) out += ',';
+    out += word;
+  };
+  add(e.associations, "associations");
+  add(e.limits, "limits");
+  add(e.qos, "qos");
+  add(e.safe, "safe");
+  return out.empty() ? "none" : out;
+}
+
+TresCounts requested_tres(const JobSpec& s) {
+  TresCounts t{};
+  int64_t nodes = std::max(1, s.nodes_min);
+  t[kTresCpu] = requested_cpus(s);
+  t[kTresNode] = nodes;
+  if (s.mem_per_node_mib > 0) t[kTresMem] = s.mem_per_node_mib * nodes;
+  else if (s.mem_per_cpu_mib > 0) t[kTresMem] = s.mem_per_cpu_mib * t[kTresCpu];
+  if (s.gpus > 0) t[kTresGpu] = s.gpus;
+  else if (s.gpus_per_node > 0) t[kTresGpu] = int64_t{s.gpus_per_node} * nodes;
+  else if (s.gpus_per_task > 0) t[kTresGpu] = int64_t{s.gpus_per_task} * std::max(1, s.ntasks);
+  t[kTresBilling] = t[kTresCpu];
+  return t;
+}
+
+TresCounts held_tres(const Job& job) {
+  TresCounts t{};
+  for (const NodeAlloc& a : job.alloc) {
+    t[kTresCpu] += a.cpus;
+    t[kTresMem] += a.mem_mib;
+    t[kTresGpu] += static_cast<int64_t>(a.gpus.size());
+  }
+  t[kTresNode] = static_cast<int64_t>(job.alloc.size());
+  t[kTresBilling] = t[kTresCpu];
+  return t;
+}
+
+AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce) : enforce_(enforce) {
+  for (const auto& [name, q] : model.qos) {
+    Qos out;
+    out.name = name;
+    out.deny_on_limit = std::any_of(q.flags.begin(), q.flags.end(), [](const std::string& f) { return to_lower(f) == "denyonlimit"; });
+    const AcctLimits& l = q.limits;
+    out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit, out.max_wall = wall_seconds(l.max_wall);
+    out.max_jobs_pu = l.max_jobs_pu, out.max_jobs_pa = l.max_jobs_pa;
+    out.max_submit_pu = l.max_submit_pu, out.max_submit_pa = l.max_submit_pa;
+    out.grp_tres = tres_limits(l.grp_tres), out.grp_run_mins = tres_limits(l.grp_tres_run_mins);
+    out.max_tres = tres_limits(l.max_tres), out.max_tres_pu = tres_limits(l.max_tres_pu);
+    out.max_tres_pa = tres_limits(l.max_tres_pa);
+    has_submit_limits_ |= out.grp_submit != kNoLimit || out.max_submit_pu != kNoLimit || out.max_submit_pa != kNoLimit;
+    has_limits_ |= out.grp_jobs != kNoLimit || out.max_wall != kNoLimit || out.max_jobs_pu != kNoLimit ||
+                   out.max_jobs_pa != kNoLimit || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
+                   any_set(out.max_tres) || any_set(out.max_tres_pu) || any_set(out.max_tres_pa) || out.deny_on_limit;
+    qos_index_[name] = static_cast<int32_t>(qos_.size());
+    qos_.push_back(std::move(out));
+  }
+  std::unordered_map<uint32_t, int32_t> by_id;
+  for (const auto& [id, a] : model.assocs)
+    if (a.cluster == cluster) {
+      by_id[id] = static_cast<int32_t>(assocs_.size());
+      assocs_.emplace_back();
+    }
+  for (const auto& [id, a] : model.assocs) {
+    auto at = by_id.find(id);
+    if (at == by_id.end()) continue;
+    AcctAssoc shown = model.inherited(a);
+    Assoc& out = assocs_[static_cast<size_t>(at->second)];
+    if (const AcctAssoc* parent = model.parent_of(a); parent && by_id.count(parent->id)) out.parent = by_id[parent->id];
+    const AcctLimits& l = shown.limits;
+    out.max_jobs = l.max_jobs, out.max_submit = l.max_submit, out.max_wall = wall_seconds(l.max_wall);
+    out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit;
+    out.max_tres = tres_limits(l.max_tres), out.grp_tres = tres_limits(l.grp_tres);
+    out.grp_run_mins = tres_limits(l.grp_tres_run_mins);
+    for (const std::string& q : shown.qos)
+      if (int32_t i = qos_of(q); i >= 0) out.qos.push_back(i);
+    out.def_qos = qos_of(shown.def_qos);
+    has_submit_limits_ |= out.max_submit != kNoLimit || out.grp_submit != kNoLimit;
+    has_limits_ |= out.max_jobs != kNoLimit || out.max_wall != kNoLimit || out.grp_jobs != kNoLimit ||
+                   any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins);
+    assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
+  }
+  for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
+  has_limits_ = enforce_.limits && (has_limits_ || has_submit_limits_);
+  has_submit_limits_ = enforce_.limits && has_submit_limits_;
+}
+
+int32_t AcctPolicy::assoc_of(const std::string& user, const std::string& account, const std::string& partition) const {
+  if (!partition.empty()) {
+    if (auto it = assoc_index_.find(assoc_key(account, user, partition)); it != assoc_index_.end()) return it->second;
+  }
+  auto it = assoc_index_.find(assoc_key(account, user, ""));
+  return it == assoc_index_.end() ? -1 : it->second;
+}
+
+int32_t AcctPolicy::qos_of(const std::string& name) const {
+  auto it = qos_index_.find(name);
+  return it == qos_index_.end() ? -1 : it->second;
+}
+
+Status AcctPolicy::choose(JobSpec& spec, const std::vector<std::string>& partitions) const {
+  if (!enforce_.associations) return Status::ok();
+  const Status no_assoc = invalid("Invalid account or account/partition combination specified");
+  if (spec.account.empty()) {
+    auto it = default_account_.find(spec.user);
+    if (it == default_account_.end() || it->second.empty()) return no_assoc;
+    spec.account = it->second;
+  }
+  int32_t first = -1;
+  for (const std::string& p : partitions) {
+    int32_t a = assoc_of(spec.user, spec.account, p);
+    if (a < 0) return no_assoc;
+    if (first < 0) first = a;
+  }
+  if (partitions.empty()) first = assoc_of(spec.user, spec.account, "");
+  if (first < 0) return no_assoc;
+  return choose_qos(spec, assocs_[static_cast<size_t>(first)]);
+}
+
+Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
+  std::string name = spec.extra->qos;
+  if (name.empty()) {
+    if (a.def_qos >= 0) name = qos_[static_cast<size_t>(a.def_qos)].name;
+    else if (a.qos.size() == 1) name = qos_[static_cast<size_t>(a.qos.front())].name;
+    else name = "normal";
+  }
+  int32_t q = qos_of(name);  // "a,b" names no QOS: Slurm 22.05 refuses a list too
+  if (q < 0 && (enforce_.qos || !spec.extra->qos.empty())) return invalid("Invalid qos specification");
+  if (enforce_.qos && std::find(a.qos.begin(), a.qos.end(), q) == a.qos.end()) return invalid("Invalid qos specification");
+  if (q >= 0 && name != spec.extra->qos) {
+    JobExtras extra = *spec.extra;
+    extra.qos = name;
+    spec.extra = std::move(extra);
+  }
+  return Status::ok();
+}
+
+Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const {
+  if (!enforce_.limits) return limit;
+  int64_t wall = kNoLimit;
+  if (int32_t q = qos_of(spec.extra->qos); q >= 0) wall = qos_[static_cast<size_t>(q)].max_wall;
+  if (int32_t a = assoc_of(spec.user, spec.account, partition); wall == kNoLimit && a >= 0)
+    wall = assocs_[static_cast<size_t>(a)].max_wall;
+  if (wall == kNoLimit) return limit;
+  return limit == kUnlimited ? wall : std::min<Duration>(limit, wall);
+}
+
+void AcctUsage::add(const Job& job) {
+  if (job.state == JobState::kPending) return count(job, 1, 0, {}, 0);
+  if (job.state != JobState::kRunning) return;
+  Duration left = job.time_limit == kUnlimited ? kUnlimited : std::max<Duration>(0, limit_end(job) - now_);
+  count(job, 1, 1, held_tres(job), limit_minutes(left));
+}
+
+void AcctUsage::start(const Job& job, Duration limit) {
+  count(job, 0, 1, requested_tres(job.spec), limit_minutes(limit));  // already counted as submitted, if at all
+}
+
+void AcctUsage::count(const Job& job, int64_t submitted, int64_t jobs, const TresCounts& tres, int64_t minutes) {
+  auto bump = [&](Counts& c) {
+    c.submitted += submitted;
+    c.jobs += jobs;
+    for (int k = 0; k < kTresKinds; ++k) {
+      c.tres[k] += tres[k];
+      if (minutes > 0) c.run_mins[k] += tres[k] * minutes;
+    }
+  };
+  int32_t a = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
+  for (int depth = 0; a >= 0 && depth < 64; ++depth) {
+    bump(assoc_[a]);
+    a = p_.assocs_[static_cast<size_t>(a)].parent;
+  }
+  if (int32_t q = p_.qos_of(job.spec.extra->qos); q >= 0) {
+    bump(qos_[q]);
+    bump(user_in_qos_[uint64_t{static_cast<uint32_t>(q)} << 32 | job.spec.uid]);
+    bump(account_in_qos_[std::to_string(q) + '\0' + job.spec.account]);
+  }
+}
+
+const AcctUsage::Counts* AcctUsage::user_in_qos(int32_t qos, uint32_t uid) const {
+  auto it = user_in_qos_.find(uint64_t{static_cast<uint32_t>(qos)} << 32 | uid);
+  return it == user_in_qos_.end() ? nullptr : &it->second;
+}
+
+const AcctUsage::Counts* AcctUsage::account_in_qos(int32_t qos, const std::string& account) const {
+  auto it = account_in_qos_.find(std::to_string(qos) + '\0' + account);
+  return it == account_in_qos_.end() ? nullptr : &it->second;
+}
+
+JobReason AcctUsage::blocked(const Job& job) const {
+  TresCounts tres = requested_tres(job.spec);
+  int64_t run_mins = limit_minutes(job.time_limit);
+  int32_t q = p_.qos_of(job.spec.extra->qos);
+  const AcctPolicy::Qos* qos = q >= 0 ? &p_.qos_[static_cast<size_t>(q)] : nullptr;
+  if (qos) {
+    if (JobReason r = qos_blocked(*qos, job, tres, run_mins); r != JobReason::kNone) return r;
+  }
+  int32_t a = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
+  return a < 0 ? JobReason::kNone : assoc_blocked(a, qos, job, tres, run_mins);
+}
+
+JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const {
+  static const Counts none;
+  int32_t qi = static_cast<int32_t>(&q - p_.qos_.data());
+  auto at = qos_.find(qi);
+  const Counts& all = at == qos_.end() ? none : at->second;
+  const Counts* user = user_in_qos(qi, job.spec.uid);
+  const Counts* account = account_in_qos(qi, job.spec.account);
+  if (over(q.max_jobs_pu, user ? user->jobs : 0, 1)) return JobReason::kQosMaxJobsPerUser;
+  if (over(q.max_jobs_pa, account ? account->jobs : 0, 1)) return JobReason::kQosMaxJobsPerAccount;
+  if (over(q.grp_jobs, all.jobs, 1)) return JobReason::kQosGrpJobs;
+  if (over_wall(q.max_wall, job.time_limit)) return JobReason::kQosMaxWall;
+  if (int k = over_tres(q.max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
+  if (int k = over_tres(q.max_tres_pu, user ? user->tres : TresCounts{}, tres); k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuPerUser, k);
+  if (int k = over_tres(q.max_tres_pa, account ? account->tres : TresCounts{}, tres); k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuPerAccount, k);
+  if (int k = over_tres(q.grp_tres, all.tres, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
+  if (int k = over_run_mins(q.grp_run_mins, all.run_mins, tres, run_mins); k >= 0)
+    return tres_reason(JobReason::kQosGrpCpuRunMin, k);
+  return JobReason::kNone;
+}
+
+JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,
+                                   int64_t run_mins) const {
+  static const Counts none;
+  auto counts = [&](int32_t a) -> const Counts& {
+    auto it = assoc_.find(a);
+    return it == assoc_.end() ? none : it->second;
+  };
+  const AcctPolicy::Assoc& own = p_.assocs_[static_cast<size_t>(leaf)];
+  // Group jobs first, up the tree; then the job's own association; then TRES.
+  int32_t a = leaf;
+  for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
+    if ((!q || q->grp_jobs == kNoLimit) && over(p_.assocs_[static_cast<size_t>(a)].grp_jobs, counts(a).jobs, 1))
+      return JobReason::kAssocGrpJobs;
+  }
+  if ((!q || q->max_jobs_pu == kNoLimit) && over(own.max_jobs, counts(leaf).jobs, 1)) return JobReason::kAssocMaxJobs;
+  if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
+  if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
+    return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
+  a = leaf;
+  for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
+    const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
+    if (int k = over_tres(unshadowed(at.grp_tres, q ? &q->grp_tres : nullptr), counts(a).tres, tres); k >= 0)
+      return tres_reason(JobReason::kAssocGrpCpu, k);
+    if (int k = over_run_mins(unshadowed(at.grp_run_mins, q ? &q->grp_run_mins : nullptr), counts(a).run_mins, tres, run_mins);
+        k >= 0)
+      return tres_reason(JobReason::kAssocGrpCpuRunMin, k);
+  }
+  return JobReason::kNone;
+}
+
+JobReason AcctUsage::refused(const Job& job, int64_t n) const {
+  int32_t qi = p_.qos_of(job.spec.extra->qos);
+  const AcctPolicy::Qos* q = qi >= 0 ? &p_.qos_[static_cast<size_t>(qi)] : nullptr;
+  int32_t leaf = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
+  if (q) {
+    auto at = qos_.find(qi);
+    const Counts* user = user_in_qos(qi, job.spec.uid);
+    const Counts* account = account_in_qos(qi, job.spec.account);
+    if (over(q->max_submit_pu, user ? user->submitted : 0, n)) return JobReason::kQosMaxSubmitJobsPerUser;
+    if (over(q->max_submit_pa, account ? account->submitted : 0, n)) return JobReason::kQosMaxSubmitJobsPerAccount;
+    if (over(q->grp_submit, at == qos_.end() ? 0 : at->second.submitted, n)) return JobReason::kQosGrpSubmitJobs;
+  }
+  auto submitted = [&](int32_t a) {
+    auto it = assoc_.find(a);
+    return it == assoc_.end() ? 0 : it->second.submitted;
+  };
+  for (int32_t a = leaf, depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent)
+    if ((!q || q->grp_submit == kNoLimit) && over(p_.assocs_[static_cast<size_t>(a)].grp_submit, submitted(a), n))
+      return JobReason::kAssocGrpSubmitJobs;
+  bool qos_submit = q && (q->max_submit_pu != kNoLimit || q->max_submit_pa != kNoLimit);
+  if (leaf >= 0 && !qos_submit && over(p_.assocs_[static_cast<size_t>(leaf)].max_submit, submitted(leaf), n))
+    return JobReason::kAssocMaxSubmitJobs;
+  // Per-job limits refuse at submit only under a DenyOnLimit QOS (or none: Slurm's strict default).
+  if (q && !q->deny_on_limit) return JobReason::kNone;
+  return per_job(leaf, q, job, requested_tres(job.spec));
+}
+
+JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres) const {
+  if (q) {
+    if (over_wall(q->max_wall, job.time_limit)) return JobReason::kQosMaxWall;
+    if (int k = over_tres(q->max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
+    if (int k = over_tres(q->grp_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
+  }
+  if (leaf < 0) return JobReason::kNone;
+  const AcctPolicy::Assoc& own = p_.assocs_[static_cast<size_t>(leaf)];
+  if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
+  if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
+    return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
+  for (int32_t a = leaf, depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
+    const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
+    if (int k = over_tres(unshadowed(at.grp_tres, q ? &q->grp_tres : nullptr), {}, tres); k >= 0)
+      return tres_reason(JobReason::kAssocGrpCpu, k);
+  }
+  return JobReason::kNone;
+}
+
+}  // namespace hq

@@ -1,0 +1,131 @@
+// Accounting enforcement, as Slurm's AccountingStorageEnforce: which account and QOS a job
+// gets at submit (the user's default account; the association's default QOS, else normal),
+// which submissions are refused (no association, a QOS it may not use, a submit limit, a
+// per-job limit of a DenyOnLimit QOS), and which limit keeps a queued job pending, with
+// Slurm's reasons (AssocMaxJobsLimit, QOSGrpCpuLimit, ...). AcctPolicy is compiled once per
+// change of the model, for one cluster, and shared read-only by the controller and its
+// scheduler passes; AcctUsage counts what the queue and running jobs hold against it, for
+// one pass or one submission. Limits of the job's QOS take precedence over the same
+// limits of its associations, as in Slurm. Pure; AcctPolicy is thread-safe (const),
+// AcctUsage belongs to its caller.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/acct_model.hpp"
+#include "core/job.hpp"
+#include "core/status.hpp"
+
+namespace hq {
+
+// Which parts apply ([accounting] enforce, Slurm's words): associations (a job needs an
+// association), limits and qos (each implies associations), safe (accepted; no effect
+// until usage limits exist).
+struct AcctEnforce {
+  bool associations = false, limits = false, qos = false, safe = false;
+  bool operator==(const AcctEnforce&) const = default;
+};
+// "associations,limits,qos", "all", "none" or ""; errors name the unknown word.
+Result<AcctEnforce> parse_acct_enforce(std::string_view text);
+// Slurm's scontrol show config form ("associations,limits,qos", "none").
+std::string acct_enforce_name(const AcctEnforce& e);
+
+// TRES that limits count, in Slurm's order; mem in MiB; billing is CPUs (the default weights).
+enum TresKind : int { kTresCpu, kTresMem, kTresNode, kTresGpu, kTresBilling, kTresKinds };
+using TresCounts = std::array<int64_t, kTresKinds>;
+// What a queued job asks for (mem from --mem or --mem-per-cpu; 0 when not given).
+TresCounts requested_tres(const JobSpec& spec);
+// What a running job holds.
+TresCounts held_tres(const Job& job);
+
+class AcctPolicy {
+ public:
+  AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce);
+  const AcctEnforce& enforce() const { return enforce_; }
+  // Whether limits are enforced and some association or QOS sets one (else nothing is counted).
+  bool has_limits() const { return has_limits_; }
+  // Whether some MaxSubmitJobs / GrpSubmitJobs / MaxSubmitJobsPer* applies (submissions count the queue).
+  bool has_submit_limits() const { return has_submit_limits_; }
+
+  // At submit: fills in the account (the user's default when none is given) and QOS (the
+  // association's default, its only one, else "normal") and checks them, in sbatch's words:
+  // "Invalid account or account/partition combination specified", "Invalid qos specification".
+  Status choose(JobSpec& spec, const std::vector<std::string>& partitions) const;
+  // The time limit of a job that gave none: `limit` (the partition's) capped by the MaxWall
+  // of its QOS, else its association.
+  Duration default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const;
+
+ private:
+  friend class AcctUsage;
+  // One association, with what enforcement reads: Max limits as inherited, Grp limits its own.
+  struct Assoc {
+    int32_t parent = -1;
+    int64_t max_jobs = kNoLimit, max_submit = kNoLimit, max_wall = kNoLimit;  // wall in seconds
+    int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit;
+    TresCounts max_tres{}, grp_tres{}, grp_run_mins{};
+    std::vector<int32_t> qos;  // allowed, by index
+    int32_t def_qos = -1;
+  };
+  struct Qos {
+    std::string name;
+    bool deny_on_limit = false;
+    int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit, max_wall = kNoLimit;
+    int64_t max_jobs_pu = kNoLimit, max_jobs_pa = kNoLimit, max_submit_pu = kNoLimit, max_submit_pa = kNoLimit;
+    TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
+  };
+  // The job's association (its partition's, else the account's for the user), or -1.
+  int32_t assoc_of(const std::string& user, const std::string& account, const std::string& partition) const;
+  int32_t qos_of(const std::string& name) const;
+  Status choose_qos(JobSpec& spec, const Assoc& a) const;
+
+  AcctEnforce enforce_;
+  bool has_limits_ = false, has_submit_limits_ = false;
+  std::vector<Assoc> assocs_;
+  std::vector<Qos> qos_;
+  std::unordered_map<std::string, int32_t> assoc_index_;  // account \0 user \0 partition
+  std::unordered_map<std::string, int32_t> qos_index_;
+  std::unordered_map<std::string, std::string> default_account_;  // user -> account
+};
+
+// What jobs hold against the limits of one policy: queued and running jobs toward submit
+// limits, running ones toward the rest. Built for one scheduling pass or one submission.
+class AcctUsage {
+ public:
+  AcctUsage(const AcctPolicy& policy, Time now) : p_(policy), now_(now) {}
+  // A pending or running job (others count for nothing).
+  void add(const Job& job);
+  // A job the pass starts now with `limit`: it counts as running from here on.
+  void start(const Job& job, Duration limit);
+  // Why a pending job may not start now on account of a limit (kNone: none holds it).
+  JobReason blocked(const Job& job) const;
+  // Why `count` more jobs like `job` (a submission, an array's tasks) are refused: a submit
+  // limit, or a per-job limit of a DenyOnLimit QOS (kNone: accepted).
+  JobReason refused(const Job& job, int64_t count) const;
+
+ private:
+  struct Counts {
+    int64_t jobs = 0, submitted = 0;
+    TresCounts tres{}, run_mins{};
+  };
+  void count(const Job& job, int64_t submitted, int64_t jobs, const TresCounts& tres, int64_t minutes);
+  JobReason qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const;
+  JobReason assoc_blocked(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,
+                          int64_t run_mins) const;
+  JobReason per_job(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres) const;
+  const Counts* user_in_qos(int32_t qos, uint32_t uid) const;
+  const Counts* account_in_qos(int32_t qos, const std::string& account) const;
+
+  const AcctPolicy& p_;
+  Time now_;
+  std::unordered_map<int32_t, Counts> assoc_;  // an association's subtree (jobs below it too)
+  std::unordered_map<int32_t, Counts> qos_;
+  std::unordered_map<uint64_t, Counts> user_in_qos_;         // qos << 32 | uid
+  std::unordered_map<std::string, Counts> account_in_qos_;  // qos \0 account
+};
+
+}  // namespace hq

@@ -1,0 +1,249 @@
+// Accounting enforcement (core/acct_policy): the account and QOS a submission gets, the
+// submit limits that refuse it, and the limits that keep a queued job pending in a
+// scheduling pass, with Slurm's reason names. The model is built the way sacctmgr builds it.
+#include <doctest/doctest.h>
+
+#include "builders.hpp"
+#include "core/acct_policy.hpp"
+#include "core/acctmgr.hpp"
+#include "core/scheduler.hpp"
+
+using namespace hq;
+using hq::test::cluster;
+using hq::test::JobBuilder;
+using hq::test::start;
+
+namespace {
+
+const AcctEnforce kAll{true, true, true, false};
+
+// A model of cluster "c" changed by sacctmgr command lines (as root, committed).
+AcctModel model_after(const std::vector<std::string>& commands) {
+  AcctModel m = default_acct_model();
+  register_cluster(m, "c", "127.0.0.1", 1);
+  for (const std::string& line : commands) {
+    std::vector<std::string> words;
+    for (size_t at = 0; at < line.size();) {
+      size_t end = line.find(' ', at);
+      if (end == std::string::npos) end = line.size();
+      if (end > at) words.push_back(line.substr(at, end - at));
+      at = end + 1;
+    }
+    AcctMgrResult r = run_acctmgr(m, words, AcctMgrOptions{}, AcctMgrActor{"root", true});
+    INFO(line << ": " << r.out << r.err);
+    REQUIRE(r.rc == 0);
+    m = r.model;
+  }
+  return m;
+}
+
+// A job of `user` (uid) in `account` with QOS `qos` ("" none), as submitted.
+Job job(uint64_t id, const std::string& user, uint32_t uid, const std::string& account, const std::string& qos = "normal") {
+  Job j = JobBuilder(id).name("j", uid).build();
+  j.spec.user = user;
+  j.spec.account = account;
+  JobExtras e;
+  e.qos = qos;
+  j.spec.extra = e;
+  return j;
+}
+
+std::string reason(JobReason r) { return std::string(to_string(r)); }
+
+}  // namespace
+
+TEST_CASE("enforce words: Slurm's names, limits and qos imply associations, unknown words are named") {
+  auto e = parse_acct_enforce("limits,qos");
+  REQUIRE(e.is_ok());
+  CHECK(e->associations);
+  CHECK(acct_enforce_name(*e) == "associations,limits,qos");
+  CHECK(acct_enforce_name(*parse_acct_enforce("")) == "none");
+  CHECK(acct_enforce_name(*parse_acct_enforce("All")) == "associations,limits,qos,safe");
+  auto bad = parse_acct_enforce("associations,limitz");
+  REQUIRE(!bad.is_ok());
+  CHECK(bad.status().message().find("'limitz'") != std::string::npos);
+}
+
+TEST_CASE("submit: the default account and QOS are filled in; unknown or not allowed ones are refused in sbatch's words") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos high"});
+  AcctPolicy p(m, "c", kAll);
+  JobSpec s;
+  s.user = "alice";
+  REQUIRE(p.choose(s, {"batch"}).is_ok());
+  CHECK(s.account == "physics");
+  CHECK(s.extra->qos == "normal");
+  JobSpec nosuch = JobSpec{};
+  nosuch.user = "alice";
+  nosuch.account = "chem";
+  CHECK(p.choose(nosuch, {"batch"}).message() == "Invalid account or account/partition combination specified");
+  JobSpec stranger;
+  stranger.user = "bob";
+  CHECK(p.choose(stranger, {"batch"}).message() == "Invalid account or account/partition combination specified");
+  JobSpec high;
+  high.user = "alice";
+  JobExtras e;
+  e.qos = "high";
+  high.extra = e;
+  CHECK(p.choose(high, {"batch"}).message() == "Invalid qos specification");
+  e.qos = "high,normal";  // a list: Slurm 22.05 refuses it too
+  high.extra = e;
+  CHECK(p.choose(high, {"batch"}).message() == "Invalid qos specification");
+  // Allowed once added to the association (on top of what it had from its account).
+  AcctPolicy after(model_after({"add account physics", "add user alice account=physics", "add qos high",
+                                "modify user alice set qos+=high"}),
+                   "c", kAll);
+  e.qos = "high";
+  high.extra = e;
+  CHECK(after.choose(high, {"batch"}).is_ok());
+  JobSpec plain;
+  plain.user = "alice";
+  REQUIRE(after.choose(plain, {"batch"}).is_ok());
+  CHECK(plain.extra->qos == "normal");
+  // With associations only, a QOS the association lacks is not checked (but must exist).
+  AcctPolicy loose(m, "c", AcctEnforce{true, false, false, false});
+  CHECK(loose.choose(high, {"batch"}).is_ok());
+}
+
+TEST_CASE("submit limits: MaxSubmitJobs counts queued and running jobs of the association; an array counts each task") {
+  AcctPolicy p(model_after({"add account physics", "add user alice account=physics",
+                            "modify user alice set MaxSubmitJobs=3"}),
+               "c", kAll);
+  REQUIRE(p.has_submit_limits());
+  AcctUsage u(p, 0);
+  Job running = job(1, "alice", 1000, "physics");
+  running.state = JobState::kRunning;
+  u.add(running);
+  u.add(job(2, "alice", 1000, "physics"));
+  u.add(job(3, "alice", 1000, "root"));  // another account of hers: not counted
+  CHECK(u.refused(job(4, "alice", 1000, "physics"), 1) == JobReason::kNone);
+  CHECK(reason(u.refused(job(4, "alice", 1000, "physics"), 2)) == "AssocMaxSubmitJobLimit");
+  Job ended = job(5, "alice", 1000, "physics");
+  ended.state = JobState::kCompleted;
+  u.add(ended);
+  CHECK(u.refused(job(4, "alice", 1000, "physics"), 1) == JobReason::kNone);
+}
+
+TEST_CASE("submit limits: the QOS's per-user limit wins over the association's; DenyOnLimit refuses per-job limits") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "modify user alice set MaxSubmitJobs=1",
+                             "modify qos normal set MaxSubmitJobsPerUser=2"});
+  AcctPolicy p(m, "c", kAll);
+  AcctUsage u(p, 0);
+  u.add(job(1, "alice", 1000, "physics"));
+  CHECK(u.refused(job(2, "alice", 1000, "physics"), 1) == JobReason::kNone);  // the QOS limit (2) applies, not 1
+  CHECK(reason(u.refused(job(2, "alice", 1000, "physics"), 2)) == "QOSMaxSubmitJobPerUserLimit");
+  AcctPolicy deny(model_after({"add account physics", "add user alice account=physics",
+                               "modify qos normal set Flags=DenyOnLimit MaxWall=00:05:00 MaxTRESPerJob=cpu=1"}),
+                  "c", kAll);
+  AcctUsage none(deny, 0);
+  Job wide = job(3, "alice", 1000, "physics");
+  wide.spec.cpus_per_task = 2;
+  wide.time_limit = 60;
+  CHECK(reason(none.refused(wide, 1)) == "QOSMaxCpuPerJobLimit");
+  Job slow = job(4, "alice", 1000, "physics");
+  slow.time_limit = 600;
+  CHECK(reason(none.refused(slow, 1)) == "QOSMaxWallDurationPerJobLimit");
+  slow.time_limit = 300;
+  CHECK(none.refused(slow, 1) == JobReason::kNone);
+  // Without DenyOnLimit the same jobs are accepted (they wait instead).
+  AcctPolicy lenient(model_after({"add account physics", "add user alice account=physics",
+                                  "modify qos normal set MaxTRESPerJob=cpu=1"}),
+                     "c", kAll);
+  CHECK(AcctUsage(lenient, 0).refused(wide, 1) == JobReason::kNone);
+  CHECK(reason(AcctUsage(lenient, 0).blocked(wide)) == "QOSMaxCpuPerJobLimit");
+}
+
+TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the user's association; the QOS's first") {
+  AcctModel m = model_after({"add account physics", "add account theory parent=physics", "add user alice account=theory",
+                             "add user bob account=physics", "modify account physics set GrpTRES=cpu=4 GrpJobs=3",
+                             "modify user alice set MaxJobs=2"});
+  AcctPolicy p(m, "c", kAll);
+  REQUIRE(p.has_limits());
+  AcctUsage u(p, 0);
+  Job bob_running = job(1, "bob", 1001, "physics");
+  bob_running.state = JobState::kRunning;
+  bob_running.alloc = {{"n1", 3, 0, 1, {}}};
+  u.add(bob_running);
+  Job alice = job(2, "alice", 1000, "theory");
+  CHECK(u.blocked(alice) == JobReason::kNone);  // 3 + 1 CPUs of 4
+  alice.spec.cpus_per_task = 2;
+  CHECK(reason(u.blocked(alice)) == "AssocGrpCpuLimit");  // bob's CPUs count against physics, theory's parent
+  alice.spec.cpus_per_task = 1;
+  u.start(alice, 3600);
+  Job alice2 = job(3, "alice", 1000, "theory");
+  CHECK(reason(u.blocked(alice2)) == "AssocGrpCpuLimit");  // 4 of 4 CPUs held now
+  AcctPolicy jobs_only(model_after({"add account physics", "add account theory parent=physics",
+                                    "add user alice account=theory", "modify user alice set MaxJobs=1"}),
+                       "c", kAll);
+  AcctUsage v(jobs_only, 0);
+  v.start(job(2, "alice", 1000, "theory"), 3600);
+  CHECK(reason(v.blocked(alice2)) == "AssocMaxJobsLimit");
+  Job other_user = job(4, "bob", 1001, "physics");
+  CHECK(v.blocked(other_user) == JobReason::kNone);
+  // A QOS MaxJobsPerUser replaces the association's MaxJobs.
+  AcctPolicy with_qos(model_after({"add account physics", "add user alice account=physics", "modify user alice set MaxJobs=1",
+                                   "modify qos normal set MaxJobsPerUser=2"}),
+                      "c", kAll);
+  AcctUsage w(with_qos, 0);
+  w.start(job(5, "alice", 1000, "physics"), 3600);
+  CHECK(w.blocked(job(6, "alice", 1000, "physics")) == JobReason::kNone);
+  w.start(job(6, "alice", 1000, "physics"), 3600);
+  CHECK(reason(w.blocked(job(7, "alice", 1000, "physics"))) == "QOSMaxJobsPerUserLimit");
+}
+
+TEST_CASE("running limits: MaxWall, GrpTRESRunMins and MaxTRESPerUser with their reasons; a job without -t gets MaxWall") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "modify user alice set MaxWall=00:10:00",
+                             "modify account physics set GrpTRESRunMins=cpu=100"});
+  AcctPolicy p(m, "c", kAll);
+  AcctUsage u(p, 0);
+  Job slow = job(1, "alice", 1000, "physics");
+  slow.time_limit = 1200;
+  CHECK(reason(u.blocked(slow)) == "AssocMaxWallDurationPerJobLimit");
+  slow.time_limit = kUnlimited;
+  CHECK(reason(u.blocked(slow)) == "AssocMaxWallDurationPerJobLimit");
+  JobSpec s = slow.spec;
+  CHECK(p.default_limit(s, "batch", kUnlimited) == 600);
+  CHECK(p.default_limit(s, "batch", 300) == 300);
+  Job fits = job(2, "alice", 1000, "physics");
+  fits.time_limit = 600;
+  fits.spec.cpus_per_task = 8;  // 8 CPUs x 10 minutes = 80 of 100
+  CHECK(u.blocked(fits) == JobReason::kNone);
+  u.start(fits, 600);
+  Job more = job(3, "alice", 1000, "physics");
+  more.time_limit = 600;
+  more.spec.cpus_per_task = 3;  // 80 + 30 > 100
+  CHECK(reason(u.blocked(more)) == "AssocGrpCPURunMinutesLimit");
+  AcctPolicy pu(model_after({"add account physics", "add user alice account=physics",
+                             "modify qos normal set MaxTRESPerUser=cpu=2,gres/gpu=1"}),
+                "c", kAll);
+  AcctUsage v(pu, 0);
+  Job gpu = job(4, "alice", 1000, "physics");
+  gpu.spec.gpus = 2;
+  CHECK(reason(v.blocked(gpu)) == "QOSMaxGRESPerUser");
+  v.start(job(5, "alice", 1000, "physics"), 60);
+  Job two = job(6, "alice", 1000, "physics");
+  two.spec.cpus_per_task = 2;
+  CHECK(reason(v.blocked(two)) == "QOSMaxCpuPerUserLimit");
+}
+
+TEST_CASE("the scheduler keeps jobs over a limit pending with the limit's reason and starts no more than allowed in one pass") {
+  ClusterState s = cluster("n[1-4]", 4);
+  AcctPolicy policy(model_after({"add account physics", "add user alice account=physics", "add user bob account=physics",
+                                 "modify user alice set MaxJobs=2"}),
+                    "c", kAll);
+  auto shared = std::make_shared<const AcctPolicy>(policy);
+  for (uint64_t id = 1; id <= 4; ++id) apply(s, JobSubmitted{job(id, "alice", 1000, "physics")});
+  apply(s, JobSubmitted{job(5, "bob", 1001, "physics")});
+  Plan plan = Scheduler(SchedulerConfig{}, shared).schedule(s, 0);
+  CHECK(plan.starts.size() == 3);  // alice's first two and bob's
+  int held = 0;
+  for (const PendingInfo& i : plan.pending) held += i.reason == JobReason::kAssocMaxJobs;
+  CHECK(held == 2);
+  // Without the policy all five start.
+  CHECK(Scheduler(SchedulerConfig{}).schedule(s, 0).starts.size() == 5);
+  // A running job of alice's counts: one more may start.
+  start(s, 1, {"n1"}, 1);
+  Plan after = Scheduler(SchedulerConfig{}, shared).schedule(s, 0);
+  int alice_started = 0;
+  for (const StartDecision& d : after.starts) alice_started += s.jobs.at(d.job).spec.user == "alice";
+  CHECK(alice_started == 1);
+}

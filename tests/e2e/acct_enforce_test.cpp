@@ -1,0 +1,165 @@
+// Accounting enforcement ([accounting] enforce = "associations,limits,qos") on a real
+// cluster, driven through sacctmgr and sbatch as Slurm's users drive them: an unknown
+// account or QOS is refused with sbatch's words, a job without -A gets the user's default
+// account and QOS normal, submit limits refuse with the limit's name then the policy line,
+// and running limits keep jobs PENDING with Slurm's reasons until the limit is lifted. The
+// expected texts are those of Slurm 22.05 (tests/fixtures/slurm/sacctmgr/enforce-*).
+#include <doctest/doctest.h>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
+std::string stderr_of(const std::string& cmd) { return "{ " + cmd + " 2>&1 >/dev/null; }"; }
+const char* kPolicyLine =
+    "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size "
+    "and/or time limits)\n";
+
+// sbatch's job id, or "" when refused.
+std::string sbatch(const LocalCluster& c, const std::string& args) {
+  auto r = sh(bin(c) + "sbatch --parsable -o /dev/null " + args + " 2>/dev/null");
+  std::string id = r.out;
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  return r.rc == 0 ? id : "";
+}
+
+// squeue's "%i|%a|%q|%T|%r" line for one job.
+std::string line_of(const LocalCluster& c, const std::string& id) {
+  auto r = sh(bin(c) + "squeue -h -j " + id + " -o '%i|%a|%q|%T|%r'");
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+void acctmgr(const LocalCluster& c, const std::string& words) {
+  auto r = sh(bin(c) + "sacctmgr -i " + words);
+  INFO("sacctmgr -i " << words << ": " << r.out);
+  REQUIRE(r.rc == 0);
+}
+
+void cancel_all(const LocalCluster& c) {
+  sh(bin(c) + "scancel -u root");
+  REQUIRE(wait_until([&] { return sh(bin(c) + "squeue -h -o %i").out.empty(); }, 20));
+}
+
+}  // namespace
+
+TEST_CASE("e2e: accounting enforcement - accounts, QOS, submit limits and pending reasons in Slurm's words") {
+  LocalCluster c(2, 2, 20, "[accounting]\nenforce = \"associations,limits,qos\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -n -P list assoc format=account").rc == 0);  // the model has loaded
+
+  auto nosuch = sh(stderr_of(bin(c) + "sbatch -o /dev/null -A nosuch --wrap true"));
+  CHECK(nosuch.rc == 1);
+  CHECK(nosuch.out == "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n");
+  auto badqos = sh(stderr_of(bin(c) + "sbatch -o /dev/null --qos nosuch --wrap true"));
+  CHECK(badqos.rc == 1);
+  CHECK(badqos.out == "sbatch: error: Batch job submission failed: Invalid qos specification\n");
+  CHECK(sh(bin(c) + "squeue -h").out.empty());
+
+  // No -A: the user's default account; no --qos: normal.
+  std::string plain = sbatch(c, "--wrap 'sleep 300'");
+  REQUIRE(!plain.empty());
+  REQUIRE(c.wait_state(plain, "RUNNING", 20));
+  CHECK(line_of(c, plain) == plain + "|root|normal|RUNNING|None");
+  cancel_all(c);
+
+  acctmgr(c, "add account physics");
+  acctmgr(c, "add user root account=physics");
+  acctmgr(c, "add qos high");
+  auto high = sh(stderr_of(bin(c) + "sbatch -o /dev/null -A physics --qos high --wrap true"));
+  CHECK(high.out == "sbatch: error: Batch job submission failed: Invalid qos specification\n");
+  acctmgr(c, "modify user root where account=physics set qos+=high");
+  std::string in_high = sbatch(c, "-A physics --qos high --wrap 'sleep 300'");
+  REQUIRE(!in_high.empty());
+  REQUIRE(c.wait_state(in_high, "RUNNING", 20));
+  CHECK(line_of(c, in_high) == in_high + "|physics|high|RUNNING|None");
+  cancel_all(c);
+
+  SUBCASE("association MaxSubmitJobs refuses the third submission") {
+    acctmgr(c, "modify user where name=root account=physics set MaxSubmitJobs=2");
+    CHECK(!sbatch(c, "-A physics --wrap 'sleep 300'").empty());
+    CHECK(!sbatch(c, "-A physics --wrap 'sleep 300'").empty());
+    auto third = sh(stderr_of(bin(c) + "sbatch -o /dev/null -A physics --wrap 'sleep 300'"));
+    CHECK(third.rc == 1);
+    CHECK(third.out == std::string("sbatch: error: AssocMaxSubmitJobLimit\n") + kPolicyLine);
+    // Other accounts of the same user are not limited by it.
+    CHECK(!sbatch(c, "-A root --wrap 'sleep 300'").empty());
+  }
+  SUBCASE("association MaxJobs keeps the second job pending until the limit is lifted") {
+    acctmgr(c, "modify user where name=root account=physics set MaxJobs=1");
+    std::string first = sbatch(c, "-A physics --wrap 'sleep 300'");
+    std::string second = sbatch(c, "-A physics --wrap 'sleep 300'");
+    REQUIRE(c.wait_state(first, "RUNNING", 20));
+    REQUIRE(c.wait_considered(second, 20));
+    CHECK(line_of(c, second) == second + "|physics|normal|PENDING|AssocMaxJobsLimit");
+    acctmgr(c, "modify user where name=root account=physics set MaxJobs=-1");
+    CHECK(c.wait_state(second, "RUNNING", 20));
+  }
+  SUBCASE("association MaxWall: a longer -t waits, no -t gets MaxWall as its limit") {
+    acctmgr(c, "modify user where name=root account=physics set MaxWall=00:10:00");
+    std::string longer = sbatch(c, "-A physics -t 20 --wrap 'sleep 300'");
+    std::string none = sbatch(c, "-A physics --wrap 'sleep 300'");
+    REQUIRE(c.wait_state(none, "RUNNING", 20));
+    REQUIRE(c.wait_considered(longer, 20));
+    CHECK(line_of(c, longer) == longer + "|physics|normal|PENDING|AssocMaxWallDurationPerJobLimit");
+    CHECK(sh(bin(c) + "squeue -h -j " + none + " -o %l").out == "10:00\n");
+  }
+  SUBCASE("account GrpTRES=cpu=2 and GrpJobs=1 hold the second job") {
+    acctmgr(c, "modify account physics set GrpTRES=cpu=2");
+    std::string first = sbatch(c, "-A physics -c 2 --wrap 'sleep 300'");
+    std::string second = sbatch(c, "-A physics -c 2 --wrap 'sleep 300'");
+    REQUIRE(c.wait_state(first, "RUNNING", 20));
+    REQUIRE(c.wait_considered(second, 20));
+    CHECK(line_of(c, second) == second + "|physics|normal|PENDING|AssocGrpCpuLimit");
+    acctmgr(c, "modify account physics set GrpTRES=cpu=-1 GrpJobs=1");
+    REQUIRE(wait_until([&] { return line_of(c, second) == second + "|physics|normal|PENDING|AssocGrpJobsLimit"; }, 20));
+    CHECK(c.state(first) == "RUNNING");
+  }
+  SUBCASE("QOS limits: MaxJobsPerUser, MaxSubmitJobsPerUser, MaxTRESPerJob, DenyOnLimit") {
+    acctmgr(c, "modify qos high set MaxJobsPerUser=1");
+    std::string first = sbatch(c, "-A physics --qos high --wrap 'sleep 300'");
+    std::string second = sbatch(c, "-A physics --qos high --wrap 'sleep 300'");
+    REQUIRE(c.wait_state(first, "RUNNING", 20));
+    REQUIRE(c.wait_considered(second, 20));
+    CHECK(line_of(c, second) == second + "|physics|high|PENDING|QOSMaxJobsPerUserLimit");
+    acctmgr(c, "modify qos high set MaxJobsPerUser=-1 MaxSubmitJobsPerUser=2");
+    auto third = sh(stderr_of(bin(c) + "sbatch -o /dev/null -A physics --qos high --wrap 'sleep 300'"));
+    CHECK(third.rc == 1);
+    CHECK(third.out == std::string("sbatch: error: QOSMaxSubmitJobPerUserLimit\n") + kPolicyLine);
+    cancel_all(c);
+    acctmgr(c, "modify qos high set MaxSubmitJobsPerUser=-1 MaxTRESPerJob=cpu=1");
+    std::string wide = sbatch(c, "-A physics --qos high -c 2 --wrap 'sleep 300'");
+    REQUIRE(c.wait_considered(wide, 20));
+    CHECK(line_of(c, wide) == wide + "|physics|high|PENDING|QOSMaxCpuPerJobLimit");
+    acctmgr(c, "modify qos high set Flags=DenyOnLimit MaxWall=00:05:00");
+    auto denied = sh(stderr_of(bin(c) + "sbatch -o /dev/null -A physics --qos high -t 10 --wrap 'sleep 300'"));
+    CHECK(denied.rc == 1);
+    CHECK(denied.out == std::string("sbatch: error: QOSMaxWallDurationPerJobLimit\n") + kPolicyLine);
+    CHECK(!sbatch(c, "-A physics --qos high -t 5 --wrap 'sleep 300'").empty());
+  }
+  cancel_all(c);
+}
+
+TEST_CASE("e2e: accounting enforcement - a user without an association may not submit; the default account is filled in") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 2, 20, "[accounting]\nenforce = \"associations\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -n -P list assoc format=account").rc == 0);
+  std::string sbatch_nobody = c.dir() + "/bin/sbatch -o /dev/null --wrap true";
+  auto refused = as_nobody(c, "sh -c '" + stderr_of(sbatch_nobody) + "'");
+  CHECK(refused.rc == 1);
+  CHECK(refused.out == "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n");
+  REQUIRE(sh(bin(c) + "sacctmgr -i add account physics").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add user nobody account=physics").rc == 0);
+  auto ok = as_nobody(c, c.dir() + "/bin/sbatch --parsable -o /dev/null --wrap 'sleep 300'");
+  REQUIRE(ok.rc == 0);
+  std::string id = ok.out.substr(0, ok.out.find('\n'));
+  CHECK(sh(bin(c) + "squeue -h -j " + id + " -o '%u|%a|%q'").out == "nobody|physics|normal\n");
+  sh(bin(c) + "scancel " + id);
+}

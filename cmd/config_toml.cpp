@@ -237,7 +237,8 @@ class Loader {
                         "bf_job_part_count_reserve", "bf_min_age_reserve", "bf_min_prio_reserve", "preempt_type",
                         "preempt_exempt_time", "priority_weight_age", "priority_weight_job_size",
                         "priority_weight_partition", "priority_weight_qos", "priority_weight_fairshare",
-                        "priority_max_age", "priority_favor_small"}, "[scheduler]");
+                        "priority_max_age", "priority_favor_small", "priority_decay_half_life",
+                        "priority_calc_period", "fair_share", "fairshare_dampening_factor"}, "[scheduler]");
     if (s) s = get_enum(*t, "policy", parse_sched_policy, "fifo, easy, backfill", k.policy);
     if (s) s = get_duration(*t, "sched_interval", k.sched_interval);
     if (s) s = get_int32(*t, "default_queue_depth", 1, 1000000, k.default_queue_depth);
@@ -266,6 +267,17 @@ class Loader {
     if (s) s = get_int(*t, "priority_weight_fairshare", 0, 4294967295LL, w.fairshare);
     if (s) s = get_duration(*t, "priority_max_age", w.max_age);
     if (s) s = get_bool(*t, "priority_favor_small", w.favor_small);
+    if (s) s = get_duration(*t, "priority_decay_half_life", w.decay_half_life);
+    if (s) s = get_duration(*t, "priority_calc_period", w.calc_period);
+    if (s && w.calc_period < 1) s = where(*t->get("priority_calc_period"), "'priority_calc_period' must be at least 1 second");
+    if (s && t->get("fair_share")) {
+      std::string kind;
+      s = get_string(*t, "fair_share", kind);
+      if (s && kind != "fair_tree" && kind != "classic")
+        s = where(*t->get("fair_share"), "'fair_share' must be \"fair_tree\" (the default) or \"classic\"");
+      w.fair_share_classic = kind == "classic";
+    }
+    if (s) s = get_int(*t, "fairshare_dampening_factor", 1, 1000000, w.fair_share_dampening);
     return s;
   }
 

@@ -129,10 +129,26 @@ TresCounts held_tres(const Job& job) {
   return t;
 }
 
-AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce) : enforce_(enforce) {
+UsageRecord usage_record(const Job& job) {
+  UsageRecord r;
+  r.account = job.spec.account;
+  r.user = job.spec.user;
+  r.partition = job.partition;
+  r.start = job.start_time;
+  r.end = is_terminal(job.state) ? std::max(job.end_time, job.start_time) : 0;
+  r.billing = held_tres(job)[kTresBilling];
+  return r;
+}
+
+AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce,
+                       std::shared_ptr<const FairShare> shares)
+    : enforce_(enforce), shares_(std::move(shares)) {
   for (const auto& [name, q] : model.qos) {
     Qos out;
     out.name = name;
+    out.priority = q.priority;
+    out.usage_factor = q.usage_factor;
+    max_qos_priority_ = std::max(max_qos_priority_, q.priority);
     out.deny_on_limit = std::any_of(q.flags.begin(), q.flags.end(), [](const std::string& f) { return to_lower(f) == "denyonlimit"; });
     const AcctLimits& l = q.limits;
     out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit, out.max_wall = wall_seconds(l.max_wall);
@@ -236,6 +252,24 @@ Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& parti
     wall = assocs_[static_cast<size_t>(a)].max_wall;
   if (wall == kNoLimit) return limit;
   return limit == kUnlimited ? wall : std::min<Duration>(limit, wall);
+}
+
+double AcctPolicy::fairshare(const Job& job) const {
+  if (!shares_) return 0;
+  if (!job.spec.account.empty()) return shares_->factor(job.spec.user, job.spec.account, job.partition);
+  auto it = default_account_.find(job.spec.user);
+  return it == default_account_.end() ? 0 : shares_->factor(job.spec.user, it->second, job.partition);
+}
+
+double AcctPolicy::qos(const Job& job) const {
+  int32_t q = qos_of(job.spec.extra->qos.empty() ? "normal" : job.spec.extra->qos);
+  if (q < 0 || max_qos_priority_ <= 0) return 0;
+  return static_cast<double>(std::max<int64_t>(0, qos_[static_cast<size_t>(q)].priority)) / static_cast<double>(max_qos_priority_);
+}
+
+double AcctPolicy::usage_factor(const std::string& qos) const {
+  int32_t q = qos_of(qos.empty() ? "normal" : qos);
+  return q < 0 ? 1.0 : qos_[static_cast<size_t>(q)].usage_factor;
 }
 
 void AcctUsage::add(const Job& job) {

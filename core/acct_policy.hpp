@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "core/acct_model.hpp"
+#include "core/fair_share.hpp"
 #include "core/job.hpp"
+#include "core/priority.hpp"
 #include "core/status.hpp"
 
 namespace hq {
@@ -43,9 +45,14 @@ TresCounts requested_tres(const JobSpec& spec);
 // What a running job holds.
 TresCounts held_tres(const Job& job);
 
-class AcctPolicy {
+// A job's usage as fair share counts it (account as recorded, CPUs held, run time).
+UsageRecord usage_record(const Job& job);
+
+class AcctPolicy final : public AcctFactors {
  public:
-  AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce);
+  // `shares`: fair share from usage (none: every fair-share factor is 0).
+  AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce,
+             std::shared_ptr<const FairShare> shares = nullptr);
   const AcctEnforce& enforce() const { return enforce_; }
   // Whether limits are enforced and some association or QOS sets one (else nothing is counted).
   bool has_limits() const { return has_limits_; }
@@ -59,6 +66,14 @@ class AcctPolicy {
   // The time limit of a job that gave none: `limit` (the partition's) capped by the MaxWall
   // of its QOS, else its association.
   Duration default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const;
+
+  // Priority factors: the job's association's fair share (its account, else the user's
+  // default), and its QOS's Priority relative to the highest QOS Priority.
+  double fairshare(const Job& job) const override;
+  double qos(const Job& job) const override;
+  const FairShare* shares() const { return shares_.get(); }
+  // The QOS's UsageFactor by name (1 for one not known), for usage records.
+  double usage_factor(const std::string& qos) const;
 
  private:
   friend class AcctUsage;
@@ -74,6 +89,8 @@ class AcctPolicy {
   struct Qos {
     std::string name;
     bool deny_on_limit = false;
+    int64_t priority = 0;
+    double usage_factor = 1.0;
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit, max_wall = kNoLimit;
     int64_t max_jobs_pu = kNoLimit, max_jobs_pa = kNoLimit, max_submit_pu = kNoLimit, max_submit_pa = kNoLimit;
     TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
@@ -90,6 +107,8 @@ class AcctPolicy {
   std::unordered_map<std::string, int32_t> assoc_index_;  // account \0 user \0 partition
   std::unordered_map<std::string, int32_t> qos_index_;
   std::unordered_map<std::string, std::string> default_account_;  // user -> account
+  std::shared_ptr<const FairShare> shares_;
+  int64_t max_qos_priority_ = 0;
 };
 
 // What jobs hold against the limits of one policy: queued and running jobs toward submit

@@ -12,8 +12,16 @@
 
 namespace hq {
 
+// A pending or running job, as the controller knows it: deleting its user's association
+// (or an account above it) is refused while it is active, as slurmdbd refuses it.
+struct AcctActiveJob {
+  uint64_t id = 0;
+  std::string cluster, account, user;
+};
+
 struct AcctMgrOptions {
   bool noheader = false, parsable = false, parsable2 = false, with_assoc = false, readonly = false;
+  std::vector<AcctActiveJob> active_jobs;
 };
 
 // Who runs the command: admins (root, the cluster's admins, users with AdminLevel Operator or

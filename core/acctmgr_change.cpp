@@ -165,6 +165,24 @@ void modify_user(Ctx& cx, const std::vector<Word>& words) {
   cx.io.out += " Modified user associations...\n" + str;
 }
 
+// Refuses a delete that would remove the association of an active job (slurmdbd's answer,
+// one line per job); true when it did (the model is left as it was).
+bool refused_for_active_jobs(Ctx& cx, const std::vector<const AcctAssoc*>& removed) {
+  std::string lines;
+  for (const AcctActiveJob& j : cx.options.active_jobs) {
+    bool hit = std::any_of(removed.begin(), removed.end(), [&](const AcctAssoc* a) {
+      return a->cluster == j.cluster && a->account == j.account && a->user == j.user;
+    });
+    if (hit)
+      lines += fmt("  JobID = %-10s C = %-10s A = %-10s", std::to_string(j.id), j.cluster, j.account) +
+               fmt(" U = %-9s%s\n", j.user, "");
+  }
+  if (lines.empty()) return false;
+  cx.next = cx.model;
+  cx.io.fail(" Error with request: Job(s) active, cancel job(s) before remove\n" + lines);
+  return true;
+}
+
 void delete_user(Ctx& cx, const std::vector<Word>& words) {
   AssocCond cond;
   std::vector<std::string> names;
@@ -181,6 +199,9 @@ void delete_user(Ctx& cx, const std::vector<Word>& words) {
     gone.push_back(id);
     if (!whole_users) str += "  " + assoc_object(a, 10) + "\n";
   }
+  std::vector<const AcctAssoc*> removed;
+  for (auto id : gone) removed.push_back(&cx.model.assocs.at(id));
+  if (refused_for_active_jobs(cx, removed)) return;
   for (auto id : gone) cx.next.assocs.erase(id);
   if (whole_users) {
     for (auto it = cx.next.users.begin(); it != cx.next.users.end();) {
@@ -226,6 +247,10 @@ void delete_account(Ctx& cx, const std::vector<Word>& words) {
       return kv.second.cluster == a.cluster && cx.model.account_under(a.cluster, kv.second.account, a.account);
     });
   }
+  std::vector<const AcctAssoc*> removed;
+  for (const auto& [id, a] : cx.model.assocs)
+    if (!cx.next.assocs.count(id)) removed.push_back(&a);
+  if (refused_for_active_jobs(cx, removed)) return;
   // Accounts left without any association lose their coordinators; the named ones go.
   for (auto it = cx.next.accounts.begin(); it != cx.next.accounts.end();) {
     const std::string& n = it->first;

@@ -31,8 +31,11 @@ PriorityContext make_priority_context(const SchedulerConfig& cfg, const ClusterS
   return make_priority_context(cfg, state.partitions, cpus);
 }
 
-PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now) {
-  return compute_priority(job, make_priority_context(cfg, state), now);
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now,
+                             const AcctFactors* accounting) {
+  PriorityContext ctx = make_priority_context(cfg, state);
+  ctx.accounting = accounting;
+  return compute_priority(job, ctx, now);
 }
 
 PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now) {
@@ -58,9 +61,9 @@ PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Tim
   double size = std::min(1.0, static_cast<double>(requested_cpus(job.spec)) / static_cast<double>(ctx.cluster_cpus));
   f.job_size = w.favor_small ? 1.0 - size : size;
   f.partition = static_cast<double>(std::max(0, part_factor)) / static_cast<double>(std::max(1, ctx.max_partition_factor));
-  if (ctx.fairshare) {
-    auto it = ctx.fairshare->find(job.spec.uid);
-    if (it != ctx.fairshare->end()) f.fairshare = std::clamp(it->second, 0.0, 1.0);
+  if (ctx.accounting) {  // looked up only where weighed (both weights are 0 by default)
+    if (w.fairshare > 0) f.fairshare = std::clamp(ctx.accounting->fairshare(job), 0.0, 1.0);
+    if (w.qos > 0) f.qos = std::clamp(ctx.accounting->qos(job), 0.0, 1.0);
   }
   f.nice = job.spec.nice;
   double sum = w.age * f.age + w.job_size * f.job_size + w.partition * f.partition + w.qos * f.qos +

@@ -17,13 +17,24 @@ struct PriorityFactors {
   int64_t total = 0;   // 1..4294967295 (0 is never produced: Slurm reads 0 as held)
 };
 
+// The factors accounting gives (core/acct_policy): fair share and the QOS's priority, each
+// 0..1. An interface, so that priorities need not know the accounting model.
+class AcctFactors {
+ public:
+  virtual double fairshare(const Job& job) const = 0;
+  virtual double qos(const Job& job) const = 0;
+
+ protected:
+  ~AcctFactors() = default;
+};
+
 // What priorities are relative to; build once per pass or request, not per job.
 struct PriorityContext {
   PriorityWeights weights;
   int64_t cluster_cpus = 1;           // job size is relative to this
   int32_t max_partition_factor = 1;   // partition factors are normalised to the highest
   std::unordered_map<std::string, int32_t> partition_factor;  // priority_job_factor by name
-  const std::map<uint32_t, double>* fairshare = nullptr;  // by uid, from accounting; absent: 0
+  const AcctFactors* accounting = nullptr;  // none: fair share and QOS factors are 0
 };
 
 PriorityContext make_priority_context(const SchedulerConfig& cfg, const std::vector<PartitionConfig>& parts,
@@ -38,7 +49,8 @@ PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Tim
 PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now, int32_t partition_factor);
 
 // The job's priority now, factor by factor (sprio's view); builds a context.
-PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now);
+PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& cfg, const Job& job, Time now,
+                             const AcctFactors* accounting = nullptr);
 
 // CPUs the job asks for in all (tasks x cpus per task, or nodes x per-node shape).
 int64_t requested_cpus(const JobSpec& spec);

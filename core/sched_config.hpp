@@ -19,10 +19,15 @@ struct PriorityWeights {
   int64_t age = 1000;
   int64_t job_size = 0;
   int64_t partition = 1000;
-  int64_t qos = 0;                     // placeholder until QOS exists (always factor 0)
-  int64_t fairshare = 0;               // the hook for accounting's fair-share factor
+  int64_t qos = 0;                     // the job's QOS Priority over the highest QOS Priority
+  int64_t fairshare = 0;               // accounting's fair-share factor (core/fair_share.hpp)
   Duration max_age = 7 * 86400;        // PriorityMaxAge: age factor reaches 1.0 here
   bool favor_small = false;            // PriorityFavorSmall
+  // Fair share from usage (core/fair_share.hpp).
+  Duration decay_half_life = 7 * 86400;  // PriorityDecayHalfLife; 0: no decay
+  Duration calc_period = 300;          // PriorityCalcPeriod: how often usage is counted again
+  bool fair_share_classic = false;     // PriorityFlags=NO_FAIR_TREE
+  int64_t fair_share_dampening = 1;    // FairShareDampeningFactor (classic)
 };
 
 struct SchedulerConfig {

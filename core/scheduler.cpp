@@ -105,10 +105,12 @@ class Pass {
   // without, for every other job, kept off reserved nodes over the reservations' windows.
   // `usage`, when given, counts what running jobs hold against accounting limits (shared by
   // the passes of one schedule, so that each sees what the others started).
+  // `policy` gives accounting's priority factors (fair share, QOS).
   Pass(const ClusterState& s, const SchedulerConfig& cfg, Time now, int32_t depth = 0,
-       const AdvanceReservation* scope = nullptr, AcctUsage* usage = nullptr)
+       const AdvanceReservation* scope = nullptr, AcctUsage* usage = nullptr, const AcctPolicy* policy = nullptr)
       : s_(s), cfg_(cfg), depth_(depth), scope_(scope), usage_(usage), snap_(build_snapshot(s, cfg, now)),
         prio_(make_priority_context(cfg, s.partitions, snap_.cluster_cpus)) {
+    prio_.accounting = policy;
     for_each_job_in(s, s.running, [&](const Job& j) {
       if (j.array_job_id) ++array_running_[j.array_job_id];
     });
@@ -951,12 +953,12 @@ Plan run_passes(const ClusterState& state, const SchedulerConfig& cfg, const Acc
     for_each_job_in(state, state.running, [&](const Job& j) { usage->add(j); });
   }
   AcctUsage* counted = usage ? &*usage : nullptr;
-  Pass main(state, cfg, now, depth, nullptr, counted);
+  Pass main(state, cfg, now, depth, nullptr, counted, policy);
   Plan plan = main.run(extra);
   for (const std::string& name : main.deferred()) {
     const AdvanceReservation& r = state.reservations.at(name);
     const Job* own = extra && reservation_of(*extra) && *reservation_of(*extra) == name ? extra : nullptr;
-    merge(plan, Pass(state, cfg, now, depth, &r, counted).run(own));
+    merge(plan, Pass(state, cfg, now, depth, &r, counted, policy).run(own));
   }
   return plan;
 }

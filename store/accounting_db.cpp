@@ -208,6 +208,7 @@ Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q) {
   } else if (q.start || q.end) {
     sql += " AND " + window_clause(q.start, q.end, binds);
   }
+  if (q.started_only) sql += " AND start_time > 0";
   sql += " ORDER BY job_id, array_task_id";
   if (q.limit) sql += " LIMIT " + std::to_string(q.limit);
   Stmt st(db_, path_, "reading job records");

@@ -42,6 +42,7 @@ struct AcctJobQuery {
   std::vector<std::string> names, states, partitions, accounts;
   Time start = 0, end = 0;
   size_t limit = 0;                // 0: all
+  bool started_only = false;       // only jobs that started (fair share's usage)
 };
 
 class AccountingDb {

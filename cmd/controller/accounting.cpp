@@ -1,6 +1,8 @@
 // Shipping the journal's accounting outbox to the store (see accounting.hpp).
 #include "cmd/controller/accounting.hpp"
 
+#include "core/acct_policy.hpp"
+
 #include "net/convert.hpp"
 #include "net/convert_acct.hpp"
 #include "net/log.hpp"
@@ -118,6 +120,37 @@ void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<std:
   worker_->run([this, q = std::move(q), done = std::move(done)]() mutable {
     auto rows = db_->query(q);
     post_([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+  });
+}
+
+void AccountingLink::fair_share(Time now, Time since, FairShareConfig cfg,
+                                std::function<void(Result<std::shared_ptr<const FairShare>>)> done) {
+  if (!db_) return done(unavailable("no accounting store"));
+  store::AcctJobQuery q;
+  q.cluster = cluster_;
+  q.start = since;
+  q.started_only = true;
+  AcctPolicy factors(model_, cluster_, AcctEnforce{});  // the QOS's usage factors, as they are now
+  worker_->run([this, q = std::move(q), now, cfg, model = model_, factors = std::move(factors), done = std::move(done)]() mutable {
+    Result<std::shared_ptr<const FairShare>> out = unavailable("");
+    auto rows = db_->query(q);
+    if (!rows) {
+      out = rows.status();
+    } else {
+      std::vector<UsageRecord> records;
+      records.reserve(rows->size());
+      pb::Job wire;
+      for (const std::string& row : *rows) {
+        if (!wire.ParseFromString(row)) continue;
+        auto job = net::from_pb(wire);
+        if (!job) continue;
+        UsageRecord r = usage_record(*job);
+        r.factor = factors.usage_factor(job->spec.extra->qos);
+        records.push_back(std::move(r));
+      }
+      out = std::make_shared<const FairShare>(model, cluster_, records, now, cfg);
+    }
+    post_([out = std::move(out), done = std::move(done)]() mutable { done(std::move(out)); });
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/acct_model.hpp"
 #include "core/acctmgr.hpp"
+#include "core/fair_share.hpp"
 #include "core/job.hpp"
 #include "core/status.hpp"
 #include "store/accounting_db.hpp"
@@ -41,6 +42,9 @@ class AccountingLink {
   void retry();
   // sacct's records: `done` runs on the event loop.
   void query(store::AcctJobQuery q, std::function<void(Result<std::vector<std::string>>)> done);
+  // Fair share as of `now`, from the stored records of jobs that ran since `since` (0: all)
+  // and the model as it is now; worked out on the store's thread, `done` on the event loop.
+  void fair_share(Time now, Time since, FairShareConfig cfg, std::function<void(Result<std::shared_ptr<const FairShare>>)> done);
   // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
   void stop();
 

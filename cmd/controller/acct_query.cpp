@@ -6,6 +6,8 @@
 
 #include "cmd/controller/controller.hpp"
 #include "cmd/users.hpp"
+#include "core/units.hpp"
+#include "net/clock.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -27,14 +29,39 @@ void Controller::open_accounting() {
   acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [this](Status s) {
     if (!s) return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message());
     refresh_acct_policy();
+    refresh_fair_share();
   });
 }
 
 void Controller::refresh_acct_policy() {
-  if (!acct_ || !enforce_.associations) return;
-  acct_policy_ = std::make_shared<const AcctPolicy>(acct_->model(), config_.name, enforce_);
+  if (!acct_) return;
+  acct_policy_ = std::make_shared<const AcctPolicy>(acct_->model(), config_.name, enforce_, shares_);
   scheduler_ = Scheduler(config_.scheduler, acct_policy_);
   request_schedule();  // a limit raised or cleared may let jobs start
+}
+
+void Controller::refresh_fair_share() {
+  if (!acct_) return;
+  if (fair_share_running_) {
+    fair_share_again_ = true;
+    return;
+  }
+  fair_share_running_ = true;
+  const PriorityWeights& w = config_.scheduler.weights;
+  next_fair_share_ = net::mono_seconds() + static_cast<double>(w.calc_period);
+  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
+  // Usage older than 20 half-lives weighs less than a millionth: not read.
+  Time since = w.decay_half_life > 0 ? std::max<Time>(0, now() - 20 * w.decay_half_life) : 0;
+  acct_->fair_share(now(), since, cfg, [this](Result<std::shared_ptr<const FairShare>> shares) {
+    fair_share_running_ = false;
+    if (!shares) log::error("accounting: fair share not worked out: " + shares.status().message());
+    else shares_ = std::move(shares).value();
+    refresh_acct_policy();
+    if (fair_share_again_) {
+      fair_share_again_ = false;
+      refresh_fair_share();
+    }
+  });
 }
 
 Status Controller::enforce_at_submit(JobSpec& spec, const std::vector<std::string>& partitions) const {
@@ -75,10 +102,19 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
   options.parsable2 = req.parsable2();
   options.with_assoc = req.with_assoc();
   options.readonly = req.readonly();
+  std::string verb = words.empty() ? "" : to_lower(words.front());
+  bool deleting = verb.rfind("del", 0) == 0 || verb.rfind("rem", 0) == 0;
+  for (const std::set<JobId>* index : {&state_.pending, &state_.running})  // a delete is refused while they are
+    if (deleting) for_each_job_in(state_, *index, [&](const Job& j) {
+      if (!j.spec.account.empty()) options.active_jobs.push_back({j.id.value, config_.name, j.spec.account, j.spec.user});
+    });
   AcctMgrActor actor{user_name(who.uid), is_admin(who)};
   acct_->acctmgr(words, options, actor, req.commit(), [this, out, commit = req.commit(), reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
     if (!r) return reply(r.status());
-    if (r->changed && commit) refresh_acct_policy();  // stored: enforcement follows the model from here on
+    if (r->changed && commit) {
+      refresh_acct_policy();
+      refresh_fair_share();  // shares may have changed
+    }  // stored: enforcement follows the model from here on
     out.set_out(r->out);
     out.set_err(r->err);
     out.set_rc(r->rc);

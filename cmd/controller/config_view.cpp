@@ -27,6 +27,9 @@ void Controller::add_config(pb::NodesReply& out) const {
                              ",default_queue_depth=" + std::to_string(s.default_queue_depth) +
                              ",sched_interval=" + std::to_string(s.sched_interval);
   // Slurm's names, in Slurm's (alphabetical) order
+  auto enforce = parse_acct_enforce(c.accounting.enforce);
+  add("AccountingStorageEnforce", enforce ? acct_enforce_name(*enforce) : "none");
+  add("AccountingStorageType", c.accounting.storage == "none" ? "(null)" : "accounting_storage/hq (internal)");
   add("AuthType", "auth/hq (signed tokens)");
   add("ClusterName", c.name);
   add("Epilog", or_null(c.agents.epilog));

@@ -88,6 +88,7 @@ void Controller::tick() {
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
   if (acct_) acct_->retry();  // a store that failed
+  if (acct_ && acct_policy_ && net::mono_seconds() >= next_fair_share_) refresh_fair_share();
   forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
   arm_schedule();
@@ -441,6 +442,7 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   out.set_now(now());
   bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
+  prio.accounting = acct_policy_.get();
   size_t bytes = 0;
   // Adds one job (if the asker may see it); false once the page is full.
   JobFilter filter = queue_filter(req);

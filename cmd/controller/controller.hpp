@@ -152,6 +152,9 @@ class Controller {
   // again), then `count` such jobs against the submit limits; Slurm's words when refused.
   Status enforce_at_submit(JobSpec& spec, const std::vector<std::string>& partitions) const;
   Status check_submit_limits(const Job& first, size_t count) const;
+  // Works out fair share again from the store's records (at load, every priority_calc_period,
+  // after a sacctmgr change); the policy follows once it is done.
+  void refresh_fair_share();
   void when_durable(std::function<void(const Status&)> fn);
   void request_schedule();
   void arm_schedule();
@@ -235,7 +238,10 @@ class Controller {
   std::unique_ptr<store::EventLog> journal_;
   std::unique_ptr<AccountingLink> acct_;  // null: no accounting store open
   AcctEnforce enforce_;                   // [accounting] enforce
-  std::shared_ptr<const AcctPolicy> acct_policy_;  // null: not enforcing, or the model not loaded yet
+  std::shared_ptr<const AcctPolicy> acct_policy_;  // null: no accounting store, or the model not loaded yet
+  std::shared_ptr<const FairShare> shares_;        // null: not worked out yet
+  double next_fair_share_ = 0;                     // mono seconds: when refresh_fair_share() runs again
+  bool fair_share_running_ = false, fair_share_again_ = false;
   Scheduler scheduler_;
   ClusterState state_;
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)

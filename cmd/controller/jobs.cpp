@@ -313,7 +313,7 @@ pb::ExplainReply Controller::explain(const pb::ExplainRequest& req, const net::I
     return out;
   }
   out.add_lines(head + ", reason " + std::string(to_string(job->reason)));
-  PriorityFactors f = job_priority(state_, config_.scheduler, *job, now());
+  PriorityFactors f = job_priority(state_, config_.scheduler, *job, now(), acct_policy_.get());
   const PriorityWeights& w = config_.scheduler.weights;
   char buf[256];
   std::snprintf(buf, sizeof buf, "priority %lld = age %.0f + size %.0f + partition %.0f + qos %.0f + fairshare %.0f - nice %lld",

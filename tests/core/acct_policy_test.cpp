@@ -64,7 +64,7 @@ TEST_CASE("enforce words: Slurm's names, limits and qos imply associations, unkn
   CHECK(bad.status().message().find("'limitz'") != std::string::npos);
 }
 
-TEST_CASE("submit: the default account and QOS are filled in; unknown or not allowed ones are refused in sbatch's words") {
+TEST_CASE("submit: the default account and QOS are filled in - unknown or not allowed ones are refused in sbatch's words") {
   AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos high"});
   AcctPolicy p(m, "c", kAll);
   JobSpec s;
@@ -104,7 +104,7 @@ TEST_CASE("submit: the default account and QOS are filled in; unknown or not all
   CHECK(loose.choose(high, {"batch"}).is_ok());
 }
 
-TEST_CASE("submit limits: MaxSubmitJobs counts queued and running jobs of the association; an array counts each task") {
+TEST_CASE("submit limits: MaxSubmitJobs counts queued and running jobs of the association - an array counts each task") {
   AcctPolicy p(model_after({"add account physics", "add user alice account=physics",
                             "modify user alice set MaxSubmitJobs=3"}),
                "c", kAll);
@@ -123,7 +123,7 @@ TEST_CASE("submit limits: MaxSubmitJobs counts queued and running jobs of the as
   CHECK(u.refused(job(4, "alice", 1000, "physics"), 1) == JobReason::kNone);
 }
 
-TEST_CASE("submit limits: the QOS's per-user limit wins over the association's; DenyOnLimit refuses per-job limits") {
+TEST_CASE("submit limits: the QOS's per-user limit wins over the association's - DenyOnLimit refuses per-job limits") {
   AcctModel m = model_after({"add account physics", "add user alice account=physics", "modify user alice set MaxSubmitJobs=1",
                              "modify qos normal set MaxSubmitJobsPerUser=2"});
   AcctPolicy p(m, "c", kAll);
@@ -152,7 +152,7 @@ TEST_CASE("submit limits: the QOS's per-user limit wins over the association's; 
   CHECK(reason(AcctUsage(lenient, 0).blocked(wide)) == "QOSMaxCpuPerJobLimit");
 }
 
-TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the user's association; the QOS's first") {
+TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the user's association - the QOS's first") {
   AcctModel m = model_after({"add account physics", "add account theory parent=physics", "add user alice account=theory",
                              "add user bob account=physics", "modify account physics set GrpTRES=cpu=4 GrpJobs=3",
                              "modify user alice set MaxJobs=2"});
@@ -190,7 +190,7 @@ TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the us
   CHECK(reason(w.blocked(job(7, "alice", 1000, "physics"))) == "QOSMaxJobsPerUserLimit");
 }
 
-TEST_CASE("running limits: MaxWall, GrpTRESRunMins and MaxTRESPerUser with their reasons; a job without -t gets MaxWall") {
+TEST_CASE("running limits: MaxWall, GrpTRESRunMins and MaxTRESPerUser with their reasons - a job without -t gets MaxWall") {
   AcctModel m = model_after({"add account physics", "add user alice account=physics", "modify user alice set MaxWall=00:10:00",
                              "modify account physics set GrpTRESRunMins=cpu=100"});
   AcctPolicy p(m, "c", kAll);

@@ -158,4 +158,37 @@ TEST_CASE("sacctmgr: a column width is capped, so a request cannot make the cont
   CHECK(r.out.find("root \n") != std::string::npos);
 }
 
+TEST_CASE("sacctmgr: deleting an account or user with active jobs is refused with slurmdbd's words, one line per job") {
+  AcctModel m = bench_start();
+  for (const std::string& line : {"add account physics", "add account theory parent=physics", "add user nobody account=physics"}) {
+    auto r = run_acctmgr(m, shell_words(line), {}, {"root", true});
+    REQUIRE(r.rc == 0);
+    m = r.model;
+  }
+  AcctMgrOptions busy;
+  for (uint64_t id = 23; id <= 26; ++id) busy.active_jobs.push_back({id, "hqbench", "physics", "nobody"});
+  busy.active_jobs.push_back({27, "hqbench", "hqtest", "root"});  // elsewhere: not listed
+  for (const auto& [line, golden] : {std::pair{"delete account physics", "enforce-delete-account-physics-busy"},
+                                     std::pair{"delete user nobody", "enforce-delete-user-nobody-busy"}}) {
+    auto r = run_acctmgr(m, shell_words(line), busy, {"root", true});
+    INFO(line);
+    CHECK(r.err == slurp_file(kDir + golden + ".err"));
+    CHECK(r.out == slurp_file(kDir + golden + ".txt"));
+    CHECK(r.rc == 1);
+    CHECK(!r.changed);
+  }
+  // A job under a sub-account counts for the account above it; none active: deleted.
+  auto alice = run_acctmgr(m, shell_words("add user alice account=theory"), {}, {"root", true});
+  REQUIRE(alice.rc == 0);
+  AcctMgrOptions below;
+  below.active_jobs.push_back({30, "hqbench", "theory", "alice"});
+  auto refused = run_acctmgr(alice.model, shell_words("delete account physics"), below, {"root", true});
+  CHECK(refused.rc == 1);
+  CHECK(refused.err.find("  JobID = 30         C = hqbench    A = theory     U = alice    \n") != std::string::npos);
+  CHECK(run_acctmgr(alice.model, shell_words("delete account physics"), {}, {"root", true}).rc == 0);
+  auto gone = run_acctmgr(m, shell_words("delete user nobody"), {}, {"root", true});
+  CHECK(gone.rc == 0);
+  CHECK(gone.changed);
+}
+
 }  // namespace hq

@@ -145,7 +145,7 @@ TEST_CASE("e2e: accounting enforcement - accounts, QOS, submit limits and pendin
   cancel_all(c);
 }
 
-TEST_CASE("e2e: accounting enforcement - a user without an association may not submit; the default account is filled in") {
+TEST_CASE("e2e: accounting enforcement - a user without an association may not submit - the default account is filled in") {
   HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1, 2, 20, "[accounting]\nenforce = \"associations\"\n");
   REQUIRE(c.ready());

@@ -1,0 +1,73 @@
+// Fair share from usage (Slurm's priority/multifactor): each association's usage is what
+// its jobs used (billing TRES x seconds x their QOS's UsageFactor) decayed with a half-life,
+// summed up the account tree; from shares and usage, Fair Tree (the default) ranks every
+// user association (FairShare = rank / user associations, the first 1.0), or the classic
+// formula gives F = 2^(-effective usage / normalised shares / dampening). The result is
+// what sshare prints and what the fair-share priority factor reads. Usage comes from the
+// accounting store's job records, so a controller that lost its state keeps fair share.
+// Pure; thread-safe (const).
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/acct_model.hpp"
+#include "core/time.hpp"
+
+namespace hq {
+
+struct FairShareConfig {
+  Duration half_life = 7 * 86400;  // PriorityDecayHalfLife; 0: no decay
+  bool classic = false;            // PriorityFlags=NO_FAIR_TREE
+  double dampening = 1.0;          // FairShareDampeningFactor (classic)
+  bool operator==(const FairShareConfig&) const = default;
+};
+
+// One job's use, as the store keeps it.
+struct UsageRecord {
+  std::string account, user, partition;
+  Time start = 0, end = 0;   // end 0: still running (counts up to now)
+  int64_t billing = 0;       // CPUs (Slurm's default billing weights)
+  double factor = 1.0;       // its QOS's UsageFactor
+};
+
+// The record's usage in billing-seconds, decayed to `now`: each second of its run counts
+// 2^-(age / half_life) (the exact integral of Slurm's per-period decay).
+double decayed_usage(const UsageRecord& r, Time now, Duration half_life);
+
+// One association as sshare shows it, in tree order.
+struct ShareRow {
+  uint32_t assoc = 0;
+  int depth = 0;                 // 0: the cluster's root
+  std::string account, user, partition;
+  int64_t raw_shares = 1;        // kSharesParent: "parent"
+  double norm_shares = 0;        // Fair Tree: among its siblings; classic: of the whole tree
+  double raw_usage = 0;          // decayed billing-seconds, its subtree's
+  double norm_usage = 0;         // of the whole tree's
+  double effective_usage = 0;    // Fair Tree: among its siblings; classic: with its parent's
+  double level_fs = 0;           // Fair Tree: norm_shares / effective_usage (infinity: no usage)
+  double fair_share = 0;         // user rows: the factor, 0..1
+};
+
+class FairShare {
+ public:
+  FairShare() = default;
+  FairShare(const AcctModel& model, const std::string& cluster, const std::vector<UsageRecord>& records, Time now,
+            const FairShareConfig& cfg);
+  const std::vector<ShareRow>& rows() const { return rows_; }
+  // The fair-share factor of `user` in `account` (and partition, when it has its own
+  // association there), 0 when it has none.
+  double factor(const std::string& user, const std::string& account, const std::string& partition) const;
+
+ private:
+  void fair_tree(const std::vector<std::vector<int32_t>>& children);
+  void classic(const std::vector<std::vector<int32_t>>& children, double dampening);
+
+  std::vector<ShareRow> rows_;
+  std::vector<int32_t> parent_;  // by row
+  std::unordered_map<std::string, int32_t> user_rows_;  // account \0 user \0 partition
+};
+
+}  // namespace hq

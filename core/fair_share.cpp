@@ -60,6 +60,7 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
     ShareRow row;
     row.assoc = a.id, row.depth = depth, row.account = a.account, row.user = a.user, row.partition = a.partition;
     row.raw_shares = a.shares;
+    row.grp_tres_mins = format_tres(a.limits.grp_tres_mins);
     rows_.push_back(row);
     parent_.push_back(parent);
     children.emplace_back();
@@ -86,7 +87,7 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
   }
   double total = rows_.front().raw_usage;
   for (ShareRow& r : rows_) r.norm_usage = total > 0 ? r.raw_usage / total : 0;
-  rows_.front().effective_usage = rows_.front().norm_usage;
+  rows_.front().effective_usage = 1.0;  // the whole tree's: all of it (sshare prints 1.000000)
   if (cfg.classic) classic(children, cfg.dampening);
   else fair_tree(children);
 }

@@ -49,6 +49,8 @@ struct ShareRow {
   double effective_usage = 0;    // Fair Tree: among its siblings; classic: with its parent's
   double level_fs = 0;           // Fair Tree: norm_shares / effective_usage (infinity: no usage)
   double fair_share = 0;         // user rows: the factor, 0..1
+  std::string grp_tres_mins;     // its GrpTRESMins limit as sacctmgr prints it
+  std::string tres_run_mins;     // TRES x minutes left of its running jobs (the controller fills it in)
 };
 
 class FairShare {

@@ -78,12 +78,12 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
       if (depth < 64) self(self, *s, depth + 1, at);
   };
   add(add, *root, 0, -1);
+  for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
   for (const UsageRecord& r : records) {
-    auto it = user_rows_.find(row_key(r.account, r.user, r.partition));
-    if (it == user_rows_.end()) it = user_rows_.find(row_key(r.account, r.user, ""));
-    if (it == user_rows_.end()) continue;  // its association is gone: its usage with it
+    int32_t row = user_row(r.user, r.account, r.partition);
+    if (row < 0) continue;  // its association is gone: its usage with it
     double used = decayed_usage(r, now, cfg.half_life);
-    for (int32_t at = it->second; at >= 0; at = parent_[static_cast<size_t>(at)]) rows_[static_cast<size_t>(at)].raw_usage += used;
+    for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) rows_[static_cast<size_t>(at)].raw_usage += used;
   }
   double total = rows_.front().raw_usage;
   for (ShareRow& r : rows_) r.norm_usage = total > 0 ? r.raw_usage / total : 0;
@@ -161,10 +161,32 @@ void FairShare::classic(const std::vector<std::vector<int32_t>>& children, doubl
   }
 }
 
-double FairShare::factor(const std::string& user, const std::string& account, const std::string& partition) const {
+int32_t FairShare::user_row(const std::string& user, const std::string& given, const std::string& partition) const {
+  const std::string* account = &given;
+  if (given.empty()) {
+    auto d = default_account_.find(user);
+    if (d == default_account_.end()) return -1;
+    account = &d->second;
+  }
+  return user_row_in(user, *account, partition);
+}
+
+int32_t FairShare::user_row_in(const std::string& user, const std::string& account, const std::string& partition) const {
   auto it = partition.empty() ? user_rows_.end() : user_rows_.find(row_key(account, user, partition));
   if (it == user_rows_.end()) it = user_rows_.find(row_key(account, user, ""));
-  return it == user_rows_.end() ? 0 : rows_[static_cast<size_t>(it->second)].fair_share;
+  return it == user_rows_.end() ? -1 : it->second;
+}
+
+double FairShare::factor(const std::string& user, const std::string& account, const std::string& partition) const {
+  int32_t at = user_row(user, account, partition);
+  return at < 0 ? 0 : rows_[static_cast<size_t>(at)].fair_share;
+}
+
+std::vector<int32_t> FairShare::path(const std::string& user, const std::string& account, const std::string& partition) const {
+  std::vector<int32_t> out;
+  for (int32_t at = user_row(user, account, partition); at >= 0 && out.size() < 66; at = parent_[static_cast<size_t>(at)])
+    out.push_back(at);
+  return out;
 }
 
 }  // namespace hq

@@ -60,16 +60,22 @@ class FairShare {
             const FairShareConfig& cfg);
   const std::vector<ShareRow>& rows() const { return rows_; }
   // The fair-share factor of `user` in `account` (and partition, when it has its own
-  // association there), 0 when it has none.
+  // association there; no account: the user's default), 0 when it has none.
   double factor(const std::string& user, const std::string& account, const std::string& partition) const;
+  // The rows from `user`'s association in `account` (partition's, else the account's) up to
+  // the root; empty when it has none.
+  std::vector<int32_t> path(const std::string& user, const std::string& account, const std::string& partition) const;
 
  private:
+  int32_t user_row(const std::string& user, const std::string& account, const std::string& partition) const;
+  int32_t user_row_in(const std::string& user, const std::string& account, const std::string& partition) const;
   void fair_tree(const std::vector<std::vector<int32_t>>& children);
   void classic(const std::vector<std::vector<int32_t>>& children, double dampening);
 
   std::vector<ShareRow> rows_;
   std::vector<int32_t> parent_;  // by row
   std::unordered_map<std::string, int32_t> user_rows_;  // account \0 user \0 partition
+  std::unordered_map<std::string, std::string> default_account_;  // for jobs without an account
 };
 
 }  // namespace hq

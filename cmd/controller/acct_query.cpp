@@ -2,6 +2,8 @@
 // see what: root and operators every job, others their own and, unless private_jobs,
 // anyone's they name or all with -a, as Slurm without PrivateData).
 // Runs on the controller's event-loop thread.
+#include <array>
+
 #include <asio/post.hpp>
 
 #include "cmd/controller/controller.hpp"
@@ -83,6 +85,52 @@ Status Controller::check_submit_limits(const Job& first, size_t count) const {
   if (why == JobReason::kNone) return Status::ok();
   return invalid(std::string(to_string(why)) +
                  "\nJob violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+}
+
+pb::ShareReply Controller::shares() const {
+  pb::ShareReply out;
+  out.set_cluster(config_.name);
+  out.set_enabled(acct_ != nullptr);
+  if (!acct_) return out;
+  const PriorityWeights& w = config_.scheduler.weights;
+  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
+  FairShare fresh;
+  const FairShare& fs = shares_ ? *shares_ : (fresh = FairShare(acct_->model(), config_.name, {}, now(), cfg));
+  // TRES x minutes left of running jobs, up the tree (Slurm counts a job without a time limit
+  // as 4294967295 minutes long).
+  std::vector<std::array<int64_t, 4>> run(fs.rows().size(), {0, 0, 0, 0});
+  for_each_job_in(state_, state_.running, [&](const Job& j) {
+    std::string account = j.spec.account.empty() ? "" : j.spec.account;
+    int64_t minutes = j.time_limit == kUnlimited ? 4294967295LL - (now() - j.start_time) / 60
+                                                 : std::max<int64_t>(0, (limit_end(j) - now()) / 60);
+    TresCounts t = held_tres(j);
+    for (int32_t at : fs.path(j.spec.user, account, j.partition)) {
+      auto& r = run[static_cast<size_t>(at)];
+      r[0] += t[kTresCpu] * minutes, r[1] += t[kTresMem] * minutes, r[2] += t[kTresNode] * minutes;
+      r[3] += t[kTresBilling] * minutes;
+    }
+  });
+  for (size_t i = 0; i < fs.rows().size(); ++i) {
+    const ShareRow& r = fs.rows()[i];
+    pb::ShareRowRec* p = out.add_rows();
+    p->set_assoc(r.assoc);
+    p->set_depth(r.depth);
+    p->set_account(r.account);
+    p->set_user(r.user);
+    p->set_partition(r.partition);
+    p->set_raw_shares(r.raw_shares);
+    p->set_norm_shares(r.norm_shares);
+    p->set_raw_usage(r.raw_usage);
+    p->set_norm_usage(r.norm_usage);
+    p->set_effective_usage(r.effective_usage);
+    p->set_level_fs(r.level_fs);
+    p->set_fair_share(r.fair_share);
+    p->set_grp_tres_mins(r.grp_tres_mins);
+    const auto& m = run[i];
+    p->set_tres_run_mins("cpu=" + std::to_string(m[0]) + ",mem=" + std::to_string(m[1]) + ",energy=0,node=" +
+                         std::to_string(m[2]) + ",billing=" + std::to_string(m[3]) + ",fs/disk=0,vmem=0,pages=0");
+  }
+  return out;
 }
 
 void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& who,

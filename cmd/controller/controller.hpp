@@ -131,6 +131,8 @@ class Controller {
   // sacct: the accounting store's records (cmd/controller/acct_query.cpp).
   void acct_query(const pb::AcctQueryRequest& req, const net::Identity& who,
                   std::function<void(Result<pb::AcctQueryReply>)> reply);
+  // sshare: the associations with shares, usage, fair share and their running jobs' TRES-minutes.
+  pb::ShareReply shares() const;
 
  private:
   struct JobStepViews {

@@ -1,0 +1,81 @@
+// Fair share from usage on a real cluster: a job's CPU-seconds reach its association through
+// the accounting store, sshare shows them (Fair Tree: the account that used less ranks
+// first), the fair-share factor orders pending jobs, and a controller that lost its whole
+// state (journal gone) gets fair share back from the store.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
+
+// The sshare -a -P -n line of root's association in `account` ("" when there is none).
+std::string share_line(const LocalCluster& c, const std::string& account) {
+  std::string out = sh(bin(c) + "sshare -a -P -n").out, want = " " + account + "|root|";
+  for (size_t at = 0; at < out.size();) {
+    size_t end = out.find('\n', at);
+    std::string line = out.substr(at, end - at);
+    if (line.find(want) != std::string::npos) return line;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return "";
+}
+
+// Field `i` (0-based) of a '|' line.
+std::string field(const std::string& line, int i) {
+  size_t at = 0;
+  for (int k = 0; k < i && at != std::string::npos; ++k) at = line.find('|', at) + 1;
+  return at == std::string::npos ? "" : line.substr(at, line.find('|', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account's jobs first, kept across a lost state") {
+  std::string extra = "[scheduler]\npriority_weight_fairshare = 10000\npriority_weight_age = 0\npriority_weight_partition = 0\n"
+                      "priority_calc_period = 1\npriority_decay_half_life = \"1h\"\n";
+  TempDir store;
+  LocalCluster c(1, 2, 20, extra + "[accounting]\npath = \"" + store.path() + "/acct.db\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add account heavy,light").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add user root account=heavy,light").rc == 0);
+  // Before any usage every user association ties at the top.
+  REQUIRE(wait_until([&] { return !share_line(c, "light").empty(); }, 10));
+  CHECK(field(share_line(c, "heavy"), 6) == "1.000000");
+  CHECK(sh(bin(c) + "sshare -a").out.rfind("Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n"
+                                            "-------------------- ---------- ---------- ----------- ----------- ------------- ---------- \n"
+                                            "root                                          ", 0) == 0);
+
+  std::string used = c.submit("-A heavy -c 2 --wrap 'sleep 2'");
+  REQUIRE(c.wait_state(used, "COMPLETED", 20));
+  // 2 CPUs for about 2 s: RawUsage about 4 (decayed a little), in heavy and root, not light.
+  REQUIRE(wait_until([&] { return field(share_line(c, "heavy"), 4) != "0"; }, 20));
+  std::string heavy = share_line(c, "heavy"), light = share_line(c, "light");
+  INFO(sh(bin(c) + "sshare -a -l").out);
+  CHECK(std::stoi(field(heavy, 4)) >= 3);
+  CHECK(field(light, 4) == "0");
+  CHECK(std::stod(field(light, 6)) > std::stod(field(heavy, 6)));  // FairShare: light ranks above heavy
+
+  // The fair-share factor orders what waits: with the node held, light's job goes first.
+  std::string holder = c.fill_cluster();
+  REQUIRE(!holder.empty());
+  std::string h = c.submit("-A heavy --wrap true"), l = c.submit("-A light --wrap true");
+  REQUIRE(c.wait_considered(l, 20));
+  auto prio = [&](const std::string& id) { return std::stoll(sh(bin(c) + "squeue -h -j " + id + " -o %Q").out); };
+  CHECK(prio(l) > prio(h));
+  c.hq("cancel " + holder + " " + h + " " + l);
+
+  // A controller whose state is gone (journal deleted) works fair share out from the store again.
+  c.kill9_controller();
+  std::filesystem::remove_all(c.dir() + "/state");
+  c.start_controller();
+  std::string again;
+  REQUIRE(wait_until([&] { return std::stoi("0" + field(again = share_line(c, "heavy"), 4)) >= 3; }, 20));
+  CHECK(field(share_line(c, "light"), 4) == "0");
+}

@@ -15,7 +15,7 @@ namespace hq::cmd {
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
       {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"},
-      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}, {"sacctmgr", "acctmgr"}, {"sshare", "share"}};
+      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}, {"sacctmgr", "acctmgr"}, {"sshare", "share"}, {"sprio", "prio"}};
   return a;
 }
 

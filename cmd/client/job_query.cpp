@@ -24,6 +24,7 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     if (first) {
       all.set_now(page->now());
       *all.mutable_unknown_ids() = page->unknown_ids();
+      *all.mutable_weights() = page->weights();
     }
     if (page->jobs_size() == 0) break;
     uint64_t last = page->jobs(page->jobs_size() - 1).job_id();

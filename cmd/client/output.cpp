@@ -159,7 +159,7 @@ int fail(const std::string& prog, const Status& status) {
 
 std::string prog_name(const std::string& argv0) {
   return argv0 == "sbatch" || argv0 == "squeue" || argv0 == "scancel" || argv0 == "sinfo" || argv0 == "scontrol" ||
-                 argv0 == "sacct" || argv0 == "sacctmgr" || argv0 == "sshare"
+                 argv0 == "sacct" || argv0 == "sacctmgr" || argv0 == "sshare" || argv0 == "sprio"
              ? argv0
              : "hq " + argv0;
 }

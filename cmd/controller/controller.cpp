@@ -443,6 +443,12 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
   prio.accounting = acct_policy_.get();
+  if (req.with_priority()) {
+    const PriorityWeights& w = config_.scheduler.weights;
+    pb::PriorityWeightsRec* pw = out.mutable_weights();
+    pw->set_age(w.age), pw->set_job_size(w.job_size), pw->set_partition(w.partition), pw->set_qos(w.qos);
+    pw->set_fairshare(w.fairshare);
+  }
   size_t bytes = 0;
   // Adds one job (if the asker may see it); false once the page is full.
   JobFilter filter = queue_filter(req);

@@ -69,6 +69,17 @@ TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account
   REQUIRE(c.wait_considered(l, 20));
   auto prio = [&](const std::string& id) { return std::stoll(sh(bin(c) + "squeue -h -j " + id + " -o %Q").out); };
   CHECK(prio(l) > prio(h));
+  // sprio shows the same, factor by factor, in Slurm's columns.
+  auto sprio_fs = [&](const std::string& id) { return std::stoll(sh(bin(c) + "sprio -h -j " + id + " -o %F").out); };
+  CHECK(sprio_fs(l) > sprio_fs(h));
+  CHECK(sprio_fs(l) + 0 <= 10000);
+  auto weights = sh(bin(c) + "sprio -w");
+  CHECK(weights.rc == 0);
+  CHECK(weights.out == "          JOBID PARTITION   PRIORITY       SITE  FAIRSHARE\n"
+                       "        Weights                               1      10000\n");
+  CHECK(sh(bin(c) + "sprio -l").out.rfind("          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  "
+                                          "FAIRSHARE    JOBSIZE  PARTITION        QOS        NICE                 TRES\n", 0) == 0);
+  CHECK(sh(bin(c) + "sprio -j 99999").out == "Unable to find jobs matching user/id(s) specified\n");
   c.hq("cancel " + holder + " " + h + " " + l);
 
   // A controller whose state is gone (journal deleted) works fair share out from the store again.

@@ -314,6 +314,37 @@ const AcctUsage::Counts* AcctUsage::account_in_qos(int32_t qos, const std::strin
   return it == account_in_qos_.end() ? nullptr : &it->second;
 }
 
+const AcctUsage::Counts* AcctUsage::assoc_counts(const std::string& account, const std::string& user,
+                                                 const std::string& partition) const {
+  int32_t a = p_.assoc_of(user, account, partition);
+  auto it = a < 0 ? assoc_.end() : assoc_.find(a);
+  return it == assoc_.end() ? nullptr : &it->second;
+}
+
+const AcctUsage::Counts* AcctUsage::qos_counts(const std::string& qos) const {
+  int32_t q = p_.qos_of(qos);
+  auto it = q < 0 ? qos_.end() : qos_.find(q);
+  return it == qos_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::pair<uint32_t, AcctUsage::Counts>> AcctUsage::qos_users(const std::string& qos) const {
+  std::vector<std::pair<uint32_t, Counts>> out;
+  int32_t q = p_.qos_of(qos);
+  for (const auto& [key, c] : user_in_qos_)
+    if (q >= 0 && static_cast<int32_t>(key >> 32) == q) out.emplace_back(static_cast<uint32_t>(key & 0xffffffffu), c);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+std::vector<std::pair<std::string, AcctUsage::Counts>> AcctUsage::qos_accounts(const std::string& qos) const {
+  std::vector<std::pair<std::string, Counts>> out;
+  std::string prefix = std::to_string(p_.qos_of(qos)) + '\0';
+  for (const auto& [key, c] : account_in_qos_)
+    if (key.rfind(prefix, 0) == 0) out.emplace_back(key.substr(prefix.size()), c);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 JobReason AcctUsage::blocked(const Job& job) const {
   TresCounts tres = requested_tres(job.spec);
   int64_t run_mins = limit_minutes(job.time_limit);

@@ -115,6 +115,13 @@ class AcctPolicy final : public AcctFactors {
 // limits, running ones toward the rest. Built for one scheduling pass or one submission.
 class AcctUsage {
  public:
+  // What some jobs hold: counted in a job (running), submitted (pending or running), TRES of
+  // running jobs, and their TRES x minutes left.
+  struct Counts {
+    int64_t jobs = 0, submitted = 0;
+    TresCounts tres{}, run_mins{};
+  };
+
   AcctUsage(const AcctPolicy& policy, Time now) : p_(policy), now_(now) {}
   // A pending or running job (others count for nothing).
   void add(const Job& job);
@@ -126,11 +133,14 @@ class AcctUsage {
   // limit, or a per-job limit of a DenyOnLimit QOS (kNone: accepted).
   JobReason refused(const Job& job, int64_t count) const;
 
+  // For scontrol show assoc_mgr: an association's subtree (user "" for an account's own),
+  // a QOS's, and a QOS's by user (uid) and by account, in order; nullptr / empty: nothing held.
+  const Counts* assoc_counts(const std::string& account, const std::string& user, const std::string& partition) const;
+  const Counts* qos_counts(const std::string& qos) const;
+  std::vector<std::pair<uint32_t, Counts>> qos_users(const std::string& qos) const;
+  std::vector<std::pair<std::string, Counts>> qos_accounts(const std::string& qos) const;
+
  private:
-  struct Counts {
-    int64_t jobs = 0, submitted = 0;
-    TresCounts tres{}, run_mins{};
-  };
   void count(const Job& job, int64_t submitted, int64_t jobs, const TresCounts& tres, int64_t minutes);
   JobReason qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const;
   JobReason assoc_blocked(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,

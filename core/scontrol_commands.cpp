@@ -59,7 +59,7 @@ constexpr std::array kCommands{
 
 constexpr std::array kEntities{
     ScontrolEntry{"aliases", S::kInert, "hq nodes have no NodeAddr aliases"},
-    ScontrolEntry{"assoc_mgr", S::kRefused, "hq has no accounting store yet: no associations or QOS"},
+    ScontrolEntry{"assoc_mgr", S::kWorks, ""},
     ScontrolEntry{"bbstat", S::kInert, "hq has no burst buffers"},
     ScontrolEntry{"burstBuffer", S::kInert, "hq has no burst buffers"},
     ScontrolEntry{"config", S::kWorks, ""},

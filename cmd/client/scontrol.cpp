@@ -11,6 +11,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/retry.hpp"
 #include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -163,6 +164,25 @@ int not_acting(const ScontrolEntry& e, const std::string& what) {
   return 1;
 }
 
+// scontrol show assoc_mgr [users=..] [accounts=..] [qos=..] [flags=users,assoc,qos]: the
+// controller's text, or scontrol's message for words it refuses.
+int show_assoc_mgr(const Args& words, bool oneliner) {
+  pb::Envelope env;
+  for (const auto& w : words) env.mutable_assoc_mgr()->add_words(w);
+  env.mutable_assoc_mgr()->set_one_liner(oneliner);
+  std::unique_ptr<net::RpcClient> client;
+  auto reply = call_with_retry(client, env);
+  if (!reply) return fail("scontrol", reply.status());
+  const pb::AssocMgrReply& r = reply->assoc_mgr_reply();
+  if (!r.enabled()) {
+    std::cerr << "slurm_load_assoc_mgr_info error: this cluster keeps no accounting ([accounting] storage = \"none\")\n";
+    return 1;
+  }
+  if (!r.error().empty()) return std::cerr << r.error() << "\n", 1;
+  std::cout << r.text();
+  return 0;
+}
+
 int show(const Args& args, bool oneliner) {  // args[0]: "show"
   if (args.size() < 2) return run_show({"scontrol"});
   const ScontrolEntry* e = find_scontrol_entity(args[1]);
@@ -172,6 +192,7 @@ int show(const Args& args, bool oneliner) {  // args[0]: "show"
   }
   if (e->support != ScontrolSupport::kWorks) return not_acting(*e, "show");
   if (e->name == "config") return show_config();
+  if (e->name == "assoc_mgr") return show_assoc_mgr({args.begin() + 2, args.end()}, oneliner);
   if (e->name == "reservation") return show_reservations({args.begin() + 2, args.end()}, oneliner);
   Args rest(args.begin(), args.end());
   rest[0] = "scontrol";

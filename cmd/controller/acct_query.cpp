@@ -8,6 +8,7 @@
 
 #include "cmd/controller/controller.hpp"
 #include "cmd/users.hpp"
+#include "core/assoc_mgr_format.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
@@ -85,6 +86,32 @@ Status Controller::check_submit_limits(const Job& first, size_t count) const {
   if (why == JobReason::kNone) return Status::ok();
   return invalid(std::string(to_string(why)) +
                  "\nJob violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+}
+
+pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
+  pb::AssocMgrReply out;
+  out.set_enabled(acct_ != nullptr && acct_policy_ != nullptr);
+  if (!out.enabled()) return out;
+  auto q = parse_assoc_mgr_args({req.words().begin(), req.words().end()});
+  if (!q) {
+    out.set_error(q.status().message());
+    return out;
+  }
+  q->one_liner = req.one_liner();
+  q->gpu_tres = std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); });
+  AcctUsage usage(*acct_policy_, now());
+  for (const std::set<JobId>* index : {&state_.pending, &state_.running})
+    for_each_job_in(state_, *index, [&](const Job& j) { usage.add(j); });
+  const PriorityWeights& w = config_.scheduler.weights;
+  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
+  FairShare fresh;
+  const FairShare& fs = shares_ ? *shares_ : (fresh = FairShare(acct_->model(), config_.name, {}, now(), cfg));
+  auto uid_of = [](const std::string& name) -> int64_t {
+    auto pw = passwd_by_name(name);
+    return pw ? static_cast<int64_t>(pw->uid) : -1;
+  };
+  out.set_text(render_assoc_mgr(acct_->model(), config_.name, fs, usage, uid_of, *q));
+  return out;
 }
 
 pb::ShareReply Controller::shares() const {

@@ -133,6 +133,8 @@ class Controller {
                   std::function<void(Result<pb::AcctQueryReply>)> reply);
   // sshare: the associations with shares, usage, fair share and their running jobs' TRES-minutes.
   pb::ShareReply shares() const;
+  // scontrol show assoc_mgr: users, associations and QOS with what is used against their limits.
+  pb::AssocMgrReply assoc_mgr(const pb::AssocMgrRequest& req) const;
 
  private:
   struct JobStepViews {

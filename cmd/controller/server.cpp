@@ -124,6 +124,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kAcctMgr,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.acct_mgr(m.acct_mgr(), who, done); },
                     [](pb::Envelope& env, pb::AcctMgrReply r) { *env.mutable_acct_mgr_reply() = std::move(r); })},
+      {pb::Envelope::kAssocMgr, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
+         *out.mutable_assoc_mgr_reply() = c.assoc_mgr(m.assoc_mgr());
+       })},
       {pb::Envelope::kShare, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
          *out.mutable_share_reply() = c.shares();
        })},

@@ -11,21 +11,14 @@
 
 #include "core/acctmgr.hpp"
 
-#ifndef HQ_SOURCE_DIR
-#define HQ_SOURCE_DIR "."
-#endif
+#include "../fixture_file.hpp"
+
+using hq::test::slurp_file;
 
 namespace hq {
 namespace {
 
 const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
-
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Shell words: spaces split, double quotes group (and go).
 std::vector<std::string> shell_words(const std::string& line) {

@@ -9,22 +9,14 @@
 
 #include "core/sprio_format.hpp"
 
-#ifndef HQ_SOURCE_DIR
-#define HQ_SOURCE_DIR "."
-#endif
+#include "../fixture_file.hpp"
 
 using namespace hq;
+using hq::test::slurp_file;
 
 namespace {
 
 const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
-
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const SprioWeights kWeights{1000, 0, 10000, 0, 1000, 1000};
 

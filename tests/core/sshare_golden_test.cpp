@@ -12,22 +12,14 @@
 #include "core/fair_share.hpp"
 #include "core/sshare_format.hpp"
 
-#ifndef HQ_SOURCE_DIR
-#define HQ_SOURCE_DIR "."
-#endif
+#include "../fixture_file.hpp"
 
 using namespace hq;
+using hq::test::slurp_file;
 
 namespace {
 
 const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
-
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 AcctModel bench_tree() {
   AcctModel m = default_acct_model();

@@ -97,6 +97,13 @@ TEST_CASE("e2e: accounting enforcement - accounts, QOS, submit limits and pendin
     REQUIRE(c.wait_state(first, "RUNNING", 20));
     REQUIRE(c.wait_considered(second, 20));
     CHECK(line_of(c, second) == second + "|physics|normal|PENDING|AssocMaxJobsLimit");
+    // scontrol show assoc_mgr shows the limit with what is used against it.
+    auto mgr = sh(bin(c) + "scontrol show assoc_mgr users=root accounts=physics flags=assoc");
+    CHECK(mgr.rc == 0);
+    CHECK(mgr.out.find("ClusterName=e2e Account=physics UserName=root(0) Partition=") != std::string::npos);
+    CHECK(mgr.out.find("    MaxJobs=1(1) MaxJobsAccrue= MaxSubmitJobs=(") == std::string::npos);
+    CHECK(mgr.out.find("    MaxJobs=1(1) MaxJobsAccrue= MaxSubmitJobs= MaxWallPJ=\n") != std::string::npos);
+    CHECK(mgr.out.find("    GrpJobs=N(1) GrpJobsAccrue=N(0)\n    GrpSubmitJobs=N(2) ") != std::string::npos);
     acctmgr(c, "modify user where name=root account=physics set MaxJobs=-1");
     CHECK(c.wait_state(second, "RUNNING", 20));
   }

@@ -37,10 +37,23 @@ bool any_set(const TresCounts& t) {
 
 int64_t wall_seconds(int64_t minutes) { return minutes == kNoLimit ? kNoLimit : minutes * 60; }
 
-// Minutes of a time limit for TRES-minute limits, rounded up; -1 for no limit.
-int64_t limit_minutes(Duration limit) { return limit == kUnlimited ? -1 : (limit + 59) / 60; }
+// Saturating arithmetic: counts from jobs' sizes and limits must not wrap.
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
 
-bool over(int64_t limit, int64_t used, int64_t more) { return limit != kNoLimit && used + more > limit; }
+// Minutes of a time limit for TRES-minute limits, rounded up; -1 for no limit.
+int64_t limit_minutes(Duration limit) {
+  if (limit == kUnlimited) return -1;
+  return limit / 60 + (limit % 60 > 0 ? 1 : 0);
+}
+
+bool over(int64_t limit, int64_t used, int64_t more) { return limit != kNoLimit && sat_add(used, more) > limit; }
 
 // A time limit beyond a MaxWall (seconds); a job without a limit is beyond any.
 bool over_wall(int64_t max_wall, Duration limit) {
@@ -58,7 +71,7 @@ int over_tres(const TresCounts& limit, const TresCounts& used, const TresCounts&
 int over_run_mins(const TresCounts& limit, const TresCounts& used, const TresCounts& tres, int64_t minutes) {
   for (int k = 0; k < kTresKinds; ++k) {
     if (limit[k] == kNoLimit || tres[k] == 0) continue;
-    if (minutes < 0 || used[k] + tres[k] * minutes > limit[k]) return k;
+    if (minutes < 0 || sat_add(used[k], sat_mul(tres[k], minutes)) > limit[k]) return k;
   }
   return -1;
 }
@@ -136,6 +149,8 @@ UsageRecord usage_record(const Job& job) {
   r.partition = job.partition;
   r.start = job.start_time;
   r.end = is_terminal(job.state) ? std::max(job.end_time, job.start_time) : 0;
+  // A record left open (its end never stored) counts no further than its limit.
+  if (!r.end && job.time_limit != kUnlimited && job.time_limit >= 0) r.cap = job.start_time + job.time_limit + job.suspended_secs;
   r.billing = held_tres(job)[kTresBilling];
   return r;
 }
@@ -273,26 +288,32 @@ double AcctPolicy::usage_factor(const std::string& qos) const {
 }
 
 void AcctUsage::add(const Job& job) {
-  if (job.state == JobState::kPending) return count(job, 1, 0, {}, 0);
+  if (job.state == JobState::kPending) return count(job, job.partition, 1, 0, {}, 0);
   if (job.state != JobState::kRunning) return;
   Duration left = job.time_limit == kUnlimited ? kUnlimited : std::max<Duration>(0, limit_end(job) - now_);
-  count(job, 1, 1, held_tres(job), limit_minutes(left));
+  count(job, job.partition, 1, 1, held_tres(job), limit_minutes(left));
 }
 
-void AcctUsage::start(const Job& job, Duration limit) {
-  count(job, 0, 1, requested_tres(job.spec), limit_minutes(limit));  // already counted as submitted, if at all
+void AcctUsage::start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit) {
+  Job given;  // what it is given, not only what it asked for (memory it did not name, whole nodes)
+  given.alloc = alloc;
+  TresCounts tres = held_tres(given);
+  TresCounts asked = requested_tres(job.spec);
+  for (int k = 0; k < kTresKinds; ++k) tres[k] = std::max(tres[k], asked[k]);
+  count(job, partition, 0, 1, tres, limit_minutes(limit));  // already counted as submitted, if at all
 }
 
-void AcctUsage::count(const Job& job, int64_t submitted, int64_t jobs, const TresCounts& tres, int64_t minutes) {
+void AcctUsage::count(const Job& job, const std::string& partition, int64_t submitted, int64_t jobs, const TresCounts& tres,
+                      int64_t minutes) {
   auto bump = [&](Counts& c) {
     c.submitted += submitted;
     c.jobs += jobs;
     for (int k = 0; k < kTresKinds; ++k) {
-      c.tres[k] += tres[k];
-      if (minutes > 0) c.run_mins[k] += tres[k] * minutes;
+      c.tres[k] = sat_add(c.tres[k], tres[k]);
+      if (minutes > 0) c.run_mins[k] = sat_add(c.run_mins[k], sat_mul(tres[k], minutes));
     }
   };
-  int32_t a = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
+  int32_t a = p_.assoc_of(job.spec.user, job.spec.account, partition);
   for (int depth = 0; a >= 0 && depth < 64; ++depth) {
     bump(assoc_[a]);
     a = p_.assocs_[static_cast<size_t>(a)].parent;

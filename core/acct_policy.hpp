@@ -125,8 +125,9 @@ class AcctUsage {
   AcctUsage(const AcctPolicy& policy, Time now) : p_(policy), now_(now) {}
   // A pending or running job (others count for nothing).
   void add(const Job& job);
-  // A job the pass starts now with `limit`: it counts as running from here on.
-  void start(const Job& job, Duration limit);
+  // A job the pass starts now in `partition` with `alloc` and `limit`: it counts as running
+  // from here on, with what it is given.
+  void start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit);
   // Why a pending job may not start now on account of a limit (kNone: none holds it).
   JobReason blocked(const Job& job) const;
   // Why `count` more jobs like `job` (a submission, an array's tasks) are refused: a submit
@@ -141,7 +142,8 @@ class AcctUsage {
   std::vector<std::pair<std::string, Counts>> qos_accounts(const std::string& qos) const;
 
  private:
-  void count(const Job& job, int64_t submitted, int64_t jobs, const TresCounts& tres, int64_t minutes);
+  void count(const Job& job, const std::string& partition, int64_t submitted, int64_t jobs, const TresCounts& tres,
+             int64_t minutes);
   JobReason qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const;
   JobReason assoc_blocked(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,
                           int64_t run_mins) const;

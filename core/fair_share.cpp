@@ -29,7 +29,7 @@ double shares_of(const ShareRow& r) { return r.raw_shares == kSharesParent ? 1.0
 }  // namespace
 
 double decayed_usage(const UsageRecord& r, Time now, Duration half_life) {
-  Time end = r.end > 0 ? std::min(r.end, now) : now;
+  Time end = r.end > 0 ? std::min(r.end, now) : (r.cap > 0 ? std::min(r.cap, now) : now);
   if (r.start <= 0 || end <= r.start || r.billing <= 0) return 0;
   double weight = static_cast<double>(r.billing) * r.factor;
   if (half_life <= 0) return weight * static_cast<double>(end - r.start);

@@ -28,7 +28,8 @@ struct FairShareConfig {
 // One job's use, as the store keeps it.
 struct UsageRecord {
   std::string account, user, partition;
-  Time start = 0, end = 0;   // end 0: still running (counts up to now)
+  Time start = 0, end = 0;   // end 0: still running (counts up to now, or `cap`)
+  Time cap = 0;              // a running job's limit end: an open record counts no further; 0 none
   int64_t billing = 0;       // CPUs (Slurm's default billing weights)
   double factor = 1.0;       // its QOS's UsageFactor
 };

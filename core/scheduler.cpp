@@ -758,7 +758,7 @@ class Pass {
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
       plan_.starts.push_back({job.id, part, commit(p), c.priority, lowered});
-      if (usage_) usage_->start(job, lowered > 0 ? lowered : job.time_limit);
+      if (usage_) usage_->start(job, part, plan_.starts.back().alloc, lowered > 0 ? lowered : job.time_limit);
       if (behind) ++backfill_starts_;
       if (job.array_job_id) ++array_running_[job.array_job_id];
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});

@@ -1,5 +1,6 @@
 #include "core/sprio_format.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -43,7 +44,7 @@ Result<std::vector<Spec>> parse(const std::string& format, std::string& prefix) 
     if (i < format.size() && format[i] == '.') s.right = true, ++i;
     size_t digits = i;
     while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) ++i;
-    if (i > digits) s.width = std::min(4096, std::atoi(format.substr(digits, i - digits).c_str()));
+    if (i > digits) s.width = static_cast<int>(std::min(4096L, std::strtol(format.substr(digits, i - digits).c_str(), nullptr, 10)));
     if (i >= format.size()) return invalid("Invalid job format specification: " + format.substr(at));
     s.letter = format[i];
     if (std::string_view("iruYySAaBbFfJjPpQqNTtc").find(s.letter) == std::string_view::npos)

@@ -40,7 +40,7 @@ Result<std::vector<Field>> columns(const ShareOptions& opt) {
   for (std::string item : split_list(list)) {
     int width = 0;
     if (size_t pct = item.find('%'); pct != std::string::npos) {
-      width = std::atoi(item.c_str() + pct + 1);
+      width = static_cast<int>(std::clamp(std::strtol(item.c_str() + pct + 1, nullptr, 10), -4096L, 4096L));
       item.resize(pct);
     }
     width = std::clamp(width, -4096, 4096);  // the controller does not print here, but a client should not either

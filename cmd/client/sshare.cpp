@@ -4,6 +4,7 @@
 // (core/sshare_format). As in Slurm, -h is --noheader; --help and --usage print the usage.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cmd/client/output.hpp"
@@ -123,7 +124,8 @@ Next parse(const Args& args, ShareOptions& o, const std::string& prog) {
 
 ShareRow from_pb(const pb::ShareRowRec& p) {
   ShareRow r;
-  r.assoc = p.assoc(), r.depth = p.depth(), r.account = p.account(), r.user = p.user(), r.partition = p.partition();
+  r.assoc = p.assoc(), r.depth = std::clamp(p.depth(), 0, 64), r.account = p.account(), r.user = p.user();
+  r.partition = p.partition();
   r.raw_shares = p.raw_shares(), r.norm_shares = p.norm_shares(), r.raw_usage = p.raw_usage();
   r.norm_usage = p.norm_usage(), r.effective_usage = p.effective_usage(), r.level_fs = p.level_fs();
   r.fair_share = p.fair_share(), r.grp_tres_mins = p.grp_tres_mins(), r.tres_run_mins = p.tres_run_mins();

@@ -3,6 +3,7 @@
 // anyone's they name or all with -a, as Slurm without PrivateData).
 // Runs on the controller's event-loop thread.
 #include <array>
+#include <map>
 
 #include <asio/post.hpp>
 
@@ -29,11 +30,24 @@ void Controller::open_accounting() {
   log::info("accounting: job records go to " + path);
   acct_ = std::move(link);
   acct_->ship();
+  load_acct_model();
+}
+
+void Controller::load_acct_model() {
+  model_retry_at_ = 0;
   acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [this](Status s) {
-    if (!s) return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message());
+    if (!s) {
+      model_retry_at_ = net::mono_seconds() + 5;
+      return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message() + " (trying again)");
+    }
     refresh_acct_policy();
     refresh_fair_share();
   });
+}
+
+bool Controller::fair_share_wanted() const {
+  const PriorityWeights& w = config_.scheduler.weights;
+  return w.fairshare > 0 || net::mono_seconds() - fair_share_asked_ < 10.0 * static_cast<double>(w.calc_period);
 }
 
 void Controller::refresh_acct_policy() {
@@ -98,6 +112,7 @@ pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
     return out;
   }
   q->one_liner = req.one_liner();
+  fair_share_asked_ = net::mono_seconds();
   q->gpu_tres = std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); });
   AcctUsage usage(*acct_policy_, now());
   for (const std::set<JobId>* index : {&state_.pending, &state_.running})
@@ -106,15 +121,19 @@ pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
   FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
   FairShare fresh;
   const FairShare& fs = shares_ ? *shares_ : (fresh = FairShare(acct_->model(), config_.name, {}, now(), cfg));
-  auto uid_of = [](const std::string& name) -> int64_t {
-    auto pw = passwd_by_name(name);
-    return pw ? static_cast<int64_t>(pw->uid) : -1;
+  std::map<std::string, int64_t> uids;  // one passwd lookup per user, however many records
+  auto uid_of = [&uids](const std::string& name) -> int64_t {
+    auto [it, fresh_name] = uids.try_emplace(name, -1);
+    if (fresh_name)
+      if (auto pw = passwd_by_name(name)) it->second = static_cast<int64_t>(pw->uid);
+    return it->second;
   };
   out.set_text(render_assoc_mgr(acct_->model(), config_.name, fs, usage, uid_of, *q));
   return out;
 }
 
 pb::ShareReply Controller::shares() const {
+  fair_share_asked_ = net::mono_seconds();  // keeps fair share worked out for a while
   pb::ShareReply out;
   out.set_cluster(config_.name);
   out.set_enabled(acct_ != nullptr);
@@ -181,7 +200,12 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
   bool deleting = verb.rfind("del", 0) == 0 || verb.rfind("rem", 0) == 0;
   for (const std::set<JobId>* index : {&state_.pending, &state_.running})  // a delete is refused while they are
     if (deleting) for_each_job_in(state_, *index, [&](const Job& j) {
-      if (!j.spec.account.empty()) options.active_jobs.push_back({j.id.value, config_.name, j.spec.account, j.spec.user});
+      std::string account = j.spec.account;
+      if (account.empty()) {  // a job without -A counts for its user's default account (fair share does too)
+        auto u = acct_->model().users.find(j.spec.user);
+        if (u != acct_->model().users.end()) account = u->second.default_account;
+      }
+      if (!account.empty()) options.active_jobs.push_back({j.id.value, config_.name, account, j.spec.user});
     });
   AcctMgrActor actor{user_name(who.uid), is_admin(who)};
   acct_->acctmgr(words, options, actor, req.commit(), [this, out, commit = req.commit(), reply = std::move(reply)](Result<AcctMgrResult> r) mutable {

@@ -88,7 +88,8 @@ void Controller::tick() {
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
   if (acct_) acct_->retry();  // a store that failed
-  if (acct_ && acct_policy_ && net::mono_seconds() >= next_fair_share_) refresh_fair_share();
+  if (acct_ && acct_policy_ && fair_share_wanted() && net::mono_seconds() >= next_fair_share_) refresh_fair_share();
+  if (acct_ && !acct_policy_ && model_retry_at_ > 0 && net::mono_seconds() >= model_retry_at_) load_acct_model();
   forget_step_views();
   pacing_.on_tick(net::mono_seconds(), static_cast<double>(config_.scheduler.bf_interval));
   arm_schedule();
@@ -192,6 +193,9 @@ void Controller::arm_schedule() {
 }
 
 void Controller::run_schedule(PassKind kind) {
+  // With limits enforced, nothing starts before the accounting model is in memory (the
+  // first moments after a start): a pass without it would start jobs past their limits.
+  if (enforce_.limits && acct_ && !acct_policy_) return;
   if (!state_.pending.empty())
     apply_plan(kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now()));
   if (!alloc_waiters_.empty()) allocations_after_pass();

@@ -159,6 +159,12 @@ class Controller {
   // Works out fair share again from the store's records (at load, every priority_calc_period,
   // after a sacctmgr change); the policy follows once it is done.
   void refresh_fair_share();
+  // Whether fair share is worth working out again every priority_calc_period: it weighs in
+  // the priority, or sshare / assoc_mgr asked for it lately (else only at start and after
+  // sacctmgr changes: reading the store's records is not free).
+  bool fair_share_wanted() const;
+  // Loads the accounting model (at start; again every few seconds after a failure).
+  void load_acct_model();
   void when_durable(std::function<void(const Status&)> fn);
   void request_schedule();
   void arm_schedule();
@@ -246,6 +252,8 @@ class Controller {
   std::shared_ptr<const FairShare> shares_;        // null: not worked out yet
   double next_fair_share_ = 0;                     // mono seconds: when refresh_fair_share() runs again
   bool fair_share_running_ = false, fair_share_again_ = false;
+  mutable double fair_share_asked_ = -1e18;        // mono seconds: the last sshare / assoc_mgr
+  double model_retry_at_ = 0;                      // mono seconds: load the model again (0: no need)
   Scheduler scheduler_;
   ClusterState state_;
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)

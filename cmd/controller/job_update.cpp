@@ -45,6 +45,14 @@ Result<Job> Controller::updated_job(const Job& job, const JobUpdate& u, bool adm
   out->time_limit = admitted->time_limit;
   out->spec.nodes_min = admitted->spec.nodes_min;
   out->spec.nodes_max = admitted->spec.nodes_max;
+  // The account and QOS as enforcement chose and checked them (an emptied Account= or QOS=
+  // gets the defaults back, so no update takes a job out of its limits).
+  out->spec.account = admitted->spec.account;
+  if (admitted->spec.extra->qos != out->spec.extra->qos) {
+    JobExtras extra = *out->spec.extra;
+    extra.qos = admitted->spec.extra->qos;
+    out->spec.extra = std::move(extra);
+  }
   if (u.dependency) out->dep_state = admitted->dep_state;
   return out;
 }

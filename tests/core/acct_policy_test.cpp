@@ -168,14 +168,14 @@ TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the us
   alice.spec.cpus_per_task = 2;
   CHECK(reason(u.blocked(alice)) == "AssocGrpCpuLimit");  // bob's CPUs count against physics, theory's parent
   alice.spec.cpus_per_task = 1;
-  u.start(alice, 3600);
+  u.start(alice, "batch", {}, 3600);
   Job alice2 = job(3, "alice", 1000, "theory");
   CHECK(reason(u.blocked(alice2)) == "AssocGrpCpuLimit");  // 4 of 4 CPUs held now
   AcctPolicy jobs_only(model_after({"add account physics", "add account theory parent=physics",
                                     "add user alice account=theory", "modify user alice set MaxJobs=1"}),
                        "c", kAll);
   AcctUsage v(jobs_only, 0);
-  v.start(job(2, "alice", 1000, "theory"), 3600);
+  v.start(job(2, "alice", 1000, "theory"), "batch", {}, 3600);
   CHECK(reason(v.blocked(alice2)) == "AssocMaxJobsLimit");
   Job other_user = job(4, "bob", 1001, "physics");
   CHECK(v.blocked(other_user) == JobReason::kNone);
@@ -184,9 +184,9 @@ TEST_CASE("running limits: Grp limits count the whole subtree, Max limits the us
                                    "modify qos normal set MaxJobsPerUser=2"}),
                       "c", kAll);
   AcctUsage w(with_qos, 0);
-  w.start(job(5, "alice", 1000, "physics"), 3600);
+  w.start(job(5, "alice", 1000, "physics"), "batch", {}, 3600);
   CHECK(w.blocked(job(6, "alice", 1000, "physics")) == JobReason::kNone);
-  w.start(job(6, "alice", 1000, "physics"), 3600);
+  w.start(job(6, "alice", 1000, "physics"), "batch", {}, 3600);
   CHECK(reason(w.blocked(job(7, "alice", 1000, "physics"))) == "QOSMaxJobsPerUserLimit");
 }
 
@@ -207,7 +207,7 @@ TEST_CASE("running limits: MaxWall, GrpTRESRunMins and MaxTRESPerUser with their
   fits.time_limit = 600;
   fits.spec.cpus_per_task = 8;  // 8 CPUs x 10 minutes = 80 of 100
   CHECK(u.blocked(fits) == JobReason::kNone);
-  u.start(fits, 600);
+  u.start(fits, "batch", {}, 600);
   Job more = job(3, "alice", 1000, "physics");
   more.time_limit = 600;
   more.spec.cpus_per_task = 3;  // 80 + 30 > 100
@@ -219,7 +219,7 @@ TEST_CASE("running limits: MaxWall, GrpTRESRunMins and MaxTRESPerUser with their
   Job gpu = job(4, "alice", 1000, "physics");
   gpu.spec.gpus = 2;
   CHECK(reason(v.blocked(gpu)) == "QOSMaxGRESPerUser");
-  v.start(job(5, "alice", 1000, "physics"), 60);
+  v.start(job(5, "alice", 1000, "physics"), "batch", {}, 60);
   Job two = job(6, "alice", 1000, "physics");
   two.spec.cpus_per_task = 2;
   CHECK(reason(v.blocked(two)) == "QOSMaxCpuPerUserLimit");
@@ -246,4 +246,25 @@ TEST_CASE("the scheduler keeps jobs over a limit pending with the limit's reason
   int alice_started = 0;
   for (const StartDecision& d : after.starts) alice_started += s.jobs.at(d.job).spec.user == "alice";
   CHECK(alice_started == 1);
+}
+
+TEST_CASE("running limits: a started job counts what it was given (memory it did not name) - counts saturate instead of wrapping") {
+  AcctPolicy p(model_after({"add account physics", "add user alice account=physics",
+                            "modify account physics set GrpTRES=mem=8G GrpTRESRunMins=mem=100000000"}),
+               "c", kAll);
+  AcctUsage u(p, 0);
+  Job first = job(1, "alice", 1000, "physics");  // no --mem: asks for none
+  CHECK(u.blocked(first) == JobReason::kNone);
+  u.start(first, "batch", {{"n1", 1, 8192, 1, {}}}, 60);  // but its node gave it 8 GiB
+  Job second = job(2, "alice", 1000, "physics");
+  second.spec.mem_per_node_mib = 1;
+  CHECK(reason(u.blocked(second)) == "AssocGrpMemLimit");
+  // A limit far past any clock and a huge request: the TRES-minutes saturate and the job waits.
+  Job huge = job(3, "alice", 1000, "physics");
+  huge.spec.mem_per_node_mib = int64_t{1} << 40;
+  huge.time_limit = INT64_MAX;
+  AcctUsage fresh(p, 0);
+  CHECK(reason(fresh.blocked(huge)) == "AssocGrpMemLimit");
+  fresh.start(huge, "batch", {}, INT64_MAX);  // counted without wrapping to a negative total
+  CHECK(reason(fresh.blocked(second)) == "AssocGrpMemLimit");
 }

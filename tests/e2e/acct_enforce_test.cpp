@@ -104,6 +104,13 @@ TEST_CASE("e2e: accounting enforcement - accounts, QOS, submit limits and pendin
     CHECK(mgr.out.find("    MaxJobs=1(1) MaxJobsAccrue= MaxSubmitJobs=(") == std::string::npos);
     CHECK(mgr.out.find("    MaxJobs=1(1) MaxJobsAccrue= MaxSubmitJobs= MaxWallPJ=\n") != std::string::npos);
     CHECK(mgr.out.find("    GrpJobs=N(1) GrpJobsAccrue=N(0)\n    GrpSubmitJobs=N(2) ") != std::string::npos);
+    // Emptying the job's account or QOS by an update gives it the defaults back (physics is
+    // root's default here): it stays held instead of slipping out of its limits.
+    acctmgr(c, "modify user root set defaultaccount=physics");
+    CHECK(sh(bin(c) + "scontrol update jobid=" + second + " account= qos=").rc == 0);
+    std::string other = sbatch(c, "-A root --wrap 'sleep 300'");  // once it runs, a pass has seen the update
+    REQUIRE(c.wait_state(other, "RUNNING", 20));
+    CHECK(line_of(c, second) == second + "|physics|normal|PENDING|AssocMaxJobsLimit");
     acctmgr(c, "modify user where name=root account=physics set MaxJobs=-1");
     CHECK(c.wait_state(second, "RUNNING", 20));
   }

@@ -179,6 +179,9 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     qos_index_[name] = static_cast<int32_t>(qos_.size());
     qos_.push_back(std::move(out));
   }
+  std::unordered_map<uint32_t, double> usage_by_id;  // decayed billing-seconds, by association
+  if (shares_)
+    for (const ShareRow& r : shares_->rows()) usage_by_id[r.assoc] = r.raw_usage;
   std::unordered_map<uint32_t, int32_t> by_id;
   for (const auto& [id, a] : model.assocs)
     if (a.cluster == cluster) {
@@ -196,12 +199,17 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit;
     out.max_tres = tres_limits(l.max_tres), out.grp_tres = tres_limits(l.grp_tres);
     out.grp_run_mins = tres_limits(l.grp_tres_run_mins);
+    out.grp_mins = tres_limits(l.grp_tres_mins);
+    out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
+    if (auto u = usage_by_id.find(id); u != usage_by_id.end())
+      out.used_mins = static_cast<int64_t>(std::min(u->second / 60.0, 9.0e18));
     for (const std::string& q : shown.qos)
       if (int32_t i = qos_of(q); i >= 0) out.qos.push_back(i);
     out.def_qos = qos_of(shown.def_qos);
     has_submit_limits_ |= out.max_submit != kNoLimit || out.grp_submit != kNoLimit;
     has_limits_ |= out.max_jobs != kNoLimit || out.max_wall != kNoLimit || out.grp_jobs != kNoLimit ||
-                   any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins);
+                   any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
+                   any_set(out.grp_mins);
     assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
   }
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
@@ -426,6 +434,12 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
     if (int k = over_run_mins(unshadowed(at.grp_run_mins, q ? &q->grp_run_mins : nullptr), counts(a).run_mins, tres, run_mins);
         k >= 0)
       return tres_reason(JobReason::kAssocGrpCpuRunMin, k);
+    if (any_set(at.grp_mins)) {  // what was used (decayed), what runs may still use, and this job
+      TresCounts used = counts(a).run_mins;
+      used[kTresCpu] = sat_add(used[kTresCpu], at.used_mins);
+      used[kTresBilling] = sat_add(used[kTresBilling], at.used_mins);
+      if (int k = over_run_mins(at.grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kAssocGrpCpuMins, k);
+    }
   }
   return JobReason::kNone;
 }

@@ -83,6 +83,8 @@ class AcctPolicy final : public AcctFactors {
     int64_t max_jobs = kNoLimit, max_submit = kNoLimit, max_wall = kNoLimit;  // wall in seconds
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit;
     TresCounts max_tres{}, grp_tres{}, grp_run_mins{};
+    TresCounts grp_mins{};     // GrpTRESMins: cpu and billing only (usage is counted in billing)
+    int64_t used_mins = 0;     // its subtree's decayed usage, in billing-minutes (from fair share)
     std::vector<int32_t> qos;  // allowed, by index
     int32_t def_qos = -1;
   };

@@ -30,6 +30,7 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "AssocMaxWallDurationPerJobLimit",
     "QOSGrpJobsLimit", "QOSGrpSubmitJobsLimit", "QOSMaxJobsPerUserLimit", "QOSMaxSubmitJobPerUserLimit", "MaxJobsPerAccount",
     "MaxSubmitJobsPerAccount", "QOSMaxWallDurationPerJobLimit",
+    "AssocGrpCPUMinutesLimit", "AssocGrpMemMinutes", "AssocGrpNodeMinutes", "AssocGrpGRESMinutes", "AssocGrpBillingMinutes",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

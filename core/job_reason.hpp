@@ -38,8 +38,10 @@ enum class JobReason : uint8_t {
   kAssocGrpJobs, kAssocGrpSubmitJobs, kAssocMaxJobs, kAssocMaxSubmitJobs, kAssocMaxWall,
   kQosGrpJobs, kQosGrpSubmitJobs, kQosMaxJobsPerUser, kQosMaxSubmitJobsPerUser, kQosMaxJobsPerAccount,
   kQosMaxSubmitJobsPerAccount, kQosMaxWall,
+  // GrpTRESMins: decayed usage plus what running jobs and this one may still use.
+  kAssocGrpCpuMins, kAssocGrpMemMins, kAssocGrpNodeMins, kAssocGrpGresMins, kAssocGrpBillingMins,
 };
-inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kQosMaxWall) + 1;
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kAssocGrpBillingMins) + 1;
 // The reason of TRES kind `kind` (0 cpu .. 4 billing) in the block that `first` begins.
 constexpr JobReason tres_reason(JobReason first, int kind) {
   return static_cast<JobReason>(static_cast<int>(first) + kind);

@@ -268,3 +268,27 @@ TEST_CASE("running limits: a started job counts what it was given (memory it did
   fresh.start(huge, "batch", {}, INT64_MAX);  // counted without wrapping to a negative total
   CHECK(reason(fresh.blocked(second)) == "AssocGrpMemLimit");
 }
+
+TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this job may still use") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics",
+                             "modify account physics set GrpTRESMins=cpu=100"});
+  UsageRecord used;  // 50 CPU-minutes already used (no decay)
+  used.account = "physics", used.user = "alice", used.start = 1, used.end = 3001, used.billing = 1;
+  auto shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
+  AcctPolicy p(m, "c", kAll, shares);
+  REQUIRE(p.has_limits());
+  AcctUsage u(p, 5000);
+  Job hour = job(1, "alice", 1000, "physics");  // 1 CPU x 60 minutes: 110 > 100
+  CHECK(reason(u.blocked(hour)) == "AssocGrpCPUMinutesLimit");
+  Job half = job(2, "alice", 1000, "physics");  // 1 CPU x 30 minutes: 80
+  half.time_limit = 1800;
+  CHECK(u.blocked(half) == JobReason::kNone);
+  u.start(half, "batch", {}, 1800);
+  Job more = job(3, "alice", 1000, "physics");  // 80 + 30 > 100
+  more.time_limit = 1800;
+  CHECK(reason(u.blocked(more)) == "AssocGrpCPUMinutesLimit");
+  // Without fair share worked out, nothing is known to be used: only what runs counts.
+  AcctPolicy unknown_usage(m, "c", kAll);
+  AcctUsage fresh(unknown_usage, 5000);
+  CHECK(fresh.blocked(half) == JobReason::kNone);
+}

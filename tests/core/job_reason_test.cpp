@@ -53,7 +53,8 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
               "MaxCpuPerAccount MaxMemoryPerAccount MaxNodePerAccount MaxGRESPerAccount MaxBillingPerAccount "
               "AssocGrpJobsLimit AssocGrpSubmitJobsLimit AssocMaxJobsLimit AssocMaxSubmitJobLimit "
               "AssocMaxWallDurationPerJobLimit QOSGrpJobsLimit QOSGrpSubmitJobsLimit QOSMaxJobsPerUserLimit "
-              "QOSMaxSubmitJobPerUserLimit MaxJobsPerAccount MaxSubmitJobsPerAccount QOSMaxWallDurationPerJobLimit ");
+              "QOSMaxSubmitJobPerUserLimit MaxJobsPerAccount MaxSubmitJobsPerAccount QOSMaxWallDurationPerJobLimit "
+              "AssocGrpCPUMinutesLimit AssocGrpMemMinutes AssocGrpNodeMinutes AssocGrpGRESMinutes AssocGrpBillingMinutes ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

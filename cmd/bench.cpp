@@ -158,7 +158,7 @@ namespace {
 constexpr char kBenchUsage[] =
     "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
     "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
-    "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R]\n"
+    "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits]\n"
     "       hq bench join [--agents N]... [--window W]\n"
     "       hq bench steps [--nodes N]... [--steps N]\n";
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "cmd/commands.hpp"
 #include "cmd/process.hpp"
+#include "core/acct_policy.hpp"
 #include "core/hostlist.hpp"
 #include "core/scheduler.hpp"
 
@@ -49,7 +50,7 @@ Shared<std::vector<std::string>> login_environment(int32_t user) {
   return env;
 }
 
-void add_pending(ClusterState& s, int32_t count, std::mt19937& rng) {
+void add_pending(ClusterState& s, int32_t count, std::mt19937& rng, bool accounts) {
   uint64_t id = s.next_job_id;
   std::vector<Shared<std::vector<std::string>>> environments;
   for (int32_t u = 0; u < 50; ++u) environments.push_back(login_environment(u));
@@ -64,6 +65,7 @@ void add_pending(ClusterState& s, int32_t count, std::mt19937& rng) {
     j.spec.env = environments[static_cast<size_t>(user)];  // a user's jobs share it
     j.spec.script = "#!/bin/bash\n#SBATCH -N 2\nsrun ./simulate --input data.in --steps 100000\n";
     j.spec.workdir = "/home/" + j.spec.user + "/project";
+    if (accounts) j.spec.account = "acct" + std::to_string(user % 5);
     if (rng() % 2) {
       j.spec.nodes_min = 1 + static_cast<int32_t>(rng() % 16);
       j.spec.nodes_set = true;
@@ -92,18 +94,44 @@ std::vector<double> timed(int32_t repeat, Fn&& fn) {
   return ms;
 }
 
-void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat) {
+// --limits: 5 accounts under root with GrpTRES=cpu=<a fifth of the cluster's CPUs>, the 50
+// users spread over them with MaxJobs=50 each: every pass counts running jobs and checks
+// every considered job against its association's and account's limits.
+std::shared_ptr<const AcctPolicy> bench_limits(int32_t nodes) {
+  AcctModel m = default_acct_model();
+  register_cluster(m, "bench", "127.0.0.1", 1);
+  for (int32_t a = 0; a < 5; ++a) {
+    std::string name = "acct" + std::to_string(a);
+    m.accounts[name] = AcctAccount{name, name, "root", {}};
+    AcctAssoc acct;
+    acct.cluster = "bench", acct.account = name, acct.parent = "root";
+    acct.limits.grp_tres = {{"cpu", int64_t{nodes} * 64 / 5}};
+    m.add_assoc(acct);
+  }
+  for (int32_t u = 0; u < 50; ++u) {
+    std::string user = "user" + std::to_string(u), account = "acct" + std::to_string(u % 5);
+    m.users[user] = AcctUser{user, account, AdminLevel::kNone};
+    AcctAssoc ua;
+    ua.cluster = "bench", ua.account = account, ua.user = user, ua.parent = account;
+    ua.limits.max_jobs = 50;
+    m.add_assoc(ua);
+  }
+  return std::make_shared<const AcctPolicy>(m, "bench", AcctEnforce{true, true, false, false});
+}
+
+void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, bool limits) {
   std::mt19937 rng(42);
   ClusterState s = busy_cluster(nodes, rng);
   int64_t before = rss_kib(getpid());
-  add_pending(s, pending, rng);
+  add_pending(s, pending, rng, limits);
   int64_t after = rss_kib(getpid());
   SchedulerConfig cfg;
   cfg.bf_max_job_test = depth;
-  Scheduler sched(cfg);
+  Scheduler sched(cfg, limits ? bench_limits(nodes) : nullptr);
   Plan plan;
   std::vector<double> ms = timed(repeat, [&] { plan = sched.schedule(s, 3600); });
   std::vector<double> quick = timed(repeat, [&] { (void)sched.quick_pass(s, 3600); });
+  if (limits) std::printf("with limits (MaxJobs 50 per user, GrpTRES cpu per account): ");
   std::printf("%6d nodes x %7d pending: cycle %8.1f ms (median of %d; min %.1f)  tested %d, reservations %zu, "
               "starts %zu, time-map classes %d, sweeps %d reading %.2fM entries;  quick pass %.1f ms;  "
               "memory %.0f B per pending job\n",
@@ -123,13 +151,14 @@ int bench_sched(const Args& args) {
   keep_freed_memory();  // as the controller does
   int32_t depth = flag("--depth", 500), repeat = flag("--repeat", 5);
   int32_t nodes = flag("--nodes", 0), jobs = flag("--jobs", 0);
+  bool limits = std::find(args.begin(), args.end(), "--limits") != args.end();
   std::printf("hq bench sched: full cycle (priority sort + backfill, bf_max_job_test %d)\n", depth);
   if (nodes > 0 && jobs > 0) {
-    run_case(nodes, jobs, depth, repeat);
+    run_case(nodes, jobs, depth, repeat, limits);
     return 0;
   }
-  run_case(1000, 10000, depth, repeat);
-  run_case(10000, 100000, depth, repeat);
+  run_case(1000, 10000, depth, repeat, limits);
+  run_case(10000, 100000, depth, repeat, limits);
   return 0;
 }
 

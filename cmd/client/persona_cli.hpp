@@ -28,6 +28,14 @@ inline void add_persona_common(CLI::App& app, TakenOptions& into, const std::str
   app.set_version_flag("-V,--version", persona_version(), "print the version");
 }
 
+// --help or --usage anywhere after the command's name: for personas whose -h is --noheader
+// and whose usage is Slurm's own text (sshare, sprio).
+inline bool asks_usage(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--help" || args[i] == "--usage") return true;
+  return false;
+}
+
 // Parses `args` (args[0] the command's name) into `app`; an exit code when the command
 // is done (help, or an error), nullopt when it goes on.
 inline std::optional<int> parse_persona_args(CLI::App& app, const std::vector<std::string>& args,

@@ -8,6 +8,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_cli.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/commands.hpp"
@@ -38,97 +39,37 @@ constexpr char kUsage[] =
 struct PrioArgs {
   SprioOptions opt;
   std::vector<std::string> jobs, users, partitions;
-  bool help = false, version = false;
+  std::string sort;
+  TakenOptions taken;
 };
 
-// Slurm's getopt string "hj::lM:no:p:S:u:vVw" and its long names.
-bool parse(const Args& args, PrioArgs& a, const std::string& prog) {
-  static const std::vector<std::pair<std::string, char>> kLong = {
-      {"noheader", 'h'}, {"jobs", 'j'},  {"long", 'l'},    {"cluster", 'M'}, {"clusters", 'M'}, {"norm", 'n'},
-      {"format", 'o'},   {"sort", 'S'},  {"partition", 'p'}, {"user", 'u'},  {"users", 'u'},    {"verbose", 'v'},
-      {"version", 'V'},  {"weights", 'w'}, {"help", '?'},  {"usage", '?'}};
-  auto take = [&](char c, const std::string& v) {
-    if (c == 'j') for (auto& j : split_list(v)) a.jobs.push_back(j);
-    else if (c == 'u') for (auto& u : split_list(v)) a.users.push_back(u);
-    else if (c == 'p') for (auto& p : split_list(v)) a.partitions.push_back(p);
-    else if (c == 'o') a.opt.format = v;
-  };
-  auto flag = [&](char c) {
-    switch (c) {
-      case 'h': a.opt.noheader = true; return true;
-      case 'l': a.opt.long_list = true; return true;
-      case 'n': a.opt.normalized = true; return true;
-      case 'w': a.opt.weights = true; return true;
-      case 'v': return true;
-      case 'V': a.version = true; return true;
-      case '?': a.help = true; return true;
-      case 'j': a.opt.jobs_given = true; return true;
-      default: return false;
-    }
-  };
-  auto needs_value = [](char c) { return c == 'u' || c == 'p' || c == 'o' || c == 'S' || c == 'M'; };
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    if (w.rfind("--", 0) == 0) {
-      std::string name = w.substr(2), v;
-      bool has_value = false;
-      if (size_t eq = name.find('='); eq != std::string::npos) v = name.substr(eq + 1), name.resize(eq), has_value = true;
-      auto hit = std::find_if(kLong.begin(), kLong.end(), [&](const auto& p) { return p.first == name; });
-      if (hit == kLong.end()) {
-        std::cerr << prog << ": unrecognized option '" << w << "'\nTry \"sprio --help\" for more information\n";
-        return false;
-      }
-      char c = hit->second;
-      if (c == 'j') {  // optional argument: only as --jobs=LIST
-        a.opt.jobs_given = true;
-        if (has_value) take('j', v);
-      } else if (needs_value(c)) {
-        if (!has_value) {
-          if (i + 1 >= args.size()) return std::cerr << prog << ": option '" << w << "' requires an argument\n", false;
-          v = args[++i];
-        }
-        take(c, v);
-      } else {
-        flag(c);
-      }
-      continue;
-    }
-    if (w.size() < 2 || w[0] != '-') {
-      std::cerr << prog << ": error: Unknown arguments: " << w << "\n";
-      return false;
-    }
-    for (size_t k = 1; k < w.size(); ++k) {
-      char c = w[k];
-      if (c == 'j') {  // -jLIST, or -j alone (then a following word that is not an option is its list, as sprio takes it)
-        a.opt.jobs_given = true;
-        if (k + 1 < w.size()) take('j', w.substr(k + 1));
-        else if (i + 1 < args.size() && args[i + 1][0] != '-') take('j', args[++i]);
-        break;
-      }
-      if (needs_value(c)) {
-        std::string v = k + 1 < w.size() ? w.substr(k + 1) : (i + 1 < args.size() ? args[++i] : "");
-        if (v.empty() && k + 1 >= w.size()) return std::cerr << prog << ": option requires an argument -- '" << c << "'\n", false;
-        take(c, v);
-        break;
-      }
-      if (!flag(c)) {
-        std::cerr << prog << ": invalid option -- '" << c << "'\nTry \"sprio --help\" for more information\n";
-        return false;
-      }
-    }
-  }
-  a.opt.user_column = !a.users.empty();
-  return true;
+// Slurm's options (getopt "hj::lM:no:p:S:u:vVw"); -h is --noheader, -j's list is optional.
+std::unique_ptr<CLI::App> prio_parser(PrioArgs& a) {
+  auto app = std::make_unique<CLI::App>("hq prio: pending jobs' priority factors (sprio)");
+  app->set_help_flag("");  // --help and --usage print the usage (run_sprio)
+  app->add_flag("-h,--noheader", a.opt.noheader, "no headers on output");
+  app->add_option("-j,--jobs", a.jobs, "comma separated list of jobs to view, default is all")->expected(0, 1)->delimiter(',');
+  app->add_flag("-l,--long", a.opt.long_list, "long report");
+  app->add_flag("-n,--norm", a.opt.normalized, "display normalized values");
+  app->add_option("-o,--format", a.opt.format, "format specification");
+  app->add_option("-p,--partition", a.partitions, "comma separated list of partitions")->delimiter(',');
+  app->add_option("-S,--sort", a.sort, "taken: rows stay in job id order");
+  app->add_option("-u,--user,--users", a.users, "comma separated list of users to view")->delimiter(',');
+  app->add_flag("-w,--weights", a.opt.weights, "show the weights for each priority factor");
+  add_persona_common(*app, a.taken, "-v,--verbose", "-M,--cluster,--clusters");
+  return app;
 }
 
 }  // namespace
 
 int run_sprio(const Args& args) {
   std::string prog = args.empty() || args[0] != "sprio" ? "hq prio" : "sprio";
+  if (asks_usage(args)) return std::cout << kUsage, 0;
   PrioArgs a;
-  if (!parse(args, a, prog)) return 1;
-  if (a.help) return std::cout << kUsage, 0;
-  if (a.version) return std::cout << "slurm-wlm 22.05.8 (hq)\n", 0;
+  auto app = prio_parser(a);
+  if (auto done = parse_persona_args(*app, args, prog)) return *done;
+  a.opt.jobs_given = app->count("-j") > 0;
+  a.opt.user_column = !a.users.empty();
   if (a.opt.format.empty())
     if (const char* env = std::getenv("SPRIO_FORMAT")) a.opt.format = env;
   pb::QueueRequest req;

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_cli.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
@@ -41,85 +42,30 @@ constexpr char kUsage[] =
     "          --usage          display this usage description                  \n"
     "                                                                           \n";
 
-enum class Next { kRun, kHelp, kHelpFormat, kVersion, kBad };
+struct ShareArgs {
+  ShareOptions opt;
+  std::vector<std::string> accounts, users, formats;
+  bool help_format = false;
+  TakenOptions taken;
+};
 
-// Slurm's getopt string "aA:ehlmM:no:pPu:UvV" and its long names.
-Next parse(const Args& args, ShareOptions& o, const std::string& prog) {
-  auto value = [&](size_t& i, const std::string& w, size_t at) -> std::optional<std::string> {
-    if (at < w.size()) return w.substr(at);
-    if (i + 1 < args.size()) return args[++i];
-    std::cerr << prog << ": option requires an argument -- '" << w[at - 1] << "'\n";
-    return std::nullopt;
-  };
-  auto take = [&](char c, const std::string& v) {
-    if (c == 'A') for (auto& a : split_list(v)) o.accounts.push_back(a);
-    else if (c == 'u') for (auto& u : split_list(v)) o.users.push_back(u);
-    else if (c == 'o') o.format += (o.format.empty() ? "" : ",") + v;
-  };
-  auto flag = [&](char c) -> bool {
-    switch (c) {
-      case 'a': o.all = true; return true;
-      case 'l': o.long_format = true; return true;
-      case 'm': o.partitions = true; return true;
-      case 'n': case 'h': o.noheader = true; return true;
-      case 'p': o.parsable = true; return true;
-      case 'P': o.parsable2 = true; return true;
-      case 'U': o.users_only = true; return true;
-      case 'v': return true;
-      default: return false;
-    }
-  };
-  static const std::vector<std::pair<std::string, char>> kLong = {
-      {"all", 'a'}, {"accounts", 'A'}, {"helpformat", 'e'}, {"long", 'l'}, {"partition", 'm'}, {"cluster", 'M'},
-      {"clusters", 'M'}, {"noheader", 'n'}, {"format", 'o'}, {"parsable", 'p'}, {"parsable2", 'P'}, {"users", 'u'},
-      {"Users", 'U'}, {"verbose", 'v'}, {"version", 'V'}, {"help", '?'}, {"usage", '?'}};
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    if (w.rfind("--", 0) == 0) {
-      std::string name = w.substr(2), v;
-      bool has_value = false;
-      if (size_t eq = name.find('='); eq != std::string::npos) v = name.substr(eq + 1), name.resize(eq), has_value = true;
-      auto hit = std::find_if(kLong.begin(), kLong.end(), [&](const auto& p) { return p.first == name; });
-      if (hit == kLong.end()) {
-        std::cerr << prog << ": unrecognized option '" << w << "'\nTry \"sshare --help\" for more information\n";
-        return Next::kBad;
-      }
-      char c = hit->second;
-      if (c == '?') return Next::kHelp;
-      if (c == 'e') return Next::kHelpFormat;
-      if (c == 'V') return Next::kVersion;
-      if (c == 'A' || c == 'u' || c == 'o' || c == 'M') {
-        if (!has_value) {
-          if (i + 1 >= args.size()) return std::cerr << prog << ": option '" << w << "' requires an argument\n", Next::kBad;
-          v = args[++i];
-        }
-        take(c, v);
-      } else {
-        flag(c);
-      }
-      continue;
-    }
-    if (w.size() < 2 || w[0] != '-') {
-      std::cerr << prog << ": error: Unknown arguments: " << w << "\n";
-      return Next::kBad;
-    }
-    for (size_t k = 1; k < w.size(); ++k) {
-      char c = w[k];
-      if (c == 'e') return Next::kHelpFormat;
-      if (c == 'V') return Next::kVersion;
-      if (c == 'A' || c == 'u' || c == 'o' || c == 'M') {
-        auto v = value(i, w, k + 1);
-        if (!v) return Next::kBad;
-        take(c, *v);
-        break;
-      }
-      if (!flag(c)) {
-        std::cerr << prog << ": invalid option -- '" << c << "'\nTry \"sshare --help\" for more information\n";
-        return Next::kBad;
-      }
-    }
-  }
-  return Next::kRun;
+// Slurm's options (getopt "aA:ehlmM:no:pPu:UvV"); -h is --noheader, as in Slurm.
+std::unique_ptr<CLI::App> share_parser(ShareArgs& a) {
+  auto app = std::make_unique<CLI::App>("hq share: fair share by association (sshare)");
+  app->set_help_flag("");  // --help and --usage print Slurm's usage (run_sshare)
+  app->add_flag("-a,--all", a.opt.all, "list all users");
+  app->add_option("-A,--accounts", a.accounts, "display specific accounts (comma separated list)")->delimiter(',');
+  app->add_flag("-e,--helpformat", a.help_format, "print the fields --format takes");
+  app->add_flag("-l,--long", a.opt.long_format, "include normalized usage in output");
+  app->add_flag("-m,--partition", a.opt.partitions, "print the partition part of the association");
+  app->add_flag("-n,-h,--noheader", a.opt.noheader, "omit header from output");
+  app->add_option("-o,--format", a.formats, "comma separated list of fields");
+  app->add_flag("-p,--parsable", a.opt.parsable, "'|' delimited output with a trailing '|'");
+  app->add_flag("-P,--parsable2", a.opt.parsable2, "'|' delimited output without a trailing '|'");
+  app->add_option("-u,--users", a.users, "display specific users (comma separated list)")->delimiter(',');
+  app->add_flag("-U,--Users", a.opt.users_only, "display only user information");
+  add_persona_common(*app, a.taken, "-v,--verbose", "-M,--cluster,--clusters");
+  return app;
 }
 
 ShareRow from_pb(const pb::ShareRowRec& p) {
@@ -136,14 +82,15 @@ ShareRow from_pb(const pb::ShareRowRec& p) {
 
 int run_sshare(const Args& args) {
   std::string prog = args.empty() || args[0] != "sshare" ? "hq share" : "sshare";
-  ShareOptions o;
-  switch (parse(args, o, prog)) {
-    case Next::kHelp: return std::cout << kUsage, 0;
-    case Next::kHelpFormat: return std::cout << sshare_helpformat(), 0;
-    case Next::kVersion: return std::cout << "slurm-wlm 22.05.8 (hq)\n", 0;
-    case Next::kBad: return 1;
-    case Next::kRun: break;
-  }
+  if (asks_usage(args)) return std::cout << kUsage, 0;
+  ShareArgs a;
+  auto app = share_parser(a);
+  if (auto done = parse_persona_args(*app, args, prog)) return *done;
+  if (a.help_format) return std::cout << sshare_helpformat(), 0;
+  ShareOptions& o = a.opt;
+  o.accounts = a.accounts;
+  o.users = a.users;
+  for (const auto& f : a.formats) o.format += (o.format.empty() ? "" : ",") + f;
   o.caller = user_name(getuid());
   pb::Envelope env;
   env.mutable_share();

@@ -57,6 +57,21 @@ void Controller::refresh_acct_policy() {
   request_schedule();  // a limit raised or cleared may let jobs start
 }
 
+FairShareConfig Controller::fair_share_config() const {
+  const PriorityWeights& w = config_.scheduler.weights;
+  return {w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
+}
+
+std::shared_ptr<const FairShare> Controller::current_shares() const {
+  if (shares_) return shares_;
+  return std::make_shared<const FairShare>(acct_->model(), config_.name, std::vector<UsageRecord>{}, now(), fair_share_config());
+}
+
+void Controller::count_active(AcctUsage& usage) const {
+  for (const std::set<JobId>* index : {&state_.pending, &state_.running})
+    for_each_job_in(state_, *index, [&](const Job& j) { usage.add(j); });
+}
+
 void Controller::refresh_fair_share() {
   if (!acct_) return;
   if (fair_share_running_) {
@@ -66,10 +81,9 @@ void Controller::refresh_fair_share() {
   fair_share_running_ = true;
   const PriorityWeights& w = config_.scheduler.weights;
   next_fair_share_ = net::mono_seconds() + static_cast<double>(w.calc_period);
-  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
   // Usage older than 20 half-lives weighs less than a millionth: not read.
   Time since = w.decay_half_life > 0 ? std::max<Time>(0, now() - 20 * w.decay_half_life) : 0;
-  acct_->fair_share(now(), since, cfg, [this](Result<std::shared_ptr<const FairShare>> shares) {
+  acct_->fair_share(now(), since, fair_share_config(), [this](Result<std::shared_ptr<const FairShare>> shares) {
     fair_share_running_ = false;
     if (!shares) log::error("accounting: fair share not worked out: " + shares.status().message());
     else shares_ = std::move(shares).value();
@@ -92,10 +106,7 @@ Status Controller::enforce_at_submit(JobSpec& spec, const std::vector<std::strin
 Status Controller::check_submit_limits(const Job& first, size_t count) const {
   if (!acct_policy_ || !acct_policy_->has_limits()) return Status::ok();
   AcctUsage usage(*acct_policy_, now());
-  if (acct_policy_->has_submit_limits()) {  // the queue counts: pending and running jobs
-    for_each_job_in(state_, state_.pending, [&](const Job& j) { usage.add(j); });
-    for_each_job_in(state_, state_.running, [&](const Job& j) { usage.add(j); });
-  }
+  if (acct_policy_->has_submit_limits()) count_active(usage);  // the queue counts
   JobReason why = usage.refused(first, static_cast<int64_t>(count));
   if (why == JobReason::kNone) return Status::ok();
   return invalid(std::string(to_string(why)) +
@@ -115,12 +126,8 @@ pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
   fair_share_asked_ = net::mono_seconds();
   q->gpu_tres = std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); });
   AcctUsage usage(*acct_policy_, now());
-  for (const std::set<JobId>* index : {&state_.pending, &state_.running})
-    for_each_job_in(state_, *index, [&](const Job& j) { usage.add(j); });
-  const PriorityWeights& w = config_.scheduler.weights;
-  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
-  FairShare fresh;
-  const FairShare& fs = shares_ ? *shares_ : (fresh = FairShare(acct_->model(), config_.name, {}, now(), cfg));
+  count_active(usage);
+  std::shared_ptr<const FairShare> shares = current_shares();
   std::map<std::string, int64_t> uids;  // one passwd lookup per user, however many records
   auto uid_of = [&uids](const std::string& name) -> int64_t {
     auto [it, fresh_name] = uids.try_emplace(name, -1);
@@ -128,7 +135,7 @@ pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
       if (auto pw = passwd_by_name(name)) it->second = static_cast<int64_t>(pw->uid);
     return it->second;
   };
-  out.set_text(render_assoc_mgr(acct_->model(), config_.name, fs, usage, uid_of, *q));
+  out.set_text(render_assoc_mgr(acct_->model(), config_.name, *shares, usage, uid_of, *q));
   return out;
 }
 
@@ -138,10 +145,8 @@ pb::ShareReply Controller::shares() const {
   out.set_cluster(config_.name);
   out.set_enabled(acct_ != nullptr);
   if (!acct_) return out;
-  const PriorityWeights& w = config_.scheduler.weights;
-  FairShareConfig cfg{w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
-  FairShare fresh;
-  const FairShare& fs = shares_ ? *shares_ : (fresh = FairShare(acct_->model(), config_.name, {}, now(), cfg));
+  std::shared_ptr<const FairShare> current = current_shares();
+  const FairShare& fs = *current;
   // TRES x minutes left of running jobs, up the tree (Slurm counts a job without a time limit
   // as 4294967295 minutes long).
   std::vector<std::array<int64_t, 4>> run(fs.rows().size(), {0, 0, 0, 0});

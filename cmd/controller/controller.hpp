@@ -159,6 +159,11 @@ class Controller {
   // Works out fair share again from the store's records (at load, every priority_calc_period,
   // after a sacctmgr change); the policy follows once it is done.
   void refresh_fair_share();
+  FairShareConfig fair_share_config() const;  // from [scheduler]
+  // Fair share as last worked out (before the first time: the tree with no usage).
+  std::shared_ptr<const FairShare> current_shares() const;
+  // Adds every pending and running job to `usage`.
+  void count_active(AcctUsage& usage) const;
   // Whether fair share is worth working out again every priority_calc_period: it weighs in
   // the priority, or sshare / assoc_mgr asked for it lately (else only at start and after
   // sacctmgr changes: reading the store's records is not free).

@@ -160,7 +160,8 @@ constexpr char kBenchUsage[] =
     "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
     "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits]\n"
     "       hq bench join [--agents N]... [--window W]\n"
-    "       hq bench steps [--nodes N]... [--steps N]\n";
+    "       hq bench steps [--nodes N]... [--steps N]\n"
+    "       hq bench accounting [--jobs N] [--users U] [--repeat R] [--ends N]\n";
 }  // namespace
 
 int run_bench(const Args& args) {
@@ -172,6 +173,7 @@ int run_bench(const Args& args) {
   if (what == "sched") return bench_sched(args);
   if (what == "join") return bench_join(args);
   if (what == "steps") return bench_steps(args);
+  if (what == "accounting") return bench_accounting(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
   std::cerr << kBenchUsage;
   return 2;

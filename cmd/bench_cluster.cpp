@@ -31,6 +31,7 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
       << "/state\"\nmin_job_age = \"1h\"\nsnapshot_every = 100000\n"
       << "[[node]]\nnames = \"b[1-" << declared << "]\"\ncpus = " << cpus << "\nmemory = \"64G\"\n"
       << "[[partition]]\nname = \"bench\"\nnodes = \"b[1-" << declared << "]\"\ndefault = true\n";
+  if (!c.accounting_db.empty()) std::ofstream(c.dir + "/config.toml", std::ios::app) << "[accounting]\npath = \"" << c.accounting_db << "\"\n";
   if (Status s = keygen(c.dir + "/keys", "bench"); !s) return s;
   c.transport = plaintext ? net::Transport{true, ""} : net::Transport{false, read_small_file(c.dir + "/keys/ca.pem")};
   std::vector<std::string> argv = {self_exe(), "controller", "--config", c.dir + "/config.toml"};

@@ -17,6 +17,7 @@ struct BenchCluster {
   std::string addr;
   net::Transport transport;
   std::vector<pid_t> pids;
+  std::string accounting_db;  // set before start_cluster: the controller's store file
   ~BenchCluster();
 };
 

@@ -210,11 +210,13 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     has_limits_ |= out.max_jobs != kNoLimit || out.max_wall != kNoLimit || out.grp_jobs != kNoLimit ||
                    any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
                    any_set(out.grp_mins);
+    has_usage_limits_ |= any_set(out.grp_mins);
     assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
   }
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
   has_limits_ = enforce_.limits && (has_limits_ || has_submit_limits_);
   has_submit_limits_ = enforce_.limits && has_submit_limits_;
+  has_usage_limits_ = enforce_.limits && has_usage_limits_;
 }
 
 int32_t AcctPolicy::assoc_of(const std::string& user, const std::string& account, const std::string& partition) const {

@@ -58,6 +58,8 @@ class AcctPolicy final : public AcctFactors {
   bool has_limits() const { return has_limits_; }
   // Whether some MaxSubmitJobs / GrpSubmitJobs / MaxSubmitJobsPer* applies (submissions count the queue).
   bool has_submit_limits() const { return has_submit_limits_; }
+  // Whether limits are enforced and some association sets GrpTRESMins (read from usage).
+  bool has_usage_limits() const { return has_usage_limits_; }
 
   // At submit: fills in the account (the user's default when none is given) and QOS (the
   // association's default, its only one, else "normal") and checks them, in sbatch's words:
@@ -103,7 +105,7 @@ class AcctPolicy final : public AcctFactors {
   Status choose_qos(JobSpec& spec, const Assoc& a) const;
 
   AcctEnforce enforce_;
-  bool has_limits_ = false, has_submit_limits_ = false;
+  bool has_limits_ = false, has_submit_limits_ = false, has_usage_limits_ = false;
   std::vector<Assoc> assocs_;
   std::vector<Qos> qos_;
   std::unordered_map<std::string, int32_t> assoc_index_;  // account \0 user \0 partition

@@ -8,7 +8,12 @@
 namespace hq::store {
 namespace {
 
-constexpr int kAcctSchemaVersion = 1;
+// Version 2: indexes led by the cluster, on the end key below, and IN lists in queries.
+constexpr int kAcctSchemaVersion = 2;
+// A job's end for the time indexes: a job that has not ended sorts after every end, so
+// "not ended before S" is one range, `kEndKey >= S` (the queries name it exactly so that
+// SQLite uses the expression indexes).
+constexpr char kEndKey[] = "(CASE WHEN end_time = 0 THEN 9223372036854775807 ELSE end_time END)";
 struct Blob {
   std::string bytes;  // bytes as given (job names, accounts): compared as BLOBs
 };
@@ -26,12 +31,13 @@ Status bind_all(Stmt& st, const std::vector<Bind>& binds) {
   return Status::ok();
 }
 
-// "(col = ? OR col = ? ...)" with the values added to `binds`.
+// "col IN (?, ?, ...)" with the values added to `binds` (an IN list, not a chain of ORs:
+// SQLite's expression trees are at most 1,000 deep).
 template <typename T>
 std::string any_of(const std::string& column, const std::vector<T>& values, std::vector<Bind>& binds, bool blob = false) {
-  std::string sql = "(";
+  std::string sql = column + " IN (";
   for (size_t i = 0; i < values.size(); ++i) {
-    sql += (i ? " OR " : "") + column + " = ?";
+    sql += i ? ",?" : "?";
     if constexpr (std::is_integral_v<T>) binds.emplace_back(static_cast<int64_t>(values[i]));
     else if (blob) binds.emplace_back(Blob{values[i]});
     else binds.emplace_back(values[i]);
@@ -39,21 +45,35 @@ std::string any_of(const std::string& column, const std::vector<T>& values, std:
   return sql + ")";
 }
 
+// The rows -j names, each part planned on its own index: jobs by id (the primary key),
+// whole arrays by their id and single tasks by (array id, task) (jobs_array).
 std::string jobs_clause(const AcctJobQuery& q, std::vector<Bind>& binds) {
-  std::string sql = "(";
-  for (size_t i = 0; i < q.jobs.size(); ++i) {
-    auto [id, task] = q.jobs[i];
-    sql += i ? " OR " : "";
-    if (task >= 0) {
-      sql += "(array_job_id = ? AND array_task_id = ?)";
-      binds.emplace_back(static_cast<int64_t>(id));
-      binds.emplace_back(int64_t{task});
-    } else {
-      sql += "job_id = ? OR array_job_id = ?";
-      binds.emplace_back(static_cast<int64_t>(id));
-      binds.emplace_back(static_cast<int64_t>(id));
-    }
+  std::vector<int64_t> ids;
+  std::vector<std::pair<int64_t, int64_t>> tasks;
+  for (auto [id, task] : q.jobs) {
+    if (task >= 0) tasks.emplace_back(static_cast<int64_t>(id), task);
+    else ids.push_back(static_cast<int64_t>(id));
   }
+  std::vector<std::string> parts;
+  if (!ids.empty()) {
+    binds.emplace_back(q.cluster);
+    parts.push_back("SELECT rowid FROM jobs WHERE cluster = ? AND " + any_of("job_id", ids, binds));
+    binds.emplace_back(q.cluster);
+    parts.push_back("SELECT rowid FROM jobs WHERE cluster = ? AND " + any_of("array_job_id", ids, binds));
+  }
+  if (!tasks.empty()) {
+    std::string values;
+    for (auto [id, task] : tasks) {
+      values += values.empty() ? "(?,?)" : ",(?,?)";
+      binds.emplace_back(id);
+      binds.emplace_back(task);
+    }
+    binds.emplace_back(q.cluster);
+    parts.push_back("SELECT j.rowid FROM (VALUES " + values +
+                    ") AS t JOIN jobs AS j ON j.cluster = ? AND j.array_job_id = t.column1 AND j.array_task_id = t.column2");
+  }
+  std::string sql = "rowid IN (";
+  for (size_t i = 0; i < parts.size(); ++i) sql += (i ? " UNION ALL " : "") + parts[i];
   return sql + ")";
 }
 
@@ -73,22 +93,31 @@ std::string state_clause(const std::string& state, Time s, Time e, std::vector<B
     // the job was in it (RUNNING: it ran) during the window
     return "(state = ? AND start_time > 0 AND (end_time = 0 OR ? < end_time) AND ? > start_time)";
   }
-  return "(state = ? AND end_time > 0 AND end_time BETWEEN ? AND ?)";
+  return std::string("(state = ? AND end_time > 0 AND ") + kEndKey + " BETWEEN ? AND ?)";
 }
 
 // Slurm's window without states: eligible (before E) and not ended before S.
 std::string window_clause(Time s, Time e, std::vector<Bind>& binds) {
-  if (s && e) {
-    binds.insert(binds.end(), {Bind{e}, Bind{s}});
-    return "(eligible_time > 0 AND eligible_time <= ? AND (end_time >= ? OR end_time = 0))";
+  std::string sql = "(eligible_time > 0";
+  if (e) {
+    sql += " AND eligible_time <= ?";
+    binds.emplace_back(e);
   }
   if (s) {  // (Slurm 22.05 leaves held jobs, never eligible, out of this one too)
+    sql += std::string(" AND ") + kEndKey + " >= ?";
     binds.emplace_back(s);
-    return "(eligible_time > 0 AND (end_time >= ? OR end_time = 0))";
   }
-  binds.emplace_back(e);
-  return "(eligible_time > 0 AND eligible_time <= ?)";
+  return sql + ")";
 }
+
+// Prepared once per apply(), bound and run per record.
+constexpr char kUpsertJob[] =
+    "INSERT INTO jobs(cluster, job_id, submit_time, uid, name, state, partition, account, eligible_time, "
+    "start_time, end_time, array_job_id, array_task_id, record) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
+    "state=excluded.state, partition=excluded.partition, account=excluded.account, "
+    "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
+    "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record";
 
 }  // namespace
 
@@ -98,7 +127,8 @@ Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path
   std::unique_ptr<AccountingDb> db(new AccountingDb(raw, path));
   if (rc != SQLITE_OK) return sql_error(raw, rc, path, "cannot open the accounting database");
   if (int brc = sqlite3_busy_timeout(raw, 5000); brc != SQLITE_OK) return sql_error(raw, brc, path, "busy timeout");
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"})
+  // 64 MiB of page cache: the indexes of a million jobs stay in memory as records arrive.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"})
     if (Status s = exec_sql(raw, path, pragma); !s) return s;
   if (Status s = db->create_schema(); !s) return s;
   return db;
@@ -107,36 +137,48 @@ Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path
 AccountingDb::~AccountingDb() { sqlite3_close(db_); }
 
 Status AccountingDb::create_schema() {
+  if (Status s = exec_sql(db_, path_, "BEGIN IMMEDIATE"); !s) return s;
+  Status s = migrate();
+  s = s ? exec_sql(db_, path_, "COMMIT") : s;
+  if (!s) (void)exec_sql(db_, path_, "ROLLBACK");
+  return s;
+}
+
+// Inside create_schema's transaction: the version checked before anything changes, then
+// every table and index of this version made, version 1's indexes replaced.
+Status AccountingDb::migrate() {
+  const std::string version = std::to_string(kAcctSchemaVersion);
+  for (const std::string& sql : {std::string("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
+                                 "INSERT OR IGNORE INTO meta VALUES('schema_version','" + version + "')"})
+    if (Status s = exec_sql(db_, path_, sql); !s) return s;
+  {
+    Stmt st(db_, path_, "reading the schema version");
+    if (Status s = st.prepare("SELECT value FROM meta WHERE key='schema_version'"); !s) return s;
+    auto row = st.step();
+    if (!row) return row.status();
+    if (!*row || st.int64_at(0) < 1 || st.int64_at(0) > kAcctSchemaVersion)
+      return invalid(path_ + ": schema version '" + (*row ? st.text_at(0) : "") + "' is not one this hq reads (it reads " +
+                     version + ")");
+  }
   const std::vector<std::string> statements = {
-      "BEGIN IMMEDIATE",
-      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-      "INSERT OR IGNORE INTO meta VALUES('schema_version','" + std::to_string(kAcctSchemaVersion) + "')",
       "CREATE TABLE IF NOT EXISTS shipped(source TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
       "CREATE TABLE IF NOT EXISTS jobs(cluster TEXT NOT NULL, job_id INTEGER NOT NULL, submit_time INTEGER NOT NULL, "
       "uid INTEGER NOT NULL, name BLOB NOT NULL, state TEXT NOT NULL, partition TEXT NOT NULL, account BLOB NOT NULL, "
       "eligible_time INTEGER NOT NULL, start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, "
       "array_job_id INTEGER NOT NULL, array_task_id INTEGER NOT NULL, record BLOB NOT NULL, "
       "PRIMARY KEY(cluster, job_id, submit_time))",
-      "CREATE INDEX IF NOT EXISTS jobs_user ON jobs(uid, end_time)",
-      "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time)",
-      "CREATE INDEX IF NOT EXISTS jobs_array ON jobs(array_job_id) WHERE array_job_id > 0",
-      "CREATE INDEX IF NOT EXISTS jobs_name ON jobs(name)",
+      // version 1's indexes, which did not lead with the cluster
+      "DROP INDEX IF EXISTS jobs_user", "DROP INDEX IF EXISTS jobs_end", "DROP INDEX IF EXISTS jobs_array",
+      "DROP INDEX IF EXISTS jobs_name",
+      std::string("CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs(cluster, uid, ") + kEndKey + ")",
+      std::string("CREATE INDEX IF NOT EXISTS jobs_by_end ON jobs(cluster, ") + kEndKey + ")",
+      "CREATE INDEX IF NOT EXISTS jobs_by_array ON jobs(cluster, array_job_id, array_task_id)",
+      "CREATE INDEX IF NOT EXISTS jobs_by_name ON jobs(cluster, name)",
       "CREATE TABLE IF NOT EXISTS model(kind TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
       "PRIMARY KEY(kind, key))",
-      "COMMIT"};
-  for (const auto& sql : statements) {
-    if (Status s = exec_sql(db_, path_, sql); !s) {
-      (void)exec_sql(db_, path_, "ROLLBACK");
-      return s;
-    }
-  }
-  Stmt st(db_, path_, "reading the schema version");
-  if (Status s = st.prepare("SELECT value FROM meta WHERE key='schema_version'"); !s) return s;
-  auto row = st.step();
-  if (!row) return row.status();
-  if (!*row || st.int64_at(0) < 1 || st.int64_at(0) > kAcctSchemaVersion)
-    return invalid(path_ + ": schema version '" + (*row ? st.text_at(0) : "") + "' is not one this hq reads (it reads " +
-                   std::to_string(kAcctSchemaVersion) + ")");
+      "UPDATE meta SET value = '" + version + "' WHERE key = 'schema_version'"};
+  for (const auto& sql : statements)
+    if (Status s = exec_sql(db_, path_, sql); !s) return s;
   return Status::ok();
 }
 
@@ -159,9 +201,11 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   auto last = shipped(source);
   if (!last) return done(last.status());
   int64_t seq = *last;
+  Stmt upsert_job(db_, path_, "storing a job record");
+  if (Status s = upsert_job.prepare(kUpsertJob); !s) return done(s);
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-    if (Status s = upsert(job); !s) return done(s);
+    if (Status s = upsert(upsert_job, job); !s) return done(s);
     seq = job.seq;
   }
   Stmt st(db_, path_, "recording what was shipped");
@@ -173,17 +217,7 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   return seq;
 }
 
-Status AccountingDb::upsert(const AcctJob& job) {
-  Stmt st(db_, path_, "storing a job record");
-  if (Status s = st.prepare(
-          "INSERT INTO jobs(cluster, job_id, submit_time, uid, name, state, partition, account, eligible_time, "
-          "start_time, end_time, array_job_id, array_task_id, record) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-          "ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
-          "state=excluded.state, partition=excluded.partition, account=excluded.account, "
-          "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
-          "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record");
-      !s)
-    return s;
+Status AccountingDb::upsert(Stmt& st, const AcctJob& job) {
   const std::vector<Bind> values = {job.cluster, static_cast<int64_t>(job.job_id), job.submit_time,
                                     int64_t{job.uid}, Blob{job.name}, job.state, job.partition, Blob{job.account},
                                     job.eligible_time, job.start_time, job.end_time,
@@ -194,9 +228,16 @@ Status AccountingDb::upsert(const AcctJob& job) {
 }
 
 Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q) {
-  std::vector<Bind> binds{q.cluster};
-  std::string sql = "SELECT record FROM jobs WHERE cluster = ?";
-  if (!q.jobs.empty()) sql += " AND " + jobs_clause(q, binds);
+  // With -j the ids drive the query (each part of jobs_clause names the cluster); a
+  // `cluster = ?` here would let SQLite scan the cluster's rows instead.
+  std::vector<Bind> binds;
+  std::string sql = "SELECT record FROM jobs WHERE ";
+  if (!q.jobs.empty()) {
+    sql += jobs_clause(q, binds);
+  } else {
+    sql += "cluster = ?";
+    binds.emplace_back(q.cluster);
+  }
   if (!q.uids.empty()) sql += " AND " + any_of("uid", q.uids, binds);
   if (!q.names.empty()) sql += " AND " + any_of("name", q.names, binds, true);
   if (!q.partitions.empty()) sql += " AND " + any_of("partition", q.partitions, binds);

@@ -1,9 +1,9 @@
 // The accounting store's SQLite backend: one row per job (its latest record, an opaque
 // blob, with the columns sacct selects on), and per source (a controller's journal) the
 // last record applied, so that records shipped again are skipped: each arrives once.
-// Schema: meta(schema_version), shipped(source, seq), jobs keyed by (cluster, job id,
-// submit time) with indexes for sacct's three query shapes (user and time, time window,
-// job ids). WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
+// Schema (version 2): meta(schema_version), shipped(source, seq), jobs keyed by (cluster,
+// job id, submit time) with indexes led by the cluster for sacct's query shapes (user and
+// end, end, array and task, name); a version-1 file gets version 2's indexes at open. WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
 // controller forgets it only once apply() returned.
 // Threads: one owner thread (the accounting worker); not thread-safe.
 #pragma once
@@ -20,6 +20,8 @@
 struct sqlite3;
 
 namespace hq::store {
+
+class Stmt;  // store/sqlite_util.hpp
 
 struct AcctJob {
   int64_t seq = 0;                 // the source's outbox seq
@@ -72,7 +74,8 @@ class AccountingDb {
  private:
   AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status create_schema();
-  Status upsert(const AcctJob& job);
+  Status migrate();
+  Status upsert(Stmt& st, const AcctJob& job);
 
   sqlite3* db_;
   std::string path_;

@@ -41,13 +41,22 @@ void Controller::load_acct_model() {
       return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message() + " (trying again)");
     }
     refresh_acct_policy();
-    refresh_fair_share();
+    // Reading usage costs seconds over a million records: only when something uses it.
+    if (fair_share_wanted()) refresh_fair_share();
   });
 }
 
 bool Controller::fair_share_wanted() const {
   const PriorityWeights& w = config_.scheduler.weights;
-  return w.fairshare > 0 || net::mono_seconds() - fair_share_asked_ < 10.0 * static_cast<double>(w.calc_period);
+  return w.fairshare > 0 || (acct_policy_ && acct_policy_->has_usage_limits()) ||
+         net::mono_seconds() - fair_share_asked_ < 10.0 * static_cast<double>(w.calc_period);
+}
+
+void Controller::with_shares(std::function<void()> fn) {
+  fair_share_asked_ = net::mono_seconds();
+  if (!acct_ || (shares_ && !fair_share_running_ && net::mono_seconds() < next_fair_share_)) return fn();
+  share_waiters_.push_back(std::move(fn));
+  refresh_fair_share();
 }
 
 void Controller::refresh_acct_policy() {
@@ -88,6 +97,11 @@ void Controller::refresh_fair_share() {
     if (!shares) log::error("accounting: fair share not worked out: " + shares.status().message());
     else shares_ = std::move(shares).value();
     refresh_acct_policy();
+    if (!fair_share_again_) {
+      auto waiters = std::move(share_waiters_);
+      share_waiters_.clear();
+      for (auto& fn : waiters) fn();
+    }
     if (fair_share_again_) {
       fair_share_again_ = false;
       refresh_fair_share();
@@ -217,7 +231,8 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
     if (!r) return reply(r.status());
     if (r->changed && commit) {
       refresh_acct_policy();
-      refresh_fair_share();  // shares may have changed
+      if (fair_share_wanted()) refresh_fair_share();  // shares may have changed
+      else shares_.reset();                          // worked out again when next asked for
     }  // stored: enforcement follows the model from here on
     out.set_out(r->out);
     out.set_err(r->err);

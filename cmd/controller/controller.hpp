@@ -131,6 +131,9 @@ class Controller {
   // sacct: the accounting store's records (cmd/controller/acct_query.cpp).
   void acct_query(const pb::AcctQueryRequest& req, const net::Identity& who,
                   std::function<void(Result<pb::AcctQueryReply>)> reply);
+  // Runs `fn` once fair share is current: at once, or after the refresh it starts (fair
+  // share is not worked out while nothing uses it; sshare and assoc_mgr wait for it).
+  void with_shares(std::function<void()> fn);
   // sshare: the associations with shares, usage, fair share and their running jobs' TRES-minutes.
   pb::ShareReply shares() const;
   // scontrol show assoc_mgr: users, associations and QOS with what is used against their limits.
@@ -257,6 +260,7 @@ class Controller {
   std::shared_ptr<const FairShare> shares_;        // null: not worked out yet
   double next_fair_share_ = 0;                     // mono seconds: when refresh_fair_share() runs again
   bool fair_share_running_ = false, fair_share_again_ = false;
+  std::vector<std::function<void()>> share_waiters_;  // with_shares()'s, until the refresh ends
   mutable double fair_share_asked_ = -1e18;        // mono seconds: the last sshare / assoc_mgr
   double model_retry_at_ = 0;                      // mono seconds: load the model again (0: no need)
   Scheduler scheduler_;

@@ -124,12 +124,16 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kAcctMgr,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.acct_mgr(m.acct_mgr(), who, done); },
                     [](pb::Envelope& env, pb::AcctMgrReply r) { *env.mutable_acct_mgr_reply() = std::move(r); })},
-      {pb::Envelope::kAssocMgr, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
-         *out.mutable_assoc_mgr_reply() = c.assoc_mgr(m.assoc_mgr());
-       })},
-      {pb::Envelope::kShare, answer([](Controller& c, const pb::Envelope&, const net::Identity&, pb::Envelope& out) {
-         *out.mutable_share_reply() = c.shares();
-       })},
+      {pb::Envelope::kAssocMgr,  // answered once fair share is current
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity&, auto done) {
+                      c.with_shares([&c, req = m.assoc_mgr(), done] { done(Result<pb::AssocMgrReply>(c.assoc_mgr(req))); });
+                    },
+                    [](pb::Envelope& env, pb::AssocMgrReply r) { *env.mutable_assoc_mgr_reply() = std::move(r); })},
+      {pb::Envelope::kShare,
+       answer_later([](Controller& c, const pb::Envelope&, const net::Identity&, auto done) {
+                      c.with_shares([&c, done] { done(Result<pb::ShareReply>(c.shares())); });
+                    },
+                    [](pb::Envelope& env, pb::ShareReply r) { *env.mutable_share_reply() = std::move(r); })},
       {pb::Envelope::kStepQuery, answer([](Controller& c, const pb::Envelope& m, const net::Identity&, pb::Envelope& out) {
          *out.mutable_step_query_reply() = c.steps(m.step_query());
        })},

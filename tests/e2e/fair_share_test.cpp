@@ -97,3 +97,19 @@ TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account
   REQUIRE(wait_until([&] { return raw_usage(again = share_line(c, "heavy")) >= 3; }, 20));
   CHECK(field(share_line(c, "light"), 4) == "0");
 }
+
+// Without a fair-share weight nothing reads usage in the background (over a million stored
+// jobs that costs seconds); sshare still answers with it: it waits for fair share worked out
+// afresh.
+TEST_CASE("e2e: fair share - weight 0, sshare works usage out when asked") {
+  TempDir store;
+  LocalCluster c(1, 2, 20, "[accounting]\npath = \"" + store.path() + "/acct.db\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add account heavy").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add user root account=heavy").rc == 0);
+  std::string used = c.submit("-A heavy -c 2 --wrap 'sleep 1'");
+  REQUIRE(c.wait_state(used, "COMPLETED", 20));
+  REQUIRE(wait_until([&] { return sh(bin(c) + "sacct -n -X -P -j " + used + " --format=State").out == "COMPLETED\n"; }, 20));
+  CHECK(raw_usage(share_line(c, "heavy")) >= 1);  // the first sshare after the record is stored
+}

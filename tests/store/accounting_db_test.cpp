@@ -2,6 +2,7 @@
 // selections (job ids and array tasks, users, names, states in a window).
 #include <doctest/doctest.h>
 
+#include "../raw_sql.hpp"
 #include "../temp_dir.hpp"
 #include "store/accounting_db.hpp"
 #include "store/journal.hpp"
@@ -120,6 +121,66 @@ TEST_CASE("accounting store: sacct's selections") {
   q = {};
   q.limit = 2;
   CHECK(ids(q).size() == 2);
+}
+
+TEST_CASE("accounting store: sacct -j with thousands of ids and tasks, and only this cluster's jobs") {
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  std::vector<AcctJob> jobs;
+  for (uint64_t id = 1; id <= 3000; ++id) jobs.push_back(job(static_cast<int64_t>(id), id, "COMPLETED", 100, 110, 200));
+  AcctJob task = job(3001, 5001, "COMPLETED", 100, 110, 200);
+  task.array_job_id = 5000, task.array_task_id = 7;
+  jobs.push_back(task);
+  AcctJob elsewhere = job(3002, 2, "COMPLETED", 100, 110, 200);  // the same id on another cluster
+  elsewhere.cluster = "c2", elsewhere.record = "record-other-cluster";
+  jobs.push_back(elsewhere);
+  REQUIRE(db->apply("src", jobs).is_ok());
+  store::AcctJobQuery q;
+  for (uint64_t id = 2; id <= 3000; id += 2) q.jobs.emplace_back(id, -1);      // 1,500 ids (an OR chain of
+  for (int32_t t = 0; t < 1500; ++t) q.jobs.emplace_back(5000, t);              // them was too deep for SQLite)
+  auto rows = query(*db, q);
+  REQUIRE(rows.size() == 1501);
+  CHECK(rows.front() == "record-2-COMPLETED");
+  CHECK(rows.back() == "record-5001-COMPLETED");
+  CHECK(std::find(rows.begin(), rows.end(), "record-other-cluster") == rows.end());
+  q.jobs = {{2, -1}};
+  q.uids = {1001};  // -j and -u together: both apply
+  CHECK(query(*db, q).empty());
+}
+
+TEST_CASE("accounting store: a version-1 file is read and gets version 2's indexes") {
+  test::TempDir dir;
+  std::string path = dir.path() + "/accounting.db";
+  test::raw_sql(path,
+                "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO meta VALUES('schema_version','1');"
+                "CREATE TABLE jobs(cluster TEXT NOT NULL, job_id INTEGER NOT NULL, submit_time INTEGER NOT NULL, "
+                "uid INTEGER NOT NULL, name BLOB NOT NULL, state TEXT NOT NULL, partition TEXT NOT NULL, account BLOB NOT NULL, "
+                "eligible_time INTEGER NOT NULL, start_time INTEGER NOT NULL, end_time INTEGER NOT NULL, "
+                "array_job_id INTEGER NOT NULL, array_task_id INTEGER NOT NULL, record BLOB NOT NULL, "
+                "PRIMARY KEY(cluster, job_id, submit_time));"
+                "CREATE INDEX jobs_user ON jobs(uid, end_time);"
+                "INSERT INTO jobs VALUES('c1', 9, 100, 1000, 'old', 'COMPLETED', 'debug', '', 100, 110, 120, 0, -1, 'record-9');");
+  {
+    auto db = open_db(dir.path());
+    store::AcctJobQuery q;
+    q.uids = {1000};
+    q.start = 115;
+    CHECK(query(*db, q) == std::vector<std::string>{"record-9"});
+  }
+  CHECK(test::raw_scalar(path, "SELECT value FROM meta WHERE key = 'schema_version'") == "2");
+  CHECK(test::raw_scalar(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'jobs_user'") == "0");
+  CHECK(test::raw_scalar(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'jobs_by_user'") == "1");
+  // sacct -u USER -S ... is served by the (cluster, uid, end) index, not a scan.
+  CHECK(test::raw_scalar(path, "EXPLAIN QUERY PLAN SELECT record FROM jobs WHERE cluster = 'c1' AND uid IN (1000) AND "
+                               "(eligible_time > 0 AND (CASE WHEN end_time = 0 THEN 9223372036854775807 ELSE end_time "
+                               "END) >= 5) ORDER BY job_id, array_task_id", 3)
+            .find("jobs_by_user") != std::string::npos);
+  // A file of a later version is refused, unchanged.
+  test::raw_sql(path, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  auto later = AccountingDb::open(path);
+  REQUIRE_FALSE(later.is_ok());
+  CHECK(later.status().message().find("schema version '3'") != std::string::npos);
 }
 
 TEST_CASE("journal: accounting records wait in the outbox until acknowledged, across a reopen") {

@@ -167,6 +167,9 @@ constexpr char kBenchUsage[] =
 int run_bench(const Args& args) {
   if (asks_help(args)) return std::cout << kBenchUsage, 0;
   std::string what = args.size() > 1 ? args[1] : "";
+  if (auto bad = unknown_option(args, {"--sequential", "--jobs", "--clients", "--plaintext", "--nodes", "--cpus", "--depth",
+                                       "--repeat", "--limits", "--agents", "--window", "--steps", "--users", "--ends"}))
+    return reject_option("hq bench", *bad);
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
   if (what == "submit")
     return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8), plaintext);

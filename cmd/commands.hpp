@@ -1,7 +1,10 @@
 // Entry points of every subcommand. Each takes the arguments after its own name
 // (args[0] is the command name as invoked) and returns the process exit code.
 #pragma once
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hq::cmd {
@@ -17,6 +20,13 @@ inline bool asks_help(const Args& args) {
     if (args[i] == "-h" || args[i] == "--help") return true;
   return false;
 }
+
+// An unknown option of an hq command: one line naming it, in getopt's words as Slurm's
+// commands print them ("PROG: unrecognized option '--x'"), and a hint; returns exit code 1.
+int reject_option(const std::string& prog, const std::string& word);
+// The first word after the command's name that is an option ("-x", "--x", not "-") and is
+// none of `known` (a "--name=value" word counts as "--name"); nullopt when there is none.
+std::optional<std::string> unknown_option(const Args& args, std::initializer_list<std::string_view> known);
 
 int run_controller(const Args& args);
 int run_node(const Args& args);

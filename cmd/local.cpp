@@ -303,6 +303,7 @@ int run_local(const Args& args) {
   if (asks_help(args)) return std::cout << kUsage, 0;
   std::string dir = local_dir();
   if (args.size() < 2) return std::cerr << kUsage, 2;
+  if (args[1].size() > 1 && args[1][0] == '-') return reject_option("hq local", args[1]);
   StartOptions o;
   std::vector<std::string> names;
   for (size_t i = 2; i < args.size(); ++i) {
@@ -315,6 +316,8 @@ int run_local(const Args& args) {
       (a == "--nodes" ? o.nodes : o.cpus) = static_cast<int>(*n);
     } else if (args[1] == "restart" && a.rfind("-", 0) != 0) {
       names.push_back(a);
+    } else if (a.size() > 1 && a[0] == '-') {
+      return reject_option("hq local", a);
     } else {
       return std::cerr << "hq local: unexpected argument '" << a << "'\n" << kUsage, 2;
     }

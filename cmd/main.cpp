@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
     std::cout << "hq " << hq::cmd::kHqVersion << "\n";
     return 0;
   }
+  if (sub.size() > 1 && sub[0] == '-') return hq::cmd::reject_option("hq", sub);
   auto it = table.find(sub);
   if (it == table.end()) {
     std::cerr << "hq: unknown command '" << sub << "'\n";

@@ -2,6 +2,7 @@
 // replays a workload trace through the real scheduler (core/sim.cpp) and prints
 // utilization, waits, bounded slowdown, makespan and scheduler CPU time.
 #include <CLI/CLI.hpp>
+#include "cmd/cli_parse.hpp"
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -72,14 +73,17 @@ int run_sim(const Args& args) {
   CLI::App app{"hq sim: replay a Standard Workload Format trace through the scheduler"};
   std::string trace_path, config_path, policy, dump;
   bool json = false, whole = false;
-  app.add_option("--trace", trace_path, "SWF trace (.swf or .swf.gz)")->required();
-  app.add_option("--config", config_path, "cluster config (TOML: nodes, partitions, [scheduler])")->required();
+  // Required, checked after parsing: an unknown option is named before a missing one.
+  app.add_option("--trace", trace_path, "SWF trace (.swf or .swf.gz) (required)");
+  app.add_option("--config", config_path, "cluster config (TOML: nodes, partitions, [scheduler]) (required)");
   app.add_option("--policy", policy, "fifo, easy or backfill (default: the config's [scheduler] policy)");
   app.add_option("--dump-starts", dump, "write job_id,submit,start,end,nodes per job to this CSV");
   app.add_flag("--whole-nodes", whole, "jobs take ceil(procs / node CPUs) whole nodes (automatic for nodes/ traces)");
   app.add_flag("--json", json, "one JSON object");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
-  try { app.parse(rest); } catch (const CLI::ParseError& e) { return app.exit(e); }
+  try { app.parse(rest); } catch (const CLI::ParseError& e) { return cli_parse_failure(app, e, "hq sim"); }
+  if (trace_path.empty() || config_path.empty())
+    return std::cerr << "hq sim: error: --trace and --config are required\nTry \"hq sim --help\" for more information\n", 1;
   auto cfg = load_config_file(config_path);
   if (!cfg) return std::cerr << "hq sim: error: " << cfg.status().message() << "\n", 1;
   if (!policy.empty() && !parse_sched_policy(policy, cfg->scheduler.policy))

@@ -1,4 +1,5 @@
 // Small standalone tools: `hq hostlist`, `hq init`, `hq install-links`.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -8,9 +9,25 @@
 #include "cmd/config_toml.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/process.hpp"
+#include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
 
 namespace hq::cmd {
+
+int reject_option(const std::string& prog, const std::string& word) {
+  std::cerr << prog << ": " << getopt_unknown(word) << "\nTry \"" << prog << " --help\" for more information\n";
+  return 1;
+}
+
+std::optional<std::string> unknown_option(const Args& args, std::initializer_list<std::string_view> known) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view word = args[i];
+    if (word.size() < 2 || word[0] != '-') continue;
+    std::string_view name = word.substr(0, word.find('='));
+    if (std::find(known.begin(), known.end(), name) == known.end()) return std::string(word);
+  }
+  return std::nullopt;
+}
 
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
@@ -22,6 +39,7 @@ const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
 int run_hostlist(const Args& args) {
   constexpr char kUsage[] = "usage: hq hostlist expand|compress|count|sort|uniq EXPR...\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
+  if (auto bad = unknown_option(args, {})) return reject_option("hq hostlist", *bad);
   if (args.size() < 3) return std::cerr << kUsage, 2;
   std::string expr;
   for (size_t i = 2; i < args.size(); ++i) expr += (expr.empty() ? "" : ",") + args[i];
@@ -43,13 +61,18 @@ int run_hostlist(const Args& args) {
   return 0;
 }
 
-int run_keygen(const Args& args) { return run_keygen_command(args); }
+int run_keygen(const Args& args) {
+  if (!asks_help(args))
+    if (auto bad = unknown_option(args, {"--rotate", "--retire"})) return reject_option("hq keygen", *bad);
+  return run_keygen_command(args);
+}
 
 // `hq config check FILE`: loads a cluster config as the controller would and says
 // what it holds, or the first error with its place in the file.
 int run_config(const Args& args) {
   constexpr char kUsage[] = "usage: hq config check FILE\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
+  if (auto bad = unknown_option(args, {})) return reject_option("hq config", *bad);
   if (args.size() != 3 || args[1] != "check") return std::cerr << kUsage, 2;
   auto cfg = load_config_file(args[2]);
   if (!cfg) {
@@ -65,6 +88,7 @@ int run_config(const Args& args) {
 int run_init(const Args& args) {
   constexpr char kUsage[] = "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
+  if (auto bad = unknown_option(args, {})) return reject_option("hq init", *bad);
   if (args.size() != 2) return std::cerr << kUsage, 2;
   std::string dir = args[1];
   std::filesystem::create_directories(dir);
@@ -107,6 +131,7 @@ int run_install_links(const Args& args) {
       "usage: hq install-links [--force] DIR   (symlinks sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr to hq;\n"
       "       a file there that is not already a link to hq is kept unless --force)\n";
   if (asks_help(args)) return std::cout << kUsage, 0;
+  if (auto bad = unknown_option(args, {"--force"})) return reject_option("hq install-links", *bad);
   bool force = args.size() == 3 && args[1] == "--force";
   if (args.size() != 2 && !force) return std::cerr << kUsage, 2;
   std::string dir = args.back();

@@ -134,4 +134,36 @@ std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target
   return out;
 }
 
+// Slurm's --help (and -h), --usage and -V/--version, which getopt answers where it meets them.
+enum class MetaOption { kNone, kHelp, kUsage, kVersion };
+
+// The first of them in `args` before the first non-option word, walking the options with
+// `table` as getopt would (a value given as the next word is skipped, not read as an
+// option); kNone when the words end, or an option unknown to `table` comes, first.
+template <typename Target>
+MetaOption find_meta_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-' || a == "--") return MetaOption::kNone;
+    if (a == "--help" || a == "-h") return MetaOption::kHelp;
+    if (a == "--usage") return MetaOption::kUsage;
+    if (a == "--version" || a == "-V") return MetaOption::kVersion;
+    const CliOption<Target>* def = nullptr;
+    bool inline_value = false;
+    if (a.rfind("--", 0) == 0) {
+      std::string_view body = std::string_view(a).substr(2);
+      inline_value = body.find('=') != std::string_view::npos;
+      for (const auto& d : table)
+        if (d.long_name == body.substr(0, body.find('='))) def = &d;
+    } else {
+      inline_value = a.size() > 2;
+      for (const auto& d : table)
+        if (d.short_name != 0 && d.short_name == a[1]) def = &d;
+    }
+    if (!def) return MetaOption::kNone;
+    if (def->has_arg && !def->optional_arg && !inline_value) ++i;
+  }
+  return MetaOption::kNone;
+}
+
 }  // namespace hq

@@ -178,6 +178,8 @@ Status apply_environment(Parse& p, const std::map<std::string, std::string>& env
 
 }  // namespace
 
+MetaOption srun_meta_option(const std::vector<std::string>& args) { return find_meta_option(srun_table(), args); }
+
 Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
   Parse p;
   if (Status s = apply_environment(p, env); !s) return s;

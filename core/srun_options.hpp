@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli_options.hpp"
 #include "core/status.hpp"
 #include "core/step_layout.hpp"
 #include "core/time.hpp"
@@ -46,6 +47,8 @@ struct SrunRequest {
 
 // Parses srun's arguments (after the program name) over `env` (the caller's environment).
 // Errors name the option or variable and the value, as srun's do.
+// srun's --help, --usage or --version, if asked for before the command (find_meta_option).
+MetaOption srun_meta_option(const std::vector<std::string>& args);
 Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env);
 
 // What `srun --mpi=list` prints (stdout), in Slurm 22.05's format: the MPI types that do something.

@@ -338,6 +338,8 @@ Result<std::vector<std::string>> parse_directives(std::string_view script, std::
   return args;
 }
 
+MetaOption submit_meta_option(const std::vector<std::string>& args) { return find_meta_option(option_table(), args); }
+
 Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
                             std::vector<std::string>* positional, const OwnOption& own) {
   for (size_t i = 0; i < args.size(); ++i) {

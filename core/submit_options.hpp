@@ -61,6 +61,10 @@ using OwnOption = std::function<Result<bool>(const std::string& arg)>;
 // docs/slurm-compat.md's "Works" list is checked against them.
 std::vector<std::string> acting_submit_options();
 
+// sbatch's (and salloc's) --help, --usage or --version, if the command line asks for one
+// before its first non-option word (core/cli_options' find_meta_option).
+MetaOption submit_meta_option(const std::vector<std::string>& args);
+
 // Applies options to `req`. When `positional` is given, the first non-option argument and
 // everything after it are moved there (script path + script args); otherwise a
 // positional argument is an error (directives).

@@ -1,5 +1,6 @@
 // `hq node`: option parsing and wiring for the node agent.
 #include <CLI/CLI.hpp>
+#include "cmd/cli_parse.hpp"
 #include <asio/signal_set.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -131,7 +132,7 @@ int run_node(const Args& args) {
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return cli_parse_failure(app, e, "hq node");
   }
   if (!probe_root.empty()) setenv("HQ_PROBE_ROOT", probe_root.c_str(), 1);
   if (print_config) return print_hardware(as_toml);

@@ -7,6 +7,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -186,6 +187,10 @@ Result<std::vector<uint64_t>> filtered_jobs(CancelArgs& in) {
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (asks_help(args)) return std::cout << kUsage, 0;
+  for (size_t i = 1; i < args.size(); ++i) {  // scancel's options take their values joined or next: none is one of these
+    if (args[i] == "--usage") return *answer_meta_option(MetaOption::kUsage, "scancel", "");
+    if (args[i] == "-V" || args[i] == "--version") return *answer_meta_option(MetaOption::kVersion, "scancel", "");
+  }
   CancelArgs in;
   for (size_t i = 1; i < args.size(); ++i)
     if (Status s = take(args, i, in); !s) {

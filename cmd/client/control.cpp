@@ -40,6 +40,7 @@ int run_job_control(const Args& args) {
       std::cout << "usage: hq " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
       return 0;
     }
+    if (args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
     for (std::string_view id : split(args[i], ','))  // scontrol also takes "1,2,3"
       if (!id.empty()) req->add_jobs(std::string(id));
   }
@@ -143,6 +144,7 @@ int run_explain(const Args& args) {
     std::cout << "usage: hq explain JOBID   (why a job is pending: priority, reservation, partitions, nodes)\n";
     return args.size() == 2 ? 0 : 2;
   }
+  if (args[1].size() > 1 && args[1][0] == '-') return reject_option(prog, args[1]);
   auto id = parse_int(args[1], 1, INT64_MAX);
   if (!id) return fail(prog, invalid("Invalid job id specified: " + args[1]));
   pb::Envelope env;

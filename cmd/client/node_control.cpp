@@ -45,6 +45,7 @@ int run_node_control(const Args& args) {
     if (args[i] == "-h" || args[i] == "--help") return std::cout << kUsage, 0;
     if (args[i] == "--reason" && i + 1 < args.size()) reason = args[++i];
     else if (args[i].rfind("--reason=", 0) == 0) reason = args[i].substr(9);
+    else if (args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
     else words.push_back(args[i]);
   }
   if (words.size() == 3 && words[0] == "delete" && words[1] == "node") words.erase(words.begin() + 1);

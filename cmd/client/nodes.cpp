@@ -62,6 +62,7 @@ std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
   auto app = std::make_unique<CLI::App>("hq nodes: partitions and nodes (sinfo)");
   app->set_help_flag("--help", "print help");
   add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--noconvert", "-M,--clusters");
+  add_brief_usage(*app, "sinfo");
   app->add_flag("-d,--dead", a.filter.dead_only, "only nodes that do not respond");
   app->add_flag("-r,--responding", a.filter.responding_only, "only nodes that respond");
   app->add_flag("-e,--exact", a.filter.exact, "nodes of another CPU count, memory or weight are another row");

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cmd/cli_parse.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "core/cli_options.hpp"
 
 namespace hq::cmd {
@@ -36,6 +38,17 @@ inline bool asks_usage(const std::vector<std::string>& args) {
   return false;
 }
 
+// Slurm's --usage: `command`'s brief usage (cmd/client/persona_usage), exit 0.
+inline void add_brief_usage(CLI::App& app, const std::string& command) {
+  app.add_flag_callback(
+      "--usage",
+      [command] {
+        std::cout << slurm_brief_usage(command);
+        throw CLI::Success();
+      },
+      "print a brief usage");
+}
+
 // Parses `args` (args[0] the command's name) into `app`; an exit code when the command
 // is done (help, or an error), nullopt when it goes on.
 inline std::optional<int> parse_persona_args(CLI::App& app, const std::vector<std::string>& args,
@@ -44,16 +57,7 @@ inline std::optional<int> parse_persona_args(CLI::App& app, const std::vector<st
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::string what = e.what();
-    std::string extra = dynamic_cast<const CLI::ExtrasError*>(&e) ? what.substr(what.rfind(": ") + 2) : "";
-    extra = extra.substr(0, extra.find(' '));
-    if (extra.size() > 1 && extra[0] == '-')  // getopt's words, as Slurm's commands print them
-      std::cerr << prog << ": " << getopt_unknown(extra);
-    else
-      std::cerr << prog << ": error: " << what;
-    std::cerr << "\nTry \"" << prog << " --help\" for more information\n";
-    return 1;
+    return cli_parse_failure(app, e, prog);
   }
   return std::nullopt;
 }

@@ -96,6 +96,7 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   app->add_flag("-l,--long", a.long_format, "the long layout (with -s: the time first)");
   add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--sibling,--noconvert,-v,--verbose",
                      "-M,--clusters");
+  add_brief_usage(*app, "squeue");
   return app;
 }
 

@@ -22,6 +22,8 @@
 
 #include "cmd/client/allocate.hpp"
 #include "cmd/client/job_query.hpp"
+#include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/signal_names.hpp"
@@ -242,8 +244,10 @@ int exit_code_of(int status) {
 }  // namespace
 
 int run_salloc(const Args& args) {
-  for (size_t i = 1; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i)
-    if (args[i] == "-h" || args[i] == "--help") return usage(std::cout, 0);
+  std::ostringstream help;
+  usage(help, 0);
+  if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], help.str()))
+    return *done;
   auto opts = parse(args);
   if (!opts) {
     std::cerr << "salloc: error: " << opts.status().message() << "\n";

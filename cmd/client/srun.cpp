@@ -20,6 +20,8 @@
 
 #include "cmd/auth_client.hpp"
 #include "cmd/client/allocate.hpp"
+#include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/stepmgr_link.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -600,8 +602,10 @@ int usage(std::ostream& out, int code) {
 }  // namespace
 
 int run_srun(const Args& args) {
-  for (size_t i = 1; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i)
-    if (args[i] == "-h" || args[i] == "--help") return usage(std::cout, 0);
+  std::ostringstream help;
+  usage(help, 0);
+  if (auto done = answer_meta_option(srun_meta_option({args.begin() + 1, args.end()}), args[0], help.str()))
+    return *done;
   std::vector<std::string> env;
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/client/job_query.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
@@ -184,10 +185,7 @@ int wait_for(net::RpcClient& client, uint64_t id, const std::string& prog) {
 
 int run_submit(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (args.size() > 1 && (args[1] == "-h" || args[1] == "--help")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], kUsage)) return *done;
   CliOptionError option_error;
   auto req = build_request(args, option_error);
   if (!req && prog == "sbatch" && (option_error.unknown || !option_error.name.empty())) {

@@ -3,6 +3,7 @@
 // (decode, call Controller, reply). One io_context thread owns everything.
 // `hq controller --check-state` verifies a state directory offline instead (recovery.hpp).
 #include <CLI/CLI.hpp>
+#include "cmd/cli_parse.hpp"
 #include <asio/co_spawn.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/ip/tcp.hpp>
@@ -423,7 +424,7 @@ int run_controller(const Args& args) {
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return cli_parse_failure(app, e, "hq controller");
   }
   if (!state_dir.empty() && !check) {
     std::cerr << "hq controller: --state-dir is for --check-state only (a controller takes its state_dir from -c)\n";

@@ -40,7 +40,7 @@ std::vector<HelpOption> help_options() {
     std::smatch m;
     if (!std::regex_search(line, m, opt)) continue;
     HelpOption o{m[1], m[2].matched, m[2].matched && std::string(m[2]) == "[="};
-    if (o.name == "help" || o.name == "usage" || o.name == "version") continue;  // answered before parsing
+    if (o.name == "help" || o.name == "usage" || o.name == "version") continue;  // answered before parsing (submit_meta_option; e2e help_test)
     if (o.name == "container") o.takes_value = true;  // the help omits its "=path"
     if (std::any_of(out.begin(), out.end(), [&](const HelpOption& x) { return x.name == o.name; }))
       continue;  // named again in another option's text ("--mem >= --mem-per-cpu")

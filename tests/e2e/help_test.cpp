@@ -52,3 +52,53 @@ TEST_CASE("e2e: install-links keeps a file that is not a link to hq (Slurm's own
   CHECK(std::filesystem::is_symlink(bin + "/sbatch"));
   CHECK(sh(std::string(HQ_BINARY) + " install-links " + bin).rc == 0);  // links to hq are replaced freely
 }
+
+TEST_CASE("e2e: the personas' --usage is Slurm 22.05's brief usage, and -V/--version and a --help after other options answer too") {
+  for (const char* cmd : {"sbatch", "srun", "salloc", "squeue", "sinfo", "scancel"}) {
+    TempDir dir;
+    std::string link = dir.path() + "/" + cmd;
+    std::filesystem::create_symlink(HQ_BINARY, link);
+    auto usage = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() + " " +
+                    link + " --usage </dev/null 2>&1)");
+    std::string what = std::string(cmd) + " --usage: rc " + std::to_string(usage.rc) + "\n" + usage.out;
+    INFO(what);
+    CHECK(usage.rc == 0);
+    CHECK(usage.out == slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/usage/" + cmd + ".txt"));
+    for (const char* flag : {"-V", "--version"}) {
+      auto version = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID " + link + " " + flag + " </dev/null 2>&1)");
+      CHECK(version.rc == 0);
+      CHECK(version.out.rfind("slurm 22.05", 0) == 0);
+    }
+  }
+  TempDir dir;
+  std::string sbatch = dir.path() + "/sbatch", srun = dir.path() + "/srun";
+  std::filesystem::create_symlink(HQ_BINARY, sbatch);
+  std::filesystem::create_symlink(HQ_BINARY, srun);
+  auto late = sh("(cd " + dir.path() + " && " + sbatch + " -J x -t 5 --help </dev/null 2>&1)");
+  CHECK(late.rc == 0);
+  CHECK(late.out.find("sage") != std::string::npos);
+  // After the script or program, the words are its own: not answered (no controller here: fails).
+  auto theirs = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HQ_CONTROLLER=127.0.0.1:1 timeout 20 " + srun +
+                   " -n 1 myprog --version </dev/null 2>&1)");
+  CHECK(theirs.out.find("slurm 22.05") == std::string::npos);
+  auto unknown_first = sh("(cd " + dir.path() + " && " + sbatch + " --bogus --help </dev/null 2>&1)");
+  CHECK(unknown_first.rc == 255);  // getopt meets --bogus first, as Slurm's sbatch
+  CHECK(unknown_first.out == "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information\n");
+}
+
+TEST_CASE("e2e: an unknown option of any hq command is one line and a hint, exit 1, and creates nothing") {
+  const char* commands[] = {"controller", "node",  "submit",  "queue", "cancel",  "nodes",   "show",    "local",
+                            "local start", "init", "hostlist", "keygen", "bench", "bench sched", "install-links",
+                            "hold",       "release", "requeue", "explain", "sim", "config",  "control", "acct",
+                            "acctmgr",    "share", "prio",    "run",   "alloc"};
+  for (const char* cmd : commands) {
+    TempDir dir;
+    auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
+                " timeout 20 " + HQ_BINARY + " " + cmd + " --bogus-option </dev/null 2>&1)");
+    std::string what = "hq " + std::string(cmd) + " --bogus-option: rc " + std::to_string(r.rc) + "\n" + r.out;
+    INFO(what);
+    CHECK((r.rc == 1 || (r.rc == 255 && std::string(cmd) == "submit")));
+    CHECK(r.out.find("--bogus-option") != std::string::npos);
+    CHECK(std::filesystem::is_empty(dir.path()));
+  }
+}

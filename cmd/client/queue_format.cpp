@@ -64,6 +64,12 @@ std::string exit_code(const pb::Job& j) {
 
 std::string job_state(const pb::Job& j) { return j.suspended() ? "SUSPENDED" : j.state(); }
 
+int64_t job_end_time(const pb::Job& j) {
+  if (j.end_time() > 0) return j.end_time();
+  bool running = j.state() == "RUNNING" || j.state() == "COMPLETING";
+  return running && j.time_limit() > 0 && !j.suspended() ? j.start_time() + j.time_limit() + j.suspended_secs() : 0;
+}
+
 int64_t job_run_time(const pb::Job& j, int64_t now) {
   if (j.start_time() <= 0) return 0;
   int64_t until = j.end_time() > 0 ? j.end_time() : now;
@@ -89,7 +95,7 @@ std::string job_stdio(const pb::Job& j, char stream) {
 }
 
 std::string squeue_value(const pb::Job& j, char field, int64_t now) {
-  bool pending = j.state() == "PENDING", running = j.state() == "RUNNING";
+  bool pending = j.state() == "PENDING";
   const pb::JobSpec& s = j.spec();
   switch (field) {
     case 'i': return job_id(j);
@@ -112,9 +118,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'r': return j.reason().empty() ? "None" : j.reason();
     case 'S': return when(j.start_time());
     case 'V': return when(j.submit_time());
-    case 'e': return j.end_time() > 0 ? when(j.end_time()) : running && j.time_limit() > 0 && !j.suspended()
-                                                                             ? when(j.start_time() + j.time_limit() + j.suspended_secs())
-                                                                             : "N/A";
+    case 'e': return job_end_time(j) > 0 ? when(job_end_time(j)) : "N/A";
     case 'Q': return std::to_string(j.priority());
     case 'a': return or_null(s.account());
     case 'Z': return s.workdir();

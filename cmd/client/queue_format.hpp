@@ -19,6 +19,9 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now);
 std::string job_state(const pb::Job& j);
 // How long a started job has run by `now` (or ran), time suspended not counted.
 int64_t job_run_time(const pb::Job& j, int64_t now);
+// When the job ended, or for a running one (not suspended) with a time limit, when its
+// limit ends it (start + limit + time suspended); 0 when not known (squeue %e, EndTime=).
+int64_t job_end_time(const pb::Job& j);
 
 // The CPUs a job holds (or asks for, while pending), and its nodes (or minimum node count):
 // squeue's %C and %D.

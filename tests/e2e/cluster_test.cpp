@@ -42,6 +42,15 @@ TEST_CASE("e2e: exit codes, --wait, stdin scripts and the sbatch/squeue names") 
   std::string failed = c.submit("--wrap 'exit 3'");
   REQUIRE(c.wait_state(failed, "FAILED", 15));
   CHECK(c.hq("show job " + failed).out.find("ExitCode=3:0") != std::string::npos);
+  // A running job's EndTime is when its limit ends it, as squeue's %e says (not Unknown).
+  std::string running = c.submit("-t 5 --wrap 'sleep 60'");
+  REQUIRE(c.wait_state(running, "RUNNING", 15));
+  std::string end = c.hq("queue -h -j " + running + " -o %e").out;
+  REQUIRE(end.size() > 1);
+  end.pop_back();
+  CHECK(end != "N/A");
+  CHECK(c.hq("show job " + running).out.find("EndTime=" + end + " ") != std::string::npos);
+  c.hq("cancel " + running);
 
   auto waited = c.hq("submit --wait --wrap 'exit 4'");
   CHECK(waited.rc == 4);

@@ -65,40 +65,50 @@ bool passes_arguments_on(const std::string& cmd) {
   return cmd == "submit" || cmd == "sbatch" || cmd == "run" || cmd == "srun" || cmd == "alloc" || cmd == "salloc";
 }
 
-// --controller HOST:PORT (or =HOST:PORT) works with every client: taken out here, it sets
-// HQ_CONTROLLER for this process, which comes first in find_controller(). An error: nullopt.
-std::optional<hq::cmd::Args> strip_controller_flag(hq::cmd::Args args) {
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string value;
-    size_t take = 0;
-    if (args[i] == "--controller") {
-      if (i + 1 >= args.size()) {
-        std::cerr << args[0] << ": error: --controller needs HOST:PORT\n";
-        return std::nullopt;
+// The flags every client takes, each setting the environment variable that comes first
+// where the client looks (find_controller(), the CA's lookup).
+constexpr std::pair<const char*, const char*> kClientFlags[] = {{"--controller", "HQ_CONTROLLER"}, {"--ca", "HQ_CA_FILE"}};
+
+// --controller HOST:PORT and --ca FILE (or =VALUE) taken out of `args` from `from` on, into
+// their variables for this process. An error (a flag without its value): nullopt.
+std::optional<hq::cmd::Args> strip_client_flags(hq::cmd::Args args, size_t from = 1, bool leading_only = false) {
+  for (size_t i = from; i < args.size(); ++i) {
+    bool taken = false;
+    for (auto [flag, variable] : kClientFlags) {
+      std::string name = flag, value;
+      size_t take = 0;
+      if (args[i] == name) {
+        if (i + 1 >= args.size()) {
+          std::cerr << args[0] << ": error: " << name << " needs a value\n";
+          return std::nullopt;
+        }
+        value = args[i + 1];
+        take = 2;
+      } else if (args[i].rfind(name + "=", 0) == 0) {
+        value = args[i].substr(name.size() + 1);
+        take = 1;
+      } else {
+        continue;
       }
-      value = args[i + 1];
-      take = 2;
-    } else if (args[i].rfind("--controller=", 0) == 0) {
-      value = args[i].substr(13);
-      take = 1;
-    } else {
-      continue;
+      setenv(variable, value.c_str(), 1);
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + take));
+      --i;
+      taken = true;
+      break;
     }
-    setenv("HQ_CONTROLLER", value.c_str(), 1);
-    args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + take));
-    --i;
+    if (!taken && leading_only) break;
   }
   return args;
 }
 
 // The arguments a client command runs with: --wait-for-controller and (for commands that
-// do not run programs) --controller taken out.
+// do not run programs) --controller and --ca taken out.
 std::optional<hq::cmd::Args> client_args(const std::string& cmd, hq::cmd::Args args) {
   static const std::set<std::string> kNotClients = {"controller", "node",     "local", "init", "keygen",
                                                     "config",     "bench",    "install-links", "hostlist", "sim"};
   args = strip_wait_flag(std::move(args));
   if (kNotClients.count(cmd) || passes_arguments_on(cmd)) return args;
-  return strip_controller_flag(std::move(args));
+  return strip_client_flags(std::move(args));
 }
 
 }  // namespace
@@ -113,13 +123,9 @@ int main(int argc, char** argv) {
     auto run_with = client_args(self, args);
     return run_with ? table.at(self)(*run_with) : 1;
   }
-  if (argc >= 3 && std::string(argv[1]) == "--controller") {  // hq --controller HOST:PORT <command> ...
-    setenv("HQ_CONTROLLER", argv[2], 1);
-    args.erase(args.begin() + 1, args.begin() + 3);
-  } else if (argc >= 2 && std::string(argv[1]).rfind("--controller=", 0) == 0) {
-    setenv("HQ_CONTROLLER", argv[1] + 13, 1);
-    args.erase(args.begin() + 1);
-  }
+  auto leading = strip_client_flags(args, 1, /*leading_only=*/true);  // hq --controller HOST:PORT --ca FILE <command> ...
+  if (!leading) return 1;
+  args = std::move(*leading);
   if (args.size() < 2) return usage(std::cerr, 2);
   std::string sub = args[1];
   if (sub == "-h" || sub == "--help" || sub == "help") return usage(std::cout, 0);

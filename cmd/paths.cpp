@@ -135,9 +135,14 @@ bool env_set(const char* name) {
 // HQ_CONFIG names a file that is there: it comes before the local cluster.
 bool named_config_readable() { return env_set("HQ_CONFIG") && access(std::getenv("HQ_CONFIG"), R_OK) == 0; }
 
-bool local_cluster_targeted() {  // named ones (HQ_CONTROLLER, a readable HQ_CONFIG) come first
-  return !env_set("HQ_CONTROLLER") && !named_config_readable() &&
-         !read_small_file(local_dir() + "/state/controller.addr").empty();
+// Named clusters (HQ_CONTROLLER, a readable HQ_CONFIG) come first; HQ_CONTROLLER (or
+// --controller) naming the local cluster's own address is the local cluster, with its CA,
+// secret and token service.
+bool local_cluster_targeted() {
+  std::string local(trim(read_small_file(local_dir() + "/state/controller.addr")));
+  if (local.empty()) return false;
+  if (env_set("HQ_CONTROLLER")) return trim(std::getenv("HQ_CONTROLLER")) == local;
+  return !named_config_readable();
 }
 
 std::string client_config_path() {

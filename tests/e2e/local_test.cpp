@@ -120,4 +120,16 @@ TEST_CASE("hq local keeps its port and shape across stop and start") {
   CHECK(home.hq("local restart nosuch").rc == 2);
 }
 
+TEST_CASE("hq local: --controller naming the local cluster's own address reaches it, with its CA and token service") {
+  LocalHome home;
+  REQUIRE(home.hq("local start --nodes 1").rc == 0);
+  std::string addr(trim(slurp(home.local() + "/state/controller.addr")));
+  CHECK(home.hq("queue --controller " + addr).rc == 0);
+  CHECK(home.hq("--controller " + addr + " nodes").rc == 0);
+  // --ca names the CA (here a wrong one: refused, naming it).
+  auto wrong_ca = home.hq("queue --controller 127.0.0.1:1 --ca /nonexistent/ca.pem");
+  CHECK(wrong_ca.rc == 1);
+  CHECK(wrong_ca.out.find("/nonexistent/ca.pem") != std::string::npos);
+}
+
 }  // namespace hq::test

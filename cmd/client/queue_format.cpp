@@ -208,13 +208,19 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
     size_t row;
     std::vector<int32_t> tasks;
   };
-  std::map<std::pair<uint64_t, std::string>, Group> groups;  // (array, reason) -> its row
+  // (array, what its line shows) -> its row: a task updated on its own (a time limit, a
+  // comment, a start time) gets a line of its own, as in Slurm, where it is split off the
+  // array's record.
+  std::map<std::pair<uint64_t, std::string>, Group> groups;
   for (const auto& j : q.jobs()) {
     if (one_per_task || j.array_job_id() == 0 || j.state() != "PENDING") {
       rows.push_back({&j, "", ""});
       continue;
     }
-    auto [it, fresh] = groups.try_emplace({j.array_job_id(), j.reason()}, Group{rows.size(), {}});
+    std::string shown = j.spec().SerializeAsString() + '\0' + j.reason() + '\0' + j.partition() + '\0' +
+                        std::to_string(j.time_limit()) + '\0' + std::to_string(j.priority()) + '\0' +
+                        std::to_string(j.hold()) + '\0' + std::to_string(j.eligible_time());
+    auto [it, fresh] = groups.try_emplace({j.array_job_id(), std::move(shown)}, Group{rows.size(), {}});
     if (fresh) rows.push_back({&j, "", ""});
     it->second.tasks.push_back(j.array_task_id());
   }

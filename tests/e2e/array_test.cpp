@@ -63,6 +63,11 @@ TEST_CASE("e2e: squeue shows an array's waiting tasks as one line, -r one per ta
   auto each = sh(bin + "squeue -h -r");
   CHECK(ids_shown(each.out) == std::vector<std::string>{arr + "_2", arr + "_5", arr + "_8"});
   CHECK(sh(bin + "squeue -h -o '%K' -j " + arr).out == "2,5,8%1\n");
+  // A task updated on its own gets a line of its own (its limit and comment differ).
+  REQUIRE(sh(bin + "scontrol update JobId=" + arr + "_5 TimeLimit=5 Comment=five").rc == 0);
+  auto split = sh(bin + "squeue -h -o '%i %l %k' -j " + arr);
+  CHECK(split.out.find(arr + "_[2,8%1] ") != std::string::npos);
+  CHECK(split.out.find(arr + "_5 5:00 five\n") != std::string::npos);
 
   CHECK(sh(bin + "scancel '" + arr + "_[2,5]'").rc == 0);
   CHECK(ids_shown(sh(bin + "squeue -h").out) == std::vector<std::string>{arr + "_8"});

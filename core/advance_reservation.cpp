@@ -118,7 +118,7 @@ const std::array<Key, 11> kKeys{{
      }},
     {"Duration", 1, [](ResvSettings& s, std::string_view w, std::string_view v, Time, int64_t) {
        bool unlimited = iequals(v, "UNLIMITED") || iequals(v, "INFINITE");
-       auto d = parse_duration(v);
+       auto d = parse_time_limit(v);
        if (!unlimited && (!d || *d <= 0)) return invalid("Invalid duration " + std::string(w));
        s.duration = unlimited ? kUnlimited : *d;
        return Status::ok();

@@ -206,7 +206,7 @@ bool apply_hold(ClusterState& s, const JobHoldChanged& e) {
   Job& job = it->second;
   job.hold = e.hold;
   if (e.hold == HoldKind::kNone) {
-    job.eligible_time = e.time;
+    job.eligible_time = std::max(e.time, job.spec.begin_time);  // a start time set while held still holds
     job.reason = JobReason::kNone;
   } else {
     job.reason = e.hold == HoldKind::kAdmin ? JobReason::kJobHeldAdmin : JobReason::kJobHeldUser;

@@ -9,12 +9,6 @@ namespace {
 
 Status bad_value(std::string_view key) { return invalid("Invalid " + std::string(key) + " value"); }
 
-Result<Duration> limit_value(std::string_view v) {
-  std::string l = to_lower(v);
-  if (l == "unlimited" || l == "infinite") return kUnlimited;
-  return parse_duration(v);
-}
-
 // One Key=Value into `u`; `key` is lower case.
 Status take(JobUpdate& u, const std::string& key, std::string_view v, const std::string& whole) {
   auto text = [&](std::optional<std::string>& field) { field = std::string(v); return Status::ok(); };
@@ -36,13 +30,13 @@ Status take(JobUpdate& u, const std::string& key, std::string_view v, const std:
       u.time_limit_sign = rest[0] == '+' ? 1 : -1;
       rest.remove_prefix(1);
     }
-    auto d = limit_value(rest);
+    auto d = parse_time_limit(rest);
     if (!d || (u.time_limit_sign && *d == kUnlimited)) return bad_value("TimeLimit");
     u.time_limit = *d;
     return Status::ok();
   }
   if (key == "timemin") {
-    auto d = parse_duration(v);
+    auto d = parse_time_limit(v);
     if (!d) return bad_value("TimeMin");
     u.time_min = *d;
     return Status::ok();

@@ -17,7 +17,7 @@ Result<PartitionUpdated> parse_partition_update(const PartitionConfig& current, 
       for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       if (!parse_partition_state(up, e.state)) return invalid("Invalid input: " + setting);
     } else if (key == "maxtime" || key == "defaulttime") {
-      auto d = parse_duration(value);
+      auto d = parse_time_limit(value);
       if (!d) return invalid(std::string("Invalid ") + (key == "maxtime" ? "MaxTime" : "DefaultTime") + " value: " + value);
       (key == "maxtime" ? e.max_time : e.default_time) = *d;
     } else {

@@ -65,7 +65,7 @@ Status set_mpi(Parse& p, std::string_view v) {
 bool env_flag(const Parse& p, std::string_view v) { return !p.from_env || (v != "0" && v != "no" && v != "NO"); }
 
 Status set_time(Parse& p, std::string_view v) {
-  auto d = parse_duration(v);
+  auto d = parse_time_limit(v);
   if (!d) return invalid("Invalid time limit specification");
   p.req.time_limit = *d;
   return Status::ok();

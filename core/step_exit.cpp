@@ -43,6 +43,8 @@ int StepExitCode::code() const {
   return exit_;
 }
 
+std::string stepd_error_prefix(const std::string& node) { return "slurmstepd-" + node + ": error: "; }
+
 std::string step_label(uint64_t job, uint32_t step) {
   return std::to_string(job) + "." + (step == kBatchStepId ? std::string("batch") : std::to_string(step));
 }

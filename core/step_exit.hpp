@@ -2,7 +2,8 @@
 // tasks that ended the same way on one node ("n3: tasks 4-5: Exited with exit code 2",
 // "n1: task 0: Killed"), and srun's own exit code for the step: a task killed by a signal
 // beats any exit code, the highest signal or code wins, an OOM kill beats everything (and
-// makes 1), a signal makes 128 + its number. Pure.
+// makes 1), a signal makes 128 + its number; and how slurmstepd's own lines in a step's or
+// job's output begin. Pure.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +29,11 @@ std::string step_name(uint64_t job, uint32_t step);
 inline constexpr uint32_t kBatchStepId = 0xfffffffb;
 // "12.3" or "12.batch": how squeue -s and scontrol show step name a step.
 std::string step_label(uint64_t job, uint32_t step);
+
+// "slurmstepd-n1: error: ": how the lines slurmstepd writes into a job's or a step's output
+// begin on node n1 (the cancel banners, a task's execve() error). Slurm's, not hq's, name:
+// scripts and tests grep for it.
+std::string stepd_error_prefix(const std::string& node);
 
 // "0-1,3": task ids as ranges (ascending, duplicates once).
 std::string task_ranges(std::vector<uint32_t> tasks);

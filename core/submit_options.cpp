@@ -188,13 +188,13 @@ std::vector<OptionDef> base_options() {
       {"chdir", 'D', true, [](SubmitRequest& r, std::string_view v) { r.spec.workdir = v; return Status::ok(); }},
       {"partition", 'p', true, [](SubmitRequest& r, std::string_view v) { r.spec.partition = v; return Status::ok(); }},
       {"time", 't', true, [](SubmitRequest& r, std::string_view v) -> Status {
-         auto d = parse_duration(v);
+         auto d = parse_time_limit(v);
          if (!d) return invalid("invalid time limit '" + std::string(v) + "'");
          r.spec.time_limit = *d;
          return Status::ok();
        }},
       {"time-min", 0, true, [](SubmitRequest& r, std::string_view v) -> Status {
-         auto d = parse_duration(v);
+         auto d = parse_time_limit(v);
          if (!d || *d == kUnlimited) return invalid("Invalid --time-min specification");
          return set_extra(r, [&](JobExtras& e) { e.time_min = *d; return Status::ok(); });
        }},

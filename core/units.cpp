@@ -26,6 +26,13 @@ Result<Duration> parse_unit_form(std::string_view t) {
   return *n * mult;
 }
 
+// hq's own "30s", "5m", "2h", "1d" (lower case).
+bool unit_form(std::string_view t) {
+  if (t.size() < 2 || !std::isdigit(static_cast<unsigned char>(t[0]))) return false;
+  char last = t.back();
+  return last == 's' || last == 'm' || last == 'h' || last == 'd';
+}
+
 // "H:M:S" style clock part into seconds; `minutes_first` for the no-day forms
 // where one field is minutes and two are minutes:seconds.
 Result<Duration> parse_clock(std::string_view clock, bool has_days, std::string_view whole) {
@@ -65,10 +72,7 @@ Result<Duration> parse_duration(std::string_view text) {
   std::string t = to_lower(text);
   if (t.empty()) return invalid("empty time value");
   if (t == "unlimited" || t == "infinite") return kUnlimited;
-  char last = t.back();
-  if ((last == 's' || last == 'm' || last == 'h' || last == 'd') && t.size() > 1 &&
-      std::isdigit(static_cast<unsigned char>(t[0])))
-    return parse_unit_form(t);
+  if (unit_form(t)) return parse_unit_form(t);
   Duration total = 0;
   std::string_view clock = t;
   bool has_days = false;
@@ -83,6 +87,14 @@ Result<Duration> parse_duration(std::string_view text) {
   if (!c) return c.status();
   total += *c;
   return total == 0 ? kUnlimited : total;
+}
+
+Result<Duration> parse_time_limit(std::string_view text) {
+  std::string t = to_lower(trim(text));
+  if (t == "-1") return kUnlimited;
+  auto d = parse_duration(t);
+  if (!d || *d == kUnlimited || unit_form(t)) return d;
+  return (*d + 59) / 60 * 60;  // time_str2mins: whole minutes, a seconds part rounds up
 }
 
 std::string format_limit(Duration s) {

@@ -16,6 +16,15 @@ namespace hq {
 // Returns seconds. "0" means unlimited, as in Slurm.
 Result<Duration> parse_duration(std::string_view text);
 
+// A time limit from a user (sbatch/srun/salloc -t and --time-min, scontrol update
+// TimeLimit=/TimeMin=, a partition's MaxTime/DefaultTime, a reservation's Duration) as
+// Slurm 22.05 reads one (time_str2mins, src/common/parse_time.c): whole minutes, a seconds
+// part rounding up to the next minute ("0:05" -> 60, "1:30" -> 120, "5" -> 300); "0", "0:0",
+// "-1", "UNLIMITED" and "INFINITE" -> kUnlimited. hq's unit forms ("30s", "5m") are not
+// Slurm's and keep their exact seconds. Returns seconds. Other durations (config values,
+// timeouts) keep parse_duration's seconds.
+Result<Duration> parse_time_limit(std::string_view text);
+
 // "D-HH:MM:SS" with the day part only when non-zero, "HH:MM:SS" otherwise,
 // or "UNLIMITED" (Slurm's time-limit column form).
 std::string format_limit(Duration seconds);

@@ -21,6 +21,7 @@
 #include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
 #include "core/job_env.hpp"
+#include "core/step_exit.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/entropy.hpp"
@@ -499,7 +500,7 @@ void Agent::notify_job(const pb::KillJob& k) {
   for (char& c : text)
     if (c == '\n' || c == '\r') c = ' ';
   (void)append_job_line(batch_error_path(job, opts_.name), job.spec.uid,
-                        "slurmstepd-" + opts_.name + ": error: " + text + "\n");
+                        stepd_error_prefix(opts_.name) + text + "\n");
 }
 
 // scontrol update TimeLimit=: the limit counts from the job's start, as before.
@@ -745,7 +746,7 @@ void Agent::release_after_steps(uint64_t id, int32_t run, const std::string& why
 void Agent::cancelled_line(RunningJob& rj, const std::string& why) {
   if (rj.cancel_noted) return;  // once: the controller's kill may follow the agent's own time limit
   rj.cancel_noted = true;
-  std::string line = "hq-node-" + opts_.name + ": error: " +
+  std::string line = stepd_error_prefix(opts_.name) +
                      cancelled_banner("JOB " + std::to_string(rj.job.id.value), opts_.name, why) + "\n";
   (void)append_job_line(batch_error_path(rj.job, opts_.name), rj.job.spec.uid, line);
 }

@@ -15,6 +15,7 @@
 
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
+#include "core/step_exit.hpp"
 #include "net/clock.hpp"
 
 namespace hq::cmd {
@@ -47,7 +48,7 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
 // Everything the child needs, prepared before fork so the child only makes syscalls.
 struct ChildPlan {
   std::string script, workdir, out_path, err_path;
-  std::string node;  // for slurmstepd's words ("slurmstepd-n1: error: ...")
+  std::string error_prefix;  // slurmstepd's words: "slurmstepd-n1: error: "
   std::string in_path = "/dev/null";
   int out_flags = O_WRONLY | O_CREAT | O_TRUNC;  // --open-mode=append: O_APPEND instead
   std::vector<std::string> argv_s, env_s;
@@ -107,7 +108,7 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   }
   if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(report_fd, "dup2");
   if (chdir_failed)  // slurmstepd's line, word for word
-    dprintf(2, "slurmstepd-%s: error: couldn't chdir to `%s': %s: going to /tmp instead\n", p.node.c_str(),
+    dprintf(2, "%scouldn't chdir to `%s': %s: going to /tmp instead\n", p.error_prefix.c_str(),
             p.workdir.c_str(), strerror(chdir_errno));
   sigset_t none;
   sigemptyset(&none);
@@ -240,7 +241,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   ChildPlan p;
   if (Status s = write_script(job_dir(l.spool_dir, job.id.value), job, p.script); !s) return s;
   p.workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
-  p.node = l.node_name;
+  p.error_prefix = stepd_error_prefix(l.node_name);
   p.out_path = batch_path(job, l.node_name, Stdio::kOut);
   p.err_path = batch_path(job, l.node_name, Stdio::kErr);
   if (!job.spec.extra->input.empty()) p.in_path = batch_path(job, l.node_name, Stdio::kIn);

@@ -638,12 +638,12 @@ pb::Envelope StepManager::cancelled_line(const Step& step, const std::string& wh
   return node_line(step, node_, cancelled_banner("STEP " + step_label(step.job_id, step.step_id), node_, why));
 }
 
-// "hq-node-NODE: error: TEXT" on the step's stderr (as slurmstepd's lines on Slurm's).
+// "slurmstepd-NODE: error: TEXT" on the step's stderr, as slurmstepd's lines on Slurm's.
 pb::Envelope StepManager::node_line(const Step& step, const std::string& node, const std::string& text) {
   pb::Envelope line;
   line.mutable_task_io()->set_task(step.first_task);
   line.mutable_task_io()->set_stream(2);
-  line.mutable_task_io()->set_data("hq-node-" + node + ": error: " + text + "\n");
+  line.mutable_task_io()->set_data(stepd_error_prefix(node) + text + "\n");
   return line;
 }
 

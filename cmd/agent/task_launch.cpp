@@ -11,6 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/step_exit.hpp"
+
 namespace hq::cmd {
 namespace {
 
@@ -22,6 +24,7 @@ constexpr size_t kPidDigits = 12;
 struct Prepared {
   std::vector<std::string> candidates;  // where argv[0] may be, in PATH order
   std::vector<std::string> env_s;
+  std::string error_prefix;  // "slurmstepd-NODE: error: ", for the chdir and execve lines
   std::vector<char*> argv, env;
   char* pid_slot = nullptr;
   char* hq_pid_slot = nullptr;
@@ -52,6 +55,7 @@ std::vector<std::string> candidates_for(const std::string& name, const std::vect
 
 void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s) {
   p.candidates = candidates_for(plan.argv.at(0), plan.env);
+  p.error_prefix = stepd_error_prefix(plan.node);
   for (const auto& kv : plan.env)
     if (kv.rfind(kPidSlot, 0) != 0 && kv.rfind(kHqPidSlot, 0) != 0) p.env_s.push_back(kv);
   p.env_s.push_back(std::string(kPidSlot) + std::string(kPidDigits, '\0'));
@@ -105,7 +109,8 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     if (syscall(SYS_setuid, plan.uid) != 0) child_fail("setuid");
   }
   if (!plan.cwd.empty() && chdir(plan.cwd.c_str()) != 0) {
-    dprintf(2, "hq: error: couldn't chdir to `%s': %s: going to /tmp instead\n", plan.cwd.c_str(), strerror(errno));
+    dprintf(2, "%scouldn't chdir to `%s': %s: going to /tmp instead\n", p.error_prefix.c_str(), plan.cwd.c_str(),
+            strerror(errno));
     if (chdir("/tmp") != 0) child_fail("chdir");
   }
   // Defaults first, then unblocked: no handler of the agent's may run in this child.
@@ -118,7 +123,7 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     execve(path.c_str(), p.argv.data(), p.env.data());
     if (errno != ENOENT || saved == ENOENT) saved = errno;  // EACCES and the like say more than "not here"
   }
-  dprintf(2, "hq-node-%s: error: execve(): %s: %s\n", plan.node.c_str(), plan.argv[0].c_str(), strerror(saved));
+  dprintf(2, "%sexecve(): %s: %s\n", p.error_prefix.c_str(), plan.argv[0].c_str(), strerror(saved));
   _exit(saved);
 }
 

@@ -1,7 +1,7 @@
 // Starts one task of a job step (srun): a child of the agent in a process group of its
 // own, inside its step's cgroup and bound to its CPUs, as the job's user, with pipes for its stdin, stdout and
 // stderr. The executable is looked up in the task's own PATH. A task that cannot exec
-// writes "execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
+// writes "slurmstepd-NODE: error: execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
 // file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid. Descriptors 0-2
 // are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else.
 // Called on the agent's event-loop thread; vfork/exec, no threads.

@@ -70,6 +70,12 @@ int64_t job_end_time(const pb::Job& j) {
   return running && j.time_limit() > 0 && !j.suspended() ? j.start_time() + j.time_limit() + j.suspended_secs() : 0;
 }
 
+int64_t job_start_time(const pb::Job& j, int64_t now) {
+  if (j.start_time() > 0 || j.state() != "PENDING") return j.start_time();
+  if (j.expected_start() > 0) return std::max(j.expected_start(), now);
+  return j.spec().begin_time() > now ? j.spec().begin_time() : 0;
+}
+
 int64_t job_run_time(const pb::Job& j, int64_t now) {
   if (j.start_time() <= 0) return 0;
   int64_t until = j.end_time() > 0 ? j.end_time() : now;
@@ -116,7 +122,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'L': return j.time_limit() > 0 ? format_elapsed(std::max<int64_t>(0, j.time_limit() - job_run_time(j, now))) : "UNLIMITED";
     case 'C': return std::to_string(job_cpu_count(j));
     case 'r': return j.reason().empty() ? "None" : j.reason();
-    case 'S': return when(j.start_time());
+    case 'S': return when(job_start_time(j, now));
     case 'V': return when(j.submit_time());
     case 'e': return job_end_time(j) > 0 ? when(job_end_time(j)) : "N/A";
     case 'Q': return std::to_string(j.priority());
@@ -174,7 +180,7 @@ int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
     case 'K': return cmp(a.array_task_id(), b.array_task_id());
     case 'M': return cmp(job_run_time(a, now), job_run_time(b, now));
     case 'l': return cmp(a.time_limit(), b.time_limit());
-    case 'S': return cmp(a.start_time(), b.start_time());
+    case 'S': return cmp(job_start_time(a, now), job_start_time(b, now));
     case 'V': return cmp(a.submit_time(), b.submit_time());
     case 'e': return cmp(a.end_time(), b.end_time());
     case 'D': return cmp(job_node_count(a), job_node_count(b));

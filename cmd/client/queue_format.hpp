@@ -22,6 +22,10 @@ int64_t job_run_time(const pb::Job& j, int64_t now);
 // When the job ended, or for a running one (not suspended) with a time limit, when its
 // limit ends it (start + limit + time suspended); 0 when not known (squeue %e, EndTime=).
 int64_t job_end_time(const pb::Job& j);
+// When the job started; for a pending one what Slurm's controller reports: its expected
+// start (not before `now`), else its begin time (--begin, StartTime=) while that is ahead;
+// 0 when not known (squeue %S, StartTime=).
+int64_t job_start_time(const pb::Job& j, int64_t now);
 
 // The CPUs a job holds (or asks for, while pending), and its nodes (or minimum node count):
 // squeue's %C and %D.

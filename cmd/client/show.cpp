@@ -99,7 +99,7 @@ void print_job(const pb::Job& j, int64_t now) {
             << " TimeMin=" << (s.time_min() > 0 ? format_limit(s.time_min()) : "N/A") << "\n"
             << "   SubmitTime=" << ts(j.submit_time()) << " EligibleTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
             << "   AccrueTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
-            << "   StartTime=" << ts(j.start_time()) << " EndTime=" << ts(job_end_time(j))
+            << "   StartTime=" << ts(job_start_time(j, now)) << " EndTime=" << ts(job_end_time(j))
             << " Deadline=" << (s.deadline() > 0 ? ts(s.deadline()) : "N/A") << "\n"
             << "   SuspendTime=" << (j.suspend_time() > 0 ? ts(j.suspend_time()) : "None")
             << " SecsPreSuspend=" << j.pre_suspend_secs() << "\n"

@@ -53,6 +53,7 @@ TEST_CASE("reservation settings: Slurm's keys, abbreviations and errors") {
   CHECK(*s.flags == (kResvMaint | kResvIgnoreJobs));
   CHECK(*settings({"NodeCount=3"}).node_count == 3);
   CHECK(*settings({"Duration=UNLIMITED"}).duration == kUnlimited);
+  CHECK(*settings({"Duration=0:30"}).duration == 60);  // whole minutes, as Slurm's time_str2mins
   CHECK(*settings({"EndTime=2027-01-15T10:00:00"}).end == kNow + 7200);
   CHECK(parse_error({"foo=bar"}) == "Unknown parameter foo=bar");
   CHECK(parse_error({"starttime=bogus"}) == "Invalid start time starttime=bogus");

@@ -327,3 +327,13 @@ TEST_CASE("apply: a running job may be held (Slurm's) - it runs on, and a requeu
   apply(s, JobEnded{JobId{1}, 40, JobState::kCancelled, 0, 0});
   CHECK_FALSE(apply(s, JobHoldChanged{JobId{1}, 50, HoldKind::kNone}));  // ended: nothing to release
 }
+
+TEST_CASE("apply: a release keeps a start time set while held - the job is eligible from then, not from the release") {
+  auto s = cluster("n1", 4);
+  apply(s, JobBuilder(1).held().submitted(10).begin(3600));  // scontrol update StartTime= on a held job
+  apply(s, JobBuilder(2).held().submitted(10).begin(50));    // a start time already past at the release
+  REQUIRE(apply(s, JobHoldChanged{JobId{1}, 100, HoldKind::kNone}));
+  REQUIRE(apply(s, JobHoldChanged{JobId{2}, 100, HoldKind::kNone}));
+  CHECK(find_job(s, JobId{1})->eligible_time == 3600);
+  CHECK(find_job(s, JobId{2})->eligible_time == 100);
+}

@@ -44,6 +44,9 @@ TEST_CASE("parse_job_update: keys in any case, Slurm's value forms and errors") 
   JobUpdate more = parsed({"TimeLimit=+30"});
   CHECK(more.time_limit_sign == 1);
   CHECK(*more.time_limit == 1800);
+  CHECK(*parsed({"TimeLimit=0:05"}).time_limit == 60);  // Slurm's whole minutes, rounded up
+  CHECK(*parsed({"TimeLimit=+1:30"}).time_limit == 120);
+  CHECK(*parsed({"TimeMin=0:30"}).time_min == 60);
 
   auto bogus = parse_job_update({"bogus=1"});
   REQUIRE_FALSE(bogus.is_ok());

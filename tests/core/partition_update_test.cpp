@@ -24,6 +24,10 @@ TEST_CASE("partition update: State in any case, MaxTime and DefaultTime in --tim
   auto unlimited = parse_partition_update(p, {"MaxTime=UNLIMITED"}, 0);
   REQUIRE(unlimited.is_ok());
   CHECK(unlimited->max_time == kUnlimited);
+  auto rounded = parse_partition_update(p, {"MaxTime=0:30", "DefaultTime=1:00:01"}, 0);
+  REQUIRE(rounded.is_ok());
+  CHECK(rounded->max_time == 60);  // whole minutes, as Slurm's time_str2mins
+  CHECK(rounded->default_time == 61 * 60);
 }
 
 TEST_CASE("partition update: Slurm's errors") {

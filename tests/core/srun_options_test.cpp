@@ -67,6 +67,7 @@ TEST_CASE("srun options: short and long forms, values inline or separate, -- end
   auto list = parse_srun({"--mpi=list"}, {});  // needs no command: srun prints the types
   REQUIRE(list.is_ok());
   CHECK(list->mpi == "list");
+  CHECK(parse_srun({"-t", "0:05", "true"}, {})->time_limit == 60);  // Slurm's whole minutes, rounded up
 }
 
 TEST_CASE("srun options: the environment's flags and what a bad value says") {

@@ -1,4 +1,4 @@
-// srun's task-end lines and exit code (core/step_exit), as in Slurm 22.05's goldens
+// srun's task-end lines and exit code, and slurmstepd's line prefix (core/step_exit), as in Slurm 22.05's goldens
 // (tests/fixtures/slurm/steps-inside-allocation.golden).
 #include <doctest/doctest.h>
 
@@ -40,4 +40,10 @@ TEST_CASE("step exit: a signal beats any exit code - the highest wins - OOM make
   codes.add({"n2", {7}, exited(0), true});
   CHECK(codes.code() == 1);
   CHECK(StepExitCode().code() == 0);
+}
+
+TEST_CASE("step exit: slurmstepd's own lines begin with its name on the node, as in the golden") {
+  // steps-inside-allocation.golden: "slurmstepd-n3: error: execve(): nosuchcmd: No such file or directory"
+  CHECK(stepd_error_prefix("n3") + "execve(): nosuchcmd: No such file or directory" ==
+        "slurmstepd-n3: error: execve(): nosuchcmd: No such file or directory");
 }

@@ -47,6 +47,15 @@ TEST_CASE("options: one table for command line and directives - command line win
   CHECK(pos == std::vector<std::string>{"script.sh", "--arg"});
 }
 
+TEST_CASE("options: -t and --time-min in Slurm's whole minutes, hq's unit forms in seconds") {
+  SubmitRequest req;
+  REQUIRE(apply_submit_options({"-t", "0:05", "--time-min=1:30"}, req, nullptr).is_ok());
+  CHECK(req.spec.time_limit == 60);  // sbatch -t 0:05: TimeLimit=00:01:00
+  CHECK(req.spec.extra->time_min == 120);
+  REQUIRE(apply_submit_options({"--time=45s"}, req, nullptr).is_ok());
+  CHECK(req.spec.time_limit == 45);
+}
+
 TEST_CASE("options: bad values and unknown options are named") {
   SubmitRequest req;
   auto s = apply_submit_options({"--bogus"}, req, nullptr);

@@ -22,6 +22,25 @@ TEST_CASE("durations: Slurm time forms") {
     CHECK_MESSAGE(!parse_duration(bad).is_ok(), bad);
 }
 
+TEST_CASE("time limits: whole minutes as Slurm's time_str2mins, a seconds part rounds up") {
+  CHECK(*parse_time_limit("5") == 5 * 60);
+  CHECK(*parse_time_limit("0:05") == 60);      // Slurm: TimeLimit=00:01:00
+  CHECK(*parse_time_limit("1:30") == 2 * 60);  // minutes:seconds
+  CHECK(*parse_time_limit("1:00") == 60);
+  CHECK(*parse_time_limit("1:02:03") == 63 * 60);
+  CHECK(*parse_time_limit("1:02:00") == 62 * 60);
+  CHECK(*parse_time_limit("1-0:0:1") == 86400 + 60);
+  CHECK(*parse_time_limit("2-0") == 2 * 86400);
+  CHECK(*parse_time_limit("0:0") == kUnlimited);  // zero minutes: no limit
+  CHECK(*parse_time_limit("0") == kUnlimited);
+  CHECK(*parse_time_limit("-1") == kUnlimited);
+  CHECK(*parse_time_limit("Infinite") == kUnlimited);
+  CHECK(*parse_time_limit("30s") == 30);  // hq's own unit forms keep their seconds
+  CHECK(*parse_time_limit("5m") == 300);
+  for (const char* bad : {"", "abc", "1:2:3:4", "-5", "5q"}) CHECK_MESSAGE(!parse_time_limit(bad).is_ok(), bad);
+  CHECK(*parse_duration("0:05") == 5);  // other durations keep seconds
+}
+
 TEST_CASE("durations: formatting") {
   CHECK(format_limit(kUnlimited) == "UNLIMITED");
   CHECK(format_limit(3723) == "01:02:03");

@@ -85,7 +85,7 @@ TEST_CASE("e2e: cancel and time limit kill the whole process group") {
   CHECK(c.wait_state(cancelled, "CANCELLED", 10));
   CHECK(wait_until([&] { return kill(child, 0) != 0; }, 5));
 
-  std::string limited = c.submit("--time=0:02 --wrap 'trap \"\" TERM; sleep 120'");  // ignores SIGTERM
+  std::string limited = c.submit("--time=2s --wrap 'trap \"\" TERM; sleep 120'");  // ignores SIGTERM
   REQUIRE(c.wait_state(limited, "RUNNING", 10));
   CHECK(c.wait_state(limited, "TIMEOUT", 15));  // 2 s limit + 1 s kill_wait, then SIGKILL
   CHECK(c.reason(limited) == "TimeLimit");     // scontrol show job: JobState=TIMEOUT Reason=TimeLimit

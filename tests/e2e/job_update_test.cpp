@@ -39,6 +39,23 @@ TEST_CASE("e2e: scontrol update changes a pending job's request and a running jo
   auto none = sh(scontrol + "update TimeLimit=5");
   CHECK(none.rc == 1);
   CHECK(none.out.find("No valid entity in update command") == 0);
+  CHECK(sh(scontrol + "update JobId=" + held + " TimeLimit=0:05").rc == 0);  // Slurm's whole minutes, rounded up
+  CHECK(c.hq("show job " + held).out.find(" TimeLimit=00:01:00 ") != std::string::npos);
+
+  // A start time set while held holds after the release: eligible then, and squeue's %S shows it.
+  REQUIRE(sh(scontrol + "update JobId=" + held + " StartTime=now+1hour").rc == 0);
+  REQUIRE(sh(scontrol + "release " + held).rc == 0);
+  auto released = c.hq("show job " + held).out;
+  auto value = [&](const std::string& key) {
+    size_t at = released.find(" " + key + "=");
+    if (at == std::string::npos) return std::string();
+    at += key.size() + 2;
+    return released.substr(at, released.find_first_of(" \n", at) - at);
+  };
+  INFO(released);
+  CHECK(value("StartTime") != "Unknown");
+  CHECK(value("EligibleTime") == value("StartTime"));  // the start time, not the release's
+  CHECK(sh("cd " + c.dir() + " && " + c.dir() + "/bin/squeue -h -o %S -j " + held).out != "N/A\n");
   CHECK(c.hq("cancel " + held).rc == 0);
 
   std::string run = c.submit("-t 10 --wrap 'sleep 300'");
@@ -46,7 +63,7 @@ TEST_CASE("e2e: scontrol update changes a pending job's request and a running jo
   auto moved = sh(scontrol + "update JobId=" + run + " Partition=debug");
   CHECK(moved.rc == 1);
   CHECK(moved.out == "Job is no longer pending execution for job " + run + "\n");
-  CHECK(sh(scontrol + "update JobId=" + run + " TimeLimit=0:02").rc == 0);  // 2 seconds from its start
+  CHECK(sh(scontrol + "update JobId=" + run + " TimeLimit=2s").rc == 0);  // hq's seconds: 2 s from its start
   CHECK(c.wait_state(run, "TIMEOUT", 20));
   CHECK(c.hq("show job " + run).out.find(" TimeLimit=00:00:02 ") != std::string::npos);
 }

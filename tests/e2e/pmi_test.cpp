@@ -48,7 +48,7 @@ TEST_CASE("e2e: srun --mpi=pmi2 serves PMI-1 over PMI_FD on every node - puts se
   CHECK(out.find("rank 0 long closed=True\nrclong=0\n") != std::string::npos);
   // abort: Slurm's lines; the step is killed; srun exits with the task's code.
   CHECK(out.find("srun: Job step aborted: Waiting up to 3 seconds for job step to finish.\n") != std::string::npos);
-  CHECK(out.find("hq-node-e1: error: *** STEP 1.5 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(out.find("slurmstepd-e1: error: *** STEP 1.5 ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(out.find("srun: error: e1: task 0: Killed\n") != std::string::npos);
   CHECK(out.find("srun: Force Terminated") == std::string::npos);
   CHECK(out.find("rcabort=7\n") != std::string::npos);

@@ -151,9 +151,9 @@ TEST_CASE("e2e: a cancelled or timed-out job's stderr gets slurmstepd's '*** JOB
   REQUIRE(c.wait_state(cancelled, "CANCELLED", 15));
   std::string out = slurp(c.dir() + "/cancelled-" + cancelled + ".out");
   INFO(out);
-  CHECK(out.find("hq-node-e1: error: *** JOB " + cancelled + " ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(out.find("slurmstepd-e1: error: *** JOB " + cancelled + " ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(out.find("DUE TO TIME LIMIT") == std::string::npos);
-  std::string limited = c.submit("--time=0:02 -o limited-%j.out -e limited-%j.err --wrap 'sleep 120'");
+  std::string limited = c.submit("--time=2s -o limited-%j.out -e limited-%j.err --wrap 'sleep 120'");
   REQUIRE(c.wait_state(limited, "TIMEOUT", 20));
   std::string err = slurp(c.dir() + "/limited-" + limited + ".err");
   INFO(err);

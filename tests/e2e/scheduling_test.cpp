@@ -22,11 +22,11 @@ int64_t json_int(const std::string& json, const std::string& key) {
 TEST_CASE("e2e: a short low-priority job backfills ahead of a blocked wide job, which starts on time") {
   LocalCluster c(2, 1, 20, "[scheduler]\nbf_resolution = 1\n");
   REQUIRE(c.ready());
-  std::string a = c.submit("-N1 -t 0:08 --wrap 'sleep 5'");          // holds e1 for up to 8 s
+  std::string a = c.submit("-N1 -t 8s --wrap 'sleep 5'");            // holds e1 for up to 8 s
   REQUIRE(c.wait_state(a, "RUNNING", 10));
-  std::string wide = c.submit("-N2 -t 0:10 --wrap 'sleep 1'");      // needs both nodes
-  std::string longer = c.submit("-N1 -t 0:30 --wrap 'sleep 1'");    // would delay the wide job
-  std::string shortj = c.submit("-N1 -t 0:03 --wrap 'sleep 1'");    // ends before the reservation
+  std::string wide = c.submit("-N2 -t 10s --wrap 'sleep 1'");       // needs both nodes
+  std::string longer = c.submit("-N1 -t 30s --wrap 'sleep 1'");     // would delay the wide job
+  std::string shortj = c.submit("-N1 -t 3s --wrap 'sleep 1'");      // ends before the reservation
   REQUIRE(c.wait_state(shortj, "RUNNING", 10));
   CHECK(c.state(wide) == "PENDING");
   CHECK(c.state(longer) == "PENDING");
@@ -139,10 +139,10 @@ TEST_CASE("e2e: allow_groups admits members of a listed group only") {
 TEST_CASE("e2e: --time-min - a job that would delay a blocked wide job starts now with a shorter limit") {
   LocalCluster c(2, 1, 20, "[scheduler]\nbf_resolution = 1\n");
   REQUIRE(c.ready());
-  std::string a = c.submit("-N1 -t 0:20 --wrap 'sleep 15'");       // holds e1 for up to 20 s
+  std::string a = c.submit("-N1 -t 20s --wrap 'sleep 15'");        // holds e1 for up to 20 s
   REQUIRE(c.wait_state(a, "RUNNING", 10));
-  std::string wide = c.submit("-N2 -t 0:10 --wrap 'sleep 1'");     // needs both nodes
-  std::string flexible = c.submit("-N1 -t 5:00 --time-min=0:05 --wrap 'sleep 1'");
+  std::string wide = c.submit("-N2 -t 10s --wrap 'sleep 1'");      // needs both nodes
+  std::string flexible = c.submit("-N1 -t 5:00 --time-min=5s --wrap 'sleep 1'");
   REQUIRE(c.wait_state(flexible, "RUNNING", 10));
   CHECK(c.state(wide) == "PENDING");
   auto shown = c.hq("show job " + flexible).out;

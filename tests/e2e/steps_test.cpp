@@ -142,7 +142,7 @@ TEST_CASE("e2e: srun spans the job's nodes - block and cyclic layouts, each node
   CHECK(out.find("srun: error: e3: task 2: Exited with exit code 2\n") != std::string::npos);
   CHECK(out.find("rc=2\n") != std::string::npos);
   for (const char* node : {"e1", "e2", "e3"})
-    CHECK(out.find(std::string("hq-node-") + node + ": error: execve(): nosuchcmd: No such file or directory") !=
+    CHECK(out.find(std::string("slurmstepd-") + node + ": error: execve(): nosuchcmd: No such file or directory") !=
           std::string::npos);
   // -o with %t and %N: a file per task, stderr with it; without: one file, labels kept;
   // -o N: only that task's output; -i FILE and -i none reach every task.
@@ -224,7 +224,7 @@ TEST_CASE("e2e: srun --mpi=pmix runs an mpi4py ring across 3 nodes - 1 and 2 ran
   CHECK(out.find("rc=7\n") != std::string::npos);
   std::string aborted = slurp(c.dir() + "/abort.err");  // as Slurm 22.05: the others are killed at once
   CHECK(aborted.find("MPI_ABORT was invoked on rank 2") != std::string::npos);
-  CHECK(aborted.find("hq-node-e1: error: *** STEP 1.2 ON e1 CANCELLED AT ") != std::string::npos);
+  CHECK(aborted.find("slurmstepd-e1: error: *** STEP 1.2 ON e1 CANCELLED AT ") != std::string::npos);
   CHECK(aborted.find("srun: error: e1: task 0: Killed\n") != std::string::npos);
   // A rank gone without MPI_Finalize ends the step (as mpirun would; Slurm 22.05 hangs).
   CHECK(out.find("srun: error: e2: task 1: Exited with exit code 3\n") != std::string::npos);
@@ -372,7 +372,7 @@ TEST_CASE("e2e: a cancelled or timed-out job's steps get Slurm's CANCELLED line 
   CHECK(out.find("TERM on e1\n") != std::string::npos);  // the job's end waited for its steps and srun
   CHECK(out.find("TERM on e2\n") != std::string::npos);
 
-  std::string limited = submit_steps(c, "-N2 -n2 --time=0:03 -o term-%j.out", body, "limit.sh");
+  std::string limited = submit_steps(c, "-N2 -n2 --time=3s -o term-%j.out", body, "limit.sh");
   REQUIRE(c.wait_state(limited, "TIMEOUT", 30));
   std::string late;
   wait_until([&] { return (late = slurp(c.dir() + "/term-" + limited + ".out")).find("TERM on e2") != std::string::npos; }, 10);

@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -45,23 +43,8 @@ pb::Envelope trivial_submit(const std::string& workdir, bool hold) {
 
 double sequential_processes(const BenchCluster& c, int n) {
   double t0 = net::mono_seconds();
-  for (int i = 0; i < n; ++i) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      int devnull = open("/dev/null", O_WRONLY);
-      dup2(devnull, 1);
-      setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
-      setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
-      setenv("HQ_AUTH_SOCKET", (c.dir + "/state/auth.sock").c_str(), 1);
-      if (c.transport.plaintext) setenv("HQ_INSECURE_PLAINTEXT", "1", 1);
-      std::string exe = self_exe();
-      execl(exe.c_str(), "hq", "submit", "--hold", "--wrap", "true", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-  }
+  for (int i = 0; i < n; ++i)
+    if (!run_client(c, {"hq", "submit", "--hold", "--wrap", "true"}, "/dev/null")) return -1;
   return n / (net::mono_seconds() - t0);
 }
 

@@ -12,19 +12,16 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <random>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cmd/bench_cluster.hpp"
+#include "cmd/bench_timing.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/controller/accounting.hpp"
-#include "cmd/process.hpp"
 #include "net/clock.hpp"
 #include "store/accounting_db.hpp"
 #include "store/journal.hpp"
@@ -68,39 +65,6 @@ Job finished_job(uint64_t id, uint64_t jobs, int32_t users, std::mt19937_64& rng
   return j;
 }
 
-store::AcctJob columns(const Job& j, int64_t seq, std::string record) {
-  store::AcctJob a;
-  a.seq = seq;
-  a.cluster = "bench";
-  a.job_id = j.id.value;
-  a.submit_time = j.submit_time;
-  a.uid = j.spec.uid;
-  a.name = j.spec.name;
-  a.state = j.state == JobState::kFailed ? "FAILED" : "COMPLETED";
-  a.partition = j.partition;
-  a.account = j.spec.account;
-  a.eligible_time = j.eligible_time;
-  a.start_time = j.start_time;
-  a.end_time = j.end_time;
-  a.record = std::move(record);
-  return a;
-}
-
-// Milliseconds of each run of fn, sorted.
-template <typename Fn>
-std::vector<double> timed_ms(int32_t repeat, Fn&& fn) {
-  std::vector<double> ms;
-  for (int32_t r = 0; r < repeat; ++r) {
-    double t0 = net::mono_seconds();
-    if (!fn()) return {};
-    ms.push_back(1000.0 * (net::mono_seconds() - t0));
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms;
-}
-
-double median(const std::vector<double>& v) { return v.empty() ? -1 : v[v.size() / 2]; }
-
 // Fills the store with `jobs` records; returns the records/s of the applies alone.
 Result<double> ingest(store::AccountingDb& db, uint64_t jobs, int32_t users) {
   std::mt19937_64 rng(18);
@@ -108,8 +72,9 @@ Result<double> ingest(store::AccountingDb& db, uint64_t jobs, int32_t users) {
   for (uint64_t first = 1; first <= jobs; first += kBatch) {
     std::vector<store::AcctJob> batch;
     for (uint64_t id = first; id < first + kBatch && id <= jobs; ++id) {
-      Job j = finished_job(id, jobs, users, rng);
-      batch.push_back(columns(j, static_cast<int64_t>(id), encode_acct_record(j)));
+      auto row = acct_columns({static_cast<int64_t>(id), encode_acct_record(finished_job(id, jobs, users, rng))}, "bench");
+      if (!row) return row.status();
+      batch.push_back(std::move(row).value());
     }
     double t0 = net::mono_seconds();
     auto seq = db.apply("bench-source", batch);
@@ -144,7 +109,7 @@ void store_queries(store::AccountingDb& db, uint64_t jobs, int32_t repeat) {
     return static_cast<bool>(r);
   });
   std::printf("store: sacct -u USER -S <a week ago> over %llu jobs: %.1f ms median of %d (%zu records)\n",
-              static_cast<unsigned long long>(jobs), median(by_user), repeat, rows);
+              static_cast<unsigned long long>(jobs), median_ms(by_user), repeat, rows);
   store::AcctJobQuery q;
   q.cluster = "bench";
   for (uint64_t id : some_ids(jobs, 500)) q.jobs.emplace_back(id, -1);
@@ -155,41 +120,19 @@ void store_queries(store::AccountingDb& db, uint64_t jobs, int32_t repeat) {
     return static_cast<bool>(r);
   });
   std::printf("store: sacct -j <500 ids> over %llu jobs: %.1f ms median of %d (%zu records)\n",
-              static_cast<unsigned long long>(jobs), median(by_id), repeat, rows);
+              static_cast<unsigned long long>(jobs), median_ms(by_id), repeat, rows);
 }
 
 // One `sacct ARGS...` process against the bench cluster, as a user's shell runs it; its
 // output goes to `out`. False when it fails.
-bool run_sacct(const BenchCluster& c, const std::vector<std::string>& args, const std::string& out) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
-    setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
-    setenv("HQ_AUTH_SOCKET", (c.dir + "/state/auth.sock").c_str(), 1);
-    std::vector<char*> argv{const_cast<char*>("sacct")};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::string exe = self_exe();
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+bool run_sacct(const BenchCluster& c, std::vector<std::string> args, const std::string& out) {
+  args.insert(args.begin(), "sacct");
+  return run_client(c, args, out);
 }
 
 size_t count_lines(const std::string& path) {
   std::ifstream in(path);
   return static_cast<size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
-}
-
-std::string iso(Time t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&tt));
-  return buf;
 }
 
 // The same two queries as sacct processes through a controller serving the store.
@@ -204,17 +147,17 @@ Status process_queries(const std::string& db_path, uint64_t jobs, int32_t repeat
     if (net::mono_seconds() - t0 > 60) return unavailable("sacct did not answer within 60 s; see " + c.dir + "/controller.log");
   std::printf("process: first sacct answered %.0f ms after the controller was up (%llu jobs stored)\n",
               1000.0 * (net::mono_seconds() - t0), static_cast<unsigned long long>(jobs));
-  const std::vector<std::string> by_user = {"-X", "-u", std::to_string(kFirstUid + 7), "-S", iso(kNow - 7 * 86400),
-                                            "-E", iso(kNow)};
+  const std::vector<std::string> by_user = {"-X", "-u", std::to_string(kFirstUid + 7), "-S", net::local_time_text(kNow - 7 * 86400),
+                                            "-E", net::local_time_text(kNow)};
   auto ms = timed_ms(repeat, [&] { return run_sacct(c, by_user, out); });
   if (ms.empty()) return unavailable("sacct -u failed");
-  std::printf("process: sacct -X -u USER -S <a week ago>: %.1f ms median of %d (%zu lines)\n", median(ms), repeat,
+  std::printf("process: sacct -X -u USER -S <a week ago>: %.1f ms median of %d (%zu lines)\n", median_ms(ms), repeat,
               count_lines(out));
   std::string ids;
   for (uint64_t id : some_ids(jobs, 500)) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   ms = timed_ms(repeat, [&] { return run_sacct(c, {"-X", "-j", ids}, out); });
   if (ms.empty()) return unavailable("sacct -j failed");
-  std::printf("process: sacct -X -j <500 ids>: %.1f ms median of %d (%zu lines)\n", median(ms), repeat, count_lines(out));
+  std::printf("process: sacct -X -j <500 ids>: %.1f ms median of %d (%zu lines)\n", median_ms(ms), repeat, count_lines(out));
   return Status::ok();
 }
 

@@ -1,6 +1,9 @@
 #include "cmd/bench_cluster.hpp"
 
 #include <chrono>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -56,6 +59,27 @@ Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext) {
     if (a) c.pids.push_back(*a);
   }
   return Status::ok();
+}
+
+bool run_client(const BenchCluster& c, const std::vector<std::string>& argv, const std::string& out) {
+  std::string exe = self_exe();
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    setenv("HQ_CONTROLLER", c.addr.c_str(), 1);
+    setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
+    setenv("HQ_AUTH_SOCKET", (c.dir + "/state/auth.sock").c_str(), 1);
+    if (c.transport.plaintext) setenv("HQ_INSECURE_PLAINTEXT", "1", 1);
+    execv(exe.c_str(), args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // A client connection as a CLI would make it: a fresh token from the token service.

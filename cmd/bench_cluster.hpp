@@ -25,6 +25,10 @@ struct BenchCluster {
 Status start_cluster(BenchCluster& c, int nodes, int cpus, bool plaintext);
 // A client connection with a fresh token from the token service.
 Result<std::unique_ptr<net::RpcClient>> bench_connect(const BenchCluster& c);
+// Runs one client process against the cluster, as a user's shell would: this binary with
+// `argv` (argv[0] "hq" or a persona's name), stdout to `out` (a file path, or /dev/null).
+// True when it exits 0.
+bool run_client(const BenchCluster& c, const std::vector<std::string>& argv, const std::string& out);
 // Waits (up to 10 s) until `nodes` agents respond.
 Status wait_for_nodes(net::RpcClient& client, int nodes);
 // Waits until no job is pending or running (the queue is empty), up to `timeout_s`.

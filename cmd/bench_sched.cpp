@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "cmd/bench_timing.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/process.hpp"
 #include "core/acct_policy.hpp"
@@ -81,19 +82,6 @@ void add_pending(ClusterState& s, int32_t count, std::mt19937& rng, bool account
   }
 }
 
-// Milliseconds of each of `repeat` runs of fn, sorted.
-template <typename Fn>
-std::vector<double> timed(int32_t repeat, Fn&& fn) {
-  std::vector<double> ms;
-  for (int32_t r = 0; r < repeat; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms;
-}
-
 // --limits: 5 accounts under root with GrpTRES=cpu=<a fifth of the cluster's CPUs>, the 50
 // users spread over them with MaxJobs=50 each: every pass counts running jobs and checks
 // every considered job against its association's and account's limits.
@@ -129,8 +117,8 @@ void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, boo
   cfg.bf_max_job_test = depth;
   Scheduler sched(cfg, limits ? bench_limits(nodes) : nullptr);
   Plan plan;
-  std::vector<double> ms = timed(repeat, [&] { plan = sched.schedule(s, 3600); });
-  std::vector<double> quick = timed(repeat, [&] { (void)sched.quick_pass(s, 3600); });
+  std::vector<double> ms = timed_ms(repeat, [&] { plan = sched.schedule(s, 3600); });
+  std::vector<double> quick = timed_ms(repeat, [&] { (void)sched.quick_pass(s, 3600); });
   if (limits) std::printf("with limits (MaxJobs 50 per user, GrpTRES cpu per account): ");
   std::printf("%6d nodes x %7d pending: cycle %8.1f ms (median of %d; min %.1f)  tested %d, reservations %zu, "
               "starts %zu, time-map classes %d, sweeps %d reading %.2fM entries;  quick pass %.1f ms;  "

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "core/cli_options.hpp"
+#include "cmd/commands.hpp"
 
 namespace hq::cmd {
 
@@ -15,11 +15,8 @@ inline int cli_parse_failure(CLI::App& app, const CLI::ParseError& e, const std:
   std::string what = e.what();
   std::string extra = dynamic_cast<const CLI::ExtrasError*>(&e) ? what.substr(what.rfind(": ") + 2) : "";
   extra = extra.substr(0, extra.find(' '));
-  if (extra.size() > 1 && extra[0] == '-')
-    std::cerr << prog << ": " << getopt_unknown(extra);
-  else
-    std::cerr << prog << ": error: " << what;
-  std::cerr << "\nTry \"" << prog << " --help\" for more information\n";
+  if (extra.size() > 1 && extra[0] == '-') return reject_option(prog, extra);
+  std::cerr << prog << ": error: " << what << "\nTry \"" << prog << " --help\" for more information\n";
   return 1;
 }
 

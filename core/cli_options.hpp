@@ -35,6 +35,28 @@ struct CliOptionError {
   std::string name, value;  // unknown: `name` is the word as typed
 };
 
+// The table's entry for the option word `a` ("--name", "--name=value", "-x", "-xvalue"),
+// with the value given in the same word; nullptr when the table has none.
+template <typename Target>
+const CliOption<Target>* find_cli_option(const std::vector<CliOption<Target>>& table, const std::string& a,
+                                         std::string_view& value, bool& inline_value) {
+  const CliOption<Target>* def = nullptr;
+  inline_value = false;
+  if (a.rfind("--", 0) == 0) {
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    for (const auto& d : table)
+      if (d.long_name == body.substr(0, eq)) def = &d;
+    if (eq != std::string_view::npos) value = body.substr(eq + 1), inline_value = true;
+  } else {
+    char c = a.size() > 1 ? a[1] : '\0';
+    for (const auto& d : table)
+      if (d.short_name != 0 && d.short_name == c) def = &d;
+    if (a.size() > 2) value = std::string_view(a).substr(2), inline_value = true;
+  }
+  return def;
+}
+
 // Applies the option at args[i] to `target`; advances i past a separate value it consumes.
 // Errors read like getopt's: "unrecognized option '--x'", "option '-n' requires an argument";
 // `error` (optional) says which kind.
@@ -42,34 +64,12 @@ template <typename Target>
 Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args, size_t& i,
                         Target& target, CliOptionError* error = nullptr) {
   const std::string& a = args[i];
-  const CliOption<Target>* def = nullptr;
   std::string_view value;
   bool inline_value = false;
-  if (a.rfind("--", 0) == 0) {
-    std::string_view body = std::string_view(a).substr(2);
-    size_t eq = body.find('=');
-    for (const auto& d : table)
-      if (d.long_name == body.substr(0, eq)) def = &d;
-    if (!def) {
-      if (error) *error = CliOptionError{true, a, ""};
-      return invalid("unrecognized option '" + a + "'");
-    }
-    if (eq != std::string_view::npos) {
-      value = body.substr(eq + 1);
-      inline_value = true;
-    }
-  } else {
-    char c = a.size() > 1 ? a[1] : '\0';
-    for (const auto& d : table)
-      if (d.short_name != 0 && d.short_name == c) def = &d;
-    if (!def) {
-      if (error) *error = CliOptionError{true, a, ""};
-      return invalid("invalid option -- '" + a.substr(1) + "'");
-    }
-    if (a.size() > 2) {
-      value = std::string_view(a).substr(2);
-      inline_value = true;
-    }
+  const CliOption<Target>* def = find_cli_option(table, a, value, inline_value);
+  if (!def) {
+    if (error) *error = CliOptionError{true, a, ""};
+    return invalid(a.rfind("--", 0) == 0 ? "unrecognized option '" + a + "'" : "invalid option -- '" + a.substr(1) + "'");
   }
   if (def->optional_arg) return def->set(target, inline_value ? value : std::string_view());
   if (!def->has_arg) {
@@ -148,18 +148,9 @@ MetaOption find_meta_option(const std::vector<CliOption<Target>>& table, const s
     if (a == "--help" || a == "-h") return MetaOption::kHelp;
     if (a == "--usage") return MetaOption::kUsage;
     if (a == "--version" || a == "-V") return MetaOption::kVersion;
-    const CliOption<Target>* def = nullptr;
+    std::string_view value;
     bool inline_value = false;
-    if (a.rfind("--", 0) == 0) {
-      std::string_view body = std::string_view(a).substr(2);
-      inline_value = body.find('=') != std::string_view::npos;
-      for (const auto& d : table)
-        if (d.long_name == body.substr(0, body.find('='))) def = &d;
-    } else {
-      inline_value = a.size() > 2;
-      for (const auto& d : table)
-        if (d.short_name != 0 && d.short_name == a[1]) def = &d;
-    }
+    const CliOption<Target>* def = find_cli_option(table, a, value, inline_value);
     if (!def) return MetaOption::kNone;
     if (def->has_arg && !def->optional_arg && !inline_value) ++i;
   }

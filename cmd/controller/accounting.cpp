@@ -9,11 +9,10 @@
 
 namespace hq {
 namespace {
-
 constexpr size_t kBatch = 2000;  // records per store transaction
+}  // namespace
 
-// The columns the store selects on, from a record.
-Result<store::AcctJob> acct_job(const store::OutboxRow& row, const std::string& cluster) {
+Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster) {
   pb::Job p;
   if (!p.ParseFromString(row.body)) return invalid("accounting outbox record " + std::to_string(row.seq) + " is not a job");
   store::AcctJob j;
@@ -34,8 +33,6 @@ Result<store::AcctJob> acct_job(const store::OutboxRow& row, const std::string& 
   j.record = row.body;
   return j;
 }
-
-}  // namespace
 
 std::string encode_acct_record(const Job& job) {
   pb::Job p = net::to_pb(job, /*with_script=*/false);
@@ -83,7 +80,7 @@ void AccountingLink::ship_after(int64_t seq) {
     std::vector<store::AcctJob> jobs;
     jobs.reserve(rows->size());
     for (const auto& row : *rows) {
-      auto job = acct_job(row, cluster_);
+      auto job = acct_columns(row, cluster_);
       if (!job) return shipped(job.status());
       jobs.push_back(std::move(job).value());
     }

@@ -9,16 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "../fixture_file.hpp"
 #include "core/units.hpp"
 
 namespace hq::test {
-
-inline std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct GoldenCase {
   std::string name;

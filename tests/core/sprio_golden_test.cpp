@@ -12,6 +12,7 @@
 #include "../fixture_file.hpp"
 
 using namespace hq;
+using hq::test::for_each_capture;
 using hq::test::slurp_file;
 
 namespace {
@@ -58,13 +59,9 @@ SprioOptions options_of(const std::string& cmd, const std::vector<SprioJob>& all
 }
 
 void check_set(const std::string& prefix, const std::vector<SprioJob>& all) {
-  std::istringstream commands(slurp_file(kDir + "commands.txt"));
-  std::string line;
   int compared = 0;
-  while (std::getline(commands, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::string file = line.substr(0, line.find('\t')), cmd = line.substr(line.find('\t') + 1);
-    if (cmd.rfind("sprio", 0) != 0 || (file.rfind("usage-", 0) == 0) != (prefix == "usage-")) continue;
+  for_each_capture(kDir, [&](const std::string& file, const std::string& cmd) {
+    if (cmd.rfind("sprio", 0) != 0 || (file.rfind("usage-", 0) == 0) != (prefix == "usage-")) return;
     INFO(file << ": " << cmd);
     std::vector<SprioJob> jobs;
     SprioOptions o = options_of(cmd, all, jobs);
@@ -72,7 +69,7 @@ void check_set(const std::string& prefix, const std::vector<SprioJob>& all) {
     REQUIRE(text.is_ok());
     CHECK(*text == slurp_file(kDir + file));
     ++compared;
-  }
+  });
   CHECK(compared >= 7);
 }
 

@@ -15,6 +15,7 @@
 #include "../fixture_file.hpp"
 
 using namespace hq;
+using hq::test::for_each_capture;
 using hq::test::slurp_file;
 
 namespace {
@@ -70,24 +71,20 @@ ShareOptions options_of(const std::string& line) {
 void check_set(const std::string& prefix, const FairShare& fs) {
   std::vector<ShareRow> rows = fs.rows();
   for (ShareRow& r : rows) r.tres_run_mins = "cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0";
-  std::istringstream commands(slurp_file(kDir + "commands.txt"));
-  std::string line;
   int compared = 0;
-  while (std::getline(commands, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::string file = line.substr(0, line.find('\t')), cmd = line.substr(line.find('\t') + 1);
-    if (cmd.rfind("sshare -", 0) != 0 && cmd != "sshare") continue;
+  for_each_capture(kDir, [&](const std::string& file, const std::string& cmd) {
+    if (cmd.rfind("sshare -", 0) != 0 && cmd != "sshare") return;
     bool usage_file = file.rfind("usage-", 0) == 0;
     // fresh-: before Slurm's first pass (stale values); running-: TRESRunMins of jobs without a limit.
-    if (usage_file != (prefix == "usage-") || file.rfind("fresh-", 0) == 0 || file.rfind("running-", 0) == 0) continue;
-    if (cmd == "sshare -h" || cmd == "sshare --help" || cmd == "sshare --usage" || cmd == "sshare -e") continue;  // the client's
+    if (usage_file != (prefix == "usage-") || file.rfind("fresh-", 0) == 0 || file.rfind("running-", 0) == 0) return;
+    if (cmd == "sshare -h" || cmd == "sshare --help" || cmd == "sshare --usage" || cmd == "sshare -e") return;  // the client's
     INFO(file << ": " << cmd);
     auto text = render_sshare(rows, options_of(cmd));
     REQUIRE(text.is_ok());
     if (const char* dump = std::getenv("HQ_GOLDEN_DUMP")) std::ofstream(std::string(dump) + "/" + file) << *text;
     CHECK(*text == slurp_file(kDir + file));
     ++compared;
-  }
+  });
   CHECK(compared >= 12);
 }
 

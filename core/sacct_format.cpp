@@ -154,7 +154,8 @@ Result<std::vector<std::string>> parse_sacct_states(std::string_view list) {
   return out;
 }
 
-std::string sacct_exit_code(int32_t exit_code, int32_t signal) {
+std::string sacct_exit_code(int32_t exit_code, int32_t signal, bool derived) {
+  if (!derived && exit_code >= 128) exit_code -= 128;  // sacct's print.c: a shell's 128+N reads N
   return std::to_string(exit_code) + ":" + std::to_string(signal);
 }
 

@@ -69,8 +69,9 @@ SacctWindow sacct_default_window(bool have_jobs, bool have_states, Time now, Tim
 // any case, comma-separated; the long names back. Error: `Invalid state: X`.
 Result<std::vector<std::string>> parse_sacct_states(std::string_view list);
 
-// "exit:signal" ("0:0", "3:0", "0:9").
-std::string sacct_exit_code(int32_t exit_code, int32_t signal);
+// "exit:signal" ("0:0", "3:0", "0:9"). ExitCode prints a code of 128+N as N, as Slurm's
+// sacct does (137 is "9:0"); `derived` (DerivedExitCode) prints it as it is.
+std::string sacct_exit_code(int32_t exit_code, int32_t signal, bool derived = false);
 // Elapsed, Timelimit and the like: "[D-]HH:MM:SS"; "INVALID" below zero.
 std::string sacct_duration(Duration seconds);
 // TotalCPU and the other CPU times: "D-HH:MM:SS" from a day, "HH:MM:SS" from an hour,

@@ -119,6 +119,10 @@ constexpr char kUpsertJob[] =
     "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
     "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record";
 
+constexpr char kUpsertStep[] =
+    "INSERT INTO steps(cluster, job_id, submit_time, step_id, record) VALUES(?,?,?,?,?) "
+    "ON CONFLICT(cluster, job_id, submit_time, step_id) DO UPDATE SET record=excluded.record";
+
 }  // namespace
 
 Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path) {
@@ -176,6 +180,9 @@ Status AccountingDb::migrate() {
       "CREATE INDEX IF NOT EXISTS jobs_by_name ON jobs(cluster, name)",
       "CREATE TABLE IF NOT EXISTS model(kind TEXT NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL, "
       "PRIMARY KEY(kind, key))",
+      // Added within version 2 (an hq before it ignores the table): the jobs' ended steps.
+      "CREATE TABLE IF NOT EXISTS steps(cluster TEXT NOT NULL, job_id INTEGER NOT NULL, submit_time INTEGER NOT NULL, "
+      "step_id INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id)) WITHOUT ROWID",
       "UPDATE meta SET value = '" + version + "' WHERE key = 'schema_version'"};
   for (const auto& sql : statements)
     if (Status s = exec_sql(db_, path_, sql); !s) return s;
@@ -203,9 +210,11 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   int64_t seq = *last;
   Stmt upsert_job(db_, path_, "storing a job record");
   if (Status s = upsert_job.prepare(kUpsertJob); !s) return done(s);
+  Stmt upsert_step(db_, path_, "storing a step record");
+  if (Status s = upsert_step.prepare(kUpsertStep); !s) return done(s);
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-    if (Status s = upsert(upsert_job, job); !s) return done(s);
+    if (Status s = job.step_id >= 0 ? upsert_step_row(upsert_step, job) : upsert(upsert_job, job); !s) return done(s);
     seq = job.seq;
   }
   Stmt st(db_, path_, "recording what was shipped");
@@ -227,11 +236,18 @@ Status AccountingDb::upsert(Stmt& st, const AcctJob& job) {
   return st.run();
 }
 
-Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q) {
+Status AccountingDb::upsert_step_row(Stmt& st, const AcctJob& step) {
+  const std::vector<Bind> values = {step.cluster, static_cast<int64_t>(step.job_id), step.submit_time, step.step_id,
+                                    Blob{step.record}};
+  if (Status s = bind_all(st, values); !s) return s;
+  return st.run();
+}
+
+Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q, std::vector<std::string>* steps) {
   // With -j the ids drive the query (each part of jobs_clause names the cluster); a
   // `cluster = ?` here would let SQLite scan the cluster's rows instead.
   std::vector<Bind> binds;
-  std::string sql = "SELECT record FROM jobs WHERE ";
+  std::string sql = "SELECT record, job_id, submit_time FROM jobs WHERE ";
   if (!q.jobs.empty()) {
     sql += jobs_clause(q, binds);
   } else {
@@ -256,12 +272,34 @@ Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q) {
   if (Status s = st.prepare(sql.c_str()); !s) return s;
   if (Status s = bind_all(st, binds); !s) return s;
   std::vector<std::string> out;
+  std::vector<std::pair<int64_t, int64_t>> keys;
   Status s = st.each_row([&] {
     out.push_back(st.blob_at(0));
+    if (steps) keys.emplace_back(st.int64_at(1), st.int64_at(2));
     return Status::ok();
   });
   if (!s) return s;
+  if (steps)
+    if (Status ss = steps_of(q.cluster, keys, *steps); !ss) return ss;
   return out;
+}
+
+// The step records of the jobs `keys` (job id, submit time), by job then step id.
+Status AccountingDb::steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
+                              std::vector<std::string>& out) {
+  Stmt st(db_, path_, "reading step records");
+  if (Status s = st.prepare("SELECT record FROM steps WHERE cluster = ? AND job_id = ? AND submit_time = ? ORDER BY step_id"); !s)
+    return s;
+  for (auto [job_id, submit] : keys) {
+    if (Status s = bind_all(st, {cluster, job_id, submit}); !s) return s;
+    Status s = st.each_row([&] {
+      out.push_back(st.blob_at(0));
+      return Status::ok();
+    });
+    if (!s) return s;
+    if (Status r = st.reset(); !r) return r;
+  }
+  return Status::ok();
 }
 
 Result<int64_t> AccountingDb::count() {

@@ -3,7 +3,8 @@
 // last record applied, so that records shipped again are skipped: each arrives once.
 // Schema (version 2): meta(schema_version), shipped(source, seq), jobs keyed by (cluster,
 // job id, submit time) with indexes led by the cluster for sacct's query shapes (user and
-// end, end, array and task, name); a version-1 file gets version 2's indexes at open. WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
+// end, end, array and task, name), steps keyed by (cluster, job id, submit time, step id);
+// a version-1 file gets version 2's indexes and tables at open. WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
 // controller forgets it only once apply() returned.
 // Threads: one owner thread (the accounting worker); not thread-safe.
 #pragma once
@@ -33,7 +34,9 @@ struct AcctJob {
   Time eligible_time = 0, start_time = 0, end_time = 0;
   uint64_t array_job_id = 0;
   int32_t array_task_id = -1;
-  std::string record;              // the job as the controller encoded it
+  std::string record;              // the job as the controller encoded it (a step: the step's)
+  int64_t step_id = -1;            // >= 0: a step record of job (job_id, submit_time); the
+                                   // other columns are not used
 };
 
 // sacct's selection. Zero start/end: not set (see core/sacct_format's window).
@@ -45,6 +48,7 @@ struct AcctJobQuery {
   Time start = 0, end = 0;
   size_t limit = 0;                // 0: all
   bool started_only = false;       // only jobs that started (fair share's usage)
+  bool with_steps = false;         // AccountingLink::query: also the jobs' step records
 };
 
 class AccountingDb {
@@ -60,8 +64,9 @@ class AccountingDb {
   // In one transaction: every record of `jobs` past the source's last seq, and the last seq.
   // Returns the source's last seq after it.
   Result<int64_t> apply(const std::string& source, const std::vector<AcctJob>& jobs);
-  // The records that match, by job id then array task.
-  Result<std::vector<std::string>> query(const AcctJobQuery& q);
+  // The records that match, by job id then array task; with `steps`, also their jobs'
+  // step records there (by job, then step id).
+  Result<std::vector<std::string>> query(const AcctJobQuery& q, std::vector<std::string>* steps = nullptr);
   // How many jobs are stored (benchmarks, tests).
   Result<int64_t> count();
 
@@ -76,6 +81,9 @@ class AccountingDb {
   Status create_schema();
   Status migrate();
   Status upsert(Stmt& st, const AcctJob& job);
+  Status upsert_step_row(Stmt& st, const AcctJob& step);
+  Status steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
+                  std::vector<std::string>& out);
 
   sqlite3* db_;
   std::string path_;

@@ -11,10 +11,15 @@
 
 namespace hq::store {
 
+// What an outbox record holds: a job (pb::Job without script and environment) or a step
+// that ended (pb::StepRecord).
+enum class OutboxKind : int { kJob = 0, kStep = 1 };
+
 // A record waiting in the outbox for the accounting store; seqs only grow.
 struct OutboxRow {
   int64_t seq = 0;
   std::string body;
+  OutboxKind kind = OutboxKind::kJob;
 };
 
 struct LoadedJournal {
@@ -37,6 +42,9 @@ class EventLog {
   // accounting `records` go into the outbox in the same transaction.
   virtual void append(std::string event, std::vector<std::string> records, Done done) = 0;
   void append(std::string event, Done done) { append(std::move(event), {}, std::move(done)); }
+  // A record for the store that no event goes with (a step that ended: soft state, which
+  // the controller does not journal), durable in queue order.
+  virtual void append_outbox(OutboxKind kind, std::string record) = 0;
   // Up to `limit` outbox records after seq `after`, oldest first, once everything queued
   // before is durable (through `post`).
   virtual void read_outbox(int64_t after, size_t limit, OutboxDone done) = 0;

@@ -143,6 +143,7 @@ Status Journal::ensure_outbox() {
   std::snprintf(id, sizeof id, "%08x%08x", random(), random());
   if (Status s = exec("CREATE TABLE IF NOT EXISTS acct_outbox(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)"); !s)
     return s;
+  if (Status s = ensure_outbox_kind(); !s) return s;
   if (Status s = exec(std::string("INSERT OR IGNORE INTO meta VALUES('source_id','") + id + "')"); !s) return s;
   Stmt st(db_, path_, "reading the journal's source id");
   if (Status s = st.prepare("SELECT value FROM meta WHERE key='source_id'"); !s) return s;
@@ -150,6 +151,16 @@ Status Journal::ensure_outbox() {
   if (!row) return row.status();
   source_id_ = *row ? st.text_at(0) : id;
   return Status::ok();
+}
+
+// The outbox's kind column (0 job, 1 step; added after the table: older rows are jobs).
+Status Journal::ensure_outbox_kind() {
+  Stmt st(db_, path_, "reading the outbox's columns");
+  if (Status s = st.prepare("SELECT 1 FROM pragma_table_info('acct_outbox') WHERE name='kind'"); !s) return s;
+  auto row = st.step();
+  if (!row) return row.status();
+  if (*row) return Status::ok();
+  return exec("ALTER TABLE acct_outbox ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
 }
 
 // Databases made before the version row was written in the creating transaction may
@@ -334,6 +345,14 @@ void Journal::ack_outbox(int64_t seq) {
   enqueue(std::move(item));
 }
 
+void Journal::append_outbox(OutboxKind kind, std::string record) {
+  Item item;
+  item.kind = Item::kOutboxOnly;
+  item.record_kind = kind;
+  item.body = std::move(record);
+  enqueue(std::move(item));
+}
+
 void Journal::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -379,18 +398,24 @@ Status Journal::write_batch(const std::vector<Item>& batch) {
   Stmt insert(db_, path_, "appending an event");
   if (Status s = insert.prepare("INSERT INTO events(body) VALUES(?)"); !s) return s;
   Stmt outbox(db_, path_, "appending an accounting record");
-  if (Status s = outbox.prepare("INSERT INTO acct_outbox(body) VALUES(?)"); !s) return s;
+  if (Status s = outbox.prepare("INSERT INTO acct_outbox(body, kind) VALUES(?, ?)"); !s) return s;
   for (const auto& item : batch) {
     Status s;
     switch (item.kind) {
       case Item::kSnapshot: s = store_snapshot(item.body); break;
       case Item::kReadOutbox: s = read_outbox_rows(item); break;
       case Item::kAckOutbox: s = exec("DELETE FROM acct_outbox WHERE seq <= " + std::to_string(item.seq)); break;
+      case Item::kOutboxOnly:
+        s = outbox.bind_blob(1, item.body);
+        if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
+        if (s) s = outbox.run();
+        break;
       case Item::kEvent:
         s = insert.bind_blob(1, item.body);
         if (s) s = insert.run();
         for (size_t i = 0; s && i < item.records.size(); ++i) {
           s = outbox.bind_blob(1, item.records[i]);
+          if (s) s = outbox.bind_int64(2, static_cast<int64_t>(OutboxKind::kJob));
           if (s) s = outbox.run();
         }
         break;
@@ -402,11 +427,13 @@ Status Journal::write_batch(const std::vector<Item>& batch) {
 
 Status Journal::read_outbox_rows(const Item& item) {
   Stmt st(db_, path_, "reading the accounting outbox");
-  if (Status s = st.prepare("SELECT seq, body FROM acct_outbox WHERE seq > ? ORDER BY seq LIMIT ?"); !s) return s;
+  if (Status s = st.prepare("SELECT seq, body, kind FROM acct_outbox WHERE seq > ? ORDER BY seq LIMIT ?"); !s) return s;
   if (Status s = st.bind_int64(1, item.seq); !s) return s;
   if (Status s = st.bind_int64(2, static_cast<int64_t>(item.limit)); !s) return s;
   return st.each_row([&] {
-    item.rows->push_back(OutboxRow{st.int64_at(0), st.blob_at(1)});
+    int64_t kind = st.int64_at(2);
+    if (kind != 0 && kind != 1) return invalid(path_ + ": outbox record " + std::to_string(st.int64_at(0)) + " has kind " + std::to_string(kind));
+    item.rows->push_back(OutboxRow{st.int64_at(0), st.blob_at(1), static_cast<OutboxKind>(kind)});
     return Status::ok();
   });
 }

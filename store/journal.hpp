@@ -51,6 +51,7 @@ class Journal : public EventLog {
   void append(std::string event, std::vector<std::string> records, Done done) override;
   void read_outbox(int64_t after, size_t limit, OutboxDone done) override;
   void ack_outbox(int64_t seq) override;
+  void append_outbox(OutboxKind kind, std::string record) override;
   std::string source_id() const override { return source_id_; }
   void snapshot(std::string state, Done done) override;
   // Commits what is queued, then stops the writer thread.
@@ -59,9 +60,10 @@ class Journal : public EventLog {
 
  private:
   struct Item {
-    enum Kind { kEvent, kSnapshot, kReadOutbox, kAckOutbox } kind = kEvent;
+    enum Kind { kEvent, kSnapshot, kReadOutbox, kAckOutbox, kOutboxOnly } kind = kEvent;
     std::string body;
-    std::vector<std::string> records;  // kEvent: into the outbox
+    std::vector<std::string> records;  // kEvent: into the outbox (jobs)
+    OutboxKind record_kind = OutboxKind::kJob;  // kOutboxOnly: what `body` is
     int64_t seq = 0;                    // kReadOutbox: after it; kAckOutbox: up to it
     size_t limit = 0;
     std::shared_ptr<std::vector<OutboxRow>> rows;  // kReadOutbox: what was read
@@ -74,6 +76,7 @@ class Journal : public EventLog {
   Status run_check(const char* pragma, const std::string& name);
   Status ensure_schema(bool may_create);
   Status ensure_outbox();
+  Status ensure_outbox_kind();
   Status create_schema();
   Status check_schema_version(bool may_write);
   Status load_snapshot(LoadedJournal& out);

@@ -95,6 +95,8 @@ class Stmt {
     if (*row) return internal(path_ + ": " + what_ + ": the statement returned a row");
     return check(sqlite3_reset(s_));
   }
+  // Ready to be bound and stepped again (after each_row()).
+  Status reset() { return check(sqlite3_reset(s_)); }
   int64_t int64_at(int column) { return sqlite3_column_int64(s_, column); }
   std::string blob_at(int column) {
     const void* data = sqlite3_column_blob(s_, column);

@@ -201,6 +201,13 @@ int64_t NodeTasks::new_oom_kills() {
   return fresh;
 }
 
+// With the node's last tasks: what the step's cgroup here used (sacct's MaxRSS, TotalCPU).
+void NodeTasks::add_usage(pb::TaskExited& e) const {
+  CgroupUsage used = group_.usage();
+  if (used.peak_mem_bytes >= 0) e.set_peak_mem_bytes(used.peak_mem_bytes);
+  if (used.cpu_time_usec >= 0) e.set_cpu_time_usec(used.cpu_time_usec);
+}
+
 void NodeTasks::flush_ends() {
   flush_timer_.reset();
   // The group's OOM count is read when a task failed, and once more at the end: a kill of
@@ -229,6 +236,7 @@ void NodeTasks::flush_ends() {
     same->mutable_task_exited()->add_tasks(t.id);
   }
   unsent_.clear();
+  if (left_ == 0 && !groups.empty()) add_usage(*groups.front().mutable_task_exited());
   for (const auto& g : groups) send_(g);
 }
 

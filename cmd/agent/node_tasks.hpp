@@ -85,6 +85,7 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   asio::awaitable<void> pump_stdin(std::shared_ptr<NodeTasks> self, size_t task);
   void progress(size_t task);
   void flush_ends();
+  void add_usage(pb::TaskExited& e) const;
   void finish();
   int64_t new_oom_kills();
 

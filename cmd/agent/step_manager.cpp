@@ -455,6 +455,7 @@ void StepManager::tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskE
   // Tasks that never started or were lost with their node never join the all-gather: its
   // rounds fail rather than wait for them forever.
   if (!fresh.error().empty()) step->gather->fail(unavailable(fresh.error()));
+  add_step_usage(step->record, e);
   if (fresh.oom()) out_of_memory(step, fresh.node(), fresh.oom_kills());  // the node's line comes before srun's
   pb::Envelope env;
   *env.mutable_task_exited() = fresh;

@@ -44,13 +44,22 @@ pb::StepRecord new_step_record(const pb::StepCreate& req, const StepLayout& layo
 
 void end_step_record(pb::StepRecord& record, int code, const std::string& end_state) {
   record.set_end_time(static_cast<int64_t>(time(nullptr)));
-  record.set_state(!end_state.empty() ? end_state : code == 0 ? "COMPLETED" : "FAILED");
+  // A task killed by a signal ends its step CANCELLED, as Slurm records it (sacct: CANCELLED 0:9).
+  record.set_state(!end_state.empty() ? end_state : code == 0 ? "COMPLETED" : code > 128 ? "CANCELLED" : "FAILED");
   if (code > 128) {
     record.set_exit_code(0);
     record.set_exit_signal(code - 128);
   } else {
     record.set_exit_code(code);
   }
+}
+
+void add_step_usage(pb::StepRecord& record, const pb::TaskExited& e) {
+  if (e.has_peak_mem_bytes() && (!record.has_max_rss_bytes() || e.peak_mem_bytes() > record.max_rss_bytes())) {
+    record.set_max_rss_bytes(e.peak_mem_bytes());
+    record.set_max_rss_node(e.node());
+  }
+  if (e.has_cpu_time_usec()) record.set_total_cpu_usec(record.total_cpu_usec() + e.cpu_time_usec());
 }
 
 void NodeView::job(const StepManager::LocalJob& j) {

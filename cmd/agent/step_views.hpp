@@ -20,6 +20,9 @@ pb::StepRecord new_step_record(const pb::StepCreate& req, const StepLayout& layo
                                const std::string& nodelist);
 // `code`: srun's exit code for it; `end_state`: CANCELLED or NODE_FAIL when that ended it.
 void end_step_record(pb::StepRecord& record, int code, const std::string& end_state);
+// A node's usage of the step (with its last tasks' TaskExited) into the record: the
+// largest peak memory of one node, CPU time summed.
+void add_step_usage(pb::StepRecord& record, const pb::TaskExited& e);
 
 // Collects a node's jobs and step tasks, keeping only those `uid` may see (root: all).
 class NodeView {

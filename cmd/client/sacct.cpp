@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
@@ -21,12 +23,12 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hq acct [OPTIONS]   (sacct: job records from the accounting store)\n"
-    "  -j, --jobs=LIST        these jobs (123, 123_4, 123.batch); no time window then\n"
+    "  -j, --jobs=LIST        these jobs (123, 123_4, 123.batch, 123.0); no time window then\n"
     "  -u, --user=LIST        these users' jobs     -a, --allusers   every user's\n"
     "  --name=LIST            jobs of these names   -s, --state=LIST  in these states (CD, F, CA, R, ...)\n"
     "  -r, --partition=LIST   -A, --accounts=LIST   -N, --nodelist=HOSTS (jobs that ran there)\n"
     "  -S, --starttime=TIME   -E, --endtime=TIME    (YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS], now[-N{s,m,h,d,w}])\n"
-    "  -X, --allocations      jobs only, no .batch lines\n"
+    "  -X, --allocations      jobs only, no .batch or step lines\n"
     "  -o, --format=FIELDS    e.g. JobID,JobName%30,State; -e/--helpformat lists them\n"
     "  -b, --brief  -l, --long  -n, --noheader  -p, --parsable  -P, --parsable2  --delimiter=C\n"
     "  taken, change nothing: -D/--duplicates -M/--clusters -L/--allclusters -T/--truncate --units --noconvert\n"
@@ -37,7 +39,8 @@ struct SacctArgs {
   std::string format, start, end, nodelist;
   bool brief = false, long_format = false, noheader = false, allocations = false, helpformat = false;
   SacctStyle style;
-  std::vector<std::string> step_selectors;  // "123.batch": lines to keep
+  // -j's items as (job part, step part): ("123", ""), ("123_4", "0"), ("123", "batch").
+  std::vector<std::pair<std::string, std::string>> selectors;
 };
 
 Status add_jobs(SacctArgs& a, std::string_view list) {
@@ -46,8 +49,8 @@ Status add_jobs(SacctArgs& a, std::string_view list) {
     if (size_t dot = id.find('.'); dot != std::string::npos) {
       step = id.substr(dot + 1);
       id = id.substr(0, dot);
-      a.step_selectors.push_back(item);
     }
+    a.selectors.emplace_back(id, step);
     auto* sel = a.req.add_jobs();
     size_t under = id.find('_');
     auto job = parse_int(id.substr(0, under), 1, INT64_MAX);
@@ -192,20 +195,59 @@ bool job_ran_on(const pb::Job& job, const std::string& hosts) {
   return false;
 }
 
-// The lines to print for one record: the job's, and its batch script's unless -X.
-void print_job(const pb::Job& job, const SacctArgs& a, const std::vector<SacctColumn>& cols, const std::string& cluster,
-               int64_t now) {
-  // With step selectors ("12.batch"), only the lines they name (any other names the job's).
-  auto wanted = [&](bool batch) {
-    return a.step_selectors.empty() || std::any_of(a.step_selectors.begin(), a.step_selectors.end(),
-                                                   [&](const std::string& sel) { return sel.ends_with(".batch") == batch; });
-  };
-  for (bool batch : {false, true}) {
-    if (batch && (a.allocations || !has_batch_line(job))) continue;
-    if (!wanted(batch)) continue;
-    SacctRow row{job, batch, cluster, now};
-    std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
+// Which of a job's lines -j asks for: every line when it names the job (or its array)
+// without a step, else only the steps it names ("batch", "0", ...); every line without -j.
+struct LineFilter {
+  bool all = true;
+  std::set<std::string> steps;
+  bool wants(const std::string& step) const { return all || steps.count(step) > 0; }
+};
+
+LineFilter line_filter(const pb::Job& job, const SacctArgs& a) {
+  LineFilter f;
+  if (a.selectors.empty()) return f;
+  f.all = false;
+  std::string raw = std::to_string(job.job_id());
+  std::string task = job.array_job_id() ? std::to_string(job.array_job_id()) + "_" + std::to_string(job.array_task_id()) : raw;
+  std::string array = job.array_job_id() ? std::to_string(job.array_job_id()) : raw;
+  for (const auto& [id, step] : a.selectors) {
+    if (id != raw && id != task && id != array) continue;
+    if (step.empty()) f.all = true;
+    else f.steps.insert(step);
   }
+  if (!f.all && f.steps.empty()) f.all = true;  // named some other way: the store picked it
+  return f;
+}
+
+// The lines to print for one record: the job's, its batch script's and its steps' (not
+// with -X, which the controller is told: it sends no steps then).
+void print_job(const pb::Job& job, const std::vector<const pb::StepRecord*>& steps, const SacctArgs& a,
+               const std::vector<SacctColumn>& cols, const std::string& cluster, int64_t now) {
+  LineFilter filter = line_filter(job, a);
+  auto print = [&](const SacctRow& row) {
+    std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
+  };
+  if (filter.all) {
+    SacctRow row{job, false, cluster, now};
+    row.derived_exit_code = sacct_derived_exit(steps);
+    print(row);
+  }
+  if (a.allocations) return;
+  if (has_batch_line(job) && filter.wants("batch")) print(SacctRow{job, true, cluster, now});
+  for (const pb::StepRecord* st : steps)
+    if (filter.wants(std::to_string(st->step_id()))) {
+      SacctRow row{job, false, cluster, now};
+      row.step = st;
+      print(row);
+    }
+}
+
+// The reply's steps by (job id, job submit time), in the order sent (by step id).
+using StepsByJob = std::map<std::pair<uint64_t, int64_t>, std::vector<const pb::StepRecord*>>;
+StepsByJob steps_by_job(const pb::AcctQueryReply& reply) {
+  StepsByJob out;
+  for (const auto& st : reply.steps()) out[{st.job_id(), st.job_submit_time()}].push_back(&st);
+  return out;
 }
 
 int parse(const Args& args, SacctArgs& a, const std::string& prog) {
@@ -240,6 +282,9 @@ int run_sacct(const Args& args) {
   Time now = static_cast<Time>(std::time(nullptr));
   if (Status s = resolve_window(a, now); !s) return fail(prog, s);
   pb::Envelope env;
+  // Steps for their lines, and with -X for DerivedExitCode alone.
+  bool derived = std::any_of(cols->begin(), cols->end(), [](const SacctColumn& c) { return c.name == "DerivedExitCode"; });
+  a.req.set_with_steps(!a.allocations || derived);
   *env.mutable_acct_query() = a.req;
   std::unique_ptr<net::RpcClient> client;
   auto reply = call_with_retry(client, env);
@@ -248,9 +293,12 @@ int run_sacct(const Args& args) {
   if (!out.enabled())
     return fail(prog, unavailable("Slurm accounting storage is disabled (this cluster's [accounting] storage is \"none\")"));
   if (!a.noheader) std::cout << sacct_header(*cols, a.style);
+  StepsByJob steps = steps_by_job(out);
+  static const std::vector<const pb::StepRecord*> kNone;
   for (const auto& job : out.jobs()) {
     if (!a.nodelist.empty() && !job_ran_on(job, a.nodelist)) continue;
-    print_job(job, a, *cols, out.cluster(), now);
+    auto it = steps.find({job.job_id(), job.submit_time()});
+    print_job(job, it == steps.end() ? kNone : it->second, a, *cols, out.cluster(), now);
   }
   return 0;
 }

@@ -117,7 +117,7 @@ const std::map<std::string_view, Getter>& job_fields() {
          if (ended_by_controller(r.job.state())) return std::string("0:0");
          return sacct_exit_code(r.job.exit_code(), r.job.exit_signal());
        }},
-      {"DerivedExitCode", [](const SacctRow&) { return std::string("0:0"); }},
+      {"DerivedExitCode", [](const SacctRow& r) { return r.derived_exit_code; }},
       {"Submit", [](const SacctRow& r) { return when(r.job.submit_time()); }},
       {"Eligible", [](const SacctRow& r) { return when(r.job.eligible_time()); }},
       {"Start", [](const SacctRow& r) { return when(r.job.start_time()); }},
@@ -175,12 +175,66 @@ const std::map<std::string_view, Getter>& batch_fields() {
   return table;
 }
 
+std::string step_state(const pb::StepRecord& st) { return st.state(); }
+
+int64_t step_elapsed(const pb::StepRecord& st, int64_t now) {
+  int64_t end = st.end_time() > 0 ? st.end_time() : now;
+  return std::max<int64_t>(0, end - st.start_time());
+}
+
+// A step's line: its own values; the job's account and cluster (common_fields); nothing
+// for the job's request (ReqMem, Timelimit, Partition, User...).
+const std::map<std::string_view, Getter>& step_fields() {
+  static const std::map<std::string_view, Getter> table = {
+      {"JobID", [](const SacctRow& r) { return job_id_text(r.job) + "." + std::to_string(r.step->step_id()); }},
+      {"JobIDRaw", [](const SacctRow& r) { return std::to_string(r.job.job_id()) + "." + std::to_string(r.step->step_id()); }},
+      {"JobName", [](const SacctRow& r) { return r.step->name(); }},
+      {"State", [](const SacctRow& r) { return step_state(*r.step); }},
+      {"ExitCode", [](const SacctRow& r) { return sacct_exit_code(r.step->exit_code(), r.step->exit_signal()); }},
+      {"Submit", [](const SacctRow& r) { return when(r.step->start_time()); }},
+      {"Eligible", [](const SacctRow& r) { return when(r.step->start_time()); }},
+      {"Start", [](const SacctRow& r) { return when(r.step->start_time()); }},
+      {"End", [](const SacctRow& r) { return when(r.step->end_time()); }},
+      {"Elapsed", [](const SacctRow& r) { return sacct_duration(step_elapsed(*r.step, r.now)); }},
+      {"ElapsedRaw", [](const SacctRow& r) { return std::to_string(step_elapsed(*r.step, r.now)); }},
+      {"CPUTime", [](const SacctRow& r) { return sacct_duration(step_elapsed(*r.step, r.now) * r.step->ncpus()); }},
+      {"CPUTimeRAW", [](const SacctRow& r) { return std::to_string(step_elapsed(*r.step, r.now) * r.step->ncpus()); }},
+      {"NTasks", [](const SacctRow& r) { return std::to_string(r.step->ntasks()); }},
+      {"NNodes", [](const SacctRow& r) { return std::to_string(r.step->nnodes()); }},
+      {"AllocNodes", [](const SacctRow& r) { return std::to_string(r.step->nnodes()); }},
+      {"NodeList", [](const SacctRow& r) { return r.step->nodelist(); }},
+      {"AllocCPUS", [](const SacctRow& r) { return std::to_string(r.step->ncpus()); }},
+      {"NCPUS", [](const SacctRow& r) { return std::to_string(r.step->ncpus()); }},
+      {"ReqCPUS", [](const SacctRow& r) { return std::to_string(r.step->ncpus()); }},
+      {"AllocTRES", [](const SacctRow& r) {
+         return "cpu=" + std::to_string(r.step->ncpus()) + ",mem=0,node=" + std::to_string(r.step->nnodes());
+       }},
+      {"MaxRSS", [](const SacctRow& r) { return r.step->has_max_rss_bytes() ? sacct_bytes(r.step->max_rss_bytes()) : ""; }},
+      {"MaxRSSNode", [](const SacctRow& r) { return r.step->has_max_rss_bytes() ? r.step->max_rss_node() : ""; }},
+      {"TotalCPU", [](const SacctRow& r) {
+         return r.step->has_total_cpu_usec() ? sacct_cpu_time(r.step->total_cpu_usec()) : "00:00:00";
+       }},
+      {"Suspended", [](const SacctRow&) { return sacct_duration(0); }},
+  };
+  return table;
+}
+
+// Slurm's raw wait status of a step: the code in the high byte, a signal in the low.
+int64_t wait_status(const pb::StepRecord& st) { return (int64_t{st.exit_code()} << 8) | st.exit_signal(); }
+
 }  // namespace
+
+std::string sacct_derived_exit(const std::vector<const pb::StepRecord*>& steps) {
+  const pb::StepRecord* worst = nullptr;
+  for (const pb::StepRecord* st : steps)
+    if (!worst || wait_status(*st) > wait_status(*worst)) worst = st;
+  return worst ? sacct_exit_code(worst->exit_code(), worst->exit_signal(), /*derived=*/true) : "0:0";
+}
 
 bool has_batch_line(const pb::Job& job) { return started(job) && job.spec().alloc_kind() == 0; }
 
 std::string sacct_value(const SacctRow& row, std::string_view name) {
-  const auto& own = row.batch ? batch_fields() : job_fields();
+  const auto& own = row.step ? step_fields() : row.batch ? batch_fields() : job_fields();
   if (auto it = own.find(name); it != own.end()) return it->second(row);
   if (auto it = common_fields().find(name); it != common_fields().end()) return it->second(row);
   return "";

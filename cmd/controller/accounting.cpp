@@ -12,7 +12,23 @@ namespace {
 constexpr size_t kBatch = 2000;  // records per store transaction
 }  // namespace
 
+namespace {
+Result<store::AcctJob> step_columns(const store::OutboxRow& row, const std::string& cluster) {
+  pb::StepRecord p;
+  if (!p.ParseFromString(row.body)) return invalid("accounting outbox record " + std::to_string(row.seq) + " is not a step");
+  store::AcctJob j;
+  j.seq = row.seq;
+  j.cluster = cluster;
+  j.job_id = p.job_id();
+  j.submit_time = p.job_submit_time();
+  j.step_id = p.step_id();
+  j.record = row.body;
+  return j;
+}
+}  // namespace
+
 Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster) {
+  if (row.kind == store::OutboxKind::kStep) return step_columns(row, cluster);
   pb::Job p;
   if (!p.ParseFromString(row.body)) return invalid("accounting outbox record " + std::to_string(row.seq) + " is not a job");
   store::AcctJob j;
@@ -112,11 +128,14 @@ void AccountingLink::shipped(Result<int64_t> seq) {
   if (first || again_) ship();
 }
 
-void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<std::vector<std::string>>)> done) {
+void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<Records>)> done) {
   if (!db_) return done(unavailable("this cluster keeps no accounting ([accounting] storage = \"none\")"));
   worker_->run([this, q = std::move(q), done = std::move(done)]() mutable {
-    auto rows = db_->query(q);
-    post_([rows = std::move(rows), done = std::move(done)]() mutable { done(std::move(rows)); });
+    Result<Records> out = Records{};
+    auto jobs = db_->query(q, q.with_steps ? &out->steps : nullptr);
+    if (jobs) out->jobs = std::move(jobs).value();
+    else out = jobs.status();
+    post_([out = std::move(out), done = std::move(done)]() mutable { done(std::move(out)); });
   });
 }
 

@@ -43,7 +43,11 @@ class AccountingLink {
   // Ships again after a step that failed (the controller's tick); else nothing.
   void retry();
   // sacct's records: `done` runs on the event loop.
-  void query(store::AcctJobQuery q, std::function<void(Result<std::vector<std::string>>)> done);
+  // Job records (pb::Job) and, with q.with_steps, their steps' (pb::StepRecord).
+  struct Records {
+    std::vector<std::string> jobs, steps;
+  };
+  void query(store::AcctJobQuery q, std::function<void(Result<Records>)> done);
   // Fair share as of `now`, from the stored records of jobs that ran since `since` (0: all)
   // and the model as it is now; worked out on the store's thread, `done` on the event loop.
   void fair_share(Time now, Time since, FairShareConfig cfg, std::function<void(Result<std::shared_ptr<const FairShare>>)> done);

@@ -264,13 +264,16 @@ void Controller::acct_query(const pb::AcctQueryRequest& req, const net::Identity
   q.start = req.start();
   q.end = req.end();
   q.limit = req.limit();
-  acct_->query(std::move(q), [reply = std::move(reply), cluster = config_.name](Result<std::vector<std::string>> rows) {
+  q.with_steps = req.with_steps();
+  acct_->query(std::move(q), [reply = std::move(reply), cluster = config_.name](Result<AccountingLink::Records> rows) {
     if (!rows) return reply(rows.status());
     pb::AcctQueryReply out;
     out.set_enabled(true);
     out.set_cluster(cluster);
-    for (const auto& row : *rows)
+    for (const auto& row : rows->jobs)
       if (!out.add_jobs()->ParseFromString(row)) return reply(internal("the accounting store holds a damaged job record"));
+    for (const auto& row : rows->steps)
+      if (!out.add_steps()->ParseFromString(row)) return reply(internal("the accounting store holds a damaged step record"));
     reply(out);
   });
 }

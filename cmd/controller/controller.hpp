@@ -121,6 +121,7 @@ class Controller {
   // Job steps as their managing agents report them (steps.cpp): soft state, not journaled;
   // a registering agent's full report replaces what it had said before.
   void agent_steps(const std::string& node, const pb::StepReport& report);
+  void record_step_end(const Job& job, const pb::StepRecord& r);
   pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;
   // The port the server listens on (registered with the accounting store), set before start().
   void set_bound_port(uint16_t port) { bound_port_ = port; }

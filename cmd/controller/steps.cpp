@@ -50,7 +50,20 @@ void Controller::agent_steps(const std::string& node, const pb::StepReport& repo
     }
     views.ended.push_back(r);
     if (views.ended.size() > kEndedKept) views.ended.pop_front();
+    record_step_end(*job, r);
   }
+}
+
+// An ended step's record, for the accounting store (sacct's J.S lines). Steps are soft
+// state: the record goes into the journal's outbox without an event.
+void Controller::record_step_end(const Job& job, const pb::StepRecord& r) {
+  if (config_.accounting.storage == "none") return;
+  pb::StepRecord rec = r;
+  rec.set_job_submit_time(job.submit_time);
+  rec.set_partition(job.partition);
+  rec.set_user(job.spec.user);
+  journal_->append_outbox(store::OutboxKind::kStep, rec.SerializeAsString());
+  if (acct_) acct_->ship();
 }
 
 void Controller::forget_step_views() {

@@ -43,6 +43,11 @@ class MemoryLog : public store::EventLog {
       if (done) done(Status::ok());
     });
   }
+  void append_outbox(store::OutboxKind kind, std::string record) override {
+    post_([disk = disk_, kind, record = std::move(record)] {
+      disk->outbox.push_back({++disk->outbox_seq, record, kind});
+    });
+  }
   void read_outbox(int64_t after, size_t limit, OutboxDone done) override {
     post_([disk = disk_, after, limit, done = std::move(done)] {
       std::vector<store::OutboxRow> rows;

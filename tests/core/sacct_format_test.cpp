@@ -114,6 +114,8 @@ TEST_CASE("sacct format: states, exit codes, durations, CPU times and bytes") {
   CHECK_FALSE(parse_sacct_states("XX").is_ok());
   CHECK(sacct_exit_code(3, 0) == "3:0");
   CHECK(sacct_exit_code(0, 15) == "0:15");
+  CHECK(sacct_exit_code(137, 0) == "9:0");  // Slurm's ExitCode: 128+N reads N (golden sacct-steps, job 5)
+  CHECK(sacct_exit_code(137, 0, /*derived=*/true) == "137:0");  // DerivedExitCode is not cut
   CHECK(sacct_duration(82) == "00:01:22");
   CHECK(sacct_duration(90061) == "1-01:01:01");
   CHECK(sacct_duration(-1) == "INVALID");

@@ -1,12 +1,16 @@
 // sacct against a real cluster: jobs' records reach the accounting store and outlive the
 // controller's memory (MinJobAge) and a restart; Slurm 22.05's lines for the outcomes
-// (tests/fixtures/slurm/sacct); the command lines Snakemake and Toil send; who sees what.
+// (tests/fixtures/slurm/sacct) and for job steps (tests/fixtures/slurm/sacct-steps); the
+// command lines Snakemake and Toil send; who sees what.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <sstream>
 
 #include "cluster_fixture.hpp"
+#include "steps_fixture.hpp"
 
 using namespace hq::test;
 
@@ -24,7 +28,77 @@ std::string sacct_until(const LocalCluster& c, const std::string& args, size_t l
   return out;
 }
 
+// Slurm's lines (a -P capture in tests/fixtures/slurm/sacct-steps) of the jobs in `ids`
+// (Slurm's id -> hq's), with their ids made hq's, in the order of `order` (Slurm's ids),
+// the last `drop` columns left out.
+std::string golden_lines(const std::string& file, const std::map<std::string, std::string>& ids,
+                         const std::vector<std::string>& order, int drop) {
+  std::string text = slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacct-steps/" + file);
+  std::map<std::string, std::string> by_job;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::stringstream fields(line);
+    for (std::string f; std::getline(fields, f, '|');) cols.push_back(f);
+    if (line.ends_with("|")) cols.push_back("");
+    cols.resize(cols.size() - static_cast<size_t>(drop));
+    std::string job = cols[0].substr(0, cols[0].find('.'));
+    auto hq_id = ids.find(job);
+    if (hq_id == ids.end()) continue;
+    std::string out;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      std::string col = cols[i];
+      if ((i == 0 || (i == 1 && file != "fmt-times-P.txt")) && col.rfind(job, 0) == 0) col = hq_id->second + col.substr(job.size());
+      out += (i ? "|" : "") + col;
+    }
+    by_job[job] += out + "\n";
+  }
+  std::string all;
+  for (const auto& job : order) all += by_job[job];
+  return all;
+}
+
 }  // namespace
+
+TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... with their states and exit codes") {
+  LocalCluster c(2, 2);
+  REQUIRE(c.ready());
+  // Slurm's jobs 1, 5 and 4 of the capture (its commands.txt).
+  std::string failing = submit_steps(c, "-J wrap -N2 -n2", "srun hostname; srun -n1 sleep 1; srun false\n", "one.sh");
+  std::string killed = submit_steps(c, "-J wrap -n1", "srun sh -c 'kill -9 $$'\n", "five.sh");
+  REQUIRE(c.wait_state(failing, "FAILED", 30));
+  REQUIRE(c.wait_state(killed, "FAILED", 30));
+  auto srun = sh(bin(c) + "srun -N1 true");
+  REQUIRE(srun.rc == 0);
+  std::string outside = std::to_string(std::stoll(killed) + 1);
+  std::map<std::string, std::string> ids = {{"1", failing}, {"5", killed}, {"4", outside}};
+  std::string jobs = failing + "," + outside + "," + killed;
+  // 5 lines for the first job, 3 for the second, 2 for srun's, and the header.
+  std::string fields = "JobID,JobIDRaw,JobName,State,ExitCode,NNodes,NCPUS,NTasks";
+  std::string got = sacct_until(c, "-P -j " + jobs + " --format=" + fields, 11);
+  CHECK(got == std::string("JobID|JobIDRaw|JobName|State|ExitCode|NNodes|NCPUS|NTasks\n") +
+                   golden_lines("fmt-P.txt", ids, {"1", "5", "4"}, 1));  // by hq's ids
+  // The job's DerivedExitCode is its worst step's (not the batch script's: 0:9, not 9:0).
+  auto derived = sh(bin(c) + "sacct -X -n -P -j " + jobs + " --format=JobID,DerivedExitCode");
+  std::string want;
+  for (const auto& [slurm, hq] : std::vector<std::pair<std::string, std::string>>{{"1", failing}, {"5", killed}, {"4", outside}}) {
+    std::string line = golden_lines("fmt-times-P.txt", ids, {slurm}, 0);
+    std::vector<std::string> cols;
+    std::stringstream fields_in(line.substr(0, line.find('\n')));
+    for (std::string f; std::getline(fields_in, f, '|');) cols.push_back(f);
+    REQUIRE(cols.size() > 10);
+    want += hq + "|" + cols[10] + "\n";
+  }
+  CHECK(derived.out == want);
+  // -j J.S picks lines: the step alone, the batch line alone, a whole job with its steps.
+  CHECK(sh(bin(c) + "sacct -n -P -o JobID -j " + failing + ".1," + killed + ".batch," + outside).out ==
+        failing + ".1\n" + killed + ".batch\n" + outside + "\n" + outside + ".0\n");
+  CHECK(sh(bin(c) + "sacct -n -P -o JobID -j " + failing + ".extern").out.empty());  // no extern steps, as the capture's
+  // -X: the jobs alone.
+  CHECK(sh(bin(c) + "sacct -X -n -P -o JobID -j " + failing).out == failing + "\n");
+}
 
 TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controller forgot it and after a restart") {
   LocalCluster c(2, 2, 20, "min_job_age = \"1s\"\n");

@@ -236,3 +236,63 @@ TEST_CASE("accounting store: the model's rows are written where they changed and
   REQUIRE(rows.is_ok());
   CHECK(*rows == first);  // binary bodies intact, the changed one replaced, the gone one deleted
 }
+
+TEST_CASE("accounting store: step records belong to their job's record and come back with it, once") {
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  auto step = [](int64_t seq, uint64_t id, Time submit, int64_t step_id, const std::string& body) {
+    AcctJob s;
+    s.seq = seq;
+    s.cluster = "c1";
+    s.job_id = id;
+    s.submit_time = submit;
+    s.step_id = step_id;
+    s.record = body;
+    return s;
+  };
+  AcctJob again = job(5, 7, "COMPLETED", 100, 110, 120);
+  again.submit_time = 500;  // job id 7 used again after a wiped state: another job
+  again.record = "record-7-again";
+  REQUIRE(db->apply("src", {job(1, 7, "COMPLETED", 100, 110, 120), step(2, 7, 100, 1, "7.1"), step(3, 7, 100, 0, "7.0-old"),
+                            step(4, 7, 100, 0, "7.0"), again, step(6, 7, 500, 0, "7.0-again"), step(7, 8, 100, 0, "8.0")})
+              .is_ok());
+  CHECK(db->apply("src", {step(3, 7, 100, 0, "shipped-again")}).value() == 7);  // an old seq: skipped
+  store::AcctJobQuery q;
+  q.cluster = "c1";
+  q.jobs = {{7, -1}};
+  std::vector<std::string> steps;
+  auto jobs = db->query(q, &steps);
+  REQUIRE(jobs.is_ok());
+  CHECK(*jobs == std::vector<std::string>{"record-7-COMPLETED", "record-7-again"});
+  CHECK(steps == std::vector<std::string>{"7.0", "7.1", "7.0-again"});  // by job, then step id; 8's not
+  CHECK(query(*db, q).size() == 2);  // without `steps`: jobs only
+  CHECK(db->count().value() == 2);   // steps are not jobs
+}
+
+TEST_CASE("journal: step records wait in the outbox with their kind, and an outbox made before kinds reads as jobs") {
+  test::TempDir dir;
+  std::string path = dir.path() + "/state.db";
+  {
+    auto j = store::Journal::open(path);
+    REQUIRE(j.is_ok());
+    REQUIRE((*j)->load().is_ok());
+    (*j)->stop();
+  }
+  // As an hq before step records left it: no kind column, one job record waiting.
+  test::raw_sql(path, "DROP TABLE acct_outbox");
+  test::raw_sql(path, "CREATE TABLE acct_outbox(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)");
+  test::raw_sql(path, "INSERT INTO acct_outbox(body) VALUES('old-job')");
+  auto j = store::Journal::open(path);
+  REQUIRE_MESSAGE(j.is_ok(), j.status().message());
+  REQUIRE((*j)->load().is_ok());
+  (*j)->start([](std::function<void()> fn) { fn(); });
+  (*j)->append("e1", {"job"}, {});
+  (*j)->append_outbox(store::OutboxKind::kStep, "step");
+  std::vector<store::OutboxRow> rows;
+  (*j)->read_outbox(0, 10, [&](Result<std::vector<store::OutboxRow>> r) { rows = r.value(); });
+  (*j)->stop();
+  REQUIRE(rows.size() == 3);
+  CHECK((rows[0].body == "old-job" && rows[0].kind == store::OutboxKind::kJob));
+  CHECK((rows[1].body == "job" && rows[1].kind == store::OutboxKind::kJob));
+  CHECK((rows[2].body == "step" && rows[2].kind == store::OutboxKind::kStep));
+}

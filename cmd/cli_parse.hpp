@@ -10,7 +10,9 @@
 
 namespace hq::cmd {
 
+// The help text's first line is "Usage: PROG [OPTIONS]": an unnamed app is named `prog` first.
 inline int cli_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::string& prog) {
+  if (app.get_name().empty()) app.name(prog);
   if (e.get_exit_code() == 0) return app.exit(e);
   std::string what = e.what();
   std::string extra = dynamic_cast<const CLI::ExtrasError*>(&e) ? what.substr(what.rfind(": ") + 2) : "";

@@ -43,8 +43,25 @@ Result<ArraySpec> parse_array(std::string_view text, int32_t max_size) {
   return out;
 }
 
+namespace {
+
+// The step of `indices` when Slurm writes them as "first-last:step" (xlate_array_task_str):
+// a span over 10, more than 5 tasks, the first's neighbour not among them, every gap the
+// same; 0 otherwise.
+int32_t step_form(const std::vector<int32_t>& indices) {
+  if (indices.size() <= 5 || indices.back() - indices.front() <= 10 || indices[1] == indices[0] + 1) return 0;
+  int32_t step = indices[1] - indices[0];
+  for (size_t i = 2; i < indices.size(); ++i)
+    if (indices[i] - indices[i - 1] != step) return 0;
+  return step;
+}
+
+}  // namespace
+
 std::string format_array_indices(const std::vector<int32_t>& indices, int32_t throttle) {
-  std::string out = format_cpulist(indices);  // the same run form as a CPU list
+  int32_t step = step_form(indices);
+  std::string out = step ? std::to_string(indices.front()) + "-" + std::to_string(indices.back()) + ":" + std::to_string(step)
+                         : format_cpulist(indices);  // the same run form as a CPU list
   if (throttle > 0) out += '%' + std::to_string(throttle);
   return out;
 }

@@ -97,39 +97,45 @@ std::string_view sinfo_default_fields(const SinfoLayout& l) {
 
 namespace {
 
+// Slurm's suffix for a state word: "$" a MAINT reservation's node, before "*" not responding.
 std::string suffix(const SinfoNodeState& s) {
+  if (s.maint) return "$";
   if (s.no_respond) return "*";
   return "";
 }
 
 bool busy(const SinfoNodeState& s) { return s.base == NodeBase::kAllocated || s.base == NodeBase::kMixed; }
 
+// A node in a MAINT reservation that is not drained, busy or down is "maint" (Slurm's
+// node_state_string: its MAINT test comes before the base state's).
+bool maint_word(const SinfoNodeState& s) { return s.maint && !s.drain && !busy(s) && s.base != NodeBase::kDown; }
+
 }  // namespace
 
 std::string sinfo_state_compact(const SinfoNodeState& s) {
+  if (maint_word(s)) return s.no_respond ? "maint*" : "maint";
   if (s.drain) return (busy(s) ? "drng" : "drain") + suffix(s);
-  if (s.base == NodeBase::kIdle && !s.no_respond && (s.maint || s.reserved)) return s.maint ? "maint" : "resv";
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
-    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.planned ? "plnd" : "idle";
+    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.reserved ? "resv" : s.planned ? "plnd" : "idle";
     case NodeBase::kAllocated: return "alloc" + suffix(s);
-    case NodeBase::kMixed: return s.no_respond ? "mix*" : s.planned ? "mix-" : "mix";
+    case NodeBase::kMixed: return s.maint || s.no_respond ? "mix" + suffix(s) : s.planned ? "mix-" : "mix";
     case NodeBase::kUnknown: break;
   }
-  return "unk" + suffix(s);
+  return "unk" + std::string(s.no_respond ? "*" : "");
 }
 
 std::string sinfo_state_long(const SinfoNodeState& s) {
+  if (maint_word(s)) return s.no_respond ? "maint*" : "maint";
   if (s.drain) return (busy(s) ? "draining" : "drained") + suffix(s);
-  if (s.base == NodeBase::kIdle && !s.no_respond && (s.maint || s.reserved)) return s.maint ? "maint" : "reserved";
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
-    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.planned ? "planned" : "idle";
+    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.reserved ? "reserved" : s.planned ? "planned" : "idle";
     case NodeBase::kAllocated: return "allocated" + suffix(s);
-    case NodeBase::kMixed: return s.no_respond ? "mixed*" : s.planned ? "mixed-" : "mixed";
+    case NodeBase::kMixed: return s.maint || s.no_respond ? "mixed" + suffix(s) : s.planned ? "mixed-" : "mixed";
     case NodeBase::kUnknown: break;
   }
-  return "unknown" + suffix(s);
+  return "unknown" + std::string(s.no_respond ? "*" : "");
 }
 
 uint32_t sinfo_state_number(const SinfoNodeState& s) {  // Slurm's NODE_STATE_* bits

@@ -12,6 +12,8 @@ namespace hq {
 // squeue's default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R".
 constexpr std::string_view kSqueueDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 // squeue -l: the long layout.
+// --start's (pending jobs with their expected start, sorted by it).
+constexpr std::string_view kSqueueStartFormat = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
 constexpr std::string_view kSqueueLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 
 // Codes of the -O fields Slurm has no letter for.

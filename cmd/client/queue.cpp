@@ -1,4 +1,7 @@
 // `hq queue` / squeue: lists jobs in squeue's default format or -o's (cmd/client/queue_format), or as JSON.
+#include <unistd.h>
+
+#include <cctype>
 #include <ctime>
 #include <iostream>
 #include <thread>
@@ -15,6 +18,7 @@
 #include "core/job.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_filter.hpp"
+#include "core/squeue_args.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -42,9 +46,11 @@ void print_start(const pb::QueueReply& q, bool header) {
 struct QueueArgs {
   std::string jobs, states, users, partitions, names, accounts, qos, nodes, licenses, format, fields, sort;
   std::string reservations;
-  bool json = false, yaml = false, noheader = false, start = false, steps = false, long_format = false, me = false,
-       array = false;
-  int iterate = 0;
+  bool json = false, yaml = false, noheader = false, start = false, long_format = false, me = false, array = false;
+  bool all = false, local = false, federation = false, sibling = false, priority = false;
+  bool listed_only = false;  // -j/-s: taken before CLI11 parses (core/squeue_args)
+  SqueueWords words;         // -j/-s and the words after the options
+  int iterate = 0, verbose = 0;
   TakenOptions taken;
 };
 
@@ -72,7 +78,8 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
 std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   auto app = std::make_unique<CLI::App>("hq queue: list jobs (squeue)");
   app->set_help_flag("--help", "print help");
-  app->add_option("-j,--jobs,--job", a.jobs, "comma-separated job ids");
+  // -j and -s take their values before CLI11 parses (core/squeue_args): listed here for --help.
+  app->add_flag("-j,--jobs,--job", a.listed_only, "[=IDS] these jobs (comma-separated; or the word after the options)");
   app->add_option("-R,--reservation", a.reservations, "jobs in this advance reservation");
   app->add_option("-t,--states", a.states, "comma-separated states in any case (pending,R,CD,...) or all");
   app->add_option("-u,--user", a.users, "these users' jobs (comma-separated names or uids)");
@@ -92,12 +99,129 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
   app->add_flag("-h,--noheader", a.noheader, "no header line");
   app->add_flag("--start", a.start, "pending jobs with their expected start times");
-  app->add_flag("-s,--steps,--step", a.steps, "job steps instead of jobs");
+  app->add_flag("-s,--steps,--step", a.listed_only, "[=J.S,...] job steps instead of jobs (these, or the word after the options)");
+  app->add_flag("-v,--verbose", a.verbose, "print the options taken (to stdout, as Slurm's)");
   app->add_flag("-l,--long", a.long_format, "the long layout (with -s: the time first)");
-  add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--sibling,--noconvert,-v,--verbose",
+  app->add_flag("-a,--all", a.all, "taken: hq hides no partition");
+  app->add_flag("--local", a.local, "taken: hq is one cluster");
+  app->add_flag("--federation", a.federation, "taken: hq is one cluster");
+  app->add_flag("--sibling", a.sibling, "taken: hq is one cluster");
+  app->add_flag("-P,--priority", a.priority, "taken: a job is shown once, in its partition");
+  add_persona_common(*app, a.taken, "--hide,--noconvert",
                      "-M,--clusters");
   add_brief_usage(*app, "squeue");
   return app;
+}
+
+// Slurm's job state name for a -t word (a name or code in any case), as -vv lists it.
+std::string state_name(std::string_view word) {
+  static const char* kStates[][2] = {
+      {"PD", "PENDING"},       {"R", "RUNNING"},       {"S", "SUSPENDED"},     {"CD", "COMPLETED"},
+      {"CA", "CANCELLED"},     {"F", "FAILED"},        {"TO", "TIMEOUT"},      {"NF", "NODE_FAIL"},
+      {"PR", "PREEMPTED"},     {"BF", "BOOT_FAIL"},    {"DL", "DEADLINE"},     {"OOM", "OUT_OF_MEMORY"},
+      {"CG", "COMPLETING"},    {"CF", "CONFIGURING"},  {"RS", "RESIZING"},     {"RD", "RESV_DEL_HOLD"},
+      {"RQ", "REQUEUED"},      {"RF", "REQUEUE_FED"},  {"RH", "REQUEUE_HOLD"}, {"RV", "REVOKED"},
+      {"SI", "SIGNALING"},     {"SE", "SPECIAL_EXIT"}, {"SO", "STAGE_OUT"},    {"ST", "STOPPED"}};
+  std::string up(word);
+  for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const auto& st : kStates)
+    if (up == st[0] || up == st[1]) return st[1];
+  return up;
+}
+
+std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
+const char* truth(bool b) { return b ? "true" : "false"; }
+
+// -vv's lists after the dump (Slurm prints a name's first byte as a number: "%u" of a char).
+void print_option_lists(const QueueArgs& a, const std::string& users) {
+  int i = 0;
+  for (const auto& id : split_list(a.words.jobs)) std::cout << "job_list[" << i++ << "] = " << id << "\n";
+  i = 0;
+  for (const auto& n : split_list(a.names))
+    std::cout << "name_list[" << i++ << "] = " << static_cast<unsigned>(static_cast<unsigned char>(n[0])) << "\n";
+  i = 0;
+  for (const auto& l : split_list(a.licenses)) std::cout << "licenses_list[" << i++ << "] = " << l << "\n";
+  i = 0;
+  for (const auto& p : split_list(a.partitions)) std::cout << "part_list[" << i++ << "] = " << p << "\n";
+  i = 0;
+  if (to_lower(a.states) == "all") std::cout << "state_list = all\n";
+  else
+    for (const auto& st : split_list(a.states)) std::cout << "state_list[" << i++ << "] = " << state_name(st) << "\n";
+  i = 0;
+  for (const auto& st : split_list(a.words.steps)) std::cout << "step_list[" << i++ << "] = " << st << "\n";
+  i = 0;
+  for (const auto& u : split_list(users)) {
+    auto entry = passwd_by_name(u);
+    std::cout << "user_list[" << i++ << "] = " << (entry ? std::to_string(entry->uid) : u) << "\n";
+  }
+}
+
+// -v: the options as squeue's _print_options prints them (stdout, before anything else);
+// the fields squeue has and hq takes, in Slurm's layout.
+void print_options(const QueueArgs& a) {
+  std::string nodes;
+  if (auto names = expand_hostlist(a.nodes); names && !a.nodes.empty()) nodes = compress_hostlist(*names);
+  std::string users = a.me ? std::to_string(geteuid()) : a.users;
+  std::string format = !a.format.empty() ? a.format : a.start && a.fields.empty() ? std::string(kSqueueStartFormat) : "";
+  std::cout << "-----------------------------\n"
+            << "all         = " << truth(a.all || !a.partitions.empty()) << "\n"
+            << "array       = " << truth(a.array) << "\n"
+            << "federation  = " << truth(a.federation) << "\n"
+            << "format      = " << or_null(format) << "\n"
+            << "iterate     = " << a.iterate << "\n"
+            << "job_flag    = " << (a.words.jobs_flag ? 1 : 0) << "\n"
+            << "jobs        = " << or_null(a.words.jobs) << "\n"
+            << "licenses    = " << or_null(a.licenses) << "\n"
+            << "local       = " << truth(a.local) << "\n"
+            << "names       = " << or_null(a.names) << "\n"
+            << "nodes       = " << nodes << "\n"
+            << "partitions  = " << or_null(a.partitions) << "\n"
+            << "priority    = " << truth(a.priority) << "\n"
+            << "reservation = " << or_null(a.reservations) << "\n"
+            << "sibling      = " << truth(a.sibling) << "\n"
+            << "sort        = " << or_null(!a.sort.empty() ? a.sort : a.start ? "S" : "") << "\n"
+            << "start_flag  = " << (a.start ? 1 : 0) << "\n"
+            << "states      = " << or_null(!a.states.empty() ? a.states : a.start ? "PD" : "") << "\n"
+            << "step_flag   = " << (a.words.steps_flag ? 1 : 0) << "\n"
+            << "steps       = " << or_null(a.words.steps) << "\n"
+            << "users       = " << or_null(users) << "\n"
+            << "verbose     = " << a.verbose << "\n";
+  if (a.verbose > 1) print_option_lists(a, users);
+  std::cout << "-----------------------------\n\n\n";
+}
+
+bool one_user_not_root(const pb::QueueRequest& q) {
+  if (q.users_size() != 1) return false;
+  auto entry = passwd_by_name(q.users(0));
+  return entry && entry->uid != 0;
+}
+
+// squeue's words into `a`: -j/-s and what follows the options (core/squeue_args), then the
+// option table. An exit code when squeue is done (help, an error), nullopt when it goes on.
+std::optional<int> parse_queue_args(CLI::App& app, QueueArgs& a, const Args& args, const std::string& prog) {
+  auto words = squeue_words(args, [&](std::string_view w) {
+    const CLI::Option* o = app.get_option_no_throw(std::string(w));
+    return o && o->get_items_expected_min() > 0;
+  });
+  if (!words) {
+    std::cerr << prog << ": error: " << words.status().message() << "\n";
+    if (words.status().message().rfind("Unrecognized option", 0) == 0) std::cout << slurm_brief_usage("squeue");
+    return 1;
+  }
+  a.words = std::move(words.value());
+  Args rest{args[0]};
+  rest.insert(rest.end(), a.words.rest.begin(), a.words.rest.end());
+  return parse_persona_args(app, rest, prog);
+}
+
+// -s [LIST]: each "J.S" of the list (Slurm's squeue needs the step part).
+std::optional<int> check_step_list(const std::string& prog, const std::string& list) {
+  for (const auto& item : split_list(list))
+    if (item.find('.') == std::string::npos) {
+      std::cerr << prog << ": error: Invalid job_step id: " << item << ".??\n";
+      return 1;
+    }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -106,16 +230,25 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   std::string prog = prog_name(args[0]);
   QueueArgs a;
   auto app = queue_parser(a);
-  if (auto done = parse_persona_args(*app, args, prog)) return *done;
+  if (auto done = parse_queue_args(*app, a, args, prog)) return *done;
+  if (a.words.steps_flag)
+    if (auto bad = check_step_list(prog, a.words.steps)) return *bad;
+  if (a.verbose) print_options(a);
   pb::QueueRequest request;
   auto* q = &request;
-  auto named = parse_job_id_args(split_list(a.jobs));
-  if (!named) return fail(prog, named.status());
-  for (uint64_t id : named->ids) q->add_job_ids(id);
-  if (a.steps) {
-    std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
-    return queue_steps(prog, ids, !a.noheader, a.long_format, a.json);
+  auto named = parse_job_id_args(split_list(a.words.jobs));
+  if (!named) {  // squeue's words: "Invalid job id: X"
+    std::string why(named.status().message());
+    if (auto at = why.find(" specified: "); at != std::string::npos) why = why.substr(0, at) + ":" + why.substr(at + 11);
+    std::cerr << prog << ": error: " << why << "\n";
+    return 1;
   }
+  for (uint64_t id : named->ids) q->add_job_ids(id);
+  if (a.words.steps_flag) {
+    std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
+    return queue_steps(prog, ids, split_list(a.words.steps), !a.noheader, a.long_format, a.json);
+  }
+  if (a.start && a.states.empty()) a.states = "PD";
   if (Status s = set_filters(*q, a); !s) {
     for (std::string_view line : split(s.message(), '\n')) std::cerr << prog << ": error: " << line << "\n";
     return 1;
@@ -141,7 +274,10 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
       return 0;
     }
     if (a.json || a.yaml) return print_json(out) ? 0 : 1;
-    if (!a.noheader && (a.iterate || a.long_format)) print_date();
+    if (!a.noheader && (a.iterate || a.long_format || a.verbose)) print_date();
+    if (a.verbose)  // Slurm's last update time is 0 when one job, or one user other than root, was asked for
+      std::cout << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())
+                << " records=" << out.jobs_size() << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
     } else {

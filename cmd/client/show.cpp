@@ -73,7 +73,8 @@ std::string tres(const pb::Job& j, int cpus, int nodes) {
   return out;
 }
 
-void print_job(const pb::Job& j, int64_t now) {
+// `tasks`: the array's pending tasks this record stands for (scontrol's ArrayTaskId=0-30:3%4).
+void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
   const auto& s = j.spec();
   int64_t run = job_run_time(j, now);
   int cpus = 0;
@@ -82,7 +83,7 @@ void print_job(const pb::Job& j, int64_t now) {
   int nodes = std::max(j.alloc_size(), s.nodes_min());
   std::cout << "JobId=" << j.job_id();
   if (j.array_job_id()) {
-    std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << j.array_task_id();
+    std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << (tasks.empty() ? std::to_string(j.array_task_id()) : tasks);
     if (j.array_throttle() > 0) std::cout << " ArrayTaskThrottle=" << j.array_throttle();
   }
   bool pending = j.state() == "PENDING";
@@ -204,9 +205,13 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
   if (json) return print_json(r) ? 0 : 1;
+  if (prog == "scontrol") {  // an array's pending tasks are one record, as Slurm's
+    for (const QueueRow& row : queue_rows(r, false)) print_job(*row.job, r.now(), row.tasks);
+    return 0;
+  }
   for (const auto& j : r.jobs()) {
     print_job(j, r.now());
-    if (prog != "scontrol" && !names.empty()) print_job_steps(j.job_id());  // hq show job: its steps
+    if (!names.empty()) print_job_steps(j.job_id());  // hq show job: its steps
   }
   return 0;
 }

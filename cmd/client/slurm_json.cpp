@@ -57,14 +57,96 @@ std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items)
   return out;
 }
 
-void add_job(Obj j, const pb::Job& job, const std::string& cluster) {
+// "gres:gpu[:TYPE]:N", Slurm 22.05's form of a GPU count in tres_per_* ("" for none).
+std::string gpu_tres(const pb::JobSpec& s, int64_t n) {
+  if (n <= 0) return "";
+  return "gres:gpu:" + (s.gpu_type().empty() ? "" : s.gpu_type() + ":") + std::to_string(n);
+}
+
+// tres_req_str: what the job asks for, as Slurm writes it ("cpu=2,mem=2000M,node=1,billing=2").
+std::string tres_requested(const pb::Job& job) {
+  const pb::JobSpec& s = job.spec();
+  int64_t cpus = job_cpu_count(job), nodes = job_node_count(job);
+  int64_t mem = s.mem_per_node_mib() > 0 ? s.mem_per_node_mib() * nodes : s.mem_per_cpu_mib() * cpus;
+  int64_t gpus = s.gpus() > 0 ? s.gpus() : s.gpus_per_node() * nodes + s.gpus_per_task() * std::max(1, s.ntasks());
+  std::string out = "cpu=" + std::to_string(cpus);
+  if (mem > 0) out += ",mem=" + std::to_string(mem) + "M";
+  out += ",node=" + std::to_string(nodes) + ",billing=" + std::to_string(cpus);
+  return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
+}
+
+// tres_alloc_str: what it was given ("" before it starts).
+std::string tres_allocated(const pb::Job& job) {
+  if (job.alloc_size() == 0) return "";
+  int64_t cpus = 0, mem = 0, gpus = 0;
+  for (const auto& a : job.alloc()) cpus += a.cpus(), mem += a.mem_mib(), gpus += a.gpus_size();
+  std::string out = "cpu=" + std::to_string(cpus);
+  if (mem > 0) out += ",mem=" + std::to_string(mem) + "M";
+  out += ",node=" + std::to_string(job.alloc_size()) + ",billing=" + std::to_string(cpus);
+  return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
+}
+
+// The job's bit flags hq knows, in Slurm's order (dump_job_info's "flags").
+void job_flags(google::protobuf::ListValue* flags, const pb::Job& job) {
+  const pb::JobSpec& s = job.spec();
+  auto add = [&](const char* f) { flags->add_values()->set_string_value(f); };
+  if (s.kill_on_invalid_dep()) add("KILL_INV_DEP");
+  if (s.cpus_per_task_set()) add("JOB_CPUS_SET");
+  if (job.start_time() > 0) add("JOB_WAS_RUNNING");
+  if (s.mem_per_node_mib() > 0 || s.mem_per_cpu_mib() > 0 || s.mem_all()) add("JOB_MEM_SET");
+}
+
+// The keys hq has no value for: Slurm's value when they are not set (data_parser 0.0.38).
+void unset_job_keys(Obj j) {
+  for (const char* k : {"batch_features", "burst_buffer", "burst_buffer_state", "cluster_features", "container",
+                        "federation_origin", "federation_siblings_active", "federation_siblings_viable",
+                        "het_job_id_set", "licenses", "mcs_label", "prefer", "system_comment", "tres_bind", "tres_freq",
+                        "tres_per_socket"})
+    j.str(k, "");
+  for (const char* k : {"association_id", "delay_boot", "derived_exit_code", "het_job_id", "het_job_offset",
+                        "last_sched_evaluation", "max_cpus", "minimum_tmp_disk_per_node", "preempt_time", "resize_time",
+                        "sockets_per_board", "tasks_per_board"})
+    j.num(k, 0);
+  for (const char* k : {"core_spec", "thread_spec", "cores_per_socket", "cpu_frequency_governor", "cpu_frequency_maximum",
+                        "cpu_frequency_minimum", "profile", "sockets_per_node", "tasks_per_core", "tasks_per_socket"})
+    j.null(k);
+  j.flag("contiguous", false).flag("reboot", false);
+  j.list("gres_detail");
+}
+
+// The keys of Slurm's job record hq has values for beyond the common ones: shapes, TRES, flags.
+void resource_job_keys(Obj j, const pb::Job& job) {
+  const pb::JobSpec& s = job.spec();
+  if (job.alloc_size() > 0) j.num("billable_tres", static_cast<double>(job_cpu_count(job)));
+  else j.null("billable_tres");
+  j.str("cpus_per_tres", s.cpus_per_gpu() > 0 ? "gres:gpu:" + std::to_string(s.cpus_per_gpu()) : "");
+  j.str("memory_per_tres", s.mem_per_gpu_mib() > 0 ? "gres:gpu:" + std::to_string(s.mem_per_gpu_mib()) : "");
+  j.num("max_nodes", s.nodes_max()).num("tasks_per_node", s.ntasks_per_node());
+  j.num("minimum_cpus_per_node", std::max(1, s.cpus_per_task()) * std::max(1, s.ntasks_per_node()));
+  j.num("pre_sus_time", static_cast<double>(job.pre_suspend_secs()));
+  if (s.exclusive()) j.str("shared", "none");
+  else j.null("shared");
+  if (s.nomultithread()) j.num("threads_per_core", 1);
+  else j.null("threads_per_core");
+  j.str("tres_per_job", gpu_tres(s, s.gpus())).str("tres_per_node", gpu_tres(s, s.gpus_per_node()));
+  j.str("tres_per_task", gpu_tres(s, s.gpus_per_task()));
+  j.str("tres_req_str", tres_requested(job)).str("tres_alloc_str", tres_allocated(job));
+  job_flags(j.list("flags"), job);
+  auto* shown = j.list("show_flags");  // what squeue asks slurmctld for
+  for (const char* f : {"SHOW_ALL", "SHOW_DETAIL", "SHOW_LOCAL"}) shown->add_values()->set_string_value(f);
+}
+
+// One job of squeue --json; `tasks`: the array's pending tasks it stands for ("" for one job).
+void add_job(Obj j, const pb::Job& job, const std::string& cluster, const std::string& tasks) {
   const pb::JobSpec& s = job.spec();
   bool ended = job.state() != "PENDING" && job.state() != "RUNNING";
+  unset_job_keys(j);
+  resource_job_keys(j, job);
   j.str("account", s.account()).num("accrue_time", static_cast<double>(job.eligible_time())).str("admin_comment", "");
   j.num("array_job_id", static_cast<double>(job.array_job_id()));
-  if (job.array_job_id()) j.num("array_task_id", job.array_task_id());
+  if (job.array_job_id() && tasks.empty()) j.num("array_task_id", job.array_task_id());
   else j.null("array_task_id");
-  j.num("array_max_tasks", job.array_throttle()).str("array_task_string", "");
+  j.num("array_max_tasks", job.array_throttle()).str("array_task_string", tasks);
   j.flag("batch_flag", s.alloc_kind() == 0).str("batch_host", job.alloc_size() ? job.alloc(0).node() : "");
   j.str("cluster", cluster).str("command", "").str("comment", s.comment());
   j.num("cpus_per_task", std::max(1, s.cpus_per_task())).num("deadline", static_cast<double>(s.deadline()));
@@ -99,8 +181,29 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster) {
   if (job.array_job_id()) own.num("array_task_count", job.array_task_count());
 }
 
+// "cpu=4,mem=8000M,billing=4[,gres/gpu=2]": a node's TRES, or of its resources in use.
+std::string node_tres(int64_t cpus, int64_t mem, int64_t gpus, bool billing) {
+  std::string out = "cpu=" + std::to_string(cpus);
+  if (mem > 0) out += ",mem=" + std::to_string(mem) + "M";
+  if (billing) out += ",billing=" + std::to_string(cpus);
+  return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
+}
+
+// The node keys hq has no value for: Slurm's value when they are not set.
+void unset_node_keys(Obj n) {
+  for (const char* k : {"burstbuffer_network_address", "extra", "mcs_label", "operating_system"}) n.str(k, "");
+  for (const char* k : {"cpu_binding", "cpu_load", "free_memory", "last_busy", "port", "slurmd_start_time"}) n.num(k, 0);
+  n.str("gres_drained", "N/A").str("next_state_after_reboot", "invalid").null("owner");
+  n.list("next_state_after_reboot_flags");
+}
+
 void add_node(Obj n, const pb::Node& node) {
   SinfoNodeState st = sinfo_state_of(node);
+  unset_node_keys(n);
+  n.str("tres", node_tres(node.cpus(), node.mem_mib(), node.gpus(), true));
+  if (node.alloc_cpus() > 0) n.str("tres_used", node_tres(node.alloc_cpus(), node.alloc_mem_mib(), node.alloc_gpus(), false));
+  else n.null("tres_used");
+  n.num("tres_weighted", node.alloc_cpus());
   static const char* kBase[] = {"unknown", "down", "idle", "allocated", "error", "mixed"};
   n.str("architecture", "").num("boards", 1).num("boot_time", static_cast<double>(node.boot_time()));
   n.str("comment", "").num("cores", 1).num("cpus", node.cpus()).str("features", joined(node.features()));
@@ -109,6 +212,8 @@ void add_node(Obj n, const pb::Node& node) {
   n.str("state", kBase[static_cast<int>(st.base)]);
   auto* flags = n.list("state_flags");
   if (st.drain) flags->add_values()->set_string_value("DRAIN");
+  if (st.maint) flags->add_values()->set_string_value("MAINTENANCE");
+  if (st.reserved) flags->add_values()->set_string_value("RESERVED");
   if (st.no_respond) flags->add_values()->set_string_value("NOT_RESPONDING");
   if (st.planned) flags->add_values()->set_string_value("PLANNED");
   auto* parts = n.list("partitions");
@@ -132,7 +237,8 @@ std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluste
   Obj top(&root);
   meta(top);
   auto* jobs = top.list("jobs");
-  for (const auto& job : q.jobs()) add_job(Obj(jobs->add_values()->mutable_struct_value()), job, cluster);
+  for (const QueueRow& row : queue_rows(q, false))  // an array's pending tasks as one record, as Slurm's
+    add_job(Obj(jobs->add_values()->mutable_struct_value()), *row.job, cluster, row.tasks);
   return print(root);
 }
 

@@ -137,10 +137,24 @@ int show_steps(const std::string& prog, const std::vector<std::string>& names, b
   return 0;
 }
 
-int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, bool header, bool long_format, bool json) {
-  auto reply = query_steps(job_ids, false);
+int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, const std::vector<std::string>& names,
+                bool header, bool long_format, bool json) {
+  std::vector<StepName> wanted;
+  std::vector<uint64_t> ids = job_ids;
+  for (const auto& n : names) {
+    auto s = parse_step_name(n);
+    if (!s) return fail(prog, s.status());
+    wanted.push_back(*s);
+    if (job_ids.empty()) ids.push_back(s->job);
+  }
+  auto reply = query_steps(ids, false);
   if (!reply) return fail(prog, reply.status());
-  std::vector<pb::StepRecord> steps(reply->steps().begin(), reply->steps().end());
+  std::vector<pb::StepRecord> steps;
+  for (const auto& s : reply->steps()) {
+    bool match = wanted.empty();
+    for (const auto& w : wanted) match |= w.job == s.job_id() && (w.any_step || w.step == s.step_id());
+    if (match) steps.push_back(s);
+  }
   std::stable_sort(steps.begin(), steps.end(), [](const pb::StepRecord& a, const pb::StepRecord& b) {
     return a.job_id() != b.job_id() ? a.job_id() < b.job_id() : a.step_id() < b.step_id();
   });

@@ -11,8 +11,10 @@ namespace hq::cmd {
 
 // scontrol show step [J[.S]]: running steps (with `ended`, as hq show step: ended ones too).
 int show_steps(const std::string& prog, const std::vector<std::string>& names, bool json, bool ended);
-// squeue -s [-j IDS]: running steps, one line each.
-int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, bool header, bool long_format, bool json);
+// squeue -s [J.S,...] [-j IDS]: running steps, one line each (only those named in `steps`,
+// when it names any).
+int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, const std::vector<std::string>& steps,
+                bool header, bool long_format, bool json);
 // hq show job's "Step=" lines for one job (fetched per call; nothing when there are none).
 void print_job_steps(uint64_t job_id);
 // hq node list-jobs|list-steps|list-pids [--json] [--socket PATH].

@@ -31,6 +31,14 @@ google::protobuf::Struct parsed(const std::string& json) {
   return s;
 }
 
+// A record's keys but hq's own.
+std::set<std::string> keys_of(const google::protobuf::Map<std::string, google::protobuf::Value>& record) {
+  std::set<std::string> out;
+  for (const auto& [key, value] : record)
+    if (key != "hq") out.insert(key);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("squeue --json: Slurm's keys and types, hq's own under hq") {
@@ -50,8 +58,7 @@ TEST_CASE("squeue --json: Slurm's keys and types, hq's own under hq") {
         "openapi/v0.0.38");
   const auto& job = root.fields().at("jobs").list_value().values(0).struct_value().fields();
   std::set<std::string> slurm = lines_of(test::golden_dir("squeue") + "json_job_keys.txt");
-  for (const auto& [key, value] : job)
-    if (key != "hq") CHECK_MESSAGE(slurm.count(key), key);
+  CHECK(keys_of(job) == slurm);  // every key Slurm prints, none it does not
   CHECK(job.at("job_id").number_value() == 12);
   CHECK(job.at("job_state").string_value() == "PENDING");
   CHECK(job.at("state_reason").string_value() == "Priority");
@@ -75,10 +82,67 @@ TEST_CASE("sinfo --json: Slurm's node keys, state and flags") {
   auto root = parsed(cmd::sinfo_slurm_json(r));
   const auto& node = root.fields().at("nodes").list_value().values(0).struct_value().fields();
   std::set<std::string> slurm = lines_of(test::golden_dir("sinfo") + "json_node_keys.txt");
-  for (const auto& [key, value] : node)
-    if (key != "hq") CHECK_MESSAGE(slurm.count(key), key);
+  CHECK(keys_of(node) == slurm);
   CHECK(node.at("state").string_value() == "mixed");
   CHECK(node.at("state_flags").list_value().values(0).string_value() == "DRAIN");
   CHECK(node.at("idle_cpus").number_value() == 3);
   CHECK(node.at("partitions").list_value().values(0).string_value() == "debug");
+}
+
+TEST_CASE("squeue --json: a running job has Slurm's keys too, TRES strings and flags, an array's pending tasks one record") {
+  pb::QueueReply q;
+  q.set_now(1000);
+  pb::Job* run = q.add_jobs();
+  run->set_job_id(1);
+  run->set_state("RUNNING");
+  run->set_start_time(900);
+  run->mutable_spec()->set_ntasks(2);
+  run->mutable_spec()->set_mem_per_node_mib(1000);
+  auto* a = run->add_alloc();
+  a->set_node("n1");
+  a->set_cpus(2);
+  a->set_mem_mib(1000);
+  for (int t : {0, 3, 6, 9, 12, 15}) {
+    pb::Job* task = q.add_jobs();
+    task->set_job_id(static_cast<uint64_t>(10 + t));
+    task->set_state("PENDING");
+    task->set_array_job_id(10);
+    task->set_array_task_id(t);
+    task->set_array_throttle(2);
+  }
+  auto root = parsed(cmd::squeue_slurm_json(q, "c1"));
+  const auto& jobs = root.fields().at("jobs").list_value();
+  REQUIRE(jobs.values_size() == 2);
+  std::set<std::string> slurm = lines_of(test::golden_dir("squeue") + "json_job_keys.txt");
+  const auto& running = jobs.values(0).struct_value().fields();
+  CHECK(keys_of(running) == slurm);
+  CHECK(running.at("tres_alloc_str").string_value() == "cpu=2,mem=1000M,node=1,billing=2");
+  CHECK(running.at("tres_req_str").string_value() == "cpu=2,mem=1000M,node=1,billing=2");
+  CHECK(running.at("flags").list_value().values(0).string_value() == "JOB_WAS_RUNNING");
+  CHECK(running.at("shared").kind_case() == google::protobuf::Value::kNullValue);
+  const auto& array = jobs.values(1).struct_value().fields();
+  CHECK(array.at("array_task_string").string_value() == "0-15:3%2");  // as Slurm 22.05 wrote --array=0-15:3%2
+  CHECK(array.at("array_task_id").kind_case() == google::protobuf::Value::kNullValue);
+  CHECK(array.at("tres_alloc_str").string_value().empty());
+}
+
+TEST_CASE("sinfo --json: a node in a MAINT reservation has Slurm's MAINTENANCE and RESERVED flags, its TRES") {
+  pb::NodesReply r;
+  pb::Node* n = r.add_nodes();
+  n->set_name("n1");
+  n->set_cpus(2);
+  n->set_mem_mib(1000);
+  n->set_alloc_cpus(1);
+  n->set_state("MIXED");
+  n->set_responding(true);
+  n->set_reservation("m1");
+  n->set_maint(true);
+  auto root = parsed(cmd::sinfo_slurm_json(r));
+  const auto& node = root.fields().at("nodes").list_value().values(0).struct_value().fields();
+  const auto& flags = node.at("state_flags").list_value();  // as Slurm 22.05 printed n1's
+  REQUIRE(flags.values_size() == 2);
+  CHECK(flags.values(0).string_value() == "MAINTENANCE");
+  CHECK(flags.values(1).string_value() == "RESERVED");
+  CHECK(node.at("tres").string_value() == "cpu=2,mem=1000M,billing=2");
+  CHECK(node.at("tres_used").string_value() == "cpu=1");
 }

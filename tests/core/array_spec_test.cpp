@@ -46,3 +46,22 @@ TEST_CASE("format_array_indices: runs and lists as Slurm prints them, with the t
   CHECK(format_array_indices({5}) == "5");
   CHECK(format_array_indices({}) == "");
 }
+
+TEST_CASE("format_array_indices: Slurm's step form, only where xlate_array_task_str uses it") {
+  auto stepped = [](int32_t lo, int32_t hi, int32_t step) {
+    std::vector<int32_t> out;
+    for (int32_t i = lo; i <= hi; i += step) out.push_back(i);
+    return out;
+  };
+  // As Slurm 22.05 printed them for --array=0-30:3%4, 0-20:4%2, 0-15:3, 1-9:2, 0-12:4, 0-10:2, 0-24:2,30.
+  CHECK(format_array_indices(stepped(0, 30, 3), 4) == "0-30:3%4");
+  CHECK(format_array_indices(stepped(0, 20, 4), 2) == "0-20:4%2");
+  CHECK(format_array_indices(stepped(0, 15, 3)) == "0-15:3");
+  CHECK(format_array_indices(stepped(1, 9, 2)) == "1,3,5,7,9");    // span 8
+  CHECK(format_array_indices(stepped(0, 12, 4)) == "0,4,8,12");     // 4 tasks
+  CHECK(format_array_indices(stepped(0, 10, 2)) == "0,2,4,6,8,10");  // span 10, not over
+  auto uneven = stepped(0, 24, 2);
+  uneven.push_back(30);
+  CHECK(format_array_indices(uneven) == "0,2,4,6,8,10,12,14,16,18,20,22,24,30");
+  CHECK(format_array_indices(stepped(1, 100, 1)) == "1-100");  // the neighbour is there: runs
+}

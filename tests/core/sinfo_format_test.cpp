@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "core/sinfo_format.hpp"
+#include "core/units.hpp"
+#include "../fixture_file.hpp"
 
 using namespace hq;
 
@@ -85,4 +87,30 @@ TEST_CASE("sinfo -t: names and prefixes in any case, any-of and all-of, Slurm's 
   REQUIRE(!bad.is_ok());
   CHECK(bad.status().message().rfind("Bad state string: \"bogus\"\nvalid states: unknown,down,idle,", 0) == 0);
   CHECK(!parse_sinfo_states("~drain").is_ok());  // 22.05 has no negation
+}
+
+TEST_CASE("node states in a MAINT reservation: $ as Slurm 22.05 printed them, before *") {
+  std::istringstream rows(hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sinfo/maint_states.txt"));
+  int seen = 0;
+  for (std::string line; std::getline(rows, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    auto f = split(line, '\t');
+    REQUIRE(f.size() == 5);
+    CAPTURE(line);
+    SinfoNodeState s;
+    s.base = f[1] == "mixed" ? NodeBase::kMixed : NodeBase::kIdle;
+    s.drain = f[2] == "yes";
+    s.reserved = s.maint = true;
+    CHECK(sinfo_state_compact(s) == f[3]);
+    CHECK(sinfo_state_long(s) == f[4]);
+    ++seen;
+  }
+  CHECK(seen == 3);
+  SinfoNodeState s{NodeBase::kAllocated, false, true, false};  // Slurm's node_state_string: $ wins over *
+  s.maint = true;
+  CHECK(sinfo_state_compact(s) == "alloc$");
+  s.base = NodeBase::kIdle;
+  CHECK(sinfo_state_compact(s) == "maint*");
+  s.base = NodeBase::kDown;
+  CHECK(sinfo_state_long(s) == "down$");
 }

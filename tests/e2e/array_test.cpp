@@ -63,6 +63,17 @@ TEST_CASE("e2e: squeue shows an array's waiting tasks as one line, -r one per ta
   auto each = sh(bin + "squeue -h -r");
   CHECK(ids_shown(each.out) == std::vector<std::string>{arr + "_2", arr + "_5", arr + "_8"});
   CHECK(sh(bin + "squeue -h -o '%K' -j " + arr).out == "2,5,8%1\n");
+  // An even step over a span of more than 10 with more than 5 tasks: Slurm 22.05's step form.
+  auto stepped = sh(bin + "sbatch --parsable -H -a 0-30:3%4 --wrap true");
+  REQUIRE(stepped.rc == 0);
+  std::string st = stepped.out.substr(0, stepped.out.find('\n'));
+  REQUIRE(c.wait_considered(st, 10));
+  CHECK(sh(bin + "squeue -h -o '%i %K' -j " + st).out == st + "_[0-30:3%4] 0-30:3%4\n");
+  auto shown = sh(bin + "scontrol show job " + st).out;  // one record for the pending tasks, as Slurm's
+  INFO(shown);
+  CHECK(shown.find("JobId=" + st + " ArrayJobId=" + st + " ArrayTaskId=0-30:3%4 ArrayTaskThrottle=4 ") == 0);
+  CHECK(shown.find("ArrayTaskId=3 ") == std::string::npos);
+  REQUIRE(sh(bin + "scancel " + st).rc == 0);
   // A task updated on its own gets a line of its own (its limit and comment differ).
   REQUIRE(sh(bin + "scontrol update JobId=" + arr + "_5 TimeLimit=5 Comment=five").rc == 0);
   auto split = sh(bin + "squeue -h -o '%i %l %k' -j " + arr);

@@ -1,14 +1,58 @@
 // Every subcommand, and every Slurm name hq answers to, answers -h/--help: it prints its
-// usage on stdout, exits 0, and does nothing else (no file written, no cluster started,
-// no benchmark run), wherever it is run.
+// usage on stdout, exits 0, and does nothing else (no file written, no process left behind:
+// no cluster started, no benchmark run), wherever it is run.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
+
+namespace {
+
+constexpr const char* kMarkName = "HQ_HELP_TEST_MARK";
+
+// The processes whose environment holds kMarkName=`mark`: what a command started with that
+// entry in its environment left running (children inherit it). One pass over /proc.
+std::vector<pid_t> marked_processes(const std::string& mark) {
+  std::vector<pid_t> out;
+  std::string entry = std::string(kMarkName) + "=" + mark;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = d.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream env(d.path() / "environ", std::ios::binary);
+    for (std::string e; std::getline(env, e, '\0');)
+      if (e == entry) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+// Runs `command` (a shell line) marked, in `dir`, its output into a file outside `dir` (so a
+// process left behind holding it cannot hold this test up); returns its exit code and output,
+// and in `left` the marked processes still there once it has exited, which it then kills.
+CmdResult run_marked(const std::string& dir, const std::string& command, std::vector<pid_t>& left) {
+  TempDir out_dir;
+  std::string out = out_dir.path() + "/out";
+  auto r = sh("(cd " + dir + " && env " + kMarkName + "=" + dir + " " + command + " </dev/null >" + out + " 2>&1)");
+  r.out = slurp(out);
+  left = marked_processes(dir);
+  for (pid_t pid : left) kill(pid, SIGKILL);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: the check for processes left behind sees one") {
+  TempDir dir;
+  std::vector<pid_t> left;
+  auto r = run_marked(dir.path(), "sh -c 'sleep 30 & echo started'", left);
+  CHECK(r.out == "started\n");
+  CHECK(left.size() == 1);  // the sleep, found and killed
+}
 
 TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch nothing") {
   const char* commands[] = {"controller", "node",    "submit",  "queue",       "cancel",  "nodes",   "show",
@@ -26,14 +70,17 @@ TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch n
     for (const char* flag : {"--help", "-h"}) {
       if (noheader(cmd) && std::string(flag) == "-h") continue;
       TempDir dir;
-      // No SLURM_JOB_ID: srun and salloc would otherwise act inside a job.
-      auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
-                  " timeout 20 " + HQ_BINARY + " " + cmd + " " + flag + " </dev/null 2>/dev/null)");  // stdout only
+      std::vector<pid_t> left;
+      // No SLURM_JOB_ID: srun and salloc would otherwise act inside a job. stdout only.
+      auto r = run_marked(dir.path(), "env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
+                                          " timeout 20 " + HQ_BINARY + " " + cmd + " " + flag + " 2>/dev/null", left);
       std::string what = std::string("hq ") + cmd + " " + flag + ": rc " + std::to_string(r.rc) + "\n" + r.out;
       INFO(what);
       CHECK(r.rc == 0);
       CHECK(r.out.find("sage") != std::string::npos);  // "usage" or "Usage"
+      CHECK(r.out.find("sage: [") == std::string::npos);  // the usage line names the command
       CHECK(std::filesystem::is_empty(dir.path()));
+      CHECK(left.empty());
     }
 }
 
@@ -93,12 +140,14 @@ TEST_CASE("e2e: an unknown option of any hq command is one line and a hint, exit
                             "acctmgr",    "share", "prio",    "run",   "alloc"};
   for (const char* cmd : commands) {
     TempDir dir;
-    auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
-                " timeout 20 " + HQ_BINARY + " " + cmd + " --bogus-option </dev/null 2>&1)");
+    std::vector<pid_t> left;
+    auto r = run_marked(dir.path(), "env -u SLURM_JOB_ID HOME=" + dir.path() + " HQ_HOME=" + dir.path() +
+                                        " timeout 20 " + HQ_BINARY + " " + cmd + " --bogus-option", left);
     std::string what = "hq " + std::string(cmd) + " --bogus-option: rc " + std::to_string(r.rc) + "\n" + r.out;
     INFO(what);
     CHECK((r.rc == 1 || (r.rc == 255 && std::string(cmd) == "submit")));
     CHECK(r.out.find("--bogus-option") != std::string::npos);
     CHECK(std::filesystem::is_empty(dir.path()));
+    CHECK(left.empty());
   }
 }

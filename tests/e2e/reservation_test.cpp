@@ -90,3 +90,18 @@ TEST_CASE("e2e: only root and operators make reservations (Slurm's answer to oth
   CHECK(r.out == "Error creating the reservation: Invalid user id\n");
   CHECK(sh("cd " + c.dir() + " && bin/scontrol show res").out == "No reservations in the system\n");
 }
+
+TEST_CASE("e2e: sinfo marks the nodes of a MAINT reservation with $ (mix$) or maint, as Slurm 22.05") {
+  LocalCluster c(2, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string bin = "cd " + c.dir() + " && " + c.dir() + "/bin/";
+  std::string job = c.submit("-n1 -w e1 -t 10 --wrap 'sleep 60'");
+  REQUIRE(c.wait_state(job, "RUNNING", 20));
+  REQUIRE(sh(bin + "scontrol create reservation StartTime=now Duration=60 Nodes=e1 Users=root Flags=MAINT,IGNORE_JOBS").rc == 0);
+  REQUIRE(sh(bin + "scontrol create reservation StartTime=now Duration=60 Nodes=e2 Users=root Flags=MAINT").rc == 0);
+  std::string shown;
+  CHECK(wait_until([&] { return (shown = sh(bin + "sinfo -h -N -o '%N %t %T'").out) == "e1 mix$ mixed$\ne2 maint maint\n"; }, 10));
+  INFO(shown);
+  CHECK(sh(bin + "scancel " + job).rc == 0);
+}

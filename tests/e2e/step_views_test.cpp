@@ -28,6 +28,12 @@ TEST_CASE("e2e: job steps in squeue -s, scontrol show step, hq show job and the 
   CHECK(line_with(listing, id + ".2 ").find(" e[1-2]") != std::string::npos);
   CHECK(line_with(listing, id + ".batch ").find("    batch ") != std::string::npos);
   CHECK(listing.find(id + ".0 ") == std::string::npos);  // ended: not listed
+  for (const std::string& form : {"-s " + id + ".2", "-s" + id + ".2", "--steps=" + id + ".2"}) {
+    auto one = sh(bin + "squeue -h " + form).out;  // that step only, however the value is given
+    INFO(form << "\n" << one);
+    CHECK(one.find(id + ".2 ") != std::string::npos);
+    CHECK(one.find(id + ".batch ") == std::string::npos);
+  }
 
   auto step = sh(bin + "scontrol show step " + id + ".2");
   INFO(step.out);

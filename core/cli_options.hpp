@@ -19,6 +19,7 @@ struct CliOption {
   bool has_arg = false;
   std::function<Status(Target&, std::string_view)> set;
   bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
+  std::string_view doc = {};  // help text for docs/slurm-compat.md (core/option_doc.hpp's status prefixes)
 };
 
 // getopt's words for an option a command does not know, as Slurm's commands print them after

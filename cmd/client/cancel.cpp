@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cmd/client/job_query.hpp"
+#include "cmd/client/option_docs.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
 #include "cmd/client/retry.hpp"
@@ -13,6 +14,8 @@
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
 #include "core/array_spec.hpp"
+#include "core/cli_options.hpp"
+#include "core/option_doc.hpp"
 #include "core/hostlist.hpp"
 #include "core/signal_names.hpp"
 #include "core/units.hpp"
@@ -43,15 +46,6 @@ struct CancelArgs {
 // exist, or has ended already.
 bool quiet_in_scancel(const std::string& error) {
   return error.ends_with(": Invalid job id specified") || error.ends_with(": Job/step already completing or completed");
-}
-
-// "--name=value", "--name value", "-xvalue", "-x value": the value of option `a` at args[i].
-std::optional<std::string> value_of(const Args& args, size_t& i, const std::string& shrt, const std::string& lng) {
-  const std::string& a = args[i];
-  if (a == shrt || a == lng) return i + 1 < args.size() ? std::optional<std::string>(args[++i]) : std::nullopt;
-  if (a.rfind(lng + "=", 0) == 0) return a.substr(lng.size() + 1);
-  if (!shrt.empty() && a.rfind(shrt, 0) == 0 && a.size() > shrt.size()) return a.substr(shrt.size());
-  return std::nullopt;
 }
 
 Status add_users(pb::QueueRequest& q, const std::string& list) {
@@ -93,54 +87,68 @@ Status add_job(pb::CancelRequest& c, const std::string& word) {
   return Status::ok();
 }
 
-// One option at args[i] (advancing past its value), or a job id.
-Status take(const Args& args, size_t& i, CancelArgs& out) {
-  const std::string& a = args[i];
-  pb::QueueRequest& q = out.filter;
-  if (a == "--json") return out.json = true, Status::ok();
-  if (a == "--me") return out.filtered = true, q.add_users(current_user_name()), Status::ok();
-  if (a == "-v" || a == "--verbose") return out.verbose = true, Status::ok();
-  for (const char* quiet : {"-Q", "--quiet", "--ctld"})
-    if (a == quiet) return Status::ok();  // scancel prints nothing on success either way; hq always asks the controller
-  if (value_of(args, i, "-M", "--clusters")) return Status::ok();  // one cluster
-  if (value_of(args, i, "", "--sibling")) return Status::ok();  // no federation: no siblings
-  if (a == "-H" || a == "--hurry") return Status::ok();  // no burst buffers to stage out
-  if (a == "-b" || a == "--batch") return out.ids.set_signal_scope(std::max(out.ids.signal_scope(), 1)), Status::ok();
-  if (a == "-f" || a == "--full") return out.ids.set_signal_scope(2), Status::ok();
-  if (auto sig = value_of(args, i, "-s", "--signal")) {
-    auto n = signal_number(*sig);
-    if (!n) return invalid("Unknown job signal: " + *sig);
-    return out.ids.set_signal(*n), Status::ok();
-  }
-  if (a == "-s" || a == "--signal") return invalid("option '" + a + "' requires an argument");
-  if (a == "-i" || a == "--interactive") return out.interactive = out.filtered = true, Status::ok();
-  if (auto v = value_of(args, i, "-w", "--nodelist")) return out.filtered = true, add_node_filter(q, *v);
-  struct Filter {
-    const char *shrt, *lng;
+// A filter option's values into the query (every filter makes scancel pick jobs).
+Status add_filter(CancelArgs& a, std::string_view list, void (pb::QueueRequest::*add)(const std::string&)) {
+  a.filtered = true;
+  for (const auto& item : split_list(list)) (a.filter.*add)(item);
+  return Status::ok();
+}
+
+Status ok() { return Status::ok(); }
+
+using Opt = CliOption<CancelArgs>;
+using Q = pb::QueueRequest;
+
+// scancel's options, with what each does on hq (docs/slurm-compat.md is made from these).
+const std::vector<Opt>& cancel_options() {
+  static const std::vector<Opt> table = {
+      {"user", 'u', true, [](CancelArgs& a, std::string_view v) { return a.filtered = true, add_users(a.filter, std::string(v)); },
+       false, "jobs of these users (names or uids, comma-separated)"},
+      {"me", 0, false, [](CancelArgs& a, std::string_view) { return a.filtered = true, a.filter.add_users(current_user_name()), ok(); },
+       false, "my jobs"},
+      {"name", 'n', true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_names); }, false,
+       "jobs with these names"},
+      {"jobname", 0, true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_names); }, false,
+       "jobs with these names (--name)"},
+      {"state", 't', true, [](CancelArgs& a, std::string_view v) { return a.filtered = true, set_states(a.filter, std::string(v)); },
+       false, "jobs in these states: PENDING, RUNNING, SUSPENDED (or PD, R, S), any case"},
+      {"partition", 'p', true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_partitions); }, false,
+       "jobs in these partitions"},
+      {"account", 'A', true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_accounts); }, false,
+       "jobs of these accounts"},
+      {"qos", 'q', true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_qos); }, false,
+       "jobs of these QOS"},
+      {"reservation", 'R', true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_reservations); },
+       false, "jobs of these advance reservations"},
+      {"wckey", 0, true, [](CancelArgs& a, std::string_view v) { return add_filter(a, v, &Q::add_wckeys); }, false,
+       "jobs of these wckeys"},
+      {"nodelist", 'w', true, [](CancelArgs& a, std::string_view v) { return a.filtered = true, add_node_filter(a.filter, std::string(v)); },
+       false, "jobs holding any of these nodes (a hostlist)"},
+      {"interactive", 'i', false, [](CancelArgs& a, std::string_view) { return a.interactive = a.filtered = true, ok(); },
+       false, "asks `Cancel job_id=N name=X partition=P [y/n]? ` for each job, cancels those answered y"},
+      {"signal", 's', true, [](CancelArgs& a, std::string_view v) {
+         auto n = signal_number(std::string(v));
+         if (!n) return invalid("Unknown job signal: " + std::string(v));
+         return a.ids.set_signal(*n), ok();
+       }, false, "signals instead of cancelling (a name with or without SIG, or a number): the job's steps"},
+      {"batch", 'b', false, [](CancelArgs& a, std::string_view) {
+         return a.ids.set_signal_scope(std::max(a.ids.signal_scope(), 1)), ok();
+       }, false, "with -s: the batch shell alone"},
+      {"full", 'f', false, [](CancelArgs& a, std::string_view) { return a.ids.set_signal_scope(2), ok(); }, false,
+       "with -s: the batch shell, its process group and the steps"},
+      {"verbose", 'v', false, [](CancelArgs& a, std::string_view) { return a.verbose = true, ok(); }, false,
+       "`scancel: Terminating job N` for each job, and the errors scancel otherwise keeps quiet"},
+      {"json", 0, false, [](CancelArgs& a, std::string_view) { return a.json = true, ok(); }, false,
+       "hq's own: the controller's answer as JSON"},
+      {"quiet", 'Q', false, [](CancelArgs&, std::string_view) { return ok(); }, false,
+       "taken: scancel prints nothing on success either way"},
+      {"ctld", 0, false, [](CancelArgs&, std::string_view) { return ok(); }, false,
+       "taken: hq always asks the controller"},
+      {"clusters", 'M', true, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: hq is one cluster"},
+      {"sibling", 0, true, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: no federation, no siblings"},
+      {"hurry", 'H', false, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: no burst buffers to stage out"},
   };
-  for (Filter f : {Filter{"-u", "--user"}, Filter{"-n", "--name"}, Filter{"-n", "--jobname"}, Filter{"-t", "--state"},
-                   Filter{"-p", "--partition"}, Filter{"-A", "--account"}, Filter{"-q", "--qos"},
-                   Filter{"-R", "--reservation"}, Filter{"", "--wckey"}}) {
-    auto v = value_of(args, i, f.shrt, f.lng);
-    if (!v) {
-      if (a == f.shrt || a == f.lng) return invalid("option '" + a + "' requires an argument");
-      continue;
-    }
-    out.filtered = true;
-    std::string lng = f.lng;
-    if (lng == "--user") return add_users(q, *v);
-    if (lng == "--state") return set_states(q, *v);
-    for (const auto& item : split_list(*v))
-      lng == "--partition" ? q.add_partitions(item)
-      : lng == "--account" ? q.add_accounts(item)
-      : lng == "--qos"     ? q.add_qos(item)
-      : lng == "--reservation" ? q.add_reservations(item)
-      : lng == "--wckey"   ? q.add_wckeys(item)
-                           : q.add_names(item);
-    return Status::ok();
-  }
-  if (a.size() > 1 && a[0] == '-') return invalid("unrecognized option '" + a + "'");
-  return add_job(out.ids, a);
+  return table;
 }
 
 // scancel -i: Slurm's question on stdout, a y or n line on stdin (end of input: no).
@@ -184,6 +192,16 @@ Result<std::vector<uint64_t>> filtered_jobs(CancelArgs& in) {
 
 }  // namespace
 
+std::vector<OptionDocRow> scancel_option_docs() {
+  std::vector<OptionDocRow> rows;
+  for (const auto& o : cancel_options()) rows.push_back({option_doc_names(o.short_name, {o.long_name}), std::string(o.doc)});
+  // Answered before the options are read (run_cancel).
+  rows.push_back({"`--help`", "hq's usage"});
+  rows.push_back({"`--usage`", "Slurm 22.05's brief usage"});
+  rows.push_back({"`-V`, `--version`", "the version"});
+  return rows;
+}
+
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (asks_help(args)) return std::cout << kUsage, 0;
@@ -192,14 +210,17 @@ int run_cancel(const Args& args) {
     if (args[i] == "-V" || args[i] == "--version") return *answer_meta_option(MetaOption::kVersion, "scancel", "");
   }
   CancelArgs in;
-  for (size_t i = 1; i < args.size(); ++i)
-    if (Status s = take(args, i, in); !s) {
-      if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
-        return std::cerr << s.message() << "\n", 1;  // as scancel: no name
-      if (s.message().rfind("unrecognized option", 0) == 0)  // getopt's words, as Slurm's scancel
-        return std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
-      return fail(prog, s);
-    }
+  for (size_t i = 1; i < args.size(); ++i) {
+    CliOptionError err;
+    Status s = args[i].size() > 1 && args[i][0] == '-' ? apply_cli_option(cancel_options(), args, i, in, &err)
+                                                        : add_job(in.ids, args[i]);
+    if (s) continue;
+    if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
+      return std::cerr << s.message() << "\n", 1;  // as scancel: no name
+    if (err.unknown)  // getopt's words, as Slurm's scancel
+      return std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
+    return fail(prog, s);
+  }
   pb::Envelope env;
   auto* c = env.mutable_cancel();
   if (in.filtered) {

@@ -10,6 +10,7 @@
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/reservations.hpp"
+#include "cmd/client/option_docs.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_json.hpp"
@@ -119,6 +120,11 @@ void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat&
 }
 
 }  // namespace
+
+std::vector<OptionDocRow> sinfo_option_docs() {
+  SinfoArgs a;
+  return cli11_option_docs(*sinfo_parser(a));
+}
 
 int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& fetch) {
   std::string prog = prog_name(args[0]);

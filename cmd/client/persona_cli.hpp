@@ -12,6 +12,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
 #include "core/cli_options.hpp"
+#include "core/option_doc.hpp"
 
 namespace hq::cmd {
 
@@ -26,7 +27,7 @@ struct TakenOptions {
 // -V/--version, which prints persona_version() and exits 0.
 inline void add_persona_common(CLI::App& app, TakenOptions& into, const std::string& flags, const std::string& options) {
   app.add_flag(flags, into.flag, "taken: hq is one cluster and hides no partition");
-  app.add_option(options, into.text, "hq is one cluster: taken, changes nothing");
+  app.add_option(options, into.text, "taken: hq is one cluster");
   app.set_version_flag("-V,--version", persona_version(), "print the version");
 }
 
@@ -47,6 +48,18 @@ inline void add_brief_usage(CLI::App& app, const std::string& command) {
         throw CLI::Success();
       },
       "print a brief usage");
+}
+
+// An app's options as docs/slurm-compat.md's rows (core/option_doc.hpp), in the order added.
+inline std::vector<OptionDocRow> cli11_option_docs(const CLI::App& app) {
+  std::vector<OptionDocRow> rows;
+  for (const CLI::Option* o : app.get_options()) {
+    std::vector<std::string_view> longs(o->get_lnames().begin(), o->get_lnames().end());
+    const auto& shorts = o->get_snames();
+    std::string names = option_doc_names(shorts.empty() ? 0 : shorts.front()[0], longs);
+    rows.push_back({names, o->get_description()});
+  }
+  return rows;
 }
 
 // Parses `args` (args[0] the command's name) into `app`; an exit code when the command

@@ -9,6 +9,7 @@
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/steps.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/option_docs.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/client/slurm_json.hpp"
@@ -225,6 +226,11 @@ std::optional<int> check_step_list(const std::string& prog, const std::string& l
 }
 
 }  // namespace
+
+std::vector<OptionDocRow> squeue_option_docs() {
+  QueueArgs a;
+  return cli11_option_docs(*queue_parser(a));
+}
 
 int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);

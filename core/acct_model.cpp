@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "core/units.hpp"
 
@@ -210,12 +211,24 @@ AcctModel default_acct_model() {
   return m;
 }
 
+namespace {
+// The lowest SLUID cluster id no cluster has (Slurm's: 0 and 1 reserved, 0xfff too).
+uint32_t free_cluster_id(const AcctModel& m) {
+  std::set<uint32_t> taken;
+  for (const auto& [name, c] : m.clusters) taken.insert(c.id);
+  uint32_t id = 2;
+  while (taken.count(id) && id < 0xffe) ++id;
+  return id;
+}
+}  // namespace
+
 bool register_cluster(AcctModel& m, const std::string& cluster, const std::string& host, uint32_t port) {
   auto& c = m.clusters[cluster];
   bool fresh = c.name.empty();
   c.name = cluster;
   if (!host.empty()) c.control_host = host;
   if (port) c.control_port = port;
+  if (c.id == 0) c.id = free_cluster_id(m);
   if (!m.account_assoc(cluster, "root")) {
     AcctAssoc root;
     root.cluster = cluster;

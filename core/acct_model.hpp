@@ -57,6 +57,7 @@ std::optional<AdminLevel> parse_admin_level(std::string_view text);
 struct AcctCluster {
   std::string name, control_host;
   uint32_t control_port = 0, rpc = 0;
+  uint32_t id = 0;  // the SLUIDs' cluster bits (core/sluid), 2..4094, given at registration; 0 none yet
   bool operator==(const AcctCluster&) const = default;
 };
 
@@ -130,7 +131,8 @@ struct AcctModel {
 // What a new store holds, and what registering a cluster adds: Slurm's defaults (account root
 // "default root account"; user root, Administrator, in root; QOS normal).
 AcctModel default_acct_model();
-// Adds `cluster` with its root associations (root, root/root) if missing; true if it did.
+// Adds `cluster` with its root associations (root, root/root) if missing, and gives it a
+// SLUID cluster id (the lowest free from 2) if it has none; true if it added the cluster.
 bool register_cluster(AcctModel& m, const std::string& cluster, const std::string& host, uint32_t port);
 
 }  // namespace hq

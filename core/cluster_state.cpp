@@ -77,6 +77,7 @@ bool apply_submitted(ClusterState& s, Job&& submitted) {
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
+  if (job.original_sluid == 0) job.original_sluid = job.sluid;
   if (!job.submit_key.empty()) s.submit_keys[job.submit_key] = job.id;
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(s.pending.end(), job.id);
@@ -194,6 +195,7 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.stop_intent = StopIntent::kNone;
   job.eligible_time = e.time;
   ++job.restart_count;
+  if (e.sluid) job.sluid = e.sluid;
   s.running.erase(job.id);
   s.pending.insert(job.id);
   return true;

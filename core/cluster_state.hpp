@@ -37,7 +37,7 @@ struct JobEnded {
   std::string detail;  // what went wrong, in words (a launch failure's cause); "" none
 };
 // A started job goes back to the queue with the same id (it never ran, or must rerun).
-struct JobRequeued { JobId id; Time time = 0; JobReason reason = JobReason::kNone; };
+struct JobRequeued { JobId id; Time time = 0; JobReason reason = JobReason::kNone; uint64_t sluid = 0; };  // sluid: the next run's
 // Hold (user or admin) or release; a release restarts priority age accrual.
 struct JobHoldChanged { JobId id; Time time = 0; HoldKind hold = HoldKind::kNone; };
 // A dependency resolved: kNone (satisfied; age starts accruing) or kNever.

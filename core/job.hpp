@@ -144,6 +144,7 @@ struct Job {
   // The array's size, smallest and largest index and the step given (SLURM_ARRAY_TASK_*).
   int32_t array_task_count = 0, array_task_min = 0, array_task_max = 0, array_task_step = 1;
   int32_t restart_count = 0;
+  uint64_t sluid = 0, original_sluid = 0;  // core/sluid: this run's (new at each requeue), the first
   // The client's idempotency key of the submission that made the job (an array's first
   // task); a retry with the same key gets this job back instead of a new one.
   std::string submit_key;

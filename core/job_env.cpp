@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/sluid.hpp"
+
 namespace hq {
 
 std::string run_length(const std::vector<int32_t>& v) {
@@ -97,6 +99,7 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
       {"RESTART_COUNT", std::to_string(job.restart_count)},
       {"JOB_START_TIME", std::to_string(job.start_time)},
   };
+  if (job.sluid) slurm["JOB_SLUID"] = sluid_text(job.sluid);
   if (job.array_job_id) {
     slurm["ARRAY_JOB_ID"] = std::to_string(job.array_job_id);
     slurm["ARRAY_TASK_ID"] = std::to_string(job.array_task_id);

@@ -33,6 +33,8 @@ const std::vector<SacctColumn>& sacct_fields() {
       {"TRESUsageOutMin", 15}, {"TRESUsageOutMinNode", 19}, {"TRESUsageOutMinTask", 19},
       {"TRESUsageOutTot", 15}, {"UID", 6}, {"User", 9}, {"UserCPU", 10}, {"WCKey", 10}, {"WCKeyID", 10},
       {"WorkDir", 20},
+      // Later Slurm's (24.11+), after 22.05's names so that no prefix of theirs changes meaning.
+      {"SLUID", 14}, {"OriginalSLUID", 14},
   };
   return table;
 }

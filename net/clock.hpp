@@ -14,6 +14,11 @@ inline Time wall_now() {
       .count();
 }
 
+inline int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // `t` in the local zone as Slurm prints times: "2026-11-24T17:00:00".
 inline std::string local_time_text(Time t) {
   time_t tt = static_cast<time_t>(t);

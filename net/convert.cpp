@@ -227,6 +227,8 @@ Status decode_job(const pb::Job& p, Job& j) {
   j.cancel_requested = p.cancel_requested();
   j.cancel_key = p.cancel_key();
   j.cancel_uid = p.has_cancel_uid() ? static_cast<int64_t>(p.cancel_uid()) : -1;
+  j.sluid = p.sluid();
+  j.original_sluid = p.original_sluid();
   auto intent = stop_intent_from(p.stop_intent());
   if (!intent) return intent.status();
   j.stop_intent = *intent;
@@ -284,6 +286,8 @@ pb::Job to_pb(const Job& j, bool with_script) {
   p.set_cancel_requested(j.cancel_requested);
   p.set_cancel_key(j.cancel_key);
   if (j.cancel_uid >= 0) p.set_cancel_uid(static_cast<uint32_t>(j.cancel_uid));
+  p.set_sluid(j.sluid);
+  p.set_original_sluid(j.original_sluid);
   p.set_stop_intent(static_cast<int32_t>(j.stop_intent));
   copy_to(j.partitions, p.mutable_partitions());
   p.set_dep_state(static_cast<int32_t>(j.dep_state));
@@ -438,6 +442,7 @@ std::string encode_event(const Event& e) {
           *p.mutable_ended() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobRequeued>) {
           stamped(p.mutable_requeued(), ev)->set_reason(std::string(to_string(ev.reason)));
+          p.mutable_requeued()->set_sluid(ev.sluid);
         } else if constexpr (std::is_same_v<T, JobHoldChanged>) {
           stamped(p.mutable_hold(), ev)->set_hold(static_cast<int32_t>(ev.hold));
         } else if constexpr (std::is_same_v<T, JobDependencyChanged>) {
@@ -500,7 +505,7 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_requeued()) {
     auto reason = reason_from(p.requeued().reason());
     if (!reason) return reason.status();
-    return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), *reason}};
+    return Event{JobRequeued{JobId{p.requeued().job_id()}, p.requeued().time(), *reason, p.requeued().sluid()}};
   }
   if (p.has_hold()) {
     if (p.hold().hold() < 0 || p.hold().hold() > 2) return invalid("bad hold kind in journal event");

@@ -76,6 +76,7 @@ pb::AcctClusterRec cluster_pb(const AcctCluster& c) {
   p.set_control_host(c.control_host);
   p.set_control_port(c.control_port);
   p.set_rpc(c.rpc);
+  p.set_id(c.id);
   return p;
 }
 
@@ -131,7 +132,8 @@ pb::AcctQosRec qos_pb(const AcctQos& q) {
 
 Status add_cluster(AcctModel& m, const pb::AcctClusterRec& p) {
   if (p.name().empty()) return invalid("accounting cluster without a name");
-  m.clusters[p.name()] = AcctCluster{p.name(), p.control_host(), p.control_port(), p.rpc()};
+  if (p.id() > 0xfff) return invalid("accounting cluster " + p.name() + " has SLUID cluster id " + std::to_string(p.id()) + " (above 4095)");
+  m.clusters[p.name()] = AcctCluster{p.name(), p.control_host(), p.control_port(), p.rpc(), p.id()};
   return Status::ok();
 }
 

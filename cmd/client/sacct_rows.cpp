@@ -7,6 +7,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/users.hpp"
 #include "core/sacct_format.hpp"
+#include "core/sluid.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -94,6 +95,8 @@ const std::map<std::string_view, Getter>& common_fields() {
       {"AllocNodes", [](const SacctRow& r) { return started(r.job) ? std::to_string(alloc_nodes(r.job)) : "0"; }},
       {"NNodes", [](const SacctRow& r) { return std::to_string(alloc_nodes(r.job)); }},
       {"Cluster", [](const SacctRow& r) { return r.cluster; }},
+      {"SLUID", [](const SacctRow& r) { return sluid_text(r.job.sluid()); }},
+      {"OriginalSLUID", [](const SacctRow& r) { return sluid_text(r.job.original_sluid()); }},
       {"Elapsed", [](const SacctRow& r) { return sacct_duration(elapsed(r.job, r.now)); }},
       {"ElapsedRaw", [](const SacctRow& r) { return std::to_string(elapsed(r.job, r.now)); }},
       {"CPUTime", [](const SacctRow& r) { return sacct_duration(elapsed(r.job, r.now) * alloc_cpus(r.job)); }},

@@ -59,7 +59,10 @@ Status Controller::recover() {
   auto replayed = replay_journal(std::move(loaded).value(), state_);
   if (!replayed) return replayed.status().with_context(state_db_path(config_.controller.state_dir));
   size_t running = 0;
-  for (const auto& [id, job] : state_.jobs) running += job.state == JobState::kRunning;
+  for (const auto& [id, job] : state_.jobs) {
+    running += job.state == JobState::kRunning;
+    sluids_.observe(job.sluid);
+  }
   log::info("recovered " + std::to_string(state_.jobs.size()) + " jobs (" + std::to_string(state_.pending.size()) +
             " pending, " + std::to_string(running) + " running) from snapshot + " + std::to_string(replayed->events) +
             " journal events; next job id " + std::to_string(state_.next_job_id));
@@ -99,7 +102,19 @@ void Controller::tick() {
   });
 }
 
+void Controller::stamp_sluid(Event& event) {
+  uint32_t cluster = 0;  // 0 until the accounting store has given this cluster its id
+  if (acct_) {
+    auto it = acct_->model().clusters.find(config_.name);
+    if (it != acct_->model().clusters.end()) cluster = it->second.id;
+  }
+  int64_t ms = clock_ ? clock_() * 1000 : net::wall_now_ms();
+  if (auto* sub = std::get_if<JobSubmitted>(&event); sub && sub->job.sluid == 0) sub->job.sluid = sluids_.next(cluster, ms);
+  if (auto* req = std::get_if<JobRequeued>(&event); req && req->sluid == 0) req->sluid = sluids_.next(cluster, ms);
+}
+
 void Controller::record(Event event, std::function<void(const Status&)> after) {
+  stamp_sluid(event);
   // A multi-node job leaving RUNNING (ended, requeued: by its agent, a node's failure, a
   // launch that could not be sent...): its other nodes let go of their share once durable.
   JobId leaving = ending_or_requeued(event);

@@ -14,6 +14,7 @@
 
 #include "core/acct_policy.hpp"
 #include "core/cluster_state.hpp"
+#include "core/sluid.hpp"
 #include "core/job_update.hpp"
 #include "core/replay_guard.hpp"
 #include "net/token.hpp"
@@ -252,6 +253,9 @@ class Controller {
 
   asio::io_context& io_;
   Clock clock_;
+  SluidClock sluids_;  // SLUIDs handed out (core/sluid); restarts go on after the jobs held
+  // A new job's SLUID, and a requeued job's next one, given before the event is applied.
+  void stamp_sluid(Event& event);
   ClusterConfig config_;
   std::function<Result<ClusterConfig>()> config_source_;
   std::unique_ptr<store::EventLog> journal_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cluster_fixture.hpp"
+#include "core/sluid.hpp"
 #include "steps_fixture.hpp"
 
 using namespace hq::test;
@@ -184,4 +185,31 @@ TEST_CASE("e2e: with [accounting] storage = none sacct says accounting is off, a
   CHECK(r.rc == 1);
   CHECK(r.out.find("accounting storage is disabled") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(c.dir() + "/state/accounting.db"));
+}
+
+TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID), a requeue a new one, OriginalSLUID the first") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string id = c.submit("--wrap 'echo $SLURM_JOB_SLUID >> sluids.txt; " + until_file("go") + "'");
+  auto runs = [&] {
+    std::string text = slurp(c.dir() + "/sluids.txt");
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  };
+  REQUIRE(wait_until([&] { return runs() == 1; }, 20));
+  REQUIRE(c.hq("requeue " + id).rc == 0);
+  REQUIRE(wait_until([&] { return runs() == 2; }, 30));
+  c.release("go");
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  std::istringstream seen(slurp(c.dir() + "/sluids.txt"));
+  std::string first, second;
+  std::getline(seen, first);
+  std::getline(seen, second);
+  auto a = hq::parse_sluid(first), b = hq::parse_sluid(second);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(*b > *a);
+  CHECK(hq::sluid_cluster(*a) == 2);  // the store's first cluster id (0 and 1 are reserved)
+  std::string out = sacct_until(c, "-X -n -P -o SLUID,OriginalSLUID,State -j " + id, 1);
+  CHECK(out == second + "|" + first + "|COMPLETED\n");
 }

@@ -57,6 +57,7 @@ bool is_reservation_word(const std::string& word);  // "ReservationName=X", "res
 int scontrol_reservation(const Args& args);         // args[1]: create|update|delete
 int show_reservations(const std::vector<std::string>& names, bool oneliner);
 int run_job_control(const Args& args);  // args[0]: hold|uhold|release|requeue|requeuehold
+int job_control_as(const Args& args, const std::string& prog);  // prog "scontrol": Slurm's lines
 int run_suspend_control(const Args& args);  // args[0]: suspend|resume|notify (scontrol's)
 int run_job_update(const Args& args);   // args[0]: update; JobId=... Key=Value...
 int run_explain(const Args& args);

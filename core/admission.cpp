@@ -134,6 +134,9 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
     }
   }
   if (t.units >= sh.units) return Status::ok();
+  if (alt && t.unmatched.size() == nodes.size())  // Slurm's ESLURM_INVALID_FEATURE: no node has them
+    return invalid("Invalid feature specification: no node of partition " + p.name + " has the features '" +
+                   job.spec.constraint + "'");
   if (t.fit.empty())
     return unavailable("partition " + p.name + " has no node that could take this job" + features +
                        (t.refused.empty() ? "" : ": " + refusals_text(t, sh.need, job.spec.gpu_type)));
@@ -188,7 +191,7 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
     const PartitionConfig* p = find_partition(s.partitions, name);
-    Status st = !p ? invalid("invalid partition name specified: " + name)
+    Status st = !p ? invalid("Invalid partition name specified: " + name)
                    : check_in_partition(s, job, *p, *constraint, *choice);
     if (st) any = true;
     else if (first.is_ok()) first = st;

@@ -179,11 +179,25 @@ bool apply_cancel(ClusterState& s, const JobCancelRequested& e) {
   return apply_ended(s, JobEnded{e.id, e.time, JobState::kCancelled, 0, 0, JobReason::kNone});
 }
 
+// A running job, or a finished batch job (scontrol requeue, as Slurm's), queued again with
+// its id: eligible from the requeue on, or from its begin time while that is ahead.
 bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   auto it = s.jobs.find(e.id);
-  if (it == s.jobs.end() || it->second.state != JobState::kRunning) return false;
+  if (it == s.jobs.end()) return false;
   Job& job = it->second;
-  release_resources(s, job);
+  bool finished = is_terminal(job.state) && job.spec.is_batch();
+  if (job.state != JobState::kRunning && !finished) return false;
+  if (finished) {
+    s.finished.erase({job.end_time, job.id});
+    job.end_time = 0;
+    job.exit_code = job.exit_signal = 0;
+    job.state_desc.clear();
+    job.peak_mem_bytes = job.cpu_time_usec = job.cancel_uid = -1;
+    job.cancel_key.clear();
+    job.submit_time = e.time;  // Slurm's: a requeued job is submitted again
+  } else {
+    release_resources(s, job);
+  }
   job.alloc.clear();
   job.state = JobState::kPending;
   job.start_time = 0;
@@ -193,7 +207,7 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.cancel_requested = false;
   job.preempting = false;
   job.stop_intent = StopIntent::kNone;
-  job.eligible_time = e.time;
+  job.eligible_time = std::max(e.time, job.spec.begin_time);
   ++job.restart_count;
   if (e.sluid) job.sluid = e.sluid;
   s.running.erase(job.id);

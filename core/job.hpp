@@ -50,6 +50,7 @@ struct JobExtras {
   Duration time_min = 0;               // --time-min seconds; 0 unset
   Time deadline = 0;                   // --deadline; 0 none
   int64_t priority = 0;                // --priority / scontrol Priority= (admin): fixed; 0 computed
+  std::string command;                 // scontrol's Command=: the script's path and arguments; "" (null)
   bool operator==(const JobExtras&) const = default;
 };
 

@@ -105,7 +105,6 @@ Result<Job> apply_job_update(const Job& job, const JobUpdate& u, bool admin, Tim
   bool pending = job.state == JobState::kPending;
   if (!pending && asks_pending_only(u)) return invalid("Job is no longer pending execution");
   if ((u.priority || (u.nice && *u.nice < 0)) && !admin) return denied("Access/permission denied");
-  if (u.array_throttle && !job.array_job_id) return invalid("ArrayTaskThrottle: job " + display_id(job) + " is not an array");
   Job out = job;
   JobSpec& s = out.spec;
   if (u.time_limit) {
@@ -150,7 +149,7 @@ Result<Job> apply_job_update(const Job& job, const JobUpdate& u, bool admin, Tim
     s.begin_time = begin;
     out.eligible_time = std::max(job.submit_time, begin);
   }
-  if (u.array_throttle) out.array_throttle = *u.array_throttle;
+  if (u.array_throttle && job.array_job_id) out.array_throttle = *u.array_throttle;
   if (u.comment || u.qos || u.wckey || u.priority || u.time_min || u.deadline) {
     JobExtras e = *s.extra;
     if (u.comment) e.comment = *u.comment;

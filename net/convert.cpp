@@ -117,6 +117,7 @@ pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
   p.set_time_min(e.time_min);
   p.set_deadline(e.deadline);
   p.set_priority(e.priority);
+  p.set_command(e.command);
   return p;
 }
 
@@ -185,6 +186,7 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   e.time_min = p.time_min();
   e.deadline = p.deadline();
   e.priority = p.priority();
+  e.command = p.command();
   if (!(e == JobExtras{})) s.extra = std::move(e);
   int32_t kind = p.alloc_kind();
   s.alloc_kind = kind >= 0 && kind <= static_cast<int32_t>(AllocKind::kSalloc) ? static_cast<AllocKind>(kind)

@@ -1,6 +1,7 @@
 // `hq cancel` / scancel: cancels (or with -s signals) jobs by id (array tasks as 12_3, 12_[1-3]), or every job that
 // scancel's filters pick (-u, --me, -n, -t, -p, -A, -q, -w), with ids too only among those, as
 // Slurm's scancel: the jobs are looked up first (the controller filters), then cancelled.
+#include <cstring>
 #include <algorithm>
 #include <cctype>
 #include <iostream>
@@ -190,6 +191,21 @@ Result<std::vector<uint64_t>> filtered_jobs(CancelArgs& in) {
   return out;
 }
 
+// scancel's exit code after a refusal: Slurm's error number of the last one, as exit() keeps
+// it (its low 8 bits: ESLURM_ACCESS_DENIED 2002 exits 210); 1 for a text hq does not number.
+int scancel_exit_code(const std::string& error) {
+  static const std::pair<const char*, int> kNumbers[] = {
+      {"Access/permission denied", 2002},
+      {"Job can not be altered now, try again later", 2020},
+      {"Invalid job id specified", 2017},
+      {"Job/step already completing or completed", 2021},
+  };
+  for (const auto& [text, number] : kNumbers)
+    if (error.size() >= std::strlen(text) && error.compare(error.size() - std::strlen(text), std::string::npos, text) == 0)
+      return number & 0xff;
+  return 1;
+}
+
 }  // namespace
 
 std::vector<OptionDocRow> scancel_option_docs() {
@@ -241,13 +257,13 @@ int run_cancel(const Args& args) {
   if (in.json && !print_json(reply->cancel_reply())) return 1;
   if (in.verbose && !in.json && c->signal() == 0)  // Slurm's -v line per job asked for
     for (uint64_t id : c->job_ids()) std::cerr << prog << ": Terminating job " << id << "\n";
-  int failed = 0;
+  int rc = 0;
   for (const auto& e : reply->cancel_reply().errors()) {
     bool quiet = prog == "scancel" && quiet_in_scancel(e);
-    failed += !quiet;
+    if (!quiet) rc = prog == "scancel" ? scancel_exit_code(e) : 1;
     if (!in.json && (!quiet || in.verbose)) std::cerr << prog << ": error: " << e << "\n";
   }
-  return failed > 0 ? 1 : 0;
+  return rc;
 }
 
 }  // namespace hq::cmd

@@ -29,24 +29,43 @@ int call_job_control(const pb::Envelope& env, const std::string& prog, const std
 
 }  // namespace
 
-int run_job_control(const Args& args) {
-  std::string action = args[0];
-  std::string prog = "hq " + action;
+// `hq hold|...` (prog "hq hold": each of the controller's lines after "hq hold: error: ") and
+// `scontrol hold|...` (prog "scontrol": Slurm's lines as they are, "Invalid job id specified for
+// job 12", and for hold, uhold and release slurm_suspend's closing "slurm_suspend error: WHY").
+int job_control_as(const Args& args, const std::string& prog) {
+  const std::string& action = args[0];
+  bool slurm = prog == "scontrol";
   pb::Envelope env;
   auto* req = env.mutable_job_control();
   req->set_action(action);
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: hq " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
+      std::cout << "usage: " << prog << " " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
       return 0;
     }
-    if (args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
+    if (!slurm && args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
     for (std::string_view id : split(args[i], ','))  // scontrol also takes "1,2,3"
       if (!id.empty()) req->add_jobs(std::string(id));
   }
-  if (req->jobs_size() == 0) return fail(prog, invalid("No job identification provided"));
-  return call_job_control(env, prog, prog + ": error: ");
+  if (req->jobs_size() == 0) {
+    if (slurm) return std::cerr << "too few arguments for keyword:" << action << "\n", 1;
+    return fail(prog, invalid("No job identification provided"));
+  }
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  const auto& errors = reply->job_control_reply().errors();
+  for (const auto& e : errors) std::cerr << (slurm ? "" : prog + ": error: ") << e << "\n";
+  bool suspend_path = action == "hold" || action == "uhold" || action == "release";
+  if (slurm && suspend_path && !errors.empty()) {
+    const std::string& last = errors[errors.size() - 1];
+    std::cerr << "slurm_suspend error: " << last.substr(0, last.rfind(" for job ")) << "\n";
+  }
+  return errors.empty() ? 0 : 1;
 }
+
+int run_job_control(const Args& args) { return job_control_as(args, "hq " + args[0]); }
 
 // scontrol suspend|resume JOB_LIST (root and operators) and notify JOB MESSAGE: the
 // controller's answers are Slurm's whole lines ("Job is not suspended for job 12",

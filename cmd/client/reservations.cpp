@@ -57,8 +57,10 @@ int update(const Args& settings) {
 }
 
 // `delete ReservationName=X` (or Reservation=X): silent when done, as Slurm.
-int remove(const std::string& word) {
-  std::string name = word.substr(word.find('=') + 1);
+// `word`: "ReservationName=NAME", or "reservation" with the name in `spaced` (Slurm takes
+// "delete reservation NAME" too, and names its errors by the first word).
+int remove(const std::string& word, const std::string& spaced) {
+  std::string name = word.find('=') == std::string::npos ? spaced : word.substr(word.find('=') + 1);
   auto reply = send("delete", {"ReservationName=" + name});
   if (!reply) return fail("scontrol", reply.status());
   if (reply->errors_size() == 0) return 0;
@@ -84,9 +86,10 @@ int scontrol_reservation(const Args& args) {
   const std::string& verb = args[1];
   if (verb == "create") return create(Args(args.begin() + 2, args.end()));
   if (verb == "update") return update(Args(args.begin() + 2, args.end()));
-  if (args.size() < 3 || args[2].find('=') == std::string::npos)
+  bool spaced = args.size() > 3 && args[2].find('=') == std::string::npos;
+  if (args.size() < 3 || (args[2].find('=') == std::string::npos && !spaced))
     return std::cerr << "scontrol: error: Invalid deletion entity: " << (args.size() > 2 ? args[2] : "") << "\n", 1;
-  return remove(args[2]);
+  return remove(args[2], spaced ? args[3] : "");
 }
 
 int show_reservations(const std::vector<std::string>& names, bool oneliner) {

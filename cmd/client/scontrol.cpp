@@ -41,6 +41,10 @@ int show_oneliner(const Args& show_args) {
   std::fclose(captured);
   for (std::string_view l : split(text, '\n')) {
     std::string_view t = trim(l);
+    if (t.empty() && !l.empty()) {  // an empty indented line: Slurm's -o keeps its separator
+      record += " ";
+      continue;
+    }
     if (t.empty()) {
       if (!record.empty()) std::cout << record << "\n";
       record.clear();
@@ -218,7 +222,7 @@ int run_command(std::string_view name, Args args, bool oneliner) {
   if (name == "suspend" || name == "resume" || name == "notify") return run_suspend_control(args);
   if (name == "hold" || name == "uhold" || name == "holdu" || name == "release" || name == "requeue" || name == "requeuehold") {
     if (name == "holdu") args[0] = "uhold";
-    return run_job_control(args);
+    return job_control_as(args, "scontrol");
   }
   if (name == "delete" && rest.empty()) return std::cerr << "too few arguments for delete keyword\n", 1;
   Args full = args;  // these take scontrol's whole line: "scontrol", the command, its words

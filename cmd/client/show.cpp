@@ -73,6 +73,17 @@ std::string tres(const pb::Job& j, int cpus, int nodes) {
   return out;
 }
 
+// EndTime=: the end, a running job's start + limit, and as Slurm 22.05 a pending job's
+// expected start + limit once that start is known; 0 (Unknown) otherwise.
+int64_t shown_end_time(const pb::Job& j, int64_t now) {
+  if (int64_t end = job_end_time(j); end > 0 || j.state() != "PENDING") return end;
+  int64_t start = job_start_time(j, now);
+  return start > 0 && j.time_limit() > 0 ? start + j.time_limit() : 0;
+}
+
+// LastSchedEval=: hq keeps no time of the last look at a job; its start, else its submission.
+int64_t last_sched_eval(const pb::Job& j) { return j.start_time() > 0 ? j.start_time() : j.submit_time(); }
+
 // `tasks`: the array's pending tasks this record stands for (scontrol's ArrayTaskId=0-30:3%4).
 void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
   const auto& s = j.spec();
@@ -99,11 +110,12 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
             << "   RunTime=" << format_limit(run) << " TimeLimit=" << limit(j.time_limit())
             << " TimeMin=" << (s.time_min() > 0 ? format_limit(s.time_min()) : "N/A") << "\n"
             << "   SubmitTime=" << ts(j.submit_time()) << " EligibleTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
-            << "   AccrueTime=" << ts(j.hold() ? 0 : j.eligible_time()) << "\n"
-            << "   StartTime=" << ts(job_start_time(j, now)) << " EndTime=" << ts(job_end_time(j))
+            << "   AccrueTime=" << ts(j.hold() && pending ? 0 : j.eligible_time()) << "\n"
+            << "   StartTime=" << ts(job_start_time(j, now)) << " EndTime=" << ts(shown_end_time(j, now))
             << " Deadline=" << (s.deadline() > 0 ? ts(s.deadline()) : "N/A") << "\n"
             << "   SuspendTime=" << (j.suspend_time() > 0 ? ts(j.suspend_time()) : "None")
-            << " SecsPreSuspend=" << j.pre_suspend_secs() << "\n"
+            << " SecsPreSuspend=" << j.pre_suspend_secs() << " LastSchedEval=" << ts(last_sched_eval(j))
+            << " Scheduler=Main\n"
             << "   Partition=" << (j.partition().empty() ? s.partition() : j.partition())
             << " AllocNode:Sid=" << or_null(s.submit_host()) << ":0\n"
             << (s.reservation().empty() ? "" : "   Reservation=" + s.reservation() + "\n")
@@ -113,6 +125,7 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
   std::cout << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << s.ntasks()
             << " CPUs/Task=" << s.cpus_per_task() << " ReqB:S:C:T=0:0:*:*\n"
             << "   TRES=" << tres(j, cpus, nodes) << "\n"
+            << "   Socks/Node=* NtasksPerN:B:S:C=" << s.ntasks_per_node() << ":0:*:* CoreSpec=*\n"
             << "   MinCPUsNode=" << s.cpus_per_task() << " "
             << (s.mem_per_cpu_mib() > 0 ? "MinMemoryCPU=" + format_size_mib(s.mem_per_cpu_mib())
                                         : "MinMemoryNode=" + (s.mem_per_node_mib() > 0 ? format_size_mib(s.mem_per_node_mib()) : std::string("0")))
@@ -133,12 +146,14 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
     std::cout << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
               << " TotalCPU=" << (j.has_cpu_time_usec() ? format_limit(usec / 1000000) + cpu : "Unknown") << "\n";
   }
-  std::cout << "   WorkDir=" << s.workdir() << "\n";
+  std::cout << "   Command=" << or_null(s.command()) << "\n"
+            << "   WorkDir=" << s.workdir() << "\n";
   if (!s.comment().empty()) std::cout << "   Comment=" << s.comment() << " \n";
   if (s.alloc_kind() == 0)
     std::cout << "   StdErr=" << job_stdio(j, 'e') << "\n"
               << "   StdIn=" << job_stdio(j, 'i') << "\n"
               << "   StdOut=" << job_stdio(j, 'o') << "\n";
+  std::cout << "   Power=\n";
   if (!s.mail_type().empty())
     std::cout << "   MailUser=" << (s.mail_user().empty() ? s.user() : s.mail_user()) << " MailType=" << s.mail_type() << "\n";
   if (j.has_factors()) {
@@ -148,7 +163,7 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
                 static_cast<long long>(f.total()));
     std::fflush(stdout);
   }
-  std::cout << "\n";
+  std::cout << "   \n\n";  // Slurm 22.05 closes a job's record with an empty indented line
 }
 
 void print_node(const pb::Node& n) {
@@ -203,7 +218,10 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   if (!reply) return fail(prog, reply.status());
   keep_named_tasks(reply.value(), *named);
   const pb::QueueReply& r = *reply;
-  if (!names.empty() && r.jobs_size() == 0) return fail(prog, not_found("Invalid job id specified"));
+  if (!names.empty() && r.jobs_size() == 0) {
+    if (prog == "scontrol") return std::cerr << "slurm_load_jobs error: Invalid job id specified\n", 1;  // Slurm's line
+    return fail(prog, not_found("Invalid job id specified"));
+  }
   if (json) return print_json(r) ? 0 : 1;
   if (prog == "scontrol") {  // an array's pending tasks are one record, as Slurm's
     for (const QueueRow& row : queue_rows(r, false)) print_job(*row.job, r.now(), row.tasks);

@@ -15,6 +15,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/users.hpp"
+#include "core/slurm_errors.hpp"
 #include "core/units.hpp"
 #include "core/priority.hpp"
 #include "core/submit_options.hpp"
@@ -74,7 +75,7 @@ void fill_identity(JobSpec& spec) {
 Result<std::pair<std::string, std::string>> load_script(const SubmitRequest& cli, const std::vector<std::string>& pos,
                                                         const std::string& prog) {
   if (cli.wrap_set) {
-    if (!pos.empty()) return invalid("script arguments not permitted with --wrap option");
+    if (!pos.empty()) return invalid("Script arguments not permitted with --wrap option");
     return std::make_pair("#!/bin/sh\n# This script was created by " + prog + " --wrap.\n\n" + cli.wrap + "\n",
                           std::string("wrap"));
   }
@@ -133,6 +134,12 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
   if (!pos.empty()) req.spec.argv.assign(pos.begin() + 1, pos.end());
   if (!req.name_set) req.spec.name = script->second;
   std::string here = cwd();
+  if (!pos.empty()) {  // Command=, as sbatch sets it: a bare relative path made absolute, "./x" kept
+    JobExtras extras = *req.spec.extra;
+    extras.command = pos[0][0] == '/' || pos[0][0] == '.' ? pos[0] : here + "/" + pos[0];
+    for (size_t i = 1; i < pos.size(); ++i) extras.command += " " + pos[i];
+    req.spec.extra = extras;
+  }
   if (req.spec.workdir.empty()) req.spec.workdir = here;
   else if (req.spec.workdir[0] != '/') req.spec.workdir = here + "/" + req.spec.workdir;
   fill_identity(req.spec);
@@ -161,6 +168,20 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
     req.spec.extra = extras;
   }
   return req;
+}
+
+// sbatch's refusal of a submission as Slurm 22.05 prints it: Slurm's text without hq's
+// explanation ("Batch job submission failed: Invalid feature specification"), after the line
+// slurmctld sends first for an unknown partition. `hq submit` prints hq's whole message.
+int sbatch_refusal(const std::string& prog, const Status& status) {
+  const std::string& text = status.message();
+  std::string last = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  std::string slurm = slurm_error_text(last);
+  const std::string partition = "Invalid partition name specified: ";
+  if (last.rfind(partition, 0) == 0)
+    std::cerr << prog << ": error: invalid partition specified: " << last.substr(partition.size()) << "\n";
+  std::cerr << prog << ": error: Batch job submission failed: " << slurm << "\n";
+  return 1;
 }
 
 // Polls until the job ends; returns its exit code (sbatch --wait semantics).
@@ -206,6 +227,8 @@ int run_submit(const Args& args) {
     return fail(prog, s);
   }
   auto reply = call_with_retry(client, env);
+  bool refused = !reply && (reply.status().code() == Code::kInvalid || reply.status().code() == Code::kDenied);
+  if (refused && prog == "sbatch") return sbatch_refusal(prog, reply.status());
   if (!reply) return fail(prog, context_last_line(reply.status(), "Batch job submission failed"));
   const auto& r = reply->submit_reply();
   uint64_t id = r.job_id();

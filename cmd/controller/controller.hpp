@@ -225,6 +225,8 @@ class Controller {
   // "123" (every task of an array 123) or "123_4".
   std::vector<JobId> resolve(const std::string& text) const;
   std::string control_one(const std::string& action, Job& job, bool admin);
+  std::string requeue_one(const std::string& action, Job& job);
+  static std::string control_denied(const std::string& action);
   // sbatch --uid/--gid: `spec`'s identity from the request when root asks (jobs.cpp).
   Status run_as(const pb::SubmitRequest& req, const net::Identity& who, JobSpec& spec) const;
   // scontrol suspend|resume|notify (cmd/controller/suspend.cpp).

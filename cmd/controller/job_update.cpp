@@ -4,6 +4,7 @@
 // time limit goes to the node that runs its script. Runs on the controller's event loop.
 #include "cmd/controller/controller.hpp"
 #include "core/job_update.hpp"
+#include "core/slurm_errors.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/convert.hpp"
@@ -70,12 +71,12 @@ void Controller::update_jobs(const pb::JobUpdateRequest& req, const net::Identit
     for (JobId id : ids) {
       const Job& job = state_.jobs.at(id);
       if (!may_act(job, who, admin, "update")) {
-        out.add_errors("Access/permission denied for job " + display_id(job));
+        out.add_errors("Invalid user id for job " + display_id(job));  // Slurm's ESLURM_USER_ID_MISSING
         continue;
       }
       auto changed = updated_job(job, *update, admin);
       if (!changed) {
-        out.add_errors(changed.status().message() + " for job " + display_id(job));
+        out.add_errors(slurm_error_text(changed.status().message()) + " for job " + display_id(job));
         continue;
       }
       bool new_limit = update->time_limit && job.state == JobState::kRunning;

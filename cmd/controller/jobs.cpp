@@ -51,7 +51,7 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
     job.partitions = split_list(spec.partition);
   }
   for (const auto& name : job.partitions)
-    if (!find_partition(state_.partitions, name)) return invalid("invalid partition name specified: " + name);
+    if (!find_partition(state_.partitions, name)) return invalid("Invalid partition name specified: " + name);
   if (Status s = enforce_at_submit(job.spec, job.partitions); !s) return s;  // the default account, QOS
   for (const auto& name : job.partitions) {
     const PartitionConfig* p = find_partition(state_.partitions, name);  // as updated (scontrol)
@@ -167,7 +167,7 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
     return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
   if (spec.extra->priority > 0 && !is_admin(who))
-    return reply(denied("Access/permission denied: only administrators may set --priority"));
+    return reply(denied("Access/permission denied: only administrators may set --priority"));  // Slurm 22.05 takes it, ignored
   const std::string& key = req.request_key();
   if (Status s = check_request_key(key); !s) return reply(s);
   if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, spec.uid)) {
@@ -264,11 +264,11 @@ void Controller::job_control(const pb::JobControlRequest& req, const net::Identi
   }
   for (const auto& text : req.jobs()) {
     std::vector<JobId> ids = resolve(text);
-    if (ids.empty()) out.add_errors("Invalid job id specified: " + text);
+    if (ids.empty()) out.add_errors("Invalid job id specified for job " + text);  // Slurm's line
     for (JobId id : ids) {
       Job& job = state_.jobs.at(id);
-      std::string err = may_act(job, who, admin, action) ? control_one(action, job, admin) : "Access/permission denied";
-      if (!err.empty()) out.add_errors("job " + display_id(job) + ": " + err);
+      std::string err = may_act(job, who, admin, action) ? control_one(action, job, admin) : control_denied(action);
+      if (!err.empty()) out.add_errors(err + " for job " + display_id(job));
       else out.add_done(id.value);
     }
   }
@@ -276,23 +276,43 @@ void Controller::job_control(const pb::JobControlRequest& req, const net::Identi
   when_durable([reply = std::move(reply), out = std::move(out)](const Status&) { reply(out); });
 }
 
+// Slurm's refusal of another user's job: hold and release go through slurm_suspend's
+// update path (ESLURM_USER_ID_MISSING), requeue through its own (ESLURM_ACCESS_DENIED).
+std::string Controller::control_denied(const std::string& action) {
+  return action == "requeue" || action == "requeuehold" ? "Access/permission denied" : "Invalid user id";
+}
+
+// One job's hold, uhold, release, requeue or requeuehold; "" done, else Slurm's reason.
 std::string Controller::control_one(const std::string& action, Job& job, bool admin) {
   JobId id = job.id;
   if (action == "hold" || action == "uhold") {
-    if (is_terminal(job.state)) return "Job is no longer pending execution";  // running: held once requeued (Slurm's)
+    if (is_terminal(job.state)) return "Job has already finished";  // running: held once requeued (Slurm's)
     HoldKind kind = action == "hold" && admin ? HoldKind::kAdmin : HoldKind::kUser;
     record(JobHoldChanged{id, now(), kind});
     return "";
   }
   if (action == "release") {
-    if (is_terminal(job.state) || !job.held()) return "Job is not held";
-    if (job.hold == HoldKind::kAdmin && !admin) return "Access/permission denied (held by an administrator)";
+    if (is_terminal(job.state)) return "Job has already finished";
+    if (!job.held()) return "";  // Slurm's: nothing to do, no error
+    if (job.hold == HoldKind::kAdmin && !admin) return "Access/permission denied";
     record(JobHoldChanged{id, now(), HoldKind::kNone});
     return "";
   }
-  // requeue / requeuehold: running jobs are stopped and queued again with the same id.
-  if (job.state != JobState::kRunning) return "Job is not running (only running jobs can be requeued)";
-  if (job.spec.requeue == 0) return "Job is not requeueable (--no-requeue)";
+  return requeue_one(action, job);
+}
+
+// requeue / requeuehold: a running job is stopped and queued again with the same id; a
+// finished batch job is queued again at once (Slurm's); a pending one is refused.
+std::string Controller::requeue_one(const std::string& action, Job& job) {
+  JobId id = job.id;
+  if (job.state == JobState::kPending) return "Job is pending execution";
+  if (job.spec.requeue == 0) return "Requested operation is presently disabled";  // --no-requeue
+  if (is_terminal(job.state)) {
+    if (!job.spec.is_batch()) return "Job has already finished";  // srun/salloc: nothing to run again
+    record(JobRequeued{id, now(), JobReason::kNone});
+    if (action == "requeuehold") record(JobHoldChanged{id, now(), HoldKind::kUser});
+    return "";
+  }
   if (job.cancel_requested || job.stop_intent != StopIntent::kNone) return "Job is already being stopped";
   // Slurm's rule: a suspended job that is requeued is held.
   StopIntent intent = action == "requeuehold" || job.suspended ? StopIntent::kRequeueHold : StopIntent::kRequeue;

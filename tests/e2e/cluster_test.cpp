@@ -67,7 +67,7 @@ TEST_CASE("e2e: exit codes, --wait, stdin scripts and the sbatch/squeue names") 
 
   auto bad = c.hq("submit --wrap true -p nosuch");
   CHECK(bad.rc == 1);
-  CHECK(bad.out.find("invalid partition name specified: nosuch") != std::string::npos);
+  CHECK(bad.out.find("Invalid partition name specified: nosuch") != std::string::npos);
   auto toobig = c.hq("submit --wrap true -N 5");
   CHECK(toobig.rc == 1);
   CHECK(toobig.out.find("Node count specification invalid") != std::string::npos);

@@ -194,7 +194,6 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
     job.state_desc.clear();
     job.peak_mem_bytes = job.cpu_time_usec = job.cancel_uid = -1;
     job.cancel_key.clear();
-    job.submit_time = e.time;  // Slurm's: a requeued job is submitted again
   } else {
     release_resources(s, job);
   }
@@ -208,6 +207,9 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.preempting = false;
   job.stop_intent = StopIntent::kNone;
   job.eligible_time = std::max(e.time, job.spec.begin_time);
+  // Slurm's: a requeued job is submitted again, a second later at least, so that its run
+  // is a record of its own in the accounting store (sacct -D).
+  job.submit_time = std::max(e.time, job.submit_time + 1);
   ++job.restart_count;
   if (e.sluid) job.sluid = e.sluid;
   s.running.erase(job.id);

@@ -266,7 +266,7 @@ Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q, std:
     sql += " AND " + window_clause(q.start, q.end, binds);
   }
   if (q.started_only) sql += " AND start_time > 0";
-  sql += " ORDER BY job_id, array_task_id";
+  sql += " ORDER BY job_id, array_task_id, submit_time";
   if (q.limit) sql += " LIMIT " + std::to_string(q.limit);
   Stmt st(db_, path_, "reading job records");
   if (Status s = st.prepare(sql.c_str()); !s) return s;
@@ -274,8 +274,12 @@ Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q, std:
   std::vector<std::string> out;
   std::vector<std::pair<int64_t, int64_t>> keys;
   Status s = st.each_row([&] {
+    if (q.latest_only && !keys.empty() && keys.back().first == st.int64_at(1)) {  // a later run of the same job
+      out.pop_back();
+      keys.pop_back();
+    }
     out.push_back(st.blob_at(0));
-    if (steps) keys.emplace_back(st.int64_at(1), st.int64_at(2));
+    keys.emplace_back(st.int64_at(1), st.int64_at(2));
     return Status::ok();
   });
   if (!s) return s;

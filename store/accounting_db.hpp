@@ -49,6 +49,7 @@ struct AcctJobQuery {
   size_t limit = 0;                // 0: all
   bool started_only = false;       // only jobs that started (fair share's usage)
   bool with_steps = false;         // AccountingLink::query: also the jobs' step records
+  bool latest_only = false;        // one row per job id: its latest run (sacct without -D)
 };
 
 class AccountingDb {

@@ -31,7 +31,8 @@ constexpr char kUsage[] =
     "  -X, --allocations      jobs only, no .batch or step lines\n"
     "  -o, --format=FIELDS    e.g. JobID,JobName%30,State; -e/--helpformat lists them\n"
     "  -b, --brief  -l, --long  -n, --noheader  -p, --parsable  -P, --parsable2  --delimiter=C\n"
-    "  taken, change nothing: -D/--duplicates -M/--clusters -L/--allclusters -T/--truncate --units --noconvert\n"
+    "  -D, --duplicates       every run of a requeued job (else its latest only)\n"
+    "  taken, change nothing: -M/--clusters -L/--allclusters -T/--truncate --units --noconvert\n"
     "                         -v/--verbose --local --federation --array -x/--associations\n";
 
 struct SacctArgs {
@@ -122,8 +123,8 @@ const std::vector<CliOption<SacctArgs>>& options() {
       {"parsable", 'p', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable, ok(); }},
       {"parsable2", 'P', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable2, ok(); }},
       {"delimiter", 0, true, [](SacctArgs& a, std::string_view v) { return a.style.delimiter = v, ok(); }},
-      // Taken, changing nothing: one cluster, no federation, every record once.
-      {"duplicates", 'D', false, [](SacctArgs&, std::string_view) { return ok(); }},
+      // Taken, changing nothing: one cluster, no federation.
+      {"duplicates", 'D', false, [](SacctArgs& a, std::string_view) { return a.req.set_duplicates(true), ok(); }},
       {"clusters", 'M', true, [](SacctArgs&, std::string_view) { return ok(); }},
       {"allclusters", 'L', false, [](SacctArgs&, std::string_view) { return ok(); }},
       {"truncate", 'T', false, [](SacctArgs&, std::string_view) { return ok(); }},

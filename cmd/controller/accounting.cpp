@@ -50,9 +50,10 @@ Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::stri
   return j;
 }
 
-std::string encode_acct_record(const Job& job) {
+std::string encode_acct_record(const Job& job, const std::string& state) {
   pb::Job p = net::to_pb(job, /*with_script=*/false);
   if (job.held()) p.set_eligible_time(0);  // as Slurm records it: not eligible while held
+  if (!state.empty()) p.set_state(state);
   return p.SerializeAsString();
 }
 

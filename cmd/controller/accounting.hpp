@@ -24,7 +24,7 @@
 namespace hq {
 
 // A job's accounting record, as it goes into the outbox.
-std::string encode_acct_record(const Job& job);
+std::string encode_acct_record(const Job& job, const std::string& state = "");  // state: instead of the job's (REQUEUED)
 // An outbox record with the columns the store selects on, as the shipper sends it.
 Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster);
 

@@ -265,6 +265,7 @@ void Controller::acct_query(const pb::AcctQueryRequest& req, const net::Identity
   q.end = req.end();
   q.limit = req.limit();
   q.with_steps = req.with_steps();
+  q.latest_only = !req.duplicates();
   acct_->query(std::move(q), [reply = std::move(reply), cluster = config_.name](Result<AccountingLink::Records> rows) {
     if (!rows) return reply(rows.status());
     pb::AcctQueryReply out;

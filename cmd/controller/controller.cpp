@@ -119,6 +119,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   // launch that could not be sent...): its other nodes let go of their share once durable.
   JobId leaving = ending_or_requeued(event);
   std::vector<std::string> release = nodes_to_release(leaving);
+  std::optional<std::string> requeued_run = run_before_requeue(event);
   if (!hq::apply(state_, event)) {
     // Stale or duplicate: already reflected, but maybe not durable yet (the first copy may
     // still be in the journal's queue). Acting on it waits for everything queued so far.
@@ -139,6 +140,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     };
   }
   std::vector<std::string> records = acct_records(event);
+  if (requeued_run) records.insert(records.begin(), std::move(*requeued_run));
   bool ship = acct_ && !records.empty();
   uint64_t seq = ++appended_;
   journal_->append(net::encode_event(event), std::move(records), [this, seq, after = std::move(after)](const Status& s) {
@@ -164,6 +166,19 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     events_since_snapshot_ = 0;
     journal_->snapshot(net::encode_snapshot(state_), {});
   }
+}
+
+// A running job about to be requeued, as its run ends: REQUEUED at the requeue, the last
+// record of that run's row in the accounting store (the next run is a row of its own).
+std::optional<std::string> Controller::run_before_requeue(const Event& event) const {
+  const auto* e = std::get_if<JobRequeued>(&event);
+  if (!e || config_.accounting.storage == "none") return std::nullopt;
+  const Job* job = find_job(state_, e->id);
+  if (!job || job->state != JobState::kRunning) return std::nullopt;
+  Job run = *job;
+  run.end_time = e->time;
+  run.suspended = false;
+  return encode_acct_record(run, "REQUEUED");
 }
 
 // The job's record after `event`, for the accounting store (none when accounting is off).

@@ -187,7 +187,7 @@ TEST_CASE("e2e: with [accounting] storage = none sacct says accounting is off, a
   CHECK_FALSE(std::filesystem::exists(c.dir() + "/state/accounting.db"));
 }
 
-TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID), a requeue a new one, OriginalSLUID the first") {
+TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID) and its record (-D), a requeue a new one") {
   LocalCluster c(1, 1);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
@@ -212,4 +212,22 @@ TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID)
   CHECK(hq::sluid_cluster(*a) == 2);  // the store's first cluster id (0 and 1 are reserved)
   std::string out = sacct_until(c, "-X -n -P -o SLUID,OriginalSLUID,State -j " + id, 1);
   CHECK(out == second + "|" + first + "|COMPLETED\n");
+  // Each run is a record of its own (Slurm's new row per requeue): -D shows both, the
+  // first REQUEUED, submitted again at the requeue.
+  auto both = sh(bin(c) + "sacct -D -X -n -P -o JobID,State,SLUID,Submit,End -j " + id);
+  std::vector<std::string> lines;
+  std::istringstream in(both.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind(id + "|REQUEUED|" + first + "|", 0) == 0);
+  CHECK(lines[1].rfind(id + "|COMPLETED|" + second + "|", 0) == 0);
+  std::string first_end = lines[0].substr(lines[0].rfind('|') + 1), second_submit;
+  {
+    std::vector<std::string> cols;
+    std::stringstream f(lines[1]);
+    for (std::string x; std::getline(f, x, '|');) cols.push_back(x);
+    REQUIRE(cols.size() == 5);
+    second_submit = cols[3];
+  }
+  CHECK(second_submit >= first_end);  // the second run was submitted at the requeue (ISO times sort)
 }

@@ -296,3 +296,22 @@ TEST_CASE("journal: step records wait in the outbox with their kind, and an outb
   CHECK((rows[1].body == "job" && rows[1].kind == store::OutboxKind::kJob));
   CHECK((rows[2].body == "step" && rows[2].kind == store::OutboxKind::kStep));
 }
+
+TEST_CASE("accounting store: a requeued job's runs are rows of their own, the latest alone unless all are asked for") {
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  AcctJob first = job(1, 7, "REQUEUED", 100, 110, 120);
+  AcctJob second = job(2, 7, "COMPLETED", 121, 130, 140);
+  second.submit_time = 121;  // submitted again at the requeue
+  AcctJob other = job(3, 8, "COMPLETED", 100, 110, 120);
+  REQUIRE(db->apply("src", {first, second, other}).is_ok());
+  store::AcctJobQuery q;
+  q.jobs = {{7, -1}, {8, -1}};
+  auto all = query(*db, q);
+  std::string got;
+  for (const auto& r : all) got += r + ",";
+  INFO(got);
+  CHECK(all == std::vector<std::string>{"record-7-REQUEUED", "record-7-COMPLETED", "record-8-COMPLETED"});
+  q.latest_only = true;
+  CHECK(query(*db, q) == std::vector<std::string>{"record-7-COMPLETED", "record-8-COMPLETED"});
+}

@@ -175,7 +175,12 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
 // slurmctld sends first for an unknown partition. `hq submit` prints hq's whole message.
 int sbatch_refusal(const std::string& prog, const Status& status) {
   const std::string& text = status.message();
-  std::string last = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  size_t cut = text.rfind('\n');
+  std::string last = text.substr(cut == std::string::npos ? 0 : cut + 1);
+  if (cut != std::string::npos) {  // lines slurmctld sends before the refusal (AssocMaxSubmitJobLimit)
+    std::istringstream before(text.substr(0, cut));
+    for (std::string line; std::getline(before, line);) std::cerr << prog << ": error: " << line << "\n";
+  }
   std::string slurm = slurm_error_text(last);
   const std::string partition = "Invalid partition name specified: ";
   if (last.rfind(partition, 0) == 0)

@@ -51,7 +51,7 @@ const std::vector<std::string>& sreport_tres_names() {
 namespace {
 
 constexpr char kUsage[] =
-    "sreport [<OPTION>] [<COMMAND>]\n"
+    "Usage: sreport [<OPTION>] [<COMMAND>]\n"
     "    Valid <OPTION> values are:\n"
     "     -a or --all_clusters: Use all clusters instead of current\n"
     "     -M or --cluster: Use cluster(s) specified\n"

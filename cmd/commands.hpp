@@ -36,6 +36,7 @@ int run_salloc(const Args& args); // hq alloc / salloc: an allocation and a comm
 int run_queue(const Args& args);
 int run_sacctmgr(const Args& args);  // hq acctmgr / sacctmgr: accounts, users, associations, QOS
 int run_sshare(const Args& args);    // hq share / sshare: fair share by association
+int run_sreport(const Args& args);   // hq report / sreport: usage reports over a window
 int run_sprio(const Args& args);     // hq prio / sprio: pending jobs' priority factors
 int run_sacct(const Args& args);  // hq acct / sacct: job records from the accounting store
 int run_cancel(const Args& args);

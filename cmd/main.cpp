@@ -34,6 +34,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"acctmgr", run_sacctmgr},      {"sacctmgr", run_sacctmgr},
       {"share", run_sshare},          {"sshare", run_sshare},
       {"prio", run_sprio},            {"sprio", run_sprio},
+      {"report", run_sreport},        {"sreport", run_sreport},
   };
   return table;
 }
@@ -42,10 +43,10 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node\n"
-         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct, acctmgr, share, prio\n"
+         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct, acctmgr, share, prio, report\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
-         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr, sshare or sprio it behaves as that Slurm command.\n";
+         "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr, sshare, sprio or sreport it behaves as that Slurm command.\n";
   return code;
 }
 

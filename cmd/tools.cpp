@@ -32,7 +32,7 @@ std::optional<std::string> unknown_option(const Args& args, std::initializer_lis
 const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
       {"sbatch", "submit"}, {"squeue", "queue"}, {"scancel", "cancel"}, {"sinfo", "nodes"}, {"scontrol", "show"},
-      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}, {"sacctmgr", "acctmgr"}, {"sshare", "share"}, {"sprio", "prio"}};
+      {"srun", "run"}, {"salloc", "alloc"}, {"sacct", "acct"}, {"sacctmgr", "acctmgr"}, {"sshare", "share"}, {"sprio", "prio"}, {"sreport", "report"}};
   return a;
 }
 

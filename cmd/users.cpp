@@ -23,7 +23,7 @@ std::optional<PasswdEntry> find_entry(const std::string& file, const std::functi
     if (f.size() < 7) continue;  // malformed line: skip it, never fail
     auto uid = parse_int(f[2], 0, UINT32_MAX), gid = parse_int(f[3], 0, UINT32_MAX);
     if (!uid || !gid) continue;
-    PasswdEntry e{f[0], static_cast<uid_t>(*uid), static_cast<gid_t>(*gid), f[5]};
+    PasswdEntry e{f[0], static_cast<uid_t>(*uid), static_cast<gid_t>(*gid), f[5], f[4].substr(0, f[4].find(','))};
     if (match(e)) return e;
   }
   return std::nullopt;

@@ -16,6 +16,7 @@ struct PasswdEntry {
   uid_t uid = 0;
   gid_t gid = 0;
   std::string home;
+  std::string gecos;  // up to its first ',' (sreport's "Proper Name")
 };
 
 std::optional<PasswdEntry> passwd_by_uid(uid_t uid, const std::string& file = "/etc/passwd");

@@ -246,4 +246,27 @@ bool register_cluster(AcctModel& m, const std::string& cluster, const std::strin
   return fresh;
 }
 
+namespace {
+
+void lft_walk(const AcctModel& m, const AcctAssoc& at, std::vector<uint32_t>& out, int depth) {
+  out.push_back(at.id);
+  if (!at.user.empty() || depth > 64) return;
+  std::vector<const AcctAssoc*> kids;
+  for (const auto& [id, a] : m.assocs)
+    if (a.cluster == at.cluster && a.id != at.id &&
+        ((a.user.empty() && a.parent == at.account) || (!a.user.empty() && a.account == at.account)))
+      kids.push_back(&a);
+  std::sort(kids.begin(), kids.end(), [](const AcctAssoc* x, const AcctAssoc* y) { return x->placed > y->placed; });
+  for (const auto* k : kids) lft_walk(m, *k, out, depth + 1);
+}
+
+}  // namespace
+
+std::vector<uint32_t> lft_order(const AcctModel& m) {
+  std::vector<uint32_t> out;
+  for (const auto& [name, c] : m.clusters)
+    if (const AcctAssoc* root = m.account_assoc(name, "root")) lft_walk(m, *root, out, 0);
+  return out;
+}
+
 }  // namespace hq

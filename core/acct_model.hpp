@@ -128,6 +128,11 @@ struct AcctModel {
   AcctQos& add_qos(AcctQos q);
 };
 
+// Association ids in slurmdbd's storage order (its nested-set "lft"): depth first from each
+// cluster's root, a new child placed before its older siblings. sacctmgr's modify and delete
+// list their objects in it, as does `list user -s`; sreport orders by it.
+std::vector<uint32_t> lft_order(const AcctModel& m);
+
 // What a new store holds, and what registering a cluster adds: Slurm's defaults (account root
 // "default root account"; user root, Administrator, in root; QOS normal).
 AcctModel default_acct_model();

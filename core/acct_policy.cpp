@@ -155,6 +155,20 @@ UsageRecord usage_record(const Job& job) {
   return r;
 }
 
+UsageJob sreport_usage_job(const Job& job) {
+  UsageJob u;
+  u.account = job.spec.account, u.user = job.spec.user, u.partition = job.partition;
+  u.eligible = job.eligible_time, u.start = job.start_time;
+  u.end = is_terminal(job.state) ? std::max(job.end_time, job.start_time) : 0;
+  TresCounts held = held_tres(job);
+  u.cpus_req = job.start_time ? held[kTresCpu] : requested_tres(job.spec)[kTresCpu];
+  if (!job.alloc.empty()) {
+    u.tres = {{"cpu", held[kTresCpu]}, {"mem", held[kTresMem]}, {"node", held[kTresNode]}, {"billing", held[kTresBilling]}};
+    if (held[kTresGpu] > 0) u.tres["gres/gpu"] = held[kTresGpu];
+  }
+  return u;
+}
+
 AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce,
                        std::shared_ptr<const FairShare> shares)
     : enforce_(enforce), shares_(std::move(shares)) {

@@ -19,6 +19,7 @@
 
 #include "core/acct_model.hpp"
 #include "core/fair_share.hpp"
+#include "core/sreport.hpp"
 #include "core/job.hpp"
 #include "core/priority.hpp"
 #include "core/status.hpp"
@@ -47,6 +48,9 @@ TresCounts held_tres(const Job& job);
 
 // A job's usage as fair share counts it (account as recorded, CPUs held, run time).
 UsageRecord usage_record(const Job& job);
+// A job's record as sreport counts it: its association, times (an end only once it ended),
+// the CPUs it asked for and the TRES it held (cpu, mem, node, billing, gres/gpu).
+UsageJob sreport_usage_job(const Job& job);
 
 class AcctPolicy final : public AcctFactors {
  public:

@@ -18,11 +18,6 @@ struct Ctx {
   Io io;
 };
 
-// Association ids in slurmdbd's storage order (its nested-set "lft"): depth first from each
-// cluster's root, a new child placed before its older siblings. Modify and delete list their
-// objects in it, as does `list user -s`.
-std::vector<uint32_t> lft_order(const AcctModel& m);
-
 void show_it(Ctx& cx, const std::vector<std::string>& args);
 void modify_it(Ctx& cx, const std::vector<std::string>& args);
 void delete_it(Ctx& cx, const std::vector<std::string>& args);

@@ -415,29 +415,6 @@ Status check_script(std::string_view script) {
 }  // namespace hq
 
 namespace hq {
-namespace {
-
-// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-Result<int64_t> clock_seconds(std::string_view t) {  // HH:MM[:SS]
-  auto h = parse_int(t.substr(0, 2), 0, 23);
-  auto m = t.size() >= 5 && t[2] == ':' ? parse_int(t.substr(3, 2), 0, 59) : Result<int64_t>(invalid(""));
-  Result<int64_t> s = int64_t{0};
-  if (t.size() == 8 && t[5] == ':') s = parse_int(t.substr(6, 2), 0, 59);
-  else if (t.size() != 5) s = invalid("");
-  if (!h || !m || !s) return invalid("bad time of day '" + std::string(t) + "'");
-  return *h * 3600 + *m * 60 + *s;
-}
-
-}  // namespace
 
 Result<Time> resolve_begin(std::string_view text, Time now, int64_t utc_offset) {
   auto bad = [&]() { return invalid("Invalid time specification (--begin) '" + std::string(text) + "'"); };

@@ -157,6 +157,26 @@ Result<int64_t> parse_size_mib(std::string_view text) {
   return (*n * mib_per_num + num_per_mib - 1) / num_per_mib;
 }
 
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+Result<int64_t> clock_seconds(std::string_view t) {  // HH:MM[:SS]
+  auto h = parse_int(t.substr(0, 2), 0, 23);
+  auto m = t.size() >= 5 && t[2] == ':' ? parse_int(t.substr(3, 2), 0, 59) : Result<int64_t>(invalid(""));
+  Result<int64_t> s = int64_t{0};
+  if (t.size() == 8 && t[5] == ':') s = parse_int(t.substr(6, 2), 0, 59);
+  else if (t.size() != 5) s = invalid("");
+  if (!h || !m || !s) return invalid("bad time of day '" + std::string(t) + "'");
+  return *h * 3600 + *m * 60 + *s;
+}
+
+
 std::string format_timestamp(Time t) {
   // Civil-from-days (Howard Hinnant), UTC.
   int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400;

@@ -56,6 +56,10 @@ std::vector<std::string> split_list(std::string_view s);
 // Strict non-negative integer parse with range check.
 Result<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);
 
+// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d);
+// "HH:MM[:SS]" as seconds after midnight.
+Result<int64_t> clock_seconds(std::string_view t);
 // ISO-8601 UTC "YYYY-MM-DDTHH:MM:SS" for display; pure arithmetic, no TZ lookup.
 std::string format_timestamp(Time t);
 

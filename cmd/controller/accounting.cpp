@@ -171,6 +171,29 @@ void AccountingLink::fair_share(Time now, Time since, FairShareConfig cfg,
   });
 }
 
+void AccountingLink::report(SreportCmd cmd, SreportData data, Time now,
+                            std::function<void(Result<SreportOutput>)> done) {
+  if (!db_) return done(unavailable("no accounting store"));
+  store::AcctJobQuery q;
+  q.cluster = cluster_;
+  q.start = cmd.start;
+  q.end = cmd.end;
+  worker_->run([this, q = std::move(q), cmd = std::move(cmd), data = std::move(data), now, done = std::move(done)]() mutable {
+    Result<SreportOutput> out = unavailable("");
+    auto rows = db_->query(q);
+    if (!rows) {
+      out = rows.status();
+    } else {
+      pb::Job wire;
+      for (const std::string& row : *rows)
+        if (wire.ParseFromString(row))
+          if (auto job = net::from_pb(wire)) data.jobs.push_back(sreport_usage_job(*job));
+      out = render_sreport(cmd, data, now);
+    }
+    post_([out = std::move(out), done = std::move(done)]() mutable { done(std::move(out)); });
+  });
+}
+
 void AccountingLink::load_model(std::string host, uint32_t port, std::function<void(Status)> done) {
   if (!db_) return done(unavailable("no accounting store"));
   worker_->run([this, host = std::move(host), port, done = std::move(done)]() mutable {

@@ -16,6 +16,7 @@
 #include "core/acctmgr.hpp"
 #include "core/fair_share.hpp"
 #include "core/job.hpp"
+#include "core/sreport.hpp"
 #include "core/status.hpp"
 #include "store/accounting_db.hpp"
 #include "store/event_log.hpp"
@@ -51,6 +52,9 @@ class AccountingLink {
   // Fair share as of `now`, from the stored records of jobs that ran since `since` (0: all)
   // and the model as it is now; worked out on the store's thread, `done` on the event loop.
   void fair_share(Time now, Time since, FairShareConfig cfg, std::function<void(Result<std::shared_ptr<const FairShare>>)> done);
+  // sreport: the records of jobs eligible before cmd.end and not ended before cmd.start,
+  // added to `data`, and the report worked out on the store's thread; `done` on the loop.
+  void report(SreportCmd cmd, SreportData data, Time now, std::function<void(Result<SreportOutput>)> done);
   // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
   void stop();
 

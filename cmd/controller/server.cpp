@@ -130,6 +130,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
                       c.with_shares([&c, req = m.assoc_mgr(), done] { done(Result<pb::AssocMgrReply>(c.assoc_mgr(req))); });
                     },
                     [](pb::Envelope& env, pb::AssocMgrReply r) { *env.mutable_assoc_mgr_reply() = std::move(r); })},
+      {pb::Envelope::kReport,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity&, auto done) { c.report(m.report(), done); },
+                    [](pb::Envelope& env, pb::ReportReply r) { *env.mutable_report_reply() = std::move(r); })},
       {pb::Envelope::kShare,
        answer_later([](Controller& c, const pb::Envelope&, const net::Identity&, auto done) {
                       c.with_shares([&c, done] { done(Result<pb::ShareReply>(c.shares())); });

@@ -60,7 +60,8 @@ TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch n
                             "hold",       "uhold",   "release", "requeue",     "requeuehold", "explain", "sim",
                             "config",     "control", "sbatch",  "squeue",      "scancel", "sinfo",   "scontrol",
                             "run",        "srun",    "alloc",   "salloc",      "bench steps", "bench accounting", "local start",
-                            "acct",       "sacct",   "acctmgr", "sacctmgr", "share", "sshare", "prio", "sprio"};
+                            "acct",       "sacct",   "acctmgr", "sacctmgr", "share", "sshare", "prio", "sprio",
+                            "report",     "sreport"};
   // squeue's, sinfo's, sshare's and sprio's -h is --noheader, as in Slurm: only --help there.
   auto noheader = [](const std::string& c) {
     return c == "queue" || c == "squeue" || c == "nodes" || c == "sinfo" || c == "share" || c == "sshare" || c == "prio" ||

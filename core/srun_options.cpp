@@ -131,6 +131,7 @@ const std::vector<Option>& srun_table() {
       {"export", 0, true, [](Parse& p, std::string_view v) { p.req.export_spec = v; return Status::ok(); }},
       {"chdir", 'D', true, [](Parse& p, std::string_view v) { p.req.chdir = v; return Status::ok(); }},
       {"controller", 0, true, [](Parse& p, std::string_view v) { p.req.controller = v; return Status::ok(); }},
+      {"ca", 0, true, [](Parse& p, std::string_view v) { p.req.ca_file = v; return Status::ok(); }},
       {"time", 't', true, set_time},
       {"mem", 0, true, set_mem},
       {"gpus", 'G', true, [](Parse& p, std::string_view v) { return set_count(p.req.gpus, v, "--gpus"); }},

@@ -23,6 +23,7 @@ struct SrunRequest {
   uint64_t job_id = 0;             // --jobid / SLURM_JOB_ID: inside that allocation (0: none)
   std::string job_name;            // -J
   std::string controller;          // --controller HOST:PORT (hq's): outside an allocation
+  std::string ca_file;             // --ca FILE (hq's): the cluster's CA certificate
   std::string partition;           // -p (outside an allocation: the job's partition)
   bool exclusive = false;          // --exclusive (outside an allocation: whole nodes; a step: --exact)
   std::string output, error, input;  // -o/-e/-i as given (patterns); empty: srun's own streams

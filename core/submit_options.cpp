@@ -231,6 +231,7 @@ std::vector<OptionDef> base_options() {
       {"hold", 'H', false, [](SubmitRequest& r, std::string_view) { r.spec.hold = true; return Status::ok(); }},
       {"parsable", 0, false, [](SubmitRequest& r, std::string_view) { r.parsable = true; return Status::ok(); }},
       {"controller", 0, true, [](SubmitRequest& r, std::string_view v) { r.controller = v; return Status::ok(); }},
+      {"ca", 0, true, [](SubmitRequest& r, std::string_view v) { r.ca_file = v; return Status::ok(); }},
       {"hint", 0, true, set_hint},
       {"uid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_user, v, "user"); }},
       {"gid", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.as_group, v, "group"); }},

@@ -27,6 +27,7 @@ struct SubmitRequest {
   std::string wrap;
   std::string export_spec = "ALL";
   std::string controller;              // --controller HOST:PORT (hq's): where to submit
+  std::string ca_file;                 // --ca FILE (hq's): the cluster's CA certificate
   std::string as_user, as_group;       // --uid, --gid as given (root only): resolved by the client
   // "--mail-type: no mail is sent yet": options taken that do not act on hq yet
   // (core/submit_inert), for sbatch to tell once each on stderr.

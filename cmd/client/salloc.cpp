@@ -86,6 +86,7 @@ Result<SallocOptions> parse(const Args& args) {
   if (!s) return s;
   const SubmitRequest& r = o.submit;
   if (!r.controller.empty()) setenv("HQ_CONTROLLER", r.controller.c_str(), 1);  // first in find_controller
+  if (!r.ca_file.empty()) setenv("HQ_CA_FILE", r.ca_file.c_str(), 1);            // first in find_transport
   if (r.wrap_set || !r.spec.array.empty() || !r.spec.output.empty() || !r.spec.error.empty() || r.wait || r.test_only ||
       r.parsable)
     return invalid("--wrap, --array, --output, --error, --wait, --test-only and --parsable are sbatch's, not salloc's");

@@ -620,6 +620,7 @@ int run_srun(const Args& args) {
     return 1;
   }
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
+  if (!req->ca_file.empty()) setenv("HQ_CA_FILE", req->ca_file.c_str(), 1);            // first in find_transport
   if (req->mpi == "list") {  // Slurm's listing, of the types built here
     std::cout << mpi_types_list();
     return 0;

@@ -221,6 +221,7 @@ int run_submit(const Args& args) {
   }
   if (!req) return fail(prog, req.status());
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
+  if (!req->ca_file.empty()) setenv("HQ_CA_FILE", req->ca_file.c_str(), 1);            // first in find_transport
   for (const auto& n : req->notices) std::cerr << prog << ": warning: " << n << "\n";
   std::unique_ptr<net::RpcClient> client;  // call_with_retry connects
   pb::Envelope env;

@@ -130,6 +130,15 @@ TEST_CASE("hq local: --controller naming the local cluster's own address reaches
   auto wrong_ca = home.hq("queue --controller 127.0.0.1:1 --ca /nonexistent/ca.pem");
   CHECK(wrong_ca.rc == 1);
   CHECK(wrong_ca.out.find("/nonexistent/ca.pem") != std::string::npos);
+  // sbatch, srun and salloc take --ca in their option tables (hq submit|run|alloc too).
+  for (const char* cmd : {"submit --wrap true", "run true", "alloc true"}) {
+    std::string line = std::string(cmd).insert(std::string(cmd).find(' '), " --controller 127.0.0.1:1 --ca /nonexistent/ca.pem");
+    auto r = home.hq(line);
+    INFO(line);
+    INFO(r.out);
+    CHECK(r.rc != 0);
+    CHECK(r.out.find("/nonexistent/ca.pem") != std::string::npos);
+  }
 }
 
 }  // namespace hq::test

@@ -111,7 +111,9 @@ Status resolve_run_as(const SubmitRequest& req, pb::SubmitRequest& out) {
 }
 
 // `option_error`: which command-line option failed, when one did (sbatch answers in Slurm's words).
-Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_error) {
+// `meta`: --help, --usage or --version in the script's #SBATCH lines, which Slurm's sbatch
+// answers there too (slurm_opt.c: arg_set_help exits 0); nothing is submitted then.
+Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_error, MetaOption& meta) {
   std::vector<std::string> cli_args(args.begin() + 1, args.end()), pos;
   SubmitRequest cli;
   if (Status s = apply_submit_options(cli_args, cli, &pos); !s) {
@@ -127,6 +129,7 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
   if (!directives) return directives.status();
   for (const auto& w : warnings) std::cerr << "hq submit: error: " << w << "\n";
   SubmitRequest req;
+  if (meta = submit_meta_option(*directives); meta != MetaOption::kNone) return req;
   if (Status s = apply_submit_options(*directives, req, nullptr); !s) return s;
   std::vector<std::string> ignored;
   if (Status s = apply_submit_options(cli_args, req, &ignored); !s) return s;  // command line wins
@@ -213,7 +216,9 @@ int run_submit(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], kUsage)) return *done;
   CliOptionError option_error;
-  auto req = build_request(args, option_error);
+  MetaOption meta = MetaOption::kNone;
+  auto req = build_request(args, option_error, meta);
+  if (auto done = answer_meta_option(meta, args[0], kUsage)) return *done;
   if (!req && prog == "sbatch" && (option_error.unknown || !option_error.name.empty())) {
     SbatchOptionAnswer answer = sbatch_option_error(option_error);  // Slurm's words and exit code
     for (const auto& line : answer.lines) std::cerr << line << "\n";

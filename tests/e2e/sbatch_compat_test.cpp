@@ -93,6 +93,16 @@ TEST_CASE("e2e: sbatch refuses a bad option value or an unknown option with Slur
   auto own = c.hq("submit --time=bogus --wrap true");  // hq's own command keeps hq's words
   CHECK(own.rc == 1);
   CHECK(own.out == "hq submit: error: invalid time limit 'bogus'\n");
+  // --help and --usage in a script's #SBATCH lines answer as on the command line, exit 0
+  // (Slurm's arg_set_help/arg_set_usage exit there too).
+  std::ofstream(c.dir() + "/help.sh") << "#!/bin/sh\n#SBATCH -J x\n#SBATCH --help\necho ran\n";
+  std::ofstream(c.dir() + "/usage.sh") << "#!/bin/sh\n#SBATCH --usage\necho ran\n";
+  auto help = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch help.sh");
+  CHECK(help.rc == 0);
+  CHECK(help.out == sh(c.dir() + "/bin/sbatch --help").out);
+  auto usage = sh("cd " + c.dir() + " && " + c.dir() + "/bin/sbatch usage.sh");
+  CHECK(usage.rc == 0);
+  CHECK(usage.out == sh(c.dir() + "/bin/sbatch --usage").out);
   CHECK(c.hq("queue -h -t all").out.empty());  // nothing was submitted
 }
 

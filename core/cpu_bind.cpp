@@ -1,5 +1,7 @@
 #include "core/cpu_bind.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -237,6 +239,46 @@ Result<std::vector<int32_t>> task_affinity(const CpuBind& bind, const std::vecto
     }
     default: return step_cpus;
   }
+}
+
+std::string cpu_mask_hex(const std::vector<int32_t>& cpus) {
+  std::vector<uint8_t> nibbles;
+  for (int32_t c : cpus) {
+    if (c < 0) continue;
+    size_t at = static_cast<size_t>(c) / 4;
+    if (nibbles.size() <= at) nibbles.resize(at + 1, 0);
+    nibbles[at] |= static_cast<uint8_t>(1u << (c % 4));
+  }
+  while (!nibbles.empty() && nibbles.back() == 0) nibbles.pop_back();
+  if (nibbles.empty()) return "0";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = nibbles.size(); i-- > 0;) out += kHex[nibbles[i]];
+  return out;
+}
+
+CpuBindReport cpu_bind_report(const CpuBind& bind, std::string_view node, uint32_t global, uint32_t local,
+                              const std::vector<int32_t>& mask) {
+  // Slurm's names: the unit a task is bound to, then how its mask was made (a computed
+  // binding is a MASK; task/affinity turns cores, threads, sockets and ldoms into masks).
+  std::string units, type = "MASK", action = " set";
+  switch (bind.kind) {
+    case CpuBindKind::kNone: type = "NONE", action.clear(); break;
+    case CpuBindKind::kCores: units = "-cores"; break;
+    case CpuBindKind::kThreads: units = "-threads"; break;
+    case CpuBindKind::kSockets: units = "-sockets"; break;
+    case CpuBindKind::kLdoms: units = "-ldoms"; break;
+    case CpuBindKind::kRank: type = "RANK"; break;
+    case CpuBindKind::kMap: type = "MAP "; break;
+    case CpuBindKind::kMask:
+    case CpuBindKind::kDefault: break;
+  }
+  char ids[32];
+  std::snprintf(ids, sizeof ids, "%2u %2u", global, local);
+  CpuBindReport r;
+  r.head = "cpu-bind" + units + "=" + type + " - " + std::string(node) + ", task " + ids + " [";
+  r.tail = "]: mask 0x" + cpu_mask_hex(mask) + action + "\n";
+  return r;
 }
 
 }  // namespace hq

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -52,5 +53,19 @@ Result<std::vector<int32_t>> affinity_for(const CpuBind& bind, const std::vector
 // round again), which must be among the step's CPUs.
 Result<std::vector<int32_t>> task_affinity(const CpuBind& bind, const std::vector<int32_t>& step_cpus, uint32_t local,
                                            int32_t cpus_per_task);
+
+// A CPU set as Slurm prints a mask: hex, most significant digit first, no leading zeros
+// ("0" when empty). {0,1,4} -> "13".
+std::string cpu_mask_hex(const std::vector<int32_t>& cpus);
+
+// --cpu-bind=verbose's line for one task, as slurmstepd writes it to the task's stderr
+// (Slurm 22.05's task_slurm_chkaffinity): `head` + the task's pid + `tail`, e.g.
+// "cpu-bind-cores=MASK - n1, task  0  0 [" "4242]: mask 0x3 set\n". `mask` is the affinity
+// the task gets (for none: the one it inherits); `global`/`local` its task ids.
+struct CpuBindReport {
+  std::string head, tail;
+};
+CpuBindReport cpu_bind_report(const CpuBind& bind, std::string_view node, uint32_t global, uint32_t local,
+                              const std::vector<int32_t>& mask);
 
 }  // namespace hq

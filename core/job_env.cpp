@@ -146,15 +146,16 @@ bool job_has_gpus(const Job& job) {
 }
 
 std::vector<std::string> step_gpu_environment(const std::vector<int32_t>& job_gpus, const std::vector<int32_t>& gpus,
-                                              const std::vector<Gpu>* node_gpus, bool renumbered) {
+                                              const std::vector<Gpu>* node_gpus, bool renumbered,
+                                              const std::vector<int32_t>& visible) {
   LaunchContext ctx;
   ctx.node_gpus = node_gpus;
   ctx.gpus_renumbered = renumbered;
   ctx.gpus = gpus;
-  ctx.job_gpus = &job_gpus;
+  ctx.job_gpus = &visible;
   std::map<std::string, std::string> slurm, plain;
   add_gpu_environment(ctx, slurm, plain);
-  if (ctx.job_gpus && !ctx.job_gpus->empty()) slurm["JOB_GPUS"] = join_ints(*ctx.job_gpus);  // the job's, as in Slurm
+  if (!job_gpus.empty()) slurm["JOB_GPUS"] = join_ints(job_gpus);  // the job's, as in Slurm
   if (!gpus.empty()) slurm["STEP_GPUS"] = join_ints(gpus);
   std::vector<std::string> out;
   for (const auto& [k, v] : slurm) {

@@ -37,9 +37,12 @@ bool job_has_gpus(const Job& job);
 // The GPU variables of add_gpu_environment ("KEY=VALUE", the SLURM_ ones with HQ_ twins) for
 // a step's GPUs `gpus` on a node, of the job's GPUs there (`job_gpus`): what the step's tasks there see,
 // whichever node started the step. SLURM_JOB_GPUS lists the job's GPUs there,
-// SLURM_STEP_GPUS and the rest the step's.
+// SLURM_STEP_GPUS and the rest the step's. With `renumbered`, the step's processes see only
+// the GPUs `visible` (the job's, or the step's own when its group hides the job's others),
+// numbered from 0 among them.
 std::vector<std::string> step_gpu_environment(const std::vector<int32_t>& job_gpus, const std::vector<int32_t>& gpus,
-                                              const std::vector<Gpu>* node_gpus, bool renumbered);
+                                              const std::vector<Gpu>* node_gpus, bool renumbered,
+                                              const std::vector<int32_t>& visible);
 // `env` (KEY=VALUE) without any GPU variable add_gpu_environment sets, plus `node_vars`.
 std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars);
 

@@ -56,15 +56,32 @@ asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
   while (self->open_ && !self->out_.empty()) {
     std::string batch;
     batch.swap(self->out_);
+    self->in_flight_ = batch.size();
     co_await self->stream_->write_all(asio::buffer(batch));
+    self->in_flight_ = 0;
+    self->check_drained();
   }
   self->writing_ = false;
+}
+
+void Connection::when_drained(size_t below, std::function<void()> fn) {
+  drained_below_ = below;
+  on_drained_ = std::move(fn);
+  check_drained();
+}
+
+void Connection::check_drained() {
+  if (!on_drained_ || !open_ || queued_bytes() > drained_below_) return;
+  auto fn = std::move(on_drained_);
+  on_drained_ = nullptr;
+  fn();
 }
 
 void Connection::close(const std::string& reason) {
   if (!open_) return;
   open_ = false;
   close_reason_ = reason;
+  on_drained_ = nullptr;
   stream_->close();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,11 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   const std::string& peer() const override { return peer_; }
   const std::string& close_reason() const override { return close_reason_; }
   uint32_t version() const { return version_; }
+  // Bytes queued and not yet written (the batch being written included).
+  size_t queued_bytes() const { return out_.size() + in_flight_; }
+  // `fn`, once, when the queue is down to `below` bytes or less (at once if it is now);
+  // a second call replaces the first. Never called once the connection is closed.
+  void when_drained(size_t below, std::function<void()> fn);
 
   // Client side: send Hello, await HelloAck.
   asio::awaitable<Result<pb::HelloAck>> handshake_as_client(const std::string& role,
@@ -50,11 +56,15 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Status> start_transport();
   asio::awaitable<Result<pb::Hello>> server_handshake(const std::string& cluster);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
+  void check_drained();
 
   asio::any_io_executor ex_;
   std::unique_ptr<ByteStream> stream_;
   FrameDecoder decoder_;
   std::string out_;
+  size_t in_flight_ = 0;
+  size_t drained_below_ = 0;
+  std::function<void()> on_drained_;
   bool writing_ = false;
   bool open_ = true;
   uint32_t version_ = 0;

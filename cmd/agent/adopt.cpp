@@ -142,7 +142,7 @@ void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
   rj.peers.assign(record->launch.peers().begin(), record->launch.peers().end());
   rj.adopted = true;
   rj.cgroup = cgroups_.existing(job_id);
-  rj.gpus_renumbered = rj.cgroup.active() && !job_limits(rj.job, rj.cpus).deny_devices.empty();
+  rj.gpus_renumbered = rj.cgroup.confines_devices() && !job_limits(rj.job, rj.cpus).deny_devices.empty();
   if (!alive) {
     log::info("job " + std::to_string(job_id) + " ended while no agent ran; reporting it");
     return finish(job_id, kLostStatus, nullptr);  // the status comes from the shim's exit file

@@ -117,14 +117,16 @@ void Agent::start_step_manager() {
       bool first = !h->second.job.alloc.empty() && h->second.job.alloc.front().node == opts_.name;
       return StepManager::JobView{&h->second.job, h->second.cgroup, h->second.cpus, h->second.peers,
                                   first ? held_step_ids_file(id) : "",
-                                  step_gpu_env(h->second.job, h->second.gpus_renumbered)};
+                                  step_gpu_env(h->second.job, h->second.gpus_renumbered),
+                                  step_gpu_deny(h->second.job, h->second.gpus_renumbered)};
     }
     std::string ids = job_dir(opts_.spool_dir, id) + "/step_ids";
     auto it = running_.find(id);
     if (it == running_.end() || it->second.in_prolog || it->second.pid <= 0) return std::nullopt;
     const RunningJob& rj = it->second;
     if (rj.cancelled || rj.timed_out) return std::nullopt;  // ending: no new steps
-    return StepManager::JobView{&rj.job, rj.cgroup, rj.cpus, rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered)};
+    return StepManager::JobView{&rj.job, rj.cgroup, rj.cpus, rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered),
+                                step_gpu_deny(rj.job, rj.gpus_renumbered)};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -537,7 +539,7 @@ void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
     return;
   }
   h.cgroup = *group;
-  h.gpus_renumbered = h.cgroup.active() && !job_limits(job, h.cpus).deny_devices.empty();
+  h.gpus_renumbered = h.cgroup.confines_devices() && !job_limits(job, h.cpus).deny_devices.empty();
   h.job = std::move(job);
   h.peers = std::move(peers);
   std::string where = "CPUs " + format_cpulist(h.cpus);
@@ -568,18 +570,26 @@ void Agent::release_held(uint64_t id, const std::string& why, bool forget) {
   log::info("job " + std::to_string(id) + ": released its share here (" + why + ")");
 }
 
-// The character devices of this node's GPUs that are not the job's (real devices only:
-// a fake probe tree's paths are not looked at).
-std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine) const {
+// The character devices of this node's GPUs `which` (real devices only: a fake probe
+// tree's paths are not looked at).
+std::vector<DeviceId> Agent::gpu_devices(const std::vector<int32_t>& which) const {
   std::vector<DeviceId> out;
   if (!default_probe_root().empty()) return out;
-  for (size_t i = 0; i < host_.gpus.size(); ++i) {
-    if (std::find(mine.begin(), mine.end(), static_cast<int32_t>(i)) != mine.end()) continue;
+  for (int32_t i : which) {
+    if (i < 0 || static_cast<size_t>(i) >= host_.gpus.size()) continue;
     struct stat st {};
-    if (::stat(host_.gpus[i].device.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
+    if (::stat(host_.gpus[static_cast<size_t>(i)].device.c_str(), &st) == 0 && S_ISCHR(st.st_mode))
       out.push_back({major(st.st_rdev), minor(st.st_rdev)});
   }
   return out;
+}
+
+// Those of this node's GPUs that are not the job's.
+std::vector<DeviceId> Agent::other_gpu_devices(const std::vector<int32_t>& mine) const {
+  std::vector<int32_t> others;
+  for (size_t i = 0; i < host_.gpus.size(); ++i)
+    if (std::find(mine.begin(), mine.end(), static_cast<int32_t>(i)) == mine.end()) others.push_back(static_cast<int32_t>(i));
+  return gpu_devices(others);
 }
 
 namespace {
@@ -609,16 +619,29 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
 }
 
 // The GPU variables of a job's step tasks on this node, for the step's GPUs (numbered as
-// the job's processes see them: `renumbered`, as set when the job came); null for a job
-// without GPUs.
+// the step's processes see them: with `renumbered` (the job's group hides the node's other
+// GPUs), among the job's GPUs, or among the step's own when its group hides the job's
+// others too); null for a job without GPUs.
 std::function<std::vector<std::string>(const std::vector<int32_t>&)> Agent::step_gpu_env(const Job& job,
                                                                                         bool renumbered) const {
   if (!job_has_gpus(job)) return nullptr;
-  std::vector<int32_t> job_gpus;
-  for (const NodeAlloc& a : job.alloc)
-    if (a.node == opts_.name) job_gpus = a.gpus;
-  return [this, job_gpus = std::move(job_gpus), renumbered](const std::vector<int32_t>& gpus) {
-    return step_gpu_environment(job_gpus, gpus, &host_.gpus, renumbered);
+  std::vector<int32_t> job_gpus = share_here(job, opts_.name).gpus;
+  auto deny = step_gpu_deny(job, renumbered);
+  return [this, job_gpus = std::move(job_gpus), renumbered, deny](const std::vector<int32_t>& gpus) {
+    bool step_confined = deny && !deny(gpus).empty();
+    return step_gpu_environment(job_gpus, gpus, &host_.gpus, renumbered, step_confined ? gpus : job_gpus);
+  };
+}
+
+std::function<std::vector<DeviceId>(const std::vector<int32_t>&)> Agent::step_gpu_deny(const Job& job,
+                                                                                       bool confined) const {
+  if (!confined || !job_has_gpus(job)) return nullptr;
+  std::vector<int32_t> job_gpus = share_here(job, opts_.name).gpus;
+  return [this, job_gpus = std::move(job_gpus)](const std::vector<int32_t>& gpus) {
+    std::vector<int32_t> not_the_steps;
+    for (int32_t g : job_gpus)
+      if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) not_the_steps.push_back(g);
+    return gpu_devices(not_the_steps);
   };
 }
 
@@ -640,7 +663,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   auto group = cgroups_.create(job.id.value, limits);
   if (!group) return group.status();
   rj.cgroup = *group;
-  bool renumbered = rj.cgroup.active() && !limits.deny_devices.empty();
+  bool renumbered = rj.cgroup.confines_devices() && !limits.deny_devices.empty();
   rj.gpus_renumbered = renumbered;
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.batch_procs_files(), *affinity, renumbered, opts_.fence_timeout,

@@ -108,6 +108,9 @@ class Agent {
   CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
   std::function<std::vector<std::string>(const std::vector<int32_t>&)> step_gpu_env(const Job& job,
                                                                                      bool renumbered) const;
+  // `confined` (the job's group denies the node's other GPUs): the devices of the job's
+  // GPUs here that a step with the given GPUs is denied too; null otherwise.
+  std::function<std::vector<DeviceId>(const std::vector<int32_t>&)> step_gpu_deny(const Job& job, bool confined) const;
   // alloc_only: the job's share here, no prolog, no script.
   void hold(Job job, std::vector<pb::AgentAddress> peers);
   // Lets go of a held job's share: its step tasks and every process in its cgroup die.
@@ -145,6 +148,8 @@ class Agent {
   void schedule_health_check(int64_t delay_s);
   void send_health(bool ok, const std::string& source, const std::string& message);
   std::vector<DeviceId> other_gpu_devices(const std::vector<int32_t>& mine) const;
+  // The character devices of this node's GPUs `which` (indices; real devices only).
+  std::vector<DeviceId> gpu_devices(const std::vector<int32_t>& which) const;
 
   asio::awaitable<void> connect_loop();
   asio::awaitable<Status> session(std::shared_ptr<net::Connection> conn);

@@ -269,6 +269,11 @@ std::vector<std::string> JobCgroup::batch_procs_files() const {
   return {leaf + "/cgroup.procs"};
 }
 
+bool JobCgroup::confines_devices() const {
+  return active() && mode_ == CgroupMode::kV1 &&
+         std::find(controllers_.begin(), controllers_.end(), "devices") != controllers_.end();
+}
+
 bool JobCgroup::may_hold_processes() const {
   if (mode_ != CgroupMode::kV2 || dirs_.empty()) return true;
   return trim(read_small_file(dirs_.front() + "/cgroup.subtree_control")).empty();

@@ -50,6 +50,9 @@ class JobCgroup {
   JobCgroup(CgroupMode mode, std::vector<std::string> dirs, std::vector<std::string> controllers = {})
       : mode_(mode), dirs_(std::move(dirs)), controllers_(std::move(controllers)) {}
   bool active() const { return mode_ != CgroupMode::kNone && !dirs_.empty(); }
+  // Whether CgroupLimits::deny_devices takes effect here: v1 with its devices controller
+  // (v2 would need a BPF program; hq leaves devices open there).
+  bool confines_devices() const;
   // The files a process writes its pid to in order to join (every v1 controller's group).
   std::vector<std::string> procs_files() const;
   // Where the batch script joins: the group itself on v1, its step_batch child on v2

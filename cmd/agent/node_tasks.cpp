@@ -73,6 +73,7 @@ asio::awaitable<void> NodeTasks::relay(std::shared_ptr<NodeTasks> self, size_t t
   std::array<char, 65536> buf;
   while (true) {
     asio::error_code ec;
+    while (output_paused_) co_await resume_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
     size_t n = co_await from.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
     if (ec || n == 0) break;
     pb::Envelope env;
@@ -97,10 +98,30 @@ void NodeTasks::feed_stdin(const std::string& data, bool eof, std::optional<uint
     if (!t.in || !t.in->is_open()) continue;
     bool other = only && t.id != *only;
     if (other && per_task) continue;
-    if (!data.empty() && !other) t.in_queue.push_back(data);
+    if (!data.empty() && !other) {
+      t.in_queue.push_back(data);
+      stdin_queued_ += data.size();
+    }
     if (eof || other) t.in_eof = true;
     if (!t.in_writing) asio::co_spawn(io_, pump_stdin(shared_from_this(), i), asio::detached);
   }
+  stdin_changed();
+}
+
+// Past 4 MiB of stdin the tasks here have not taken, srun is asked (through the step's
+// manager) to stop reading its own; below 1 MiB again, to go on.
+void NodeTasks::stdin_changed() {
+  constexpr size_t kHigh = 4 << 20, kLow = 1 << 20;
+  bool full = stdin_full_ ? stdin_queued_ > kLow : stdin_queued_ > kHigh;
+  if (full == stdin_full_) return;
+  stdin_full_ = full;
+  pb::Envelope env;
+  auto* p = env.mutable_step_io_pause();
+  p->set_job_id(ids_.job_id);
+  p->set_step_id(ids_.step_id);
+  p->set_pause(full);
+  p->set_node(ids_.node);
+  send_(env);
 }
 
 // Writes a task's queued stdin; holds the tasks, so tasks that end meanwhile stay alive
@@ -113,7 +134,17 @@ asio::awaitable<void> NodeTasks::pump_stdin(std::shared_ptr<NodeTasks> self, siz
     t.in_queue.pop_front();
     asio::error_code ec;
     co_await asio::async_write(*t.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) t.in_queue.clear();
+    stdin_queued_ -= chunk.size();
+    if (ec) {
+      for (const auto& left : t.in_queue) stdin_queued_ -= left.size();
+      t.in_queue.clear();
+    }
+    stdin_changed();
+  }
+  if (!t.in_queue.empty()) {  // its stdin was closed: nobody takes the rest
+    for (const auto& left : t.in_queue) stdin_queued_ -= left.size();
+    t.in_queue.clear();
+    stdin_changed();
   }
   t.in_writing = false;
   asio::error_code ignored;
@@ -139,11 +170,25 @@ void NodeTasks::finish() {
 }
 
 void NodeTasks::signal(int sig) {
+  if (sig == SIGKILL) {
+    pause_output(false);
+    killing_ = true;
+  }
   for (const Task& t : tasks_)
     if (t.pid > 0 && !t.exited) ::kill(-t.pid, sig);
 }
 
+void NodeTasks::pause_output(bool pause) {
+  if (pause == output_paused_ || (pause && killing_)) return;
+  output_paused_ = pause;
+  if (!resume_) resume_ = std::make_unique<asio::steady_timer>(io_);
+  if (pause) resume_->expires_at(asio::steady_timer::time_point::max());  // before any relay waits on it
+  else resume_->cancel();
+}
+
 void NodeTasks::terminate() {
+  pause_output(false);
+  killing_ = true;
   if (kill_timer_) return;
   signal(SIGCONT);
   signal(SIGTERM);

@@ -60,6 +60,12 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   // leaves the others' as it is.
   void feed_stdin(const std::string& data, bool eof, std::optional<uint32_t> only = std::nullopt, bool per_task = false);
   void signal(int sig);
+  // srun reads slower than the tasks write (pause), or caught up again: stop or go on
+  // reading the tasks' stdout and stderr; meanwhile they wait on their full pipes. A kill
+  // (terminate, SIGKILL) goes on reading, so that their ends come through.
+  void pause_output(bool pause);
+  // Bytes of stdin queued here that tasks have not read yet (a copy per task).
+  size_t stdin_backlog() const { return stdin_queued_; }
   // Slurm's SIG_TERM_KILL: SIGCONT and SIGTERM now, SIGKILL after the kill wait.
   void terminate();
   // Every task ended and its output was drained.
@@ -102,6 +108,12 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   bool emptied_ = false;     // the group was found empty once they all were
   std::function<void()> on_done_;
   int64_t oom_seen_ = 0;     // OOM kills counted there that tasks were already blamed for
+  bool output_paused_ = false;
+  bool killing_ = false;
+  size_t stdin_queued_ = 0;  // bytes in the tasks' in_queues
+  bool stdin_full_ = false;  // told: past the high-water mark (StepIoPause through send_)
+  void stdin_changed();     // terminated or SIGKILLed: their output is read to the end, never paused again
+  std::unique_ptr<asio::steady_timer> resume_;  // paused relays wait on it; cancelled to go on
 };
 
 }  // namespace hq::cmd

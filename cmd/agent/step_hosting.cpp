@@ -94,6 +94,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     co_return refuse("GPUs that are not the job's on this node");
   }
   if (job->gpu_env) part.gpu_env = job->gpu_env(gpus);
+  if (job->gpu_deny) part.deny_devices = job->gpu_deny(gpus);
   if (launch.mem_mib() < 0 || launch.mem_mib() > kMaxStepMemMib) {
     unplace();
     co_return refuse("a memory limit out of range");
@@ -139,6 +140,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
 void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
   StepKey key = msg.has_task_io()             ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
                 : msg.has_step_exchange_out() ? StepKey{msg.step_exchange_out().job_id(), msg.step_exchange_out().step_id()}
+                : msg.has_step_io_pause()     ? StepKey{msg.step_io_pause().job_id(), msg.step_io_pause().step_id()}
                                               : StepKey{msg.step_signal().job_id(), msg.step_signal().step_id()};
   auto it = hosted_.find(key);
   if (it == hosted_.end() || it->second->link != link) return;
@@ -147,6 +149,7 @@ void StepManager::hosted_message(const ConnPtr& link, const pb::Envelope& msg) {
   NodeTasks& tasks = *it->second->tasks;
   if (msg.has_task_io())
     return tasks.feed_stdin(msg.task_io().data(), msg.task_io().eof(), only_task(msg.task_io()), msg.task_io().per_task());
+  if (msg.has_step_io_pause()) return tasks.pause_output(msg.step_io_pause().pause());
   if (msg.step_signal().terminate()) tasks.terminate();
   else tasks.signal(msg.step_signal().signal());
 }

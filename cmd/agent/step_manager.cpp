@@ -374,6 +374,7 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
   if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus);
+  if (job.gpu_deny) part.deny_devices = job.gpu_deny(here.gpus);
   confine(part, job, here.mem_mib, req.cpu_bind(), req.cpus_per_task());
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
@@ -425,13 +426,56 @@ asio::awaitable<void> StepManager::launch_remote(std::shared_ptr<Step> step, pb:
 
 // Output and ends of the step's tasks, from here or from a peer link.
 void StepManager::step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg) {
-  if (msg.has_task_io()) step->srun->send(msg);
-  else if (msg.has_task_exited()) tasks_ended(step, msg.task_exited());
+  if (msg.has_task_io()) {
+    step->srun->send(msg);
+    watch_output(step);
+  } else if (msg.has_step_io_pause()) {
+    stdin_full(step, msg.step_io_pause().node(), msg.step_io_pause().pause());
+  } else if (msg.has_task_exited()) tasks_ended(step, msg.task_exited());
   else if (msg.has_step_abort()) {
     const pb::StepAbort& a = msg.step_abort();
     if (a.lost()) terminate_step(step);
     else abort_step(step, a.exit_code(), a.node());
   }
+}
+
+// srun reads slower than the step's tasks write (it is stopped, or its terminal is slow):
+// past the high-water mark of its connection's queue, every node stops reading the tasks'
+// output (they wait on their pipes) until the queue is down to the low-water mark.
+void StepManager::watch_output(const std::shared_ptr<Step>& step) {
+  constexpr size_t kHigh = 4 << 20, kLow = 1 << 20;
+  if (step->output_paused || step->srun->queued_bytes() < kHigh) return;
+  pause_output(step, true);
+  std::weak_ptr<Step> weak = step;
+  step->srun->when_drained(kLow, [this, weak] {
+    if (auto s = weak.lock(); s && !s->done) pause_output(s, false);
+  });
+}
+
+void StepManager::pause_output(const std::shared_ptr<Step>& step, bool pause) {
+  step->output_paused = pause;
+  if (step->local) step->local->pause_output(pause);
+  pb::Envelope env;
+  auto* p = env.mutable_step_io_pause();
+  p->set_job_id(step->job_id);
+  p->set_step_id(step->step_id);
+  p->set_pause(pause);
+  send_remotes(step, env);
+}
+
+// A node of the step holds too much of srun's stdin that its tasks have not read (or took
+// it in again): srun stops reading its stdin while any node is full.
+void StepManager::stdin_full(const std::shared_ptr<Step>& step, const std::string& node, bool full) {
+  bool was = !step->stdin_full.empty();
+  if (full) step->stdin_full.insert(node);
+  else step->stdin_full.erase(node);
+  if (was == !step->stdin_full.empty()) return;
+  pb::Envelope env;
+  auto* p = env.mutable_step_io_pause();
+  p->set_job_id(step->job_id);
+  p->set_step_id(step->step_id);
+  p->set_pause(!was);
+  step->srun->send(env);
 }
 
 // A task's PMI abort (MPI_Abort): the step is killed and srun exits with the task's code,
@@ -739,7 +783,9 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
     asio::co_spawn(io_, host(link, node, msg.step_launch()), asio::detached);
     return;
   }
-  if (msg.has_step_signal() || msg.has_step_exchange_out() || (msg.has_task_io() && msg.task_io().stream() == 0))
+  bool to_hosted = msg.has_step_io_pause() &&
+                   !steps_.count({msg.step_io_pause().job_id(), msg.step_io_pause().step_id()});  // else: from a node of ours
+  if (msg.has_step_signal() || msg.has_step_exchange_out() || to_hosted || (msg.has_task_io() && msg.task_io().stream() == 0))
     return hosted_message(link, msg);
   if (msg.has_step_exchange_in()) {
     auto it = steps_.find({msg.step_exchange_in().job_id(), msg.step_exchange_in().step_id()});
@@ -749,6 +795,7 @@ void StepManager::peer_message(const ConnPtr& link, const std::string& node, con
   StepKey key = msg.has_task_io()      ? StepKey{msg.task_io().job_id(), msg.task_io().step_id()}
                 : msg.has_task_exited() ? StepKey{msg.task_exited().job_id(), msg.task_exited().step_id()}
                 : msg.has_step_abort()  ? StepKey{msg.step_abort().job_id(), msg.step_abort().step_id()}
+                : msg.has_step_io_pause() ? StepKey{msg.step_io_pause().job_id(), msg.step_io_pause().step_id()}
                                         : StepKey{0, 0};
   auto it = steps_.find(key);
   if (it == steps_.end()) return;

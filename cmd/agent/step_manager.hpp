@@ -58,6 +58,9 @@ class StepManager {
     // Set when the job has GPUs: the GPU variables (CUDA_VISIBLE_DEVICES, ...) for a step's
     // GPUs on this node, which replace whatever srun's environment holds for its tasks here.
     std::function<std::vector<std::string>(const std::vector<int32_t>& gpus)> gpu_env;
+    // Set when the job's GPUs here are confined (its group denies the node's others): the
+    // devices of the job's GPUs here that a step with GPUs `gpus` is denied in its own group.
+    std::function<std::vector<DeviceId>(const std::vector<int32_t>& gpus)> gpu_deny;
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL
@@ -141,6 +144,9 @@ class StepManager {
   void rank_failed(StepKey key, std::optional<int> status);
   bool lost_rank(StepKey key, const pb::TaskExited& e) const;
   void step_message(const std::shared_ptr<Step>& step, const pb::Envelope& msg);
+  void watch_output(const std::shared_ptr<Step>& step);
+  void pause_output(const std::shared_ptr<Step>& step, bool pause);
+  void stdin_full(const std::shared_ptr<Step>& step, const std::string& node, bool full);
   void tasks_ended(const std::shared_ptr<Step>& step, const pb::TaskExited& e);
   void feed_stdin(const std::shared_ptr<Step>& step, const pb::TaskIO& io);
   void signal_step(const std::shared_ptr<Step>& step, int sig, bool terminate = false);

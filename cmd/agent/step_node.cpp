@@ -1,5 +1,7 @@
 #include "cmd/agent/step_node.hpp"
 
+#include <sched.h>
+
 #include "core/cpu_bind.hpp"
 #include "core/job_env.hpp"
 #include "core/step_env.hpp"
@@ -10,13 +12,23 @@ namespace hq::cmd {
 
 namespace {
 
+std::vector<int32_t> own_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int32_t> out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int32_t c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
 // The step's group inside the job's, with the step's CPUs and memory; none without cgroups.
 // A job whose group takes no children but may hold processes (v2, adopted from an agent
 // before step groups) runs its steps in its own group, unless the step asked for a memory
 // limit of its own; otherwise the step cannot start.
 Result<JobCgroup> step_group(const StepNodePart& part) {
   if (!part.job_cgroup.active()) return JobCgroup{};
-  CgroupLimits limits{part.cpus, part.mem_mib * 1024 * 1024, 0, {}};
+  CgroupLimits limits{part.cpus, part.mem_mib * 1024 * 1024, 0, part.deny_devices};
   auto group = part.job_cgroup.child("step_" + std::to_string(part.ids.step_id), limits);
   if (group || part.mem_mib > 0 || !part.job_cgroup.may_hold_processes()) return group;
   log::warn(step_label(part.ids.job_id, part.ids.step_id) + ": its tasks run in the job's cgroup: " +
@@ -32,12 +44,17 @@ Result<std::vector<TaskPlan>> task_plans(const StepNodePart& part, const JobCgro
   std::vector<std::string> node_env = part.gpu_env ? with_node_gpus(part.env, *part.gpu_env) : std::vector<std::string>{};
   const std::vector<std::string>& env = part.gpu_env ? node_env : part.env;
   std::vector<TaskPlan> plans;
+  std::vector<int32_t> inherited;  // what a task that is not bound runs on: the agent's own CPUs
+  if (bind->verbose) inherited = own_affinity();
   for (size_t local = 0; local < part.here.tasks.size(); ++local) {
     auto cpus = task_affinity(*bind, part.cpus, static_cast<uint32_t>(local), part.cpus_per_task);
     if (!cpus) return cpus.status();
     plans.push_back(part.base);
     plans.back().env = task_environment(env, part.here, part.index, local);
     plans.back().affinity = std::move(cpus).value();
+    if (bind->verbose)
+      plans.back().bind_report = cpu_bind_report(*bind, part.base.node, part.here.tasks[local], static_cast<uint32_t>(local),
+                                                 plans.back().affinity.empty() ? inherited : plans.back().affinity);
     plans.back().cgroup_procs = group.active() ? group.procs_files() : part.job_cgroup.procs_files();
   }
   if (part.attach)

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct StepManager::Step {
   std::map<std::string, int64_t> mem_mib;  // the memory it holds per node (--mem, not --overlap)
   bool terminating = false;
   bool done = false;
+  bool output_paused = false;            // srun's queue passed the high-water mark: tasks' output waits
+  std::set<std::string> stdin_full;      // nodes whose tasks hold too much unread stdin: srun stops reading its
   uint32_t first_task = 0;
   std::shared_ptr<NodeTasks> local;
   struct Remote {

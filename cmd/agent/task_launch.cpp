@@ -99,6 +99,8 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     close(fd);
   }
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
+  if (!plan.bind_report.head.empty())
+    dprintf(2, "%s%d%s", plan.bind_report.head.c_str(), static_cast<int>(getpid()), plan.bind_report.tail.c_str());
   snprintf(p.pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   snprintf(p.hq_pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   // Raw system calls: glibc's setuid() would try to change the ids of every thread of the

@@ -3,7 +3,8 @@
 // stderr. The executable is looked up in the task's own PATH. A task that cannot exec
 // writes "slurmstepd-NODE: error: execve(): NAME: <why>" to its stderr and exits with the errno (2 for a missing
 // file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid. Descriptors 0-2
-// are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else.
+// are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else. With
+// --cpu-bind=verbose it writes Slurm's binding line to its stderr before it execs.
 // Called on the agent's event-loop thread; vfork/exec, no threads.
 #pragma once
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "core/cpu_bind.hpp"
 #include "core/status.hpp"
 
 namespace hq::cmd {
@@ -27,6 +29,7 @@ struct TaskPlan {
   std::vector<std::string> cgroup_procs;  // the child joins these before anything runs
   std::vector<int32_t> affinity;          // the CPUs it may run on, once in its cgroup (empty: as it is)
   int pmi_fd = -1;  // the task's end of its PMI socketpair: its descriptor 3 (PMI_FD=3); -1: none
+  CpuBindReport bind_report;  // --cpu-bind=verbose: written to its stderr, with its pid, once bound (head empty: none)
 };
 
 struct LaunchedTask {

@@ -149,6 +149,7 @@ class Session {
   const SrunRequest& req_;
   net::FrameDecoder decoder_;
   bool done_ = false, pending_ = false, stdin_open_ = true, killed_by_us_ = false;
+  bool stdin_paused_ = false;  // the step's agents hold enough of our stdin: read none until told
   bool setup_failed_ = false;  // a file of -i/-o/-e could not be opened: the step was killed, srun exits 1
   int rc_ = 1;
   uint64_t job_ = 0;
@@ -326,6 +327,10 @@ void Session::handle(const pb::Envelope& msg) {
     }
     return;
   }
+  if (msg.has_step_io_pause()) {  // a node of the step holds too much of our stdin unread
+    stdin_paused_ = msg.step_io_pause().pause();
+    return;
+  }
   if (msg.has_step_pending()) {
     pending_ = true;
     std::cerr << "srun: Job " << req_.job_id << " step creation temporarily disabled, retrying ("
@@ -416,7 +421,7 @@ int Session::run() {
   }
   char buf[65536];
   while (!done_) {
-    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_fd(), POLLIN, 0}, {stdin_open_ ? in_fd_ : -1, POLLIN, 0}};
+    pollfd fds[3] = {{sock_, POLLIN, 0}, {signal_fd(), POLLIN, 0}, {stdin_open_ && !stdin_paused_ ? in_fd_ : -1, POLLIN, 0}};
     int timeout = -1;
     if (wait_deadline_ > 0) timeout = static_cast<int>(std::max(0.0, wait_deadline_ - net::mono_seconds()) * 1000) + 1;
     int ready = poll(fds, 3, timeout);

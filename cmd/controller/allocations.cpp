@@ -136,11 +136,36 @@ void Controller::complete(const pb::JobCompleteRequest& req, const net::Identity
   int32_t code = req.exit_code();
   JobState end = job->cancel_requested ? JobState::kCancelled : code == 0 ? JobState::kCompleted : JobState::kFailed;
   JobReason why = end == JobState::kFailed ? JobReason::kNonZeroExitCode : JobReason::kNone;
+  if (is_preemption(job->stop_intent)) {  // its srun or salloc ended because it was preempted
+    end = JobState::kPreempted;
+    why = JobReason::kPreempted;
+  }
   log::info("job " + std::to_string(id.value) + ": its " +
             (job->spec.alloc_kind == AllocKind::kSalloc ? std::string("salloc") : std::string("srun")) +
             " ended it (exit code " + std::to_string(code) + ")");
+  preempted_alloc_deadline_.erase(id);
   record(JobEnded{id, now(), end, code, 0, why}, answer);
   request_schedule();
+}
+
+void Controller::end_preempted_allocations() {
+  std::vector<JobId> over;
+  Time t = now();
+  for (const auto& [id, job] : state_.jobs) {
+    if (job.state != JobState::kRunning || job.spec.is_batch() || !is_preemption(job.stop_intent)) continue;
+    auto it = preempted_alloc_deadline_.find(id);
+    if (it == preempted_alloc_deadline_.end() || t >= it->second) over.push_back(id);
+  }
+  for (JobId id : over) {
+    preempted_alloc_deadline_.erase(id);
+    log::info("job " + std::to_string(id.value) + ": preempted; its allocation ends");
+    record(JobEnded{id, now(), JobState::kPreempted, 0, 0, JobReason::kPreempted});
+  }
+  if (!over.empty()) request_schedule();
+  std::erase_if(preempted_alloc_deadline_, [this](const auto& kv) {
+    const Job* job = find_job(state_, kv.first);
+    return !job || job->state != JobState::kRunning;
+  });
 }
 
 }  // namespace hq::cmd

@@ -88,6 +88,7 @@ void Controller::tick() {
   if (std::string msg = keys_.refresh(); !msg.empty()) log::info(msg);
   check_nodes();
   check_time_limits();
+  end_preempted_allocations();
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
   if (acct_) acct_->retry();  // a store that failed
@@ -271,8 +272,9 @@ void Controller::preempt(const Preemption& p) {
   log::info("job " + display_id(*job) + " preempted by job " + std::to_string(p.preemptor.value) + " (" +
             std::string(preempt_mode_name(mode)) + ", grace " + std::to_string(p.grace) + " s)");
   StopIntent intent = mode == PreemptMode::kRequeue ? StopIntent::kPreemptRequeue : StopIntent::kPreemptCancel;
-  record_then_kill(JobStopRequested{job->id, now(), intent}, job->id, KillReason::kPreempt,
-                   std::max<Duration>(1, p.grace));
+  Duration grace = std::max<Duration>(1, p.grace);
+  if (!job->spec.is_batch()) preempted_alloc_deadline_[job->id] = now() + grace;
+  record_then_kill(JobStopRequested{job->id, now(), intent}, job->id, KillReason::kPreempt, grace);
 }
 
 void Controller::launch(JobId id) {

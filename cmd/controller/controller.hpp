@@ -203,6 +203,9 @@ class Controller {
   void check_nodes();
   void disconnect_deleted(const std::string& node);
   void check_time_limits();
+  // Allocations of srun/salloc being preempted: nothing on a node reports their end, so it
+  // is recorded here once their grace is over (at once after a controller restart).
+  void end_preempted_allocations();
   void end_reservations();  // those whose window is over, and the jobs still running in them
   void end_jobs_on_node(const std::string& node, JobState state, JobReason reason);
   // The events a registration makes (a node the config does not declare joins), or why
@@ -297,6 +300,7 @@ class Controller {
     bool told = false;  // the pending answer was sent
   };
   std::map<JobId, std::vector<AllocWaiter>> alloc_waiters_;
+  std::map<JobId, Time> preempted_alloc_deadline_;  // when a preempted allocation's grace ends
   uint16_t bound_port_ = 0;
 };
 

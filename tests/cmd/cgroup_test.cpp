@@ -77,6 +77,14 @@ TEST_CASE("cgroup v1: a group per controller - cpuset copies the parent's mems -
   CHECK(get(root + "/memory/hq/n1/job_3/memory.limit_in_bytes") == std::to_string(1 << 30));
   CHECK(get(root + "/memory/hq/n1/job_3/memory.memsw.limit_in_bytes") == std::to_string(1 << 30));
   CHECK(get(root + "/devices/hq/n1/job_3/devices.deny") == "c 195:2 rwm");  // the last write (a real file keeps rules)
+  CHECK(job->confines_devices());
+  CHECK_FALSE(fake_v2(root + "/v2").create(4, {})->confines_devices());  // v2: no devices controller hq writes
+  // A step's group denies the job's GPUs that are not the step's, in its own devices group.
+  auto step = job->child("step_0", CgroupLimits{{4}, 0, 0, {{195, 0}}});
+  REQUIRE(step.is_ok());
+  CHECK(get(root + "/devices/hq/n1/job_3/step_0/devices.deny") == "c 195:0 rwm");
+  CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.cpus") == "4");
+  step->remove();
   put(root + "/memory/hq/n1/job_3/memory.max_usage_in_bytes", "4096\n");
   put(root + "/memory/hq/n1/job_3/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
   put(root + "/cpuacct/hq/n1/job_3/cpuacct.usage", "3000000000\n");

@@ -487,3 +487,91 @@ TEST_CASE("allocation: a SubmitRequest cannot make one, and an AllocateRequest n
   REQUIRE(a.replies.size() == 1);
   CHECK_FALSE(a.replies[0]);
 }
+
+namespace {
+// One 4-CPU node in two partitions: "batch" (tier 1, its jobs cancelled when preempted,
+// 30 s of grace) and "high" (tier 2); the clock stands still until the test moves it.
+struct Preemptible {
+  static constexpr Time kStart = 1'700'000'000;
+  ControllerHarness h{"n1", 4, std::make_shared<test::MemoryLog::Disk>(), kStart, [](ClusterConfig& c) {
+                        c.scheduler.preempt_partition_prio = true;
+                        c.partitions[0].preempt_mode = PreemptMode::kCancel;
+                        c.partitions[0].grace_time = 30;
+                        PartitionConfig high = c.partitions[0];
+                        high.name = "high";
+                        high.is_default = false;
+                        high.priority_tier = 2;
+                        high.preempt_mode = PreemptMode::kOff;
+                        c.partitions.push_back(high);
+                      }};
+  Agents agents;
+  Allocating a;
+  uint64_t alloc = 0, preemptor = 0;
+  Preemptible() {
+    REQUIRE(h.ok);
+    agents.connect(h, "n1");
+    agents.take_all();
+    auto req = srun_allocation(1, "key-p");
+    req.mutable_spec()->set_exclusive(true);
+    a.ask(h, req);
+    REQUIRE(a.replies.size() == 1);
+    REQUIRE(a.replies[0]);
+    alloc = a.replies[0]->job_id();
+    REQUIRE(h.state_of(alloc) == "RUNNING");
+    agents.take_all();
+    pb::SubmitRequest high = ControllerHarness::job_request();
+    high.mutable_spec()->set_partition("high");
+    high.mutable_spec()->set_exclusive(true);
+    auto r = h.submit_request(high);
+    REQUIRE_MESSAGE(r, r.status().message());
+    preemptor = r->job_id();
+    h.settle();
+  }
+};
+}  // namespace
+
+TEST_CASE("allocation: preempted (CANCEL) - its nodes are told at once, it ends PREEMPTED when its grace is over, and the preemptor starts") {
+  Preemptible p;
+  CHECK(kills(p.agents.take("n1"), p.alloc) == 1);  // its steps get SIGTERM, SIGKILL after the grace
+  CHECK(p.h.state_of(p.alloc) == "RUNNING");        // nothing on a node reports an allocation's end
+  CHECK(p.h.state_of(p.preemptor) == "PENDING");
+  *p.h.clock += 29;
+  p.h.ctl->tick();
+  p.h.settle();
+  CHECK(p.h.state_of(p.alloc) == "RUNNING");
+  *p.h.clock += 2;
+  p.h.ctl->tick();
+  p.h.settle();
+  CHECK(p.h.state_of(p.alloc) == "PREEMPTED");
+  CHECK(p.h.state_of(p.preemptor) == "RUNNING");
+}
+
+TEST_CASE("allocation: preempted, then its srun ends it within the grace - PREEMPTED, not COMPLETED or FAILED") {
+  Preemptible p;
+  auto done = complete(p.h, p.alloc, 143);  // srun's tasks died of the SIGTERM
+  REQUIRE_MESSAGE(done, done.status().message());
+  CHECK(done->state() == "PREEMPTED");
+  CHECK(p.h.state_of(p.alloc) == "PREEMPTED");
+  CHECK(p.h.state_of(p.preemptor) == "RUNNING");
+}
+
+TEST_CASE("allocation: preempted, then the controller restarts - the allocation ends at its first tick") {
+  Preemptible p;
+  CHECK(p.h.state_of(p.alloc) == "RUNNING");
+  auto disk = p.h.disk;
+  p.h.ctl->shutdown();
+  p.h.crashed = true;
+  ControllerHarness again("n1", 4, disk, Preemptible::kStart + 1, [](ClusterConfig& c) {
+    c.scheduler.preempt_partition_prio = true;
+    c.partitions[0].preempt_mode = PreemptMode::kCancel;
+    PartitionConfig high = c.partitions[0];
+    high.name = "high";
+    high.is_default = false;
+    high.priority_tier = 2;
+    c.partitions.push_back(high);
+  });
+  REQUIRE(again.ok);
+  again.ctl->tick();
+  again.settle();
+  CHECK(again.state_of(p.alloc) == "PREEMPTED");
+}

@@ -66,3 +66,23 @@ TEST_CASE("cpu choice: --hint=nomultithread takes whole cores, least used first,
   CHECK(first_threads({2, 6, 7}, cores) == std::vector<int32_t>{2, 7});
   CHECK(first_threads({2, 6}, {}) == std::vector<int32_t>{2, 6});
 }
+
+TEST_CASE("cpu bind: verbose's line per task is Slurm 22.05's - unit, kind, node, ids padded to 2, hex mask, ' set' unless none") {
+  CHECK(cpu_mask_hex({}) == "0");
+  CHECK(cpu_mask_hex({0}) == "1");
+  CHECK(cpu_mask_hex({0, 1, 4}) == "13");
+  CHECK(cpu_mask_hex({5, 6, 7}) == "e0");
+  CHECK(cpu_mask_hex({64}) == "10000000000000000");
+  auto line = [](std::string_view spec, uint32_t g, uint32_t l, std::vector<int32_t> mask) {
+    auto r = cpu_bind_report(*parse_cpu_bind(spec), "n1", g, l, mask);
+    return r.head + "4242" + r.tail;
+  };
+  CHECK(line("verbose,cores", 0, 0, {0, 1}) == "cpu-bind-cores=MASK - n1, task  0  0 [4242]: mask 0x3 set\n");
+  CHECK(line("v,threads", 12, 3, {7}) == "cpu-bind-threads=MASK - n1, task 12  3 [4242]: mask 0x80 set\n");
+  CHECK(line("verbose", 1, 1, {2, 3}) == "cpu-bind=MASK - n1, task  1  1 [4242]: mask 0xc set\n");
+  CHECK(line("verbose,none", 0, 0, {0, 1, 2, 3}) == "cpu-bind=NONE - n1, task  0  0 [4242]: mask 0xf\n");
+  CHECK(line("verbose,rank", 2, 0, {2}) == "cpu-bind=RANK - n1, task  2  0 [4242]: mask 0x4 set\n");
+  CHECK(line("verbose,map_cpu:1", 0, 0, {1}) == "cpu-bind=MAP  - n1, task  0  0 [4242]: mask 0x2 set\n");
+  CHECK(line("verbose,mask_cpu:0x6", 0, 0, {1, 2}) == "cpu-bind=MASK - n1, task  0  0 [4242]: mask 0x6 set\n");
+  CHECK(line("verbose,sockets", 100, 10, {0}) == "cpu-bind-sockets=MASK - n1, task 100 10 [4242]: mask 0x1 set\n");
+}

@@ -243,3 +243,25 @@ TEST_CASE("job environment: vendor ordinals in PCI order, node indices in SLURM_
   for (const auto& kv : job_environment(job, ctx)) env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   CHECK(env.count("CUDA_VISIBLE_DEVICES") == 0);
 }
+
+TEST_CASE("step GPU environment: node ordinals, the job's when its group hides the node's others, the step's own when its group hides the job's others too") {
+  std::vector<Gpu> node(4);
+  for (auto& g : node) g.vendor = GpuVendor::kNvidia;
+  std::vector<int32_t> job_gpus{1, 2, 3}, step{3};
+  auto env_of = [&](bool renumbered, const std::vector<int32_t>& visible) {
+    std::map<std::string, std::string> env;
+    for (const auto& kv : step_gpu_environment(job_gpus, step, &node, renumbered, visible))
+      env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    return env;
+  };
+  auto open = env_of(false, job_gpus);  // nothing confined: the node's own numbering
+  CHECK(open["CUDA_VISIBLE_DEVICES"] == "3");
+  CHECK(open["SLURM_JOB_GPUS"] == "1,2,3");
+  CHECK(open["SLURM_STEP_GPUS"] == "3");
+  auto job_confined = env_of(true, job_gpus);  // the job sees GPUs 1-3 as 0-2
+  CHECK(job_confined["CUDA_VISIBLE_DEVICES"] == "2");
+  auto step_confined = env_of(true, step);  // the step sees only its own GPU, as 0
+  CHECK(step_confined["CUDA_VISIBLE_DEVICES"] == "0");
+  CHECK(step_confined["SLURM_JOB_GPUS"] == "1,2,3");
+  CHECK(step_confined["SLURM_GPUS_ON_NODE"] == "1");
+}

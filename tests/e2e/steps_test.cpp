@@ -417,3 +417,132 @@ TEST_CASE("e2e: srun --jobid from outside the job runs a step in it over the net
   CHECK(ended.rc == 1);
   CHECK(ended.out.find("srun: error: Slurm job " + id + " has expired\nsrun: Check SLURM_JOB_ID") != std::string::npos);
 }
+
+namespace {
+// In `out`, the text after `start` up to `end` (both found after `from`); "" when absent.
+std::string between(const std::string& out, const std::string& start, const std::string& end, size_t from = 0) {
+  size_t a = out.find(start, from);
+  if (a == std::string::npos) return "";
+  a += start.size();
+  size_t b = out.find(end, a);
+  return b == std::string::npos ? "" : out.substr(a, b - a);
+}
+// /proc's Cpus_allowed ("00000000,00000003") as Slurm's mask ("3").
+std::string proc_mask(std::string text) {
+  std::erase(text, ',');
+  size_t nz = text.find_first_not_of('0');
+  return nz == std::string::npos ? "0" : text.substr(nz);
+}
+}  // namespace
+
+TEST_CASE("e2e: srun --cpu-bind=verbose - each task's stderr gets Slurm's line with its pid and the mask it runs on") {
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string out = run_steps(c, "-n2",
+                              "srun -l --cpu-bind=verbose,cores -n2 sh -c 'echo pid=$$; grep Cpus_allowed: /proc/self/status'"
+                              " 2>&1 | sort\n"
+                              "srun --cpu-bind=verbose,none -n1 true\necho rc=$?\n"
+                              "srun --cpu-bind=quiet -n1 true\necho quiet-done\n");
+  INFO(out);
+  for (const std::string task : {"0", "1"}) {
+    std::string head = task + ": cpu-bind-cores=MASK - e1, task  " + task + "  " + task + " [";
+    std::string pid = between(out, head, "]: mask 0x");
+    std::string mask = between(out, head + pid + "]: mask 0x", " set\n");
+    CHECK(!pid.empty());
+    CHECK(pid == between(out, task + ": pid=", "\n"));
+    CHECK(!mask.empty());
+    CHECK(mask == proc_mask(between(out, task + ": Cpus_allowed:\t", "\n")));
+  }
+  CHECK(between(out, "0: cpu-bind-cores=MASK", "\n") != between(out, "1: cpu-bind-cores=MASK", "\n"));
+  CHECK(out.find("cpu-bind=NONE - e1, task  0  0 [") != std::string::npos);
+  CHECK(out.find("rc=0\n") != std::string::npos);
+  CHECK(out.find("quiet-done") != std::string::npos);
+  CHECK(out.find("cpu-bind=MASK") == std::string::npos);  // quiet (and no --cpu-bind) print nothing
+}
+
+namespace {
+// Writes MIB MiB to stdout once the file WAIT exists ("-": at once), counting what it wrote
+// so far in progress.NAME (after each 64 KiB its stdout took). NAME "-": the task's rank.
+const char kWriterPy[] = R"(import os, sys, time
+mib, name, wait = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+if name == "-": name = os.environ["SLURM_PROCID"]
+def note(n):
+    with open("progress." + name + ".tmp", "w") as f: f.write(str(n))
+    os.replace("progress." + name + ".tmp", "progress." + name)
+note(0)
+while wait != "-" and not os.path.exists(wait): time.sleep(0.02)
+chunk, n = b"x" * 65536, 0
+for i in range(mib * 16):
+    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); n += len(chunk); note(n)
+)";
+
+// Until the sum of the named progress files stays the same for a second (their writers
+// block: nobody reads); that sum, or -1 when they never stood still within `seconds`.
+long stalled_progress(const LocalCluster& c, const std::vector<std::string>& names, double seconds) {
+  long last = -2;
+  int still = 0;
+  bool stalled = wait_until([&] {
+    long now = 0;
+    for (const auto& n : names) {
+      std::string text = slurp(c.dir() + "/progress." + n);
+      now += text.empty() ? -1 : std::stol(text);
+    }
+    still = now == last ? still + 1 : 0;
+    last = now;
+    return still >= 20;
+  }, seconds);
+  return stalled ? last : -1;
+}
+
+long progress_of(const LocalCluster& c, int rank) {
+  std::string text = slurp(c.dir() + "/progress." + std::to_string(rank));
+  return text.empty() ? -1 : std::stol(text);
+}
+}  // namespace
+
+TEST_CASE("e2e: a stopped srun holds its tasks' output back on their pipes, on every node - a few MiB buffered, "
+          "nothing lost when it goes on") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/writer.py") << kWriterPy;
+  const long mib = 40;
+  std::string id = submit_steps(c, "-N2 -n2 -o flow-%j.out",
+                                "cd " + c.dir() + "\nsrun -N2 -n2 python3 writer.py " + std::to_string(mib) +
+                                    " - go > out.bin &\necho $! > srun.pid\nwait $!\necho rc=$?\n");
+  REQUIRE(wait_until([&] { return progress_of(c, 0) == 0 && progress_of(c, 1) == 0; }, 30));
+  pid_t srun = std::stoi(slurp(c.dir() + "/srun.pid"));
+  REQUIRE(::kill(srun, SIGSTOP) == 0);
+  c.release("go");
+  long written = stalled_progress(c, {"0", "1"}, 60);
+  INFO("written while srun was stopped: " << written << " bytes");
+  CHECK(written >= 0);
+  CHECK(written < 24L << 20);  // the high-water mark (4 MiB) and the pipes, not the 80 MiB
+  REQUIRE(::kill(srun, SIGCONT) == 0);
+  REQUIRE(c.wait_state(id, "COMPLETED", 60));
+  CHECK(slurp(c.dir() + "/flow-" + id + ".out").find("rc=0") != std::string::npos);
+  CHECK(std::filesystem::file_size(c.dir() + "/out.bin") == static_cast<uintmax_t>(2 * mib) << 20);
+}
+
+TEST_CASE("e2e: srun stops reading its stdin while the step's tasks leave it unread - a few MiB held, all of it "
+          "delivered when they read") {
+  LocalCluster c(2);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/writer.py") << kWriterPy;
+  const long mib = 40;
+  std::string id = submit_steps(c, "-N2 -n2 -o stdin-%j.out",
+                                "cd " + c.dir() + "\npython3 writer.py " + std::to_string(mib) +
+                                    " in - | srun -N2 -n2 -l sh -c 'until [ -s go ]; do sleep 0.05; done; wc -c'\n"
+                                    "echo rc=$?\n");
+  long held = stalled_progress(c, {"in"}, 60);
+  INFO("written to srun's stdin while no task read it: " << held << " bytes");
+  CHECK(held >= 0);
+  CHECK(held < 24L << 20);  // 4 MiB on each node and the pipes, not the 40 MiB
+  c.release("go");
+  REQUIRE(c.wait_state(id, "COMPLETED", 60));
+  std::string out = slurp(c.dir() + "/stdin-" + id + ".out");
+  INFO(out);
+  std::string all = std::to_string(mib << 20);
+  CHECK(out.find("0: " + all + "\n") != std::string::npos);  // every task read all of it
+  CHECK(out.find("1: " + all + "\n") != std::string::npos);
+  CHECK(out.find("rc=0") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 #include "cmd/agent/step_ids.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,29 +19,39 @@ uint32_t read_count(const std::string& file) {
   return v ? static_cast<uint32_t>(*v) : 0;
 }
 
-// Written beside and renamed over, so a kill at any moment leaves the old count or the new one.
-void write_count(const std::string& file, uint32_t next) {
-  std::string tmp = file + ".new";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  std::string text = std::to_string(next) + "\n";
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  int err = errno;
-  if (fd >= 0) ::close(fd);
-  if (ok && ::rename(tmp.c_str(), file.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) log::warn("cannot keep the step count in " + file + ": " + std::strerror(err));
+// The count in place, fixed width (so a shorter one never leaves digits of a longer one).
+void write_count(int fd, const std::string& file, uint32_t next) {
+  char text[16];
+  int n = std::snprintf(text, sizeof text, "%010u\n", next);
+  if (::pwrite(fd, text, static_cast<size_t>(n), 0) != n)
+    log::warn("cannot keep the step count in " + file + ": " + std::strerror(errno));
 }
 
 }  // namespace
 
 uint32_t StepIds::issue(uint64_t job_id, const std::string& file) {
-  auto [it, first] = next_.try_emplace(job_id, 0);
-  if (first && !file.empty()) it->second = read_count(file);
-  uint32_t id = it->second++;
-  if (!file.empty()) write_count(file, it->second);
+  auto [it, first] = jobs_.try_emplace(job_id);
+  Count& c = it->second;
+  if (first && !file.empty()) {
+    c.next = read_count(file);
+    c.fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (c.fd < 0) log::warn("cannot keep the step count in " + file + ": " + std::strerror(errno));
+  }
+  uint32_t id = c.next++;
+  if (c.fd >= 0) write_count(c.fd, file, c.next);
   return id;
+}
+
+void StepIds::forget(uint64_t job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  if (it->second.fd >= 0) ::close(it->second.fd);
+  jobs_.erase(it);
+}
+
+StepIds::~StepIds() {
+  for (auto& [id, c] : jobs_)
+    if (c.fd >= 0) ::close(c.fd);
 }
 
 }  // namespace hq::cmd

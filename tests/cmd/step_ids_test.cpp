@@ -23,7 +23,10 @@ TEST_CASE("step ids: per job from 0, kept across a restart in the job's file, fr
   restarted.forget(7);
   std::filesystem::remove(file);  // the run's files go with it
   CHECK(restarted.issue(7, file) == 0);
-  std::ofstream(file) << "garbage\n";
+  std::ofstream(file) << "garbage, and longer than a count\n";
   StepIds damaged;
   CHECK(damaged.issue(7, file) == 0);
+  CHECK(damaged.issue(7, file) == 1);
+  StepIds after_damage;  // the file holds the count alone again
+  CHECK(after_damage.issue(7, file) == 2);
 }

@@ -67,8 +67,9 @@ int scontrol_node_update(const Args& args) {
   if (nodes.empty()) return fail("scontrol", invalid("No valid node name specified"));
   if (args[1] == "delete") return send_node_control("scontrol", "delete", nodes, "");
   if (state == "drain") return send_node_control("scontrol", "drain", nodes, reason);
+  if (state == "down") return send_node_control("scontrol", "down", nodes, reason);
   if (state == "resume" || state == "idle" || state == "undrain") return send_node_control("scontrol", "resume", nodes, "");
-  return fail("scontrol", invalid("supported node states: DRAIN (with Reason=), RESUME"));
+  return fail("scontrol", invalid("supported node states: DOWN or DRAIN (with Reason=), RESUME"));
 }
 
 int scontrol_partition_update(const Args& args) {

@@ -157,6 +157,15 @@ int fail(const std::string& prog, const Status& status) {
   return 1;
 }
 
+int option_failure(const std::string& prog, const Status& status) {
+  const std::string& text = status.message();
+  bool getopt = text.rfind("unrecognized option '", 0) == 0 || text.rfind("invalid option -- '", 0) == 0 ||
+                (text.rfind("option '", 0) == 0 && text.find("requires an argument") != std::string::npos);
+  if (!getopt) return fail(prog, status);
+  std::cerr << prog << ": " << text << "\nTry \"" << prog << " --help\" for more information\n";
+  return 1;
+}
+
 std::string prog_name(const std::string& argv0) {
   return argv0 == "sbatch" || argv0 == "squeue" || argv0 == "scancel" || argv0 == "sinfo" || argv0 == "scontrol" ||
                  argv0 == "sacct" || argv0 == "sacctmgr" || argv0 == "sshare" || argv0 == "sprio"

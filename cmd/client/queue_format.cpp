@@ -64,6 +64,8 @@ std::string exit_code(const pb::Job& j) {
 
 std::string job_state(const pb::Job& j) { return j.suspended() ? "SUSPENDED" : j.state(); }
 
+int64_t job_priority(const pb::Job& j) { return j.hold() != 0 ? 0 : static_cast<int64_t>(j.priority()); }
+
 int64_t job_end_time(const pb::Job& j) {
   if (j.end_time() > 0) return j.end_time();
   bool running = j.state() == "RUNNING" || j.state() == "COMPLETING";
@@ -125,7 +127,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'S': return when(job_start_time(j, now));
     case 'V': return when(j.submit_time());
     case 'e': return job_end_time(j) > 0 ? when(job_end_time(j)) : "N/A";
-    case 'Q': return std::to_string(j.priority());
+    case 'Q': return std::to_string(job_priority(j));
     case 'a': return or_null(s.account());
     case 'Z': return s.workdir();
     case 'o': return "(null)";  // the script's path is not kept
@@ -175,7 +177,7 @@ int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
   auto cmp = [](const auto& x, const auto& y) { return x < y ? -1 : y < x ? 1 : 0; };
   switch (key) {
     case 't': case 'T': return cmp(slurm_state_number(job_state(a)), slurm_state_number(job_state(b)));
-    case 'p': case 'Q': return cmp(a.priority(), b.priority());
+    case 'p': case 'Q': return cmp(job_priority(a), job_priority(b));
     case 'i': case 'A': case 'F': return cmp(a.job_id(), b.job_id());
     case 'K': return cmp(a.array_task_id(), b.array_task_id());
     case 'M': return cmp(job_run_time(a, now), job_run_time(b, now));

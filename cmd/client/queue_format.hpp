@@ -17,6 +17,9 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now);
 
 // A job's state as Slurm shows it: SUSPENDED for a suspended job (RUNNING on the wire).
 std::string job_state(const pb::Job& j);
+// A job's priority as Slurm shows it: 0 while it is held (Slurm's hold sets it to 0; hq
+// keeps the computed one for its release).
+int64_t job_priority(const pb::Job& j);
 // How long a started job has run by `now` (or ran), time suspended not counted.
 int64_t job_run_time(const pb::Job& j, int64_t now);
 // When the job ended, or for a running one (not suspended) with a time limit, when its

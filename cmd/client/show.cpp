@@ -101,7 +101,7 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
   std::cout << " JobName=" << s.name() << "\n"
             << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << group_name(s.gid()) << "(" << s.gid()
             << ") MCS_label=N/A\n"
-            << "   Priority=" << j.priority() << " Nice=" << s.nice() << " Account=" << or_null(s.account())
+            << "   Priority=" << job_priority(j) << " Nice=" << s.nice() << " Account=" << or_null(s.account())
             << " QOS=" << or_null(s.qos()) << "\n"
             << "   JobState=" << job_state(j) << " Reason=" << shown_reason(j) << " Dependency=" << or_null(s.dependency()) << "\n"
             << "   Requeue=" << (s.requeue() == 0 ? 0 : 1) << " Restarts=" << j.restart_count()

@@ -162,7 +162,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster, const std::s
   else j.null("memory_per_node");
   if (s.mem_per_cpu_mib() > 0) j.num("memory_per_cpu", static_cast<double>(s.mem_per_cpu_mib()));
   else j.null("memory_per_cpu");
-  j.num("priority", static_cast<double>(job.priority())).str("qos", s.qos()).str("required_nodes", s.nodelist());
+  j.num("priority", static_cast<double>(job_priority(job))).str("qos", s.qos()).str("required_nodes", s.nodelist());
   j.flag("requeue", s.requeue() != 0).num("restart_cnt", job.restart_count()).str("resv_name", s.reservation());
   j.num("start_time", static_cast<double>(job.start_time())).str("state_description", job.state_desc());
   j.str("state_reason", job.reason().empty() ? "None" : job.reason());

@@ -224,7 +224,7 @@ int run_submit(const Args& args) {
     for (const auto& line : answer.lines) std::cerr << line << "\n";
     return answer.exit_code;
   }
-  if (!req) return fail(prog, req.status());
+  if (!req) return option_failure(prog, req.status());
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   if (!req->ca_file.empty()) setenv("HQ_CA_FILE", req->ca_file.c_str(), 1);            // first in find_transport
   for (const auto& n : req->notices) std::cerr << prog << ": warning: " << n << "\n";

@@ -329,7 +329,7 @@ void Controller::agent_disconnected(const std::string& name, const ConnPtr& conn
 // of its allocation. Where the failed node is not the job's first, the script (or an
 // allocation's steps) still runs elsewhere: its nodes are told to kill it once the end is
 // durable.
-void Controller::end_jobs_on_node(const std::string& name, JobState state, JobReason reason) {
+void Controller::end_jobs_on_node(const std::string& name, JobState state, JobReason reason, bool reachable) {
   std::vector<JobId> ids;  // the node's own index, not a walk over every job
   for (JobId id : state_.nodes.at(name).jobs) {
     const Job* job = find_job(state_, id);
@@ -340,7 +340,7 @@ void Controller::end_jobs_on_node(const std::string& name, JobState state, JobRe
     bool elsewhere = job.alloc.front().node != name;
     bool requeue = !job.cancel_requested && job.spec.requeue != 0;
     std::function<void(const Status&)> after;
-    if (elsewhere)
+    if (elsewhere || reachable)
       after = [this, held = job, requeue](const Status&) {
         send_kill(held, requeue ? KillReason::kRequeue : KillReason::kUnknown);
       };

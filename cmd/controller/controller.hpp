@@ -207,7 +207,9 @@ class Controller {
   // is recorded here once their grace is over (at once after a controller restart).
   void end_preempted_allocations();
   void end_reservations();  // those whose window is over, and the jobs still running in them
-  void end_jobs_on_node(const std::string& node, JobState state, JobReason reason);
+  // The jobs running on `node` end (or are requeued) because it failed; the kill goes to
+  // their other nodes, and to this one too when it is `reachable` (an operator set it DOWN).
+  void end_jobs_on_node(const std::string& node, JobState state, JobReason reason, bool reachable = false);
   // The events a registration makes (a node the config does not declare joins), or why
   // it is refused.
   Result<std::vector<Event>> registration(const pb::RegisterNode& reg) const;

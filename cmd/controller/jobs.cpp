@@ -166,8 +166,11 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
   if (spec.uid == 0 && !config_.allow_root_jobs)
     return reply(denied("jobs may not run as root on this cluster (set [cluster] allow_root_jobs = true to allow it)"));
   if (spec.nice < 0 && !is_admin(who)) return reply(denied("only administrators may set a negative nice value"));
-  if (spec.extra->priority > 0 && !is_admin(who))
-    return reply(denied("Access/permission denied: only administrators may set --priority"));  // Slurm 22.05 takes it, ignored
+  if (spec.extra->priority > 0 && !is_admin(who)) {  // Slurm 22.05 takes a user's --priority and ignores it
+    JobExtras extras = *spec.extra;
+    extras.priority = 0;
+    spec.extra = std::move(extras);
+  }
   const std::string& key = req.request_key();
   if (Status s = check_request_key(key); !s) return reply(s);
   if (const Job* made = key.empty() || req.test_only() ? nullptr : find_submission(state_, key, spec.uid)) {

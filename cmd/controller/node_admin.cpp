@@ -22,12 +22,14 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
   const std::string& action = req.action();
   auto names = expand_hostlist(req.nodes());
   if (!is_admin(who)) out.add_errors("Access/permission denied: only root and operators may " + action + " nodes");
-  else if (action != "drain" && action != "resume" && action != "delete") out.add_errors("unknown node action '" + action + "'");
+  else if (action != "drain" && action != "resume" && action != "delete" && action != "down")
+    out.add_errors("unknown node action '" + action + "'");
   else if (!names || names->empty()) out.add_errors("Invalid node name specified: '" + req.nodes() + "'");
-  else if (action == "drain" && req.reason().empty()) out.add_errors("You must specify a reason when draining a node");
+  else if ((action == "drain" || action == "down") && req.reason().empty())
+    out.add_errors("You must specify a reason when DOWNING or DRAINING a node. Request denied");
   if (out.errors_size() > 0) return reply(std::move(out));
   std::vector<Event> events;
-  std::vector<std::string> deleted;
+  std::vector<std::string> deleted, downed;
   for (const auto& name : *names) {
     auto it = state_.nodes.find(name);
     if (it == state_.nodes.end()) {
@@ -41,9 +43,13 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       }
       events.push_back(NodeRemoved{name, now()});
       deleted.push_back(name);
+    } else if (action == "down") {  // scontrol State=DOWN: its jobs are killed (requeued where they may be)
+      events.push_back(NodeDownChanged{name, now(), true, req.reason()});
+      downed.push_back(name);
     } else {
-      // Back from DOWN (return_to_service = 0 keeps silent nodes down until this).
-      if (action == "resume" && it->second.down && it->second.down_reason == kNotResponding && it->second.responding)
+      // Back from DOWN: an operator's, or a silent node's (return_to_service = 0 keeps those
+      // down until this) once it answers again.
+      if (action == "resume" && it->second.down && (it->second.down_reason != kNotResponding || it->second.responding))
         events.push_back(NodeDownChanged{name, now(), false, ""});
       events.push_back(NodeDrainChanged{name, now(), action == "drain", req.reason(), who.uid});
     }
@@ -52,6 +58,7 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
     out.add_done(name);
   }
   for (auto& e : events) record(std::move(e));
+  for (const auto& name : downed) end_jobs_on_node(name, JobState::kNodeFail, JobReason::kNodeDown, true);
   when_durable([this, reply, out = std::move(out), deleted = std::move(deleted)](const Status&) {
     for (const auto& name : deleted) disconnect_deleted(name);
     reply(out);

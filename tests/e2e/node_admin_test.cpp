@@ -142,3 +142,29 @@ TEST_CASE("e2e: scontrol update PartitionName= - DOWN holds jobs back, MaxTime s
   CHECK(bad.out == "scontrol: error: Update of this parameter is not supported: Nodes=e9\n");
   CHECK(sh(scontrol + "update PartitionName=nope State=UP").out == "scontrol: error: Invalid partition name specified\n");
 }
+
+TEST_CASE("e2e: scontrol update NodeName= State=DOWN kills the node's jobs (requeued) and keeps it down until RESUME") {
+  LocalCluster c(2, 2);
+  REQUIRE(c.ready());
+  std::string job = c.submit("-w e1 -c 2 --wrap 'sleep 3017'");
+  REQUIRE(c.wait_state(job, "RUNNING", 20));
+  auto refused = c.hq("scontrol update NodeName=e1 State=DOWN");
+  CHECK(refused.rc == 1);
+  CHECK(refused.out.find("You must specify a reason when DOWNING or DRAINING a node") != std::string::npos);
+  REQUIRE(c.hq("scontrol update NodeName=e1 State=DOWN Reason=psu").rc == 0);
+  CHECK(wait_until([&] { return c.hq("show node e1").out.find("State=DOWN") != std::string::npos; }, 10));
+  CHECK(c.hq("show node e1").out.find("Reason=psu") != std::string::npos);
+  // Its job was requeued (-w e1 keeps it waiting for the node), and nothing of it runs there.
+  CHECK(wait_until([&] { return c.hq("show job " + job).out.find("Restarts=1") != std::string::npos; }, 10));
+  CHECK(c.hq("queue -h -o %T -j " + job).out == "PENDING\n");
+  CHECK(wait_until([&] { return sh("pgrep -f '[s]leep 3017' >/dev/null").rc != 0; }, 15));
+  // Its agent is alive and heartbeats: the node stays DOWN until an operator resumes it.
+  std::string other = c.submit("-w e1 --wrap true");
+  REQUIRE(c.wait_considered(other, 20));
+  CHECK(c.hq("show node e1").out.find("State=DOWN") != std::string::npos);
+  CHECK(c.hq("queue -h -o %T -j " + other).out == "PENDING\n");
+  REQUIRE(c.hq("scontrol update NodeName=e1 State=RESUME").rc == 0);
+  CHECK(c.wait_state(job, "RUNNING", 20));  // first in line: it takes the node again
+  REQUIRE(c.hq("cancel " + job).rc == 0);
+  CHECK(c.wait_state(other, "COMPLETED", 20));
+}

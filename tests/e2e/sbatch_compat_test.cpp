@@ -306,3 +306,30 @@ TEST_CASE("e2e: --hint=nomultithread takes whole cores on a node with two thread
   CHECK(c.hq("cancel " + one).rc == 0);
   CHECK(c.wait_state(two, "COMPLETED", 20));
 }
+
+TEST_CASE("e2e: a user's sbatch --priority is taken and ignored as Slurm's - a held job shows Priority=0") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  auto made = as_nobody(c, c.dir() + "/bin/sbatch --parsable -H --priority=5 --wrap true");
+  INFO(made.out);
+  REQUIRE(made.rc == 0);
+  std::string id = made.out.substr(0, made.out.find('\n'));
+  std::string show = c.dir() + "/bin/scontrol show job " + id;
+  CHECK(sh(show).out.find(" Priority=0 ") != std::string::npos);  // held
+  CHECK(sh(c.dir() + "/bin/squeue -h -o %Q -j " + id).out == "0\n");
+  REQUIRE(as_nobody(c, c.dir() + "/bin/scontrol release " + id).rc == 0);
+  REQUIRE(c.wait_state(id, "COMPLETED", 20));
+  std::string after = sh(show).out;
+  size_t at = after.find(" Priority=");
+  REQUIRE(at != std::string::npos);
+  std::string prio = after.substr(at + 10, after.find(' ', at + 10) - at - 10);
+  CHECK(prio != "0");
+  CHECK(prio != "5");  // the user's value was not taken: the computed one
+  auto root_made = sh(c.dir() + "/bin/sbatch --parsable -H --priority=5 --wrap true");
+  std::string rid = root_made.out.substr(0, root_made.out.find('\n'));
+  REQUIRE(sh(c.dir() + "/bin/scontrol release " + rid).rc == 0);
+  REQUIRE(c.wait_state(rid, "COMPLETED", 20));
+  CHECK(sh(c.dir() + "/bin/scontrol show job " + rid).out.find(" Priority=5 ") != std::string::npos);  // root's fixes it
+}

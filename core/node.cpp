@@ -74,4 +74,11 @@ std::string gres_text(const Node& n, bool used_only) {
 std::string node_gres(const Node& n) { return gres_text(n, false); }
 std::string node_gres_used(const Node& n) { return gres_text(n, true); }
 
+bool controller_down_reason(const std::string& reason) {
+  auto starts = [&](std::string_view p) { return reason.compare(0, p.size(), p) == 0; };
+  // reconcile_gpus' refusals, and a silent node's
+  return reason == kNotResponding || starts("gres/gpu count reported lower than configured") ||
+         (starts("reported ") && reason.find(" GPUs; at most ") != std::string::npos);
+}
+
 }  // namespace hq

@@ -23,6 +23,10 @@ struct NodeGpu {
 
 // Why a node that fell silent is DOWN (node_timeout); the reason return_to_service acts on.
 inline constexpr const char* kNotResponding = "Not responding";
+// Whether a DOWN node's reason is one the controller gave it (silent, GPUs short of its
+// gres: a registration may bring it back) rather than an operator's (scontrol State=DOWN:
+// it stays down until resumed).
+bool controller_down_reason(const std::string& reason);
 
 struct Node {
   std::string name;

@@ -9,6 +9,7 @@ std::vector<Event> registration_events(const ClusterState& s, const NodeRegister
   const Node* n = it == s.nodes.end() ? nullptr : &it->second;
   bool down = n && n->down;
   if (down && n->down_reason == kNotResponding && return_to_service == 0) return out;  // stays DOWN
+  if (down && !controller_down_reason(n->down_reason)) return out;  // an operator's DOWN: until resumed
   auto gpus = reconcile_gpus(n ? n->config_gres : std::vector<GresCount>{}, report.gpus);
   if (!gpus) out.push_back(NodeDownChanged{report.node, report.time, true, gpus.status().message()});
   else if (down) out.push_back(NodeDownChanged{report.node, report.time, false, ""});

@@ -2,7 +2,6 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/post.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
@@ -227,10 +226,7 @@ void NodeTasks::progress(size_t task) {
     if (flush_timer_) flush_timer_->cancel();
     if (kill_timer_) kill_timer_->cancel();
     flush_ends();
-    // The group goes once what flush_ends sent is on its way: its removal (a directory per
-    // v1 controller) is not on the path of srun's answer.
-    asio::post(io_, [self = shared_from_this()] { self->finish(); });
-    return;
+    return finish();
   }
   if (flush_timer_) return;  // a flush is due
   flush_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(10));

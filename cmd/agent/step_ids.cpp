@@ -23,7 +23,7 @@ uint32_t read_count(const std::string& file) {
 void write_count(int fd, const std::string& file, uint32_t next) {
   char text[16];
   int n = std::snprintf(text, sizeof text, "%010u\n", next);
-  if (::pwrite(fd, text, static_cast<size_t>(n), 0) != n)
+  if (::pwrite(fd, text, static_cast<size_t>(n), 0) != n || ::ftruncate(fd, n) != 0)  // a longer old content goes
     log::warn("cannot keep the step count in " + file + ": " + std::strerror(errno));
 }
 
@@ -34,7 +34,7 @@ uint32_t StepIds::issue(uint64_t job_id, const std::string& file) {
   Count& c = it->second;
   if (first && !file.empty()) {
     c.next = read_count(file);
-    c.fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    c.fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);  // no O_TRUNC: never empty, even for a moment
     if (c.fd < 0) log::warn("cannot keep the step count in " + file + ": " + std::strerror(errno));
   }
   uint32_t id = c.next++;

@@ -25,12 +25,12 @@ std::vector<int32_t> own_affinity() {
 // The step's group inside the job's, with the step's CPUs and memory; none without cgroups.
 // A job whose group takes no children but may hold processes (v2, adopted from an agent
 // before step groups) runs its steps in its own group, unless the step asked for a memory
-// limit of its own; otherwise the step cannot start.
+// limit or GPUs to hide of its own; otherwise the step cannot start.
 Result<JobCgroup> step_group(const StepNodePart& part) {
   if (!part.job_cgroup.active()) return JobCgroup{};
   CgroupLimits limits{part.cpus, part.mem_mib * 1024 * 1024, 0, part.deny_devices};
   auto group = part.job_cgroup.child("step_" + std::to_string(part.ids.step_id), limits);
-  if (group || part.mem_mib > 0 || !part.job_cgroup.may_hold_processes()) return group;
+  if (group || part.mem_mib > 0 || !part.deny_devices.empty() || !part.job_cgroup.may_hold_processes()) return group;
   log::warn(step_label(part.ids.job_id, part.ids.step_id) + ": its tasks run in the job's cgroup: " +
             group.status().message());
   return JobCgroup{};
@@ -44,8 +44,9 @@ Result<std::vector<TaskPlan>> task_plans(const StepNodePart& part, const JobCgro
   std::vector<std::string> node_env = part.gpu_env ? with_node_gpus(part.env, *part.gpu_env) : std::vector<std::string>{};
   const std::vector<std::string>& env = part.gpu_env ? node_env : part.env;
   std::vector<TaskPlan> plans;
-  std::vector<int32_t> inherited;  // what a task that is not bound runs on: the agent's own CPUs
-  if (bind->verbose) inherited = own_affinity();
+  // What a task that is not bound runs on: its group's CPUs, else the agent's own.
+  std::vector<int32_t> inherited;
+  if (bind->verbose) inherited = group.active() && !part.cpus.empty() ? part.cpus : own_affinity();
   for (size_t local = 0; local < part.here.tasks.size(); ++local) {
     auto cpus = task_affinity(*bind, part.cpus, static_cast<uint32_t>(local), part.cpus_per_task);
     if (!cpus) return cpus.status();

@@ -1,5 +1,6 @@
 #include "cmd/agent/task_launch.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -99,8 +100,12 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
     close(fd);
   }
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
-  if (!plan.bind_report.head.empty())
-    dprintf(2, "%s%d%s", plan.bind_report.head.c_str(), static_cast<int>(getpid()), plan.bind_report.tail.c_str());
+  if (!plan.bind_report.head.empty()) {  // no stdio: nothing allocated in memory the agent shares
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s%d%s", plan.bind_report.head.c_str(), static_cast<int>(getpid()),
+                     plan.bind_report.tail.c_str());
+    if (n > 0) (void)!write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
+  }
   snprintf(p.pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   snprintf(p.hq_pid_slot, kPidDigits, "%d", static_cast<int>(getpid()));
   // Raw system calls: glibc's setuid() would try to change the ids of every thread of the

@@ -150,6 +150,12 @@ TEST_CASE("registration events: GPUs short of the gres put a node DOWN, a full s
   auto back = downs(registration_events(s, report("g1", 2), 1));
   REQUIRE(back.size() == 1);
   CHECK(!back[0].down);
+  for (const auto& e : registration_events(s, report("g1", 2), 1)) apply(s, e);
+  apply(s, NodeDownChanged{"g1", 30, true, "psu"});  // an operator's (scontrol State=DOWN Reason=psu)
+  CHECK(registration_events(s, report("g1", 2), 1).size() == 1);  // stays DOWN until resumed
+  CHECK(controller_down_reason(kNotResponding));
+  CHECK(controller_down_reason("reported 300 GPUs; at most 64"));
+  CHECK_FALSE(controller_down_reason("psu"));
   NodeRegistered joins = report("new", 300);  // more GPUs than a node may have: DOWN once it joined
   joins.join = true;
   auto joined = registration_events(s, joins, 1);

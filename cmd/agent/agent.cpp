@@ -18,6 +18,7 @@
 #include "cmd/agent/agent_link.hpp"
 #include "cmd/agent/launcher.hpp"
 #include "cmd/agent/proc_track.hpp"
+#include "cmd/agent/task_launch.hpp"
 #include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
 #include "core/job_env.hpp"
@@ -49,11 +50,7 @@ void log_exceptions(std::exception_ptr e) {
 Agent::Agent(asio::io_context& io, AgentOptions opts, HostInfo host, Cgroups cgroups)
     : io_(io), opts_(std::move(opts)), host_(std::move(host)), cgroups_(std::move(cgroups)),
       helpers_(io, opts_.spool_dir), keys_(opts_.secret_file), sigchld_(io, SIGCHLD) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpu_pool_.push_back(c);
+  cpu_pool_ = own_affinity();
 }
 
 void Agent::start() {
@@ -622,13 +619,11 @@ std::vector<int32_t> Agent::choose_job_cpus(const Job& job) const {
 // the step's processes see them: with `renumbered` (the job's group hides the node's other
 // GPUs), among the job's GPUs, or among the step's own when its group hides the job's
 // others too); null for a job without GPUs.
-std::function<std::vector<std::string>(const std::vector<int32_t>&)> Agent::step_gpu_env(const Job& job,
-                                                                                        bool renumbered) const {
+std::function<std::vector<std::string>(const std::vector<int32_t>&, bool)> Agent::step_gpu_env(const Job& job,
+                                                                                              bool renumbered) const {
   if (!job_has_gpus(job)) return nullptr;
   std::vector<int32_t> job_gpus = share_here(job, opts_.name).gpus;
-  auto deny = step_gpu_deny(job, renumbered);
-  return [this, job_gpus = std::move(job_gpus), renumbered, deny](const std::vector<int32_t>& gpus) {
-    bool step_confined = deny && !deny(gpus).empty();
+  return [this, job_gpus = std::move(job_gpus), renumbered](const std::vector<int32_t>& gpus, bool step_confined) {
     return step_gpu_environment(job_gpus, gpus, &host_.gpus, renumbered, step_confined ? gpus : job_gpus);
   };
 }

@@ -106,8 +106,8 @@ class Agent {
   // the jobs running or held here have.
   std::vector<int32_t> choose_job_cpus(const Job& job) const;
   CgroupLimits job_limits(const Job& job, const std::vector<int32_t>& cpus) const;
-  std::function<std::vector<std::string>(const std::vector<int32_t>&)> step_gpu_env(const Job& job,
-                                                                                     bool renumbered) const;
+  std::function<std::vector<std::string>(const std::vector<int32_t>&, bool)> step_gpu_env(const Job& job,
+                                                                                           bool renumbered) const;
   // `confined` (the job's group denies the node's other GPUs): the devices of the job's
   // GPUs here that a step with the given GPUs is denied too; null otherwise.
   std::function<std::vector<DeviceId>(const std::vector<int32_t>&)> step_gpu_deny(const Job& job, bool confined) const;

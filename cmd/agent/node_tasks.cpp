@@ -108,20 +108,29 @@ void NodeTasks::feed_stdin(const std::string& data, bool eof, std::optional<uint
   stdin_changed();
 }
 
-// Past 4 MiB of stdin the tasks here have not taken, srun is asked (through the step's
-// manager) to stop reading its own; below 1 MiB again, to go on.
-void NodeTasks::stdin_changed() {
-  constexpr size_t kHigh = 4 << 20, kLow = 1 << 20;
-  bool full = stdin_full_ ? stdin_queued_ > kLow : stdin_queued_ > kHigh;
-  if (full == stdin_full_) return;
-  stdin_full_ = full;
+pb::Envelope step_io_pause(uint64_t job, uint32_t step, bool pause, const std::string& node) {
   pb::Envelope env;
   auto* p = env.mutable_step_io_pause();
-  p->set_job_id(ids_.job_id);
-  p->set_step_id(ids_.step_id);
-  p->set_pause(full);
-  p->set_node(ids_.node);
-  send_(env);
+  p->set_job_id(job);
+  p->set_step_id(step);
+  p->set_pause(pause);
+  p->set_node(node);
+  return env;
+}
+
+// Past the high-water mark of stdin the tasks here have not taken, srun is asked (through
+// the step's manager) to stop reading its own; below the low-water mark, to go on.
+void NodeTasks::stdin_changed() {
+  bool full = stdin_queued_ > (stdin_full_ ? kIoLowWater : kIoHighWater);
+  if (full == stdin_full_) return;
+  stdin_full_ = full;
+  send_(step_io_pause(ids_.job_id, ids_.step_id, full, ids_.node));
+}
+
+void NodeTasks::drop_stdin(Task& t) {
+  for (const auto& left : t.in_queue) stdin_queued_ -= left.size();
+  t.in_queue.clear();
+  stdin_changed();
 }
 
 // Writes a task's queued stdin; holds the tasks, so tasks that end meanwhile stay alive
@@ -135,17 +144,10 @@ asio::awaitable<void> NodeTasks::pump_stdin(std::shared_ptr<NodeTasks> self, siz
     asio::error_code ec;
     co_await asio::async_write(*t.in, asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
     stdin_queued_ -= chunk.size();
-    if (ec) {
-      for (const auto& left : t.in_queue) stdin_queued_ -= left.size();
-      t.in_queue.clear();
-    }
+    if (ec) drop_stdin(t);
     stdin_changed();
   }
-  if (!t.in_queue.empty()) {  // its stdin was closed: nobody takes the rest
-    for (const auto& left : t.in_queue) stdin_queued_ -= left.size();
-    t.in_queue.clear();
-    stdin_changed();
-  }
+  if (!t.in_queue.empty()) drop_stdin(t);  // its stdin was closed: nobody takes the rest
   t.in_writing = false;
   asio::error_code ignored;
   if (t.in_eof && t.in) t.in->close(ignored);

@@ -29,6 +29,13 @@
 
 namespace hq::cmd {
 
+// A step's I/O flow control: past the high-water mark of bytes waiting (for srun, or for
+// tasks to read their stdin) the sender is paused, and goes on below the low-water mark.
+constexpr size_t kIoHighWater = 4 << 20, kIoLowWater = 1 << 20;
+// StepIoPause for step `step` of `job`: `node` names the node whose stdin is full (a node
+// to its step manager; "" the other way).
+pb::Envelope step_io_pause(uint64_t job, uint32_t step, bool pause, const std::string& node = "");
+
 class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
  public:
   using Send = std::function<void(const pb::Envelope&)>;
@@ -109,11 +116,12 @@ class NodeTasks : public std::enable_shared_from_this<NodeTasks> {
   std::function<void()> on_done_;
   int64_t oom_seen_ = 0;     // OOM kills counted there that tasks were already blamed for
   bool output_paused_ = false;
-  bool killing_ = false;
+  bool killing_ = false;     // terminated or SIGKILLed: their output is read to the end, never paused again
   size_t stdin_queued_ = 0;  // bytes in the tasks' in_queues
   bool stdin_full_ = false;  // told: past the high-water mark (StepIoPause through send_)
-  void stdin_changed();     // terminated or SIGKILLed: their output is read to the end, never paused again
   std::unique_ptr<asio::steady_timer> resume_;  // paused relays wait on it; cancelled to go on
+  void stdin_changed();
+  void drop_stdin(Task& t);  // what is queued for a task that will not read it
 };
 
 }  // namespace hq::cmd

@@ -373,8 +373,8 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
   StepNodePart part{{step->job_id, step->step_id, node_, kill_wait_()}, here, index, env,
                     plan_task(job, {req.argv().begin(), req.argv().end()}, {}, req.cwd()), mpi.type, mpi.ntasks,
                     mpi.mapping};
-  if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus);
   if (job.gpu_deny) part.deny_devices = job.gpu_deny(here.gpus);
+  if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus, !part.deny_devices.empty());
   confine(part, job, here.mem_mib, req.cpu_bind(), req.cpus_per_task());
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;
@@ -443,11 +443,10 @@ void StepManager::step_message(const std::shared_ptr<Step>& step, const pb::Enve
 // past the high-water mark of its connection's queue, every node stops reading the tasks'
 // output (they wait on their pipes) until the queue is down to the low-water mark.
 void StepManager::watch_output(const std::shared_ptr<Step>& step) {
-  constexpr size_t kHigh = 4 << 20, kLow = 1 << 20;
-  if (step->output_paused || step->srun->queued_bytes() < kHigh) return;
+  if (step->output_paused || step->srun->queued_bytes() < kIoHighWater) return;
   pause_output(step, true);
   std::weak_ptr<Step> weak = step;
-  step->srun->when_drained(kLow, [this, weak] {
+  step->srun->when_drained(kIoLowWater, [this, weak] {
     if (auto s = weak.lock(); s && !s->done) pause_output(s, false);
   });
 }
@@ -455,12 +454,7 @@ void StepManager::watch_output(const std::shared_ptr<Step>& step) {
 void StepManager::pause_output(const std::shared_ptr<Step>& step, bool pause) {
   step->output_paused = pause;
   if (step->local) step->local->pause_output(pause);
-  pb::Envelope env;
-  auto* p = env.mutable_step_io_pause();
-  p->set_job_id(step->job_id);
-  p->set_step_id(step->step_id);
-  p->set_pause(pause);
-  send_remotes(step, env);
+  send_remotes(step, step_io_pause(step->job_id, step->step_id, pause));
 }
 
 // A node of the step holds too much of srun's stdin that its tasks have not read (or took
@@ -470,12 +464,7 @@ void StepManager::stdin_full(const std::shared_ptr<Step>& step, const std::strin
   if (full) step->stdin_full.insert(node);
   else step->stdin_full.erase(node);
   if (was == !step->stdin_full.empty()) return;
-  pb::Envelope env;
-  auto* p = env.mutable_step_io_pause();
-  p->set_job_id(step->job_id);
-  p->set_step_id(step->step_id);
-  p->set_pause(!was);
-  step->srun->send(env);
+  step->srun->send(step_io_pause(step->job_id, step->step_id, !was));
 }
 
 // A task's PMI abort (MPI_Abort): the step is killed and srun exits with the task's code,

@@ -56,8 +56,9 @@ class StepManager {
     std::vector<pb::AgentAddress> peers;    // the first node: every node's agent, in allocation order
     std::string step_ids_file;              // keeps the job's step count across agent restarts ("": none)
     // Set when the job has GPUs: the GPU variables (CUDA_VISIBLE_DEVICES, ...) for a step's
-    // GPUs on this node, which replace whatever srun's environment holds for its tasks here.
-    std::function<std::vector<std::string>(const std::vector<int32_t>& gpus)> gpu_env;
+    // GPUs on this node, which replace whatever srun's environment holds for its tasks here;
+    // `step_confined`: the step's group hides the job's other GPUs (numbered among its own).
+    std::function<std::vector<std::string>(const std::vector<int32_t>& gpus, bool step_confined)> gpu_env;
     // Set when the job's GPUs here are confined (its group denies the node's others): the
     // devices of the job's GPUs here that a step with GPUs `gpus` is denied in its own group.
     std::function<std::vector<DeviceId>(const std::vector<int32_t>& gpus)> gpu_deny;

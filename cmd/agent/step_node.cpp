@@ -1,7 +1,5 @@
 #include "cmd/agent/step_node.hpp"
 
-#include <sched.h>
-
 #include "core/cpu_bind.hpp"
 #include "core/job_env.hpp"
 #include "core/step_env.hpp"
@@ -11,16 +9,6 @@
 namespace hq::cmd {
 
 namespace {
-
-std::vector<int32_t> own_affinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int32_t> out;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (int32_t c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  return out;
-}
 
 // The step's group inside the job's, with the step's CPUs and memory; none without cgroups.
 // A job whose group takes no children but may hold processes (v2, adopted from an agent

@@ -141,6 +141,16 @@ void close_all(std::initializer_list<int> fds) {
 
 }  // namespace
 
+std::vector<int32_t> own_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int32_t> out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int32_t c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
 Result<LaunchedTask> launch_task(const TaskPlan& plan) {
   if (plan.argv.empty() || plan.argv[0].empty()) return invalid("no command to run");
   Prepared p;

@@ -39,4 +39,7 @@ struct LaunchedTask {
 
 Result<LaunchedTask> launch_task(const TaskPlan& plan);
 
+// The CPUs this process may run on (what a task started without binding inherits).
+std::vector<int32_t> own_affinity();
+
 }  // namespace hq::cmd

@@ -3,7 +3,10 @@
 // command lines (tests/fixtures/slurm/steps-inside-allocation.golden).
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fstream>
 
 #include "steps_fixture.hpp"
@@ -461,16 +464,17 @@ TEST_CASE("e2e: srun --cpu-bind=verbose - each task's stderr gets Slurm's line w
 }
 
 namespace {
-// Writes MIB MiB to stdout once the file WAIT exists ("-": at once), counting what it wrote
-// so far in progress.NAME (after each 64 KiB its stdout took). NAME "-": the task's rank.
-const char kWriterPy[] = R"(import os, sys, time
+// Writes MIB MiB to stdout, counting what it wrote so far in progress.NAME (after each
+// 64 KiB its stdout took; NAME "-": the task's rank). With WAIT other than "-", it first
+// reads the FIFO WAIT.NAME to its end: it starts when the test has written and closed it.
+const char kWriterPy[] = R"(import os, sys
 mib, name, wait = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 if name == "-": name = os.environ["SLURM_PROCID"]
 def note(n):
     with open("progress." + name + ".tmp", "w") as f: f.write(str(n))
     os.replace("progress." + name + ".tmp", "progress." + name)
 note(0)
-while wait != "-" and not os.path.exists(wait): time.sleep(0.02)
+if wait != "-": open(wait + "." + name).read()
 chunk, n = b"x" * 65536, 0
 for i in range(mib * 16):
     sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); n += len(chunk); note(n)
@@ -494,6 +498,21 @@ long stalled_progress(const LocalCluster& c, const std::vector<std::string>& nam
   return stalled ? last : -1;
 }
 
+// FIFOs go.0 and go.1 in the cluster's directory, for release_fifo.
+void make_fifos(const LocalCluster& c) {
+  for (const char* n : {"/go.0", "/go.1"}) REQUIRE(::mkfifo((c.dir() + n).c_str(), 0666) == 0);
+}
+
+// Once the reader of FIFO `path` has it open (within 30 s): "go" written to it and closed,
+// so that its read returns. No file polled, no sleep: the reader blocks until then.
+bool release_fifo(const std::string& path) {
+  int fd = -1;
+  if (!wait_until([&] { return (fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, 30)) return false;
+  bool ok = ::write(fd, "go\n", 3) == 3;
+  ::close(fd);
+  return ok;
+}
+
 long progress_of(const LocalCluster& c, int rank) {
   std::string text = slurp(c.dir() + "/progress." + std::to_string(rank));
   return text.empty() ? -1 : std::stol(text);
@@ -505,6 +524,7 @@ TEST_CASE("e2e: a stopped srun holds its tasks' output back on their pipes, on e
   LocalCluster c(2);
   REQUIRE(c.ready());
   std::ofstream(c.dir() + "/writer.py") << kWriterPy;
+  make_fifos(c);
   const long mib = 40;
   std::string id = submit_steps(c, "-N2 -n2 -o flow-%j.out",
                                 "cd " + c.dir() + "\nsrun -N2 -n2 python3 writer.py " + std::to_string(mib) +
@@ -512,7 +532,8 @@ TEST_CASE("e2e: a stopped srun holds its tasks' output back on their pipes, on e
   REQUIRE(wait_until([&] { return progress_of(c, 0) == 0 && progress_of(c, 1) == 0; }, 30));
   pid_t srun = std::stoi(slurp(c.dir() + "/srun.pid"));
   REQUIRE(::kill(srun, SIGSTOP) == 0);
-  c.release("go");
+  REQUIRE(release_fifo(c.dir() + "/go.0"));
+  REQUIRE(release_fifo(c.dir() + "/go.1"));
   long written = stalled_progress(c, {"0", "1"}, 60);
   INFO("written while srun was stopped: " << written << " bytes");
   CHECK(written >= 0);
@@ -528,16 +549,18 @@ TEST_CASE("e2e: srun stops reading its stdin while the step's tasks leave it unr
   LocalCluster c(2);
   REQUIRE(c.ready());
   std::ofstream(c.dir() + "/writer.py") << kWriterPy;
+  make_fifos(c);
   const long mib = 40;
   std::string id = submit_steps(c, "-N2 -n2 -o stdin-%j.out",
                                 "cd " + c.dir() + "\npython3 writer.py " + std::to_string(mib) +
-                                    " in - | srun -N2 -n2 -l sh -c 'until [ -s go ]; do sleep 0.05; done; wc -c'\n"
+                                    " in - | srun -N2 -n2 -l sh -c 'cat go.$SLURM_PROCID >/dev/null; wc -c'\n"
                                     "echo rc=$?\n");
   long held = stalled_progress(c, {"in"}, 60);
   INFO("written to srun's stdin while no task read it: " << held << " bytes");
   CHECK(held >= 0);
   CHECK(held < 24L << 20);  // 4 MiB on each node and the pipes, not the 40 MiB
-  c.release("go");
+  REQUIRE(release_fifo(c.dir() + "/go.0"));
+  REQUIRE(release_fifo(c.dir() + "/go.1"));
   REQUIRE(c.wait_state(id, "COMPLETED", 60));
   std::string out = slurp(c.dir() + "/stdin-" + id + ".out");
   INFO(out);

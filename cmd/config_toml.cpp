@@ -182,7 +182,7 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "controller", s);
     if (!t) return s;
-    s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "node_timeout", "handshake_timeout",
+    s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "client_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
                         "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service", "fence_timeout"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
@@ -190,6 +190,7 @@ class Loader {
     if (s) s = get_int(*t, "port", 0, 65535, port);
     if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
     if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
+    if (s) s = get_string(*t, "client_socket", c.controller.client_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);
     if (s) s = get_duration(*t, "fence_timeout", c.fence_timeout);
     if (s) s = get_duration(*t, "handshake_timeout", c.handshake_timeout);

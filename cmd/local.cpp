@@ -63,7 +63,8 @@ std::string local_config(int nodes, int cpus, int port, const std::string& dir) 
 }
 
 // `daemons`: a line per daemon, tab-separated: NAME PID ARGV...; the controller first;
-// pid 0 for one not started yet.
+// pid 0 for one not started yet. `pids` beside it has the pids alone, one a line, the
+// controller first (for scripts: slurm-bench's compare.sh reads the controller's memory).
 std::vector<Daemon> read_daemons(const std::string& dir) {
   std::vector<Daemon> out;
   std::string text = read_small_file(dir + "/daemons");  // split() returns views into it
@@ -79,12 +80,14 @@ std::vector<Daemon> read_daemons(const std::string& dir) {
 }
 
 Status save_daemons(const std::string& dir, const std::vector<Daemon>& daemons) {
-  std::string text;
+  std::string text, pids;
   for (const Daemon& d : daemons) {
     text += d.name + "\t" + std::to_string(d.pid);
     for (const auto& a : d.argv) text += "\t" + a;
     text += "\n";
+    pids += std::to_string(d.pid) + "\n";
   }
+  if (Status s = write_file_atomic(dir + "/pids", pids, 0644); !s) return s;
   return write_file_atomic(dir + "/daemons", text, 0644);
 }
 
@@ -271,6 +274,7 @@ int stop(const std::string& dir) {
   for (auto it = daemons.rbegin(); it != daemons.rend(); ++it)  // agents first
     if (alive(*it)) stop_process(it->pid);
   std::filesystem::remove(dir + "/daemons");
+  std::filesystem::remove(dir + "/pids");
   std::filesystem::remove(dir + "/state/controller.addr");
   std::cout << "local cluster stopped\n";
   return 0;

@@ -199,9 +199,39 @@ std::string find_auth_socket() {
   return "/var/lib/hq/auth.sock";
 }
 
+std::string client_socket_path(const ControllerConfig& c) {
+  if (c.client_socket == "none") return "";
+  return c.client_socket.empty() ? c.state_dir + "/client.sock" : c.client_socket;
+}
+
+namespace {
+// `path` when it is the socket of the controller HQ_CONTROLLER names, or none is named:
+// a controller writes its address beside its socket (controller.addr in its state dir).
+std::string if_named_controller(const std::string& path) {
+  if (path.empty() || !env_set("HQ_CONTROLLER")) return path;
+  std::string addr(trim(read_small_file(path.substr(0, path.rfind('/') + 1) + "controller.addr")));
+  return addr == trim(std::getenv("HQ_CONTROLLER")) ? path : "";
+}
+}  // namespace
+
+std::string find_client_socket() {
+  if (const char* env = std::getenv("HQ_CLIENT_SOCKET"); env && *env)
+    return std::string(env) == "none" ? "" : if_named_controller(env);
+  if (local_cluster_targeted()) return local_dir() + "/state/client.sock";
+  if (auto c = load_config_file(client_config_path())) return if_named_controller(client_socket_path(c->controller));
+  return "";
+}
+
 namespace {
 
 Result<std::unique_ptr<net::RpcClient>> connect_once(const std::string& flag_value) {
+  if (flag_value.empty()) {  // --controller sets HQ_CONTROLLER, which find_client_socket() heeds
+    std::string local = find_client_socket();
+    if (!local.empty()) {
+      auto client = net::RpcClient::connect_local(local, "client", 10, /*pipelined=*/true);
+      if (client || client.status().code() != Code::kUnavailable) return client;
+    }
+  }
   auto ep = find_controller(flag_value);
   if (!ep) return ep.status();
   auto transport = find_transport();

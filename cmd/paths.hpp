@@ -7,6 +7,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "core/config.hpp"
 #include "core/status.hpp"
 #include "net/client.hpp"
 
@@ -37,7 +38,15 @@ Result<net::Transport> find_transport(const std::string& ca_flag = "", bool plai
 // The token service socket: HQ_AUTH_SOCKET, else the local cluster's, else the config's
 // auth_socket or <state_dir>/auth.sock.
 std::string find_auth_socket();
-// Connects as a client (TLS + a fresh identity token), naming what was tried on failure.
+// The controller's local client socket where find_controller() would reach a controller
+// on this host: HQ_CLIENT_SOCKET ("none": never), else the local cluster's, else the
+// config's client_socket or <state_dir>/client.sock; "" when --controller/HQ_CONTROLLER
+// names another controller (not the address written beside the socket) or there is none.
+std::string find_client_socket();
+// A controller config's client socket: client_socket, else <state_dir>/client.sock; "" for "none".
+std::string client_socket_path(const ControllerConfig& c);
+// Connects as a client: through the controller's local socket when there is one here
+// (the kernel says who asks), else TLS with a fresh identity token; names what was tried on failure.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value = "");
 
 // A node's runtime directory (HQ_RUN_DIR, else /run/hq): its agent's token service,

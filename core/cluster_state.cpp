@@ -470,7 +470,28 @@ std::optional<JobId> job_of(const Event& event) {
       event);
 }
 
-bool apply(ClusterState& state, const Event& event) {
+bool in_queue(const Job& job) {
+  return job.state == JobState::kPending && (job.hold == HoldKind::kNone || job.spec.extra->deadline > 0);
+}
+
+namespace {
+
+// After an event about job `id`: a pending held job shows its hold (and no expected
+// start), and the job is in `queued` exactly when in_queue() says so.
+void reindex_job(ClusterState& state, JobId id) {
+  auto it = state.jobs.find(id);
+  if (it == state.jobs.end()) return;
+  Job& job = it->second;
+  if (job.state == JobState::kPending && job.hold != HoldKind::kNone) {
+    job.reason = job.hold == HoldKind::kAdmin ? JobReason::kJobHeldAdmin : JobReason::kJobHeldUser;
+    job.expected_start = 0;
+    job.sched_nodes.clear();
+  }
+  if (in_queue(job)) state.queued.insert(id);
+  else state.queued.erase(id);
+}
+
+bool apply_job_event(ClusterState& state, const Event& event) {
   return std::visit(
       [&](const auto& e) -> bool {
         using T = std::decay_t<decltype(e)>;
@@ -497,8 +518,21 @@ bool apply(ClusterState& state, const Event& event) {
       event);
 }
 
+}  // namespace
+
+bool apply(ClusterState& state, const Event& event) {
+  if (!apply_job_event(state, event)) return false;
+  if (auto id = job_of(event)) reindex_job(state, *id);
+  return true;
+}
+
 bool apply(ClusterState& state, Event&& event) {
-  if (auto* submitted = std::get_if<JobSubmitted>(&event)) return apply_submitted(state, std::move(submitted->job));
+  if (auto* submitted = std::get_if<JobSubmitted>(&event)) {
+    JobId id = submitted->job.id;
+    if (!apply_submitted(state, std::move(submitted->job))) return false;
+    reindex_job(state, id);
+    return true;
+  }
   return apply(state, std::as_const(event));
 }
 

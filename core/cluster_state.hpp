@@ -113,6 +113,7 @@ struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
   std::set<JobId> pending;                           // index of PENDING jobs
+  std::set<JobId> queued;                            // the pending jobs a pass looks at (in_queue)
   std::set<JobId> running;                           // index of RUNNING jobs
   std::set<std::pair<Time, JobId>> finished;         // index of ended jobs, by end time
   std::map<std::string, Node, NaturalLess> nodes;
@@ -128,6 +129,11 @@ struct ClusterState {
   SharedPool<std::string> scripts;
   SharedPool<std::vector<std::string>> environments;
 };
+
+// Whether a scheduling pass has anything to do with a job: pending and not held (a held
+// job waits on its hold alone and shows it as its reason), or held with a --deadline that
+// a pass still ends it at. ClusterState::queued indexes these.
+bool in_queue(const Job& job);
 
 // Nodes and partitions from config; no jobs.
 ClusterState make_state(const ClusterConfig& config);

@@ -37,7 +37,7 @@ std::vector<std::string> settings_needing_restart(const ClusterConfig& from, con
   std::vector<std::string> out;
   if (from.nodes != to.nodes) out.push_back("nodes");
   if (from.partitions != to.partitions) out.push_back("partitions");
-  if (from.controller != to.controller) out.push_back("[controller] host, port, state_dir or auth_socket");
+  if (from.controller != to.controller) out.push_back("[controller] host, port, state_dir, auth_socket or client_socket");
   if (from.name != to.name) out.push_back("the cluster name");
   if (from.keys_dir != to.keys_dir) out.push_back("keys_dir");
   if (from.accounting != to.accounting) out.push_back("[accounting]");

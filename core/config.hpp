@@ -74,6 +74,9 @@ struct ControllerConfig {
   int32_t port = 6817;                 // 0: pick a free port (written to state_dir)
   std::string state_dir = "/var/lib/hq";
   std::string auth_socket;             // token service; empty: <state_dir>/auth.sock
+  // Clients on the controller's host: the kernel says who asks (no TLS, no token); empty:
+  // <state_dir>/client.sock, "none": not served.
+  std::string client_socket;
   bool operator==(const ControllerConfig&) const = default;
 };
 

@@ -218,7 +218,7 @@ class Pass {
 
   std::vector<Candidate> ordered(const Job* extra) {
     std::vector<Candidate> order;
-    order.reserve(s_.pending.size() + 1);
+    order.reserve(s_.queued.size() + 1);
     bool any_resv = !s_.reservations.empty();
     auto add = [&](const Job& job) {
       if ((any_resv || job.spec.extra.identity()) && routed_elsewhere(job)) return;
@@ -245,13 +245,13 @@ class Pass {
       }
       order.push_back(c);
     };
-    // Mostly pending jobs: one walk over the jobs; else over the pending index (finished
-    // jobs linger for min_job_age). Both go in id order.
-    if (s_.pending.size() * 2 >= s_.jobs.size()) {
+    // Mostly queued jobs: one walk over the jobs; else over the queued index (finished
+    // jobs linger for min_job_age, held ones wait on their hold). Both go in id order.
+    if (s_.queued.size() * 2 >= s_.jobs.size()) {
       for (const auto& [id, job] : s_.jobs)
-        if (job.state == JobState::kPending) add(job);
+        if (in_queue(job)) add(job);
     } else {
-      for_each_job_in(s_, s_.pending, add);
+      for_each_job_in(s_, s_.queued, add);
     }
     if (extra) add(*extra);
     if (depth_ > 0 && order.size() > static_cast<size_t>(depth_)) {

@@ -4,6 +4,8 @@
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <chrono>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "core/units.hpp"
 #include "net/connection.hpp"
 #include "net/tls.hpp"
+#include "net/unix_stream.hpp"
 
 namespace hq::net {
 
@@ -81,21 +84,14 @@ Result<std::unique_ptr<ByteStream>> make_stream(asio::ip::tcp::socket socket, co
   return make_tls_stream(std::move(socket), *ctx);
 }
 
-Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const Transport& transport,
-                                                      const std::string& role, double timeout_s, bool pipelined) {
+template <typename Dial>
+Result<std::unique_ptr<RpcClient>> RpcClient::open(Dial dial, const std::string& where, const Transport& transport,
+                                                   const std::string& role, double timeout_s, bool pipelined) {
   auto impl = std::make_unique<Impl>();
   Impl* raw = impl.get();
-  auto dial = [](Impl* self, Endpoint ep, Transport transport, std::string role,
-                 bool pipelined) -> asio::awaitable<Result<pb::HelloAck>> {
-    asio::ip::tcp::resolver resolver(self->io);
-    asio::ip::tcp::socket socket(self->io);
-    try {
-      auto results = co_await resolver.async_resolve(ep.host, std::to_string(ep.port), asio::use_awaitable);
-      co_await asio::async_connect(socket, results, asio::use_awaitable);
-    } catch (const std::exception& e) {
-      co_return unavailable("cannot reach controller at " + ep.str() + ": " + e.what());
-    }
-    auto stream = make_stream(std::move(socket), transport);
+  auto handshake = [](Impl* self, Dial dial, std::string where, Transport transport, std::string role,
+                      bool pipelined) -> asio::awaitable<Result<pb::HelloAck>> {
+    auto stream = co_await dial(self->io);
     if (!stream) co_return stream.status();
     self->conn = std::make_shared<Connection>(self->io.get_executor(), std::move(stream).value());
     Result<pb::HelloAck> ack = pb::HelloAck();
@@ -106,15 +102,50 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const 
       ack = co_await self->conn->handshake_as_client(role, "", transport.token);
     }
     if (!ack && !transport.plaintext)
-      co_return ack.status().with_context("secure connection to " + ep.str() + " failed");
+      co_return ack.status().with_context("secure connection to " + where + " failed");
     co_return ack;
   };
-  auto ack = raw->run(dial(raw, ep, transport, role, pipelined), timeout_s);
+  auto ack = raw->run(handshake(raw, std::move(dial), where, transport, role, pipelined), timeout_s);
   if (!ack) return ack.status();
   std::unique_ptr<RpcClient> client(new RpcClient(std::move(impl)));
   client->cluster_ = ack->cluster();
   client->ack_pending_ = pipelined;
   return client;
+}
+
+Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const Transport& transport,
+                                                      const std::string& role, double timeout_s, bool pipelined) {
+  auto dial = [ep, transport](asio::io_context& io) -> asio::awaitable<Result<std::unique_ptr<ByteStream>>> {
+    asio::ip::tcp::socket socket(io);
+    try {
+      asio::error_code ec;
+      auto addr = asio::ip::make_address(ep.host, ec);
+      if (!ec) {  // a numeric address: no resolver (asio resolves on a thread of its own)
+        co_await socket.async_connect(asio::ip::tcp::endpoint(addr, ep.port), asio::use_awaitable);
+      } else {
+        asio::ip::tcp::resolver resolver(io);
+        auto results = co_await resolver.async_resolve(ep.host, std::to_string(ep.port), asio::use_awaitable);
+        co_await asio::async_connect(socket, results, asio::use_awaitable);
+      }
+    } catch (const std::exception& e) {
+      co_return unavailable("cannot reach controller at " + ep.str() + ": " + e.what());
+    }
+    co_return make_stream(std::move(socket), transport);
+  };
+  return open(dial, ep.str(), transport, role, timeout_s, pipelined);
+}
+
+Result<std::unique_ptr<RpcClient>> RpcClient::connect_local(const std::string& path, const std::string& role,
+                                                            double timeout_s, bool pipelined) {
+  auto dial = [path](asio::io_context& io) -> asio::awaitable<Result<std::unique_ptr<ByteStream>>> {
+    asio::local::stream_protocol::socket socket(io);
+    asio::error_code ec;
+    co_await socket.async_connect(asio::local::stream_protocol::endpoint(path),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return unavailable("cannot reach the controller's local socket " + path + ": " + ec.message());
+    co_return make_unix_stream(std::move(socket));
+  };
+  return open(dial, path, Transport{true, ""}, role, timeout_s, pipelined);
 }
 
 void RpcClient::send(pb::Envelope req) {

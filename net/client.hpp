@@ -36,6 +36,10 @@ class RpcClient {
   static Result<std::unique_ptr<RpcClient>> connect(const Endpoint& ep, const Transport& transport,
                                                     const std::string& role, double timeout_s = 10,
                                                     bool pipelined = false);
+  // The same over the controller's local socket at `path`: no TLS and no token (the
+  // controller asks the kernel who connected). Unavailable when nothing listens there.
+  static Result<std::unique_ptr<RpcClient>> connect_local(const std::string& path, const std::string& role,
+                                                          double timeout_s = 10, bool pipelined = false);
   ~RpcClient();
   // Sends `req` with a fresh seq and waits for its reply; an Error reply becomes a Status.
   Result<pb::Envelope> call(pb::Envelope req, double timeout_s = 30);
@@ -50,6 +54,11 @@ class RpcClient {
  private:
   struct Impl;
   explicit RpcClient(std::unique_ptr<Impl> impl);
+  // Runs the handshake over the stream that `dial` (a coroutine on the private io_context)
+  // opens; defined and used in client.cpp only.
+  template <typename Dial>
+  static Result<std::unique_ptr<RpcClient>> open(Dial dial, const std::string& where, const Transport& transport,
+                                                 const std::string& role, double timeout_s, bool pipelined);
   std::unique_ptr<Impl> impl_;
   std::string cluster_;
   uint64_t next_seq_ = 1;

@@ -39,7 +39,13 @@ asio::awaitable<Result<pb::Envelope>> Connection::recv() {
 
 void Connection::send(const pb::Envelope& msg) {
   if (!open_) return;
-  append_frame(out_, msg.SerializeAsString());
+  // Straight into the output buffer, behind its length (no copy of a long listing).
+  size_t size = msg.ByteSizeLong();
+  size_t at = out_.size();
+  append_frame(out_, std::string_view());
+  out_.resize(at + 4 + size);
+  msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at + 4));
+  for (int i = 0; i < 4; ++i) out_[at + static_cast<size_t>(i)] = static_cast<char>(size >> (24 - 8 * i));
   if (writing_) return;
   writing_ = true;
   asio::co_spawn(ex_, write_loop(shared_from_this()), [self = shared_from_this()](std::exception_ptr e) {

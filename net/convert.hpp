@@ -12,8 +12,10 @@ namespace hq::net {
 
 // `with_script` false leaves out the script, argv and environment (listings; secrets).
 pb::JobSpec to_pb(const JobSpec& s, bool with_script = true);
+void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& out);  // into `out` (on an arena, say)
 JobSpec from_pb(const pb::JobSpec& p);
 pb::Job to_pb(const Job& j, bool with_script = true);
+void to_pb(const Job& j, bool with_script, pb::Job& out);
 Result<Job> from_pb(const pb::Job& p);
 pb::Node to_pb(const Node& n);
 pb::JobEnded to_pb(const JobEnded& e);

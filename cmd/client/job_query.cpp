@@ -29,7 +29,14 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     if (page->jobs_size() == 0) break;
     uint64_t last = page->jobs(page->jobs_size() - 1).job_id();
     if (!first && last <= env.queue().after_id()) return invalid("the controller's queue pages do not advance");
-    for (auto& job : *page->mutable_jobs()) *all.add_jobs() = std::move(job);
+    auto* jobs = page->mutable_jobs();  // moved over as pointers, not field by field
+    if (all.jobs_size() == 0) {
+      all.mutable_jobs()->Swap(jobs);
+    } else {
+      std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
+      jobs->ExtractSubrange(0, jobs->size(), moved.data());
+      for (pb::Job* job : moved) all.mutable_jobs()->AddAllocated(job);
+    }
     if (!page->more()) break;
     env.mutable_queue()->set_after_id(last);
   }

@@ -172,41 +172,73 @@ int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
 
 namespace {
 
-// One -S key's comparison (<0, 0, >0): numbers as numbers, states in Slurm's order.
-int compare_jobs(const pb::Job& a, const pb::Job& b, char key, int64_t now) {
-  auto cmp = [](const auto& x, const auto& y) { return x < y ? -1 : y < x ? 1 : 0; };
+// One -S key's value for a job: a number (compared as one; states in Slurm's order) or
+// the text squeue shows.
+struct SortValue {
+  int64_t num = 0;
+  std::string text;
+  bool operator<(const SortValue& o) const { return num != o.num ? num < o.num : text < o.text; }
+};
+
+SortValue sort_value(const pb::Job& j, char key, int64_t now) {
   switch (key) {
-    case 't': case 'T': return cmp(slurm_state_number(job_state(a)), slurm_state_number(job_state(b)));
-    case 'p': case 'Q': return cmp(job_priority(a), job_priority(b));
-    case 'i': case 'A': case 'F': return cmp(a.job_id(), b.job_id());
-    case 'K': return cmp(a.array_task_id(), b.array_task_id());
-    case 'M': return cmp(job_run_time(a, now), job_run_time(b, now));
-    case 'l': return cmp(a.time_limit(), b.time_limit());
-    case 'S': return cmp(job_start_time(a, now), job_start_time(b, now));
-    case 'V': return cmp(a.submit_time(), b.submit_time());
-    case 'e': return cmp(a.end_time(), b.end_time());
-    case 'D': return cmp(job_node_count(a), job_node_count(b));
-    case 'C': return cmp(job_cpu_count(a), job_cpu_count(b));
-    case 'U': case 'y': case 'c':
-      return cmp(std::atoll(squeue_value(a, key, now).c_str()), std::atoll(squeue_value(b, key, now).c_str()));
-    default: return cmp(squeue_value(a, key, now), squeue_value(b, key, now));
+    case 't': case 'T': return {slurm_state_number(job_state(j)), ""};
+    case 'p': case 'Q': return {job_priority(j), ""};
+    case 'i': case 'A': case 'F': return {static_cast<int64_t>(j.job_id()), ""};
+    case 'K': return {j.array_task_id(), ""};
+    case 'M': return {job_run_time(j, now), ""};
+    case 'l': return {j.time_limit(), ""};
+    case 'S': return {job_start_time(j, now), ""};
+    case 'V': return {j.submit_time(), ""};
+    case 'e': return {j.end_time(), ""};
+    case 'D': return {job_node_count(j), ""};
+    case 'C': return {job_cpu_count(j), ""};
+    case 'U': case 'y': case 'c': return {std::atoll(squeue_value(j, key, now).c_str()), ""};
+    default: return {0, squeue_value(j, key, now)};
+  }
+}
+
+// Puts the jobs in the order `perm` gives (perm[i]: the index of the job that goes to i),
+// moving pointers only.
+void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vector<size_t>& perm) {
+  size_t n = perm.size();
+  std::vector<size_t> where(n), at(n);  // an original index's position now; the original index at a position
+  for (size_t i = 0; i < n; ++i) where[i] = at[i] = i;
+  for (size_t i = 0; i < n; ++i) {
+    size_t pos = where[perm[i]];
+    if (pos == i) continue;
+    jobs.SwapElements(static_cast<int>(i), static_cast<int>(pos));
+    size_t displaced = at[i];
+    at[i] = perm[i], at[pos] = displaced;
+    where[perm[i]] = i, where[displaced] = pos;
   }
 }
 
 }  // namespace
 
+// Slurm's -S: the first key decides, then the next...; job id last. Each key's value is
+// worked out once per job, and only pointers move.
 void sort_jobs(pb::QueueReply& q, std::string_view keys) {
   auto& jobs = *q.mutable_jobs();
-  std::stable_sort(jobs.begin(), jobs.end(), [](const pb::Job& a, const pb::Job& b) { return a.job_id() < b.job_id(); });
-  for (size_t i = keys.size(); i-- > 0;) {  // the last key first: the first decides
+  size_t n = static_cast<size_t>(jobs.size());
+  std::vector<std::pair<std::vector<SortValue>, bool>> columns;  // per key: values, reversed
+  for (size_t i = 0; i < keys.size(); ++i) {
     char key = keys[i];
     if (key == ',' || key == '+' || key == '-') continue;
-    bool reverse = i > 0 && keys[i - 1] == '-';
-    std::stable_sort(jobs.begin(), jobs.end(), [&](const pb::Job& a, const pb::Job& b) {
-      int c = compare_jobs(a, b, key, q.now());
-      return reverse ? c > 0 : c < 0;
-    });
+    std::vector<SortValue> values(n);
+    for (size_t k = 0; k < n; ++k) values[k] = sort_value(jobs.Get(static_cast<int>(k)), key, q.now());
+    columns.emplace_back(std::move(values), i > 0 && keys[i - 1] == '-');
   }
+  std::vector<size_t> perm(n);
+  for (size_t i = 0; i < n; ++i) perm[i] = i;
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    for (const auto& [values, reverse] : columns) {
+      if (values[a] < values[b]) return !reverse;
+      if (values[b] < values[a]) return reverse;
+    }
+    return jobs.Get(static_cast<int>(a)).job_id() < jobs.Get(static_cast<int>(b)).job_id();
+  });
+  permute(jobs, perm);
 }
 
 std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {

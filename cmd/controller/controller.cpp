@@ -198,9 +198,17 @@ void Controller::when_durable(std::function<void(const Status&)> fn) {
 
 // Events want a quick and a full pass; the tick a quick one, and a full one once
 // bf_interval has passed. PassPacing says which runs when (core/pass_pacing.hpp).
+// While the event is being made durable the pass waits for it: the answers that wait on
+// that commit go out first (a pass cannot start a job that is not durable anyway).
 void Controller::request_schedule() {
   pacing_.on_event();
-  arm_schedule();
+  if (durable_ == appended_) return arm_schedule();
+  if (schedule_after_commit_) return;
+  schedule_after_commit_ = true;
+  when_durable([this](const Status&) {
+    schedule_after_commit_ = false;
+    arm_schedule();
+  });
 }
 
 void Controller::arm_schedule() {
@@ -475,6 +483,11 @@ void set_factors(const PriorityFactors& f, pb::PriorityFactors& out) {
 
 pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identity& who) const {
   pb::QueueReply out;
+  queue(req, who, out);
+  return out;
+}
+
+void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const {
   out.set_now(now());
   bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
@@ -493,7 +506,7 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
     bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) return true;
     pb::Job* pj = out.add_jobs();
-    *pj = net::to_pb(job, mine && req.with_script());  // scripts and environments may hold secrets
+    net::to_pb(job, mine && req.with_script(), *pj);  // scripts and environments may hold secrets
     if (job.state == JobState::kPending && req.with_priority())
       set_factors(compute_priority(job, prio, now()), *pj->mutable_factors());
     size_t size = pj->ByteSizeLong();
@@ -512,11 +525,10 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
       if (!named.count(id)) out.add_unknown_ids(id);
     for (uint64_t id : named)
       if (id > req.after_id() && !add(state_.jobs.at(JobId{id}))) break;
-    return out;
+    return;
   }
   for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
     if (!add(it->second)) break;
-  return out;
 }
 
 pb::NodesReply Controller::nodes() const {

@@ -57,6 +57,9 @@ class Controller {
   // Client requests. `reply` runs once the outcome is durable.
   void submit(const pb::SubmitRequest& req, const net::Identity& who, std::function<void(Result<pb::SubmitReply>)> reply);
   pb::QueueReply queue(const pb::QueueRequest& req, const net::Identity& who) const;
+  // The same into `out` (the server's reply, on an arena: a long listing allocates nothing
+  // one by one).
+  void queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const;
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
   // (granted false), and once it has started (granted true) or was revoked (an error
@@ -290,6 +293,7 @@ class Controller {
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
   bool schedule_posted_ = false;
+  bool schedule_after_commit_ = false;  // a pass is wanted once the journal has caught up
   PassPacing pacing_;
   int64_t events_since_snapshot_ = 0;
   uint64_t appended_ = 0, durable_ = 0;  // events handed to the journal, and those durable

@@ -1,6 +1,7 @@
 // `hq controller`: the TCP server around Controller. Accepts connections, runs the
 // handshake, then one session loop per connection dispatching through a handler table
-// (decode, call Controller, reply). One io_context thread owns everything.
+// (decode, call Controller, reply); and the local client socket, where clients on this
+// host are who the kernel says (no TLS, no token). One io_context thread owns everything.
 // `hq controller --check-state` verifies a state directory offline instead (recovery.hpp).
 #include <CLI/CLI.hpp>
 #include "cmd/cli_parse.hpp"
@@ -11,6 +12,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
+#include <google/protobuf/arena.h>
 #include <iostream>
 #include <unistd.h>
 
@@ -19,10 +21,12 @@
 #include "cmd/controller/controller.hpp"
 #include "cmd/controller/recovery.hpp"
 #include "cmd/auth_service.hpp"
+#include "cmd/local_listener.hpp"
 #include "cmd/process.hpp"
 #include "cmd/keys.hpp"
 #include "net/connection.hpp"
 #include "net/tls.hpp"
+#include "net/unix_stream.hpp"
 #include "cmd/paths.hpp"
 #include "store/journal.hpp"
 #include "net/clock.hpp"
@@ -103,9 +107,14 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kExplain, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
          *out.mutable_explain_reply() = c.explain(m.explain(), who);
        })},
-      {pb::Envelope::kQueue, answer([](Controller& c, const pb::Envelope& m, const net::Identity& who, pb::Envelope& out) {
-         *out.mutable_queue_reply() = c.queue(m.queue(), who);
-       })},
+      {pb::Envelope::kQueue,
+       [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         google::protobuf::Arena arena;  // thousands of jobs: one block of memory, freed at once
+         auto* env = google::protobuf::Arena::CreateMessage<pb::Envelope>(&arena);
+         c.queue(m.queue(), who, *env->mutable_queue_reply());
+         env->set_seq(m.seq());
+         conn->send(*env);
+       }},
       {pb::Envelope::kCancel,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.cancel(m.cancel(), who, done); },
                     [](pb::Envelope& env, pb::CancelReply r) { *env.mutable_cancel_reply() = std::move(r); })},
@@ -250,6 +259,20 @@ asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
   conn->close("session ended");
 }
 
+// A client on the controller's own host, through the local socket: the kernel said who it
+// is (SO_PEERCRED), so its Hello needs no token; nodes always come over TLS with theirs.
+asio::awaitable<void> local_session(Controller& ctl, ConnPtr conn, net::Identity who) {
+  auto hello = co_await conn->handshake_as_server(ctl.config().name, static_cast<double>(ctl.config().handshake_timeout));
+  if (!hello) co_return;
+  if (hello->role() != "client") {
+    conn->send(net::error_reply(0, denied("the local socket serves clients only; a '" + hello->role() +
+                                          "' connects over TLS")));
+    co_return;
+  }
+  co_await client_session(ctl, conn, std::move(who));
+  conn->close("session ended");
+}
+
 // Connections at once, in total and per peer address (flood protection).
 struct ConnectionCounts {
   int total = 0;
@@ -295,6 +318,48 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
         log::error("session with " + conn->peer() + " failed: " + ex.what());
       }
       conn->close("session error");
+    });
+  }
+}
+
+// Who the kernel says is at the other end of a local socket; nullopt if it cannot say.
+std::optional<net::Identity> local_peer(asio::local::stream_protocol::socket& socket) {
+  auto cred = net::peer_credentials(socket.native_handle());
+  if (!cred) return std::nullopt;
+  net::Identity who;
+  who.uid = cred->uid;
+  who.gid = cred->gid;
+  who.groups = process_groups(cred->pid);
+  return who;
+}
+
+asio::awaitable<void> local_accept_loop(Controller& ctl, asio::local::stream_protocol::acceptor& acceptor) {
+  auto ex = co_await asio::this_coro::executor;
+  auto counts = std::make_shared<ConnectionCounts>();
+  while (acceptor.is_open()) {
+    asio::error_code ec;
+    auto socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      log::warn("local accept failed: " + ec.message());
+      continue;
+    }
+    auto who = local_peer(socket);
+    if (!who) continue;
+    std::string peer = "uid " + std::to_string(who->uid);  // the limits count per user here
+    const ClusterConfig& cfg = ctl.config();
+    if (counts->total >= cfg.max_connections || counts->per_peer[peer] >= cfg.max_connections_per_peer) {
+      asio::error_code cec;
+      socket.close(cec);
+      continue;
+    }
+    ++counts->total;
+    ++counts->per_peer[peer];
+    auto conn = std::make_shared<net::Connection>(ex, net::make_unix_stream(std::move(socket)));
+    asio::co_spawn(ex, local_session(ctl, conn, std::move(*who)), [conn, counts, peer](std::exception_ptr e) {
+      --counts->total;
+      if (--counts->per_peer[peer] == 0) counts->per_peer.erase(peer);
+      if (e) conn->close("session error");
     });
   }
 }
@@ -354,6 +419,14 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
     return 1;
   }
   if (Status s = ctl.recover(); !s) return refuse_state(db_path, "cannot recover state", s);
+  std::string local_path = client_socket_path(config.controller);
+  asio::local::stream_protocol::acceptor local(io);
+  if (!local_path.empty()) {
+    if (Status s = listen_local(local, local_path, "client socket"); !s) {
+      std::cerr << "hq controller: " << s.message() << "\n";
+      return 1;
+    }
+  }
   auto ep = listen_endpoint(config);
   asio::ip::tcp::acceptor acceptor(io);
   try {
@@ -377,10 +450,15 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   asio::co_spawn(io, accept_loop(ctl, acceptor, tls), [](std::exception_ptr e) {
     if (e) log::error("accept loop ended by an exception");
   });
+  if (local.is_open())
+    asio::co_spawn(io, local_accept_loop(ctl, local), [](std::exception_ptr e) {
+      if (e) log::error("local accept loop ended by an exception");
+    });
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code&, int sig) {
     log::info("signal " + std::to_string(sig) + ": shutting down");
     acceptor.close();
+    if (local.is_open()) close_local(local, local_path);
     auth.stop();
     ctl.shutdown();
     io.stop();

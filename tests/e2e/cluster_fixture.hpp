@@ -202,6 +202,8 @@ class LocalCluster {
     setenv("HQ_CA_FILE", (dir_.path() + "/keys/ca.pem").c_str(), 1);
     setenv("HQ_SECRET_FILE", (dir_.path() + "/keys/secret").c_str(), 1);
     setenv("HQ_AUTH_SOCKET", (dir_.path() + "/state/auth.sock").c_str(), 1);
+    // Clients here are on the controller's host: its local socket, as for users there.
+    setenv("HQ_CLIENT_SOCKET", (dir_.path() + "/state/client.sock").c_str(), 1);
     unsetenv("HQ_INSECURE_PLAINTEXT");
     keys_ok_ = sh(std::string(HQ_BINARY) + " keygen " + dir_.path() + "/keys e2e").rc == 0;
     start_controller();
@@ -211,6 +213,7 @@ class LocalCluster {
   ~LocalCluster() {
     for (pid_t p : agents_) cmd::stop_process(p, 5000);
     cmd::stop_process(controller_, 5000);
+    unsetenv("HQ_CLIENT_SOCKET");
   }
 
   bool ready() const { return ready_; }

@@ -351,6 +351,43 @@ TEST_CASE("e2e: users may cancel only their own jobs - root may cancel any") {
   CHECK(c.wait_state(id2, "CANCELLED", 5));
 }
 
+TEST_CASE("e2e: on the controller's host the kernel says who a client is - no token, and no acting as another user") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1);
+  REQUIRE(c.ready());
+  std::string sock = c.dir() + "/state/client.sock";
+  REQUIRE(access(sock.c_str(), F_OK) == 0);
+  std::string shared = shared_dir(c.dir());
+  REQUIRE(!shared.empty());
+  // No token service at all: the local socket needs none, TCP cannot go without one.
+  std::string no_tokens = "env HQ_AUTH_SOCKET=/nonexistent HQ_CLIENT_SOCKET=" + sock + " ";
+  auto mine = sh(no_tokens + HQ_BINARY + " submit --parsable --hold --wrap true");
+  REQUIRE(mine.rc == 0);
+  std::string id = mine.out.substr(0, mine.out.find('\n'));
+  auto tcp = sh(std::string("env HQ_AUTH_SOCKET=/nonexistent HQ_CLIENT_SOCKET=none ") + HQ_BINARY + " queue");
+  CHECK(tcp.rc != 0);
+  CHECK(tcp.out.find("token service") != std::string::npos);
+  // Another user through the same socket is that user: it sees the queue, and may not
+  // cancel root's job nor submit as root.
+  auto theirs = as_user(65534, shared, "queue --json");
+  CHECK(theirs.rc == 0);
+  auto denied = as_user(65534, shared, "cancel " + id);
+  CHECK(denied.rc == 1);
+  CHECK(denied.out.find("Access/permission denied") != std::string::npos);
+  CHECK(c.state(id) == "PENDING");
+  auto sub = as_user(65534, shared, "submit --parsable --hold --wrap true");
+  REQUIRE(sub.rc == 0);
+  std::string id2 = sub.out.substr(0, sub.out.find('\n'));
+  CHECK(c.hq("show job " + id2).out.find("UserId=nobody(65534)") != std::string::npos);
+  // A node cannot come in through it: nodes connect over TLS with their tokens.
+  auto local = hq::net::RpcClient::connect_local(sock, "node", 5, /*pipelined=*/true);
+  REQUIRE(local.is_ok());
+  hq::pb::Envelope q;
+  q.mutable_queue();
+  CHECK(!(*local)->call(q, 5).is_ok());  // refused (the words may be lost to the hang-up)
+  CHECK(c.hq("cancel " + id + " " + id2).rc == 0);
+}
+
 TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropped") {
   LocalCluster c(1, 2, 20, "max_connections_per_peer = 4\nclient_idle_timeout = \"2s\"\n");
   REQUIRE(c.ready());  // the agent holds one of the 4
@@ -363,9 +400,11 @@ TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropp
   CHECK(read(extra, buf, sizeof buf) == 0);  // refused at once: closed without a word
   CHECK(hq::net::mono_seconds() - t0 < 1);
   close(extra);
-  CHECK(c.hq("queue").rc != 0);              // the cap holds for everyone from this address
+  auto over_tcp = [&] { return sh(std::string("HQ_CLIENT_SOCKET=none ") + HQ_BINARY + " queue"); };
+  CHECK(over_tcp().rc != 0);                 // the cap holds for everyone from this address
+  CHECK(c.hq("queue").rc == 0);              // (the local socket counts per user, apart)
   // The silent peers never finish a handshake: dropped after handshake_timeout (2 s).
-  CHECK(wait_until([&] { return c.hq("queue").rc == 0; }, 8));
+  CHECK(wait_until([&] { return over_tcp().rc == 0; }, 8));
   for (int fd : silent) close(fd);
   CHECK(slurp(c.dir() + "/controller.log").find("refusing connections from 127.0.0.1") != std::string::npos);
 

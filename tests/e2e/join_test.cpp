@@ -47,14 +47,14 @@ TEST_CASE("e2e: a client on a node finds the controller, CA and token service th
   REQUIRE(wait_until([&] { return !slurp(run + "/controller").empty(); }, 10));
   CHECK(slurp(run + "/ca.pem") == slurp(c.dir() + "/keys/ca.pem"));
   // Nothing but HQ_RUN_DIR (what /run/hq is on a real node) and an empty home.
-  std::string env = "env -u HQ_CONTROLLER -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" + c.dir() +
+  std::string env = "env -u HQ_CONTROLLER -u HQ_CLIENT_SOCKET -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" + c.dir() +
                     "/nohome HQ_CONFIG=/nonexistent HQ_RUN_DIR=" + run + " ";
   auto submitted = sh("cd " + c.dir() + " && " + env + HQ_BINARY + " submit --parsable -o nodeclient.out --wrap 'echo from node'");
   REQUIRE(submitted.rc == 0);
   std::string id = submitted.out.substr(0, submitted.out.find_first_of("\n;"));
   CHECK(c.wait_state(id, "COMPLETED", 15));
   CHECK(slurp(c.dir() + "/nodeclient.out") == "from node\n");
-  auto without = sh("cd " + c.dir() + " && " + "env -u HQ_CONTROLLER -u HQ_CA_FILE -u HQ_AUTH_SOCKET HQ_HOME=" + c.dir() +
+  auto without = sh("cd " + c.dir() + " && " + "env -u HQ_CONTROLLER -u HQ_CLIENT_SOCKET -u HQ_CA_FILE -u HQ_AUTH_SOCKET HQ_HOME=" + c.dir() +
                     "/nohome HQ_CONFIG=/nonexistent HQ_RUN_DIR=" + c.dir() + "/nothing " + HQ_BINARY + " queue");
   CHECK(without.rc != 0);
   CHECK(without.out.find("no controller found") != std::string::npos);
@@ -164,7 +164,7 @@ TEST_CASE("e2e: agents and clients find the controller through a DNS SRV record 
   c.spawn_extra_agent("srv1");  // no --controller: found through DNS
   bool joined = wait_until([&] { return c.responding_nodes() == 2; }, 20);
   std::string home = c.dir() + "/nohome";  // no local cluster to find there
-  auto via_dns = sh("cd " + c.dir() + " && env HQ_HOME=" + home + " HQ_CONFIG=/nonexistent HQ_RUN_DIR=/nonexistent " +
+  auto via_dns = sh("cd " + c.dir() + " && env -u HQ_CLIENT_SOCKET HQ_HOME=" + home + " HQ_CONFIG=/nonexistent HQ_RUN_DIR=/nonexistent " +
                     HQ_BINARY + " nodes");
   setenv("HQ_CONTROLLER", addr.c_str(), 1);
   unsetenv("HQ_DNS_SERVER");

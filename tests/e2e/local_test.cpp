@@ -15,7 +15,7 @@ namespace {
 // `hq` against a private HQ_HOME, with nothing of other tests' clusters in the environment.
 class LocalHome {
  public:
-  LocalHome() : env_("env -u HQ_CONTROLLER -u HQ_CONFIG -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" +
+  LocalHome() : env_("env -u HQ_CONTROLLER -u HQ_CLIENT_SOCKET -u HQ_CONFIG -u HQ_CA_FILE -u HQ_AUTH_SOCKET -u HQ_SECRET_FILE HQ_HOME=" +
                      dir_.path() + "/home ") {}
   // Revives what a failed test left dead, so that its agents' jobs are adopted and end with
   // the cluster (agents run with --kill-jobs-on-exit).

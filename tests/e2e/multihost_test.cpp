@@ -80,7 +80,7 @@ struct Daemons {
 // Agents first with only the secret, then the controller; a client on node 1 runs a job on node 2.
 void agents_first_secret_only(const Hosts& hosts) {
   TempDir dir;
-  for (const char* v : {"HQ_CONTROLLER", "HQ_CA_FILE", "HQ_AUTH_SOCKET", "HQ_SECRET_FILE", "HQ_CONFIG"}) unsetenv(v);
+  for (const char* v : {"HQ_CONTROLLER", "HQ_CLIENT_SOCKET", "HQ_CA_FILE", "HQ_AUTH_SOCKET", "HQ_SECRET_FILE", "HQ_CONFIG"}) unsetenv(v);
   setenv("HQ_HOME", (dir.path() + "/home").c_str(), 1);
   int port = hosts.separate() ? 6817 : free_port();
   std::string addr = hosts.controller_ip() + ":" + std::to_string(port);

@@ -1,4 +1,4 @@
-// `hq bench submit|e2e`: built-in benchmarks. Each starts its own controller (and, for
+// `hq bench submit|e2e` (and the dispatch to the other benches): built-in benchmarks. Each starts its own controller (and, for
 // e2e, node agents) from this binary in a temp dir, measures, prints `key=value` lines
 // (machine-readable) and stops everything it started.
 #include <atomic>
@@ -144,6 +144,7 @@ constexpr char kBenchUsage[] =
     "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits]\n"
     "       hq bench join [--agents N]... [--window W]\n"
     "       hq bench steps [--nodes N]... [--steps N]\n"
+    "       hq bench cli [--sequential N] [--jobs N] [--clients N] [--pending N] [--nodes N] [--cpus C] [--tcp]\n"
     "       hq bench accounting [--jobs N] [--users U] [--repeat R] [--ends N]\n";
 }  // namespace
 
@@ -151,7 +152,8 @@ int run_bench(const Args& args) {
   if (asks_help(args)) return std::cout << kBenchUsage, 0;
   std::string what = args.size() > 1 ? args[1] : "";
   if (auto bad = unknown_option(args, {"--sequential", "--jobs", "--clients", "--plaintext", "--nodes", "--cpus", "--depth",
-                                       "--repeat", "--limits", "--agents", "--window", "--steps", "--users", "--ends"}))
+                                       "--repeat", "--limits", "--agents", "--window", "--steps", "--users", "--ends",
+                                       "--pending", "--tcp"}))
     return reject_option("hq bench", *bad);
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
   if (what == "submit")
@@ -159,6 +161,7 @@ int run_bench(const Args& args) {
   if (what == "sched") return bench_sched(args);
   if (what == "join") return bench_join(args);
   if (what == "steps") return bench_steps(args);
+  if (what == "cli") return bench_cli(args);
   if (what == "accounting") return bench_accounting(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
   std::cerr << kBenchUsage;

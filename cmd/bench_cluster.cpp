@@ -74,6 +74,7 @@ bool run_client(const BenchCluster& c, const std::vector<std::string>& argv, con
     setenv("HQ_CA_FILE", (c.dir + "/keys/ca.pem").c_str(), 1);
     setenv("HQ_AUTH_SOCKET", (c.dir + "/state/auth.sock").c_str(), 1);
     if (c.transport.plaintext) setenv("HQ_INSECURE_PLAINTEXT", "1", 1);
+    setenv("HQ_CLIENT_SOCKET", c.local_socket ? (c.dir + "/state/client.sock").c_str() : "none", 1);
     execv(exe.c_str(), args.data());
     _exit(127);
   }

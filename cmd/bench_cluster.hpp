@@ -18,6 +18,7 @@ struct BenchCluster {
   net::Transport transport;
   std::vector<pid_t> pids;
   std::string accounting_db;  // set before start_cluster: the controller's store file
+  bool local_socket = false;  // run_client's clients use the controller's local socket (else TLS)
   ~BenchCluster();
 };
 

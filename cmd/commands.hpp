@@ -66,6 +66,7 @@ int run_sim(const Args& args);
 int bench_sched(const Args& args);
 int bench_join(const Args& args);
 int bench_steps(const Args& args);
+int bench_cli(const Args& args);
 int bench_accounting(const Args& args);
 // `--name N` in a benchmark's arguments, else `def`.
 int flag(const Args& args, const std::string& name, int def);

@@ -350,7 +350,8 @@ int32_t threads_of(const Node& n, const NodeRegistered& e, int32_t cpus) {
 // keeps the GPUs it had, and goes DOWN by its own event); a dynamic node's features are its agent's.
 Registration resolve(const Node& n, const NodeRegistered& e) {
   int32_t cpus = n.config_cpus > 0 ? n.config_cpus : e.cpus;
-  Registration r{cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib, n.gpus, n.dynamic ? e.features : n.features,
+  Registration r{cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib, n.gpus,
+                 n.dynamic && !n.operator_features ? e.features : n.features,
                  e.block, e.switch_name, e.boot_time, threads_of(n, e, cpus)};
   if (auto found = reconcile_gpus(n.config_gres, e.gpus)) r.gpus = std::move(found).value();
   return r;
@@ -385,6 +386,27 @@ bool apply_registered(ClusterState& s, const NodeRegistered& e) {
   set_registration(n, std::move(next));
   if (regroup) update_memberships(s, n);
   return true;
+}
+
+bool apply_node_updated(ClusterState& s, const NodeUpdated& e) {
+  auto it = s.nodes.find(e.node);
+  if (it == s.nodes.end()) return false;
+  Node& n = it->second;
+  bool changed = false;
+  if (e.features) {
+    changed = changed || !n.operator_features || n.features != *e.features;
+    n.operator_features = true;
+    if (n.features != *e.features) {
+      n.features = *e.features;
+      update_memberships(s, n);
+    }
+  }
+  if (e.weight) {
+    changed = changed || !n.operator_weight || n.weight != *e.weight;
+    n.operator_weight = true;
+    n.weight = *e.weight;
+  }
+  return changed;
 }
 
 bool apply_down(ClusterState& s, const NodeDownChanged& e) {
@@ -510,6 +532,7 @@ bool apply_job_event(ClusterState& state, const Event& event) {
         else if constexpr (std::is_same_v<T, PartitionUpdated>) return apply_partition(state, e);
         else if constexpr (std::is_same_v<T, ReservationChanged>) return apply_reservation(state, e);
         else if constexpr (std::is_same_v<T, JobSuspended>) return apply_suspended(state, e);
+        else if constexpr (std::is_same_v<T, NodeUpdated>) return apply_node_updated(state, e);
         else {
           static_assert(std::is_same_v<T, NodeRemoved>);
           return apply_removed(state, e);

@@ -79,6 +79,15 @@ struct NodeRegistered {
 struct NodeDownChanged { std::string node; Time time = 0; bool down = false; std::string reason; };
 // An operator deleted a dynamic node that runs nothing.
 struct NodeRemoved { std::string node; Time time = 0; };
+// An operator set a node's features or weight (scontrol update NodeName= Features=
+// Weight=): they win over the config's and a dynamic node's own from then on; features
+// decide partitions as at registration.
+struct NodeUpdated {
+  std::string node;
+  Time time = 0;
+  std::optional<std::vector<std::string>> features;
+  std::optional<int32_t> weight;
+};
 // scontrol update PartitionName=: a partition's state and limits as they now are (they
 // override the config's from then on, across restarts).
 struct PartitionUpdated {
@@ -96,7 +105,7 @@ struct ReservationChanged {
 };
 using Event = std::variant<JobSubmitted, JobStarted, JobEnded, JobRequeued, JobHoldChanged, JobDependencyChanged,
                            NodeDrainChanged, JobCancelRequested, JobStopRequested, NodeRegistered, NodeDownChanged,
-                           NodeRemoved, JobUpdated, PartitionUpdated, ReservationChanged, JobSuspended>;
+                           NodeRemoved, JobUpdated, PartitionUpdated, ReservationChanged, JobSuspended, NodeUpdated>;
 
 struct NaturalLess {
   bool operator()(const std::string& a, const std::string& b) const;

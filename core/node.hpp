@@ -54,6 +54,8 @@ struct Node {
   Time drain_time = 0;       // when, and who asked (a uid)
   uint32_t drain_uid = 0;
   bool dynamic = false;      // not in the config: it joined by registering
+  // Set by an operator (NodeUpdated, journaled): registrations keep them.
+  bool operator_features = false, operator_weight = false;
   Time boot_time = 0;
   // Liveness, re-learned from the agent after a controller restart; never journaled.
   bool registered = false;   // an agent has registered since controller start

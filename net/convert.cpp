@@ -328,6 +328,38 @@ pb::Job to_pb(const Job& j, bool with_script) {
   return p;
 }
 
+void to_pb_brief(const Job& j, pb::Job& p) {
+  p.set_job_id(j.id.value);
+  pb::JobSpec& spec = *p.mutable_spec();
+  spec.set_name(j.spec.name);
+  spec.set_user(j.spec.user);
+  spec.set_uid(j.spec.uid);
+  spec.set_nodes_min(j.spec.nodes_min);
+  spec.set_ntasks(j.spec.ntasks);
+  spec.set_cpus_per_task(j.spec.cpus_per_task);
+  spec.set_begin_time(j.spec.begin_time);
+  p.set_state(std::string(job_state_name(j.state)));
+  p.set_reason(std::string(to_string(j.reason)));
+  p.set_priority(j.priority);
+  if (!j.partition.empty()) p.set_partition(j.partition);
+  if (j.partitions.size() > 1) copy_to(j.partitions, p.mutable_partitions());
+  p.set_time_limit(j.time_limit);
+  p.set_submit_time(j.submit_time);
+  p.set_start_time(j.start_time);
+  p.set_end_time(j.end_time);
+  p.set_eligible_time(j.eligible_time);
+  p.set_expected_start(j.expected_start);
+  for (const auto& a : j.alloc) *p.add_alloc() = to_pb(a);
+  if (!j.alloc.empty()) p.set_nodelist(alloc_hostlist(j.alloc));
+  p.set_hold(static_cast<int32_t>(j.hold));
+  p.set_array_job_id(j.array_job_id);
+  p.set_array_task_id(j.array_task_id);
+  p.set_array_throttle(j.array_throttle);
+  p.set_suspended(j.suspended);
+  p.set_suspend_time(j.suspend_time);
+  p.set_suspended_secs(j.suspended_secs);
+}
+
 Result<Job> from_pb(const pb::Job& p) {
   Job j;
   if (Status s = decode_job(p, j); !s) return s;
@@ -479,6 +511,8 @@ std::string encode_event(const Event& e) {
           *p.mutable_partition() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobSuspended>) {
           stamped(p.mutable_suspend(), ev)->set_suspend(ev.suspend);
+        } else if constexpr (std::is_same_v<T, NodeUpdated>) {
+          *p.mutable_node_updated() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, ReservationChanged>) {
           auto* r = p.mutable_reservation();
           r->set_time(ev.time);
@@ -549,6 +583,7 @@ Result<Event> decode_event(const std::string& bytes) {
   if (p.has_node_registered()) return as_event(from_pb(p.node_registered()));
   if (p.has_node_down()) return as_event(from_pb(p.node_down()));
   if (p.has_node_removed()) return as_event(from_pb(p.node_removed()));
+  if (p.has_node_updated()) return as_event(from_pb(p.node_updated()));
   if (p.has_partition()) return as_event(from_pb(p.partition()));
   if (p.has_reservation()) return decode_reservation_event(p.reservation());
   if (p.has_updated()) {
@@ -624,7 +659,7 @@ namespace {
 struct SnapshotEntries {
   uint64_t next_job_id = 0;
   uint64_t next_resv_id = 0;
-  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions, reservations;
+  std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions, reservations, node_updates;
 };
 
 constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
@@ -668,7 +703,8 @@ bool scan_snapshot(std::string_view bytes, SnapshotEntries& out) {
                                              : tag == field_tag(7, kLengthDelimited) ? &out.down
                                              : tag == field_tag(8, kLengthDelimited) ? &out.partitions
                                              : tag == field_tag(9, kLengthDelimited) ? &out.reservations
-                                                                                     : nullptr;
+                                             : tag == field_tag(11, kLengthDelimited) ? &out.node_updates
+                                                                                      : nullptr;
     bool ok = tag == field_tag(1, kVarint)    ? in.ReadVarint64(&out.next_job_id)
               : tag == field_tag(10, kVarint) ? in.ReadVarint64(&out.next_resv_id)
               : entries                    ? read_bytes(in, bytes, entries->emplace_back())
@@ -703,6 +739,8 @@ Status restore_snapshot(const std::string& bytes, ClusterState& s, const std::fu
     if (!parse(*nodes.add_nodes(), entry)) return invalid("undecodable state snapshot");
   for (std::string_view entry : snapshot.down)
     if (!parse(*nodes.add_down(), entry)) return invalid("undecodable state snapshot");
+  for (std::string_view entry : snapshot.node_updates)
+    if (!parse(*nodes.add_node_updates(), entry)) return invalid("undecodable state snapshot");
   if (Status st = restore_nodes(nodes, s); !st) return st;
   pb::PartitionUpdatedEvent pp;
   for (std::string_view entry : snapshot.partitions) {

@@ -1,6 +1,7 @@
 // Conversions between core/ values and protobuf messages (wire and journal).
 // Pure functions; thread-safe.
 #pragma once
+#include <string_view>
 #include <functional>
 
 #include "core/cluster_state.hpp"
@@ -16,6 +17,11 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& out);  // into `out`
 JobSpec from_pb(const pb::JobSpec& p);
 pb::Job to_pb(const Job& j, bool with_script = true);
 void to_pb(const Job& j, bool with_script, pb::Job& out);
+// A listing's view of a job (QueueRequest.brief): ids, state, reason, priority, hold,
+// partitions, times, allocation and array fields, and of its spec the name, user, uid,
+// node, task and CPU counts and begin time. These serve the squeue fields kBriefFields.
+void to_pb_brief(const Job& j, pb::Job& out);
+inline constexpr std::string_view kBriefFields = "iAFKPjuUtTMDRNlLCrSVeQp";
 Result<Job> from_pb(const pb::Job& p);
 pb::Node to_pb(const Node& n);
 pb::JobEnded to_pb(const JobEnded& e);
@@ -30,6 +36,8 @@ pb::AdvanceReservation to_pb(const AdvanceReservation& r);
 Result<AdvanceReservation> from_pb(const pb::AdvanceReservation& p);
 pb::NodeRemovedEvent to_pb(const NodeRemoved& e);
 Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p);
+pb::NodeUpdatedEvent to_pb(const NodeUpdated& e);
+Result<NodeUpdated> from_pb(const pb::NodeUpdatedEvent& p);
 // Snapshots hold every node as a registration that replays to it, and the DOWN ones.
 void add_nodes(const ClusterState& s, pb::StateSnapshot& out);
 Status restore_nodes(const pb::StateSnapshot& p, ClusterState& s);

@@ -1,4 +1,5 @@
-// Journal and snapshot records of nodes (NodeRegistered, NodeDownChanged, NodeRemoved)
+// Journal and snapshot records of nodes (NodeRegistered, NodeDownChanged, NodeRemoved,
+// NodeUpdated)
 // and of advance reservations, declared in convert.hpp. Pure functions; thread-safe.
 #include "net/convert.hpp"
 
@@ -63,6 +64,26 @@ Result<NodeRemoved> from_pb(const pb::NodeRemovedEvent& p) {
   return NodeRemoved{p.node(), p.time()};
 }
 
+pb::NodeUpdatedEvent to_pb(const NodeUpdated& e) {
+  pb::NodeUpdatedEvent p;
+  p.set_node(e.node);
+  p.set_time(e.time);
+  p.set_set_features(e.features.has_value());
+  if (e.features) for (const auto& f : *e.features) p.add_features(f);
+  p.set_set_weight(e.weight.has_value());
+  if (e.weight) p.set_weight(*e.weight);
+  return p;
+}
+
+Result<NodeUpdated> from_pb(const pb::NodeUpdatedEvent& p) {
+  if (p.node().empty()) return invalid("node update without a node");
+  if (p.set_weight() && p.weight() < 0) return invalid("node " + p.node() + ": negative weight in its update");
+  NodeUpdated e{p.node(), p.time(), std::nullopt, std::nullopt};
+  if (p.set_features()) e.features = std::vector<std::string>(p.features().begin(), p.features().end());
+  if (p.set_weight()) e.weight = p.weight();
+  return e;
+}
+
 pb::AdvanceReservation to_pb(const AdvanceReservation& r) {
   pb::AdvanceReservation p;
   p.set_name(r.name);
@@ -92,6 +113,9 @@ void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {
     *out.add_nodes() = to_pb(NodeRegistered{name, 0, n.cpus, n.mem_mib, n.gpus, n.features, n.block,
                                             n.switch_name, n.boot_time, n.dynamic, n.threads_per_core});
     if (n.down) *out.add_down() = to_pb(NodeDownChanged{name, 0, true, n.down_reason});
+    if (n.operator_features || n.operator_weight)
+      *out.add_node_updates() = to_pb(NodeUpdated{name, 0, n.operator_features ? std::optional(n.features) : std::nullopt,
+                                                  n.operator_weight ? std::optional(n.weight) : std::nullopt});
   }
 }
 
@@ -103,6 +127,11 @@ Status restore_nodes(const pb::StateSnapshot& p, ClusterState& s) {
   }
   for (const auto& pd : p.down()) {
     auto e = from_pb(pd);
+    if (!e) return e.status().with_context("snapshot");
+    hq::apply(s, *e);
+  }
+  for (const auto& pu : p.node_updates()) {
+    auto e = from_pb(pu);
     if (!e) return e.status().with_context("snapshot");
     hq::apply(s, *e);
   }

@@ -1,8 +1,9 @@
 // `hq control drain NODES --reason TEXT | resume NODES | delete [node] NODES`, and the
-// scontrol forms `update NodeName=.. State=DRAIN|RESUME Reason=..` and
+// scontrol forms `update NodeName=.. State=DRAIN|DOWN|RESUME Reason=.. Features=.. Weight=..` and
 // `delete NodeName=..`, and `update PartitionName=.. State=.. MaxTime=.. DefaultTime=..`:
 // node and partition administration for root and operators.
 #include <iostream>
+#include <optional>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
@@ -53,8 +54,42 @@ int run_node_control(const Args& args) {
   return send_node_control(prog, words[0], words[1], reason);
 }
 
+namespace {
+
+// Slurm's node states that hq has no counterpart for (`state` in lower case), and why.
+std::string unsupported_state(const std::string& state) {
+  if (state.rfind("power_", 0) == 0) return "hq has no power saving: State=" + state + " is not supported";
+  if (state == "future") return "State=FUTURE is not supported: a node that is not there yet joins by registering";
+  return "Invalid node state specified";
+}
+
+// Features= (or AvailableFeatures=/ActiveFeatures=: hq has no changeable features) and
+// Weight=, sent as one update.
+int send_node_attributes(const std::string& nodes, const std::optional<std::string>& features,
+                         const std::optional<std::string>& weight) {
+  pb::Envelope env;
+  auto* req = env.mutable_node_control();
+  req->set_action("update");
+  req->set_nodes(nodes);
+  if (features) {
+    req->set_set_features(true);
+    for (std::string_view f : split(*features, ','))
+      if (!f.empty()) req->add_features(std::string(f));
+  }
+  if (weight) {
+    auto w = parse_int(*weight, 0, INT32_MAX);
+    if (!w) return fail("scontrol", invalid("Invalid weight: " + *weight));
+    req->set_set_weight(true);
+    req->set_weight(static_cast<int32_t>(*w));
+  }
+  return print_admin_reply("scontrol", call_admin(env));
+}
+
+}  // namespace
+
 int scontrol_node_update(const Args& args) {
   std::string nodes, state, reason;
+  std::optional<std::string> features, weight;
   for (size_t i = 2; i < args.size(); ++i) {
     std::string_view a = args[i];
     size_t eq = a.find('=');
@@ -62,14 +97,21 @@ int scontrol_node_update(const Args& args) {
     if (key == "nodename") nodes = value;
     else if (key == "state") state = to_lower(value);
     else if (key == "reason") reason = value;
+    else if (key == "features" || key == "availablefeatures" || key == "activefeatures") features = value;
+    else if (key == "weight") weight = value;
     else return fail("scontrol", invalid("Update of this parameter is not supported: " + std::string(a)));
   }
   if (nodes.empty()) return fail("scontrol", invalid("No valid node name specified"));
   if (args[1] == "delete") return send_node_control("scontrol", "delete", nodes, "");
+  bool known = state.empty() || state == "drain" || state == "down" || state == "resume" || state == "idle" || state == "undrain";
+  if (!known) return fail("scontrol", invalid(unsupported_state(state)));
+  if (features || weight) {
+    if (int rc = send_node_attributes(nodes, features, weight); rc != 0 || state.empty()) return rc;
+  }
   if (state == "drain") return send_node_control("scontrol", "drain", nodes, reason);
   if (state == "down") return send_node_control("scontrol", "down", nodes, reason);
   if (state == "resume" || state == "idle" || state == "undrain") return send_node_control("scontrol", "resume", nodes, "");
-  return fail("scontrol", invalid("supported node states: DOWN or DRAIN (with Reason=), RESUME"));
+  return fail("scontrol", invalid("supported node updates: State=DOWN or DRAIN (with Reason=), RESUME; Features=, Weight="));
 }
 
 int scontrol_partition_update(const Args& args) {

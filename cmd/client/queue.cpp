@@ -12,6 +12,7 @@
 #include "cmd/client/option_docs.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/queue_format.hpp"
+#include "net/convert.hpp"
 #include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
@@ -191,6 +192,16 @@ void print_options(const QueueArgs& a) {
   std::cout << "-----------------------------\n\n\n";
 }
 
+// Whether every column and sort key reads only what a brief listing carries (net::kBriefFields).
+bool listing_is_brief(const ColumnFormat& format, std::string_view sort) {
+  auto brief = [](char c) { return net::kBriefFields.find(c) != std::string_view::npos; };
+  for (const FormatItem& item : format.items)
+    if (item.field != 0 && !brief(item.field)) return false;
+  for (char c : sort)
+    if (c != ',' && c != '+' && c != '-' && !brief(c)) return false;
+  return true;
+}
+
 bool one_user_not_root(const pb::QueueRequest& q) {
   if (q.users_size() != 1) return false;
   auto entry = passwd_by_name(q.users(0));
@@ -232,7 +243,8 @@ std::vector<OptionDocRow> squeue_option_docs() {
   return cli11_option_docs(*queue_parser(a));
 }
 
-int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
+int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster,
+               std::unique_ptr<pb::QueueReply>* kept) {
   std::string prog = prog_name(args[0]);
   QueueArgs a;
   auto app = queue_parser(a);
@@ -265,6 +277,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
                                             : parse_squeue_format(kSqueueDefaultFormat);
   for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
   q->set_with_script(a.json || a.yaml);  // the whole record (owners and admins only)
+  q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, a.sort.empty() ? kSqueueDefaultSort : a.sort));
   for (;;) {
     auto reply = fetch(*q);
     if (!reply) return fail(prog, reply.status());
@@ -290,7 +303,10 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
       sort_jobs(out, a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort));
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);
     }
-    if (!a.iterate) return 0;
+    if (!a.iterate) {
+      if (kept) *kept = std::make_unique<pb::QueueReply>(std::move(out));
+      return 0;
+    }
     std::cout << "\n" << std::flush;
     std::this_thread::sleep_for(std::chrono::seconds(a.iterate));
   }
@@ -298,6 +314,13 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
 
 int run_queue(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
+  std::unique_ptr<pb::QueueReply> listed;
+  // The process ends right after: its memory goes back whole, not record by record (that
+  // would cost a quarter of a long listing's time).
+  struct LeftToExit {
+    std::unique_ptr<pb::QueueReply>& reply;
+    ~LeftToExit() { static_cast<void>(reply.release()); }
+  } left{listed};
   return queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
     if (!client) {
       auto c = connect_client();
@@ -305,7 +328,7 @@ int run_queue(const Args& args) {
       client = std::move(c.value());
     }
     return query_jobs(*client, q);
-  }, [&] { return client ? client->cluster() : std::string(); });
+  }, [&] { return client ? client->cluster() : std::string(); }, &listed);
 }
 
 }  // namespace hq::cmd

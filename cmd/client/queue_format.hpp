@@ -2,6 +2,7 @@
 // prints it ("(null)" for what a job has not got, "N/A" for times not known yet), and the
 // table of a reply in a parsed format. One thread (a client's).
 #pragma once
+#include <memory>
 #include <functional>
 #include <string>
 #include <vector>
@@ -64,8 +65,10 @@ void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const Colum
 // every -i seconds) and the answer printed. Returns the exit code. (Steps, -s, are not
 // fetched through it.)
 using QueueFetch = std::function<Result<pb::QueueReply>(const pb::QueueRequest&)>;
-// `cluster`: the cluster's name once fetched (squeue --json's "cluster").
+// `cluster`: the cluster's name once fetched (squeue --json's "cluster"). With `kept`,
+// the last answer is moved there instead of being freed (a process about to end leaves
+// its thousands of records to the exit).
 int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch,
-               const std::function<std::string()>& cluster = {});
+               const std::function<std::string()>& cluster = {}, std::unique_ptr<pb::QueueReply>* kept = nullptr);
 
 }  // namespace hq::cmd

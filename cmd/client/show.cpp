@@ -174,8 +174,11 @@ void print_node(const pb::Node& n) {
   std::cout << "NodeName=" << n.name() << "\n"
             << "   CPUAlloc=" << n.alloc_cpus() << " CPUTot=" << n.cpus() << "\n"
             << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
-            << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Partitions=" << parts << "\n"
             << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
+            << "   ActiveFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
+            << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Weight=" << n.weight()
+            << " Owner=N/A MCS_label=N/A\n"
+            << "   Partitions=" << parts << "\n"
             << (n.block().empty() && n.switch_name().empty()
                     ? std::string()
                     : "   Block=" + (n.block().empty() ? std::string("(null)") : n.block()) + " Switch=" +

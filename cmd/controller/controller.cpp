@@ -506,7 +506,8 @@ void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb
     bool mine = admin || job.spec.uid == who.uid;
     if (!mine && config_.private_jobs) return true;
     pb::Job* pj = out.add_jobs();
-    net::to_pb(job, mine && req.with_script(), *pj);  // scripts and environments may hold secrets
+    if (req.brief()) net::to_pb_brief(job, *pj);
+    else net::to_pb(job, mine && req.with_script(), *pj);  // scripts and environments may hold secrets
     if (job.state == JobState::kPending && req.with_priority())
       set_factors(compute_priority(job, prio, now()), *pj->mutable_factors());
     size_t size = pj->ByteSizeLong();

@@ -1,6 +1,7 @@
-// Controller side of `hq control drain|resume|delete`: operators take nodes out of
-// service (drain: running jobs finish, nothing new starts), put them back, or remove a
-// node that joined dynamically; and drains that nodes' health checks, prologs and
+// Controller side of `hq control drain|resume|delete` and scontrol's node updates:
+// operators take nodes out of service (drain: running jobs finish, nothing new starts;
+// down), put them back, set their features and weight, or remove a node that joined
+// dynamically; and drains that nodes' health checks, prologs and
 // epilogs ask for. Drains, resumes and deletions are journaled, so they survive restarts.
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
@@ -14,6 +15,27 @@
 #include "net/log.hpp"
 
 namespace hq::cmd {
+namespace {
+
+// Features= and Weight= as scontrol sends them: names without commas or blanks, a weight
+// from 0 (Slurm's range), and something to set.
+Status check_node_update(const pb::NodeControlRequest& req) {
+  if (!req.set_features() && !req.set_weight()) return invalid("Update of node: nothing to change (Features= or Weight=)");
+  for (const auto& f : req.features())
+    if (f.empty() || f.find_first_of(", \t\n|&") != std::string::npos)
+      return invalid("Invalid feature specification: '" + f + "'");
+  if (req.set_weight() && req.weight() < 0) return invalid("Invalid weight: " + std::to_string(req.weight()));
+  return Status::ok();
+}
+
+NodeUpdated node_update_of(const pb::NodeControlRequest& req, const std::string& node, Time now) {
+  NodeUpdated e{node, now, std::nullopt, std::nullopt};
+  if (req.set_features()) e.features = std::vector<std::string>(req.features().begin(), req.features().end());
+  if (req.set_weight()) e.weight = req.weight();
+  return e;
+}
+
+}  // namespace
 
 void Controller::node_control(const pb::NodeControlRequest& req, const net::Identity& who,
                               std::function<void(pb::NodeControlReply)> reply) {
@@ -22,11 +44,14 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
   const std::string& action = req.action();
   auto names = expand_hostlist(req.nodes());
   if (!is_admin(who)) out.add_errors("Access/permission denied: only root and operators may " + action + " nodes");
-  else if (action != "drain" && action != "resume" && action != "delete" && action != "down")
+  else if (action != "drain" && action != "resume" && action != "delete" && action != "down" && action != "update")
     out.add_errors("unknown node action '" + action + "'");
   else if (!names || names->empty()) out.add_errors("Invalid node name specified: '" + req.nodes() + "'");
   else if ((action == "drain" || action == "down") && req.reason().empty())
     out.add_errors("You must specify a reason when DOWNING or DRAINING a node. Request denied");
+  else if (action == "update") {
+    if (Status s = check_node_update(req); !s) out.add_errors(s.message());
+  }
   if (out.errors_size() > 0) return reply(std::move(out));
   std::vector<Event> events;
   std::vector<std::string> deleted, downed;
@@ -36,7 +61,9 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       out.add_errors("Invalid node name specified: " + name);
       continue;
     }
-    if (action == "delete") {
+    if (action == "update") {
+      events.push_back(node_update_of(req, name, now()));
+    } else if (action == "delete") {
       if (Status s = check_removable(state_, name); !s) {
         out.add_errors(s.message());
         continue;

@@ -76,16 +76,25 @@ TEST_CASE("journal events round-trip through protobuf") {
   CHECK(!decode_event("\xff\xff garbage").is_ok());
 }
 
-TEST_CASE("snapshots restore jobs, resources and the id counter") {
+namespace {
+// One node n1 (4 CPUs, `features`) in partition batch.
+ClusterConfig one_node(std::vector<std::string> features = {}) {
   ClusterConfig cfg;
   NodeConfig nc;
   nc.names = {"n1"};
   nc.cpus = 4;
+  nc.features = std::move(features);
   cfg.nodes.push_back(nc);
   PartitionConfig p;
   p.name = "batch";
   p.nodes = {"n1"};
   cfg.partitions.push_back(p);
+  return cfg;
+}
+}  // namespace
+
+TEST_CASE("snapshots restore jobs, resources and the id counter") {
+  ClusterConfig cfg = one_node();
   ClusterState s = make_state(cfg);
   Job a;
   a.id = JobId{3};
@@ -206,4 +215,34 @@ TEST_CASE("requeue events round-trip") {
   REQUIRE(ev.is_ok());
   CHECK(std::get<JobRequeued>(*ev).id.value == 8);
   CHECK(std::get<JobRequeued>(*ev).time == 12);
+}
+
+TEST_CASE("an operator's node features and weight: journaled, kept by re-registration, in snapshots") {
+  ClusterConfig cfg = one_node({"old"});
+  ClusterState s = make_state(cfg);
+  NodeUpdated set{"n1", 5, std::vector<std::string>{"big", "fast"}, 7};
+  auto decoded = decode_event(encode_event(Event{set}));
+  REQUIRE(decoded.is_ok());
+  CHECK(hq::apply(s, *decoded));
+  CHECK(s.nodes.at("n1").features == std::vector<std::string>{"big", "fast"});
+  CHECK(s.nodes.at("n1").weight == 7);
+  CHECK(!hq::apply(s, *decoded));  // the same again changes nothing
+  hq::apply(s, NodeUpdated{"n1", 6, std::nullopt, 2});  // weight alone: features stay
+  CHECK(s.nodes.at("n1").features == std::vector<std::string>{"big", "fast"});
+  CHECK(s.nodes.at("n1").weight == 2);
+  // A dynamic node's agent reports its own features again: the operator's stay.
+  hq::apply(s, NodeRegistered{"d1", 1, 2, 1024, {}, {"agent"}, "", "", 0, true, 1});
+  hq::apply(s, NodeUpdated{"d1", 2, std::vector<std::string>{"mine"}, std::nullopt});
+  hq::apply(s, NodeRegistered{"d1", 3, 2, 1024, {}, {"agent2"}, "", "", 0, true, 1});
+  CHECK(s.nodes.at("d1").features == std::vector<std::string>{"mine"});
+  ClusterState r = make_state(cfg);
+  REQUIRE(restore_snapshot(encode_snapshot(s), r).is_ok());
+  CHECK(r.nodes.at("n1").features == std::vector<std::string>{"big", "fast"});
+  CHECK(r.nodes.at("n1").weight == 2);
+  CHECK(r.nodes.at("d1").features == std::vector<std::string>{"mine"});
+  pb::JournalEvent bad;
+  bad.mutable_node_updated()->set_node("n1");
+  bad.mutable_node_updated()->set_set_weight(true);
+  bad.mutable_node_updated()->set_weight(-1);
+  CHECK(!decode_event(bad.SerializeAsString()).is_ok());
 }

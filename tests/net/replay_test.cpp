@@ -23,6 +23,8 @@ std::string fingerprint(const ClusterState& s) {
   std::ostringstream out;
   out << net::encode_snapshot(s) << "|next " << s.next_job_id << "|pending";
   for (JobId id : s.pending) out << " " << id.value;
+  out << "|queued";
+  for (JobId id : s.queued) out << " " << id.value;
   out << "|running";
   for (JobId id : s.running) out << " " << id.value;
   out << "|finished";
@@ -34,7 +36,8 @@ std::string fingerprint(const ClusterState& s) {
     // What registrations, DOWN changes and removals decide (node_events), read directly.
     out << " size " << n.cpus << "/" << n.mem_mib << " gres " << node_gres(n) << " down " << n.down << "/"
         << n.down_reason << " dyn " << n.dynamic << " boot " << n.boot_time << " labels " << n.block << "/"
-        << n.switch_name << " threads " << n.threads_per_core << " features";
+        << n.switch_name << " threads " << n.threads_per_core << " weight " << n.weight << " operator "
+        << n.operator_features << n.operator_weight << " features";
     for (const auto& f : n.features) out << " " << f;
     for (const auto& g : n.gpus) out << " gpu " << g.type << ":" << g.cpus;
     out << " in";
@@ -70,7 +73,7 @@ class EventMaker {
     uint64_t id = 1 + pick(s.next_job_id + 1);
     JobId jid{id};
     const char* nodes[] = {"n1", "n2", "n3", "d1", "d2"};
-    switch (pick(18)) {
+    switch (pick(19)) {
       case 0: case 1: {
         test::JobBuilder b(s.next_job_id);
         b.submitted(t).cpus(1 + static_cast<int>(pick(4)));
@@ -98,6 +101,12 @@ class EventMaker {
         return ReservationChanged{t, r, pick(3) == 0};
       }
       case 17: return JobSuspended{jid, t, pick(2) == 0};  // suspended jobs hold no CPUs
+      case 18: {  // an operator's features (which move nodes between partitions) or weight
+        NodeUpdated e{nodes[pick(5)], t, std::nullopt, std::nullopt};
+        if (pick(2)) e.features = pick(2) ? std::vector<std::string>{"big"} : std::vector<std::string>{};
+        if (pick(2) || !e.features) e.weight = static_cast<int32_t>(pick(3));
+        return e;
+      }
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};
       case 4: return JobRequeued{jid, t, pick(2) ? JobReason::kNone : JobReason::kPreempted};
       case 5: return JobHoldChanged{jid, t, static_cast<HoldKind>(pick(3))};
@@ -173,7 +182,7 @@ ClusterState recover(const std::string& snapshot, const std::vector<std::string>
 TEST_CASE("replay: a crash at any point recovers exactly the live state, snapshots or not") {
   int accepted_total = 0;
   std::vector<int> accepted(std::variant_size_v<Event>, 0);  // by kind
-  for (uint32_t seed = 1; seed <= 60; ++seed) {
+  for (uint32_t seed = 1; seed <= 80; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(seed * 7919);
     EventMaker maker(seed);

@@ -15,6 +15,7 @@
 #include "net/clock.hpp"
 #include "net/frame.hpp"
 #include "net/log.hpp"
+#include "net/unix_stream.hpp"
 
 namespace hq::cmd {
 
@@ -51,15 +52,20 @@ void AuthService::accept_next() {
 
 // Answers at once with one frame holding the token, then closes: nothing is read from the
 // peer, so a slow or hostile peer cannot stall the loop (the write is one small frame).
-void AuthService::serve(asio::local::stream_protocol::socket& socket) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
+std::optional<net::Identity> local_peer_identity(int fd) {
+  auto cred = net::peer_credentials(fd);
+  if (!cred) return std::nullopt;
   net::Identity who;
-  who.uid = cred.uid;
-  who.gid = cred.gid;
-  who.groups = process_groups(cred.pid);
-  auto token = net::mint_token(keyring_(), who, net::wall_now());
+  who.uid = cred->uid;
+  who.gid = cred->gid;
+  who.groups = process_groups(cred->pid);
+  return who;
+}
+
+void AuthService::serve(asio::local::stream_protocol::socket& socket) {
+  auto who = local_peer_identity(socket.native_handle());
+  if (!who) return;
+  auto token = net::mint_token(keyring_(), *who, net::wall_now());
   if (!token) {
     log::error("token service: " + token.status().message());
     return;

@@ -6,6 +6,7 @@
 #include <asio/io_context.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cmd/auth_client.hpp"
@@ -13,6 +14,10 @@
 #include "net/token.hpp"
 
 namespace hq::cmd {
+
+// Who the kernel says is at the other end of connected local socket `fd` (SO_PEERCRED;
+// supplementary groups from /proc/PID/status); nullopt when it cannot say.
+std::optional<net::Identity> local_peer_identity(int fd);
 
 class AuthService {
  public:

@@ -41,11 +41,10 @@ void Connection::send(const pb::Envelope& msg) {
   if (!open_) return;
   // Straight into the output buffer, behind its length (no copy of a long listing).
   size_t size = msg.ByteSizeLong();
+  append_frame_header(out_, static_cast<uint32_t>(size));
   size_t at = out_.size();
-  append_frame(out_, std::string_view());
-  out_.resize(at + 4 + size);
-  msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at + 4));
-  for (int i = 0; i < 4; ++i) out_[at + static_cast<size_t>(i)] = static_cast<char>(size >> (24 - 8 * i));
+  out_.resize(at + size);
+  msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at));
   if (writing_) return;
   writing_ = true;
   asio::co_spawn(ex_, write_loop(shared_from_this()), [self = shared_from_this()](std::exception_ptr e) {

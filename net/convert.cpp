@@ -55,22 +55,21 @@ Result<JobReason> reason_from(const std::string& name) {
 void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   // Strings only when not empty: the same on the wire, and no allocation for each (a
   // listing of many jobs makes millions).
-  auto put = [](const std::string& v, auto set) { if (!v.empty()) set(v); };
-  put(s.name, [&](const std::string& v) { p.set_name(v); });
+  if (!s.name.empty()) p.set_name(s.name);
   if (with_script) {
     p.set_script(*s.script);
     copy_to(s.argv, p.mutable_argv());
     copy_to(*s.env, p.mutable_env());
   }
-  put(s.workdir, [&](const std::string& v) { p.set_workdir(v); });
-  put(s.output, [&](const std::string& v) { p.set_output(v); });
-  put(s.error, [&](const std::string& v) { p.set_error(v); });
-  put(s.partition, [&](const std::string& v) { p.set_partition(v); });
-  put(s.user, [&](const std::string& v) { p.set_user(v); });
+  if (!s.workdir.empty()) p.set_workdir(s.workdir);
+  if (!s.output.empty()) p.set_output(s.output);
+  if (!s.error.empty()) p.set_error(s.error);
+  if (!s.partition.empty()) p.set_partition(s.partition);
+  if (!s.user.empty()) p.set_user(s.user);
   p.set_uid(s.uid);
   p.set_gid(s.gid);
   copy_to(s.groups, p.mutable_groups());
-  put(s.submit_host, [&](const std::string& v) { p.set_submit_host(v); });
+  if (!s.submit_host.empty()) p.set_submit_host(s.submit_host);
   p.set_nodes_min(s.nodes_min);
   p.set_nodes_max(s.nodes_max);
   p.set_nodes_set(s.nodes_set);
@@ -85,16 +84,16 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   p.set_nomultithread(s.nomultithread);
   p.set_time_limit(s.time_limit);
   p.set_hold(s.hold);
-  put(s.account, [&](const std::string& v) { p.set_account(v); });
-  put(s.constraint, [&](const std::string& v) { p.set_constraint(v); });
-  put(s.nodelist, [&](const std::string& v) { p.set_nodelist(v); });
-  put(s.exclude, [&](const std::string& v) { p.set_exclude(v); });
+  if (!s.account.empty()) p.set_account(s.account);
+  if (!s.constraint.empty()) p.set_constraint(s.constraint);
+  if (!s.nodelist.empty()) p.set_nodelist(s.nodelist);
+  if (!s.exclude.empty()) p.set_exclude(s.exclude);
   p.set_exclusive(s.exclusive);
   p.set_nice(s.nice);
   p.set_begin_time(s.begin_time);
-  put(s.dependency, [&](const std::string& v) { p.set_dependency(v); });
+  if (!s.dependency.empty()) p.set_dependency(s.dependency);
   p.set_kill_on_invalid_dep(s.kill_on_invalid_dep);
-  put(s.array, [&](const std::string& v) { p.set_array(v); });
+  if (!s.array.empty()) p.set_array(s.array);
   p.set_signal(s.signal);
   p.set_signal_time(s.signal_time);
   p.set_signal_batch_only(s.signal_batch_only);
@@ -102,24 +101,24 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   p.set_gpus(s.gpus);
   p.set_gpus_per_node(s.gpus_per_node);
   p.set_gpus_per_task(s.gpus_per_task);
-  put(s.gpu_type, [&](const std::string& v) { p.set_gpu_type(v); });
+  if (!s.gpu_type.empty()) p.set_gpu_type(s.gpu_type);
   p.set_cpus_per_gpu(s.cpus_per_gpu);
   p.set_mem_per_gpu_mib(s.mem_per_gpu_mib);
-  put(s.cpu_bind, [&](const std::string& v) { p.set_cpu_bind(v); });
+  if (!s.cpu_bind.empty()) p.set_cpu_bind(s.cpu_bind);
   p.set_alloc_kind(static_cast<int32_t>(s.alloc_kind));
   const JobExtras& e = *s.extra;
-  put(e.comment, [&](const std::string& v) { p.set_comment(v); });
-  put(e.qos, [&](const std::string& v) { p.set_qos(v); });
-  put(e.wckey, [&](const std::string& v) { p.set_wckey(v); });
-  put(e.reservation, [&](const std::string& v) { p.set_reservation(v); });
-  put(e.input, [&](const std::string& v) { p.set_input(v); });
-  put(e.mail_type, [&](const std::string& v) { p.set_mail_type(v); });
-  put(e.mail_user, [&](const std::string& v) { p.set_mail_user(v); });
+  if (!e.comment.empty()) p.set_comment(e.comment);
+  if (!e.qos.empty()) p.set_qos(e.qos);
+  if (!e.wckey.empty()) p.set_wckey(e.wckey);
+  if (!e.reservation.empty()) p.set_reservation(e.reservation);
+  if (!e.input.empty()) p.set_input(e.input);
+  if (!e.mail_type.empty()) p.set_mail_type(e.mail_type);
+  if (!e.mail_user.empty()) p.set_mail_user(e.mail_user);
   p.set_open_mode(e.open_mode);
   p.set_time_min(e.time_min);
   p.set_deadline(e.deadline);
   p.set_priority(e.priority);
-  put(e.command, [&](const std::string& v) { p.set_command(v); });
+  if (!e.command.empty()) p.set_command(e.command);
 }
 
 pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
@@ -273,51 +272,60 @@ JobSpec from_pb(const pb::JobSpec& p) {
   return s;
 }
 
-void to_pb(const Job& j, bool with_script, pb::Job& p) {
-  auto put = [](const std::string& v, auto set) { if (!v.empty()) set(v); };
+namespace {
+
+// What a listing shows of a job, and so both views carry: ids, state, reason, priority,
+// partition, limit and times, allocation, hold, array ids, expected start, suspension.
+void listing_fields(const Job& j, pb::Job& p) {
   p.set_job_id(j.id.value);
-  to_pb(j.spec, with_script, *p.mutable_spec());
   p.set_state(std::string(job_state_name(j.state)));
   p.set_reason(std::string(to_string(j.reason)));
   p.set_priority(j.priority);
-  put(j.partition, [&](const std::string& v) { p.set_partition(v); });
+  if (!j.partition.empty()) p.set_partition(j.partition);
   p.set_time_limit(j.time_limit);
   p.set_submit_time(j.submit_time);
   p.set_start_time(j.start_time);
   p.set_end_time(j.end_time);
+  p.set_eligible_time(j.eligible_time);
   for (const auto& a : j.alloc) *p.add_alloc() = to_pb(a);
   if (!j.alloc.empty()) p.set_nodelist(alloc_hostlist(j.alloc));
+  p.set_hold(static_cast<int32_t>(j.hold));
+  p.set_array_job_id(j.array_job_id);
+  p.set_array_task_id(j.array_task_id);
+  p.set_array_throttle(j.array_throttle);
+  p.set_expected_start(j.expected_start);
+  p.set_suspended(j.suspended);
+  p.set_suspend_time(j.suspend_time);
+  p.set_suspended_secs(j.suspended_secs);
+}
+
+}  // namespace
+
+void to_pb(const Job& j, bool with_script, pb::Job& p) {
+  listing_fields(j, p);
+  to_pb(j.spec, with_script, *p.mutable_spec());
   p.set_exit_code(j.exit_code);
   p.set_exit_signal(j.exit_signal);
-  p.set_hold(static_cast<int32_t>(j.hold));
   p.set_restart_count(j.restart_count);
-  put(j.submit_key, [&](const std::string& v) { p.set_submit_key(v); });
+  if (!j.submit_key.empty()) p.set_submit_key(j.submit_key);
   p.set_cancel_requested(j.cancel_requested);
-  put(j.cancel_key, [&](const std::string& v) { p.set_cancel_key(v); });
+  if (!j.cancel_key.empty()) p.set_cancel_key(j.cancel_key);
   if (j.cancel_uid >= 0) p.set_cancel_uid(static_cast<uint32_t>(j.cancel_uid));
   p.set_sluid(j.sluid);
   p.set_original_sluid(j.original_sluid);
   p.set_stop_intent(static_cast<int32_t>(j.stop_intent));
   copy_to(j.partitions, p.mutable_partitions());
   p.set_dep_state(static_cast<int32_t>(j.dep_state));
-  p.set_eligible_time(j.eligible_time);
-  p.set_array_job_id(j.array_job_id);
-  p.set_array_task_id(j.array_task_id);
-  p.set_array_throttle(j.array_throttle);
   if (j.array_job_id) {
     p.set_array_task_count(j.array_task_count);
     p.set_array_task_min(j.array_task_min);
     p.set_array_task_max(j.array_task_max);
     p.set_array_task_step(j.array_task_step);
   }
-  p.set_expected_start(j.expected_start);
-  put(j.sched_nodes, [&](const std::string& v) { p.set_sched_nodes(v); });
-  put(j.state_desc, [&](const std::string& v) { p.set_state_desc(v); });
+  if (!j.sched_nodes.empty()) p.set_sched_nodes(j.sched_nodes);
+  if (!j.state_desc.empty()) p.set_state_desc(j.state_desc);
   p.set_preempting(j.preempting);
-  p.set_suspended(j.suspended);
-  p.set_suspend_time(j.suspend_time);
   p.set_pre_suspend_secs(j.pre_suspend_secs);
-  p.set_suspended_secs(j.suspended_secs);
   if (j.peak_mem_bytes >= 0) p.set_peak_mem_bytes(j.peak_mem_bytes);
   if (j.cpu_time_usec >= 0) p.set_cpu_time_usec(j.cpu_time_usec);
 }
@@ -329,7 +337,8 @@ pb::Job to_pb(const Job& j, bool with_script) {
 }
 
 void to_pb_brief(const Job& j, pb::Job& p) {
-  p.set_job_id(j.id.value);
+  listing_fields(j, p);
+  if (j.partitions.size() > 1) copy_to(j.partitions, p.mutable_partitions());
   pb::JobSpec& spec = *p.mutable_spec();
   spec.set_name(j.spec.name);
   spec.set_user(j.spec.user);
@@ -338,26 +347,6 @@ void to_pb_brief(const Job& j, pb::Job& p) {
   spec.set_ntasks(j.spec.ntasks);
   spec.set_cpus_per_task(j.spec.cpus_per_task);
   spec.set_begin_time(j.spec.begin_time);
-  p.set_state(std::string(job_state_name(j.state)));
-  p.set_reason(std::string(to_string(j.reason)));
-  p.set_priority(j.priority);
-  if (!j.partition.empty()) p.set_partition(j.partition);
-  if (j.partitions.size() > 1) copy_to(j.partitions, p.mutable_partitions());
-  p.set_time_limit(j.time_limit);
-  p.set_submit_time(j.submit_time);
-  p.set_start_time(j.start_time);
-  p.set_end_time(j.end_time);
-  p.set_eligible_time(j.eligible_time);
-  p.set_expected_start(j.expected_start);
-  for (const auto& a : j.alloc) *p.add_alloc() = to_pb(a);
-  if (!j.alloc.empty()) p.set_nodelist(alloc_hostlist(j.alloc));
-  p.set_hold(static_cast<int32_t>(j.hold));
-  p.set_array_job_id(j.array_job_id);
-  p.set_array_task_id(j.array_task_id);
-  p.set_array_throttle(j.array_throttle);
-  p.set_suspended(j.suspended);
-  p.set_suspend_time(j.suspend_time);
-  p.set_suspended_secs(j.suspended_secs);
 }
 
 Result<Job> from_pb(const pb::Job& p) {

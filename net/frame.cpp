@@ -2,11 +2,14 @@
 
 namespace hq::net {
 
-void append_frame(std::string& out, std::string_view payload) {
-  uint32_t n = static_cast<uint32_t>(payload.size());
+void append_frame_header(std::string& out, uint32_t n) {
   char hdr[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
                  static_cast<char>(n)};
   out.append(hdr, 4);
+}
+
+void append_frame(std::string& out, std::string_view payload) {
+  append_frame_header(out, static_cast<uint32_t>(payload.size()));
   out.append(payload);
 }
 

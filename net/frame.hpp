@@ -15,6 +15,8 @@ constexpr uint32_t kMaxFrameBytes = 16 * 1024 * 1024;
 
 std::string encode_frame(std::string_view payload);
 void append_frame(std::string& out, std::string_view payload);
+// The length alone (the caller appends the `n` bytes of payload itself).
+void append_frame_header(std::string& out, uint32_t n);
 
 class FrameDecoder {
  public:

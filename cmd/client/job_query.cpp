@@ -30,13 +30,10 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
     uint64_t last = page->jobs(page->jobs_size() - 1).job_id();
     if (!first && last <= env.queue().after_id()) return invalid("the controller's queue pages do not advance");
     auto* jobs = page->mutable_jobs();  // moved over as pointers, not field by field
-    if (all.jobs_size() == 0) {
-      all.mutable_jobs()->Swap(jobs);
-    } else {
-      std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
-      jobs->ExtractSubrange(0, jobs->size(), moved.data());
-      for (pb::Job* job : moved) all.mutable_jobs()->AddAllocated(job);
-    }
+    std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
+    jobs->ExtractSubrange(0, jobs->size(), moved.data());
+    all.mutable_jobs()->Reserve(all.jobs_size() + static_cast<int>(moved.size()));
+    for (pb::Job* job : moved) all.mutable_jobs()->AddAllocated(job);
     if (!page->more()) break;
     env.mutable_queue()->set_after_id(last);
   }

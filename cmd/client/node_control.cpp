@@ -3,6 +3,7 @@
 // `delete NodeName=..`, and `update PartitionName=.. State=.. MaxTime=.. DefaultTime=..`:
 // node and partition administration for root and operators.
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "cmd/client/job_query.hpp"
@@ -103,15 +104,16 @@ int scontrol_node_update(const Args& args) {
   }
   if (nodes.empty()) return fail("scontrol", invalid("No valid node name specified"));
   if (args[1] == "delete") return send_node_control("scontrol", "delete", nodes, "");
-  bool known = state.empty() || state == "drain" || state == "down" || state == "resume" || state == "idle" || state == "undrain";
-  if (!known) return fail("scontrol", invalid(unsupported_state(state)));
+  // State= words and the node action each is (DOWN and DRAIN take the Reason=).
+  static const std::map<std::string, std::string> kActions = {
+      {"drain", "drain"}, {"down", "down"}, {"resume", "resume"}, {"idle", "resume"}, {"undrain", "resume"}};
+  auto action = kActions.find(state);
+  if (!state.empty() && action == kActions.end()) return fail("scontrol", invalid(unsupported_state(state)));
   if (features || weight) {
     if (int rc = send_node_attributes(nodes, features, weight); rc != 0 || state.empty()) return rc;
   }
-  if (state == "drain") return send_node_control("scontrol", "drain", nodes, reason);
-  if (state == "down") return send_node_control("scontrol", "down", nodes, reason);
-  if (state == "resume" || state == "idle" || state == "undrain") return send_node_control("scontrol", "resume", nodes, "");
-  return fail("scontrol", invalid("supported node updates: State=DOWN or DRAIN (with Reason=), RESUME; Features=, Weight="));
+  if (state.empty()) return fail("scontrol", invalid("supported node updates: State=DOWN or DRAIN (with Reason=), RESUME; Features=, Weight="));
+  return send_node_control("scontrol", action->second, nodes, action->second == "resume" ? "" : reason);
 }
 
 int scontrol_partition_update(const Args& args) {

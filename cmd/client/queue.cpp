@@ -277,7 +277,8 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
                                             : parse_squeue_format(kSqueueDefaultFormat);
   for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
   q->set_with_script(a.json || a.yaml);  // the whole record (owners and admins only)
-  q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, a.sort.empty() ? kSqueueDefaultSort : a.sort));
+  std::string_view sort_keys = a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort);
+  q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, sort_keys));
   for (;;) {
     auto reply = fetch(*q);
     if (!reply) return fail(prog, reply.status());
@@ -288,7 +289,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     }
     keep_named_tasks(out, *named);
     if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
-      sort_jobs(out, a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort));
+      sort_jobs(out, sort_keys);
       std::cout << squeue_slurm_json(out, cluster ? cluster() : "");
       return 0;
     }
@@ -300,7 +301,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     if (a.start) {
       print_start(out, !a.noheader);
     } else {
-      sort_jobs(out, a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort));
+      sort_jobs(out, sort_keys);
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);
     }
     if (!a.iterate) {
@@ -315,13 +316,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
 int run_queue(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
   std::unique_ptr<pb::QueueReply> listed;
-  // The process ends right after: its memory goes back whole, not record by record (that
-  // would cost a quarter of a long listing's time).
-  struct LeftToExit {
-    std::unique_ptr<pb::QueueReply>& reply;
-    ~LeftToExit() { static_cast<void>(reply.release()); }
-  } left{listed};
-  return queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
+  int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
     if (!client) {
       auto c = connect_client();
       if (!c) return c.status();
@@ -329,6 +324,10 @@ int run_queue(const Args& args) {
     }
     return query_jobs(*client, q);
   }, [&] { return client ? client->cluster() : std::string(); }, &listed);
+  // The process ends now: its memory goes back whole, not record by record (that would
+  // cost a quarter of a long listing's time).
+  static_cast<void>(listed.release());
+  return rc;
 }
 
 }  // namespace hq::cmd

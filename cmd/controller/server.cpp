@@ -273,12 +273,48 @@ asio::awaitable<void> local_session(Controller& ctl, ConnPtr conn, net::Identity
   conn->close("session ended");
 }
 
-// Connections at once, in total and per peer address (flood protection).
+// Connections at once, in total and per peer (flood protection): per address over TCP,
+// per uid on the local socket.
 struct ConnectionCounts {
   int total = 0;
   std::map<std::string, int> per_peer;
   double last_refusal_log = 0;
+
+  // Counts one more connection from `peer`; false (and a line in the log now and then)
+  // when that would pass the config's limits.
+  bool admit(const std::string& peer, const ClusterConfig& cfg) {
+    if (total >= cfg.max_connections || per_peer[peer] >= cfg.max_connections_per_peer) {
+      double now = net::mono_seconds();
+      if (now - last_refusal_log > 5) {  // a flood must not flood the log too
+        log::warn("refusing connections from " + peer + ": " + std::to_string(per_peer[peer]) + " open from it, " +
+                  std::to_string(total) + " in total (limits " + std::to_string(cfg.max_connections_per_peer) + "/" +
+                  std::to_string(cfg.max_connections) + ")");
+        last_refusal_log = now;
+      }
+      return false;
+    }
+    ++total;
+    ++per_peer[peer];
+    return true;
+  }
+  void release(const std::string& peer) {
+    --total;
+    if (--per_peer[peer] == 0) per_peer.erase(peer);
+  }
 };
+
+// Runs `session` for an admitted connection; its end gives the place back.
+void spawn_session(asio::any_io_executor ex, asio::awaitable<void> session, std::shared_ptr<net::Connection> conn,
+                   std::shared_ptr<ConnectionCounts> counts, std::string peer) {
+  asio::co_spawn(ex, std::move(session), [conn, counts, peer](std::exception_ptr e) {
+    counts->release(peer);
+    if (!e) return;
+    try { std::rethrow_exception(e); } catch (const std::exception& ex) {
+      log::error("session with " + conn->peer() + " failed: " + ex.what());
+    }
+    conn->close("session error");
+  });
+}
 
 asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
                                   std::shared_ptr<net::TlsContext> tls) {
@@ -294,43 +330,14 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
     }
     asio::error_code pec;
     std::string peer = socket.remote_endpoint(pec).address().to_string();
-    const ClusterConfig& cfg = ctl.config();
-    if (counts->total >= cfg.max_connections || counts->per_peer[peer] >= cfg.max_connections_per_peer) {
-      double now = net::mono_seconds();
-      if (now - counts->last_refusal_log > 5) {  // a flood must not flood the log too
-        log::warn("refusing connections from " + peer + ": " + std::to_string(counts->per_peer[peer]) + " open from it, " +
-                  std::to_string(counts->total) + " in total (limits " + std::to_string(cfg.max_connections_per_peer) +
-                  "/" + std::to_string(cfg.max_connections) + ")");
-        counts->last_refusal_log = now;
-      }
+    if (!counts->admit(peer, ctl.config())) {
       socket.close(pec);
       continue;
     }
-    ++counts->total;
-    ++counts->per_peer[peer];
     auto stream = tls ? net::make_tls_stream(std::move(socket), tls) : net::make_tcp_stream(std::move(socket));
     auto conn = std::make_shared<net::Connection>(ex, std::move(stream));
-    asio::co_spawn(ex, session(ctl, conn), [conn, counts, peer](std::exception_ptr e) {
-      --counts->total;
-      if (--counts->per_peer[peer] == 0) counts->per_peer.erase(peer);
-      if (!e) return;
-      try { std::rethrow_exception(e); } catch (const std::exception& ex) {
-        log::error("session with " + conn->peer() + " failed: " + ex.what());
-      }
-      conn->close("session error");
-    });
+    spawn_session(ex, session(ctl, conn), conn, counts, peer);
   }
-}
-
-// Who the kernel says is at the other end of a local socket; nullopt if it cannot say.
-std::optional<net::Identity> local_peer(asio::local::stream_protocol::socket& socket) {
-  auto cred = net::peer_credentials(socket.native_handle());
-  if (!cred) return std::nullopt;
-  net::Identity who;
-  who.uid = cred->uid;
-  who.gid = cred->gid;
-  who.groups = process_groups(cred->pid);
-  return who;
 }
 
 asio::awaitable<void> local_accept_loop(Controller& ctl, asio::local::stream_protocol::acceptor& acceptor) {
@@ -344,23 +351,14 @@ asio::awaitable<void> local_accept_loop(Controller& ctl, asio::local::stream_pro
       log::warn("local accept failed: " + ec.message());
       continue;
     }
-    auto who = local_peer(socket);
-    if (!who) continue;
-    std::string peer = "uid " + std::to_string(who->uid);  // the limits count per user here
-    const ClusterConfig& cfg = ctl.config();
-    if (counts->total >= cfg.max_connections || counts->per_peer[peer] >= cfg.max_connections_per_peer) {
-      asio::error_code cec;
-      socket.close(cec);
+    auto who = local_peer_identity(socket.native_handle());
+    std::string peer = who ? "uid " + std::to_string(who->uid) : "";
+    if (!who || !counts->admit(peer, ctl.config())) {
+      socket.close(ec);
       continue;
     }
-    ++counts->total;
-    ++counts->per_peer[peer];
     auto conn = std::make_shared<net::Connection>(ex, net::make_unix_stream(std::move(socket)));
-    asio::co_spawn(ex, local_session(ctl, conn, std::move(*who)), [conn, counts, peer](std::exception_ptr e) {
-      --counts->total;
-      if (--counts->per_peer[peer] == 0) counts->per_peer.erase(peer);
-      if (e) conn->close("session error");
-    });
+    spawn_session(ex, local_session(ctl, conn, std::move(*who)), conn, counts, peer);
   }
 }
 

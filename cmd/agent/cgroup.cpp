@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cmd/agent/bpf_devices.hpp"
 #include "cmd/paths.hpp"
 #include "core/hardware.hpp"
 #include "core/units.hpp"
@@ -89,6 +90,7 @@ Result<Cgroups> Cgroups::open(const std::string& root, const std::string& want, 
   if (want == "v1" && !v1) return unavailable(root + " has no cgroup v1 memory controller");
   if (!v1 && !v2) return c;
   c.mode_ = v2 ? CgroupMode::kV2 : CgroupMode::kV1;
+  c.device_filters_ = v2 && device_filters_available(root);
   if (v1)
     for (const char* ctl : kV1Controllers)
       if (exists(root + "/" + ctl + "/cgroup.procs")) c.v1_controllers_.push_back(ctl);
@@ -145,6 +147,7 @@ std::string Cgroups::describe() const {
     for (size_t i = 0; i < v1_controllers_.size(); ++i) out += (i ? "," : "") + v1_controllers_[i];
     out += ")";
   }
+  if (mode_ == CgroupMode::kV2) out += device_filters_ ? " (devices: BPF filters)" : " (devices not confined: no BPF device filters)";
   return out;
 }
 
@@ -154,7 +157,7 @@ namespace {
 // each one's controller). CPUs and memory nodes of a v1 cpuset come from its parent
 // when not given (a v1 cpuset starts empty).
 Status write_limits(CgroupMode mode, const std::vector<std::string>& dirs, const std::vector<std::string>& controllers,
-                    const CgroupLimits& limits) {
+                    const CgroupLimits& limits, bool device_filters) {
   std::string cpus = format_cpulist(limits.cpus);
   for (size_t i = 0; i < dirs.size(); ++i) {
     const std::string& d = dirs[i];
@@ -181,6 +184,7 @@ Status write_limits(CgroupMode mode, const std::vector<std::string>& dirs, const
     if (s && ctl == "devices")
       for (const DeviceId& dev : limits.deny_devices)
         if (s) s = write_file(d + "/devices.deny", "c " + std::to_string(dev.major) + ":" + std::to_string(dev.minor) + " rwm");
+    if (s && mode == CgroupMode::kV2 && device_filters) s = attach_device_filter(d, limits.deny_devices);
     if (!s) return s;
   }
   return Status::ok();
@@ -202,7 +206,7 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   std::string leaf = "/job_" + std::to_string(job_id);
   std::vector<std::string> dirs;
   for (const auto& base : bases()) dirs.push_back(base + leaf);
-  JobCgroup group(mode_, dirs, v1_controllers_);
+  JobCgroup group(mode_, dirs, v1_controllers_, device_filters_);
   if (exists(dirs.front())) {  // left over by an agent that died: nothing may stay in it
     group.kill_all();
     group.remove();
@@ -213,7 +217,7 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   };
   for (const auto& d : dirs)
     if (Status s = make_dir(d); !s) return fail(s);
-  if (Status s = write_limits(mode_, dirs, v1_controllers_, limits); !s) return fail(s);
+  if (Status s = write_limits(mode_, dirs, v1_controllers_, limits, device_filters_); !s) return fail(s);
   if (mode_ == CgroupMode::kV2) enable_below(dirs.front());
   return group;
 }
@@ -226,7 +230,7 @@ JobCgroup Cgroups::existing(uint64_t job_id) const {
       dirs.push_back(all[i] + "/job_" + std::to_string(job_id));
       if (mode_ == CgroupMode::kV1) controllers.push_back(v1_controllers_[i]);
     }
-  return dirs.empty() ? JobCgroup{} : JobCgroup(mode_, dirs, controllers);
+  return dirs.empty() ? JobCgroup{} : JobCgroup(mode_, dirs, controllers, device_filters_);
 }
 
 int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
@@ -270,6 +274,7 @@ std::vector<std::string> JobCgroup::batch_procs_files() const {
 }
 
 bool JobCgroup::confines_devices() const {
+  if (mode_ == CgroupMode::kV2) return active() && device_filters_;
   return active() && mode_ == CgroupMode::kV1 &&
          std::find(controllers_.begin(), controllers_.end(), "devices") != controllers_.end();
 }
@@ -283,7 +288,7 @@ Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& 
   if (!active()) return JobCgroup{};
   std::vector<std::string> dirs;
   for (const auto& d : dirs_) dirs.push_back(d + "/" + name);
-  JobCgroup group(mode_, dirs, controllers_);
+  JobCgroup group(mode_, dirs, controllers_, device_filters_);
   if (exists(dirs.front())) {  // a step id used before an agent restart
     group.kill_all();
     group.remove();
@@ -291,7 +296,7 @@ Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& 
   Status s;
   for (const auto& d : dirs)
     if (s) s = make_dir(d);
-  if (s) s = write_limits(mode_, dirs, controllers_, limits);
+  if (s) s = write_limits(mode_, dirs, controllers_, limits, device_filters_);
   if (!s) {
     group.remove();
     return s.with_context(name + " cgroup");

@@ -4,7 +4,8 @@
 // inside it (job_<id>/step_<s>; on v2 the batch script goes in job_<id>/step_batch,
 // since v2 keeps processes out of a group whose children have controllers). It limits the job's CPUs
 // (cpuset.cpus), memory (memory.max / memory.limit_in_bytes, swap included where the
-// host accounts it), process count and, on v1, device access to its own GPUs. At the
+// host accounts it), process count and device access to its own GPUs (v1's devices
+// controller; on v2 a BPF device filter, cmd/agent/bpf_devices). At the
 // end it kills every process in the group (daemonized ones too), reads peak memory,
 // CPU time and OOM kills, and removes the group. Without a usable hierarchy the mode is
 // kNone and callers fall back to process groups.
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_filter.hpp"
 #include "core/status.hpp"
 
 namespace hq::cmd {
@@ -24,16 +26,11 @@ namespace hq::cmd {
 enum class CgroupMode { kNone, kV1, kV2 };
 std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
 
-// A device the job may use (char device major:minor), for v1's devices controller.
-struct DeviceId {
-  uint32_t major = 0, minor = 0;
-};
-
 struct CgroupLimits {
   std::vector<int32_t> cpus;          // empty: no cpuset
   int64_t mem_bytes = 0;              // 0: no memory limit
   int64_t pids_max = 0;               // 0: no limit
-  std::vector<DeviceId> deny_devices; // other jobs' GPUs (v1 only)
+  std::vector<DeviceId> deny_devices; // other jobs' GPUs (where confines_devices())
 };
 
 // What a job used, read before its group is removed.
@@ -47,11 +44,13 @@ class JobCgroup {
  public:
   JobCgroup() = default;
   // `controllers`: v1's controller of each of `dirs` (same order); empty on v2.
-  JobCgroup(CgroupMode mode, std::vector<std::string> dirs, std::vector<std::string> controllers = {})
-      : mode_(mode), dirs_(std::move(dirs)), controllers_(std::move(controllers)) {}
+  // `device_filters`: v2 confines devices with BPF filters (device_filters_available).
+  JobCgroup(CgroupMode mode, std::vector<std::string> dirs, std::vector<std::string> controllers = {},
+            bool device_filters = false)
+      : mode_(mode), dirs_(std::move(dirs)), controllers_(std::move(controllers)), device_filters_(device_filters) {}
   bool active() const { return mode_ != CgroupMode::kNone && !dirs_.empty(); }
-  // Whether CgroupLimits::deny_devices takes effect here: v1 with its devices controller
-  // (v2 would need a BPF program; hq leaves devices open there).
+  // Whether CgroupLimits::deny_devices takes effect here: v1 with its devices controller,
+  // v2 where the kernel takes BPF device filters (else hq leaves devices open there).
   bool confines_devices() const;
   // The files a process writes its pid to in order to join (every v1 controller's group).
   std::vector<std::string> procs_files() const;
@@ -79,6 +78,7 @@ class JobCgroup {
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
   std::vector<std::string> controllers_;
+  bool device_filters_ = false;
 };
 
 // The OOM kills counted so far in the group that `procs_file` belongs to (a cgroup.procs
@@ -111,6 +111,7 @@ class Cgroups {
   CgroupMode mode_ = CgroupMode::kNone;
   std::string root_, node_;
   std::vector<std::string> v1_controllers_;  // mounted ones among those hq uses
+  bool device_filters_ = false;              // v2: BPF device filters work here
 };
 
 }  // namespace hq::cmd

@@ -35,7 +35,7 @@ struct StepNodePart {
   JobCgroup job_cgroup;           // the job's group here (inactive: no cgroups; tasks bound by affinity only)
   std::vector<int32_t> cpus;      // the step's CPUs here, ascending (empty: not known, not bound)
   int64_t mem_mib = 0;            // the step's memory limit here (0: the job's)
-  std::vector<DeviceId> deny_devices;  // the job's GPUs here that are not the step's (v1 devices controller)
+  std::vector<DeviceId> deny_devices;  // the job's GPUs here that are not the step's (where its group confines devices)
   std::string cpu_bind;           // srun --cpu-bind (validated here too: it came over the wire)
   int32_t cpus_per_task = 1;
   // Called once when the step's tasks here are over (or could not start): its CPUs are free.

@@ -1,12 +1,24 @@
 // The cgroup layer against fake hierarchies (plain directories): what a v2 and a v1
 // host get written for a job's limits, mode selection, and stale-group sweeping.
-// The real kernel paths (OOM, killing daemonized children) are in tests/e2e.
+// The real kernel paths (OOM, killing daemonized children) are in tests/e2e; v2's BPF
+// device filters are checked here on a private cgroup2 mount where the host allows it.
 #include <doctest/doctest.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "../skip.hpp"
 #include "../temp_dir.hpp"
+#include "cmd/agent/bpf_devices.hpp"
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
@@ -174,4 +186,63 @@ TEST_CASE("cgroup v2: a job's group enables controllers for its steps - the batc
   put(root + "/hq/n1/job_8/cgroup.procs", "");
   JobCgroup old = cg.existing(8);
   CHECK(old.batch_procs_files() == std::vector<std::string>{root + "/hq/n1/job_8/cgroup.procs"});
+}
+
+namespace {
+// Whether a fresh process that joins the group of `procs` may open `device`: 0 yes,
+// 1 refused (EPERM), 2 another failure. Only system calls between fork and _exit.
+int open_in_group(const std::string& procs, const char* device) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    char text[16];
+    int len = std::snprintf(text, sizeof(text), "%d", static_cast<int>(::getpid()));
+    int fd = ::open(procs.c_str(), O_WRONLY);
+    if (fd < 0 || ::write(fd, text, static_cast<size_t>(len)) != len) ::_exit(3);
+    ::close(fd);
+    int dev = ::open(device, O_RDONLY);
+    ::_exit(dev >= 0 ? 0 : errno == EPERM ? 1 : 2);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+}  // namespace
+
+TEST_CASE("cgroup v2: BPF device filters refuse a job's and a step's devices (the real kernel, a private cgroup2 mount)") {
+  if (::geteuid() != 0) HQ_SKIP("needs root: mounts cgroup2 and loads BPF programs");
+  hq::test::TempDir dir;
+  std::string mnt = dir.path() + "/cgroup2";
+  fs::create_directories(mnt);
+  // A mount namespace of this test process's own, so that the mount is seen nowhere else.
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    HQ_SKIP(std::string("no private mount namespace here: ") + std::strerror(errno));
+  if (::mount("cgroup2", mnt.c_str(), "cgroup2", 0, nullptr) != 0)
+    HQ_SKIP(std::string("cannot mount cgroup2: ") + std::strerror(errno));
+  struct Unmount {
+    std::string at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  if (!device_filters_available(mnt)) HQ_SKIP("this kernel loads no BPF device filter (CONFIG_CGROUP_BPF)");
+  CHECK_FALSE(device_filters_available(dir.path()));  // a plain directory is no cgroup2
+
+  std::string job_dir = mnt + "/hq_test_job_" + std::to_string(::getpid());
+  REQUIRE(::mkdir(job_dir.c_str(), 0755) == 0);
+  JobCgroup job(CgroupMode::kV2, {job_dir}, {}, true);
+  CHECK(job.confines_devices());
+  CHECK_FALSE(JobCgroup(CgroupMode::kV2, {job_dir}, {}, false).confines_devices());
+  REQUIRE(attach_device_filter(job_dir, {{1, 5}}).is_ok());  // the job: /dev/zero refused
+  auto step = job.child("step_0", CgroupLimits{{}, 0, 0, {{1, 3}}});  // the step: /dev/null too
+  REQUIRE(step.is_ok());
+  CHECK(step->confines_devices());
+
+  CHECK(open_in_group(job_dir + "/cgroup.procs", "/dev/null") == 0);
+  CHECK(open_in_group(job_dir + "/cgroup.procs", "/dev/zero") == 1);
+  CHECK(open_in_group(job_dir + "/step_0/cgroup.procs", "/dev/null") == 1);
+  CHECK(open_in_group(job_dir + "/step_0/cgroup.procs", "/dev/zero") == 1);  // the job's filter holds below
+  CHECK(open_in_group(job_dir + "/step_0/cgroup.procs", "/dev/urandom") == 0);
+  auto other = job.child("step_1", CgroupLimits{});  // no devices of its own to refuse
+  REQUIRE(other.is_ok());
+  CHECK(open_in_group(job_dir + "/step_1/cgroup.procs", "/dev/null") == 0);
+  job.remove();
+  CHECK_FALSE(fs::exists(job_dir));
 }

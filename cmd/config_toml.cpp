@@ -184,7 +184,8 @@ class Loader {
     if (!t) return s;
     s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "client_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
-                        "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service", "fence_timeout"}, "[controller]");
+                        "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service", "fence_timeout",
+                        "inactive_limit"}, "[controller]");
     int64_t port = c.controller.port, snap = c.snapshot_every;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
@@ -202,6 +203,7 @@ class Loader {
     c.max_connections_per_peer = static_cast<int32_t>(max_peer);
     if (s) s = get_duration(*t, "heartbeat_interval", c.heartbeat_interval);
     if (s) s = get_duration(*t, "kill_wait", c.kill_wait);
+    if (s) s = get_duration(*t, "inactive_limit", c.inactive_limit);
     if (s) s = get_duration(*t, "min_job_age", c.min_job_age);
     if (s) s = get_bool(*t, "dynamic_nodes", c.dynamic_nodes);
     if (s) s = get_int32(*t, "return_to_service", 0, 2, c.return_to_service);

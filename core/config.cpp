@@ -71,6 +71,8 @@ Status validate_config(const ClusterConfig& c) {
   if (defaults > 1) return invalid("more than one partition has default = true");
   if (c.node_timeout <= 0) return invalid("node_timeout must be positive");
   if (c.heartbeat_interval <= 0) return invalid("heartbeat_interval must be positive");
+  if (c.inactive_limit < 0 || c.inactive_limit > 65533)
+    return invalid("inactive_limit must be 0 (off) to 65533 seconds (got " + std::to_string(c.inactive_limit) + ")");
   if (c.fence_timeout < 0 || (c.fence_timeout > 0 && (c.fence_timeout < 2 * c.heartbeat_interval ||
                                                       c.fence_timeout + c.heartbeat_interval > c.node_timeout)))
     return invalid("fence_timeout must be 0 (off), or at least twice heartbeat_interval and at most node_timeout "

@@ -112,6 +112,10 @@ struct ClusterConfig {
   // 0: off (Slurm's behaviour: jobs outlive any controller outage). See docs/robustness.md.
   Duration fence_timeout = 0;
   Duration kill_wait = 30;             // grace between SIGTERM and SIGKILL
+  // Slurm's InactiveLimit: an allocation of srun or salloc (outside a job) whose holder has
+  // not been heard from this long ends TIMEOUT (reason InactiveLimit). 0: never (Slurm's
+  // default); at most 65533.
+  Duration inactive_limit = 0;
   Duration min_job_age = 300;          // finished jobs stay visible this long
   int32_t snapshot_every = 10000;      // journal events between snapshots
   int32_t max_array_size = 1001;       // array indices must be below this

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "PartitionTimeLimit", "PartitionNodeLimit", "ReqNodeNotAvail", "BadConstraints",
     "Preempted",
     "NonZeroExitCode", "RaisedSignal", "OutOfMemory", "TimeLimit", "NodeDown", "JobLaunchFailure",
-    "PrologFailure", "NodeFenced", "DeadLine",
+    "PrologFailure", "NodeFenced", "DeadLine", "InactiveLimit",
     "Reservation", "ReqNodeNotAvail, Reserved for maintenance", "ReqNodeNotAvail, May be reserved for other job",
     "JobLost",
     "AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit", "AssocGrpGRES", "AssocGrpBilling",

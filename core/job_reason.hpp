@@ -21,6 +21,7 @@ enum class JobReason : uint8_t {
   kPrologFailure,             // hq's own: the node's prolog failed (Slurm has no name for it)
   kNodeFenced,                // hq's own: its agent lost the controller and killed it (fence_timeout)
   kDeadLine,                  // ended DEADLINE: it could no longer finish before its --deadline
+  kInactiveLimit,             // an srun/salloc allocation whose holder went silent (InactiveLimit)
   // Pending on advance reservations (core/advance_reservation.hpp): its own has not begun
   // (or is gone); every node it could use is reserved over its time limit (MAINT or not).
   kReservation, kResvMaint, kResvOther,

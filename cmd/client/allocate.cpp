@@ -149,6 +149,37 @@ void release_allocation(Allocation& a, int exit_code, const std::string& prog) {
   if (!ended) std::cerr << prog << ": error: could not end job " << id << ": " << ended.status().message() << "\n";
 }
 
+std::string say_alive(Allocation& a, int32_t& keepalive_s, double budget_s) {
+  pb::Envelope alive;
+  alive.mutable_allocation_alive()->set_job_id(a.granted.job_id());
+  auto reply = call_with_retry(a.client, alive, budget_s);
+  if (!reply || !reply->has_allocation_alive_reply()) return "";
+  const pb::AllocationAliveReply& r = reply->allocation_alive_reply();
+  if (r.keepalive_s() > 0) keepalive_s = r.keepalive_s();
+  return r.state();
+}
+
+HolderKeepalive::HolderKeepalive(Allocation& a) : a_(a), thread_([this] { run(); }) {}
+
+HolderKeepalive::~HolderKeepalive() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void HolderKeepalive::run() {
+  int32_t every_s = a_.granted.keepalive_s() > 0 ? a_.granted.keepalive_s() : 30;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, std::chrono::seconds(every_s), [this] { return stop_; })) {
+    lock.unlock();
+    (void)say_alive(a_, every_s, 5);  // a failure is tried again at the next turn
+    lock.lock();
+  }
+}
+
 std::vector<std::string> allocation_env(const pb::AllocateReply& a, const pb::JobSpec& spec,
                                         const std::vector<std::string>& exported) {
   Job job;

@@ -3,10 +3,14 @@
 // "has been allocated resources", salloc's "Pending"/"Granted job allocation N"), giving
 // it back (JobComplete with the exit code), and the environment a batch job of the same
 // allocation would start with. Also the signal self-pipe both commands wait on.
-// One thread, like every client.
+// The holder's keepalive (InactiveLimit): salloc says it from its wait loop, srun from a
+// thread of its own while the step runs (HolderKeepalive). Otherwise one thread.
 #pragma once
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/job.hpp"
@@ -47,6 +51,31 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
 
 // Ends the allocation with `exit_code` (a wait status's code; 128+N for a signal).
 void release_allocation(Allocation& a, int exit_code, const std::string& prog);
+
+// Tells the controller the allocation's holder is alive (AllocationAlive; reconnecting when
+// needed). Returns the job's state ("" when the controller cannot be asked just now, or no
+// longer knows the job) and sets `keepalive_s` to when to say it again.
+// `budget_s`: how long to try reaching a controller that is away (call_with_retry).
+std::string say_alive(Allocation& a, int32_t& keepalive_s, double budget_s);
+
+// srun outside a job: while its step runs on the main thread, a thread of its own says
+// the allocation is alive every keepalive_s. The allocation's connection is that thread's
+// alone until this object is destroyed, which stops and joins it.
+class HolderKeepalive {
+ public:
+  explicit HolderKeepalive(Allocation& a);
+  ~HolderKeepalive();
+  HolderKeepalive(const HolderKeepalive&) = delete;
+  HolderKeepalive& operator=(const HolderKeepalive&) = delete;
+
+ private:
+  void run();
+  Allocation& a_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 // The allocation's environment, as a batch job's would start: SLURM_JOB_ID, SLURM_JOB_NAME,
 // SLURM_JOB_NODELIST, ... (`exported`: the job's own environment, from --export).

@@ -82,7 +82,7 @@ std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
   app->add_flag("-T,--reservation", a.reservations, "reservations");
   app->add_flag("-v,--verbose", a.verbose, "say more");
   app->add_flag("--json", a.json, "JSON output");
-  app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
+  app->add_flag("--yaml", a.yaml, "YAML output (as Slurm's)");
   return app;
 }
 
@@ -148,8 +148,9 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& 
     auto reply = fetch();
     if (!reply) return fail(prog, reply.status());
     const pb::NodesReply& r = *reply;
-    if ((a.json || a.yaml) && prog == "sinfo") return std::cout << sinfo_slurm_json(r), 0;  // Slurm's shape
-    if (a.json || a.yaml) return print_json(r) ? 0 : 1;  // hq nodes --json: hq's records
+    if ((a.json || a.yaml) && prog == "sinfo")  // Slurm's shape
+      return std::cout << (a.yaml ? sinfo_slurm_yaml(r) : sinfo_slurm_json(r)), 0;
+    if (a.json || a.yaml) return (a.yaml ? print_yaml(r) : print_json(r)) ? 0 : 1;  // hq nodes --json: hq's records
     bool gpus = prog != "sinfo" && defaults && !a.layout.long_output && !a.layout.summarize && !a.layout.reasons &&
                 !a.layout.node_oriented &&
                 std::any_of(r.nodes().begin(), r.nodes().end(), [](const pb::Node& n) { return n.gpus() > 0; });

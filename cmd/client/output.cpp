@@ -3,12 +3,15 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
 #include "net/clock.hpp"
 
@@ -117,12 +120,14 @@ std::unique_ptr<google::protobuf::Message> as_text_message(const google::protobu
 
 }  // namespace
 
-bool print_json(const google::protobuf::MessageLite& msg) {
+namespace {
+// `msg` in the proto3 JSON mapping, or nullopt (with a line on stderr).
+std::optional<std::string> json_of(const google::protobuf::MessageLite& msg) {
   google::protobuf::DynamicMessageFactory raw_factory(hq_descriptors(false)), text_factory(hq_descriptors(true));
   auto full = as_text_message(msg, raw_factory, text_factory);
   if (!full) {
     std::cerr << "error: cannot render JSON: no description of " << msg.GetTypeName() << "\n";
-    return false;
+    return std::nullopt;
   }
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
@@ -132,9 +137,27 @@ bool print_json(const google::protobuf::MessageLite& msg) {
   auto st = google::protobuf::util::MessageToJsonString(*full, &out, opts);
   if (!st.ok()) {
     std::cerr << "error: cannot render JSON: " << st.ToString() << "\n";
+    return std::nullopt;
+  }
+  return out;
+}
+}  // namespace
+
+bool print_json(const google::protobuf::MessageLite& msg) {
+  auto out = json_of(msg);
+  if (out) std::cout << *out;
+  return out.has_value();
+}
+
+bool print_yaml(const google::protobuf::MessageLite& msg) {
+  auto json = json_of(msg);
+  if (!json) return false;
+  google::protobuf::Struct tree;
+  if (!google::protobuf::util::JsonStringToMessage(*json, &tree).ok()) {
+    std::cerr << "error: cannot render YAML from " << msg.GetTypeName() << "\n";
     return false;
   }
-  std::cout << out;
+  std::cout << slurm_yaml(tree);
   return true;
 }
 

@@ -12,6 +12,9 @@ namespace hq::cmd {
 std::string field(const std::string& value, int width, bool right = true);
 // Prints `msg` in the proto3 JSON mapping; false (with a line on stderr) when it cannot.
 [[nodiscard]] bool print_json(const google::protobuf::MessageLite& msg);
+// The same tree as YAML, in Slurm's style (cmd/client/slurm_yaml.hpp; 64-bit integers are
+// strings there, as in the JSON mapping).
+[[nodiscard]] bool print_yaml(const google::protobuf::MessageLite& msg);
 // Prints "<prog>: error: <line>" to stderr for each line of the message and returns 1.
 int fail(const std::string& prog, const Status& status);
 // A command line that did not parse: getopt's own complaints (an unknown option, a missing

@@ -98,7 +98,7 @@ std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
   app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
   app->add_flag("-r,--array,--array-unique", a.array, "one line per array task (pending tasks are otherwise one line)");
   app->add_flag("--json", a.json, "JSON output");
-  app->add_flag("--yaml", a.yaml, "YAML output (JSON's flow style, which YAML 1.2 reads)");
+  app->add_flag("--yaml", a.yaml, "YAML output (as Slurm's)");
   app->add_flag("-h,--noheader", a.noheader, "no header line");
   app->add_flag("--start", a.start, "pending jobs with their expected start times");
   app->add_flag("-s,--steps,--step", a.listed_only, "[=J.S,...] job steps instead of jobs (these, or the word after the options)");
@@ -290,10 +290,11 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     keep_named_tasks(out, *named);
     if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
       sort_jobs(out, sort_keys);
-      std::cout << squeue_slurm_json(out, cluster ? cluster() : "");
+      std::string name = cluster ? cluster() : "";
+      std::cout << (a.yaml ? squeue_slurm_yaml(out, name) : squeue_slurm_json(out, name));
       return 0;
     }
-    if (a.json || a.yaml) return print_json(out) ? 0 : 1;
+    if (a.json || a.yaml) return (a.yaml ? print_yaml(out) : print_json(out)) ? 0 : 1;
     if (!a.noheader && (a.iterate || a.long_format || a.verbose)) print_date();
     if (a.verbose)  // Slurm's last update time is 0 when one job, or one user other than root, was asked for
       std::cout << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())

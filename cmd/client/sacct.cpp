@@ -12,6 +12,7 @@
 #include "cmd/client/sacct_rows.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
+#include "core/array_spec.hpp"
 #include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
 #include "core/sacct_format.hpp"
@@ -223,7 +224,8 @@ LineFilter line_filter(const pb::Job& job, const SacctArgs& a) {
 // The lines to print for one record: the job's, its batch script's and its steps' (not
 // with -X, which the controller is told: it sends no steps then).
 void print_job(const pb::Job& job, const std::vector<const pb::StepRecord*>& steps, const SacctArgs& a,
-               const std::vector<SacctColumn>& cols, const std::string& cluster, int64_t now) {
+               const std::vector<SacctColumn>& cols, const std::string& cluster, int64_t now,
+               const std::string& array_tasks) {
   LineFilter filter = line_filter(job, a);
   auto print = [&](const SacctRow& row) {
     std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
@@ -231,6 +233,7 @@ void print_job(const pb::Job& job, const std::vector<const pb::StepRecord*>& ste
   if (filter.all) {
     SacctRow row{job, false, cluster, now};
     row.derived_exit_code = sacct_derived_exit(steps);
+    row.array_tasks = array_tasks;
     print(row);
   }
   if (a.allocations) return;
@@ -241,6 +244,31 @@ void print_job(const pb::Job& job, const std::vector<const pb::StepRecord*>& ste
       row.step = st;
       print(row);
     }
+}
+
+// Array tasks that never started, by (array, state): Slurm keeps them as one record of the
+// array (its pending remainder, "37_[9-20]"), so they are one line, printed where the
+// first of them comes. Not when -j names single tasks: those are asked for one by one.
+struct Remainder {
+  const pb::Job* first = nullptr;
+  std::vector<int32_t> indices;
+};
+using Remainders = std::map<std::pair<uint64_t, std::string>, Remainder>;
+
+bool never_started_task(const pb::Job& j) { return j.array_job_id() != 0 && j.start_time() == 0; }
+
+Remainders array_remainders(const pb::AcctQueryReply& reply, const SacctArgs& a) {
+  Remainders out;
+  for (const auto& [id, step] : a.selectors)
+    if (id.find('_') != std::string::npos) return out;
+  for (const auto& j : reply.jobs()) {
+    if (!never_started_task(j)) continue;
+    Remainder& r = out[{j.array_job_id(), j.state()}];
+    if (!r.first) r.first = &j;
+    r.indices.push_back(j.array_task_id());
+  }
+  for (auto& [key, r] : out) std::sort(r.indices.begin(), r.indices.end());
+  return out;
 }
 
 // The reply's steps by (job id, job submit time), in the order sent (by step id).
@@ -296,10 +324,16 @@ int run_sacct(const Args& args) {
   if (!a.noheader) std::cout << sacct_header(*cols, a.style);
   StepsByJob steps = steps_by_job(out);
   static const std::vector<const pb::StepRecord*> kNone;
+  Remainders remainders = array_remainders(out, a);
   for (const auto& job : out.jobs()) {
     if (!a.nodelist.empty() && !job_ran_on(job, a.nodelist)) continue;
+    std::string tasks;
+    if (auto r = remainders.find({job.array_job_id(), job.state()}); never_started_task(job) && r != remainders.end()) {
+      if (r->second.first != &job) continue;  // on its array's one line
+      tasks = format_array_indices(r->second.indices);
+    }
     auto it = steps.find({job.job_id(), job.submit_time()});
-    print_job(job, it == steps.end() ? kNone : it->second, a, *cols, out.cluster(), now);
+    print_job(job, it == steps.end() ? kNone : it->second, a, *cols, out.cluster(), now, tasks);
   }
   return 0;
 }

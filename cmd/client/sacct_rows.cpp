@@ -84,6 +84,14 @@ std::string job_id_text(const pb::Job& j) {
   return std::to_string(j.job_id());
 }
 
+// The job line's JobID: an array's never-started tasks as Slurm's one record ("37_[9-20]",
+// or "37_20" for one task).
+std::string job_line_id(const SacctRow& r) {
+  if (r.array_tasks.empty()) return job_id_text(r.job);
+  bool several = r.array_tasks.find_first_of(",-") != std::string::npos;
+  return std::to_string(r.job.array_job_id()) + "_" + (several ? "[" + r.array_tasks + "]" : r.array_tasks);
+}
+
 using Getter = std::function<std::string(const SacctRow&)>;
 
 // Fields that read the same on both lines.
@@ -111,8 +119,10 @@ const std::map<std::string_view, Getter>& common_fields() {
 
 const std::map<std::string_view, Getter>& job_fields() {
   static const std::map<std::string_view, Getter> table = {
-      {"JobID", [](const SacctRow& r) { return job_id_text(r.job); }},
-      {"JobIDRaw", [](const SacctRow& r) { return std::to_string(r.job.job_id()); }},
+      {"JobID", [](const SacctRow& r) { return job_line_id(r); }},
+      {"JobIDRaw", [](const SacctRow& r) {
+         return std::to_string(r.array_tasks.empty() ? r.job.job_id() : r.job.array_job_id());
+       }},
       {"JobName", [](const SacctRow& r) { return r.job.spec().name(); }},
       {"Partition", [](const SacctRow& r) { return r.job.partition(); }},
       {"State", [](const SacctRow& r) { return job_state(r.job); }},

@@ -17,6 +17,9 @@ struct SacctRow {
   int64_t now = 0;          // for running jobs' elapsed time
   const pb::StepRecord* step = nullptr;  // a step's line (JOBID.N)
   std::string derived_exit_code = "0:0";  // the job line's: the worst of its steps' (sacct_derived_exit)
+  // The array tasks this job line stands for ("9-20": tasks that never started, which
+  // Slurm keeps as one record of the array, JobID "37_[9-20]", JobIDRaw the array's id).
+  std::string array_tasks;
 };
 
 // Slurm's DerivedExitCode of a job: the highest wait status among its steps (not the batch

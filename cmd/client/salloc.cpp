@@ -186,30 +186,13 @@ Result<pid_t> start_command(const std::vector<std::string>& argv, const std::vec
   return pid;
 }
 
-// The job's state at the controller ("" when it cannot be asked just now).
-std::string job_state(Allocation& a) {
-  if (!a.client) {
-    auto c = connect_client();
-    if (!c) return "";
-    a.client = std::move(c).value();
-  }
-  pb::QueueRequest q;
-  q.add_job_ids(a.granted.job_id());
-  q.set_include_finished(true);
-  auto reply = query_jobs(*a.client, q);
-  if (!reply) {
-    a.client.reset();
-    return "";
-  }
-  return reply->jobs_size() == 1 ? reply->jobs(0).state() : "";
-}
-
 // Waits for the command, passing TERM, HUP, USR1 and USR2 on (Ctrl-C and Ctrl-\ are the
-// command's own, from its terminal), and every few seconds asks whether the allocation
-// still stands. Returns the command's wait status.
+// command's own, from its terminal), and every few seconds says the allocation is still
+// held (InactiveLimit) and learns whether it still stands. Returns the command's wait status.
 int wait_command(pid_t pid, Allocation& a, int kill_signal) {
-  const double check_every_s = 5;
-  double next_check = net::mono_seconds() + check_every_s;
+  int32_t keepalive_s = a.granted.keepalive_s() > 0 ? a.granted.keepalive_s() : 5;
+  auto check_every_s = [&] { return std::min(5.0, static_cast<double>(keepalive_s)); };
+  double next_check = net::mono_seconds() + check_every_s();
   bool revoked = false;
   for (;;) {
     int status = 0;
@@ -224,8 +207,8 @@ int wait_command(pid_t pid, Allocation& a, int kill_signal) {
       continue;
     }
     if (revoked || net::mono_seconds() < next_check) continue;
-    next_check = net::mono_seconds() + check_every_s;
-    std::string state = job_state(a);
+    std::string state = say_alive(a, keepalive_s, 1);
+    next_check = net::mono_seconds() + check_every_s();
     if (state.empty() || state == "RUNNING" || state == "COMPLETING") continue;
     revoked = true;
     std::cerr << "salloc: Job allocation " << a.granted.job_id() << " has been revoked." << std::endl;

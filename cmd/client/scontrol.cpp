@@ -68,11 +68,14 @@ int show_config() {
   if (!reply) return fail("scontrol", reply.status());
   const pb::NodesReply& r = *reply;
   std::cout << "Configuration data as of " << local_time(r.now()) << "\n";
+  std::string host;
   for (const auto& e : r.config()) {
     std::string key = e.key();
+    if (key == "SlurmctldHost[0]") host = e.value();
     if (key.size() < 23) key.resize(23, ' ');
     std::cout << key << " = " << e.value() << "\n";
   }
+  std::cout << "\nSlurmctld(primary) at " << host << " is UP\n";  // it answered
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
+#include "cmd/client/partition_text.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
@@ -195,18 +196,6 @@ void print_node(const pb::Node& n) {
             << "   Reason=" << (n.reason().empty() ? "(null)" : n.reason()) << "\n\n";
 }
 
-void print_partition(const pb::Partition& p) {
-  std::cout << "PartitionName=" << p.name() << "\n"
-            << "   Default=" << (p.is_default() ? "YES" : "NO") << " MaxTime=" << limit(p.max_time())
-            << " DefaultTime=" << (p.default_time() < 0 ? "NONE" : format_limit(p.default_time())) << "\n"
-            << "   State=" << p.state() << " MaxNodes=" << (p.max_nodes() ? std::to_string(p.max_nodes()) : "UNLIMITED")
-            << " MinNodes=" << p.min_nodes() << " PriorityTier=" << p.priority_tier()
-            << " PriorityJobFactor=" << p.priority_job_factor() << "\n"
-            << "   OverSubscribe=" << (p.exclusive() ? "EXCLUSIVE" : "NO") << " PreemptMode=" << p.preempt_mode()
-            << " GraceTime=" << p.grace_time() << " DefMemPerCPU=" << (p.def_mem_per_cpu_mib() ? std::to_string(p.def_mem_per_cpu_mib()) : "UNLIMITED") << "\n"
-            << "   Nodes=" << p.nodes() << " TotalNodes=" << p.total_nodes() << "\n\n";
-}
-
 int show_job(const std::string& prog, const std::vector<std::string>& names, bool json) {
   pb::QueueRequest request;
   auto* q = &request;
@@ -251,7 +240,7 @@ int show_nodes_or_partitions(const std::string& prog, bool partitions, const std
     return fail(prog, not_found((partitions ? "Partition " : "Node ") + names[0] + " not found"));
   if (json) return print_json(out) ? 0 : 1;
   for (const auto& n : out.nodes()) print_node(n);
-  for (const auto& p : out.partitions()) print_partition(p);
+  for (const auto& p : out.partitions()) std::cout << partition_text(p, r);
   return 0;
 }
 

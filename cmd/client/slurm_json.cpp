@@ -3,9 +3,12 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <set>
+
 #include "cmd/client/output.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/client/sinfo_rows.hpp"
+#include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
 
@@ -230,25 +233,35 @@ void add_node(Obj n, const pb::Node& node) {
   own.str("block", node.block()).str("switch", node.switch_name()).num("last_heard", static_cast<double>(node.last_heard()));
 }
 
-}  // namespace
-
-std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster) {
+Struct squeue_tree(const pb::QueueReply& q, const std::string& cluster) {
   Struct root;
   Obj top(&root);
   meta(top);
   auto* jobs = top.list("jobs");
   for (const QueueRow& row : queue_rows(q, false))  // an array's pending tasks as one record, as Slurm's
     add_job(Obj(jobs->add_values()->mutable_struct_value()), *row.job, cluster, row.tasks);
-  return print(root);
+  return root;
 }
 
-std::string sinfo_slurm_json(const pb::NodesReply& r) {
+Struct sinfo_tree(const pb::NodesReply& r) {
   Struct root;
   Obj top(&root);
   meta(top);
   auto* nodes = top.list("nodes");
   for (const auto& node : r.nodes()) add_node(Obj(nodes->add_values()->mutable_struct_value()), node);
-  return print(root);
+  return root;
 }
+
+// The numbers Slurm 22.05's data_parser writes as floats (the rest are integers).
+const std::set<std::string> kFloatKeys = {"billable_tres", "tres_weighted"};
+
+}  // namespace
+
+std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster) { return print(squeue_tree(q, cluster)); }
+std::string squeue_slurm_yaml(const pb::QueueReply& q, const std::string& cluster) {
+  return slurm_yaml(squeue_tree(q, cluster), kFloatKeys);
+}
+std::string sinfo_slurm_json(const pb::NodesReply& r) { return print(sinfo_tree(r)); }
+std::string sinfo_slurm_yaml(const pb::NodesReply& r) { return slurm_yaml(sinfo_tree(r), kFloatKeys); }
 
 }  // namespace hq::cmd

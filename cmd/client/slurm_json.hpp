@@ -1,6 +1,7 @@
-// squeue --json and sinfo --json in Slurm 22.05's data_parser shape (OpenAPI v0.0.38:
-// {"meta", "errors", "jobs"|"nodes"}), the keys tools parse, with hq's own fields under
-// an "hq" key. Built as protobuf Struct values and printed by protobuf's JSON printer.
+// squeue --json/--yaml and sinfo --json/--yaml in Slurm 22.05's data_parser shape (OpenAPI
+// v0.0.38: {"meta", "errors", "jobs"|"nodes"}), the keys tools parse, with hq's own fields
+// under an "hq" key. Built as protobuf Struct values, printed by protobuf's JSON printer or
+// as Slurm's YAML (slurm_yaml).
 // One thread (a client's).
 #pragma once
 #include <string>
@@ -9,8 +10,11 @@
 
 namespace hq::cmd {
 
-// The JSON text (YAML 1.2 reads it too) for a reply; `cluster`: the cluster's name.
+// The JSON text for a reply; `cluster`: the cluster's name.
 std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster);
 std::string sinfo_slurm_json(const pb::NodesReply& r);
+// The same tree as Slurm's --yaml prints it.
+std::string squeue_slurm_yaml(const pb::QueueReply& q, const std::string& cluster);
+std::string sinfo_slurm_yaml(const pb::NodesReply& r);
 
 }  // namespace hq::cmd

@@ -550,7 +550,11 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
     release_allocation(allocation, 1, "srun");
     return 1;
   }
-  int rc = run_at_stepmgr(granted, req, std::move(create).value());
+  int rc = 0;
+  {
+    HolderKeepalive keepalive(allocation);  // InactiveLimit: this srun still holds the job
+    rc = run_at_stepmgr(granted, req, std::move(create).value());
+  }
   release_allocation(allocation, rc, "srun");
   return rc;
 }

@@ -24,6 +24,7 @@ pb::AllocateReply Controller::allocation_reply(const Job& job) const {
   out.set_time_limit(job.time_limit > 0 ? job.time_limit : 0);
   out.set_partition(job.partition);
   out.set_job_name(job.spec.name);
+  out.set_keepalive_s(holder_keepalive());
   pb::Job full = net::to_pb(job, false);
   *out.mutable_alloc() = full.alloc();
   if (auto it = step_addresses_.find(job.alloc.front().node); it != step_addresses_.end())
@@ -146,6 +147,50 @@ void Controller::complete(const pb::JobCompleteRequest& req, const net::Identity
   preempted_alloc_deadline_.erase(id);
   record(JobEnded{id, now(), end, code, 0, why}, answer);
   request_schedule();
+}
+
+namespace {
+constexpr int32_t kHolderDefaultKeepalive = 30;  // seconds, while no InactiveLimit is set
+}  // namespace
+
+int32_t Controller::holder_keepalive() const {
+  if (config_.inactive_limit <= 0) return kHolderDefaultKeepalive;
+  return static_cast<int32_t>(std::max<Duration>(1, config_.inactive_limit / 3));
+}
+
+Result<pb::AllocationAliveReply> Controller::allocation_alive(const pb::AllocationAlive& req, const net::Identity& who) {
+  pb::AllocationAliveReply out;
+  out.set_keepalive_s(holder_keepalive());
+  const Job* job = find_job(state_, JobId{req.job_id()});
+  if (!job) return out;  // purged long ago: the state is unknown
+  if (!may_act(*job, who, is_admin(who), "use")) return denied("Access/permission denied");
+  if (job->state == JobState::kRunning && !job->spec.is_batch()) holder_heard_[job->id] = now();
+  out.set_state(std::string(job_state_name(job->state)));
+  return out;
+}
+
+void Controller::end_inactive_allocations() {
+  std::erase_if(holder_heard_, [this](const auto& kv) {
+    const Job* job = find_job(state_, kv.first);
+    return !job || job->state != JobState::kRunning;
+  });
+  if (config_.inactive_limit <= 0) return;
+  Time t = now();
+  std::vector<JobId> silent;
+  for (const auto& [id, job] : state_.jobs) {
+    if (job.state != JobState::kRunning || job.spec.is_batch() || job.cancel_requested || is_preemption(job.stop_intent))
+      continue;
+    Time heard = std::max(job.start_time, holders_heard_floor_);
+    if (auto it = holder_heard_.find(id); it != holder_heard_.end()) heard = std::max(heard, it->second);
+    if (t - heard >= config_.inactive_limit) silent.push_back(id);
+  }
+  for (JobId id : silent) {
+    log::info("job " + std::to_string(id.value) + ": inactivity time limit reached (its srun/salloc silent for " +
+              std::to_string(config_.inactive_limit) + " s); its allocation ends");
+    holder_heard_.erase(id);
+    record(JobEnded{id, t, JobState::kTimeout, 0, 0, JobReason::kInactiveLimit});
+  }
+  if (!silent.empty()) request_schedule();
 }
 
 void Controller::end_preempted_allocations() {

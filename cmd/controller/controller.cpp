@@ -71,6 +71,7 @@ Status Controller::recover() {
 
 void Controller::start() {
   started_at_ = now();
+  holders_heard_floor_ = started_at_;
   journal_->start([this](std::function<void()> fn) { asio::post(io_, std::move(fn)); });
   open_accounting();
   tick();
@@ -89,6 +90,7 @@ void Controller::tick() {
   check_nodes();
   check_time_limits();
   end_preempted_allocations();
+  end_inactive_allocations();
   if (!state_.reservations.empty()) end_reservations();
   purge_finished(state_, now() - config_.min_job_age);
   if (acct_) acct_->retry();  // a store that failed
@@ -560,6 +562,9 @@ pb::NodesReply Controller::nodes() const {
     pp->set_preempt_mode(std::string(preempt_mode_name(p.preempt_mode)));
     pp->set_grace_time(p.grace_time);
     pp->set_def_mem_per_cpu_mib(p.def_mem_per_cpu_mib);
+    for (const auto& a : p.allow_accounts) pp->add_allow_accounts(a);
+    for (const auto& g : p.allow_groups) pp->add_allow_groups(g);
+    pp->set_disable_root_jobs(!config_.allow_root_jobs);
   }
   return out;
 }

@@ -70,6 +70,9 @@ class Controller {
   // lets go of its share once that is durable.
   // srun --jobid from outside the job: the job's stepmgr (its first node's step address).
   Result<pb::AllocateReply> stepmgr_of(const pb::StepMgrQuery& req, const net::Identity& who) const;
+  // srun/salloc outside a job still holds its allocation (InactiveLimit): noted, and
+  // answered with the job's state and how often to say so again.
+  Result<pb::AllocationAliveReply> allocation_alive(const pb::AllocationAlive& req, const net::Identity& who);
   void complete(const pb::JobCompleteRequest& req, const net::Identity& who,
                 std::function<void(Result<pb::JobCompleteReply>)> reply);
   // `reply` runs once the cancellations are durable.
@@ -209,6 +212,12 @@ class Controller {
   // Allocations of srun/salloc being preempted: nothing on a node reports their end, so it
   // is recorded here once their grace is over (at once after a controller restart).
   void end_preempted_allocations();
+  // Allocations whose srun/salloc has been silent for InactiveLimit end TIMEOUT
+  // (InactiveLimit), as Slurm's job_time_limit ends them.
+  void end_inactive_allocations();
+  // How often a holder says AllocationAlive: a third of InactiveLimit (how often Slurm pings
+  // srun), else kHolderDefaultKeepalive so that a limit set later reaches it.
+  int32_t holder_keepalive() const;
   void end_reservations();  // those whose window is over, and the jobs still running in them
   // The jobs running on `node` end (or are requeued) because it failed; the kill goes to
   // their other nodes, and to this one too when it is `reachable` (an operator set it DOWN).
@@ -307,6 +316,10 @@ class Controller {
   };
   std::map<JobId, std::vector<AllocWaiter>> alloc_waiters_;
   std::map<JobId, Time> preempted_alloc_deadline_;  // when a preempted allocation's grace ends
+  std::map<JobId, Time> holder_heard_;  // when each allocation's srun/salloc last said it is alive
+  // No holder counts as silent before this (a controller start, a reconfigure that set
+  // InactiveLimit: holders learn it at their next keepalive).
+  Time holders_heard_floor_ = 0;
   uint16_t bound_port_ = 0;
 };
 

@@ -33,6 +33,8 @@ pb::NodeControlReply Controller::reconfigure(const net::Identity& who) {
                    "): restart the controller to apply it; nothing changed");
     return out;
   }
+  // Holders granted under another InactiveLimit learn the new one at their next keepalive.
+  if (fresh->inactive_limit != config_.inactive_limit) holders_heard_floor_ = now() + holder_keepalive();
   config_ = std::move(fresh).value();
   scheduler_ = Scheduler(config_.scheduler, acct_policy_);
   log::info("reconfigured from the config file (uid " + std::to_string(who.uid) + ")");

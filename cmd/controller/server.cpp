@@ -95,6 +95,11 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
                       done(c.stepmgr_of(m.step_mgr_query(), who));
                     },
                     [](pb::Envelope& env, pb::AllocateReply r) { *env.mutable_allocate_reply() = std::move(r); })},
+      {pb::Envelope::kAllocationAlive,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
+                      done(c.allocation_alive(m.allocation_alive(), who));
+                    },
+                    [](pb::Envelope& env, pb::AllocationAliveReply r) { *env.mutable_allocation_alive_reply() = std::move(r); })},
       {pb::Envelope::kJobComplete,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.complete(m.job_complete(), who, done); },
                     [](pb::Envelope& env, pb::JobCompleteReply r) { *env.mutable_job_complete_reply() = std::move(r); })},

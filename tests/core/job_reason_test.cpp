@@ -40,7 +40,7 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
         "None Priority Resources Dependency DependencyNeverSatisfied JobHeldUser JobHeldAdmin BeginTime "
         "JobArrayTaskLimit PartitionConfig PartitionDown PartitionInactive PartitionTimeLimit PartitionNodeLimit "
         "ReqNodeNotAvail BadConstraints Preempted NonZeroExitCode RaisedSignal OutOfMemory TimeLimit NodeDown "
-        "JobLaunchFailure PrologFailure NodeFenced DeadLine Reservation ReqNodeNotAvail, Reserved for maintenance "
+        "JobLaunchFailure PrologFailure NodeFenced DeadLine InactiveLimit Reservation ReqNodeNotAvail, Reserved for maintenance "
               "ReqNodeNotAvail, May be reserved for other job JobLost "
               // Accounting limits: the names of Slurm 22.05's job_reason_string().
               "AssocGrpCpuLimit AssocGrpMemLimit AssocGrpNodeLimit AssocGrpGRES AssocGrpBilling AssocGrpCPURunMinutesLimit "

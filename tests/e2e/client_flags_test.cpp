@@ -4,6 +4,11 @@
 // names and layout), wait_job and top.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
@@ -45,6 +50,32 @@ TEST_CASE("e2e: scontrol version, show config, wait_job and top") {
   CHECK(cfg.out.find("\nMinJobAge               = 300 sec\n") != std::string::npos);
   CHECK(cfg.out.find("\nKillWait                = 1 sec\n") != std::string::npos);  // the fixture's kill_wait
   CHECK(cfg.out.find("\nSlurmctldPort           = " + std::to_string(c.port()) + "\n") != std::string::npos);
+  // Slurm 22.05's keys in Slurm's order (its own show config on the slurm-bench, with
+  // priority/basic), less the limits hq does not keep; the multifactor priority keys Slurm
+  // prints with priority/multifactor; then hq's own.
+  std::vector<std::string> slurm_keys, hq_keys, extra;
+  {
+    std::ifstream in(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/scontrol/show_config_keys.txt");
+    for (std::string k; std::getline(in, k);)
+      if (k != "MaxJobCount" && k != "MaxJobId" && k != "MaxStepCount" && k != "MaxTasksPerNode") slurm_keys.push_back(k);
+  }
+  REQUIRE(slurm_keys.size() > 150);
+  std::istringstream lines(cfg.out);
+  for (std::string l; std::getline(lines, l);) {
+    size_t eq = l.find(" = ");
+    if (eq == std::string::npos) continue;
+    std::string key = l.substr(0, l.find_last_not_of(' ', eq) + 1);
+    if (std::find(slurm_keys.begin(), slurm_keys.end(), key) != slurm_keys.end()) hq_keys.push_back(key);
+    else extra.push_back(key);
+  }
+  CHECK(hq_keys == slurm_keys);
+  std::string extras;
+  for (const auto& k : extra) extras += k + " ";
+  CHECK(extras == "PriorityDecayHalfLife PriorityCalcPeriod PriorityFavorSmall PriorityFlags PriorityMaxAge "
+                  "PriorityUsageResetPeriod PriorityWeightAge PriorityWeightAssoc PriorityWeightFairShare "
+                  "PriorityWeightJobSize PriorityWeightPartition PriorityWeightQOS PriorityWeightTRES HqVersion "
+                  "HqSchedulerPolicy HqDynamicNodes HqFenceTimeout HqHeartbeatInterval HqPrivateJobs HqSnapshotEvery ");
+  CHECK(cfg.out.find("\n\nSlurmctld(primary) at 127.0.0.1 is UP\n") != std::string::npos);
   auto sub = sh("cd " + c.dir() + " && " + bin + "sbatch --parsable --wrap 'sleep 30'");
   REQUIRE(sub.rc == 0);
   std::string id = sub.out.substr(0, sub.out.find('\n'));

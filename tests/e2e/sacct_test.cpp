@@ -231,3 +231,32 @@ TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID)
   }
   CHECK(second_submit >= first_end);  // the second run was submitted at the requeue (ISO times sort)
 }
+
+TEST_CASE("e2e: sacct shows an array's tasks that never started as one line, as Slurm's one record of the array") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  // Held, then cancelled: nothing ran. Slurm 22.05 prints "1_[1-20] 1 CANCELLED+".
+  std::string held = c.submit("-H -a 1-20 -J heldarr --wrap true");
+  REQUIRE(!held.empty());
+  REQUIRE(sh(bin(c) + "scancel " + held).rc == 0);
+  CHECK(sacct_until(c, "-X -P -n -j " + held + " -o JobID,JobIDRaw,JobName,State,NodeList", 1) ==
+        held + "_[1-20]|" + held + "|heldarr|CANCELLED by 0|None assigned\n");
+  // One task runs (each takes both CPUs), then the array is cancelled: the task that ran
+  // has its line, the rest one line, as Slurm's "37_1 38 ... 37_[2-4] 37".
+  std::string part = c.submit("-a 1-4 -c 2 -J partarr --wrap 'sleep 300'");
+  REQUIRE(!part.empty());
+  REQUIRE(wait_until([&] { return c.hq("queue -h -t R").out.find(" partarr ") != std::string::npos; }, 20));
+  REQUIRE(sh(bin(c) + "scancel " + part).rc == 0);
+  std::string lines;
+  wait_until([&] {  // the running task ends once its kill is through
+    lines = sh(bin(c) + "sacct -X -P -n -j " + part + " -o JobID,JobIDRaw,State").out;
+    return lines.find("RUNNING") == std::string::npos && lines.find("CANCELLED") != std::string::npos;
+  }, 20);
+  INFO(lines);
+  CHECK(lines.find(part + "_1|" + part + "|CANCELLED by 0\n") == 0);
+  CHECK(lines.find(part + "_[2-4]|" + part + "|CANCELLED by 0\n") != std::string::npos);
+  CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
+  // A task asked for by name is its own line.
+  CHECK(sh(bin(c) + "sacct -X -P -n -j " + held + "_7 -o JobID,State").out == held + "_7|CANCELLED by 0\n");
+}

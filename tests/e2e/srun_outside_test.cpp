@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "cluster_fixture.hpp"
 
@@ -75,4 +76,62 @@ TEST_CASE("e2e: srun outside an allocation interrupted while it waits - the job 
   CHECK(out.find("rc=1\n") != std::string::npos);
   CHECK(c.queue_line("waiter").find(" CA ") != std::string::npos);
   c.hq("cancel " + batch);
+}
+
+namespace {
+// The pid of the one process whose command line matches `pattern` ("" when none or several).
+std::string pid_of(const std::string& pattern) {
+  auto r = sh("pgrep -f -- '" + pattern + "'");
+  std::istringstream in(r.out);
+  std::string pid, another;
+  in >> pid >> another;
+  return r.rc == 0 && another.empty() ? pid : "";
+}
+}  // namespace
+
+TEST_CASE("e2e: InactiveLimit ends an allocation whose srun or salloc went silent (kill -9, SIGSTOP) - live ones keep theirs") {
+  LocalCluster c(2, 2, 20, "inactive_limit = \"3s\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string salloc = "cd " + c.dir() + " && env -u SLURM_JOB_ID -u SLURM_JOBID -u HQ_STEP_SOCKET -u HQ_STEPMGR " + c.dir() + "/bin/salloc ";
+  // Holders that live past the limit: their keepalives hold their jobs.
+  std::string alive_salloc = c.dir() + "/alive-salloc.log", alive_srun = c.dir() + "/alive-srun.log";
+  REQUIRE(run_background(salloc + "-J alive1 sh -c 'sleep 8; echo held on'", alive_salloc));
+  REQUIRE(run_background(srun_cmd(c, "-J alive2 sh -c 'sleep 8; echo held on'"), alive_srun));
+  // A salloc killed with SIGKILL, and an srun stopped (Slurm's InactiveLimit ends both).
+  std::string dead = c.dir() + "/dead.log", stopped = c.dir() + "/stopped.log";
+  REQUIRE(run_background(salloc + "-J deadhold sleep 297", dead));
+  REQUIRE(wait_for_text(dead, "Granted job allocation "));
+  REQUIRE(run_background(srun_cmd(c, "-J stopped sleep 296"), stopped));
+  REQUIRE(wait_until([&] { return c.queue_line("stopped").find(" R ") != std::string::npos; }, 30));
+  // The processes themselves, not the shells that started them: their command lines begin so.
+  std::string dead_pid = pid_of("^" + c.dir() + "/bin/salloc -J deadhold"), stopped_pid = pid_of("^" + c.dir() + "/bin/srun -J stopped");
+  REQUIRE(!dead_pid.empty());
+  REQUIRE(!stopped_pid.empty());
+  CHECK(sh("kill -9 " + dead_pid).rc == 0);
+  CHECK(sh("kill -STOP " + stopped_pid).rc == 0);
+
+  auto id_of = [&](const std::string& name) {
+    std::string id;
+    std::istringstream(c.queue_line(name)) >> id;
+    return id;
+  };
+  std::string dead_id = id_of("deadhold"), stopped_id = id_of("stopped");
+  CHECK(c.wait_state(dead_id, "TIMEOUT", 20));
+  CHECK(c.wait_state(stopped_id, "TIMEOUT", 20));
+  std::string shown = c.hq("show job " + dead_id).out;
+  INFO(shown);
+  CHECK(shown.find("JobState=TIMEOUT Reason=InactiveLimit") != std::string::npos);
+  CHECK(c.hq("show job " + stopped_id).out.find("JobState=TIMEOUT Reason=InactiveLimit") != std::string::npos);
+  sh("kill -CONT " + stopped_pid + "; kill -9 " + stopped_pid + "; pkill -f 'sleep 297'");
+
+  REQUIRE(wait_for_text(alive_salloc, "rc="));
+  REQUIRE(wait_for_text(alive_srun, "rc="));
+  INFO(slurp(alive_salloc));
+  INFO(slurp(alive_srun));
+  CHECK(slurp(alive_salloc).find("held on\n") != std::string::npos);
+  CHECK(slurp(alive_srun).find("held on\n") != std::string::npos);
+  CHECK(c.queue_line("alive1").find(" CD ") != std::string::npos);
+  CHECK(c.queue_line("alive2").find(" CD ") != std::string::npos);
+  CHECK(sh(c.dir() + "/bin/scontrol show config").out.find("InactiveLimit           = 3 sec\n") != std::string::npos);
 }

@@ -19,7 +19,7 @@ constexpr std::array kCommands{
     ScontrolEntry{"delete", S::kWorks, ""},
     ScontrolEntry{"errnumstr", S::kRefused, "hq's errors are words, not Slurm error numbers"},
     ScontrolEntry{"exit", S::kWorks, ""},
-    ScontrolEntry{"fsdampeningfactor", S::kRefused, "fair share needs the accounting store, which hq does not have yet"},
+    ScontrolEntry{"fsdampeningfactor", S::kRefused, "set fairshare_dampening_factor in [scheduler] of the config file, then scontrol reconfigure"},
     ScontrolEntry{"help", S::kWorks, ""},
     ScontrolEntry{"hold", S::kWorks, ""},
     ScontrolEntry{"holdu", S::kWorks, ""},

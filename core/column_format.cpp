@@ -77,16 +77,33 @@ ColumnFormat parse_named_format(std::string_view text, const std::function<char(
 }
 
 std::string fit_cell(const std::string& value, const FormatItem& item) {
-  if (item.width <= 0) return value;
+  std::string out;
+  append_cell(out, value, item);
+  return out;
+}
+
+void append_cell(std::string& out, std::string_view value, const FormatItem& item) {
+  if (item.width <= 0) {
+    out.append(value);
+    return;
+  }
   size_t w = static_cast<size_t>(item.width);
-  std::string v = value.substr(0, w);
-  std::string pad(w - v.size(), ' ');
-  return item.right ? pad + v : v + pad;
+  std::string_view v = value.substr(0, w);
+  if (item.right) out.append(w - v.size(), ' ');
+  out.append(v);
+  if (!item.right) out.append(w - v.size(), ' ');
+}
+
+void append_line(std::string& out, const ColumnFormat& format, const std::function<std::string(char)>& cell) {
+  for (const FormatItem& it : format.items) {
+    if (it.field) append_cell(out, cell(it.field), it);
+    else out += it.literal;
+  }
 }
 
 std::string format_line(const ColumnFormat& format, const std::function<std::string(char)>& cell) {
   std::string out;
-  for (const FormatItem& it : format.items) out += it.field ? fit_cell(cell(it.field), it) : it.literal;
+  append_line(out, format, cell);
   return out;
 }
 

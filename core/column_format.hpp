@@ -38,7 +38,12 @@ ColumnFormat parse_named_format(std::string_view text, const std::function<char(
 // `value` fitted to the item: cut to its width, padded on the left (".") or the right.
 std::string fit_cell(const std::string& value, const FormatItem& item);
 
+// The same appended to `out`, without a copy of the value.
+void append_cell(std::string& out, std::string_view value, const FormatItem& item);
+
 // One line: each field's cell (from `cell(code)`) fitted, literals as they are.
 std::string format_line(const ColumnFormat& format, const std::function<std::string(char)>& cell);
+// The same appended to `out` (a listing builds all its lines in one buffer).
+void append_line(std::string& out, const ColumnFormat& format, const std::function<std::string(char)>& cell);
 
 }  // namespace hq

@@ -111,7 +111,7 @@ std::string format_limit(Duration s) {
 }
 
 std::string format_elapsed(Duration s) {
-  if (s < 0) s = 0;
+  if (s <= 0) return "0:00";  // every pending job of a long queue
   char buf[96];
   int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
   if (d > 0)

@@ -45,6 +45,17 @@ void Connection::send(const pb::Envelope& msg) {
   size_t at = out_.size();
   out_.resize(at + size);
   msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at));
+  start_writing();
+}
+
+void Connection::send_encoded(std::string_view envelope) {
+  if (!open_) return;
+  append_frame_header(out_, static_cast<uint32_t>(envelope.size()));
+  out_.append(envelope);
+  start_writing();
+}
+
+void Connection::start_writing() {
   if (writing_) return;
   writing_ = true;
   asio::co_spawn(ex_, write_loop(shared_from_this()), [self = shared_from_this()](std::exception_ptr e) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/status.hpp"
 #include "hq.pb.h"
@@ -28,6 +29,8 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Result<pb::Envelope>> recv();
   // Queues a message; queued frames are flushed together by one writer coroutine.
   void send(const pb::Envelope& msg) override;
+  // Queues an Envelope already serialized (a listing written straight to the wire).
+  void send_encoded(std::string_view envelope);
   void close(const std::string& reason) override;
   bool is_open() const override { return open_; }
   const std::string& peer() const override { return peer_; }
@@ -56,6 +59,7 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Status> start_transport();
   asio::awaitable<Result<pb::Hello>> server_handshake(const std::string& cluster);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
+  void start_writing();  // the writer coroutine, unless it runs
   void check_drained();
 
   asio::any_io_executor ex_;

@@ -26,7 +26,16 @@ Result<std::optional<std::string>> FrameDecoder::next() {
   uint32_t n = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
   if (n > max_)
     return invalid("frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(max_));
-  if (buf_.size() - pos_ - 4 < n) return std::optional<std::string>();
+  if (buf_.size() - pos_ - 4 < n) {
+    buf_.reserve(pos_ + 4 + n);  // a long frame grows its buffer once, not by doubling
+    return std::optional<std::string>();
+  }
+  if (pos_ == 0 && buf_.size() == 4 + size_t{n}) {  // the whole buffer: handed over, not copied
+    std::string payload = std::move(buf_);
+    buf_ = std::string();
+    payload.erase(0, 4);
+    return std::optional<std::string>(std::move(payload));
+  }
   std::string payload = buf_.substr(pos_ + 4, n);
   pos_ += 4 + n;
   if (pos_ == buf_.size()) {

@@ -35,6 +35,8 @@ std::string partitions(const pb::Job& j) {  // a pending job shows every candida
 }
 
 std::string state_code(const std::string& state) {
+  if (state == "PENDING") return "PD";  // most of a long queue
+  if (state == "RUNNING") return "R";
   if (state == "SUSPENDED") return "S";
   JobState s;
   return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
@@ -103,8 +105,8 @@ std::string job_stdio(const pb::Job& j, char stream) {
 }
 
 std::string squeue_value(const pb::Job& j, char field, int64_t now) {
-  bool pending = j.state() == "PENDING";
   const pb::JobSpec& s = j.spec();
+  auto is_pending = [&] { return j.state() == "PENDING"; };
   switch (field) {
     case 'i': return job_id(j);
     case 'A': return std::to_string(j.job_id());
@@ -118,8 +120,8 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'T': return job_state(j);
     case 'M': return format_elapsed(job_run_time(j, now));
     case 'D': return std::to_string(job_node_count(j));
-    case 'R': return pending ? "(" + j.reason() + ")" : j.nodelist();
-    case 'N': return pending ? "" : j.nodelist();
+    case 'R': return is_pending() ? "(" + j.reason() + ")" : j.nodelist();
+    case 'N': return is_pending() ? "" : j.nodelist();
     case 'l': return limit_text(j.time_limit());
     case 'L': return j.time_limit() > 0 ? format_elapsed(std::max<int64_t>(0, j.time_limit() - job_run_time(j, now))) : "UNLIMITED";
     case 'C': return std::to_string(job_cpu_count(j));
@@ -135,7 +137,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'c': return std::to_string(std::max(1, s.cpus_per_task()));
     case 'E': return or_null(s.dependency());
     case 'y': return std::to_string(s.nice());
-    case 'B': return j.alloc_size() > 0 && !pending ? j.alloc(0).node() : "n/a";
+    case 'B': return j.alloc_size() > 0 && !is_pending() ? j.alloc(0).node() : "n/a";
     case 'n': return s.nodelist();
     case 'x': return s.exclude();
     case 'Y': return or_null(j.sched_nodes());
@@ -214,6 +216,24 @@ void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vecto
   }
 }
 
+// One key's values as numbers that order as the values do: a text value becomes its rank
+// among the distinct values (a listing has few: partitions, users, names), so the sort
+// compares integers only.
+std::vector<int64_t> ranked(std::vector<SortValue> values) {
+  std::vector<int64_t> out(values.size());
+  bool texts = std::any_of(values.begin(), values.end(), [](const SortValue& v) { return !v.text.empty(); });
+  if (!texts) {
+    for (size_t k = 0; k < values.size(); ++k) out[k] = values[k].num;
+    return out;
+  }
+  std::map<SortValue, int64_t> rank;
+  for (auto& v : values) rank.try_emplace(v, 0);
+  int64_t r = 0;
+  for (auto& [v, n] : rank) n = r++;
+  for (size_t k = 0; k < values.size(); ++k) out[k] = rank.at(values[k]);
+  return out;
+}
+
 }  // namespace
 
 // Slurm's -S: the first key decides, then the next...; job id last. Each key's value is
@@ -221,22 +241,23 @@ void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vecto
 void sort_jobs(pb::QueueReply& q, std::string_view keys) {
   auto& jobs = *q.mutable_jobs();
   size_t n = static_cast<size_t>(jobs.size());
-  std::vector<std::pair<std::vector<SortValue>, bool>> columns;  // per key: values, reversed
+  std::vector<std::pair<std::vector<int64_t>, bool>> columns;  // per key: values, reversed
   for (size_t i = 0; i < keys.size(); ++i) {
     char key = keys[i];
     if (key == ',' || key == '+' || key == '-') continue;
     std::vector<SortValue> values(n);
     for (size_t k = 0; k < n; ++k) values[k] = sort_value(jobs.Get(static_cast<int>(k)), key, q.now());
-    columns.emplace_back(std::move(values), i > 0 && keys[i - 1] == '-');
+    columns.emplace_back(ranked(std::move(values)), i > 0 && keys[i - 1] == '-');
   }
+  std::vector<uint64_t> ids(n);
+  for (size_t k = 0; k < n; ++k) ids[k] = jobs.Get(static_cast<int>(k)).job_id();
   std::vector<size_t> perm(n);
   for (size_t i = 0; i < n; ++i) perm[i] = i;
   std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
     for (const auto& [values, reverse] : columns) {
-      if (values[a] < values[b]) return !reverse;
-      if (values[b] < values[a]) return reverse;
+      if (values[a] != values[b]) return (values[a] < values[b]) != reverse;
     }
-    return jobs.Get(static_cast<int>(a)).job_id() < jobs.Get(static_cast<int>(b)).job_id();
+    return ids[a] < ids[b];
   });
   permute(jobs, perm);
 }
@@ -275,13 +296,21 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
 }
 
 void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const ColumnFormat& format, bool header) {
-  if (header) std::cout << format_line(format, [](char f) { return std::string(squeue_header(f)); }) << "\n";
-  for (const QueueRow& r : rows)
-    std::cout << format_line(format, [&](char f) {
+  std::string out;  // every line, then one write
+  out.reserve((rows.size() + 1) * 96);
+  if (header) {
+    append_line(out, format, [](char f) { return std::string(squeue_header(f)); });
+    out += '\n';
+  }
+  for (const QueueRow& r : rows) {
+    append_line(out, format, [&](char f) {
       if (f == 'i' && !r.id.empty()) return r.id;
       if (f == 'K' && !r.tasks.empty()) return r.tasks;
       return squeue_value(*r.job, f, now);
-    }) << "\n";
+    });
+    out += '\n';
+  }
+  std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 }  // namespace hq::cmd

@@ -13,6 +13,7 @@
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
+#include "net/brief_wire.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
 
@@ -489,9 +490,33 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   return out;
 }
 
+template <typename Add>
+void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identity& who, Add&& add,
+                                 std::vector<uint64_t>& unknown) const {
+  bool admin = is_admin(who);
+  JobFilter filter = queue_filter(req);
+  // One job, if it matches and the asker may see it; false once the page is full.
+  auto offer = [&](const Job& job) {
+    if (!job_matches(filter, job)) return true;
+    bool mine = admin || job.spec.uid == who.uid;
+    if (!mine && config_.private_jobs) return true;
+    return add(job, mine);
+  };
+  if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for; ended ones too
+    if (!filter.states_given) filter.all_states = true;
+    std::set<uint64_t> named = named_jobs(state_, req);
+    for (uint64_t id : req.job_ids())
+      if (!named.count(id)) unknown.push_back(id);
+    for (uint64_t id : named)
+      if (id > req.after_id() && !offer(state_.jobs.at(JobId{id}))) break;
+    return;
+  }
+  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
+    if (!offer(it->second)) break;
+}
+
 void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const {
   out.set_now(now());
-  bool admin = is_admin(who);
   PriorityContext prio = make_priority_context(config_.scheduler, state_);
   prio.accounting = acct_policy_.get();
   if (req.with_priority()) {
@@ -501,12 +526,8 @@ void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb
     pw->set_fairshare(w.fairshare);
   }
   size_t bytes = 0;
-  // Adds one job (if the asker may see it); false once the page is full.
-  JobFilter filter = queue_filter(req);
-  auto add = [&](const Job& job) {
-    if (!job_matches(filter, job)) return true;
-    bool mine = admin || job.spec.uid == who.uid;
-    if (!mine && config_.private_jobs) return true;
+  std::vector<uint64_t> unknown;
+  for_listed_jobs(req, who, [&](const Job& job, bool mine) {
     pb::Job* pj = out.add_jobs();
     if (req.brief()) net::to_pb_brief(job, *pj);
     else net::to_pb(job, mine && req.with_script(), *pj);  // scripts and environments may hold secrets
@@ -520,18 +541,26 @@ void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb
     }
     bytes += size;
     return true;
-  };
-  if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for; ended ones too
-    if (!filter.states_given) filter.all_states = true;
-    std::set<uint64_t> named = named_jobs(state_, req);
-    for (uint64_t id : req.job_ids())
-      if (!named.count(id)) out.add_unknown_ids(id);
-    for (uint64_t id : named)
-      if (id > req.after_id() && !add(state_.jobs.at(JobId{id}))) break;
-    return;
-  }
-  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
-    if (!add(it->second)) break;
+  }, unknown);
+  for (uint64_t id : unknown) out.add_unknown_ids(id);
+}
+
+std::string Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who) const {
+  std::string out;
+  bool more = false;
+  std::vector<uint64_t> unknown;
+  for_listed_jobs(req, who, [&](const Job& job, bool) {
+    size_t before = out.size();
+    net::append_brief_job_entry(job, out);
+    if (before > 0 && out.size() > kQueuePageBytes) {  // the rest on the next page
+      out.resize(before);
+      more = true;
+      return false;
+    }
+    return true;
+  }, unknown);
+  net::append_queue_reply_tail(now(), more, unknown, out);
+  return out;
 }
 
 pb::NodesReply Controller::nodes() const {

@@ -60,6 +60,9 @@ class Controller {
   // The same into `out` (the server's reply, on an arena: a long listing allocates nothing
   // one by one).
   void queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const;
+  // A brief listing without priority factors (squeue's default): the serialized QueueReply,
+  // written straight from the jobs (net/brief_wire), the same reply as queue() gives.
+  std::string queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who) const;
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
   // (granted false), and once it has started (granted true) or was revoked (an error
@@ -209,6 +212,12 @@ class Controller {
   void check_nodes();
   void disconnect_deleted(const std::string& node);
   void check_time_limits();
+  // The jobs a listing shows `who` (the request's filters, named ids looked up, paging from
+  // after_id), each offered to `add(job, mine)` until it returns false (the page is full);
+  // named ids that exist nowhere go to `unknown`. Used by queue() and queue_brief_wire().
+  template <typename Add>
+  void for_listed_jobs(const pb::QueueRequest& req, const net::Identity& who, Add&& add,
+                       std::vector<uint64_t>& unknown) const;
   // Allocations of srun/salloc being preempted: nothing on a node reports their end, so it
   // is recorded here once their grace is over (at once after a controller restart).
   void end_preempted_allocations();

@@ -24,6 +24,7 @@
 #include "cmd/local_listener.hpp"
 #include "cmd/process.hpp"
 #include "cmd/keys.hpp"
+#include "net/brief_wire.hpp"
 #include "net/connection.hpp"
 #include "net/tls.hpp"
 #include "net/unix_stream.hpp"
@@ -114,6 +115,10 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
        })},
       {pb::Envelope::kQueue,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+         if (m.queue().brief() && !m.queue().with_priority()) {  // squeue's default: bytes from the jobs
+           conn->send_encoded(net::envelope_with_queue_reply(m.seq(), c.queue_brief_wire(m.queue(), who)));
+           return;
+         }
          google::protobuf::Arena arena;  // thousands of jobs: one block of memory, freed at once
          auto* env = google::protobuf::Arena::CreateMessage<pb::Envelope>(&arena);
          c.queue(m.queue(), who, *env->mutable_queue_reply());

@@ -1,0 +1,27 @@
+// squeue's brief job records (net::to_pb_brief) written straight from the domain Job in
+// protobuf's wire format: the same bytes as building the pb::Job and serializing it
+// (tests/net/brief_wire_test.cpp compares them over random jobs), without the messages,
+// their strings and two size passes. The controller's listing of thousands of jobs is then
+// one pass that appends bytes. Also the few wire pieces around them (a QueueReply's other
+// fields, the Envelope that carries it). Pure; any thread.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.hpp"
+
+namespace hq::net {
+
+// Appends `j`'s brief record, as QueueReply's `jobs` entry (its tag and length first).
+// Returns the record's size with them.
+size_t append_brief_job_entry(const Job& j, std::string& out);
+// Appends `j`'s brief record alone (a serialized pb::Job).
+void append_brief_job(const Job& j, std::string& out);
+// Appends QueueReply's other fields: `now`, `more` and the ids named that exist nowhere.
+void append_queue_reply_tail(int64_t now, bool more, const std::vector<uint64_t>& unknown_ids, std::string& out);
+// A serialized Envelope {seq, queue_reply = `reply`} (`reply`: a serialized QueueReply).
+std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply);
+
+}  // namespace hq::net

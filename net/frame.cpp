@@ -27,10 +27,12 @@ Result<std::optional<std::string>> FrameDecoder::next() {
   if (n > max_)
     return invalid("frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(max_));
   if (buf_.size() - pos_ - 4 < n) {
-    buf_.reserve(pos_ + 4 + n);  // a long frame grows its buffer once, not by doubling
+    // A long frame grows its buffer once, not by doubling, once 64 KiB of it have come
+    // (a header alone commits no memory).
+    if (buf_.size() - pos_ >= 65536) buf_.reserve(pos_ + 4 + n);
     return std::optional<std::string>();
   }
-  if (pos_ == 0 && buf_.size() == 4 + size_t{n}) {  // the whole buffer: handed over, not copied
+  if (pos_ == 0 && buf_.size() == 4 + size_t{n}) {  // the whole buffer: handed over (its header cut off in place)
     std::string payload = std::move(buf_);
     buf_ = std::string();
     payload.erase(0, 4);

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -50,11 +52,16 @@ class Fd {
 
 }  // namespace
 
-bool device_filters_available(const std::string& root) {
+bool device_filters_work(const std::string& dir) {
   struct statfs fs {};
-  if (::statfs(root.c_str(), &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) return false;
-  Fd prog(load(device_deny_program({})));
-  return prog.get() >= 0;
+  if (::statfs(dir.c_str(), &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) return false;
+  struct rlimit unlimited {RLIM_INFINITY, RLIM_INFINITY};
+  (void)::setrlimit(RLIMIT_MEMLOCK, &unlimited);
+  std::string scratch = dir + "/hq_device_probe";
+  if (::mkdir(scratch.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  bool ok = attach_device_filter(scratch, {{0, 0}}).is_ok();  // 0:0 is no device
+  ::rmdir(scratch.c_str());
+  return ok;
 }
 
 Status attach_device_filter(const std::string& dir, const std::vector<DeviceId>& deny) {

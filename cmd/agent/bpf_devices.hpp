@@ -12,10 +12,11 @@
 
 namespace hq::cmd {
 
-// Whether device filters can confine groups under `root`: it is a cgroup2 file system
-// and the kernel loads a filter for this process (root, CONFIG_CGROUP_BPF). The probe's
-// filter is loaded and dropped, never attached: probing changes nothing.
-bool device_filters_available(const std::string& root);
+// Whether device filters can confine groups under `dir`: it is on a cgroup2 file system,
+// and a filter loads and attaches to a scratch group made in it (root, CONFIG_CGROUP_BPF,
+// no ancestor filter that refuses others), which is removed again. Raises this process's
+// RLIMIT_MEMLOCK first where it may (kernels before 5.11 count BPF programs there).
+bool device_filters_work(const std::string& dir);
 
 // Refuses the character devices `deny` to every process in the group at `dir` and its
 // children. An empty list attaches nothing.

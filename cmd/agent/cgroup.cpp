@@ -90,7 +90,6 @@ Result<Cgroups> Cgroups::open(const std::string& root, const std::string& want, 
   if (want == "v1" && !v1) return unavailable(root + " has no cgroup v1 memory controller");
   if (!v1 && !v2) return c;
   c.mode_ = v2 ? CgroupMode::kV2 : CgroupMode::kV1;
-  c.device_filters_ = v2 && device_filters_available(root);
   if (v1)
     for (const char* ctl : kV1Controllers)
       if (exists(root + "/" + ctl + "/cgroup.procs")) c.v1_controllers_.push_back(ctl);
@@ -99,6 +98,7 @@ Result<Cgroups> Cgroups::open(const std::string& root, const std::string& want, 
     c.mode_ = CgroupMode::kNone;  // e.g. a read-only hierarchy in a container
     c.v1_controllers_.clear();
   }
+  if (c.mode_ == CgroupMode::kV2) c.device_filters_ = device_filters_work(c.bases().front());
   return c;
 }
 

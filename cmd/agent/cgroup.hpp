@@ -44,7 +44,7 @@ class JobCgroup {
  public:
   JobCgroup() = default;
   // `controllers`: v1's controller of each of `dirs` (same order); empty on v2.
-  // `device_filters`: v2 confines devices with BPF filters (device_filters_available).
+  // `device_filters`: v2 confines devices with BPF filters (device_filters_work).
   JobCgroup(CgroupMode mode, std::vector<std::string> dirs, std::vector<std::string> controllers = {},
             bool device_filters = false)
       : mode_(mode), dirs_(std::move(dirs)), controllers_(std::move(controllers)), device_filters_(device_filters) {}

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "cmd/client/output.hpp"
@@ -149,17 +150,28 @@ void release_allocation(Allocation& a, int exit_code, const std::string& prog) {
   if (!ended) std::cerr << prog << ": error: could not end job " << id << ": " << ended.status().message() << "\n";
 }
 
-std::string say_alive(Allocation& a, int32_t& keepalive_s, double budget_s) {
+std::string say_alive(std::unique_ptr<net::RpcClient>& client, uint64_t job_id, int32_t& keepalive_s, double timeout_s) {
+  if (!client) {
+    auto c = connect_client();
+    if (!c) return "";
+    client = std::move(c).value();
+  }
   pb::Envelope alive;
-  alive.mutable_allocation_alive()->set_job_id(a.granted.job_id());
-  auto reply = call_with_retry(a.client, alive, budget_s);
-  if (!reply || !reply->has_allocation_alive_reply()) return "";
+  alive.mutable_allocation_alive()->set_job_id(job_id);
+  auto reply = client->call(alive, timeout_s);
+  if (!reply) {
+    client.reset();  // connect again next time
+    return "";
+  }
+  if (!reply->has_allocation_alive_reply()) return "";
   const pb::AllocationAliveReply& r = reply->allocation_alive_reply();
   if (r.keepalive_s() > 0) keepalive_s = r.keepalive_s();
   return r.state();
 }
 
-HolderKeepalive::HolderKeepalive(Allocation& a) : a_(a), thread_([this] { run(); }) {}
+HolderKeepalive::HolderKeepalive(const Allocation& a)
+    : job_id_(a.granted.job_id()), every_s_(a.granted.keepalive_s() > 0 ? a.granted.keepalive_s() : 30),
+      thread_([this] { run(); }) {}
 
 HolderKeepalive::~HolderKeepalive() {
   {
@@ -171,11 +183,14 @@ HolderKeepalive::~HolderKeepalive() {
 }
 
 void HolderKeepalive::run() {
-  int32_t every_s = a_.granted.keepalive_s() > 0 ? a_.granted.keepalive_s() : 30;
+  sigset_t all;  // signals are the main thread's (srun's self-pipe)
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::unique_ptr<net::RpcClient> client;  // this thread's own connection
   std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, std::chrono::seconds(every_s), [this] { return stop_; })) {
+  while (!cv_.wait_for(lock, std::chrono::seconds(every_s_), [this] { return stop_; })) {
     lock.unlock();
-    (void)say_alive(a_, every_s, 5);  // a failure is tried again at the next turn
+    (void)say_alive(client, job_id_, every_s_, 5);  // a failure is tried again at the next turn
     lock.lock();
   }
 }

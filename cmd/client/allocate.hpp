@@ -52,25 +52,26 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
 // Ends the allocation with `exit_code` (a wait status's code; 128+N for a signal).
 void release_allocation(Allocation& a, int exit_code, const std::string& prog);
 
-// Tells the controller the allocation's holder is alive (AllocationAlive; reconnecting when
-// needed). Returns the job's state ("" when the controller cannot be asked just now, or no
-// longer knows the job) and sets `keepalive_s` to when to say it again.
-// `budget_s`: how long to try reaching a controller that is away (call_with_retry).
-std::string say_alive(Allocation& a, int32_t& keepalive_s, double budget_s);
+// Tells the controller that job `job_id`'s holder is alive (AllocationAlive) over `client`
+// (connected first when null; dropped when the call fails, `timeout_s` at most). Returns the
+// job's state ("" when the controller cannot be asked just now, or no longer knows the
+// job) and sets `keepalive_s` to when to say it again.
+std::string say_alive(std::unique_ptr<net::RpcClient>& client, uint64_t job_id, int32_t& keepalive_s, double timeout_s);
 
-// srun outside a job: while its step runs on the main thread, a thread of its own says
-// the allocation is alive every keepalive_s. The allocation's connection is that thread's
-// alone until this object is destroyed, which stops and joins it.
+// srun outside a job: while its step runs on the main thread, a thread of its own (with
+// its own connection, every signal blocked) says the allocation is alive every
+// keepalive_s. Destroying it stops and joins the thread (a call in flight: 5 s at most).
 class HolderKeepalive {
  public:
-  explicit HolderKeepalive(Allocation& a);
+  explicit HolderKeepalive(const Allocation& a);
   ~HolderKeepalive();
   HolderKeepalive(const HolderKeepalive&) = delete;
   HolderKeepalive& operator=(const HolderKeepalive&) = delete;
 
  private:
   void run();
-  Allocation& a_;
+  const uint64_t job_id_;
+  int32_t every_s_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

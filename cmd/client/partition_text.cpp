@@ -13,8 +13,6 @@ std::string all_or(const google::protobuf::RepeatedPtrField<std::string>& list) 
   return out.empty() ? "ALL" : out;
 }
 
-std::string limit(int64_t s) { return s < 0 ? "UNLIMITED" : format_limit(s); }
-
 struct Totals {
   int64_t cpus = 0, mem_mib = 0, gpus = 0;
 };
@@ -42,7 +40,7 @@ std::string partition_text(const pb::Partition& p, const pb::NodesReply& r) {
   out += std::string(" DisableRootJobs=") + (p.disable_root_jobs() ? "YES" : "NO") + " ExclusiveUser=NO GraceTime=" +
          std::to_string(p.grace_time()) + " Hidden=NO" + nl;
   out += "MaxNodes=" + (p.max_nodes() > 0 ? std::to_string(p.max_nodes()) : std::string("UNLIMITED")) +
-         " MaxTime=" + limit(p.max_time()) + " MinNodes=" + std::to_string(p.min_nodes()) +
+         " MaxTime=" + format_limit(p.max_time()) + " MinNodes=" + std::to_string(p.min_nodes()) +
          " LLN=NO MaxCPUsPerNode=UNLIMITED" + nl;
   out += "Nodes=" + (p.nodes().empty() ? std::string("(null)") : p.nodes()) + nl;
   out += "PriorityJobFactor=" + std::to_string(p.priority_job_factor()) + " PriorityTier=" +

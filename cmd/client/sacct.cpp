@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
@@ -253,7 +254,8 @@ struct Remainder {
   const pb::Job* first = nullptr;
   std::vector<int32_t> indices;
 };
-using Remainders = std::map<std::pair<uint64_t, std::string>, Remainder>;
+// By (array id, the array's submit time: ids may be used again, state).
+using Remainders = std::map<std::tuple<uint64_t, int64_t, std::string>, Remainder>;
 
 bool never_started_task(const pb::Job& j) { return j.array_job_id() != 0 && j.start_time() == 0; }
 
@@ -263,7 +265,7 @@ Remainders array_remainders(const pb::AcctQueryReply& reply, const SacctArgs& a)
     if (id.find('_') != std::string::npos) return out;
   for (const auto& j : reply.jobs()) {
     if (!never_started_task(j)) continue;
-    Remainder& r = out[{j.array_job_id(), j.state()}];
+    Remainder& r = out[{j.array_job_id(), j.submit_time(), j.state()}];
     if (!r.first) r.first = &j;
     r.indices.push_back(j.array_task_id());
   }
@@ -328,7 +330,8 @@ int run_sacct(const Args& args) {
   for (const auto& job : out.jobs()) {
     if (!a.nodelist.empty() && !job_ran_on(job, a.nodelist)) continue;
     std::string tasks;
-    if (auto r = remainders.find({job.array_job_id(), job.state()}); never_started_task(job) && r != remainders.end()) {
+    if (auto r = remainders.find({job.array_job_id(), job.submit_time(), job.state()});
+        never_started_task(job) && r != remainders.end()) {
       if (r->second.first != &job) continue;  // on its array's one line
       tasks = format_array_indices(r->second.indices);
     }

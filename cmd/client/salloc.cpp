@@ -207,7 +207,7 @@ int wait_command(pid_t pid, Allocation& a, int kill_signal) {
       continue;
     }
     if (revoked || net::mono_seconds() < next_check) continue;
-    std::string state = say_alive(a, keepalive_s, 1);
+    std::string state = say_alive(a.client, a.granted.job_id(), keepalive_s, 5);
     next_check = net::mono_seconds() + check_every_s();
     if (state.empty() || state == "RUNNING" || state == "COMPLETING") continue;
     revoked = true;

@@ -149,9 +149,12 @@ void Controller::complete(const pb::JobCompleteRequest& req, const net::Identity
   request_schedule();
 }
 
-namespace {
-constexpr int32_t kHolderDefaultKeepalive = 30;  // seconds, while no InactiveLimit is set
-}  // namespace
+void Controller::forget_unless_running(std::map<JobId, Time>& by_job) const {
+  std::erase_if(by_job, [this](const auto& kv) {
+    const Job* job = find_job(state_, kv.first);
+    return !job || job->state != JobState::kRunning;
+  });
+}
 
 int32_t Controller::holder_keepalive() const {
   if (config_.inactive_limit <= 0) return kHolderDefaultKeepalive;
@@ -170,10 +173,7 @@ Result<pb::AllocationAliveReply> Controller::allocation_alive(const pb::Allocati
 }
 
 void Controller::end_inactive_allocations() {
-  std::erase_if(holder_heard_, [this](const auto& kv) {
-    const Job* job = find_job(state_, kv.first);
-    return !job || job->state != JobState::kRunning;
-  });
+  forget_unless_running(holder_heard_);
   if (config_.inactive_limit <= 0) return;
   Time t = now();
   std::vector<JobId> silent;
@@ -182,6 +182,9 @@ void Controller::end_inactive_allocations() {
       continue;
     Time heard = std::max(job.start_time, holders_heard_floor_);
     if (auto it = holder_heard_.find(id); it != holder_heard_.end()) heard = std::max(heard, it->second);
+    // Granted by an earlier controller: its holder learns this one's InactiveLimit at its
+    // next keepalive, which may come as late as the interval it had (30 s without a limit).
+    if (job.start_time < started_at_) heard = std::max(heard, started_at_ + kHolderDefaultKeepalive);
     if (t - heard >= config_.inactive_limit) silent.push_back(id);
   }
   for (JobId id : silent) {
@@ -207,10 +210,7 @@ void Controller::end_preempted_allocations() {
     record(JobEnded{id, now(), JobState::kPreempted, 0, 0, JobReason::kPreempted});
   }
   if (!over.empty()) request_schedule();
-  std::erase_if(preempted_alloc_deadline_, [this](const auto& kv) {
-    const Job* job = find_job(state_, kv.first);
-    return !job || job->state != JobState::kRunning;
-  });
+  forget_unless_running(preempted_alloc_deadline_);
 }
 
 }  // namespace hq::cmd

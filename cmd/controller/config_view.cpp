@@ -4,11 +4,10 @@
 // "*/none"), which is what hq does; keys that would promise a limit hq does not keep
 // (MaxJobCount, MaxJobId, MaxStepCount, MaxTasksPerNode) are left out (docs/slurm-compat.md).
 // Runs on the controller's event-loop thread (it reads the config and the next job id).
-#include <ctime>
-
 #include "cmd/commands.hpp"
 #include "cmd/controller/controller.hpp"
 #include "core/units.hpp"
+#include "net/clock.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -16,16 +15,6 @@ namespace {
 std::string secs(Duration d) { return std::to_string(d) + " sec"; }
 std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 std::string yes_no(bool b) { return b ? "Yes" : "No"; }
-
-// Slurm's local ISO time ("2026-11-28T09:19:20").
-std::string local_iso(Time t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  localtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return buf;
-}
 
 using Add = std::function<void(const std::string&, const std::string&)>;
 
@@ -58,7 +47,7 @@ void early_keys(const ClusterConfig& c, Time boot, const Add& add) {
   add("BatchStartTimeout", "10 sec");
   add("BcastExclude", "/lib,/usr/lib,/lib64,/usr/lib64");
   add("BcastParameters", "(null)");
-  add("BOOT_TIME", local_iso(boot));
+  add("BOOT_TIME", net::local_time_text(boot));
   add("BurstBufferType", "(null)");
   add("CliFilterPlugins", "(null)");
   add("ClusterName", c.name);

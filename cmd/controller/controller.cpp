@@ -72,7 +72,6 @@ Status Controller::recover() {
 
 void Controller::start() {
   started_at_ = now();
-  holders_heard_floor_ = started_at_;
   journal_->start([this](std::function<void()> fn) { asio::post(io_, std::move(fn)); });
   open_accounting();
   tick();

@@ -61,7 +61,8 @@ class Controller {
   // one by one).
   void queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const;
   // A brief listing without priority factors (squeue's default): the serialized QueueReply,
-  // written straight from the jobs (net/brief_wire), the same reply as queue() gives.
+  // written straight from the jobs (net/brief_wire), the same records as queue() gives
+  // (a page of more than 4 MiB may break at another job: each entry's tag counts here).
   std::string queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who) const;
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
@@ -227,6 +228,9 @@ class Controller {
   // How often a holder says AllocationAlive: a third of InactiveLimit (how often Slurm pings
   // srun), else kHolderDefaultKeepalive so that a limit set later reaches it.
   int32_t holder_keepalive() const;
+  static constexpr int32_t kHolderDefaultKeepalive = 30;  // seconds, while no InactiveLimit is set
+  // Drops the entries of jobs that no longer run.
+  void forget_unless_running(std::map<JobId, Time>& by_job) const;
   void end_reservations();  // those whose window is over, and the jobs still running in them
   // The jobs running on `node` end (or are requeued) because it failed; the kill goes to
   // their other nodes, and to this one too when it is `reachable` (an operator set it DOWN).
@@ -326,8 +330,8 @@ class Controller {
   std::map<JobId, std::vector<AllocWaiter>> alloc_waiters_;
   std::map<JobId, Time> preempted_alloc_deadline_;  // when a preempted allocation's grace ends
   std::map<JobId, Time> holder_heard_;  // when each allocation's srun/salloc last said it is alive
-  // No holder counts as silent before this (a controller start, a reconfigure that set
-  // InactiveLimit: holders learn it at their next keepalive).
+  // No holder counts as silent before this (a reconfigure that changed InactiveLimit:
+  // holders learn it at their next keepalive).
   Time holders_heard_floor_ = 0;
   uint16_t bound_port_ = 0;
 };

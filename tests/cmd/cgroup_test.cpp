@@ -213,7 +213,8 @@ TEST_CASE("cgroup v2: BPF device filters refuse a job's and a step's devices (th
   hq::test::TempDir dir;
   std::string mnt = dir.path() + "/cgroup2";
   fs::create_directories(mnt);
-  // A mount namespace of this test process's own, so that the mount is seen nowhere else.
+  // A mount namespace of this test process's own, so that the mount point is seen nowhere
+  // else (the hierarchy behind it is the host's).
   if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     HQ_SKIP(std::string("no private mount namespace here: ") + std::strerror(errno));
   if (::mount("cgroup2", mnt.c_str(), "cgroup2", 0, nullptr) != 0)
@@ -222,12 +223,18 @@ TEST_CASE("cgroup v2: BPF device filters refuse a job's and a step's devices (th
     std::string at;
     ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
   } unmount{mnt};
-  if (!device_filters_available(mnt)) HQ_SKIP("this kernel loads no BPF device filter (CONFIG_CGROUP_BPF)");
-  CHECK_FALSE(device_filters_available(dir.path()));  // a plain directory is no cgroup2
+  if (!device_filters_work(mnt)) HQ_SKIP("this kernel attaches no BPF device filter here (CONFIG_CGROUP_BPF)");
+  CHECK_FALSE(fs::exists(mnt + "/hq_device_probe"));  // the probe's scratch group is gone
+  CHECK_FALSE(device_filters_work(dir.path()));        // a plain directory is no cgroup2
 
+  // The mount shows the host's one cgroup2 hierarchy: the groups made here go, whatever happens.
   std::string job_dir = mnt + "/hq_test_job_" + std::to_string(::getpid());
   REQUIRE(::mkdir(job_dir.c_str(), 0755) == 0);
   JobCgroup job(CgroupMode::kV2, {job_dir}, {}, true);
+  struct RemoveGroups {
+    const JobCgroup& g;
+    ~RemoveGroups() { g.remove(); }
+  } remove_groups{job};
   CHECK(job.confines_devices());
   CHECK_FALSE(JobCgroup(CgroupMode::kV2, {job_dir}, {}, false).confines_devices());
   REQUIRE(attach_device_filter(job_dir, {{1, 5}}).is_ok());  // the job: /dev/zero refused

@@ -129,14 +129,16 @@ void append_queue_reply_tail(int64_t now, bool more, const std::vector<uint64_t>
   put_packed(4, unknown_ids, out);
 }
 
-std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply) {
+std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size) {
   std::string out;
-  out.reserve(reply.size() + 16);
   put_uint(1, seq, out);
   put_tag(13, kLen, out);  // Envelope.queue_reply
-  put_varint(reply.size(), out);
-  out.append(reply);
+  put_varint(reply_size, out);
   return out;
+}
+
+std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply) {
+  return queue_reply_envelope_head(seq, reply.size()) + std::string(reply);
 }
 
 }  // namespace hq::net

@@ -21,7 +21,10 @@ size_t append_brief_job_entry(const Job& j, std::string& out);
 void append_brief_job(const Job& j, std::string& out);
 // Appends QueueReply's other fields: `now`, `more` and the ids named that exist nowhere.
 void append_queue_reply_tail(int64_t now, bool more, const std::vector<uint64_t>& unknown_ids, std::string& out);
-// A serialized Envelope {seq, queue_reply = `reply`} (`reply`: a serialized QueueReply).
+// The start of a serialized Envelope {seq, queue_reply} whose QueueReply, `reply_size`
+// bytes, follows it: sent as header then reply, the reply is not copied into one string.
+std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size);
+// The whole Envelope in one string (head and reply).
 std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply);
 
 }  // namespace hq::net

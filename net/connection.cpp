@@ -48,10 +48,11 @@ void Connection::send(const pb::Envelope& msg) {
   start_writing();
 }
 
-void Connection::send_encoded(std::string_view envelope) {
+void Connection::send_encoded(std::string_view head, std::string_view body) {
   if (!open_) return;
-  append_frame_header(out_, static_cast<uint32_t>(envelope.size()));
-  out_.append(envelope);
+  append_frame_header(out_, static_cast<uint32_t>(head.size() + body.size()));
+  out_.append(head);
+  out_.append(body);
   start_writing();
 }
 

@@ -276,6 +276,9 @@ namespace {
 
 // What a listing shows of a job, and so both views carry: ids, state, reason, priority,
 // partition, limit and times, allocation, hold, array ids, expected start, suspension.
+// A field added here (or to to_pb_brief) goes into net/brief_wire.cpp's append_brief_job
+// too, which writes the same record straight to the wire; tests/net/brief_wire_test.cpp
+// fails until both agree for the fields its random jobs set.
 void listing_fields(const Job& j, pb::Job& p) {
   p.set_job_id(j.id.value);
   p.set_state(std::string(job_state_name(j.state)));

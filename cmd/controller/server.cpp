@@ -116,7 +116,8 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kQueue,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          if (m.queue().brief() && !m.queue().with_priority()) {  // squeue's default: bytes from the jobs
-           conn->send_encoded(net::envelope_with_queue_reply(m.seq(), c.queue_brief_wire(m.queue(), who)));
+           std::string reply = c.queue_brief_wire(m.queue(), who);
+           conn->send_encoded(net::queue_reply_envelope_head(m.seq(), reply.size()), reply);
            return;
          }
          google::protobuf::Arena arena;  // thousands of jobs: one block of memory, freed at once

@@ -58,7 +58,10 @@ std::optional<net::Identity> local_peer_identity(int fd) {
   net::Identity who;
   who.uid = cred->uid;
   who.gid = cred->gid;
-  who.groups = process_groups(cred->pid);
+  // The groups the kernel recorded at connect(); /proc only where it keeps none (its
+  // process may be gone, or another by now).
+  auto groups = net::peer_groups(fd);
+  who.groups = groups ? std::move(*groups) : process_groups(cred->pid);
   return who;
 }
 

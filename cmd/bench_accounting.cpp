@@ -204,7 +204,7 @@ Result<double> shipping(const std::string& dir, int32_t count) {
   PostQueue loop;
   auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
   (*journal)->start(post);
-  AccountingLink link(**journal, "bench", post);
+  AccountingLink link(**journal, "bench", post, post);  // ships at once: no delay
   if (Status s = link.open(dir + "/shipped.db"); !s) return s;
   std::mt19937_64 rng(1000);
   std::vector<std::string> records;

@@ -48,13 +48,13 @@ Status write_all(int fd, const std::string& text, const std::string& path) {
   return Status::ok();
 }
 
-// A new file `path` (not there before) holding `text`, fsynced; removed again when
-// writing fails, so no half-written file is left.
-Status write_new_file(const std::string& path, const std::string& text, mode_t mode) {
+// A new file `path` (not there before) holding `text`, fsynced unless `sync` is false;
+// removed again when writing fails, so no half-written file is left.
+Status write_new_file(const std::string& path, const std::string& text, mode_t mode, bool sync = true) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return errno_error("create", path);
   Status s = write_all(fd, text, path);
-  if (s && ::fsync(fd) != 0) s = errno_error("fsync", path);
+  if (s && sync && ::fsync(fd) != 0) s = errno_error("fsync", path);
   if (::close(fd) != 0 && s) s = errno_error("close", path);
   if (!s) ::unlink(path.c_str());
   return s;
@@ -71,18 +71,28 @@ Status sync_parent_dir(const std::string& path) {
   return s;
 }
 
-}  // namespace
-
-Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode) {
+// `path.new` written (and fsynced with `sync`), then renamed over `path`.
+Status write_and_rename(const std::string& path, const std::string& text, mode_t mode, bool sync) {
   std::string tmp = path + ".new";
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return errno_error("remove the stale", tmp);
-  if (Status s = write_new_file(tmp, text, mode); !s) return s;
+  if (Status s = write_new_file(tmp, text, mode, sync); !s) return s;
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = errno_error("rename " + tmp + " over", path);
     ::unlink(tmp.c_str());
     return s;
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode) {
+  if (Status s = write_and_rename(path, text, mode, true); !s) return s;
   return sync_parent_dir(path);
+}
+
+Status replace_file(const std::string& path, const std::string& text, mode_t mode) {
+  return write_and_rename(path, text, mode, false);
 }
 
 Status create_new_file(const std::string& path, const std::string& text, mode_t mode) {

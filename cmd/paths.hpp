@@ -59,6 +59,11 @@ std::string read_small_file(const std::string& path);
 // never see half a file. On any failure (a full disk too) `path.new` is removed and
 // `path` keeps its old content.
 Status write_file_atomic(const std::string& path, const std::string& text, mode_t mode);
+// The same without the fsyncs: readers, and this process started again after a crash,
+// see the old file or the new one whole, but a host that loses power may lose the change.
+// For records that only matter while the host stays up (a job's spool: its processes die
+// with the host too).
+Status replace_file(const std::string& path, const std::string& text, mode_t mode);
 // Creates `path` holding `text`, failing if it exists (keys are never overwritten);
 // fsynced with its directory. A failed write removes the file again.
 Status create_new_file(const std::string& path, const std::string& text, mode_t mode);

@@ -2,6 +2,9 @@
 
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <sys/stat.h>
 #include <vector>
 
 #include "core/units.hpp"
@@ -15,7 +18,8 @@ std::vector<std::string> fields(const std::string& line) {
   return f;
 }
 
-std::optional<PasswdEntry> find_entry(const std::string& file, const std::function<bool(const PasswdEntry&)>& match) {
+std::vector<PasswdEntry> read_passwd(const std::string& file) {
+  std::vector<PasswdEntry> entries;
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
@@ -23,9 +27,42 @@ std::optional<PasswdEntry> find_entry(const std::string& file, const std::functi
     if (f.size() < 7) continue;  // malformed line: skip it, never fail
     auto uid = parse_int(f[2], 0, UINT32_MAX), gid = parse_int(f[3], 0, UINT32_MAX);
     if (!uid || !gid) continue;
-    PasswdEntry e{f[0], static_cast<uid_t>(*uid), static_cast<gid_t>(*gid), f[5], f[4].substr(0, f[4].find(','))};
-    if (match(e)) return e;
+    entries.push_back({f[0], static_cast<uid_t>(*uid), static_cast<gid_t>(*gid), f[5], f[4].substr(0, f[4].find(','))});
   }
+  return entries;
+}
+
+// The last passwd file read, kept while the file's identity, size and mtime stay the same:
+// a daemon looks users up on every request, and a stat is much cheaper than a parse.
+struct PasswdCache {
+  std::mutex mu;
+  std::string file;
+  struct stat seen {};
+  std::shared_ptr<const std::vector<PasswdEntry>> entries;
+};
+
+bool same_file_state(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+std::shared_ptr<const std::vector<PasswdEntry>> passwd_entries(const std::string& file) {
+  static PasswdCache cache;
+  struct stat now {};
+  if (::stat(file.c_str(), &now) != 0) return std::make_shared<const std::vector<PasswdEntry>>();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (!cache.entries || cache.file != file || !same_file_state(cache.seen, now)) {
+    cache.entries = std::make_shared<const std::vector<PasswdEntry>>(read_passwd(file));
+    cache.file = file;
+    cache.seen = now;
+  }
+  return cache.entries;
+}
+
+std::optional<PasswdEntry> find_entry(const std::string& file, const std::function<bool(const PasswdEntry&)>& match) {
+  auto entries = passwd_entries(file);
+  for (const PasswdEntry& e : *entries)
+    if (match(e)) return e;
   return std::nullopt;
 }
 

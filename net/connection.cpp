@@ -29,7 +29,8 @@ asio::awaitable<Result<pb::Envelope>> Connection::recv() {
     }
     try {
       size_t n = co_await stream_->read_some(asio::buffer(buf));
-      decoder_.feed(buf.data(), n);
+      if (n == 0) close("End of file");
+      else decoder_.feed(buf.data(), n);
     } catch (const std::exception& e) {
       close(e.what());
     }

@@ -2,6 +2,7 @@
 // Used only from the owning io_context's thread.
 #pragma once
 #include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <string>
@@ -15,7 +16,11 @@ class SocketStream : public ByteStream {
  public:
   SocketStream(Socket s, std::string peer) : socket_(std::move(s)), peer_(std::move(peer)) {}
   asio::awaitable<size_t> read_some(asio::mutable_buffer buf) override {
-    co_return co_await socket_.async_read_some(buf, asio::use_awaitable);
+    asio::error_code ec;
+    size_t n = co_await socket_.async_read_some(buf, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::eof) co_return 0;
+    if (ec) throw asio::system_error(ec);
+    co_return n;
   }
   asio::awaitable<void> write_all(asio::const_buffer buf) override {
     co_await asio::async_write(socket_, buf, asio::use_awaitable);

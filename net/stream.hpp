@@ -15,7 +15,9 @@ class ByteStream {
   virtual ~ByteStream() = default;
   // Transport setup before any message (the TLS handshake); plain TCP has none.
   virtual asio::awaitable<void> start() { co_return; }
-  // Both throw asio::system_error on failure or EOF; callers catch at the connection loop.
+  // Both throw asio::system_error on failure; callers catch at the connection loop. At the
+  // end of the stream read_some returns 0 (no exception: every connection ends that way,
+  // and unwinding costs tens of microseconds a time).
   virtual asio::awaitable<size_t> read_some(asio::mutable_buffer buf) = 0;
   virtual asio::awaitable<void> write_all(asio::const_buffer buf) = 0;
   virtual void close() = 0;

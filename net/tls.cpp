@@ -3,6 +3,7 @@
 #include "net/entropy.hpp"
 
 #include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <cstring>
@@ -96,8 +97,11 @@ class TlsStream final : public ByteStream {
       int rc = mbedtls_ssl_handshake(&ssl_);
       co_await flush();
       if (rc == 0) break;
-      if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
-      else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS handshake with " + peer_, rc);
+      if (rc == MBEDTLS_ERR_SSL_WANT_READ) {
+        if (!co_await fill()) throw asio::system_error(asio::error::eof);
+      } else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) {
+        fail("TLS handshake with " + peer_, rc);
+      }
     }
     // A pinned client verifies optionally (mbedTLS wants a CA chain to require it): the
     // pin's verdict is checked here, before any data goes out.
@@ -111,9 +115,12 @@ class TlsStream final : public ByteStream {
       int rc = mbedtls_ssl_read(&ssl_, static_cast<unsigned char*>(buf.data()), buf.size());
       if (!writing_) co_await flush();  // alerts; the writer flushes otherwise
       if (rc > 0) co_return static_cast<size_t>(rc);
-      if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) throw asio::system_error(asio::error::eof);
-      if (rc == MBEDTLS_ERR_SSL_WANT_READ) co_await fill();
-      else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) fail("TLS read from " + peer_, rc);
+      if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) co_return 0;
+      if (rc == MBEDTLS_ERR_SSL_WANT_READ) {
+        if (!co_await fill()) co_return 0;  // the peer closed without a close_notify
+      } else if (rc != MBEDTLS_ERR_SSL_WANT_WRITE) {
+        fail("TLS read from " + peer_, rc);
+      }
     }
   }
 
@@ -209,10 +216,15 @@ class TlsStream final : public ByteStream {
     }
     writing_ = false;
   }
-  asio::awaitable<void> fill() {
+  // More bytes from the socket; false at its end.
+  asio::awaitable<bool> fill() {
     char buf[16384];
-    size_t n = co_await socket_.async_read_some(asio::buffer(buf), asio::use_awaitable);
+    asio::error_code ec;
+    size_t n = co_await socket_.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::eof) co_return false;
+    if (ec) throw asio::system_error(ec);
     in_.append(buf, n);
+    co_return true;
   }
 
   asio::ip::tcp::socket socket_;

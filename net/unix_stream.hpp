@@ -2,8 +2,10 @@
 // Used only from the owning io_context's thread.
 #pragma once
 #include <asio/local/stream_protocol.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 #include <sys/types.h>
 
 #include "net/stream.hpp"
@@ -18,6 +20,9 @@ struct PeerCredentials {
 
 // The kernel's word on the peer of a connected local socket (SO_PEERCRED).
 std::optional<PeerCredentials> peer_credentials(int fd);
+// The peer's supplementary groups as they were when it connected (SO_PEERGROUPS, Linux
+// 4.13+); nullopt where the kernel cannot say.
+std::optional<std::vector<uint32_t>> peer_groups(int fd);
 
 std::unique_ptr<ByteStream> make_unix_stream(asio::local::stream_protocol::socket socket);
 

@@ -13,6 +13,7 @@
 
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
+#include "cmd/proto_files.hpp"
 #include "net/clock.hpp"
 
 namespace hq {
@@ -123,6 +124,7 @@ std::unique_ptr<google::protobuf::Message> as_text_message(const google::protobu
 namespace {
 // `msg` in the proto3 JSON mapping, or nullopt (with a line on stderr).
 std::optional<std::string> json_of(const google::protobuf::MessageLite& msg) {
+  register_protobuf_files();
   google::protobuf::DynamicMessageFactory raw_factory(hq_descriptors(false)), text_factory(hq_descriptors(true));
   auto full = as_text_message(msg, raw_factory, text_factory);
   if (!full) {

@@ -10,6 +10,7 @@
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
+#include "cmd/proto_files.hpp"
 #include "cmd/users.hpp"
 
 namespace hq::cmd {
@@ -46,6 +47,7 @@ void meta(Obj root) {
 }
 
 std::string print(const Struct& s) {
+  register_protobuf_files();
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;

@@ -1,6 +1,8 @@
 // Shipping the journal's accounting outbox to the store (see accounting.hpp).
 #include "cmd/controller/accounting.hpp"
 
+#include <utility>
+
 #include "core/acct_policy.hpp"
 
 #include "net/convert.hpp"
@@ -90,6 +92,21 @@ void AccountingLink::ship() {
   });
 }
 
+void AccountingLink::ship_soon() {
+  if (!db_ || soon_) return;
+  soon_ = true;
+  later_([this] {
+    soon_ = false;
+    ship();
+  });
+}
+
+void AccountingLink::after_shipping(std::function<void()> fn) {
+  if (!soon_ && !in_flight_) return worker_->run(std::move(fn));
+  after_shipping_.push_back(std::move(fn));
+  ship();  // now, not after the delay (a no-op while a shipment is under way)
+}
+
 void AccountingLink::ship_after(int64_t seq) {
   journal_.read_outbox(seq, kBatch, [this](Result<std::vector<store::OutboxRow>> rows) {
     if (!rows) return shipped(rows.status());
@@ -119,19 +136,24 @@ void AccountingLink::shipped(Result<int64_t> seq) {
   failed_ = !seq;
   if (!seq) {
     log::warn("accounting: " + seq.status().message() + " (records stay in the journal's outbox; retrying)");
-    return;
+    return run_waiting_queries();  // they answer with what the store has
   }
   // Also on the first answer: the outbox may still hold records the store applied just
   // before a restart.
   if (*seq > 0 && *seq > acked_) journal_.ack_outbox(*seq);
   bool first = acked_ < 0;
   acked_ = *seq;
-  if (first || again_) ship();
+  if (first || again_) return ship();
+  run_waiting_queries();
+}
+
+void AccountingLink::run_waiting_queries() {
+  for (auto& fn : std::exchange(after_shipping_, {})) worker_->run(std::move(fn));
 }
 
 void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<Records>)> done) {
   if (!db_) return done(unavailable("this cluster keeps no accounting ([accounting] storage = \"none\")"));
-  worker_->run([this, q = std::move(q), done = std::move(done)]() mutable {
+  after_shipping([this, q = std::move(q), done = std::move(done)]() mutable {
     Result<Records> out = Records{};
     auto jobs = db_->query(q, q.with_steps ? &out->steps : nullptr);
     if (jobs) out->jobs = std::move(jobs).value();

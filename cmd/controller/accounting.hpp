@@ -7,6 +7,7 @@
 // Threads: everything here runs on the controller's event loop except the store calls,
 // which run on the worker; their results come back through `post`.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,11 +30,15 @@ std::string encode_acct_record(const Job& job, const std::string& state = "");  
 // An outbox record with the columns the store selects on, as the shipper sends it.
 Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster);
 
+// How long records wait in the outbox for others to ship with (AccountingLink::ship_soon).
+constexpr std::chrono::milliseconds kShipDelay{50};
+
 class AccountingLink {
  public:
   using Post = std::function<void(std::function<void()>)>;
-  AccountingLink(store::EventLog& journal, std::string cluster, Post post)
-      : journal_(journal), cluster_(std::move(cluster)), post_(std::move(post)) {}
+  // `later` runs a function on the event loop after a short while (kShipDelay).
+  AccountingLink(store::EventLog& journal, std::string cluster, Post post, Post later)
+      : journal_(journal), cluster_(std::move(cluster)), post_(std::move(post)), later_(std::move(later)) {}
   ~AccountingLink();
 
   // Opens (creating) the SQLite store at `path`.
@@ -41,9 +46,14 @@ class AccountingLink {
   bool enabled() const { return db_ != nullptr; }
   // Ships what the outbox holds, unless a shipment is under way (then once it is done).
   void ship();
+  // Records were added to the outbox: ships them, with whatever else comes meanwhile, after
+  // kShipDelay. A stream of job changes then costs the store one transaction per batch
+  // instead of one per record; a query ships at once and waits for it (query()).
+  void ship_soon();
   // Ships again after a step that failed (the controller's tick); else nothing.
   void retry();
-  // sacct's records: `done` runs on the event loop.
+  // sacct's records: `done` runs on the event loop. Records the outbox held when it was
+  // asked are in the answer: the query waits for them to be shipped (or for shipping to fail).
   // Job records (pb::Job) and, with q.with_steps, their steps' (pb::StepRecord).
   struct Records {
     std::vector<std::string> jobs, steps;
@@ -70,13 +80,17 @@ class AccountingLink {
  private:
   void ship_after(int64_t seq);
   void shipped(Result<int64_t> seq);
+  // Runs `fn` on the worker once nothing waits to be shipped (at once if nothing does).
+  void after_shipping(std::function<void()> fn);
+  void run_waiting_queries();
 
   store::EventLog& journal_;
   std::string cluster_;
-  Post post_;
+  Post post_, later_;
   std::unique_ptr<store::AccountingDb> db_;  // used on worker_ only
   std::unique_ptr<store::Worker> worker_;
-  bool in_flight_ = false, again_ = false, failed_ = false;
+  bool in_flight_ = false, again_ = false, failed_ = false, soon_ = false;
+  std::vector<std::function<void()>> after_shipping_;  // queries waiting for a shipment
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
   AcctModel model_;
   store::AccountingDb::ModelRows rows_;  // model_ as stored

@@ -20,9 +20,14 @@ void Controller::open_accounting() {
   if (auto e = parse_acct_enforce(config_.accounting.enforce); e) enforce_ = *e;  // the config loader checked it
   if (config_.accounting.storage != "internal") return;
   std::string path = config_.accounting.path.empty() ? config_.controller.state_dir + "/accounting.db" : config_.accounting.path;
-  auto link = std::make_unique<AccountingLink>(*journal_, config_.name, [this](std::function<void()> fn) {
-    asio::post(io_, std::move(fn));
-  });
+  auto link = std::make_unique<AccountingLink>(
+      *journal_, config_.name, [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
+      [this](std::function<void()> fn) {
+        ship_timer_.expires_after(kShipDelay);
+        ship_timer_.async_wait([fn = std::move(fn)](const asio::error_code& ec) {
+          if (!ec) fn();
+        });
+      });
   if (Status s = link->open(path); !s) {
     log::error("accounting: " + s.message() + " (job records wait in the journal's outbox until a restart opens the store)");
     return;

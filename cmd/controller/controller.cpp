@@ -34,7 +34,7 @@ JobId ending_or_requeued(const Event& event) {
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
                        std::string secret_path, Clock clock)
     : io_(io), clock_(std::move(clock)), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
-      state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io) {}
+      state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io), ship_timer_(io) {}
 
 Time Controller::now() const { return clock_ ? clock_() : net::wall_now(); }
 
@@ -80,6 +80,7 @@ void Controller::start() {
 void Controller::shutdown() {
   tick_timer_.cancel();
   sched_timer_.cancel();
+  ship_timer_.cancel();
   journal_->snapshot(net::encode_snapshot(state_), {});
   journal_->stop();
   if (acct_) acct_->stop();
@@ -160,7 +161,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
       fn(Status::ok());
     }
   });
-  if (ship) acct_->ship();
+  if (ship) acct_->ship_soon();
   // A snapshot encodes every job held: taking one no more often than every that many
   // events keeps its cost per event constant, and a restart replays at most as many
   // events as it loads jobs.

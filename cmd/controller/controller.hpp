@@ -314,6 +314,7 @@ class Controller {
   std::map<uint64_t, JobStepViews> step_views_;  // per job id
   asio::steady_timer tick_timer_;
   asio::steady_timer sched_timer_;
+  asio::steady_timer ship_timer_;  // AccountingLink's delay before shipping
   bool schedule_posted_ = false;
   bool schedule_after_commit_ = false;  // a pass is wanted once the journal has caught up
   PassPacing pacing_;

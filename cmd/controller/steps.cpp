@@ -63,7 +63,7 @@ void Controller::record_step_end(const Job& job, const pb::StepRecord& r) {
   rec.set_partition(job.partition);
   rec.set_user(job.spec.user);
   journal_->append_outbox(store::OutboxKind::kStep, rec.SerializeAsString());
-  if (acct_) acct_->ship();
+  if (acct_) acct_->ship_soon();
 }
 
 void Controller::forget_step_views() {

@@ -7,6 +7,13 @@
 
 using namespace hq::cmd;
 
+namespace {
+std::string user_name_in(uid_t uid, const std::string& file) {
+  auto e = passwd_by_uid(uid, file);
+  return e ? e->name : "";
+}
+}  // namespace
+
 TEST_CASE("users: /etc/passwd is read directly - malformed lines are skipped") {
   hq::test::TempDir dir;
   std::string file = dir.path() + "/passwd";
@@ -25,6 +32,22 @@ TEST_CASE("users: /etc/passwd is read directly - malformed lines are skipped") {
   CHECK(!passwd_by_uid(1, dir.path() + "/missing"));
   CHECK(user_name(0) == "root");
   CHECK(user_name(4294967290u) == "4294967290");  // unknown: the number, and no crash
+}
+
+TEST_CASE("users: a passwd file read once is read again when it changes - a rename over it, or a rewrite in place") {
+  hq::test::TempDir dir;
+  std::string file = dir.path() + "/passwd";
+  std::ofstream(file) << "alice:x:1000:100:Alice:/home/alice:/bin/bash\n";
+  CHECK(user_name_in(1000, file) == "alice");
+  CHECK(!passwd_by_uid(1001, file));
+  {  // as useradd does: a new file renamed over the old
+    std::ofstream(file + ".new") << "alice:x:1000:100:Alice:/home/alice:/bin/bash\nbob:x:1001:100::/home/bob:/bin/sh\n";
+    REQUIRE(std::rename((file + ".new").c_str(), file.c_str()) == 0);
+  }
+  CHECK(passwd_by_uid(1001, file)->name == "bob");
+  std::ofstream(file, std::ios::trunc) << "carol:x:1000:100:Carol:/home/carol:/bin/bash\n";  // same uid, another name
+  CHECK(user_name_in(1000, file) == "carol");
+  CHECK(!passwd_by_uid(1001, file));
 }
 
 TEST_CASE("users: group ids come from /etc/group - a number is its own gid") {

@@ -21,6 +21,7 @@
 #include "cmd/bench_cluster.hpp"
 #include "cmd/bench_timing.hpp"
 #include "cmd/commands.hpp"
+#include "cmd/post_queue.hpp"
 #include "cmd/controller/accounting.hpp"
 #include "net/clock.hpp"
 #include "store/accounting_db.hpp"
@@ -161,39 +162,6 @@ Status process_queries(const std::string& db_path, uint64_t jobs, int32_t repeat
   return Status::ok();
 }
 
-// A loop for the shipping part: what the journal and the store post runs here.
-class PostQueue {
- public:
-  void post(std::function<void()> fn) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      tasks_.push_back(std::move(fn));
-    }
-    cv_.notify_one();
-  }
-  // Runs posted tasks until `done()` or `timeout_s`; false on the timeout.
-  bool run_until(const std::function<bool()>& done, double timeout_s) {
-    double end = net::mono_seconds() + timeout_s;
-    while (!done()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::milliseconds(100),
-                          [&] { return !tasks_.empty(); })) {
-        if (net::mono_seconds() > end) return false;
-        continue;
-      }
-      auto fn = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      fn();
-    }
-    return true;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-};
 
 // `count` job ends appended one per journal event, as the controller appends them, and
 // shipped as it ships them; records/s from the first append to the last acknowledgement.

@@ -50,6 +50,8 @@ class AccountingLink {
   // kShipDelay. A stream of job changes then costs the store one transaction per batch
   // instead of one per record; a query ships at once and waits for it (query()).
   void ship_soon();
+  // Nothing under way and nothing waiting for the delay.
+  bool idle() const { return !in_flight_ && !soon_; }
   // Ships again after a step that failed (the controller's tick); else nothing.
   void retry();
   // sacct's records: `done` runs on the event loop. Records the outbox held when it was

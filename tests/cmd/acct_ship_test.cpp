@@ -1,0 +1,68 @@
+// The controller's accounting shipper (cmd/controller/accounting): records wait kShipDelay
+// to ship in batches, and a query ships what waits first, so sacct sees every change that
+// was durable when it asked.
+#include <doctest/doctest.h>
+
+#include "../temp_dir.hpp"
+#include "cmd/controller/accounting.hpp"
+#include "cmd/post_queue.hpp"
+#include "store/journal.hpp"
+
+using namespace hq;
+
+namespace {
+Job ended_job(uint64_t id) {
+  Job j;
+  j.id = JobId{id};
+  j.spec.uid = 1000;
+  j.spec.user = "alice";
+  j.spec.name = "short";
+  j.partition = "debug";
+  j.partitions = {j.partition};
+  j.submit_time = j.eligible_time = 1'700'000'000;
+  j.start_time = j.submit_time + 1;
+  j.end_time = j.start_time + 1;
+  j.state = JobState::kCompleted;
+  return j;
+}
+}  // namespace
+
+TEST_CASE("accounting shipper: records wait for the delay, a query ships them first and sees them") {
+  test::TempDir dir;
+  auto journal = store::Journal::open(dir.path() + "/state.db");
+  REQUIRE(journal);
+  REQUIRE((*journal)->load());
+  cmd::PostQueue loop;
+  auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
+  std::vector<std::function<void()>> delayed;  // what the shipper asked to run after its delay
+  auto later = [&delayed](std::function<void()> fn) { delayed.push_back(std::move(fn)); };
+  (*journal)->start(post);
+  AccountingLink link(**journal, "t", post, later);
+  REQUIRE(link.open(dir.path() + "/acct.db"));
+  link.ship();  // as the controller does at start: learns what the store has
+  REQUIRE(loop.run_until([&] { return link.idle(); }, 30));
+
+  int durable = 0;
+  for (uint64_t id : {1, 2, 3})
+    (*journal)->append("job ended", {encode_acct_record(ended_job(id))}, [&](const Status& s) {
+      durable += s ? 1 : 0;
+      link.ship_soon();
+    });
+  REQUIRE(loop.run_until([&] { return durable == 3; }, 30));
+  CHECK(delayed.size() == 1);  // one shipment for all three, not yet under way
+
+  std::optional<Result<AccountingLink::Records>> got;
+  store::AcctJobQuery q;
+  q.cluster = "t";
+  link.query(q, [&](Result<AccountingLink::Records> r) { got = std::move(r); });
+  REQUIRE(loop.run_until([&] { return got.has_value(); }, 30));
+  REQUIRE(*got);
+  CHECK((*got)->jobs.size() == 3);
+
+  for (auto& fn : delayed) fn();  // the delay's end: nothing left to ship, nothing lost
+  bool again = false;
+  link.query(q, [&](Result<AccountingLink::Records> r) { again = r && r->jobs.size() == 3; });
+  CHECK(loop.run_until([&] { return again; }, 30));
+  link.stop();
+  (*journal)->stop();
+}

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -261,8 +262,20 @@ void Cgroups::release() const {
 
 std::vector<std::string> JobCgroup::procs_files() const {
   std::vector<std::string> out;
-  for (const auto& d : dirs_) out.push_back(d + "/cgroup.procs");
+  for (const auto& d : dirs_) out.push_back(d + (mode_ == CgroupMode::kV1 ? "/tasks" : "/cgroup.procs"));
   return out;
+}
+
+bool join_cgroup_file(const std::string& file) {
+  static constexpr char kTasks[] = "/tasks";
+  bool thread_file = file.size() >= sizeof kTasks - 1 && file.compare(file.size() - (sizeof kTasks - 1), sizeof kTasks - 1, kTasks) == 0;
+  char text[24] = "0";
+  int len = thread_file ? 1 : snprintf(text, sizeof text, "%d", static_cast<int>(getpid()));
+  int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text, static_cast<size_t>(len)) == len;
+  close(fd);
+  return ok;
 }
 
 std::vector<std::string> JobCgroup::batch_procs_files() const {

@@ -10,7 +10,8 @@
 // CPU time and OOM kills, and removes the group. Without a usable hierarchy the mode is
 // kNone and callers fall back to process groups.
 // Used on the agent's event-loop thread only; the launched child joins its group by
-// writing to the files named in JobCgroup::procs_files between fork and exec.
+// writing to the files named in JobCgroup::procs_files between fork and exec
+// (join_cgroup_file).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,14 @@
 namespace hq::cmd {
 
 enum class CgroupMode { kNone, kV1, kV2 };
+
+// Moves the calling process, single-threaded (a child between fork and exec), into the
+// group of `file`, one of JobCgroup::procs_files: "0" into v1's `tasks` moves the calling
+// thread, which the kernel does (Linux 5.13 and later) without its threadgroup lock, and so
+// without the RCU grace period that taking it costs after an idle spell (5-12 ms on a v1
+// host: the largest part of a short job's start); its pid into v2's `cgroup.procs`. Only
+// syscalls: safe after fork in a threaded process. False when the write failed.
+bool join_cgroup_file(const std::string& file);
 std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
 
 struct CgroupLimits {
@@ -52,7 +61,8 @@ class JobCgroup {
   // Whether CgroupLimits::deny_devices takes effect here: v1 with its devices controller,
   // v2 where the kernel takes BPF device filters (else hq leaves devices open there).
   bool confines_devices() const;
-  // The files a process writes its pid to in order to join (every v1 controller's group).
+  // The files a freshly forked (single-threaded) process writes to in order to join: v1's
+  // `tasks` of every controller's group, v2's `cgroup.procs` (join_cgroup_file).
   std::vector<std::string> procs_files() const;
   // Where the batch script joins: the group itself on v1, its step_batch child on v2
   // (made here when missing; a job adopted from an agent before step groups has none

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd/agent/cgroup.hpp"
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
 #include "core/step_exit.hpp"
@@ -176,13 +177,8 @@ bool agent_says_go(int go_fd) {
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
   keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
   // Join the job's cgroup before anything else runs, so every descendant is in it.
-  char pid[24];
-  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
-  for (const auto& procs : p.cgroup_procs) {
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail(report_fd, "join cgroup");
-    close(fd);
-  }
+  for (const auto& procs : p.cgroup_procs)
+    if (!join_cgroup_file(procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   int start[2];
   if (pipe2(start, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");

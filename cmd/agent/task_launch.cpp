@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cmd/agent/cgroup.hpp"
 #include "core/step_exit.hpp"
 
 namespace hq::cmd {
@@ -92,13 +93,8 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   if (close_range(static_cast<unsigned>(first_closed), ~0U, 0) != 0)  // kernels before 5.9: one by one
     for (long fd = first_closed, top = sysconf(_SC_OPEN_MAX); fd < top && fd < (1 << 20); ++fd)
       close(static_cast<int>(fd));
-  char pid[24];
-  int len = snprintf(pid, sizeof pid, "%d", static_cast<int>(getpid()));
-  for (const auto& procs : plan.cgroup_procs) {
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, pid, static_cast<size_t>(len)) != len) child_fail("join cgroup");
-    close(fd);
-  }
+  for (const auto& procs : plan.cgroup_procs)
+    if (!join_cgroup_file(procs)) child_fail("join cgroup");
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
   if (!plan.bind_report.head.empty()) {  // no stdio: nothing allocated in memory the agent shares
     char line[512];

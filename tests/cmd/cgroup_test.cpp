@@ -22,6 +22,7 @@
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/paths.hpp"
 #include "core/cpu_bind.hpp"
+#include "core/units.hpp"
 
 using namespace hq;
 using namespace hq::cmd;
@@ -145,7 +146,7 @@ TEST_CASE("cgroup: a job group's OOM kills are read beside its procs file - v2 m
   CHECK(oom_kills_of(dir.path() + "/none/cgroup.procs") == 0);
 }
 
-TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the parent's memory nodes, procs files below") {
+TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the parent's memory nodes, tasks files below") {
   hq::test::TempDir dir;
   std::string root = dir.path();
   fake_v1(root, "0-7", "0");
@@ -156,7 +157,7 @@ TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the
   CHECK(job->batch_procs_files() == job->procs_files());  // v1: the script stays in the job's group
   auto step = job->child("step_0", CgroupLimits{{5}, 64 << 20, 0, {}});
   REQUIRE(step.is_ok());
-  CHECK(step->procs_files().front() == root + "/memory/hq/n1/job_3/step_0/cgroup.procs");
+  CHECK(step->procs_files().front() == root + "/memory/hq/n1/job_3/step_0/tasks");  // joined by writing 0 (join_cgroup_file)
   CHECK(step->procs_files().size() == 6);
   CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.cpus") == "5");
   CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.mems") == "0");
@@ -252,4 +253,43 @@ TEST_CASE("cgroup v2: BPF device filters refuse a job's and a step's devices (th
   CHECK(open_in_group(job_dir + "/step_1/cgroup.procs", "/dev/null") == 0);
   job.remove();
   CHECK_FALSE(fs::exists(job_dir));
+}
+
+namespace {
+// Forks a child that joins through `file` (join_cgroup_file) and waits; true when the
+// child's pid is then in the group's cgroup.procs.
+bool child_joins(const std::string& file) {
+  int ready[2], done[2];
+  if (pipe(ready) != 0 || pipe(done) != 0) return false;
+  pid_t child = fork();
+  if (child == 0) {
+    char c = join_cgroup_file(file) ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    (void)!read(done[0], &c, 1);
+    _exit(0);
+  }
+  char c = 0;
+  bool joined = read(ready[0], &c, 1) == 1 && c == 'y';
+  std::string procs = get(std::filesystem::path(file).parent_path().string() + "/cgroup.procs");
+  bool listed = false;
+  for (std::string_view line : hq::split(procs, '\n')) listed = listed || line == std::to_string(child);
+  (void)!write(done[1], "x", 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
+  return joined && listed;
+}
+}  // namespace
+
+TEST_CASE("cgroup v1: a forked child joins through tasks (0: itself, no threadgroup lock) and v2-style through cgroup.procs (its pid) - the real kernel") {
+  if (::geteuid() != 0) HQ_SKIP("needs root: makes a group in the host's v1 memory hierarchy");
+  std::string top = "/sys/fs/cgroup/memory";
+  if (!std::filesystem::exists(top + "/tasks") || std::filesystem::exists(top + "/cgroup.controllers"))
+    HQ_SKIP("no cgroup v1 memory hierarchy at " + top);
+  std::string group = top + "/hq_join_test_" + std::to_string(getpid());
+  REQUIRE(::mkdir(group.c_str(), 0755) == 0);
+  CHECK(child_joins(group + "/tasks"));
+  CHECK(child_joins(group + "/cgroup.procs"));
+  CHECK_FALSE(child_joins(group + "/missing/tasks"));
+  ::rmdir(group.c_str());
 }

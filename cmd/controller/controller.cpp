@@ -511,8 +511,24 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
       if (id > req.after_id() && !offer(state_.jobs.at(JobId{id}))) break;
     return;
   }
+  if (filter.states_given && !filter.all_states && !filter.states.count(JobState::kPending)) {
+    // -t without PENDING (R, CD, ...): the running and ended jobs' indexes, not the queue.
+    for (JobId id : ids_not_pending(filter, req.after_id()))
+      if (auto it = state_.jobs.find(id); it != state_.jobs.end() && !offer(it->second)) break;
+    return;
+  }
   for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
     if (!offer(it->second)) break;
+}
+
+std::vector<JobId> Controller::ids_not_pending(const JobFilter& filter, uint64_t after_id) const {
+  std::vector<JobId> ids(state_.running.upper_bound(JobId{after_id}), state_.running.end());
+  if (std::any_of(filter.states.begin(), filter.states.end(), [](JobState s) { return is_terminal(s); })) {
+    for (const auto& [end, id] : state_.finished)
+      if (id.value > after_id) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+  }
+  return ids;
 }
 
 void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const {

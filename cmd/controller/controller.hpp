@@ -26,6 +26,10 @@
 #include "cmd/keys.hpp"
 #include "store/event_log.hpp"
 
+namespace hq {
+struct JobFilter;  // core/job_filter.hpp
+}
+
 namespace hq::cmd {
 
 // An idempotency key is empty or 1-64 printable ASCII characters.
@@ -219,6 +223,9 @@ class Controller {
   template <typename Add>
   void for_listed_jobs(const pb::QueueRequest& req, const net::Identity& who, Add&& add,
                        std::vector<uint64_t>& unknown) const;
+  // The running and ended jobs after `after_id`, in id order (ended ones only when `filter`
+  // asks for an ended state): what -t without PENDING looks at.
+  std::vector<JobId> ids_not_pending(const JobFilter& filter, uint64_t after_id) const;
   // Allocations of srun/salloc being preempted: nothing on a node reports their end, so it
   // is recorded here once their grace is over (at once after a controller restart).
   void end_preempted_allocations();

@@ -1,9 +1,11 @@
 // squeue's filters applied in the controller give the rows a plain reference gives: a
-// randomised queue (pending, held, cancelled; several users, names, accounts), random
-// -t/-u/-n/-A/-j requests, and the reference reading the whole unfiltered listing.
+// randomised queue (pending, held, running, cancelled; several users, names, accounts),
+// random -t/-u/-n/-A/-j requests, and the reference reading the whole unfiltered listing.
+// (-t without PENDING walks the running and ended jobs' indexes instead of every job.)
 // The real Controller on an in-memory journal.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -70,15 +72,29 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
     REQUIRE(r.is_ok());
     ids.push_back(r->job_id());
   }
+  // Two agents: some jobs start (and some of those are cancelled while running).
+  std::vector<std::shared_ptr<test::RecordingPeer>> agents;
+  for (const char* node : {"n1", "n2"}) {
+    agents.push_back(std::make_shared<test::RecordingPeer>());
+    REQUIRE(h.ctl->agent_register(agents.back(), 1, test::registration(node)));
+  }
+  h.settle();
   std::vector<uint64_t> cancel;
   for (uint64_t id : ids)
     if (rng() % 4 == 0) cancel.push_back(id);
   REQUIRE(h.cancel(cancel, "k", net::Identity{}).is_ok());
+  h.settle();
 
   pb::QueueRequest everything;
   everything.set_include_finished(true);
   pb::QueueReply all = h.ctl->queue(everything, net::Identity{});
   REQUIRE(all.jobs_size() == static_cast<int>(ids.size()));
+  std::map<std::string, int> by_state;
+  for (const auto& j : all.jobs()) ++by_state[j.state()];
+  CAPTURE(by_state.size());
+  REQUIRE(by_state["RUNNING"] > 0);
+  REQUIRE(by_state["CANCELLED"] > 0);
+  REQUIRE(by_state["PENDING"] > 0);
   std::vector<std::string> users;
   for (const auto& j : all.jobs()) users.push_back(j.spec().user());
 

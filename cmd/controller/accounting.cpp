@@ -1,6 +1,7 @@
 // Shipping the journal's accounting outbox to the store (see accounting.hpp).
 #include "cmd/controller/accounting.hpp"
 
+#include <cstdint>
 #include <utility>
 
 #include "core/acct_policy.hpp"
@@ -103,14 +104,20 @@ void AccountingLink::ship_soon() {
 
 void AccountingLink::after_shipping(std::function<void()> fn) {
   if (!soon_ && !in_flight_) return worker_->run(std::move(fn));
-  after_shipping_.push_back(std::move(fn));
-  ship();  // now, not after the delay (a no-op while a shipment is under way)
+  // A shipment that reads the outbox from now on covers what it holds now: the next one
+  // to start (the one under way may have read it before these records came).
+  after_shipping_.push_back({reads_started_ + 1, std::move(fn)});
+  ship();  // now, not after the delay (while one is under way: once it is done)
 }
 
 void AccountingLink::ship_after(int64_t seq) {
+  reading_ = ++reads_started_;
   journal_.read_outbox(seq, kBatch, [this](Result<std::vector<store::OutboxRow>> rows) {
     if (!rows) return shipped(rows.status());
-    if (rows->empty()) return shipped(acked_);
+    if (rows->empty()) {
+      covered_ = reading_;
+      return shipped(acked_);
+    }
     std::vector<store::AcctJob> jobs;
     jobs.reserve(rows->size());
     for (const auto& row : *rows) {
@@ -123,6 +130,7 @@ void AccountingLink::ship_after(int64_t seq) {
       auto seq = db_->apply(source, jobs);
       post_([this, seq, full] {
         again_ = again_ || full;
+        if (!full) covered_ = reading_;  // a read that took all it found covers what was there
         shipped(seq);
       });
     });
@@ -136,19 +144,24 @@ void AccountingLink::shipped(Result<int64_t> seq) {
   failed_ = !seq;
   if (!seq) {
     log::warn("accounting: " + seq.status().message() + " (records stay in the journal's outbox; retrying)");
-    return run_waiting_queries();  // they answer with what the store has
+    return run_waiting_queries(UINT64_MAX);  // they answer with what the store has
   }
   // Also on the first answer: the outbox may still hold records the store applied just
   // before a restart.
   if (*seq > 0 && *seq > acked_) journal_.ack_outbox(*seq);
   bool first = acked_ < 0;
   acked_ = *seq;
-  if (first || again_) return ship();
-  run_waiting_queries();
+  run_waiting_queries(covered_);  // before the next shipment: a stream of records keeps them waiting no longer
+  if (first || again_) ship();
 }
 
-void AccountingLink::run_waiting_queries() {
-  for (auto& fn : std::exchange(after_shipping_, {})) worker_->run(std::move(fn));
+void AccountingLink::run_waiting_queries(uint64_t shipped_read) {
+  std::vector<std::pair<uint64_t, std::function<void()>>> later;
+  for (auto& [needs, fn] : after_shipping_) {
+    if (needs <= shipped_read) worker_->run(std::move(fn));
+    else later.emplace_back(needs, std::move(fn));
+  }
+  after_shipping_ = std::move(later);
 }
 
 void AccountingLink::query(store::AcctJobQuery q, std::function<void(Result<Records>)> done) {

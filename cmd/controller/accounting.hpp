@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/acct_model.hpp"
@@ -84,7 +85,8 @@ class AccountingLink {
   void shipped(Result<int64_t> seq);
   // Runs `fn` on the worker once nothing waits to be shipped (at once if nothing does).
   void after_shipping(std::function<void()> fn);
-  void run_waiting_queries();
+  // Runs the queries that waited for an outbox read numbered `shipped_read` or lower.
+  void run_waiting_queries(uint64_t shipped_read);
 
   store::EventLog& journal_;
   std::string cluster_;
@@ -92,7 +94,11 @@ class AccountingLink {
   std::unique_ptr<store::AccountingDb> db_;  // used on worker_ only
   std::unique_ptr<store::Worker> worker_;
   bool in_flight_ = false, again_ = false, failed_ = false, soon_ = false;
-  std::vector<std::function<void()>> after_shipping_;  // queries waiting for a shipment
+  // Queries waiting for a shipment, with the number of the outbox read that covers them.
+  std::vector<std::pair<uint64_t, std::function<void()>>> after_shipping_;
+  // Outbox reads begun; the one under way (or the last); the last that took all it found
+  // (not capped at kBatch), so covered everything there was when it began.
+  uint64_t reads_started_ = 0, reading_ = 0, covered_ = 0;
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
   AcctModel model_;
   store::AccountingDb::ModelRows rows_;  // model_ as stored

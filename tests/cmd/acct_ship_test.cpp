@@ -6,6 +6,7 @@
 #include "../temp_dir.hpp"
 #include "cmd/controller/accounting.hpp"
 #include "cmd/post_queue.hpp"
+#include "controller_harness.hpp"
 #include "store/journal.hpp"
 
 using namespace hq;
@@ -65,4 +66,36 @@ TEST_CASE("accounting shipper: records wait for the delay, a query ships them fi
   CHECK(loop.run_until([&] { return again; }, 30));
   link.stop();
   (*journal)->stop();
+}
+
+TEST_CASE("accounting shipper: a query waits for an outbox read that began after it, not the one under way") {
+  test::TempDir dir;
+  auto disk = std::make_shared<test::MemoryLog::Disk>();
+  test::MemoryLog journal(disk);  // one thread: what it does runs in the order it was asked
+  cmd::PostQueue loop;
+  auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
+  std::vector<std::function<void()>> delayed;
+  auto later = [&delayed](std::function<void()> fn) { delayed.push_back(std::move(fn)); };
+  journal.start(post);
+  AccountingLink link(journal, "t", post, later);
+  REQUIRE(link.open(dir.path() + "/acct.db"));
+  link.ship();
+  REQUIRE(loop.run_until([&] { return link.idle(); }, 30));
+
+  int durable = 0;
+  auto end_job = [&](uint64_t id) {
+    journal.append("job ended", {encode_acct_record(ended_job(id))}, [&](const Status&) { ++durable; });
+    link.ship_soon();
+  };
+  end_job(1);
+  REQUIRE(loop.run_until([&] { return durable == 1; }, 30));
+  for (auto& fn : std::exchange(delayed, {})) fn();  // job 1's shipment begins: its outbox read is asked for
+  end_job(2);                                         // job 2 ends after that
+  std::optional<size_t> seen;
+  store::AcctJobQuery q;
+  q.cluster = "t";
+  link.query(q, [&](Result<AccountingLink::Records> r) { seen = r ? r->jobs.size() : 0; });
+  REQUIRE(loop.run_until([&] { return seen.has_value(); }, 30));
+  CHECK(*seen == 2);  // the read under way had only job 1: the answer waited for the next
+  link.stop();
 }

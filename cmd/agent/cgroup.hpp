@@ -28,7 +28,7 @@ enum class CgroupMode { kNone, kV1, kV2 };
 
 // Moves the calling process, single-threaded (a child between fork and exec), into the
 // group of `file`, one of JobCgroup::procs_files: "0" into v1's `tasks` moves the calling
-// thread, which the kernel does (Linux 5.13 and later) without its threadgroup lock, and so
+// thread, which recent kernels do without their threadgroup lock (this VM's 6.18 does), and so
 // without the RCU grace period that taking it costs after an idle spell (5-12 ms on a v1
 // host: the largest part of a short job's start); its pid into v2's `cgroup.procs`. Only
 // syscalls: safe after fork in a threaded process. False when the write failed.

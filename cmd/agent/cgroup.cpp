@@ -267,10 +267,8 @@ std::vector<std::string> JobCgroup::procs_files() const {
 }
 
 bool join_cgroup_file(const std::string& file) {
-  static constexpr char kTasks[] = "/tasks";
-  bool thread_file = file.size() >= sizeof kTasks - 1 && file.compare(file.size() - (sizeof kTasks - 1), sizeof kTasks - 1, kTasks) == 0;
   char text[24] = "0";
-  int len = thread_file ? 1 : snprintf(text, sizeof text, "%d", static_cast<int>(getpid()));
+  int len = file.ends_with("/tasks") ? 1 : snprintf(text, sizeof text, "%d", static_cast<int>(getpid()));
   int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = write(fd, text, static_cast<size_t>(len)) == len;

@@ -26,6 +26,8 @@ namespace hq::cmd {
 
 enum class CgroupMode { kNone, kV1, kV2 };
 
+std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
+
 // Moves the calling process, single-threaded (a child between fork and exec), into the
 // group of `file`, one of JobCgroup::procs_files: "0" into v1's `tasks` moves the calling
 // thread, which recent kernels do without their threadgroup lock (this VM's 6.18 does), and so
@@ -33,7 +35,6 @@ enum class CgroupMode { kNone, kV1, kV2 };
 // host: the largest part of a short job's start); its pid into v2's `cgroup.procs`. Only
 // syscalls: safe after fork in a threaded process. False when the write failed.
 bool join_cgroup_file(const std::string& file);
-std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
 
 struct CgroupLimits {
   std::vector<int32_t> cpus;          // empty: no cpuset

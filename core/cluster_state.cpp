@@ -67,6 +67,33 @@ bool apply_suspended(ClusterState& s, const JobSuspended& e) {
   return true;
 }
 
+// The job whose submission had `key` (and `uid`'s if given), and its entry in submit_keys.
+template <typename State>  // ClusterState, const or not
+auto submission_entry(State& s, std::string_view key, std::optional<uint32_t> uid)
+    -> std::pair<const Job*, decltype(s.submit_keys.begin())> {
+  auto [it, end] = s.submit_keys.equal_range(submit_key_hash(key));
+  for (; it != end; ++it) {
+    auto job = s.jobs.find(it->second);
+    if (job != s.jobs.end() && job->second.submit_key == key && (!uid || job->second.spec.uid == *uid))
+      return {&job->second, it};
+  }
+  return {nullptr, s.submit_keys.end()};
+}
+
+// A later job with the same key takes the key over.
+void index_submit_key(ClusterState& s, const Job& job) {
+  if (job.submit_key.empty()) return;
+  auto [earlier, entry] = submission_entry(s, job.submit_key, std::nullopt);
+  if (earlier) s.submit_keys.erase(entry);
+  s.submit_keys.emplace(submit_key_hash(job.submit_key), job.id);
+}
+
+// A job that may run in one partition only keeps it in `partition` alone (for_each_partition),
+// not also in a list of one: 48 bytes less a job.
+void drop_single_partition(Job& job) {
+  if (job.partitions.size() == 1 && job.partitions.front() == job.partition) job.partitions.clear();
+}
+
 // Jobs come in id order (submissions, a snapshot's), so the end of the map and of the id
 // indexes is the hint for an insertion: a step instead of a search.
 bool apply_submitted(ClusterState& s, Job&& submitted) {
@@ -74,11 +101,12 @@ bool apply_submitted(ClusterState& s, Job&& submitted) {
   auto it = s.jobs.try_emplace(s.jobs.end(), submitted.id, std::move(submitted));
   if (s.jobs.size() == before) return false;
   Job& job = it->second;
+  drop_single_partition(job);
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
   if (job.original_sluid == 0) job.original_sluid = job.sluid;
-  if (!job.submit_key.empty()) s.submit_keys[job.submit_key] = job.id;
+  index_submit_key(s, job);
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
   if (job.state == JobState::kPending) s.pending.insert(s.pending.end(), job.id);
   if (is_terminal(job.state)) s.finished.insert({job.end_time, job.id});  // snapshot restore
@@ -155,8 +183,11 @@ bool apply_updated(ClusterState& s, const JobUpdated& e) {
   job.spec.groups = std::move(groups);
   job.spec.user = std::move(user);
   if (job.state == JobState::kPending) {
-    if (!to.partitions.empty()) job.partitions = to.partitions;
-    if (!to.partition.empty()) job.partition = to.partition;
+    if (!to.partition.empty()) {
+      job.partitions = to.partitions;
+      job.partition = to.partition;
+      drop_single_partition(job);
+    }
     job.eligible_time = to.eligible_time;
     job.dep_state = to.dep_state;
   }
@@ -562,7 +593,14 @@ bool apply(ClusterState& state, Event&& event) {
 namespace {
 // Erases a job from the map and the indexes every job is in (not the state ones).
 void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
-  if (!it->second.submit_key.empty()) state.submit_keys.erase(it->second.submit_key);
+  if (!it->second.submit_key.empty()) {
+    auto [first, end] = state.submit_keys.equal_range(submit_key_hash(it->second.submit_key));
+    for (auto entry = first; entry != end; ++entry)
+      if (entry->second == it->first) {
+        state.submit_keys.erase(entry);
+        break;
+      }
+  }
   state.jobs.erase(it);
 }
 }  // namespace
@@ -601,11 +639,10 @@ const Job* find_job(const ClusterState& s, JobId id) {
   return it == s.jobs.end() ? nullptr : &it->second;
 }
 
+size_t submit_key_hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+
 const Job* find_submission(const ClusterState& s, const std::string& key, uint32_t uid) {
-  auto it = s.submit_keys.find(key);
-  if (it == s.submit_keys.end()) return nullptr;
-  const Job* job = find_job(s, it->second);
-  return job && job->spec.uid == uid ? job : nullptr;
+  return submission_entry(s, key, uid).first;
 }
 
 }  // namespace hq

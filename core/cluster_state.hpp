@@ -132,8 +132,9 @@ struct ClusterState {
   std::map<std::string, DrainMark> drained;      // node -> its drain (kept for nodes not here yet)
   std::map<std::string, AdvanceReservation> reservations;  // by name
   uint64_t next_resv_id = 1;                     // the next reservation's ResvId (names made up from it)
-  // Idempotency keys of submissions -> their job, while the job is held (journaled with it).
-  std::unordered_map<std::string, JobId> submit_keys;
+  // Idempotency keys of submissions -> their job, while the job is held (journaled with it):
+  // by the key's hash (submit_key_hash), the key itself being the job's own (Job::submit_key).
+  std::unordered_multimap<size_t, JobId> submit_keys;
   // Jobs with the same script or environment (array tasks, resubmissions) share one copy.
   SharedPool<std::string> scripts;
   SharedPool<std::vector<std::string>> environments;
@@ -172,6 +173,7 @@ void forget_finished(ClusterState& state, JobId id);
 
 const Job* find_job(const ClusterState& s, JobId id);
 // The job a submission with idempotency key `key` by `uid` made, if it is still held.
+size_t submit_key_hash(std::string_view key);
 const Job* find_submission(const ClusterState& s, const std::string& key, uint32_t uid);
 
 // Calls fn(job) for each task of array `array_id`: tasks have consecutive ids from it.

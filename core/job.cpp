@@ -102,7 +102,7 @@ Status validate_spec(const JobSpec& s) {
   if (s.begin_time < 0) return invalid("bad begin time");
   if (!in(s.signal, 0, 64) || !in(s.signal_time, 0, 65535)) return invalid("--signal must be a signal 1-64 and 0-65535 seconds");
   if (!in(s.requeue, -1, 1)) return invalid("bad requeue flag");
-  for (const std::string* f : {&s.constraint, &s.nodelist, &s.exclude, &s.dependency, &s.array, &s.partition, &s.account})
+  for (const Text* f : {&s.constraint, &s.nodelist, &s.exclude, &s.dependency, &s.array, &s.partition, &s.account})
     if (f->size() > 65536) return invalid("an option value is longer than 64 KiB");
   const JobExtras& e = *s.extra;
   for (const std::string* f : {&e.comment, &e.qos, &e.wckey, &e.reservation, &e.mail_type, &e.mail_user, &e.input})

@@ -10,6 +10,7 @@
 #include "core/job_reason.hpp"
 #include "core/shared.hpp"
 #include "core/status.hpp"
+#include "core/text.hpp"
 #include "core/time.hpp"
 
 namespace hq {
@@ -55,29 +56,29 @@ struct JobExtras {
 };
 
 struct JobSpec {
-  std::string name = "sbatch";
+  Text name = "sbatch";
   Shared<std::string> script;          // full text of the batch script (shared by copies)
   std::vector<std::string> argv;       // script arguments
-  std::string workdir;
-  std::string output, error;           // patterns; empty = default
-  std::string partition;               // "a,b" list as given; empty = default partition
-  std::string account;
-  std::string constraint;              // -C expression (core/constraint.hpp)
-  std::string nodelist, exclude;       // -w / -x hostlists as given
+  Text workdir;
+  Text output, error;           // patterns; empty = default
+  Text partition;               // "a,b" list as given; empty = default partition
+  Text account;
+  Text constraint;              // -C expression (core/constraint.hpp)
+  Text nodelist, exclude;       // -w / -x hostlists as given
   bool exclusive = false;
   int32_t nice = 0;
   Time begin_time = 0;                 // --begin; 0 = now
-  std::string dependency;              // -d as given (core/dependency.hpp)
+  Text dependency;              // -d as given (core/dependency.hpp)
   bool kill_on_invalid_dep = false;
-  std::string array;                   // --array as given; expanded into tasks at submit
+  Text array;                   // --array as given; expanded into tasks at submit
   int32_t signal = 0;                  // --signal number (0 = none)
   Duration signal_time = 60;           // seconds before the end
   bool signal_batch_only = false;      // B: only the batch shell
   int32_t requeue = -1;                // --requeue 1, --no-requeue 0, unset -1 (batch default: yes)
-  std::string user;
+  Text user;
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> groups;
-  std::string submit_host;
+  Text submit_host;
   int32_t nodes_min = 1, nodes_max = 0;  // nodes_max 0: same as min
   bool nodes_set = false;
   int32_t ntasks = 1;
@@ -91,12 +92,12 @@ struct JobSpec {
   int32_t gpus = 0;                    // --gpus: in all, over the job's nodes
   int32_t gpus_per_node = 0;           // --gpus-per-node, --gres=gpu[:type]:N
   int32_t gpus_per_task = 0;           // --gpus-per-task
-  std::string gpu_type;
+  Text gpu_type;
   int32_t cpus_per_gpu = 0;            // --cpus-per-gpu; 0 = not set
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
   bool mem_all = false;                // --mem=0: all of each node's memory, none of it in use by others
   bool nomultithread = false;          // --hint=nomultithread: a whole core for each CPU asked for, one thread used
-  std::string cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
+  Text cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
   bool hold = false;
@@ -127,10 +128,10 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
   JobReason reason = JobReason::kNone; // Slurm pending reason, or why it ended
-  std::string state_desc;              // Slurm's StateDesc: the end's cause in words (a launch failure's)
+  Text state_desc;              // Slurm's StateDesc: the end's cause in words (a launch failure's)
   int64_t priority = 0;                // derived by the scheduler each pass (not journaled)
   std::vector<std::string> partitions; // resolved candidates, in the order given
-  std::string partition;               // where it runs (or ran); the first candidate while pending
+  Text partition;               // where it runs (or ran); the first candidate while pending
   Duration time_limit = kUnlimited;    // resolved limit (seconds) or kUnlimited
   Time submit_time = 0, start_time = 0, end_time = 0;
   std::vector<NodeAlloc> alloc;        // empty while pending
@@ -148,15 +149,15 @@ struct Job {
   uint64_t sluid = 0, original_sluid = 0;  // core/sluid: this run's (new at each requeue), the first
   // The client's idempotency key of the submission that made the job (an array's first
   // task); a retry with the same key gets this job back instead of a new one.
-  std::string submit_key;
-  std::string cancel_key;              // the idempotency key of the request that cancelled it
+  Text submit_key;
+  Text cancel_key;              // the idempotency key of the request that cancelled it
   int64_t cancel_uid = -1;             // who cancelled it (sacct's "CANCELLED by UID"); -1 nobody
   // What the job used, as its node measured at the end (cgroup, else wait4); -1 unknown.
   int64_t peak_mem_bytes = -1;
   int64_t cpu_time_usec = -1;
   // Derived by the scheduler (not journaled).
   Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
-  std::string sched_nodes;             // nodes backfill plans to use
+  Text sched_nodes;             // nodes backfill plans to use
   bool preempting = false;             // being stopped for a higher tier (grace running)
   // scontrol suspend/resume: a suspended job keeps its nodes, memory and GPUs, not its
   // CPUs, and time suspended does not count against its limit. State stays kRunning.

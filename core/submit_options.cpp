@@ -128,7 +128,8 @@ Status set_gres(SubmitRequest& r, std::string_view v) {
   return Status::ok();
 }
 
-Status set_string(std::string& field, std::string_view v, std::string_view what) {
+template <typename Field>  // std::string or Text
+Status set_string(Field& field, std::string_view v, std::string_view what) {
   if (v.empty()) return invalid("empty " + std::string(what));
   field = v;
   return Status::ok();

@@ -1,6 +1,7 @@
 #include "net/brief_wire.hpp"
 
 #include "core/job_reason.hpp"
+#include "net/frame.hpp"
 
 namespace hq::net {
 namespace {
@@ -135,6 +136,17 @@ std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size) {
   put_tag(13, kLen, out);  // Envelope.queue_reply
   put_varint(reply_size, out);
   return out;
+}
+
+size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf) {
+  size_t body = buf.size() - kQueueReplyHeadRoom;
+  std::string head;
+  std::string envelope = queue_reply_envelope_head(seq, body);
+  append_frame_header(head, static_cast<uint32_t>(envelope.size() + body));
+  head += envelope;
+  size_t from = kQueueReplyHeadRoom - head.size();
+  buf.replace(from, head.size(), head);
+  return from;
 }
 
 std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply) {

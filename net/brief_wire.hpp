@@ -22,8 +22,15 @@ void append_brief_job(const Job& j, std::string& out);
 // Appends QueueReply's other fields: `now`, `more` and the ids named that exist nowhere.
 void append_queue_reply_tail(int64_t now, bool more, const std::vector<uint64_t>& unknown_ids, std::string& out);
 // The start of a serialized Envelope {seq, queue_reply} whose QueueReply, `reply_size`
-// bytes, follows it: sent as header then reply, the reply is not copied into one string.
+// bytes, follows it.
 std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size);
+// Room to leave at the start of a buffer for a QueueReply's frame: the frame's length and
+// the Envelope's head (at most 4 + 11 + 1 + 10 bytes).
+constexpr size_t kQueueReplyHeadRoom = 32;
+// `buf` holds kQueueReplyHeadRoom bytes of room, then a serialized QueueReply: writes the
+// frame's length and the Envelope's head into the end of that room, and returns where the
+// frame starts (Connection::send_frame), so that a long reply is never copied.
+size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf);
 // The whole Envelope in one string (head and reply).
 std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply);
 

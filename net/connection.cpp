@@ -49,11 +49,14 @@ void Connection::send(const pb::Envelope& msg) {
   start_writing();
 }
 
-void Connection::send_encoded(std::string_view head, std::string_view body) {
-  if (!open_) return;
-  append_frame_header(out_, static_cast<uint32_t>(head.size() + body.size()));
-  out_.append(head);
-  out_.append(body);
+void Connection::send_frame(std::string&& buf, size_t from) {
+  if (!open_ || from > buf.size()) return;
+  if (out_.empty()) {
+    out_ = std::move(buf);
+    out_.erase(0, from);
+  } else {
+    out_.append(std::string_view(buf).substr(from));
+  }
   start_writing();
 }
 

@@ -29,9 +29,9 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Result<pb::Envelope>> recv();
   // Queues a message; queued frames are flushed together by one writer coroutine.
   void send(const pb::Envelope& msg) override;
-  // Queues an Envelope already serialized (a listing written straight to the wire), given
-  // as its parts in order (a head and a long body), copied once into the output buffer.
-  void send_encoded(std::string_view head, std::string_view body = {});
+  // Queues a whole frame already serialized (a listing written straight to the wire): the
+  // bytes of `buf` from `from` on. An idle connection takes the buffer itself, not a copy.
+  void send_frame(std::string&& buf, size_t from);
   void close(const std::string& reason) override;
   bool is_open() const override { return open_; }
   const std::string& peer() const override { return peer_; }

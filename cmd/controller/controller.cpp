@@ -22,6 +22,7 @@ namespace {
 // A queue reply stops past this many bytes of jobs (frames are at most 16 MiB; one job
 // over it still goes alone): 100,000 jobs come in pages of about 15,000.
 constexpr size_t kQueuePageBytes = 4 << 20;
+constexpr size_t kBriefBytesPerJob = 128;  // more than a pending job's brief record takes
 
 // The job a JobEnded or JobRequeued is about; none for any other event.
 JobId ending_or_requeued(const Event& event) {
@@ -561,14 +562,19 @@ void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb
   for (uint64_t id : unknown) out.add_unknown_ids(id);
 }
 
-std::string Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who) const {
-  std::string out;
+void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const {
+  // Room for every job at once: a long listing's buffer is then one allocation, which
+  // glibc maps on its own and unmaps when the reply has gone (see keep_large_buffers_out_
+  // of_the_heap in server.cpp), instead of a trail of doubled buffers left in the heap.
+  // Pages never written are never touched.
+  out.reserve(out.size() + std::min(kQueuePageBytes, state_.jobs.size() * kBriefBytesPerJob));
+  size_t start = out.size();
   bool more = false;
   std::vector<uint64_t> unknown;
   for_listed_jobs(req, who, [&](const Job& job, bool) {
     size_t before = out.size();
     net::append_brief_job_entry(job, out);
-    if (before > 0 && out.size() > kQueuePageBytes) {  // the rest on the next page
+    if (before > start && out.size() - start > kQueuePageBytes) {  // the rest on the next page
       out.resize(before);
       more = true;
       return false;
@@ -576,7 +582,6 @@ std::string Controller::queue_brief_wire(const pb::QueueRequest& req, const net:
     return true;
   }, unknown);
   net::append_queue_reply_tail(now(), more, unknown, out);
-  return out;
 }
 
 pb::NodesReply Controller::nodes() const {

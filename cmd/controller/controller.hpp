@@ -66,8 +66,9 @@ class Controller {
   void queue(const pb::QueueRequest& req, const net::Identity& who, pb::QueueReply& out) const;
   // A brief listing without priority factors (squeue's default): the serialized QueueReply,
   // written straight from the jobs (net/brief_wire), the same records as queue() gives
-  // (a page of more than 4 MiB may break at another job: each entry's tag counts here).
-  std::string queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who) const;
+  // (a page of more than 4 MiB may break at another job: each entry's tag counts here),
+  // appended to `out`.
+  void queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const;
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
   // (granted false), and once it has started (granted true) or was revoked (an error

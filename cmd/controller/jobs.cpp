@@ -229,7 +229,7 @@ pb::SubmitReply Controller::test_only(const Job& job) const {
     out.set_start_time(p.expected_start);
     const Reservation* r = p.reservation >= 0 ? &plan.reservations[static_cast<size_t>(p.reservation)] : nullptr;
     out.set_nodes(r ? alloc_hostlist(r->alloc) : "");
-    out.set_partition(r ? r->partition : job.partition);
+    out.set_partition(r ? r->partition : job.partition.str());
   }
   return out;
 }

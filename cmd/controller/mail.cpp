@@ -64,7 +64,7 @@ std::vector<Controller::Mail> Controller::mails_after(const Event& event) const 
   if (!job || job->spec.extra->mail_type.empty()) return {};
   std::vector<const Job*> tasks = job->array_job_id ? array_tasks(state_, job->array_job_id) : std::vector<const Job*>{};
   auto events = started ? mails_for_start(*job, tasks) : mails_for_end(*job, tasks, requeued);
-  std::string to = job->spec.extra->mail_user.empty() ? job->spec.user : job->spec.extra->mail_user;
+  std::string to = job->spec.extra->mail_user.empty() ? job->spec.user.str() : job->spec.extra->mail_user;
   std::vector<Mail> out;
   for (MailEvent e : events) out.push_back({to, mail_subject(*job, tasks, e)});
   return out;

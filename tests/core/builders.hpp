@@ -48,6 +48,7 @@ class JobBuilder {
     job_.array_job_id = array_id; job_.array_task_id = task; job_.array_throttle = throttle; return *this;
   }
   JobBuilder& name(std::string n, uint32_t uid = 1000) { job_.spec.name = std::move(n); job_.spec.uid = uid; return *this; }
+  JobBuilder& submit_key(std::string key) { job_.submit_key = std::move(key); return *this; }
   Job build() const { return job_; }
   operator Event() const { return JobSubmitted{job_}; }
 

@@ -337,3 +337,46 @@ TEST_CASE("apply: a release keeps a start time set while held - the job is eligi
   CHECK(find_job(s, JobId{1})->eligible_time == 3600);
   CHECK(find_job(s, JobId{2})->eligible_time == 100);
 }
+
+TEST_CASE("submission keys: found for their user, taken over by a later job, gone with a purged job, over many keys") {
+  auto s = cluster("n1", 4);
+  for (uint64_t id = 1; id <= 300; ++id)
+    CHECK(apply(s, JobBuilder(id).name("j", static_cast<uint32_t>(1000 + id % 3)).submit_key("key-" + std::to_string(id))));
+  for (uint64_t id = 1; id <= 300; ++id) {
+    const Job* found = find_submission(s, "key-" + std::to_string(id), static_cast<uint32_t>(1000 + id % 3));
+    REQUIRE(found);
+    CHECK(found->id == JobId{id});
+    CHECK(!find_submission(s, "key-" + std::to_string(id), static_cast<uint32_t>(1000 + (id + 1) % 3)));  // another user
+  }
+  CHECK(!find_submission(s, "key-301", 1000));
+  CHECK(!find_submission(s, "", 1000));
+  CHECK(apply(s, JobBuilder(301).name("j", 1001).submit_key("key-1")));  // the same key again: the later job has it
+  CHECK(find_submission(s, "key-1", 1001)->id == JobId{301});
+  CHECK(s.submit_keys.size() == 300);
+  apply(s, JobEnded{JobId{301}, 10, JobState::kCancelled, 0, 0});
+  apply(s, JobEnded{JobId{2}, 10, JobState::kCancelled, 0, 0});
+  CHECK(purge_finished(s, 11) == 2);
+  CHECK(!find_submission(s, "key-1", 1001));
+  CHECK(!find_submission(s, "key-2", 1002));
+  CHECK(find_submission(s, "key-3", 1000)->id == JobId{3});
+  CHECK(s.submit_keys.size() == 298);
+}
+
+TEST_CASE("a job with one partition keeps it as its partition alone, and an update to one partition drops the list") {
+  auto s = cluster("n1", 4);
+  CHECK(apply(s, JobBuilder(1).partitions({"p"})));
+  CHECK(find_job(s, JobId{1})->partitions.empty());
+  CHECK(find_job(s, JobId{1})->partition == "p");
+  CHECK(apply(s, JobBuilder(2).partitions({"p", "q"})));
+  CHECK(find_job(s, JobId{2})->partitions == std::vector<std::string>{"p", "q"});
+  Job to = *find_job(s, JobId{2});
+  to.partitions = {"q"};
+  to.partition = "q";
+  CHECK(apply(s, JobUpdated{JobId{2}, 5, to}));
+  const Job* updated = find_job(s, JobId{2});
+  CHECK(updated->partitions.empty());
+  CHECK(updated->partition == "q");
+  std::vector<std::string> seen;
+  for_each_partition(*updated, [&](const std::string& p) { seen.push_back(p); });
+  CHECK(seen == std::vector<std::string>{"q"});
+}

@@ -10,6 +10,7 @@
 #include "hq.pb.h"
 #include "net/brief_wire.hpp"
 #include "net/convert.hpp"
+#include "net/frame.hpp"
 
 using namespace hq;
 
@@ -109,4 +110,22 @@ TEST_CASE("brief wire: a QueueReply and its Envelope made of entries parse back 
   REQUIRE(empty.ParseFromString(net::envelope_with_queue_reply(0, "")));
   CHECK(empty.has_queue_reply());
   CHECK(empty.queue_reply().jobs_size() == 0);
+}
+
+TEST_CASE("brief wire: a reply framed in place is the frame of the same Envelope, for bodies of every size class") {
+  std::mt19937_64 rng(11);
+  for (size_t jobs : {0, 1, 3, 200, 3000}) {  // lengths whose varints take 1, 2 and 3 bytes
+    for (uint64_t seq : {0ull, 1ull, 300ull, 1ull << 62}) {
+      std::string body;
+      for (size_t i = 0; i < jobs; ++i) net::append_brief_job_entry(random_job(rng), body);
+      net::append_queue_reply_tail(1795858035, false, {}, body);
+      std::string buf(net::kQueueReplyHeadRoom, '\x5a');
+      buf += body;
+      size_t from = net::frame_queue_reply_in_place(seq, buf);
+      std::string expected;
+      net::append_frame(expected, net::envelope_with_queue_reply(seq, body));
+      CHECK(buf.substr(from) == expected);
+      CHECK(buf.find_first_not_of('\x5a') == from);  // only the room's end was written
+    }
+  }
 }

@@ -58,7 +58,15 @@ std::string fingerprint(const ClusterState& s) {
         << j.suspended_secs << " k" << j.submit_key << "/" << j.cancel_key << " a" << j.alloc.size() << " e" << j.exit_code;
   out << "|keys";
   std::map<std::string, uint64_t> keys;
-  for (const auto& [k, id] : s.submit_keys) keys[k] = id.value;
+  for (const auto& [hash, id] : s.submit_keys) {
+    const Job* job = find_job(s, id);
+    if (!job) {
+      keys["(a key of no job)"] = id.value;
+      continue;
+    }
+    if (hash != submit_key_hash(job->submit_key)) keys["(a key not its job's)"] = id.value;
+    else keys[job->submit_key] = id.value;
+  }
   for (const auto& [k, id] : keys) out << " " << k << "=" << id;
   return out.str();
 }

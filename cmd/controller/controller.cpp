@@ -563,10 +563,9 @@ void Controller::queue(const pb::QueueRequest& req, const net::Identity& who, pb
 }
 
 void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const {
-  // Room for every job at once: a long listing's buffer is then one allocation, which
-  // glibc maps on its own and unmaps when the reply has gone (see keep_large_buffers_out_
-  // of_the_heap in server.cpp), instead of a trail of doubled buffers left in the heap.
-  // Pages never written are never touched.
+  // Room for every job at once: a long listing's buffer is one allocation, which the
+  // next listing reuses (keep_freed_memory), instead of a trail of buffers doubled in turn
+  // that the heap keeps. Pages never written are never touched.
   out.reserve(out.size() + std::min(kQueuePageBytes, state_.jobs.size() * kBriefBytesPerJob));
   size_t start = out.size();
   bool more = false;

@@ -3,7 +3,6 @@
 // (decode, call Controller, reply); and the local client socket, where clients on this
 // host are who the kernel says (no TLS, no token). One io_context thread owns everything.
 // `hq controller --check-state` verifies a state directory offline instead (recovery.hpp).
-#include <malloc.h>
 #include <CLI/CLI.hpp>
 #include "cmd/cli_parse.hpp"
 #include <asio/co_spawn.hpp>
@@ -499,15 +498,6 @@ int check_state(const std::string& config_path, std::string state_dir) {
   return 0;
 }
 
-// A long listing's reply (several hundred KB for 5,000 jobs) is one large buffer. glibc
-// serves one that large from its own mapping, unmapped when freed, but after the first such
-// free it raises that threshold to the freed size, so that every later listing's buffer
-// comes from the heap, whose top then stays in the controller's memory. A threshold set
-// here stays where it is (glibc's initial one, 128 KiB).
-void keep_large_buffers_out_of_the_heap() {
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-}
-
 }  // namespace
 
 int run_controller(const Args& args) {
@@ -546,7 +536,6 @@ int run_controller(const Args& args) {
     std::cerr << "hq controller: " << config.status().message() << "\n";
     return 1;
   }
-  keep_large_buffers_out_of_the_heap();
   return serve(*config, config_path, log_file, plaintext);
 }
 

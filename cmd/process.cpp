@@ -88,6 +88,21 @@ void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes);   // the heap's free top is kept up to this
 }
 
+void prefer_huge_heap_pages(size_t bytes) {
+  constexpr uintptr_t kHuge = 2 << 20;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: a listing's buffers from the heap too
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * bytes));  // the grown top stays
+  std::vector<void*> blocks;  // the heap grows by `bytes` now, in blocks below the threshold
+  for (size_t grown = 0; grown < bytes; grown += kPrefaultBlock)
+    if (void* block = malloc(kPrefaultBlock)) blocks.push_back(block);
+  if (blocks.empty()) return;
+  auto* top = static_cast<char*>(sbrk(0));
+  uintptr_t from = (reinterpret_cast<uintptr_t>(blocks.front()) + kHuge - 1) / kHuge * kHuge;
+  uintptr_t to = reinterpret_cast<uintptr_t>(top) / kHuge * kHuge;
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  for (void* block : blocks) free(block);  // back to the heap's top: one free block, of huge pages to be
+}
+
 HeapPrefault::HeapPrefault(size_t bytes) {
   bytes = std::min(bytes, kMostPrefault);
   keep_freed_memory();

@@ -33,6 +33,12 @@ class HeapPrefault {
   HeapPrefault(const HeapPrefault&) = delete;
   HeapPrefault& operator=(const HeapPrefault&) = delete;
 };
+// For a client about to build a long listing in its heap (thousands of records, a few
+// MiB): the heap grows by `bytes` at once, large blocks come from it too, and the kernel
+// is asked to back it with 2 MiB pages where it can (transparent huge pages, "madvise"
+// mode). One page fault per 2 MiB touched instead of one per 4 KiB: 1,750 faults of a
+// 5,000-job squeue were a quarter of its time. Pages never touched are never backed.
+void prefer_huge_heap_pages(size_t bytes);
 // The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
 // may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.
 std::vector<std::string> proc_stat(pid_t pid);

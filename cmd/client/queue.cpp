@@ -16,6 +16,7 @@
 #include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/process.hpp"
 #include "cmd/users.hpp"
 #include "core/job.hpp"
 #include "core/hostlist.hpp"
@@ -314,11 +315,20 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   }
 }
 
+namespace {
+// A listing that names no jobs, states, users, ... may hold every job in the queue.
+bool may_list_every_job(const pb::QueueRequest& q) {
+  return q.job_ids_size() == 0 && q.states_size() == 0 && q.users_size() == 0 && q.names_size() == 0 &&
+         q.partitions_size() == 0 && q.accounts_size() == 0 && q.nodes_size() == 0;
+}
+}  // namespace
+
 int run_queue(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
   std::unique_ptr<pb::QueueReply> listed;
   int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
     if (!client) {
+      if (may_list_every_job(q)) prefer_huge_heap_pages(64 << 20);
       auto c = connect_client();
       if (!c) return c.status();
       client = std::move(c.value());

@@ -1,0 +1,82 @@
+// prefer_huge_heap_pages (cmd/process): the heap grows at once, is marked for huge pages
+// (VmFlags "hg" in smaps), and a listing's large buffer then comes from that heap, not from
+// a mapping of its own. Run in a forked child: it changes malloc's settings for good.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../skip.hpp"
+#include "cmd/process.hpp"
+
+namespace {
+
+struct HeapArea {
+  uintptr_t begin = 0, end = 0;
+  bool huge = false;  // VmFlags has "hg"
+};
+
+// The [heap] areas of this process (madvise may split it in two): the span, and whether
+// any part is marked for huge pages.
+HeapArea heap_area() {
+  std::ifstream smaps("/proc/self/smaps");
+  HeapArea out;
+  std::string line;
+  bool in_heap = false;
+  while (std::getline(smaps, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    fields >> first;
+    if (first.find('-') != std::string::npos && first.back() != ':') {  // a mapping's first line
+      in_heap = line.find("[heap]") != std::string::npos;
+      if (in_heap) {
+        uintptr_t b = std::stoull(first.substr(0, first.find('-')), nullptr, 16);
+        uintptr_t e = std::stoull(first.substr(first.find('-') + 1), nullptr, 16);
+        if (out.begin == 0 || b < out.begin) out.begin = b;
+        if (e > out.end) out.end = e;
+      }
+    } else if (in_heap && first == "VmFlags:") {
+      out.huge = out.huge || line.find(" hg") != std::string::npos;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pages, and large buffers come from it") {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(thp, modes);
+  if (modes.find("[never]") != std::string::npos || modes.empty())
+    HQ_SKIP("transparent huge pages are off here (" + modes + ")");
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    HeapArea before = heap_area();
+    hq::cmd::prefer_huge_heap_pages(32 << 20);
+    HeapArea after = heap_area();
+    int bad = 0;
+    if (after.end - after.begin < (before.end - before.begin) + (30 << 20)) bad |= 1;  // grew by about 32 MiB
+    if (!after.huge) bad |= 2;
+    void* buffer = std::malloc(8 << 20);  // a long listing's buffer
+    auto at = reinterpret_cast<uintptr_t>(buffer);
+    if (!(at >= after.begin && at < after.end)) bad |= 4;
+    std::memset(buffer, 1, 8 << 20);
+    _exit(bad);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  int bad = WEXITSTATUS(status);
+  CHECK_MESSAGE((bad & 1) == 0, "the heap did not grow at once");
+  CHECK_MESSAGE((bad & 2) == 0, "the heap is not marked for huge pages");
+  CHECK_MESSAGE((bad & 4) == 0, "an 8 MiB buffer did not come from the heap");
+}

@@ -205,6 +205,7 @@ void Controller::when_durable(std::function<void(const Status&)> fn) {
 // While the event is being made durable the pass waits for it: the answers that wait on
 // that commit go out first (a pass cannot start a job that is not durable anyway).
 void Controller::request_schedule() {
+  ++schedule_requests_;
   pacing_.on_event();
   if (durable_ == appended_) return arm_schedule();
   if (schedule_after_commit_) return;

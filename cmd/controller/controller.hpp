@@ -157,6 +157,8 @@ class Controller {
   void report(const pb::ReportRequest& req, std::function<void(Result<pb::ReportReply>)> reply);
   // scontrol show assoc_mgr: users, associations and QOS with what is used against their limits.
   pb::AssocMgrReply assoc_mgr(const pb::AssocMgrRequest& req) const;
+  // How many times an event asked for a scheduling pass (since the start).
+  uint64_t schedule_requests() const { return schedule_requests_; }
 
  private:
   struct JobStepViews {
@@ -327,6 +329,7 @@ class Controller {
   bool schedule_after_commit_ = false;  // a pass is wanted once the journal has caught up
   PassPacing pacing_;
   int64_t events_since_snapshot_ = 0;
+  uint64_t schedule_requests_ = 0;
   uint64_t appended_ = 0, durable_ = 0;  // events handed to the journal, and those durable
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> after_durable_;
   Time started_at_ = 0;

@@ -190,9 +190,11 @@ void Controller::submit_job(const pb::SubmitRequest& req, const net::Identity& w
   pb::SubmitReply out;
   out.set_job_id(tasks.front().id.value);
   if (!tasks.front().spec.array.empty()) out.set_array_tasks(static_cast<int32_t>(tasks.size()));
+  // Held jobs (sbatch -H) are not in a pass's queue: a pass would find nothing new to do.
+  bool schedulable = std::any_of(tasks.begin(), tasks.end(), [](const Job& t) { return in_queue(t); });
   for (size_t i = 0; i + 1 < tasks.size(); ++i) record(JobSubmitted{std::move(tasks[i])});
   record(JobSubmitted{std::move(tasks.back())}, [reply = std::move(reply), out](const Status&) { reply(out); });
-  request_schedule();
+  if (schedulable) request_schedule();
 }
 
 Status check_request_key(const std::string& key) {

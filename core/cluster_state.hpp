@@ -172,8 +172,9 @@ size_t purge_finished(ClusterState& state, Time cutoff);
 void forget_finished(ClusterState& state, JobId id);
 
 const Job* find_job(const ClusterState& s, JobId id);
-// The job a submission with idempotency key `key` by `uid` made, if it is still held.
+// The hash submit_keys files an idempotency key under.
 size_t submit_key_hash(std::string_view key);
+// The job a submission with idempotency key `key` by `uid` made, if it is still held.
 const Job* find_submission(const ClusterState& s, const std::string& key, uint32_t uid);
 
 // Calls fn(job) for each task of array `array_id`: tasks have consecutive ids from it.

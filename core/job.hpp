@@ -60,17 +60,17 @@ struct JobSpec {
   Shared<std::string> script;          // full text of the batch script (shared by copies)
   std::vector<std::string> argv;       // script arguments
   Text workdir;
-  Text output, error;           // patterns; empty = default
-  Text partition;               // "a,b" list as given; empty = default partition
+  Text output, error;                  // patterns; empty = default
+  Text partition;                      // "a,b" list as given; empty = default partition
   Text account;
-  Text constraint;              // -C expression (core/constraint.hpp)
-  Text nodelist, exclude;       // -w / -x hostlists as given
+  Text constraint;                     // -C expression (core/constraint.hpp)
+  Text nodelist, exclude;              // -w / -x hostlists as given
   bool exclusive = false;
   int32_t nice = 0;
   Time begin_time = 0;                 // --begin; 0 = now
-  Text dependency;              // -d as given (core/dependency.hpp)
+  Text dependency;                     // -d as given (core/dependency.hpp)
   bool kill_on_invalid_dep = false;
-  Text array;                   // --array as given; expanded into tasks at submit
+  Text array;                          // --array as given; expanded into tasks at submit
   int32_t signal = 0;                  // --signal number (0 = none)
   Duration signal_time = 60;           // seconds before the end
   bool signal_batch_only = false;      // B: only the batch shell
@@ -97,7 +97,7 @@ struct JobSpec {
   int64_t mem_per_gpu_mib = 0;         // --mem-per-gpu; 0 = not set
   bool mem_all = false;                // --mem=0: all of each node's memory, none of it in use by others
   bool nomultithread = false;          // --hint=nomultithread: a whole core for each CPU asked for, one thread used
-  Text cpu_bind;                // --cpu-bind as given (core/cpu_bind.hpp)
+  Text cpu_bind;                       // --cpu-bind as given (core/cpu_bind.hpp)
   Duration time_limit = kTimeUnset;
   Shared<std::vector<std::string>> env;  // KEY=VALUE passed to the job (after --export)
   bool hold = false;
@@ -128,10 +128,10 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
   JobReason reason = JobReason::kNone; // Slurm pending reason, or why it ended
-  Text state_desc;              // Slurm's StateDesc: the end's cause in words (a launch failure's)
+  Text state_desc;                     // Slurm's StateDesc: the end's cause in words (a launch failure's)
   int64_t priority = 0;                // derived by the scheduler each pass (not journaled)
   std::vector<std::string> partitions; // resolved candidates, in the order given
-  Text partition;               // where it runs (or ran); the first candidate while pending
+  Text partition;                      // where it runs (or ran); the first candidate while pending
   Duration time_limit = kUnlimited;    // resolved limit (seconds) or kUnlimited
   Time submit_time = 0, start_time = 0, end_time = 0;
   std::vector<NodeAlloc> alloc;        // empty while pending
@@ -150,14 +150,14 @@ struct Job {
   // The client's idempotency key of the submission that made the job (an array's first
   // task); a retry with the same key gets this job back instead of a new one.
   Text submit_key;
-  Text cancel_key;              // the idempotency key of the request that cancelled it
+  Text cancel_key;                     // the idempotency key of the request that cancelled it
   int64_t cancel_uid = -1;             // who cancelled it (sacct's "CANCELLED by UID"); -1 nobody
   // What the job used, as its node measured at the end (cgroup, else wait4); -1 unknown.
   int64_t peak_mem_bytes = -1;
   int64_t cpu_time_usec = -1;
   // Derived by the scheduler (not journaled).
   Time expected_start = 0;             // 0: not known (squeue --start shows N/A)
-  Text sched_nodes;             // nodes backfill plans to use
+  Text sched_nodes;                    // nodes backfill plans to use
   bool preempting = false;             // being stopped for a higher tier (grace running)
   // scontrol suspend/resume: a suspended job keeps its nodes, memory and GPUs, not its
   // CPUs, and time suspended does not count against its limit. State stays kRunning.

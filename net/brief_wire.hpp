@@ -29,7 +29,8 @@ std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size);
 constexpr size_t kQueueReplyHeadRoom = 32;
 // `buf` holds kQueueReplyHeadRoom bytes of room, then a serialized QueueReply: writes the
 // frame's length and the Envelope's head into the end of that room, and returns where the
-// frame starts (Connection::send_frame), so that a long reply is never copied.
+// frame starts (Connection::send_frame), so that a long reply goes out of the buffer it
+// was written in, without a second one.
 size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf);
 // The whole Envelope in one string (head and reply).
 std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply);

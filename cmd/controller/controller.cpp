@@ -22,7 +22,7 @@ namespace {
 // A queue reply stops past this many bytes of jobs (frames are at most 16 MiB; one job
 // over it still goes alone): 100,000 jobs come in pages of about 15,000.
 constexpr size_t kQueuePageBytes = 4 << 20;
-constexpr size_t kBriefBytesPerJob = 128;  // more than a pending job's brief record takes
+constexpr size_t kBriefBytesPerJob = 128;  // room reserved a job: a pending job's brief record takes less
 
 // The job a JobEnded or JobRequeued is about; none for any other event.
 JobId ending_or_requeued(const Event& event) {

@@ -64,7 +64,10 @@ Status probe_cpus(CpuTopology& cpu) {
   int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   int sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-  cpu.mem_mib = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory / (1024 * 1024));
+  // A topology file's memory is the fixture's. The machine's is the kernel's total (below),
+  // as slurmd -C's RealMemory: hwloc sums its NUMA nodes, which on VMs with hot-plugged
+  // memory hold a fraction of it (4,443 of 128,888 MiB on one 16-core GPU VM).
+  if (xml && *xml) cpu.mem_mib = static_cast<int64_t>(hwloc_get_root_obj(topo)->total_memory / (1024 * 1024));
   for (int i = 0; i < cores; ++i) {  // each core's CPUs, for --hint=nomultithread
     hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(i));
     if (!core || !core->cpuset) continue;

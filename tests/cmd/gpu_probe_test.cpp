@@ -32,6 +32,19 @@ TEST_CASE("probe: 8x H100 in PCI order, minors and affinity as the files say") {
   CHECK(gpus[7].local_cpus.front() == 64);
 }
 
+TEST_CASE("probe: the files of a real H200 (driver 580, a 16-core VM) as they were read there") {
+  std::vector<std::string> warnings;
+  auto gpus = probe_gpus(fixture("h200vm"), warnings);
+  CHECK(warnings.empty());
+  REQUIRE(gpus.size() == 1);
+  CHECK(gpus[0].pci == "0000:00:06.0");
+  CHECK(gpus[0].type == "nvidia_h200");
+  CHECK(gpus[0].minor == 0);
+  CHECK(gpus[0].device == "/dev/nvidia0");
+  CHECK(gpus[0].uuid == "GPU-87092fba-d7f1-adbe-7207-0966b540fc89");
+  CHECK(gpus[0].local_cpus.size() == 16);
+}
+
 TEST_CASE("probe: a missing cpulist is a warning, not a lost GPU") {
   std::vector<std::string> warnings;
   auto gpus = probe_gpus(fixture("a100x4"), warnings);

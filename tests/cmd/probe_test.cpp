@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <hwloc.h>
 
 #include "../temp_dir.hpp"
@@ -40,4 +42,17 @@ TEST_CASE("probe: a missing topology file is an error naming it") {
   unsetenv("HQ_HWLOC_XML");
   REQUIRE(!host.is_ok());
   CHECK(host.status().message().find("/nonexistent/topo.xml") != std::string::npos);
+}
+
+TEST_CASE("probe: without a topology file the memory is the kernel's total, as slurmd -C's RealMemory") {
+  unsetenv("HQ_HWLOC_XML");
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = -1;
+  while (meminfo >> key)
+    if (key == "MemTotal:" && (meminfo >> kib)) break;
+  REQUIRE(kib > 0);
+  auto host = cmd::probe_host();
+  REQUIRE_MESSAGE(host.is_ok(), host.status().message());
+  CHECK(host->mem_mib == kib / 1024);
 }

@@ -15,7 +15,7 @@ CmdResult probe(const std::string& name, const std::string& extra = "") {
 }  // namespace
 
 TEST_CASE("e2e: hq node -C prints exactly what slurmd -C would for each fixture") {
-  for (const char* name : {"h100x8", "a100x4", "mi300x2", "mixed", "none"}) {
+  for (const char* name : {"h100x8", "a100x4", "mi300x2", "mixed", "none", "h200vm"}) {
     INFO("fixture " << std::string(name));
     auto r = probe(name);
     CHECK(r.rc == 0);

@@ -1,6 +1,6 @@
 // `hq bench steps`: job steps as a job script makes them, one `srun` process per step,
 // timed by the script itself (bash's $EPOCHREALTIME, no extra processes): per-step latency
-// of `srun -N<nodes> -n<nodes> true` (median and 90th percentile) and sequential steps per
+// of `srun -N<nodes> -n<nodes> true` (median, 90th and 99th percentile, mean) and sequential steps per
 // second, in a batch job on a throwaway cluster of N agents on this host. Prints key=value
 // lines with the targets (docs/steps.md).
 #include <algorithm>
@@ -81,8 +81,11 @@ int one_run(int nodes, int steps) {
   for (auto [s, e] : lat) ms.push_back((e - s) * 1000);
   std::sort(ms.begin(), ms.end());
   double per_s = steps / (rate[0].second - rate[0].first);
+  double mean = 0;
+  for (double m : ms) mean += m / static_cast<double>(ms.size());
   std::cout << "bench=steps inside=batch_job nodes=" << nodes << " steps=" << steps
             << " median_ms=" << ms[ms.size() / 2] << " p90_ms=" << ms[ms.size() * 9 / 10]
+            << " p99_ms=" << ms[ms.size() * 99 / 100] << " mean_ms=" << mean
             << " target_ms=" << (nodes == 1 ? 5 : 15) << " sequential_steps_per_s=" << static_cast<int>(per_s)
             << " target_per_s=500\n";
   return 0;

@@ -1,6 +1,7 @@
 #include "cmd/agent/task_launch.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/agent/cgroup.hpp"
+#include "cmd/agent/vfork_into.hpp"
 #include "core/step_exit.hpp"
 
 namespace hq::cmd {
@@ -79,7 +81,8 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   _exit(errno ? errno : 1);
 }
 
-[[noreturn]] void run_task(const TaskPlan& plan, const Prepared& p, int in, int out, int err) {
+// `born_in_group`: the child was started inside its (one, v2) group and joins nothing.
+[[noreturn]] void run_task(const TaskPlan& plan, const Prepared& p, int in, int out, int err, bool born_in_group) {
   setpgid(0, 0);
   if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
   // The PMI socket becomes descriptor 3, kept across exec (dup2 onto itself keeps CLOEXEC).
@@ -93,8 +96,9 @@ void prepare(const TaskPlan& plan, Prepared& p, std::vector<std::string>& argv_s
   if (close_range(static_cast<unsigned>(first_closed), ~0U, 0) != 0)  // kernels before 5.9: one by one
     for (long fd = first_closed, top = sysconf(_SC_OPEN_MAX); fd < top && fd < (1 << 20); ++fd)
       close(static_cast<int>(fd));
-  for (const auto& procs : plan.cgroup_procs)
-    if (!join_cgroup_file(procs)) child_fail("join cgroup");
+  if (!born_in_group)
+    for (const auto& procs : plan.cgroup_procs)
+      if (!join_cgroup_file(procs)) child_fail("join cgroup");
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail("sched_setaffinity");
   if (!plan.bind_report.head.empty()) {  // no stdio: nothing allocated in memory the agent shares
     char line[512];
@@ -135,6 +139,43 @@ void close_all(std::initializer_list<int> fds) {
     if (fd >= 0) close(fd);
 }
 
+struct ChildArgs {
+  const TaskPlan* plan;
+  const Prepared* prepared;
+  int in, out, err;
+};
+
+void born_in_group_child(void* a) {
+  auto* c = static_cast<ChildArgs*>(a);
+  run_task(*c->plan, *c->prepared, c->in, c->out, c->err, true);
+}
+
+// The directory of the task's group when it is one v2 group (its cgroup.procs alone), open
+// for clone3's CLONE_INTO_CGROUP; -1 otherwise. v1 groups are joined by writing 0 to
+// their tasks files, which takes no global lock.
+int v2_group_dir(const TaskPlan& plan) {
+  constexpr std::string_view kProcs = "/cgroup.procs";
+  if (plan.cgroup_procs.size() != 1 || !plan.cgroup_procs[0].ends_with(kProcs)) return -1;
+  std::string dir = plan.cgroup_procs[0].substr(0, plan.cgroup_procs[0].size() - kProcs.size());
+  return open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+// The child, started inside its group where the kernel can, else by vfork() (it then joins
+// its groups itself). Returns its pid or -1 with errno set.
+pid_t start_child(const TaskPlan& plan, const Prepared& p, int in, int out, int err) {
+  static std::atomic<bool> clone_into_group{true};  // until the kernel says it has no such thing
+  if (int dir = clone_into_group ? v2_group_dir(plan) : -1; dir >= 0) {
+    ChildArgs args{&plan, &p, in, out, err};
+    pid_t pid = vfork_into_cgroup(dir, born_in_group_child, &args);
+    close(dir);
+    if (pid > 0) return pid;
+    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) clone_into_group = false;
+  }
+  pid_t pid = vfork();
+  if (pid == 0) run_task(plan, p, in, out, err, false);
+  return pid;
+}
+
 }  // namespace
 
 std::vector<int32_t> own_affinity() {
@@ -158,15 +199,15 @@ Result<LaunchedTask> launch_task(const TaskPlan& plan) {
     close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
     return io_error(std::string("pipe: ") + std::strerror(e));
   }
-  // vfork: the child borrows the agent's memory until it execs, so starting a task does not
-  // copy the agent's page tables (a fork of it costs milliseconds more on a VM). The child
+  // vfork (or clone3 alike): the child borrows the agent's memory until it execs, so starting
+  // a task does not copy the agent's page tables (a fork of it costs milliseconds more on a
+  // VM). The child
   // makes system calls only, and no signal handler of the agent may run in it: every
   // signal stays blocked until it has set them all back to their defaults.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = vfork();
-  if (pid == 0) run_task(plan, p, in[0], out[1], err[1]);
+  pid_t pid = start_child(plan, p, in[0], out[1], err[1]);
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) {

@@ -5,7 +5,8 @@
 // file), as Slurm's. SLURM_TASK_PID and HQ_TASK_PID are the task's pid. Descriptors 0-2
 // are its pipes; a task of an MPI step also gets its PMI socket as 3; nothing else. With
 // --cpu-bind=verbose it writes Slurm's binding line to its stderr before it execs.
-// Called on the agent's event-loop thread; vfork/exec, no threads.
+// Called on the agent's event-loop thread; vfork/exec (on cgroup v2, clone3 straight into the
+// step's group: cmd/agent/vfork_into.hpp), no threads.
 #pragma once
 #include <cstdint>
 #include <string>

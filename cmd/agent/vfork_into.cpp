@@ -1,0 +1,79 @@
+#include "cmd/agent/vfork_into.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <linux/sched.h>
+#include <memory>
+
+namespace hq::cmd {
+
+#if defined(__x86_64__)
+
+// long hq_clone3_call(clone_args* args, size_t size, void (*fn)(void*), void* arg)
+// The parent returns the kernel's answer. The child starts on the stack named in args
+// (the kernel sets its stack pointer to stack + stack_size), calls fn(arg) there and, should
+// fn return, exits with its status. r8 and r9 carry fn and arg across the system call (it
+// preserves every register but rax, rcx and r11, in the child too).
+asm(R"(
+  .text
+  .p2align 4
+  .globl hq_clone3_call
+  .hidden hq_clone3_call
+  .type hq_clone3_call, @function
+hq_clone3_call:
+  endbr64
+  mov %rdx, %r8
+  mov %rcx, %r9
+  mov $435, %eax
+  syscall
+  test %rax, %rax
+  jz 1f
+  ret
+1:
+  xor %ebp, %ebp
+  mov %r9, %rdi
+  call *%r8
+  mov %eax, %edi
+  mov $60, %eax
+  syscall
+  hlt
+  .size hq_clone3_call, .-hq_clone3_call
+)");
+
+extern "C" long hq_clone3_call(clone_args* args, size_t size, void (*fn)(void*), void* arg);
+
+namespace {
+
+constexpr size_t kChildStack = 256 * 1024;  // the child formats an error line at most
+
+char* child_stack_top() {
+  thread_local std::unique_ptr<char[]> stack(new char[kChildStack]);
+  auto top = reinterpret_cast<uintptr_t>(stack.get()) + kChildStack;
+  return reinterpret_cast<char*>(top & ~uintptr_t{15});
+}
+
+}  // namespace
+
+pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
+  char* top = child_stack_top();
+  char* bottom = top - (kChildStack - 16);
+  clone_args args;
+  std::memset(&args, 0, sizeof args);
+  args.flags = CLONE_VM | CLONE_VFORK | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
+  args.exit_signal = SIGCHLD;
+  args.stack = reinterpret_cast<uintptr_t>(bottom);
+  args.stack_size = static_cast<uint64_t>(top - bottom);
+  if (cgroup_fd >= 0) args.cgroup = static_cast<uint64_t>(cgroup_fd);
+  long r = hq_clone3_call(&args, sizeof args, child, arg);
+  return static_cast<pid_t>(r);  // a pid, or -errno
+}
+
+#else
+
+pid_t vfork_into_cgroup(int, void (*)(void*), void*) { return -ENOSYS; }
+
+#endif
+
+}  // namespace hq::cmd

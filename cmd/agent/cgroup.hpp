@@ -72,6 +72,9 @@ class JobCgroup {
   // Whether processes may join this group itself: always on v1; on v2 only while no
   // controller is enabled for its children.
   bool may_hold_processes() const;
+  // A child group given no CPUs runs on this group's (v2: an empty cpuset.cpus means the
+  // parent's); v1 cpusets start empty and must be given theirs.
+  bool inherits_cpus() const { return mode_ == CgroupMode::kV2; }
   // A child group `name` (a job step's) with its own limits: CPUs (empty: the parent's),
   // memory (0: the parent's), devices denied. An error leaves nothing behind; on v2 it
   // needs the controllers enabled below this group (Cgroups::create does that).
@@ -86,6 +89,7 @@ class JobCgroup {
 
  private:
   std::vector<int> pids() const;
+  bool empty() const;  // no process in the group or below it
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
   std::vector<std::string> controllers_;

@@ -355,6 +355,9 @@ void StepManager::confine(StepNodePart& part, const JobView& job, int64_t mem_mi
   uint64_t job_id = part.ids.job_id;
   std::map<int32_t, int32_t>& use = cpu_use_[job_id];
   part.cpus = choose_cpus(job.cpus, use, part.here.cpus, {});
+  std::vector<int32_t> all(job.cpus.begin(), job.cpus.end());
+  std::sort(all.begin(), all.end());
+  part.all_job_cpus = part.cpus == all;
   for (int32_t cpu : part.cpus) ++use[cpu];
   part.on_done = [this, job_id, cpus = part.cpus] {
     auto it = cpu_use_.find(job_id);

@@ -16,7 +16,10 @@ namespace {
 // limit or GPUs to hide of its own; otherwise the step cannot start.
 Result<JobCgroup> step_group(const StepNodePart& part) {
   if (!part.job_cgroup.active()) return JobCgroup{};
-  CgroupLimits limits{part.cpus, part.mem_mib * 1024 * 1024, 0, part.deny_devices};
+  // A step on all of the job's CPUs here needs no cpuset of its own where its group runs
+  // on its parent's without one (v2): one write less per step.
+  bool inherit = part.all_job_cpus && part.job_cgroup.inherits_cpus();
+  CgroupLimits limits{inherit ? std::vector<int32_t>{} : part.cpus, part.mem_mib * 1024 * 1024, 0, part.deny_devices};
   auto group = part.job_cgroup.child("step_" + std::to_string(part.ids.step_id), limits);
   if (group || part.mem_mib > 0 || !part.deny_devices.empty() || !part.job_cgroup.may_hold_processes()) return group;
   log::warn(step_label(part.ids.job_id, part.ids.step_id) + ": its tasks run in the job's cgroup: " +

@@ -34,6 +34,7 @@ struct StepNodePart {
   std::optional<std::vector<std::string>> gpu_env;  // set: this node's GPU variables replace env's
   JobCgroup job_cgroup;           // the job's group here (inactive: no cgroups; tasks bound by affinity only)
   std::vector<int32_t> cpus;      // the step's CPUs here, ascending (empty: not known, not bound)
+  bool all_job_cpus = false;      // `cpus` are all of the job's here
   int64_t mem_mib = 0;            // the step's memory limit here (0: the job's)
   std::vector<DeviceId> deny_devices;  // the job's GPUs here that are not the step's (where its group confines devices)
   std::string cpu_bind;           // srun --cpu-bind (validated here too: it came over the wire)

@@ -1,7 +1,8 @@
 // The cgroup layer against fake hierarchies (plain directories): what a v2 and a v1
 // host get written for a job's limits, mode selection, and stale-group sweeping.
 // The real kernel paths (OOM, killing daemonized children) are in tests/e2e; v2's BPF
-// device filters are checked here on a private cgroup2 mount where the host allows it.
+// device filters and kill_all are checked here on the host's cgroup2 tree (a private mount of
+// it where the host mounts v1) where the host allows it.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cgroup2_mount.hpp"
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/agent/bpf_devices.hpp"
@@ -210,20 +212,10 @@ int open_in_group(const std::string& procs, const char* device) {
 }  // namespace
 
 TEST_CASE("cgroup v2: BPF device filters refuse a job's and a step's devices (the real kernel, a private cgroup2 mount)") {
-  if (::geteuid() != 0) HQ_SKIP("needs root: mounts cgroup2 and loads BPF programs");
   hq::test::TempDir dir;
-  std::string mnt = dir.path() + "/cgroup2";
-  fs::create_directories(mnt);
-  // A mount namespace of this test process's own, so that the mount point is seen nowhere
-  // else (the hierarchy behind it is the host's).
-  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    HQ_SKIP(std::string("no private mount namespace here: ") + std::strerror(errno));
-  if (::mount("cgroup2", mnt.c_str(), "cgroup2", 0, nullptr) != 0)
-    HQ_SKIP(std::string("cannot mount cgroup2: ") + std::strerror(errno));
-  struct Unmount {
-    std::string at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{mnt};
+  hq::test::Cgroup2Mount cgroup2(dir.path());
+  if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
+  const std::string& mnt = cgroup2.path();
   if (!device_filters_work(mnt)) HQ_SKIP("this kernel attaches no BPF device filter here (CONFIG_CGROUP_BPF)");
   CHECK_FALSE(fs::exists(mnt + "/hq_device_probe"));  // the probe's scratch group is gone
   CHECK_FALSE(device_filters_work(dir.path()));        // a plain directory is no cgroup2
@@ -292,4 +284,41 @@ TEST_CASE("cgroup v1: a forked child joins through tasks (0: itself, no threadgr
   CHECK(child_joins(group + "/cgroup.procs"));
   CHECK_FALSE(child_joins(group + "/missing/tasks"));
   ::rmdir(group.c_str());
+}
+
+TEST_CASE("cgroup v2: kill_all reads cgroup.events - an empty group at once, a live process killed (the real kernel)") {
+  hq::test::TempDir dir;
+  hq::test::Cgroup2Mount cgroup2(dir.path());
+  if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
+  std::string group = cgroup2.path() + "/hq_kill_test_" + std::to_string(getpid());
+  REQUIRE(::mkdir(group.c_str(), 0755) == 0);
+  JobCgroup job(CgroupMode::kV2, {group});
+  CHECK(job.kill_all(1000));  // nothing in it
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    char c = join_cgroup_file(group + "/cgroup.procs") ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    for (;;) pause();
+  }
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  CHECK(c == 'y');
+  CHECK(get(group + "/cgroup.events").find("populated 1") != std::string::npos);
+  CHECK(job.kill_all(2000));
+  int status = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 500 && reaped == 0; ++i)  // bounded: 5 s
+    if ((reaped = waitpid(child, &status, WNOHANG)) == 0) usleep(10000);
+  if (reaped == 0) {
+    ::kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  CHECK(reaped == child);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  close(ready[0]);
+  close(ready[1]);
+  job.remove();
+  CHECK_FALSE(fs::exists(group));
 }

@@ -132,7 +132,7 @@ Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path
   if (rc != SQLITE_OK) return sql_error(raw, rc, path, "cannot open the accounting database");
   if (int brc = sqlite3_busy_timeout(raw, 5000); brc != SQLITE_OK) return sql_error(raw, brc, path, "busy timeout");
   // 64 MiB of page cache: the indexes of a million jobs stay in memory as records arrive.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"})
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-65536"})
     if (Status s = exec_sql(raw, path, pragma); !s) return s;
   if (Status s = db->create_schema(); !s) return s;
   return db;

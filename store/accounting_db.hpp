@@ -4,8 +4,9 @@
 // Schema (version 2): meta(schema_version), shipped(source, seq), jobs keyed by (cluster,
 // job id, submit time) with indexes led by the cluster for sacct's query shapes (user and
 // end, end, array and task, name), steps keyed by (cluster, job id, submit time, step id);
-// a version-1 file gets version 2's indexes and tables at open. WAL, synchronous=NORMAL: a record lost to a power cut is shipped again, the
-// controller forgets it only once apply() returned.
+// a version-1 file gets version 2's indexes and tables at open. WAL, synchronous=FULL: the
+// controller forgets its outbox records once apply() has returned, so each commit is synced
+// before apply() returns (with NORMAL a power cut could undo a commit both sides let go of).
 // Threads: one owner thread (the accounting worker); not thread-safe.
 #pragma once
 #include <cstdint>

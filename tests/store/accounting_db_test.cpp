@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "../raw_sql.hpp"
+#include "../sync_counting_vfs.hpp"
 #include "../temp_dir.hpp"
 #include "store/accounting_db.hpp"
 #include "store/journal.hpp"
@@ -314,4 +315,20 @@ TEST_CASE("accounting store: a requeued job's runs are rows of their own, the la
   CHECK(all == std::vector<std::string>{"record-7-REQUEUED", "record-7-COMPLETED", "record-8-COMPLETED"});
   q.latest_only = true;
   CHECK(query(*db, q) == std::vector<std::string>{"record-7-COMPLETED", "record-8-COMPLETED"});
+}
+
+TEST_CASE("accounting store: a batch is on disk when apply() returns - the WAL is synced at each commit") {
+  // The controller forgets its outbox records once apply() has returned, so a commit the
+  // store has not synced would be lost from both by a power cut.
+  test::SyncCountingVfs vfs("-wal");
+  REQUIRE(vfs.install());
+  test::TempDir dir;
+  auto db = open_db(dir.path());
+  for (int64_t seq = 1; seq <= 3; ++seq) {
+    test::SyncCountingVfs::reset();
+    REQUIRE(db->apply("src", {job(seq, 7, "RUNNING", 100, 110, 0)}).value() == seq);
+    CHECK(test::SyncCountingVfs::syncs() >= 1);
+  }
+  db.reset();
+  vfs.uninstall();
 }

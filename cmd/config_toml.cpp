@@ -98,7 +98,8 @@ class Loader {
   Result<ClusterConfig> load(const toml::table& root) const {
     ClusterConfig c;
     Status s =
-        check_keys(root, {"cluster", "controller", "scheduler", "partition", "node", "agents", "accounting"}, "the top level");
+        check_keys(root, {"cluster", "controller", "scheduler", "partition", "node", "agents", "accounting", "topology"},
+                   "the top level");
     if (s) s = load_cluster(root, c);
     if (s) s = load_controller(root, c);
     if (s) s = load_accounting(root, c);
@@ -106,6 +107,7 @@ class Loader {
     if (s) s = load_agents(root, c);
     if (s) s = load_nodes(root, c);
     if (s) s = load_partitions(root, c);
+    if (s) s = load_topology(root, c);
     if (s) s = validate_config(c).with_context(source_);
     if (!s) return s;
     return c;
@@ -117,6 +119,44 @@ class Loader {
     if (!n) return nullptr;
     if (!n->is_table()) s = where(*n, std::string("[") + key + "] must be a table");
     return n->as_table();
+  }
+
+  // [topology]: block_sizes = [N, ...] and [[topology.block]] tables (name, nodes).
+  Status load_topology(const toml::table& root, ClusterConfig& c) const {
+    Status s;
+    const toml::table* t = section(root, "topology", s);
+    if (!t) return s;
+    TopologyConfig& topo = c.topology;
+    topo.present = true;
+    s = check_keys(*t, {"block_sizes", "block"}, "[topology]");
+    if (s) {
+      if (const toml::node* n = t->get("block_sizes")) {
+        const toml::array* arr = n->as_array();
+        if (!arr) return where(*n, "'block_sizes' must be a list of node counts, like [18, 36]");
+        for (const auto& e : *arr) {
+          auto v = e.value<int64_t>();
+          if (!v || *v < 0 || *v > 1000000) return where(e, "'block_sizes' must be a list of node counts, like [18, 36]");
+          topo.block_sizes.push_back(static_cast<int32_t>(*v));
+        }
+      }
+    }
+    if (s) s = each_table(*t, "block", [&](const toml::table& b) -> Status {
+      BlockConfig block;
+      Status bs = check_keys(b, {"name", "nodes"}, "[[topology.block]]");
+      if (bs) bs = get_string(b, "name", block.name);
+      if (bs) bs = get_string(b, "nodes", block.nodes_expr);
+      if (bs) {
+        auto names = expand_hostlist(block.nodes_expr);
+        if (!names) return where(b, "[[topology.block]] " + block.name + ": 'nodes': " + names.status().message());
+        block.nodes = std::move(names).value();
+      }
+      if (bs) topo.blocks.push_back(std::move(block));
+      return bs;
+    });
+    if (s) {
+      if (Status v = validate_topology(topo); !v) s = where(*t, v.message());
+    }
+    return s;
   }
 
   Status load_accounting(const toml::table& root, ClusterConfig& c) const {

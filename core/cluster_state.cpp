@@ -280,6 +280,7 @@ bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
 ClusterState make_state(const ClusterConfig& config) {
   ClusterState s;
   s.partitions = config.partitions;
+  s.topology = config.topology;
   for (const auto& nc : config.nodes) {
     for (const auto& name : nc.names) {
       Node& n = s.nodes[name];

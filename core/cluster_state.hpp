@@ -127,6 +127,7 @@ struct ClusterState {
   std::set<std::pair<Time, JobId>> finished;         // index of ended jobs, by end time
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member (natural order), dynamic ones too
+  TopologyConfig topology;                       // [topology] as configured (the blocks' members by the config)
   // Partition -> the node names the config lists: members whatever their features and labels.
   std::unordered_map<std::string, std::unordered_set<std::string>> listed;
   std::map<std::string, DrainMark> drained;      // node -> its drain (kept for nodes not here yet)

@@ -41,6 +41,7 @@ std::vector<std::string> settings_needing_restart(const ClusterConfig& from, con
   if (from.name != to.name) out.push_back("the cluster name");
   if (from.keys_dir != to.keys_dir) out.push_back("keys_dir");
   if (from.accounting != to.accounting) out.push_back("[accounting]");
+  if (from.topology != to.topology) out.push_back("[topology]");
   if (from.handshake_timeout != to.handshake_timeout || from.client_idle_timeout != to.client_idle_timeout ||
       from.max_connections != to.max_connections || from.max_connections_per_peer != to.max_connections_per_peer)
     out.push_back("connection limits");
@@ -48,6 +49,7 @@ std::vector<std::string> settings_needing_restart(const ClusterConfig& from, con
 }
 
 Status validate_config(const ClusterConfig& c) {
+  if (Status s = validate_topology(c.topology); !s) return s;
   std::set<std::string> nodes;
   for (const auto& n : c.nodes) {
     for (const auto& name : n.names) {

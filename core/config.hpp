@@ -9,6 +9,7 @@
 #include "core/sched_config.hpp"
 #include "core/status.hpp"
 #include "core/time.hpp"
+#include "core/topology.hpp"
 
 namespace hq {
 
@@ -124,6 +125,7 @@ struct ClusterConfig {
   AccountingConfig accounting;
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;
+  TopologyConfig topology;             // [topology]: block placement (docs/topology.md)
 };
 
 // What `scontrol reconfigure` cannot change in a running controller, named ("nodes",

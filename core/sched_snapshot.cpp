@@ -77,21 +77,28 @@ int32_t NodeType::gpus_of(std::string_view type) const {
 namespace {
 
 using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>, std::vector<NodeGpu>,
-                           int32_t, int32_t>;
+                           int32_t, int32_t, int32_t>;
 
-int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n) {
+// The node's base block, -1 without one (or without a topology).
+int32_t bblock_of(const SchedSnapshot& snap, const std::string& name) {
+  if (!snap.topo.active()) return -1;
+  auto it = snap.topo.node_bblock.find(name);
+  return it == snap.topo.node_bblock.end() ? -1 : it->second;
+}
+
+int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n, int32_t bblock) {
   std::vector<int32_t> parts;
   for (const auto& p : n.partitions) {
     auto it = snap.part_index.find(p);
     if (it != snap.part_index.end()) parts.push_back(it->second);
   }
   std::sort(parts.begin(), parts.end());
-  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts, n.gpus, n.restricted_cpus_per_gpu, n.threads_per_core};
+  TypeKey key{n.cpus, n.mem_mib, n.weight, n.features, parts, n.gpus, n.restricted_cpus_per_gpu, n.threads_per_core, bblock};
   auto [it, fresh] = index.try_emplace(key, static_cast<int32_t>(snap.types.size()));
   if (fresh) {
     bool mixed = std::any_of(n.gpus.begin(), n.gpus.end(), [&](const NodeGpu& g) { return g.type != n.gpus[0].type; });
     snap.types.push_back(
-        NodeType{n.cpus, n.mem_mib, n.weight, n.features, std::move(parts), n.gpus, n.restricted_cpus_per_gpu, mixed});
+        NodeType{n.cpus, n.mem_mib, n.weight, n.features, std::move(parts), n.gpus, n.restricted_cpus_per_gpu, mixed, bblock});
   }
   return it->second;
 }
@@ -108,6 +115,12 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.part_index.emplace(p.name, static_cast<int32_t>(snap.parts.size()));
     snap.parts.push_back(&p);
   }
+  if (s.topology.present) {
+    std::vector<std::pair<std::string, std::string>> labels;
+    labels.reserve(s.nodes.size());
+    for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
+    snap.topo = build_block_topology(s.topology, labels);
+  }
   std::map<TypeKey, int32_t> type_index;
   snap.node_index.reserve(s.nodes.size());
   snap.nodes.reserve(s.nodes.size());
@@ -117,10 +130,12 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.cluster_cpus += n.cpus;
     if (!node_schedulable(n) || n.cpus <= 0) continue;
     // Neighbours are usually alike: compare with the previous node before the map.
+    int32_t bblock = bblock_of(snap, name);
     bool same = prev && prev->cpus == n.cpus && prev->mem_mib == n.mem_mib && prev->weight == n.weight &&
                 prev->features == n.features && prev->partitions == n.partitions && prev->gpus == n.gpus &&
-                prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu && prev->threads_per_core == n.threads_per_core;
-    int32_t type = same ? prev_type : type_of(snap, type_index, n);
+                prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu && prev->threads_per_core == n.threads_per_core &&
+                snap.types[prev_type].bblock == bblock;
+    int32_t type = same ? prev_type : type_of(snap, type_index, n, bblock);
     prev = &n;
     prev_type = type;
     int32_t gpus = static_cast<int32_t>(n.gpus.size());

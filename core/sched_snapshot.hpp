@@ -10,6 +10,7 @@
 
 #include "core/cluster_state.hpp"
 #include "core/timemap.hpp"
+#include "core/topology.hpp"
 
 namespace hq {
 
@@ -22,6 +23,7 @@ struct NodeType {
   std::vector<NodeGpu> gpus;        // types and CPU lists of the node's GPUs
   int32_t restricted = 0;           // CPUs per idle GPU kept from CPU-only jobs
   bool mixed_gpus = false;          // more than one GPU type
+  int32_t bblock = -1;              // base block of the topology (-1: none, or no topology)
   // GPUs of `type` ("" any) each node of this type has.
   int32_t gpus_of(std::string_view type) const;
 };
@@ -55,6 +57,7 @@ struct SchedSnapshot {
   std::vector<const PartitionConfig*> parts;
   std::unordered_map<std::string, int32_t> part_index;
   int64_t cluster_cpus = 0;         // every configured node, usable or not
+  BlockTopology topo;               // inactive without [topology]; node types never span base blocks
   TimeMap map{1};
 
   // The slot in which something ending at `t` frees its resources (at least 1).

@@ -397,6 +397,68 @@ class Pass {
         pools.push_back(std::move(pool));
       }
     }
+    if (snap_.topo.active() && job.spec.nodelist.empty()) split_by_blocks(pools);
+  }
+
+  // Block topology (Slurm's topology/block): a job runs inside one block of the smallest
+  // enforced level that holds it, so each pool becomes one pool per block of that level,
+  // best fit first (fewest nodes with free CPUs now, then block order). Nodes in no block
+  // take no job; a job no level holds may use every block's nodes. Node types never span
+  // base blocks (core/sched_snapshot), so a block is a set of types.
+  void split_by_blocks(std::vector<Pool>& pools) {
+    const BlockTopology& topo = snap_.topo;
+    std::vector<Pool> out;
+    for (const Pool& pool : pools) {
+      int32_t level = topo.level_for(nodes_needed(pool));
+      std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block); block -1: all of them
+      if (level < 0) blocks.emplace_back(0, -1);
+      else
+        for (int32_t b : topo.by_level[static_cast<size_t>(level)]) blocks.emplace_back(free_nodes_in_block(b), b);
+      std::stable_sort(blocks.begin(), blocks.end());
+      for (const auto& [free, b] : blocks) {
+        Pool p = pool;
+        bool any = false;
+        for (size_t t = 0; t < p.type_ok.size(); ++t) {
+          int32_t bb = snap_.types[t].bblock;
+          bool inside = bb >= 0 && (b < 0 || (bb >= topo.blocks[b].bblocks.front() && bb <= topo.blocks[b].bblocks.back()));
+          p.type_ok[t] = p.type_ok[t] && inside;
+          any = any || p.type_ok[t];
+        }
+        if (any) out.push_back(std::move(p));
+      }
+    }
+    pools.swap(out);
+  }
+
+  // Nodes a pool's job needs: its node count, or for tasks that spread, as many nodes as
+  // its tasks fill on the largest nodes it may use.
+  int32_t nodes_needed(const Pool& pool) {
+    const JobShape& sh = pool.shape;
+    if (!sh.spread) return sh.units;
+    if (type_node_.empty()) {
+      type_node_.assign(snap_.types.size(), -1);
+      for (int32_t n = snap_.map.node_count() - 1; n >= 0; --n) type_node_[static_cast<size_t>(snap_.map.type_of(n))] = n;
+    }
+    int32_t most = 0;
+    for (size_t t = 0; t < type_node_.size(); ++t) {
+      int32_t n = type_node_[t];
+      if (n < 0 || !pool.type_ok[t]) continue;
+      most = std::max(most, snap_.map.units_for(n, snap_.map.total_cpus(n), snap_.map.total_mem(n), snap_.map.total_gpus(n), sh.need));
+    }
+    return most <= 0 ? 1 : (sh.units + most - 1) / most;
+  }
+
+  int64_t free_nodes_in_block(int32_t block) {
+    if (bblock_free_.empty()) {
+      bblock_free_.assign(snap_.topo.by_level[0].size(), 0);
+      for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
+        int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
+        if (bb >= 0 && snap_.map.free_cpus(n) > 0) ++bblock_free_[static_cast<size_t>(bb)];
+      }
+    }
+    int64_t free = 0;
+    for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(block)].bblocks) free += bblock_free_[static_cast<size_t>(bb)];
+    return free;
   }
 
   // Fills the -w/-x filter, or the reason the job cannot use it (kNone: it can).
@@ -646,6 +708,7 @@ class Pass {
   // in node-table order, whatever order placement found them in, as Slurm's allocations
   // do: the first node of the job's nodelist is its first node (the batch host).
   std::vector<NodeAlloc> commit(const Placement& p) {
+    bblock_free_.clear();  // counted again when next needed
     const JobShape& sh = p.pool->shape;
     std::vector<std::pair<int32_t, int32_t>> nodes = p.nodes;
     std::sort(nodes.begin(), nodes.end());
@@ -910,6 +973,8 @@ class Pass {
     int32_t cls, from, to;
   };
   std::vector<SweptInterval> swept_;       // earliest_filtered()'s intervals
+  std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
+  std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count)
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
   std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes

@@ -123,3 +123,29 @@ TEST_CASE("config: a directory or a missing path is not a config - never an empt
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().message().find("cannot read config file") != std::string::npos);
 }
+
+TEST_CASE("config: [topology] block_sizes and [[topology.block]] load - Slurm's errors with file and line") {
+  const std::string head = "[[node]]\nnames = \"n[1-8]\"\ncpus = 4\n[[partition]]\nname = \"p\"\nnodes = \"n[1-8]\"\ndefault = true\n";
+  auto c = load_config_text(head + R"([topology]
+block_sizes = [4, 8]
+[[topology.block]]
+name = "b1"
+nodes = "n[1-4]"
+[[topology.block]]
+name = "b2"
+nodes = "n[5-8]"
+)", "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->topology.present);
+  CHECK(c->topology.block_sizes == std::vector<int32_t>{4, 8});
+  REQUIRE(c->topology.blocks.size() == 2);
+  CHECK(c->topology.blocks[1].nodes == std::vector<std::string>{"n5", "n6", "n7", "n8"});
+  CHECK_FALSE(load_config_text(head, "t.toml")->topology.present);
+  std::string bad = error_of(head + "[topology]\nblock_sizes = [4, 12]\n");
+  CHECK(bad.find("test.toml:8") == 0);
+  CHECK(bad.find("Invalid BlockSizes value: 12") != std::string::npos);
+  CHECK(error_of(head + "[topology]\n[[topology.block]]\nname = \"b1\"\nnodes = \"n1\"\n[[topology.block]]\nname = \"b1\"\nnodes = \"n2\"\n")
+            .find("Duplicate BlockName=b1") != std::string::npos);
+  CHECK(error_of(head + "[topology]\nblock_sizes = \"4\"\n").find("'block_sizes' must be a list") != std::string::npos);
+  CHECK(error_of(head + "[topology]\nswitches = 3\n").find("switches") != std::string::npos);
+}

@@ -1,0 +1,151 @@
+#include "core/topology.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/hostlist.hpp"
+
+namespace hq {
+
+Status validate_topology(const TopologyConfig& t) {
+  if (!t.present) return Status::ok();
+  for (size_t i = 0; i < t.block_sizes.size(); ++i) {
+    int32_t v = t.block_sizes[i];
+    std::string bad = "Invalid BlockSizes value: " + std::to_string(v);
+    if (v <= 0) return invalid(bad);
+    if (i == 0) continue;
+    int32_t base = t.block_sizes[0];
+    bool ok = false;
+    for (int32_t k = 1; k < kMaxBlockLevels && !ok; ++k) ok = int64_t{base} << k == v;
+    if (!ok) return invalid(bad + " (each size after the first must be " + std::to_string(base) + " times 2, 4, ... 32768)");
+    if (v <= t.block_sizes[i - 1]) return invalid(bad + " (sizes must grow)");
+  }
+  std::set<std::string> names;
+  std::map<std::string, std::string> owner;
+  for (const auto& b : t.blocks) {
+    if (b.name.empty()) return invalid("[[topology.block]] needs a name");
+    if (!names.insert(b.name).second) return invalid("Duplicate BlockName=" + b.name);
+    if (b.nodes.empty()) return invalid("[[topology.block]] " + b.name + " has no nodes");
+    for (const auto& n : b.nodes)
+      if (auto [it, fresh] = owner.emplace(n, b.name); !fresh)
+        return invalid("node " + n + " is in two blocks: " + it->second + " and " + b.name);
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// The enforced levels: the configured ones (or 1, 2, 4, 8, 16 base blocks), up to the
+// first that holds every base block.
+std::vector<int32_t> enforced_levels(const TopologyConfig& t, int32_t bblock, size_t nblocks) {
+  std::vector<int32_t> wanted;
+  if (t.block_sizes.empty()) {
+    wanted = {0, 1, 2, 3, 4};
+  } else {
+    for (int32_t v : t.block_sizes)
+      for (int32_t k = 0; k < kMaxBlockLevels; ++k)
+        if (int64_t{bblock} << k == v) wanted.push_back(k);
+  }
+  std::vector<int32_t> out;
+  for (int32_t k : wanted) {
+    out.push_back(k);
+    if ((size_t{1} << k) >= nblocks) break;
+  }
+  if (out.empty() || out.front() != 0) out.insert(out.begin(), 0);
+  return out;
+}
+
+}  // namespace
+
+BlockTopology build_block_topology(const TopologyConfig& t,
+                                   const std::vector<std::pair<std::string, std::string>>& node_labels) {
+  BlockTopology topo;
+  if (!t.present) return topo;
+  std::map<std::string, int32_t> block_of_name;
+  for (const auto& b : t.blocks) {
+    block_of_name.emplace(b.name, static_cast<int32_t>(topo.blocks.size()));
+    TopoBlock tb;
+    tb.name = b.name;
+    for (const auto& n : b.nodes) tb.nodes.push_back(n);
+    topo.blocks.push_back(std::move(tb));
+  }
+  // Labelled nodes the config places nowhere: into the block their label names.
+  std::set<std::string> placed;
+  for (const auto& b : t.blocks) placed.insert(b.nodes.begin(), b.nodes.end());
+  std::map<std::string, std::vector<std::string>, bool (*)(const std::string&, const std::string&)> fresh(
+      [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  for (const auto& [name, label] : node_labels) {
+    if (placed.count(name)) continue;
+    if (label.empty()) {
+      ++topo.outside;
+      continue;
+    }
+    if (auto it = block_of_name.find(label); it != block_of_name.end()) topo.blocks[it->second].nodes.push_back(name);
+    else fresh[label].push_back(name);
+  }
+  for (auto& [label, nodes] : fresh) {
+    TopoBlock tb;
+    tb.name = label;
+    tb.nodes = std::move(nodes);
+    topo.blocks.push_back(std::move(tb));
+  }
+  if (topo.blocks.empty()) return topo;
+  for (auto& b : topo.blocks) std::sort(b.nodes.begin(), b.nodes.end(), [](const auto& x, const auto& y) { return natural_less(x, y); });
+  int32_t nbase = static_cast<int32_t>(topo.blocks.size());
+  topo.bblock_nodes = t.block_sizes.empty() ? std::max<int32_t>(1, static_cast<int32_t>(topo.blocks[0].nodes.size()))
+                                            : t.block_sizes[0];
+  topo.levels = enforced_levels(t, topo.bblock_nodes, static_cast<size_t>(nbase));
+  topo.by_level.assign(kMaxBlockLevels, {});
+  for (int32_t i = 0; i < nbase; ++i) {
+    TopoBlock& b = topo.blocks[i];
+    b.index = i;
+    b.bblocks = {i};
+    b.size = topo.bblock_nodes;
+    topo.by_level[0].push_back(i);
+    for (const auto& n : b.nodes) topo.node_bblock.emplace(n, i);
+  }
+  for (int32_t k : topo.levels) {
+    if (k == 0) continue;
+    int32_t span = 1 << k;
+    for (int32_t first = 0; first + span <= nbase; first += span) {  // aligned, whole groups only
+      TopoBlock agg;
+      agg.level = k;
+      agg.size = topo.bblock_nodes << k;
+      std::vector<std::string> names;
+      for (int32_t i = first; i < first + span; ++i) {
+        agg.bblocks.push_back(i);
+        names.push_back(topo.blocks[i].name);
+        agg.nodes.insert(agg.nodes.end(), topo.blocks[i].nodes.begin(), topo.blocks[i].nodes.end());
+      }
+      std::sort(agg.nodes.begin(), agg.nodes.end(), [](const auto& x, const auto& y) { return natural_less(x, y); });
+      agg.name = compress_hostlist(names);
+      agg.index = static_cast<int32_t>(topo.blocks.size());
+      topo.by_level[k].push_back(agg.index);
+      topo.blocks.push_back(std::move(agg));
+    }
+  }
+  return topo;
+}
+
+int32_t BlockTopology::level_for(int32_t nodes) const {
+  if (!active() || bblock_nodes <= 0) return -1;
+  int64_t needed = (std::max(1, nodes) + bblock_nodes - 1) / bblock_nodes;  // base blocks
+  int32_t level = 0;
+  while ((int64_t{1} << level) < needed) ++level;
+  for (int32_t k : levels)
+    if (k >= level && !by_level[k].empty()) return k;
+  return -1;
+}
+
+std::vector<std::string> BlockTopology::show_lines() const {
+  std::vector<std::string> out;
+  for (const auto& b : blocks) {
+    std::string nodes = compress_hostlist(b.nodes, HostlistOrder::kSorted);
+    out.push_back((b.level == 0 ? "BlockName=" : "AggregatedBlock=") + b.name + " BlockIndex=" + std::to_string(b.index) +
+                  " Nodes=" + nodes + " BlockSize=" + std::to_string(b.size));
+  }
+  return out;
+}
+
+}  // namespace hq

@@ -1,0 +1,67 @@
+// Block topology (Slurm's topology/block): the `[topology]` config (base block size and
+// enforced levels, named blocks of nodes) and the model the scheduler and `scontrol show
+// topology` read: base blocks, the aggregated blocks of each enforced level (aligned runs of
+// 2^k base blocks), and each node's base block. Nodes join a block by the config, or by
+// their agent's `--block` label (a label that names no configured block makes a block of
+// its own, after the configured ones). Pure values; not thread-safe.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace hq {
+
+struct BlockConfig {
+  std::string name;
+  std::string nodes_expr;           // as written
+  std::vector<std::string> nodes;   // expanded
+  bool operator==(const BlockConfig&) const = default;
+};
+
+struct TopologyConfig {
+  bool present = false;             // a [topology] table was given: block placement is on
+  std::vector<int32_t> block_sizes; // Slurm's BlockSizes (empty: the first block's size, 1-16 base blocks)
+  std::vector<BlockConfig> blocks;
+  bool operator==(const TopologyConfig&) const = default;
+};
+
+// Slurm's checks of BlockSizes and the blocks: errors in Slurm's words where it has them.
+Status validate_topology(const TopologyConfig& t);
+
+constexpr int32_t kMaxBlockLevels = 16;
+
+struct TopoBlock {
+  std::string name;                 // a base block's own; an aggregated one's is its members' hostlist
+  int32_t index = 0;                // BlockIndex: base blocks first, then aggregated ones by level
+  int32_t level = 0;                // 0: base; k: 2^k base blocks
+  std::vector<int32_t> bblocks;     // its base blocks (indices into blocks)
+  std::vector<std::string> nodes;   // natural order
+  int32_t size = 0;                 // BlockSize=: the base size times 2^level
+};
+
+struct BlockTopology {
+  int32_t bblock_nodes = 0;         // the base block size (planning unit)
+  std::vector<int32_t> levels;      // enforced levels, ascending; 0 always
+  std::vector<TopoBlock> blocks;    // base blocks, then aggregated ones
+  std::vector<std::vector<int32_t>> by_level;  // level -> its blocks (indices into blocks)
+  std::unordered_map<std::string, int32_t> node_bblock;  // node -> its base block
+  int32_t outside = 0;              // nodes in no block (Slurm: "Blocks lack access to N nodes")
+
+  bool active() const { return !blocks.empty(); }
+  // The enforced level a job of `nodes` nodes is placed in (the smallest that holds it), or
+  // -1 when none does: then the whole topology counts as one block.
+  int32_t level_for(int32_t nodes) const;
+  // scontrol show topology: one line per block, Slurm's words.
+  std::vector<std::string> show_lines() const;
+};
+
+// The model from the config and the nodes as they are: (name, agent's --block label) for
+// every node the cluster has. An inactive model (no blocks) when `t` is not present.
+BlockTopology build_block_topology(const TopologyConfig& t,
+                                   const std::vector<std::pair<std::string, std::string>>& node_labels);
+
+}  // namespace hq

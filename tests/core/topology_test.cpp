@@ -1,0 +1,143 @@
+// Block topology: the model (levels, aggregated blocks, scontrol show topology's lines,
+// Slurm's config errors) and placement (a job inside one block of the smallest level that
+// holds it, best fit first; a job that fits no block waits).
+#include <doctest/doctest.h>
+
+#include "builders.hpp"
+#include "core/hostlist.hpp"
+#include "core/scheduler.hpp"
+#include "core/topology.hpp"
+
+using namespace hq;
+using hq::test::cluster;
+using hq::test::JobBuilder;
+using hq::test::start;
+
+namespace {
+
+TopologyConfig blocks_of(int32_t size, int32_t count, std::vector<int32_t> sizes = {}) {
+  TopologyConfig t;
+  t.present = true;
+  t.block_sizes = std::move(sizes);
+  for (int32_t b = 0; b < count; ++b) {
+    BlockConfig bc;
+    bc.name = "b" + std::to_string(b + 1);
+    bc.nodes_expr = "n[" + std::to_string(b * size + 1) + "-" + std::to_string((b + 1) * size) + "]";
+    bc.nodes = *expand_hostlist(bc.nodes_expr);
+    t.blocks.push_back(bc);
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> unlabelled(const std::string& names) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto expanded = expand_hostlist(names);  // kept: the loop below reads into it
+  for (const auto& n : *expanded) out.emplace_back(n, "");
+  return out;
+}
+
+std::vector<std::string> started_nodes(const Plan& p, uint64_t id) {
+  std::vector<std::string> out;
+  for (const auto& s : p.starts)
+    if (s.job.value == id)
+      for (const auto& a : s.alloc) out.push_back(a.node);
+  return out;
+}
+
+std::string block_of(const BlockTopology& t, const std::string& node) { return t.blocks[t.node_bblock.at(node)].name; }
+
+}  // namespace
+
+TEST_CASE("topology: levels from BlockSizes, aggregated blocks of aligned runs, Slurm's show lines") {
+  auto topo = build_block_topology(blocks_of(4, 4, {4, 8, 16}), unlabelled("n[1-16]"));
+  REQUIRE(topo.active());
+  CHECK(topo.bblock_nodes == 4);
+  CHECK(topo.levels == std::vector<int32_t>{0, 1, 2});
+  CHECK(topo.level_for(1) == 0);
+  CHECK(topo.level_for(4) == 0);
+  CHECK(topo.level_for(5) == 1);
+  CHECK(topo.level_for(9) == 2);
+  CHECK(topo.level_for(17) == -1);  // more than the whole topology: one block of everything
+  auto lines = topo.show_lines();
+  REQUIRE(lines.size() == 4 + 2 + 1);
+  CHECK(lines[0] == "BlockName=b1 BlockIndex=0 Nodes=n[1-4] BlockSize=4");
+  CHECK(lines[4] == "AggregatedBlock=b[1-2] BlockIndex=4 Nodes=n[1-8] BlockSize=8");
+  CHECK(lines[5] == "AggregatedBlock=b[3-4] BlockIndex=5 Nodes=n[9-16] BlockSize=8");
+  CHECK(lines[6] == "AggregatedBlock=b[1-4] BlockIndex=6 Nodes=n[1-16] BlockSize=16");
+}
+
+TEST_CASE("topology: without BlockSizes the first block's size and 1-16 base blocks, up to the first level holding all") {
+  auto topo = build_block_topology(blocks_of(2, 3), unlabelled("n[1-6]"));
+  CHECK(topo.bblock_nodes == 2);
+  CHECK(topo.levels == std::vector<int32_t>{0, 1, 2});  // 4 base blocks hold the 3
+  CHECK(topo.by_level[1].size() == 1);  // b[1-2]; b3 has no partner
+  CHECK(topo.by_level[2].empty());      // a partial group of 4 is dropped
+  CHECK(topo.level_for(3) == 1);
+  CHECK(topo.level_for(5) == -1);
+}
+
+TEST_CASE("topology: agents' --block labels join configured blocks or make blocks of their own - unlabelled nodes are outside") {
+  TopologyConfig t = blocks_of(2, 1);
+  std::vector<std::pair<std::string, std::string>> nodes = {
+      {"n1", ""}, {"n2", "x"}, {"n3", "b1"}, {"n4", "rack7"}, {"n5", "rack7"}, {"n6", ""}};
+  auto topo = build_block_topology(t, nodes);
+  CHECK(block_of(topo, "n1") == "b1");
+  CHECK(block_of(topo, "n2") == "b1");  // the config wins over the label
+  CHECK(block_of(topo, "n3") == "b1");
+  CHECK(block_of(topo, "n4") == "rack7");
+  CHECK(topo.blocks[1].nodes == std::vector<std::string>{"n4", "n5"});
+  CHECK(topo.outside == 1);  // n6
+  CHECK_FALSE(build_block_topology(TopologyConfig{}, nodes).active());
+}
+
+TEST_CASE("topology: Slurm's config errors") {
+  CHECK(validate_topology(blocks_of(4, 2, {4, 8})).is_ok());
+  CHECK(validate_topology(blocks_of(4, 2, {4, 12})).message().find("Invalid BlockSizes value: 12") == 0);
+  CHECK(validate_topology(blocks_of(4, 2, {0})).message().find("Invalid BlockSizes value: 0") == 0);
+  TopologyConfig dup = blocks_of(2, 2);
+  dup.blocks[1].name = "b1";
+  CHECK(validate_topology(dup).message() == "Duplicate BlockName=b1");
+  TopologyConfig twice = blocks_of(2, 2);
+  twice.blocks[1].nodes.push_back("n1");
+  CHECK(validate_topology(twice).message() == "node n1 is in two blocks: b1 and b2");
+}
+
+TEST_CASE("block placement: a job stays inside one block of the smallest level that holds it, the fullest that fits first") {
+  auto s = cluster("n[1-16]", 4);
+  s.topology = blocks_of(4, 4, {4, 8, 16});
+  start(s, 100, {"n1"}, 4);        // b1 has 3 nodes free
+  start(s, 101, {"n5", "n6"}, 4);  // b2 has 2
+  apply(s, JobBuilder(1).nodes(2));  // fits b2 (2 free) best
+  apply(s, JobBuilder(2).nodes(3));  // b1 (3 free) then
+  apply(s, JobBuilder(3).nodes(6));  // level 1: b[3-4] holds 8 free; b[1-2] has none left
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n7", "n8"});
+  CHECK(started_nodes(p, 2) == std::vector<std::string>{"n2", "n3", "n4"});
+  auto six = started_nodes(p, 3);
+  REQUIRE(six.size() == 6);
+  for (const auto& n : six) CHECK(std::stoi(n.substr(1)) >= 9);
+}
+
+TEST_CASE("block placement: a job that no block of its level can hold now waits, although enough nodes are free") {
+  auto s = cluster("n[1-8]", 4);
+  s.topology = blocks_of(4, 2, {4});  // only level 0 enforced: jobs of up to 4 nodes, one block each
+  start(s, 100, {"n1", "n2"}, 4);
+  start(s, 101, {"n5", "n6"}, 4);
+  apply(s, JobBuilder(1).nodes(3));  // 4 nodes are free, 2 in each block
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1).empty());
+  // Without the topology it would start at once.
+  s.topology = TopologyConfig{};
+  Plan flat = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(flat, 1).size() == 3);
+}
+
+TEST_CASE("block placement: nodes in no block take no job while a topology is on") {
+  auto s = cluster("n[1-6]", 4);
+  s.topology = blocks_of(4, 1);  // n5, n6 in no block
+  apply(s, JobBuilder(1).nodes(4).cpus(4));  // b1 whole
+  apply(s, JobBuilder(2).nodes(1));
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n1", "n2", "n3", "n4"});
+  CHECK(started_nodes(p, 2).empty());
+}

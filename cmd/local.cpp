@@ -34,10 +34,11 @@ namespace hq::cmd {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: hq local start [--nodes N] [--cpus C] [--no-wait] | stop | status | restart NAME... [--no-wait]\n";
+    "usage: hq local start [--nodes N] [--cpus C] [--block-size B] [--no-wait] | stop | status | restart NAME... [--no-wait]\n";
 
 struct StartOptions {
   std::optional<int> nodes, cpus;  // unset: what the previous start had (else 2 nodes, probed CPUs)
+  std::optional<int> block_size;   // nodes per topology block (0: no [topology]); unset: as before
   bool wait = true;                // wait until every node responds
 };
 
@@ -48,7 +49,10 @@ struct Daemon {
   std::vector<std::string> argv;
 };
 
-std::string local_config(int nodes, int cpus, int port, const std::string& dir) {
+// The block of node `i` (1-based) with blocks of `block_size` nodes: "b1", "b2", ...
+std::string local_block(int i, int block_size) { return "b" + std::to_string((i - 1) / block_size + 1); }
+
+std::string local_config(int nodes, int cpus, int block_size, int port, const std::string& dir) {
   std::ostringstream c;
   c << "# Written by `hq local start`: a single-host cluster. Edits survive restarts; a start with\n"
     << "# other --nodes or --cpus rewrites it (the port stays).\n"
@@ -59,6 +63,12 @@ std::string local_config(int nodes, int cpus, int port, const std::string& dir) 
     << "[[node]]\nnames = \"local[1-" << nodes << "]\"\n";
   if (cpus > 0) c << "cpus = " << cpus << "\n";
   c << "\n[[partition]]\nname = \"debug\"\nnodes = \"local[1-" << nodes << "]\"\ndefault = true\n";
+  if (block_size > 0) {  // `hq local start --block-size B`: blocks of B agents (docs/topology.md)
+    c << "\n[topology]\nblock_sizes = [" << block_size << "]\n";
+    for (int first = 1; first <= nodes; first += block_size)
+      c << "[[topology.block]]\nname = \"" << local_block(first, block_size) << "\"\nnodes = \"local[" << first << "-"
+        << std::min(nodes, first + block_size - 1) << "]\"\n";
+  }
   return c.str();
 }
 
@@ -202,20 +212,22 @@ int start_all(const std::string& dir, const StartOptions& o) {
   std::filesystem::remove(dir + "/state/controller.addr");  // a stale one would name a dead controller
   std::string config_path = dir + "/config.toml";
   auto old = std::filesystem::exists(config_path) ? load_config_file(config_path) : Result<ClusterConfig>(not_found(""));
-  int old_nodes = 0, old_cpus = 0;
+  int old_nodes = 0, old_cpus = 0, old_block = 0;
   if (old) {
     for (const auto& n : old->nodes) old_nodes += static_cast<int>(n.names.size());
     old_cpus = old->nodes.empty() ? 0 : old->nodes.front().cpus;
+    if (old->topology.present && !old->topology.block_sizes.empty()) old_block = old->topology.block_sizes.front();
   }
   int nodes = o.nodes.value_or(old_nodes > 0 ? old_nodes : 2), cpus = o.cpus.value_or(old_cpus);
+  int block_size = o.block_size.value_or(old_block);
   uint16_t port = old && old->controller.port > 0 ? bindable_loopback_port(static_cast<uint16_t>(old->controller.port)) : 0;
   if (old && old->controller.port > 0 && port == 0)
     std::cerr << "hq local: port " << old->controller.port << " is taken now; the controller gets another\n";
-  bool keep_config = port != 0 && nodes == old_nodes && cpus == old_cpus;
+  bool keep_config = port != 0 && nodes == old_nodes && cpus == old_cpus && block_size == old_block;
   if (port == 0) port = bindable_loopback_port(0);
   if (port == 0) return std::cerr << "hq local: no free port on 127.0.0.1\n", 1;
   if (!keep_config) {
-    if (Status s = write_file_atomic(config_path, local_config(nodes, cpus, port, dir), 0644); !s)
+    if (Status s = write_file_atomic(config_path, local_config(nodes, cpus, block_size, port, dir), 0644); !s)
       return std::cerr << "hq local: " << s.message() << "\n", 1;
   }
   if (Status s = keygen(dir + "/keys", "local"); !s) return std::cerr << "hq local: " << s.message() << "\n", 1;
@@ -226,6 +238,7 @@ int start_all(const std::string& dir, const StartOptions& o) {
     daemons.push_back({name, 0, {exe, "node", "--controller", addr, "--name", name, "--state-dir", state, "--ca",
                                  dir + "/keys/ca.pem", "--secret", dir + "/keys/secret", "--run-dir", state + "/run",
                                  "--kill-jobs-on-exit"}});
+    if (block_size > 0) daemons.back().argv.insert(daemons.back().argv.end(), {"--block", local_block(i, block_size)});
   }
   std::set<std::string> all;
   for (const Daemon& d : daemons) all.insert(d.name);
@@ -314,10 +327,11 @@ int run_local(const Args& args) {
     const std::string& a = args[i];
     if (a == "--no-wait") {
       o.wait = false;
-    } else if (a == "--nodes" || a == "--cpus") {
-      auto n = i + 1 < args.size() ? parse_int(args[++i], 1, 1024) : Result<int64_t>(invalid("needs a value"));
+    } else if (a == "--nodes" || a == "--cpus" || a == "--block-size") {
+      auto n = i + 1 < args.size() ? parse_int(args[++i], a == "--block-size" ? 0 : 1, 1024)
+                                   : Result<int64_t>(invalid("needs a value"));
       if (!n) return std::cerr << "hq local: " << a << ": " << n.status().message() << "\n", 2;
-      (a == "--nodes" ? o.nodes : o.cpus) = static_cast<int>(*n);
+      (a == "--nodes" ? o.nodes : a == "--cpus" ? o.cpus : o.block_size) = static_cast<int>(*n);
     } else if (args[1] == "restart" && a.rfind("-", 0) != 0) {
       names.push_back(a);
     } else if (a.size() > 1 && a[0] == '-') {

@@ -77,7 +77,7 @@ constexpr std::array kEntities{
     ScontrolEntry{"reservation", S::kWorks, ""},
     ScontrolEntry{"slurmd", S::kRefused, "not built: hq nodes and scontrol show node show each agent"},
     ScontrolEntry{"step", S::kWorks, ""},
-    ScontrolEntry{"topology", S::kRefused, "not built: topology placement is still to come"},
+    ScontrolEntry{"topology", S::kWorks, ""},
 };
 
 constexpr std::array kOptions{

@@ -148,4 +148,19 @@ std::vector<std::string> BlockTopology::show_lines() const {
   return out;
 }
 
+std::vector<std::string> topology_lines_matching(const std::vector<std::string>& lines, const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& line : lines) {
+    size_t eq = line.find('='), sp = line.find(' ');
+    bool match = eq != std::string::npos && sp != std::string::npos && line.substr(eq + 1, sp - eq - 1) == name;
+    if (size_t at = line.find(" Nodes="); !match && at != std::string::npos) {
+      size_t from = at + 7, end = line.find(' ', from);
+      auto nodes = expand_hostlist(line.substr(from, end == std::string::npos ? std::string::npos : end - from));
+      match = nodes && std::find(nodes->begin(), nodes->end(), name) != nodes->end();
+    }
+    if (match) out.push_back(line);
+  }
+  return out;
+}
+
 }  // namespace hq

@@ -59,6 +59,9 @@ struct BlockTopology {
   std::vector<std::string> show_lines() const;
 };
 
+// scontrol show topology NAME: the lines of block NAME and of the blocks that hold node NAME.
+std::vector<std::string> topology_lines_matching(const std::vector<std::string>& lines, const std::string& name);
+
 // The model from the config and the nodes as they are: (name, agent's --block label) for
 // every node the cluster has. An inactive model (no blocks) when `t` is not present.
 BlockTopology build_block_topology(const TopologyConfig& t,

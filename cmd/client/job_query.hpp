@@ -17,7 +17,7 @@ namespace hq::cmd {
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
 
 // Nodes, partitions and reservations (with the controller's settings: scontrol show config).
-Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config = false);
+Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config = false, bool with_topology = false);
 // Connects, sends an administration request (node control, partition update, reservation)
 // and returns the controller's NodeControlReply.
 Result<pb::NodeControlReply> call_admin(const pb::Envelope& request);

@@ -17,6 +17,7 @@
 #include "cmd/users.hpp"
 #include "core/hardware.hpp"
 #include "core/hostlist.hpp"
+#include "core/topology.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -244,6 +245,26 @@ int show_nodes_or_partitions(const std::string& prog, bool partitions, const std
   return 0;
 }
 
+// scontrol show topology [NAME]: the controller's lines (core/topology), Slurm's words when
+// there are none.
+int show_topology(const std::string& prog, const std::vector<std::string>& names) {
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = query_nodes(**client, false, true);
+  if (!reply) return fail(prog, reply.status());
+  std::vector<std::string> lines(reply->topology().begin(), reply->topology().end());
+  if (lines.empty()) {
+    std::cerr << prog << ": error: No topology information available\n";
+    return 0;
+  }
+  if (!names.empty()) {
+    lines = topology_lines_matching(lines, names[0]);
+    if (lines.empty()) return fail(prog, invalid("Topology information contains no block or node named " + names[0]));
+  }
+  for (const auto& line : lines) std::cout << line << "\n";
+  return 0;
+}
+
 int show_hosts(const std::string& prog, const std::string& what, const std::vector<std::string>& names) {
   std::string expr;
   for (const auto& n : names) expr += (expr.empty() ? "" : ",") + n;
@@ -267,6 +288,7 @@ int run_show(const Args& args) {
   }
   if (rest.empty() || rest[0] == "-h" || rest[0] == "--help") {
     std::cout << "usage: hq show job|step|node|partition [NAME...] [--json]   (step: J, J.S or J.batch)\n"
+                 "       hq show topology [BLOCK|NODE]\n"
                  "       hq show hostnames|hostlist|hostlistsorted EXPR\n";
     return rest.empty() ? 2 : 0;
   }
@@ -277,7 +299,8 @@ int run_show(const Args& args) {
   if (what == "step" || what == "steps") return show_steps(prog, names, json, prog != "scontrol");
   if (what == "partition" || what == "partitions") return show_nodes_or_partitions(prog, true, names, json);
   if (what == "hostnames" || what == "hostlist" || what == "hostlistsorted") return show_hosts(prog, what, names);
-  return fail(prog, invalid("unknown entity '" + what + "' (job, step, node, partition, hostnames, hostlist)"));
+  if (what == "topology") return show_topology(prog, names);
+  return fail(prog, invalid("unknown entity '" + what + "' (job, step, node, partition, topology, hostnames, hostlist)"));
 }
 
 }  // namespace hq::cmd

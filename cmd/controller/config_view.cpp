@@ -275,4 +275,11 @@ void Controller::add_config(pb::NodesReply& out) const {
   add("HqSnapshotEvery", std::to_string(c.snapshot_every));
 }
 
+void Controller::add_topology(pb::NodesReply& out) const {
+  std::vector<std::pair<std::string, std::string>> labels;
+  labels.reserve(state_.nodes.size());
+  for (const auto& [name, n] : state_.nodes) labels.emplace_back(name, n.block);
+  for (auto& line : build_block_topology(state_.topology, labels).show_lines()) out.add_topology(std::move(line));
+}
+
 }  // namespace hq::cmd

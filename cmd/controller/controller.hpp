@@ -89,6 +89,7 @@ class Controller {
   pb::NodesReply nodes() const;
   // scontrol show config: the settings, by Slurm's names where Slurm has them.
   void add_config(pb::NodesReply& out) const;
+  void add_topology(pb::NodesReply& out) const;  // scontrol show topology (core/topology)
   // Job mail (controller/mail.cpp): what a change just applied sends, and sending it.
   struct Mail {
     std::string to, subject;

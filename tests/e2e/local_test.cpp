@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "cluster_fixture.hpp"
@@ -139,6 +140,20 @@ TEST_CASE("hq local: --controller naming the local cluster's own address reaches
     CHECK(r.rc != 0);
     CHECK(r.out.find("/nonexistent/ca.pem") != std::string::npos);
   }
+}
+
+
+TEST_CASE("hq local start --block-size labels its agents in blocks and writes the matching [topology]") {
+  LocalHome home;
+  auto started = home.hq("local start --nodes 4 --cpus 1 --block-size 2");
+  REQUIRE_MESSAGE(started.rc == 0, started.out);
+  CHECK(home.hq("show topology").out ==
+        "BlockName=b1 BlockIndex=0 Nodes=local[1-2] BlockSize=2\n"
+        "BlockName=b2 BlockIndex=1 Nodes=local[3-4] BlockSize=2\n");
+  CHECK(home.hq("show node local3").out.find("Block=b2") != std::string::npos);
+  std::ifstream config(home.local() + "/config.toml");
+  std::string text((std::istreambuf_iterator<char>(config)), std::istreambuf_iterator<char>());
+  CHECK(text.find("[topology]\nblock_sizes = [2]\n") != std::string::npos);
 }
 
 }  // namespace hq::test

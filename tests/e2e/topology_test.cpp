@@ -1,0 +1,76 @@
+// End to end: block topology on a real cluster of 8 agents in two blocks of 4 -
+// scontrol show topology, jobs placed inside one block (best fit), a job that no block can
+// hold now waits although enough nodes are free, and one of the next level spans both.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+const char* const kTopology =
+    "[topology]\nblock_sizes = [4, 8]\n"
+    "[[topology.block]]\nname = \"b1\"\nnodes = \"e[1-4]\"\n"
+    "[[topology.block]]\nname = \"b2\"\nnodes = \"e[5-8]\"\n";
+
+std::string nodes_of(const LocalCluster& c, const std::string& id) {
+  auto out = c.hq("queue -h -o %N -j " + id).out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// `count` nodes, all in b1 (e1-e4) or all in b2 (e5-e8).
+bool in_one_block(const LocalCluster& c, const std::string& list, size_t count) {
+  std::string names = c.hq("show hostnames " + list).out;
+  size_t n = 0, low = 0;
+  for (size_t at = 0; (at = names.find('e', at)) != std::string::npos; ++at, ++n) low += names[at + 1] <= '4';
+  return n == count && (low == 0 || low == n);
+}
+
+}  // namespace
+
+TEST_CASE("e2e: block topology - show topology, jobs inside one block, best fit, a job no block holds waits") {
+  LocalCluster c(8, 1, 20, kTopology);
+  REQUIRE(c.ready());
+  auto topo = c.hq("show topology");
+  CHECK(topo.rc == 0);
+  CHECK(topo.out ==
+        "BlockName=b1 BlockIndex=0 Nodes=e[1-4] BlockSize=4\n"
+        "BlockName=b2 BlockIndex=1 Nodes=e[5-8] BlockSize=4\n"
+        "AggregatedBlock=b[1-2] BlockIndex=2 Nodes=e[1-8] BlockSize=8\n");
+  CHECK(c.hq("show topology e6").out == "BlockName=b2 BlockIndex=1 Nodes=e[5-8] BlockSize=4\n"
+                                        "AggregatedBlock=b[1-2] BlockIndex=2 Nodes=e[1-8] BlockSize=8\n");
+
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string one = c.submit("-N1 hold.sh");
+  REQUIRE(c.wait_state(one, "RUNNING", 30));
+  CHECK(nodes_of(c, one) == "e1");
+  std::string three = c.submit("-N3 hold.sh");  // b1 has 3 free, b2 4: best fit is b1
+  REQUIRE(c.wait_state(three, "RUNNING", 30));
+  CHECK(nodes_of(c, three) == "e[2-4]");
+  std::string two = c.submit("-N2 hold.sh");
+  REQUIRE(c.wait_state(two, "RUNNING", 30));
+  CHECK(nodes_of(c, two) == "e[5-6]");
+  std::string wide = c.submit("-N3 hold.sh");  // e7, e8 free: no block holds 3 now
+  REQUIRE(wide.find("ERROR") == std::string::npos);
+  REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + wide).out == "Resources\n"; }, 20));
+  c.hq("cancel " + one + " " + three + " " + two);
+  REQUIRE(c.wait_state(wide, "RUNNING", 30));
+  CHECK(in_one_block(c, nodes_of(c, wide), 3));  // whichever block emptied first
+  c.hq("cancel " + wide);
+  std::string six = c.submit("-N6 hold.sh");  // level 1: the aggregated block of both
+  REQUIRE(c.wait_state(six, "RUNNING", 30));
+  CHECK(c.hq("show hostnames " + nodes_of(c, six)).out.size() == 6 * 3);
+  c.hq("cancel " + six);
+}
+
+TEST_CASE("e2e: show topology without a [topology] says so, as Slurm") {
+  LocalCluster c(1, 1);
+  REQUIRE(c.ready());
+  auto r = c.hq("show topology");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("No topology information available") != std::string::npos);
+}

@@ -3,6 +3,10 @@
 // holds it, best fit first; a job that fits no block waits).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include "builders.hpp"
 #include "core/hostlist.hpp"
 #include "core/scheduler.hpp"
@@ -140,4 +144,73 @@ TEST_CASE("block placement: nodes in no block take no job while a topology is on
   Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
   CHECK(started_nodes(p, 1) == std::vector<std::string>{"n1", "n2", "n3", "n4"});
   CHECK(started_nodes(p, 2).empty());
+}
+
+namespace {
+
+// The levels of the blocks that hold every node of `nodes` (none: no single block does).
+std::vector<int32_t> levels_holding(const BlockTopology& topo, const std::vector<std::string>& nodes) {
+  std::vector<int32_t> out;
+  for (const auto& b : topo.blocks) {
+    bool all = std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) {
+      return std::find(b.nodes.begin(), b.nodes.end(), n) != b.nodes.end();
+    });
+    if (all) out.push_back(b.level);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("block placement (property): over random topologies and workloads no job starts across more than its level") {
+  std::mt19937 rng(20261128);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int starts = 0;
+  for (int round = 0; round < 150; ++round) {
+    int base = pick(1, 4), nblocks = pick(1, 6), outside = pick(0, 2);
+    int total = base * nblocks + outside;
+    auto s = cluster("n[1-" + std::to_string(total) + "]", 4);
+    std::vector<int32_t> sizes;
+    if (pick(0, 1)) {
+      sizes.push_back(base);
+      for (int k = 1; k < 4; ++k)
+        if (pick(0, 1)) sizes.push_back(base << k);
+    }
+    s.topology = blocks_of(base, nblocks, sizes);
+    if (pick(0, 2) == 0 && nblocks > 1) s.topology.blocks.back().nodes.pop_back();  // a block with a gap
+    std::vector<std::pair<std::string, std::string>> labels;
+    for (const auto& [name, n] : s.nodes) labels.emplace_back(name, "");
+    BlockTopology topo = build_block_topology(s.topology, labels);
+    uint64_t id = 1000;
+    for (int r = pick(0, total); r > 0; --r) start(s, id++, {"n" + std::to_string(pick(1, total))}, pick(1, 4));
+    std::map<uint64_t, int> fixed;  // job -> nodes asked for
+    for (uint64_t j = 1; j <= static_cast<uint64_t>(pick(1, 12)); ++j) {
+      JobBuilder b(j);
+      if (pick(0, 2) == 0) {
+        b.tasks(pick(1, 4 * total)).cpus(1);
+      } else {
+        int n = pick(1, total);
+        b.nodes(n).cpus(pick(1, 4));
+        fixed[j] = n;
+      }
+      apply(s, b);
+    }
+    Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+    for (const auto& st : p.starts) {
+      std::vector<std::string> nodes;
+      for (const auto& a : st.alloc) nodes.push_back(a.node);
+      INFO("round " << round << " job " << st.job.value << " on " << compress_hostlist(nodes));
+      for (const auto& n : nodes) CHECK(topo.node_bblock.count(n) == 1);  // never a node outside the blocks
+      auto held = levels_holding(topo, nodes);
+      if (auto f = fixed.find(st.job.value); f != fixed.end()) {
+        int32_t level = topo.level_for(f->second);
+        if (level >= 0) CHECK(std::find(held.begin(), held.end(), level) != held.end());
+      } else {
+        int32_t level = topo.level_for(static_cast<int32_t>(nodes.size()));
+        if (level >= 0) CHECK(std::any_of(held.begin(), held.end(), [&](int32_t l) { return l <= level; }));
+      }
+      ++starts;
+    }
+  }
+  CHECK(starts > 100);  // the workloads did start jobs
 }

@@ -107,9 +107,23 @@ std::shared_ptr<const AcctPolicy> bench_limits(int32_t nodes) {
   return std::make_shared<const AcctPolicy>(m, "bench", AcctEnforce{true, true, false, false});
 }
 
-void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, bool limits) {
+// --blocks B: the nodes in blocks of B (n1-nB, ...), levels of 1, 2, 4, 8 and 16 blocks.
+void add_blocks(ClusterState& s, int32_t nodes, int32_t block) {
+  s.topology = TopologyConfig{};
+  s.topology.present = true;
+  for (int32_t first = 1, b = 1; first <= nodes; first += block, ++b) {
+    BlockConfig bc;
+    bc.name = "b" + std::to_string(b);
+    bc.nodes_expr = "n[" + std::to_string(first) + "-" + std::to_string(std::min(nodes, first + block - 1)) + "]";
+    bc.nodes = *expand_hostlist(bc.nodes_expr);
+    s.topology.blocks.push_back(std::move(bc));
+  }
+}
+
+void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, bool limits, int32_t blocks) {
   std::mt19937 rng(42);
   ClusterState s = busy_cluster(nodes, rng);
+  if (blocks > 0) add_blocks(s, nodes, blocks);
   int64_t before = rss_kib(getpid());
   add_pending(s, pending, rng, limits);
   int64_t after = rss_kib(getpid());
@@ -120,6 +134,7 @@ void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, boo
   std::vector<double> ms = timed_ms(repeat, [&] { plan = sched.schedule(s, 3600); });
   std::vector<double> quick = timed_ms(repeat, [&] { (void)sched.quick_pass(s, 3600); });
   if (limits) std::printf("with limits (MaxJobs 50 per user, GrpTRES cpu per account): ");
+  if (blocks > 0) std::printf("in blocks of %d nodes: ", blocks);
   std::printf("%6d nodes x %7d pending: cycle %8.1f ms (median of %d; min %.1f)  tested %d, reservations %zu, "
               "starts %zu, time-map classes %d, sweeps %d reading %.2fM entries;  quick pass %.1f ms;  "
               "memory %.0f B per pending job\n",
@@ -140,13 +155,14 @@ int bench_sched(const Args& args) {
   int32_t depth = flag("--depth", 500), repeat = flag("--repeat", 5);
   int32_t nodes = flag("--nodes", 0), jobs = flag("--jobs", 0);
   bool limits = std::find(args.begin(), args.end(), "--limits") != args.end();
+  int32_t blocks = flag("--blocks", 0);
   std::printf("hq bench sched: full cycle (priority sort + backfill, bf_max_job_test %d)\n", depth);
   if (nodes > 0 && jobs > 0) {
-    run_case(nodes, jobs, depth, repeat, limits);
+    run_case(nodes, jobs, depth, repeat, limits, blocks);
     return 0;
   }
-  run_case(1000, 10000, depth, repeat, limits);
-  run_case(10000, 100000, depth, repeat, limits);
+  run_case(1000, 10000, depth, repeat, limits, blocks);
+  run_case(10000, 100000, depth, repeat, limits, blocks);
   return 0;
 }
 

@@ -27,6 +27,9 @@ struct Pool {
   JobShape shape;
   std::string gpu_type;       // "" any
   std::vector<char> type_ok;  // by node type
+  // A pool of one block (topology): at least this many of its nodes must have free CPUs for
+  // the job to start now (-1: no such bound), so that find() skips blocks too full.
+  int64_t free_now = -1, nodes_now = 0;
 };
 
 // A pending job in the pass's order, with what lets consider() decide most jobs without
@@ -409,14 +412,16 @@ class Pass {
     const BlockTopology& topo = snap_.topo;
     std::vector<Pool> out;
     for (const Pool& pool : pools) {
-      int32_t level = topo.level_for(nodes_needed(pool));
+      int32_t level = topo.level_for(nodes_needed(pool));  // (a lower bound for tasks that spread)
       std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block); block -1: all of them
       if (level < 0) blocks.emplace_back(0, -1);
       else
         for (int32_t b : topo.by_level[static_cast<size_t>(level)]) blocks.emplace_back(free_nodes_in_block(b), b);
       std::stable_sort(blocks.begin(), blocks.end());
+      int32_t needed = nodes_needed(pool);
       for (const auto& [free, b] : blocks) {
         Pool p = pool;
+        if (b >= 0) p.free_now = free, p.nodes_now = needed;
         bool any = false;
         for (size_t t = 0; t < p.type_ok.size(); ++t) {
           int32_t bb = snap_.types[t].bblock;
@@ -664,20 +669,25 @@ class Pass {
 
   // Earliest placement at or before slot `last` over every pool, verified node by node.
   bool find(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    if (last_slot >= 0)
+      for (const Pool& pool : pools) {  // anything that starts now, in the pools' order
+        if (pool.free_now >= 0 && pool.free_now < pool.nodes_now) continue;  // a block too full
+        Placement p;
+        if (options_now(pool, options_) && place(pool, f, 0, options_, p)) {
+          best = std::move(p);
+          return true;  // nothing starts sooner than now
+        }
+      }
     bool found = false;
-    for (const Pool& pool : pools) {
+    for (const Pool* pool : later_order(pools)) {
       int32_t last = last_slot;
       if (found) last = std::min(last, best.slot - 1);
       Placement p;
-      if (last >= 0 && options_now(pool, options_) && place(pool, f, 0, options_, p)) {
-        best = std::move(p);
-        return true;  // nothing starts sooner than now
-      }
       for (int32_t from = 1, tries = 0; tries < 32; ++tries) {
-        int32_t s = earliest(pool, f, from, last);
+        int32_t s = earliest(*pool, f, from, last);
         if (s < 0) break;
-        options_at(pool, options_);
-        if (place(pool, f, s, options_, p)) {
+        options_at(*pool, options_);
+        if (place(*pool, f, s, options_, p)) {
           best = std::move(p);
           found = true;
           break;
@@ -686,6 +696,21 @@ class Pass {
       }
     }
     return found;
+  }
+
+  // The pools searched for a later start: all of them, but of the pools of single blocks
+  // (topology) only the kLaterBlocks emptiest now, which are the likeliest to free up
+  // first: a search per block of a level with a thousand blocks would cost seconds.
+  static constexpr size_t kLaterBlocks = 16;
+  const std::vector<const Pool*>& later_order(const std::vector<Pool>& pools) {
+    later_pools_.clear();
+    for (const Pool& pool : pools) later_pools_.push_back(&pool);
+    auto blocks = std::stable_partition(later_pools_.begin(), later_pools_.end(), [](const Pool* p) { return p->free_now < 0; });
+    if (static_cast<size_t>(later_pools_.end() - blocks) > kLaterBlocks) {
+      std::stable_sort(blocks, later_pools_.end(), [](const Pool* a, const Pool* b) { return a->free_now > b->free_now; });
+      later_pools_.resize(static_cast<size_t>(blocks - later_pools_.begin()) + kLaterBlocks);
+    }
+    return later_pools_;
   }
 
   static bool gpu_job(const UnitNeed& need) { return need.gpus > 0 || need.node_gpus > 0; }
@@ -973,6 +998,7 @@ class Pass {
     int32_t cls, from, to;
   };
   std::vector<SweptInterval> swept_;       // earliest_filtered()'s intervals
+  std::vector<const Pool*> later_pools_;   // later_order()'s answer
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
   std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count)
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now

@@ -162,10 +162,10 @@ std::vector<int32_t> levels_holding(const BlockTopology& topo, const std::vector
 
 }  // namespace
 
-TEST_CASE("block placement (property): over random topologies and workloads no job starts across more than its level") {
+TEST_CASE("block placement (property): over random topologies and workloads no job starts or is reserved across more than its level") {
   std::mt19937 rng(20261128);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int starts = 0;
+  int starts = 0, reserved = 0;
   for (int round = 0; round < 150; ++round) {
     int base = pick(1, 4), nblocks = pick(1, 6), outside = pick(0, 2);
     int total = base * nblocks + outside;
@@ -182,7 +182,9 @@ TEST_CASE("block placement (property): over random topologies and workloads no j
     for (const auto& [name, n] : s.nodes) labels.emplace_back(name, "");
     BlockTopology topo = build_block_topology(s.topology, labels);
     uint64_t id = 1000;
-    for (int r = pick(0, total); r > 0; --r) start(s, id++, {"n" + std::to_string(pick(1, total))}, pick(1, 4));
+    for (int r = pick(0, total); r > 0; --r)  // running jobs with limits: later starts and reservations
+      start(s, id++, {"n" + std::to_string(pick(1, total))}, pick(1, 4));
+    for (auto& [jid, job] : s.jobs) job.time_limit = 600 * pick(1, 6);
     std::map<uint64_t, int> fixed;  // job -> nodes asked for
     for (uint64_t j = 1; j <= static_cast<uint64_t>(pick(1, 12)); ++j) {
       JobBuilder b(j);
@@ -196,9 +198,14 @@ TEST_CASE("block placement (property): over random topologies and workloads no j
       apply(s, b);
     }
     Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
-    for (const auto& st : p.starts) {
+    std::vector<std::pair<JobId, const std::vector<NodeAlloc>*>> placed;  // starts, and backfill's reservations
+    for (const auto& st : p.starts) placed.emplace_back(st.job, &st.alloc);
+    for (const auto& r : p.reservations) placed.emplace_back(r.job, &r.alloc);
+    reserved += static_cast<int>(p.reservations.size());
+    for (const auto& [job, alloc] : placed) {
+      struct { JobId job; } st{job};
       std::vector<std::string> nodes;
-      for (const auto& a : st.alloc) nodes.push_back(a.node);
+      for (const auto& a : *alloc) nodes.push_back(a.node);
       INFO("round " << round << " job " << st.job.value << " on " << compress_hostlist(nodes));
       for (const auto& n : nodes) CHECK(topo.node_bblock.count(n) == 1);  // never a node outside the blocks
       auto held = levels_holding(topo, nodes);
@@ -212,5 +219,6 @@ TEST_CASE("block placement (property): over random topologies and workloads no j
       ++starts;
     }
   }
-  CHECK(starts > 100);  // the workloads did start jobs
+  CHECK(starts > 100);  // the workloads did start and reserve jobs
+  CHECK(reserved > 20);
 }

@@ -422,14 +422,14 @@ class Pass {
       for (const auto& [free, b] : blocks) {
         Pool p = pool;
         if (b >= 0) p.free_now = free, p.nodes_now = needed;
-        bool any = false;
+        int64_t usable = 0;  // nodes of the block the pool may use: fewer than needed never hold it
         for (size_t t = 0; t < p.type_ok.size(); ++t) {
           int32_t bb = snap_.types[t].bblock;
           bool inside = bb >= 0 && (b < 0 || (bb >= topo.blocks[b].bblocks.front() && bb <= topo.blocks[b].bblocks.back()));
           p.type_ok[t] = p.type_ok[t] && inside;
-          any = any || p.type_ok[t];
+          if (p.type_ok[t]) usable += nodes_of_type(t);
         }
-        if (any) out.push_back(std::move(p));
+        if (usable > 0 && (b < 0 || usable >= needed)) out.push_back(std::move(p));
       }
     }
     pools.swap(out);
@@ -451,6 +451,14 @@ class Pass {
       most = std::max(most, snap_.map.units_for(n, snap_.map.total_cpus(n), snap_.map.total_mem(n), snap_.map.total_gpus(n), sh.need));
     }
     return most <= 0 ? 1 : (sh.units + most - 1) / most;
+  }
+
+  int64_t nodes_of_type(size_t type) {
+    if (type_nodes_.empty()) {
+      type_nodes_.assign(snap_.types.size(), 0);
+      for (int32_t n = 0; n < snap_.map.node_count(); ++n) ++type_nodes_[static_cast<size_t>(snap_.map.type_of(n))];
+    }
+    return type_nodes_[type];
   }
 
   int64_t free_nodes_in_block(int32_t block) {
@@ -701,12 +709,13 @@ class Pass {
   // The pools searched for a later start: all of them, but of the pools of single blocks
   // (topology) only the kLaterBlocks emptiest now, which are the likeliest to free up
   // first: a search per block of a level with a thousand blocks would cost seconds.
+  // Preemption searches every block (search_every_block_).
   static constexpr size_t kLaterBlocks = 16;
   const std::vector<const Pool*>& later_order(const std::vector<Pool>& pools) {
     later_pools_.clear();
     for (const Pool& pool : pools) later_pools_.push_back(&pool);
     auto blocks = std::stable_partition(later_pools_.begin(), later_pools_.end(), [](const Pool* p) { return p->free_now < 0; });
-    if (static_cast<size_t>(later_pools_.end() - blocks) > kLaterBlocks) {
+    if (!search_every_block_ && static_cast<size_t>(later_pools_.end() - blocks) > kLaterBlocks) {
       std::stable_sort(blocks, later_pools_.end(), [](const Pool* a, const Pool* b) { return a->free_now > b->free_now; });
       later_pools_.resize(static_cast<size_t>(blocks - later_pools_.begin()) + kLaterBlocks);
     }
@@ -958,7 +967,10 @@ class Pass {
       shift(v, v.release, gone);
       taken.push_back(&v);
       last = std::max(last, gone);
-      if ((found = find(pools, f, last, out))) break;
+      search_every_block_ = true;  // a victim's block is busy now: it would not be among the emptiest
+      found = find(pools, f, last, out);
+      search_every_block_ = false;
+      if (found) break;
     }
     std::vector<char> placed(snap_.map.node_count(), 0);
     if (found) for (const auto& [node, units] : out.nodes) placed[node] = 1;
@@ -999,6 +1011,8 @@ class Pass {
   };
   std::vector<SweptInterval> swept_;       // earliest_filtered()'s intervals
   std::vector<const Pool*> later_pools_;   // later_order()'s answer
+  bool search_every_block_ = false;        // later_order() keeps every block's pool (preemption)
+  std::vector<int64_t> type_nodes_;        // by node type: its usable nodes (empty: to count)
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
   std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count)
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now

@@ -99,21 +99,27 @@ BlockTopology build_block_topology(const TopologyConfig& t,
   topo.by_level.assign(kMaxBlockLevels, {});
   for (int32_t i = 0; i < nbase; ++i) {
     TopoBlock& b = topo.blocks[i];
-    b.index = i;
+    b.index = b.shown_index = i;
     b.bblocks = {i};
     b.size = topo.bblock_nodes;
     topo.by_level[0].push_back(i);
     for (const auto& n : b.nodes) topo.node_bblock.emplace(n, i);
   }
+  // Aggregated blocks, level by level: aligned runs of 2^k base blocks. A shorter run at
+  // the end is kept unless the level below already holds what is left (Slurm's
+  // block_record_validate).
+  int32_t prev_span = 1;
   for (int32_t k : topo.levels) {
     if (k == 0) continue;
     int32_t span = 1 << k;
-    for (int32_t first = 0; first + span <= nbase; first += span) {  // aligned, whole groups only
+    for (int32_t first = 0; first < nbase; first += span) {
+      int32_t count = std::min(span, nbase - first);
+      if (count < span && prev_span >= count) continue;
       TopoBlock agg;
       agg.level = k;
       agg.size = topo.bblock_nodes << k;
       std::vector<std::string> names;
-      for (int32_t i = first; i < first + span; ++i) {
+      for (int32_t i = first; i < first + count; ++i) {
         agg.bblocks.push_back(i);
         names.push_back(topo.blocks[i].name);
         agg.nodes.insert(agg.nodes.end(), topo.blocks[i].nodes.begin(), topo.blocks[i].nodes.end());
@@ -124,7 +130,16 @@ BlockTopology build_block_topology(const TopologyConfig& t,
       topo.by_level[k].push_back(agg.index);
       topo.blocks.push_back(std::move(agg));
     }
+    prev_span = span;
   }
+  // BlockIndex as Slurm numbers aggregated blocks: in the order of their first base block,
+  // the lower level first (made block by block, all levels at once); the lines stay by level.
+  std::vector<int32_t> made;
+  for (size_t i = static_cast<size_t>(nbase); i < topo.blocks.size(); ++i) made.push_back(static_cast<int32_t>(i));
+  std::stable_sort(made.begin(), made.end(), [&](int32_t a, int32_t b) {
+    return std::pair(topo.blocks[a].bblocks.front(), topo.blocks[a].level) < std::pair(topo.blocks[b].bblocks.front(), topo.blocks[b].level);
+  });
+  for (size_t n = 0; n < made.size(); ++n) topo.blocks[static_cast<size_t>(made[n])].shown_index = nbase + static_cast<int32_t>(n);
   return topo;
 }
 
@@ -142,7 +157,7 @@ std::vector<std::string> BlockTopology::show_lines() const {
   std::vector<std::string> out;
   for (const auto& b : blocks) {
     std::string nodes = compress_hostlist(b.nodes, HostlistOrder::kSorted);
-    out.push_back((b.level == 0 ? "BlockName=" : "AggregatedBlock=") + b.name + " BlockIndex=" + std::to_string(b.index) +
+    out.push_back((b.level == 0 ? "BlockName=" : "AggregatedBlock=") + b.name + " BlockIndex=" + std::to_string(b.shown_index) +
                   " Nodes=" + nodes + " BlockSize=" + std::to_string(b.size));
   }
   return out;

@@ -1,7 +1,8 @@
 // Block topology (Slurm's topology/block): the `[topology]` config (base block size and
 // enforced levels, named blocks of nodes) and the model the scheduler and `scontrol show
 // topology` read: base blocks, the aggregated blocks of each enforced level (aligned runs of
-// 2^k base blocks), and each node's base block. Nodes join a block by the config, or by
+// 2^k base blocks; a shorter last run where the level below cannot hold it), and each
+// node's base block. Nodes join a block by the config, or by
 // their agent's `--block` label (a label that names no configured block makes a block of
 // its own, after the configured ones). Pure values; not thread-safe.
 #pragma once
@@ -36,7 +37,8 @@ constexpr int32_t kMaxBlockLevels = 16;
 
 struct TopoBlock {
   std::string name;                 // a base block's own; an aggregated one's is its members' hostlist
-  int32_t index = 0;                // BlockIndex: base blocks first, then aggregated ones by level
+  int32_t index = 0;                // its place in BlockTopology::blocks: base blocks, then aggregated ones by level
+  int32_t shown_index = 0;          // BlockIndex= as Slurm numbers it (aggregated ones as they are made)
   int32_t level = 0;                // 0: base; k: 2^k base blocks
   std::vector<int32_t> bblocks;     // its base blocks (indices into blocks)
   std::vector<std::string> nodes;   // natural order

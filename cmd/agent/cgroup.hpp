@@ -11,7 +11,7 @@
 // kNone and callers fall back to process groups.
 // Used on the agent's event-loop thread only; the launched child joins its group by
 // writing to the files named in JobCgroup::procs_files between fork and exec
-// (join_cgroup_file).
+// (join_cgroup_file), or on v2 is started inside it (cmd/agent/vfork_into.hpp).
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -169,7 +169,7 @@ pid_t start_child(const TaskPlan& plan, const Prepared& p, int in, int out, int 
     pid_t pid = vfork_into_cgroup(dir, born_in_group_child, &args);
     close(dir);
     if (pid > 0) return pid;
-    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) clone_into_group = false;
+    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG || pid == -EPERM) clone_into_group = false;  // EPERM: a seccomp filter
   }
   pid_t pid = vfork();
   if (pid == 0) run_task(plan, p, in, out, err, false);

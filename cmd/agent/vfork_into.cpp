@@ -14,7 +14,7 @@ namespace hq::cmd {
 // long hq_clone3_call(clone_args* args, size_t size, void (*fn)(void*), void* arg)
 // The parent returns the kernel's answer. The child starts on the stack named in args
 // (the kernel sets its stack pointer to stack + stack_size), calls fn(arg) there and, should
-// fn return, exits with its status. r8 and r9 carry fn and arg across the system call (it
+// fn return, exits with status 127. r8 and r9 carry fn and arg across the system call (it
 // preserves every register but rax, rcx and r11, in the child too).
 asm(R"(
   .text
@@ -35,7 +35,7 @@ hq_clone3_call:
   xor %ebp, %ebp
   mov %r9, %rdi
   call *%r8
-  mov %eax, %edi
+  mov $127, %edi
   mov $60, %eax
   syscall
   hlt

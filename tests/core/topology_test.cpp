@@ -65,19 +65,25 @@ TEST_CASE("topology: levels from BlockSizes, aggregated blocks of aligned runs, 
   auto lines = topo.show_lines();
   REQUIRE(lines.size() == 4 + 2 + 1);
   CHECK(lines[0] == "BlockName=b1 BlockIndex=0 Nodes=n[1-4] BlockSize=4");
+  // Lines by level; BlockIndex as Slurm makes them: b[1-2], b[1-4], then b[3-4].
   CHECK(lines[4] == "AggregatedBlock=b[1-2] BlockIndex=4 Nodes=n[1-8] BlockSize=8");
-  CHECK(lines[5] == "AggregatedBlock=b[3-4] BlockIndex=5 Nodes=n[9-16] BlockSize=8");
-  CHECK(lines[6] == "AggregatedBlock=b[1-4] BlockIndex=6 Nodes=n[1-16] BlockSize=16");
+  CHECK(lines[5] == "AggregatedBlock=b[3-4] BlockIndex=6 Nodes=n[9-16] BlockSize=8");
+  CHECK(lines[6] == "AggregatedBlock=b[1-4] BlockIndex=5 Nodes=n[1-16] BlockSize=16");
 }
 
 TEST_CASE("topology: without BlockSizes the first block's size and 1-16 base blocks, up to the first level holding all") {
   auto topo = build_block_topology(blocks_of(2, 3), unlabelled("n[1-6]"));
   CHECK(topo.bblock_nodes == 2);
   CHECK(topo.levels == std::vector<int32_t>{0, 1, 2});  // 4 base blocks hold the 3
-  CHECK(topo.by_level[1].size() == 1);  // b[1-2]; b3 has no partner
-  CHECK(topo.by_level[2].empty());      // a partial group of 4 is dropped
+  CHECK(topo.by_level[1].size() == 1);  // b[1-2]; b3 alone is left out: level 0 holds it
+  CHECK(topo.by_level[2].size() == 1);  // b[1-3]: the short last run is kept, level 1 cannot hold 3
   CHECK(topo.level_for(3) == 1);
-  CHECK(topo.level_for(5) == -1);
+  CHECK(topo.level_for(5) == 2);
+  CHECK(topo.level_for(9) == -1);
+  auto lines = topo.show_lines();
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[3] == "AggregatedBlock=b[1-2] BlockIndex=3 Nodes=n[1-4] BlockSize=4");
+  CHECK(lines[4] == "AggregatedBlock=b[1-3] BlockIndex=4 Nodes=n[1-6] BlockSize=8");
 }
 
 TEST_CASE("topology: agents' --block labels join configured blocks or make blocks of their own - unlabelled nodes are outside") {

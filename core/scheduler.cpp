@@ -412,24 +412,24 @@ class Pass {
     const BlockTopology& topo = snap_.topo;
     std::vector<Pool> out;
     for (const Pool& pool : pools) {
-      int32_t level = topo.level_for(nodes_needed(pool));  // (a lower bound for tasks that spread)
+      int32_t needed = nodes_needed(pool);  // (a lower bound for tasks that spread)
+      int32_t level = topo.level_for(needed);
       std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block); block -1: all of them
       if (level < 0) blocks.emplace_back(0, -1);
       else
         for (int32_t b : topo.by_level[static_cast<size_t>(level)]) blocks.emplace_back(free_nodes_in_block(b), b);
       std::stable_sort(blocks.begin(), blocks.end());
-      int32_t needed = nodes_needed(pool);
+      std::vector<char> ok(pool.type_ok.size());
       for (const auto& [free, b] : blocks) {
-        Pool p = pool;
-        if (b >= 0) p.free_now = free, p.nodes_now = needed;
         int64_t usable = 0;  // nodes of the block the pool may use: fewer than needed never hold it
-        for (size_t t = 0; t < p.type_ok.size(); ++t) {
+        for (size_t t = 0; t < ok.size(); ++t) {
           int32_t bb = snap_.types[t].bblock;
           bool inside = bb >= 0 && (b < 0 || (bb >= topo.blocks[b].bblocks.front() && bb <= topo.blocks[b].bblocks.back()));
-          p.type_ok[t] = p.type_ok[t] && inside;
-          if (p.type_ok[t]) usable += nodes_of_type(t);
+          ok[t] = pool.type_ok[t] && inside;
+          if (ok[t]) usable += nodes_of_type(t);
         }
-        if (usable > 0 && (b < 0 || usable >= needed)) out.push_back(std::move(p));
+        if (usable == 0 || (b >= 0 && usable < needed)) continue;
+        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, ok, b >= 0 ? free : -1, b >= 0 ? needed : 0});
       }
     }
     pools.swap(out);

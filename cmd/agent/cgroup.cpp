@@ -48,30 +48,14 @@ Status make_dir(const std::string& path) {
   return io_error("cannot create " + path + ": " + std::strerror(errno));
 }
 
-// A control file's text ("" when it cannot be read): one open and a read or two, no
-// stream; steps read several of these each, on the agent's one thread.
-std::string read_control(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || text.size() > (1u << 24)) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return text;
-}
-
 int64_t read_int(const std::string& path) {
-  auto v = parse_int(trim(read_control(path)), 0, INT64_MAX);
+  auto v = parse_int(trim(read_small_file(path)), 0, INT64_MAX);
   return v ? *v : -1;
 }
 
 // "key value" lines (cpu.stat, memory.events, memory.oom_control): the value of `key`, or -1.
 int64_t read_keyed(const std::string& path, std::string_view key) {
-  std::string text = read_control(path);
+  std::string text = read_small_file(path);
   for (std::string_view line : split(text, '\n')) {
     auto f = split(trim(line), ' ');
     if (f.size() == 2 && f[0] == key) {
@@ -336,7 +320,7 @@ Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& 
 std::vector<int> JobCgroup::pids() const {
   std::set<int> out;
   auto read = [&](const std::string& dir) {
-    std::string text = read_control(dir + "/cgroup.procs");  // split() returns views into it
+    std::string text = read_small_file(dir + "/cgroup.procs");  // split() returns views into it
     for (std::string_view line : split(text, '\n'))
       if (auto v = parse_int(trim(line), 1, INT32_MAX)) out.insert(static_cast<int>(*v));
   };

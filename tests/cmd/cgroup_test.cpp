@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
 #include <filesystem>
 #include <fstream>
 #include <sched.h>
@@ -302,23 +303,20 @@ TEST_CASE("cgroup v2: kill_all reads cgroup.events - an empty group at once, a l
     (void)!write(ready[1], &c, 1);
     for (;;) pause();
   }
+  close(ready[1]);  // the child's copy is the last: the pipe ends when the child does
   char c = 0;
   REQUIRE(read(ready[0], &c, 1) == 1);
   CHECK(c == 'y');
   CHECK(get(group + "/cgroup.events").find("populated 1") != std::string::npos);
   CHECK(job.kill_all(2000));
+  pollfd gone{ready[0], POLLIN, 0};
+  bool ended = poll(&gone, 1, 5000) == 1 && read(ready[0], &c, 1) == 0;  // bounded: 5 s
+  if (!ended) ::kill(child, SIGKILL);
   int status = 0;
-  pid_t reaped = 0;
-  for (int i = 0; i < 500 && reaped == 0; ++i)  // bounded: 5 s
-    if ((reaped = waitpid(child, &status, WNOHANG)) == 0) usleep(10000);
-  if (reaped == 0) {
-    ::kill(child, SIGKILL);
-    waitpid(child, &status, 0);
-  }
-  CHECK(reaped == child);
+  CHECK(waitpid(child, &status, 0) == child);
+  CHECK(ended);
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   close(ready[0]);
-  close(ready[1]);
   job.remove();
   CHECK_FALSE(fs::exists(group));
 }

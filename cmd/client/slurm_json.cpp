@@ -1,7 +1,6 @@
 #include "cmd/client/slurm_json.hpp"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <set>
 
@@ -10,7 +9,6 @@
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
-#include "cmd/proto_files.hpp"
 #include "cmd/users.hpp"
 
 namespace hq::cmd {
@@ -44,16 +42,6 @@ void meta(Obj root) {
   slurm.str("release", "22.05.8");
   m.obj("hq").str("version", kHqVersion);
   root.list("errors");
-}
-
-std::string print(const Struct& s) {
-  register_protobuf_files();
-  std::string out;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  opts.preserve_proto_field_names = true;
-  if (!google::protobuf::util::MessageToJsonString(s, &out, opts).ok()) return "{}\n";
-  return out;
 }
 
 std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
@@ -257,13 +245,54 @@ Struct sinfo_tree(const pb::NodesReply& r) {
 // The numbers Slurm 22.05's data_parser writes as floats (the rest are integers).
 const std::set<std::string> kFloatKeys = {"billable_tres", "tres_weighted"};
 
+// The order Slurm 22.05 writes each record's keys in (seen on the slurm-bench; hq's own "hq"
+// keys come after them).
+const KeyOrder& slurm_key_order() {
+  static const KeyOrder order{{
+      {"", {"meta", "errors", "jobs", "nodes"}},
+      {"meta", {"plugin", "Slurm"}},
+      {"plugin", {"type", "name"}},
+      {"Slurm", {"version", "release"}},
+      {"version", {"major", "micro", "minor"}},
+      {"jobs",
+       {"account", "accrue_time", "admin_comment", "array_job_id", "array_task_id", "array_max_tasks",
+        "array_task_string", "association_id", "batch_features", "batch_flag", "batch_host", "flags", "burst_buffer",
+        "burst_buffer_state", "cluster", "cluster_features", "command", "comment", "container", "contiguous",
+        "core_spec", "thread_spec", "cores_per_socket", "billable_tres", "cpus_per_task", "cpu_frequency_minimum",
+        "cpu_frequency_maximum", "cpu_frequency_governor", "cpus_per_tres", "deadline", "delay_boot", "dependency",
+        "derived_exit_code", "eligible_time", "end_time", "excluded_nodes", "exit_code", "features",
+        "federation_origin", "federation_siblings_active", "federation_siblings_viable", "gres_detail", "group_id",
+        "group_name", "job_id", "job_resources", "job_state", "last_sched_evaluation", "licenses", "max_cpus",
+        "max_nodes", "mcs_label", "memory_per_tres", "name", "nodes", "nice", "tasks_per_core", "tasks_per_node",
+        "tasks_per_socket", "tasks_per_board", "cpus", "node_count", "tasks", "het_job_id", "het_job_id_set",
+        "het_job_offset", "partition", "prefer", "memory_per_node", "memory_per_cpu", "minimum_cpus_per_node",
+        "minimum_tmp_disk_per_node", "preempt_time", "pre_sus_time", "priority", "profile", "qos", "reboot",
+        "required_nodes", "requeue", "resize_time", "restart_cnt", "resv_name", "shared", "show_flags",
+        "sockets_per_board", "sockets_per_node", "start_time", "state_description", "state_reason", "standard_error",
+        "standard_input", "standard_output", "submit_time", "suspend_time", "system_comment", "time_limit",
+        "time_minimum", "threads_per_core", "tres_bind", "tres_freq", "tres_per_job", "tres_per_node",
+        "tres_per_socket", "tres_per_task", "tres_req_str", "tres_alloc_str", "user_id", "user_name", "wckey",
+        "current_working_directory"}},
+      {"nodes",
+       {"architecture", "burstbuffer_network_address", "boards", "boot_time", "comment", "cores", "cpu_binding",
+        "cpu_load", "extra", "free_memory", "cpus", "last_busy", "features", "active_features", "gres", "gres_drained",
+        "gres_used", "mcs_label", "name", "next_state_after_reboot", "address", "hostname", "state", "state_flags",
+        "next_state_after_reboot_flags", "operating_system", "owner", "partitions", "port", "real_memory", "reason",
+        "reason_changed_at", "reason_set_by_user", "slurmd_start_time", "sockets", "threads", "temporary_disk",
+        "weight", "tres", "slurmd_version", "alloc_memory", "alloc_cpus", "idle_cpus", "tres_used", "tres_weighted"}},
+  }};
+  return order;
+}
+
 }  // namespace
 
-std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster) { return print(squeue_tree(q, cluster)); }
-std::string squeue_slurm_yaml(const pb::QueueReply& q, const std::string& cluster) {
-  return slurm_yaml(squeue_tree(q, cluster), kFloatKeys);
+std::string squeue_slurm_json(const pb::QueueReply& q, const std::string& cluster) {
+  return slurm_json_text(squeue_tree(q, cluster), slurm_key_order(), kFloatKeys);
 }
-std::string sinfo_slurm_json(const pb::NodesReply& r) { return print(sinfo_tree(r)); }
-std::string sinfo_slurm_yaml(const pb::NodesReply& r) { return slurm_yaml(sinfo_tree(r), kFloatKeys); }
+std::string squeue_slurm_yaml(const pb::QueueReply& q, const std::string& cluster) {
+  return slurm_yaml(squeue_tree(q, cluster), kFloatKeys, slurm_key_order());
+}
+std::string sinfo_slurm_json(const pb::NodesReply& r) { return slurm_json_text(sinfo_tree(r), slurm_key_order(), kFloatKeys); }
+std::string sinfo_slurm_yaml(const pb::NodesReply& r) { return slurm_yaml(sinfo_tree(r), kFloatKeys, slurm_key_order()); }
 
 }  // namespace hq::cmd

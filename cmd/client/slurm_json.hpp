@@ -1,7 +1,7 @@
 // squeue --json/--yaml and sinfo --json/--yaml in Slurm 22.05's data_parser shape (OpenAPI
 // v0.0.38: {"meta", "errors", "jobs"|"nodes"}), the keys tools parse, with hq's own fields
-// under an "hq" key. Built as protobuf Struct values, printed by protobuf's JSON printer or
-// as Slurm's YAML (slurm_yaml).
+// under an "hq" key. Built as protobuf Struct values, printed with Slurm's key order as its
+// JSON (slurm_tree) or its YAML (slurm_yaml).
 // One thread (a client's).
 #pragma once
 #include <string>

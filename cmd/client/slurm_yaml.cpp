@@ -3,7 +3,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <string_view>
 
 namespace hq::cmd {
@@ -94,13 +93,14 @@ class Emitter {
  public:
   std::string take() { return std::move(out_); }
 
-  void document(const Struct& root, const std::set<std::string>& float_keys) {
+  void document(const Struct& root, const std::set<std::string>& float_keys, const KeyOrder& order) {
     float_keys_ = &float_keys;
+    order_ = &order;
     put("%YAML 1.1");
     newline();
     put("--- !!map");
     if (root.fields().empty()) put(" {}");
-    else mapping_body(root, 0);
+    else mapping_body(root, 0, "");
     newline();
     put("...");
     newline();
@@ -121,10 +121,9 @@ class Emitter {
     while (column_ < indent) put(" ");
   }
 
-  void mapping_body(const Struct& s, int indent) {
-    std::map<std::string_view, const Value*> sorted;
-    for (const auto& [k, v] : s.fields()) sorted.emplace(k, &v);
-    for (const auto& [k, v] : sorted) {
+  // A mapping's keys in the order `order_` gives for mappings under `parent`.
+  void mapping_body(const Struct& s, int indent, std::string_view parent) {
+    for (const auto& [k, v] : order_->fields(s, parent)) {
       newline();
       for (int i = 0; i < indent; ++i) put(" ");
       put("!!str ");
@@ -134,12 +133,13 @@ class Emitter {
     }
   }
 
-  void sequence_items(const ListValue& l, int indent) {
+  // The items of the sequence under `key` (mappings among them sit under it too).
+  void sequence_items(const ListValue& l, int indent, std::string_view key) {
     for (const Value& v : l.values()) {
       newline();
       for (int i = 0; i < indent; ++i) put(" ");
       put("-");
-      node(v, indent + kIndentStep, false, "");
+      node(v, indent + kIndentStep, false, key);
     }
   }
 
@@ -150,11 +150,11 @@ class Emitter {
       case Value::kStructValue:
         if (v.struct_value().fields().empty()) return put(" !!map {}");
         put(" !!map");
-        return mapping_body(v.struct_value(), in_mapping ? indent + kIndentStep : indent);
+        return mapping_body(v.struct_value(), in_mapping ? indent + kIndentStep : indent, key);
       case Value::kListValue:
         if (v.list_value().values().empty()) return put(" !!seq []");
         put(" !!seq");
-        return sequence_items(v.list_value(), indent);  // in a mapping: at its keys' indent, as libyaml
+        return sequence_items(v.list_value(), indent, key);  // in a mapping: at its keys' indent, as libyaml
       case Value::kStringValue:
         put(" !!str");
         if (!v.string_value().empty()) {
@@ -287,13 +287,14 @@ class Emitter {
   std::string out_;
   int column_ = 0;
   const std::set<std::string>* float_keys_ = nullptr;
+  const KeyOrder* order_ = nullptr;
 };
 
 }  // namespace
 
-std::string slurm_yaml(const Struct& root, const std::set<std::string>& float_keys) {
+std::string slurm_yaml(const Struct& root, const std::set<std::string>& float_keys, const KeyOrder& order) {
   Emitter e;
-  e.document(root, float_keys);
+  e.document(root, float_keys, order);
   return e.take();
 }
 

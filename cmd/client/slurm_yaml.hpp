@@ -11,10 +11,14 @@
 
 #include <google/protobuf/struct.pb.h>
 
+#include "cmd/client/slurm_tree.hpp"
+
 namespace hq::cmd {
 
 // The document for `root`; numbers under a key in `float_keys` are written `!!float` with
-// six decimals (Slurm's "%f"), the others `!!int`. Keys come in sorted order.
-std::string slurm_yaml(const google::protobuf::Struct& root, const std::set<std::string>& float_keys = {});
+// six decimals (Slurm's "%f"), the others `!!int`. Keys come in `order` (sorted where it
+// names none).
+std::string slurm_yaml(const google::protobuf::Struct& root, const std::set<std::string>& float_keys = {},
+                       const KeyOrder& order = {});
 
 }  // namespace hq::cmd

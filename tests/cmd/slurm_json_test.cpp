@@ -17,12 +17,18 @@ using namespace hq;
 
 namespace {
 
-std::set<std::string> lines_of(const std::string& path) {
-  std::set<std::string> out;
+// A fixture's non-empty lines, in order.
+std::vector<std::string> ordered_lines_of(const std::string& path) {
+  std::vector<std::string> out;
   std::istringstream in(test::slurp_file(path));
   for (std::string l; std::getline(in, l);)
-    if (!l.empty()) out.insert(l);
+    if (!l.empty()) out.push_back(l);
   return out;
+}
+
+std::set<std::string> lines_of(const std::string& path) {
+  auto lines = ordered_lines_of(path);
+  return {lines.begin(), lines.end()};
 }
 
 google::protobuf::Struct parsed(const std::string& json) {
@@ -145,4 +151,83 @@ TEST_CASE("sinfo --json: a node in a MAINT reservation has Slurm's MAINTENANCE a
   CHECK(flags.values(1).string_value() == "RESERVED");
   CHECK(node.at("tres").string_value() == "cpu=2,mem=1000M,billing=2");
   CHECK(node.at("tres_used").string_value() == "cpu=1");
+}
+
+namespace {
+
+// The keys of the first record after `start`, in order, hq's own left out: each of its lines
+// is `prefix`, a key and `sep`; deeper lines, and closing brackets or list items at its
+// indent, belong to a key's value.
+std::vector<std::string> keys_in_order(const std::string& text, const std::string& start, const std::string& prefix,
+                                       const std::string& sep) {
+  std::vector<std::string> out;
+  size_t at = text.find(start);
+  REQUIRE(at != std::string::npos);
+  size_t indent = prefix.find_first_not_of(' ');
+  std::istringstream in(text.substr(at + start.size()));
+  for (std::string l; std::getline(in, l);) {
+    size_t n = std::min(l.find_first_not_of(' '), l.size());
+    if (n > indent || (n == indent && n < l.size() && (l[n] == ']' || l[n] == '}' || l[n] == '-'))) continue;
+    if (l.rfind(prefix, 0) != 0) break;
+    size_t end = l.find(sep, prefix.size());
+    REQUIRE(end != std::string::npos);
+    std::string key = l.substr(prefix.size(), end - prefix.size());
+    if (key != "hq") out.push_back(key);
+  }
+  return out;
+}
+
+pb::QueueReply one_running_job() {
+  pb::QueueReply q;
+  q.set_now(1000);
+  pb::Job* run = q.add_jobs();
+  run->set_job_id(7);
+  run->set_state("RUNNING");
+  run->set_start_time(900);
+  run->mutable_spec()->set_workdir("/tmp/w");
+  auto* a = run->add_alloc();
+  a->set_node("n1");
+  a->set_cpus(2);
+  return q;
+}
+
+pb::NodesReply one_node() {
+  pb::NodesReply r;
+  pb::Node* n = r.add_nodes();
+  n->set_name("n1");
+  n->set_cpus(4);
+  n->set_state("IDLE");
+  n->set_responding(true);
+  n->add_partitions("debug");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("squeue/sinfo --json and --yaml: each record's keys in Slurm 22.05's order") {
+  auto job_keys = ordered_lines_of(test::golden_dir("squeue") + "json_job_keys.txt");  // as Slurm wrote them
+  auto node_keys = ordered_lines_of(test::golden_dir("sinfo") + "json_node_keys.txt");
+  std::string json = cmd::squeue_slurm_json(one_running_job(), "c1");
+  CHECK(keys_in_order(json, "\"jobs\": [\n    {\n", "      \"", "\"") == job_keys);
+  std::string yaml = cmd::squeue_slurm_yaml(one_running_job(), "c1");
+  CHECK(keys_in_order(yaml, "!!str jobs: !!seq\n- !!map\n", "  !!str ", ":") == job_keys);
+  CHECK(keys_in_order(cmd::sinfo_slurm_json(one_node()), "\"nodes\": [\n    {\n", "      \"", "\"") == node_keys);
+  CHECK(keys_in_order(cmd::sinfo_slurm_yaml(one_node()), "!!str nodes: !!seq\n- !!map\n", "  !!str ", ":") == node_keys);
+  CHECK(yaml.find("!!str meta: !!map\n  !!str plugin: !!map\n    !!str type: !!str openapi/v0.0.38\n"
+                  "    !!str name: !!str Slurm OpenAPI v0.0.38\n  !!str Slurm: !!map\n    !!str version: !!map\n"
+                  "      !!str major: !!int 22\n      !!str micro: !!int 8\n      !!str minor: !!int 5\n"
+                  "    !!str release: !!str 22.05.8\n") != std::string::npos);
+}
+
+TEST_CASE("squeue --json prints as Slurm's json-c: \\/, empty lists on two lines, floats with a point, no last newline") {
+  std::string json = cmd::squeue_slurm_json(one_running_job(), "c1");
+  CHECK(json.rfind("{\n  \"meta\": {\n    \"plugin\": {\n      \"type\": \"openapi\\/v0.0.38\",\n"
+                   "      \"name\": \"Slurm OpenAPI v0.0.38\"\n    },\n",
+                   0) == 0);
+  CHECK(json.find("\n  \"errors\": [\n  ],\n  \"jobs\": [\n    {\n      \"account\": \"\",\n") != std::string::npos);
+  CHECK(json.find("\n      \"billable_tres\": 2.0,\n") != std::string::npos);
+  CHECK(json.find("\n      \"gres_detail\": [\n      ],\n") != std::string::npos);
+  CHECK(json.find("\n      \"current_working_directory\": \"\\/tmp\\/w\",\n") != std::string::npos);
+  CHECK(json.substr(json.size() - 12) == "\n    }\n  ]\n}");
+  CHECK(parsed(json).fields().at("jobs").list_value().values(0).struct_value().fields().at("job_id").number_value() == 7);
 }

@@ -254,8 +254,8 @@ TEST_CASE("e2e: launch failures carry their cause - a missing -D runs in /tmp wi
   auto shown = c.hq("show job " + bad_out).out;  // Slurm's Reason=: the StateDesc, '_' for spaces
   CHECK(shown.find("Reason=launch_failed:_open_/nonexistent/x.out:_No_such_file_or_directory") != std::string::npos);
   auto json = c.hq("squeue --json -t all -j " + bad_out).out;
-  CHECK(json.find("\"state_description\": \"launch failed: open /nonexistent/x.out: No such file or directory\"") !=
-        std::string::npos);
+  CHECK(json.find("\"state_description\": \"launch failed: open \\/nonexistent\\/x.out: No such file or directory\"") !=
+        std::string::npos);  // json-c writes "/" as "\/", as Slurm's squeue --json does
   auto nowhere = c.submit("-D /nonexistent -o " + c.dir() + "/d.out --wrap pwd");
   REQUIRE(c.wait_state(nowhere, "COMPLETED", 20));
   CHECK(slurp(c.dir() + "/d.out") ==

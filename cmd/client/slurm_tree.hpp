@@ -1,0 +1,32 @@
+// Slurm 22.05's data_parser trees (squeue/sinfo --json and --yaml) as protobuf Struct values:
+// the order of a mapping's keys, which Slurm keeps as it inserted them and a Struct does
+// not, and the JSON text as Slurm's json-c serializer prints it (two-space indent, "\/",
+// empty collections on two lines, floats with a decimal point, no newline at the end).
+// One thread (a client's).
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/struct.pb.h>
+
+namespace hq::cmd {
+
+// For each key a mapping sits under (a sequence's items sit under the sequence's key; the
+// root under ""), its keys in Slurm's order. Keys a list does not name come after, sorted;
+// mappings under a key with no list have all their keys sorted.
+struct KeyOrder {
+  std::map<std::string, std::vector<std::string>, std::less<>> under;
+
+  std::vector<std::pair<std::string_view, const google::protobuf::Value*>> fields(const google::protobuf::Struct& s,
+                                                                                 std::string_view parent) const;
+};
+
+// The JSON text of `root`; numbers under a key in `float_keys` keep a decimal point ("1.0").
+std::string slurm_json_text(const google::protobuf::Struct& root, const KeyOrder& order,
+                            const std::set<std::string>& float_keys);
+
+}  // namespace hq::cmd

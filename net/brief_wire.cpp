@@ -1,5 +1,7 @@
 #include "net/brief_wire.hpp"
 
+#include <cstring>
+
 #include "core/job_reason.hpp"
 #include "net/frame.hpp"
 
@@ -8,133 +10,177 @@ namespace {
 
 enum Wire : uint32_t { kVarint = 0, kLen = 2 };
 
-void put_varint(uint64_t v, std::string& out) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
+constexpr size_t kMaxVarint = 10;
+constexpr size_t kMaxField = 2 + kMaxVarint;  // a tag (fields < 2048) and a varint value
+
 size_t varint_size(uint64_t v) {
   size_t n = 1;
   for (; v >= 0x80; v >>= 7) ++n;
   return n;
 }
-void put_tag(uint32_t field, Wire type, std::string& out) { put_varint((static_cast<uint64_t>(field) << 3) | type, out); }
 
-// proto3 leaves out fields at their default; negative int32/int64 are 10-byte varints.
-void put_int(uint32_t field, int64_t v, std::string& out) {
-  if (v == 0) return;
-  put_tag(field, kVarint, out);
-  put_varint(static_cast<uint64_t>(v), out);
-}
-void put_uint(uint32_t field, uint64_t v, std::string& out) {
-  if (v == 0) return;
-  put_tag(field, kVarint, out);
-  put_varint(v, out);
-}
-void put_bool(uint32_t field, bool v, std::string& out) { put_int(field, v ? 1 : 0, out); }
-void put_bytes(uint32_t field, std::string_view s, std::string& out) {
-  if (s.empty()) return;
-  put_tag(field, kLen, out);
-  put_varint(s.size(), out);
-  out.append(s);
-}
-// A nested message written by `body` into `out`, behind its tag and length: the body goes
-// in first, then is moved right by the length's size (a record is small).
-template <typename Body>
-void put_message(uint32_t field, std::string& out, Body&& body) {
-  put_tag(field, kLen, out);
-  size_t at = out.size();
-  body(out);
-  size_t len = out.size() - at;
-  std::string prefix;
-  put_varint(len, prefix);
-  out.insert(at, prefix);
-}
+// Writes fields at a raw position inside room made for them beforehand (a listing writes
+// thousands of records: no capacity check per byte). proto3's encoding: fields at their
+// default are left out; negative int32/int64 are 10-byte varints.
+class RawWriter {
+ public:
+  explicit RawWriter(char* at) : p_(at) {}
+  char* position() const { return p_; }
 
-// A packed repeated integer field (proto3's default for them); nothing when empty.
-template <typename Int>
-void put_packed(uint32_t field, const std::vector<Int>& values, std::string& out) {
-  if (values.empty()) return;
-  auto wire = [](Int v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); };  // int32: sign-extended
-  size_t len = 0;
-  for (Int v : values) len += varint_size(wire(v));
-  put_tag(field, kLen, out);
-  put_varint(len, out);
-  for (Int v : values) put_varint(wire(v), out);
-}
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<char>(v);
+  }
+  void tag(uint32_t field, Wire type) { varint((static_cast<uint64_t>(field) << 3) | type); }
+  void int_field(uint32_t field, int64_t v) {
+    if (v == 0) return;
+    tag(field, kVarint);
+    varint(static_cast<uint64_t>(v));
+  }
+  void uint_field(uint32_t field, uint64_t v) {
+    if (v == 0) return;
+    tag(field, kVarint);
+    varint(v);
+  }
+  void bytes_field(uint32_t field, std::string_view s, bool even_empty = false) {
+    if (s.empty() && !even_empty) return;
+    tag(field, kLen);
+    varint(s.size());
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  template <typename Int>
+  void packed(uint32_t field, const std::vector<Int>& values) {
+    if (values.empty()) return;
+    auto wire = [](Int v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); };  // int32: sign-extended
+    size_t len = 0;
+    for (Int v : values) len += varint_size(wire(v));
+    tag(field, kLen);
+    varint(len);
+    for (Int v : values) varint(wire(v));
+  }
+  // A nested message written by `body` behind its tag and length: the body goes in after
+  // one byte for the length (most records are shorter than 128 bytes), and is moved right
+  // when its length needs more (the room made counts kMaxVarint for that).
+  template <typename Body>
+  void message(uint32_t field, Body&& body) {
+    tag(field, kLen);
+    char* length_at = p_++;
+    body(*this);
+    size_t len = static_cast<size_t>(p_ - (length_at + 1));
+    size_t length_size = varint_size(len);
+    if (length_size > 1) std::memmove(length_at + length_size, length_at + 1, len);
+    p_ = length_at;
+    varint(len);
+    p_ += len;
+  }
+
+ private:
+  char* p_;
+};
 
 // pb::NodeAlloc (net::to_pb(NodeAlloc)).
-void put_alloc(const NodeAlloc& a, std::string& out) {
-  put_bytes(1, a.node, out);
-  put_int(2, a.cpus, out);
-  put_int(3, a.mem_mib, out);
-  put_int(4, a.tasks, out);
-  put_packed(5, a.gpus, out);
+void put_alloc(const NodeAlloc& a, RawWriter& w) {
+  w.bytes_field(1, a.node);
+  w.int_field(2, a.cpus);
+  w.int_field(3, a.mem_mib);
+  w.int_field(4, a.tasks);
+  w.packed(5, a.gpus);
 }
 
 // The brief pb::JobSpec (to_pb_brief: name, user, uid, node and task counts, begin).
-void put_brief_spec(const JobSpec& s, std::string& out) {
-  put_bytes(1, s.name, out);
-  put_bytes(8, s.user, out);
-  put_uint(9, s.uid, out);
-  put_int(13, s.nodes_min, out);
-  put_int(16, s.ntasks, out);
-  put_int(19, s.cpus_per_task, out);
-  put_int(31, s.begin_time, out);
+void put_brief_spec(const JobSpec& s, RawWriter& w) {
+  w.bytes_field(1, s.name);
+  w.bytes_field(8, s.user);
+  w.uint_field(9, s.uid);
+  w.int_field(13, s.nodes_min);
+  w.int_field(16, s.ntasks);
+  w.int_field(19, s.cpus_per_task);
+  w.int_field(31, s.begin_time);
+}
+
+void put_brief_job(const Job& j, std::string_view hosts, RawWriter& w) {
+  // In field-number order, as protobuf serializes: the bytes are then exactly its own.
+  w.uint_field(1, j.id.value);
+  w.message(2, [&](RawWriter& o) { put_brief_spec(j.spec, o); });
+  w.bytes_field(3, job_state_name(j.state));
+  w.bytes_field(4, to_string(j.reason));
+  w.int_field(5, j.priority);
+  w.bytes_field(6, j.partition);
+  w.int_field(7, j.time_limit);
+  w.int_field(8, j.submit_time);
+  w.int_field(9, j.start_time);
+  w.int_field(10, j.end_time);
+  for (const NodeAlloc& a : j.alloc) w.message(11, [&](RawWriter& o) { put_alloc(a, o); });
+  w.bytes_field(15, hosts);
+  w.int_field(17, static_cast<int32_t>(j.hold));
+  if (j.partitions.size() > 1)
+    for (const auto& p : j.partitions) w.bytes_field(18, p, true);  // repeated strings: each, empty ones too
+  w.int_field(20, j.eligible_time);
+  w.uint_field(21, j.array_job_id);
+  if (j.array_job_id) w.int_field(22, j.array_task_id);
+  w.int_field(23, j.array_throttle);
+  w.int_field(24, j.expected_start);
+  w.int_field(41, j.suspended ? 1 : 0);
+  w.int_field(42, j.suspend_time);
+  w.int_field(44, j.suspended_secs);
+}
+
+// At least the bytes put_brief_job writes for `j`, with one nested message around it:
+// every field at its longest, every string with its tag and length.
+size_t brief_job_bound(const Job& j, std::string_view hosts) {
+  constexpr size_t kText = kMaxField;  // a string's tag and length
+  size_t n = 2 * kMaxField + 25 * kMaxField + 8 * kMaxField;  // two message heads, the job's and the spec's numbers
+  n += j.spec.name.size() + j.spec.user.size() + 2 * kText;
+  n += job_state_name(j.state).size() + to_string(j.reason).size() + j.partition.size() + hosts.size() + 4 * kText;
+  for (const auto& p : j.partitions) n += p.size() + kText;
+  for (const NodeAlloc& a : j.alloc) n += 2 * kMaxField + a.node.size() + 5 * kMaxField + a.gpus.size() * kMaxVarint;
+  return n;
+}
+
+// Appends what `write` puts into a RawWriter, in room for `bound` bytes.
+template <typename Write>
+void append_raw(std::string& out, size_t bound, Write&& write) {
+  size_t start = out.size();
+  out.resize(start + bound);
+  RawWriter w(out.data() + start);
+  write(w);
+  out.resize(static_cast<size_t>(w.position() - out.data()));
 }
 
 }  // namespace
 
 void append_brief_job(const Job& j, std::string& out) {
-  // In field-number order, as protobuf serializes: the bytes are then exactly its own.
-  put_uint(1, j.id.value, out);
-  put_message(2, out, [&](std::string& o) { put_brief_spec(j.spec, o); });
-  put_bytes(3, job_state_name(j.state), out);
-  put_bytes(4, to_string(j.reason), out);
-  put_int(5, j.priority, out);
-  put_bytes(6, j.partition, out);
-  put_int(7, j.time_limit, out);
-  put_int(8, j.submit_time, out);
-  put_int(9, j.start_time, out);
-  put_int(10, j.end_time, out);
-  for (const NodeAlloc& a : j.alloc) put_message(11, out, [&](std::string& o) { put_alloc(a, o); });
-  if (!j.alloc.empty()) put_bytes(15, alloc_hostlist(j.alloc), out);
-  put_int(17, static_cast<int32_t>(j.hold), out);
-  if (j.partitions.size() > 1)
-    for (const auto& p : j.partitions) {  // repeated strings: each, empty ones too
-      put_tag(18, kLen, out);
-      put_varint(p.size(), out);
-      out.append(p);
-    }
-  put_int(20, j.eligible_time, out);
-  put_uint(21, j.array_job_id, out);
-  put_int(22, j.array_task_id, out);
-  put_int(23, j.array_throttle, out);
-  put_int(24, j.expected_start, out);
-  put_bool(41, j.suspended, out);
-  put_int(42, j.suspend_time, out);
-  put_int(44, j.suspended_secs, out);
+  std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
+  append_raw(out, brief_job_bound(j, hosts), [&](RawWriter& w) { put_brief_job(j, hosts, w); });
 }
 
 size_t append_brief_job_entry(const Job& j, std::string& out) {
   size_t start = out.size();
-  put_message(1, out, [&](std::string& o) { append_brief_job(j, o); });
+  std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
+  append_raw(out, brief_job_bound(j, hosts),
+             [&](RawWriter& w) { w.message(1, [&](RawWriter& o) { put_brief_job(j, hosts, o); }); });
   return out.size() - start;
 }
 
 void append_queue_reply_tail(int64_t now, bool more, const std::vector<uint64_t>& unknown_ids, std::string& out) {
-  put_int(2, now, out);
-  put_bool(3, more, out);
-  put_packed(4, unknown_ids, out);
+  append_raw(out, 3 * kMaxField + unknown_ids.size() * kMaxVarint, [&](RawWriter& w) {
+    w.int_field(2, now);
+    w.int_field(3, more ? 1 : 0);
+    w.packed(4, unknown_ids);
+  });
 }
 
 std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size) {
   std::string out;
-  put_uint(1, seq, out);
-  put_tag(13, kLen, out);  // Envelope.queue_reply
-  put_varint(reply_size, out);
+  append_raw(out, 2 * kMaxField, [&](RawWriter& w) {
+    w.uint_field(1, seq);
+    w.tag(13, kLen);  // Envelope.queue_reply
+    w.varint(reply_size);
+  });
   return out;
 }
 

@@ -294,7 +294,7 @@ void listing_fields(const Job& j, pb::Job& p) {
   if (!j.alloc.empty()) p.set_nodelist(alloc_hostlist(j.alloc));
   p.set_hold(static_cast<int32_t>(j.hold));
   p.set_array_job_id(j.array_job_id);
-  p.set_array_task_id(j.array_task_id);
+  if (j.array_job_id) p.set_array_task_id(j.array_task_id);  // else -1, ten bytes a job for nothing
   p.set_array_throttle(j.array_throttle);
   p.set_expected_start(j.expected_start);
   p.set_suspended(j.suspended);

@@ -187,7 +187,7 @@ SortValue sort_value(const pb::Job& j, char key, int64_t now) {
     case 't': case 'T': return {slurm_state_number(job_state(j)), ""};
     case 'p': case 'Q': return {job_priority(j), ""};
     case 'i': case 'A': case 'F': return {static_cast<int64_t>(j.job_id()), ""};
-    case 'K': return {j.array_task_id(), ""};
+    case 'K': return {j.array_job_id() ? j.array_task_id() : -1, ""};
     case 'M': return {job_run_time(j, now), ""};
     case 'l': return {j.time_limit(), ""};
     case 'S': return {job_start_time(j, now), ""};

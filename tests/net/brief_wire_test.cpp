@@ -52,7 +52,7 @@ Job random_job(std::mt19937_64& rng) {
   j.expected_start = num();
   j.suspended = pick(0, 1);
   j.suspend_time = num(), j.suspended_secs = num();
-  j.spec.name = text(20);
+  j.spec.name = pick(0, 9) ? text(20) : std::string(static_cast<size_t>(pick(100, 20000)), 'x');  // lengths of 2 and 3 bytes
   j.spec.user = text(10);
   j.spec.uid = static_cast<uint32_t>(pick(0, UINT32_MAX));
   j.spec.nodes_min = static_cast<int32_t>(num());

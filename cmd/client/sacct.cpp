@@ -10,6 +10,7 @@
 
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
+#include "cmd/client/sacct_json.hpp"
 #include "cmd/client/sacct_rows.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
@@ -33,6 +34,7 @@ constexpr char kUsage[] =
     "  -X, --allocations      jobs only, no .batch or step lines\n"
     "  -o, --format=FIELDS    e.g. JobID,JobName%30,State; -e/--helpformat lists them\n"
     "  -b, --brief  -l, --long  -n, --noheader  -p, --parsable  -P, --parsable2  --delimiter=C\n"
+    "  --json, --yaml         the records as Slurm 22.05 prints them (openapi/dbv0.0.38)\n"
     "  -D, --duplicates       every run of a requeued job (else its latest only)\n"
     "  taken, change nothing: -M/--clusters -L/--allclusters -T/--truncate --units --noconvert\n"
     "                         -v/--verbose --local --federation --array -x/--associations\n";
@@ -41,6 +43,7 @@ struct SacctArgs {
   pb::AcctQueryRequest req;
   std::string format, start, end, nodelist;
   bool brief = false, long_format = false, noheader = false, allocations = false, helpformat = false;
+  bool json = false, yaml = false;  // Slurm's data_parser records instead of lines
   SacctStyle style;
   // -j's items as (job part, step part): ("123", ""), ("123_4", "0"), ("123", "batch").
   std::vector<std::pair<std::string, std::string>> selectors;
@@ -125,6 +128,8 @@ const std::vector<CliOption<SacctArgs>>& options() {
       {"parsable", 'p', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable, ok(); }},
       {"parsable2", 'P', false, [](SacctArgs& a, std::string_view) { return a.style.mode = SacctPrint::kParsable2, ok(); }},
       {"delimiter", 0, true, [](SacctArgs& a, std::string_view v) { return a.style.delimiter = v, ok(); }},
+      {"json", 0, false, [](SacctArgs& a, std::string_view) { return a.json = true, ok(); }},
+      {"yaml", 0, false, [](SacctArgs& a, std::string_view) { return a.yaml = true, ok(); }},
       // Taken, changing nothing: one cluster, no federation.
       {"duplicates", 'D', false, [](SacctArgs& a, std::string_view) { return a.req.set_duplicates(true), ok(); }},
       {"clusters", 'M', true, [](SacctArgs&, std::string_view) { return ok(); }},
@@ -314,7 +319,8 @@ int run_sacct(const Args& args) {
   if (Status s = resolve_window(a, now); !s) return fail(prog, s);
   pb::Envelope env;
   // Steps for their lines, and with -X for DerivedExitCode alone.
-  bool derived = std::any_of(cols->begin(), cols->end(), [](const SacctColumn& c) { return c.name == "DerivedExitCode"; });
+  bool derived = a.json || a.yaml ||
+                 std::any_of(cols->begin(), cols->end(), [](const SacctColumn& c) { return c.name == "DerivedExitCode"; });
   a.req.set_with_steps(!a.allocations || derived);
   *env.mutable_acct_query() = a.req;
   std::unique_ptr<net::RpcClient> client;
@@ -323,9 +329,8 @@ int run_sacct(const Args& args) {
   const auto& out = reply->acct_query_reply();
   if (!out.enabled())
     return fail(prog, unavailable("Slurm accounting storage is disabled (this cluster's [accounting] storage is \"none\")"));
-  if (!a.noheader) std::cout << sacct_header(*cols, a.style);
   StepsByJob steps = steps_by_job(out);
-  static const std::vector<const pb::StepRecord*> kNone;
+  std::vector<SacctRecord> records;
   Remainders remainders = array_remainders(out, a);
   for (const auto& job : out.jobs()) {
     if (!a.nodelist.empty() && !job_ran_on(job, a.nodelist)) continue;
@@ -336,8 +341,16 @@ int run_sacct(const Args& args) {
       tasks = format_array_indices(r->second.indices);
     }
     auto it = steps.find({job.job_id(), job.submit_time()});
-    print_job(job, it == steps.end() ? kNone : it->second, a, *cols, out.cluster(), now, tasks);
+    records.push_back({&job, it == steps.end() ? std::vector<const pb::StepRecord*>{} : it->second, tasks});
   }
+  if (a.json || a.yaml) {
+    bool with_steps = !a.allocations;
+    std::cout << (a.yaml ? sacct_slurm_yaml(records, out.cluster(), now, with_steps)
+                         : sacct_slurm_json(records, out.cluster(), now, with_steps));
+    return 0;
+  }
+  if (!a.noheader) std::cout << sacct_header(*cols, a.style);
+  for (const SacctRecord& r : records) print_job(*r.job, r.steps, a, *cols, out.cluster(), now, r.array_tasks);
   return 0;
 }
 

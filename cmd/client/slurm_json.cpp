@@ -17,33 +17,6 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-// A Struct being filled: typed setters for its fields.
-class Obj {
- public:
-  explicit Obj(Struct* s) : s_(s) {}
-  Obj& str(const std::string& k, const std::string& v) {
-    return (*s_->mutable_fields())[k].set_string_value(utf8_or_replacement(v)), *this;
-  }
-  Obj& num(const std::string& k, double v) { return (*s_->mutable_fields())[k].set_number_value(v), *this; }
-  Obj& flag(const std::string& k, bool v) { return (*s_->mutable_fields())[k].set_bool_value(v), *this; }
-  Obj& null(const std::string& k) { return (*s_->mutable_fields())[k].set_null_value({}), *this; }
-  Obj obj(const std::string& k) { return Obj((*s_->mutable_fields())[k].mutable_struct_value()); }
-  google::protobuf::ListValue* list(const std::string& k) { return (*s_->mutable_fields())[k].mutable_list_value(); }
-
- private:
-  Struct* s_;
-};
-
-void meta(Obj root) {
-  Obj m = root.obj("meta");
-  m.obj("plugin").str("type", "openapi/v0.0.38").str("name", "Slurm OpenAPI v0.0.38");
-  Obj slurm = m.obj("Slurm");
-  slurm.obj("version").num("major", 22).num("micro", 8).num("minor", 5);
-  slurm.str("release", "22.05.8");
-  m.obj("hq").str("version", kHqVersion);
-  root.list("errors");
-}
-
 std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
@@ -226,19 +199,19 @@ void add_node(Obj n, const pb::Node& node) {
 Struct squeue_tree(const pb::QueueReply& q, const std::string& cluster) {
   Struct root;
   Obj top(&root);
-  meta(top);
+  slurm_meta(top, "openapi/v0.0.38", "Slurm OpenAPI v0.0.38");
   auto* jobs = top.list("jobs");
   for (const QueueRow& row : queue_rows(q, false))  // an array's pending tasks as one record, as Slurm's
-    add_job(Obj(jobs->add_values()->mutable_struct_value()), *row.job, cluster, row.tasks);
+    add_job(Obj::item(jobs), *row.job, cluster, row.tasks);
   return root;
 }
 
 Struct sinfo_tree(const pb::NodesReply& r) {
   Struct root;
   Obj top(&root);
-  meta(top);
+  slurm_meta(top, "openapi/v0.0.38", "Slurm OpenAPI v0.0.38");
   auto* nodes = top.list("nodes");
-  for (const auto& node : r.nodes()) add_node(Obj(nodes->add_values()->mutable_struct_value()), node);
+  for (const auto& node : r.nodes()) add_node(Obj::item(nodes), node);
   return root;
 }
 

@@ -6,17 +6,23 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cmd/client/output.hpp"
+#include "cmd/commands.hpp"
+
 namespace hq::cmd {
 
 using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-std::vector<std::pair<std::string_view, const Value*>> KeyOrder::fields(const Struct& s, std::string_view parent) const {
+std::vector<std::pair<std::string_view, const Value*>> KeyOrder::fields(const Struct& s, std::string_view parent,
+                                                                       std::string_view grandparent) const {
   std::vector<std::pair<std::string_view, const Value*>> out;
   out.reserve(s.fields().size());
   for (const auto& [k, v] : s.fields()) out.emplace_back(k, &v);
-  auto listed = under.find(parent);
+  auto listed = under.end();
+  if (!grandparent.empty()) listed = under.find(std::string(grandparent) + "/" + std::string(parent));
+  if (listed == under.end()) listed = under.find(parent);
   if (listed == under.end()) {
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
@@ -33,6 +39,26 @@ std::vector<std::pair<std::string_view, const Value*>> KeyOrder::fields(const St
   });
   for (size_t i = 0; i < ranked.size(); ++i) out[i] = ranked[i].second;
   return out;
+}
+
+Obj& Obj::str(const std::string& k, const std::string& v) {
+  return (*s_->mutable_fields())[k].set_string_value(utf8_or_replacement(v)), *this;
+}
+Obj& Obj::num(const std::string& k, double v) { return (*s_->mutable_fields())[k].set_number_value(v), *this; }
+Obj& Obj::flag(const std::string& k, bool v) { return (*s_->mutable_fields())[k].set_bool_value(v), *this; }
+Obj& Obj::null(const std::string& k) { return (*s_->mutable_fields())[k].set_null_value({}), *this; }
+Obj Obj::obj(const std::string& k) { return Obj((*s_->mutable_fields())[k].mutable_struct_value()); }
+google::protobuf::ListValue* Obj::list(const std::string& k) { return (*s_->mutable_fields())[k].mutable_list_value(); }
+Obj Obj::item(google::protobuf::ListValue* l) { return Obj(l->add_values()->mutable_struct_value()); }
+
+void slurm_meta(Obj root, const std::string& plugin_type, const std::string& plugin_name) {
+  Obj m = root.obj("meta");
+  m.obj("plugin").str("type", plugin_type).str("name", plugin_name);
+  Obj slurm = m.obj("Slurm");
+  slurm.obj("version").num("major", 22).num("micro", 8).num("minor", 5);
+  slurm.str("release", "22.05.8");
+  m.obj("hq").str("version", kHqVersion);
+  root.list("errors");
 }
 
 namespace {
@@ -87,10 +113,11 @@ class JsonWriter {
 
   std::string take() { return std::move(out_); }
 
-  void value(const Value& v, int indent, std::string_view key) {
+  // `key`: the value's key (a list item's: its list's); `parent`: the key of what holds it.
+  void value(const Value& v, int indent, std::string_view key, std::string_view parent) {
     switch (v.kind_case()) {
-      case Value::kStructValue: return object(v.struct_value(), indent, key);
-      case Value::kListValue: return array(v.list_value(), indent, key);
+      case Value::kStructValue: return object(v.struct_value(), indent, key, parent);
+      case Value::kListValue: return array(v.list_value(), indent, key, parent);
       case Value::kStringValue: return put_string(out_, v.string_value());
       case Value::kNumberValue: return put_number(out_, v.number_value(), float_keys_.count(std::string(key)) > 0);
       case Value::kBoolValue:
@@ -100,29 +127,29 @@ class JsonWriter {
     }
   }
 
-  void object(const Struct& s, int indent, std::string_view key) {
+  void object(const Struct& s, int indent, std::string_view key, std::string_view parent) {
     out_ += '{';
     bool first = true;
-    for (const auto& [k, v] : order_.fields(s, key)) {
+    for (const auto& [k, v] : order_.fields(s, key, parent)) {
       out_ += first ? "\n" : ",\n";
       first = false;
       out_.append(static_cast<size_t>(indent + 2), ' ');
       put_string(out_, k);
       out_ += ": ";
-      value(*v, indent + 2, k);
+      value(*v, indent + 2, k, key);
     }
     close('}', indent);
   }
 
   // A sequence's items sit under its key, for their keys' order.
-  void array(const ListValue& l, int indent, std::string_view key) {
+  void array(const ListValue& l, int indent, std::string_view key, std::string_view parent) {
     out_ += '[';
     bool first = true;
     for (const Value& v : l.values()) {
       out_ += first ? "\n" : ",\n";
       first = false;
       out_.append(static_cast<size_t>(indent + 2), ' ');
-      value(v, indent + 2, key);
+      value(v, indent + 2, key, parent);
     }
     close(']', indent);
   }
@@ -143,7 +170,7 @@ class JsonWriter {
 
 std::string slurm_json_text(const Struct& root, const KeyOrder& order, const std::set<std::string>& float_keys) {
   JsonWriter w(order, float_keys);
-  w.object(root, 0, "");
+  w.object(root, 0, "", "");
   return w.take();
 }
 

@@ -16,14 +16,36 @@
 namespace hq::cmd {
 
 // For each key a mapping sits under (a sequence's items sit under the sequence's key; the
-// root under ""), its keys in Slurm's order. Keys a list does not name come after, sorted;
-// mappings under a key with no list have all their keys sorted.
+// root under ""), its keys in Slurm's order. A list under "GRANDPARENT/PARENT" wins over
+// one under "PARENT" (sacct's job and step both have a "tres", in different orders). Keys a
+// list does not name come after, sorted; mappings with no list have all their keys sorted.
 struct KeyOrder {
   std::map<std::string, std::vector<std::string>, std::less<>> under;
 
   std::vector<std::pair<std::string_view, const google::protobuf::Value*>> fields(const google::protobuf::Struct& s,
-                                                                                 std::string_view parent) const;
+                                                                                 std::string_view parent,
+                                                                                 std::string_view grandparent) const;
 };
+
+// A Struct being filled: typed setters for its fields (text made valid UTF-8).
+class Obj {
+ public:
+  explicit Obj(google::protobuf::Struct* s) : s_(s) {}
+  Obj& str(const std::string& k, const std::string& v);
+  Obj& num(const std::string& k, double v);
+  Obj& flag(const std::string& k, bool v);
+  Obj& null(const std::string& k);
+  Obj obj(const std::string& k);
+  google::protobuf::ListValue* list(const std::string& k);
+  // An item of list `l` that is a mapping.
+  static Obj item(google::protobuf::ListValue* l);
+
+ private:
+  google::protobuf::Struct* s_;
+};
+
+// Slurm's "meta" (its plugin's type and name, the version) and an empty "errors".
+void slurm_meta(Obj root, const std::string& plugin_type, const std::string& plugin_name);
 
 // The JSON text of `root`; numbers under a key in `float_keys` keep a decimal point ("1.0").
 std::string slurm_json_text(const google::protobuf::Struct& root, const KeyOrder& order,

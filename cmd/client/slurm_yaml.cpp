@@ -100,7 +100,7 @@ class Emitter {
     newline();
     put("--- !!map");
     if (root.fields().empty()) put(" {}");
-    else mapping_body(root, 0, "");
+    else mapping_body(root, 0, "", "");
     newline();
     put("...");
     newline();
@@ -121,40 +121,41 @@ class Emitter {
     while (column_ < indent) put(" ");
   }
 
-  // A mapping's keys in the order `order_` gives for mappings under `parent`.
-  void mapping_body(const Struct& s, int indent, std::string_view parent) {
-    for (const auto& [k, v] : order_->fields(s, parent)) {
+  // A mapping's keys in the order `order_` gives for mappings under `parent` (itself
+  // under `grandparent`).
+  void mapping_body(const Struct& s, int indent, std::string_view parent, std::string_view grandparent) {
+    for (const auto& [k, v] : order_->fields(s, parent, grandparent)) {
       newline();
       for (int i = 0; i < indent; ++i) put(" ");
       put("!!str ");
       scalar_text(k, indent + kIndentStep, false);
       put(":");
-      node(*v, indent, true, k);
+      node(*v, indent, true, k, parent);
     }
   }
 
   // The items of the sequence under `key` (mappings among them sit under it too).
-  void sequence_items(const ListValue& l, int indent, std::string_view key) {
+  void sequence_items(const ListValue& l, int indent, std::string_view key, std::string_view parent) {
     for (const Value& v : l.values()) {
       newline();
       for (int i = 0; i < indent; ++i) put(" ");
       put("-");
-      node(v, indent + kIndentStep, false, key);
+      node(v, indent + kIndentStep, false, key, parent);
     }
   }
 
   // A node after "key:" (`in_mapping`, whose keys sit at `indent`) or after "-" (whose
   // contents sit at `indent`).
-  void node(const Value& v, int indent, bool in_mapping, std::string_view key) {
+  void node(const Value& v, int indent, bool in_mapping, std::string_view key, std::string_view parent) {
     switch (v.kind_case()) {
       case Value::kStructValue:
         if (v.struct_value().fields().empty()) return put(" !!map {}");
         put(" !!map");
-        return mapping_body(v.struct_value(), in_mapping ? indent + kIndentStep : indent, key);
+        return mapping_body(v.struct_value(), in_mapping ? indent + kIndentStep : indent, key, parent);
       case Value::kListValue:
         if (v.list_value().values().empty()) return put(" !!seq []");
         put(" !!seq");
-        return sequence_items(v.list_value(), indent, key);  // in a mapping: at its keys' indent, as libyaml
+        return sequence_items(v.list_value(), indent, key, parent);  // in a mapping: at its keys' indent, as libyaml
       case Value::kStringValue:
         put(" !!str");
         if (!v.string_value().empty()) {

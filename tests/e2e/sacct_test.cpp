@@ -99,6 +99,21 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   CHECK(sh(bin(c) + "sacct -n -P -o JobID -j " + failing + ".extern").out.empty());  // no extern steps, as the capture's
   // -X: the jobs alone.
   CHECK(sh(bin(c) + "sacct -X -n -P -o JobID -j " + failing).out == failing + "\n");
+  // --json: the same record and steps in Slurm's data_parser shape (its keys are checked
+  // against Slurm's own output in tests/cmd/sacct_json_test.cpp).
+  auto json = sh(bin(c) + "sacct --json -j " + failing);
+  CHECK(json.rc == 0);
+  CHECK(json.out.find("\"type\": \"openapi\\/dbv0.0.38\"") != std::string::npos);
+  CHECK(json.out.find("\n      \"job_id\": " + failing + ",\n") != std::string::npos);
+  CHECK(json.out.find("\"current\": \"FAILED\"") != std::string::npos);
+  size_t steps = 0;
+  for (size_t at = json.out.find("\"step\": {"); at != std::string::npos; at = json.out.find("\"step\": {", at + 1)) ++steps;
+  CHECK(steps == 4);  // batch, 0, 1, 2
+  CHECK(json.out.find("\"id\": \"batch\"") != std::string::npos);
+  CHECK(json.out.find("\"status\": \"FAILED\",\n            \"return_code\": 1\n") != std::string::npos);  // srun false
+  auto yaml = sh(bin(c) + "sacct --yaml -X -j " + failing);
+  CHECK(yaml.out.rfind("%YAML 1.1\n", 0) == 0);
+  CHECK(yaml.out.find("\n  !!str steps: !!seq []\n") != std::string::npos);  // -X: no steps
 }
 
 TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controller forgot it and after a restart") {

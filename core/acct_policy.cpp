@@ -76,6 +76,31 @@ int over_run_mins(const TresCounts& limit, const TresCounts& used, const TresCou
   return -1;
 }
 
+// A job's TRES on each of its nodes (its totals over its node count, rounded up); nodes
+// count for nothing there.
+TresCounts per_node(const TresCounts& tres) {
+  TresCounts out{};
+  int64_t nodes = std::max<int64_t>(1, tres[kTresNode]);
+  for (int k = 0; k < kTresKinds; ++k)
+    if (k != kTresNode) out[k] = tres[k] / nodes + (tres[k] % nodes > 0 ? 1 : 0);
+  return out;
+}
+
+// The first TRES kind the job asks for less of than `min`, or -1.
+int under_tres(const TresCounts& min, const TresCounts& tres) {
+  for (int k = 0; k < kTresKinds; ++k)
+    if (min[k] != kNoLimit && tres[k] < min[k]) return k;
+  return -1;
+}
+
+// The most minutes a job of `tres` may have under TRES-minute limits `mins`; -1: no cap.
+int64_t minutes_allowed(const TresCounts& mins, const TresCounts& tres) {
+  int64_t cap = -1;
+  for (int k = 0; k < kTresKinds; ++k)
+    if (mins[k] != kNoLimit && tres[k] > 0) cap = cap < 0 ? mins[k] / tres[k] : std::min(cap, mins[k] / tres[k]);
+  return cap;
+}
+
 // A QOS limit that is set shadows the association's (Slurm: "the QOS limit wins").
 TresCounts unshadowed(const TresCounts& assoc, const TresCounts* qos) {
   if (!qos) return assoc;
@@ -186,10 +211,14 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.grp_tres = tres_limits(l.grp_tres), out.grp_run_mins = tres_limits(l.grp_tres_run_mins);
     out.max_tres = tres_limits(l.max_tres), out.max_tres_pu = tres_limits(l.max_tres_pu);
     out.max_tres_pa = tres_limits(l.max_tres_pa);
+    out.max_per_node = tres_limits(l.max_tres_per_node), out.max_mins = tres_limits(l.max_tres_mins);
+    out.min_tres = tres_limits(l.min_tres);
+    out.max_per_node[kTresNode] = kNoLimit;
     has_submit_limits_ |= out.grp_submit != kNoLimit || out.max_submit_pu != kNoLimit || out.max_submit_pa != kNoLimit;
     has_limits_ |= out.grp_jobs != kNoLimit || out.max_wall != kNoLimit || out.max_jobs_pu != kNoLimit ||
                    out.max_jobs_pa != kNoLimit || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
-                   any_set(out.max_tres) || any_set(out.max_tres_pu) || any_set(out.max_tres_pa) || out.deny_on_limit;
+                   any_set(out.max_tres) || any_set(out.max_tres_pu) || any_set(out.max_tres_pa) || out.deny_on_limit ||
+                   any_set(out.max_per_node) || any_set(out.max_mins) || any_set(out.min_tres);
     qos_index_[name] = static_cast<int32_t>(qos_.size());
     qos_.push_back(std::move(out));
   }
@@ -213,6 +242,8 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit;
     out.max_tres = tres_limits(l.max_tres), out.grp_tres = tres_limits(l.grp_tres);
     out.grp_run_mins = tres_limits(l.grp_tres_run_mins);
+    out.max_per_node = tres_limits(l.max_tres_per_node), out.max_mins = tres_limits(l.max_tres_mins);
+    out.max_per_node[kTresNode] = kNoLimit;
     out.grp_mins = tres_limits(l.grp_tres_mins);
     out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
     if (auto u = usage_by_id.find(id); u != usage_by_id.end())
@@ -223,7 +254,7 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     has_submit_limits_ |= out.max_submit != kNoLimit || out.grp_submit != kNoLimit;
     has_limits_ |= out.max_jobs != kNoLimit || out.max_wall != kNoLimit || out.grp_jobs != kNoLimit ||
                    any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
-                   any_set(out.grp_mins);
+                   any_set(out.grp_mins) || any_set(out.max_per_node) || any_set(out.max_mins);
     has_usage_limits_ |= any_set(out.grp_mins);
     assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
   }
@@ -286,9 +317,18 @@ Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
 Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const {
   if (!enforce_.limits) return limit;
   int64_t wall = kNoLimit;
-  if (int32_t q = qos_of(spec.extra->qos); q >= 0) wall = qos_[static_cast<size_t>(q)].max_wall;
-  if (int32_t a = assoc_of(spec.user, spec.account, partition); wall == kNoLimit && a >= 0)
-    wall = assocs_[static_cast<size_t>(a)].max_wall;
+  int32_t q = qos_of(spec.extra->qos);
+  const Qos* qos = q >= 0 ? &qos_[static_cast<size_t>(q)] : nullptr;
+  int32_t a = assoc_of(spec.user, spec.account, partition);
+  if (qos) wall = qos->max_wall;
+  if (wall == kNoLimit && a >= 0) wall = assocs_[static_cast<size_t>(a)].max_wall;
+  TresCounts tres = requested_tres(spec);
+  int64_t minutes = qos ? minutes_allowed(qos->max_mins, tres) : -1;
+  if (a >= 0) {
+    int64_t own = minutes_allowed(unshadowed(assocs_[static_cast<size_t>(a)].max_mins, qos ? &qos->max_mins : nullptr), tres);
+    if (own >= 0) minutes = minutes < 0 ? own : std::min(minutes, own);
+  }
+  if (minutes >= 0) wall = wall == kNoLimit ? sat_mul(minutes, 60) : std::min(wall, sat_mul(minutes, 60));
   if (wall == kNoLimit) return limit;
   return limit == kUnlimited ? wall : std::min<Duration>(limit, wall);
 }
@@ -414,6 +454,7 @@ JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const Job& job, const
   if (over(q.grp_jobs, all.jobs, 1)) return JobReason::kQosGrpJobs;
   if (over_wall(q.max_wall, job.time_limit)) return JobReason::kQosMaxWall;
   if (int k = over_tres(q.max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
+  if (JobReason r = job_shape(nullptr, &q, job, tres); r != JobReason::kNone) return r;
   if (int k = over_tres(q.max_tres_pu, user ? user->tres : TresCounts{}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerUser, k);
   if (int k = over_tres(q.max_tres_pa, account ? account->tres : TresCounts{}, tres); k >= 0)
@@ -442,6 +483,7 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
+  if (JobReason r = job_shape(&own, q, job, tres); r != JobReason::kNone) return r;
   a = leaf;
   for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
@@ -491,6 +533,7 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& 
   if (q) {
     if (over_wall(q->max_wall, job.time_limit)) return JobReason::kQosMaxWall;
     if (int k = over_tres(q->max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
+    if (JobReason r = job_shape(nullptr, q, job, tres); r != JobReason::kNone) return r;
     if (int k = over_tres(q->grp_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
   }
   if (leaf < 0) return JobReason::kNone;
@@ -498,11 +541,28 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& 
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
+  if (JobReason r = job_shape(&own, q, job, tres); r != JobReason::kNone) return r;
   for (int32_t a = leaf, depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
     if (int k = over_tres(unshadowed(at.grp_tres, q ? &q->grp_tres : nullptr), {}, tres); k >= 0)
       return tres_reason(JobReason::kAssocGrpCpu, k);
   }
+  return JobReason::kNone;
+}
+
+JobReason AcctUsage::job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const Job& job,
+                               const TresCounts& tres) {
+  int64_t minutes = limit_minutes(job.time_limit);
+  if (!own) {  // the QOS's own
+    if (int k = over_tres(q->max_per_node, {}, per_node(tres)); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerNode, k);
+    if (int k = over_run_mins(q->max_mins, {}, tres, minutes); k >= 0) return tres_reason(JobReason::kQosMaxCpuMinsPerJob, k);
+    if (int k = under_tres(q->min_tres, tres); k >= 0) return tres_reason(JobReason::kQosMinCpu, k);
+    return JobReason::kNone;
+  }
+  if (int k = over_tres(unshadowed(own->max_per_node, q ? &q->max_per_node : nullptr), {}, per_node(tres)); k >= 0)
+    return tres_reason(JobReason::kAssocMaxCpuPerNode, k);
+  if (int k = over_run_mins(unshadowed(own->max_mins, q ? &q->max_mins : nullptr), {}, tres, minutes); k >= 0)
+    return tres_reason(JobReason::kAssocMaxCpuMinsPerJob, k);
   return JobReason::kNone;
 }
 

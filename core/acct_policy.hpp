@@ -70,7 +70,8 @@ class AcctPolicy final : public AcctFactors {
   // "Invalid account or account/partition combination specified", "Invalid qos specification".
   Status choose(JobSpec& spec, const std::vector<std::string>& partitions) const;
   // The time limit of a job that gave none: `limit` (the partition's) capped by the MaxWall
-  // of its QOS, else its association.
+  // of its QOS, else its association, and by what its MaxTRESMins leave for the TRES it
+  // asks for (as Slurm sets a job's limit to fit them).
   Duration default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const;
 
   // Priority factors: the job's association's fair share (its account, else the user's
@@ -89,6 +90,7 @@ class AcctPolicy final : public AcctFactors {
     int64_t max_jobs = kNoLimit, max_submit = kNoLimit, max_wall = kNoLimit;  // wall in seconds
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit;
     TresCounts max_tres{}, grp_tres{}, grp_run_mins{};
+    TresCounts max_per_node{}, max_mins{};  // MaxTRESPerNode, MaxTRESMins (per job), as inherited
     TresCounts grp_mins{};     // GrpTRESMins: cpu and billing only (usage is counted in billing)
     int64_t used_mins = 0;     // its subtree's decayed usage, in billing-minutes (from fair share)
     std::vector<int32_t> qos;  // allowed, by index
@@ -102,6 +104,7 @@ class AcctPolicy final : public AcctFactors {
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit, max_wall = kNoLimit;
     int64_t max_jobs_pu = kNoLimit, max_jobs_pa = kNoLimit, max_submit_pu = kNoLimit, max_submit_pa = kNoLimit;
     TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
+    TresCounts max_per_node{}, max_mins{}, min_tres{};  // MaxTRESPerNode, MaxTRESMinsPerJob, MinTRESPerJob
   };
   // The job's association (its partition's, else the account's for the user), or -1.
   int32_t assoc_of(const std::string& user, const std::string& account, const std::string& partition) const;
@@ -156,6 +159,9 @@ class AcctUsage {
   JobReason assoc_blocked(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,
                           int64_t run_mins) const;
   JobReason per_job(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres) const;
+  // MaxTRESPerNode, MaxTRESMins and MinTRES of the QOS, then the association's the QOS does not set.
+  static JobReason job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const Job& job,
+                             const TresCounts& tres);
   const Counts* user_in_qos(int32_t qos, uint32_t uid) const;
   const Counts* account_in_qos(int32_t qos, const std::string& account) const;
 

@@ -31,6 +31,14 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "QOSGrpJobsLimit", "QOSGrpSubmitJobsLimit", "QOSMaxJobsPerUserLimit", "QOSMaxSubmitJobPerUserLimit", "MaxJobsPerAccount",
     "MaxSubmitJobsPerAccount", "QOSMaxWallDurationPerJobLimit",
     "AssocGrpCPUMinutesLimit", "AssocGrpMemMinutes", "AssocGrpNodeMinutes", "AssocGrpGRESMinutes", "AssocGrpBillingMinutes",
+    // Slurm has no per-node node limit; hq never gives these two "...NodePerNode" names.
+    "AssocMaxCpuPerNode", "AssocMaxMemPerNode", "AssocMaxNodePerNode", "AssocMaxGRESPerNode", "AssocMaxBillingPerNode",
+    "AssocMaxCpuMinutesPerJobLimit", "AssocMaxMemMinutesPerJob", "AssocMaxNodeMinutesPerJob", "AssocMaxGRESMinutesPerJob",
+    "AssocMaxBillingMinutesPerJob",
+    "QOSMaxCpuPerNode", "QOSMaxMemoryPerNode", "QOSMaxNodePerNode", "QOSMaxGRESPerNode", "QOSMaxBillingPerNode",
+    "QOSMaxCpuMinutesPerJobLimit", "QOSMaxMemoryMinutesPerJob", "QOSMaxNodeMinutesPerJob", "QOSMaxGRESMinutesPerJob",
+    "QOSMaxBillingMinutesPerJob",
+    "QOSMinCpuNotSatisfied", "QOSMinMemory", "QOSMinNode", "QOSMinGRES", "QOSMinBilling",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

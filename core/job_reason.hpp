@@ -41,8 +41,16 @@ enum class JobReason : uint8_t {
   kQosMaxSubmitJobsPerAccount, kQosMaxWall,
   // GrpTRESMins: decayed usage plus what running jobs and this one may still use.
   kAssocGrpCpuMins, kAssocGrpMemMins, kAssocGrpNodeMins, kAssocGrpGresMins, kAssocGrpBillingMins,
+  // MaxTRESPerNode (the node entries are never given: a node holds one node), MaxTRESMins
+  // per job (TRES times the time limit), and a QOS's MinTRESPerJob.
+  kAssocMaxCpuPerNode, kAssocMaxMemPerNode, kAssocMaxNodePerNode, kAssocMaxGresPerNode, kAssocMaxBillingPerNode,
+  kAssocMaxCpuMinsPerJob, kAssocMaxMemMinsPerJob, kAssocMaxNodeMinsPerJob, kAssocMaxGresMinsPerJob,
+  kAssocMaxBillingMinsPerJob,
+  kQosMaxCpuPerNode, kQosMaxMemPerNode, kQosMaxNodePerNode, kQosMaxGresPerNode, kQosMaxBillingPerNode,
+  kQosMaxCpuMinsPerJob, kQosMaxMemMinsPerJob, kQosMaxNodeMinsPerJob, kQosMaxGresMinsPerJob, kQosMaxBillingMinsPerJob,
+  kQosMinCpu, kQosMinMem, kQosMinNode, kQosMinGres, kQosMinBilling,
 };
-inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kAssocGrpBillingMins) + 1;
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kQosMinBilling) + 1;
 // The reason of TRES kind `kind` (0 cpu .. 4 billing) in the block that `first` begins.
 constexpr JobReason tres_reason(JobReason first, int kind) {
   return static_cast<JobReason>(static_cast<int>(first) + kind);

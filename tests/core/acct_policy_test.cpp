@@ -292,3 +292,47 @@ TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this j
   AcctUsage fresh(unknown_usage, 5000);
   CHECK(fresh.blocked(half) == JobReason::kNone);
 }
+
+TEST_CASE("per-job shape limits: MaxTRESPerNode, MaxTRESMins and a QOS's MinTRES, with Slurm's reasons") {
+  AcctPolicy p(model_after({"add account physics", "add user alice account=physics",
+                            "modify user alice set MaxTRESPerNode=cpu=4 MaxTRESMins=cpu=600"}),
+               "c", kAll);
+  REQUIRE(p.has_limits());
+  AcctUsage u(p, 0);
+  Job wide = job(1, "alice", 1000, "physics");
+  wide.time_limit = 600;
+  wide.spec.ntasks = 8;  // 8 CPUs on one node: 8 > 4 a node
+  CHECK(reason(u.blocked(wide)) == "AssocMaxCpuPerNode");
+  wide.spec.nodes_min = 2;  // 4 a node
+  CHECK(u.blocked(wide) == JobReason::kNone);
+  wide.time_limit = 6000;  // 8 CPUs x 100 minutes = 800 > 600
+  CHECK(reason(u.blocked(wide)) == "AssocMaxCpuMinutesPerJobLimit");
+  wide.time_limit = 4500;  // 8 x 75 = 600
+  CHECK(u.blocked(wide) == JobReason::kNone);
+  // A job that gives no -t gets the limit its CPU-minutes leave: 600 / 8 = 75 minutes.
+  CHECK(p.default_limit(wide.spec, "batch", kUnlimited) == 75 * 60);
+  CHECK(p.default_limit(wide.spec, "batch", 3600) == 3600);
+
+  AcctPolicy q(model_after({"add account physics", "add user alice account=physics",
+                            "modify user alice set MaxTRESPerNode=cpu=1",
+                            "modify qos normal set MaxTRESPerNode=cpu=2,gres/gpu=1 MinTRESPerJob=cpu=2 "
+                            "MaxTRESMinsPerJob=gres/gpu=60"}),
+               "c", kAll);
+  AcctUsage v(q, 0);
+  Job small = job(2, "alice", 1000, "physics");
+  small.time_limit = 600;
+  CHECK(reason(v.blocked(small)) == "QOSMinCpuNotSatisfied");  // 1 CPU, the QOS wants 2
+  small.spec.cpus_per_task = 2;  // the QOS's 2 a node shadows the association's 1
+  CHECK(v.blocked(small) == JobReason::kNone);
+  small.spec.gpus_per_node = 2;
+  CHECK(reason(v.blocked(small)) == "QOSMaxGRESPerNode");
+  small.spec.gpus_per_node = 1;  // 1 GPU x 10 minutes: fine; x 61 minutes: over 60
+  CHECK(v.blocked(small) == JobReason::kNone);
+  small.time_limit = 61 * 60;
+  CHECK(reason(v.blocked(small)) == "QOSMaxGRESMinutesPerJob");
+  // With DenyOnLimit the same shapes are refused at submit.
+  AcctPolicy deny(model_after({"add account physics", "add user alice account=physics",
+                               "modify qos normal set Flags=DenyOnLimit MinTRESPerJob=cpu=2"}),
+                  "c", kAll);
+  CHECK(reason(AcctUsage(deny, 0).refused(job(3, "alice", 1000, "physics"), 1)) == "QOSMinCpuNotSatisfied");
+}

@@ -54,7 +54,13 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
               "AssocGrpJobsLimit AssocGrpSubmitJobsLimit AssocMaxJobsLimit AssocMaxSubmitJobLimit "
               "AssocMaxWallDurationPerJobLimit QOSGrpJobsLimit QOSGrpSubmitJobsLimit QOSMaxJobsPerUserLimit "
               "QOSMaxSubmitJobPerUserLimit MaxJobsPerAccount MaxSubmitJobsPerAccount QOSMaxWallDurationPerJobLimit "
-              "AssocGrpCPUMinutesLimit AssocGrpMemMinutes AssocGrpNodeMinutes AssocGrpGRESMinutes AssocGrpBillingMinutes ");
+              "AssocGrpCPUMinutesLimit AssocGrpMemMinutes AssocGrpNodeMinutes AssocGrpGRESMinutes AssocGrpBillingMinutes "
+              "AssocMaxCpuPerNode AssocMaxMemPerNode AssocMaxNodePerNode AssocMaxGRESPerNode AssocMaxBillingPerNode "
+              "AssocMaxCpuMinutesPerJobLimit AssocMaxMemMinutesPerJob AssocMaxNodeMinutesPerJob AssocMaxGRESMinutesPerJob "
+              "AssocMaxBillingMinutesPerJob QOSMaxCpuPerNode QOSMaxMemoryPerNode QOSMaxNodePerNode QOSMaxGRESPerNode "
+              "QOSMaxBillingPerNode QOSMaxCpuMinutesPerJobLimit QOSMaxMemoryMinutesPerJob QOSMaxNodeMinutesPerJob "
+              "QOSMaxGRESMinutesPerJob QOSMaxBillingMinutesPerJob QOSMinCpuNotSatisfied QOSMinMemory QOSMinNode "
+              "QOSMinGRES QOSMinBilling ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

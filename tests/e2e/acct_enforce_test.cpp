@@ -156,6 +156,21 @@ TEST_CASE("e2e: accounting enforcement - accounts, QOS, submit limits and pendin
     CHECK(denied.out == std::string("sbatch: error: QOSMaxWallDurationPerJobLimit\n") + kPolicyLine);
     CHECK(!sbatch(c, "-A physics --qos high -t 5 --wrap 'sleep 300'").empty());
   }
+  SUBCASE("shape limits: a QOS's MinTRESPerJob holds a small job, MaxTRESMins sets the limit of a job without -t") {
+    acctmgr(c, "modify qos high set MinTRESPerJob=cpu=2");
+    std::string small = sbatch(c, "-A physics --qos high --wrap 'sleep 300'");
+    std::string two = sbatch(c, "-A physics --qos high -c 2 --wrap 'sleep 300'");
+    REQUIRE(c.wait_state(two, "RUNNING", 20));
+    REQUIRE(c.wait_considered(small, 20));
+    CHECK(line_of(c, small) == small + "|physics|high|PENDING|QOSMinCpuNotSatisfied");
+    acctmgr(c, "modify user where name=root account=physics set MaxTRESMins=cpu=20");
+    std::string capped = sbatch(c, "-A physics -c 2 --wrap 'sleep 300'");  // 20 CPU-minutes / 2 CPUs
+    REQUIRE(c.wait_state(capped, "RUNNING", 20));
+    CHECK(sh(bin(c) + "squeue -h -j " + capped + " -o %l").out == "10:00\n");
+    std::string longer = sbatch(c, "-A physics -c 2 -t 11 --wrap 'sleep 300'");
+    REQUIRE(c.wait_considered(longer, 20));
+    CHECK(line_of(c, longer) == longer + "|physics|normal|PENDING|AssocMaxCpuMinutesPerJobLimit");
+  }
   cancel_all(c);
 }
 

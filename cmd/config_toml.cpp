@@ -390,7 +390,7 @@ class Loader {
       PartitionConfig p;
       Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time", "state", "max_nodes", "min_nodes",
                                 "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups",
-                                "def_mem_per_cpu", "oversubscribe", "preempt_mode", "grace_time"}, "[[partition]]");
+                                "def_mem_per_cpu", "oversubscribe", "preempt_mode", "grace_time", "qos"}, "[[partition]]");
       if (s) s = get_string(t, "name", p.name);
       if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
       if (s) {
@@ -426,6 +426,7 @@ class Loader {
       }
       if (s) s = get_enum(t, "preempt_mode", parse_preempt_mode, "OFF, CANCEL, REQUEUE", p.preempt_mode);
       if (s) s = get_duration(t, "grace_time", p.grace_time);
+      if (s) s = get_string(t, "qos", p.qos);
       if (s) c.partitions.push_back(std::move(p));
       return s;
     });

@@ -1,6 +1,7 @@
 #include "core/acct_policy.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/priority.hpp"
 #include "core/units.hpp"
@@ -195,7 +196,8 @@ UsageJob sreport_usage_job(const Job& job) {
 }
 
 AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce,
-                       std::shared_ptr<const FairShare> shares)
+                       std::shared_ptr<const FairShare> shares,
+                       const std::unordered_map<std::string, std::string>& partition_qos)
     : enforce_(enforce), shares_(std::move(shares)) {
   for (const auto& [name, q] : model.qos) {
     Qos out;
@@ -203,7 +205,11 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.priority = q.priority;
     out.usage_factor = q.usage_factor;
     max_qos_priority_ = std::max(max_qos_priority_, q.priority);
-    out.deny_on_limit = std::any_of(q.flags.begin(), q.flags.end(), [](const std::string& f) { return to_lower(f) == "denyonlimit"; });
+    auto flagged = [&](const char* flag) {
+      return std::any_of(q.flags.begin(), q.flags.end(), [&](const std::string& f) { return to_lower(f) == flag; });
+    };
+    out.deny_on_limit = flagged("denyonlimit");
+    out.over_part_qos = flagged("overpartqos");
     const AcctLimits& l = q.limits;
     out.grp_jobs = l.grp_jobs, out.grp_submit = l.grp_submit, out.max_wall = wall_seconds(l.max_wall);
     out.max_jobs_pu = l.max_jobs_pu, out.max_jobs_pa = l.max_jobs_pa;
@@ -259,6 +265,8 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
   }
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
+  for (const auto& [partition, qos] : partition_qos)
+    if (int32_t q = qos_of(qos); q >= 0) part_qos_[partition] = q;
   has_limits_ = enforce_.limits && (has_limits_ || has_submit_limits_);
   has_submit_limits_ = enforce_.limits && has_submit_limits_;
   has_usage_limits_ = enforce_.limits && has_usage_limits_;
@@ -275,6 +283,39 @@ int32_t AcctPolicy::assoc_of(const std::string& user, const std::string& account
 int32_t AcctPolicy::qos_of(const std::string& name) const {
   auto it = qos_index_.find(name);
   return it == qos_index_.end() ? -1 : it->second;
+}
+
+std::pair<const AcctPolicy::Qos*, const AcctPolicy::Qos*> AcctPolicy::qos_order(const std::string& qos,
+                                                                                 const std::string& partition) const {
+  int32_t q = qos_of(qos);
+  const Qos* own = q >= 0 ? &qos_[static_cast<size_t>(q)] : nullptr;
+  auto at = part_qos_.find(partition);
+  const Qos* part = at == part_qos_.end() || at->second == q ? nullptr : &qos_[static_cast<size_t>(at->second)];
+  if (!part) return {own, nullptr};
+  if (!own) return {part, nullptr};
+  return own->over_part_qos ? std::pair{own, part} : std::pair{part, own};
+}
+
+AcctPolicy::Qos AcctPolicy::first_set(const Qos& first, const Qos* second) {
+  Qos out = first;
+  if (!second) return out;
+  auto take = [](int64_t& v, int64_t from) {
+    if (v == kNoLimit) v = from;
+  };
+  auto take_tres = [](TresCounts& v, const TresCounts& from) {
+    for (int k = 0; k < kTresKinds; ++k)
+      if (v[k] == kNoLimit) v[k] = from[k];
+  };
+  take(out.grp_jobs, second->grp_jobs), take(out.grp_submit, second->grp_submit), take(out.max_wall, second->max_wall);
+  take(out.max_jobs_pu, second->max_jobs_pu), take(out.max_jobs_pa, second->max_jobs_pa);
+  take(out.max_submit_pu, second->max_submit_pu), take(out.max_submit_pa, second->max_submit_pa);
+  for (auto [v, from] : {std::pair{&out.grp_tres, &second->grp_tres}, {&out.grp_run_mins, &second->grp_run_mins},
+                         {&out.max_tres, &second->max_tres}, {&out.max_tres_pu, &second->max_tres_pu},
+                         {&out.max_tres_pa, &second->max_tres_pa}, {&out.max_per_node, &second->max_per_node},
+                         {&out.max_mins, &second->max_mins}, {&out.min_tres, &second->min_tres}})
+    take_tres(*v, *from);
+  out.deny_on_limit = first.deny_on_limit || second->deny_on_limit;
+  return out;
 }
 
 Status AcctPolicy::choose(JobSpec& spec, const std::vector<std::string>& partitions) const {
@@ -317,8 +358,10 @@ Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
 Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const {
   if (!enforce_.limits) return limit;
   int64_t wall = kNoLimit;
-  int32_t q = qos_of(spec.extra->qos);
-  const Qos* qos = q >= 0 ? &qos_[static_cast<size_t>(q)] : nullptr;
+  auto [first, second] = qos_order(spec.extra->qos, partition);
+  std::optional<Qos> merged;
+  if (first) merged = first_set(*first, second);
+  const Qos* qos = merged ? &*merged : nullptr;
   int32_t a = assoc_of(spec.user, spec.account, partition);
   if (qos) wall = qos->max_wall;
   if (wall == kNoLimit && a >= 0) wall = assocs_[static_cast<size_t>(a)].max_wall;
@@ -382,7 +425,10 @@ void AcctUsage::count(const Job& job, const std::string& partition, int64_t subm
     bump(assoc_[a]);
     a = p_.assocs_[static_cast<size_t>(a)].parent;
   }
-  if (int32_t q = p_.qos_of(job.spec.extra->qos); q >= 0) {
+  auto [first, second] = p_.qos_order(job.spec.extra->qos, partition);  // a partition's QOS counts its jobs too
+  for (const AcctPolicy::Qos* qos : {first, second}) {
+    if (!qos) continue;
+    int32_t q = static_cast<int32_t>(qos - p_.qos_.data());
     bump(qos_[q]);
     bump(user_in_qos_[uint64_t{static_cast<uint32_t>(q)} << 32 | job.spec.uid]);
     bump(account_in_qos_[std::to_string(q) + '\0' + job.spec.account]);
@@ -433,34 +479,44 @@ std::vector<std::pair<std::string, AcctUsage::Counts>> AcctUsage::qos_accounts(c
 JobReason AcctUsage::blocked(const Job& job) const {
   TresCounts tres = requested_tres(job.spec);
   int64_t run_mins = limit_minutes(job.time_limit);
-  int32_t q = p_.qos_of(job.spec.extra->qos);
-  const AcctPolicy::Qos* qos = q >= 0 ? &p_.qos_[static_cast<size_t>(q)] : nullptr;
-  if (qos) {
-    if (JobReason r = qos_blocked(*qos, job, tres, run_mins); r != JobReason::kNone) return r;
+  auto [first, second] = p_.qos_order(job.spec.extra->qos, job.partition);
+  if (first) {
+    if (JobReason r = qos_blocked(*first, nullptr, job, tres, run_mins); r != JobReason::kNone) return r;
+  }
+  if (second) {
+    if (JobReason r = qos_blocked(*second, first, job, tres, run_mins); r != JobReason::kNone) return r;
   }
   int32_t a = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
-  return a < 0 ? JobReason::kNone : assoc_blocked(a, qos, job, tres, run_mins);
+  if (a < 0) return JobReason::kNone;
+  if (!first) return assoc_blocked(a, nullptr, job, tres, run_mins);
+  AcctPolicy::Qos merged = AcctPolicy::first_set(*first, second);
+  return assoc_blocked(a, &merged, job, tres, run_mins);
 }
 
-JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const {
+JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job,
+                                 const TresCounts& tres, int64_t run_mins) const {
   static const Counts none;
   int32_t qi = static_cast<int32_t>(&q - p_.qos_.data());
   auto at = qos_.find(qi);
   const Counts& all = at == qos_.end() ? none : at->second;
   const Counts* user = user_in_qos(qi, job.spec.uid);
   const Counts* account = account_in_qos(qi, job.spec.account);
-  if (over(q.max_jobs_pu, user ? user->jobs : 0, 1)) return JobReason::kQosMaxJobsPerUser;
-  if (over(q.max_jobs_pa, account ? account->jobs : 0, 1)) return JobReason::kQosMaxJobsPerAccount;
-  if (over(q.grp_jobs, all.jobs, 1)) return JobReason::kQosGrpJobs;
-  if (over_wall(q.max_wall, job.time_limit)) return JobReason::kQosMaxWall;
-  if (int k = over_tres(q.max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
-  if (JobReason r = job_shape(nullptr, &q, job, tres); r != JobReason::kNone) return r;
-  if (int k = over_tres(q.max_tres_pu, user ? user->tres : TresCounts{}, tres); k >= 0)
+  auto mine = [&](int64_t AcctPolicy::Qos::*limit) { return !shadow || shadow->*limit == kNoLimit ? q.*limit : kNoLimit; };
+  auto mine_tres = [&](TresCounts AcctPolicy::Qos::*limit) { return unshadowed(q.*limit, shadow ? &(shadow->*limit) : nullptr); };
+  if (over(mine(&AcctPolicy::Qos::max_jobs_pu), user ? user->jobs : 0, 1)) return JobReason::kQosMaxJobsPerUser;
+  if (over(mine(&AcctPolicy::Qos::max_jobs_pa), account ? account->jobs : 0, 1)) return JobReason::kQosMaxJobsPerAccount;
+  if (over(mine(&AcctPolicy::Qos::grp_jobs), all.jobs, 1)) return JobReason::kQosGrpJobs;
+  if (over_wall(mine(&AcctPolicy::Qos::max_wall), job.time_limit)) return JobReason::kQosMaxWall;
+  if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres), {}, tres); k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuPerJob, k);
+  if (JobReason r = job_shape(nullptr, &q, shadow, job, tres); r != JobReason::kNone) return r;
+  if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres_pu), user ? user->tres : TresCounts{}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerUser, k);
-  if (int k = over_tres(q.max_tres_pa, account ? account->tres : TresCounts{}, tres); k >= 0)
+  if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres_pa), account ? account->tres : TresCounts{}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerAccount, k);
-  if (int k = over_tres(q.grp_tres, all.tres, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
-  if (int k = over_run_mins(q.grp_run_mins, all.run_mins, tres, run_mins); k >= 0)
+  if (int k = over_tres(mine_tres(&AcctPolicy::Qos::grp_tres), all.tres, tres); k >= 0)
+    return tres_reason(JobReason::kQosGrpCpu, k);
+  if (int k = over_run_mins(mine_tres(&AcctPolicy::Qos::grp_run_mins), all.run_mins, tres, run_mins); k >= 0)
     return tres_reason(JobReason::kQosGrpCpuRunMin, k);
   return JobReason::kNone;
 }
@@ -483,7 +539,7 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
-  if (JobReason r = job_shape(&own, q, job, tres); r != JobReason::kNone) return r;
+  if (JobReason r = job_shape(&own, q, nullptr, job, tres); r != JobReason::kNone) return r;
   a = leaf;
   for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
@@ -502,17 +558,32 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
   return JobReason::kNone;
 }
 
+JobReason AcctUsage::qos_refused(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job,
+                                 int64_t n) const {
+  int32_t qi = static_cast<int32_t>(&q - p_.qos_.data());
+  auto at = qos_.find(qi);
+  const Counts* user = user_in_qos(qi, job.spec.uid);
+  const Counts* account = account_in_qos(qi, job.spec.account);
+  auto mine = [&](int64_t AcctPolicy::Qos::*limit) { return !shadow || shadow->*limit == kNoLimit ? q.*limit : kNoLimit; };
+  if (over(mine(&AcctPolicy::Qos::max_submit_pu), user ? user->submitted : 0, n)) return JobReason::kQosMaxSubmitJobsPerUser;
+  if (over(mine(&AcctPolicy::Qos::max_submit_pa), account ? account->submitted : 0, n))
+    return JobReason::kQosMaxSubmitJobsPerAccount;
+  if (over(mine(&AcctPolicy::Qos::grp_submit), at == qos_.end() ? 0 : at->second.submitted, n))
+    return JobReason::kQosGrpSubmitJobs;
+  return JobReason::kNone;
+}
+
 JobReason AcctUsage::refused(const Job& job, int64_t n) const {
-  int32_t qi = p_.qos_of(job.spec.extra->qos);
-  const AcctPolicy::Qos* q = qi >= 0 ? &p_.qos_[static_cast<size_t>(qi)] : nullptr;
+  auto [first, second] = p_.qos_order(job.spec.extra->qos, job.partition);
+  std::optional<AcctPolicy::Qos> merged;
+  if (first) merged = AcctPolicy::first_set(*first, second);
+  const AcctPolicy::Qos* q = merged ? &*merged : nullptr;
   int32_t leaf = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
-  if (q) {
-    auto at = qos_.find(qi);
-    const Counts* user = user_in_qos(qi, job.spec.uid);
-    const Counts* account = account_in_qos(qi, job.spec.account);
-    if (over(q->max_submit_pu, user ? user->submitted : 0, n)) return JobReason::kQosMaxSubmitJobsPerUser;
-    if (over(q->max_submit_pa, account ? account->submitted : 0, n)) return JobReason::kQosMaxSubmitJobsPerAccount;
-    if (over(q->grp_submit, at == qos_.end() ? 0 : at->second.submitted, n)) return JobReason::kQosGrpSubmitJobs;
+  if (first) {
+    if (JobReason r = qos_refused(*first, nullptr, job, n); r != JobReason::kNone) return r;
+  }
+  if (second) {
+    if (JobReason r = qos_refused(*second, first, job, n); r != JobReason::kNone) return r;
   }
   auto submitted = [&](int32_t a) {
     auto it = assoc_.find(a);
@@ -526,14 +597,18 @@ JobReason AcctUsage::refused(const Job& job, int64_t n) const {
     return JobReason::kAssocMaxSubmitJobs;
   // Per-job limits refuse at submit only under a DenyOnLimit QOS (or none: Slurm's strict default).
   if (q && !q->deny_on_limit) return JobReason::kNone;
-  return per_job(leaf, q, job, requested_tres(job.spec));
+  return per_job(leaf, first, second, job, requested_tres(job.spec));
 }
 
-JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres) const {
-  if (q) {
+JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* first, const AcctPolicy::Qos* second, const Job& job,
+                             const TresCounts& tres) const {
+  std::optional<AcctPolicy::Qos> merged;
+  if (first) merged = AcctPolicy::first_set(*first, second);
+  const AcctPolicy::Qos* q = merged ? &*merged : nullptr;
+  if (q) {  // every per-job limit here is the QOS's own: one merged view gives the first that sets each
     if (over_wall(q->max_wall, job.time_limit)) return JobReason::kQosMaxWall;
     if (int k = over_tres(q->max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
-    if (JobReason r = job_shape(nullptr, q, job, tres); r != JobReason::kNone) return r;
+    if (JobReason r = job_shape(nullptr, q, nullptr, job, tres); r != JobReason::kNone) return r;
     if (int k = over_tres(q->grp_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
   }
   if (leaf < 0) return JobReason::kNone;
@@ -541,7 +616,7 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& 
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
-  if (JobReason r = job_shape(&own, q, job, tres); r != JobReason::kNone) return r;
+  if (JobReason r = job_shape(&own, q, nullptr, job, tres); r != JobReason::kNone) return r;
   for (int32_t a = leaf, depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
     if (int k = over_tres(unshadowed(at.grp_tres, q ? &q->grp_tres : nullptr), {}, tres); k >= 0)
@@ -550,13 +625,16 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* q, const Job& 
   return JobReason::kNone;
 }
 
-JobReason AcctUsage::job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const Job& job,
-                               const TresCounts& tres) {
+JobReason AcctUsage::job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const AcctPolicy::Qos* shadow,
+                               const Job& job, const TresCounts& tres) {
   int64_t minutes = limit_minutes(job.time_limit);
   if (!own) {  // the QOS's own
-    if (int k = over_tres(q->max_per_node, {}, per_node(tres)); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerNode, k);
-    if (int k = over_run_mins(q->max_mins, {}, tres, minutes); k >= 0) return tres_reason(JobReason::kQosMaxCpuMinsPerJob, k);
-    if (int k = under_tres(q->min_tres, tres); k >= 0) return tres_reason(JobReason::kQosMinCpu, k);
+    auto mine = [&](TresCounts AcctPolicy::Qos::*limit) { return unshadowed(q->*limit, shadow ? &(shadow->*limit) : nullptr); };
+    if (int k = over_tres(mine(&AcctPolicy::Qos::max_per_node), {}, per_node(tres)); k >= 0)
+      return tres_reason(JobReason::kQosMaxCpuPerNode, k);
+    if (int k = over_run_mins(mine(&AcctPolicy::Qos::max_mins), {}, tres, minutes); k >= 0)
+      return tres_reason(JobReason::kQosMaxCpuMinsPerJob, k);
+    if (int k = under_tres(mine(&AcctPolicy::Qos::min_tres), tres); k >= 0) return tres_reason(JobReason::kQosMinCpu, k);
     return JobReason::kNone;
   }
   if (int k = over_tres(unshadowed(own->max_per_node, q ? &q->max_per_node : nullptr), {}, per_node(tres)); k >= 0)

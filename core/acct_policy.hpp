@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/acct_model.hpp"
@@ -54,9 +55,12 @@ UsageJob sreport_usage_job(const Job& job);
 
 class AcctPolicy final : public AcctFactors {
  public:
-  // `shares`: fair share from usage (none: every fair-share factor is 0).
+  // `shares`: fair share from usage (none: every fair-share factor is 0); `partition_qos`:
+  // each partition's QOS (Slurm's PartitionName= QOS=), whose limits apply to every job
+  // there (a name the model does not have: none).
   AcctPolicy(const AcctModel& model, const std::string& cluster, AcctEnforce enforce,
-             std::shared_ptr<const FairShare> shares = nullptr);
+             std::shared_ptr<const FairShare> shares = nullptr,
+             const std::unordered_map<std::string, std::string>& partition_qos = {});
   const AcctEnforce& enforce() const { return enforce_; }
   // Whether limits are enforced and some association or QOS sets one (else nothing is counted).
   bool has_limits() const { return has_limits_; }
@@ -99,6 +103,7 @@ class AcctPolicy final : public AcctFactors {
   struct Qos {
     std::string name;
     bool deny_on_limit = false;
+    bool over_part_qos = false;  // Flags=OverPartQOS: its limits come before its partition's QOS's
     int64_t priority = 0;
     double usage_factor = 1.0;
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit, max_wall = kNoLimit;
@@ -110,6 +115,13 @@ class AcctPolicy final : public AcctFactors {
   int32_t assoc_of(const std::string& user, const std::string& account, const std::string& partition) const;
   int32_t qos_of(const std::string& name) const;
   Status choose_qos(JobSpec& spec, const Assoc& a) const;
+  // The QOS whose limits apply to a job of QOS `qos` in `partition`, in Slurm's order
+  // (acct_policy_set_qos_order): the partition's QOS first, unless the job's has
+  // OverPartQOS; the second is null when there is one QOS (or none).
+  std::pair<const Qos*, const Qos*> qos_order(const std::string& qos, const std::string& partition) const;
+  // The limits of `first`, with those it does not set taken from `second` (for shadowing
+  // the associations' limits).
+  static Qos first_set(const Qos& first, const Qos* second);
 
   AcctEnforce enforce_;
   bool has_limits_ = false, has_submit_limits_ = false, has_usage_limits_ = false;
@@ -117,6 +129,7 @@ class AcctPolicy final : public AcctFactors {
   std::vector<Qos> qos_;
   std::unordered_map<std::string, int32_t> assoc_index_;  // account \0 user \0 partition
   std::unordered_map<std::string, int32_t> qos_index_;
+  std::unordered_map<std::string, int32_t> part_qos_;  // partition -> its QOS
   std::unordered_map<std::string, std::string> default_account_;  // user -> account
   std::shared_ptr<const FairShare> shares_;
   int64_t max_qos_priority_ = 0;
@@ -155,13 +168,20 @@ class AcctUsage {
  private:
   void count(const Job& job, const std::string& partition, int64_t submitted, int64_t jobs, const TresCounts& tres,
              int64_t minutes);
-  JobReason qos_blocked(const AcctPolicy::Qos& q, const Job& job, const TresCounts& tres, int64_t run_mins) const;
+  // `shadow`: a QOS before this one; the limits it sets are its, not this one's.
+  JobReason qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job, const TresCounts& tres,
+                        int64_t run_mins) const;
+  JobReason qos_refused(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job, int64_t count) const;
   JobReason assoc_blocked(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres,
                           int64_t run_mins) const;
-  JobReason per_job(int32_t assoc, const AcctPolicy::Qos* q, const Job& job, const TresCounts& tres) const;
-  // MaxTRESPerNode, MaxTRESMins and MinTRES of the QOS, then the association's the QOS does not set.
-  static JobReason job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const Job& job,
-                             const TresCounts& tres);
+  // The per-job limits (a DenyOnLimit refusal): the first QOS's, the second's it does not
+  // set, then the association's neither sets.
+  JobReason per_job(int32_t assoc, const AcctPolicy::Qos* first, const AcctPolicy::Qos* second, const Job& job,
+                    const TresCounts& tres) const;
+  // MaxTRESPerNode, MaxTRESMins and MinTRES of a QOS (those `shadow` does not set), or of
+  // the association (those the QOS `q` does not set) when `own` is given.
+  static JobReason job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const AcctPolicy::Qos* shadow,
+                             const Job& job, const TresCounts& tres);
   const Counts* user_in_qos(int32_t qos, uint32_t uid) const;
   const Counts* account_in_qos(int32_t qos, const std::string& account) const;
 

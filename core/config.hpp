@@ -44,6 +44,7 @@ struct PartitionConfig {
   bool exclusive = false;              // OverSubscribe=EXCLUSIVE: whole nodes per job
   PreemptMode preempt_mode = PreemptMode::kOff;  // what happens to this partition's jobs when preempted
   Duration grace_time = 0;             // preempted jobs get SIGTERM, then this long before SIGKILL
+  std::string qos;                     // QOS=: a QOS whose limits apply to every job here ("" none)
   bool operator==(const PartitionConfig&) const = default;
 };
 

@@ -35,7 +35,7 @@ std::string partition_text(const pb::Partition& p, const pb::NodesReply& r) {
   const std::string nl = "\n   ";
   std::string out = "PartitionName=" + p.name() + nl;
   out += "AllowGroups=" + all_or(p.allow_groups()) + " AllowAccounts=" + all_or(p.allow_accounts()) + " AllowQos=ALL" + nl;
-  out += std::string("AllocNodes=ALL Default=") + (p.is_default() ? "YES" : "NO") + " QoS=N/A" + nl;
+  out += std::string("AllocNodes=ALL Default=") + (p.is_default() ? "YES" : "NO") + " QoS=" + (p.qos().empty() ? "N/A" : p.qos()) + nl;
   out += "DefaultTime=" + (p.default_time() < 0 ? std::string("NONE") : format_limit(p.default_time()));
   out += std::string(" DisableRootJobs=") + (p.disable_root_jobs() ? "YES" : "NO") + " ExclusiveUser=NO GraceTime=" +
          std::to_string(p.grace_time()) + " Hidden=NO" + nl;

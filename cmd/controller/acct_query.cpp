@@ -66,7 +66,10 @@ void Controller::with_shares(std::function<void()> fn) {
 
 void Controller::refresh_acct_policy() {
   if (!acct_) return;
-  acct_policy_ = std::make_shared<const AcctPolicy>(acct_->model(), config_.name, enforce_, shares_);
+  std::unordered_map<std::string, std::string> partition_qos;
+  for (const auto& p : config_.partitions)
+    if (!p.qos.empty()) partition_qos[p.name] = p.qos;
+  acct_policy_ = std::make_shared<const AcctPolicy>(acct_->model(), config_.name, enforce_, shares_, partition_qos);
   scheduler_ = Scheduler(config_.scheduler, acct_policy_);
   request_schedule();  // a limit raised or cleared may let jobs start
 }

@@ -615,6 +615,7 @@ pb::NodesReply Controller::nodes() const {
     for (const auto& a : p.allow_accounts) pp->add_allow_accounts(a);
     for (const auto& g : p.allow_groups) pp->add_allow_groups(g);
     pp->set_disable_root_jobs(!config_.allow_root_jobs);
+    pp->set_qos(p.qos);
   }
   return out;
 }

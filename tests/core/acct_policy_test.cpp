@@ -336,3 +336,47 @@ TEST_CASE("per-job shape limits: MaxTRESPerNode, MaxTRESMins and a QOS's MinTRES
                   "c", kAll);
   CHECK(reason(AcctUsage(deny, 0).refused(job(3, "alice", 1000, "physics"), 1)) == "QOSMinCpuNotSatisfied");
 }
+
+TEST_CASE("a partition's QOS: its limits apply to every job there, before the job's QOS's unless that has OverPartQOS") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos part", "add qos over",
+                             "modify qos part set MaxJobsPerUser=1 MaxTRESPerJob=cpu=2",
+                             "modify qos normal set MaxTRESPerJob=cpu=8",
+                             "modify qos over set Flags=OverPartQOS MaxTRESPerJob=cpu=4"});
+  AcctPolicy p(m, "c", kAll, nullptr, {{"gpu", "part"}, {"cpu", "nosuch"}});
+  AcctUsage u(p, 0);
+  Job wide = job(1, "alice", 1000, "physics");  // QOS normal
+  wide.partition = "gpu";
+  wide.spec.cpus_per_task = 3;
+  CHECK(reason(u.blocked(wide)) == "QOSMaxCpuPerJobLimit");  // the partition's 2 before the job's 8
+  wide.partition = "batch";
+  CHECK(u.blocked(wide) == JobReason::kNone);  // elsewhere the job's QOS alone
+  wide.partition = "cpu";
+  CHECK(u.blocked(wide) == JobReason::kNone);  // a QOS the model does not have: none
+  // Its MaxJobsPerUser counts the partition's jobs, whatever their own QOS.
+  Job running = job(2, "alice", 1000, "physics");
+  running.partition = "gpu";
+  u.start(running, "gpu", {}, 600);
+  Job next = job(3, "alice", 1000, "physics");
+  next.partition = "gpu";
+  CHECK(reason(u.blocked(next)) == "QOSMaxJobsPerUserLimit");
+  next.partition = "batch";
+  CHECK(u.blocked(next) == JobReason::kNone);
+  // OverPartQOS: the job's QOS's MaxTRESPerJob (4) comes first; the partition's
+  // MaxJobsPerUser, which it does not set, still applies.
+  Job over = job(4, "alice", 1000, "physics", "over");
+  over.partition = "gpu";
+  over.spec.cpus_per_task = 3;
+  AcctUsage v(p, 0);
+  CHECK(v.blocked(over) == JobReason::kNone);
+  over.spec.cpus_per_task = 5;
+  CHECK(reason(v.blocked(over)) == "QOSMaxCpuPerJobLimit");
+  over.spec.cpus_per_task = 3;
+  v.start(running, "gpu", {}, 600);
+  CHECK(reason(v.blocked(over)) == "QOSMaxJobsPerUserLimit");
+  // A job without -t in the partition gets the MaxWall of the first QOS that sets one.
+  AcctPolicy walls(model_after({"add account physics", "add user alice account=physics", "add qos part",
+                                "modify qos part set MaxWall=00:05:00", "modify qos normal set MaxWall=01:00:00"}),
+                   "c", kAll, nullptr, {{"gpu", "part"}});
+  CHECK(walls.default_limit(next.spec, "gpu", kUnlimited) == 300);
+  CHECK(walls.default_limit(next.spec, "batch", kUnlimited) == 3600);
+}

@@ -192,3 +192,24 @@ TEST_CASE("e2e: accounting enforcement - a user without an association may not s
   CHECK(sh(bin(c) + "squeue -h -j " + id + " -o '%u|%a|%q'").out == "nobody|physics|normal\n");
   sh(bin(c) + "scancel " + id);
 }
+
+TEST_CASE("e2e: accounting enforcement - a partition's QOS limits every job in that partition") {
+  LocalCluster c(2, 2, 20, "[accounting]\nenforce = \"associations,limits,qos\"\n", "",
+                 "[[partition]]\nname = \"gpu\"\nnodes = \"e[1-2]\"\nqos = \"part\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -n -P list assoc format=account").rc == 0);  // the model has loaded
+  acctmgr(c, "add qos part");
+  acctmgr(c, "modify qos part set MaxJobsPerUser=1");
+  CHECK(sh(bin(c) + "scontrol show partition gpu").out.find(" QoS=part\n") != std::string::npos);
+  std::string first = sbatch(c, "-p gpu --wrap 'sleep 300'");
+  std::string second = sbatch(c, "-p gpu --wrap 'sleep 300'");
+  std::string elsewhere = sbatch(c, "-p debug --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(first, "RUNNING", 20));
+  REQUIRE(c.wait_state(elsewhere, "RUNNING", 20));  // the job's own QOS (normal) sets no limit
+  REQUIRE(c.wait_considered(second, 20));
+  CHECK(line_of(c, second) == second + "|root|normal|PENDING|QOSMaxJobsPerUserLimit");
+  acctmgr(c, "modify qos part set MaxJobsPerUser=-1");
+  CHECK(c.wait_state(second, "RUNNING", 20));
+  cancel_all(c);
+}

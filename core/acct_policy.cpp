@@ -205,8 +205,9 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.priority = q.priority;
     out.usage_factor = q.usage_factor;
     max_qos_priority_ = std::max(max_qos_priority_, q.priority);
-    auto flagged = [&](const char* flag) {
-      return std::any_of(q.flags.begin(), q.flags.end(), [&](const std::string& f) { return to_lower(f) == flag; });
+    const std::vector<std::string>& flags = q.flags;  // a structured binding is not captured (clang 14)
+    auto flagged = [&flags](const char* flag) {
+      return std::any_of(flags.begin(), flags.end(), [&](const std::string& f) { return to_lower(f) == flag; });
     };
     out.deny_on_limit = flagged("denyonlimit");
     out.over_part_qos = flagged("overpartqos");

@@ -295,7 +295,7 @@ namespace hq {
 
 AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>& words,
                           const AcctMgrOptions& options, const AcctMgrActor& actor) {
-  acctmgr::Ctx cx{model, model, options, {}};
+  acctmgr::Ctx cx{model, model, options, {}, {}, {}};
   auto finish = [&] {
     AcctMgrResult r;
     r.out = std::move(cx.io.out);
@@ -305,6 +305,8 @@ AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>
                                cx.next.users == model.users && cx.next.assocs == model.assocs &&
                                cx.next.qos == model.qos);
     r.model = std::move(cx.next);
+    r.file_name = std::move(cx.file_name);
+    r.file_text = std::move(cx.file_text);
     return r;
   };
   if (words.empty()) {
@@ -327,6 +329,7 @@ AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>
   else if (key_is(verb, "show", 3) || key_is(verb, "list", 3)) acctmgr::show_it(cx, words);
   else if (key_is(verb, "modify", 1) || key_is(verb, "update", 1)) acctmgr::modify_it(cx, words);
   else if (key_is(verb, "delete", 3) || key_is(verb, "remove", 3)) acctmgr::delete_it(cx, words);
+  else if (key_is(verb, "dump", 3)) acctmgr::dump_it(cx, words);
   else cx.io.fail("invalid keyword: " + verb + "\n");
   return finish();
 }

@@ -36,6 +36,7 @@ struct AcctMgrResult {
   int rc = 0;
   bool changed = false;  // `model` differs from the one given: commit it (after asking)
   AcctModel model;
+  std::string file_name, file_text;  // dump: the flat file the client writes (name as given)
 };
 
 // Runs one command (its words after the options, e.g. {"add", "account", "physics",

@@ -16,9 +16,12 @@ struct Ctx {
   AcctModel next;          // as the command leaves it
   AcctMgrOptions options;
   Io io;
+  std::string file_name, file_text;  // dump: the file for the client to write
 };
 
 void show_it(Ctx& cx, const std::vector<std::string>& args);
+// dump CLUSTER [File=NAME]: the cluster's flat file (core/acctmgr_dump.cpp).
+void dump_it(Ctx& cx, const std::vector<std::string>& args);
 void modify_it(Ctx& cx, const std::vector<std::string>& args);
 void delete_it(Ctx& cx, const std::vector<std::string>& args);
 void add_qos(Ctx& cx, const std::vector<Word>& words);

@@ -5,6 +5,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cmd/client/output.hpp"
@@ -22,7 +25,8 @@ constexpr char kUsage[] =
     "  -p, --parsable    '|' after every field      -P, --parsable2  '|' between fields\n"
     "  -s, --associations  show associations (= withassoc)   -r, --readonly  refuse changes\n"
     "  -Q, --quiet  -v, --verbose  -o, --oneliner   taken, no effect    -V, --version\n"
-    "commands: add|create, modify|update (where ... set ...), delete|remove (where ...), list|show, ping\n"
+    "commands: add|create, modify|update (where ... set ...), delete|remove (where ...), list|show, ping,\n"
+    "          dump CLUSTER [File=NAME] (Slurm's flat file of its accounts, users and limits)\n"
     "entities: account, user, association, qos, cluster, coordinator, tres\n"
     "  e.g. hq acctmgr -i add account physics Description=\"Physics\" Organization=science\n"
     "       hq acctmgr -i add user alice Account=physics\n"
@@ -102,6 +106,20 @@ bool ask_commit() {
   return answered && (c == 'y' || c == 'Y');
 }
 
+// sacctmgr dump's file, written here as Slurm's sacctmgr writes it; false (and Slurm's line)
+// when it cannot be.
+bool write_dump(const std::string& name, const std::string& text) {
+  FILE* f = std::fopen(name.c_str(), "w");
+  if (!f) {
+    std::cerr << "Can't open file " << name << ", " << std::strerror(errno) << "\n";
+    return false;
+  }
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) std::cerr << " Can't write to file\n";
+  return ok;
+}
+
 int run_command(MgrArgs& a, const std::string& prog) {
   if (a.req.words_size() > 0 && to_lower(a.req.words(0)) == "ping") {
     pb::Envelope env;
@@ -131,6 +149,7 @@ int run_command(MgrArgs& a, const std::string& prog) {
     return 1;
   }
   std::cout << r.out() << std::flush;
+  if (!r.file_name().empty() && !write_dump(r.file_name(), r.file_text())) return r.rc();  // Slurm's 0, as it
   std::cerr << r.err();
   if (!r.changed() || a.immediate) return r.rc();
   if (!ask_commit()) {

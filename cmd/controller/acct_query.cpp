@@ -246,6 +246,8 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
     out.set_err(r->err);
     out.set_rc(r->rc);
     out.set_changed(r->changed);
+    out.set_file_name(r->file_name);
+    out.set_file_text(r->file_text);
     reply(out);
   });
 }

@@ -78,3 +78,27 @@ TEST_CASE("e2e: sacctmgr on a cluster that keeps no accounting says so") {
   CHECK(r.rc == 1);
   CHECK(r.out == "You are not running a supported accounting_storage plugin\nOnly 'accounting_storage/slurmdbd' is supported.\n");
 }
+
+TEST_CASE("e2e: sacctmgr dump writes the cluster's flat file where sacctmgr runs, and tells each line on stderr") {
+  LocalCluster c(1, 1, 20);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add account physics Description=phys Organization=uni").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -i add user alice account=physics MaxJobs=3").rc == 0);
+  auto named = sh("{ { " + bin(c) + "sacctmgr dump e2e file=" + c.dir() + "/e2e-dump.cfg; } 2>" + c.dir() + "/dump.err; }");
+  CHECK(named.rc == 0);
+  std::string file = slurp(c.dir() + "/e2e-dump.cfg");
+  CHECK(file.rfind("# To edit this file start with a cluster line for the new cluster\n", 0) == 0);
+  CHECK(file.find("\nCluster - 'e2e':Fairshare=1:QOS='normal'\nParent - 'root'\n") != std::string::npos);
+  CHECK(file.find("\nAccount - 'physics':Description='phys':Organization='uni':Fairshare=1\n") != std::string::npos);
+  CHECK(file.find("\nParent - 'physics'\nUser - 'alice':DefaultAccount='physics':Fairshare=1:MaxJobs=3\n") !=
+        std::string::npos);
+  CHECK(slurp(c.dir() + "/dump.err").rfind("sacctmgr: Cluster - 'e2e':Fairshare=1:QOS='normal'\n", 0) == 0);
+  auto here = sh("{ { " + bin(c) + "sacctmgr dump e2e; } 2>/dev/null; }");  // no File=: ./CLUSTER.cfg where it runs
+  CHECK(here.out == " No filename given, using ./e2e.cfg.\n");
+  CHECK(slurp(c.dir() + "/e2e.cfg") == file);
+  auto nowhere = sh(bin(c) + "sacctmgr dump e2e file=/nonexistent/x.cfg");
+  CHECK(nowhere.out == "Can't open file /nonexistent/x.cfg, No such file or directory\n");
+  CHECK(nowhere.rc == 0);  // as Slurm's
+  CHECK(sh(bin(c) + "sacctmgr dump nosuch file=x.cfg").rc == 1);
+}

@@ -297,6 +297,12 @@ std::pair<const AcctPolicy::Qos*, const AcctPolicy::Qos*> AcctPolicy::qos_order(
   return own->over_part_qos ? std::pair{own, part} : std::pair{part, own};
 }
 
+const AcctPolicy::Qos* AcctPolicy::limits_of(const Qos* first, const Qos* second, std::optional<Qos>& merged) {
+  if (!first || !second) return first;  // one QOS (most jobs): no copy, a pass asks this for every pending job
+  merged = first_set(*first, second);
+  return &*merged;
+}
+
 AcctPolicy::Qos AcctPolicy::first_set(const Qos& first, const Qos* second) {
   Qos out = first;
   if (!second) return out;
@@ -361,8 +367,7 @@ Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& parti
   int64_t wall = kNoLimit;
   auto [first, second] = qos_order(spec.extra->qos, partition);
   std::optional<Qos> merged;
-  if (first) merged = first_set(*first, second);
-  const Qos* qos = merged ? &*merged : nullptr;
+  const Qos* qos = limits_of(first, second, merged);
   int32_t a = assoc_of(spec.user, spec.account, partition);
   if (qos) wall = qos->max_wall;
   if (wall == kNoLimit && a >= 0) wall = assocs_[static_cast<size_t>(a)].max_wall;
@@ -489,9 +494,8 @@ JobReason AcctUsage::blocked(const Job& job) const {
   }
   int32_t a = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
   if (a < 0) return JobReason::kNone;
-  if (!first) return assoc_blocked(a, nullptr, job, tres, run_mins);
-  AcctPolicy::Qos merged = AcctPolicy::first_set(*first, second);
-  return assoc_blocked(a, &merged, job, tres, run_mins);
+  std::optional<AcctPolicy::Qos> merged;
+  return assoc_blocked(a, AcctPolicy::limits_of(first, second, merged), job, tres, run_mins);
 }
 
 JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job,
@@ -577,8 +581,7 @@ JobReason AcctUsage::qos_refused(const AcctPolicy::Qos& q, const AcctPolicy::Qos
 JobReason AcctUsage::refused(const Job& job, int64_t n) const {
   auto [first, second] = p_.qos_order(job.spec.extra->qos, job.partition);
   std::optional<AcctPolicy::Qos> merged;
-  if (first) merged = AcctPolicy::first_set(*first, second);
-  const AcctPolicy::Qos* q = merged ? &*merged : nullptr;
+  const AcctPolicy::Qos* q = AcctPolicy::limits_of(first, second, merged);
   int32_t leaf = p_.assoc_of(job.spec.user, job.spec.account, job.partition);
   if (first) {
     if (JobReason r = qos_refused(*first, nullptr, job, n); r != JobReason::kNone) return r;
@@ -604,8 +607,7 @@ JobReason AcctUsage::refused(const Job& job, int64_t n) const {
 JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* first, const AcctPolicy::Qos* second, const Job& job,
                              const TresCounts& tres) const {
   std::optional<AcctPolicy::Qos> merged;
-  if (first) merged = AcctPolicy::first_set(*first, second);
-  const AcctPolicy::Qos* q = merged ? &*merged : nullptr;
+  const AcctPolicy::Qos* q = AcctPolicy::limits_of(first, second, merged);
   if (q) {  // every per-job limit here is the QOS's own: one merged view gives the first that sets each
     if (over_wall(q->max_wall, job.time_limit)) return JobReason::kQosMaxWall;
     if (int k = over_tres(q->max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);

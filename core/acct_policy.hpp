@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,6 +123,9 @@ class AcctPolicy final : public AcctFactors {
   // The limits of `first`, with those it does not set taken from `second` (for shadowing
   // the associations' limits).
   static Qos first_set(const Qos& first, const Qos* second);
+  // The limits that apply from `first` then `second`: `first` itself when there is no
+  // second, else their first_set, kept in `merged`.
+  static const Qos* limits_of(const Qos* first, const Qos* second, std::optional<Qos>& merged);
 
   AcctEnforce enforce_;
   bool has_limits_ = false, has_submit_limits_ = false, has_usage_limits_ = false;

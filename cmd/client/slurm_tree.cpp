@@ -15,21 +15,29 @@ using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
+KeyOrder::KeyOrder(std::initializer_list<std::pair<const std::string, std::vector<std::string>>> lists) {
+  for (const auto& [under, keys] : lists) {
+    Ranks& ranks = under_[under];
+    for (size_t i = 0; i < keys.size(); ++i) ranks.emplace(keys[i], i);
+  }
+}
+
 std::vector<std::pair<std::string_view, const Value*>> KeyOrder::fields(const Struct& s, std::string_view parent,
                                                                        std::string_view grandparent) const {
   std::vector<std::pair<std::string_view, const Value*>> out;
   out.reserve(s.fields().size());
   for (const auto& [k, v] : s.fields()) out.emplace_back(k, &v);
-  auto listed = under.end();
-  if (!grandparent.empty()) listed = under.find(std::string(grandparent) + "/" + std::string(parent));
-  if (listed == under.end()) listed = under.find(parent);
-  if (listed == under.end()) {
+  auto listed = under_.end();
+  if (!grandparent.empty()) listed = under_.find(std::string(grandparent) + "/" + std::string(parent));
+  if (listed == under_.end()) listed = under_.find(parent);
+  if (listed == under_.end()) {
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
   }
-  const std::vector<std::string>& keys = listed->second;
-  auto rank = [&keys](std::string_view k) {
-    return static_cast<size_t>(std::find(keys.begin(), keys.end(), k) - keys.begin());
+  const Ranks& ranks = listed->second;
+  auto rank = [&ranks](std::string_view k) {
+    auto at = ranks.find(k);
+    return at == ranks.end() ? ranks.size() : at->second;
   };
   std::vector<std::pair<size_t, std::pair<std::string_view, const Value*>>> ranked;
   ranked.reserve(out.size());

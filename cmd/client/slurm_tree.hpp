@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -19,12 +20,22 @@ namespace hq::cmd {
 // root under ""), its keys in Slurm's order. A list under "GRANDPARENT/PARENT" wins over
 // one under "PARENT" (sacct's job and step both have a "tres", in different orders). Keys a
 // list does not name come after, sorted; mappings with no list have all their keys sorted.
-struct KeyOrder {
-  std::map<std::string, std::vector<std::string>, std::less<>> under;
+class KeyOrder {
+ public:
+  KeyOrder() = default;
+  KeyOrder(std::initializer_list<std::pair<const std::string, std::vector<std::string>>> lists);
 
   std::vector<std::pair<std::string_view, const google::protobuf::Value*>> fields(const google::protobuf::Struct& s,
                                                                                  std::string_view parent,
                                                                                  std::string_view grandparent) const;
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Ranks = std::unordered_map<std::string, size_t, Hash, std::equal_to<>>;  // key -> its place
+  std::map<std::string, Ranks, std::less<>> under_;
 };
 
 // A Struct being filled: typed setters for its fields (text made valid UTF-8).

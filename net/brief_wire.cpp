@@ -151,18 +151,22 @@ void append_raw(std::string& out, size_t bound, Write&& write) {
   out.resize(static_cast<size_t>(w.position() - out.data()));
 }
 
+// `j`'s record, alone or (`entry`) as QueueReply's `jobs` field 1 with its tag and length.
+void append_job(const Job& j, std::string& out, bool entry) {
+  std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
+  append_raw(out, brief_job_bound(j, hosts), [&](RawWriter& w) {
+    if (!entry) return put_brief_job(j, hosts, w);
+    w.message(1, [&](RawWriter& o) { put_brief_job(j, hosts, o); });
+  });
+}
+
 }  // namespace
 
-void append_brief_job(const Job& j, std::string& out) {
-  std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
-  append_raw(out, brief_job_bound(j, hosts), [&](RawWriter& w) { put_brief_job(j, hosts, w); });
-}
+void append_brief_job(const Job& j, std::string& out) { append_job(j, out, false); }
 
 size_t append_brief_job_entry(const Job& j, std::string& out) {
   size_t start = out.size();
-  std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
-  append_raw(out, brief_job_bound(j, hosts),
-             [&](RawWriter& w) { w.message(1, [&](RawWriter& o) { put_brief_job(j, hosts, o); }); });
+  append_job(j, out, true);
   return out.size() - start;
 }
 

@@ -3,6 +3,7 @@
 // scheduling pass, with Slurm's reason names. The model is built the way sacctmgr builds it.
 #include <doctest/doctest.h>
 
+#include "acctmgr_commands.hpp"
 #include "builders.hpp"
 #include "core/acct_policy.hpp"
 #include "core/acctmgr.hpp"
@@ -21,20 +22,7 @@ const AcctEnforce kAll{true, true, true, false};
 AcctModel model_after(const std::vector<std::string>& commands) {
   AcctModel m = default_acct_model();
   register_cluster(m, "c", "127.0.0.1", 1);
-  for (const std::string& line : commands) {
-    std::vector<std::string> words;
-    for (size_t at = 0; at < line.size();) {
-      size_t end = line.find(' ', at);
-      if (end == std::string::npos) end = line.size();
-      if (end > at) words.push_back(line.substr(at, end - at));
-      at = end + 1;
-    }
-    AcctMgrResult r = run_acctmgr(m, words, AcctMgrOptions{}, AcctMgrActor{"root", true});
-    INFO(line << ": " << r.out << r.err);
-    REQUIRE(r.rc == 0);
-    m = r.model;
-  }
-  return m;
+  return test::after_acctmgr(std::move(m), commands);
 }
 
 // A job of `user` (uid) in `account` with QOS `qos` ("" none), as submitted.

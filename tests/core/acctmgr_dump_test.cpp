@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <sstream>
 
+#include "acctmgr_commands.hpp"
 #include "core/acctmgr.hpp"
 
 #include "../fixture_file.hpp"
@@ -17,26 +17,11 @@ namespace {
 
 const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
 
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 AcctMgrResult run(const AcctModel& m, const std::string& line) {
-  return run_acctmgr(m, words_of(line), AcctMgrOptions{}, AcctMgrActor{"root", true});
+  return run_acctmgr(m, test::acctmgr_words(line), AcctMgrOptions{}, AcctMgrActor{"root", true});
 }
 
-AcctModel apply(AcctModel m, const std::vector<std::string>& lines) {
-  for (const auto& line : lines) {
-    AcctMgrResult r = run(m, line);
-    INFO(line << ": " << r.out << r.err);
-    REQUIRE(r.rc == 0);
-    m = r.model;
-  }
-  return m;
-}
+AcctModel apply(AcctModel m, const std::vector<std::string>& lines) { return test::after_acctmgr(std::move(m), lines); }
 
 // The bench's database as its setup leaves it, then the commands the capture ran.
 AcctModel captured_model() {

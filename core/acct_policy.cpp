@@ -514,7 +514,7 @@ JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos
   if (over_wall(mine(&AcctPolicy::Qos::max_wall), job.time_limit)) return JobReason::kQosMaxWall;
   if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres), {}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerJob, k);
-  if (JobReason r = job_shape(nullptr, &q, shadow, job, tres); r != JobReason::kNone) return r;
+  if (JobReason r = qos_shape(q, shadow, job, tres); r != JobReason::kNone) return r;
   if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres_pu), user ? user->tres : TresCounts{}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerUser, k);
   if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres_pa), account ? account->tres : TresCounts{}, tres); k >= 0)
@@ -544,7 +544,7 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
-  if (JobReason r = job_shape(&own, q, nullptr, job, tres); r != JobReason::kNone) return r;
+  if (JobReason r = assoc_shape(own, q, job, tres); r != JobReason::kNone) return r;
   a = leaf;
   for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
@@ -611,7 +611,7 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* first, const A
   if (q) {  // every per-job limit here is the QOS's own: one merged view gives the first that sets each
     if (over_wall(q->max_wall, job.time_limit)) return JobReason::kQosMaxWall;
     if (int k = over_tres(q->max_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosMaxCpuPerJob, k);
-    if (JobReason r = job_shape(nullptr, q, nullptr, job, tres); r != JobReason::kNone) return r;
+    if (JobReason r = qos_shape(*q, nullptr, job, tres); r != JobReason::kNone) return r;
     if (int k = over_tres(q->grp_tres, {}, tres); k >= 0) return tres_reason(JobReason::kQosGrpCpu, k);
   }
   if (leaf < 0) return JobReason::kNone;
@@ -619,7 +619,7 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* first, const A
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
   if (int k = over_tres(unshadowed(own.max_tres, q ? &q->max_tres : nullptr), {}, tres); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerJob, k);
-  if (JobReason r = job_shape(&own, q, nullptr, job, tres); r != JobReason::kNone) return r;
+  if (JobReason r = assoc_shape(own, q, job, tres); r != JobReason::kNone) return r;
   for (int32_t a = leaf, depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
     if (int k = over_tres(unshadowed(at.grp_tres, q ? &q->grp_tres : nullptr), {}, tres); k >= 0)
@@ -628,21 +628,23 @@ JobReason AcctUsage::per_job(int32_t leaf, const AcctPolicy::Qos* first, const A
   return JobReason::kNone;
 }
 
-JobReason AcctUsage::job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const AcctPolicy::Qos* shadow,
-                               const Job& job, const TresCounts& tres) {
-  int64_t minutes = limit_minutes(job.time_limit);
-  if (!own) {  // the QOS's own
-    auto mine = [&](TresCounts AcctPolicy::Qos::*limit) { return unshadowed(q->*limit, shadow ? &(shadow->*limit) : nullptr); };
-    if (int k = over_tres(mine(&AcctPolicy::Qos::max_per_node), {}, per_node(tres)); k >= 0)
-      return tres_reason(JobReason::kQosMaxCpuPerNode, k);
-    if (int k = over_run_mins(mine(&AcctPolicy::Qos::max_mins), {}, tres, minutes); k >= 0)
-      return tres_reason(JobReason::kQosMaxCpuMinsPerJob, k);
-    if (int k = under_tres(mine(&AcctPolicy::Qos::min_tres), tres); k >= 0) return tres_reason(JobReason::kQosMinCpu, k);
-    return JobReason::kNone;
-  }
-  if (int k = over_tres(unshadowed(own->max_per_node, q ? &q->max_per_node : nullptr), {}, per_node(tres)); k >= 0)
+JobReason AcctUsage::qos_shape(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job,
+                               const TresCounts& tres) {
+  auto mine = [&](TresCounts AcctPolicy::Qos::*limit) { return unshadowed(q.*limit, shadow ? &(shadow->*limit) : nullptr); };
+  if (int k = over_tres(mine(&AcctPolicy::Qos::max_per_node), {}, per_node(tres)); k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuPerNode, k);
+  if (int k = over_run_mins(mine(&AcctPolicy::Qos::max_mins), {}, tres, limit_minutes(job.time_limit)); k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuMinsPerJob, k);
+  if (int k = under_tres(mine(&AcctPolicy::Qos::min_tres), tres); k >= 0) return tres_reason(JobReason::kQosMinCpu, k);
+  return JobReason::kNone;
+}
+
+JobReason AcctUsage::assoc_shape(const AcctPolicy::Assoc& own, const AcctPolicy::Qos* q, const Job& job,
+                                 const TresCounts& tres) {
+  if (int k = over_tres(unshadowed(own.max_per_node, q ? &q->max_per_node : nullptr), {}, per_node(tres)); k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuPerNode, k);
-  if (int k = over_run_mins(unshadowed(own->max_mins, q ? &q->max_mins : nullptr), {}, tres, minutes); k >= 0)
+  if (int k = over_run_mins(unshadowed(own.max_mins, q ? &q->max_mins : nullptr), {}, tres, limit_minutes(job.time_limit));
+      k >= 0)
     return tres_reason(JobReason::kAssocMaxCpuMinsPerJob, k);
   return JobReason::kNone;
 }

@@ -182,10 +182,12 @@ class AcctUsage {
   // set, then the association's neither sets.
   JobReason per_job(int32_t assoc, const AcctPolicy::Qos* first, const AcctPolicy::Qos* second, const Job& job,
                     const TresCounts& tres) const;
-  // MaxTRESPerNode, MaxTRESMins and MinTRES of a QOS (those `shadow` does not set), or of
-  // the association (those the QOS `q` does not set) when `own` is given.
-  static JobReason job_shape(const AcctPolicy::Assoc* own, const AcctPolicy::Qos* q, const AcctPolicy::Qos* shadow,
-                             const Job& job, const TresCounts& tres);
+  // MaxTRESPerNode, MaxTRESMins and MinTRES of QOS `q` (those `shadow` does not set).
+  static JobReason qos_shape(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job,
+                             const TresCounts& tres);
+  // MaxTRESPerNode and MaxTRESMins of association `own` (those the QOS `q` does not set).
+  static JobReason assoc_shape(const AcctPolicy::Assoc& own, const AcctPolicy::Qos* q, const Job& job,
+                               const TresCounts& tres);
   const Counts* user_in_qos(int32_t qos, uint32_t uid) const;
   const Counts* account_in_qos(int32_t qos, const std::string& account) const;
 

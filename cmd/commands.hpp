@@ -30,6 +30,7 @@ std::optional<std::string> unknown_option(const Args& args, std::initializer_lis
 
 int run_controller(const Args& args);
 int run_node(const Args& args);
+int run_accounting(const Args& args);  // hq accounting: the accounting store as a daemon
 int run_submit(const Args& args);
 int run_srun(const Args& args);   // hq run / srun: a job step inside an allocation
 int run_salloc(const Args& args); // hq alloc / salloc: an allocation and a command in it

@@ -163,17 +163,25 @@ class Loader {
     Status s;
     const toml::table* t = section(root, "accounting", s);
     if (!t) return s;
-    s = check_keys(*t, {"storage", "path", "enforce"}, "[accounting]");
+    s = check_keys(*t, {"storage", "path", "enforce", "host", "port"}, "[accounting]");
     if (s) s = get_string(*t, "storage", c.accounting.storage);
     if (s) s = get_string(*t, "path", c.accounting.path);
     if (s) s = get_string(*t, "enforce", c.accounting.enforce);
-    if (s && c.accounting.storage != "internal" && c.accounting.storage != "none")
-      s = where(*t->get("storage"), "'storage' must be \"internal\" (SQLite inside the controller) or \"none\"");
+    if (s) s = get_string(*t, "host", c.accounting.host);
+    if (s) s = get_int32(*t, "port", 0, 65535, c.accounting.port);
+    const std::string& storage = c.accounting.storage;
+    if (s && storage != "internal" && storage != "remote" && storage != "none")
+      s = where(*t->get("storage"), "'storage' must be \"internal\" (SQLite inside the controller), \"remote\" (an "
+                                    "`hq accounting` daemon at host:port) or \"none\"");
+    if (s && storage == "remote" && c.accounting.host.empty())
+      s = where(*t->get("storage"), "storage = \"remote\" needs 'host' (where `hq accounting` listens)");
+    if (s && storage == "remote" && c.accounting.port == 0)
+      s = where(*t->get("port"), "storage = \"remote\" needs a 'port' other than 0");
     if (s && t->get("enforce")) {
       auto e = parse_acct_enforce(c.accounting.enforce);
       if (!e) s = where(*t->get("enforce"), "'enforce': " + e.status().message());
       else if (e->associations && c.accounting.storage == "none")
-        s = where(*t->get("enforce"), "'enforce' needs an accounting store (storage = \"internal\"): limits live there");
+        s = where(*t->get("enforce"), "'enforce' needs an accounting store (storage = \"internal\" or \"remote\"): limits live there");
     }
     return s;
   }

@@ -16,13 +16,22 @@ namespace {
 
 bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 
-Status issue_controller_cert(const std::string& dir) {
+// DIR/BASE.pem and DIR/BASE.key: a server certificate issued by the cluster CA in DIR.
+Status issue_server_cert_files(const std::string& dir, const std::string& base) {
   net::CertKey ca{read_small_file(dir + "/ca.pem"), read_small_file(dir + "/ca.key")};
   if (ca.key_pem.empty()) return not_found(dir + "/ca.key is missing or unreadable");
-  auto cert = net::issue_server_cert(ca, "hq-controller");
+  auto cert = net::issue_server_cert(ca, "hq-" + base);
   if (!cert) return cert.status();
-  if (Status s = create_new_file(dir + "/controller.key", cert->key_pem, 0600); !s) return s;
-  return create_new_file(dir + "/controller.pem", cert->cert_pem, 0644);
+  if (Status s = create_new_file(dir + "/" + base + ".key", cert->key_pem, 0600); !s) return s;
+  return create_new_file(dir + "/" + base + ".pem", cert->cert_pem, 0644);
+}
+
+Status issue_controller_cert(const std::string& dir) { return issue_server_cert_files(dir, "controller"); }
+
+Result<std::shared_ptr<net::TlsContext>> server_tls_from(const std::string& dir, const std::string& base) {
+  std::string cert = read_small_file(dir + "/" + base + ".pem"), key = read_small_file(dir + "/" + base + ".key");
+  if (key.empty()) return denied("cannot read " + dir + "/" + base + ".key");
+  return net::make_tls_server_context(cert, key);
 }
 
 }  // namespace
@@ -55,9 +64,21 @@ Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, 
                        "` (or start with --insecure-plaintext for debugging)");
     if (Status s = issue_controller_cert(dir); !s) return s;
   }
-  std::string cert = read_small_file(dir + "/controller.pem"), key = read_small_file(dir + "/controller.key");
-  if (key.empty()) return denied("cannot read " + dir + "/controller.key");
-  return net::make_tls_server_context(cert, key);
+  return server_tls_from(dir, "controller");
+}
+
+Result<std::shared_ptr<net::TlsContext>> accounting_tls(const std::string& dir) {
+  if (!exists(dir + "/accounting.pem")) {
+    if (exists(dir + "/ca.key")) {
+      if (Status s = issue_server_cert_files(dir, "accounting"); !s) return s;
+    } else if (exists(dir + "/controller.pem")) {
+      return server_tls_from(dir, "controller");  // the controller's host: its certificate
+    } else {
+      return not_found("no TLS keys in " + dir + ": the accounting store needs the cluster CA's key (ca.key) there, or "
+                       "a certificate it issued (accounting.pem and accounting.key)");
+    }
+  }
+  return server_tls_from(dir, "accounting");
 }
 
 Result<net::Keyring> load_keyring(const std::string& path) {

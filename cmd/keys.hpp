@@ -1,6 +1,7 @@
 // The cluster's key material on disk, in one directory (config [cluster] keys_dir):
 //   ca.pem (public; what agents and clients trust), ca.key, controller.pem,
-//   controller.key, secret (private files 0600).
+//   controller.key, secret (private files 0600), and where `hq accounting` runs,
+//   accounting.pem and accounting.key.
 // `hq keygen DIR` creates what is missing; the controller issues its certificate from
 // the CA automatically when it has the CA key but no certificate yet.
 #pragma once
@@ -18,6 +19,9 @@ namespace hq::cmd {
 Status keygen(const std::string& dir, const std::string& cluster_name);
 // The controller's TLS server context from DIR (issuing controller.pem if needed).
 Result<std::shared_ptr<net::TlsContext>> controller_tls(const std::string& dir, const std::string& cluster_name);
+// The accounting store's (`hq accounting`): DIR/accounting.pem, issued from the CA key when
+// missing; on a host without the CA key, the controller's certificate if DIR has it.
+Result<std::shared_ptr<net::TlsContext>> accounting_tls(const std::string& dir);
 
 int run_keygen_command(const std::vector<std::string>& args);
 

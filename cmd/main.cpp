@@ -19,7 +19,7 @@ using Runner = std::function<int(const hq::cmd::Args&)>;
 const std::map<std::string, Runner>& subcommands() {
   using namespace hq::cmd;
   static const std::map<std::string, Runner> table = {
-      {"controller", run_controller}, {"node", run_node},       {"submit", run_submit},
+      {"controller", run_controller}, {"node", run_node},       {"accounting", run_accounting},       {"submit", run_submit},
       {"queue", run_queue},           {"cancel", run_cancel},   {"nodes", run_nodes},
       {"show", run_show},             {"local", run_local},     {"init", run_init},
       {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
@@ -42,7 +42,7 @@ const std::map<std::string, Runner>& subcommands() {
 int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
-         "daemons:  controller, node\n"
+         "daemons:  controller, node, accounting\n"
          "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct, acctmgr, share, prio, report\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
@@ -105,7 +105,7 @@ std::optional<hq::cmd::Args> strip_client_flags(hq::cmd::Args args, size_t from 
 // The arguments a client command runs with: --wait-for-controller and (for commands that
 // do not run programs) --controller and --ca taken out.
 std::optional<hq::cmd::Args> client_args(const std::string& cmd, hq::cmd::Args args) {
-  static const std::set<std::string> kNotClients = {"controller", "node",     "local", "init", "keygen",
+  static const std::set<std::string> kNotClients = {"controller", "node",     "accounting", "local", "init", "keygen",
                                                     "config",     "bench",    "install-links", "hostlist", "sim"};
   args = strip_wait_flag(std::move(args));
   if (kNotClients.count(cmd) || passes_arguments_on(cmd)) return args;

@@ -83,11 +83,14 @@ struct ControllerConfig {
 };
 
 // [accounting]: where job records go (docs/accounting.md). "internal": an SQLite store
-// inside the controller process (`path`, default <state_dir>/accounting.db); "none": no
-// accounting (sacct says so). `enforce`: associations, limits, qos (docs/accounting.md).
+// inside the controller process (`path`, default <state_dir>/accounting.db); "remote": an
+// `hq accounting` daemon at host:port (which itself keeps `path`); "none": no accounting
+// (sacct says so). `enforce`: associations, limits, qos (docs/accounting.md).
 struct AccountingConfig {
   std::string storage = "internal";
   std::string path;
+  std::string host;     // "remote": where the store listens (the daemon: its address to listen on)
+  int32_t port = 6819;  // Slurm's AccountingStoragePort default
   std::string enforce;  // Slurm's AccountingStorageEnforce words (core/acct_policy.hpp); "": none
   bool operator==(const AccountingConfig&) const = default;
 };

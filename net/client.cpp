@@ -115,7 +115,9 @@ Result<std::unique_ptr<RpcClient>> RpcClient::open(Dial dial, const std::string&
 
 Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const Transport& transport,
                                                       const std::string& role, double timeout_s, bool pipelined) {
-  auto dial = [ep, transport](asio::io_context& io) -> asio::awaitable<Result<std::unique_ptr<ByteStream>>> {
+  // A controller's role is "controller" only toward its accounting store.
+  std::string what = role == "controller" ? "the accounting store" : "controller";
+  auto dial = [ep, transport, what](asio::io_context& io) -> asio::awaitable<Result<std::unique_ptr<ByteStream>>> {
     asio::ip::tcp::socket socket(io);
     try {
       asio::error_code ec;
@@ -128,7 +130,7 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect(const Endpoint& ep, const 
         co_await asio::async_connect(socket, results, asio::use_awaitable);
       }
     } catch (const std::exception& e) {
-      co_return unavailable("cannot reach controller at " + ep.str() + ": " + e.what());
+      co_return unavailable("cannot reach " + what + " at " + ep.str() + ": " + e.what());
     }
     co_return make_stream(std::move(socket), transport);
   };

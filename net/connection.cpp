@@ -190,4 +190,20 @@ pb::Envelope error_reply(uint64_t seq, const Status& status) {
   return env;
 }
 
+asio::awaitable<std::optional<Greeted>> greet(Connection& conn, const std::string& cluster, double timeout_s,
+                                              const std::function<Result<Identity>(const pb::Hello&)>& authenticate) {
+  auto hello = co_await conn.handshake_as_server(cluster, timeout_s);
+  if (!hello) {
+    log::warn("handshake with " + conn.peer() + " failed: " + hello.status().message());
+    co_return std::nullopt;
+  }
+  auto who = authenticate(*hello);
+  if (!who) {
+    log::warn("refused " + hello->role() + " from " + conn.peer() + ": " + who.status().message());
+    conn.send(error_reply(0, who.status()));
+    co_return std::nullopt;
+  }
+  co_return Greeted{std::move(hello).value(), std::move(who).value()};
+}
+
 }  // namespace hq::net

@@ -6,6 +6,7 @@
 #include <asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,7 @@
 #include "net/frame.hpp"
 #include "net/peer.hpp"
 #include "net/stream.hpp"
+#include "net/token.hpp"
 
 namespace hq::net {
 
@@ -76,5 +78,14 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   std::string peer_, close_reason_;
 };
 
+// A server's first steps with a new connection: the handshake, then `authenticate` on the
+// Hello. A failure is logged, an identity refused is told to the peer, and the result is
+// empty; else the Hello and who it is.
+struct Greeted {
+  pb::Hello hello;
+  Identity who;
+};
+asio::awaitable<std::optional<Greeted>> greet(Connection& conn, const std::string& cluster, double timeout_s,
+                                              const std::function<Result<Identity>(const pb::Hello&)>& authenticate);
 
 }  // namespace hq::net

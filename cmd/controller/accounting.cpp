@@ -65,9 +65,14 @@ AccountingLink::~AccountingLink() { stop(); }
 Status AccountingLink::open(const std::string& path) {
   auto db = store::AccountingDb::open(path);
   if (!db) return db.status();
-  db_ = std::move(db).value();
-  worker_ = std::make_unique<store::Worker>();
+  use(std::move(db).value());
   return Status::ok();
+}
+
+void AccountingLink::use(std::unique_ptr<store::AcctStore> store) {
+  db_ = std::move(store);
+  where_ = db_->where();
+  worker_ = std::make_unique<store::Worker>();
 }
 
 void AccountingLink::stop() {
@@ -141,11 +146,18 @@ void AccountingLink::ship_after(int64_t seq) {
 // tries again).
 void AccountingLink::shipped(Result<int64_t> seq) {
   in_flight_ = false;
-  failed_ = !seq;
   if (!seq) {
-    log::warn("accounting: " + seq.status().message() + " (records stay in the journal's outbox; retrying)");
+    // Said when it starts failing, then once a minute (tried every second: a store down
+    // for an hour must not fill the log).
+    if (!failed_ || ++failures_unsaid_ >= 60) {
+      log::warn("accounting: " + seq.status().message() + " (records stay in the journal's outbox; retrying)");
+      failures_unsaid_ = 0;
+    }
+    failed_ = true;
     return run_waiting_queries(UINT64_MAX);  // they answer with what the store has
   }
+  if (failed_) log::info("accounting: the store at " + where_ + " answers again; shipping what waited");
+  failed_ = false;
   // Also on the first answer: the outbox may still hold records the store applied just
   // before a restart.
   if (*seq > 0 && *seq > acked_) journal_.ack_outbox(*seq);
@@ -236,11 +248,11 @@ void AccountingLink::load_model(std::string host, uint32_t port, std::function<v
     Result<AcctModel> model = rows ? (rows->empty() ? Result<AcctModel>(default_acct_model()) : net::acct_model_from_rows(*rows))
                                    : Result<AcctModel>(rows.status());
     Status saved = model.status();
-    store::AccountingDb::ModelRows next;
+    store::AcctStore::ModelRows next;
     if (model) {
       register_cluster(model.value(), cluster_, host, port);
       next = net::acct_rows(*model);
-      saved = db_->save_model(rows ? *rows : store::AccountingDb::ModelRows{}, next);
+      saved = db_->save_model(rows ? *rows : store::AcctStore::ModelRows{}, next);
     }
     post_([this, model = std::move(model), next = std::move(next), saved, done = std::move(done)]() mutable {
       if (saved) {

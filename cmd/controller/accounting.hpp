@@ -3,7 +3,8 @@
 // transaction as the change (Controller::record). The shipper takes outbox records in
 // order, applies them to the store (idempotently: the store skips seqs it has) and only
 // then lets the outbox drop them, so a record reaches the store exactly once whatever
-// stops when. The "internal" store is SQLite in this process, on a worker thread of its own.
+// stops when. The "internal" store is SQLite in this process; a "remote" one is an `hq
+// accounting` daemon (cmd/acct_remote.hpp). Either is used on a worker thread of its own.
 // Threads: everything here runs on the controller's event loop except the store calls,
 // which run on the worker; their results come back through `post`.
 #pragma once
@@ -21,6 +22,7 @@
 #include "core/sreport.hpp"
 #include "core/status.hpp"
 #include "store/accounting_db.hpp"
+#include "store/acct_store.hpp"
 #include "store/event_log.hpp"
 #include "store/worker.hpp"
 
@@ -44,6 +46,8 @@ class AccountingLink {
 
   // Opens (creating) the SQLite store at `path`.
   Status open(const std::string& path);
+  // Uses `store` (a remote one: it connects when first used, and again after a failure).
+  void use(std::unique_ptr<store::AcctStore> store);
   bool enabled() const { return db_ != nullptr; }
   // Ships what the outbox holds, unless a shipment is under way (then once it is done).
   void ship();
@@ -91,9 +95,11 @@ class AccountingLink {
   store::EventLog& journal_;
   std::string cluster_;
   Post post_, later_;
-  std::unique_ptr<store::AccountingDb> db_;  // used on worker_ only
+  std::unique_ptr<store::AcctStore> db_;  // used on worker_ only
+  std::string where_;                     // db_->where(), for the loop's messages
   std::unique_ptr<store::Worker> worker_;
   bool in_flight_ = false, again_ = false, failed_ = false, soon_ = false;
+  int failures_unsaid_ = 0;  // failed shipments since the last one logged
   // Queries waiting for a shipment, with the number of the outbox read that covers them.
   std::vector<std::pair<uint64_t, std::function<void()>>> after_shipping_;
   // Outbox reads begun; the one under way (or the last); the last that took all it found
@@ -101,7 +107,7 @@ class AccountingLink {
   uint64_t reads_started_ = 0, reading_ = 0, covered_ = 0;
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
   AcctModel model_;
-  store::AccountingDb::ModelRows rows_;  // model_ as stored
+  store::AcctStore::ModelRows rows_;  // model_ as stored
 };
 
 }  // namespace hq

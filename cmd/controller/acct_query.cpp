@@ -7,6 +7,7 @@
 
 #include <asio/post.hpp>
 
+#include "cmd/accounting/remote_store.hpp"
 #include "cmd/controller/controller.hpp"
 #include "cmd/users.hpp"
 #include "core/assoc_mgr_format.hpp"
@@ -18,8 +19,9 @@ namespace hq::cmd {
 
 void Controller::open_accounting() {
   if (auto e = parse_acct_enforce(config_.accounting.enforce); e) enforce_ = *e;  // the config loader checked it
-  if (config_.accounting.storage != "internal") return;
-  std::string path = config_.accounting.path.empty() ? config_.controller.state_dir + "/accounting.db" : config_.accounting.path;
+  const AccountingConfig& a = config_.accounting;
+  if (a.storage != "internal" && a.storage != "remote") return;
+  std::string path = a.path.empty() ? config_.controller.state_dir + "/accounting.db" : a.path;
   auto link = std::make_unique<AccountingLink>(
       *journal_, config_.name, [this](std::function<void()> fn) { asio::post(io_, std::move(fn)); },
       [this](std::function<void()> fn) {
@@ -28,11 +30,17 @@ void Controller::open_accounting() {
           if (!ec) fn();
         });
       });
-  if (Status s = link->open(path); !s) {
+  if (a.storage == "remote") {
+    // Nothing is asked of it yet: the shipper and the model's loading try until it answers.
+    RemoteStoreOptions remote{{a.host, static_cast<uint16_t>(a.port)}, config_.keys_dir + "/ca.pem", config_.keys_dir + "/secret"};
+    link->use(std::make_unique<RemoteAcctStore>(std::move(remote)));
+    log::info("accounting: job records go to the accounting store at " + a.host + ":" + std::to_string(a.port));
+  } else if (Status s = link->open(path); !s) {
     log::error("accounting: " + s.message() + " (job records wait in the journal's outbox until a restart opens the store)");
     return;
+  } else {
+    log::info("accounting: job records go to " + path);
   }
-  log::info("accounting: job records go to " + path);
   acct_ = std::move(link);
   acct_->ship();
   load_acct_model();

@@ -257,19 +257,11 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
 }
 
 asio::awaitable<void> session(Controller& ctl, ConnPtr conn) {
-  auto hello = co_await conn->handshake_as_server(ctl.config().name, static_cast<double>(ctl.config().handshake_timeout));
-  if (!hello) {
-    log::warn("handshake with " + conn->peer() + " failed: " + hello.status().message());
-    co_return;
-  }
-  auto who = ctl.authenticate(*hello);
-  if (!who) {
-    log::warn("refused " + hello->role() + " from " + conn->peer() + ": " + who.status().message());
-    conn->send(net::error_reply(0, who.status()));
-    co_return;
-  }
-  if (hello->role() == "node") co_await agent_session(ctl, conn);
-  else co_await client_session(ctl, conn, *who);
+  auto greeted = co_await net::greet(*conn, ctl.config().name, static_cast<double>(ctl.config().handshake_timeout),
+                                     [&ctl](const pb::Hello& hello) { return ctl.authenticate(hello); });
+  if (!greeted) co_return;
+  if (greeted->hello.role() == "node") co_await agent_session(ctl, conn);
+  else co_await client_session(ctl, conn, greeted->who);
   conn->close("session ended");
 }
 

@@ -65,6 +65,17 @@ TEST_CASE("config: [accounting] enforce takes Slurm's words and needs a store") 
   CHECK(error_of("[accounting]\nstorage = \"none\"\nenforce = \"none\"\n").empty());
 }
 
+TEST_CASE("config: [accounting] storage = \"remote\" names where the store listens") {
+  auto c = load_config_text("[accounting]\nstorage = \"remote\"\nhost = \"acct1\"\n", "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->accounting.host == "acct1");
+  CHECK(c->accounting.port == 6819);  // Slurm's AccountingStoragePort
+  CHECK(error_of("[accounting]\nstorage = \"remote\"\n").find("test.toml:2: storage = \"remote\" needs 'host'") == 0);
+  CHECK(error_of("[accounting]\nstorage = \"remote\"\nhost = \"a\"\nport = 0\n").find("test.toml:4: storage = \"remote\" needs a 'port'") == 0);
+  CHECK(error_of("[accounting]\nport = 70000\n").find("test.toml:2:") == 0);
+  CHECK(error_of("[accounting]\nstorage = \"mysql\"\n").find("'storage' must be \"internal\"") != std::string::npos);
+}
+
 TEST_CASE("config: the shipped example is valid") {
   auto c = hq::cmd::load_config_file(std::string(HQ_SOURCE_DIR) + "/config.example.toml");
   CHECK_MESSAGE(c.is_ok(), c.status().message());

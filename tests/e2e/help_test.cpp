@@ -55,7 +55,7 @@ TEST_CASE("e2e: the check for processes left behind sees one") {
 }
 
 TEST_CASE("e2e: every subcommand's --help and -h print usage, exit 0 and touch nothing") {
-  const char* commands[] = {"controller", "node",    "submit",  "queue",       "cancel",  "nodes",   "show",
+  const char* commands[] = {"controller", "node",    "accounting", "submit",  "queue",       "cancel",  "nodes",   "show",
                             "local",      "init",    "hostlist", "keygen",     "bench",   "install-links",
                             "hold",       "uhold",   "release", "requeue",     "requeuehold", "explain", "sim",
                             "config",     "control", "sbatch",  "squeue",      "scancel", "sinfo",   "scontrol",
@@ -146,7 +146,7 @@ TEST_CASE("e2e: the personas' --usage is Slurm 22.05's brief usage, and -V/--ver
 }
 
 TEST_CASE("e2e: an unknown option of any hq command is one line and a hint, exit 1, and creates nothing") {
-  const char* commands[] = {"controller", "node",  "submit",  "queue", "cancel",  "nodes",   "show",    "local",
+  const char* commands[] = {"controller", "node",  "accounting", "submit",  "queue", "cancel",  "nodes",   "show",    "local",
                             "local start", "init", "hostlist", "keygen", "bench", "bench sched", "install-links",
                             "hold",       "release", "requeue", "explain", "sim", "config",  "control", "acct",
                             "acctmgr",    "share", "prio",    "run",   "alloc"};

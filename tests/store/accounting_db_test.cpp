@@ -238,6 +238,21 @@ TEST_CASE("accounting store: the model's rows are written where they changed and
   CHECK(*rows == first);  // binary bodies intact, the changed one replaced, the gone one deleted
 }
 
+TEST_CASE("accounting store: saving only model_change's two parts stores what saving the wholes does") {
+  test::TempDir dir;
+  AccountingDb::ModelRows before = {{{"user", "root"}, "u1"}, {{"qos", "normal"}, "q"}, {{"account", "root"}, "a"}};
+  AccountingDb::ModelRows next = {{{"user", "root"}, "u2"}, {{"account", "root"}, "a"}, {{"account", "bio"}, "b"}};
+  auto [gone_or_changed, new_or_changed] = hq::store::model_change(before, next);
+  CHECK(gone_or_changed == AccountingDb::ModelRows{{{"user", "root"}, "u1"}, {{"qos", "normal"}, "q"}});
+  CHECK(new_or_changed == AccountingDb::ModelRows{{{"user", "root"}, "u2"}, {{"account", "bio"}, "b"}});
+  auto db = open_db(dir.path());
+  REQUIRE(db->save_model({}, before).is_ok());
+  REQUIRE(db->save_model(gone_or_changed, new_or_changed).is_ok());
+  auto rows = db->load_model();
+  REQUIRE(rows.is_ok());
+  CHECK(*rows == next);  // the unchanged row kept, the changed one replaced, the gone one deleted
+}
+
 TEST_CASE("accounting store: step records belong to their job's record and come back with it, once") {
   test::TempDir dir;
   auto db = open_db(dir.path());

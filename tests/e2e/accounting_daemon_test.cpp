@@ -1,0 +1,105 @@
+// The accounting store as a daemon of its own (`hq accounting`, [accounting] storage =
+// "remote"): the controller starts before it and ships once it is up; a store killed with
+// SIGKILL and started again gets every record that waited, each once; sacctmgr's changes
+// are stored there; users cannot talk to it.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <sstream>
+
+#include "cluster_fixture.hpp"
+
+using namespace hq::test;
+
+namespace {
+
+class StoreDaemon {
+ public:
+  explicit StoreDaemon(const LocalCluster& c) : c_(c) {}
+  ~StoreDaemon() { stop(); }
+  void start() {
+    auto pid = hq::cmd::spawn_daemon({HQ_BINARY, "accounting", "-c", c_.dir() + "/config.toml"}, c_.dir() + "/accounting.log");
+    pid_ = pid ? *pid : -1;
+  }
+  void kill9() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  void stop() {
+    if (pid_ > 0) hq::cmd::stop_process(pid_, 5000);
+    pid_ = -1;
+  }
+
+ private:
+  const LocalCluster& c_;
+  pid_t pid_ = -1;
+};
+
+std::string remote_store(int port) {
+  return "[accounting]\nstorage = \"remote\"\nhost = \"127.0.0.1\"\nport = " + std::to_string(port) + "\n";
+}
+
+// sacct's JobIDRaw of every run of every job, one per line (-D: each run), sorted.
+std::vector<std::string> stored_runs(const LocalCluster& c, const std::string& ids) {
+  auto r = c.hq("acct -X -D -n -P -o JobIDRaw,State -j " + ids);
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return r.rc == 0 ? lines : std::vector<std::string>{"rc " + std::to_string(r.rc) + ": " + r.out};
+}
+
+}  // namespace
+
+TEST_CASE("e2e: hq accounting as its own daemon: any start order, killed and restarted, every record once") {
+  int store_port = free_port();
+  LocalCluster c(1, 2, 20, remote_store(store_port));
+  REQUIRE(c.ready());  // the controller runs, and its nodes, with no store yet
+  StoreDaemon store(c);
+
+  std::string first = c.submit("--wrap true");
+  REQUIRE(c.wait_state(first, "COMPLETED", 30));
+  auto down = c.hq("acct -X -n -j " + first);
+  CHECK(down.rc == 1);
+  CHECK(down.out.find("cannot reach the accounting store at 127.0.0.1:" + std::to_string(store_port)) != std::string::npos);
+
+  store.start();  // after the controller: the record that waited arrives
+  std::vector<std::string> want = {first + "|COMPLETED"};
+  CHECK(wait_until([&] { return stored_runs(c, first) == want; }, 20));
+
+  // The model reaches the store too (the controller registered its cluster there).
+  CHECK(wait_until([&] { return c.hq("acctmgr -i add account physics").rc == 0; }, 20));
+
+  store.kill9();
+  std::string ids = first;
+  for (int i = 0; i < 4; ++i) {
+    std::string id = c.submit("--wrap true");
+    REQUIRE(c.wait_state(id, "COMPLETED", 30));
+    ids += "," + id;
+    want.push_back(id + "|COMPLETED");
+  }
+  std::sort(want.begin(), want.end());
+  store.start();
+  CHECK(wait_until([&] { return stored_runs(c, ids) == want; }, 20));
+  CHECK(stored_runs(c, ids) == want);  // each once, not twice
+  // A change made before the kill was stored by the daemon, not only held by the controller.
+  c.kill9_controller();
+  c.start_controller();
+  CHECK(wait_until([&] { return c.hq("acctmgr -n -P list account format=account").out.find("physics") != std::string::npos; }, 20));
+  CHECK(stored_runs(c, ids) == want);
+}
+
+TEST_CASE("e2e: hq accounting answers controllers only: a user's token is refused") {
+  int store_port = free_port();
+  LocalCluster c(1, 2, 20, remote_store(store_port));
+  REQUIRE(c.ready());
+  StoreDaemon store(c);
+  store.start();
+  REQUIRE(wait_for_text(c.dir() + "/accounting.log", "listening on"));
+  auto r = sh("HQ_CLIENT_SOCKET=none HQ_CONTROLLER=127.0.0.1:" + std::to_string(store_port) + " " + HQ_BINARY + " queue");
+  CHECK(r.rc != 0);
+  CHECK(r.out.find("the accounting store answers controllers only") != std::string::npos);
+  CHECK(slurp(c.dir() + "/accounting.log").find("refused client") != std::string::npos);
+}

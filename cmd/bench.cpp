@@ -145,7 +145,7 @@ constexpr char kBenchUsage[] =
     "       hq bench join [--agents N]... [--window W]\n"
     "       hq bench steps [--nodes N]... [--steps N]\n"
     "       hq bench cli [--sequential N] [--jobs N] [--clients N] [--pending N] [--nodes N] [--cpus C] [--tcp]\n"
-    "       hq bench accounting [--jobs N] [--users U] [--repeat R] [--ends N]\n";
+    "       hq bench accounting [--jobs N] [--users U] [--repeat R] [--ends N] [--store postgresql://...]\n";
 }  // namespace
 
 int run_bench(const Args& args) {
@@ -153,7 +153,7 @@ int run_bench(const Args& args) {
   std::string what = args.size() > 1 ? args[1] : "";
   if (auto bad = unknown_option(args, {"--sequential", "--jobs", "--clients", "--plaintext", "--nodes", "--cpus", "--depth",
                                        "--repeat", "--limits", "--blocks", "--agents", "--window", "--steps", "--users", "--ends",
-                                       "--pending", "--tcp"}))
+                                       "--pending", "--tcp", "--store"}))
     return reject_option("hq bench", *bad);
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();
   if (what == "submit")

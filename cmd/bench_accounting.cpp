@@ -1,5 +1,6 @@
-// `hq bench accounting`: the accounting store's targets (issue 18).
-//  - ingest: job records applied to the SQLite store in the shipper's batches (records/s);
+// `hq bench accounting`: the accounting store's targets (issue 18), on SQLite (a temp file),
+// or with --store URI on a PostgreSQL database (which should be empty: ingest adds to it).
+//  - ingest: job records applied to the store in the shipper's batches (records/s);
 //  - queries over the filled store, in process (the store's own time) and as sacct processes
 //    against a controller that serves that store (what a user times): `sacct -u USER -S <a
 //    week ago>` and `sacct -j <500 ids>`;
@@ -24,7 +25,7 @@
 #include "cmd/post_queue.hpp"
 #include "cmd/controller/accounting.hpp"
 #include "net/clock.hpp"
-#include "store/accounting_db.hpp"
+#include "store/acct_store.hpp"
 #include "store/journal.hpp"
 
 namespace hq::cmd {
@@ -67,7 +68,7 @@ Job finished_job(uint64_t id, uint64_t jobs, int32_t users, std::mt19937_64& rng
 }
 
 // Fills the store with `jobs` records; returns the records/s of the applies alone.
-Result<double> ingest(store::AccountingDb& db, uint64_t jobs, int32_t users) {
+Result<double> ingest(store::AcctStore& db, uint64_t jobs, int32_t users) {
   std::mt19937_64 rng(18);
   double applying = 0;
   for (uint64_t first = 1; first <= jobs; first += kBatch) {
@@ -102,7 +103,7 @@ std::vector<uint64_t> some_ids(uint64_t jobs, size_t count) {
 }
 
 // The in-process query times: the store's own share of a sacct.
-void store_queries(store::AccountingDb& db, uint64_t jobs, int32_t repeat) {
+void store_queries(store::AcctStore& db, uint64_t jobs, int32_t repeat) {
   size_t rows = 0;
   auto by_user = timed_ms(repeat, [&] {
     auto r = db.query(user_week(kFirstUid + 7));
@@ -165,15 +166,20 @@ Status process_queries(const std::string& db_path, uint64_t jobs, int32_t repeat
 
 // `count` job ends appended one per journal event, as the controller appends them, and
 // shipped as it ships them; records/s from the first append to the last acknowledgement.
-Result<double> shipping(const std::string& dir, int32_t count) {
+Result<double> shipping(const std::string& dir, const std::string& store_path, int32_t count) {
   auto journal = store::Journal::open(dir + "/state.db");
   if (!journal) return journal.status();
   if (auto loaded = (*journal)->load(); !loaded) return loaded.status();
   PostQueue loop;
   auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
   (*journal)->start(post);
-  AccountingLink link(**journal, "bench", post, post);  // ships at once: no delay
-  if (Status s = link.open(dir + "/shipped.db"); !s) return s;
+  // A cluster of its own: the ingest's job ids are not overwritten in a shared database.
+  AccountingLink link(**journal, "bench-ship", post, post);  // ships at once: no delay
+  if (Status s = link.open(store_path); !s) return s;
+  auto db = store::open_acct_store(store_path);
+  if (!db) return db.status();
+  auto before = (*db)->count();
+  if (!before) return before.status();
   std::mt19937_64 rng(1000);
   std::vector<std::string> records;
   for (int32_t i = 1; i <= count; ++i) records.push_back(encode_acct_record(finished_job(static_cast<uint64_t>(i), static_cast<uint64_t>(count), 100, rng)));
@@ -186,11 +192,10 @@ Result<double> shipping(const std::string& dir, int32_t count) {
     });
   bool ok = loop.run_until([&] { return durable == count; }, 120);
   // The last acknowledgement: the store has every record.
-  auto db = store::AccountingDb::open(dir + "/shipped.db");
   ok = ok && loop.run_until([&] {
          link.ship();
          auto n = (*db)->count();
-         return n && *n == count;
+         return n && *n == *before + count;
        }, 120);
   double elapsed = net::mono_seconds() - t0;
   link.stop();
@@ -206,6 +211,11 @@ int bench_accounting(const Args& args) {
   int32_t users = flag(args, "--users", 100);
   int32_t repeat = flag(args, "--repeat", 5);
   int32_t ends = flag(args, "--ends", 20000);
+  std::string store_uri;
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--store") store_uri = args[i + 1];
+  if (!store_uri.empty() && !store::is_postgres_uri(store_uri))
+    return std::fprintf(stderr, "hq bench accounting: --store takes a PostgreSQL URI (postgresql://...)\n"), 2;
   char tmpl[] = "/tmp/hq-bench-acct-XXXXXX";
   if (!mkdtemp(tmpl)) return std::fprintf(stderr, "hq bench accounting: mkdtemp failed\n"), 1;
   std::string dir = tmpl;
@@ -215,20 +225,21 @@ int bench_accounting(const Args& args) {
   };
   int rc = 1;
   do {
-    std::string db_path = dir + "/accounting.db";
-    auto db = store::AccountingDb::open(db_path);
+    std::string db_path = store_uri.empty() ? dir + "/accounting.db" : store_uri;
+    const char* kind = store_uri.empty() ? "SQLite" : "PostgreSQL";
+    auto db = store::open_acct_store(db_path);
     if (!db) { std::fprintf(stderr, "hq bench accounting: %s\n", db.status().message().c_str()); break; }
     auto rate = ingest(**db, jobs, users);
     if (!rate) { std::fprintf(stderr, "hq bench accounting: %s\n", rate.status().message().c_str()); break; }
-    std::printf("ingest: %llu job records into SQLite: %.0f records/s (batches of %zu, %d users)\n",
-                static_cast<unsigned long long>(jobs), *rate, kBatch, users);
+    std::printf("ingest: %llu job records into %s: %.0f records/s (batches of %zu, %d users)\n",
+                static_cast<unsigned long long>(jobs), kind, *rate, kBatch, users);
     store_queries(**db, jobs, repeat);
     db->reset();
     if (Status s = process_queries(db_path, jobs, repeat); !s) {
       std::fprintf(stderr, "hq bench accounting: %s\n", s.message().c_str());
       break;
     }
-    auto shipped = shipping(dir, ends);
+    auto shipped = shipping(dir, store_uri.empty() ? dir + "/shipped.db" : store_uri, ends);
     if (!shipped) { std::fprintf(stderr, "hq bench accounting: %s\n", shipped.status().message().c_str()); break; }
     std::printf("shipping: %d job ends, journal to store: %.0f records/s\n", ends, *shipped);
     rc = 0;

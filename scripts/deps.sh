@@ -7,6 +7,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config file
       libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
       libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev
       libpmix-dev libevent-dev   # srun --mpi=pmix: OpenPMIx linked statically (cmd/agent/pmix_server.cpp)
+      libpq-dev postgresql-server-dev-15 libssl-dev  # the accounting store's PostgreSQL backend, libpq linked statically
+      postgresql-15  # a private PostgreSQL server for the accounting store's tests (initdb in the build dir)
       iproute2   # ip netns: the multi-host end-to-end test
       python3    # the chaos suite's proxy and invariant checks (scripts/chaos.sh)
       openmpi-bin python3-mpi4py  # mpirun across nodes through srun (tests/e2e/steps_test.cpp)

@@ -3,21 +3,14 @@
 
 #include <variant>
 
+#include "store/acct_sql.hpp"
 #include "store/sqlite_util.hpp"
 
 namespace hq::store {
 namespace {
 
-// Version 2: indexes led by the cluster, on the end key below, and IN lists in queries.
+// Version 2: indexes led by the cluster, on the end key, and IN lists in queries.
 constexpr int kAcctSchemaVersion = 2;
-// A job's end for the time indexes: a job that has not ended sorts after every end, so
-// "not ended before S" is one range, `kEndKey >= S` (the queries name it exactly so that
-// SQLite uses the expression indexes).
-constexpr char kEndKey[] = "(CASE WHEN end_time = 0 THEN 9223372036854775807 ELSE end_time END)";
-struct Blob {
-  std::string bytes;  // bytes as given (job names, accounts): compared as BLOBs
-};
-using Bind = std::variant<int64_t, std::string, Blob>;
 
 Status bind_all(Stmt& st, const std::vector<Bind>& binds) {
   for (size_t i = 0; i < binds.size(); ++i) {
@@ -30,98 +23,6 @@ Status bind_all(Stmt& st, const std::vector<Bind>& binds) {
   }
   return Status::ok();
 }
-
-// "col IN (?, ?, ...)" with the values added to `binds` (an IN list, not a chain of ORs:
-// SQLite's expression trees are at most 1,000 deep).
-template <typename T>
-std::string any_of(const std::string& column, const std::vector<T>& values, std::vector<Bind>& binds, bool blob = false) {
-  std::string sql = column + " IN (";
-  for (size_t i = 0; i < values.size(); ++i) {
-    sql += i ? ",?" : "?";
-    if constexpr (std::is_integral_v<T>) binds.emplace_back(static_cast<int64_t>(values[i]));
-    else if (blob) binds.emplace_back(Blob{values[i]});
-    else binds.emplace_back(values[i]);
-  }
-  return sql + ")";
-}
-
-// The rows -j names, each part planned on its own index: jobs by id (the primary key),
-// whole arrays by their id and single tasks by (array id, task) (jobs_array).
-std::string jobs_clause(const AcctJobQuery& q, std::vector<Bind>& binds) {
-  std::vector<int64_t> ids;
-  std::vector<std::pair<int64_t, int64_t>> tasks;
-  for (auto [id, task] : q.jobs) {
-    if (task >= 0) tasks.emplace_back(static_cast<int64_t>(id), task);
-    else ids.push_back(static_cast<int64_t>(id));
-  }
-  std::vector<std::string> parts;
-  if (!ids.empty()) {
-    binds.emplace_back(q.cluster);
-    parts.push_back("SELECT rowid FROM jobs WHERE cluster = ? AND " + any_of("job_id", ids, binds));
-    binds.emplace_back(q.cluster);
-    parts.push_back("SELECT rowid FROM jobs WHERE cluster = ? AND " + any_of("array_job_id", ids, binds));
-  }
-  if (!tasks.empty()) {
-    std::string values;
-    for (auto [id, task] : tasks) {
-      values += values.empty() ? "(?,?)" : ",(?,?)";
-      binds.emplace_back(id);
-      binds.emplace_back(task);
-    }
-    binds.emplace_back(q.cluster);
-    parts.push_back("SELECT j.rowid FROM (VALUES " + values +
-                    ") AS t JOIN jobs AS j ON j.cluster = ? AND j.array_job_id = t.column1 AND j.array_task_id = t.column2");
-  }
-  std::string sql = "rowid IN (";
-  for (size_t i = 0; i < parts.size(); ++i) sql += (i ? " UNION ALL " : "") + parts[i];
-  return sql + ")";
-}
-
-// Slurm's _state_time_string: a state within the window [S, E].
-std::string state_clause(const std::string& state, Time s, Time e, std::vector<Bind>& binds) {
-  if (!s && !e) {
-    binds.emplace_back(state);
-    return "state = ?";
-  }
-  if (state == "PENDING") {
-    binds.insert(binds.end(), {Bind{s}, Bind{s}, Bind{state}, Bind{e}});
-    return "(eligible_time > 0 AND ((start_time > 0 AND ? < start_time) OR (start_time = 0 AND end_time > 0 AND ? < "
-           "end_time) OR (start_time = 0 AND end_time = 0 AND state = ?)) AND ? > eligible_time)";
-  }
-  binds.insert(binds.end(), {Bind{state}, Bind{s}, Bind{e}});
-  if (state == "RUNNING" || state == "SUSPENDED") {
-    // the job was in it (RUNNING: it ran) during the window
-    return "(state = ? AND start_time > 0 AND (end_time = 0 OR ? < end_time) AND ? > start_time)";
-  }
-  return std::string("(state = ? AND end_time > 0 AND ") + kEndKey + " BETWEEN ? AND ?)";
-}
-
-// Slurm's window without states: eligible (before E) and not ended before S.
-std::string window_clause(Time s, Time e, std::vector<Bind>& binds) {
-  std::string sql = "(eligible_time > 0";
-  if (e) {
-    sql += " AND eligible_time <= ?";
-    binds.emplace_back(e);
-  }
-  if (s) {  // (Slurm 22.05 leaves held jobs, never eligible, out of this one too)
-    sql += std::string(" AND ") + kEndKey + " >= ?";
-    binds.emplace_back(s);
-  }
-  return sql + ")";
-}
-
-// Prepared once per apply(), bound and run per record.
-constexpr char kUpsertJob[] =
-    "INSERT INTO jobs(cluster, job_id, submit_time, uid, name, state, partition, account, eligible_time, "
-    "start_time, end_time, array_job_id, array_task_id, record) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-    "ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
-    "state=excluded.state, partition=excluded.partition, account=excluded.account, "
-    "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
-    "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record";
-
-constexpr char kUpsertStep[] =
-    "INSERT INTO steps(cluster, job_id, submit_time, step_id, record) VALUES(?,?,?,?,?) "
-    "ON CONFLICT(cluster, job_id, submit_time, step_id) DO UPDATE SET record=excluded.record";
 
 }  // namespace
 
@@ -209,16 +110,16 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   if (!last) return done(last.status());
   int64_t seq = *last;
   Stmt upsert_job(db_, path_, "storing a job record");
-  if (Status s = upsert_job.prepare(kUpsertJob); !s) return done(s);
+  if (Status s = upsert_job.prepare(upsert_jobs_sql(1).c_str()); !s) return done(s);
   Stmt upsert_step(db_, path_, "storing a step record");
-  if (Status s = upsert_step.prepare(kUpsertStep); !s) return done(s);
+  if (Status s = upsert_step.prepare(upsert_steps_sql(1).c_str()); !s) return done(s);
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
     if (Status s = job.step_id >= 0 ? upsert_step_row(upsert_step, job) : upsert(upsert_job, job); !s) return done(s);
     seq = job.seq;
   }
   Stmt st(db_, path_, "recording what was shipped");
-  Status s = st.prepare("INSERT INTO shipped(source, seq) VALUES(?, ?) ON CONFLICT(source) DO UPDATE SET seq = excluded.seq");
+  Status s = st.prepare(kUpsertShipped);
   if (s) s = st.bind_text(1, source);
   if (s) s = st.bind_int64(2, seq);
   if (s) s = st.run();
@@ -227,65 +128,31 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
 }
 
 Status AccountingDb::upsert(Stmt& st, const AcctJob& job) {
-  const std::vector<Bind> values = {job.cluster, static_cast<int64_t>(job.job_id), job.submit_time,
-                                    int64_t{job.uid}, Blob{job.name}, job.state, job.partition, Blob{job.account},
-                                    job.eligible_time, job.start_time, job.end_time,
-                                    static_cast<int64_t>(job.array_job_id), int64_t{job.array_task_id},
-                                    Blob{job.record}};
+  const std::vector<Bind> values = job_values(job);  // blobs bind without a copy: keep them
   if (Status s = bind_all(st, values); !s) return s;
   return st.run();
 }
 
 Status AccountingDb::upsert_step_row(Stmt& st, const AcctJob& step) {
-  const std::vector<Bind> values = {step.cluster, static_cast<int64_t>(step.job_id), step.submit_time, step.step_id,
-                                    Blob{step.record}};
+  const std::vector<Bind> values = step_values(step);
   if (Status s = bind_all(st, values); !s) return s;
   return st.run();
 }
 
 Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q, std::vector<std::string>* steps) {
-  // With -j the ids drive the query (each part of jobs_clause names the cluster); a
-  // `cluster = ?` here would let SQLite scan the cluster's rows instead.
-  std::vector<Bind> binds;
-  std::string sql = "SELECT record, job_id, submit_time FROM jobs WHERE ";
-  if (!q.jobs.empty()) {
-    sql += jobs_clause(q, binds);
-  } else {
-    sql += "cluster = ?";
-    binds.emplace_back(q.cluster);
-  }
-  if (!q.uids.empty()) sql += " AND " + any_of("uid", q.uids, binds);
-  if (!q.names.empty()) sql += " AND " + any_of("name", q.names, binds, true);
-  if (!q.partitions.empty()) sql += " AND " + any_of("partition", q.partitions, binds);
-  if (!q.accounts.empty()) sql += " AND " + any_of("account", q.accounts, binds, true);
-  if (!q.states.empty()) {
-    std::string states;
-    for (const auto& state : q.states) states += (states.empty() ? "" : " OR ") + state_clause(state, q.start, q.end, binds);
-    sql += " AND (" + states + ")";
-  } else if (q.start || q.end) {
-    sql += " AND " + window_clause(q.start, q.end, binds);
-  }
-  if (q.started_only) sql += " AND start_time > 0";
-  sql += " ORDER BY job_id, array_task_id, submit_time";
-  if (q.limit) sql += " LIMIT " + std::to_string(q.limit);
+  SqlText text = job_query(q, sqlite_row_key());
   Stmt st(db_, path_, "reading job records");
-  if (Status s = st.prepare(sql.c_str()); !s) return s;
-  if (Status s = bind_all(st, binds); !s) return s;
-  std::vector<std::string> out;
-  std::vector<std::pair<int64_t, int64_t>> keys;
+  if (Status s = st.prepare(text.sql.c_str()); !s) return s;
+  if (Status s = bind_all(st, text.binds); !s) return s;
+  RowFold rows(q.latest_only);
   Status s = st.each_row([&] {
-    if (q.latest_only && !keys.empty() && keys.back().first == st.int64_at(1)) {  // a later run of the same job
-      out.pop_back();
-      keys.pop_back();
-    }
-    out.push_back(st.blob_at(0));
-    keys.emplace_back(st.int64_at(1), st.int64_at(2));
+    rows.add(st.blob_at(0), st.int64_at(1), st.int64_at(2));
     return Status::ok();
   });
   if (!s) return s;
   if (steps)
-    if (Status ss = steps_of(q.cluster, keys, *steps); !ss) return ss;
-  return out;
+    if (Status ss = steps_of(q.cluster, rows.keys(), *steps); !ss) return ss;
+  return std::move(rows.records());
 }
 
 // The step records of the jobs `keys` (job id, submit time), by job then step id.
@@ -337,8 +204,7 @@ Status AccountingDb::save_model(const ModelRows& before, const ModelRows& next) 
     auto it = before.find(key);
     if (it != before.end() && it->second == body) continue;
     Stmt st(db_, path_, "storing the accounting model");
-    Status s = st.prepare("INSERT INTO model(kind, key, body) VALUES(?, ?, ?) "
-                          "ON CONFLICT(kind, key) DO UPDATE SET body = excluded.body");
+    Status s = st.prepare(kUpsertModelRow);
     const std::vector<Bind> binds = {key.first, key.second, Blob{body}};  // blobs bind without a copy: keep them
     if (s) s = bind_all(st, binds);
     if (s) s = st.run();

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,12 @@ class AcctStore {
   // In one transaction: rows of `next` that differ from `before` written, rows gone deleted.
   virtual Status save_model(const ModelRows& before, const ModelRows& next) = 0;
 };
+
+// Whether `path` names a PostgreSQL database (a libpq URI: postgresql://... or postgres://...).
+bool is_postgres_uri(const std::string& path);
+// The store at `path`: a PostgreSQL database for a libpq URI, else an SQLite file
+// (created, with its tables, when missing).
+Result<std::unique_ptr<AcctStore>> open_acct_store(const std::string& path);
 
 // The part of a change from `before` to `next` that save_model acts on: the rows of each
 // side whose key is missing from, or whose bytes differ from, the other side's. Saving

@@ -31,7 +31,7 @@
 #include "net/log.hpp"
 #include "net/peer.hpp"
 #include "net/tls.hpp"
-#include "store/accounting_db.hpp"
+#include "store/acct_store.hpp"
 #include "store/worker.hpp"
 
 namespace hq::cmd {
@@ -211,10 +211,14 @@ int serve_store(const ClusterConfig& config, const std::string& log_file) {
   if (!tls) return fail(tls.status().message());
   std::string path = config.accounting.path.empty() ? config.controller.state_dir + "/accounting.db" : config.accounting.path;
   std::error_code fec;
-  std::string dir = std::filesystem::path(path).parent_path().string();
+  bool postgres = store::is_postgres_uri(path);
+  // accounting.addr goes beside the SQLite file, or into the state directory
+  std::string dir = postgres ? config.controller.state_dir : std::filesystem::path(path).parent_path().string();
   if (!dir.empty()) std::filesystem::create_directories(dir, fec);
-  auto db = store::AccountingDb::open(path);
+  auto db = store::open_acct_store(path);
   if (!db) return fail(db.status().message());
+  if (auto n = (*db)->count(); !n)  // a database server down now is asked again at each request
+    log::warn("accounting: " + n.status().message() + " (trying again at each request)");
   asio::io_context io(1);
   StoreServer srv(io, std::move(db).value(), config.keys_dir + "/secret");
   if (Status s = srv.load_keys(); !s) return fail(s.message());
@@ -224,7 +228,7 @@ int serve_store(const ClusterConfig& config, const std::string& log_file) {
   std::string host = config.accounting.host.empty() || config.accounting.host == "0.0.0.0" ? "127.0.0.1" : config.accounting.host;
   if (Status s = write_file_atomic((dir.empty() ? "." : dir) + "/accounting.addr", host + ":" + std::to_string(port) + "\n", 0644); !s)
     log::warn(s.message());
-  log::info("accounting store " + path + " listening on " + host + ":" + std::to_string(port) + " (pid " +
+  log::info("accounting store " + srv.where() + " listening on " + host + ":" + std::to_string(port) + " (pid " +
             std::to_string(getpid()) + ")");
   asio::co_spawn(io, accept_loop(srv, acceptor, *tls), [](std::exception_ptr e) {
     if (e) log::error("accept loop ended by an exception");
@@ -246,7 +250,9 @@ int run_accounting(const Args& args) {
                "storage = \"remote\" ship their job records to it and ask it sacct's questions)"};
   std::string config_path, log_file, path, listen;
   app.add_option("-c,--config", config_path, "cluster config (TOML): [accounting] host, port and path, [cluster] keys_dir");
-  app.add_option("--path", path, "the SQLite store (default: [accounting] path, else <state_dir>/accounting.db)");
+  app.add_option("--path", path, "the store: an SQLite file, or a PostgreSQL database as a libpq URI "
+                                 "(postgresql://USER@HOST[,HOST2]/DB?target_session_attrs=read-write); default: "
+                                 "[accounting] path, else <state_dir>/accounting.db");
   app.add_option("--listen", listen, "HOST:PORT to listen on (default: [accounting] host and port, 6819)");
   app.add_option("--log-file", log_file, "log to this file instead of stderr");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);

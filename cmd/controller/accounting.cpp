@@ -63,7 +63,7 @@ std::string encode_acct_record(const Job& job, const std::string& state) {
 AccountingLink::~AccountingLink() { stop(); }
 
 Status AccountingLink::open(const std::string& path) {
-  auto db = store::AccountingDb::open(path);
+  auto db = store::open_acct_store(path);
   if (!db) return db.status();
   use(std::move(db).value());
   return Status::ok();

@@ -49,6 +49,8 @@ class AccountingLink {
   // Uses `store` (a remote one: it connects when first used, and again after a failure).
   void use(std::unique_ptr<store::AcctStore> store);
   bool enabled() const { return db_ != nullptr; }
+  // Where the store is (a file, host:port, a database without its user or password).
+  const std::string& where() const { return where_; }
   // Ships what the outbox holds, unless a shipment is under way (then once it is done).
   void ship();
   // Records were added to the outbox: ships them, with whatever else comes meanwhile, after

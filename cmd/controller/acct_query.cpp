@@ -39,7 +39,7 @@ void Controller::open_accounting() {
     log::error("accounting: " + s.message() + " (job records wait in the journal's outbox until a restart opens the store)");
     return;
   } else {
-    log::info("accounting: job records go to " + path);
+    log::info("accounting: job records go to " + link->where());
   }
   acct_ = std::move(link);
   acct_->ship();

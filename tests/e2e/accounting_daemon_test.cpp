@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "../pg_server.hpp"
+#include "../skip.hpp"
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
@@ -15,10 +17,13 @@ namespace {
 
 class StoreDaemon {
  public:
-  explicit StoreDaemon(const LocalCluster& c) : c_(c) {}
+  // `path`: the store's SQLite file or PostgreSQL URI ("": the config's).
+  explicit StoreDaemon(const LocalCluster& c, std::string path = "") : c_(c), path_(std::move(path)) {}
   ~StoreDaemon() { stop(); }
   void start() {
-    auto pid = hq::cmd::spawn_daemon({HQ_BINARY, "accounting", "-c", c_.dir() + "/config.toml"}, c_.dir() + "/accounting.log");
+    std::vector<std::string> argv{HQ_BINARY, "accounting", "-c", c_.dir() + "/config.toml"};
+    if (!path_.empty()) argv.insert(argv.end(), {"--path", path_});
+    auto pid = hq::cmd::spawn_daemon(argv, c_.dir() + "/accounting.log");
     pid_ = pid ? *pid : -1;
   }
   void kill9() {
@@ -34,6 +39,7 @@ class StoreDaemon {
 
  private:
   const LocalCluster& c_;
+  std::string path_;
   pid_t pid_ = -1;
 };
 
@@ -53,11 +59,13 @@ std::vector<std::string> stored_runs(const LocalCluster& c, const std::string& i
 
 }  // namespace
 
-TEST_CASE("e2e: hq accounting as its own daemon: any start order, killed and restarted, every record once") {
+// The controller first, then its store; the store killed and started again; `db`: the store's
+// file or database ("": the config's SQLite file).
+void store_comes_and_goes(const std::string& db) {
   int store_port = free_port();
   LocalCluster c(1, 2, 20, remote_store(store_port));
   REQUIRE(c.ready());  // the controller runs, and its nodes, with no store yet
-  StoreDaemon store(c);
+  StoreDaemon store(c, db);
 
   std::string first = c.submit("--wrap true");
   REQUIRE(c.wait_state(first, "COMPLETED", 30));
@@ -89,6 +97,17 @@ TEST_CASE("e2e: hq accounting as its own daemon: any start order, killed and res
   c.start_controller();
   CHECK(wait_until([&] { return c.hq("acctmgr -n -P list account format=account").out.find("physics") != std::string::npos; }, 20));
   CHECK(stored_runs(c, ids) == want);
+}
+
+TEST_CASE("e2e: hq accounting as its own daemon: any start order, killed and restarted, every record once") {
+  store_comes_and_goes("");
+}
+
+TEST_CASE("e2e: hq accounting on PostgreSQL: any start order, killed and restarted, every record once") {
+  auto& server = hq::test::PgServer::instance();
+  if (!server.why_not().empty()) HQ_SKIP(server.why_not());
+  hq::test::TempDir name;  // a database of this test's own
+  store_comes_and_goes(server.uri("e" + std::filesystem::path(name.path()).filename().string()));
 }
 
 TEST_CASE("e2e: hq accounting answers controllers only: a user's token is refused") {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "../loopback.hpp"
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/process.hpp"
@@ -87,24 +88,6 @@ inline bool wait_until(const std::function<bool()>& pred, double seconds) {
   return pred();
 }
 
-// A socket of `type` bound to 127.0.0.1 on a port the kernel picks; `port` gets it.
-inline int bind_loopback(int type, uint16_t& port) {
-  int fd = socket(AF_INET, type, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  port = ntohs(a.sin_port);
-  return fd;
-}
-
-inline int free_port() {
-  uint16_t port = 0;
-  close(bind_loopback(SOCK_STREAM, port));
-  return port;
-}
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path);

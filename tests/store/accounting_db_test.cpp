@@ -1,11 +1,16 @@
-// The accounting store's SQLite backend: records applied once per source seq, sacct's
-// selections (job ids and array tasks, users, names, states in a window).
+// The accounting store, on each of its databases (SQLite, and PostgreSQL on a private server,
+// tests/pg_server.hpp): records applied once per source seq, sacct's selections (job ids
+// and array tasks, users, names, states in a window), steps, the model's rows; and what
+// is SQLite's alone (its schema's migration, its WAL synced at each commit).
 #include <doctest/doctest.h>
 
+#include "../pg_server.hpp"
 #include "../raw_sql.hpp"
+#include "../skip.hpp"
 #include "../sync_counting_vfs.hpp"
 #include "../temp_dir.hpp"
 #include "store/accounting_db.hpp"
+#include "store/acct_store.hpp"
 #include "store/journal.hpp"
 
 using namespace hq;
@@ -19,6 +24,40 @@ std::unique_ptr<AccountingDb> open_db(const std::string& dir) {
   REQUIRE_MESSAGE(db.is_ok(), db.status().message());
   return std::move(db).value();
 }
+
+// The two databases, as TEST_CASE_TEMPLATE's types: where a test's store is ("" and why
+// not, when it cannot be had here).
+struct Sqlite {
+  static std::string path(const std::string& dir, std::string&) { return dir + "/accounting.db"; }
+};
+struct Postgres {
+  static std::string path(const std::string& dir, std::string& why_not) {
+    auto& server = test::PgServer::instance();
+    why_not = server.why_not();
+    return why_not.empty() ? server.uri("t" + std::filesystem::path(dir).filename().string()) : "";
+  }
+};
+
+std::unique_ptr<store::AcctStore> open_store(const std::string& path) {
+  auto db = store::open_acct_store(path);
+  REQUIRE_MESSAGE(db.is_ok(), db.status().message());
+  return std::move(db).value();
+}
+
+}  // namespace
+
+TYPE_TO_STRING(Sqlite);
+TYPE_TO_STRING(Postgres);
+
+// In a TEST_CASE_TEMPLATE over the databases: `db` opened on the test's store, `path` where
+// it is (to open it again), or the test skipped with why.
+#define OPEN_STORE_OR_SKIP(dir)                          \
+  std::string why_not;                                   \
+  std::string path = TestType::path(dir.path(), why_not); \
+  if (path.empty()) HQ_SKIP(why_not);                    \
+  auto db = open_store(path)
+
+namespace {
 
 AcctJob job(int64_t seq, uint64_t id, const std::string& state, Time eligible, Time start, Time end, uint32_t uid = 1000) {
   AcctJob j;
@@ -37,7 +76,7 @@ AcctJob job(int64_t seq, uint64_t id, const std::string& state, Time eligible, T
   return j;
 }
 
-std::vector<std::string> query(AccountingDb& db, store::AcctJobQuery q) {
+std::vector<std::string> query(store::AcctStore& db, store::AcctJobQuery q) {
   q.cluster = "c1";
   auto rows = db.query(q);
   REQUIRE_MESSAGE(rows.is_ok(), rows.status().message());
@@ -46,9 +85,9 @@ std::vector<std::string> query(AccountingDb& db, store::AcctJobQuery q) {
 
 }  // namespace
 
-TEST_CASE("accounting store: a job's latest record wins and a seq applies once") {
+TEST_CASE_TEMPLATE("accounting store: a job's latest record wins and a seq applies once", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   REQUIRE(db->apply("src", {job(1, 7, "PENDING", 100, 0, 0), job(2, 7, "RUNNING", 100, 110, 0)}).value() == 2);
   // Shipped again after a restart (1, 2) with one new (3): only 3 changes anything.
   auto last = db->apply("src", {job(1, 7, "PENDING", 100, 0, 0), job(2, 7, "RUNNING", 100, 110, 0),
@@ -64,17 +103,21 @@ TEST_CASE("accounting store: a job's latest record wins and a seq applies once")
   CHECK(db->count().value() == 2);
 }
 
-TEST_CASE("accounting store: what was applied survives a reopen") {
+TEST_CASE_TEMPLATE("accounting store: what was applied survives a reopen", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  open_db(dir.path())->apply("src", {job(5, 1, "COMPLETED", 100, 110, 120)}).value();
-  auto db = open_db(dir.path());
+  {
+    OPEN_STORE_OR_SKIP(dir);
+    db->apply("src", {job(5, 1, "COMPLETED", 100, 110, 120)}).value();
+  }
+  std::string ignored;
+  auto db = open_store(TestType::path(dir.path(), ignored));
   CHECK(db->shipped("src").value() == 5);
   CHECK(query(*db, {}).size() == 1);
 }
 
-TEST_CASE("accounting store: sacct's selections") {
+TEST_CASE_TEMPLATE("accounting store: sacct's selections", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   AcctJob task = job(4, 21, "COMPLETED", 100, 110, 200);
   task.array_job_id = 20;
   task.array_task_id = 3;
@@ -124,9 +167,9 @@ TEST_CASE("accounting store: sacct's selections") {
   CHECK(ids(q).size() == 2);
 }
 
-TEST_CASE("accounting store: sacct -j with thousands of ids and tasks, and only this cluster's jobs") {
+TEST_CASE_TEMPLATE("accounting store: sacct -j with thousands of ids and tasks, and only this cluster's jobs", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   std::vector<AcctJob> jobs;
   for (uint64_t id = 1; id <= 3000; ++id) jobs.push_back(job(static_cast<int64_t>(id), id, "COMPLETED", 100, 110, 200));
   AcctJob task = job(3001, 5001, "COMPLETED", 100, 110, 200);
@@ -217,13 +260,16 @@ TEST_CASE("journal: accounting records wait in the outbox until acknowledged, ac
   CHECK(rows[1].body == "r3");
 }
 
-TEST_CASE("accounting store: the model's rows are written where they changed and read back after a reopen") {
+TEST_CASE_TEMPLATE("accounting store: the model's rows are written where they changed and read back after a reopen",
+                   TestType, Sqlite, Postgres) {
   test::TempDir dir;
   AccountingDb::ModelRows first = {{{"account", "root"}, std::string("\x0a\x04root\0x", 8)},
                                    {{"user", "root"}, "u-root"},
                                    {{"qos", "normal"}, "q-normal"}};
+  std::string store_path;
   {
-    auto db = open_db(dir.path());
+    OPEN_STORE_OR_SKIP(dir);
+    store_path = path;
     REQUIRE(db->save_model({}, first).is_ok());
     AccountingDb::ModelRows second = first;
     second[{"user", "root"}] = "u-root-2";
@@ -232,20 +278,21 @@ TEST_CASE("accounting store: the model's rows are written where they changed and
     REQUIRE(db->save_model(first, second).is_ok());
     first = second;
   }
-  auto db = open_db(dir.path());
+  auto db = open_store(store_path);
   auto rows = db->load_model();
   REQUIRE(rows.is_ok());
   CHECK(*rows == first);  // binary bodies intact, the changed one replaced, the gone one deleted
 }
 
-TEST_CASE("accounting store: saving only model_change's two parts stores what saving the wholes does") {
+TEST_CASE_TEMPLATE("accounting store: saving only model_change's two parts stores what saving the wholes does", TestType,
+                   Sqlite, Postgres) {
   test::TempDir dir;
   AccountingDb::ModelRows before = {{{"user", "root"}, "u1"}, {{"qos", "normal"}, "q"}, {{"account", "root"}, "a"}};
   AccountingDb::ModelRows next = {{{"user", "root"}, "u2"}, {{"account", "root"}, "a"}, {{"account", "bio"}, "b"}};
   auto [gone_or_changed, new_or_changed] = hq::store::model_change(before, next);
   CHECK(gone_or_changed == AccountingDb::ModelRows{{{"user", "root"}, "u1"}, {{"qos", "normal"}, "q"}});
   CHECK(new_or_changed == AccountingDb::ModelRows{{{"user", "root"}, "u2"}, {{"account", "bio"}, "b"}});
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   REQUIRE(db->save_model({}, before).is_ok());
   REQUIRE(db->save_model(gone_or_changed, new_or_changed).is_ok());
   auto rows = db->load_model();
@@ -253,9 +300,9 @@ TEST_CASE("accounting store: saving only model_change's two parts stores what sa
   CHECK(*rows == next);  // the unchanged row kept, the changed one replaced, the gone one deleted
 }
 
-TEST_CASE("accounting store: step records belong to their job's record and come back with it, once") {
+TEST_CASE_TEMPLATE("accounting store: step records belong to their job's record and come back with it, once", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   auto step = [](int64_t seq, uint64_t id, Time submit, int64_t step_id, const std::string& body) {
     AcctJob s;
     s.seq = seq;
@@ -313,9 +360,9 @@ TEST_CASE("journal: step records wait in the outbox with their kind, and an outb
   CHECK((rows[2].body == "step" && rows[2].kind == store::OutboxKind::kStep));
 }
 
-TEST_CASE("accounting store: a requeued job's runs are rows of their own, the latest alone unless all are asked for") {
+TEST_CASE_TEMPLATE("accounting store: a requeued job's runs are rows of their own, the latest alone unless all are asked for", TestType, Sqlite, Postgres) {
   test::TempDir dir;
-  auto db = open_db(dir.path());
+  OPEN_STORE_OR_SKIP(dir);
   AcctJob first = job(1, 7, "REQUEUED", 100, 110, 120);
   AcctJob second = job(2, 7, "COMPLETED", 121, 130, 140);
   second.submit_time = 121;  // submitted again at the requeue

@@ -1,0 +1,331 @@
+// PostgreSQL behind PgAccountingDb (see pg_accounting_db.hpp).
+#include "store/pg_accounting_db.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <endian.h>
+#include <libpq-fe.h>
+#include <iterator>
+#include <map>
+#include <tuple>
+
+namespace hq::store {
+
+// A PGresult, freed with it.
+class PgResult {
+ public:
+  explicit PgResult(PGresult* r) : r_(r) {}
+  PgResult(PgResult&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  PgResult& operator=(PgResult&&) = delete;
+  ~PgResult() { PQclear(r_); }
+  bool ok() const {
+    ExecStatusType st = PQresultStatus(r_);
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+  }
+  std::string error() const {
+    std::string why = r_ ? PQresultErrorMessage(r_) : "out of memory";
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return why;
+  }
+  int rows() const { return PQntuples(r_); }
+  std::string bytes(int row, int col) const {
+    return std::string(PQgetvalue(r_, row, col), static_cast<size_t>(PQgetlength(r_, row, col)));
+  }
+  // A bigint column in binary form: 8 bytes, network order.
+  int64_t int64(int row, int col) const {
+    uint64_t v = 0;
+    if (PQgetlength(r_, row, col) == 8) std::memcpy(&v, PQgetvalue(r_, row, col), 8);
+    return static_cast<int64_t>(be64toh(v));
+  }
+
+ private:
+  PGresult* r_;
+};
+
+namespace {
+
+constexpr int kAcctSchemaVersion = 2;
+constexpr Oid kInt8 = 20, kText = 25, kBytea = 17;
+// Rows per multi-row upsert: 2,000 jobs (a shipper's batch) are 28,000 parameters
+// (PostgreSQL takes 65,535).
+constexpr size_t kRowsPerUpsert = 2000;
+// The planner's statistics of `jobs` are made again once this many rows, or a fifth of the
+// rows there were at the last time, have been written since (autovacuum does it too, but
+// only within a minute or so: sacct's -j plans badly on a table grown since).
+constexpr int64_t kAnalyzeAfterRows = 20000;
+// Keys per steps query: two parameters each.
+constexpr size_t kKeysPerQuery = 10000;
+
+// `?` placeholders as PostgreSQL's $1, $2, ... (the shared SQL has no `?` inside literals).
+std::string numbered(const std::string& sql) {
+  std::string out;
+  out.reserve(sql.size() + sql.size() / 4);
+  int n = 0;
+  for (char c : sql) {
+    if (c == '?') out += "$" + std::to_string(++n);
+    else out += c;
+  }
+  return out;
+}
+
+// The schema: as SQLite's, with PostgreSQL's types (bytes as BYTEA, model keys too).
+const std::vector<std::string>& schema() {
+  static const std::vector<std::string> statements = {
+      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+      "INSERT INTO meta VALUES('schema_version','" + std::to_string(kAcctSchemaVersion) + "') ON CONFLICT DO NOTHING",
+      "CREATE TABLE IF NOT EXISTS shipped(source TEXT PRIMARY KEY, seq BIGINT NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS jobs(cluster TEXT NOT NULL, job_id BIGINT NOT NULL, submit_time BIGINT NOT NULL, "
+      "uid BIGINT NOT NULL, name BYTEA NOT NULL, state TEXT NOT NULL, partition TEXT NOT NULL, account BYTEA NOT NULL, "
+      "eligible_time BIGINT NOT NULL, start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, "
+      "array_job_id BIGINT NOT NULL, array_task_id BIGINT NOT NULL, record BYTEA NOT NULL, "
+      "PRIMARY KEY(cluster, job_id, submit_time))",
+      std::string("CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs(cluster, uid, ") + kEndKey + ")",
+      std::string("CREATE INDEX IF NOT EXISTS jobs_by_end ON jobs(cluster, ") + kEndKey + ")",
+      "CREATE INDEX IF NOT EXISTS jobs_by_array ON jobs(cluster, array_job_id, array_task_id)",
+      "CREATE INDEX IF NOT EXISTS jobs_by_name ON jobs(cluster, name)",
+      "CREATE TABLE IF NOT EXISTS model(kind TEXT NOT NULL, key BYTEA NOT NULL, body BYTEA NOT NULL, "
+      "PRIMARY KEY(kind, key))",
+      "CREATE TABLE IF NOT EXISTS steps(cluster TEXT NOT NULL, job_id BIGINT NOT NULL, submit_time BIGINT NOT NULL, "
+      "step_id BIGINT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id))"};
+  return statements;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PgAccountingDb>> PgAccountingDb::open(const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  if (!options) {
+    std::string why = error ? error : "out of memory";
+    PQfreemem(error);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return invalid("the PostgreSQL accounting database's URI is not valid: " + why);
+  }
+  std::map<std::string, std::string> parts;  // where it is, without user or password
+  for (PQconninfoOption* o = options; o->keyword; ++o)
+    if (o->val) parts[o->keyword] = o->val;
+  PQconninfoFree(options);
+  std::string where = "postgresql://" + parts["host"] + (parts["port"].empty() ? "" : ":" + parts["port"]) + "/" + parts["dbname"];
+  std::unique_ptr<PgAccountingDb> db(new PgAccountingDb(conninfo));
+  db->where_ = where;
+  return db;  // connected at first use, and again after a failure: a database down now is tried later
+}
+
+Status PgAccountingDb::ready() {
+  if (Status s = connect(); !s) return s;
+  if (schema_ready_) return Status::ok();
+  Status s = create_schema();
+  schema_ready_ = s.is_ok();
+  return s;
+}
+
+PgAccountingDb::~PgAccountingDb() { PQfinish(conn_); }
+
+Status PgAccountingDb::connect() {
+  if (conn_ && PQstatus(conn_) == CONNECTION_OK) return Status::ok();
+  if (conn_) PQreset(conn_);  // again, with the same string: a multi-host one finds the writable server
+  else conn_ = PQconnectdb(conninfo_.c_str());
+  if (!conn_) return unavailable("postgresql: out of memory making a connection");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(conn_);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return unavailable("cannot connect to the PostgreSQL accounting database " + where_ + ": " + why);
+  }
+  // The server's notices ("relation ... already exists, skipping") are not ours to print.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  return Status::ok();
+}
+
+Result<PgResult> PgAccountingDb::exec(const std::string& sql, const std::vector<Bind>& binds, const char* what) {
+  if (Status s = connect(); !s) return s;
+  std::vector<Oid> types(binds.size());
+  std::vector<uint64_t> numbers(binds.size());  // bigints in binary form: 8 bytes, network order
+  std::vector<const char*> values(binds.size());
+  std::vector<int> lengths(binds.size()), formats(binds.size());
+  for (size_t i = 0; i < binds.size(); ++i) {
+    const Bind& b = binds[i];
+    if (const auto* n = std::get_if<int64_t>(&b)) {
+      types[i] = kInt8;
+      numbers[i] = htobe64(static_cast<uint64_t>(*n));
+      values[i] = reinterpret_cast<const char*>(&numbers[i]);
+      lengths[i] = 8;
+      formats[i] = 1;
+    } else if (const auto* t = std::get_if<std::string>(&b)) {
+      types[i] = kText;
+      values[i] = t->c_str();
+    } else {
+      const std::string& bytes = std::get<Blob>(b).bytes;
+      types[i] = kBytea;
+      values[i] = bytes.data();
+      lengths[i] = static_cast<int>(bytes.size());
+      formats[i] = 1;
+    }
+  }
+  PgResult r(PQexecParams(conn_, numbered(sql).c_str(), static_cast<int>(binds.size()), types.data(), values.data(),
+                          lengths.data(), formats.data(), /*resultFormat=*/1));
+  if (r.ok()) return r;
+  std::string message = where_ + ": " + what + ": " + r.error();
+  // A connection that broke is made again at the next call; the caller tries again then.
+  if (PQstatus(conn_) != CONNECTION_OK) return unavailable(message);
+  return io_error(message);
+}
+
+Status PgAccountingDb::run(const std::string& sql, const std::vector<Bind>& binds, const char* what) {
+  auto r = exec(sql, binds, what);
+  return r ? Status::ok() : r.status();
+}
+
+template <typename Body>
+Status PgAccountingDb::in_transaction(Body body) {
+  if (Status s = run("BEGIN", {}, "beginning a transaction"); !s) return s;
+  Status s = body();
+  if (s) s = run("COMMIT", {}, "committing");
+  if (!s && PQstatus(conn_) == CONNECTION_OK) (void)run("ROLLBACK", {}, "rolling back");
+  return s;
+}
+
+Status PgAccountingDb::create_schema() {
+  return in_transaction([&]() -> Status {
+    // Several stores starting at once on one database: one makes the tables, the others wait.
+    if (Status s = run("SELECT pg_advisory_xact_lock(7236118)", {}, "locking the schema"); !s) return s;
+    for (const auto& sql : schema())
+      if (Status s = run(sql, {}, "creating the schema"); !s) return s;
+    auto version = exec("SELECT value FROM meta WHERE key = 'schema_version'", {}, "reading the schema version");
+    if (!version) return version.status();
+    std::string v = version->rows() ? version->bytes(0, 0) : "";
+    if (v != std::to_string(kAcctSchemaVersion))
+      return invalid(where_ + ": schema version '" + v + "' is not one this hq reads (it reads " +
+                     std::to_string(kAcctSchemaVersion) + ")");
+    return Status::ok();
+  });
+}
+
+Result<int64_t> PgAccountingDb::shipped(const std::string& source) {
+  if (Status ok = ready(); !ok) return ok;
+  auto r = exec("SELECT seq FROM shipped WHERE source = ?", {source}, "reading what was shipped");
+  if (!r) return r.status();
+  return r->rows() ? r->int64(0, 0) : 0;
+}
+
+Status PgAccountingDb::upsert_rows(const std::vector<const AcctJob*>& rows, bool steps) {
+  for (size_t at = 0; at < rows.size(); at += kRowsPerUpsert) {
+    size_t n = std::min(kRowsPerUpsert, rows.size() - at);
+    std::vector<Bind> binds;
+    binds.reserve(n * (steps ? kStepColumns : kJobColumns));
+    for (size_t i = at; i < at + n; ++i) {
+      auto values = steps ? step_values(*rows[i]) : job_values(*rows[i]);
+      std::move(values.begin(), values.end(), std::back_inserter(binds));
+    }
+    if (Status s = run(steps ? upsert_steps_sql(n) : upsert_jobs_sql(n), binds,
+                       steps ? "storing step records" : "storing job records");
+        !s)
+      return s;
+  }
+  return Status::ok();
+}
+
+Result<int64_t> PgAccountingDb::apply(const std::string& source, const std::vector<AcctJob>& jobs) {
+  if (Status ok = ready(); !ok) return ok;
+  int64_t seq = 0, written = 0;
+  Status s = in_transaction([&]() -> Status {
+    // The source's row locked: two stores given the same journal's records apply them in turn.
+    auto last = exec("SELECT seq FROM shipped WHERE source = ? FOR UPDATE", {source}, "reading what was shipped");
+    if (!last) return last.status();
+    seq = last->rows() ? last->int64(0, 0) : 0;
+    // One statement may change a row once: a batch's records of one job (or step) fold
+    // into the last, which is what applying them in order leaves.
+    using Key = std::tuple<std::string, uint64_t, Time, int64_t>;
+    std::map<Key, const AcctJob*> latest;
+    for (const auto& job : jobs) {
+      if (job.seq <= seq) continue;  // applied before: shipped again after a restart
+      latest[Key{job.cluster, job.job_id, job.submit_time, job.step_id}] = &job;
+      seq = std::max(seq, job.seq);
+    }
+    std::vector<const AcctJob*> job_rows, step_rows;
+    for (const auto& [key, job] : latest) (job->step_id >= 0 ? step_rows : job_rows).push_back(job);
+    if (Status st = upsert_rows(job_rows, false); !st) return st;
+    if (Status st = upsert_rows(step_rows, true); !st) return st;
+    written = static_cast<int64_t>(job_rows.size());
+    return run(kUpsertShipped, {source, seq}, "recording what was shipped");
+  });
+  if (!s) return s;
+  written_since_analyze_ += written;
+  if (written_since_analyze_ >= std::max(kAnalyzeAfterRows, rows_at_analyze_ / 5)) {
+    // Best effort: the records are stored whatever this does.
+    if (auto n = exec("SELECT COUNT(*) FROM jobs", {}, "counting job records"); n && run("ANALYZE jobs(cluster, job_id, uid, array_job_id, eligible_time, end_time)", {}, "analyzing"))
+      rows_at_analyze_ = n->int64(0, 0);
+    written_since_analyze_ = 0;
+  }
+  return seq;
+}
+
+Result<std::vector<std::string>> PgAccountingDb::query(const AcctJobQuery& q, std::vector<std::string>* steps) {
+  if (Status ok = ready(); !ok) return ok;
+  SqlText text = job_query(q, postgres_row_key());
+  auto r = exec(text.sql, text.binds, "reading job records");
+  if (!r) return r.status();
+  RowFold rows(q.latest_only);
+  for (int i = 0; i < r->rows(); ++i) rows.add(r->bytes(i, 0), r->int64(i, 1), r->int64(i, 2));
+  if (steps)
+    if (Status s = steps_of(q.cluster, rows.keys(), *steps); !s) return s;
+  return std::move(rows.records());
+}
+
+// The step records of the jobs `keys` (job id, submit time; by job id), by job then step id.
+Status PgAccountingDb::steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
+                                std::vector<std::string>& out) {
+  for (size_t at = 0; at < keys.size(); at += kKeysPerQuery) {
+    size_t n = std::min(kKeysPerQuery, keys.size() - at);
+    std::vector<Bind> binds;
+    std::string values;
+    for (size_t i = at; i < at + n; ++i) {
+      values += values.empty() ? "(?,?)" : ",(?,?)";
+      binds.emplace_back(keys[i].first);
+      binds.emplace_back(keys[i].second);
+    }
+    binds.emplace_back(cluster);
+    auto r = exec("SELECT s.record FROM steps AS s JOIN (VALUES " + values +
+                      ") AS k(job_id, submit_time) ON s.job_id = k.job_id AND s.submit_time = k.submit_time "
+                      "WHERE s.cluster = ? ORDER BY s.job_id, s.submit_time, s.step_id",
+                  binds, "reading step records");
+    if (!r) return r.status();
+    for (int i = 0; i < r->rows(); ++i) out.push_back(r->bytes(i, 0));
+  }
+  return Status::ok();
+}
+
+Result<int64_t> PgAccountingDb::count() {
+  if (Status ok = ready(); !ok) return ok;
+  auto r = exec("SELECT COUNT(*) FROM jobs", {}, "counting job records");
+  if (!r) return r.status();
+  return r->int64(0, 0);
+}
+
+Result<AcctStore::ModelRows> PgAccountingDb::load_model() {
+  if (Status ok = ready(); !ok) return ok;
+  auto r = exec("SELECT kind, key, body FROM model", {}, "reading the accounting model");
+  if (!r) return r.status();
+  ModelRows rows;
+  for (int i = 0; i < r->rows(); ++i) rows[{r->bytes(i, 0), r->bytes(i, 1)}] = r->bytes(i, 2);
+  return rows;
+}
+
+Status PgAccountingDb::save_model(const ModelRows& before, const ModelRows& next) {
+  if (Status ok = ready(); !ok) return ok;
+  auto [gone_or_changed, new_or_changed] = model_change(before, next);
+  return in_transaction([&]() -> Status {
+    for (const auto& [key, body] : new_or_changed)
+      if (Status s = run(kUpsertModelRow, {key.first, Blob{key.second}, Blob{body}}, "storing the accounting model"); !s)
+        return s;
+    for (const auto& [key, body] : gone_or_changed) {
+      if (new_or_changed.count(key)) continue;
+      if (Status s = run("DELETE FROM model WHERE kind = ? AND key = ?", {key.first, Blob{key.second}},
+                         "storing the accounting model");
+          !s)
+        return s;
+    }
+    return Status::ok();
+  });
+}
+
+}  // namespace hq::store

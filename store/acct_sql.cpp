@@ -112,11 +112,7 @@ std::string values_rows(size_t rows, size_t columns) {
 std::string upsert_jobs_sql(size_t rows) {
   return "INSERT INTO jobs(cluster, job_id, submit_time, uid, name, state, partition, account, eligible_time, "
          "start_time, end_time, array_job_id, array_task_id, record) VALUES" +
-         values_rows(rows, kJobColumns) +
-         " ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
-         "state=excluded.state, partition=excluded.partition, account=excluded.account, "
-         "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
-         "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record";
+         values_rows(rows, kJobColumns) + kJobsOnConflict;
 }
 
 std::string upsert_steps_sql(size_t rows) {

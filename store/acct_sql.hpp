@@ -24,7 +24,14 @@ using Bind = std::variant<int64_t, std::string, Blob>;
 // database uses the expression indexes).
 inline constexpr char kEndKey[] = "(CASE WHEN end_time = 0 THEN 9223372036854775807 ELSE end_time END)";
 
-// Upserts of `rows` job (or step) rows in one statement: kJobColumns (kStepColumns) values each.
+// What an insert of job rows does with a row already there: takes the new one's values.
+inline constexpr char kJobsOnConflict[] =
+    " ON CONFLICT(cluster, job_id, submit_time) DO UPDATE SET uid=excluded.uid, name=excluded.name, "
+    "state=excluded.state, partition=excluded.partition, account=excluded.account, "
+    "eligible_time=excluded.eligible_time, start_time=excluded.start_time, end_time=excluded.end_time, "
+    "array_job_id=excluded.array_job_id, array_task_id=excluded.array_task_id, record=excluded.record";
+// Upserts of `rows` job (or step) rows in one statement: kJobColumns (kStepColumns) values each,
+// in the tables' column order.
 std::string upsert_jobs_sql(size_t rows);
 std::string upsert_steps_sql(size_t rows);
 inline constexpr size_t kJobColumns = 14, kStepColumns = 5;

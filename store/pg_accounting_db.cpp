@@ -22,6 +22,7 @@ class PgResult {
     ExecStatusType st = PQresultStatus(r_);
     return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
   }
+  bool copying() const { return PQresultStatus(r_) == PGRES_COPY_IN; }
   std::string error() const {
     std::string why = r_ ? PQresultErrorMessage(r_) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -207,6 +208,72 @@ Result<int64_t> PgAccountingDb::shipped(const std::string& source) {
   return r->rows() ? r->int64(0, 0) : 0;
 }
 
+namespace {
+
+void put_be16(std::string& out, uint16_t v) {
+  v = htobe16(v);
+  out.append(reinterpret_cast<const char*>(&v), 2);
+}
+void put_be32(std::string& out, uint32_t v) {
+  v = htobe32(v);
+  out.append(reinterpret_cast<const char*>(&v), 4);
+}
+
+// Rows in COPY's binary format: the signature, flags and header extension, then each row's
+// field count and fields (length, bytes), then -1.
+std::string copy_binary(const std::vector<const AcctJob*>& rows) {
+  std::string out("PGCOPY\n\377\r\n\0", 11);
+  put_be32(out, 0);
+  put_be32(out, 0);
+  for (const AcctJob* row : rows) {
+    put_be16(out, static_cast<uint16_t>(kJobColumns));
+    for (const Bind& b : job_values(*row)) {
+      if (const auto* n = std::get_if<int64_t>(&b)) {
+        put_be32(out, 8);
+        uint64_t v = htobe64(static_cast<uint64_t>(*n));
+        out.append(reinterpret_cast<const char*>(&v), 8);
+      } else {
+        const std::string& bytes = std::holds_alternative<std::string>(b) ? std::get<std::string>(b) : std::get<Blob>(b).bytes;
+        put_be32(out, static_cast<uint32_t>(bytes.size()));
+        out += bytes;
+      }
+    }
+  }
+  put_be16(out, 0xffff);
+  return out;
+}
+
+}  // namespace
+
+// A batch's job rows: copied (COPY, binary) into a staging table of this session, emptied at
+// each commit, and upserted from it in one statement; several times faster than the rows
+// as parameters.
+Status PgAccountingDb::copy_job_rows(const std::vector<const AcctJob*>& rows) {
+  if (rows.empty()) return Status::ok();
+  if (Status s = run("CREATE TEMP TABLE IF NOT EXISTS jobs_in (LIKE jobs) ON COMMIT DELETE ROWS", {}, "staging job records");
+      !s)
+    return s;
+  std::string data = copy_binary(rows);
+  std::string failed;
+  {
+    PgResult start(PQexec(conn_, "COPY jobs_in FROM STDIN (FORMAT binary)"));
+    if (!start.copying()) failed = start.error();
+  }
+  if (failed.empty()) {
+    if (PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1 || PQputCopyEnd(conn_, nullptr) != 1)
+      failed = PQerrorMessage(conn_);
+    while (PGresult* r = PQgetResult(conn_)) {
+      PgResult result(r);
+      if (failed.empty() && !result.ok()) failed = result.error();
+    }
+  }
+  if (!failed.empty()) {
+    std::string message = where_ + ": staging job records: " + failed;
+    return PQstatus(conn_) != CONNECTION_OK ? unavailable(message) : io_error(message);
+  }
+  return run(std::string("INSERT INTO jobs SELECT * FROM jobs_in") + kJobsOnConflict, {}, "storing job records");
+}
+
 Status PgAccountingDb::upsert_rows(const std::vector<const AcctJob*>& rows, bool steps) {
   for (size_t at = 0; at < rows.size(); at += kRowsPerUpsert) {
     size_t n = std::min(kRowsPerUpsert, rows.size() - at);
@@ -243,7 +310,7 @@ Result<int64_t> PgAccountingDb::apply(const std::string& source, const std::vect
     }
     std::vector<const AcctJob*> job_rows, step_rows;
     for (const auto& [key, job] : latest) (job->step_id >= 0 ? step_rows : job_rows).push_back(job);
-    if (Status st = upsert_rows(job_rows, false); !st) return st;
+    if (Status st = copy_job_rows(job_rows); !st) return st;
     if (Status st = upsert_rows(step_rows, true); !st) return st;
     written = static_cast<int64_t>(job_rows.size());
     return run(kUpsertShipped, {source, seq}, "recording what was shipped");

@@ -3,7 +3,7 @@
 // a database that many clusters' controllers or `hq accounting` daemons share, with read
 // replicas and failover through libpq's multi-host connection strings
 // (`host=db1,db2 target_session_attrs=read-write`). Job rows of a batch go in one multi-row
-// upsert (a batch's several records of one job folded into its last), in one transaction
+// upsert (COPY into a staging table; a batch's several records of one job folded into its last), in one transaction
 // with the source's last seq; a commit returns once PostgreSQL has it durable
 // (synchronous_commit). A connection lost is made again at the next call.
 // libpq is linked statically (third_party/pq_shim.c stands in for GSSAPI and LDAP).
@@ -52,6 +52,7 @@ class PgAccountingDb final : public AcctStore {
   template <typename Body>
   Status in_transaction(Body body);
   Status upsert_rows(const std::vector<const AcctJob*>& rows, bool steps);
+  Status copy_job_rows(const std::vector<const AcctJob*>& rows);
   Status steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
                   std::vector<std::string>& out);
 

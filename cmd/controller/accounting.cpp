@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "cmd/accounting/store_wire.hpp"
+#include "cmd/paths.hpp"
 #include "core/acct_policy.hpp"
 
 #include "net/convert.hpp"
@@ -258,6 +260,12 @@ void AccountingLink::load_model(std::string host, uint32_t port, std::function<v
       if (saved) {
         model_ = std::move(model).value();
         rows_ = std::move(next);
+        loaded_ = true;
+        from_cache_ = false;
+        write_cache();
+      } else if (!loaded_ && !from_cache_ && read_cache()) {
+        log::warn("accounting: the store is not answering; enforcing the accounts, users and QOS last known (" +
+                  cache_path_ + ") until it does");
       }
       done(saved);
     });
@@ -282,9 +290,35 @@ void AccountingLink::acctmgr(const std::vector<std::string>& words, const AcctMg
         load_model("", 0, [](Status) {});
         return done(s);
       }
+      write_cache();
       done(std::move(r));
     });
   });
+}
+
+void AccountingLink::write_cache() const {
+  if (cache_path_.empty()) return;
+  pb::StoreReply rows;
+  cmd::to_pb(rows_, *rows.mutable_rows());
+  if (Status s = cmd::write_file_atomic(cache_path_, rows.SerializeAsString(), 0600); !s)
+    log::warn("accounting: " + s.message() + " (the model is not kept for a start without the store)");
+}
+
+bool AccountingLink::read_cache() {
+  if (cache_path_.empty()) return false;
+  std::string bytes = cmd::read_small_file(cache_path_);
+  pb::StoreReply rows;
+  if (bytes.empty() || !rows.ParseFromString(bytes)) return false;
+  auto parsed = cmd::from_pb(rows.rows());
+  auto model = net::acct_model_from_rows(parsed);
+  if (!model) {
+    log::warn("accounting: " + cache_path_ + ": " + model.status().message() + " (not used)");
+    return false;
+  }
+  model_ = std::move(model).value();
+  rows_ = std::move(parsed);
+  from_cache_ = true;
+  return true;
 }
 
 }  // namespace hq

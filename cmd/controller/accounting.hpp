@@ -81,7 +81,13 @@ class AccountingLink {
   // open, this cluster registered in it (Slurm's defaults on a new store). Event loop only.
   const AcctModel& model() const { return model_; }
   // Loads the model, registering `cluster` at host:port; `done` once it is in memory.
+  // Failing before any load, the model last known (the cache file) is taken meanwhile.
   void load_model(std::string host, uint32_t port, std::function<void(Status)> done);
+  // Where the model last loaded or changed is kept, so that a controller started while its
+  // store is down enforces what it knew (set before the first load; "": nowhere).
+  void set_model_cache(std::string path) { cache_path_ = std::move(path); }
+  // The model in memory came from the cache, not from the store (yet).
+  bool model_from_cache() const { return from_cache_; }
   // One sacctmgr command on the model; with `commit`, a change is stored before `done`.
   void acctmgr(const std::vector<std::string>& words, const AcctMgrOptions& options, const AcctMgrActor& actor,
                bool commit, std::function<void(Result<AcctMgrResult>)> done);
@@ -110,6 +116,10 @@ class AccountingLink {
   int64_t acked_ = -1;  // the store's last seq from this journal; -1: not asked yet
   AcctModel model_;
   store::AcctStore::ModelRows rows_;  // model_ as stored
+  std::string cache_path_;
+  bool loaded_ = false, from_cache_ = false;  // from the store once; from the cache now
+  void write_cache() const;
+  bool read_cache();
 };
 
 }  // namespace hq

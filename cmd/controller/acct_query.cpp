@@ -41,6 +41,7 @@ void Controller::open_accounting() {
   } else {
     log::info("accounting: job records go to " + link->where());
   }
+  link->set_model_cache(config_.controller.state_dir + "/acct_model.cache");
   acct_ = std::move(link);
   acct_->ship();
   load_acct_model();
@@ -51,6 +52,7 @@ void Controller::load_acct_model() {
   acct_->load_model(config_.controller.host, static_cast<uint32_t>(bound_port()), [this](Status s) {
     if (!s) {
       model_retry_at_ = net::mono_seconds() + 5;
+      if (acct_->model_from_cache() && !acct_policy_) refresh_acct_policy();  // the last known, meanwhile
       return log::error("accounting: the model (accounts, users, QOS) did not load: " + s.message() + " (trying again)");
     }
     refresh_acct_policy();

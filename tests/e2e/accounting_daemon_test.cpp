@@ -122,3 +122,23 @@ TEST_CASE("e2e: hq accounting answers controllers only: a user's token is refuse
   CHECK(r.out.find("the accounting store answers controllers only") != std::string::npos);
   CHECK(slurp(c.dir() + "/accounting.log").find("refused client") != std::string::npos);
 }
+
+TEST_CASE("e2e: a controller started while its store is down enforces the accounts it last knew") {
+  int store_port = free_port();
+  LocalCluster c(1, 2, 20, remote_store(store_port) + "enforce = \"associations\"\n");
+  REQUIRE(c.ready());
+  StoreDaemon store(c);
+  store.start();
+  REQUIRE(wait_until([&] { return c.hq("acctmgr -i add account physics").rc == 0; }, 20));
+  REQUIRE(c.hq("acctmgr -i add user root account=physics").rc == 0);
+  store.kill9();
+  c.kill9_controller();
+  c.start_controller();  // nothing to load the model from but what it kept
+  // (bounded: a controller without the model answers "try again", which the client retries)
+  auto submit = [&](const std::string& args) { return sh("cd " + c.dir() + " && timeout 10 " + HQ_BINARY + " submit " + args); };
+  CHECK(wait_until([&] { return submit("--parsable -A physics --wrap true").rc == 0; }, 20));
+  auto unknown = submit("-A chemistry --wrap true");
+  CHECK(unknown.rc != 0);
+  CHECK(unknown.out.find("Invalid account") != std::string::npos);
+  CHECK(slurp(c.dir() + "/controller.log").find("enforcing the accounts, users and QOS last known") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 // sacctmgr's command dispatch and its add verbs (see acctmgr.hpp); modify/delete are in
 // acctmgr_change.cpp, list/show in acctmgr_list.cpp, QOS in acctmgr_qos.cpp.
 #include "core/acctmgr.hpp"
+#include "core/acctmgr_coord.hpp"
 
 #include <cstdio>
 
@@ -319,7 +320,7 @@ AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>
       cx.io.fail("Can't run this command in readonly mode.\n");
       return finish();
     }
-    if (!acctmgr::may_write(model, actor)) {
+    if (!acctmgr::may_write(model, actor) && !is_coordinator(model, actor.user)) {
       cx.io.fail(" Error with request: Access/permission denied\n");
       return finish();
     }
@@ -331,6 +332,15 @@ AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>
   else if (key_is(verb, "delete", 3) || key_is(verb, "remove", 3)) acctmgr::delete_it(cx, words);
   else if (key_is(verb, "dump", 3)) acctmgr::dump_it(cx, words);
   else cx.io.fail("invalid keyword: " + verb + "\n");
+  // A coordinator's change is taken only where all of it is theirs to make.
+  if (acctmgr::is_write(verb) && !acctmgr::may_write(model, actor))
+    if (Status s = coordinator_change(model, cx.next, actor.user); !s) {
+      cx.next = model;
+      cx.io = {};
+      cx.file_name.clear();
+      cx.file_text.clear();
+      cx.io.fail(" Error with request: Access/permission denied\n " + s.message() + "\n");
+    }
   return finish();
 }
 

@@ -70,6 +70,25 @@ TEST_CASE("e2e: sacctmgr lets only admins change the model") {
   CHECK(listed.out == "root\n");
 }
 
+TEST_CASE("e2e: a coordinator changes what is below their account, and nothing else") {
+  HQ_SKIP_UNLESS_USERS_SWITCH();
+  LocalCluster c(1, 1, 20);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  for (const char* line : {"add account physics MaxJobs=10", "add account theory parent=physics", "add account chem",
+                           "add user nobody account=physics", "add coordinator account=physics names=nobody"})
+    REQUIRE(sh(bin(c) + "sacctmgr -i " + line).rc == 0);
+  auto added = as_nobody(c, c.dir() + "/bin/sacctmgr -i add user root account=theory");
+  CHECK(added.rc == 0);
+  auto above = as_nobody(c, "sh -c '" + stderr_of(c.dir() + "/bin/sacctmgr -i modify user root where account=theory set MaxJobs=20") + "'");
+  CHECK(above.rc == 1);
+  CHECK(above.out.rfind(" Error with request: Access/permission denied\n", 0) == 0);
+  auto outside = as_nobody(c, "sh -c '" + stderr_of(c.dir() + "/bin/sacctmgr -i modify account chem set MaxJobs=1") + "'");
+  CHECK(outside.rc == 1);
+  auto assocs = sh(bin(c) + "sacctmgr -n -P list assoc account=theory,chem format=account,user,maxjobs");
+  CHECK(assocs.out == "chem||\ntheory||10\ntheory|root|10\n");  // root's added; MaxJobs physics' 10, not 20
+}
+
 TEST_CASE("e2e: sacctmgr on a cluster that keeps no accounting says so") {
   LocalCluster c(1, 1, 20, "[accounting]\nstorage = \"none\"\n");
   REQUIRE(c.ready());

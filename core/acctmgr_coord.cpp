@@ -1,0 +1,111 @@
+// A coordinator's changes, checked (see acctmgr_coord.hpp).
+#include "core/acctmgr_coord.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace hq {
+namespace {
+
+Status refused(const std::string& why) { return denied("coordinator: " + why); }
+
+// The accounts `user` coordinates (a coordinator of an account coordinates its subtree too).
+std::vector<std::string> coordinated(const AcctModel& m, const std::string& user) {
+  std::vector<std::string> out;
+  for (const auto& [name, account] : m.accounts)
+    if (std::find(account.coordinators.begin(), account.coordinators.end(), user) != account.coordinators.end())
+      out.push_back(name);
+  return out;
+}
+
+// `account` on `cluster` is one of `roots` or below one (`strictly`: below).
+bool within(const AcctModel& m, const std::string& cluster, const std::string& account,
+            const std::vector<std::string>& roots, bool strictly) {
+  for (const auto& root : roots) {
+    if (strictly && account == root) continue;
+    if (m.account_under(cluster, account, root)) return true;
+  }
+  return false;
+}
+
+// Slurm 24.05: a coordinator may not raise an association's job limits above its parent's.
+Status within_parent_limits(const AcctModel& m, const AcctAssoc& a) {
+  const AcctAssoc* parent = m.parent_of(a);
+  if (!parent) return refused("the root association is not a coordinator's to change");
+  const AcctLimits mine = a.limits, theirs = m.inherited(*parent).limits;
+  const std::pair<const char*, int64_t AcctLimits::*> limits[] = {
+      {"MaxJobs", &AcctLimits::max_jobs},   {"MaxSubmitJobs", &AcctLimits::max_submit}, {"MaxWall", &AcctLimits::max_wall},
+      {"GrpJobs", &AcctLimits::grp_jobs},   {"GrpSubmitJobs", &AcctLimits::grp_submit}, {"GrpWall", &AcctLimits::grp_wall}};
+  for (const auto& [name, field] : limits) {
+    int64_t value = mine.*field, cap = theirs.*field;
+    if (value != kNoLimit && cap != kNoLimit && value > cap)
+      return refused(std::string(name) + "=" + std::to_string(value) + " of association (" + a.account +
+                     (a.user.empty() ? "" : ", " + a.user) + ") is above its parent's " + std::to_string(cap));
+  }
+  return Status::ok();
+}
+
+Status check_users(const AcctModel& before, const AcctModel& after) {
+  for (const auto& [name, user] : after.users) {
+    auto old = before.users.find(name);
+    if (old == before.users.end()) {
+      if (user.admin != AdminLevel::kNone) return refused("a new user may not have an admin level (" + name + ")");
+    } else if (!(old->second == user)) {
+      return refused("user " + name + "'s record is an administrator's to change");
+    }
+  }
+  for (const auto& [name, user] : before.users)
+    if (!after.users.count(name)) return refused("user " + name + " is an administrator's to remove");
+  return Status::ok();
+}
+
+Status check_accounts(const AcctModel& before, const AcctModel& after, const std::vector<std::string>& roots) {
+  auto under = [&](const AcctModel& m, const std::string& account, bool strictly) {
+    for (const auto& [id, a] : m.assocs)
+      if (a.user.empty() && a.account == account) return within(m, a.cluster, account, roots, strictly);
+    return false;
+  };
+  for (const auto& [name, account] : after.accounts) {
+    auto old = before.accounts.find(name);
+    if (old == before.accounts.end() ? !under(after, name, true) : !(old->second == account) && !under(before, name, false))
+      return refused("account " + name + " is not below an account you coordinate");
+  }
+  for (const auto& [name, account] : before.accounts)
+    if (!after.accounts.count(name) && !under(before, name, true))
+      return refused("account " + name + " is not below an account you coordinate");
+  return Status::ok();
+}
+
+Status check_assocs(const AcctModel& before, const AcctModel& after, const std::vector<std::string>& roots) {
+  for (const auto& [id, a] : after.assocs) {
+    auto old = before.assocs.find(id);
+    if (old != before.assocs.end() && old->second == a) continue;
+    // A new account's own association hangs below the coordinated one; a user's is in it.
+    if (!within(after, a.cluster, a.account, roots, a.user.empty() && old == before.assocs.end()))
+      return refused("association (" + a.account + (a.user.empty() ? "" : ", " + a.user) +
+                     ") is not in an account you coordinate");
+    if (Status s = within_parent_limits(after, a); !s) return s;
+  }
+  for (const auto& [id, a] : before.assocs)
+    if (!after.assocs.count(id) && !within(before, a.cluster, a.account, roots, a.user.empty()))
+      return refused("association (" + a.account + (a.user.empty() ? "" : ", " + a.user) +
+                     ") is not in an account you coordinate");
+  return Status::ok();
+}
+
+}  // namespace
+
+bool is_coordinator(const AcctModel& m, const std::string& user) { return !coordinated(m, user).empty(); }
+
+Status coordinator_change(const AcctModel& before, const AcctModel& after, const std::string& user) {
+  std::vector<std::string> roots = coordinated(before, user);
+  if (roots.empty()) return refused(user + " coordinates no account");
+  if (!(before.clusters == after.clusters)) return refused("clusters are an administrator's to change");
+  if (!(before.qos == after.qos)) return refused("QOS are an administrator's to change");
+  if (Status s = check_users(before, after); !s) return s;
+  if (Status s = check_accounts(before, after, roots); !s) return s;
+  return check_assocs(before, after, roots);
+}
+
+}  // namespace hq

@@ -229,9 +229,9 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     qos_index_[name] = static_cast<int32_t>(qos_.size());
     qos_.push_back(std::move(out));
   }
-  std::unordered_map<uint32_t, double> usage_by_id;  // decayed billing-seconds, by association
+  std::unordered_map<uint32_t, const ShareRow*> usage_by_id;  // decayed usage, by association
   if (shares_)
-    for (const ShareRow& r : shares_->rows()) usage_by_id[r.assoc] = r.raw_usage;
+    for (const ShareRow& r : shares_->rows()) usage_by_id[r.assoc] = &r;
   std::unordered_map<uint32_t, int32_t> by_id;
   for (const auto& [id, a] : model.assocs)
     if (a.cluster == cluster) {
@@ -253,16 +253,20 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.max_per_node[kTresNode] = kNoLimit;
     out.grp_mins = tres_limits(l.grp_tres_mins);
     out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
-    if (auto u = usage_by_id.find(id); u != usage_by_id.end())
-      out.used_mins = static_cast<int64_t>(std::min(u->second / 60.0, 9.0e18));
+    out.grp_wall = a.limits.grp_wall;  // a group limit: its own, not inherited
+    if (auto u = usage_by_id.find(id); u != usage_by_id.end()) {
+      out.used_mins = static_cast<int64_t>(std::min(u->second->raw_usage / 60.0, 9.0e18));
+      out.used_wall = static_cast<int64_t>(std::min(u->second->raw_wall / 60.0, 9.0e18));
+    }
     for (const std::string& q : shown.qos)
       if (int32_t i = qos_of(q); i >= 0) out.qos.push_back(i);
     out.def_qos = qos_of(shown.def_qos);
     has_submit_limits_ |= out.max_submit != kNoLimit || out.grp_submit != kNoLimit;
     has_limits_ |= out.max_jobs != kNoLimit || out.max_wall != kNoLimit || out.grp_jobs != kNoLimit ||
                    any_set(out.max_tres) || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
-                   any_set(out.grp_mins) || any_set(out.max_per_node) || any_set(out.max_mins);
-    has_usage_limits_ |= any_set(out.grp_mins);
+                   any_set(out.grp_mins) || any_set(out.max_per_node) || any_set(out.max_mins) ||
+                   out.grp_wall != kNoLimit;
+    has_usage_limits_ |= any_set(out.grp_mins) || out.grp_wall != kNoLimit;
     assoc_index_[assoc_key(a.account, a.user, a.partition)] = at->second;
   }
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
@@ -537,8 +541,10 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
   // Group jobs first, up the tree; then the job's own association; then TRES.
   int32_t a = leaf;
   for (int depth = 0; a >= 0 && depth < 64; ++depth, a = p_.assocs_[static_cast<size_t>(a)].parent) {
-    if ((!q || q->grp_jobs == kNoLimit) && over(p_.assocs_[static_cast<size_t>(a)].grp_jobs, counts(a).jobs, 1))
-      return JobReason::kAssocGrpJobs;
+    const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
+    if ((!q || q->grp_jobs == kNoLimit) && over(at.grp_jobs, counts(a).jobs, 1)) return JobReason::kAssocGrpJobs;
+    // Slurm: the subtree's (decayed) wall minutes used up, whatever this job would add.
+    if (at.grp_wall != kNoLimit && at.used_wall >= at.grp_wall) return JobReason::kAssocGrpWall;
   }
   if ((!q || q->max_jobs_pu == kNoLimit) && over(own.max_jobs, counts(leaf).jobs, 1)) return JobReason::kAssocMaxJobs;
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;

@@ -67,7 +67,7 @@ class AcctPolicy final : public AcctFactors {
   bool has_limits() const { return has_limits_; }
   // Whether some MaxSubmitJobs / GrpSubmitJobs / MaxSubmitJobsPer* applies (submissions count the queue).
   bool has_submit_limits() const { return has_submit_limits_; }
-  // Whether limits are enforced and some association sets GrpTRESMins (read from usage).
+  // Whether limits are enforced and some association sets GrpTRESMins or GrpWall (read from usage).
   bool has_usage_limits() const { return has_usage_limits_; }
 
   // At submit: fills in the account (the user's default when none is given) and QOS (the
@@ -98,6 +98,8 @@ class AcctPolicy final : public AcctFactors {
     TresCounts max_per_node{}, max_mins{};  // MaxTRESPerNode, MaxTRESMins (per job), as inherited
     TresCounts grp_mins{};     // GrpTRESMins: cpu and billing only (usage is counted in billing)
     int64_t used_mins = 0;     // its subtree's decayed usage, in billing-minutes (from fair share)
+    int64_t grp_wall = kNoLimit;  // GrpWall, minutes of its subtree's jobs' wall time (decayed)
+    int64_t used_wall = 0;        // those minutes used (from fair share)
     std::vector<int32_t> qos;  // allowed, by index
     int32_t def_qos = -1;
   };

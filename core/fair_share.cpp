@@ -83,7 +83,14 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
     int32_t row = user_row(r.user, r.account, r.partition);
     if (row < 0) continue;  // its association is gone: its usage with it
     double used = decayed_usage(r, now, cfg.half_life);
-    for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) rows_[static_cast<size_t>(at)].raw_usage += used;
+    UsageRecord one = r;  // the job's wall time alone: one unit, no usage factor
+    one.billing = 1;
+    one.factor = 1.0;
+    double wall = decayed_usage(one, now, cfg.half_life);
+    for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) {
+      rows_[static_cast<size_t>(at)].raw_usage += used;
+      rows_[static_cast<size_t>(at)].raw_wall += wall;
+    }
   }
   double total = rows_.front().raw_usage;
   for (ShareRow& r : rows_) r.norm_usage = total > 0 ? r.raw_usage / total : 0;

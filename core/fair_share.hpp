@@ -46,6 +46,7 @@ struct ShareRow {
   int64_t raw_shares = 1;        // kSharesParent: "parent"
   double norm_shares = 0;        // Fair Tree: among its siblings; classic: of the whole tree
   double raw_usage = 0;          // decayed billing-seconds, its subtree's
+  double raw_wall = 0;           // decayed wall-clock seconds of its subtree's jobs (GrpWall's use)
   double norm_usage = 0;         // of the whole tree's
   double effective_usage = 0;    // Fair Tree: among its siblings; classic: with its parent's
   double level_fs = 0;           // Fair Tree: norm_shares / effective_usage (infinity: no usage)

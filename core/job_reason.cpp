@@ -39,6 +39,7 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "QOSMaxCpuMinutesPerJobLimit", "QOSMaxMemoryMinutesPerJob", "QOSMaxNodeMinutesPerJob", "QOSMaxGRESMinutesPerJob",
     "QOSMaxBillingMinutesPerJob",
     "QOSMinCpuNotSatisfied", "QOSMinMemory", "QOSMinNode", "QOSMinGRES", "QOSMinBilling",
+    "AssocGrpWallLimit",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

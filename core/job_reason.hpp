@@ -49,8 +49,9 @@ enum class JobReason : uint8_t {
   kQosMaxCpuPerNode, kQosMaxMemPerNode, kQosMaxNodePerNode, kQosMaxGresPerNode, kQosMaxBillingPerNode,
   kQosMaxCpuMinsPerJob, kQosMaxMemMinsPerJob, kQosMaxNodeMinsPerJob, kQosMaxGresMinsPerJob, kQosMaxBillingMinsPerJob,
   kQosMinCpu, kQosMinMem, kQosMinNode, kQosMinGres, kQosMinBilling,
+  kAssocGrpWall,
 };
-inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kQosMinBilling) + 1;
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kAssocGrpWall) + 1;
 // The reason of TRES kind `kind` (0 cpu .. 4 billing) in the block that `first` begins.
 constexpr JobReason tres_reason(JobReason first, int kind) {
   return static_cast<JobReason>(static_cast<int>(first) + kind);

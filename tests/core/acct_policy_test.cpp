@@ -281,6 +281,25 @@ TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this j
   CHECK(fresh.blocked(half) == JobReason::kNone);
 }
 
+TEST_CASE("GrpWall: the subtree's jobs' decayed wall minutes, whatever their size; used up, jobs wait") {
+  AcctModel m = model_after({"add account physics", "add account theory parent=physics", "add user alice account=theory",
+                             "modify account physics set GrpWall=60"});
+  // 40 wall minutes on 8 CPUs (billing 8): 40 of GrpWall's minutes, not 320.
+  UsageRecord used;
+  used.account = "theory", used.user = "alice", used.start = 1, used.end = 2401, used.billing = 8, used.factor = 2.0;
+  auto shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
+  AcctPolicy p(m, "c", kAll, shares);
+  REQUIRE(p.has_usage_limits());
+  AcctUsage u(p, 5000);
+  Job job1 = job(1, "alice", 1000, "theory");
+  CHECK(u.blocked(job1) == JobReason::kNone);  // 40 < 60: runs (Slurm does not add this job's limit)
+  used.end = 3601;  // 60 minutes: used up, in physics' subtree
+  shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
+  AcctPolicy spent(m, "c", kAll, shares);
+  AcctUsage after(spent, 5000);
+  CHECK(reason(after.blocked(job1)) == "AssocGrpWallLimit");
+}
+
 TEST_CASE("per-job shape limits: MaxTRESPerNode, MaxTRESMins and a QOS's MinTRES, with Slurm's reasons") {
   AcctPolicy p(model_after({"add account physics", "add user alice account=physics",
                             "modify user alice set MaxTRESPerNode=cpu=4 MaxTRESMins=cpu=600"}),

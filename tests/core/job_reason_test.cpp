@@ -60,7 +60,7 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
               "AssocMaxBillingMinutesPerJob QOSMaxCpuPerNode QOSMaxMemoryPerNode QOSMaxNodePerNode QOSMaxGRESPerNode "
               "QOSMaxBillingPerNode QOSMaxCpuMinutesPerJobLimit QOSMaxMemoryMinutesPerJob QOSMaxNodeMinutesPerJob "
               "QOSMaxGRESMinutesPerJob QOSMaxBillingMinutesPerJob QOSMinCpuNotSatisfied QOSMinMemory QOSMinNode "
-              "QOSMinGRES QOSMinBilling ");
+              "QOSMinGRES QOSMinBilling AssocGrpWallLimit ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

@@ -1,6 +1,6 @@
 // What the controller needs of an accounting store, whichever holds it: SQLite in this
 // process (store/accounting_db), or a separate `hq accounting` daemon reached over the
-// network (cmd/acct_remote). Records are applied per source (a controller's journal) past
+// network (cmd/accounting/remote_store). Records are applied per source (a controller's journal) past
 // the last seq the store has of it, so a batch sent twice is applied once.
 // Threads: an implementation is used from one thread at a time (the accounting worker).
 #pragma once

@@ -23,6 +23,10 @@ class PgResult {
     return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
   }
   bool copying() const { return PQresultStatus(r_) == PGRES_COPY_IN; }
+  std::string sqlstate() const {
+    const char* state = r_ ? PQresultErrorField(r_, PG_DIAG_SQLSTATE) : nullptr;
+    return state ? state : "";
+  }
   std::string error() const {
     std::string why = r_ ? PQresultErrorMessage(r_) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -97,10 +101,11 @@ Result<std::unique_ptr<PgAccountingDb>> PgAccountingDb::open(const std::string& 
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
   if (!options) {
-    std::string why = error ? error : "out of memory";
+    // libpq's message quotes the URI, password and all: not repeated.
     PQfreemem(error);
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-    return invalid("the PostgreSQL accounting database's URI is not valid: " + why);
+    return invalid("the PostgreSQL accounting database's URI is not a valid libpq connection URI "
+                   "(postgresql://[USER@]HOST[:PORT][,HOST2...]/DBNAME[?PARAM=VALUE...]; a password belongs "
+                   "in ~/.pgpass or PGPASSFILE)");
   }
   std::map<std::string, std::string> parts;  // where it is, without user or password
   for (PQconninfoOption* o = options; o->keyword; ++o)
@@ -124,8 +129,16 @@ PgAccountingDb::~PgAccountingDb() { PQfinish(conn_); }
 
 Status PgAccountingDb::connect() {
   if (conn_ && PQstatus(conn_) == CONNECTION_OK) return Status::ok();
-  if (conn_) PQreset(conn_);  // again, with the same string: a multi-host one finds the writable server
-  else conn_ = PQconnectdb(conninfo_.c_str());
+  if (conn_) {
+    PQreset(conn_);  // again, with the same string: a multi-host one finds the writable server
+  } else {
+    // Bounded waits unless the URI says otherwise (it comes last, so its values win): a
+    // server that stops answering must not hold the store's thread for TCP's minutes.
+    const char* keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                          "tcp_user_timeout", "dbname", nullptr};
+    const char* values[] = {"10", "30", "10", "3", "60000", conninfo_.c_str(), nullptr};
+    conn_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  }
   if (!conn_) return unavailable("postgresql: out of memory making a connection");
   if (PQstatus(conn_) != CONNECTION_OK) {
     std::string why = PQerrorMessage(conn_);
@@ -167,6 +180,14 @@ Result<PgResult> PgAccountingDb::exec(const std::string& sql, const std::vector<
   if (r.ok()) return r;
   std::string message = where_ + ": " + what + ": " + r.error();
   // A connection that broke is made again at the next call; the caller tries again then.
+  // So is one that works but cannot serve: a server shutting down (57P), a connection
+  // failure (08), a server no longer the primary after a failover (25006, read only).
+  std::string state = r.sqlstate();
+  if (state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0 || state == "25006") {
+    PQfinish(conn_);
+    conn_ = nullptr;
+    return unavailable(message);
+  }
   if (PQstatus(conn_) != CONNECTION_OK) return unavailable(message);
   return io_error(message);
 }
@@ -260,10 +281,17 @@ Status PgAccountingDb::copy_job_rows(const std::vector<const AcctJob*>& rows) {
     if (!start.copying()) failed = start.error();
   }
   if (failed.empty()) {
-    if (PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1 || PQputCopyEnd(conn_, nullptr) != 1)
+    // In pieces of at most 1 MiB (PQputCopyData takes an int's length); always ended, so
+    // the server leaves COPY mode whatever failed.
+    constexpr size_t kPiece = 1 << 20;
+    for (size_t at = 0; at < data.size() && failed.empty(); at += kPiece)
+      if (PQputCopyData(conn_, data.data() + at, static_cast<int>(std::min(kPiece, data.size() - at))) != 1)
+        failed = PQerrorMessage(conn_);
+    if (PQputCopyEnd(conn_, failed.empty() ? nullptr : "hq: sending the rows failed") != 1 && failed.empty())
       failed = PQerrorMessage(conn_);
     while (PGresult* r = PQgetResult(conn_)) {
       PgResult result(r);
+      if (result.copying()) break;  // still in COPY mode: the connection is past saving
       if (failed.empty() && !result.ok()) failed = result.error();
     }
   }

@@ -2,8 +2,9 @@
 // the controller's host, or one store for several clusters. It serves store/acct_store.hpp's
 // calls over TLS (a certificate from the cluster CA) to controllers only: a Hello of role
 // "controller" with a token of that role minted from the cluster secret; users' tokens
-// are refused (they ask the controller, which asks the store). The store is SQLite
-// (store/accounting_db), owned by one worker thread; the io thread owns the connections.
+// are refused (they ask the controller, which asks the store). The store is SQLite or
+// PostgreSQL (store::open_acct_store), owned by one worker thread; the io thread owns the
+// connections.
 // A connection's requests are answered in order (the worker runs them in order, and
 // posts each answer back to the io thread).
 #include <CLI/CLI.hpp>
@@ -90,7 +91,17 @@ Result<std::vector<pb::StoreReply>> answer(store::AcctStore& db, const pb::Store
     case pb::StoreRequest::kLoadModel: {
       auto rows = db.load_model();
       if (!rows) return rows.status();
-      to_pb(*rows, *out[0].mutable_rows());
+      size_t bytes = 0;
+      for (const auto& [key, body] : *rows) {  // in replies of about kReplyBytes
+        if (bytes > kReplyBytes) {
+          out.back().set_more(true);
+          out.emplace_back();
+          bytes = 0;
+        }
+        bytes += body.size();
+        store::AcctStore::ModelRows one{{key, body}};
+        to_pb(one, *out.back().mutable_rows());
+      }
       return out;
     }
     case pb::StoreRequest::kSaveModel: {
@@ -125,10 +136,12 @@ class StoreServer {
   }
 
   void handle(const ConnPtr& conn, uint64_t seq, pb::StoreRequest req) {
-    worker_.run([this, conn, seq, req = std::move(req)] {
+    worker_.run([this, conn, seq, req = std::move(req)]() mutable {
       auto replies = answer(*db_, req);
       if (!replies) log::warn("accounting: " + replies.status().message());
-      asio::post(io_, [conn, seq, replies = std::move(replies)]() mutable {
+      // The connection goes back with the answer: its last reference must not end here,
+      // off the io thread.
+      asio::post(io_, [conn = std::move(conn), seq, replies = std::move(replies)]() mutable {
         if (!replies) return conn->send(net::error_reply(seq, replies.status()));
         for (auto& reply : *replies) {
           pb::Envelope env;

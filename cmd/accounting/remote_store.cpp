@@ -35,6 +35,7 @@ Result<std::vector<pb::StoreReply>> RemoteAcctStore::call_once(const pb::StoreRe
   std::vector<pb::StoreReply> replies;
   while (true) {
     auto reply = client_->recv(options_.timeout_s);
+    if (!reply && reply.status().code() != Code::kUnavailable) return reply.status();  // the store's error: the link is fine
     if (!reply || !reply->has_store_reply()) {
       client_.reset();  // a connection whose answers are lost or out of step is not used again
       if (!reply) return reply.status();
@@ -48,8 +49,11 @@ Result<std::vector<pb::StoreReply>> RemoteAcctStore::call_once(const pb::StoreRe
 Result<std::vector<pb::StoreReply>> RemoteAcctStore::call(const pb::StoreRequest& req) {
   bool fresh = !client_;
   auto replies = call_once(req);
-  // A connection made before the daemon restarted fails at its first use: once more on a new one.
-  if (!replies && !fresh && replies.status().code() == Code::kUnavailable) replies = call_once(req);
+  // A connection made before the daemon restarted fails at its first use: once more on a
+  // new one (not after a timeout: the request may still be running there).
+  if (!replies && !fresh && replies.status().code() == Code::kUnavailable &&
+      replies.status().message().rfind("timed out", 0) != 0)
+    replies = call_once(req);
   if (!replies && replies.status().message().find(where()) == std::string::npos)
     return replies.status().with_context("accounting store at " + where());
   return replies;
@@ -65,13 +69,25 @@ Result<int64_t> RemoteAcctStore::shipped(const std::string& source) {
 }
 
 Result<int64_t> RemoteAcctStore::apply(const std::string& source, const std::vector<store::AcctJob>& jobs) {
-  pb::StoreRequest req;
-  req.set_source(source);
-  auto* apply = req.mutable_apply();
-  for (const auto& job : jobs) to_pb(job, *apply->add_jobs());
-  auto r = call(req);
-  if (!r) return r.status();
-  return r->front().value();
+  // In requests of at most kRequestBytes (a frame holds 16 MiB; a job's name or comment has
+  // no size of its own): each applies past the source's last seq, so a part sent again is
+  // skipped like a whole batch.
+  int64_t last = 0;
+  size_t at = 0;
+  do {
+    pb::StoreRequest req;
+    req.set_source(source);
+    auto* apply = req.mutable_apply();
+    size_t bytes = 0;
+    for (; at < jobs.size() && (apply->jobs_size() == 0 || bytes < kRequestBytes); ++at) {
+      to_pb(jobs[at], *apply->add_jobs());
+      bytes += jobs[at].record.size() + jobs[at].name.size() + jobs[at].account.size();
+    }
+    auto r = call(req);
+    if (!r) return r.status();
+    last = r->front().value();
+  } while (at < jobs.size());
+  return last;
 }
 
 Result<std::vector<std::string>> RemoteAcctStore::query(const store::AcctJobQuery& q, std::vector<std::string>* steps) {

@@ -17,6 +17,9 @@
 
 namespace hq::cmd {
 
+// Records per apply request: at most about this many bytes (a frame holds 16 MiB).
+constexpr size_t kRequestBytes = 4 << 20;
+
 struct RemoteStoreOptions {
   net::Endpoint at;
   std::string ca_file;      // the cluster CA the daemon's certificate is checked against

@@ -280,12 +280,22 @@ void AccountingLink::acctmgr(const std::vector<std::string>& words, const AcctMg
   // The model changes here, at once, so that the next command sees it; the store writes in
   // order on its thread, and a write that fails reloads what the store holds.
   auto before = rows_;
+  AcctModel previous = model_;
   rows_ = net::acct_rows(r.model);
   model_ = r.model;
-  worker_->run([this, before = std::move(before), next = rows_, r = std::move(r), done = std::move(done)]() mutable {
+  uint64_t change = ++changes_;
+  worker_->run([this, before = std::move(before), next = rows_, r = std::move(r), done = std::move(done),
+                previous = std::move(previous), change]() mutable {
     Status s = db_->save_model(before, next);
-    post_([this, s, r = std::move(r), done = std::move(done)]() mutable {
+    post_([this, s, r = std::move(r), done = std::move(done), before = std::move(before), previous = std::move(previous),
+           change]() mutable {
       if (!s) {
+        // Not stored, so not in force: the model as it was (unless a later change came,
+        // which the reload from the store sorts out).
+        if (change == changes_) {
+          model_ = std::move(previous);
+          rows_ = std::move(before);
+        }
         log::error("accounting: " + s.message() + " (the change is not stored; reloading the model)");
         load_model("", 0, [](Status) {});
         return done(s);

@@ -4,7 +4,7 @@
 // order, applies them to the store (idempotently: the store skips seqs it has) and only
 // then lets the outbox drop them, so a record reaches the store exactly once whatever
 // stops when. The "internal" store is SQLite in this process; a "remote" one is an `hq
-// accounting` daemon (cmd/acct_remote.hpp). Either is used on a worker thread of its own.
+// accounting` daemon (cmd/accounting/remote_store.hpp). Either is used on a worker thread of its own.
 // Threads: everything here runs on the controller's event loop except the store calls,
 // which run on the worker; their results come back through `post`.
 #pragma once
@@ -117,6 +117,7 @@ class AccountingLink {
   AcctModel model_;
   store::AcctStore::ModelRows rows_;  // model_ as stored
   std::string cache_path_;
+  uint64_t changes_ = 0;  // sacctmgr changes made to model_ (the last one's number)
   bool loaded_ = false, from_cache_ = false;  // from the store once; from the cache now
   void write_cache() const;
   bool read_cache();

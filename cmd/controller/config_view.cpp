@@ -23,12 +23,17 @@ void accounting_keys(const ClusterConfig& c, const Add& add) {
   auto enforce = parse_acct_enforce(c.accounting.enforce);
   add("AccountingStorageBackupHost", "(null)");
   add("AccountingStorageEnforce", enforce ? acct_enforce_name(*enforce) : "none");
-  add("AccountingStorageHost", keeps ? c.controller.host : "localhost");
+  bool remote = c.accounting.storage == "remote";
+  add("AccountingStorageHost", remote ? c.accounting.host : keeps ? c.controller.host : "localhost");
   add("AccountingStorageExternalHost", "(null)");
   add("AccountingStorageParameters", "(null)");
-  add("AccountingStoragePort", keeps ? std::to_string(c.controller.port) : "0");
+  add("AccountingStoragePort", remote  ? std::to_string(c.accounting.port)
+                               : keeps ? std::to_string(c.controller.port)
+                                       : "0");
   add("AccountingStorageTRES", "cpu,mem,node,billing,gres/gpu");
-  add("AccountingStorageType", keeps ? "accounting_storage/hq (internal)" : "accounting_storage/none");
+  add("AccountingStorageType", remote ? "accounting_storage/hq (hq accounting)"
+                               : keeps ? "accounting_storage/hq (internal)"
+                                       : "accounting_storage/none");
   add("AccountingStorageUser", "root");
   add("AccountingStoreFlags", "(null)");
   add("AcctGatherEnergyType", "acct_gather_energy/none");

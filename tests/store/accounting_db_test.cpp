@@ -394,3 +394,19 @@ TEST_CASE("accounting store: a batch is on disk when apply() returns - the WAL i
   db.reset();
   vfs.uninstall();
 }
+
+TEST_CASE("accounting store: a PostgreSQL URI's password is in no message, a bad URI's nor a down server's") {
+  auto bad = store::open_acct_store("postgresql://hq:s3cret@[db1/acct");  // libpq quotes the URI here
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("not a valid libpq connection URI") != std::string::npos);
+  CHECK(bad.status().message().find("s3cret") == std::string::npos);
+  // A server that is not there: the store opens, and says where it failed at first use.
+  auto down = store::open_acct_store("postgresql://hq:s3cret@127.0.0.1:1/acct?connect_timeout=2");
+  REQUIRE_MESSAGE(down.is_ok(), down.status().message());
+  CHECK((*down)->where() == "postgresql://127.0.0.1:1/acct");
+  auto n = (*down)->count();
+  REQUIRE_FALSE(n.is_ok());
+  CHECK(n.status().code() == Code::kUnavailable);
+  CHECK(n.status().message().find("postgresql://127.0.0.1:1/acct") != std::string::npos);
+  CHECK(n.status().message().find("s3cret") == std::string::npos);
+}

@@ -407,13 +407,13 @@ Result<AcctStore::ModelRows> PgAccountingDb::load_model() {
 
 Status PgAccountingDb::save_model(const ModelRows& before, const ModelRows& next) {
   if (Status ok = ready(); !ok) return ok;
-  auto [gone_or_changed, new_or_changed] = model_change(before, next);
-  return in_transaction([&]() -> Status {
-    for (const auto& [key, body] : new_or_changed)
+  const auto change = model_change(before, next);  // (gone or changed, new or changed); no bindings:
+  return in_transaction([&]() -> Status {            // clang 14 captures none in a lambda
+    for (const auto& [key, body] : change.second)
       if (Status s = run(kUpsertModelRow, {key.first, Blob{key.second}, Blob{body}}, "storing the accounting model"); !s)
         return s;
-    for (const auto& [key, body] : gone_or_changed) {
-      if (new_or_changed.count(key)) continue;
+    for (const auto& [key, body] : change.first) {
+      if (change.second.count(key)) continue;
       if (Status s = run("DELETE FROM model WHERE kind = ? AND key = ?", {key.first, Blob{key.second}},
                          "storing the accounting model");
           !s)

@@ -42,72 +42,79 @@ using ConnPtr = std::shared_ptr<net::Connection>;
 // Jobs' records per reply: a reply stays well under a frame's 16 MiB.
 constexpr size_t kReplyBytes = 4 << 20;
 
+// A long answer in replies of about kReplyBytes each, every one but the last saying `more`.
+class ReplyParts {
+ public:
+  // The reply that `bytes` more go into.
+  pb::StoreReply& room(size_t bytes) {
+    if (bytes_ > kReplyBytes) {
+      out_.back().set_more(true);
+      out_.emplace_back();
+      bytes_ = 0;
+    }
+    bytes_ += bytes;
+    return out_.back();
+  }
+  std::vector<pb::StoreReply> take() { return std::move(out_); }
+
+ private:
+  std::vector<pb::StoreReply> out_ = std::vector<pb::StoreReply>(1);
+  size_t bytes_ = 0;
+};
+
+Result<std::vector<pb::StoreReply>> answer_query(store::AcctStore& db, const pb::StoreJobQuery& wire) {
+  store::AcctJobQuery q = from_pb(wire);
+  std::vector<std::string> steps;
+  auto jobs = db.query(q, q.with_steps ? &steps : nullptr);
+  if (!jobs) return jobs.status();
+  ReplyParts parts;
+  for (std::string& job : std::move(jobs).value()) parts.room(job.size()).add_jobs(std::move(job));
+  for (std::string& step : steps) parts.room(step.size()).add_steps(std::move(step));
+  return parts.take();
+}
+
+Result<std::vector<pb::StoreReply>> answer_load_model(store::AcctStore& db) {
+  auto rows = db.load_model();
+  if (!rows) return rows.status();
+  ReplyParts parts;
+  for (const auto& [key, body] : *rows) {
+    pb::StoreModelRow* row = parts.room(body.size()).add_rows();
+    row->set_kind(key.first);
+    row->set_key(key.second);
+    row->set_body(body);
+  }
+  return parts.take();
+}
+
+// One reply holding `value` (or the store's error).
+Result<std::vector<pb::StoreReply>> one_value(const Result<int64_t>& value) {
+  if (!value) return value.status();
+  std::vector<pb::StoreReply> out(1);
+  out[0].set_value(*value);
+  return out;
+}
+
 // The answers to one request, worked out on the store's thread.
 Result<std::vector<pb::StoreReply>> answer(store::AcctStore& db, const pb::StoreRequest& req) {
-  std::vector<pb::StoreReply> out(1);
   switch (req.op_case()) {
-    case pb::StoreRequest::kShipped: {
-      auto seq = db.shipped(req.source());
-      if (!seq) return seq.status();
-      out[0].set_value(*seq);
-      return out;
-    }
+    case pb::StoreRequest::kShipped:
+      return one_value(db.shipped(req.source()));
     case pb::StoreRequest::kApply: {
       std::vector<store::AcctJob> jobs;
       jobs.reserve(static_cast<size_t>(req.apply().jobs_size()));
       for (const auto& row : req.apply().jobs()) jobs.push_back(from_pb(row));
-      auto seq = db.apply(req.source(), jobs);
-      if (!seq) return seq.status();
-      out[0].set_value(*seq);
-      return out;
+      return one_value(db.apply(req.source(), jobs));
     }
-    case pb::StoreRequest::kQuery: {
-      store::AcctJobQuery q = from_pb(req.query());
-      std::vector<std::string> steps;
-      auto jobs = db.query(q, q.with_steps ? &steps : nullptr);
-      if (!jobs) return jobs.status();
-      size_t bytes = 0;
-      auto add = [&](std::string& record, bool step) {
-        if (bytes > kReplyBytes) {
-          out.back().set_more(true);
-          out.emplace_back();
-          bytes = 0;
-        }
-        bytes += record.size();
-        if (step) out.back().add_steps(std::move(record));
-        else out.back().add_jobs(std::move(record));
-      };
-      std::vector<std::string> records = std::move(jobs).value();
-      for (auto& job : records) add(job, false);
-      for (auto& step : steps) add(step, true);
-      return out;
-    }
-    case pb::StoreRequest::kCount: {
-      auto n = db.count();
-      if (!n) return n.status();
-      out[0].set_value(*n);
-      return out;
-    }
-    case pb::StoreRequest::kLoadModel: {
-      auto rows = db.load_model();
-      if (!rows) return rows.status();
-      size_t bytes = 0;
-      for (const auto& [key, body] : *rows) {  // in replies of about kReplyBytes
-        if (bytes > kReplyBytes) {
-          out.back().set_more(true);
-          out.emplace_back();
-          bytes = 0;
-        }
-        bytes += body.size();
-        store::AcctStore::ModelRows one{{key, body}};
-        to_pb(one, *out.back().mutable_rows());
-      }
-      return out;
-    }
+    case pb::StoreRequest::kQuery:
+      return answer_query(db, req.query());
+    case pb::StoreRequest::kCount:
+      return one_value(db.count());
+    case pb::StoreRequest::kLoadModel:
+      return answer_load_model(db);
     case pb::StoreRequest::kSaveModel: {
       Status s = db.save_model(from_pb(req.save_model().before()), from_pb(req.save_model().next()));
       if (!s) return s;
-      return out;
+      return std::vector<pb::StoreReply>(1);
     }
     default:
       return invalid("a store request of no known kind");

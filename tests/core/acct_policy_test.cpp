@@ -281,7 +281,7 @@ TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this j
   CHECK(fresh.blocked(half) == JobReason::kNone);
 }
 
-TEST_CASE("GrpWall: the subtree's jobs' decayed wall minutes, whatever their size; used up, jobs wait") {
+TEST_CASE("GrpWall: the subtree's jobs' decayed wall minutes, whatever their size - used up, jobs wait") {
   AcctModel m = model_after({"add account physics", "add account theory parent=physics", "add user alice account=theory",
                              "modify account physics set GrpWall=60"});
   // 40 wall minutes on 8 CPUs (billing 8): 40 of GrpWall's minutes, not 320.

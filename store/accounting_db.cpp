@@ -200,9 +200,8 @@ Status AccountingDb::save_model(const ModelRows& before, const ModelRows& next) 
     if (!s) (void)exec_sql(db_, path_, "ROLLBACK");
     return s;
   };
-  for (const auto& [key, body] : next) {
-    auto it = before.find(key);
-    if (it != before.end() && it->second == body) continue;
+  const auto change = model_change(before, next);  // (gone or changed, new or changed), as PostgreSQL's
+  for (const auto& [key, body] : change.second) {
     Stmt st(db_, path_, "storing the accounting model");
     Status s = st.prepare(kUpsertModelRow);
     const std::vector<Bind> binds = {key.first, key.second, Blob{body}};  // blobs bind without a copy: keep them
@@ -210,8 +209,8 @@ Status AccountingDb::save_model(const ModelRows& before, const ModelRows& next) 
     if (s) s = st.run();
     if (!s) return done(s);
   }
-  for (const auto& [key, body] : before) {
-    if (next.count(key)) continue;
+  for (const auto& [key, body] : change.first) {
+    if (change.second.count(key)) continue;
     Stmt st(db_, path_, "storing the accounting model");
     Status s = st.prepare("DELETE FROM model WHERE kind = ? AND key = ?");
     if (s) s = bind_all(st, {key.first, key.second});

@@ -95,6 +95,25 @@ const std::vector<std::string>& schema() {
   return statements;
 }
 
+// libpq's host and port lists ("h1,h2", "p1,p2"; one port for all, or none) as URI hosts:
+// "h1:p1,h2:p2".
+std::string host_list(const std::string& hosts, const std::string& ports) {
+  auto items = [](const std::string& text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    for (size_t comma; (comma = text.find(',', at)) != std::string::npos; at = comma + 1) out.push_back(text.substr(at, comma - at));
+    out.push_back(text.substr(at));
+    return out;
+  };
+  std::vector<std::string> h = items(hosts), p = items(ports);
+  std::string out;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const std::string& port = p.size() == h.size() ? p[i] : p.front();
+    out += (i ? "," : "") + h[i] + (port.empty() ? "" : ":" + port);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PgAccountingDb>> PgAccountingDb::open(const std::string& conninfo) {
@@ -111,9 +130,8 @@ Result<std::unique_ptr<PgAccountingDb>> PgAccountingDb::open(const std::string& 
   for (PQconninfoOption* o = options; o->keyword; ++o)
     if (o->val) parts[o->keyword] = o->val;
   PQconninfoFree(options);
-  std::string where = "postgresql://" + parts["host"] + (parts["port"].empty() ? "" : ":" + parts["port"]) + "/" + parts["dbname"];
   std::unique_ptr<PgAccountingDb> db(new PgAccountingDb(conninfo));
-  db->where_ = where;
+  db->where_ = "postgresql://" + host_list(parts["host"], parts["port"]) + "/" + parts["dbname"];
   return db;  // connected at first use, and again after a failure: a database down now is tried later
 }
 

@@ -3,7 +3,9 @@
 // 127.0.0.1 only at a free port (no Unix socket), started at first use and stopped (fast)
 // when the test process exits. PostgreSQL refuses to run as root: as root it runs as the
 // `postgres` user, else `nobody`. `why_not()` says why there is none (no initdb, ...), for
-// the test to skip with. One per test process; tests are single-threaded.
+// the test to skip with. instance() is the test process's shared one; a test may start its
+// own, among them a streaming standby of another (pg_basebackup -R) that it can promote, for
+// failover. Tests are single-threaded.
 #pragma once
 #include <cstdlib>
 #include <filesystem>
@@ -23,7 +25,19 @@ class PgServer {
     static PgServer server;
     return server;
   }
+  // A server of its own with `options` (postgres -c ...); with `primary`, a streaming standby
+  // of it (read-only until promote()).
+  explicit PgServer(const std::string& options = "", const PgServer* primary = nullptr) { start(options, primary); }
+  PgServer(const PgServer&) = delete;
+  PgServer& operator=(const PgServer&) = delete;
+  ~PgServer() { stop("fast"); }
+
   const std::string& why_not() const { return why_not_; }
+  int port() const { return port_; }
+  // A standby becomes a primary (pg_ctl promote, waited for).
+  bool promote() { return run(as_ + bin_ + "/pg_ctl -D " + dir_.path() + "/data -w -t 60 promote > /dev/null 2>&1") == 0; }
+  // Stops at once, as a crash would (no shutdown checkpoint).
+  void crash() { stop("immediate"); }
   // A libpq URI of database `name`, created when first asked for.
   std::string uri(const std::string& name) {
     std::string base = "postgresql://hq@127.0.0.1:" + std::to_string(port_);
@@ -32,7 +46,7 @@ class PgServer {
   }
 
  private:
-  PgServer() {
+  void start(const std::string& extra, const PgServer* primary) {
     bin_ = find_bin();
     if (bin_.empty()) {
       why_not_ = "no PostgreSQL server programs (/usr/lib/postgresql/*/bin/initdb; Debian's postgresql-15)";
@@ -49,11 +63,22 @@ class PgServer {
       return;
     }
     port_ = free_port();
-    if (run(as_ + bin_ + "/initdb -D " + data + " -A trust -U hq --no-sync -E UTF8 > " + dir_.path() + "/initdb.log 2>&1") != 0) {
+    if (primary) {  // a copy of the primary's data that follows its WAL
+      if (!primary->why_not_.empty()) {
+        why_not_ = "its primary did not start: " + primary->why_not_;
+        return;
+      }
+      if (run(as_ + bin_ + "/pg_basebackup -h 127.0.0.1 -p " + std::to_string(primary->port_) + " -U hq -D " + data +
+              " -R -X stream > " + dir_.path() + "/basebackup.log 2>&1") != 0) {
+        why_not_ = "pg_basebackup failed (" + dir_.path() + "/basebackup.log)";
+        return;
+      }
+    } else if (run(as_ + bin_ + "/initdb -D " + data + " -A trust -U hq --no-sync -E UTF8 > " + dir_.path() +
+                   "/initdb.log 2>&1") != 0) {
       why_not_ = "initdb failed (" + dir_.path() + "/initdb.log)";
       return;
     }
-    std::string options = "-c listen_addresses=127.0.0.1 -p " + std::to_string(port_) + " -k '' -F";
+    std::string options = "-c listen_addresses=127.0.0.1 -p " + std::to_string(port_) + " -k '' -F " + extra;
     if (run(as_ + bin_ + "/pg_ctl -D " + data + " -l " + dir_.path() + "/server.log -w -t 60 -o \"" + options +
             "\" start > /dev/null") != 0) {
       why_not_ = "the PostgreSQL server did not start (" + dir_.path() + "/server.log)";
@@ -61,8 +86,9 @@ class PgServer {
     }
     started_ = true;
   }
-  ~PgServer() {
-    if (started_) run(as_ + bin_ + "/pg_ctl -D " + dir_.path() + "/data -m fast -w stop > /dev/null 2>&1");
+  void stop(const char* mode) {
+    if (started_) run(as_ + bin_ + "/pg_ctl -D " + dir_.path() + "/data -m " + mode + " -w stop > /dev/null 2>&1");
+    started_ = false;
   }
 
   static int run(const std::string& cmd) { return std::system(cmd.c_str()); }

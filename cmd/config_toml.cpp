@@ -289,7 +289,8 @@ class Loader {
                         "preempt_exempt_time", "priority_weight_age", "priority_weight_job_size",
                         "priority_weight_partition", "priority_weight_qos", "priority_weight_fairshare",
                         "priority_max_age", "priority_favor_small", "priority_decay_half_life",
-                        "priority_calc_period", "fair_share", "fairshare_dampening_factor"}, "[scheduler]");
+                        "priority_calc_period", "fair_share", "fairshare_dampening_factor",
+                        "priority_usage_reset_period"}, "[scheduler]");
     if (s) s = get_enum(*t, "policy", parse_sched_policy, "fifo, easy, backfill", k.policy);
     if (s) s = get_duration(*t, "sched_interval", k.sched_interval);
     if (s) s = get_int32(*t, "default_queue_depth", 1, 1000000, k.default_queue_depth);
@@ -329,6 +330,9 @@ class Loader {
       w.fair_share_classic = kind == "classic";
     }
     if (s) s = get_int(*t, "fairshare_dampening_factor", 1, 1000000, w.fair_share_dampening);
+    if (s)
+      s = get_enum(*t, "priority_usage_reset_period", parse_usage_reset, "none, daily, weekly, monthly, quarterly, yearly",
+                   w.usage_reset);
     return s;
   }
 

@@ -34,6 +34,37 @@ Result<std::shared_ptr<net::TlsContext>> server_tls_from(const std::string& dir,
   return net::make_tls_server_context(cert, key);
 }
 
+// A new keyring file at `path` with one random key (never overwrites).
+Status new_keyring(const std::string& path) {
+  auto secret = net::random_hex(32);
+  if (!secret) return secret.status();
+  return create_new_file(path, "# hq keyring: ID HEXKEY; the highest id signs, all verify\n1 " + *secret + "\n", 0600);
+}
+
+// hq keygen DIR --store-secret [--rotate]
+int store_secret_command(const std::vector<std::string>& args) {
+  std::string path = args[1] + "/accounting.secret";
+  if (args.size() >= 4 && args[3] == "--rotate") {
+    auto id = rotate_keyring(path);
+    if (!id) return std::cerr << "hq keygen: " << id.status().message() << "\n", 1;
+    std::cout << "added key " << *id << " to " << path << "; copy it to the accounting store's host, then retire "
+              << "the old key (--store-secret --retire ID) here and there\n";
+    return 0;
+  }
+  if (args.size() >= 5 && args[3] == "--retire") {
+    auto id = parse_int(args[4], 1, 1000000);
+    Status s = id ? retire_key(path, static_cast<uint32_t>(*id)) : invalid("bad key id " + args[4]);
+    if (!s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
+    std::cout << "retired key " << args[4] << " from " << path << "\n";
+    return 0;
+  }
+  if (exists(path)) return std::cerr << "hq keygen: " << path << " exists (--rotate adds a key to it)\n", 1;
+  if (Status s = new_keyring(path); !s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
+  std::cout << "made " << path << ": the controller and its accounting store (hq accounting) use it instead of the "
+            << "cluster secret from their next start; copy it to the store's host only, never to nodes\n";
+  return 0;
+}
+
 }  // namespace
 
 Status keygen(const std::string& dir, const std::string& cluster_name) {
@@ -48,12 +79,8 @@ Status keygen(const std::string& dir, const std::string& cluster_name) {
   }
   if (!exists(dir + "/controller.pem"))
     if (Status s = issue_controller_cert(dir); !s) return s;
-  if (!exists(dir + "/secret")) {
-    auto secret = net::random_hex(32);
-    if (!secret) return secret.status();
-    if (Status s = create_new_file(dir + "/secret", "# hq keyring: ID HEXKEY; the highest id signs, all verify\n1 " + *secret + "\n", 0600); !s)
-      return s;
-  }
+  if (!exists(dir + "/secret"))
+    if (Status s = new_keyring(dir + "/secret"); !s) return s;
   return Status::ok();
 }
 
@@ -130,6 +157,10 @@ std::string KeyringWatcher::refresh() {
          std::to_string(ring_.keys.size()) + " keys)";
 }
 
+std::string store_secret_file(const std::string& keys_dir) {
+  return exists(keys_dir + "/accounting.secret") ? keys_dir + "/accounting.secret" : keys_dir + "/secret";
+}
+
 std::string find_secret_file(const std::string& flag_value) {
   if (!flag_value.empty()) return flag_value;
   if (const char* env = std::getenv("HQ_SECRET_FILE"); env && *env) return env;
@@ -144,9 +175,13 @@ int run_keygen_command(const std::vector<std::string>& args) {
     (help ? std::cout : std::cerr)
         << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n"
            "       hq keygen DIR --rotate         (adds a signing key to DIR/secret; old keys still verify)\n"
-           "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n";
+           "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n"
+           "       hq keygen DIR --store-secret [--rotate | --retire ID]\n"
+           "                                      (DIR/accounting.secret: the controller's and its accounting\n"
+           "                                       store's own keyring, which nodes never hold)\n";
     return help ? 0 : 2;
   }
+  if (args.size() >= 3 && args[2] == "--store-secret") return store_secret_command(args);
   if (args.size() >= 3 && args[2] == "--rotate") {
     auto id = rotate_keyring(args[1] + "/secret");
     if (!id) return std::cerr << "hq keygen: " << id.status().message() << "\n", 1;

@@ -1,7 +1,8 @@
 // The cluster's key material on disk, in one directory (config [cluster] keys_dir):
 //   ca.pem (public; what agents and clients trust), ca.key, controller.pem,
 //   controller.key, secret (private files 0600), and where `hq accounting` runs,
-//   accounting.pem and accounting.key.
+//   accounting.pem and accounting.key; optionally accounting.secret, a keyring the
+//   controller and its accounting store share and the nodes never hold.
 // `hq keygen DIR` creates what is missing; the controller issues its certificate from
 // the CA automatically when it has the CA key but no certificate yet.
 #pragma once
@@ -46,6 +47,10 @@ class KeyringWatcher {
   net::Keyring ring_;
   int64_t stamp_ = -1;
 };
+// The keyring the controller's tokens for its accounting store are minted from and checked
+// with: DIR/accounting.secret when it exists (`hq keygen DIR --store-secret`), else the
+// cluster secret DIR/secret.
+std::string store_secret_file(const std::string& keys_dir);
 // --secret, else HQ_SECRET_FILE, else the running local cluster's, else /etc/hq/secret.
 std::string find_secret_file(const std::string& flag_value);
 

@@ -63,7 +63,7 @@ int run_hostlist(const Args& args) {
 
 int run_keygen(const Args& args) {
   if (!asks_help(args))
-    if (auto bad = unknown_option(args, {"--rotate", "--retire"})) return reject_option("hq keygen", *bad);
+    if (auto bad = unknown_option(args, {"--rotate", "--retire", "--store-secret"})) return reject_option("hq keygen", *bad);
   return run_keygen_command(args);
 }
 

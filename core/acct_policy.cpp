@@ -142,6 +142,19 @@ std::string acct_enforce_name(const AcctEnforce& e) {
   return out.empty() ? "none" : out;
 }
 
+std::vector<std::string> qos_list(const std::string& qos) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= qos.size() && !qos.empty()) {
+    size_t comma = std::min(qos.find(',', at), qos.size());
+    if (comma > at) out.push_back(qos.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string first_qos(const std::string& qos) { return qos.substr(0, qos.find(',')); }
+
 TresCounts requested_tres(const JobSpec& s) {
   TresCounts t{};
   int64_t nodes = std::max(1, s.nodes_min);
@@ -173,6 +186,7 @@ UsageRecord usage_record(const Job& job) {
   r.account = job.spec.account;
   r.user = job.spec.user;
   r.partition = job.partition;
+  r.qos = job.spec.extra->qos.empty() ? "normal" : job.spec.extra->qos;
   r.start = job.start_time;
   r.end = is_terminal(job.state) ? std::max(job.end_time, job.start_time) : 0;
   // A record left open (its end never stored) counts no further than its limit.
@@ -221,11 +235,22 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.max_per_node = tres_limits(l.max_tres_per_node), out.max_mins = tres_limits(l.max_tres_mins);
     out.min_tres = tres_limits(l.min_tres);
     out.max_per_node[kTresNode] = kNoLimit;
+    out.grp_mins = tres_limits(l.grp_tres_mins);
+    out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
+    out.grp_wall = l.grp_wall;
+    out.max_run_mins_pu = tres_limits(l.max_tres_run_mins_pu), out.max_run_mins_pa = tres_limits(l.max_tres_run_mins_pa);
+    if (const FairShare::QosUsage* u = shares_ ? shares_->qos_usage(name) : nullptr) {
+      out.used_mins = static_cast<int64_t>(std::min(u->raw_usage / 60.0, 9.0e18));
+      out.used_wall = static_cast<int64_t>(std::min(u->raw_wall / 60.0, 9.0e18));
+    }
+    has_usage_limits_ |= any_set(out.grp_mins) || out.grp_wall != kNoLimit;
     has_submit_limits_ |= out.grp_submit != kNoLimit || out.max_submit_pu != kNoLimit || out.max_submit_pa != kNoLimit;
     has_limits_ |= out.grp_jobs != kNoLimit || out.max_wall != kNoLimit || out.max_jobs_pu != kNoLimit ||
                    out.max_jobs_pa != kNoLimit || any_set(out.grp_tres) || any_set(out.grp_run_mins) ||
                    any_set(out.max_tres) || any_set(out.max_tres_pu) || any_set(out.max_tres_pa) || out.deny_on_limit ||
-                   any_set(out.max_per_node) || any_set(out.max_mins) || any_set(out.min_tres);
+                   any_set(out.max_per_node) || any_set(out.max_mins) || any_set(out.min_tres) ||
+                   any_set(out.grp_mins) || out.grp_wall != kNoLimit || any_set(out.max_run_mins_pu) ||
+                   any_set(out.max_run_mins_pa);
     qos_index_[name] = static_cast<int32_t>(qos_.size());
     qos_.push_back(std::move(out));
   }
@@ -320,7 +345,10 @@ AcctPolicy::Qos AcctPolicy::first_set(const Qos& first, const Qos* second) {
   take(out.grp_jobs, second->grp_jobs), take(out.grp_submit, second->grp_submit), take(out.max_wall, second->max_wall);
   take(out.max_jobs_pu, second->max_jobs_pu), take(out.max_jobs_pa, second->max_jobs_pa);
   take(out.max_submit_pu, second->max_submit_pu), take(out.max_submit_pa, second->max_submit_pa);
+  take(out.grp_wall, second->grp_wall);
   for (auto [v, from] : {std::pair{&out.grp_tres, &second->grp_tres}, {&out.grp_run_mins, &second->grp_run_mins},
+                         {&out.grp_mins, &second->grp_mins}, {&out.max_run_mins_pu, &second->max_run_mins_pu},
+                         {&out.max_run_mins_pa, &second->max_run_mins_pa},
                          {&out.max_tres, &second->max_tres}, {&out.max_tres_pu, &second->max_tres_pu},
                          {&out.max_tres_pa, &second->max_tres_pa}, {&out.max_per_node, &second->max_per_node},
                          {&out.max_mins, &second->max_mins}, {&out.min_tres, &second->min_tres}})
@@ -350,6 +378,7 @@ Status AcctPolicy::choose(JobSpec& spec, const std::vector<std::string>& partiti
 
 Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
   std::string name = spec.extra->qos;
+  if (name.find(',') != std::string::npos) return choose_qos_list(spec, a);
   if (name.empty()) {
     if (a.def_qos >= 0) name = qos_[static_cast<size_t>(a.def_qos)].name;
     else if (a.qos.size() == 1) name = qos_[static_cast<size_t>(a.qos.front())].name;
@@ -366,10 +395,43 @@ Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
   return Status::ok();
 }
 
+Status AcctPolicy::choose_qos_list(JobSpec& spec, const Assoc& a) const {
+  std::vector<int32_t> chosen;
+  for (const std::string& name : qos_list(spec.extra->qos)) {
+    int32_t q = qos_of(name);
+    if (q < 0 || (enforce_.qos && std::find(a.qos.begin(), a.qos.end(), q) == a.qos.end()))
+      return invalid("Invalid qos specification");
+    if (std::find(chosen.begin(), chosen.end(), q) == chosen.end()) chosen.push_back(q);
+  }
+  // Tried highest Priority first (ties: in the order given), as several partitions are.
+  std::stable_sort(chosen.begin(), chosen.end(), [&](int32_t x, int32_t y) {
+    return qos_[static_cast<size_t>(x)].priority > qos_[static_cast<size_t>(y)].priority;
+  });
+  std::string list;
+  for (int32_t q : chosen) list += (list.empty() ? "" : ",") + qos_[static_cast<size_t>(q)].name;
+  if (list != spec.extra->qos) {
+    JobExtras extra = *spec.extra;
+    extra.qos = std::move(list);
+    spec.extra = std::move(extra);
+  }
+  return Status::ok();
+}
+
 Duration AcctPolicy::default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const {
   if (!enforce_.limits) return limit;
+  if (spec.extra->qos.find(',') == std::string::npos) return default_limit_in(spec, spec.extra->qos, partition, limit);
+  Duration out = limit;  // the tightest of its QOS: it may start under any of them
+  for (const std::string& name : qos_list(spec.extra->qos)) {
+    Duration in = default_limit_in(spec, name, partition, limit);
+    if (out == kUnlimited || (in != kUnlimited && in < out)) out = in;
+  }
+  return out;
+}
+
+Duration AcctPolicy::default_limit_in(const JobSpec& spec, const std::string& qos_name, const std::string& partition,
+                                      Duration limit) const {
   int64_t wall = kNoLimit;
-  auto [first, second] = qos_order(spec.extra->qos, partition);
+  auto [first, second] = qos_order(qos_name, partition);
   std::optional<Qos> merged;
   const Qos* qos = limits_of(first, second, merged);
   int32_t a = assoc_of(spec.user, spec.account, partition);
@@ -394,7 +456,9 @@ double AcctPolicy::fairshare(const Job& job) const {
 }
 
 double AcctPolicy::qos(const Job& job) const {
-  int32_t q = qos_of(job.spec.extra->qos.empty() ? "normal" : job.spec.extra->qos);
+  const std::string& own = job.spec.extra->qos;
+  // A list (--qos a,b) is kept highest Priority first: its first gives the factor.
+  int32_t q = qos_of(own.empty() ? "normal" : own.find(',') == std::string::npos ? own : first_qos(own));
   if (q < 0 || max_qos_priority_ <= 0) return 0;
   return static_cast<double>(std::max<int64_t>(0, qos_[static_cast<size_t>(q)].priority)) / static_cast<double>(max_qos_priority_);
 }
@@ -405,23 +469,26 @@ double AcctPolicy::usage_factor(const std::string& qos) const {
 }
 
 void AcctUsage::add(const Job& job) {
-  if (job.state == JobState::kPending) return count(job, job.partition, 1, 0, {}, 0);
+  const std::string& qos = job.spec.extra->qos;
+  if (job.state == JobState::kPending)  // a list's job counts as submitted in its first QOS
+    return count(job, job.partition, qos.find(',') == std::string::npos ? qos : first_qos(qos), 1, 0, {}, 0);
   if (job.state != JobState::kRunning) return;
   Duration left = job.time_limit == kUnlimited ? kUnlimited : std::max<Duration>(0, limit_end(job) - now_);
-  count(job, job.partition, 1, 1, held_tres(job), limit_minutes(left));
+  count(job, job.partition, qos, 1, 1, held_tres(job), limit_minutes(left));
 }
 
-void AcctUsage::start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit) {
+void AcctUsage::start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit,
+                      const std::string& qos) {
   Job given;  // what it is given, not only what it asked for (memory it did not name, whole nodes)
   given.alloc = alloc;
   TresCounts tres = held_tres(given);
   TresCounts asked = requested_tres(job.spec);
   for (int k = 0; k < kTresKinds; ++k) tres[k] = std::max(tres[k], asked[k]);
-  count(job, partition, 0, 1, tres, limit_minutes(limit));  // already counted as submitted, if at all
+  count(job, partition, qos.empty() ? job.spec.extra->qos : qos, 0, 1, tres, limit_minutes(limit));  // submitted: counted
 }
 
-void AcctUsage::count(const Job& job, const std::string& partition, int64_t submitted, int64_t jobs, const TresCounts& tres,
-                      int64_t minutes) {
+void AcctUsage::count(const Job& job, const std::string& partition, const std::string& qos_name, int64_t submitted,
+                      int64_t jobs, const TresCounts& tres, int64_t minutes) {
   auto bump = [&](Counts& c) {
     c.submitted += submitted;
     c.jobs += jobs;
@@ -435,7 +502,7 @@ void AcctUsage::count(const Job& job, const std::string& partition, int64_t subm
     bump(assoc_[a]);
     a = p_.assocs_[static_cast<size_t>(a)].parent;
   }
-  auto [first, second] = p_.qos_order(job.spec.extra->qos, partition);  // a partition's QOS counts its jobs too
+  auto [first, second] = p_.qos_order(qos_name, partition);  // a partition's QOS counts its jobs too
   for (const AcctPolicy::Qos* qos : {first, second}) {
     if (!qos) continue;
     int32_t q = static_cast<int32_t>(qos - p_.qos_.data());
@@ -486,10 +553,25 @@ std::vector<std::pair<std::string, AcctUsage::Counts>> AcctUsage::qos_accounts(c
   return out;
 }
 
-JobReason AcctUsage::blocked(const Job& job) const {
+JobReason AcctUsage::blocked(const Job& job, std::string* chosen) const {
+  const std::string& qos = job.spec.extra->qos;
+  if (qos.find(',') == std::string::npos) return blocked_in(job, qos);
+  JobReason first = JobReason::kNone;  // none admits it: why the first does not
+  for (const std::string& name : qos_list(qos)) {
+    JobReason r = blocked_in(job, name);
+    if (r == JobReason::kNone) {
+      if (chosen) *chosen = name;
+      return r;
+    }
+    if (first == JobReason::kNone) first = r;
+  }
+  return first;
+}
+
+JobReason AcctUsage::blocked_in(const Job& job, const std::string& qos) const {
   TresCounts tres = requested_tres(job.spec);
   int64_t run_mins = limit_minutes(job.time_limit);
-  auto [first, second] = p_.qos_order(job.spec.extra->qos, job.partition);
+  auto [first, second] = p_.qos_order(qos, job.partition);
   if (first) {
     if (JobReason r = qos_blocked(*first, nullptr, job, tres, run_mins); r != JobReason::kNone) return r;
   }
@@ -523,10 +605,26 @@ JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos
     return tres_reason(JobReason::kQosMaxCpuPerUser, k);
   if (int k = over_tres(mine_tres(&AcctPolicy::Qos::max_tres_pa), account ? account->tres : TresCounts{}, tres); k >= 0)
     return tres_reason(JobReason::kQosMaxCpuPerAccount, k);
+  if (int k = over_run_mins(mine_tres(&AcctPolicy::Qos::max_run_mins_pu), user ? user->run_mins : TresCounts{}, tres, run_mins);
+      k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuRunMinsPerUser, k);
+  if (int k = over_run_mins(mine_tres(&AcctPolicy::Qos::max_run_mins_pa), account ? account->run_mins : TresCounts{}, tres,
+                            run_mins);
+      k >= 0)
+    return tres_reason(JobReason::kQosMaxCpuRunMinsPerAccount, k);
   if (int k = over_tres(mine_tres(&AcctPolicy::Qos::grp_tres), all.tres, tres); k >= 0)
     return tres_reason(JobReason::kQosGrpCpu, k);
   if (int k = over_run_mins(mine_tres(&AcctPolicy::Qos::grp_run_mins), all.run_mins, tres, run_mins); k >= 0)
     return tres_reason(JobReason::kQosGrpCpuRunMin, k);
+  // Usage limits (Slurm: the QOS's decayed usage; GrpWall used up whatever this job adds).
+  int64_t grp_wall = mine(&AcctPolicy::Qos::grp_wall);
+  if (grp_wall != kNoLimit && q.used_wall >= grp_wall) return JobReason::kQosGrpWall;
+  if (TresCounts grp_mins = mine_tres(&AcctPolicy::Qos::grp_mins); any_set(grp_mins)) {
+    TresCounts used = all.run_mins;  // what was used, what runs may still use, and this job
+    used[kTresCpu] = sat_add(used[kTresCpu], q.used_mins);
+    used[kTresBilling] = sat_add(used[kTresBilling], q.used_mins);
+    if (int k = over_run_mins(grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kQosGrpCpuMins, k);
+  }
   return JobReason::kNone;
 }
 
@@ -544,7 +642,8 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
     const AcctPolicy::Assoc& at = p_.assocs_[static_cast<size_t>(a)];
     if ((!q || q->grp_jobs == kNoLimit) && over(at.grp_jobs, counts(a).jobs, 1)) return JobReason::kAssocGrpJobs;
     // Slurm: the subtree's (decayed) wall minutes used up, whatever this job would add.
-    if (at.grp_wall != kNoLimit && at.used_wall >= at.grp_wall) return JobReason::kAssocGrpWall;
+    if ((!q || q->grp_wall == kNoLimit) && at.grp_wall != kNoLimit && at.used_wall >= at.grp_wall)
+      return JobReason::kAssocGrpWall;
   }
   if ((!q || q->max_jobs_pu == kNoLimit) && over(own.max_jobs, counts(leaf).jobs, 1)) return JobReason::kAssocMaxJobs;
   if ((!q || q->max_wall == kNoLimit) && over_wall(own.max_wall, job.time_limit)) return JobReason::kAssocMaxWall;
@@ -559,11 +658,11 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
     if (int k = over_run_mins(unshadowed(at.grp_run_mins, q ? &q->grp_run_mins : nullptr), counts(a).run_mins, tres, run_mins);
         k >= 0)
       return tres_reason(JobReason::kAssocGrpCpuRunMin, k);
-    if (any_set(at.grp_mins)) {  // what was used (decayed), what runs may still use, and this job
-      TresCounts used = counts(a).run_mins;
+    if (TresCounts grp_mins = unshadowed(at.grp_mins, q ? &q->grp_mins : nullptr); any_set(grp_mins)) {
+      TresCounts used = counts(a).run_mins;  // what was used (decayed), what runs may still use, and this job
       used[kTresCpu] = sat_add(used[kTresCpu], at.used_mins);
       used[kTresBilling] = sat_add(used[kTresBilling], at.used_mins);
-      if (int k = over_run_mins(at.grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kAssocGrpCpuMins, k);
+      if (int k = over_run_mins(grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kAssocGrpCpuMins, k);
     }
   }
   return JobReason::kNone;
@@ -585,7 +684,19 @@ JobReason AcctUsage::qos_refused(const AcctPolicy::Qos& q, const AcctPolicy::Qos
 }
 
 JobReason AcctUsage::refused(const Job& job, int64_t n) const {
-  auto [first, second] = p_.qos_order(job.spec.extra->qos, job.partition);
+  const std::string& qos = job.spec.extra->qos;
+  if (qos.find(',') == std::string::npos) return refused_in(job, qos, n);
+  JobReason first = JobReason::kNone;  // accepted when one of its QOS accepts it
+  for (const std::string& name : qos_list(qos)) {
+    JobReason r = refused_in(job, name, n);
+    if (r == JobReason::kNone) return r;
+    if (first == JobReason::kNone) first = r;
+  }
+  return first;
+}
+
+JobReason AcctUsage::refused_in(const Job& job, const std::string& qos, int64_t n) const {
+  auto [first, second] = p_.qos_order(qos, job.partition);
   std::optional<AcctPolicy::Qos> merged;
   const AcctPolicy::Qos* q = AcctPolicy::limits_of(first, second, merged);
   int32_t leaf = p_.assoc_of(job.spec.user, job.spec.account, job.partition);

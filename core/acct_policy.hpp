@@ -40,6 +40,12 @@ Result<AcctEnforce> parse_acct_enforce(std::string_view text);
 // Slurm's scontrol show config form ("associations,limits,qos", "none").
 std::string acct_enforce_name(const AcctEnforce& e);
 
+// A job's QOS list (--qos a,b: tried in turn, like several partitions), names in order;
+// a single name gives itself, "" nothing. first_qos: the first (the one a list starts in
+// when nothing else decides).
+std::vector<std::string> qos_list(const std::string& qos);
+std::string first_qos(const std::string& qos);
+
 // TRES that limits count, in Slurm's order; mem in MiB; billing is CPUs (the default weights).
 enum TresKind : int { kTresCpu, kTresMem, kTresNode, kTresGpu, kTresBilling, kTresKinds };
 using TresCounts = std::array<int64_t, kTresKinds>;
@@ -67,20 +73,22 @@ class AcctPolicy final : public AcctFactors {
   bool has_limits() const { return has_limits_; }
   // Whether some MaxSubmitJobs / GrpSubmitJobs / MaxSubmitJobsPer* applies (submissions count the queue).
   bool has_submit_limits() const { return has_submit_limits_; }
-  // Whether limits are enforced and some association sets GrpTRESMins or GrpWall (read from usage).
+  // Whether limits are enforced and some association or QOS sets GrpTRESMins or GrpWall (read from usage).
   bool has_usage_limits() const { return has_usage_limits_; }
 
   // At submit: fills in the account (the user's default when none is given) and QOS (the
   // association's default, its only one, else "normal") and checks them, in sbatch's words:
   // "Invalid account or account/partition combination specified", "Invalid qos specification".
+  // A list (--qos a,b) must name only QOS the association may use; it is kept highest
+  // Priority first, the order the scheduler tries them in.
   Status choose(JobSpec& spec, const std::vector<std::string>& partitions) const;
   // The time limit of a job that gave none: `limit` (the partition's) capped by the MaxWall
   // of its QOS, else its association, and by what its MaxTRESMins leave for the TRES it
-  // asks for (as Slurm sets a job's limit to fit them).
+  // asks for (as Slurm sets a job's limit to fit them). A list's job: the tightest of its QOS.
   Duration default_limit(const JobSpec& spec, const std::string& partition, Duration limit) const;
 
   // Priority factors: the job's association's fair share (its account, else the user's
-  // default), and its QOS's Priority relative to the highest QOS Priority.
+  // default), and its QOS's Priority relative to the highest QOS Priority (a list's first).
   double fairshare(const Job& job) const override;
   double qos(const Job& job) const override;
   const FairShare* shares() const { return shares_.get(); }
@@ -113,11 +121,18 @@ class AcctPolicy final : public AcctFactors {
     int64_t max_jobs_pu = kNoLimit, max_jobs_pa = kNoLimit, max_submit_pu = kNoLimit, max_submit_pa = kNoLimit;
     TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
     TresCounts max_per_node{}, max_mins{}, min_tres{};  // MaxTRESPerNode, MaxTRESMinsPerJob, MinTRESPerJob
+    TresCounts grp_mins{};        // GrpTRESMins: cpu and billing only, as an association's
+    int64_t used_mins = 0;        // its jobs' decayed usage, in billing-minutes (from fair share)
+    int64_t grp_wall = kNoLimit;  // GrpWall, minutes of its jobs' wall time (decayed)
+    int64_t used_wall = 0;        // those minutes used
+    TresCounts max_run_mins_pu{}, max_run_mins_pa{};  // MaxTRESRunMinsPerUser / PerAccount
   };
   // The job's association (its partition's, else the account's for the user), or -1.
   int32_t assoc_of(const std::string& user, const std::string& account, const std::string& partition) const;
   int32_t qos_of(const std::string& name) const;
   Status choose_qos(JobSpec& spec, const Assoc& a) const;
+  Status choose_qos_list(JobSpec& spec, const Assoc& a) const;
+  Duration default_limit_in(const JobSpec& spec, const std::string& qos, const std::string& partition, Duration limit) const;
   // The QOS whose limits apply to a job of QOS `qos` in `partition`, in Slurm's order
   // (acct_policy_set_qos_order): the partition's QOS first, unless the job's has
   // OverPartQOS; the second is null when there is one QOS (or none).
@@ -153,15 +168,20 @@ class AcctUsage {
   };
 
   AcctUsage(const AcctPolicy& policy, Time now) : p_(policy), now_(now) {}
-  // A pending or running job (others count for nothing).
+  // A pending or running job (others count for nothing; a pending job of a QOS list counts
+  // as submitted in its first QOS).
   void add(const Job& job);
-  // A job the pass starts now in `partition` with `alloc` and `limit`: it counts as running
-  // from here on, with what it is given.
-  void start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit);
-  // Why a pending job may not start now on account of a limit (kNone: none holds it).
-  JobReason blocked(const Job& job) const;
+  // A job the pass starts now in `partition` with `alloc` and `limit`, under `qos` (empty:
+  // its own): it counts as running from here on, with what it is given.
+  void start(const Job& job, const std::string& partition, const std::vector<NodeAlloc>& alloc, Duration limit,
+             const std::string& qos = {});
+  // Why a pending job may not start now on account of a limit (kNone: none holds it). A
+  // job of a QOS list may start under the first of them whose limits allow it (`chosen`
+  // gets its name); when none does, the first's reason.
+  JobReason blocked(const Job& job, std::string* chosen = nullptr) const;
   // Why `count` more jobs like `job` (a submission, an array's tasks) are refused: a submit
-  // limit, or a per-job limit of a DenyOnLimit QOS (kNone: accepted).
+  // limit, or a per-job limit of a DenyOnLimit QOS (kNone: accepted). A QOS list's job is
+  // accepted when one of them accepts it.
   JobReason refused(const Job& job, int64_t count) const;
 
   // For scontrol show assoc_mgr: an association's subtree (user "" for an account's own),
@@ -172,8 +192,10 @@ class AcctUsage {
   std::vector<std::pair<std::string, Counts>> qos_accounts(const std::string& qos) const;
 
  private:
-  void count(const Job& job, const std::string& partition, int64_t submitted, int64_t jobs, const TresCounts& tres,
-             int64_t minutes);
+  void count(const Job& job, const std::string& partition, const std::string& qos, int64_t submitted, int64_t jobs,
+             const TresCounts& tres, int64_t minutes);
+  JobReason blocked_in(const Job& job, const std::string& qos) const;
+  JobReason refused_in(const Job& job, const std::string& qos, int64_t count) const;
   // `shadow`: a QOS before this one; the limits it sets are its, not this one's.
   JobReason qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos* shadow, const Job& job, const TresCounts& tres,
                         int64_t run_mins) const;

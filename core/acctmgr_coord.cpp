@@ -37,12 +37,24 @@ Status within_parent_limits(const AcctModel& m, const AcctAssoc& a) {
   const std::pair<const char*, int64_t AcctLimits::*> limits[] = {
       {"MaxJobs", &AcctLimits::max_jobs},   {"MaxSubmitJobs", &AcctLimits::max_submit}, {"MaxWall", &AcctLimits::max_wall},
       {"GrpJobs", &AcctLimits::grp_jobs},   {"GrpSubmitJobs", &AcctLimits::grp_submit}, {"GrpWall", &AcctLimits::grp_wall}};
+  const std::string who = " of association (" + a.account + (a.user.empty() ? "" : ", " + a.user) + ") is above its parent's ";
   for (const auto& [name, field] : limits) {
     int64_t value = mine.*field, cap = theirs.*field;
     if (value != kNoLimit && cap != kNoLimit && value > cap)
-      return refused(std::string(name) + "=" + std::to_string(value) + " of association (" + a.account +
-                     (a.user.empty() ? "" : ", " + a.user) + ") is above its parent's " + std::to_string(cap));
+      return refused(std::string(name) + "=" + std::to_string(value) + who + std::to_string(cap));
   }
+  // Each TRES of a TRES limit, against the same TRES of the parent's (one it does not set: no cap).
+  const std::pair<const char*, TresList AcctLimits::*> tres_limits[] = {
+      {"GrpTRES", &AcctLimits::grp_tres},       {"GrpTRESMins", &AcctLimits::grp_tres_mins},
+      {"GrpTRESRunMins", &AcctLimits::grp_tres_run_mins}, {"MaxTRES", &AcctLimits::max_tres},
+      {"MaxTRESPerNode", &AcctLimits::max_tres_per_node}, {"MaxTRESMins", &AcctLimits::max_tres_mins}};
+  for (const auto& [name, field] : tres_limits)
+    for (const auto& [tres, value] : mine.*field) {
+      const TresList& caps = theirs.*field;
+      auto cap = std::find_if(caps.begin(), caps.end(), [&](const auto& c) { return c.first == tres; });
+      if (value >= 0 && cap != caps.end() && cap->second >= 0 && value > cap->second)
+        return refused(std::string(name) + "=" + format_tres({{tres, value}}) + who + format_tres({*cap}));
+    }
   return Status::ok();
 }
 

@@ -48,7 +48,7 @@ std::string max_limit(const char* label, int64_t limit, int64_t used, bool with_
   return std::string(label) + "=" + std::to_string(limit) + (with_used ? "(" + std::to_string(used) + ")" : "");
 }
 
-std::string fmt(const char* f, double a, double b, double c) {
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   char buf[128];
   std::snprintf(buf, sizeof buf, f, a, b, c);
   return buf;
@@ -101,6 +101,11 @@ void users_section(std::string& out, const AcctModel& m, const std::string& clus
            " DefWckey= AdminLevel=" + std::string(admin_level_name(u->admin)) + "\n";
 }
 
+// "GrpWall=LIMIT(USED)" (N: no limit), the limit and the decayed use in minutes.
+std::string wall_used(int64_t limit, double used_seconds) {
+  return "GrpWall=" + (limit == kNoLimit ? std::string("N") : std::to_string(limit)) + fmt("(%.2f)", used_seconds / 60.0);
+}
+
 void assoc_record(std::string& out, const AcctModel& m, const AcctAssoc& a, const ShareRow* share, const AcctUsage& usage,
                   int64_t lft, const std::function<int64_t(const std::string&)>& uid_of, const std::string& nl, bool gpu) {
   static const AcctUsage::Counts none;
@@ -125,8 +130,7 @@ void assoc_record(std::string& out, const AcctModel& m, const AcctAssoc& a, cons
     if (auto u = m.users.find(a.user); u != m.users.end()) is_default = u->second.default_account == a.account;
   out += "Lft=" + std::to_string(lft) + " DefAssoc=" + (is_default ? "Yes" : "No") + nl;
   out += count_limit("GrpJobs", l.grp_jobs, c->jobs) + " GrpJobsAccrue=N(0)" + nl;
-  out += count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " +
-         (l.grp_wall == kNoLimit ? std::string("GrpWall=N(0.00)") : "GrpWall=" + std::to_string(l.grp_wall) + "(0.00)") + nl;
+  out += count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, share ? share->raw_wall : 0) + nl;
   out += tres_line("GrpTRES", l.grp_tres, &c->tres, gpu) + nl;
   TresCounts mins{};
   if (share) mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(share->raw_usage / 60);
@@ -140,18 +144,19 @@ void assoc_record(std::string& out, const AcctModel& m, const AcctAssoc& a, cons
   out += "MinPrioThresh=\n";
 }
 
-void qos_record(std::string& out, const AcctQos& q, const AcctUsage& usage, const std::string& nl, bool one_liner, bool gpu) {
+void qos_record(std::string& out, const AcctQos& q, const FairShare::QosUsage* used, const AcctUsage& usage,
+                const std::string& nl, bool one_liner, bool gpu) {
   static const AcctUsage::Counts none;
   const AcctUsage::Counts* c = usage.qos_counts(q.name);
   if (!c) c = &none;
   const AcctLimits& l = q.limits;
-  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + "UsageRaw=0.000000" + nl;
+  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + fmt("UsageRaw=%.6f", used ? used->raw_usage : 0) + nl;
   out += count_limit("GrpJobs", l.grp_jobs, c->jobs) + " GrpJobsAccrue=N(0) " +
-         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " +
-         (l.grp_wall == kNoLimit ? std::string("GrpWall=N(0.00)") : "GrpWall=" + std::to_string(l.grp_wall) + "(0.00)") + nl;
+         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, used ? used->raw_wall : 0) + nl;
   out += tres_line("GrpTRES", l.grp_tres, &c->tres, gpu) + nl;
-  TresCounts zero{};
-  out += tres_line("GrpTRESMins", l.grp_tres_mins, &zero, gpu) + nl;
+  TresCounts mins{};
+  if (used) mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(used->raw_usage / 60);
+  out += tres_line("GrpTRESMins", l.grp_tres_mins, &mins, gpu) + nl;
   out += tres_line("GrpTRESRunMins", l.grp_tres_run_mins, &c->run_mins, gpu) + nl;
   out += max_limit("MaxWallPJ", l.max_wall, 0, false) + nl;
   out += tres_line("MaxTRESPJ", l.max_tres, nullptr, gpu) + nl;
@@ -243,7 +248,7 @@ std::string render_assoc_mgr(const AcctModel& m, const std::string& cluster, con
       if (wanted(q.qos, name)) qos.push_back(&rec);
     std::sort(qos.begin(), qos.end(), [](const AcctQos* a, const AcctQos* b) { return a->id < b->id; });
     std::string records;
-    for (const AcctQos* rec : qos) qos_record(records, *rec, usage, nl, q.one_liner, q.gpu_tres);
+    for (const AcctQos* rec : qos) qos_record(records, *rec, shares.qos_usage(rec->name), usage, nl, q.one_liner, q.gpu_tres);
     out += records.empty() ? std::string(blank) + "No QOS currently cached in Slurm." + blank + "\n"
                            : std::string(blank) + "QOS Records" + blank + "\n" + records;
   }

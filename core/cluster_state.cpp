@@ -127,6 +127,11 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   job.reason = JobReason::kNone;
   if (!e.partition.empty()) job.partition = e.partition;
   if (e.time_limit > 0) job.time_limit = e.time_limit;
+  if (!e.qos.empty() && e.qos != job.spec.extra->qos) {
+    JobExtras extra = *job.spec.extra;
+    extra.qos = e.qos;
+    job.spec.extra = std::move(extra);
+  }
   job.expected_start = 0;
   job.sched_nodes.clear();
   s.pending.erase(job.id);

@@ -26,6 +26,7 @@ struct JobStarted {
   std::vector<NodeAlloc> alloc;
   std::string partition;   // the candidate partition it starts in (empty: unchanged)
   Duration time_limit = 0; // > 0: its limit, lowered toward --time-min so that it starts now
+  std::string qos;         // the QOS of its --qos list it starts under (empty: unchanged)
 };
 struct JobEnded {
   JobId id;

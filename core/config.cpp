@@ -13,6 +13,7 @@ namespace {
 constexpr std::array<std::string_view, 4> kPartStates{"UP", "DOWN", "DRAIN", "INACTIVE"};
 constexpr std::array<std::string_view, 3> kPreemptModes{"OFF", "CANCEL", "REQUEUE"};
 constexpr std::array<std::string_view, 3> kPolicies{"fifo", "easy", "backfill"};
+constexpr std::array<std::string_view, 6> kUsageResets{"none", "daily", "weekly", "monthly", "quarterly", "yearly"};
 
 template <typename E, size_t N>
 bool parse_name(const std::array<std::string_view, N>& names, std::string_view in, E& out) {
@@ -32,6 +33,8 @@ std::string_view preempt_mode_name(PreemptMode m) { return kPreemptModes[static_
 bool parse_preempt_mode(std::string_view n, PreemptMode& out) { return parse_name(kPreemptModes, n, out); }
 std::string_view sched_policy_name(SchedPolicy p) { return kPolicies[static_cast<size_t>(p)]; }
 bool parse_sched_policy(std::string_view n, SchedPolicy& out) { return parse_name(kPolicies, n, out); }
+std::string_view usage_reset_name(UsageReset r) { return kUsageResets[static_cast<size_t>(r)]; }
+bool parse_usage_reset(std::string_view n, UsageReset& out) { return parse_name(kUsageResets, n, out); }
 
 std::vector<std::string> settings_needing_restart(const ClusterConfig& from, const ClusterConfig& to) {
   std::vector<std::string> out;

@@ -79,14 +79,22 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
   };
   add(add, *root, 0, -1);
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
-  for (const UsageRecord& r : records) {
-    int32_t row = user_row(r.user, r.account, r.partition);
-    if (row < 0) continue;  // its association is gone: its usage with it
+  for (const UsageRecord& given : records) {
+    if (cfg.reset_at > 0 && given.end != 0 && given.end <= cfg.reset_at) continue;  // ended before the reset
+    UsageRecord r = given;
+    if (r.start < cfg.reset_at) r.start = cfg.reset_at;  // the part of its run since the reset
     double used = decayed_usage(r, now, cfg.half_life);
     UsageRecord one = r;  // the job's wall time alone: one unit, no usage factor
     one.billing = 1;
     one.factor = 1.0;
     double wall = decayed_usage(one, now, cfg.half_life);
+    if (!r.qos.empty()) {
+      QosUsage& q = qos_usage_[r.qos];
+      q.raw_usage += used;
+      q.raw_wall += wall;
+    }
+    int32_t row = user_row(r.user, r.account, r.partition);
+    if (row < 0) continue;  // its association is gone: its usage with it
     for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) {
       rows_[static_cast<size_t>(at)].raw_usage += used;
       rows_[static_cast<size_t>(at)].raw_wall += wall;
@@ -194,6 +202,11 @@ std::vector<int32_t> FairShare::path(const std::string& user, const std::string&
   for (int32_t at = user_row(user, account, partition); at >= 0 && out.size() < 66; at = parent_[static_cast<size_t>(at)])
     out.push_back(at);
   return out;
+}
+
+const FairShare::QosUsage* FairShare::qos_usage(const std::string& qos) const {
+  auto it = qos_usage_.find(qos);
+  return it == qos_usage_.end() ? nullptr : &it->second;
 }
 
 }  // namespace hq

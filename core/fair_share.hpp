@@ -2,7 +2,8 @@
 // its jobs used (billing TRES x seconds x their QOS's UsageFactor) decayed with a half-life,
 // summed up the account tree; from shares and usage, Fair Tree (the default) ranks every
 // user association (FairShare = rank / user associations, the first 1.0), or the classic
-// formula gives F = 2^(-effective usage / normalised shares / dampening). The result is
+// formula gives F = 2^(-effective usage / normalised shares / dampening). With a usage
+// reset period, only what ran since its last boundary counts. The result is
 // what sshare prints and what the fair-share priority factor reads. Usage comes from the
 // accounting store's job records, so a controller that lost its state keeps fair share.
 // Pure; thread-safe (const).
@@ -22,12 +23,14 @@ struct FairShareConfig {
   Duration half_life = 7 * 86400;  // PriorityDecayHalfLife; 0: no decay
   bool classic = false;            // PriorityFlags=NO_FAIR_TREE
   double dampening = 1.0;          // FairShareDampeningFactor (classic)
+  Time reset_at = 0;               // PriorityUsageResetPeriod's last boundary: nothing before it counts; 0 none
   bool operator==(const FairShareConfig&) const = default;
 };
 
 // One job's use, as the store keeps it.
 struct UsageRecord {
   std::string account, user, partition;
+  std::string qos;           // its QOS (a QOS's GrpTRESMins and GrpWall count what ran in it)
   Time start = 0, end = 0;   // end 0: still running (counts up to now, or `cap`)
   Time cap = 0;              // a running job's limit end: an open record counts no further; 0 none
   int64_t billing = 0;       // CPUs (Slurm's default billing weights)
@@ -67,6 +70,13 @@ class FairShare {
   // The rows from `user`'s association in `account` (partition's, else the account's) up to
   // the root; empty when it has none.
   std::vector<int32_t> path(const std::string& user, const std::string& account, const std::string& partition) const;
+  // What the jobs of one QOS used, decayed as an association's: billing-seconds (with the
+  // QOS's UsageFactor) and wall-clock seconds.
+  struct QosUsage {
+    double raw_usage = 0, raw_wall = 0;
+  };
+  // `qos`'s use, or nullptr when nothing ran in it.
+  const QosUsage* qos_usage(const std::string& qos) const;
 
  private:
   int32_t user_row(const std::string& user, const std::string& account, const std::string& partition) const;
@@ -78,6 +88,7 @@ class FairShare {
   std::vector<int32_t> parent_;  // by row
   std::unordered_map<std::string, int32_t> user_rows_;  // account \0 user \0 partition
   std::unordered_map<std::string, std::string> default_account_;  // for jobs without an account
+  std::unordered_map<std::string, QosUsage> qos_usage_;
 };
 
 }  // namespace hq

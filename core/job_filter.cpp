@@ -73,7 +73,11 @@ bool job_matches(const JobFilter& f, const Job& job) {
   if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
   if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
-  if (!f.qos.empty() && !f.qos.count(job.spec.extra->qos)) return false;
+  if (!f.qos.empty()) {  // a pending job of a QOS list (--qos a,b) matches each of them
+    bool any = false;
+    for (std::string_view q : split(job.spec.extra->qos, ',')) any = any || f.qos.count(std::string(q)) > 0;
+    if (!any) return false;
+  }
   if (!f.reservations.empty() && !f.reservations.count(job.spec.extra->reservation)) return false;
   if (!f.wckeys.empty() && !f.wckeys.count(job.spec.extra->wckey)) return false;
   if (f.licenses_given) return false;

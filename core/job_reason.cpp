@@ -40,6 +40,12 @@ constexpr std::array<std::string_view, kJobReasonCount> kJobReasons{
     "QOSMaxBillingMinutesPerJob",
     "QOSMinCpuNotSatisfied", "QOSMinMemory", "QOSMinNode", "QOSMinGRES", "QOSMinBilling",
     "AssocGrpWallLimit",
+    "QOSGrpCPUMinutesLimit", "QOSGrpMemoryMinutes", "QOSGrpNodeMinutes", "QOSGrpGRESMinutes", "QOSGrpBillingMinutes",
+    "QOSGrpWallLimit",
+    "MaxCpuRunMinsPerUser", "MaxMemoryRunMinsPerUser", "MaxNodeRunMinsPerUser", "MaxGRESRunMinsPerUser",
+    "MaxBillingRunMinsPerUser",
+    "MaxCpuRunMinsPerAccount", "MaxMemoryRunMinsPerAccount", "MaxNodeRunMinsPerAccount", "MaxGRESRunMinsPerAccount",
+    "MaxBillingRunMinsPerAccount",
 };
 constexpr std::array<std::string_view, kKillReasonCount> kKillReasons{"cancel", "timeout", "unknown", "preempt", "requeue"};
 

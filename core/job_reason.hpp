@@ -50,8 +50,17 @@ enum class JobReason : uint8_t {
   kQosMaxCpuMinsPerJob, kQosMaxMemMinsPerJob, kQosMaxNodeMinsPerJob, kQosMaxGresMinsPerJob, kQosMaxBillingMinsPerJob,
   kQosMinCpu, kQosMinMem, kQosMinNode, kQosMinGres, kQosMinBilling,
   kAssocGrpWall,
+  // A QOS's GrpTRESMins and GrpWall: what its jobs used (decayed), as the association's.
+  kQosGrpCpuMins, kQosGrpMemMins, kQosGrpNodeMins, kQosGrpGresMins, kQosGrpBillingMins,
+  kQosGrpWall,
+  // A QOS's MaxTRESRunMinsPerUser / PerAccount (Slurm 24.05): TRES x time limit left of the
+  // user's (account's) running jobs in the QOS, and this job's.
+  kQosMaxCpuRunMinsPerUser, kQosMaxMemRunMinsPerUser, kQosMaxNodeRunMinsPerUser, kQosMaxGresRunMinsPerUser,
+  kQosMaxBillingRunMinsPerUser,
+  kQosMaxCpuRunMinsPerAccount, kQosMaxMemRunMinsPerAccount, kQosMaxNodeRunMinsPerAccount, kQosMaxGresRunMinsPerAccount,
+  kQosMaxBillingRunMinsPerAccount,
 };
-inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kAssocGrpWall) + 1;
+inline constexpr size_t kJobReasonCount = static_cast<size_t>(JobReason::kQosMaxBillingRunMinsPerAccount) + 1;
 // The reason of TRES kind `kind` (0 cpu .. 4 billing) in the block that `first` begins.
 constexpr JobReason tres_reason(JobReason first, int kind) {
   return static_cast<JobReason>(static_cast<int>(first) + kind);

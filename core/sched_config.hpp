@@ -15,6 +15,12 @@ enum class SchedPolicy { kFifo, kEasy, kBackfill };
 std::string_view sched_policy_name(SchedPolicy p);
 bool parse_sched_policy(std::string_view name, SchedPolicy& out);
 
+// PriorityUsageResetPeriod: usage counts only from the last such boundary (local time:
+// midnight; Sunday's; the 1st of the month, of the quarter, of January). kNone: never reset.
+enum class UsageReset { kNone, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
+std::string_view usage_reset_name(UsageReset r);  // "none", "daily", ...
+bool parse_usage_reset(std::string_view name, UsageReset& out);
+
 struct PriorityWeights {
   int64_t age = 1000;
   int64_t job_size = 0;
@@ -28,6 +34,7 @@ struct PriorityWeights {
   Duration calc_period = 300;          // PriorityCalcPeriod: how often usage is counted again
   bool fair_share_classic = false;     // PriorityFlags=NO_FAIR_TREE
   int64_t fair_share_dampening = 1;    // FairShareDampeningFactor (classic)
+  UsageReset usage_reset = UsageReset::kNone;  // PriorityUsageResetPeriod
 };
 
 struct SchedulerConfig {

@@ -817,7 +817,9 @@ class Pass {
       if (info.reason == JobReason::kNone) info.reason = usable_partitions(*c.job, parts);
       if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     }
-    if (usage_ && (info.reason = usage_->blocked(*c.job)) != JobReason::kNone)  // an accounting limit
+    // A QOS list's job starts under its first QOS whose limits allow it (the first, unenforced).
+    std::string qos = c.job->spec.extra->qos.find(',') == std::string::npos ? "" : first_qos(c.job->spec.extra->qos);
+    if (usage_ && (info.reason = usage_->blocked(*c.job, &qos)) != JobReason::kNone)  // an accounting limit
       return plan_.pending.push_back(std::move(info));
     // Past the test caps a job behind a blocked one is not looked at further (Slurm too).
     bool behind = std::any_of(parts.begin(), parts.end(), [&](int32_t p) { return blocked_[p] != 0; });
@@ -854,8 +856,8 @@ class Pass {
       found = true;
     if (found && p.slot == 0 && can_start) {
       const std::string& part = snap_.parts[p.pool->part]->name;
-      plan_.starts.push_back({job.id, part, commit(p), c.priority, lowered});
-      if (usage_) usage_->start(job, part, plan_.starts.back().alloc, lowered > 0 ? lowered : job.time_limit);
+      plan_.starts.push_back({job.id, part, commit(p), c.priority, lowered, qos});
+      if (usage_) usage_->start(job, part, plan_.starts.back().alloc, lowered > 0 ? lowered : job.time_limit, qos);
       if (behind) ++backfill_starts_;
       if (job.array_job_id) ++array_running_[job.array_job_id];
       if (job.spec.dependency.find("singleton") != std::string::npos) singletons_started_.insert({job.spec.uid, job.spec.name});

@@ -22,6 +22,7 @@ struct StartDecision {
   std::vector<NodeAlloc> alloc;
   int64_t priority = 0;        // what it had when chosen (scontrol shows it while it runs)
   Duration time_limit = 0;     // > 0: its limit lowered toward --time-min so that it starts now
+  std::string qos;             // a job of a QOS list (--qos a,b): the one it starts under
 };
 
 // One per pending job: kept small (32 bytes), there are as many as there are pending jobs.

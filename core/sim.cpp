@@ -124,7 +124,7 @@ class Simulator {
     for (auto& s : plan.starts) {
       for (const auto& a : s.alloc) free_cpus_ -= a.cpus;
       JobId id = s.job;
-      apply(state_, JobStarted{id, t, std::move(s.alloc), std::move(s.partition), s.time_limit});
+      apply(state_, JobStarted{id, t, std::move(s.alloc), std::move(s.partition), s.time_limit, std::move(s.qos)});
       running_.push({t + run_time_[id], id});
     }
   }

@@ -476,6 +476,7 @@ std::string encode_event(const Event& e) {
           for (const auto& a : ev.alloc) *s->add_alloc() = to_pb(a);
           s->set_partition(ev.partition);
           s->set_time_limit(ev.time_limit);
+          s->set_qos(ev.qos);
         } else if constexpr (std::is_same_v<T, JobEnded>) {
           *p.mutable_ended() = to_pb(ev);
         } else if constexpr (std::is_same_v<T, JobRequeued>) {
@@ -532,7 +533,8 @@ Result<Event> decode_event(const std::string& bytes) {
     return event;
   }
   if (p.has_started()) {
-    JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}, p.started().partition(), p.started().time_limit()};
+    JobStarted s{JobId{p.started().job_id()}, p.started().time(), {}, p.started().partition(), p.started().time_limit(),
+                 p.started().qos()};
     if (s.time_limit < 0) return invalid("job start event with a negative time limit");
     for (const auto& a : p.started().alloc()) s.alloc.push_back(from_pb(a));
     return Event{std::move(s)};

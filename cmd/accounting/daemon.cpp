@@ -1,7 +1,8 @@
 // `hq accounting`: the accounting store as a daemon of its own, for sites that keep it off
 // the controller's host, or one store for several clusters. It serves store/acct_store.hpp's
 // calls over TLS (a certificate from the cluster CA) to controllers only: a Hello of role
-// "controller" with a token of that role minted from the cluster secret; users' tokens
+// "controller" with a token of that role minted from the store's own secret
+// (keys_dir/accounting.secret) where there is one, else the cluster secret; users' tokens
 // are refused (they ask the controller, which asks the store). The store is SQLite or
 // PostgreSQL (store::open_acct_store), owned by one worker thread; the io thread owns the
 // connections.
@@ -240,8 +241,11 @@ int serve_store(const ClusterConfig& config, const std::string& log_file) {
   if (auto n = (*db)->count(); !n)  // a database server down now is asked again at each request
     log::warn("accounting: " + n.status().message() + " (trying again at each request)");
   asio::io_context io(1);
-  StoreServer srv(io, std::move(db).value(), config.keys_dir + "/secret");
+  std::string secret = store_secret_file(config.keys_dir);
+  StoreServer srv(io, std::move(db).value(), secret);
   if (Status s = srv.load_keys(); !s) return fail(s.message());
+  log::info("accounting: controllers' tokens are checked with " + secret +
+            (secret.ends_with("/accounting.secret") ? " (the store's own secret)" : " (the cluster secret)"));
   asio::ip::tcp::acceptor acceptor(io);
   if (Status s = listen_on(acceptor, config.accounting); !s) return fail(s.message());
   uint16_t port = acceptor.local_endpoint().port();

@@ -10,7 +10,7 @@
 namespace hq::cmd {
 
 Status RemoteAcctStore::connect() {
-  auto ring = load_keyring(options_.secret_file);
+  auto ring = load_keyring(store_secret_file(options_.keys_dir));
   if (!ring) return ring.status();
   net::Identity me;
   me.role = "controller";

@@ -1,6 +1,6 @@
 // The controller's side of a separate accounting store (`hq accounting`): an AcctStore
 // whose calls are requests over TLS to the daemon, with a token of role "controller"
-// minted from the cluster secret. It connects when first used, and again after a
+// minted from the store's own secret, else the cluster secret (cmd/keys store_secret_file). It connects when first used, and again after a
 // failure; a call that fails on a connection the daemon has dropped (a restart) is sent
 // once more on a fresh one (every request is idempotent: records apply past the source's
 // last seq, the model's rows are written as they are, and the rest only reads). An
@@ -23,7 +23,7 @@ constexpr size_t kRequestBytes = 4 << 20;
 struct RemoteStoreOptions {
   net::Endpoint at;
   std::string ca_file;      // the cluster CA the daemon's certificate is checked against
-  std::string secret_file;  // the cluster keyring the token is minted from (read at each connect)
+  std::string keys_dir;     // the token is minted from store_secret_file(keys_dir) (read at each connect)
   double timeout_s = 30;    // per request
 };
 

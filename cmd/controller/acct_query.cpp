@@ -14,6 +14,7 @@
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
+#include "net/usage_reset.hpp"
 
 namespace hq::cmd {
 
@@ -32,7 +33,7 @@ void Controller::open_accounting() {
       });
   if (a.storage == "remote") {
     // Nothing is asked of it yet: the shipper and the model's loading try until it answers.
-    RemoteStoreOptions remote{{a.host, static_cast<uint16_t>(a.port)}, config_.keys_dir + "/ca.pem", config_.keys_dir + "/secret"};
+    RemoteStoreOptions remote{{a.host, static_cast<uint16_t>(a.port)}, config_.keys_dir + "/ca.pem", config_.keys_dir};
     link->use(std::make_unique<RemoteAcctStore>(std::move(remote)));
     log::info("accounting: job records go to the accounting store at " + a.host + ":" + std::to_string(a.port));
   } else if (Status s = link->open(path); !s) {
@@ -86,7 +87,8 @@ void Controller::refresh_acct_policy() {
 
 FairShareConfig Controller::fair_share_config() const {
   const PriorityWeights& w = config_.scheduler.weights;
-  return {w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening)};
+  return {w.decay_half_life, w.fair_share_classic, static_cast<double>(w.fair_share_dampening),
+          net::usage_reset_at(w.usage_reset, now())};
 }
 
 std::shared_ptr<const FairShare> Controller::current_shares() const {
@@ -108,9 +110,12 @@ void Controller::refresh_fair_share() {
   fair_share_running_ = true;
   const PriorityWeights& w = config_.scheduler.weights;
   next_fair_share_ = net::mono_seconds() + static_cast<double>(w.calc_period);
-  // Usage older than 20 half-lives weighs less than a millionth: not read.
+  // Usage older than 20 half-lives weighs less than a millionth, and usage before a reset
+  // counts for nothing: not read.
   Time since = w.decay_half_life > 0 ? std::max<Time>(0, now() - 20 * w.decay_half_life) : 0;
-  acct_->fair_share(now(), since, fair_share_config(), [this](Result<std::shared_ptr<const FairShare>> shares) {
+  FairShareConfig cfg = fair_share_config();
+  since = std::max(since, cfg.reset_at);
+  acct_->fair_share(now(), since, cfg, [this](Result<std::shared_ptr<const FairShare>> shares) {
     fair_share_running_ = false;
     if (!shares) log::error("accounting: fair share not worked out: " + shares.status().message());
     else shares_ = std::move(shares).value();

@@ -4,6 +4,9 @@
 // "*/none"), which is what hq does; keys that would promise a limit hq does not keep
 // (MaxJobCount, MaxJobId, MaxStepCount, MaxTasksPerNode) are left out (docs/slurm-compat.md).
 // Runs on the controller's event-loop thread (it reads the config and the next job id).
+#include <algorithm>
+#include <cctype>
+
 #include "cmd/commands.hpp"
 #include "cmd/controller/controller.hpp"
 #include "core/units.hpp"
@@ -158,7 +161,9 @@ void priority_keys(const ClusterConfig& c, const Add& add) {
   add("PriorityFavorSmall", yes_no(w.favor_small));
   add("PriorityFlags", w.fair_share_classic ? "NO_FAIR_TREE" : "");
   add("PriorityMaxAge", format_limit(w.max_age));
-  add("PriorityUsageResetPeriod", "NONE");
+  std::string reset(usage_reset_name(w.usage_reset));  // Slurm prints it in capitals
+  std::transform(reset.begin(), reset.end(), reset.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  add("PriorityUsageResetPeriod", reset);
   add("PriorityType", "priority/multifactor");
   add("PriorityWeightAge", std::to_string(w.age));
   add("PriorityWeightAssoc", "0");

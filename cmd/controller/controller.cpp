@@ -271,7 +271,7 @@ void Controller::apply_plan(Plan plan) {
   for (auto& start : plan.starts) {
     JobId id = start.job;
     if (Job* job = walker.find(id)) job->priority = start.priority;
-    record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition), start.time_limit},
+    record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition), start.time_limit, std::move(start.qos)},
            [this, id](const Status&) { launch(id); });
   }
 }

@@ -61,3 +61,25 @@ TEST_CASE("sacctmgr: a coordinator changes what is below the accounts they coord
   CHECK(as("bob", m, "add user erin account=theory cluster=c1").err ==
         " Error with request: Access/permission denied\n");
 }
+
+TEST_CASE("sacctmgr: a coordinator's TRES limits stay within the parent's, TRES by TRES") {
+  AcctModel m = test::after_acctmgr(tree(), {"modify account physics set GrpTRES=cpu=16 MaxTRES=gres/gpu=2",
+                                             "add user bob account=theory cluster=c1"});
+  auto within = as("alice", m, "modify account theory set GrpTRES=cpu=8,mem=4G MaxTRES=gres/gpu=1");
+  INFO(within.out << within.err);
+  CHECK(within.rc == 0);  // mem: physics sets none, so no cap
+  CHECK(within.changed);
+  auto grp = as("alice", m, "modify account theory set GrpTRES=cpu=32");
+  CHECK(grp.rc == 1);
+  CHECK_FALSE(grp.changed);
+  CHECK(grp.err.find("GrpTRES=cpu=32 of association (theory) is above its parent's cpu=16") != std::string::npos);
+  // A Max limit physics sets reaches bob through theory.
+  auto gpus = as("alice", m, "modify user bob where account=theory set MaxTRES=gres/gpu=4");
+  CHECK(gpus.rc == 1);
+  CHECK(gpus.err.find("MaxTRES=gres/gpu=4 of association (theory, bob) is above its parent's gres/gpu=2") !=
+        std::string::npos);
+  // An administrator is not held to them.
+  auto admin = run_acctmgr(m, test::acctmgr_words("modify account theory set GrpTRES=cpu=32"), AcctMgrOptions{},
+                           AcctMgrActor{"root", true});
+  CHECK(admin.rc == 0);
+}

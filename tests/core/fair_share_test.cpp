@@ -136,3 +136,17 @@ TEST_CASE("the policy's priority factors: fair share of the job's (or the defaul
   CHECK(p.usage_factor("high") == doctest::Approx(1.0));
   CHECK(AcctPolicy(m, "c", AcctEnforce{}).fairshare(j) == 0);  // fair share not worked out yet
 }
+
+TEST_CASE("PriorityUsageResetPeriod: only what ran since the last reset counts") {
+  AcctModel m = model_after({{"add", "account", "a"}, {"add", "user", "u", "account=a"}});
+  FairShareConfig reset = kNoDecay;
+  reset.reset_at = 2000;
+  // Before the reset: nothing. Across it: the part after. After it, or still running: all.
+  FairShare fs(m, "c", {used("a", "u", 100, 1500, 1), used("a", "u", 1500, 2500, 2), used("a", "u", 3000, 0, 1)}, 4000,
+               reset);
+  CHECK(row(fs, "a", "u").raw_usage == doctest::Approx(500 * 2 + 1000));
+  CHECK(row(fs, "a", "u").raw_wall == doctest::Approx(500 + 1000));
+  FairShare all(m, "c", {used("a", "u", 100, 1500, 1), used("a", "u", 1500, 2500, 2), used("a", "u", 3000, 0, 1)}, 4000,
+                kNoDecay);
+  CHECK(row(all, "a", "u").raw_usage == doctest::Approx(1400 + 2000 + 1000));
+}

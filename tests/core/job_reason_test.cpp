@@ -60,7 +60,10 @@ TEST_CASE("job reasons keep Slurm's spelling (and hq's own names for what Slurm 
               "AssocMaxBillingMinutesPerJob QOSMaxCpuPerNode QOSMaxMemoryPerNode QOSMaxNodePerNode QOSMaxGRESPerNode "
               "QOSMaxBillingPerNode QOSMaxCpuMinutesPerJobLimit QOSMaxMemoryMinutesPerJob QOSMaxNodeMinutesPerJob "
               "QOSMaxGRESMinutesPerJob QOSMaxBillingMinutesPerJob QOSMinCpuNotSatisfied QOSMinMemory QOSMinNode "
-              "QOSMinGRES QOSMinBilling AssocGrpWallLimit ");
+              "QOSMinGRES QOSMinBilling AssocGrpWallLimit QOSGrpCPUMinutesLimit QOSGrpMemoryMinutes QOSGrpNodeMinutes "
+              "QOSGrpGRESMinutes QOSGrpBillingMinutes QOSGrpWallLimit MaxCpuRunMinsPerUser MaxMemoryRunMinsPerUser "
+              "MaxNodeRunMinsPerUser MaxGRESRunMinsPerUser MaxBillingRunMinsPerUser MaxCpuRunMinsPerAccount "
+              "MaxMemoryRunMinsPerAccount MaxNodeRunMinsPerAccount MaxGRESRunMinsPerAccount MaxBillingRunMinsPerAccount ");
   CHECK(JobReason{} == JobReason::kNone);
   CHECK(Job{}.reason == JobReason::kNone);
 }

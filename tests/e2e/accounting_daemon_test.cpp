@@ -1,7 +1,8 @@
 // The accounting store as a daemon of its own (`hq accounting`, [accounting] storage =
 // "remote"): the controller starts before it and ships once it is up; a store killed with
 // SIGKILL and started again gets every record that waited, each once; sacctmgr's changes
-// are stored there; users cannot talk to it.
+// are stored there; users cannot talk to it, nor, once the store has a secret of its own,
+// anyone who holds only the cluster secret.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "../pg_server.hpp"
 #include "../skip.hpp"
 #include "cluster_fixture.hpp"
+#include "cmd/accounting/remote_store.hpp"
 
 using namespace hq::test;
 
@@ -143,4 +145,35 @@ TEST_CASE("e2e: a controller started while its store is down enforces the accoun
   CHECK(unknown.rc != 0);
   CHECK(unknown.out.find("Invalid account") != std::string::npos);
   CHECK(slurp(c.dir() + "/controller.log").find("enforcing the accounts, users and QOS last known") != std::string::npos);
+}
+
+TEST_CASE("e2e: hq accounting with a secret of its own: the controller uses it, the cluster secret alone is refused") {
+  int store_port = free_port();
+  LocalCluster c(1, 2, 20, remote_store(store_port));
+  REQUIRE(c.ready());
+  std::string keys = c.dir() + "/keys";
+  auto made = sh(std::string(HQ_BINARY) + " keygen " + keys + " --store-secret");
+  INFO(made.out);
+  REQUIRE(made.rc == 0);
+  CHECK(sh(std::string(HQ_BINARY) + " keygen " + keys + " --store-secret").rc == 1);  // never overwritten
+  StoreDaemon store(c);
+  store.start();
+  REQUIRE(wait_for_text(c.dir() + "/accounting.log", "listening on"));
+  CHECK(slurp(c.dir() + "/accounting.log").find("accounting.secret (the store's own secret)") != std::string::npos);
+
+  std::string id = c.submit("--wrap true");  // the controller mints from accounting.secret too
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::vector<std::string> want = {id + "|COMPLETED"};
+  CHECK(wait_until([&] { return stored_runs(c, id) == want; }, 20));
+
+  // Someone with the cluster secret alone (a node's root) cannot act as the controller.
+  hq::test::TempDir node_keys;
+  std::filesystem::copy_file(keys + "/secret", node_keys.path() + "/secret");
+  hq::cmd::RemoteAcctStore forged({{"127.0.0.1", static_cast<uint16_t>(store_port)}, keys + "/ca.pem", node_keys.path(), 10});
+  auto count = forged.count();
+  CHECK_FALSE(count.is_ok());
+  hq::cmd::RemoteAcctStore real({{"127.0.0.1", static_cast<uint16_t>(store_port)}, keys + "/ca.pem", keys, 10});
+  auto stored = real.count();
+  REQUIRE_MESSAGE(stored.is_ok(), stored.status().message());
+  CHECK(*stored >= 1);
 }

@@ -213,3 +213,32 @@ TEST_CASE("e2e: accounting enforcement - a partition's QOS limits every job in t
   CHECK(c.wait_state(second, "RUNNING", 20));
   cancel_all(c);
 }
+
+TEST_CASE("e2e: accounting enforcement - --qos a,b starts a job under the first QOS whose limits allow it") {
+  LocalCluster c(2, 2, 20, "[accounting]\nenforce = \"associations,limits,qos\"\n");
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "sacctmgr -n -P list assoc format=account").rc == 0);  // the model has loaded
+  acctmgr(c, "add qos low set Priority=10");
+  acctmgr(c, "add qos high set Priority=100 GrpJobs=1");
+  acctmgr(c, "add qos secret");
+  acctmgr(c, "modify user root set qos=normal,low,high");
+  auto refused = sh(stderr_of(bin(c) + "sbatch -o /dev/null --qos low,secret --wrap true"));
+  CHECK(refused.rc == 1);
+  CHECK(refused.out == "sbatch: error: Batch job submission failed: Invalid qos specification\n");
+  std::string first = sbatch(c, "--qos low,high --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(first, "RUNNING", 20));
+  CHECK(line_of(c, first) == first + "|root|high|RUNNING|None");  // highest Priority first
+  acctmgr(c, "modify qos low set GrpJobs=1");
+  std::string second = sbatch(c, "--qos low,high --wrap 'sleep 300'");
+  REQUIRE(c.wait_state(second, "RUNNING", 20));
+  CHECK(line_of(c, second) == second + "|root|low|RUNNING|None");  // high is full
+  std::string third = sbatch(c, "--qos low,high --wrap 'sleep 300'");
+  REQUIRE(c.wait_considered(third, 20));
+  CHECK(line_of(c, third) == third + "|root|high,low|PENDING|QOSGrpJobsLimit");
+  CHECK(sh(bin(c) + "squeue -h -q low -o %i | sort").out == second + "\n" + third + "\n");
+  sh(bin(c) + "scancel " + first);
+  CHECK(c.wait_state(third, "RUNNING", 20));
+  CHECK(line_of(c, third) == third + "|root|high|RUNNING|None");
+  cancel_all(c);
+}

@@ -61,7 +61,7 @@ int store_secret_command(const std::vector<std::string>& args) {
   if (exists(path)) return std::cerr << "hq keygen: " << path << " exists (--rotate adds a key to it)\n", 1;
   if (Status s = new_keyring(path); !s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
   std::cout << "made " << path << ": the controller and its accounting store (hq accounting) use it instead of the "
-            << "cluster secret from their next start; copy it to the store's host only, never to nodes\n";
+            << "cluster secret from their next connection; copy it to the store's host only, never to nodes\n";
   return 0;
 }
 

@@ -153,7 +153,10 @@ std::vector<std::string> qos_list(const std::string& qos) {
   return out;
 }
 
-std::string first_qos(const std::string& qos) { return qos.substr(0, qos.find(',')); }
+std::string first_qos(const std::string& qos) {
+  std::vector<std::string> names = qos_list(qos);
+  return names.empty() ? std::string() : names.front();
+}
 
 TresCounts requested_tres(const JobSpec& s) {
   TresCounts t{};
@@ -239,10 +242,7 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
     out.grp_wall = l.grp_wall;
     out.max_run_mins_pu = tres_limits(l.max_tres_run_mins_pu), out.max_run_mins_pa = tres_limits(l.max_tres_run_mins_pa);
-    if (const FairShare::QosUsage* u = shares_ ? shares_->qos_usage(name) : nullptr) {
-      out.used_mins = static_cast<int64_t>(std::min(u->raw_usage / 60.0, 9.0e18));
-      out.used_wall = static_cast<int64_t>(std::min(u->raw_wall / 60.0, 9.0e18));
-    }
+    out.no_decay = flagged("nodecay");
     has_usage_limits_ |= any_set(out.grp_mins) || out.grp_wall != kNoLimit;
     has_submit_limits_ |= out.grp_submit != kNoLimit || out.max_submit_pu != kNoLimit || out.max_submit_pa != kNoLimit;
     has_limits_ |= out.grp_jobs != kNoLimit || out.max_wall != kNoLimit || out.max_jobs_pu != kNoLimit ||
@@ -297,6 +297,7 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
   for (const auto& [name, u] : model.users) default_account_[name] = u.default_account;
   for (const auto& [partition, qos] : partition_qos)
     if (int32_t q = qos_of(qos); q >= 0) part_qos_[partition] = q;
+  if (shares_) credit_qos_usage(*shares_);
   has_limits_ = enforce_.limits && (has_limits_ || has_submit_limits_);
   has_submit_limits_ = enforce_.limits && has_submit_limits_;
   has_usage_limits_ = enforce_.limits && has_usage_limits_;
@@ -308,6 +309,31 @@ int32_t AcctPolicy::assoc_of(const std::string& user, const std::string& account
   }
   auto it = assoc_index_.find(assoc_key(account, user, ""));
   return it == assoc_index_.end() ? -1 : it->second;
+}
+
+// Slurm's _apply_new_usage: a job's usage counts for its QOS and, when that is another,
+// its partition's QOS; a QOS with NoDecay counts it undecayed.
+void AcctPolicy::credit_qos_usage(const FairShare& shares) {
+  for (const auto& [key, u] : shares.qos_usage()) {
+    int32_t own = qos_of(key.first);
+    auto part = part_qos_.find(key.second);
+    for (int32_t q : {own, part == part_qos_.end() || part->second == own ? -1 : part->second}) {
+      if (q < 0) continue;
+      Qos& to = qos_[static_cast<size_t>(q)];
+      to.raw_usage += to.no_decay ? u.flat_usage : u.raw_usage;
+      to.raw_wall += to.no_decay ? u.flat_wall : u.raw_wall;
+    }
+  }
+  for (Qos& q : qos_) {
+    q.used_mins = static_cast<int64_t>(std::min(q.raw_usage / 60.0, 9.0e18));
+    q.used_wall = static_cast<int64_t>(std::min(q.raw_wall / 60.0, 9.0e18));
+  }
+}
+
+std::pair<double, double> AcctPolicy::qos_used(const std::string& name) const {
+  int32_t q = qos_of(name);
+  if (q < 0) return {0, 0};
+  return {qos_[static_cast<size_t>(q)].raw_usage, qos_[static_cast<size_t>(q)].raw_wall};
 }
 
 int32_t AcctPolicy::qos_of(const std::string& name) const {
@@ -384,7 +410,7 @@ Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
     else if (a.qos.size() == 1) name = qos_[static_cast<size_t>(a.qos.front())].name;
     else name = "normal";
   }
-  int32_t q = qos_of(name);  // "a,b" names no QOS: Slurm 22.05 refuses a list too
+  int32_t q = qos_of(name);
   if (q < 0 && (enforce_.qos || !spec.extra->qos.empty())) return invalid("Invalid qos specification");
   if (enforce_.qos && std::find(a.qos.begin(), a.qos.end(), q) == a.qos.end()) return invalid("Invalid qos specification");
   if (q >= 0 && name != spec.extra->qos) {
@@ -397,7 +423,11 @@ Status AcctPolicy::choose_qos(JobSpec& spec, const Assoc& a) const {
 
 Status AcctPolicy::choose_qos_list(JobSpec& spec, const Assoc& a) const {
   std::vector<int32_t> chosen;
-  for (const std::string& name : qos_list(spec.extra->qos)) {
+  const std::string& given = spec.extra->qos;
+  // An empty name ("a,,b", ",") is no QOS: refused, as Slurm refuses an unknown one.
+  if (given.front() == ',' || given.back() == ',' || given.find(",,") != std::string::npos)
+    return invalid("Invalid qos specification");
+  for (const std::string& name : qos_list(given)) {
     int32_t q = qos_of(name);
     if (q < 0 || (enforce_.qos && std::find(a.qos.begin(), a.qos.end(), q) == a.qos.end()))
       return invalid("Invalid qos specification");
@@ -470,8 +500,15 @@ double AcctPolicy::usage_factor(const std::string& qos) const {
 
 void AcctUsage::add(const Job& job) {
   const std::string& qos = job.spec.extra->qos;
-  if (job.state == JobState::kPending)  // a list's job counts as submitted in its first QOS
-    return count(job, job.partition, qos.find(',') == std::string::npos ? qos : first_qos(qos), 1, 0, {}, 0);
+  if (job.state == JobState::kPending) {  // a list's job counts as submitted in each of its QOS
+    if (qos.find(',') == std::string::npos) return count(job, job.partition, qos, 1, 0, {}, 0);
+    bool whole = true;  // its associations and its partition's QOS: once, with the first
+    for (const std::string& name : qos_list(qos)) {
+      count(job, job.partition, name, 1, 0, {}, 0, whole);
+      whole = false;
+    }
+    return;
+  }
   if (job.state != JobState::kRunning) return;
   Duration left = job.time_limit == kUnlimited ? kUnlimited : std::max<Duration>(0, limit_end(job) - now_);
   count(job, job.partition, qos, 1, 1, held_tres(job), limit_minutes(left));
@@ -488,7 +525,7 @@ void AcctUsage::start(const Job& job, const std::string& partition, const std::v
 }
 
 void AcctUsage::count(const Job& job, const std::string& partition, const std::string& qos_name, int64_t submitted,
-                      int64_t jobs, const TresCounts& tres, int64_t minutes) {
+                      int64_t jobs, const TresCounts& tres, int64_t minutes, bool whole) {
   auto bump = [&](Counts& c) {
     c.submitted += submitted;
     c.jobs += jobs;
@@ -497,15 +534,17 @@ void AcctUsage::count(const Job& job, const std::string& partition, const std::s
       if (minutes > 0) c.run_mins[k] = sat_add(c.run_mins[k], sat_mul(tres[k], minutes));
     }
   };
-  int32_t a = p_.assoc_of(job.spec.user, job.spec.account, partition);
+  int32_t a = whole ? p_.assoc_of(job.spec.user, job.spec.account, partition) : -1;
   for (int depth = 0; a >= 0 && depth < 64; ++depth) {
     bump(assoc_[a]);
     a = p_.assocs_[static_cast<size_t>(a)].parent;
   }
   auto [first, second] = p_.qos_order(qos_name, partition);  // a partition's QOS counts its jobs too
+  int32_t own = p_.qos_of(qos_name);
   for (const AcctPolicy::Qos* qos : {first, second}) {
     if (!qos) continue;
     int32_t q = static_cast<int32_t>(qos - p_.qos_.data());
+    if (!whole && q != own) continue;  // the partition's QOS
     bump(qos_[q]);
     bump(user_in_qos_[uint64_t{static_cast<uint32_t>(q)} << 32 | job.spec.uid]);
     bump(account_in_qos_[std::to_string(q) + '\0' + job.spec.account]);

@@ -94,6 +94,9 @@ class AcctPolicy final : public AcctFactors {
   const FairShare* shares() const { return shares_.get(); }
   // The QOS's UsageFactor by name (1 for one not known), for usage records.
   double usage_factor(const std::string& qos) const;
+  // What a QOS used (billing-seconds, wall seconds) as its GrpTRESMins and GrpWall count it:
+  // its jobs' and, for a partition's QOS, its partition's other jobs'; (0, 0) without usage.
+  std::pair<double, double> qos_used(const std::string& qos) const;
 
  private:
   friend class AcctUsage;
@@ -122,6 +125,8 @@ class AcctPolicy final : public AcctFactors {
     TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
     TresCounts max_per_node{}, max_mins{}, min_tres{};  // MaxTRESPerNode, MaxTRESMinsPerJob, MinTRESPerJob
     TresCounts grp_mins{};        // GrpTRESMins: cpu and billing only, as an association's
+    bool no_decay = false;        // Flags=NoDecay: its usage counts undecayed
+    double raw_usage = 0, raw_wall = 0;  // billing-seconds and wall seconds credited to it (credit_qos_usage)
     int64_t used_mins = 0;        // its jobs' decayed usage, in billing-minutes (from fair share)
     int64_t grp_wall = kNoLimit;  // GrpWall, minutes of its jobs' wall time (decayed)
     int64_t used_wall = 0;        // those minutes used
@@ -132,6 +137,7 @@ class AcctPolicy final : public AcctFactors {
   int32_t qos_of(const std::string& name) const;
   Status choose_qos(JobSpec& spec, const Assoc& a) const;
   Status choose_qos_list(JobSpec& spec, const Assoc& a) const;
+  void credit_qos_usage(const FairShare& shares);
   Duration default_limit_in(const JobSpec& spec, const std::string& qos, const std::string& partition, Duration limit) const;
   // The QOS whose limits apply to a job of QOS `qos` in `partition`, in Slurm's order
   // (acct_policy_set_qos_order): the partition's QOS first, unless the job's has
@@ -168,8 +174,9 @@ class AcctUsage {
   };
 
   AcctUsage(const AcctPolicy& policy, Time now) : p_(policy), now_(now) {}
+  const AcctPolicy& policy() const { return p_; }
   // A pending or running job (others count for nothing; a pending job of a QOS list counts
-  // as submitted in its first QOS).
+  // as submitted in each of its QOS, and once in its associations).
   void add(const Job& job);
   // A job the pass starts now in `partition` with `alloc` and `limit`, under `qos` (empty:
   // its own): it counts as running from here on, with what it is given.
@@ -192,8 +199,10 @@ class AcctUsage {
   std::vector<std::pair<std::string, Counts>> qos_accounts(const std::string& qos) const;
 
  private:
+  // Into the counts of its associations, `qos` and its partition's QOS; not `whole`: of
+  // `qos` alone (a list's second and later QOS).
   void count(const Job& job, const std::string& partition, const std::string& qos, int64_t submitted, int64_t jobs,
-             const TresCounts& tres, int64_t minutes);
+             const TresCounts& tres, int64_t minutes, bool whole = true);
   JobReason blocked_in(const Job& job, const std::string& qos) const;
   JobReason refused_in(const Job& job, const std::string& qos, int64_t count) const;
   // `shadow`: a QOS before this one; the limits it sets are its, not this one's.

@@ -5,10 +5,13 @@
 // (" Nothing new added." and 1, " Nothing deleted" and 1, " Unknown option: ..."). The
 // caller asks before committing unless -i (the texts are the same). Pure; thread-safe.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/acct_model.hpp"
+#include "core/node_span.hpp"
 
 namespace hq {
 
@@ -19,10 +22,25 @@ struct AcctActiveJob {
   std::string cluster, account, user;
 };
 
+// What `list events` reads: the nodes' spans out of service the store keeps for `cluster`,
+// the caller's time and offset from UTC (for the default window and the dates), and user
+// names by uid.
+struct AcctEvents {
+  std::string cluster;
+  std::vector<NodeSpan> spans;
+  Time now = 0;
+  int64_t utc_offset = 0;
+  std::map<uint32_t, std::string> user_names;
+};
+
 struct AcctMgrOptions {
   bool noheader = false, parsable = false, parsable2 = false, with_assoc = false, readonly = false;
   std::vector<AcctActiveJob> active_jobs;
+  AcctEvents events;  // for `list events` (acctmgr_lists_events)
 };
+
+// Whether `words` are `list|show events ...`, which reads the nodes' spans (AcctEvents).
+bool acctmgr_lists_events(const std::vector<std::string>& words);
 
 // Who runs the command: admins (root, the cluster's admins, users with AdminLevel Operator or
 // Administrator) may change anything; others only list.

@@ -49,11 +49,12 @@ Status within_parent_limits(const AcctModel& m, const AcctAssoc& a) {
       {"GrpTRESRunMins", &AcctLimits::grp_tres_run_mins}, {"MaxTRES", &AcctLimits::max_tres},
       {"MaxTRESPerNode", &AcctLimits::max_tres_per_node}, {"MaxTRESMins", &AcctLimits::max_tres_mins}};
   for (const auto& [name, field] : tres_limits)
-    for (const auto& [tres, value] : mine.*field) {
+    for (const auto& entry : mine.*field) {  // not a structured binding: clang 14 captures none in a lambda
+      const std::string& tres = entry.first;
       const TresList& caps = theirs.*field;
       auto cap = std::find_if(caps.begin(), caps.end(), [&](const auto& c) { return c.first == tres; });
-      if (value >= 0 && cap != caps.end() && cap->second >= 0 && value > cap->second)
-        return refused(std::string(name) + "=" + format_tres({{tres, value}}) + who + format_tres({*cap}));
+      if (entry.second >= 0 && cap != caps.end() && cap->second >= 0 && entry.second > cap->second)
+        return refused(std::string(name) + "=" + format_tres({entry}) + who + format_tres({*cap}));
     }
   return Status::ok();
 }

@@ -28,6 +28,8 @@ void add_qos(Ctx& cx, const std::vector<Word>& words);
 void modify_qos(Ctx& cx, const std::vector<Word>& words);
 void delete_qos(Ctx& cx, const std::vector<Word>& words);
 void list_qos(Ctx& cx, const std::vector<Word>& words);
+// list events: the nodes' spans out of service (core/acctmgr_events.cpp).
+void list_events(Ctx& cx, const std::vector<Word>& words);
 // A header (unless -n) and a line per row, in `format`'s columns; false (and the error
 // printed) for an unknown field.
 bool print_rows(Ctx& cx, const std::vector<std::string>& format,

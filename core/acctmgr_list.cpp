@@ -24,13 +24,18 @@ const std::vector<Field>& fields() {
       {{{"AdminLevel", 2}}, "Admin", 9},
       {{{"Associations", 2}}, "Assocs", 10},
       {{{"TRES", 2}}, "TRES", 20},
+      {{{"ClusterNodes", 8}}, "Cluster Nodes", 20},
       {{{"Clusters", 2}}, "Cluster", 10},
       {{{"Coordinators", 2}}, "Coord Accounts", 20},
       {{{"ControlHost", 8}}, "ControlHost", 15},
       {{{"ControlPort", 8}}, "ControlPort", 12},
+      {{{"CPUCount", 2}}, "CPU Cnt", 7},
       {{{"DefaultAccount", 8}}, "Def Acct", 10},
       {{{"DefaultQOS", 8}}, "Def QOS", 9},
       {{{"Description", 3}}, "Descr", 20},
+      {{{"Duration", 2}}, "Duration", 13},
+      {{{"EventRaw", 6}}, "EventRaw", 8},
+      {{{"Event", 2}}, "Event", 7},
       {{{"Flags", 2}}, "Flags", 20},
       {{{"GraceTime", 3}}, "GraceTime", 10},
       {{{"GrpCPUs", 6}}, "GrpCPUs", 8},
@@ -65,6 +70,7 @@ const std::vector<Field>& fields() {
       {{{"MaxWallDurationPerJob", 4}}, "MaxWall", 11},
       {{{"MinTRESPerJob", 7}}, "MinTRES", 13},
       {{{"Name", 2}}, "Name", 10},
+      {{{"NodeNames", 5}}, "NodeName", -15},
       {{{"Organization", 1}}, "Org", 20},
       {{{"ParentID", 7}}, "ParentID", 8},
       {{{"ParentName", 7}}, "ParentName", 10},
@@ -74,8 +80,13 @@ const std::vector<Field>& fields() {
       {{{"PreemptExemptTime", 8}}, "PreemptExemptTime", 19},
       {{{"Priority", 3}}, "Priority", 10},
       {{{"QOSLevel", 3}}, "QOS", 20},
+      {{{"Reason", 1}}, "Reason", 30},
       {{{"RPC", 1}}, "RPC", 5},
       {{{"Share", 1}, {"FairShare", 2}}, "Share", 9},
+      {{{"StateRaw", 6}}, "StateRaw", 8},
+      {{{"State", 1}}, "State", 6},
+      {{{"TimeEnd", 6}, {"End", 2}}, "TimeEnd", 19},
+      {{{"TimeStart", 7}, {"Start", 3}}, "TimeStart", 19},
       {{{"Type", 2}}, "Type", 8},
       {{{"UsageFactor", 6}}, "UsageFactor", 11},
       {{{"UsageThreshold", 6}}, "UsageThres", 10},
@@ -465,6 +476,7 @@ void show_it(Ctx& cx, const std::vector<std::string>& args) {
   if (key_is(e, "QOS", 1)) return list_qos(cx, words);
   if (key_is(e, "Users", 1)) return list_user(cx, words);
   if (key_is(e, "tres", 2)) return list_tres(cx, words);
+  if (key_is(e, "Events", 1)) return list_events(cx, words);
   show_it(cx, {args[0]});
 }
 

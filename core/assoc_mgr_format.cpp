@@ -144,18 +144,18 @@ void assoc_record(std::string& out, const AcctModel& m, const AcctAssoc& a, cons
   out += "MinPrioThresh=\n";
 }
 
-void qos_record(std::string& out, const AcctQos& q, const FairShare::QosUsage* used, const AcctUsage& usage,
-                const std::string& nl, bool one_liner, bool gpu) {
+void qos_record(std::string& out, const AcctQos& q, const AcctUsage& usage, const std::string& nl, bool one_liner, bool gpu) {
   static const AcctUsage::Counts none;
   const AcctUsage::Counts* c = usage.qos_counts(q.name);
   if (!c) c = &none;
   const AcctLimits& l = q.limits;
-  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + fmt("UsageRaw=%.6f", used ? used->raw_usage : 0) + nl;
+  auto [raw_usage, raw_wall] = usage.policy().qos_used(q.name);
+  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + fmt("UsageRaw=%.6f", raw_usage) + nl;
   out += count_limit("GrpJobs", l.grp_jobs, c->jobs) + " GrpJobsAccrue=N(0) " +
-         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, used ? used->raw_wall : 0) + nl;
+         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, raw_wall) + nl;
   out += tres_line("GrpTRES", l.grp_tres, &c->tres, gpu) + nl;
   TresCounts mins{};
-  if (used) mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(used->raw_usage / 60);
+  mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(raw_usage / 60);
   out += tres_line("GrpTRESMins", l.grp_tres_mins, &mins, gpu) + nl;
   out += tres_line("GrpTRESRunMins", l.grp_tres_run_mins, &c->run_mins, gpu) + nl;
   out += max_limit("MaxWallPJ", l.max_wall, 0, false) + nl;
@@ -248,7 +248,7 @@ std::string render_assoc_mgr(const AcctModel& m, const std::string& cluster, con
       if (wanted(q.qos, name)) qos.push_back(&rec);
     std::sort(qos.begin(), qos.end(), [](const AcctQos* a, const AcctQos* b) { return a->id < b->id; });
     std::string records;
-    for (const AcctQos* rec : qos) qos_record(records, *rec, shares.qos_usage(rec->name), usage, nl, q.one_liner, q.gpu_tres);
+    for (const AcctQos* rec : qos) qos_record(records, *rec, usage, nl, q.one_liner, q.gpu_tres);
     out += records.empty() ? std::string(blank) + "No QOS currently cached in Slurm." + blank + "\n"
                            : std::string(blank) + "QOS Records" + blank + "\n" + records;
   }

@@ -127,8 +127,9 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   job.reason = JobReason::kNone;
   if (!e.partition.empty()) job.partition = e.partition;
   if (e.time_limit > 0) job.time_limit = e.time_limit;
-  if (!e.qos.empty() && e.qos != job.spec.extra->qos) {
+  if (!e.qos.empty() && e.qos != job.spec.extra->qos) {  // one of its --qos list
     JobExtras extra = *job.spec.extra;
+    extra.qos_list = extra.qos;
     extra.qos = e.qos;
     job.spec.extra = std::move(extra);
   }
@@ -236,6 +237,12 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   job.alloc.clear();
   job.state = JobState::kPending;
   job.start_time = 0;
+  if (!job.spec.extra->qos_list.empty()) {  // it waits under each of its --qos list again
+    JobExtras extra = *job.spec.extra;
+    extra.qos = std::move(extra.qos_list);
+    extra.qos_list.clear();
+    job.spec.extra = std::move(extra);
+  }
   job.suspended = false;
   job.suspend_time = job.pre_suspend_secs = job.suspended_secs = 0;
   job.reason = e.reason;

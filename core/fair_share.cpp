@@ -89,9 +89,11 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
     one.factor = 1.0;
     double wall = decayed_usage(one, now, cfg.half_life);
     if (!r.qos.empty()) {
-      QosUsage& q = qos_usage_[r.qos];
+      QosUsage& q = qos_usage_[{r.qos, r.partition}];
       q.raw_usage += used;
       q.raw_wall += wall;
+      q.flat_usage += decayed_usage(r, now, 0);
+      q.flat_wall += decayed_usage(one, now, 0);
     }
     int32_t row = user_row(r.user, r.account, r.partition);
     if (row < 0) continue;  // its association is gone: its usage with it
@@ -202,11 +204,6 @@ std::vector<int32_t> FairShare::path(const std::string& user, const std::string&
   for (int32_t at = user_row(user, account, partition); at >= 0 && out.size() < 66; at = parent_[static_cast<size_t>(at)])
     out.push_back(at);
   return out;
-}
-
-const FairShare::QosUsage* FairShare::qos_usage(const std::string& qos) const {
-  auto it = qos_usage_.find(qos);
-  return it == qos_usage_.end() ? nullptr : &it->second;
 }
 
 }  // namespace hq

@@ -10,7 +10,9 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -70,13 +72,16 @@ class FairShare {
   // The rows from `user`'s association in `account` (partition's, else the account's) up to
   // the root; empty when it has none.
   std::vector<int32_t> path(const std::string& user, const std::string& account, const std::string& partition) const;
-  // What the jobs of one QOS used, decayed as an association's: billing-seconds (with the
-  // QOS's UsageFactor) and wall-clock seconds.
+  // What jobs of one QOS in one partition used: billing-seconds (with the QOS's
+  // UsageFactor) and wall-clock seconds, decayed as an association's, and not decayed (for a
+  // QOS with Flags=NoDecay).
   struct QosUsage {
     double raw_usage = 0, raw_wall = 0;
+    double flat_usage = 0, flat_wall = 0;
   };
-  // `qos`'s use, or nullptr when nothing ran in it.
-  const QosUsage* qos_usage(const std::string& qos) const;
+  // By (QOS, partition): AcctPolicy credits each to the job's QOS and to its partition's
+  // QOS when that is another, as Slurm does.
+  const std::map<std::pair<std::string, std::string>, QosUsage>& qos_usage() const { return qos_usage_; }
 
  private:
   int32_t user_row(const std::string& user, const std::string& account, const std::string& partition) const;
@@ -88,7 +93,7 @@ class FairShare {
   std::vector<int32_t> parent_;  // by row
   std::unordered_map<std::string, int32_t> user_rows_;  // account \0 user \0 partition
   std::unordered_map<std::string, std::string> default_account_;  // for jobs without an account
-  std::unordered_map<std::string, QosUsage> qos_usage_;
+  std::map<std::pair<std::string, std::string>, QosUsage> qos_usage_;
 };
 
 }  // namespace hq

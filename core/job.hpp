@@ -52,6 +52,7 @@ struct JobExtras {
   Time deadline = 0;                   // --deadline; 0 none
   int64_t priority = 0;                // --priority / scontrol Priority= (admin): fixed; 0 computed
   std::string command;                 // scontrol's Command=: the script's path and arguments; "" (null)
+  std::string qos_list;                // --qos a,b once it started under one (`qos`): a requeue puts it back
   bool operator==(const JobExtras&) const = default;
 };
 

@@ -119,6 +119,7 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   p.set_deadline(e.deadline);
   p.set_priority(e.priority);
   if (!e.command.empty()) p.set_command(e.command);
+  if (!e.qos_list.empty()) p.set_qos_list(e.qos_list);
 }
 
 pb::JobSpec to_pb(const JobSpec& s, bool with_script) {
@@ -193,6 +194,7 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   e.deadline = p.deadline();
   e.priority = p.priority();
   e.command = p.command();
+  e.qos_list = p.qos_list();
   if (!(e == JobExtras{})) s.extra = std::move(e);
   int32_t kind = p.alloc_kind();
   s.alloc_kind = kind >= 0 && kind <= static_cast<int32_t>(AllocKind::kSalloc) ? static_cast<AllocKind>(kind)

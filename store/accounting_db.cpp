@@ -84,6 +84,9 @@ Status AccountingDb::migrate() {
       // Added within version 2 (an hq before it ignores the table): the jobs' ended steps.
       "CREATE TABLE IF NOT EXISTS steps(cluster TEXT NOT NULL, job_id INTEGER NOT NULL, submit_time INTEGER NOT NULL, "
       "step_id INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id)) WITHOUT ROWID",
+      // Added within version 2 too: the nodes' spans out of service (Slurm's node events).
+      "CREATE TABLE IF NOT EXISTS node_spans(cluster TEXT NOT NULL, node BLOB NOT NULL, time_start INTEGER NOT NULL, "
+      "time_end INTEGER NOT NULL, state TEXT NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, node, time_start))",
       "UPDATE meta SET value = '" + version + "' WHERE key = 'schema_version'"};
   for (const auto& sql : statements)
     if (Status s = exec_sql(db_, path_, sql); !s) return s;
@@ -113,9 +116,14 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   if (Status s = upsert_job.prepare(upsert_jobs_sql(1).c_str()); !s) return done(s);
   Stmt upsert_step(db_, path_, "storing a step record");
   if (Status s = upsert_step.prepare(upsert_steps_sql(1).c_str()); !s) return done(s);
+  Stmt upsert_span(db_, path_, "storing a node's span");
+  if (Status s = upsert_span.prepare(upsert_spans_sql(1).c_str()); !s) return done(s);
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-    if (Status s = job.step_id >= 0 ? upsert_step_row(upsert_step, job) : upsert(upsert_job, job); !s) return done(s);
+    Status s = job.node_span      ? upsert_values(upsert_span, span_values(job))
+               : job.step_id >= 0 ? upsert_values(upsert_step, step_values(job))
+                                  : upsert_values(upsert_job, job_values(job));
+    if (!s) return done(s);
     seq = job.seq;
   }
   Stmt st(db_, path_, "recording what was shipped");
@@ -127,16 +135,23 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   return seq;
 }
 
-Status AccountingDb::upsert(Stmt& st, const AcctJob& job) {
-  const std::vector<Bind> values = job_values(job);  // blobs bind without a copy: keep them
-  if (Status s = bind_all(st, values); !s) return s;
+Status AccountingDb::upsert_values(Stmt& st, const std::vector<Bind>& values) {
+  if (Status s = bind_all(st, values); !s) return s;  // blobs bind without a copy: `values` outlives the run
   return st.run();
 }
 
-Status AccountingDb::upsert_step_row(Stmt& st, const AcctJob& step) {
-  const std::vector<Bind> values = step_values(step);
+Result<std::vector<std::string>> AccountingDb::node_spans(const AcctJobQuery& q) {
+  Stmt st(db_, path_, "reading nodes' spans");
+  if (Status s = st.prepare(kSpansQuery); !s) return s;
+  const std::vector<Bind> values = spans_query_values(q);  // bound without a copy: kept while stepping
   if (Status s = bind_all(st, values); !s) return s;
-  return st.run();
+  std::vector<std::string> out;
+  while (true) {
+    auto row = st.step();
+    if (!row) return row.status();
+    if (!*row) return out;
+    out.push_back(st.blob_at(0));
+  }
 }
 
 Result<std::vector<std::string>> AccountingDb::query(const AcctJobQuery& q, std::vector<std::string>* steps) {

@@ -17,6 +17,7 @@
 
 #include "core/status.hpp"
 #include "core/time.hpp"
+#include "store/acct_sql.hpp"
 #include "store/acct_store.hpp"
 
 struct sqlite3;
@@ -44,6 +45,7 @@ class AccountingDb final : public AcctStore {
   Result<std::vector<std::string>> query(const AcctJobQuery& q, std::vector<std::string>* steps = nullptr) override;
   // How many jobs are stored (benchmarks, tests).
   Result<int64_t> count() override;
+  Result<std::vector<std::string>> node_spans(const AcctJobQuery& q) override;
 
   Result<ModelRows> load_model() override;
   // In one transaction: rows of `next` that differ from `before` written, rows gone deleted.
@@ -53,8 +55,7 @@ class AccountingDb final : public AcctStore {
   AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status create_schema();
   Status migrate();
-  Status upsert(Stmt& st, const AcctJob& job);
-  Status upsert_step_row(Stmt& st, const AcctJob& step);
+  Status upsert_values(Stmt& st, const std::vector<Bind>& values);
   Status steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
                   std::vector<std::string>& out);
 

@@ -98,6 +98,14 @@ std::vector<Bind> step_values(const AcctJob& step) {
   return {step.cluster, static_cast<int64_t>(step.job_id), step.submit_time, step.step_id, Blob{step.record}};
 }
 
+std::vector<Bind> span_values(const AcctJob& span) {
+  return {span.cluster, Blob{span.name}, span.start_time, span.end_time, span.state, Blob{span.record}};
+}
+
+std::vector<Bind> spans_query_values(const AcctJobQuery& q) {
+  return {q.cluster, q.end > 0 ? q.end : int64_t{INT64_MAX}, q.start};
+}
+
 namespace {
 std::string values_rows(size_t rows, size_t columns) {
   std::string one = "(";
@@ -118,6 +126,13 @@ std::string upsert_jobs_sql(size_t rows) {
 std::string upsert_steps_sql(size_t rows) {
   return "INSERT INTO steps(cluster, job_id, submit_time, step_id, record) VALUES" + values_rows(rows, kStepColumns) +
          " ON CONFLICT(cluster, job_id, submit_time, step_id) DO UPDATE SET record=excluded.record";
+}
+
+std::string upsert_spans_sql(size_t rows) {
+  return "INSERT INTO node_spans(cluster, node, time_start, time_end, state, record) VALUES" +
+         values_rows(rows, kSpanColumns) +
+         " ON CONFLICT(cluster, node, time_start) DO UPDATE SET time_end=excluded.time_end, state=excluded.state, "
+         "record=excluded.record";
 }
 
 RowKey sqlite_row_key() { return {"rowid", "rowid", "j.rowid"}; }

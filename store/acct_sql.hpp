@@ -34,7 +34,13 @@ inline constexpr char kJobsOnConflict[] =
 // in the tables' column order.
 std::string upsert_jobs_sql(size_t rows);
 std::string upsert_steps_sql(size_t rows);
-inline constexpr size_t kJobColumns = 14, kStepColumns = 5;
+std::string upsert_spans_sql(size_t rows);
+inline constexpr size_t kJobColumns = 14, kStepColumns = 5, kSpanColumns = 6;
+// The nodes' spans out of service that overlap a window: cluster, the window's end (a span
+// begun before it) and start (a span not ended by it).
+inline constexpr char kSpansQuery[] =
+    "SELECT record FROM node_spans WHERE cluster = ? AND time_start < ? AND (time_end = 0 OR time_end > ?) "
+    "ORDER BY node, time_start";
 inline constexpr char kUpsertShipped[] =
     "INSERT INTO shipped(source, seq) VALUES(?, ?) ON CONFLICT(source) DO UPDATE SET seq = excluded.seq";
 inline constexpr char kUpsertModelRow[] =
@@ -43,6 +49,9 @@ inline constexpr char kUpsertModelRow[] =
 // kUpsertJob's and kUpsertStep's values for a record.
 std::vector<Bind> job_values(const AcctJob& job);
 std::vector<Bind> step_values(const AcctJob& step);
+std::vector<Bind> span_values(const AcctJob& span);
+// kSpansQuery's values for `q` (an end of 0: none).
+std::vector<Bind> spans_query_values(const AcctJobQuery& q);
 
 // How a database names a row of `jobs` for -j's sub-selects: SQLite its rowid, PostgreSQL
 // the primary key (a row value).

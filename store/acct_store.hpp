@@ -29,6 +29,9 @@ struct AcctJob {
   std::string record;              // the job as the controller encoded it (a step: the step's)
   int64_t step_id = -1;            // >= 0: a step record of job (job_id, submit_time); the
                                    // other columns are not used
+  bool node_span = false;          // a node's span out of service (pb::NodeSpanRecord): name is
+                                   // the node, start/end_time the span (end 0: still), state
+                                   // DOWN or DRAIN; kept by (cluster, node, start)
 };
 
 // sacct's selection. Zero start/end: not set (see core/sacct_format's window).
@@ -63,6 +66,9 @@ class AcctStore {
   virtual Result<std::vector<std::string>> query(const AcctJobQuery& q, std::vector<std::string>* steps = nullptr) = 0;
   // How many jobs are stored (benchmarks, tests).
   virtual Result<int64_t> count() = 0;
+  // The nodes' spans out of service on `q.cluster` that overlap [q.start, q.end) (0: open),
+  // by node then start: their records (pb::NodeSpanRecord).
+  virtual Result<std::vector<std::string>> node_spans(const AcctJobQuery& q) = 0;
   virtual Result<ModelRows> load_model() = 0;
   // In one transaction: rows of `next` that differ from `before` written, rows gone deleted.
   virtual Status save_model(const ModelRows& before, const ModelRows& next) = 0;

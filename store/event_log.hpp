@@ -11,9 +11,9 @@
 
 namespace hq::store {
 
-// What an outbox record holds: a job (pb::Job without script and environment) or a step
-// that ended (pb::StepRecord).
-enum class OutboxKind : int { kJob = 0, kStep = 1 };
+// What an outbox record holds: a job (pb::Job without script and environment), a step
+// that ended (pb::StepRecord), or a node's span out of service (pb::NodeSpanRecord).
+enum class OutboxKind : int { kJob = 0, kStep = 1, kNode = 2 };
 
 // A record waiting in the outbox for the accounting store; seqs only grow.
 struct OutboxRow {
@@ -39,9 +39,12 @@ class EventLog {
   using OutboxDone = std::function<void(Result<std::vector<OutboxRow>>)>;
 
   // Durable in queue order; `done` runs (through `post`) once the event is on disk. The
-  // accounting `records` go into the outbox in the same transaction.
-  virtual void append(std::string event, std::vector<std::string> records, Done done) = 0;
-  void append(std::string event, Done done) { append(std::move(event), {}, std::move(done)); }
+  // accounting `records` (all of `kind`) go into the outbox in the same transaction.
+  virtual void append(std::string event, std::vector<std::string> records, OutboxKind kind, Done done) = 0;
+  void append(std::string event, std::vector<std::string> records, Done done) {
+    append(std::move(event), std::move(records), OutboxKind::kJob, std::move(done));
+  }
+  void append(std::string event, Done done) { append(std::move(event), {}, OutboxKind::kJob, std::move(done)); }
   // A record for the store that no event goes with (a step that ended: soft state, which
   // the controller does not journal), durable in queue order.
   virtual void append_outbox(OutboxKind kind, std::string record) = 0;

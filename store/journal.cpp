@@ -156,7 +156,7 @@ Status Journal::ensure_outbox() {
   return Status::ok();
 }
 
-// The outbox's kind column (0 job, 1 step; added after the table: older rows are jobs).
+// The outbox's kind column (0 job, 1 step, 2 node span; added after the table: older rows are jobs).
 Status Journal::ensure_outbox_kind() {
   Stmt st(db_, path_, "reading the outbox's columns");
   if (Status s = st.prepare("SELECT 1 FROM pragma_table_info('acct_outbox') WHERE name='kind'"); !s) return s;
@@ -312,10 +312,11 @@ void Journal::enqueue(Item item) {
   cv_.notify_one();
 }
 
-void Journal::append(std::string event, std::vector<std::string> records, Done done) {
+void Journal::append(std::string event, std::vector<std::string> records, OutboxKind kind, Done done) {
   Item item;
   item.body = std::move(event);
   item.records = std::move(records);
+  item.record_kind = kind;
   item.done = std::move(done);
   enqueue(std::move(item));
 }
@@ -418,7 +419,7 @@ Status Journal::write_batch(const std::vector<Item>& batch) {
         if (s) s = insert.run();
         for (size_t i = 0; s && i < item.records.size(); ++i) {
           s = outbox.bind_blob(1, item.records[i]);
-          if (s) s = outbox.bind_int64(2, static_cast<int64_t>(OutboxKind::kJob));
+          if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
           if (s) s = outbox.run();
         }
         break;
@@ -435,7 +436,7 @@ Status Journal::read_outbox_rows(const Item& item) {
   if (Status s = st.bind_int64(2, static_cast<int64_t>(item.limit)); !s) return s;
   return st.each_row([&] {
     int64_t kind = st.int64_at(2);
-    if (kind != 0 && kind != 1) return invalid(path_ + ": outbox record " + std::to_string(st.int64_at(0)) + " has kind " + std::to_string(kind));
+    if (kind < 0 || kind > 2) return invalid(path_ + ": outbox record " + std::to_string(st.int64_at(0)) + " has kind " + std::to_string(kind));
     item.rows->push_back(OutboxRow{st.int64_at(0), st.blob_at(1), static_cast<OutboxKind>(kind)});
     return Status::ok();
   });

@@ -48,7 +48,7 @@ class Journal : public EventLog {
   Status check_integrity();
   void start(Post post) override;
   using EventLog::append;
-  void append(std::string event, std::vector<std::string> records, Done done) override;
+  void append(std::string event, std::vector<std::string> records, OutboxKind kind, Done done) override;
   void read_outbox(int64_t after, size_t limit, OutboxDone done) override;
   void ack_outbox(int64_t seq) override;
   void append_outbox(OutboxKind kind, std::string record) override;
@@ -62,8 +62,8 @@ class Journal : public EventLog {
   struct Item {
     enum Kind { kEvent, kSnapshot, kReadOutbox, kAckOutbox, kOutboxOnly } kind = kEvent;
     std::string body;
-    std::vector<std::string> records;  // kEvent: into the outbox (jobs)
-    OutboxKind record_kind = OutboxKind::kJob;  // kOutboxOnly: what `body` is
+    std::vector<std::string> records;  // kEvent: into the outbox
+    OutboxKind record_kind = OutboxKind::kJob;  // kOutboxOnly: what `body` is; kEvent: what `records` are
     int64_t seq = 0;                    // kReadOutbox: after it; kAckOutbox: up to it
     size_t limit = 0;
     std::shared_ptr<std::vector<OutboxRow>> rows;  // kReadOutbox: what was read

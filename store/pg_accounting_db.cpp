@@ -91,7 +91,9 @@ const std::vector<std::string>& schema() {
       "CREATE TABLE IF NOT EXISTS model(kind TEXT NOT NULL, key BYTEA NOT NULL, body BYTEA NOT NULL, "
       "PRIMARY KEY(kind, key))",
       "CREATE TABLE IF NOT EXISTS steps(cluster TEXT NOT NULL, job_id BIGINT NOT NULL, submit_time BIGINT NOT NULL, "
-      "step_id BIGINT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id))"};
+      "step_id BIGINT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id))",
+      "CREATE TABLE IF NOT EXISTS node_spans(cluster TEXT NOT NULL, node BYTEA NOT NULL, time_start BIGINT NOT NULL, "
+      "time_end BIGINT NOT NULL, state TEXT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, node, time_start))"};
   return statements;
 }
 
@@ -320,21 +322,31 @@ Status PgAccountingDb::copy_job_rows(const std::vector<const AcctJob*>& rows) {
   return run(std::string("INSERT INTO jobs SELECT * FROM jobs_in") + kJobsOnConflict, {}, "storing job records");
 }
 
-Status PgAccountingDb::upsert_rows(const std::vector<const AcctJob*>& rows, bool steps) {
+Status PgAccountingDb::upsert_rows(const std::vector<const AcctJob*>& rows, bool spans) {
   for (size_t at = 0; at < rows.size(); at += kRowsPerUpsert) {
     size_t n = std::min(kRowsPerUpsert, rows.size() - at);
     std::vector<Bind> binds;
-    binds.reserve(n * (steps ? kStepColumns : kJobColumns));
+    binds.reserve(n * (spans ? kSpanColumns : kStepColumns));
     for (size_t i = at; i < at + n; ++i) {
-      auto values = steps ? step_values(*rows[i]) : job_values(*rows[i]);
+      auto values = spans ? span_values(*rows[i]) : step_values(*rows[i]);
       std::move(values.begin(), values.end(), std::back_inserter(binds));
     }
-    if (Status s = run(steps ? upsert_steps_sql(n) : upsert_jobs_sql(n), binds,
-                       steps ? "storing step records" : "storing job records");
+    if (Status s = run(spans ? upsert_spans_sql(n) : upsert_steps_sql(n), binds,
+                       spans ? "storing nodes' spans" : "storing step records");
         !s)
       return s;
   }
   return Status::ok();
+}
+
+Result<std::vector<std::string>> PgAccountingDb::node_spans(const AcctJobQuery& q) {
+  if (Status ok = ready(); !ok) return ok;
+  auto r = exec(kSpansQuery, spans_query_values(q), "reading nodes' spans");
+  if (!r) return r.status();
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(r->rows()));
+  for (int i = 0; i < r->rows(); ++i) out.push_back(r->bytes(i, 0));
+  return out;
 }
 
 Result<int64_t> PgAccountingDb::apply(const std::string& source, const std::vector<AcctJob>& jobs) {
@@ -348,16 +360,21 @@ Result<int64_t> PgAccountingDb::apply(const std::string& source, const std::vect
     // One statement may change a row once: a batch's records of one job (or step) fold
     // into the last, which is what applying them in order leaves.
     using Key = std::tuple<std::string, uint64_t, Time, int64_t>;
+    using SpanKey = std::tuple<std::string, std::string, Time>;
     std::map<Key, const AcctJob*> latest;
+    std::map<SpanKey, const AcctJob*> spans;
     for (const auto& job : jobs) {
       if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-      latest[Key{job.cluster, job.job_id, job.submit_time, job.step_id}] = &job;
+      if (job.node_span) spans[SpanKey{job.cluster, job.name, job.start_time}] = &job;
+      else latest[Key{job.cluster, job.job_id, job.submit_time, job.step_id}] = &job;
       seq = std::max(seq, job.seq);
     }
-    std::vector<const AcctJob*> job_rows, step_rows;
+    std::vector<const AcctJob*> job_rows, step_rows, span_rows;
     for (const auto& [key, job] : latest) (job->step_id >= 0 ? step_rows : job_rows).push_back(job);
+    for (const auto& [key, span] : spans) span_rows.push_back(span);
     if (Status st = copy_job_rows(job_rows); !st) return st;
-    if (Status st = upsert_rows(step_rows, true); !st) return st;
+    if (Status st = upsert_rows(step_rows, false); !st) return st;
+    if (Status st = upsert_rows(span_rows, true); !st) return st;
     written = static_cast<int64_t>(job_rows.size());
     return run(kUpsertShipped, {source, seq}, "recording what was shipped");
   });

@@ -36,6 +36,7 @@ class PgAccountingDb final : public AcctStore {
   Result<int64_t> apply(const std::string& source, const std::vector<AcctJob>& jobs) override;
   Result<std::vector<std::string>> query(const AcctJobQuery& q, std::vector<std::string>* steps = nullptr) override;
   Result<int64_t> count() override;
+  Result<std::vector<std::string>> node_spans(const AcctJobQuery& q) override;
   Result<ModelRows> load_model() override;
   Status save_model(const ModelRows& before, const ModelRows& next) override;
 
@@ -51,7 +52,8 @@ class PgAccountingDb final : public AcctStore {
   // Runs `body` between BEGIN and COMMIT (ROLLBACK when it fails).
   template <typename Body>
   Status in_transaction(Body body);
-  Status upsert_rows(const std::vector<const AcctJob*>& rows, bool steps);
+  // Step rows, or nodes' spans (`spans`), as parameters of multi-row upserts.
+  Status upsert_rows(const std::vector<const AcctJob*>& rows, bool spans);
   Status copy_job_rows(const std::vector<const AcctJob*>& rows);
   Status steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
                   std::vector<std::string>& out);

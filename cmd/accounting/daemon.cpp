@@ -74,6 +74,14 @@ Result<std::vector<pb::StoreReply>> answer_query(store::AcctStore& db, const pb:
   return parts.take();
 }
 
+Result<std::vector<pb::StoreReply>> answer_node_spans(store::AcctStore& db, const pb::StoreJobQuery& wire) {
+  auto spans = db.node_spans(from_pb(wire));
+  if (!spans) return spans.status();
+  ReplyParts parts;
+  for (std::string& span : std::move(spans).value()) parts.room(span.size()).add_spans(std::move(span));
+  return parts.take();
+}
+
 Result<std::vector<pb::StoreReply>> answer_load_model(store::AcctStore& db) {
   auto rows = db.load_model();
   if (!rows) return rows.status();
@@ -110,6 +118,8 @@ Result<std::vector<pb::StoreReply>> answer(store::AcctStore& db, const pb::Store
       return answer_query(db, req.query());
     case pb::StoreRequest::kCount:
       return one_value(db.count());
+    case pb::StoreRequest::kNodeSpans:
+      return answer_node_spans(db, req.node_spans());
     case pb::StoreRequest::kLoadModel:
       return answer_load_model(db);
     case pb::StoreRequest::kSaveModel: {
@@ -124,15 +134,31 @@ Result<std::vector<pb::StoreReply>> answer(store::AcctStore& db, const pb::Store
 
 class StoreServer {
  public:
-  StoreServer(asio::io_context& io, std::unique_ptr<store::AcctStore> db, std::string secret_file)
-      : io_(io), db_(std::move(db)), keys_(std::move(secret_file)) {}
+  // Tokens are checked with store_secret_file(keys_dir): the store's own secret once there
+  // is one (looked for at each connection, as the controller does), else the cluster's.
+  StoreServer(asio::io_context& io, std::unique_ptr<store::AcctStore> db, std::string keys_dir)
+      : io_(io), db_(std::move(db)), keys_dir_(std::move(keys_dir)), keys_path_(store_secret_file(keys_dir_)), keys_(keys_path_) {}
   ~StoreServer() { worker_.stop(); }
 
-  Status load_keys() { return keys_.load(); }
+  Status load_keys() {
+    Status s = keys_.load();
+    if (s) log::info("accounting: controllers' tokens are checked with " + keys_path_ + secret_kind(keys_path_));
+    return s;
+  }
   std::string where() const { return db_->where(); }
 
   // Only a controller: the token's role and the Hello's both say so, and the token is new.
   Result<net::Identity> authenticate(const pb::Hello& hello) {
+    if (std::string want = store_secret_file(keys_dir_); want != keys_path_) {  // a store secret made (or removed)
+      KeyringWatcher next(want);
+      if (Status s = next.load(); !s) {
+        log::warn("accounting: " + s.message() + " (tokens are still checked with " + keys_path_ + ")");
+      } else {
+        keys_ = std::move(next);
+        keys_path_ = want;
+        log::info("accounting: controllers' tokens are checked with " + keys_path_ + secret_kind(keys_path_) + " from now on");
+      }
+    }
     if (std::string changed = keys_.refresh(); !changed.empty()) log::info(changed);
     auto who = net::verify_token(keys_.keys(), hello.token(), net::wall_now());
     if (!who) return who;
@@ -163,7 +189,12 @@ class StoreServer {
 
  private:
   asio::io_context& io_;
+  static std::string secret_kind(const std::string& path) {
+    return path.ends_with("/accounting.secret") ? " (the store's own secret)" : " (the cluster secret)";
+  }
+
   std::unique_ptr<store::AcctStore> db_;  // used on worker_ only
+  std::string keys_dir_, keys_path_;
   KeyringWatcher keys_;
   ReplayGuard replay_;
   store::Worker worker_;  // last: stopped first
@@ -241,11 +272,8 @@ int serve_store(const ClusterConfig& config, const std::string& log_file) {
   if (auto n = (*db)->count(); !n)  // a database server down now is asked again at each request
     log::warn("accounting: " + n.status().message() + " (trying again at each request)");
   asio::io_context io(1);
-  std::string secret = store_secret_file(config.keys_dir);
-  StoreServer srv(io, std::move(db).value(), secret);
+  StoreServer srv(io, std::move(db).value(), config.keys_dir);
   if (Status s = srv.load_keys(); !s) return fail(s.message());
-  log::info("accounting: controllers' tokens are checked with " + secret +
-            (secret.ends_with("/accounting.secret") ? " (the store's own secret)" : " (the cluster secret)"));
   asio::ip::tcp::acceptor acceptor(io);
   if (Status s = listen_on(acceptor, config.accounting); !s) return fail(s.message());
   uint16_t port = acceptor.local_endpoint().port();

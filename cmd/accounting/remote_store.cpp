@@ -106,6 +106,18 @@ Result<std::vector<std::string>> RemoteAcctStore::query(const store::AcctJobQuer
   return jobs;
 }
 
+Result<std::vector<std::string>> RemoteAcctStore::node_spans(const store::AcctJobQuery& q) {
+  pb::StoreRequest req;
+  to_pb(q, *req.mutable_node_spans());
+  auto r = call(req);
+  if (!r) return r.status();
+  std::vector<std::string> spans;
+  std::vector<pb::StoreReply> replies = std::move(r).value();
+  for (auto& reply : replies)
+    for (auto& span : *reply.mutable_spans()) spans.push_back(std::move(span));
+  return spans;
+}
+
 Result<int64_t> RemoteAcctStore::count() {
   pb::StoreRequest req;
   req.set_count(true);

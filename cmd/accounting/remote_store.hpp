@@ -35,6 +35,7 @@ class RemoteAcctStore final : public store::AcctStore {
   Result<int64_t> apply(const std::string& source, const std::vector<store::AcctJob>& jobs) override;
   Result<std::vector<std::string>> query(const store::AcctJobQuery& q, std::vector<std::string>* steps = nullptr) override;
   Result<int64_t> count() override;
+  Result<std::vector<std::string>> node_spans(const store::AcctJobQuery& q) override;
   Result<ModelRows> load_model() override;
   Status save_model(const ModelRows& before, const ModelRows& next) override;
 

@@ -28,6 +28,7 @@ void to_pb(const store::AcctJob& job, pb::StoreJobRow& out) {
   out.set_array_task_id(job.array_task_id);
   out.set_record(job.record);
   out.set_step_id(job.step_id);
+  out.set_node_span(job.node_span);
 }
 
 store::AcctJob from_pb(const pb::StoreJobRow& row) {
@@ -48,6 +49,7 @@ store::AcctJob from_pb(const pb::StoreJobRow& row) {
   job.array_task_id = row.array_task_id();
   job.record = row.record();
   job.step_id = row.step_id();
+  job.node_span = row.node_span();
   return job;
 }
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 
 #include "cmd/client/output.hpp"
@@ -137,6 +138,9 @@ int run_command(MgrArgs& a, const std::string& prog) {
     return 0;
   }
   a.req.set_commit(a.immediate);
+  int64_t now = static_cast<int64_t>(std::time(nullptr));
+  a.req.set_now(now);
+  a.req.set_utc_offset(local_utc_offset(now));
   pb::Envelope env;
   *env.mutable_acct_mgr() = a.req;
   std::unique_ptr<net::RpcClient> client;

@@ -30,10 +30,27 @@ Result<store::AcctJob> step_columns(const store::OutboxRow& row, const std::stri
   j.record = row.body;
   return j;
 }
+Result<store::AcctJob> span_columns(const store::OutboxRow& row, const std::string& cluster) {
+  pb::NodeSpanRecord p;
+  if (!p.ParseFromString(row.body))
+    return invalid("accounting outbox record " + std::to_string(row.seq) + " is not a node's span");
+  store::AcctJob j;
+  j.seq = row.seq;
+  j.cluster = cluster;
+  j.node_span = true;
+  j.name = p.node();
+  j.state = p.state();
+  j.uid = p.uid();
+  j.start_time = p.start();
+  j.end_time = p.end();
+  j.record = row.body;
+  return j;
+}
 }  // namespace
 
 Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster) {
   if (row.kind == store::OutboxKind::kStep) return step_columns(row, cluster);
+  if (row.kind == store::OutboxKind::kNode) return span_columns(row, cluster);
   pb::Job p;
   if (!p.ParseFromString(row.body)) return invalid("accounting outbox record " + std::to_string(row.seq) + " is not a job");
   store::AcctJob j;
@@ -53,6 +70,43 @@ Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::stri
   j.array_task_id = p.array_job_id() ? p.array_task_id() : -1;
   j.record = row.body;
   return j;
+}
+
+namespace {
+// The nodes' spans the store has in `q`'s window.
+Result<std::vector<NodeSpan>> read_spans(store::AcctStore& db, const store::AcctJobQuery& q) {
+  auto rows = db.node_spans(q);
+  if (!rows) return rows.status();
+  std::vector<NodeSpan> out;
+  pb::NodeSpanRecord p;
+  for (const std::string& row : *rows) {
+    if (!p.ParseFromString(row)) continue;
+    out.push_back(NodeSpan{p.node(), p.state(), p.reason(), p.uid(), p.start(), p.end(), p.cpus(), p.mem_mib(), p.gpus()});
+  }
+  return out;
+}
+
+// The same, or none when the store cannot say (an older one): sreport counts what it has.
+std::vector<NodeSpan> stored_spans(store::AcctStore& db, const store::AcctJobQuery& q) {
+  auto spans = read_spans(db, q);
+  if (!spans) log::warn("accounting: nodes' spans out of service not read: " + spans.status().message());
+  return spans ? std::move(spans).value() : std::vector<NodeSpan>{};
+}
+}  // namespace
+
+void AccountingLink::node_spans(store::AcctJobQuery q, std::function<void(Result<std::vector<NodeSpan>>)> done) {
+  if (!db_) return done(unavailable("this cluster keeps no accounting ([accounting] storage = \"none\")"));
+  after_shipping([this, q = std::move(q), done = std::move(done)]() mutable {
+    auto spans = read_spans(*db_, q);
+    post_([spans = std::move(spans), done = std::move(done)]() mutable { done(std::move(spans)); });
+  });
+}
+
+std::string encode_node_span(const NodeSpan& s) {
+  pb::NodeSpanRecord p;
+  p.set_node(s.node), p.set_state(s.state), p.set_reason(s.reason), p.set_uid(s.uid);
+  p.set_start(s.start), p.set_end(s.end), p.set_cpus(s.cpus), p.set_mem_mib(s.mem_mib), p.set_gpus(s.gpus);
+  return p.SerializeAsString();
 }
 
 std::string encode_acct_record(const Job& job, const std::string& state) {
@@ -220,14 +274,16 @@ void AccountingLink::fair_share(Time now, Time since, FairShareConfig cfg,
   });
 }
 
-void AccountingLink::report(SreportCmd cmd, SreportData data, Time now,
+void AccountingLink::report(SreportCmd cmd, SreportData data, std::vector<NodeSpan> open, Time now,
                             std::function<void(Result<SreportOutput>)> done) {
   if (!db_) return done(unavailable("no accounting store"));
   store::AcctJobQuery q;
   q.cluster = cluster_;
   q.start = cmd.start;
   q.end = cmd.end;
-  worker_->run([this, q = std::move(q), cmd = std::move(cmd), data = std::move(data), now, done = std::move(done)]() mutable {
+  // After shipping: the records and nodes' spans journaled before the request are there.
+  after_shipping([this, q = std::move(q), cmd = std::move(cmd), data = std::move(data), open = std::move(open), now,
+                  done = std::move(done)]() mutable {
     Result<SreportOutput> out = unavailable("");
     auto rows = db_->query(q);
     if (!rows) {
@@ -237,6 +293,7 @@ void AccountingLink::report(SreportCmd cmd, SreportData data, Time now,
       for (const std::string& row : *rows)
         if (wire.ParseFromString(row))
           if (auto job = net::from_pb(wire)) data.jobs.push_back(sreport_usage_job(*job));
+      data.down = node_down_spans(stored_spans(*db_, q), open);
       out = render_sreport(cmd, data, now);
     }
     post_([out = std::move(out), done = std::move(done)]() mutable { done(std::move(out)); });

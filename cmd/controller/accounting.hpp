@@ -1,6 +1,7 @@
 // The controller's side of the accounting store: each change of a job goes, as a record
 // (the Job without script and environment), into the journal's outbox in the same
-// transaction as the change (Controller::record). The shipper takes outbox records in
+// transaction as the change (Controller::record), as does each span of a node out of
+// service that an event opens or closes. The shipper takes outbox records in
 // order, applies them to the store (idempotently: the store skips seqs it has) and only
 // then lets the outbox drop them, so a record reaches the store exactly once whatever
 // stops when. The "internal" store is SQLite in this process; a "remote" one is an `hq
@@ -19,6 +20,7 @@
 #include "core/acctmgr.hpp"
 #include "core/fair_share.hpp"
 #include "core/job.hpp"
+#include "core/node_spans.hpp"
 #include "core/sreport.hpp"
 #include "core/status.hpp"
 #include "store/accounting_db.hpp"
@@ -30,6 +32,8 @@ namespace hq {
 
 // A job's accounting record, as it goes into the outbox.
 std::string encode_acct_record(const Job& job, const std::string& state = "");  // state: instead of the job's (REQUEUED)
+// A node's span out of service (pb::NodeSpanRecord), as it goes into the outbox.
+std::string encode_node_span(const NodeSpan& span);
 // An outbox record with the columns the store selects on, as the shipper sends it.
 Result<store::AcctJob> acct_columns(const store::OutboxRow& row, const std::string& cluster);
 
@@ -72,8 +76,14 @@ class AccountingLink {
   // and the model as it is now; worked out on the store's thread, `done` on the event loop.
   void fair_share(Time now, Time since, FairShareConfig cfg, std::function<void(Result<std::shared_ptr<const FairShare>>)> done);
   // sreport: the records of jobs eligible before cmd.end and not ended before cmd.start,
-  // added to `data`, and the report worked out on the store's thread; `done` on the loop.
-  void report(SreportCmd cmd, SreportData data, Time now, std::function<void(Result<SreportOutput>)> done);
+  // added to `data`, and the nodes' Down time from the spans the store has there and those
+  // `open` now (node_down_spans); the report worked out on the store's thread once what
+  // was journaled before has shipped; `done` on the loop.
+  // The nodes' spans out of service the store has in `q`'s window (cluster, start, end),
+  // once what waits has shipped; `done` on the loop.
+  void node_spans(store::AcctJobQuery q, std::function<void(Result<std::vector<NodeSpan>>)> done);
+  void report(SreportCmd cmd, SreportData data, std::vector<NodeSpan> open, Time now,
+              std::function<void(Result<SreportOutput>)> done);
   // Stops the worker after what it was given (the outbox keeps what was not acknowledged).
   void stop();
 

@@ -125,6 +125,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   JobId leaving = ending_or_requeued(event);
   std::vector<std::string> release = nodes_to_release(leaving);
   std::optional<std::string> requeued_run = run_before_requeue(event);
+  std::vector<std::string> spans = node_span_records(event);  // read against the state before it
   if (!hq::apply(state_, event)) {
     // Stale or duplicate: already reflected, but maybe not durable yet (the first copy may
     // still be in the journal's queue). Acting on it waits for everything queued so far.
@@ -146,9 +147,11 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   }
   std::vector<std::string> records = acct_records(event);
   if (requeued_run) records.insert(records.begin(), std::move(*requeued_run));
+  store::OutboxKind kind = spans.empty() ? store::OutboxKind::kJob : store::OutboxKind::kNode;
+  if (!spans.empty()) records = std::move(spans);  // a node's event: no job record goes with it
   bool ship = acct_ && !records.empty();
   uint64_t seq = ++appended_;
-  journal_->append(net::encode_event(event), std::move(records), [this, seq, after = std::move(after)](const Status& s) {
+  journal_->append(net::encode_event(event), std::move(records), kind, [this, seq, after = std::move(after)](const Status& s) {
     if (!s) {
       // The in-memory state is ahead of the disk; restart from what is durable.
       log::error("journal commit failed, exiting so a restart reloads durable state: " + s.message());
@@ -184,6 +187,14 @@ std::optional<std::string> Controller::run_before_requeue(const Event& event) co
   run.end_time = e->time;
   run.suspended = false;
   return encode_acct_record(run, "REQUEUED");
+}
+
+// A node's spans out of service that `event` opens or closes, for the accounting store.
+std::vector<std::string> Controller::node_span_records(const Event& event) const {
+  if (config_.accounting.storage == "none") return {};
+  std::vector<std::string> out;
+  for (const NodeSpan& s : node_span_changes(state_, event)) out.push_back(encode_node_span(s));
+  return out;
 }
 
 // The job's record after `event`, for the accounting store (none when accounting is off).

@@ -174,6 +174,7 @@ class Controller {
   void record(Event event, std::function<void(const Status&)> after = {});
   std::vector<std::string> acct_records(const Event& event) const;
   std::optional<std::string> run_before_requeue(const Event& event) const;
+  std::vector<std::string> node_span_records(const Event& event) const;
   void open_accounting();  // cmd/controller/acct_query.cpp
   // Compiles the enforcement policy from the accounting model as it now is (at load and
   // after each sacctmgr change) for submissions and the scheduler.

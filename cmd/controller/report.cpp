@@ -1,8 +1,8 @@
 // sreport on the controller: the command line parsed as the caller's (its time and UTC
 // offset), then what the report needs besides the job records: the cluster's size (its
-// nodes now), the nodes out of service now (down or drained, since when), the association
-// tree of this cluster and the users' proper names; the store's thread adds the records of
-// the window and works the report out (core/sreport). Event loop only.
+// nodes now), the nodes' spans out of service open now, the association tree of this
+// cluster and the users' proper names; the store's thread adds the records and the stored
+// spans of the window and works the report out (core/sreport). Event loop only.
 #include <set>
 
 #include "cmd/controller/controller.hpp"
@@ -24,7 +24,6 @@ void add_nodes(const ClusterState& state, SreportData& d) {
   CapacitySpan all;
   for (const auto& [name, n] : state.nodes) {
     for (const auto& [k, v] : node_tres(n)) all.tres[k] += v;
-    if (n.down || n.drain) d.down.push_back({n.down ? n.down_time : n.drain_time, 0, false, node_tres(n)});
   }
   if (!state.nodes.empty()) d.capacity.push_back(std::move(all));
 }
@@ -56,7 +55,7 @@ void Controller::report(const pb::ReportRequest& req, std::function<void(Result<
   data.cluster = config_.name;
   add_nodes(state_, data);
   add_assocs(acct_->model(), config_.name, data);
-  acct_->report(*p.cmd, std::move(data), req.now(), [diag = p.diag, out, reply](Result<SreportOutput> r) mutable {
+  acct_->report(*p.cmd, std::move(data), open_node_spans(state_), req.now(), [diag = p.diag, out, reply](Result<SreportOutput> r) mutable {
     if (!r) return reply(r.status());
     out.set_out(diag.out + r->out), out.set_err(diag.err + r->err), out.set_rc(std::max(diag.rc, r->rc));
     reply(std::move(out));

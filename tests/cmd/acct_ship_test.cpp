@@ -26,18 +26,24 @@ Job ended_job(uint64_t id) {
   j.state = JobState::kCompleted;
   return j;
 }
+
+// A journal in `dir`, loaded and started with `post`.
+auto started_journal(const test::TempDir& dir, const std::function<void(std::function<void()>)>& post) {
+  auto journal = store::Journal::open(dir.path() + "/state.db");
+  REQUIRE(journal);
+  REQUIRE((*journal)->load());
+  (*journal)->start(post);
+  return journal;
+}
 }  // namespace
 
 TEST_CASE("accounting shipper: records wait for the delay, a query ships them first and sees them") {
   test::TempDir dir;
-  auto journal = store::Journal::open(dir.path() + "/state.db");
-  REQUIRE(journal);
-  REQUIRE((*journal)->load());
   cmd::PostQueue loop;
   auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
+  auto journal = started_journal(dir, post);
   std::vector<std::function<void()>> delayed;  // what the shipper asked to run after its delay
   auto later = [&delayed](std::function<void()> fn) { delayed.push_back(std::move(fn)); };
-  (*journal)->start(post);
   AccountingLink link(**journal, "t", post, later);
   REQUIRE(link.open(dir.path() + "/acct.db"));
   link.ship();  // as the controller does at start: learns what the store has
@@ -98,4 +104,43 @@ TEST_CASE("accounting shipper: a query waits for an outbox read that began after
   REQUIRE(loop.run_until([&] { return seen.has_value(); }, 30));
   CHECK(*seen == 2);  // the read under way had only job 1: the answer waited for the next
   link.stop();
+}
+
+TEST_CASE("accounting shipper: a node's span out of service reaches the store, opened then closed in place") {
+  test::TempDir dir;
+  cmd::PostQueue loop;
+  auto post = [&loop](std::function<void()> fn) { loop.post(std::move(fn)); };
+  auto journal = started_journal(dir, post);
+  auto later = [](std::function<void()> fn) { fn(); };
+  AccountingLink link(**journal, "t", post, later);
+  REQUIRE(link.open(dir.path() + "/acct.db"));
+  NodeSpan span{"n1", "DRAIN", "maintenance", 1000, 1'700'000'000, 0, 8, 4096, 1};
+  int durable = 0;
+  auto count = [&](const Status& s) { durable += s ? 1 : 0; };
+  (*journal)->append("node drained", {encode_node_span(span)}, store::OutboxKind::kNode, count);
+  span.end = 1'700'000'600;
+  (*journal)->append("node resumed", {encode_node_span(span)}, store::OutboxKind::kNode, count);
+  REQUIRE(loop.run_until([&] { return durable == 2; }, 30));
+  link.ship();
+  REQUIRE(loop.run_until([&] { return link.idle(); }, 30));
+  link.stop();
+  (*journal)->stop();
+
+  auto db = store::open_acct_store(dir.path() + "/acct.db");
+  REQUIRE(db);
+  store::AcctJobQuery q;
+  q.cluster = "t";
+  auto all = (*db)->node_spans(q);
+  REQUIRE(all);
+  REQUIRE(all->size() == 1);  // the same span, its end filled in
+  pb::NodeSpanRecord got;
+  REQUIRE(got.ParseFromString(all->front()));
+  CHECK(got.node() == "n1");
+  CHECK(got.state() == "DRAIN");
+  CHECK(got.reason() == "maintenance");
+  CHECK(got.end() == 1'700'000'600);
+  q.start = 1'700'000'600;  // a window after it ended: not there
+  CHECK((*db)->node_spans(q)->empty());
+  q.start = 1'699'999'000, q.end = 1'700'000'001;  // a window it overlaps by a second
+  CHECK((*db)->node_spans(q)->size() == 1);
 }

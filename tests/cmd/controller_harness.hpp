@@ -36,10 +36,11 @@ class MemoryLog : public store::EventLog {
     return out;
   }
   void start(Post post) override { post_ = std::move(post); }
-  void append(std::string event, std::vector<std::string> records, Done done) override {
-    post_([disk = disk_, event = std::move(event), records = std::move(records), done = std::move(done)] {
+  using store::EventLog::append;
+  void append(std::string event, std::vector<std::string> records, store::OutboxKind kind, Done done) override {
+    post_([disk = disk_, event = std::move(event), records = std::move(records), kind, done = std::move(done)] {
       disk->events.push_back(event);
-      for (auto& r : records) disk->outbox.push_back({++disk->outbox_seq, r});
+      for (auto& r : records) disk->outbox.push_back({++disk->outbox_seq, r, kind});
       if (done) done(Status::ok());
     });
   }

@@ -7,6 +7,7 @@
 #include "builders.hpp"
 #include "core/acct_policy.hpp"
 #include "core/acctmgr.hpp"
+#include "core/assoc_mgr_format.hpp"
 #include "core/cluster_state.hpp"
 #include "core/scheduler.hpp"
 
@@ -34,10 +35,10 @@ Job job(uint64_t id, const std::string& account, const std::string& qos) {
   return j;
 }
 
-// `minutes` of one CPU that ran in `qos` (and in alice's association in physics).
-UsageRecord ran(const std::string& qos, int64_t minutes, int64_t cpus = 1) {
+// `minutes` of one CPU that ran in `qos` (and in alice's association in physics), in `partition`.
+UsageRecord ran(const std::string& qos, int64_t minutes, int64_t cpus = 1, const std::string& partition = "batch") {
   UsageRecord r;
-  r.account = "physics", r.user = "alice", r.qos = qos;
+  r.account = "physics", r.user = "alice", r.qos = qos, r.partition = partition;
   r.start = 1, r.end = 1 + minutes * 60, r.billing = cpus;
   return r;
 }
@@ -83,14 +84,49 @@ TEST_CASE("a QOS's GrpWall: its jobs' wall minutes used up, its jobs wait - QOSG
   CHECK(reason(after.blocked(job(3, "physics", "long"))) == "QOSGrpWallLimit");
 }
 
-TEST_CASE("scontrol show assoc_mgr shows a QOS's raw usage and wall minutes used") {
-  AcctModel m = model_after({"add qos long", "modify qos long set GrpWall=60"});
+TEST_CASE("scontrol show assoc_mgr shows a QOS's raw usage and the wall and CPU minutes used") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos long",
+                             "modify qos long set GrpWall=60 GrpTRESMins=cpu=1000"});
   auto fs = shares(m, {ran("long", 30, 2)});
-  const FairShare::QosUsage* used = fs->qos_usage("long");
-  REQUIRE(used != nullptr);
-  CHECK(used->raw_usage == doctest::Approx(30 * 60 * 2));
-  CHECK(used->raw_wall == doctest::Approx(30 * 60));
-  CHECK(fs->qos_usage("normal") == nullptr);
+  AcctPolicy p(m, "c", kAll, fs);
+  CHECK(p.qos_used("long").first == doctest::Approx(30 * 60 * 2));
+  CHECK(p.qos_used("long").second == doctest::Approx(30 * 60));
+  CHECK(p.qos_used("normal").first == 0);
+  AcctUsage u(p, 100000);
+  auto q = parse_assoc_mgr_args({"flags=qos", "qos=long"});
+  REQUIRE(q.is_ok());
+  q->gpu_tres = false;
+  std::string out = render_assoc_mgr(m, "c", *fs, u, [](const std::string&) -> int64_t { return 1000; }, *q);
+  INFO(out);
+  CHECK(out.find("UsageRaw=3600.000000") != std::string::npos);
+  CHECK(out.find("GrpWall=60(30.00)") != std::string::npos);
+  CHECK(out.find("GrpTRESMins=cpu=1000(60)") != std::string::npos);
+}
+
+TEST_CASE("a partition's QOS is credited with its partition's jobs' usage too, and NoDecay counts it undecayed") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos part",
+                             "modify qos part set GrpTRESMins=cpu=100"});
+  auto fs = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{ran("normal", 80, 1, "gpu")}, 100000,
+                                              FairShareConfig{0, false, 1});
+  AcctPolicy p(m, "c", kAll, fs, {{"gpu", "part"}});
+  CHECK(p.qos_used("part").first == doctest::Approx(80 * 60));  // a job of QOS normal, in gpu
+  CHECK(p.qos_used("normal").first == doctest::Approx(80 * 60));
+  AcctUsage u(p, 100000);
+  Job there = job(1, "physics", "normal");  // 80 + 60 > 100
+  there.partition = "gpu";
+  CHECK(reason(u.blocked(there)) == "QOSGrpCPUMinutesLimit");
+  CHECK(u.blocked(job(2, "physics", "normal")) == JobReason::kNone);  // elsewhere: no partition QOS
+  // With a half-life, usage an hour old counts less; with NoDecay, all of it.
+  UsageRecord old = ran("long", 60);
+  old.start = 100000 - 2 * 3600, old.end = 100000 - 3600;
+  AcctModel flags = model_after({"add qos long", "add qos flat set Flags=NoDecay"});
+  UsageRecord flat_old = old;
+  flat_old.qos = "flat";
+  auto decayed = std::make_shared<const FairShare>(flags, "c", std::vector<UsageRecord>{old, flat_old}, 100000,
+                                                   FairShareConfig{3600, false, 1});
+  AcctPolicy d(flags, "c", kAll, decayed);
+  CHECK(d.qos_used("long").first < 3600 * 0.5);
+  CHECK(d.qos_used("flat").first == doctest::Approx(3600));
 }
 
 TEST_CASE("--qos a,b at submit: every name must be allowed - kept highest Priority first") {
@@ -110,9 +146,11 @@ TEST_CASE("--qos a,b at submit: every name must be allowed - kept highest Priori
   auto refused = p.choose(s, {"batch"});
   REQUIRE(!refused.is_ok());
   CHECK(refused.message() == "Invalid qos specification");
-  e.qos = "low,nosuch";
-  s.extra = e;
-  CHECK(!p.choose(s, {"batch"}).is_ok());
+  for (const char* bad : {"low,nosuch", ",", "low,", ",low", "low,,high"}) {
+    e.qos = bad;
+    s.extra = e;
+    CHECK_MESSAGE(!p.choose(s, {"batch"}).is_ok(), bad);
+  }
   Job listed = job(1, "physics", "high,low");
   CHECK(p.qos(listed) == doctest::Approx(1.0));  // the first (highest) QOS's factor
 }
@@ -169,7 +207,9 @@ TEST_CASE("qos_list: names in order, empty items skipped") {
   CHECK(qos_list("") == std::vector<std::string>{});
   CHECK(qos_list("a") == std::vector<std::string>{"a"});
   CHECK(qos_list("a,,b,") == std::vector<std::string>{"a", "b"});
+  CHECK(qos_list(",") == std::vector<std::string>{});
   CHECK(first_qos("high,low") == "high");
+  CHECK(first_qos(",low") == "low");
   CHECK(first_qos("one") == "one");
 }
 
@@ -194,4 +234,32 @@ TEST_CASE("a QOS's MaxTRESRunMinsPerUser and PerAccount (24.05): the TRES-minute
   CHECK(reason(u.blocked(carols)) == "MaxMemoryRunMinsPerAccount");  // chem's 3600 + 3600 > 6000
   carols.time_limit = 1800;  // 1800 more: fits
   CHECK(u.blocked(carols) == JobReason::kNone);
+}
+
+TEST_CASE("--qos a,b and submit limits: a waiting job counts in each QOS of its list, so neither can be got around") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
+                             "add qos high set Priority=100", "modify user alice set qos=normal,low,high",
+                             "modify qos high set MaxSubmitJobsPerUser=1", "modify qos low set GrpSubmitJobs=1"});
+  AcctPolicy p(m, "c", kAll);
+  AcctUsage u(p, 0);
+  Job first = job(1, "physics", "high,low");
+  CHECK(u.refused(first, 1) == JobReason::kNone);
+  u.add(first);  // waiting: counted in high and in low
+  REQUIRE(u.qos_counts("high") != nullptr);
+  CHECK(u.qos_counts("high")->submitted == 1);
+  CHECK(u.qos_counts("low")->submitted == 1);
+  REQUIRE(u.assoc_counts("physics", "alice", "") != nullptr);
+  CHECK(u.assoc_counts("physics", "alice", "")->submitted == 1);  // once, not once per QOS
+  CHECK(reason(u.refused(job(2, "physics", "high,low"), 1)) == "QOSMaxSubmitJobPerUserLimit");
+  CHECK(u.refused(job(3, "physics", "normal"), 1) == JobReason::kNone);  // normal sets none
+}
+
+TEST_CASE("a job of a QOS list requeued waits under its whole list again") {
+  ClusterState s = test::cluster("n1", 8);
+  REQUIRE(apply(s, JobSubmitted{job(1, "physics", "high,low")}));
+  REQUIRE(apply(s, JobStarted{JobId{1}, 10, {{"n1", 1, 0, 1}}, "batch", 0, "low"}));
+  CHECK(s.jobs.at(JobId{1}).spec.extra->qos == "low");
+  REQUIRE(apply(s, JobRequeued{JobId{1}, 20}));
+  CHECK(s.jobs.at(JobId{1}).spec.extra->qos == "high,low");
+  CHECK(s.jobs.at(JobId{1}).spec.extra->qos_list.empty());
 }

@@ -165,6 +165,9 @@ TEST_CASE("e2e: hq accounting with a secret of its own: the controller uses it, 
   REQUIRE(c.wait_state(id, "COMPLETED", 30));
   std::vector<std::string> want = {id + "|COMPLETED"};
   CHECK(wait_until([&] { return stored_runs(c, id) == want; }, 20));
+  // A node's span out of service goes to the daemon too, and comes back for sacctmgr.
+  REQUIRE(c.hq("control drain e1 --reason 'disk check'").rc == 0);
+  CHECK(c.hq("acctmgr -n -P list events format=NodeName,State,Reason").out == "e1|DRAIN|disk check\n");
 
   // Someone with the cluster secret alone (a node's root) cannot act as the controller.
   hq::test::TempDir node_keys;

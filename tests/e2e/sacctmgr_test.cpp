@@ -3,6 +3,9 @@
 // ColdFront send; only admins change things; no accounting at all says so.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
+#include "../fixture_file.hpp"
 #include "cluster_fixture.hpp"
 
 using namespace hq::test;
@@ -120,4 +123,34 @@ TEST_CASE("e2e: sacctmgr dump writes the cluster's flat file where sacctmgr runs
   CHECK(nowhere.out == "Can't open file /nonexistent/x.cfg, No such file or directory\n");
   CHECK(nowhere.rc == 0);  // as Slurm's
   CHECK(sh(bin(c) + "sacctmgr dump nosuch file=x.cfg").rc == 1);
+}
+
+TEST_CASE("e2e: sacctmgr list events shows nodes drained and resumed, from the store, across a restart") {
+  LocalCluster c(2, 1, 20);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  REQUIRE(sh(bin(c) + "scontrol update nodename=e2 state=drain reason=\"disk swap\"").rc == 0);
+  REQUIRE(sh(bin(c) + "scontrol update nodename=e2 state=resume").rc == 0);
+  REQUIRE(sh(bin(c) + "scontrol update nodename=e1 state=drain reason=\"bad dimm\"").rc == 0);
+  const std::string list = bin(c) + "sacctmgr -n -P list events format=NodeName,State,StateRaw,Reason,User,End";
+  auto events = sh(list);
+  CHECK(events.rc == 0);
+  // By node, then start; e2's span ended (a date), e1's still open.
+  std::istringstream lines(events.out);
+  std::string e1, e2, extra;
+  std::getline(lines, e1), std::getline(lines, e2);
+  CHECK(e1 == "e1|DRAIN|514|bad dimm|root(0)|Unknown");
+  CHECK(e2.rfind("e2|DRAIN|514|disk swap|root(0)|20", 0) == 0);
+  CHECK_FALSE(std::getline(lines, extra));
+  // Slurm 22.05's layout (tests/fixtures/slurm/sacctmgr/list-events-node.txt).
+  auto fixed = sh(bin(c) + "sacctmgr list events");
+  std::string want = hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/list-events-node.txt");
+  CHECK(fixed.out.substr(0, fixed.out.find('\n', fixed.out.find('\n') + 1)) ==
+        want.substr(0, want.find('\n', want.find('\n') + 1)));
+  // States= looks from now: e1's open span (e2's too, when it ended within this second).
+  CHECK(sh(bin(c) + "sacctmgr -n -P list events states=drain format=NodeName").out.rfind("e1\n", 0) == 0);
+  CHECK(sh(bin(c) + "sacctmgr -n -P list events states=down format=NodeName").out.empty());
+  c.kill9_controller();  // the store has them: nothing is lost with the controller
+  c.start_controller();
+  CHECK(wait_until([&] { return sh(list).out == events.out; }, 20));
 }

@@ -410,3 +410,36 @@ TEST_CASE("accounting store: a PostgreSQL URI's password is in no message, a bad
   CHECK(n.status().message().find("postgresql://127.0.0.1:1/acct") != std::string::npos);
   CHECK(n.status().message().find("s3cret") == std::string::npos);
 }
+
+TEST_CASE_TEMPLATE("accounting store: nodes' spans out of service, kept by node and start, selected by window", TestType,
+                   Sqlite, Postgres) {
+  test::TempDir dir;
+  OPEN_STORE_OR_SKIP(dir);
+  auto span = [](int64_t seq, const std::string& node, Time start, Time end) {
+    AcctJob s;
+    s.seq = seq;
+    s.cluster = "c1";
+    s.node_span = true;
+    s.name = node;
+    s.state = "DOWN";
+    s.start_time = start;
+    s.end_time = end;
+    s.record = node + "@" + std::to_string(start) + "-" + std::to_string(end);
+    return s;
+  };
+  // n1 opened then closed in one batch and n2 still open; then n1 again in a later batch.
+  REQUIRE(db->apply("src", {span(1, "n1", 100, 0), span(2, "n2", 150, 0), span(3, "n1", 100, 200)}).value() == 3);
+  REQUIRE(db->apply("src", {span(4, "n1", 300, 0), job(5, 9, "COMPLETED", 100, 110, 120)}).value() == 5);
+  store::AcctJobQuery q;
+  q.cluster = "c1";
+  auto all = db->node_spans(q);
+  REQUIRE(all.is_ok());
+  CHECK(*all == std::vector<std::string>{"n1@100-200", "n1@300-0", "n2@150-0"});
+  CHECK(db->count().value() == 1);  // the job alone: spans are not jobs
+  q.start = 200, q.end = 250;  // n1's first ended at 200: not in it; n2 open: in it
+  CHECK(db->node_spans(q).value() == std::vector<std::string>{"n2@150-0"});
+  q.start = 0, q.end = 120;  // before n2 began
+  CHECK(db->node_spans(q).value() == std::vector<std::string>{"n1@100-200"});
+  q.cluster = "other";
+  CHECK(db->node_spans(q).value().empty());
+}

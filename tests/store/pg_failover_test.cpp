@@ -35,10 +35,10 @@ AcctJob record(int64_t seq) {
 }
 
 // Applies `jobs`, again on an unavailable answer (a connection lost mid-failover), for up to
-// `seconds`; the last answer.
-Result<int64_t> apply_retrying(store::AcctStore& db, const std::vector<AcctJob>& jobs, int seconds) {
+// `seconds`; the last answer. `failed`: how many were unavailable before it.
+Result<int64_t> apply_retrying(store::AcctStore& db, const std::vector<AcctJob>& jobs, int seconds, int& failed) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  for (;;) {
+  for (failed = 0;; ++failed) {
     auto r = db.apply("src", jobs);
     if (r.is_ok() || r.status().code() != Code::kUnavailable || std::chrono::steady_clock::now() > until) return r;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a retry's pace, as shipping's
@@ -70,8 +70,10 @@ TEST_CASE("postgresql store: a multi-host URI finds the primary, and after a fai
 
   primary.crash();
   REQUIRE(standby.promote());
-  auto after = apply_retrying(*db, {record(4), record(5)}, 60);
+  int failed = 0;
+  auto after = apply_retrying(*db, {record(4), record(5)}, 60, failed);
   REQUIRE_MESSAGE(after.is_ok(), after.status().message());
+  CHECK(failed >= 1);  // the connection to the dead primary failed first
   CHECK(*after == 5);
   CHECK(db->shipped("src").value() == 5);
   CHECK(db->count().value() == 5);  // the three from before the failover are there too

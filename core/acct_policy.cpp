@@ -541,6 +541,10 @@ void AcctUsage::count(const Job& job, const std::string& partition, const std::s
   }
   auto [first, second] = p_.qos_order(qos_name, partition);  // a partition's QOS counts its jobs too
   int32_t own = p_.qos_of(qos_name);
+  if (!whole) {  // a list's later QOS that is its partition's QOS was counted with the first
+    auto part = p_.part_qos_.find(partition);
+    if (part != p_.part_qos_.end() && part->second == own) return;
+  }
   for (const AcctPolicy::Qos* qos : {first, second}) {
     if (!qos) continue;
     int32_t q = static_cast<int32_t>(qos - p_.qos_.data());

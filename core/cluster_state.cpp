@@ -176,6 +176,7 @@ bool apply_updated(ClusterState& s, const JobUpdated& e) {
   if (it == s.jobs.end() || is_terminal(it->second.state)) return false;
   Job& job = it->second;
   const Job& to = e.job;
+  bool qos_changed = job.spec.extra->qos != to.spec.extra->qos;
   Shared<std::string> script = job.spec.script;
   Shared<std::vector<std::string>> env = job.spec.env;
   uint32_t uid = job.spec.uid, gid = job.spec.gid;
@@ -188,6 +189,11 @@ bool apply_updated(ClusterState& s, const JobUpdated& e) {
   job.spec.gid = gid;
   job.spec.groups = std::move(groups);
   job.spec.user = std::move(user);
+  if (qos_changed && !job.spec.extra->qos_list.empty()) {  // an operator's QOS: a requeue keeps it
+    JobExtras extra = *job.spec.extra;
+    extra.qos_list.clear();
+    job.spec.extra = std::move(extra);
+  }
   if (job.state == JobState::kPending) {
     if (!to.partition.empty()) {
       job.partitions = to.partitions;
@@ -347,15 +353,17 @@ void update_memberships(ClusterState& s, Node& node) {
   }
 }
 
-// A node that joined by registering: it enters the partitions that want it, takes its
-// recorded drain, and holds what running jobs have there (after a controller restart they
-// were recorded before the node came back).
-void add_node(ClusterState& s, Node node) {
+// A node that joined by registering (at `joined`): it enters the partitions that want it,
+// takes its recorded drain (drained from its joining on: the span out of service it had
+// before was closed when it left), and holds what running jobs have there (after a
+// controller restart they were recorded before the node came back).
+void add_node(ClusterState& s, Node node, Time joined) {
   std::string name = node.name;
   if (auto d = s.drained.find(name); d != s.drained.end()) {
+    d->second.time = joined;
     node.drain = true;
     node.drain_reason = d->second.reason;
-    node.drain_time = d->second.time;
+    node.drain_time = joined;
     node.drain_uid = d->second.uid;
   }
   update_memberships(s, node);
@@ -420,7 +428,7 @@ bool apply_registered(ClusterState& s, const NodeRegistered& e) {
     n.name = e.node;
     n.dynamic = true;
     set_registration(n, resolve(n, e));
-    add_node(s, std::move(n));
+    add_node(s, std::move(n), e.time);
     return true;
   }
   Node& n = it->second;

@@ -84,6 +84,12 @@ std::vector<NodeSpan> node_span_changes(const ClusterState& before, const Event&
     if (const Node* n = node(e->node)) down_changes(*n, *e, out);
   } else if (const auto* d = std::get_if<NodeDrainChanged>(&event)) {
     if (const Node* n = node(d->node)) drain_changes(*n, *d, out);
+  } else if (const auto* j = std::get_if<NodeRegistered>(&event)) {
+    // A node joining again while drained: drained from now (its span closed when it left).
+    auto mark = before.drained.find(j->node);
+    if (j->join && !j->node.empty() && !node(j->node) && mark != before.drained.end())
+      out.push_back(NodeSpan{j->node, "DRAIN", mark->second.reason, mark->second.uid, j->time, 0, j->cpus, j->mem_mib,
+                             static_cast<int64_t>(j->gpus.size())});
   } else if (const auto* r = std::get_if<NodeRemoved>(&event)) {
     if (const Node* n = node(r->node)) {  // its open spans end with it
       if (n->down) out.push_back(span_of(*n, "DOWN", n->down_reason, 0, n->down_time, r->time));

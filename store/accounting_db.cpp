@@ -86,7 +86,7 @@ Status AccountingDb::migrate() {
       "step_id INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id)) WITHOUT ROWID",
       // Added within version 2 too: the nodes' spans out of service (Slurm's node events).
       "CREATE TABLE IF NOT EXISTS node_spans(cluster TEXT NOT NULL, node BLOB NOT NULL, time_start INTEGER NOT NULL, "
-      "time_end INTEGER NOT NULL, state TEXT NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, node, time_start))",
+      "time_end INTEGER NOT NULL, state TEXT NOT NULL, record BLOB NOT NULL, PRIMARY KEY(cluster, node, time_start, state))",
       "UPDATE meta SET value = '" + version + "' WHERE key = 'schema_version'"};
   for (const auto& sql : statements)
     if (Status s = exec_sql(db_, path_, sql); !s) return s;

@@ -131,7 +131,7 @@ std::string upsert_steps_sql(size_t rows) {
 std::string upsert_spans_sql(size_t rows) {
   return "INSERT INTO node_spans(cluster, node, time_start, time_end, state, record) VALUES" +
          values_rows(rows, kSpanColumns) +
-         " ON CONFLICT(cluster, node, time_start) DO UPDATE SET time_end=excluded.time_end, state=excluded.state, "
+         " ON CONFLICT(cluster, node, time_start, state) DO UPDATE SET time_end=excluded.time_end, "
          "record=excluded.record";
 }
 

@@ -40,7 +40,7 @@ inline constexpr size_t kJobColumns = 14, kStepColumns = 5, kSpanColumns = 6;
 // begun before it) and start (a span not ended by it).
 inline constexpr char kSpansQuery[] =
     "SELECT record FROM node_spans WHERE cluster = ? AND time_start < ? AND (time_end = 0 OR time_end > ?) "
-    "ORDER BY node, time_start";
+    "ORDER BY node, time_start, state";
 inline constexpr char kUpsertShipped[] =
     "INSERT INTO shipped(source, seq) VALUES(?, ?) ON CONFLICT(source) DO UPDATE SET seq = excluded.seq";
 inline constexpr char kUpsertModelRow[] =

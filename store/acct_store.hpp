@@ -31,7 +31,7 @@ struct AcctJob {
                                    // other columns are not used
   bool node_span = false;          // a node's span out of service (pb::NodeSpanRecord): name is
                                    // the node, start/end_time the span (end 0: still), state
-                                   // DOWN or DRAIN; kept by (cluster, node, start)
+                                   // DOWN or DRAIN; kept by (cluster, node, start, state)
 };
 
 // sacct's selection. Zero start/end: not set (see core/sacct_format's window).

@@ -93,7 +93,7 @@ const std::vector<std::string>& schema() {
       "CREATE TABLE IF NOT EXISTS steps(cluster TEXT NOT NULL, job_id BIGINT NOT NULL, submit_time BIGINT NOT NULL, "
       "step_id BIGINT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, job_id, submit_time, step_id))",
       "CREATE TABLE IF NOT EXISTS node_spans(cluster TEXT NOT NULL, node BYTEA NOT NULL, time_start BIGINT NOT NULL, "
-      "time_end BIGINT NOT NULL, state TEXT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, node, time_start))"};
+      "time_end BIGINT NOT NULL, state TEXT NOT NULL, record BYTEA NOT NULL, PRIMARY KEY(cluster, node, time_start, state))"};
   return statements;
 }
 
@@ -360,12 +360,12 @@ Result<int64_t> PgAccountingDb::apply(const std::string& source, const std::vect
     // One statement may change a row once: a batch's records of one job (or step) fold
     // into the last, which is what applying them in order leaves.
     using Key = std::tuple<std::string, uint64_t, Time, int64_t>;
-    using SpanKey = std::tuple<std::string, std::string, Time>;
+    using SpanKey = std::tuple<std::string, std::string, Time, std::string>;
     std::map<Key, const AcctJob*> latest;
     std::map<SpanKey, const AcctJob*> spans;
     for (const auto& job : jobs) {
       if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-      if (job.node_span) spans[SpanKey{job.cluster, job.name, job.start_time}] = &job;
+      if (job.node_span) spans[SpanKey{job.cluster, job.name, job.start_time, job.state}] = &job;
       else latest[Key{job.cluster, job.job_id, job.submit_time, job.step_id}] = &job;
       seq = std::max(seq, job.seq);
     }

@@ -8,6 +8,8 @@
 // connections.
 // A connection's requests are answered in order (the worker runs them in order, and
 // posts each answer back to the io thread).
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/ip/tcp.hpp>
@@ -110,8 +112,13 @@ Result<std::vector<pb::StoreReply>> answer(store::AcctStore& db, const pb::Store
       return one_value(db.shipped(req.source()));
     case pb::StoreRequest::kApply: {
       std::vector<store::AcctJob> jobs;
-      jobs.reserve(static_cast<size_t>(req.apply().jobs_size()));
+      jobs.reserve(static_cast<size_t>(req.apply().jobs_size() + req.apply().spans_size()));
       for (const auto& row : req.apply().jobs()) jobs.push_back(from_pb(row));
+      for (const auto& row : req.apply().spans()) {
+        jobs.push_back(from_pb(row));
+        jobs.back().node_span = true;
+      }
+      std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
       return one_value(db.apply(req.source(), jobs));
     }
     case pb::StoreRequest::kQuery:

@@ -79,8 +79,8 @@ Result<int64_t> RemoteAcctStore::apply(const std::string& source, const std::vec
     req.set_source(source);
     auto* apply = req.mutable_apply();
     size_t bytes = 0;
-    for (; at < jobs.size() && (apply->jobs_size() == 0 || bytes < kRequestBytes); ++at) {
-      to_pb(jobs[at], *apply->add_jobs());
+    for (; at < jobs.size() && (apply->jobs_size() + apply->spans_size() == 0 || bytes < kRequestBytes); ++at) {
+      to_pb(jobs[at], jobs[at].node_span ? *apply->add_spans() : *apply->add_jobs());
       bytes += jobs[at].record.size() + jobs[at].name.size() + jobs[at].account.size();
     }
     auto r = call(req);

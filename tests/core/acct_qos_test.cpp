@@ -263,3 +263,27 @@ TEST_CASE("a job of a QOS list requeued waits under its whole list again") {
   CHECK(s.jobs.at(JobId{1}).spec.extra->qos == "high,low");
   CHECK(s.jobs.at(JobId{1}).spec.extra->qos_list.empty());
 }
+
+TEST_CASE("--qos a,b where b is the partition's QOS: a waiting job counts in b once") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos a", "add qos b",
+                             "modify user alice set qos=normal,a,b"});
+  AcctPolicy p(m, "c", kAll, nullptr, {{"batch", "b"}});
+  AcctUsage u(p, 0);
+  u.add(job(1, "physics", "a,b"));
+  REQUIRE(u.qos_counts("b") != nullptr);
+  CHECK(u.qos_counts("b")->submitted == 1);
+  CHECK(u.qos_counts("a")->submitted == 1);
+}
+
+TEST_CASE("an operator's QOS for a running job of a list stays across a requeue") {
+  ClusterState s = test::cluster("n1", 8);
+  REQUIRE(apply(s, JobSubmitted{job(1, "physics", "high,low")}));
+  REQUIRE(apply(s, JobStarted{JobId{1}, 10, {{"n1", 1, 0, 1}}, "batch", 0, "low"}));
+  Job changed = s.jobs.at(JobId{1});
+  JobExtras e = *changed.spec.extra;
+  e.qos = "normal";
+  changed.spec.extra = e;
+  REQUIRE(apply(s, JobUpdated{JobId{1}, 15, changed}));
+  REQUIRE(apply(s, JobRequeued{JobId{1}, 20}));
+  CHECK(s.jobs.at(JobId{1}).spec.extra->qos == "normal");
+}

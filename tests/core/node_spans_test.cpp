@@ -75,3 +75,26 @@ TEST_CASE("node spans: Down time is each node's union of its spans, stored or op
   CHECK(down[3].tres.at("cpu") == 8);
   CHECK(down[3].tres.at("node") == 1);
 }
+
+TEST_CASE("node spans: a drained dynamic node deleted and joining again is drained from its joining on") {
+  ClusterState s = test::cluster("n1", 8);
+  NodeRegistered join{"d1", 100, 4, 4096, {}, {}, "", "", 0, true, 0};
+  REQUIRE(apply(s, join));
+  REQUIRE(apply(s, NodeDrainChanged{"d1", 200, true, "flaky", 1000}));
+  auto left = node_span_changes(s, NodeRemoved{"d1", 300});
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].end == 300);
+  REQUIRE(apply(s, NodeRemoved{"d1", 300}));
+  join.time = 500;
+  auto back = node_span_changes(s, join);
+  REQUIRE(back.size() == 1);  // drained again from 500, not from 200
+  CHECK(back[0].state == "DRAIN");
+  CHECK(back[0].start == 500);
+  CHECK(back[0].reason == "flaky");
+  CHECK(back[0].cpus == 4);
+  REQUIRE(apply(s, join));
+  CHECK(s.nodes.at("d1").drain_time == 500);
+  auto resumed = node_span_changes(s, NodeDrainChanged{"d1", 600, false, "", 0});
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].start == 500);  // the span it closes is the one opened at the join
+}

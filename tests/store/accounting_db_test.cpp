@@ -4,6 +4,8 @@
 // is SQLite's alone (its schema's migration, its WAL synced at each commit).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "../pg_server.hpp"
 #include "../raw_sql.hpp"
 #include "../skip.hpp"
@@ -442,4 +444,13 @@ TEST_CASE_TEMPLATE("accounting store: nodes' spans out of service, kept by node 
   CHECK(db->node_spans(q).value() == std::vector<std::string>{"n1@100-200"});
   q.cluster = "other";
   CHECK(db->node_spans(q).value().empty());
+  // Drained and down in the same second: two spans, neither overwrites the other.
+  AcctJob drain = span(7, "n3", 500, 0);
+  drain.state = "DRAIN";
+  drain.record = "n3-drain";
+  REQUIRE(db->apply("src", {span(6, "n3", 500, 0), drain}).value() == 7);
+  q.cluster = "c1", q.start = 400, q.end = 0;
+  auto both = db->node_spans(q);
+  REQUIRE(both.is_ok());
+  CHECK(std::count_if(both->begin(), both->end(), [](const std::string& r) { return r.rfind("n3", 0) == 0; }) == 2);
 }

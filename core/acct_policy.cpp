@@ -596,12 +596,15 @@ std::vector<std::pair<std::string, AcctUsage::Counts>> AcctUsage::qos_accounts(c
   return out;
 }
 
-JobReason AcctUsage::blocked(const Job& job, std::string* chosen) const {
-  const std::string& qos = job.spec.extra->qos;
-  if (qos.find(',') == std::string::npos) return blocked_in(job, qos);
-  JobReason first = JobReason::kNone;  // none admits it: why the first does not
+namespace {
+// `check(qos)` under the job's QOS, or each of its list in turn: kNone from the first that
+// allows it (its name into `chosen`), else the first's reason.
+template <typename Check>
+JobReason first_allowing(const std::string& qos, std::string* chosen, Check check) {
+  if (qos.find(',') == std::string::npos) return check(qos);
+  JobReason first = JobReason::kNone;
   for (const std::string& name : qos_list(qos)) {
-    JobReason r = blocked_in(job, name);
+    JobReason r = check(name);
     if (r == JobReason::kNone) {
       if (chosen) *chosen = name;
       return r;
@@ -609,6 +612,11 @@ JobReason AcctUsage::blocked(const Job& job, std::string* chosen) const {
     if (first == JobReason::kNone) first = r;
   }
   return first;
+}
+}  // namespace
+
+JobReason AcctUsage::blocked(const Job& job, std::string* chosen) const {
+  return first_allowing(job.spec.extra->qos, chosen, [&](const std::string& qos) { return blocked_in(job, qos); });
 }
 
 JobReason AcctUsage::blocked_in(const Job& job, const std::string& qos) const {
@@ -726,16 +734,8 @@ JobReason AcctUsage::qos_refused(const AcctPolicy::Qos& q, const AcctPolicy::Qos
   return JobReason::kNone;
 }
 
-JobReason AcctUsage::refused(const Job& job, int64_t n) const {
-  const std::string& qos = job.spec.extra->qos;
-  if (qos.find(',') == std::string::npos) return refused_in(job, qos, n);
-  JobReason first = JobReason::kNone;  // accepted when one of its QOS accepts it
-  for (const std::string& name : qos_list(qos)) {
-    JobReason r = refused_in(job, name, n);
-    if (r == JobReason::kNone) return r;
-    if (first == JobReason::kNone) first = r;
-  }
-  return first;
+JobReason AcctUsage::refused(const Job& job, int64_t n) const {  // accepted when one of its QOS accepts it
+  return first_allowing(job.spec.extra->qos, nullptr, [&](const std::string& qos) { return refused_in(job, qos, n); });
 }
 
 JobReason AcctUsage::refused_in(const Job& job, const std::string& qos, int64_t n) const {

@@ -13,6 +13,12 @@ NodeSpan span_of(const Node& n, const char* state, std::string reason, uint32_t 
   return NodeSpan{n.name, state, std::move(reason), uid, start, end, n.cpus, n.mem_mib, static_cast<int64_t>(n.gpus.size())};
 }
 
+// The spans `n` has open (down, drained), ending at `end` (0: still).
+void add_open_spans(const Node& n, Time end, std::vector<NodeSpan>& out) {
+  if (n.down) out.push_back(span_of(n, "DOWN", n.down_reason, 0, n.down_time, end));
+  if (n.drain) out.push_back(span_of(n, "DRAIN", n.drain_reason, n.drain_uid, n.drain_time, end));
+}
+
 void down_changes(const Node& n, const NodeDownChanged& e, std::vector<NodeSpan>& out) {
   std::string reason = e.down ? e.reason : "";
   if (n.down == e.down && n.down_reason == reason) return;  // stale
@@ -38,10 +44,7 @@ SreportTres span_tres(const NodeSpan& s) {
 
 std::vector<NodeSpan> open_node_spans(const ClusterState& state) {
   std::vector<NodeSpan> out;
-  for (const auto& [name, n] : state.nodes) {
-    if (n.down) out.push_back(span_of(n, "DOWN", n.down_reason, 0, n.down_time, 0));
-    if (n.drain) out.push_back(span_of(n, "DRAIN", n.drain_reason, n.drain_uid, n.drain_time, 0));
-  }
+  for (const auto& [name, n] : state.nodes) add_open_spans(n, 0, out);
   return out;
 }
 
@@ -91,10 +94,7 @@ std::vector<NodeSpan> node_span_changes(const ClusterState& before, const Event&
       out.push_back(NodeSpan{j->node, "DRAIN", mark->second.reason, mark->second.uid, j->time, 0, j->cpus, j->mem_mib,
                              static_cast<int64_t>(j->gpus.size())});
   } else if (const auto* r = std::get_if<NodeRemoved>(&event)) {
-    if (const Node* n = node(r->node)) {  // its open spans end with it
-      if (n->down) out.push_back(span_of(*n, "DOWN", n->down_reason, 0, n->down_time, r->time));
-      if (n->drain) out.push_back(span_of(*n, "DRAIN", n->drain_reason, n->drain_uid, n->drain_time, r->time));
-    }
+    if (const Node* n = node(r->node)) add_open_spans(*n, r->time, out);  // its open spans end with it
   }
   return out;
 }

@@ -250,38 +250,37 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
       if (!account.empty()) options.active_jobs.push_back({j.id.value, config_.name, account, j.spec.user});
     });
   AcctMgrActor actor{user_name(who.uid), is_admin(who)};
-  if (acctmgr_lists_events(words)) {  // the store's spans first, read once what waits has shipped
-    options.events.cluster = config_.name;
-    options.events.now = req.now() ? req.now() : now();
-    options.events.utc_offset = req.utc_offset();
-    store::AcctJobQuery q;
-    q.cluster = config_.name;
-    return acct_->node_spans(q, [this, words, options, actor, out, reply = std::move(reply)](
-                                    Result<std::vector<NodeSpan>> spans) mutable {
-      if (!spans) return reply(spans.status());
-      for (const NodeSpan& s : *spans) options.events.user_names.try_emplace(s.uid, user_name(s.uid));
-      options.events.spans = std::move(spans).value();
-      acct_->acctmgr(words, options, actor, false, [out, reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
-        if (!r) return reply(r.status());
-        out.set_out(r->out), out.set_err(r->err), out.set_rc(r->rc);
-        reply(out);
-      });
+  auto failed = reply;  // for list events: the store's error
+  auto run = [this, words, actor, out, commit = req.commit(), reply = std::move(reply)](AcctMgrOptions options) mutable {
+    acct_->acctmgr(words, options, actor, commit, [this, out, commit, reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
+      if (!r) return reply(r.status());
+      if (r->changed && commit) {
+        refresh_acct_policy();
+        if (fair_share_wanted()) refresh_fair_share();  // shares may have changed
+        else shares_.reset();                          // worked out again when next asked for
+      }  // stored: enforcement follows the model from here on
+      out.set_out(r->out);
+      out.set_err(r->err);
+      out.set_rc(r->rc);
+      out.set_changed(r->changed);
+      out.set_file_name(r->file_name);
+      out.set_file_text(r->file_text);
+      reply(out);
     });
-  }
-  acct_->acctmgr(words, options, actor, req.commit(), [this, out, commit = req.commit(), reply = std::move(reply)](Result<AcctMgrResult> r) mutable {
-    if (!r) return reply(r.status());
-    if (r->changed && commit) {
-      refresh_acct_policy();
-      if (fair_share_wanted()) refresh_fair_share();  // shares may have changed
-      else shares_.reset();                          // worked out again when next asked for
-    }  // stored: enforcement follows the model from here on
-    out.set_out(r->out);
-    out.set_err(r->err);
-    out.set_rc(r->rc);
-    out.set_changed(r->changed);
-    out.set_file_name(r->file_name);
-    out.set_file_text(r->file_text);
-    reply(out);
+  };
+  if (!acctmgr_lists_events(words)) return run(std::move(options));
+  // list events: the store's spans first, read once what waits has shipped.
+  options.events.cluster = config_.name;
+  options.events.now = req.now() ? req.now() : now();
+  options.events.utc_offset = req.utc_offset();
+  store::AcctJobQuery q;
+  q.cluster = config_.name;
+  acct_->node_spans(q, [this, options = std::move(options), run = std::move(run), failed = std::move(failed)](
+                           Result<std::vector<NodeSpan>> spans) mutable {
+    if (!spans) return failed(spans.status());
+    for (const NodeSpan& s : *spans) options.events.user_names.try_emplace(s.uid, user_name(s.uid));
+    options.events.spans = std::move(spans).value();
+    run(std::move(options));
   });
 }
 

@@ -20,6 +20,7 @@
 #include "../loopback.hpp"
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
+#include "../wait_until.hpp"
 #include "cmd/process.hpp"
 
 namespace hq::test {
@@ -78,14 +79,6 @@ inline int raw_connect(int port) {
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
   close(fd);
   return -1;
-}
-
-inline bool wait_until(const std::function<bool()>& pred, double seconds) {
-  for (double t = 0; t < seconds; t += 0.05) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
 }
 
 

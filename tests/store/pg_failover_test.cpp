@@ -6,11 +6,9 @@
 // does) and the one after reaches the new primary, with every record acknowledged before.
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <thread>
-
 #include "../pg_server.hpp"
 #include "../skip.hpp"
+#include "../wait_until.hpp"
 #include "store/acct_store.hpp"
 
 using namespace hq;
@@ -37,12 +35,14 @@ AcctJob record(int64_t seq) {
 // Applies `jobs`, again on an unavailable answer (a connection lost mid-failover), for up to
 // `seconds`; the last answer. `failed`: how many were unavailable before it.
 Result<int64_t> apply_retrying(store::AcctStore& db, const std::vector<AcctJob>& jobs, int seconds, int& failed) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  for (failed = 0;; ++failed) {
-    auto r = db.apply("src", jobs);
-    if (r.is_ok() || r.status().code() != Code::kUnavailable || std::chrono::steady_clock::now() > until) return r;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a retry's pace, as shipping's
-  }
+  Result<int64_t> r = unavailable("not tried");
+  failed = -1;
+  test::wait_until([&] {
+    r = db.apply("src", jobs);
+    ++failed;
+    return r.is_ok() || r.status().code() != Code::kUnavailable;
+  }, seconds);
+  return r;
 }
 
 }  // namespace

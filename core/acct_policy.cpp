@@ -194,7 +194,8 @@ UsageRecord usage_record(const Job& job) {
   r.end = is_terminal(job.state) ? std::max(job.end_time, job.start_time) : 0;
   // A record left open (its end never stored) counts no further than its limit.
   if (!r.end && job.time_limit != kUnlimited && job.time_limit >= 0) r.cap = job.start_time + job.time_limit + job.suspended_secs;
-  r.billing = held_tres(job)[kTresBilling];
+  r.tres = held_tres(job);
+  r.billing = r.tres[kTresBilling];
   return r;
 }
 
@@ -239,7 +240,6 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.min_tres = tres_limits(l.min_tres);
     out.max_per_node[kTresNode] = kNoLimit;
     out.grp_mins = tres_limits(l.grp_tres_mins);
-    out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
     out.grp_wall = l.grp_wall;
     out.max_run_mins_pu = tres_limits(l.max_tres_run_mins_pu), out.max_run_mins_pa = tres_limits(l.max_tres_run_mins_pa);
     out.no_decay = flagged("nodecay");
@@ -277,11 +277,10 @@ AcctPolicy::AcctPolicy(const AcctModel& model, const std::string& cluster, AcctE
     out.max_per_node = tres_limits(l.max_tres_per_node), out.max_mins = tres_limits(l.max_tres_mins);
     out.max_per_node[kTresNode] = kNoLimit;
     out.grp_mins = tres_limits(l.grp_tres_mins);
-    out.grp_mins[kTresMem] = out.grp_mins[kTresNode] = out.grp_mins[kTresGpu] = kNoLimit;  // no usage of these
     out.grp_wall = a.limits.grp_wall;  // a group limit: its own, not inherited
     if (auto u = usage_by_id.find(id); u != usage_by_id.end()) {
-      out.used_mins = static_cast<int64_t>(std::min(u->second->raw_usage / 60.0, 9.0e18));
-      out.used_wall = static_cast<int64_t>(std::min(u->second->raw_wall / 60.0, 9.0e18));
+      out.used_mins = tres_minutes(u->second->used.tres);
+      out.used_wall = static_cast<int64_t>(std::min(u->second->used.wall / 60.0, 9.0e18));
     }
     for (const std::string& q : shown.qos)
       if (int32_t i = qos_of(q); i >= 0) out.qos.push_back(i);
@@ -320,20 +319,18 @@ void AcctPolicy::credit_qos_usage(const FairShare& shares) {
     for (int32_t q : {own, part == part_qos_.end() || part->second == own ? -1 : part->second}) {
       if (q < 0) continue;
       Qos& to = qos_[static_cast<size_t>(q)];
-      to.raw_usage += to.no_decay ? u.flat_usage : u.raw_usage;
-      to.raw_wall += to.no_decay ? u.flat_wall : u.raw_wall;
+      to.used.add(to.no_decay ? u.flat : u.decayed);
     }
   }
   for (Qos& q : qos_) {
-    q.used_mins = static_cast<int64_t>(std::min(q.raw_usage / 60.0, 9.0e18));
-    q.used_wall = static_cast<int64_t>(std::min(q.raw_wall / 60.0, 9.0e18));
+    q.used_mins = tres_minutes(q.used.tres);
+    q.used_wall = static_cast<int64_t>(std::min(q.used.wall / 60.0, 9.0e18));
   }
 }
 
-std::pair<double, double> AcctPolicy::qos_used(const std::string& name) const {
+UsedSum AcctPolicy::qos_used(const std::string& name) const {
   int32_t q = qos_of(name);
-  if (q < 0) return {0, 0};
-  return {qos_[static_cast<size_t>(q)].raw_usage, qos_[static_cast<size_t>(q)].raw_wall};
+  return q < 0 ? UsedSum{} : qos_[static_cast<size_t>(q)].used;
 }
 
 int32_t AcctPolicy::qos_of(const std::string& name) const {
@@ -672,8 +669,7 @@ JobReason AcctUsage::qos_blocked(const AcctPolicy::Qos& q, const AcctPolicy::Qos
   if (grp_wall != kNoLimit && q.used_wall >= grp_wall) return JobReason::kQosGrpWall;
   if (TresCounts grp_mins = mine_tres(&AcctPolicy::Qos::grp_mins); any_set(grp_mins)) {
     TresCounts used = all.run_mins;  // what was used, what runs may still use, and this job
-    used[kTresCpu] = sat_add(used[kTresCpu], q.used_mins);
-    used[kTresBilling] = sat_add(used[kTresBilling], q.used_mins);
+    for (int k = 0; k < kTresKinds; ++k) used[k] = sat_add(used[k], q.used_mins[k]);
     if (int k = over_run_mins(grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kQosGrpCpuMins, k);
   }
   return JobReason::kNone;
@@ -711,8 +707,7 @@ JobReason AcctUsage::assoc_blocked(int32_t leaf, const AcctPolicy::Qos* q, const
       return tres_reason(JobReason::kAssocGrpCpuRunMin, k);
     if (TresCounts grp_mins = unshadowed(at.grp_mins, q ? &q->grp_mins : nullptr); any_set(grp_mins)) {
       TresCounts used = counts(a).run_mins;  // what was used (decayed), what runs may still use, and this job
-      used[kTresCpu] = sat_add(used[kTresCpu], at.used_mins);
-      used[kTresBilling] = sat_add(used[kTresBilling], at.used_mins);
+      for (int k = 0; k < kTresKinds; ++k) used[k] = sat_add(used[k], at.used_mins[k]);
       if (int k = over_run_mins(grp_mins, used, tres, run_mins); k >= 0) return tres_reason(JobReason::kAssocGrpCpuMins, k);
     }
   }

@@ -46,9 +46,6 @@ std::string acct_enforce_name(const AcctEnforce& e);
 std::vector<std::string> qos_list(const std::string& qos);
 std::string first_qos(const std::string& qos);
 
-// TRES that limits count, in Slurm's order; mem in MiB; billing is CPUs (the default weights).
-enum TresKind : int { kTresCpu, kTresMem, kTresNode, kTresGpu, kTresBilling, kTresKinds };
-using TresCounts = std::array<int64_t, kTresKinds>;
 // What a queued job asks for (mem from --mem or --mem-per-cpu; 0 when not given).
 TresCounts requested_tres(const JobSpec& spec);
 // What a running job holds.
@@ -94,9 +91,9 @@ class AcctPolicy final : public AcctFactors {
   const FairShare* shares() const { return shares_.get(); }
   // The QOS's UsageFactor by name (1 for one not known), for usage records.
   double usage_factor(const std::string& qos) const;
-  // What a QOS used (billing-seconds, wall seconds) as its GrpTRESMins and GrpWall count it:
-  // its jobs' and, for a partition's QOS, its partition's other jobs'; (0, 0) without usage.
-  std::pair<double, double> qos_used(const std::string& qos) const;
+  // What a QOS used (TRES-seconds, wall seconds) as its GrpTRESMins and GrpWall count it:
+  // its jobs' and, for a partition's QOS, its partition's other jobs'; nothing without usage.
+  UsedSum qos_used(const std::string& qos) const;
 
  private:
   friend class AcctUsage;
@@ -107,8 +104,8 @@ class AcctPolicy final : public AcctFactors {
     int64_t grp_jobs = kNoLimit, grp_submit = kNoLimit;
     TresCounts max_tres{}, grp_tres{}, grp_run_mins{};
     TresCounts max_per_node{}, max_mins{};  // MaxTRESPerNode, MaxTRESMins (per job), as inherited
-    TresCounts grp_mins{};     // GrpTRESMins: cpu and billing only (usage is counted in billing)
-    int64_t used_mins = 0;     // its subtree's decayed usage, in billing-minutes (from fair share)
+    TresCounts grp_mins{};     // GrpTRESMins
+    TresCounts used_mins{};    // its subtree's decayed usage, in TRES-minutes (from fair share)
     int64_t grp_wall = kNoLimit;  // GrpWall, minutes of its subtree's jobs' wall time (decayed)
     int64_t used_wall = 0;        // those minutes used (from fair share)
     std::vector<int32_t> qos;  // allowed, by index
@@ -124,10 +121,10 @@ class AcctPolicy final : public AcctFactors {
     int64_t max_jobs_pu = kNoLimit, max_jobs_pa = kNoLimit, max_submit_pu = kNoLimit, max_submit_pa = kNoLimit;
     TresCounts grp_tres{}, grp_run_mins{}, max_tres{}, max_tres_pu{}, max_tres_pa{};
     TresCounts max_per_node{}, max_mins{}, min_tres{};  // MaxTRESPerNode, MaxTRESMinsPerJob, MinTRESPerJob
-    TresCounts grp_mins{};        // GrpTRESMins: cpu and billing only, as an association's
+    TresCounts grp_mins{};        // GrpTRESMins
     bool no_decay = false;        // Flags=NoDecay: its usage counts undecayed
-    double raw_usage = 0, raw_wall = 0;  // billing-seconds and wall seconds credited to it (credit_qos_usage)
-    int64_t used_mins = 0;        // its jobs' decayed usage, in billing-minutes (from fair share)
+    UsedSum used;                 // credited to it (credit_qos_usage)
+    TresCounts used_mins{};       // its jobs' decayed usage, in TRES-minutes (from fair share)
     int64_t grp_wall = kNoLimit;  // GrpWall, minutes of its jobs' wall time (decayed)
     int64_t used_wall = 0;        // those minutes used
     TresCounts max_run_mins_pu{}, max_run_mins_pa{};  // MaxTRESRunMinsPerUser / PerAccount

@@ -130,10 +130,9 @@ void assoc_record(std::string& out, const AcctModel& m, const AcctAssoc& a, cons
     if (auto u = m.users.find(a.user); u != m.users.end()) is_default = u->second.default_account == a.account;
   out += "Lft=" + std::to_string(lft) + " DefAssoc=" + (is_default ? "Yes" : "No") + nl;
   out += count_limit("GrpJobs", l.grp_jobs, c->jobs) + " GrpJobsAccrue=N(0)" + nl;
-  out += count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, share ? share->raw_wall : 0) + nl;
+  out += count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, share ? share->used.wall : 0) + nl;
   out += tres_line("GrpTRES", l.grp_tres, &c->tres, gpu) + nl;
-  TresCounts mins{};
-  if (share) mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(share->raw_usage / 60);
+  TresCounts mins = share ? tres_minutes(share->used.tres) : TresCounts{};
   out += tres_line("GrpTRESMins", l.grp_tres_mins, &mins, gpu) + nl;
   out += tres_line("GrpTRESRunMins", l.grp_tres_run_mins, &c->run_mins, gpu) + nl;
   out += max_limit("MaxJobs", l.max_jobs, c->jobs) + " MaxJobsAccrue= " + max_limit("MaxSubmitJobs", l.max_submit, c->submitted) +
@@ -149,13 +148,12 @@ void qos_record(std::string& out, const AcctQos& q, const AcctUsage& usage, cons
   const AcctUsage::Counts* c = usage.qos_counts(q.name);
   if (!c) c = &none;
   const AcctLimits& l = q.limits;
-  auto [raw_usage, raw_wall] = usage.policy().qos_used(q.name);
-  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + fmt("UsageRaw=%.6f", raw_usage) + nl;
+  UsedSum used = usage.policy().qos_used(q.name);
+  out += "QOS=" + q.name + "(" + std::to_string(q.id) + ")" + nl + fmt("UsageRaw=%.6f", used.billing()) + nl;
   out += count_limit("GrpJobs", l.grp_jobs, c->jobs) + " GrpJobsAccrue=N(0) " +
-         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, raw_wall) + nl;
+         count_limit("GrpSubmitJobs", l.grp_submit, c->submitted) + " " + wall_used(l.grp_wall, used.wall) + nl;
   out += tres_line("GrpTRES", l.grp_tres, &c->tres, gpu) + nl;
-  TresCounts mins{};
-  mins[kTresCpu] = mins[kTresBilling] = static_cast<int64_t>(raw_usage / 60);
+  TresCounts mins = tres_minutes(used.tres);
   out += tres_line("GrpTRESMins", l.grp_tres_mins, &mins, gpu) + nl;
   out += tres_line("GrpTRESRunMins", l.grp_tres_run_mins, &c->run_mins, gpu) + nl;
   out += max_limit("MaxWallPJ", l.max_wall, 0, false) + nl;

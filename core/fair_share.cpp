@@ -28,15 +28,33 @@ double shares_of(const ShareRow& r) { return r.raw_shares == kSharesParent ? 1.0
 
 }  // namespace
 
-double decayed_usage(const UsageRecord& r, Time now, Duration half_life) {
+double decayed_seconds(const UsageRecord& r, Time now, Duration half_life) {
   Time end = r.end > 0 ? std::min(r.end, now) : (r.cap > 0 ? std::min(r.cap, now) : now);
-  if (r.start <= 0 || end <= r.start || r.billing <= 0) return 0;
-  double weight = static_cast<double>(r.billing) * r.factor;
-  if (half_life <= 0) return weight * static_cast<double>(end - r.start);
+  if (r.start <= 0 || end <= r.start) return 0;
+  if (half_life <= 0) return static_cast<double>(end - r.start);
   // ∫ 2^-((now - t) / H) dt over [start, end] = H / ln2 * (2^-((now-end)/H) - 2^-((now-start)/H))
   double h = static_cast<double>(half_life);
   double to_end = std::exp2(-static_cast<double>(now - end) / h), to_start = std::exp2(-static_cast<double>(now - r.start) / h);
-  return weight * h / std::log(2.0) * (to_end - to_start);
+  return h / std::log(2.0) * (to_end - to_start);
+}
+
+double decayed_usage(const UsageRecord& r, Time now, Duration half_life) {
+  if (r.billing <= 0) return 0;
+  return static_cast<double>(r.billing) * r.factor * decayed_seconds(r, now, half_life);
+}
+
+void UsedSum::add(const UsageRecord& r, double seconds) {
+  if (seconds <= 0) return;
+  for (int k = 0; k < kTresKinds; ++k) {
+    int64_t count = k == kTresBilling ? r.billing : r.tres[k];
+    if (count > 0) tres[k] += static_cast<double>(count) * r.factor * seconds;
+  }
+  wall += r.factor * seconds;
+}
+
+void UsedSum::add(const UsedSum& other) {
+  for (int k = 0; k < kTresKinds; ++k) tres[k] += other.tres[k];
+  wall += other.wall;
 }
 
 FairShare::FairShare(const AcctModel& model, const std::string& cluster, const std::vector<UsageRecord>& records, Time now,
@@ -83,25 +101,18 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
     if (cfg.reset_at > 0 && given.end != 0 && given.end <= cfg.reset_at) continue;  // ended before the reset
     UsageRecord r = given;
     if (r.start < cfg.reset_at) r.start = cfg.reset_at;  // the part of its run since the reset
-    double used = decayed_usage(r, now, cfg.half_life);
-    UsageRecord one = r;  // the job's wall time alone: one unit, no usage factor
-    one.billing = 1;
-    one.factor = 1.0;
-    double wall = decayed_usage(one, now, cfg.half_life);
+    UsedSum used;
+    used.add(r, decayed_seconds(r, now, cfg.half_life));
     if (!r.qos.empty()) {
       QosUsage& q = qos_usage_[{r.qos, r.partition}];
-      q.raw_usage += used;
-      q.raw_wall += wall;
-      q.flat_usage += decayed_usage(r, now, 0);
-      q.flat_wall += decayed_usage(one, now, 0);
+      q.decayed.add(used);
+      q.flat.add(r, decayed_seconds(r, now, 0));
     }
     int32_t row = user_row(r.user, r.account, r.partition);
     if (row < 0) continue;  // its association is gone: its usage with it
-    for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) {
-      rows_[static_cast<size_t>(at)].raw_usage += used;
-      rows_[static_cast<size_t>(at)].raw_wall += wall;
-    }
+    for (int32_t at = row; at >= 0; at = parent_[static_cast<size_t>(at)]) rows_[static_cast<size_t>(at)].used.add(used);
   }
+  for (ShareRow& r : rows_) r.raw_usage = r.used.billing();
   double total = rows_.front().raw_usage;
   for (ShareRow& r : rows_) r.norm_usage = total > 0 ? r.raw_usage / total : 0;
   rows_.front().effective_usage = 1.0;  // the whole tree's: all of it (sshare prints 1.000000)

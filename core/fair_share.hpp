@@ -18,6 +18,7 @@
 
 #include "core/acct_model.hpp"
 #include "core/time.hpp"
+#include "core/tres_counts.hpp"
 
 namespace hq {
 
@@ -36,12 +37,26 @@ struct UsageRecord {
   Time start = 0, end = 0;   // end 0: still running (counts up to now, or `cap`)
   Time cap = 0;              // a running job's limit end: an open record counts no further; 0 none
   int64_t billing = 0;       // CPUs (Slurm's default billing weights)
+  TresCounts tres{};         // the other TRES it held (cpu, mem, node, gres/gpu; billing is `billing`)
   double factor = 1.0;       // its QOS's UsageFactor
 };
 
-// The record's usage in billing-seconds, decayed to `now`: each second of its run counts
+// The record's run in seconds, decayed to `now`: each second of its run counts
 // 2^-(age / half_life) (the exact integral of Slurm's per-period decay).
+double decayed_seconds(const UsageRecord& r, Time now, Duration half_life);
+// Its usage in billing-seconds (x its UsageFactor), decayed.
 double decayed_usage(const UsageRecord& r, Time now, Duration half_life);
+
+// What jobs used, decayed: TRES-seconds by kind (billing's is the raw usage) and wall-clock
+// seconds, each x the job's QOS's UsageFactor, as Slurm's _apply_new_usage counts them.
+struct UsedSum {
+  TresUsage tres{};
+  double wall = 0;
+  double billing() const { return tres[kTresBilling]; }
+  // `r`'s run of `seconds` (decayed) added.
+  void add(const UsageRecord& r, double seconds);
+  void add(const UsedSum& other);
+};
 
 // One association as sshare shows it, in tree order.
 struct ShareRow {
@@ -51,7 +66,7 @@ struct ShareRow {
   int64_t raw_shares = 1;        // kSharesParent: "parent"
   double norm_shares = 0;        // Fair Tree: among its siblings; classic: of the whole tree
   double raw_usage = 0;          // decayed billing-seconds, its subtree's
-  double raw_wall = 0;           // decayed wall-clock seconds of its subtree's jobs (GrpWall's use)
+  UsedSum used;                  // its subtree's jobs' decayed TRES-seconds and wall time (GrpTRESMins', GrpWall's)
   double norm_usage = 0;         // of the whole tree's
   double effective_usage = 0;    // Fair Tree: among its siblings; classic: with its parent's
   double level_fs = 0;           // Fair Tree: norm_shares / effective_usage (infinity: no usage)
@@ -72,12 +87,10 @@ class FairShare {
   // The rows from `user`'s association in `account` (partition's, else the account's) up to
   // the root; empty when it has none.
   std::vector<int32_t> path(const std::string& user, const std::string& account, const std::string& partition) const;
-  // What jobs of one QOS in one partition used: billing-seconds (with the QOS's
-  // UsageFactor) and wall-clock seconds, decayed as an association's, and not decayed (for a
-  // QOS with Flags=NoDecay).
+  // What jobs of one QOS in one partition used, decayed as an association's, and not
+  // decayed (for a QOS with Flags=NoDecay).
   struct QosUsage {
-    double raw_usage = 0, raw_wall = 0;
-    double flat_usage = 0, flat_wall = 0;
+    UsedSum decayed, flat;
   };
   // By (QOS, partition): AcctPolicy credits each to the job's QOS and to its partition's
   // QOS when that is another, as Slurm does.

@@ -262,6 +262,7 @@ TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this j
                              "modify account physics set GrpTRESMins=cpu=100"});
   UsageRecord used;  // 50 CPU-minutes already used (no decay)
   used.account = "physics", used.user = "alice", used.start = 1, used.end = 3001, used.billing = 1;
+  used.tres[kTresCpu] = 1;
   auto shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
   AcctPolicy p(m, "c", kAll, shares);
   REQUIRE(p.has_limits());
@@ -281,18 +282,53 @@ TEST_CASE("GrpTRESMins: decayed usage from fair share, plus what runs and this j
   CHECK(fresh.blocked(half) == JobReason::kNone);
 }
 
+TEST_CASE("GrpTRESMins of gres/gpu, mem and node: each TRES's decayed usage, with the QOS's UsageFactor") {
+  AcctModel m = model_after({"add account physics", "add user alice account=physics",
+                             "modify account physics set GrpTRESMins=gres/gpu=100,mem=100000,node=1000"});
+  UsageRecord used;  // 2 GPUs, 2000 MiB, 1 node for 20 minutes, UsageFactor 2: 80 GPU-minutes, 80000 MiB-minutes
+  used.account = "physics", used.user = "alice", used.start = 1, used.end = 1201, used.billing = 1, used.factor = 2.0;
+  used.tres[kTresCpu] = 1, used.tres[kTresGpu] = 2, used.tres[kTresMem] = 2000, used.tres[kTresNode] = 1;
+  auto shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
+  AcctPolicy p(m, "c", kAll, shares);
+  AcctUsage u(p, 5000);
+  Job cpu_only = job(1, "alice", 1000, "physics");  // no GPU, no --mem: fits every limit
+  cpu_only.time_limit = 600;
+  CHECK(u.blocked(cpu_only) == JobReason::kNone);
+  Job gpu = job(2, "alice", 1000, "physics");  // 1 GPU x 30 minutes: 80 + 30 > 100
+  gpu.spec.gpus = 1;
+  gpu.time_limit = 1800;
+  CHECK(reason(u.blocked(gpu)) == "AssocGrpGRESMinutes");
+  gpu.time_limit = 600;  // 80 + 10: fine
+  CHECK(u.blocked(gpu) == JobReason::kNone);
+  Job mem = job(3, "alice", 1000, "physics");  // 1000 MiB x 30 minutes: 80000 + 30000 > 100000
+  mem.spec.mem_per_node_mib = 1000;
+  mem.time_limit = 1800;
+  CHECK(reason(u.blocked(mem)) == "AssocGrpMemMinutes");
+  // Without the usage factor, the same run used half: the GPU job fits.
+  used.factor = 1.0;
+  AcctPolicy plain(m, "c", kAll,
+                   std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1}));
+  gpu.time_limit = 1800;
+  CHECK(AcctUsage(plain, 5000).blocked(gpu) == JobReason::kNone);
+}
+
 TEST_CASE("GrpWall: the subtree's jobs' decayed wall minutes, whatever their size - used up, jobs wait") {
   AcctModel m = model_after({"add account physics", "add account theory parent=physics", "add user alice account=theory",
                              "modify account physics set GrpWall=60"});
   // 40 wall minutes on 8 CPUs (billing 8): 40 of GrpWall's minutes, not 320.
   UsageRecord used;
-  used.account = "theory", used.user = "alice", used.start = 1, used.end = 2401, used.billing = 8, used.factor = 2.0;
+  used.account = "theory", used.user = "alice", used.start = 1, used.end = 2401, used.billing = 8;
   auto shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
   AcctPolicy p(m, "c", kAll, shares);
   REQUIRE(p.has_usage_limits());
   AcctUsage u(p, 5000);
   Job job1 = job(1, "alice", 1000, "theory");
   CHECK(u.blocked(job1) == JobReason::kNone);  // 40 < 60: runs (Slurm does not add this job's limit)
+  UsageRecord doubled = used;  // its QOS's UsageFactor counts for wall time too, as in Slurm: 80 minutes
+  doubled.factor = 2.0;
+  AcctPolicy factored(m, "c", kAll,
+                      std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{doubled}, 5000, FairShareConfig{0, false, 1}));
+  CHECK(reason(AcctUsage(factored, 5000).blocked(job1)) == "AssocGrpWallLimit");
   used.end = 3601;  // 60 minutes: used up, in physics' subtree
   shares = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{used}, 5000, FairShareConfig{0, false, 1});
   AcctPolicy spent(m, "c", kAll, shares);

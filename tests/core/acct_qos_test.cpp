@@ -40,6 +40,7 @@ UsageRecord ran(const std::string& qos, int64_t minutes, int64_t cpus = 1, const
   UsageRecord r;
   r.account = "physics", r.user = "alice", r.qos = qos, r.partition = partition;
   r.start = 1, r.end = 1 + minutes * 60, r.billing = cpus;
+  r.tres[kTresCpu] = cpus;
   return r;
 }
 
@@ -89,9 +90,9 @@ TEST_CASE("scontrol show assoc_mgr shows a QOS's raw usage and the wall and CPU 
                              "modify qos long set GrpWall=60 GrpTRESMins=cpu=1000"});
   auto fs = shares(m, {ran("long", 30, 2)});
   AcctPolicy p(m, "c", kAll, fs);
-  CHECK(p.qos_used("long").first == doctest::Approx(30 * 60 * 2));
-  CHECK(p.qos_used("long").second == doctest::Approx(30 * 60));
-  CHECK(p.qos_used("normal").first == 0);
+  CHECK(p.qos_used("long").billing() == doctest::Approx(30 * 60 * 2));
+  CHECK(p.qos_used("long").wall == doctest::Approx(30 * 60));
+  CHECK(p.qos_used("normal").billing() == 0);
   AcctUsage u(p, 100000);
   auto q = parse_assoc_mgr_args({"flags=qos", "qos=long"});
   REQUIRE(q.is_ok());
@@ -109,8 +110,8 @@ TEST_CASE("a partition's QOS is credited with its partition's jobs' usage too, a
   auto fs = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{ran("normal", 80, 1, "gpu")}, 100000,
                                               FairShareConfig{0, false, 1});
   AcctPolicy p(m, "c", kAll, fs, {{"gpu", "part"}});
-  CHECK(p.qos_used("part").first == doctest::Approx(80 * 60));  // a job of QOS normal, in gpu
-  CHECK(p.qos_used("normal").first == doctest::Approx(80 * 60));
+  CHECK(p.qos_used("part").billing() == doctest::Approx(80 * 60));  // a job of QOS normal, in gpu
+  CHECK(p.qos_used("normal").billing() == doctest::Approx(80 * 60));
   AcctUsage u(p, 100000);
   Job there = job(1, "physics", "normal");  // 80 + 60 > 100
   there.partition = "gpu";
@@ -125,8 +126,8 @@ TEST_CASE("a partition's QOS is credited with its partition's jobs' usage too, a
   auto decayed = std::make_shared<const FairShare>(flags, "c", std::vector<UsageRecord>{old, flat_old}, 100000,
                                                    FairShareConfig{3600, false, 1});
   AcctPolicy d(flags, "c", kAll, decayed);
-  CHECK(d.qos_used("long").first < 3600 * 0.5);
-  CHECK(d.qos_used("flat").first == doctest::Approx(3600));
+  CHECK(d.qos_used("long").billing() < 3600 * 0.5);
+  CHECK(d.qos_used("flat").billing() == doctest::Approx(3600));
 }
 
 TEST_CASE("--qos a,b at submit: every name must be allowed - kept highest Priority first") {

@@ -145,7 +145,7 @@ TEST_CASE("PriorityUsageResetPeriod: only what ran since the last reset counts")
   FairShare fs(m, "c", {used("a", "u", 100, 1500, 1), used("a", "u", 1500, 2500, 2), used("a", "u", 3000, 0, 1)}, 4000,
                reset);
   CHECK(row(fs, "a", "u").raw_usage == doctest::Approx(500 * 2 + 1000));
-  CHECK(row(fs, "a", "u").raw_wall == doctest::Approx(500 + 1000));
+  CHECK(row(fs, "a", "u").used.wall == doctest::Approx(500 + 1000));
   FairShare all(m, "c", {used("a", "u", 100, 1500, 1), used("a", "u", 1500, 2500, 2), used("a", "u", 3000, 0, 1)}, 4000,
                 kNoDecay);
   CHECK(row(all, "a", "u").raw_usage == doctest::Approx(1400 + 2000 + 1000));

@@ -296,7 +296,7 @@ namespace hq {
 
 AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>& words,
                           const AcctMgrOptions& options, const AcctMgrActor& actor) {
-  acctmgr::Ctx cx{model, model, options, {}, {}, {}};
+  acctmgr::Ctx cx{model, model, options, {}, {}, {}, {}};
   auto finish = [&] {
     AcctMgrResult r;
     r.out = std::move(cx.io.out);
@@ -308,6 +308,7 @@ AcctMgrResult run_acctmgr(const AcctModel& model, const std::vector<std::string>
     r.model = std::move(cx.next);
     r.file_name = std::move(cx.file_name);
     r.file_text = std::move(cx.file_text);
+    if (cx.options.records && !cx.listed.kind.empty()) r.listed = std::move(cx.listed);
     return r;
   };
   if (words.empty()) {

@@ -37,7 +37,40 @@ struct AcctMgrOptions {
   bool noheader = false, parsable = false, parsable2 = false, with_assoc = false, readonly = false;
   std::vector<AcctActiveJob> active_jobs;
   AcctEvents events;  // for `list events` (acctmgr_lists_events)
+  bool records = false;  // --json/--yaml: a list also gives its records (AcctMgrResult::listed)
 };
+
+// What a list selected, as records for --json/--yaml (the client lays them out): the
+// entity's plural as Slurm's JSON names it ("users", "accounts", "associations", "qos",
+// "clusters", "tres"), and a model holding just the records listed (associations as they
+// apply, AcctModel::inherited), with the order of the associations.
+struct AcctListed {
+  std::string kind;
+  AcctModel records;
+  std::vector<uint32_t> assoc_order;  // associations listed (for users and accounts with -s, theirs)
+  bool with_assoc = false;            // users and accounts: -s / WithAssoc
+  bool with_coord = false;            // users and accounts: WithCoordinators
+  // users and accounts: for each listed one, its coordinator entries in Slurm's order: a
+  // user's accounts (direct: named with `add coordinator`; else below one that is), an
+  // account's coordinators (direct: its own; else those of an account above it).
+  struct Coord {
+    std::string name;
+    bool direct = false;
+  };
+  std::map<std::string, std::vector<Coord>> coords;
+  // Per association listed: slurmdbd's lineage ("/", "/a/b/", then "0-user/" and
+  // "partition/") and whether it is a default (a user's default account's; account rows but
+  // root's).
+  struct AssocFacts {
+    std::string lineage;
+    bool is_default = false;
+  };
+  std::map<uint32_t, AssocFacts> facts;
+};
+// The coordinator entries of user `user` (as AcctListed::coords).
+std::vector<AcctListed::Coord> user_coordinates(const AcctModel& m, const std::string& user);
+// The coordinator entries of account `account`.
+std::vector<AcctListed::Coord> account_coordinators(const AcctModel& m, const std::string& account);
 
 // Whether `words` are `list|show events ...`, which reads the nodes' spans (AcctEvents).
 bool acctmgr_lists_events(const std::vector<std::string>& words);
@@ -55,6 +88,7 @@ struct AcctMgrResult {
   bool changed = false;  // `model` differs from the one given: commit it (after asking)
   AcctModel model;
   std::string file_name, file_text;  // dump: the flat file the client writes (name as given)
+  AcctListed listed;                 // a list with options.records
 };
 
 // Runs one command (its words after the options, e.g. {"add", "account", "physics",

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/acctmgr.hpp"
+
 namespace hq {
 namespace {
 
@@ -119,6 +121,55 @@ Status coordinator_change(const AcctModel& before, const AcctModel& after, const
   if (Status s = check_users(before, after); !s) return s;
   if (Status s = check_accounts(before, after, roots); !s) return s;
   return check_assocs(before, after, roots);
+}
+
+namespace {
+
+bool coordinates(const AcctModel& m, const std::string& account, const std::string& user) {
+  auto it = m.accounts.find(account);
+  return it != m.accounts.end() && std::find(it->second.coordinators.begin(), it->second.coordinators.end(), user) !=
+                                       it->second.coordinators.end();
+}
+
+// Whether `user` coordinates `account` only as an account above it does (sacctmgr gives a
+// coordinator every sub-account too; those are not "direct").
+bool inherited(const AcctModel& m, const std::string& account, const std::string& user) {
+  for (const auto& [cluster, c] : m.clusters)
+    if (const AcctAssoc* a = m.account_assoc(cluster, account); a && !a->parent.empty() && coordinates(m, a->parent, user))
+      return true;
+  return false;
+}
+
+// Whether `account` is below `ancestor` (not it) on some cluster.
+bool below(const AcctModel& m, const std::string& account, const std::string& ancestor) {
+  if (account == ancestor) return false;
+  for (const auto& [name, c] : m.clusters)
+    if (m.account_under(name, account, ancestor)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<AcctListed::Coord> user_coordinates(const AcctModel& m, const std::string& user) {
+  std::vector<AcctListed::Coord> out;
+  auto has = [&](const std::string& name) {
+    return std::any_of(out.begin(), out.end(), [&](const AcctListed::Coord& c) { return c.name == name; });
+  };
+  for (const auto& [name, a] : m.accounts) {  // each account named, then those below it
+    if (!coordinates(m, name, user) || inherited(m, name, user)) continue;
+    out.push_back({name, true});
+    for (const auto& [sub, b] : m.accounts)
+      if (below(m, sub, name) && coordinates(m, sub, user) && !has(sub)) out.push_back({sub, !inherited(m, sub, user)});
+  }
+  return out;
+}
+
+std::vector<AcctListed::Coord> account_coordinators(const AcctModel& m, const std::string& account) {
+  std::vector<AcctListed::Coord> out;
+  auto it = m.accounts.find(account);
+  if (it == m.accounts.end()) return out;
+  for (const std::string& u : it->second.coordinators) out.push_back({u, !inherited(m, account, u)});
+  return out;
 }
 
 }  // namespace hq

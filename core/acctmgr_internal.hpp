@@ -17,6 +17,9 @@ struct Ctx {
   AcctMgrOptions options;
   Io io;
   std::string file_name, file_text;  // dump: the file for the client to write
+  AcctListed listed;                 // a list's records (options.records)
+  // Records a listed association (as it applies) when options.records.
+  void list_assoc_record(const AcctAssoc& shown);
 };
 
 void show_it(Ctx& cx, const std::vector<std::string>& args);

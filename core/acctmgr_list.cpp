@@ -262,6 +262,7 @@ void list_assoc(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, cond.tree)) return;
+  cx.listed.kind = "associations";
   for (const auto* a : all_assocs(cx.model)) {
     if (!assoc_matches(cond, *a)) continue;
     if (cond.only_defaults && !a->user.empty()) {
@@ -269,6 +270,7 @@ void list_assoc(Ctx& cx, const std::vector<Word>& words) {
       if (u == cx.model.users.end() || u->second.default_account != a->account) continue;
     }
     AcctAssoc shown = cx.model.inherited(*a);
+    cx.list_assoc_record(shown);
     p.row([&](std::string_view h) { return assoc_value(cx.model, shown, h, cond.tree); });
   }
 }
@@ -301,6 +303,9 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
+  cx.listed.kind = "users";
+  cx.listed.with_assoc = with_assoc;
+  cx.listed.with_coord = with_coord;
   std::vector<uint32_t> order = lft_order(cx.model);
   for (const auto& kv : cx.model.users) {
     const std::string& name = kv.first;
@@ -320,6 +325,10 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
       }
       return "";
     };
+    if (cx.options.records) {
+      cx.listed.records.users[name] = u;
+      if (with_coord) cx.listed.coords[name] = user_coordinates(cx.model, name);
+    }
     if (!with_assoc) {
       p.row(user_value);
       continue;
@@ -331,6 +340,7 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
     }
     for (const auto* a : mine) {
       AcctAssoc shown = cx.model.inherited(*a);
+      cx.list_assoc_record(shown);
       p.row([&](std::string_view h) {
         std::string v = user_value(h);
         return v.empty() && h != "Def Acct" && h != "Coord Accounts" ? assoc_value(cx.model, shown, h, false) : v;
@@ -369,6 +379,9 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
+  cx.listed.kind = "accounts";
+  cx.listed.with_assoc = with_assoc;
+  cx.listed.with_coord = with_coord;
   std::vector<const AcctAssoc*> tree = with_assoc ? all_assocs(cx.model) : std::vector<const AcctAssoc*>{};
   for (const auto& kv : cx.model.accounts) {
     const std::string& name = kv.first;
@@ -383,6 +396,10 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
       if (h == "Coord Accounts") return joined(a.coordinators);
       return "";
     };
+    if (cx.options.records) {
+      cx.listed.records.accounts[name] = a;
+      if (with_coord) cx.listed.coords[name] = account_coordinators(cx.model, name);
+    }
     if (!with_assoc) {
       p.row(acct_value);
       continue;
@@ -390,6 +407,7 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
     for (const auto* as : tree) {
       if (as->account != name || !assoc_matches(cond, *as)) continue;
       AcctAssoc shown = cx.model.inherited(*as);
+      cx.list_assoc_record(shown);
       p.row([&](std::string_view h) {
         std::string v = acct_value(h);
         return h == "Account" || h == "Descr" || h == "Org" || h == "Coord Accounts" ? v
@@ -419,12 +437,15 @@ void list_cluster(Ctx& cx, const std::vector<Word>& words) {
   }
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
+  cx.listed.kind = "clusters";
   for (const auto& kv : cx.model.clusters) {
     const std::string& name = kv.first;
     const AcctCluster& c = kv.second;
     if (!names.empty() && !contains(names, name)) continue;
     const AcctAssoc* root = cx.model.account_assoc(name, "root");
     AcctAssoc shown = root ? cx.model.inherited(*root) : AcctAssoc{};
+    if (cx.options.records) cx.listed.records.clusters[name] = c;
+    if (root) cx.list_assoc_record(shown);
     p.row([&](std::string_view h) -> std::string {
       if (h == "Cluster") return c.name;
       if (h == "ControlHost") return c.control_host;
@@ -443,6 +464,7 @@ void list_tres(Ctx& cx, const std::vector<Word>& words) {
   if (format.empty()) format = split_format("Type,Name%15,ID");
   Printer p{cx, {}, {}};
   if (!p.start(format, false)) return;
+  cx.listed.kind = "tres";
   struct Row {
     const char *type, *name;
     int id;
@@ -459,7 +481,37 @@ void list_tres(Ctx& cx, const std::vector<Word>& words) {
     });
 }
 
+// slurmdbd's lineage of `a`.
+std::string lineage(const AcctModel& m, const AcctAssoc& a) {
+  std::vector<std::string> path;
+  const AcctAssoc* at = a.user.empty() ? &a : m.parent_of(a);
+  for (int i = 0; at && !at->parent.empty() && i < 64; ++i, at = m.parent_of(*at)) path.push_back(at->account);
+  std::string out = "/";
+  for (auto it = path.rbegin(); it != path.rend(); ++it) out += *it + "/";
+  if (!a.user.empty()) out += "0-" + a.user + "/";
+  if (!a.partition.empty()) out += a.partition + "/";
+  return out;
+}
+
+bool is_default_assoc(const AcctModel& m, const AcctAssoc& a) {
+  if (a.user.empty()) return !a.parent.empty();
+  auto u = m.users.find(a.user);
+  return u != m.users.end() && u->second.default_account == a.account;
+}
+
 }  // namespace
+
+void Ctx::list_assoc_record(const AcctAssoc& shown) {
+  if (!options.records) return;
+  AcctAssoc& a = listed.records.assocs[shown.id] = shown;
+  auto id_of = [&](const std::string& q) {
+    auto it = model.qos.find(q);
+    return it == model.qos.end() ? UINT32_MAX : it->second.id;
+  };
+  std::stable_sort(a.qos.begin(), a.qos.end(), [&](const std::string& x, const std::string& y) { return id_of(x) < id_of(y); });
+  listed.assoc_order.push_back(shown.id);
+  listed.facts[shown.id] = {lineage(model, shown), is_default_assoc(model, shown)};
+}
 
 void show_it(Ctx& cx, const std::vector<std::string>& args) {
   if (args.size() < 2) {

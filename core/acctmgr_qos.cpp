@@ -333,6 +333,9 @@ void list_qos(Ctx& cx, const std::vector<Word>& words) {
   for (const auto& [name, q] : cx.model.qos)
     if (names.empty() || contains(names, name)) rows.push_back(&q);
   std::sort(rows.begin(), rows.end(), [](const AcctQos* a, const AcctQos* b) { return a->id < b->id; });
+  cx.listed.kind = "qos";
+  if (cx.options.records)
+    for (const auto* q : rows) cx.listed.records.qos[q->name] = *q;
   std::vector<std::function<std::string(std::string_view)>> fns;
   for (const auto* q : rows) fns.push_back([&cx, q](std::string_view h) { return qos_value(cx.model, *q, h); });
   print_rows(cx, format, fns);

@@ -258,4 +258,27 @@ Result<AcctModel> acct_model_from_rows(const AcctRows& rows) {
   return from_pb(p);
 }
 
+pb::AcctListedRec to_pb(const AcctListed& listed) {
+  pb::AcctListedRec out;
+  out.set_kind(listed.kind);
+  *out.mutable_records() = to_pb(listed.records);
+  for (uint32_t id : listed.assoc_order) out.add_assoc_order(id);
+  out.set_with_assoc(listed.with_assoc);
+  out.set_with_coord(listed.with_coord);
+  for (const auto& [owner, coords] : listed.coords)
+    for (const auto& c : coords) {
+      auto* p = out.add_coords();
+      p->set_owner(owner);
+      p->set_name(c.name);
+      p->set_direct(c.direct);
+    }
+  for (const auto& [id, f] : listed.facts) {
+    auto* p = out.add_facts();
+    p->set_id(id);
+    p->set_lineage(f.lineage);
+    p->set_is_default(f.is_default);
+  }
+  return out;
+}
+
 }  // namespace hq::net

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/acct_model.hpp"
+#include "core/acctmgr.hpp"
 #include "core/status.hpp"
 #include "hq.pb.h"
 
@@ -14,6 +15,9 @@ namespace hq::net {
 
 pb::AcctModelRec to_pb(const AcctModel& m);
 Result<AcctModel> from_pb(const pb::AcctModelRec& p);
+
+// What a sacctmgr list selected, for its --json (the cluster's own fields are the caller's).
+pb::AcctListedRec to_pb(const AcctListed& listed);
 
 using AcctRows = std::map<std::pair<std::string, std::string>, std::string>;  // (kind, key) -> bytes
 AcctRows acct_rows(const AcctModel& m);

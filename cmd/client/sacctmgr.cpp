@@ -11,6 +11,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "cmd/client/acctmgr_json.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
@@ -26,6 +27,7 @@ constexpr char kUsage[] =
     "  -p, --parsable    '|' after every field      -P, --parsable2  '|' between fields\n"
     "  -s, --associations  show associations (= withassoc)   -r, --readonly  refuse changes\n"
     "  -Q, --quiet  -v, --verbose  -o, --oneliner   taken, no effect    -V, --version\n"
+    "  --json            list|show as JSON (Slurm 23.11's data_parser v0.0.40 layout)\n"
     "commands: add|create, modify|update (where ... set ...), delete|remove (where ...), list|show, ping,\n"
     "          dump CLUSTER [File=NAME] (Slurm's flat file of its accounts, users and limits)\n"
     "entities: account, user, association, qos, cluster, coordinator, tres\n"
@@ -38,6 +40,10 @@ struct MgrArgs {
   pb::AcctMgrRequest req;
   bool immediate = false, version = false, help = false;
 };
+
+bool json_option(const std::string& w) {
+  return w == "--json" || w == "--json=v0.0.40" || w == "--json=data_parser/v0.0.40";
+}
 
 // Slurm's getopt string "hionpPQrsvV" and its long names; options may come anywhere.
 int parse(const Args& args, MgrArgs& a, const std::string& prog) {
@@ -61,7 +67,9 @@ int parse(const Args& args, MgrArgs& a, const std::string& prog) {
   };
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& w = args[i];
-    if (w.size() > 1 && w[0] == '-' && w[1] == '-') {
+    if (json_option(w)) {
+      a.req.set_records(true);
+    } else if (w.size() > 1 && w[0] == '-' && w[1] == '-') {
       auto hit = std::find_if(kLong.begin(), kLong.end(), [&](const auto& p) { return p.first == w; });
       if (hit == kLong.end()) {
         std::cerr << prog << ": unrecognized option '" << w << "'\nTry \"sacctmgr --help\" for more information\n";
@@ -151,6 +159,13 @@ int run_command(MgrArgs& a, const std::string& prog) {
     std::cerr << "You are not running a supported accounting_storage plugin\n"
                  "Only 'accounting_storage/slurmdbd' is supported.\n";
     return 1;
+  }
+  if (a.req.records() && !r.listed().kind().empty() && r.rc() == 0) {
+    // meta's "command" as sacctmgr 23.11 fills it: the words after the entity, but the last.
+    std::vector<std::string> command;
+    for (int i = 2; i + 1 < a.req.words_size(); ++i) command.push_back(a.req.words(i));
+    std::cout << acctmgr_json(r.listed(), client_meta_v40(std::move(command), r.listed().cluster())) << std::flush;
+    return 0;
   }
   std::cout << r.out() << std::flush;
   if (!r.file_name().empty() && !write_dump(r.file_name(), r.file_text())) return r.rc();  // Slurm's 0, as it

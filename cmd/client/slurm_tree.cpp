@@ -69,8 +69,6 @@ void slurm_meta(Obj root, const std::string& plugin_type, const std::string& plu
   root.list("errors");
 }
 
-namespace {
-
 // json-c's escaping: quotes, backslash, slash, the named controls, other controls as \u00XX;
 // everything else (UTF-8 included) as it is.
 void put_string(std::string& out, std::string_view s) {
@@ -97,6 +95,8 @@ void put_string(std::string& out, std::string_view s) {
   }
   out += '"';
 }
+
+namespace {
 
 void put_number(std::string& out, double d, bool as_float) {
   if (!std::isfinite(d)) {

@@ -58,6 +58,9 @@ class Obj {
 // Slurm's "meta" (its plugin's type and name, the version) and an empty "errors".
 void slurm_meta(Obj root, const std::string& plugin_type, const std::string& plugin_name);
 
+// `s` as a JSON string as json-c writes it (quotes, backslash, "\/", controls escaped), onto `out`.
+void put_string(std::string& out, std::string_view s);
+
 // The JSON text of `root`; numbers under a key in `float_keys` keep a decimal point ("1.0").
 std::string slurm_json_text(const google::protobuf::Struct& root, const KeyOrder& order,
                             const std::set<std::string>& float_keys);

@@ -11,8 +11,10 @@
 #include "cmd/controller/controller.hpp"
 #include "cmd/users.hpp"
 #include "core/assoc_mgr_format.hpp"
+#include "core/hostlist.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
+#include "net/convert_acct.hpp"
 #include "net/log.hpp"
 #include "net/usage_reset.hpp"
 
@@ -176,6 +178,17 @@ pb::AssocMgrReply Controller::assoc_mgr(const pb::AssocMgrRequest& req) const {
   return out;
 }
 
+void Controller::own_cluster_tres(pb::AcctListedRec& listed) const {
+  std::vector<std::string> names;
+  int64_t cpus = 0, mem = 0, gpus = 0;
+  for (const auto& [name, n] : state_.nodes) {
+    names.push_back(name);
+    cpus += n.cpus, mem += n.mem_mib, gpus += static_cast<int64_t>(n.gpus.size());
+  }
+  listed.set_nodes(compress_hostlist(names));
+  for (int64_t v : {cpus, mem, static_cast<int64_t>(names.size()), cpus, gpus}) listed.add_tres(v);
+}
+
 pb::ShareReply Controller::shares() const {
   fair_share_asked_ = net::mono_seconds();  // keeps fair share worked out for a while
   pb::ShareReply out;
@@ -238,6 +251,7 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
   options.parsable2 = req.parsable2();
   options.with_assoc = req.with_assoc();
   options.readonly = req.readonly();
+  options.records = req.records();
   std::string verb = words.empty() ? "" : to_lower(words.front());
   bool deleting = verb.rfind("del", 0) == 0 || verb.rfind("rem", 0) == 0;
   for (const std::set<JobId>* index : {&state_.pending, &state_.running})  // a delete is refused while they are
@@ -265,6 +279,12 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
       out.set_changed(r->changed);
       out.set_file_name(r->file_name);
       out.set_file_text(r->file_text);
+      if (!r->listed.kind.empty()) {
+        pb::AcctListedRec* listed = out.mutable_listed();
+        *listed = net::to_pb(r->listed);
+        listed->set_cluster(config_.name);
+        if (r->listed.kind == "clusters" || r->listed.kind == "tres") own_cluster_tres(*listed);
+      }
       reply(out);
     });
   };

@@ -154,6 +154,8 @@ class Controller {
   void with_shares(std::function<void()> fn);
   // sshare: the associations with shares, usage, fair share and their running jobs' TRES-minutes.
   pb::ShareReply shares() const;
+  // sacctmgr list cluster --json: this cluster's node list and TRES, which the model lacks.
+  void own_cluster_tres(pb::AcctListedRec& listed) const;
   // sreport: the report the words ask for, over the store's records (cmd/controller/report.cpp).
   void report(const pb::ReportRequest& req, std::function<void(Result<pb::ReportReply>)> reply);
   // scontrol show assoc_mgr: users, associations and QOS with what is used against their limits.

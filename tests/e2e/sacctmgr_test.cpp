@@ -45,6 +45,15 @@ TEST_CASE("e2e: sacctmgr adds accounts and users that tools read back, asks befo
   CHECK(sh("cd " + c.dir() + " && echo y | bin/sacctmgr add account chem").rc == 0);
   CHECK(sh(bin(c) + "sacctmgr -n -P list account chem format=account").out == "chem\n");
   CHECK(sh(bin(c) + "sacctmgr -i modify user nobody set MaxJobs=3 QOS+=normal").rc == 0);
+  // --json (Slurm 23.11's layout), read as tools read it.
+  auto json = sh(bin(c) + "sacctmgr --json -s list user nobody | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                          "u=d[\"users\"][0]; print(u[\"name\"], u[\"default\"][\"account\"], "
+                          "[a[\"account\"] for a in u[\"associations\"]], d[\"meta\"][\"slurm\"][\"cluster\"], d[\"errors\"])'");
+  CHECK(json.rc == 0);
+  CHECK(json.out == "nobody physics ['physics'] e2e []\n");
+  auto qos_json = sh(bin(c) + "sacctmgr --json list assoc user=nobody | python3 -c 'import json,sys; "
+                              "a=json.load(sys.stdin)[\"associations\"][0]; print(a[\"max\"][\"jobs\"][\"active\"], a[\"qos\"])'");
+  CHECK(qos_json.out == "{'set': True, 'infinite': False, 'number': 3} ['normal']\n");
   // kill -9 and back: everything committed is there.
   c.kill9_controller();
   c.start_controller();

@@ -78,6 +78,7 @@ FairShare::FairShare(const AcctModel& model, const std::string& cluster, const s
     ShareRow row;
     row.assoc = a.id, row.depth = depth, row.account = a.account, row.user = a.user, row.partition = a.partition;
     row.raw_shares = a.shares;
+    row.parent = a.user.empty() ? a.parent : a.account;
     row.grp_tres_mins = format_tres(a.limits.grp_tres_mins);
     rows_.push_back(row);
     parent_.push_back(parent);

@@ -63,6 +63,7 @@ struct ShareRow {
   uint32_t assoc = 0;
   int depth = 0;                 // 0: the cluster's root
   std::string account, user, partition;
+  std::string parent;            // the account above it (a user row's: its account; root's: "")
   int64_t raw_shares = 1;        // kSharesParent: "parent"
   double norm_shares = 0;        // Fair Tree: among its siblings; classic: of the whole tree
   double raw_usage = 0;          // decayed billing-seconds, its subtree's
@@ -73,6 +74,7 @@ struct ShareRow {
   double fair_share = 0;         // user rows: the factor, 0..1
   std::string grp_tres_mins;     // its GrpTRESMins limit as sacctmgr prints it
   std::string tres_run_mins;     // TRES x minutes left of its running jobs (the controller fills it in)
+  TresCounts run_seconds{};      // the same in TRES-seconds, by kind (the controller fills it in)
 };
 
 class FairShare {

@@ -112,9 +112,9 @@ void put(std::string& out, const Field& f, std::string text, bool last, const Sh
   out += ' ';
 }
 
-// The rows a command line selects: every account row (or those -A names, at the top, with
-// their own users only), and the user rows of -a (all), -u (those), else the caller's.
-std::vector<ShareRow> selected(const std::vector<ShareRow>& all, const ShareOptions& opt) {
+}  // namespace
+
+std::vector<ShareRow> sshare_rows(const std::vector<ShareRow>& all, const ShareOptions& opt) {
   auto user_shown = [&](const ShareRow& r) {
     if (opt.all) return true;
     if (!opt.users.empty()) return std::find(opt.users.begin(), opt.users.end(), r.user) != opt.users.end();
@@ -143,8 +143,6 @@ std::vector<ShareRow> selected(const std::vector<ShareRow>& all, const ShareOpti
   return out;
 }
 
-}  // namespace
-
 Result<std::string> render_sshare(const std::vector<ShareRow>& all, const ShareOptions& opt) {
   auto cols = columns(opt);
   if (!cols) return cols.status();
@@ -157,7 +155,7 @@ Result<std::string> render_sshare(const std::vector<ShareRow>& all, const ShareO
       out += '\n';
     }
   }
-  for (const ShareRow& r : selected(all, opt)) {
+  for (const ShareRow& r : sshare_rows(all, opt)) {
     for (size_t i = 0; i < cols->size(); ++i) put(out, (*cols)[i], cell(r, (*cols)[i].col, opt), i + 1 == cols->size(), opt);
     out += '\n';
   }

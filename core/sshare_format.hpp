@@ -21,6 +21,11 @@ struct ShareOptions {
   std::string cluster;  // the Cluster column
 };
 
+// The rows of `all` (FairShare::rows() order) a command line selects: every account row (or
+// those -A names, at the top, with their own users only), and the user rows of -a (all),
+// -u (those), else the caller's.
+std::vector<ShareRow> sshare_rows(const std::vector<ShareRow>& all, const ShareOptions& opt);
+
 // The rows of `all` (FairShare::rows() order) sshare lists for `opt`, then the text.
 // An unknown --format field is an error in sshare's words.
 Result<std::string> render_sshare(const std::vector<ShareRow>& all, const ShareOptions& opt);

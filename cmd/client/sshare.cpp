@@ -10,6 +10,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/retry.hpp"
+#include "cmd/client/sshare_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
 #include "core/sshare_format.hpp"
@@ -38,6 +39,7 @@ constexpr char kUsage[] =
     "    -U or --Users          display only user information                   \n"
     "    -v or --verbose        display more information                        \n"
     "    -V or --version        display tool version number                     \n"
+    "          --json           print as JSON (Slurm 23.11's layout)            \n"
     "          --help           display this usage description                  \n"
     "          --usage          display this usage description                  \n"
     "                                                                           \n";
@@ -45,7 +47,7 @@ constexpr char kUsage[] =
 struct ShareArgs {
   ShareOptions opt;
   std::vector<std::string> accounts, users, formats;
-  bool help_format = false;
+  bool help_format = false, json = false;
   TakenOptions taken;
 };
 
@@ -64,6 +66,7 @@ std::unique_ptr<CLI::App> share_parser(ShareArgs& a) {
   app->add_flag("-P,--parsable2", a.opt.parsable2, "'|' delimited output without a trailing '|'");
   app->add_option("-u,--users", a.users, "display specific users (comma separated list)")->delimiter(',');
   app->add_flag("-U,--Users", a.opt.users_only, "display only user information");
+  app->add_flag("--json", a.json, "print as JSON (Slurm 23.11's data_parser v0.0.40 layout)");
   add_persona_common(*app, a.taken, "-v,--verbose", "-M,--cluster,--clusters");
   return app;
 }
@@ -75,6 +78,9 @@ ShareRow from_pb(const pb::ShareRowRec& p) {
   r.raw_shares = p.raw_shares(), r.norm_shares = p.norm_shares(), r.raw_usage = p.raw_usage();
   r.norm_usage = p.norm_usage(), r.effective_usage = p.effective_usage(), r.level_fs = p.level_fs();
   r.fair_share = p.fair_share(), r.grp_tres_mins = p.grp_tres_mins(), r.tres_run_mins = p.tres_run_mins();
+  r.parent = p.parent();
+  for (int k = 0; k < kTresKinds && k < p.tres_usage_size(); ++k) r.used.tres[k] = p.tres_usage(k);
+  for (int k = 0; k < kTresKinds && k < p.run_seconds_size(); ++k) r.run_seconds[k] = p.run_seconds(k);
   return r;
 }
 
@@ -106,6 +112,12 @@ int run_sshare(const Args& args) {
   std::vector<ShareRow> rows;
   rows.reserve(static_cast<size_t>(r.rows_size()));
   for (const auto& p : r.rows()) rows.push_back(from_pb(p));
+  if (a.json) {
+    // meta's "command" as sshare 23.11 fills it: its arguments but the last.
+    std::vector<std::string> command(args.begin(), args.end() - 1);
+    std::cout << sshare_json(sshare_rows(rows, o), o.cluster, r.gpus(), client_meta_v40(std::move(command), o.cluster));
+    return 0;
+  }
   auto text = render_sshare(rows, o);
   if (!text) return fail(prog, text.status());
   std::cout << *text;

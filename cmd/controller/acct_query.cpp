@@ -197,20 +197,17 @@ pb::ShareReply Controller::shares() const {
   if (!acct_) return out;
   std::shared_ptr<const FairShare> current = current_shares();
   const FairShare& fs = *current;
-  // TRES x minutes left of running jobs, up the tree (Slurm counts a job without a time limit
+  // TRES x time left of running jobs, up the tree (Slurm counts a job without a time limit
   // as 4294967295 minutes long).
-  std::vector<std::array<int64_t, 4>> run(fs.rows().size(), {0, 0, 0, 0});
+  std::vector<TresCounts> run(fs.rows().size(), TresCounts{});
   for_each_job_in(state_, state_.running, [&](const Job& j) {
-    std::string account = j.spec.account.empty() ? "" : j.spec.account;
-    int64_t minutes = j.time_limit == kUnlimited ? 4294967295LL - (now() - j.start_time) / 60
-                                                 : std::max<int64_t>(0, (limit_end(j) - now()) / 60);
+    int64_t seconds = j.time_limit == kUnlimited ? 4294967295LL * 60 - (now() - j.start_time)
+                                                 : std::max<int64_t>(0, limit_end(j) - now());
     TresCounts t = held_tres(j);
-    for (int32_t at : fs.path(j.spec.user, account, j.partition)) {
-      auto& r = run[static_cast<size_t>(at)];
-      r[0] += t[kTresCpu] * minutes, r[1] += t[kTresMem] * minutes, r[2] += t[kTresNode] * minutes;
-      r[3] += t[kTresBilling] * minutes;
-    }
+    for (int32_t at : fs.path(j.spec.user, j.spec.account, j.partition))
+      for (int k = 0; k < kTresKinds; ++k) run[static_cast<size_t>(at)][k] += t[k] * seconds;
   });
+  out.set_gpus(std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); }));
   for (size_t i = 0; i < fs.rows().size(); ++i) {
     const ShareRow& r = fs.rows()[i];
     pb::ShareRowRec* p = out.add_rows();
@@ -219,6 +216,7 @@ pb::ShareReply Controller::shares() const {
     p->set_account(r.account);
     p->set_user(r.user);
     p->set_partition(r.partition);
+    p->set_parent(r.parent);
     p->set_raw_shares(r.raw_shares);
     p->set_norm_shares(r.norm_shares);
     p->set_raw_usage(r.raw_usage);
@@ -227,9 +225,14 @@ pb::ShareReply Controller::shares() const {
     p->set_level_fs(r.level_fs);
     p->set_fair_share(r.fair_share);
     p->set_grp_tres_mins(r.grp_tres_mins);
-    const auto& m = run[i];
-    p->set_tres_run_mins("cpu=" + std::to_string(m[0]) + ",mem=" + std::to_string(m[1]) + ",energy=0,node=" +
-                         std::to_string(m[2]) + ",billing=" + std::to_string(m[3]) + ",fs/disk=0,vmem=0,pages=0");
+    const TresCounts& secs = run[i];
+    auto mins = [&](TresKind k) { return std::to_string(secs[k] / 60); };
+    p->set_tres_run_mins("cpu=" + mins(kTresCpu) + ",mem=" + mins(kTresMem) + ",energy=0,node=" + mins(kTresNode) +
+                         ",billing=" + mins(kTresBilling) + ",fs/disk=0,vmem=0,pages=0");
+    for (int k = 0; k < kTresKinds; ++k) {
+      p->add_tres_usage(r.used.tres[k]);
+      p->add_run_seconds(secs[k]);
+    }
   }
   return out;
 }

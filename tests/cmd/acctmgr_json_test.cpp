@@ -8,6 +8,8 @@
 #include "../core/acctmgr_commands.hpp"
 #include "../fixture_file.hpp"
 #include "cmd/client/acctmgr_json.hpp"
+#include "cmd/client/sshare_json.hpp"
+#include "core/sshare_format.hpp"
 #include "core/acctmgr.hpp"
 #include "net/convert_acct.hpp"
 
@@ -16,6 +18,7 @@ using namespace hq;
 namespace {
 
 const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm-23.11/sacctmgr-json/";
+const std::string kShareDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm-23.11/sshare-json/";
 
 // The capture's accounts, users and QOS, built in the capture's order (so the ids match).
 AcctModel capture_model() {
@@ -114,4 +117,19 @@ TEST_CASE("sacctmgr --json: QOS as Slurm 23.11 prints them (but LimitFactor and 
                   "\"exempt_time\": {\n          \"set\": false,\n          \"infinite\": true,\n          \"number\": 0");
 
   CHECK(hq_json(capture_model(), {"show", "qos"}) == want);
+}
+
+TEST_CASE("sshare --json: every association's shares, usage and fair share as Slurm 23.11 prints them") {
+  AcctModel m = capture_model();
+  FairShare fs(m, "testclu", {}, 100000, FairShareConfig{});  // the capture's: nothing ran yet
+  ShareOptions all;
+  all.all = true;
+  CHECK(cmd::sshare_json(sshare_rows(fs.rows(), all), "testclu", false,
+                         cmd::MetaV40{"", "root", "root", {"/opt/slurm/bin/sshare", "-a"}, "testclu"}) ==
+        test::slurp_file(kShareDir + "sshare_a.json"));
+  ShareOptions mine;  // without -a: root's own user rows and every account
+  mine.caller = "root";
+  CHECK(cmd::sshare_json(sshare_rows(fs.rows(), mine), "testclu", false,
+                         cmd::MetaV40{"", "root", "root", {"/opt/slurm/bin/sshare"}, "testclu"}) ==
+        test::slurp_file(kShareDir + "sshare.json"));
 }

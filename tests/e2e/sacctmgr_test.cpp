@@ -54,6 +54,11 @@ TEST_CASE("e2e: sacctmgr adds accounts and users that tools read back, asks befo
   auto qos_json = sh(bin(c) + "sacctmgr --json list assoc user=nobody | python3 -c 'import json,sys; "
                               "a=json.load(sys.stdin)[\"associations\"][0]; print(a[\"max\"][\"jobs\"][\"active\"], a[\"qos\"])'");
   CHECK(qos_json.out == "{'set': True, 'infinite': False, 'number': 3} ['normal']\n");
+  auto share_json = sh(bin(c) + "sshare --json -a | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                                "print([(r[\"name\"], r[\"parent\"], r[\"type\"][0]) for r in d[\"shares\"][\"shares\"]])'");
+  CHECK(share_json.rc == 0);
+  CHECK(share_json.out.find("('nobody', 'physics', 'USER')") != std::string::npos);
+  CHECK(share_json.out.find("('physics', 'root', 'ASSOCIATION')") != std::string::npos);
   // kill -9 and back: everything committed is there.
   c.kill9_controller();
   c.start_controller();

@@ -38,15 +38,6 @@ bool any_set(const TresCounts& t) {
 
 int64_t wall_seconds(int64_t minutes) { return minutes == kNoLimit ? kNoLimit : minutes * 60; }
 
-// Saturating arithmetic: counts from jobs' sizes and limits must not wrap.
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
-int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
-}
 
 // Minutes of a time limit for TRES-minute limits, rounded up; -1 for no limit.
 int64_t limit_minutes(Duration limit) {

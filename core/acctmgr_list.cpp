@@ -325,11 +325,13 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
       }
       return "";
     };
-    if (cx.options.records) {
+    auto record_user = [&] {
+      if (!cx.options.records) return;
       cx.listed.records.users[name] = u;
       if (with_coord) cx.listed.coords[name] = user_coordinates(cx.model, name);
-    }
+    };
     if (!with_assoc) {
+      record_user();
       p.row(user_value);
       continue;
     }
@@ -338,6 +340,7 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
       const AcctAssoc& a = cx.model.assocs.at(id);
       if (a.user == name && assoc_matches(cond, a)) mine.push_back(&a);
     }
+    if (!mine.empty()) record_user();  // as the text: a user none of whose associations match is not listed
     for (const auto* a : mine) {
       AcctAssoc shown = cx.model.inherited(*a);
       cx.list_assoc_record(shown);

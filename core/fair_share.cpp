@@ -38,18 +38,24 @@ double decayed_seconds(const UsageRecord& r, Time now, Duration half_life) {
   return h / std::log(2.0) * (to_end - to_start);
 }
 
+namespace {
+// Slurm applies a QOS's UsageFactor only when it is not negative.
+double factor_of(const UsageRecord& r) { return r.factor >= 0 ? r.factor : 1.0; }
+}  // namespace
+
 double decayed_usage(const UsageRecord& r, Time now, Duration half_life) {
   if (r.billing <= 0) return 0;
-  return static_cast<double>(r.billing) * r.factor * decayed_seconds(r, now, half_life);
+  return static_cast<double>(r.billing) * factor_of(r) * decayed_seconds(r, now, half_life);
 }
 
 void UsedSum::add(const UsageRecord& r, double seconds) {
   if (seconds <= 0) return;
+  double factor = factor_of(r);
   for (int k = 0; k < kTresKinds; ++k) {
     int64_t count = k == kTresBilling ? r.billing : r.tres[k];
-    if (count > 0) tres[k] += static_cast<double>(count) * r.factor * seconds;
+    if (count > 0) tres[k] += static_cast<double>(count) * factor * seconds;
   }
-  wall += r.factor * seconds;
+  wall += factor * seconds;
 }
 
 void UsedSum::add(const UsedSum& other) {

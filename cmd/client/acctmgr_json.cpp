@@ -239,9 +239,10 @@ void tres_kinds(JsonStream& j, const pb::AcctListedRec& rec) {
 
 }  // namespace
 
-std::string acctmgr_json(const pb::AcctListedRec& listed, const MetaV40& meta) {
+Result<std::string> acctmgr_json(const pb::AcctListedRec& listed, const MetaV40& meta) {
   auto model = net::from_pb(listed.records());
-  Listing l{model ? std::move(model).value() : AcctModel{}, listed, {}};
+  if (!model) return model.status();
+  Listing l{std::move(model).value(), listed, {}, {}};
   for (const auto& c : listed.coords()) l.coords[c.owner()].push_back(&c);
   for (const auto& f : listed.facts()) l.facts[f.id()] = &f;
   JsonStream j;

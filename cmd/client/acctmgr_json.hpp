@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "cmd/client/data_parser_v40.hpp"
+#include "core/status.hpp"
 #include "hq.pb.h"
 
 namespace hq::cmd {
 
 // meta.command: as sacctmgr fills it, the words after the entity but the last.
-std::string acctmgr_json(const pb::AcctListedRec& listed, const MetaV40& meta);
+// An error when the controller's records do not decode.
+Result<std::string> acctmgr_json(const pb::AcctListedRec& listed, const MetaV40& meta);
 
 }  // namespace hq::cmd

@@ -164,7 +164,9 @@ int run_command(MgrArgs& a, const std::string& prog) {
     // meta's "command" as sacctmgr 23.11 fills it: the words after the entity, but the last.
     std::vector<std::string> command;
     for (int i = 2; i + 1 < a.req.words_size(); ++i) command.push_back(a.req.words(i));
-    std::cout << acctmgr_json(r.listed(), client_meta_v40(std::move(command), r.listed().cluster())) << std::flush;
+    auto json = acctmgr_json(r.listed(), client_meta_v40(std::move(command), r.listed().cluster()));
+    if (!json) return fail(prog, json.status());
+    std::cout << *json << std::flush;
     return 0;
   }
   std::cout << r.out() << std::flush;

@@ -17,7 +17,7 @@ std::vector<std::pair<std::string, int>> tres_kinds(bool gpus) {
 }
 
 void share(JsonStream& j, const ShareRow& r, const std::string& cluster, bool gpus) {
-  bool root = r.depth == 0 && r.user.empty();
+  bool root = r.parent.empty() && r.user.empty();  // (-A puts its accounts at depth 0)
   j.object().integer("id", r.assoc).str("cluster", cluster).str("name", r.user.empty() ? r.account : r.user);
   j.str("parent", r.parent).str("partition", r.partition);
   no_val_real(j, "shares_normalized", root ? 1.0 / kNoVal : r.norm_shares, true);

@@ -205,7 +205,10 @@ pb::ShareReply Controller::shares() const {
                                                  : std::max<int64_t>(0, limit_end(j) - now());
     TresCounts t = held_tres(j);
     for (int32_t at : fs.path(j.spec.user, j.spec.account, j.partition))
-      for (int k = 0; k < kTresKinds; ++k) run[static_cast<size_t>(at)][k] += t[k] * seconds;
+      for (int k = 0; k < kTresKinds; ++k) {
+        int64_t& sum = run[static_cast<size_t>(at)][k];
+        sum = sat_add(sum, sat_mul(t[k], seconds));  // a huge unlimited job must not wrap
+      }
   });
   out.set_gpus(std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); }));
   for (size_t i = 0; i < fs.rows().size(); ++i) {

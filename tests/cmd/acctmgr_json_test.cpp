@@ -64,7 +64,9 @@ std::string hq_json(const AcctModel& m, const std::vector<std::string>& words, b
   }
   std::vector<std::string> command;
   for (size_t i = 2; i + 1 < words.size(); ++i) command.push_back(words[i]);
-  return cmd::acctmgr_json(listed, cmd::MetaV40{"", "root", "root", command, "testclu"});
+  auto json = cmd::acctmgr_json(listed, cmd::MetaV40{"", "root", "root", command, "testclu"});
+  REQUIRE(json.is_ok());
+  return *json;
 }
 
 // `text` with `from` replaced by `to` once after `after`; the test fails when it is not there.
@@ -132,4 +134,11 @@ TEST_CASE("sshare --json: every association's shares, usage and fair share as Sl
   CHECK(cmd::sshare_json(sshare_rows(fs.rows(), mine), "testclu", false,
                          cmd::MetaV40{"", "root", "root", {"/opt/slurm/bin/sshare"}, "testclu"}) ==
         test::slurp_file(kShareDir + "sshare.json"));
+  // -A puts the account at the top; it is still no root row (its shares are its own).
+  ShareOptions physics;
+  physics.accounts = {"physics"};
+  std::string one = cmd::sshare_json(sshare_rows(fs.rows(), physics), "testclu", false, cmd::MetaV40{});
+  CHECK(one.find("\"name\": \"physics\",\n        \"parent\": \"root\"") != std::string::npos);
+  CHECK(one.find("\"number\": 10\n") != std::string::npos);
+  CHECK(one.find("4294967294") == std::string::npos);
 }

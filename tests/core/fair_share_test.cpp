@@ -150,3 +150,12 @@ TEST_CASE("PriorityUsageResetPeriod: only what ran since the last reset counts")
                 kNoDecay);
   CHECK(row(all, "a", "u").raw_usage == doctest::Approx(1400 + 2000 + 1000));
 }
+
+TEST_CASE("a negative UsageFactor counts as 1, as Slurm applies only one that is not negative") {
+  AcctModel m = model_after({{"add", "account", "a"}, {"add", "user", "u", "account=a"}});
+  UsageRecord r = used("a", "u", 100, 1100, 2);
+  r.factor = -1;
+  FairShare fs(m, "c", {r}, 2000, kNoDecay);
+  CHECK(row(fs, "a", "u").raw_usage == doctest::Approx(2000));
+  CHECK(row(fs, "a", "u").used.wall == doctest::Approx(1000));
+}

@@ -10,6 +10,7 @@
 #include "core/dependency.hpp"
 #include "core/explain.hpp"
 #include "core/hostlist.hpp"
+#include "core/hostlist_functions.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/convert.hpp"
@@ -43,6 +44,16 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
     return invalid("task, CPU and node counts must be at least 1");
   Job job;
   job.spec = spec;
+  // Hostlist functions (block{B}, blockwith{N}, feature{F}, ...) are answered now, as
+  // Slurm does at submit: the job keeps the nodes they meant then.
+  for (Text* list : {&job.spec.nodelist, &job.spec.exclude}) {
+    std::string given(list->view());
+    if (!has_hostlist_function(given)) continue;
+    auto plain = resolve_hostlist_functions(state_, given);
+    if (!plain) return plain.status().with_context("Invalid node name specified");
+    if (list == &job.spec.nodelist && plain->empty()) return invalid("Invalid node name specified: " + given + " names no node");
+    *list = *plain;
+  }
   if (spec.partition.empty()) {
     const PartitionConfig* def = default_partition(config_);
     if (!def) return invalid("no partitions are configured");
@@ -84,8 +95,8 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
     if (spec.extra->time_min > 0 && deadline < earliest + spec.extra->time_min)
       return invalid("Invalid time-min specification (exceeds job's time or other limits)");
   }
-  if (!spec.nodelist.empty()) {  // -w with more nodes than -N asks for raises the node count
-    auto names = expand_hostlist(spec.nodelist);
+  if (!job.spec.nodelist.empty()) {  // -w with more nodes than -N asks for raises the node count
+    auto names = expand_hostlist(job.spec.nodelist);
     if (!names) return names.status().with_context("Invalid node name specified");
     if (!spec.ntasks_set || spec.nodes_set)
       job.spec.nodes_min = std::max<int32_t>(job.spec.nodes_min, static_cast<int32_t>(names->size()));

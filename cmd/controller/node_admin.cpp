@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/hostlist.hpp"
+#include "core/hostlist_functions.hpp"
 #include "core/partition_update.hpp"
 #include "net/log.hpp"
 
@@ -42,11 +43,12 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
   if (req.action() == "reconfigure") return reply(reconfigure(who));
   pb::NodeControlReply out;
   const std::string& action = req.action();
-  auto names = expand_hostlist(req.nodes());
+  auto names = expand_node_list(state_, req.nodes());  // hostlist functions too
   if (!is_admin(who)) out.add_errors("Access/permission denied: only root and operators may " + action + " nodes");
   else if (action != "drain" && action != "resume" && action != "delete" && action != "down" && action != "update")
     out.add_errors("unknown node action '" + action + "'");
-  else if (!names || names->empty()) out.add_errors("Invalid node name specified: '" + req.nodes() + "'");
+  else if (!names) out.add_errors("Invalid node name specified: '" + req.nodes() + "' (" + names.status().message() + ")");
+  else if (names->empty()) out.add_errors("Invalid node name specified: '" + req.nodes() + "'");
   else if ((action == "drain" || action == "down") && req.reason().empty())
     out.add_errors("You must specify a reason when DOWNING or DRAINING a node. Request denied");
   else if (action == "update") {

@@ -74,3 +74,22 @@ TEST_CASE("e2e: show topology without a [topology] says so, as Slurm") {
   CHECK(r.rc == 0);
   CHECK(r.out.find("No topology information available") != std::string::npos);
 }
+
+TEST_CASE("e2e: hostlist functions - -w blockwith{}, -x block{}, drain block{}, Slurm's error for an unknown one") {
+  LocalCluster c(8, 1, 20, kTopology);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string with = c.submit("-N4 -w 'blockwith{e6}' hold.sh");  // the whole of e6's block
+  REQUIRE(c.wait_state(with, "RUNNING", 30));
+  CHECK(nodes_of(c, with) == "e[5-8]");
+  std::string outside = c.submit("-N2 -x 'block{b2}' hold.sh");
+  REQUIRE(c.wait_state(outside, "RUNNING", 30));
+  CHECK(nodes_of(c, outside) == "e[1-2]");
+  auto bad = c.hq("submit -N1 -w 'rack{r1}' hold.sh");
+  CHECK(bad.rc != 0);
+  CHECK(bad.out.find("Invalid hostlist_function specified: rack{r1}") != std::string::npos);
+  c.hq("cancel " + with + " " + outside);
+  auto drain = c.hq("control drain 'block{b1}' --reason maintenance");
+  CHECK(drain.rc == 0);
+  REQUIRE(wait_until([&] { return c.hq("nodes -h -t drain -o %N").out == "e[1-4]\n"; }, 20));
+}

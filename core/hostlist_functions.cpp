@@ -1,0 +1,139 @@
+#include "core/hostlist_functions.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/hostlist.hpp"
+#include "core/topology.hpp"
+
+namespace hq {
+namespace {
+
+// Items at top-level commas (a hostlist's and a function's own commas sit inside brackets).
+std::vector<std::string_view> items(std::string_view text) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ',';
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == ',' && (depth == 0 || i == text.size())) {  // the end closes the last item, even an unclosed one
+      if (i > start) out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+BlockTopology topology_of(const ClusterState& s) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
+  return build_block_topology(s.topology, labels);
+}
+
+// The nodes of the block named `name` (base or aggregated), or of the agents' block label;
+// false when there is none.
+bool block_nodes(const ClusterState& s, const BlockTopology& t, const std::string& name, std::vector<std::string>& out) {
+  for (const TopoBlock& b : t.blocks)
+    if (b.name == name) {
+      out.insert(out.end(), b.nodes.begin(), b.nodes.end());
+      return true;
+    }
+  bool any = false;
+  for (const auto& [node, n] : s.nodes)
+    if (n.block == name) out.push_back(node), any = true;
+  return any;
+}
+
+// The nodes of node `node`'s base block (its block label's without a topology); false when
+// the node is unknown or in no block.
+bool block_with(const ClusterState& s, const BlockTopology& t, const std::string& node, std::vector<std::string>& out) {
+  if (!s.nodes.count(node)) return false;
+  if (auto it = t.node_bblock.find(node); it != t.node_bblock.end()) {
+    const TopoBlock& b = t.blocks[static_cast<size_t>(it->second)];
+    out.insert(out.end(), b.nodes.begin(), b.nodes.end());
+    return true;
+  }
+  const std::string& label = s.nodes.at(node).block;
+  return !label.empty() && block_nodes(s, t, label, out);
+}
+
+bool switch_nodes(const ClusterState& s, const std::string& name, std::vector<std::string>& out) {
+  bool any = false;
+  for (const auto& [node, n] : s.nodes)
+    if (n.switch_name == name) out.push_back(node), any = true;
+  return any;
+}
+
+Status call(const ClusterState& s, const BlockTopology& t, std::string_view item, std::vector<std::string>& out) {
+  size_t open = item.find('{');
+  size_t close = item.find('}', open);
+  if (close == std::string_view::npos)
+    return invalid("invalid node specified in hostlist function: \"" + std::string(item) + "\" (missing closing '}')");
+  std::string fn(item.substr(0, open + 1));
+  std::string arg(item.substr(open + 1, close - open - 1));
+  auto bad_node = [&] { return invalid("invalid node specified in hostlist function: \"" + std::string(item) + "\""); };
+  auto bad_unit = [&] {
+    return invalid("invalid block or switch specified in hostlist function: \"" + std::string(item) + "\"");
+  };
+  if (fn == "blockwith{") return block_with(s, t, arg, out) ? Status::ok() : bad_node();
+  if (fn == "switchwith{") {
+    if (!s.nodes.count(arg)) return bad_node();
+    const std::string& sw = s.nodes.at(arg).switch_name;
+    if (!sw.empty()) return switch_nodes(s, sw, out), Status::ok();
+    return block_with(s, t, arg, out) ? Status::ok() : bad_node();
+  }
+  if (fn == "block{" || fn == "switch{")
+    return (fn == "switch{" && switch_nodes(s, arg, out)) || block_nodes(s, t, arg, out) ? Status::ok() : bad_unit();
+  if (fn == "feature{") {  // an unknown feature names no node, as in Slurm
+    for (const auto& [node, n] : s.nodes)
+      if (std::find(n.features.begin(), n.features.end(), arg) != n.features.end()) out.push_back(node);
+    return Status::ok();
+  }
+  return invalid("Invalid hostlist_function specified: " + std::string(item));
+}
+
+}  // namespace
+
+bool has_hostlist_function(std::string_view text) { return text.find('{') != std::string_view::npos; }
+
+Result<std::vector<std::string>> expand_node_list(const ClusterState& s, std::string_view text) {
+  std::vector<std::string> out;
+  std::string plain;
+  BlockTopology topo;
+  bool topo_built = false;
+  for (std::string_view item : items(text)) {
+    if (!has_hostlist_function(item)) {
+      plain += (plain.empty() ? "" : ",") + std::string(item);
+      continue;
+    }
+    if (!plain.empty()) {  // keep the order the list gives
+      auto names = expand_hostlist(plain);
+      if (!names) return names.status();
+      out.insert(out.end(), names->begin(), names->end());
+      plain.clear();
+    }
+    if (!topo_built) topo = topology_of(s), topo_built = true;
+    if (Status st = call(s, topo, item, out); !st) return st;
+  }
+  if (!plain.empty()) {
+    auto names = expand_hostlist(plain);
+    if (!names) return names.status();
+    out.insert(out.end(), names->begin(), names->end());
+  }
+  std::set<std::string> seen;
+  std::vector<std::string> once;
+  for (auto& n : out)
+    if (seen.insert(n).second) once.push_back(std::move(n));
+  return once;
+}
+
+Result<std::string> resolve_hostlist_functions(const ClusterState& s, const std::string& text) {
+  if (!has_hostlist_function(text)) return text;
+  auto names = expand_node_list(s, text);
+  if (!names) return names.status();
+  return compress_hostlist(*names);
+}
+
+}  // namespace hq

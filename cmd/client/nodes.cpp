@@ -54,6 +54,7 @@ struct SinfoArgs {
   SinfoLayout layout;
   std::string format, fields, sort, nodes, partitions, states;
   bool json = false, yaml = false, noheader = false, verbose = false, reservations = false;
+  bool blocks = false;  // hq's: a line per base block of the topology
   int iterate = 0;
   TakenOptions taken;
 };
@@ -83,6 +84,7 @@ std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
   app->add_flag("-v,--verbose", a.verbose, "say more");
   app->add_flag("--json", a.json, "JSON output");
   app->add_flag("--yaml", a.yaml, "YAML output (as Slurm's)");
+  app->add_flag("--blocks", a.blocks, "hq: a line per block of the topology, its nodes idle, busy and out of service");
   return app;
 }
 
@@ -104,6 +106,28 @@ Status resolve(SinfoArgs& a) {
   return Status::ok();
 }
 
+// --blocks: a line per base block, then the fragmentation score.
+void print_blocks(const pb::NodesReply& r, bool header) {
+  if (r.blocks_size() == 0) {
+    std::cout << "No topology information available\n";
+    return;
+  }
+  size_t name_w = 5, nodes_w = 5;
+  for (const auto& b : r.blocks()) name_w = std::max(name_w, b.name().size()), nodes_w = std::max(nodes_w, b.nodes().size());
+  auto line = [&](const std::string& name, const std::string& nodes, const std::string& total, const std::string& idle,
+                  const std::string& busy, const std::string& out) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %5s %5s %5s %7s\n", total.c_str(), idle.c_str(), busy.c_str(), out.c_str());
+    std::cout << name << std::string(name_w - name.size() + 1, ' ') << nodes << std::string(nodes_w - nodes.size(), ' ')
+              << buf;
+  };
+  if (header) line("BLOCK", "NODES", "TOTAL", "IDLE", "BUSY", "UNAVAIL");
+  for (const auto& b : r.blocks())
+    line(b.name(), b.nodes(), std::to_string(b.total()), std::to_string(b.idle()), std::to_string(b.busy()),
+         std::to_string(b.unavailable()));
+  std::cout << "Fragmentation=" << r.fragmentation() << " (Slurm's topology/block score: 0 when every block is whole and idle)\n";
+}
+
 void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat& format, bool defaults,
                 bool gpus) {
   if (!a.noheader && (a.iterate || a.verbose || a.layout.long_output)) print_date();
@@ -111,6 +135,7 @@ void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat&
     std::cout << reservation_table(r, !a.noheader);
     return;
   }
+  if (a.blocks) return print_blocks(r, !a.noheader);
   auto rows = sinfo_rows(r, format, a.filter);
   sort_sinfo_rows(rows, !a.sort.empty() ? a.sort : a.layout.node_oriented ? "N" : "#P,-t");
   SinfoExtra extra;
@@ -126,7 +151,7 @@ std::vector<OptionDocRow> sinfo_option_docs() {
   return cli11_option_docs(*sinfo_parser(a));
 }
 
-int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& fetch) {
+int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>(bool)>& fetch) {
   std::string prog = prog_name(args[0]);
   SinfoArgs a;
   auto app = sinfo_parser(a);
@@ -145,7 +170,7 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& 
                                             : parse_sinfo_fields(sinfo_default_fields(a.layout));
   for (const auto& e : format.errors) std::cerr << (a.format.empty() ? prog + ": error: " : "") << e << "\n";
   for (;;) {
-    auto reply = fetch();
+    auto reply = fetch(a.blocks);
     if (!reply) return fail(prog, reply.status());
     const pb::NodesReply& r = *reply;
     if ((a.json || a.yaml) && prog == "sinfo")  // Slurm's shape
@@ -163,13 +188,13 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>()>& 
 
 int run_nodes(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
-  return sinfo_with(args, [&]() -> Result<pb::NodesReply> {
+  return sinfo_with(args, [&](bool with_topology) -> Result<pb::NodesReply> {
     if (!client) {
       auto c = connect_client();
       if (!c) return c.status();
       client = std::move(c.value());
     }
-    return query_nodes(*client);
+    return query_nodes(*client, false, with_topology);
   });
 }
 

@@ -51,7 +51,8 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
                  bool header, bool fit_partition, bool fit_nodelist, const SinfoExtra& extra = {});
 
 // sinfo itself (`args[0]` its name): options parsed, then `fetch` asked for the cluster's
-// nodes (again every -i seconds) and the answer printed. Returns the exit code.
-int sinfo_with(const std::vector<std::string>& args, const std::function<Result<pb::NodesReply>()>& fetch);
+// nodes (with the topology's blocks for --blocks; again every -i seconds) and the answer
+// printed. Returns the exit code.
+int sinfo_with(const std::vector<std::string>& args, const std::function<Result<pb::NodesReply>(bool)>& fetch);
 
 }  // namespace hq::cmd

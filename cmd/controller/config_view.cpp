@@ -9,6 +9,7 @@
 
 #include "cmd/commands.hpp"
 #include "cmd/controller/controller.hpp"
+#include "core/block_usage.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 
@@ -289,7 +290,21 @@ void Controller::add_topology(pb::NodesReply& out) const {
   std::vector<std::pair<std::string, std::string>> labels;
   labels.reserve(state_.nodes.size());
   for (const auto& [name, n] : state_.nodes) labels.emplace_back(name, n.block);
-  for (auto& line : build_block_topology(state_.topology, labels).show_lines()) out.add_topology(std::move(line));
+  BlockTopology topo = build_block_topology(state_.topology, labels);
+  for (auto& line : topo.show_lines()) out.add_topology(std::move(line));
+  for (const BlockUsage& u : block_usage(topo, state_.nodes)) {
+    pb::BlockUsageRec* r = out.add_blocks();
+    r->set_name(u.name);
+    r->set_nodes(u.nodes);
+    r->set_total(u.total);
+    r->set_idle(u.idle);
+    r->set_busy(u.busy);
+    r->set_unavailable(u.unavailable);
+  }
+  out.set_fragmentation(block_fragmentation(topo, [this](const std::string& name) {
+    auto it = state_.nodes.find(name);
+    return it != state_.nodes.end() && node_schedulable(it->second) && it->second.alloc_cpus == 0;
+  }));
 }
 
 }  // namespace hq::cmd

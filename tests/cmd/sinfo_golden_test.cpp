@@ -51,7 +51,7 @@ struct Run {
 };
 
 Run run_sinfo(const std::vector<std::string>& args, const pb::NodesReply& reply) {
-  auto got = test::capture_output([&] { return cmd::sinfo_with(args, [&]() -> Result<pb::NodesReply> { return reply; }); });
+  auto got = test::capture_output([&] { return cmd::sinfo_with(args, [&](bool) -> Result<pb::NodesReply> { return reply; }); });
   static const std::regex kDate("^[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} [0-9]{4}\n");
   return {std::regex_replace(got.out, kDate, "", std::regex_constants::format_first_only), got.rc};
 }

@@ -54,6 +54,13 @@ TEST_CASE("e2e: block topology - show topology, jobs inside one block, best fit,
   std::string two = c.submit("-N2 hold.sh");
   REQUIRE(c.wait_state(two, "RUNNING", 30));
   CHECK(nodes_of(c, two) == "e[5-6]");
+  // The operator's view: b1 full, b2 half used. Score: b1, b2 and the pair not whole
+  // ((1 + 1 + 2) blocks x 4 nodes) plus the 6 block nodes not idle.
+  CHECK(c.hq("nodes --blocks").out ==
+        "BLOCK NODES  TOTAL  IDLE  BUSY UNAVAIL\n"
+        "b1    e[1-4]     4     0     4       0\n"
+        "b2    e[5-8]     4     2     2       0\n"
+        "Fragmentation=22 (Slurm's topology/block score: 0 when every block is whole and idle)\n");
   std::string wide = c.submit("-N3 hold.sh");  // e7, e8 free: no block holds 3 now
   REQUIRE(wide.find("ERROR") == std::string::npos);
   REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + wide).out == "Resources\n"; }, 20));

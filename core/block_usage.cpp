@@ -1,0 +1,55 @@
+#include "core/block_usage.hpp"
+
+#include "core/hostlist.hpp"
+
+namespace hq {
+
+std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::string, Node, NaturalLess>& nodes) {
+  std::vector<BlockUsage> out;
+  if (t.by_level.empty()) return out;
+  for (int32_t b : t.by_level[0]) {
+    const TopoBlock& block = t.blocks[static_cast<size_t>(b)];
+    BlockUsage u;
+    u.name = block.name;
+    u.nodes = compress_hostlist(block.nodes);
+    for (const std::string& name : block.nodes) {
+      ++u.total;
+      auto it = nodes.find(name);
+      if (it == nodes.end() || !node_schedulable(it->second)) ++u.unavailable;
+      else if (it->second.alloc_cpus > 0) ++u.busy;
+      else ++u.idle;
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available) {
+  if (t.by_level.empty()) return 0;
+  const std::vector<int32_t>& base = t.by_level[0];
+  const auto count = static_cast<int64_t>(base.size());
+  std::vector<int64_t> sizes;  // each enforced level's size in base blocks (1, 2, 4, ...)
+  for (int32_t k : t.levels) sizes.push_back(int64_t{1} << k);
+  std::vector<bool> started(sizes.size(), false);  // an aligned group whose blocks so far are all available
+  int64_t frag = 0, block_nodes = 0, free_nodes = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const TopoBlock& block = t.blocks[static_cast<size_t>(base[static_cast<size_t>(i)])];
+    int64_t free_here = 0;
+    for (const std::string& n : block.nodes) free_here += available(n) ? 1 : 0;
+    block_nodes += static_cast<int64_t>(block.nodes.size());
+    free_nodes += free_here;
+    bool whole = free_here >= t.bblock_nodes;
+    for (size_t j = whole ? 1 : 0; j < sizes.size(); ++j) {
+      bool starts_group = i % sizes[j] == 0 && sizes[j] <= count - i;
+      if (whole) {
+        if (starts_group) started[j] = true;
+      } else if (started[j] || starts_group) {
+        frag += sizes[j];  // this group is not wholly available: counted once
+        started[j] = false;
+      }
+    }
+  }
+  return frag * t.bblock_nodes + block_nodes - free_nodes;
+}
+
+}  // namespace hq

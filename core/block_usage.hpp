@@ -1,0 +1,31 @@
+// What a block topology's nodes do now, for operators (`hq nodes --blocks`): per base block
+// its nodes idle, busy and out of service, and the topology's fragmentation as Slurm 24.11's
+// topology/block measures it (topology_p_get_fragmentation: the sizes, in nodes, of every
+// base and aligned aggregated block of an enforced level that is not wholly available, plus
+// the block nodes not available; lower is better, 0 when every block is whole and free).
+// Pure; thread-safe.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cluster_state.hpp"
+#include "core/topology.hpp"
+
+namespace hq {
+
+struct BlockUsage {
+  std::string name, nodes;  // the base block's name and its nodes (a hostlist)
+  int32_t total = 0, idle = 0, busy = 0, unavailable = 0;
+};
+
+// Each base block in order: idle (schedulable, nothing allocated), busy (something
+// allocated), unavailable (down, drained, not responding, or not here).
+std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::string, Node, NaturalLess>& nodes);
+
+// Slurm's fragmentation score over the nodes `available` says a job could have.
+int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available);
+
+}  // namespace hq

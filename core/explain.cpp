@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/constraint.hpp"
 #include "core/hostlist.hpp"
 #include "core/job_shape.hpp"
 #include "core/node_fit.hpp"
 #include "core/placement.hpp"
+#include "core/topology.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -41,6 +43,37 @@ std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, cons
   if (FitRefusal why = fit_refusal(size, free, sh.need); why != FitRefusal::kNone)
     return "busy: needs " + needed_text(why, sh.need, job.spec.gpu_type) + ", " + free_text(why, size, free);
   return "";
+}
+
+// Block topology: the level the job's nodes need, and which block of it holds most of the
+// nodes that could take it now (a job waits rather than span blocks it may not).
+void explain_blocks(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
+                    std::vector<std::string>& out) {
+  if (!s.topology.present || !job.spec.nodelist.empty()) return;
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
+  BlockTopology topo = build_block_topology(s.topology, labels);
+  if (!topo.active()) return;
+  int32_t nodes = std::max(1, job.spec.nodes_min);
+  int32_t level = topo.level_for(nodes);
+  std::string head = "  topology: " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s");
+  if (level < 0) {
+    out.push_back(head + " is more than any block level holds: it may use every block");
+    return;
+  }
+  std::set<std::string> could(fit.begin(), fit.end());
+  const TopoBlock* best = nullptr;
+  size_t best_count = 0;
+  for (int32_t b : topo.by_level[static_cast<size_t>(level)]) {
+    const TopoBlock& block = topo.blocks[static_cast<size_t>(b)];
+    size_t n = static_cast<size_t>(std::count_if(block.nodes.begin(), block.nodes.end(), [&](const std::string& x) { return could.count(x) > 0; }));
+    if (!best || n > best_count) best = &block, best_count = n;
+  }
+  if (!best) return;
+  std::string where = "one block of level " + std::to_string(level) + " (BlockSize=" + std::to_string(best->size) + ")";
+  out.push_back(head + " must fit in " + where + "; the most that could take it now in one is " +
+                std::to_string(best_count) + " of " + std::to_string(best->nodes.size()) + " in " + best->name +
+                (static_cast<int32_t>(best_count) >= nodes ? ": it fits there" : ": it waits for a block to free up"));
 }
 
 void explain_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, size_t max_lines,
@@ -79,6 +112,7 @@ void explain_partition(const ClusterState& s, const Job& job, const PartitionCon
   out.push_back(head + std::to_string(fit.size()) + " of " + std::to_string(p.nodes.size()) + " nodes could take " +
                 (sh.spread ? "some of its " + std::to_string(sh.units) + " tasks" : "one of its " + std::to_string(sh.units) + " nodes") +
                 " now" + (fit.empty() ? "" : " (" + compress_hostlist(fit) + ")"));
+  explain_blocks(s, job, fit, out);
   size_t shown = 0;
   for (const auto& [cause, lines] : by_cause) {
     for (const auto& line : lines) {

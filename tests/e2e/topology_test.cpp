@@ -64,6 +64,9 @@ TEST_CASE("e2e: block topology - show topology, jobs inside one block, best fit,
   std::string wide = c.submit("-N3 hold.sh");  // e7, e8 free: no block holds 3 now
   REQUIRE(wide.find("ERROR") == std::string::npos);
   REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + wide).out == "Resources\n"; }, 20));
+  CHECK(c.hq("explain " + wide).out.find("topology: 3 nodes must fit in one block of level 0 (BlockSize=4); the most "
+                                          "that could take it now in one is 2 of 4 in b2: it waits for a block to free up") !=
+        std::string::npos);
   c.hq("cancel " + one + " " + three + " " + two);
   REQUIRE(c.wait_state(wide, "RUNNING", 30));
   CHECK(in_one_block(c, nodes_of(c, wide), 3));  // whichever block emptied first

@@ -295,6 +295,13 @@ bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
   return natural_less(a, b);
 }
 
+BlockTopology block_topology_of(const ClusterState& s) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  labels.reserve(s.nodes.size());
+  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
+  return build_block_topology(s.topology, labels);
+}
+
 ClusterState make_state(const ClusterConfig& config) {
   ClusterState s;
   s.partitions = config.partitions;

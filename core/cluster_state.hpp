@@ -150,6 +150,9 @@ bool in_queue(const Job& job);
 // Nodes and partitions from config; no jobs.
 ClusterState make_state(const ClusterConfig& config);
 
+// The block topology as it is now: the config's blocks and the nodes' agent labels.
+BlockTopology block_topology_of(const ClusterState& s);
+
 // Applies one event. Returns false (and changes nothing) when the event is stale,
 // e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.
 // The job an event is about (what accounting records); none for node, partition and

@@ -50,9 +50,7 @@ std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, cons
 void explain_blocks(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
                     std::vector<std::string>& out) {
   if (!s.topology.present || !job.spec.nodelist.empty()) return;
-  std::vector<std::pair<std::string, std::string>> labels;
-  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
-  BlockTopology topo = build_block_topology(s.topology, labels);
+  BlockTopology topo = block_topology_of(s);
   if (!topo.active()) return;
   int32_t nodes = std::max(1, job.spec.nodes_min);
   int32_t level = topo.level_for(nodes);

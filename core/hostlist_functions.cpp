@@ -26,12 +26,6 @@ std::vector<std::string_view> items(std::string_view text) {
   return out;
 }
 
-BlockTopology topology_of(const ClusterState& s) {
-  std::vector<std::pair<std::string, std::string>> labels;
-  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
-  return build_block_topology(s.topology, labels);
-}
-
 // The nodes of the block named `name` (base or aggregated), or of the agents' block label;
 // false when there is none.
 bool block_nodes(const ClusterState& s, const BlockTopology& t, const std::string& name, std::vector<std::string>& out) {
@@ -114,7 +108,7 @@ Result<std::vector<std::string>> expand_node_list(const ClusterState& s, std::st
       out.insert(out.end(), names->begin(), names->end());
       plain.clear();
     }
-    if (!topo_built) topo = topology_of(s), topo_built = true;
+    if (!topo_built) topo = block_topology_of(s), topo_built = true;
     if (Status st = call(s, topo, item, out); !st) return st;
   }
   if (!plain.empty()) {

@@ -115,12 +115,7 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.part_index.emplace(p.name, static_cast<int32_t>(snap.parts.size()));
     snap.parts.push_back(&p);
   }
-  if (s.topology.present) {
-    std::vector<std::pair<std::string, std::string>> labels;
-    labels.reserve(s.nodes.size());
-    for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
-    snap.topo = build_block_topology(s.topology, labels);
-  }
+  if (s.topology.present) snap.topo = block_topology_of(s);
   std::map<TypeKey, int32_t> type_index;
   snap.node_index.reserve(s.nodes.size());
   snap.nodes.reserve(s.nodes.size());

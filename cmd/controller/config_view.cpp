@@ -287,10 +287,7 @@ void Controller::add_config(pb::NodesReply& out) const {
 }
 
 void Controller::add_topology(pb::NodesReply& out) const {
-  std::vector<std::pair<std::string, std::string>> labels;
-  labels.reserve(state_.nodes.size());
-  for (const auto& [name, n] : state_.nodes) labels.emplace_back(name, n.block);
-  BlockTopology topo = build_block_topology(state_.topology, labels);
+  BlockTopology topo = block_topology_of(state_);
   for (auto& line : topo.show_lines()) out.add_topology(std::move(line));
   for (const BlockUsage& u : block_usage(topo, state_.nodes)) {
     pb::BlockUsageRec* r = out.add_blocks();

@@ -12,6 +12,7 @@
 #include "cmd/users.hpp"
 #include "core/assoc_mgr_format.hpp"
 #include "core/hostlist.hpp"
+#include "core/share_runs.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "net/convert_acct.hpp"
@@ -197,19 +198,7 @@ pb::ShareReply Controller::shares() const {
   if (!acct_) return out;
   std::shared_ptr<const FairShare> current = current_shares();
   const FairShare& fs = *current;
-  // TRES x time left of running jobs, up the tree (Slurm counts a job without a time limit
-  // as 4294967295 minutes long).
-  std::vector<TresCounts> run(fs.rows().size(), TresCounts{});
-  for_each_job_in(state_, state_.running, [&](const Job& j) {
-    int64_t seconds = j.time_limit == kUnlimited ? 4294967295LL * 60 - (now() - j.start_time)
-                                                 : std::max<int64_t>(0, limit_end(j) - now());
-    TresCounts t = held_tres(j);
-    for (int32_t at : fs.path(j.spec.user, j.spec.account, j.partition))
-      for (int k = 0; k < kTresKinds; ++k) {
-        int64_t& sum = run[static_cast<size_t>(at)][k];
-        sum = sat_add(sum, sat_mul(t[k], seconds));  // a huge unlimited job must not wrap
-      }
-  });
+  std::vector<TresCounts> run = running_tres_seconds(fs, state_, now());
   out.set_gpus(std::any_of(state_.nodes.begin(), state_.nodes.end(), [](const auto& n) { return !n.second.gpus.empty(); }));
   for (size_t i = 0; i < fs.rows().size(); ++i) {
     const ShareRow& r = fs.rows()[i];
@@ -229,9 +218,7 @@ pb::ShareReply Controller::shares() const {
     p->set_fair_share(r.fair_share);
     p->set_grp_tres_mins(r.grp_tres_mins);
     const TresCounts& secs = run[i];
-    auto mins = [&](TresKind k) { return std::to_string(secs[k] / 60); };
-    p->set_tres_run_mins("cpu=" + mins(kTresCpu) + ",mem=" + mins(kTresMem) + ",energy=0,node=" + mins(kTresNode) +
-                         ",billing=" + mins(kTresBilling) + ",fs/disk=0,vmem=0,pages=0");
+    p->set_tres_run_mins(tres_run_mins_text(secs));
     for (int k = 0; k < kTresKinds; ++k) {
       p->add_tres_usage(r.used.tres[k]);
       p->add_run_seconds(secs[k]);

@@ -5,9 +5,11 @@
 
 #include <cmath>
 
+#include "builders.hpp"
 #include "core/acct_policy.hpp"
 #include "core/acctmgr.hpp"
 #include "core/fair_share.hpp"
+#include "core/share_runs.hpp"
 
 using namespace hq;
 
@@ -158,4 +160,33 @@ TEST_CASE("a negative UsageFactor counts as 1, as Slurm applies only one that is
   FairShare fs(m, "c", {r}, 2000, kNoDecay);
   CHECK(row(fs, "a", "u").raw_usage == doctest::Approx(2000));
   CHECK(row(fs, "a", "u").used.wall == doctest::Approx(1000));
+}
+
+TEST_CASE("TRESRunMins: running jobs' TRES x seconds left summed, then minutes - as Slurm's capture of two unlimited jobs") {
+  // tests/fixtures/slurm/sshare/running-sshare-l-a-P.txt: two jobs of 2 CPUs on one node
+  // each, no time limit, 69 s after they started (Slurm's last pass had counted 75).
+  AcctModel m = model_after({{"add", "account", "physics"}, {"add", "user", "nobody", "account=physics"}});
+  ClusterState s = test::cluster("n[1-2]", 4);
+  for (uint64_t id : {7, 8}) {
+    test::start(s, id, {id == 7 ? "n1" : "n2"}, 2, 1000);
+    Job& j = s.jobs.at(JobId{id});
+    j.spec.user = "nobody";
+    j.spec.account = "physics";
+    j.time_limit = kUnlimited;
+  }
+  FairShare fs(m, "c", {}, 1069, kNoDecay);
+  auto run = running_tres_seconds(fs, s, 1069);
+  std::string root, nobody;
+  for (size_t i = 0; i < fs.rows().size(); ++i) {
+    if (fs.rows()[i].depth == 0) root = tres_run_mins_text(run[i]);
+    if (fs.rows()[i].user == "nobody") nobody = tres_run_mins_text(run[i]);
+  }
+  const std::string slurm = "cpu=17179869175,mem=0,energy=0,node=8589934587,billing=17179869175,fs/disk=0,vmem=0,pages=0";
+  CHECK(nobody == slurm);
+  CHECK(root == slurm);
+  // A job far past what an int64 holds in MiB-seconds saturates instead of wrapping.
+  s.nodes.at("n1").mem_mib = INT64_MAX / 2;
+  Job& huge = s.jobs.at(JobId{7});
+  huge.alloc[0].mem_mib = INT64_MAX / 2;
+  CHECK(running_tres_seconds(fs, s, 1069)[0][kTresMem] == INT64_MAX);
 }

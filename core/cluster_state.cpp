@@ -298,8 +298,16 @@ bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
 BlockTopology block_topology_of(const ClusterState& s) {
   std::vector<std::pair<std::string, std::string>> labels;
   labels.reserve(s.nodes.size());
-  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.block);
-  return build_block_topology(s.topology, labels);
+  std::set<std::string> moved;  // placed by an operator: out of their configured blocks
+  for (const auto& [name, n] : s.nodes) {
+    labels.emplace_back(name, n.block);
+    if (n.operator_block) moved.insert(name);
+  }
+  if (moved.empty()) return build_block_topology(s.topology, labels);
+  TopologyConfig config = s.topology;
+  for (BlockConfig& b : config.blocks) std::erase_if(b.nodes, [&](const std::string& x) { return moved.count(x) > 0; });
+  std::erase_if(config.blocks, [](const BlockConfig& b) { return b.nodes.empty(); });
+  return build_block_topology(config, labels);
 }
 
 ClusterState make_state(const ClusterConfig& config) {
@@ -411,7 +419,7 @@ Registration resolve(const Node& n, const NodeRegistered& e) {
   int32_t cpus = n.config_cpus > 0 ? n.config_cpus : e.cpus;
   Registration r{cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib, n.gpus,
                  n.dynamic && !n.operator_features ? e.features : n.features,
-                 e.block, e.switch_name, e.boot_time, threads_of(n, e, cpus)};
+                 n.operator_block ? n.block : e.block, e.switch_name, e.boot_time, threads_of(n, e, cpus)};
   if (auto found = reconcile_gpus(n.config_gres, e.gpus)) r.gpus = std::move(found).value();
   return r;
 }
@@ -464,6 +472,14 @@ bool apply_node_updated(ClusterState& s, const NodeUpdated& e) {
     changed = changed || !n.operator_weight || n.weight != *e.weight;
     n.operator_weight = true;
     n.weight = *e.weight;
+  }
+  if (e.block) {
+    changed = changed || !n.operator_block || n.block != *e.block;
+    n.operator_block = true;
+    if (n.block != *e.block) {
+      n.block = *e.block;
+      update_memberships(s, n);  // partitions by block{}
+    }
   }
   return changed;
 }

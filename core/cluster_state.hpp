@@ -88,6 +88,7 @@ struct NodeUpdated {
   Time time = 0;
   std::optional<std::vector<std::string>> features;
   std::optional<int32_t> weight;
+  std::optional<std::string> block;  // scontrol update Topology=: the block it is in from now on
 };
 // scontrol update PartitionName=: a partition's state and limits as they now are (they
 // override the config's from then on, across restarts).

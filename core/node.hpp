@@ -56,6 +56,7 @@ struct Node {
   bool dynamic = false;      // not in the config: it joined by registering
   // Set by an operator (NodeUpdated, journaled): registrations keep them.
   bool operator_features = false, operator_weight = false;
+  bool operator_block = false;  // an operator placed it in `block` (Topology=): config and agent labels yield
   Time boot_time = 0;
   // Liveness, re-learned from the agent after a controller restart; never journaled.
   bool registered = false;   // an agent has registered since controller start

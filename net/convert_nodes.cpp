@@ -72,6 +72,8 @@ pb::NodeUpdatedEvent to_pb(const NodeUpdated& e) {
   if (e.features) for (const auto& f : *e.features) p.add_features(f);
   p.set_set_weight(e.weight.has_value());
   if (e.weight) p.set_weight(*e.weight);
+  p.set_set_block(e.block.has_value());
+  if (e.block) p.set_block(*e.block);
   return p;
 }
 
@@ -81,6 +83,7 @@ Result<NodeUpdated> from_pb(const pb::NodeUpdatedEvent& p) {
   NodeUpdated e{p.node(), p.time(), std::nullopt, std::nullopt};
   if (p.set_features()) e.features = std::vector<std::string>(p.features().begin(), p.features().end());
   if (p.set_weight()) e.weight = p.weight();
+  if (p.set_block()) e.block = p.block();
   return e;
 }
 
@@ -113,9 +116,10 @@ void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {
     *out.add_nodes() = to_pb(NodeRegistered{name, 0, n.cpus, n.mem_mib, n.gpus, n.features, n.block,
                                             n.switch_name, n.boot_time, n.dynamic, n.threads_per_core});
     if (n.down) *out.add_down() = to_pb(NodeDownChanged{name, 0, true, n.down_reason});
-    if (n.operator_features || n.operator_weight)
+    if (n.operator_features || n.operator_weight || n.operator_block)
       *out.add_node_updates() = to_pb(NodeUpdated{name, 0, n.operator_features ? std::optional(n.features) : std::nullopt,
-                                                  n.operator_weight ? std::optional(n.weight) : std::nullopt});
+                                                  n.operator_weight ? std::optional(n.weight) : std::nullopt,
+                                                  n.operator_block ? std::optional(n.block) : std::nullopt});
   }
 }
 

@@ -1,5 +1,5 @@
 // `hq control drain NODES --reason TEXT | resume NODES | delete [node] NODES`, and the
-// scontrol forms `update NodeName=.. State=DRAIN|DOWN|RESUME Reason=.. Features=.. Weight=..` and
+// scontrol forms `update NodeName=.. State=DRAIN|DOWN|RESUME Reason=.. Features=.. Weight=.. Topology=..` and
 // `delete NodeName=..`, and `update PartitionName=.. State=.. MaxTime=.. DefaultTime=..`:
 // node and partition administration for root and operators.
 #include <iostream>
@@ -67,7 +67,7 @@ std::string unsupported_state(const std::string& state) {
 // Features= (or AvailableFeatures=/ActiveFeatures=: hq has no changeable features) and
 // Weight=, sent as one update.
 int send_node_attributes(const std::string& nodes, const std::optional<std::string>& features,
-                         const std::optional<std::string>& weight) {
+                         const std::optional<std::string>& weight, const std::optional<std::string>& topology) {
   pb::Envelope env;
   auto* req = env.mutable_node_control();
   req->set_action("update");
@@ -83,6 +83,16 @@ int send_node_attributes(const std::string& nodes, const std::optional<std::stri
     req->set_set_weight(true);
     req->set_weight(static_cast<int32_t>(*w));
   }
+  if (topology) {  // Slurm 25.05's Topology=NAME:UNIT; hq has one topology, "default"
+    std::string unit = *topology;
+    if (size_t colon = unit.find(':'); colon != std::string::npos) {
+      if (unit.substr(0, colon) != "default")
+        return fail("scontrol", invalid("Invalid topology name: " + unit.substr(0, colon) + " (hq has one topology, default)"));
+      unit = unit.substr(colon + 1);
+    }
+    req->set_set_block(true);
+    req->set_block(unit);
+  }
   return print_admin_reply("scontrol", call_admin(env));
 }
 
@@ -90,7 +100,7 @@ int send_node_attributes(const std::string& nodes, const std::optional<std::stri
 
 int scontrol_node_update(const Args& args) {
   std::string nodes, state, reason;
-  std::optional<std::string> features, weight;
+  std::optional<std::string> features, weight, topology;
   for (size_t i = 2; i < args.size(); ++i) {
     std::string_view a = args[i];
     size_t eq = a.find('=');
@@ -100,6 +110,7 @@ int scontrol_node_update(const Args& args) {
     else if (key == "reason") reason = value;
     else if (key == "features" || key == "availablefeatures" || key == "activefeatures") features = value;
     else if (key == "weight") weight = value;
+    else if (key == "topology") topology = value;
     else return fail("scontrol", invalid("Update of this parameter is not supported: " + std::string(a)));
   }
   if (nodes.empty()) return fail("scontrol", invalid("No valid node name specified"));
@@ -109,10 +120,11 @@ int scontrol_node_update(const Args& args) {
       {"drain", "drain"}, {"down", "down"}, {"resume", "resume"}, {"idle", "resume"}, {"undrain", "resume"}};
   auto action = kActions.find(state);
   if (!state.empty() && action == kActions.end()) return fail("scontrol", invalid(unsupported_state(state)));
-  if (features || weight) {
-    if (int rc = send_node_attributes(nodes, features, weight); rc != 0 || state.empty()) return rc;
+  if (features || weight || topology) {
+    if (int rc = send_node_attributes(nodes, features, weight, topology); rc != 0 || state.empty()) return rc;
   }
-  if (state.empty()) return fail("scontrol", invalid("supported node updates: State=DOWN or DRAIN (with Reason=), RESUME; Features=, Weight="));
+  if (state.empty())
+    return fail("scontrol", invalid("supported node updates: State=DOWN or DRAIN (with Reason=), RESUME; Features=, Weight=, Topology="));
   return send_node_control("scontrol", action->second, nodes, action->second == "resume" ? "" : reason);
 }
 

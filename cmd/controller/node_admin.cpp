@@ -18,10 +18,14 @@
 namespace hq::cmd {
 namespace {
 
-// Features= and Weight= as scontrol sends them: names without commas or blanks, a weight
-// from 0 (Slurm's range), and something to set.
+// Features=, Weight= and Topology= as scontrol sends them: names without commas or blanks, a
+// weight from 0 (Slurm's range), a block name a hostlist function can name, and something to set.
 Status check_node_update(const pb::NodeControlRequest& req) {
-  if (!req.set_features() && !req.set_weight()) return invalid("Update of node: nothing to change (Features= or Weight=)");
+  if (!req.set_features() && !req.set_weight() && !req.set_block())
+    return invalid("Update of node: nothing to change (Features=, Weight= or Topology=)");
+  if (req.set_block() && (req.block().empty() || req.block().size() > 64 ||
+                          req.block().find_first_of(",{}[]:= \t\n") != std::string::npos))
+    return invalid("Invalid topology unit: '" + req.block() + "'");
   for (const auto& f : req.features())
     if (f.empty() || f.find_first_of(", \t\n|&") != std::string::npos)
       return invalid("Invalid feature specification: '" + f + "'");
@@ -33,6 +37,7 @@ NodeUpdated node_update_of(const pb::NodeControlRequest& req, const std::string&
   NodeUpdated e{node, now, std::nullopt, std::nullopt};
   if (req.set_features()) e.features = std::vector<std::string>(req.features().begin(), req.features().end());
   if (req.set_weight()) e.weight = req.weight();
+  if (req.set_block()) e.block = req.block();
   return e;
 }
 

@@ -228,3 +228,20 @@ TEST_CASE("block placement (property): over random topologies and workloads no j
   CHECK(starts > 100);  // the workloads did start and reserve jobs
   CHECK(reserved > 20);
 }
+
+TEST_CASE("topology: an operator moves a node to another block (Topology=) - its agent's label and the config yield") {
+  ClusterState s = cluster("n[1-8]", 4);
+  s.topology = blocks_of(4, 2, {4});
+  CHECK(block_of(block_topology_of(s), "n4") == "b1");
+  REQUIRE(apply(s, NodeUpdated{"n4", 10, std::nullopt, std::nullopt, std::string("b2")}));
+  BlockTopology moved = block_topology_of(s);
+  CHECK(block_of(moved, "n4") == "b2");
+  CHECK(compress_hostlist(moved.blocks[moved.node_bblock.at("n1")].nodes) == "n[1-3]");
+  // A registration with another label does not move it back.
+  NodeRegistered again{"n4", 20, 4, 64 * 1024, {}, {}, "b1", "", 0, false, 1};
+  apply(s, again);
+  CHECK(s.nodes.at("n4").block == "b2");
+  CHECK(block_of(block_topology_of(s), "n4") == "b2");
+  // The same update again changes nothing (not journaled twice).
+  CHECK(!apply(s, NodeUpdated{"n4", 30, std::nullopt, std::nullopt, std::string("b2")}));
+}

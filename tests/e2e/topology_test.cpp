@@ -103,3 +103,21 @@ TEST_CASE("e2e: hostlist functions - -w blockwith{}, -x block{}, drain block{}, 
   CHECK(drain.rc == 0);
   REQUIRE(wait_until([&] { return c.hq("nodes -h -t drain -o %N").out == "e[1-4]\n"; }, 20));
 }
+
+TEST_CASE("e2e: scontrol update NodeName= Topology= moves a node to another block, and the move outlives a restart") {
+  LocalCluster c(8, 1, 20, kTopology);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string scontrol = c.dir() + "/bin/scontrol ";
+  REQUIRE(sh(scontrol + "update NodeName=e4 Topology=default:b2").rc == 0);
+  const std::string moved = "BlockName=b1 BlockIndex=0 Nodes=e[1-3] BlockSize=4\n"
+                            "BlockName=b2 BlockIndex=1 Nodes=e[4-8] BlockSize=4\n";
+  CHECK(c.hq("show topology").out.rfind(moved, 0) == 0);
+  auto bad = sh(scontrol + "update NodeName=e4 Topology=other:b1");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("Invalid topology name: other") != std::string::npos);
+  c.kill9_controller();  // journaled: a restart and the agent's re-registration keep it
+  c.start_controller();
+  REQUIRE(wait_until([&] { return c.responding_nodes() == 8; }, 30));
+  CHECK(c.hq("show topology").out.rfind(moved, 0) == 0);
+}

@@ -303,11 +303,7 @@ BlockTopology block_topology_of(const ClusterState& s) {
     labels.emplace_back(name, n.block);
     if (n.operator_block) moved.insert(name);
   }
-  if (moved.empty()) return build_block_topology(s.topology, labels);
-  TopologyConfig config = s.topology;
-  for (BlockConfig& b : config.blocks) std::erase_if(b.nodes, [&](const std::string& x) { return moved.count(x) > 0; });
-  std::erase_if(config.blocks, [](const BlockConfig& b) { return b.nodes.empty(); });
-  return build_block_topology(config, labels);
+  return build_block_topology(s.topology, labels, moved);
 }
 
 ClusterState make_state(const ClusterConfig& config) {

@@ -29,6 +29,7 @@ std::vector<std::string_view> items(std::string_view text) {
 // The nodes of the block named `name` (base or aggregated), or of the agents' block label;
 // false when there is none.
 bool block_nodes(const ClusterState& s, const BlockTopology& t, const std::string& name, std::vector<std::string>& out) {
+  if (name.empty()) return false;
   for (const TopoBlock& b : t.blocks)
     if (b.name == name) {
       out.insert(out.end(), b.nodes.begin(), b.nodes.end());
@@ -50,10 +51,13 @@ bool block_with(const ClusterState& s, const BlockTopology& t, const std::string
     return true;
   }
   const std::string& label = s.nodes.at(node).block;
-  return !label.empty() && block_nodes(s, t, label, out);
+  if (!label.empty() && block_nodes(s, t, label, out)) return true;
+  out.push_back(node);  // in no block: itself, as Slurm's topology_p_whole_topo leaves it
+  return true;
 }
 
 bool switch_nodes(const ClusterState& s, const std::string& name, std::vector<std::string>& out) {
+  if (name.empty()) return false;
   bool any = false;
   for (const auto& [node, n] : s.nodes)
     if (n.switch_name == name) out.push_back(node), any = true;

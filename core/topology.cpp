@@ -59,7 +59,8 @@ std::vector<int32_t> enforced_levels(const TopologyConfig& t, int32_t bblock, si
 }  // namespace
 
 BlockTopology build_block_topology(const TopologyConfig& t,
-                                   const std::vector<std::pair<std::string, std::string>>& node_labels) {
+                                   const std::vector<std::pair<std::string, std::string>>& node_labels,
+                                   const std::set<std::string>& moved) {
   BlockTopology topo;
   if (!t.present) return topo;
   std::map<std::string, int32_t> block_of_name;
@@ -75,8 +76,13 @@ BlockTopology build_block_topology(const TopologyConfig& t,
   for (const auto& b : t.blocks) placed.insert(b.nodes.begin(), b.nodes.end());
   std::map<std::string, std::vector<std::string>, bool (*)(const std::string&, const std::string&)> fresh(
       [](const std::string& a, const std::string& b) { return natural_less(a, b); });
+  int32_t moved_from_first = 0;  // the base size stays what the config made it
   for (const auto& [name, label] : node_labels) {
-    if (placed.count(name)) continue;
+    if (placed.count(name)) {
+      if (!moved.count(name) || label.empty()) continue;
+      for (size_t b = 0; b < t.blocks.size(); ++b)  // an operator moved it: out of its configured block
+        if (std::erase(topo.blocks[b].nodes, name) > 0 && b == 0) ++moved_from_first;
+    }
     if (label.empty()) {
       ++topo.outside;
       continue;
@@ -93,8 +99,9 @@ BlockTopology build_block_topology(const TopologyConfig& t,
   if (topo.blocks.empty()) return topo;
   for (auto& b : topo.blocks) std::sort(b.nodes.begin(), b.nodes.end(), [](const auto& x, const auto& y) { return natural_less(x, y); });
   int32_t nbase = static_cast<int32_t>(topo.blocks.size());
-  topo.bblock_nodes = t.block_sizes.empty() ? std::max<int32_t>(1, static_cast<int32_t>(topo.blocks[0].nodes.size()))
-                                            : t.block_sizes[0];
+  topo.bblock_nodes = t.block_sizes.empty()
+                          ? std::max<int32_t>(1, static_cast<int32_t>(topo.blocks[0].nodes.size()) + moved_from_first)
+                          : t.block_sizes[0];
   topo.levels = enforced_levels(t, topo.bblock_nodes, static_cast<size_t>(nbase));
   topo.by_level.assign(kMaxBlockLevels, {});
   for (int32_t i = 0; i < nbase; ++i) {

@@ -7,6 +7,7 @@
 // its own, after the configured ones). Pure values; not thread-safe.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -66,7 +67,10 @@ std::vector<std::string> topology_lines_matching(const std::vector<std::string>&
 
 // The model from the config and the nodes as they are: (name, agent's --block label) for
 // every node the cluster has. An inactive model (no blocks) when `t` is not present.
+// `moved`: nodes an operator placed (scontrol update Topology=): their label wins over the
+// config (the blocks they leave keep their place, and the base size stays).
 BlockTopology build_block_topology(const TopologyConfig& t,
-                                   const std::vector<std::pair<std::string, std::string>>& node_labels);
+                                   const std::vector<std::pair<std::string, std::string>>& node_labels,
+                                   const std::set<std::string>& moved = {});
 
 }  // namespace hq

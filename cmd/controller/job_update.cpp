@@ -46,6 +46,8 @@ Result<Job> Controller::updated_job(const Job& job, const JobUpdate& u, bool adm
   out->time_limit = admitted->time_limit;
   out->spec.nodes_min = admitted->spec.nodes_min;
   out->spec.nodes_max = admitted->spec.nodes_max;
+  out->spec.nodelist = admitted->spec.nodelist;  // hostlist functions answered, as at submit
+  out->spec.exclude = admitted->spec.exclude;
   // The account and QOS as enforcement chose and checked them (an emptied Account= or QOS=
   // gets the defaults back, so no update takes a job out of its limits).
   out->spec.account = admitted->spec.account;

@@ -51,6 +51,8 @@ TEST_CASE("hostlist functions: blocks by name, the block of a node, switches, fe
   CHECK(expanded(s, "feature{nope}").empty());          // an unknown feature names no node
   CHECK(expanded(s, "n10,block{b1},n[1-2]") == "n[10,1-4]");  // each node once, in the order given
   CHECK(expanded(s, "n[3-4]") == "n[3-4]");
+  s.topology.blocks.pop_back();  // n[5-8] in no block now: blockwith{} of one is itself, as in Slurm
+  CHECK(expanded(s, "blockwith{n6}") == "n6");
 }
 
 TEST_CASE("hostlist functions: Slurm's errors") {
@@ -59,6 +61,9 @@ TEST_CASE("hostlist functions: Slurm's errors") {
   CHECK(error_of(s, "block{b1") == "invalid node specified in hostlist function: \"block{b1\" (missing closing '}')");
   CHECK(error_of(s, "block{b9}") == "invalid block or switch specified in hostlist function: \"block{b9}\"");
   CHECK(error_of(s, "blockwith{n99}") == "invalid node specified in hostlist function: \"blockwith{n99}\"");
+  // An empty name names no unit (not every unlabelled node).
+  CHECK(error_of(s, "block{}") == "invalid block or switch specified in hostlist function: \"block{}\"");
+  CHECK(error_of(s, "switch{}") == "invalid block or switch specified in hostlist function: \"switch{}\"");
   CHECK(resolve_hostlist_functions(s, "n[1-3]").value() == "n[1-3]");  // nothing to answer: as given
   CHECK(resolve_hostlist_functions(s, "blockwith{n1},n9").value() == "n[1-4,9]");
 }

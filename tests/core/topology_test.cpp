@@ -244,4 +244,14 @@ TEST_CASE("topology: an operator moves a node to another block (Topology=) - its
   CHECK(block_of(block_topology_of(s), "n4") == "b2");
   // The same update again changes nothing (not journaled twice).
   CHECK(!apply(s, NodeUpdated{"n4", 30, std::nullopt, std::nullopt, std::string("b2")}));
+  // Moving every node of b1 elsewhere keeps b1's place (empty) and the base size.
+  ClusterState all = cluster("n[1-8]", 4);
+  all.topology = blocks_of(4, 2);  // no BlockSizes: the first block's size is the base size
+  for (const char* n : {"n1", "n2", "n3", "n4"}) apply(all, NodeUpdated{n, 10, std::nullopt, std::nullopt, std::string("b9")});
+  BlockTopology t = block_topology_of(all);
+  CHECK(t.bblock_nodes == 4);
+  CHECK(t.blocks[0].name == "b1");
+  CHECK(t.blocks[0].nodes.empty());
+  CHECK(block_of(t, "n1") == "b9");
+  CHECK(block_of(t, "n5") == "b2");
 }

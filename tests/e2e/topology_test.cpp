@@ -99,6 +99,12 @@ TEST_CASE("e2e: hostlist functions - -w blockwith{}, -x block{}, drain block{}, 
   CHECK(bad.rc != 0);
   CHECK(bad.out.find("Invalid hostlist_function specified: rack{r1}") != std::string::npos);
   c.hq("cancel " + with + " " + outside);
+  // scontrol update answers them too: the job keeps the nodes, not the function.
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string held = c.submit("-H -N1 hold.sh");
+  REQUIRE(sh(c.dir() + "/bin/scontrol update JobId=" + held + " ExcNodeList='block{b1}'").rc == 0);
+  CHECK(c.hq("show job " + held).out.find("ExcNodeList=e[1-4]") != std::string::npos);
+  c.hq("cancel " + held);
   auto drain = c.hq("control drain 'block{b1}' --reason maintenance");
   CHECK(drain.rc == 0);
   REQUIRE(wait_until([&] { return c.hq("nodes -h -t drain -o %N").out == "e[1-4]\n"; }, 20));

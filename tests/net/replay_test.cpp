@@ -37,7 +37,7 @@ std::string fingerprint(const ClusterState& s) {
     out << " size " << n.cpus << "/" << n.mem_mib << " gres " << node_gres(n) << " down " << n.down << "/"
         << n.down_reason << " dyn " << n.dynamic << " boot " << n.boot_time << " labels " << n.block << "/"
         << n.switch_name << " threads " << n.threads_per_core << " weight " << n.weight << " operator "
-        << n.operator_features << n.operator_weight << " features";
+        << n.operator_features << n.operator_weight << n.operator_block << " features";
     for (const auto& f : n.features) out << " " << f;
     for (const auto& g : n.gpus) out << " gpu " << g.type << ":" << g.cpus;
     out << " in";
@@ -109,10 +109,11 @@ class EventMaker {
         return ReservationChanged{t, r, pick(3) == 0};
       }
       case 17: return JobSuspended{jid, t, pick(2) == 0};  // suspended jobs hold no CPUs
-      case 18: {  // an operator's features (which move nodes between partitions) or weight
+      case 18: {  // an operator's features (which move nodes between partitions), weight or block
         NodeUpdated e{nodes[pick(5)], t, std::nullopt, std::nullopt};
         if (pick(2)) e.features = pick(2) ? std::vector<std::string>{"big"} : std::vector<std::string>{};
         if (pick(2) || !e.features) e.weight = static_cast<int32_t>(pick(3));
+        if (pick(3) == 0) e.block = pick(2) ? "b1" : "b9";
         return e;
       }
       case 3: return JobEnded{jid, t, pick(2) ? JobState::kCompleted : JobState::kFailed, static_cast<int32_t>(pick(3)), 0};

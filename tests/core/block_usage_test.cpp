@@ -30,7 +30,7 @@ int64_t frag_with_busy(const BlockTopology& t, const std::set<std::string>& busy
 
 }  // namespace
 
-TEST_CASE("fragmentation: 0 when every block is free; each group not wholly free counts its size once") {
+TEST_CASE("fragmentation: 0 when every block is free - each group not wholly free counts its size once") {
   BlockTopology t = four_blocks();
   CHECK(frag_with_busy(t, {}) == 0);
   // n1 busy: b1 (1 block), b[1-2] (2) and b[1-4] (4) are not whole: 7 blocks x 2 nodes + 1 node.

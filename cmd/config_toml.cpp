@@ -285,7 +285,8 @@ class Loader {
     PriorityWeights& w = k.weights;
     s = check_keys(*t, {"policy", "sched_interval", "default_queue_depth", "bf_interval", "bf_window", "bf_resolution",
                         "bf_max_job_test", "bf_max_job_start", "bf_max_job_user", "bf_max_job_part",
-                        "bf_job_part_count_reserve", "bf_min_age_reserve", "bf_min_prio_reserve", "preempt_type",
+                        "bf_job_part_count_reserve", "bf_min_age_reserve", "bf_min_prio_reserve", "bf_topopt_delay",
+                        "bf_topopt_iterations", "preempt_type",
                         "preempt_exempt_time", "priority_weight_age", "priority_weight_job_size",
                         "priority_weight_partition", "priority_weight_qos", "priority_weight_fairshare",
                         "priority_max_age", "priority_favor_small", "priority_decay_half_life",
@@ -304,6 +305,8 @@ class Loader {
     if (s) s = get_int32(*t, "bf_job_part_count_reserve", 0, 100000, k.bf_job_part_count_reserve);
     if (s) s = get_duration(*t, "bf_min_age_reserve", k.bf_min_age_reserve);
     if (s) s = get_int(*t, "bf_min_prio_reserve", 0, 4294967295LL, k.bf_min_prio_reserve);
+    if (s) s = get_duration(*t, "bf_topopt_delay", k.bf_topopt_delay);
+    if (s) s = get_int32(*t, "bf_topopt_iterations", 2, 30, k.bf_topopt_iterations);
     if (s) {
       std::string preempt = "none";
       s = get_string(*t, "preempt_type", preempt);

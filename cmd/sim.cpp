@@ -1,6 +1,7 @@
 // `hq sim --trace FILE.swf[.gz] --config cluster.toml [--policy fifo|easy|backfill]`:
 // replays a workload trace through the real scheduler (core/sim.cpp) and prints
-// utilization, waits, bounded slowdown, makespan and scheduler CPU time.
+// utilization, waits, bounded slowdown, makespan and scheduler CPU time; with a
+// [topology], the blocks jobs span and the waits of large jobs.
 #include <CLI/CLI.hpp>
 #include "cmd/cli_parse.hpp"
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "core/sim.hpp"
+#include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -56,29 +58,46 @@ void print_table(const SimResult& r, const std::string& policy, double wall) {
   std::printf("%-24s %lld s\n", "makespan", static_cast<long long>(r.makespan));
   std::printf("%-24s %.2f s (%lld passes)\n", "scheduler CPU time", r.sched_cpu_seconds, static_cast<long long>(r.passes));
   std::printf("%-24s %.2f s\n", "wall time", wall);
+  if (!r.blocks) return;
+  std::printf("%-24s %.2f (large jobs: %.2f)\n", "mean blocks per job", r.mean_blocks, r.mean_blocks_large);
+  std::printf("%-24s %lld\n", "large jobs", static_cast<long long>(r.large_jobs));
+  std::printf("%-24s %.0f s\n", "large jobs' mean wait", r.large_mean_wait);
+  std::printf("%-24s %.1f %%\n", "large started within 1 h", r.large_within_hour * 100);
+  std::printf("%-24s %.1f\n", "mean fragmentation", r.mean_fragmentation);
+  std::printf("%-24s %lld\n", "held by the oracle", static_cast<long long>(r.held));
 }
 
 void print_json(const SimResult& r, const std::string& policy, double wall) {
   std::printf("{\"policy\":\"%s\",\"jobs\":%lld,\"skipped\":%lld,\"utilization\":%.6f,\"mean_wait\":%.3f,"
               "\"max_wait\":%.0f,\"mean_bounded_slowdown\":%.4f,\"makespan\":%lld,\"scheduler_cpu_seconds\":%.3f,"
-              "\"passes\":%lld,\"wall_seconds\":%.3f}\n",
+              "\"passes\":%lld,\"wall_seconds\":%.3f",
               policy.c_str(), static_cast<long long>(r.jobs), static_cast<long long>(r.skipped), r.utilization,
               r.mean_wait, r.max_wait, r.mean_bounded_slowdown, static_cast<long long>(r.makespan), r.sched_cpu_seconds,
               static_cast<long long>(r.passes), wall);
+  if (r.blocks)
+    std::printf(",\"mean_blocks\":%.4f,\"mean_blocks_large\":%.4f,\"large_jobs\":%lld,\"large_mean_wait\":%.3f,"
+                "\"large_within_hour\":%.6f,\"mean_fragmentation\":%.3f,\"held\":%lld",
+                r.mean_blocks, r.mean_blocks_large, static_cast<long long>(r.large_jobs), r.large_mean_wait,
+                r.large_within_hour, r.mean_fragmentation, static_cast<long long>(r.held));
+  std::printf("}\n");
 }
 
 }  // namespace
 
 int run_sim(const Args& args) {
   CLI::App app{"hq sim: replay a Standard Workload Format trace through the scheduler"};
-  std::string trace_path, config_path, policy, dump;
-  bool json = false, whole = false;
+  std::string trace_path, config_path, policy, dump, topo_delay;
+  bool json = false, whole = false, no_topology = false;
+  int32_t large_nodes = 2;
   // Required, checked after parsing: an unknown option is named before a missing one.
   app.add_option("--trace", trace_path, "SWF trace (.swf or .swf.gz) (required)");
   app.add_option("--config", config_path, "cluster config (TOML: nodes, partitions, [scheduler]) (required)");
   app.add_option("--policy", policy, "fifo, easy or backfill (default: the config's [scheduler] policy)");
   app.add_option("--dump-starts", dump, "write job_id,submit,start,end,nodes per job to this CSV");
   app.add_flag("--whole-nodes", whole, "jobs take ceil(procs / node CPUs) whole nodes (automatic for nodes/ traces)");
+  app.add_flag("--no-topology", no_topology, "place jobs as if the cluster were flat (blocks spanned are still measured)");
+  app.add_option("--topo-delay", topo_delay, "[scheduler] bf_topopt_delay: how long a job may wait for a less fragmenting place (\"30m\", or seconds; 0: off)");
+  app.add_option("--large-nodes", large_nodes, "jobs of this many nodes or more count as large (default 2)")->check(CLI::Range(1, 1000000));
   app.add_flag("--json", json, "one JSON object");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try { app.parse(rest); } catch (const CLI::ParseError& e) { return cli_parse_failure(app, e, "hq sim"); }
@@ -88,6 +107,12 @@ int run_sim(const Args& args) {
   if (!cfg) return std::cerr << "hq sim: error: " << cfg.status().message() << "\n", 1;
   if (!policy.empty() && !parse_sched_policy(policy, cfg->scheduler.policy))
     return std::cerr << "hq sim: error: --policy must be fifo, easy or backfill\n", 1;
+  if (!topo_delay.empty()) {
+    bool seconds = topo_delay.find_first_not_of("0123456789") == std::string::npos && topo_delay.size() < 10;
+    auto d = seconds ? Result<Duration>(std::stoll(topo_delay)) : parse_duration(topo_delay);
+    if (!d || *d < 0) return std::cerr << "hq sim: error: --topo-delay: not a duration: " << topo_delay << "\n", 1;
+    cfg->scheduler.bf_topopt_delay = *d;
+  }
   auto text = read_trace(trace_path);
   if (!text) return std::cerr << "hq sim: error: " << text.status().message() << "\n", 1;
   SwfTrace trace = parse_swf(*text);
@@ -95,6 +120,8 @@ int run_sim(const Args& args) {
   SimOptions opts;
   opts.whole_nodes = whole || trace.whole_nodes;
   opts.record_starts = !dump.empty();
+  opts.topology_off = no_topology;
+  opts.large_nodes = large_nodes;
   timespec w0{}, w1{};
   clock_gettime(CLOCK_MONOTONIC, &w0);
   auto r = simulate(trace, *cfg, opts, cpu_seconds);

@@ -1,5 +1,7 @@
 #include "core/block_usage.hpp"
 
+#include <algorithm>
+
 #include "core/hostlist.hpp"
 
 namespace hq {
@@ -26,16 +28,26 @@ std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::
 
 int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available) {
   if (t.by_level.empty()) return 0;
+  std::vector<int32_t> counts;
+  for (int32_t b : t.by_level[0]) {
+    int32_t free_here = 0;
+    for (const std::string& n : t.blocks[static_cast<size_t>(b)].nodes) free_here += available(n) ? 1 : 0;
+    counts.push_back(free_here);
+  }
+  return block_fragmentation(t, counts);
+}
+
+int64_t block_fragmentation(const BlockTopology& t, std::span<const int32_t> available) {
+  if (t.by_level.empty()) return 0;
   const std::vector<int32_t>& base = t.by_level[0];
-  const auto count = static_cast<int64_t>(base.size());
+  const auto count = static_cast<int64_t>(std::min(base.size(), available.size()));
   std::vector<int64_t> sizes;  // each enforced level's size in base blocks (1, 2, 4, ...)
   for (int32_t k : t.levels) sizes.push_back(int64_t{1} << k);
   std::vector<bool> started(sizes.size(), false);  // an aligned group whose blocks so far are all available
   int64_t frag = 0, block_nodes = 0, free_nodes = 0;
   for (int64_t i = 0; i < count; ++i) {
     const TopoBlock& block = t.blocks[static_cast<size_t>(base[static_cast<size_t>(i)])];
-    int64_t free_here = 0;
-    for (const std::string& n : block.nodes) free_here += available(n) ? 1 : 0;
+    int64_t free_here = available[static_cast<size_t>(i)];
     block_nodes += static_cast<int64_t>(block.nodes.size());
     free_nodes += free_here;
     bool whole = free_here >= t.bblock_nodes;
@@ -50,6 +62,12 @@ int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(con
     }
   }
   return frag * t.bblock_nodes + block_nodes - free_nodes;
+}
+
+int64_t fragmentation_added(const BlockTopology& t, std::span<const int32_t> available, std::span<const int32_t> taken) {
+  std::vector<int32_t> after(available.begin(), available.end());
+  for (size_t i = 0; i < after.size() && i < taken.size(); ++i) after[i] = std::max(0, after[i] - taken[i]);
+  return block_fragmentation(t, after) - block_fragmentation(t, available);
 }
 
 }  // namespace hq

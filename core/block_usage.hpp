@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,10 @@ std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::
 
 // Slurm's fragmentation score over the nodes `available` says a job could have.
 int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available);
+// The same from the count of nodes available in each base block (in by_level[0] order).
+int64_t block_fragmentation(const BlockTopology& t, std::span<const int32_t> available);
+// What taking `taken` of those nodes (per base block) adds to the score: the taken nodes
+// themselves and the size of every whole block they break. Not less than their count.
+int64_t fragmentation_added(const BlockTopology& t, std::span<const int32_t> available, std::span<const int32_t> taken);
 
 }  // namespace hq

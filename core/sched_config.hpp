@@ -51,6 +51,11 @@ struct SchedulerConfig {
   int32_t bf_job_part_count_reserve = 0;  // reservations per partition; 0: every tested job
   Duration bf_min_age_reserve = 0;     // no reservation for jobs pending less than this
   int64_t bf_min_prio_reserve = 0;     // no reservation below this priority
+  // hq's fragmentation oracle (block topology): a job that could start now may instead be
+  // placed up to this long after it became eligible where it breaks fewer whole blocks
+  // (Slurm 24.11's bf_topopt_enable, bounded). 0: off, Slurm's best fit.
+  Duration bf_topopt_delay = 0;
+  int32_t bf_topopt_iterations = 10;   // blocks scored per job (Slurm's bf_topopt_iterations, 2-30)
   bool preempt_partition_prio = false; // PreemptType=preempt/partition_prio
   Duration preempt_exempt_time = 0;    // running jobs younger than this are not preempted
   PriorityWeights weights;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/acct_policy.hpp"
+#include "core/block_usage.hpp"
 #include "core/constraint.hpp"
 #include "core/dependency.hpp"
 #include "core/gpu_select.hpp"
@@ -683,6 +684,8 @@ class Pass {
         Placement p;
         if (options_now(pool, options_) && place(pool, f, 0, options_, p)) {
           best = std::move(p);
+          if (oracle_last_ > 0 && pool.free_now >= 0 && !search_every_block_)
+            return least_fragmenting(pools, f, last_slot, best);
           return true;  // nothing starts sooner than now
         }
       }
@@ -691,19 +694,120 @@ class Pass {
       int32_t last = last_slot;
       if (found) last = std::min(last, best.slot - 1);
       Placement p;
-      for (int32_t from = 1, tries = 0; tries < 32; ++tries) {
-        int32_t s = earliest(*pool, f, from, last);
-        if (s < 0) break;
-        options_at(*pool, options_);
-        if (place(*pool, f, s, options_, p)) {
-          best = std::move(p);
-          found = true;
-          break;
-        }
-        from = s + 1;
+      if (earliest_placement(*pool, f, 1, last, p)) {
+        best = std::move(p);
+        found = true;
       }
     }
     return found;
+  }
+
+  // The earliest placement in the pool in [from, last] (from >= 1), verified node by node.
+  bool earliest_placement(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last, Placement& p) {
+    for (int32_t tries = 0; tries < 32; ++tries) {
+      int32_t s = earliest(pool, f, from, last);
+      if (s < 0) return false;
+      options_at(pool, options_);
+      if (place(pool, f, s, options_, p)) return true;
+      from = s + 1;
+    }
+    return false;
+  }
+
+  // hq's fragmentation oracle ([scheduler] bf_topopt_delay): the last slot to which a job
+  // that could start now may be put off, counted from when it became eligible; 0: none.
+  int32_t oracle_bound(const Job& job) const {
+    if (cfg_.bf_topopt_delay <= 0 || !snap_.topo.active() || !job.spec.nodelist.empty()) return 0;
+    Time until = std::max(job.eligible_time, job.submit_time) + cfg_.bf_topopt_delay;
+    if (until <= snap_.now) return 0;
+    return static_cast<int32_t>(std::min<Time>((until - snap_.now) / snap_.resolution, snap_.map.horizon() - 1));
+  }
+
+  // Of `best` (the best fit now) and the earliest placement by oracle_last_ in up to
+  // bf_topopt_iterations other blocks, the one that adds least to Slurm's fragmentation
+  // score, then takes idle nodes from the blocks with fewest (FragmentCost), then the
+  // earliest, then the best fit. A later one holds the job back: reserved there when
+  // `last_slot` reaches it, else it waits unreserved (false).
+  bool least_fragmenting(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    FragmentCost least = fragment_cost(best);
+    int64_t floor = best.pool->shape.need.whole_node ? static_cast<int64_t>(best.nodes.size()) : 0;
+    int32_t tries = 0;
+    for (const Pool& pool : pools) {
+      if (least.score <= floor && least.spread <= floor) break;  // nothing does better
+      if (pool.free_now < 0 || &pool == best.pool) continue;
+      if (++tries > cfg_.bf_topopt_iterations) break;
+      Placement p;
+      bool now = pool.free_now >= pool.nodes_now && options_now(pool, options_) && place(pool, f, 0, options_, p);
+      if (!now && !earliest_placement(pool, f, 1, oracle_last_, p)) continue;
+      FragmentCost cost = fragment_cost(p);
+      if (cost.better_than(least, p.slot > best.slot)) {
+        best = std::move(p);
+        least = cost;
+      }
+    }
+    held_by_oracle_ = best.slot > 0;
+    plan_.stats.held += held_by_oracle_ ? 1 : 0;
+    return best.slot <= last_slot;
+  }
+
+  // What a placement costs the blocks at its slot: `score`, what it adds to Slurm's
+  // fragmentation score (the block nodes it makes busy and the whole blocks it breaks);
+  // `spread`, what it takes from the sum of squares of each base block's idle nodes (taking
+  // from the blocks with fewest idle nodes costs least: emptier blocks stay fit for larger
+  // jobs). A later placement must cost less than half as much spread to be worth the wait.
+  struct FragmentCost {
+    int64_t score = 0, spread = 0, promised = 0;
+    bool better_than(const FragmentCost& o, bool later) const {
+      if (promised != o.promised) return promised < o.promised;
+      if (score != o.score) return score < o.score;
+      return later ? spread * 2 < o.spread : spread < o.spread;
+    }
+  };
+  FragmentCost fragment_cost(const Placement& p) {
+    const std::vector<int32_t>& idle = idle_by_bblock(p.slot);
+    taken_by_bblock_.assign(idle.size(), 0);
+    for (const auto& [node, units] : p.nodes) {
+      int32_t bb = snap_.types[snap_.map.type_of(node)].bblock;
+      if (bb >= 0 && idle_at(node, p.slot)) ++taken_by_bblock_[static_cast<size_t>(bb)];
+    }
+    FragmentCost c;
+    for (const auto& [node, units] : p.nodes)
+      for (const Change& ch : snap_.map.changes(node))
+        if (ch.slot > p.slot && ch.cpus < 0) { c.promised += 1; break; }
+    c.score = fragmentation_added(snap_.topo, idle, taken_by_bblock_);
+    for (const TopoBlock& block : snap_.topo.blocks) {  // base blocks and aggregated ones
+      int64_t before = 0, taken = 0;
+      for (int32_t bb : block.bblocks) {
+        before += idle[static_cast<size_t>(bb)];
+        taken += taken_by_bblock_[static_cast<size_t>(bb)];
+      }
+      if (taken == 0) continue;
+      int64_t after = std::max<int64_t>(0, before - taken);
+      c.spread += before * before - after * after;
+    }
+    return c;
+  }
+
+  bool idle_at(int32_t node, int32_t slot) const {
+    int32_t free = snap_.map.free_cpus(node);
+    for (const Change& c : snap_.map.changes(node)) {
+      if (c.slot > slot) break;
+      free += c.cpus;
+    }
+    return free >= snap_.map.total_cpus(node);
+  }
+
+  // By base block: its nodes with nothing allocated at `slot` (kept until the next commit).
+  const std::vector<int32_t>& idle_by_bblock(int32_t slot) {
+    auto [it, fresh] = idle_by_slot_.try_emplace(slot);
+    if (fresh) {
+      it->second.assign(snap_.topo.by_level[0].size(), 0);
+      for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
+        int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
+        if (bb >= 0 && idle_at(n, slot)) ++it->second[static_cast<size_t>(bb)];
+      }
+    }
+    return it->second;
   }
 
   // The pools searched for a later start: all of them, but of the pools of single blocks
@@ -743,6 +847,7 @@ class Pass {
   // do: the first node of the job's nodelist is its first node (the batch host).
   std::vector<NodeAlloc> commit(const Placement& p) {
     bblock_free_.clear();  // counted again when next needed
+    idle_by_slot_.clear();
     const JobShape& sh = p.pool->shape;
     std::vector<std::pair<int32_t, int32_t>> nodes = p.nodes;
     std::sort(nodes.begin(), nodes.end());
@@ -845,13 +950,16 @@ class Pass {
     Duration cap = deadline_cap(job, snap_.now);
     bool reserve = cap == 0 && may_reserve(job, c.priority, parts);
     Placement p;
+    oracle_last_ = can_start ? oracle_bound(job) : 0;
+    held_by_oracle_ = false;
     bool found = cap == 0 && find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
+    oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
-    bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() &&
+    bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
     Duration lowered = 0;  // --time-min: a shorter limit that lets it start now
-    if ((!found || p.slot > 0) && can_start && !preempting &&
+    if ((!found || p.slot > 0) && can_start && !preempting && !held_by_oracle_ &&
         (lowered = lowered_limit(job, parts, *constraint, filter, p, cap)) > 0)
       found = true;
     if (found && p.slot == 0 && can_start) {
@@ -1017,6 +1125,10 @@ class Pass {
   std::vector<int64_t> type_nodes_;        // by node type: its usable nodes (empty: to count)
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
   std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count)
+  std::unordered_map<int32_t, std::vector<int32_t>> idle_by_slot_;  // idle_by_bblock()'s, by slot
+  std::vector<int32_t> taken_by_bblock_;   // fragment_cost()'s
+  int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)
+  bool held_by_oracle_ = false;            // its placement is later than one it has now, on purpose
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
   std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes
@@ -1048,6 +1160,7 @@ void merge(Plan& into, Plan&& part) {
   into.stats.tested += part.stats.tested;
   into.stats.sweeps += part.stats.sweeps;
   into.stats.swept += part.stats.swept;
+  into.stats.held += part.stats.held;
 }
 
 // The main pass, then one per active reservation that has pending jobs; with accounting

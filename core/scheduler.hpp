@@ -55,6 +55,7 @@ struct PlanStats {
   int32_t classes = 0;       // distinct node states in the time map at the end
   int32_t sweeps = 0;        // searches of the time map for a job's earliest start
   int64_t swept = 0;         // entries (node states, classes, releases) those searches read
+  int32_t held = 0;          // jobs the fragmentation oracle put off for a less fragmenting place
 };
 
 struct Plan {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <queue>
+#include <set>
+
+#include "core/block_usage.hpp"
 
 namespace hq {
 
@@ -57,6 +60,8 @@ class Simulator {
  public:
   Simulator(const ClusterConfig& cfg, const SimOptions& opts, const std::function<double()>& clock)
       : cfg_(cfg), opts_(opts), clock_(clock), state_(make_state(cfg)), sched_(cfg.scheduler) {
+    measure_ = block_topology_of(state_);
+    if (opts.topology_off) state_.topology = TopologyConfig{};
     for (auto& [name, n] : state_.nodes) {
       n.registered = n.responding = true;
       total_cpus_ += n.cpus;
@@ -87,6 +92,7 @@ class Simulator {
       while (next < jobs.size() && jobs[next]->submit == t) submit(*jobs[next++], t);
       // A pass after arrivals alone cannot start anything while no CPU is free.
       if (freed || free_cpus_ > 0) pass(t);
+      sample_fragmentation(t);
       if (!running_.empty()) last_end = std::max(last_end, running_.top().end);
     }
     for (const auto& [id, job] : state_.jobs) last_end = std::max(last_end, job.end_time);
@@ -121,6 +127,7 @@ class Simulator {
     Plan plan = sched_.schedule(state_, t);
     result_.sched_cpu_seconds += clock_ ? clock_() - c0 : 0;
     ++result_.passes;
+    result_.held += plan.stats.held;
     for (auto& s : plan.starts) {
       for (const auto& a : s.alloc) free_cpus_ -= a.cpus;
       JobId id = s.job;
@@ -140,6 +147,7 @@ class Simulator {
     result_.max_wait = std::max(result_.max_wait, static_cast<double>(wait));
     bsld_sum_ += std::max(1.0, static_cast<double>(wait + run) / static_cast<double>(std::max<Duration>(run, 10)));
     ++result_.jobs;
+    count_topology(job, wait);
     if (opts_.record_starts)
       result_.starts.push_back({swf_id_[id], job.submit_time, job.start_time, t, static_cast<int32_t>(job.alloc.size())});
     apply(state_, JobEnded{id, t, JobState::kCompleted, 0, 0, JobReason::kNone});
@@ -148,7 +156,42 @@ class Simulator {
     swf_id_.erase(id);
   }
 
+  // Slurm's fragmentation score of the idle nodes, integrated over time (it holds from
+  // one event to the next).
+  void sample_fragmentation(Time t) {
+    if (!measure_.active()) return;
+    if (frag_since_ > 0) frag_integral_ += static_cast<double>(frag_now_) * static_cast<double>(t - frag_since_);
+    else frag_first_ = t;
+    frag_since_ = t;
+    frag_now_ = block_fragmentation(measure_, [&](const std::string& n) {
+      auto it = state_.nodes.find(n);
+      return it != state_.nodes.end() && it->second.alloc_cpus == 0;
+    });
+  }
+
+  // Blocks spanned by every job, and the waits of large ones.
+  void count_topology(const Job& job, Duration wait) {
+    std::set<int32_t> blocks;
+    for (const auto& a : job.alloc)
+      if (auto it = measure_.node_bblock.find(a.node); it != measure_.node_bblock.end()) blocks.insert(it->second);
+    blocks_sum_ += static_cast<double>(blocks.size());
+    if (static_cast<int32_t>(job.alloc.size()) < opts_.large_nodes) return;
+    ++result_.large_jobs;
+    large_blocks_sum_ += static_cast<double>(blocks.size());
+    large_wait_sum_ += static_cast<double>(wait);
+    if (wait <= 3600) ++large_within_hour_;
+  }
+
   Result<SimResult> summarize(Time first, Time last) {
+    result_.blocks = measure_.active();
+    if (frag_since_ > frag_first_) result_.mean_fragmentation = frag_integral_ / static_cast<double>(frag_since_ - frag_first_);
+    if (result_.jobs > 0) result_.mean_blocks = blocks_sum_ / static_cast<double>(result_.jobs);
+    if (result_.large_jobs > 0) {
+      auto large = static_cast<double>(result_.large_jobs);
+      result_.mean_blocks_large = large_blocks_sum_ / large;
+      result_.large_mean_wait = large_wait_sum_ / large;
+      result_.large_within_hour = static_cast<double>(large_within_hour_) / large;
+    }
     result_.makespan = last - first;
     if (result_.jobs > 0) {
       result_.mean_wait = wait_sum_ / static_cast<double>(result_.jobs);
@@ -172,6 +215,12 @@ class Simulator {
   int64_t total_cpus_ = 0, free_cpus_ = 0;
   int32_t max_node_cpus_ = 0;
   double used_cpu_seconds_ = 0, wait_sum_ = 0, bsld_sum_ = 0;
+  BlockTopology measure_;  // the config's blocks, for the spans (even with topology_off)
+  double blocks_sum_ = 0, large_blocks_sum_ = 0, large_wait_sum_ = 0;
+  int64_t large_within_hour_ = 0;
+  Time frag_first_ = 0, frag_since_ = 0;  // the first sample, the last one
+  int64_t frag_now_ = 0;
+  double frag_integral_ = 0;
   SimResult result_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "core/config.hpp"
 #include "core/scheduler.hpp"
+#include "core/topology.hpp"
 
 namespace hq {
 
@@ -36,6 +37,8 @@ SwfTrace parse_swf(std::string_view text);
 struct SimOptions {
   bool whole_nodes = false;   // a job of P processors takes ceil(P / node CPUs) whole nodes
   bool record_starts = false;
+  bool topology_off = false;  // the scheduler ignores [topology]; spans are still measured by it
+  int32_t large_nodes = 2;    // jobs of this many nodes or more are "large" (their waits apart)
 };
 
 struct SimStart {
@@ -52,6 +55,15 @@ struct SimResult {
   double sched_cpu_seconds = 0;
   int64_t passes = 0;
   std::vector<SimStart> starts;  // when record_starts
+  // With a [topology] (measured whether the scheduler uses it or not):
+  bool blocks = false;
+  double mean_blocks = 0;        // base blocks a job's nodes are in, on average
+  double mean_blocks_large = 0;  // the same over large jobs
+  int64_t large_jobs = 0;
+  double mean_fragmentation = 0; // Slurm's score of the idle nodes (core/block_usage), averaged over time
+  int64_t held = 0;              // times the fragmentation oracle put a job off (a job may count in several passes)
+  double large_mean_wait = 0;
+  double large_within_hour = 0;  // share of large jobs started within an hour of submission
 };
 
 // `cpu_clock` returns seconds of CPU time (for scheduler cost); may be empty.

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "builders.hpp"
+#include "core/block_usage.hpp"
 #include "core/hostlist.hpp"
 #include "core/scheduler.hpp"
 #include "core/topology.hpp"
@@ -254,4 +255,46 @@ TEST_CASE("topology: an operator moves a node to another block (Topology=) - its
   CHECK(t.blocks[0].nodes.empty());
   CHECK(block_of(t, "n1") == "b9");
   CHECK(block_of(t, "n5") == "b2");
+}
+
+TEST_CASE("fragmentation oracle (bf_topopt_delay): a job waits a little for a place that keeps a whole block whole") {
+  auto s = cluster("n[1-8]", 4);
+  s.topology = blocks_of(4, 2, {4});
+  start(s, 100, {"n1", "n2", "n3"}, 4);  // b1 busy: three nodes free up at 300 s, n4 at 3600 s
+  start(s, 101, {"n4"}, 4);
+  s.jobs.at(JobId{100}).time_limit = 300;
+  s.jobs.at(JobId{101}).time_limit = 3600;
+  apply(s, JobBuilder(1).nodes(1).cpus(2).submitted(0));  // b2 is whole and idle
+  SchedulerConfig slurm;                    // best fit, no oracle: b2 now
+  Plan p = Scheduler(slurm).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5"});
+  SchedulerConfig hq = slurm;
+  hq.bf_topopt_delay = 600;                 // it may wait up to 10 minutes: b1 at 300 s
+  p = Scheduler(hq).schedule(s, 0);
+  CHECK(started_nodes(p, 1).empty());
+  REQUIRE(p.reservations.size() == 1);
+  CHECK(p.reservations[0].start == 300);
+  CHECK(block_of(build_block_topology(s.topology, unlabelled("n[1-8]")), p.reservations[0].alloc[0].node) == "b1");
+  hq.bf_topopt_delay = 120;                 // b1 frees too late for a 2-minute delay: b2 now
+  p = Scheduler(hq).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5"});
+  hq.bf_topopt_delay = 600;                 // the delay counts from eligibility: at 700 s it is spent
+  s.jobs.at(JobId{100}).time_limit = 1000;
+  p = Scheduler(hq).schedule(s, 700);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5"});
+  s.jobs.at(JobId{100}).time_limit = 300;
+  p = Scheduler(hq).quick_pass(s, 0);       // the quick pass looks no later than now: it waits, unplaced
+  CHECK(started_nodes(p, 1).empty());
+}
+
+TEST_CASE("fragmentation score: counts per base block, and what a placement adds") {
+  auto topo = build_block_topology(blocks_of(4, 4, {4, 8}), unlabelled("n[1-16]"));
+  std::vector<int32_t> idle{4, 4, 4, 4};
+  CHECK(block_fragmentation(topo, idle) == 0);
+  std::vector<int32_t> one_in_b1{1, 0, 0, 0};
+  CHECK(fragmentation_added(topo, idle, one_in_b1) == 1 + 4 + 8);  // the node, b1, b[1-2]
+  std::vector<int32_t> b1_broken{3, 4, 4, 4};
+  CHECK(fragmentation_added(topo, b1_broken, one_in_b1) == 1);      // nothing whole is broken
+  std::vector<int32_t> one_in_b2{0, 1, 0, 0};
+  CHECK(fragmentation_added(topo, b1_broken, one_in_b2) == 1 + 4);  // b2; b[1-2] was broken already
 }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 
 #include "core/acct_policy.hpp"
 #include "core/hostlist.hpp"
+#include "core/switch_tree.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -121,14 +123,57 @@ class Loader {
     return n->as_table();
   }
 
-  // [topology]: block_sizes = [N, ...] and [[topology.block]] tables (name, nodes).
+  // One [[topology.switch]] (Slurm's SwitchName= line): name, nodes (a leaf switch's
+  // hostlist) or switches (the hostlist of its child switches), link_speed.
+  Status load_switch(const toml::table& sw, SwitchConfig& out) const {
+    int64_t speed = out.link_speed;
+    Status s = check_keys(sw, {"name", "nodes", "switches", "link_speed"}, "[[topology.switch]]");
+    if (s) s = get_string(sw, "name", out.name);
+    if (s) s = get_string(sw, "nodes", out.nodes_expr);
+    if (s) s = get_string(sw, "switches", out.switches_expr);
+    if (s) s = get_int(sw, "link_speed", 0, std::numeric_limits<uint32_t>::max(), speed);
+    out.link_speed = static_cast<uint32_t>(speed);
+    if (s && !out.nodes_expr.empty()) {
+      auto names = expand_hostlist(out.nodes_expr);
+      if (!names)
+        return where(*sw.get("nodes"), "Invalid node name (" + out.nodes_expr + ") in switch config (" + out.name +
+                                           "): " + names.status().message());
+      out.nodes = std::move(names).value();
+    }
+    if (s && !out.switches_expr.empty()) {
+      auto names = expand_hostlist(out.switches_expr);
+      if (!names)
+        return where(*sw.get("switches"), "Invalid switches: " + out.switches_expr + " (" + names.status().message() + ")");
+      out.switches = std::move(names).value();
+    }
+    return s;
+  }
+
+  // [[topology.switch]] tables: loaded, then Slurm's checks of the tree, each error at the
+  // switch it is about.
+  Status load_switches(const toml::table& t, TopologyConfig& topo) const {
+    std::vector<const toml::table*> tables;
+    Status s = each_table(t, "switch", [&](const toml::table& sw) -> Status {
+      SwitchConfig config;
+      Status ss = load_switch(sw, config);
+      if (ss) topo.switches.push_back(std::move(config)), tables.push_back(&sw);
+      return ss;
+    });
+    if (!s || topo.switches.empty()) return s;
+    if (!topo.blocks.empty() || !topo.block_sizes.empty()) return where(t, std::string(kBlocksOrSwitches));
+    if (auto e = check_switches(topo.switches)) return where(*tables[e->switch_index], e->message);
+    return s;
+  }
+
+  // [topology]: block_sizes = [N, ...] and [[topology.block]] tables (name, nodes), or
+  // [[topology.switch]] tables.
   Status load_topology(const toml::table& root, ClusterConfig& c) const {
     Status s;
     const toml::table* t = section(root, "topology", s);
     if (!t) return s;
     TopologyConfig& topo = c.topology;
     topo.present = true;
-    s = check_keys(*t, {"block_sizes", "block"}, "[topology]");
+    s = check_keys(*t, {"block_sizes", "block", "switch"}, "[topology]");
     if (s) {
       if (const toml::node* n = t->get("block_sizes")) {
         const toml::array* arr = n->as_array();
@@ -153,6 +198,7 @@ class Loader {
       if (bs) topo.blocks.push_back(std::move(block));
       return bs;
     });
+    if (s) s = load_switches(*t, topo);
     if (s) {
       if (Status v = validate_topology(topo); !v) s = where(*t, v.message());
     }
@@ -405,7 +451,8 @@ class Loader {
       PartitionConfig p;
       Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time", "state", "max_nodes", "min_nodes",
                                 "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups",
-                                "def_mem_per_cpu", "oversubscribe", "preempt_mode", "grace_time", "qos"}, "[[partition]]");
+                                "def_mem_per_cpu", "oversubscribe", "exclusive_topo", "preempt_mode", "grace_time", "qos"},
+                       "[[partition]]");
       if (s) s = get_string(t, "name", p.name);
       if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
       if (s) {
@@ -439,6 +486,7 @@ class Loader {
           s = where(*t.get("oversubscribe"), "'oversubscribe' must be \"NO\" or \"EXCLUSIVE\"");
         p.exclusive = over == "EXCLUSIVE";
       }
+      if (s) s = get_bool(t, "exclusive_topo", p.exclusive_topo);
       if (s) s = get_enum(t, "preempt_mode", parse_preempt_mode, "OFF, CANCEL, REQUEUE", p.preempt_mode);
       if (s) s = get_duration(t, "grace_time", p.grace_time);
       if (s) s = get_string(t, "qos", p.qos);

@@ -26,6 +26,29 @@ std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::
   return out;
 }
 
+bool exclusive_topo_job(const ClusterState& s, const Job& job) {
+  if (job.spec.exclusive_topo) return true;
+  const PartitionConfig* p = find_partition(s.partitions, job.partition);
+  return p && p->exclusive_topo;
+}
+
+std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t) {
+  std::set<std::string> out;
+  if (!t.active()) return out;
+  for_each_job_in(s, s.running, [&](const Job& job) {
+    if (!exclusive_topo_job(s, job)) return;
+    std::set<std::string> own;
+    for (const auto& a : job.alloc) own.insert(a.node);
+    for (const auto& a : job.alloc) {
+      auto it = t.node_bblock.find(a.node);
+      if (it == t.node_bblock.end()) continue;
+      for (const std::string& n : t.blocks[static_cast<size_t>(it->second)].nodes)
+        if (!own.count(n)) out.insert(n);
+    }
+  });
+  return out;
+}
+
 int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available) {
   if (t.by_level.empty()) return 0;
   std::vector<int32_t> counts;

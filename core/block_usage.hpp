@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ struct BlockUsage {
 // Each base block in order: idle (schedulable, nothing allocated), busy (something
 // allocated), unavailable (down, drained, not responding, or not here).
 std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::string, Node, NaturalLess>& nodes);
+
+// The nodes an exclusive=topo job (--exclusive=topo, or a partition's exclusive_topo) keeps
+// from every other job: the rest of the base blocks it runs in (Slurm's BLOCKED state).
+std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t);
+bool exclusive_topo_job(const ClusterState& s, const Job& job);
 
 // Slurm's fragmentation score over the nodes `available` says a job could have.
 int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available);

@@ -306,6 +306,13 @@ BlockTopology block_topology_of(const ClusterState& s) {
   return build_block_topology(s.topology, labels, moved);
 }
 
+SwitchTree switch_tree_of(const ClusterState& s) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  labels.reserve(s.nodes.size());
+  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.switch_name);
+  return build_switch_tree(s.topology, labels);
+}
+
 ClusterState make_state(const ClusterConfig& config) {
   ClusterState s;
   s.partitions = config.partitions;

@@ -16,6 +16,7 @@
 #include "core/job.hpp"
 #include "core/node.hpp"
 #include "core/status.hpp"
+#include "core/switch_tree.hpp"
 
 namespace hq {
 
@@ -153,6 +154,10 @@ ClusterState make_state(const ClusterConfig& config);
 
 // The block topology as it is now: the config's blocks and the nodes' agent labels.
 BlockTopology block_topology_of(const ClusterState& s);
+
+// The switch tree as it is now: the config's switches and the nodes' --switch labels
+// (inactive without [[topology.switch]]).
+SwitchTree switch_tree_of(const ClusterState& s);
 
 // Applies one event. Returns false (and changes nothing) when the event is stale,
 // e.g. a second JobEnded for a finished job, so replays and duplicates are harmless.

@@ -42,6 +42,7 @@ struct PartitionConfig {
   std::vector<std::string> allow_groups;    // group names; empty: all
   int64_t def_mem_per_cpu_mib = 0;     // memory for jobs that ask for none; 0: none
   bool exclusive = false;              // OverSubscribe=EXCLUSIVE: whole nodes per job
+  bool exclusive_topo = false;         // ExclusiveTopo=YES: every job as with --exclusive=topo
   PreemptMode preempt_mode = PreemptMode::kOff;  // what happens to this partition's jobs when preempted
   Duration grace_time = 0;             // preempted jobs get SIGTERM, then this long before SIGKILL
   std::string qos;                     // QOS=: a QOS whose limits apply to every job here ("" none)

@@ -64,7 +64,38 @@ bool switch_nodes(const ClusterState& s, const std::string& name, std::vector<st
   return any;
 }
 
-Status call(const ClusterState& s, const BlockTopology& t, std::string_view item, std::vector<std::string>& out) {
+// What the functions read: the blocks, and the switch tree when one is configured.
+struct Topologies {
+  BlockTopology blocks;
+  SwitchTree tree;
+};
+
+// With a switch tree, as Slurm's topology/tree: switch{S} (or block{S}) is every node below
+// switch S, at any level; false when S is no switch.
+bool tree_switch_nodes(const SwitchTree& tree, const std::string& name, std::vector<std::string>& out) {
+  int32_t at = tree.active() ? tree.find(name) : -1;
+  if (at < 0) return false;
+  const TopoSwitch& sw = tree.switches[static_cast<size_t>(at)];
+  out.insert(out.end(), sw.nodes.begin(), sw.nodes.end());
+  return true;
+}
+
+// With a switch tree, switchwith{N} (and blockwith{N}): the nodes of N's leaf switch, N
+// alone on none (Slurm's topology_p_whole_topo); false when N is unknown.
+bool tree_leaf_with(const ClusterState& s, const SwitchTree& tree, const std::string& node, std::vector<std::string>& out) {
+  if (!s.nodes.count(node)) return false;
+  auto leaf = tree.node_leaf.find(node);
+  if (leaf == tree.node_leaf.end()) {
+    out.push_back(node);
+    return true;
+  }
+  const TopoSwitch& sw = tree.switches[static_cast<size_t>(leaf->second)];
+  out.insert(out.end(), sw.nodes.begin(), sw.nodes.end());
+  return true;
+}
+
+Status call(const ClusterState& s, const Topologies& topo, std::string_view item, std::vector<std::string>& out) {
+  const BlockTopology& t = topo.blocks;
   size_t open = item.find('{');
   size_t close = item.find('}', open);
   if (close == std::string_view::npos)
@@ -75,6 +106,9 @@ Status call(const ClusterState& s, const BlockTopology& t, std::string_view item
   auto bad_unit = [&] {
     return invalid("invalid block or switch specified in hostlist function: \"" + std::string(item) + "\"");
   };
+  bool is_with = fn == "blockwith{" || fn == "switchwith{";
+  if (topo.tree.active() && is_with) return tree_leaf_with(s, topo.tree, arg, out) ? Status::ok() : bad_node();
+  if ((fn == "block{" || fn == "switch{") && tree_switch_nodes(topo.tree, arg, out)) return Status::ok();
   if (fn == "blockwith{") return block_with(s, t, arg, out) ? Status::ok() : bad_node();
   if (fn == "switchwith{") {
     if (!s.nodes.count(arg)) return bad_node();
@@ -99,7 +133,7 @@ bool has_hostlist_function(std::string_view text) { return text.find('{') != std
 Result<std::vector<std::string>> expand_node_list(const ClusterState& s, std::string_view text) {
   std::vector<std::string> out;
   std::string plain;
-  BlockTopology topo;
+  Topologies topo;
   bool topo_built = false;
   for (std::string_view item : items(text)) {
     if (!has_hostlist_function(item)) {
@@ -112,7 +146,7 @@ Result<std::vector<std::string>> expand_node_list(const ClusterState& s, std::st
       out.insert(out.end(), names->begin(), names->end());
       plain.clear();
     }
-    if (!topo_built) topo = block_topology_of(s), topo_built = true;
+    if (!topo_built) topo = {block_topology_of(s), switch_tree_of(s)}, topo_built = true;
     if (Status st = call(s, topo, item, out); !st) return st;
   }
   if (!plain.empty()) {

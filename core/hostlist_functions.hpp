@@ -1,8 +1,10 @@
 // Slurm's hostlist functions (24.11) in node lists a job or an operator gives: `block{B}`
 // (the nodes of block B, base or aggregated), `blockwith{N}` (the nodes of node N's base
-// block), `switch{S}` / `switchwith{N}` (the nodes agents labelled with switch S / with N's
-// switch; without switch labels, Slurm's topology plugin answers them as blocks), and
-// `feature{F}` (nodes whose features include F). Mixed with plain hostlists:
+// block), `switch{S}` / `switchwith{N}` (with a configured switch tree: every node below
+// switch S at any level / the nodes of N's leaf switch, as Slurm's topology/tree; without
+// one, the nodes agents labelled with switch S / with N's switch, or without switch labels
+// answered as blocks, as Slurm's block plugin does), and `feature{F}` (nodes whose features
+// include F). Mixed with plain hostlists:
 // "n[1-2],block{b2}". Errors in Slurm's words ("Invalid hostlist_function specified: ...").
 // Pure; thread-safe.
 #pragma once

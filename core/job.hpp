@@ -67,6 +67,8 @@ struct JobSpec {
   Text constraint;                     // -C expression (core/constraint.hpp)
   Text nodelist, exclude;              // -w / -x hostlists as given
   bool exclusive = false;
+  bool exclusive_topo = false;         // --exclusive=topo: no other job in its base blocks (Slurm's WHOLE_TOPO)
+  int32_t segment = 0;                 // --segment: nodes per independently placed segment (topology/block); 0 none
   int32_t nice = 0;
   Time begin_time = 0;                 // --begin; 0 = now
   Text dependency;                     // -d as given (core/dependency.hpp)

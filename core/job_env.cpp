@@ -118,6 +118,7 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   }
   if (job.spec.mem_per_node_mib > 0) slurm["MEM_PER_NODE"] = std::to_string(job.spec.mem_per_node_mib);
   if (job.spec.nomultithread) slurm["HINT"] = "nomultithread";  // sbatch's output variable
+  if (job.spec.segment > 0) slurm["JOB_SEGMENT_SIZE"] = std::to_string(job.spec.segment);
   if (job.spec.mem_per_cpu_mib > 0) slurm["MEM_PER_CPU"] = std::to_string(job.spec.mem_per_cpu_mib);
   if (job.spec.mem_per_gpu_mib > 0) slurm["MEM_PER_GPU"] = std::to_string(job.spec.mem_per_gpu_mib);
   if (job.spec.gpus > 0) slurm["GPUS"] = std::to_string(job.spec.gpus);

@@ -27,10 +27,16 @@ struct Pool {
   const ConstraintAlternative* alt = nullptr;
   JobShape shape;
   std::string gpu_type;       // "" any
-  std::vector<char> type_ok;  // by node type
+  // By node type: whether the pool may use it. A pool of one block gets it from the pool it
+  // was split from (`parent_ok`) when first read (mask()): a level of a thousand blocks
+  // would otherwise copy a mask per block for every job.
+  mutable std::vector<char> type_ok;
+  std::shared_ptr<const std::vector<char>> parent_ok;
   // A pool of one block (topology): at least this many of its nodes must have free CPUs for
   // the job to start now (-1: no such bound), so that find() skips blocks too full.
   int64_t free_now = -1, nodes_now = 0;
+  int32_t block = -1;         // the topology block it is confined to (-1: none, or every block)
+  int32_t segment = 0;        // --segment: nodes per segment, each in one block of its own level
 };
 
 // A pending job in the pass's order, with what lets consider() decide most jobs without
@@ -93,6 +99,7 @@ struct Option {
 struct Placement {
   int32_t slot = -1;
   const Pool* pool = nullptr;
+  bool whole_topo = false;    // --exclusive=topo: the rest of its base blocks is held for it too
   std::vector<std::pair<int32_t, int32_t>> nodes;  // (node, units)
 };
 
@@ -119,6 +126,7 @@ class Pass {
       if (j.array_job_id) ++array_running_[j.array_job_id];
     });
     if (!s.reservations.empty()) hold_reservations();
+    if (snap_.topo.active()) hold_exclusive_blocks();
     if (cfg.preempt_partition_prio && !scope_) collect_victims();
     blocked_.assign(snap_.parts.size(), 0);
     reserved_in_part_.assign(snap_.parts.size(), 0);
@@ -401,7 +409,8 @@ class Pass {
         pools.push_back(std::move(pool));
       }
     }
-    if (snap_.topo.active() && job.spec.nodelist.empty()) split_by_blocks(pools);
+    if (snap_.topo.active() && job.spec.nodelist.empty())
+      split_by_blocks(pools, job.spec.segment, !victims_.empty() || cfg_.bf_topopt_delay > 0 || whole_topo(job));
   }
 
   // Block topology (Slurm's topology/block): a job runs inside one block of the smallest
@@ -409,31 +418,90 @@ class Pass {
   // best fit first (fewest nodes with free CPUs now, then block order). Nodes in no block
   // take no job; a job no level holds may use every block's nodes. Node types never span
   // base blocks (core/sched_snapshot), so a block is a set of types.
-  void split_by_blocks(std::vector<Pool>& pools) {
+  // A job of segments (--segment=S, S dividing its node count) keeps one pool over every
+  // block's nodes: find_segmented() places each segment in a block of S's level.
+  // Unless `every_block`, only the blocks that may take the job now and the kLaterBlocks
+  // emptiest (later_order()'s) become pools: a level of a thousand blocks would otherwise
+  // make a thousand pools for every job.
+  void split_by_blocks(std::vector<Pool>& pools, int32_t segment, bool every_block) {
     const BlockTopology& topo = snap_.topo;
     std::vector<Pool> out;
     for (const Pool& pool : pools) {
       int32_t needed = nodes_needed(pool);  // (a lower bound for tasks that spread)
-      int32_t level = topo.level_for(needed);
-      std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block); block -1: all of them
-      if (level < 0) blocks.emplace_back(0, -1);
-      else
-        for (int32_t b : topo.by_level[static_cast<size_t>(level)]) blocks.emplace_back(free_nodes_in_block(b), b);
-      std::stable_sort(blocks.begin(), blocks.end());
-      std::vector<char> ok(pool.type_ok.size());
-      for (const auto& [free, b] : blocks) {
-        int64_t usable = 0;  // nodes of the block the pool may use: fewer than needed never hold it
-        for (size_t t = 0; t < ok.size(); ++t) {
-          int32_t bb = snap_.types[t].bblock;
-          bool inside = bb >= 0 && (b < 0 || (bb >= topo.blocks[b].bblocks.front() && bb <= topo.blocks[b].bblocks.back()));
-          ok[t] = pool.type_ok[t] && inside;
-          if (ok[t]) usable += nodes_of_type(t);
-        }
-        if (usable == 0 || (b >= 0 && usable < needed)) continue;
-        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, ok, b >= 0 ? free : -1, b >= 0 ? needed : 0});
+      if (segment > 0 && !pool.shape.spread && segment < needed && needed % segment == 0) {
+        Pool whole = pool;
+        for (size_t t = 0; t < whole.type_ok.size(); ++t) whole.type_ok[t] = whole.type_ok[t] && snap_.types[t].bblock >= 0;
+        whole.segment = segment;
+        out.push_back(std::move(whole));
+        continue;
       }
+      int32_t level = topo.level_for(needed);
+      if (level < 0) {  // no level holds it: every block's nodes, the mask now
+        std::vector<char> ok(pool.type_ok.size());
+        bool any = false;
+        for (size_t t = 0; t < ok.size(); ++t) any |= ok[t] = pool.type_ok[t] && snap_.types[t].bblock >= 0;
+        if (any) out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, std::move(ok), nullptr, -1, 0, -1});
+        continue;
+      }
+      std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block)
+      const std::vector<int64_t>& usable = usable_by_block(pool, level);
+      const std::vector<int32_t>& level_blocks = topo.by_level[static_cast<size_t>(level)];
+      for (size_t i = 0; i < level_blocks.size(); ++i)
+        if (usable[i] >= needed) blocks.emplace_back(free_nodes_in_block(level_blocks[i]), level_blocks[i]);
+      std::stable_sort(blocks.begin(), blocks.end());
+      if (!every_block && blocks.size() > kLaterBlocks) {  // those with room now, then the emptiest
+        auto room = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(int64_t{needed}, -1));
+        blocks.erase(blocks.begin(), std::min(room, blocks.end() - static_cast<std::ptrdiff_t>(kLaterBlocks)));
+      }
+      auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
+      for (const auto& [free, b] : blocks)
+        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, free, needed, b});
     }
     pools.swap(out);
+  }
+
+  // Per block of `level`: its nodes the pool may use (fewer than the job needs never hold
+  // it). Kept for the pass by what decides the mask, for pools without a constraint.
+  const std::vector<int64_t>& usable_by_block(const Pool& pool, int32_t level) {
+    UsableKey key{pool.part, level, pool.shape.need.node_gpus + pool.shape.need.gpus, pool.gpu_type};
+    if (pool.alt) key.part = -1;  // a constraint's mask is its job's own: counted afresh
+    auto [it, fresh] = usable_.try_emplace(key);
+    if (!fresh && !pool.alt) return it->second;
+    std::vector<int64_t>& out = it->second;
+    out.clear();
+    for (int32_t b : snap_.topo.by_level[static_cast<size_t>(level)]) {
+      int64_t usable = 0;
+      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(b)].bblocks)
+        for (int32_t t : bblock_types(bb)) usable += pool.type_ok[static_cast<size_t>(t)] ? nodes_of_type(static_cast<size_t>(t)) : 0;
+      out.push_back(usable);
+    }
+    return out;
+  }
+  struct UsableKey {
+    int32_t part, level, gpus;
+    std::string gpu_type;
+    auto operator<=>(const UsableKey&) const = default;
+  };
+  std::map<UsableKey, std::vector<int64_t>> usable_;  // usable_by_block()'s
+
+  // By base block: the node types of its nodes (types never span base blocks).
+  const std::vector<int32_t>& bblock_types(int32_t bb) {
+    if (bblock_types_.empty()) {
+      bblock_types_.resize(snap_.topo.by_level[0].size());
+      for (size_t t = 0; t < snap_.types.size(); ++t)
+        if (int32_t b = snap_.types[t].bblock; b >= 0) bblock_types_[static_cast<size_t>(b)].push_back(static_cast<int32_t>(t));
+    }
+    return bblock_types_[static_cast<size_t>(bb)];
+  }
+
+  // The pool's node-type mask (a block pool's is made from its parent's when first read).
+  const std::vector<char>& mask(const Pool& pool) {
+    if (pool.type_ok.empty() && pool.parent_ok) {
+      pool.type_ok.assign(pool.parent_ok->size(), 0);
+      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(pool.block)].bblocks)
+        for (int32_t t : bblock_types(bb)) pool.type_ok[static_cast<size_t>(t)] = (*pool.parent_ok)[static_cast<size_t>(t)];
+    }
+    return pool.type_ok;
   }
 
   // Nodes a pool's job needs: its node count, or for tasks that spread, as many nodes as
@@ -475,6 +543,171 @@ class Pass {
     return free;
   }
 
+  // --exclusive=topo (Slurm's WHOLE_TOPO, also every job of a partition with
+  // exclusive_topo): no other job runs in the base blocks such a job runs in.
+  bool whole_topo(const Job& job, int32_t part) const {
+    return job.spec.exclusive_topo || (part >= 0 && snap_.parts[static_cast<size_t>(part)]->exclusive_topo);
+  }
+  bool whole_topo(const Job& job) const {
+    if (job.spec.exclusive_topo) return true;
+    auto it = snap_.part_index.find(job.partition);
+    return it != snap_.part_index.end() && whole_topo(job, it->second);
+  }
+
+  // The time map's nodes of each base block (built when first needed).
+  const std::vector<int32_t>& bblock_nodes(int32_t bb) {
+    if (bblock_nodes_.empty()) {
+      bblock_nodes_.resize(snap_.topo.by_level[0].size());
+      for (int32_t n = 0; n < snap_.map.node_count(); ++n)
+        if (int32_t b = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock; b >= 0)
+          bblock_nodes_[static_cast<size_t>(b)].push_back(n);
+    }
+    return bblock_nodes_[static_cast<size_t>(bb)];
+  }
+
+  // Holds every node of `bblocks` that is not in `own` from `from` to `to`: nothing else
+  // runs beside an exclusive=topo job in its base blocks (they show as BLOCKED).
+  void hold_bblocks(const std::set<int32_t>& bblocks, const std::vector<int32_t>& own, int32_t from, int32_t to) {
+    TimeMap& map = snap_.map;
+    for (int32_t bb : bblocks)
+      for (int32_t n : bblock_nodes(bb))
+        if (std::find(own.begin(), own.end(), n) == own.end())
+          map.take(n, from, to, from == 0 ? map.free_cpus(n) : map.total_cpus(n),
+                   from == 0 ? map.free_mem(n) : map.total_mem(n), from == 0 ? map.free_gpus(n) : map.total_gpus(n));
+  }
+
+  // Running exclusive=topo jobs hold the rest of their base blocks until they end.
+  void hold_exclusive_blocks() {
+    for_each_job_in(s_, s_.running, [&](const Job& j) {
+      if (!whole_topo(j)) return;
+      std::set<int32_t> bblocks;
+      std::vector<int32_t> own;
+      for (const auto& a : j.alloc) {
+        if (auto it = snap_.topo.node_bblock.find(a.node); it != snap_.topo.node_bblock.end()) bblocks.insert(it->second);
+        if (int32_t n = snap_.node_index.find(a.node); n >= 0) own.push_back(n);
+      }
+      hold_bblocks(bblocks, own, 0, snap_.release_of(j));
+    });
+  }
+
+  // find(), with the pools where the job is exclusive=topo placed by whole base blocks, and
+  // a job of segments by segments.
+  bool find_for(const Job& job, const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    if (!pools.empty() && pools.front().segment > 0) return find_segmented(pools, f, last_slot, best);
+    auto whole = [&](const Pool& pool) { return whole_topo(job, pool.part); };
+    if (!snap_.topo.active() || !job.spec.nodelist.empty() || std::none_of(pools.begin(), pools.end(), whole))
+      return find(pools, f, last_slot, best);
+    whole_pools_.clear();
+    other_pools_.clear();
+    for (const Pool& pool : pools) (whole(pool) ? whole_pools_ : other_pools_).push_back(pool);
+    bool found = !other_pools_.empty() && find(other_pools_, f, last_slot, best);
+    Placement p;
+    if (find_whole_topo(whole_pools_, f, found ? std::min(last_slot, best.slot - 1) : last_slot, p)) {
+      best = std::move(p);
+      found = true;
+    }
+    return found;
+  }
+
+  // A job of segments: the earliest slot at or before `last_slot` at which its segments,
+  // each inside one block of the segment size's level, fit (segments need not share a
+  // higher block; several may share one).
+  bool find_segmented(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    bool found = false;
+    for (const Pool& pool : pools) {
+      int32_t last = found ? std::min(last_slot, best.slot - 1) : last_slot;
+      Placement p;
+      bool ok = last >= 0 && segment_placement(pool, f, 0, p);
+      for (int32_t from = 1, tries = 0; !ok && from <= last && tries < 32; ++tries) {
+        int32_t s = earliest(pool, f, from, last);
+        if (s < 0) break;
+        ok = segment_placement(pool, f, s, p);
+        from = s + 1;
+      }
+      if (!ok) continue;
+      best = std::move(p);
+      found = true;
+      if (best.slot == 0) break;
+    }
+    return found;
+  }
+
+  // Segments at `slot`: per block of the segment's level, the nodes that can take the job
+  // there; segments go to the blocks with fewest such nodes first (best fit).
+  bool segment_placement(const Pool& pool, const NodeFilter& f, int32_t slot, Placement& p) {
+    const BlockTopology& topo = snap_.topo;
+    int32_t level = topo.level_for(pool.segment);
+    std::vector<int32_t> blocks = level < 0 ? std::vector<int32_t>{-1} : topo.by_level[static_cast<size_t>(level)];
+    std::vector<std::pair<size_t, std::vector<int32_t>>> usable;  // (count, nodes) per block
+    for (int32_t b : blocks) {
+      std::vector<int32_t> nodes;
+      for (int32_t bb : b < 0 ? topo.by_level[0] : topo.blocks[static_cast<size_t>(b)].bblocks)
+        for (int32_t n : bblock_nodes(bb))
+          if (mask(pool)[snap_.map.type_of(n)] && (f.ok.empty() || f.ok[n]) && snap_.map.units_at(n, pool.shape.need, slot) >= 1)
+            nodes.push_back(n);
+      if (static_cast<int32_t>(nodes.size()) >= pool.segment) usable.emplace_back(nodes.size(), std::move(nodes));
+    }
+    std::stable_sort(usable.begin(), usable.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    p = Placement{};
+    int32_t left = pool.shape.units / pool.segment;
+    for (const auto& [count, nodes] : usable)
+      for (size_t i = 0; left > 0 && i + static_cast<size_t>(pool.segment) <= nodes.size(); i += static_cast<size_t>(pool.segment), --left)
+        for (size_t k = i; k < i + static_cast<size_t>(pool.segment); ++k) p.nodes.emplace_back(nodes[k], 1);
+    if (left > 0) return false;
+    p.slot = slot;
+    p.pool = &pool;
+    return true;
+  }
+
+  // An exclusive=topo job's earliest placement over `pools` at or before `last_slot`: in
+  // each pool's block, the base blocks in the order they become idle for good (then block
+  // order), as many as hold its nodes; it starts when the last of them is idle.
+  bool find_whole_topo(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    bool found = false;
+    for (const Pool& pool : pools) {
+      Placement p;
+      if (!whole_topo_placement(pool, f, p) || p.slot > last_slot || (found && p.slot >= best.slot)) continue;
+      best = std::move(p);
+      found = true;
+      if (best.slot == 0) break;
+    }
+    return found;
+  }
+
+  bool whole_topo_placement(const Pool& pool, const NodeFilter& f, Placement& p) {
+    const BlockTopology& topo = snap_.topo;
+    const JobShape& sh = pool.shape;
+    std::vector<int32_t> bblocks;
+    if (pool.block >= 0) bblocks = topo.blocks[static_cast<size_t>(pool.block)].bblocks;
+    else bblocks = topo.by_level[0];
+    std::vector<std::pair<int32_t, int32_t>> order;  // (idle for good from, base block)
+    for (int32_t bb : bblocks) {
+      int32_t from = 0;
+      for (int32_t n : bblock_nodes(bb)) from = std::max(from, snap_.map.idle_from(n));
+      if (from < snap_.map.horizon()) order.emplace_back(from, bb);
+    }
+    std::stable_sort(order.begin(), order.end());
+    p = Placement{};
+    int32_t units = 0;
+    for (const auto& [from, bb] : order) {
+      for (int32_t n : bblock_nodes(bb)) {
+        if (units >= sh.units) break;
+        if (!mask(pool)[snap_.map.type_of(n)] || (!f.ok.empty() && !f.ok[n])) continue;
+        int32_t most = snap_.map.units_for(n, snap_.map.total_cpus(n), snap_.map.total_mem(n), snap_.map.total_gpus(n), sh.need);
+        if (most < 1) continue;
+        int32_t take = sh.spread ? std::min(most, sh.units - units) : 1;
+        p.nodes.emplace_back(n, take);
+        units += take;
+      }
+      p.slot = from;
+      if (units >= sh.units) break;
+    }
+    if (units < sh.units) return false;
+    p.pool = &pool;
+    p.whole_topo = true;
+    return true;
+  }
+
   // Fills the -w/-x filter, or the reason the job cannot use it (kNone: it can).
   JobReason filter_for(const Job& job, NodeFilter& f) {
     if (job.spec.nodelist.empty() && job.spec.exclude.empty()) return JobReason::kNone;
@@ -500,9 +733,9 @@ class Pass {
     return JobReason::kNone;
   }
 
-  int32_t usable_in_class(int32_t cls, const Pool& pool, const NodeFilter& f) const {
+  int32_t usable_in_class(int32_t cls, const Pool& pool, const NodeFilter& f) {
     const auto& members = snap_.map.class_nodes(cls);
-    if (members.empty() || !pool.type_ok[snap_.map.class_type(cls)]) return 0;
+    if (members.empty() || !mask(pool)[snap_.map.class_type(cls)]) return 0;
     if (f.ok.empty()) return static_cast<int32_t>(members.size());
     int32_t n = 0;
     for (int32_t m : members) n += f.ok[m];
@@ -514,7 +747,7 @@ class Pass {
   int32_t earliest(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
     ++plan_.stats.sweeps;
     if (f.ok.empty())
-      return snap_.map.earliest(pool.shape.need, pool.type_ok, pool.shape.units, from, last, room_, plan_.stats.swept);
+      return snap_.map.earliest(pool.shape.need, mask(pool), pool.shape.units, from, last, room_, plan_.stats.swept);
     return earliest_filtered(pool, f, from, last);
   }
 
@@ -569,7 +802,7 @@ class Pass {
     int64_t upper = 0;
     for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) {
       const TimeMap::NowGroup& group = snap_.map.now_group(g);
-      if (group.nodes.empty() || group.free_cpus <= 0 || !pool.type_ok[group.type]) continue;
+      if (group.nodes.empty() || group.free_cpus <= 0 || !mask(pool)[group.type]) continue;
       int32_t first = group.nodes.front();
       int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), group.free_gpus, pool.shape.need);
       if (u <= 0) continue;
@@ -639,7 +872,7 @@ class Pass {
     auto left = [&]() { return static_cast<int32_t>(std::max<int64_t>(0, sh.units - units)); };
     for (size_t i = 0; i < f.required.size(); ++i) {  // spread: a task kept for each -w node still to come
       int32_t node = f.required[i], later = static_cast<int32_t>(f.required.size() - 1 - i);
-      if (!pool.type_ok[snap_.map.type_of(node)] || !take(node, sh.spread ? left() - later : 1)) return false;
+      if (!mask(pool)[snap_.map.type_of(node)] || !take(node, sh.spread ? left() - later : 1)) return false;
     }
     if (pool.alt) {
       for (const auto& [feature, count] : pool.alt->counts) {
@@ -768,7 +1001,7 @@ class Pass {
     taken_by_bblock_.assign(idle.size(), 0);
     for (const auto& [node, units] : p.nodes) {
       int32_t bb = snap_.types[snap_.map.type_of(node)].bblock;
-      if (bb >= 0 && idle_at(node, p.slot)) ++taken_by_bblock_[static_cast<size_t>(bb)];
+      if (bb >= 0 && snap_.map.idle_at(node, p.slot)) ++taken_by_bblock_[static_cast<size_t>(bb)];
     }
     FragmentCost c;
     for (const auto& [node, units] : p.nodes)
@@ -788,15 +1021,6 @@ class Pass {
     return c;
   }
 
-  bool idle_at(int32_t node, int32_t slot) const {
-    int32_t free = snap_.map.free_cpus(node);
-    for (const Change& c : snap_.map.changes(node)) {
-      if (c.slot > slot) break;
-      free += c.cpus;
-    }
-    return free >= snap_.map.total_cpus(node);
-  }
-
   // By base block: its nodes with nothing allocated at `slot` (kept until the next commit).
   const std::vector<int32_t>& idle_by_bblock(int32_t slot) {
     auto [it, fresh] = idle_by_slot_.try_emplace(slot);
@@ -804,7 +1028,7 @@ class Pass {
       it->second.assign(snap_.topo.by_level[0].size(), 0);
       for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
         int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
-        if (bb >= 0 && idle_at(n, slot)) ++it->second[static_cast<size_t>(bb)];
+        if (bb >= 0 && snap_.map.idle_at(n, slot)) ++it->second[static_cast<size_t>(bb)];
       }
     }
     return it->second;
@@ -876,6 +1100,16 @@ class Pass {
       int32_t end = sh.need.slots == kForever ? kForever : p.slot + sh.need.slots;
       snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib, gpus);
       alloc.push_back(std::move(a));
+    }
+    if (p.whole_topo) {
+      std::set<int32_t> bblocks;
+      std::vector<int32_t> own;
+      for (const auto& [node, units] : nodes) {
+        bblocks.insert(snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock);
+        own.push_back(node);
+      }
+      bblocks.erase(-1);
+      hold_bblocks(bblocks, own, p.slot, sh.need.slots == kForever ? kForever : p.slot + sh.need.slots);
     }
     return alloc;
   }
@@ -952,7 +1186,7 @@ class Pass {
     Placement p;
     oracle_last_ = can_start ? oracle_bound(job) : 0;
     held_by_oracle_ = false;
-    bool found = cap == 0 && find(pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
+    bool found = cap == 0 && find_for(job, pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
     bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ &&
@@ -1045,11 +1279,11 @@ class Pass {
     });
   }
 
-  bool usable_by(const Victim& v, const std::vector<Pool>& pools, const NodeFilter& f) const {
+  bool usable_by(const Victim& v, const std::vector<Pool>& pools, const NodeFilter& f) {
     for (int32_t node : v.nodes) {
       if (!f.ok.empty() && !f.ok[node]) continue;
       for (const Pool& pool : pools)
-        if (pool.type_ok[snap_.map.type_of(node)]) return true;
+        if (mask(pool)[snap_.map.type_of(node)]) return true;
     }
     return false;
   }
@@ -1137,6 +1371,9 @@ class Pass {
   bool sorted_ = false;         // ordered() already sorted (the quick pass's partial sort)
   std::vector<Option> options_;
   std::vector<Pool> lowered_pools_;  // lowered_limit()'s, which its placement points into
+  std::vector<Pool> whole_pools_, other_pools_;  // find_for()'s, which its placement points into
+  std::vector<std::vector<int32_t>> bblock_nodes_;  // by base block: its time map nodes
+  std::vector<std::vector<int32_t>> bblock_types_;  // by base block: its node types
 };
 
 }  // namespace

@@ -117,7 +117,8 @@ std::string sinfo_state_compact(const SinfoNodeState& s) {
   if (s.drain) return (busy(s) ? "drng" : "drain") + suffix(s);
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
-    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.reserved ? "resv" : s.planned ? "plnd" : "idle";
+    case NodeBase::kIdle:
+      return s.no_respond ? "idle*" : s.reserved ? "resv" : s.blocked ? "block" : s.planned ? "plnd" : "idle";
     case NodeBase::kAllocated: return "alloc" + suffix(s);
     case NodeBase::kMixed: return s.maint || s.no_respond ? "mix" + suffix(s) : s.planned ? "mix-" : "mix";
     case NodeBase::kUnknown: break;
@@ -130,7 +131,8 @@ std::string sinfo_state_long(const SinfoNodeState& s) {
   if (s.drain) return (busy(s) ? "draining" : "drained") + suffix(s);
   switch (s.base) {
     case NodeBase::kDown: return "down" + suffix(s);
-    case NodeBase::kIdle: return s.no_respond ? "idle*" : s.reserved ? "reserved" : s.planned ? "planned" : "idle";
+    case NodeBase::kIdle:
+      return s.no_respond ? "idle*" : s.reserved ? "reserved" : s.blocked ? "blocked" : s.planned ? "planned" : "idle";
     case NodeBase::kAllocated: return "allocated" + suffix(s);
     case NodeBase::kMixed: return s.maint || s.no_respond ? "mixed" + suffix(s) : s.planned ? "mixed-" : "mixed";
     case NodeBase::kUnknown: break;
@@ -140,7 +142,8 @@ std::string sinfo_state_long(const SinfoNodeState& s) {
 
 uint32_t sinfo_state_number(const SinfoNodeState& s) {  // Slurm's NODE_STATE_* bits
   return static_cast<uint32_t>(s.base) | (s.drain ? 0x200u : 0u) | (s.no_respond ? 0x800u : 0u) |
-         (s.planned ? 0x80000000u : 0u) | (s.reserved ? 0x20u : 0u) | (s.maint ? 0x8000u : 0u);
+         (s.planned ? 0x80000000u : 0u) | (s.reserved ? 0x20u : 0u) | (s.maint ? 0x8000u : 0u) |
+         (s.blocked ? 0x8000000u : 0u);
 }
 
 namespace {
@@ -174,6 +177,7 @@ bool state_term(std::string_view name, SinfoStateFilter::Term& t) {
   if (prefix_of(name, "DRAINING") || prefix_of(name, "DRNG")) return t.kind = K::kDraining, true;
   if (prefix_of(name, "NO_RESPOND") || prefix_of(name, "NOT_RESPONDING")) return t.kind = K::kNoRespond, true;
   if (prefix_of(name, "PLANNED") || prefix_of(name, "PLND")) return t.kind = K::kPlanned, true;
+  if (prefix_of(name, "BLOCKED")) return t.kind = K::kBlocked, true;
   for (std::string_view never : split(kValidStates, ','))  // Slurm's, never true of an hq node
     if (iequals(name, never)) return t.kind = K::kNever, true;
   return false;
@@ -215,6 +219,7 @@ bool sinfo_state_matches(const SinfoStateFilter& f, const SinfoNodeState& s, int
       case K::kDraining: return s.drain && busy(s);
       case K::kNoRespond: return s.no_respond;
       case K::kPlanned: return s.planned;
+      case K::kBlocked: return s.blocked;
       case K::kNever: return false;
     }
     return false;

@@ -44,6 +44,7 @@ struct SinfoNodeState {
   NodeBase base = NodeBase::kUnknown;
   bool drain = false, no_respond = false, planned = false;
   bool reserved = false, maint = false;  // in an active advance reservation (MAINT: maint)
+  bool blocked = false;                  // kept for an --exclusive=topo job (Slurm's BLOCKED)
 };
 std::string sinfo_state_compact(const SinfoNodeState& s);  // "idle", "drain*", "mix-", ...
 std::string sinfo_state_long(const SinfoNodeState& s);     // "idle", "drained*", "mixed-", ...
@@ -52,7 +53,7 @@ uint32_t sinfo_state_number(const SinfoNodeState& s);      // Slurm's node_state
 // -t/--states: Slurm's state names and prefixes in any case, "," for any of, "&" or "+"
 // for all of; "all" alone. An unknown name: Slurm's two lines.
 struct SinfoStateFilter {
-  enum class Kind { kAll, kBase, kAllocated, kDrain, kDrained, kDraining, kNoRespond, kPlanned, kNever };
+  enum class Kind { kAll, kBase, kAllocated, kDrain, kDrained, kDraining, kNoRespond, kPlanned, kBlocked, kNever };
   struct Term {
     Kind kind = Kind::kAll;
     NodeBase base = NodeBase::kUnknown;

@@ -51,6 +51,16 @@ Status set_mem(int64_t& field, std::string_view v) {
   return Status::ok();
 }
 
+// --exclusive[=exclusive|user|mcs]: whole nodes either way here; =topo: no other job in the
+// job's base blocks (topology/block); =oversubscribe: sharing, as without it.
+Status set_exclusive(SubmitRequest& r, std::string_view v) {
+  if (v.empty() || iequals(v, "exclusive") || iequals(v, "user") || iequals(v, "mcs")) r.spec.exclusive = true;
+  else if (iequals(v, "topo")) r.spec.exclusive_topo = true;
+  else if (iequals(v, "oversubscribe")) r.spec.exclusive = false;
+  else return invalid("Invalid --exclusive specification");
+  return Status::ok();
+}
+
 // --hint: nomultithread acts (whole cores, one thread of each used), multithread undoes it;
 // compute_bound and memory_bound are told not to act; another word is Slurm's error.
 Status set_hint(SubmitRequest& r, std::string_view v) {
@@ -244,8 +254,13 @@ std::vector<OptionDef> base_options() {
       {"constraint", 'C', true, [](SubmitRequest& r, std::string_view v) { r.spec.constraint = v; return Status::ok(); }},
       {"nodelist", 'w', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.nodelist, v, "node list"); }},
       {"exclude", 'x', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.exclude, v, "node list"); }},
-      // --exclusive[=user|mcs]: whole nodes either way here.
-      {"exclusive", 0, false, [](SubmitRequest& r, std::string_view) { r.spec.exclusive = true; return Status::ok(); }, true},
+      {"exclusive", 0, false, set_exclusive, true},
+      {"segment", 0, true, [](SubmitRequest& r, std::string_view v) {
+         auto n = parse_int(v, 0, 65535);
+         if (!n) return invalid("Invalid --segment specification");
+         r.spec.segment = static_cast<int32_t>(*n);
+         return Status::ok();
+       }},
       {"nice", 0, false, [](SubmitRequest& r, std::string_view v) { return v.empty() ? set_nice(r, "100") : set_nice(r, v); }, true},
       {"begin", 'b', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.begin, v, "begin time"); }},
       {"deadline", 0, true, [](SubmitRequest& r, std::string_view v) { return set_string(r.deadline, v, "deadline"); }},

@@ -251,6 +251,27 @@ void TimeMap::move_release(int32_t node, int32_t from_slot, int32_t to_slot, int
   reclass(node);
 }
 
+bool TimeMap::idle_at(int32_t node, int32_t slot) const {
+  const NodeRec& n = nodes_[node];
+  int32_t free = n.free_cpus;
+  for (const Change& c : n.changes) {
+    if (c.slot > slot) break;
+    free += c.cpus;
+  }
+  return free >= n.total_cpus;
+}
+
+int32_t TimeMap::idle_from(int32_t node) const {
+  const NodeRec& n = nodes_[node];
+  int32_t free = n.free_cpus, from = free >= n.total_cpus ? 0 : kForever;
+  for (const Change& c : n.changes) {
+    free += c.cpus;
+    if (free < n.total_cpus) from = kForever;
+    else if (from == kForever) from = c.slot;
+  }
+  return from;
+}
+
 int32_t TimeMap::units_at(int32_t node, const UnitNeed& need, int32_t slot) const {
   const NodeRec& n = nodes_[node];
   int64_t end = need.slots == kForever ? INT64_MAX : int64_t{slot} + need.slots;

@@ -52,6 +52,10 @@ class TimeMap {
   void move_release(int32_t node, int32_t from_slot, int32_t to_slot, int32_t cpus, int64_t mem, int32_t gpus = 0);
 
   int32_t units_at(int32_t node, const UnitNeed& need, int32_t slot) const;
+  // Whether nothing holds any of the node's CPUs at `slot`.
+  bool idle_at(int32_t node, int32_t slot) const;
+  // The first slot from which nothing ever holds the node's CPUs again (kForever: none).
+  int32_t idle_from(int32_t node) const;
   // Units a node offers by its resources alone (no time involved).
   int32_t units_for(int32_t node, int32_t cpus, int64_t mem, int32_t gpus, const UnitNeed& need) const {
     return units(nodes_[node], cpus, mem, gpus, need);

@@ -5,11 +5,17 @@
 #include <set>
 
 #include "core/hostlist.hpp"
+#include "core/switch_tree.hpp"
 
 namespace hq {
 
 Status validate_topology(const TopologyConfig& t) {
   if (!t.present) return Status::ok();
+  if (!t.switches.empty()) {
+    if (!t.blocks.empty() || !t.block_sizes.empty()) return invalid(std::string(kBlocksOrSwitches));
+    auto e = check_switches(t.switches);
+    return e ? invalid(e->message) : Status::ok();
+  }
   for (size_t i = 0; i < t.block_sizes.size(); ++i) {
     int32_t v = t.block_sizes[i];
     std::string bad = "Invalid BlockSizes value: " + std::to_string(v);
@@ -62,7 +68,7 @@ BlockTopology build_block_topology(const TopologyConfig& t,
                                    const std::vector<std::pair<std::string, std::string>>& node_labels,
                                    const std::set<std::string>& moved) {
   BlockTopology topo;
-  if (!t.present) return topo;
+  if (!t.present || !t.switches.empty()) return topo;
   std::map<std::string, int32_t> block_of_name;
   for (const auto& b : t.blocks) {
     block_of_name.emplace(b.name, static_cast<int32_t>(topo.blocks.size()));
@@ -170,18 +176,36 @@ std::vector<std::string> BlockTopology::show_lines() const {
   return out;
 }
 
+namespace {
+
+// The value of a show line's first Key= (the block's or switch's name).
+std::string_view first_value(std::string_view line) {
+  size_t eq = line.find('='), sp = line.find(' ');
+  if (eq == std::string_view::npos || sp == std::string_view::npos || sp < eq) return {};
+  return line.substr(eq + 1, sp - eq - 1);
+}
+
+// Whether a show line's Nodes= holds every one of `names` (Slurm's hostset_within).
+bool nodes_within(const std::string& line, const std::vector<std::string>& names) {
+  size_t at = line.find(" Nodes=");
+  if (at == std::string::npos || names.empty()) return false;
+  size_t from = at + 7, end = line.find(' ', from);
+  auto nodes = expand_hostlist(line.substr(from, end == std::string::npos ? std::string::npos : end - from));
+  if (!nodes) return false;
+  std::set<std::string> held(nodes->begin(), nodes->end());
+  return std::all_of(names.begin(), names.end(), [&](const std::string& n) { return held.count(n) > 0; });
+}
+
+}  // namespace
+
 std::vector<std::string> topology_lines_matching(const std::vector<std::string>& lines, const std::string& name) {
+  for (const auto& line : lines)  // Slurm 22.05's scontrol_print_topo: a switch by its name, alone
+    if (line.starts_with("SwitchName=") && first_value(line) == name) return {line};
+  auto expanded = expand_hostlist(name);
+  std::vector<std::string> names = expanded ? *expanded : std::vector<std::string>{name};
   std::vector<std::string> out;
-  for (const auto& line : lines) {
-    size_t eq = line.find('='), sp = line.find(' ');
-    bool match = eq != std::string::npos && sp != std::string::npos && line.substr(eq + 1, sp - eq - 1) == name;
-    if (size_t at = line.find(" Nodes="); !match && at != std::string::npos) {
-      size_t from = at + 7, end = line.find(' ', from);
-      auto nodes = expand_hostlist(line.substr(from, end == std::string::npos ? std::string::npos : end - from));
-      match = nodes && std::find(nodes->begin(), nodes->end(), name) != nodes->end();
-    }
-    if (match) out.push_back(line);
-  }
+  for (const auto& line : lines)
+    if (first_value(line) == name || nodes_within(line, names)) out.push_back(line);
   return out;
 }
 

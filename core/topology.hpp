@@ -4,11 +4,14 @@
 // 2^k base blocks; a shorter last run where the level below cannot hold it), and each
 // node's base block. Nodes join a block by the config, or by
 // their agent's `--block` label (a label that names no configured block makes a block of
-// its own, after the configured ones). Pure values; not thread-safe.
+// its own, after the configured ones). A `[topology]` may name switches instead
+// (`[[topology.switch]]`, Slurm's topology/tree: core/switch_tree.hpp). Pure values; not
+// thread-safe.
 #pragma once
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,15 +27,32 @@ struct BlockConfig {
   bool operator==(const BlockConfig&) const = default;
 };
 
+// One [[topology.switch]] (Slurm's topology.conf SwitchName= line): a leaf switch names its
+// nodes, a higher one its child switches (core/switch_tree.hpp builds the tree).
+struct SwitchConfig {
+  std::string name;
+  std::string nodes_expr;             // Nodes= as written ("" when not given)
+  std::vector<std::string> nodes;     // expanded
+  std::string switches_expr;          // Switches= as written ("" when not given)
+  std::vector<std::string> switches;  // expanded child switch names
+  uint32_t link_speed = 1;            // LinkSpeed= (shown, unused; Slurm's default 1)
+  bool operator==(const SwitchConfig&) const = default;
+};
+
 struct TopologyConfig {
   bool present = false;             // a [topology] table was given: block placement is on
   std::vector<int32_t> block_sizes; // Slurm's BlockSizes (empty: the first block's size, 1-16 base blocks)
   std::vector<BlockConfig> blocks;
+  std::vector<SwitchConfig> switches;  // a switch tree (topology/tree) instead of blocks
   bool operator==(const TopologyConfig&) const = default;
 };
 
-// Slurm's checks of BlockSizes and the blocks: errors in Slurm's words where it has them.
+// Slurm's checks of BlockSizes and the blocks, or of the switches (check_switches): errors
+// in Slurm's words where it has them. Blocks and switches together are refused (Slurm has
+// one TopologyPlugin).
 Status validate_topology(const TopologyConfig& t);
+constexpr std::string_view kBlocksOrSwitches =
+    "[topology] has blocks or switches, not both (Slurm's TopologyPlugin is topology/block or topology/tree)";
 
 constexpr int32_t kMaxBlockLevels = 16;
 
@@ -62,11 +82,14 @@ struct BlockTopology {
   std::vector<std::string> show_lines() const;
 };
 
-// scontrol show topology NAME: the lines of block NAME and of the blocks that hold node NAME.
+// scontrol show topology NAME: the lines of block NAME and of the blocks that hold node NAME
+// (NAME may be a hostlist: the blocks that hold all its nodes). Switch lines as Slurm 22.05's
+// scontrol: switch NAME's line alone when there is one, else the switches above the nodes.
 std::vector<std::string> topology_lines_matching(const std::vector<std::string>& lines, const std::string& name);
 
 // The model from the config and the nodes as they are: (name, agent's --block label) for
-// every node the cluster has. An inactive model (no blocks) when `t` is not present.
+// every node the cluster has. An inactive model (no blocks) when `t` is not present or
+// configures switches.
 // `moved`: nodes an operator placed (scontrol update Topology=): their label wins over the
 // config (the blocks they leave keep their place, and the base size stays).
 BlockTopology build_block_topology(const TopologyConfig& t,

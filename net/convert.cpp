@@ -89,6 +89,8 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   if (!s.nodelist.empty()) p.set_nodelist(s.nodelist);
   if (!s.exclude.empty()) p.set_exclude(s.exclude);
   p.set_exclusive(s.exclusive);
+  p.set_exclusive_topo(s.exclusive_topo);
+  p.set_segment(s.segment);
   p.set_nice(s.nice);
   p.set_begin_time(s.begin_time);
   if (!s.dependency.empty()) p.set_dependency(s.dependency);
@@ -165,6 +167,8 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.nodelist = p.nodelist();
   s.exclude = p.exclude();
   s.exclusive = p.exclusive();
+  s.exclusive_topo = p.exclusive_topo();
+  s.segment = p.segment();
   s.nice = p.nice();
   s.begin_time = p.begin_time();
   s.dependency = p.dependency();

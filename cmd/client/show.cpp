@@ -133,7 +133,7 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
                                         : "MinMemoryNode=" + (s.mem_per_node_mib() > 0 ? format_size_mib(s.mem_per_node_mib()) : std::string("0")))
             << " MinTmpDiskNode=0\n"
             << "   Features=" << or_null(s.constraint()) << " DelayBoot=00:00:00\n"
-            << "   OverSubscribe=" << (s.exclusive() ? "NO" : "OK") << " Contiguous=0 Licenses=(null) Network=(null)\n";
+            << "   OverSubscribe=" << (s.exclusive_topo() ? "TOPO" : s.exclusive() ? "NO" : "OK") << " Contiguous=0 Licenses=(null) Network=(null)\n";
   if (pending && (j.expected_start() > 0 || !j.sched_nodes().empty()))
     std::cout << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << or_null(j.sched_nodes()) << "\n";
   if (std::string g = gpu_request(s); !g.empty()) {
@@ -178,7 +178,7 @@ void print_node(const pb::Node& n) {
             << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
             << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
             << "   ActiveFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
-            << "   State=" << n.state() << (n.responding() ? "" : "+NOT_RESPONDING") << " Weight=" << n.weight()
+            << "   State=" << n.state() << (n.blocked() && n.state() == "IDLE" ? "+BLOCKED" : "") << (n.responding() ? "" : "+NOT_RESPONDING") << " Weight=" << n.weight()
             << " Owner=N/A MCS_label=N/A\n"
             << "   Partitions=" << parts << "\n"
             << (n.block().empty() && n.switch_name().empty()
@@ -258,7 +258,12 @@ int show_topology(const std::string& prog, const std::vector<std::string>& names
     return 0;
   }
   if (!names.empty()) {
+    bool tree = lines.front().rfind("SwitchName=", 0) == 0;
     lines = topology_lines_matching(lines, names[0]);
+    if (lines.empty() && tree) {  // Slurm 22.05's tree plugin: said, and exit 0
+      std::cerr << prog << ": error: Topology information contains no switch or node named " << names[0] << "\n";
+      return 0;
+    }
     if (lines.empty()) return fail(prog, invalid("Topology information contains no block or node named " + names[0]));
   }
   for (const auto& line : lines) std::cout << line << "\n";

@@ -23,10 +23,11 @@ std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string state_complete(const SinfoNodeState& s) {  // "idle+drain+not_responding"
   SinfoNodeState base = s;
-  base.drain = base.no_respond = base.planned = false;
+  base.drain = base.no_respond = base.planned = base.blocked = false;
   std::string out = sinfo_state_long(base);
   if (s.drain) out += "+drain";
   if (s.no_respond) out += "+not_responding";
+  if (s.blocked) out += "+blocked";
   if (s.planned) out += "+planned";
   return out;
 }
@@ -148,6 +149,7 @@ SinfoNodeState sinfo_state_of(const pb::Node& n) {
   s.no_respond = !n.responding();
   s.planned = n.planned() && !s.drain && (s.base == NodeBase::kIdle || s.base == NodeBase::kMixed);
   s.reserved = !n.reservation().empty();
+  s.blocked = n.blocked() && s.base == NodeBase::kIdle && !s.drain;
   s.maint = n.maint();
   return s;
 }

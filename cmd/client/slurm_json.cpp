@@ -182,6 +182,7 @@ void add_node(Obj n, const pb::Node& node) {
   if (st.reserved) flags->add_values()->set_string_value("RESERVED");
   if (st.no_respond) flags->add_values()->set_string_value("NOT_RESPONDING");
   if (st.planned) flags->add_values()->set_string_value("PLANNED");
+  if (st.blocked) flags->add_values()->set_string_value("BLOCKED");
   auto* parts = n.list("partitions");
   for (const auto& p : node.partitions()) parts->add_values()->set_string_value(p);
   n.num("real_memory", static_cast<double>(node.mem_mib())).str("reason", node.reason());

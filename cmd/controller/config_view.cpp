@@ -287,6 +287,10 @@ void Controller::add_config(pb::NodesReply& out) const {
 }
 
 void Controller::add_topology(pb::NodesReply& out) const {
+  if (SwitchTree tree = switch_tree_of(state_); tree.active()) {  // topology/tree: its lines, no blocks
+    for (auto& line : tree.show_lines()) out.add_topology(std::move(line));
+    return;
+  }
   BlockTopology topo = block_topology_of(state_);
   for (auto& line : topo.show_lines()) out.add_topology(std::move(line));
   for (const BlockUsage& u : block_usage(topo, state_.nodes)) {

@@ -8,6 +8,7 @@
 #include "cmd/users.hpp"
 #include <cstdlib>
 
+#include "core/block_usage.hpp"
 #include "core/job_filter.hpp"
 #include "core/hostlist.hpp"
 #include "core/submit_options.hpp"
@@ -599,11 +600,13 @@ pb::NodesReply Controller::nodes() const {
   pb::NodesReply out;
   out.set_now(now());
   out.set_cluster(config_.name);
+  std::set<std::string> blocked = blocked_by_exclusive_topo(state_, block_topology_of(state_));
   for (const auto& [name, node] : state_.nodes) {
     pb::Node* n = out.add_nodes();
     *n = net::to_pb(node);
     if (node.down && !node.drain) n->set_reason_uid(static_cast<uint32_t>(::getuid()));  // the controller's doing
     n->set_planned(planned_nodes_.count(name) > 0);
+    n->set_blocked(blocked.count(name) > 0);
   }
   const PartitionConfig* def = default_partition(config_);
   for (const auto& p : state_.partitions) {  // members now, dynamic nodes included

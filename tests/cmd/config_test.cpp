@@ -160,3 +160,46 @@ nodes = "n[5-8]"
   CHECK(error_of(head + "[topology]\nblock_sizes = \"4\"\n").find("'block_sizes' must be a list") != std::string::npos);
   CHECK(error_of(head + "[topology]\nswitches = 3\n").find("switches") != std::string::npos);
 }
+
+TEST_CASE("config: [[topology.switch]] tables load (Slurm's SwitchName= lines) - Slurm's errors at the switch's line") {
+  const std::string head = "[[node]]\nnames = \"n[1-8]\"\ncpus = 4\n[[partition]]\nname = \"p\"\nnodes = \"n[1-8]\"\ndefault = true\n";
+  const std::string leaves = "[topology]\n[[topology.switch]]\nname = \"s1\"\nnodes = \"n[1-4]\"\nlink_speed = 100\n"
+                             "[[topology.switch]]\nname = \"s2\"\nnodes = \"n5,n6\"\n";  // lines 8-15
+  auto c = load_config_text(head + leaves + "[[topology.switch]]\nname = \"s0\"\nswitches = \"s[1-2]\"\n", "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  REQUIRE(c->topology.switches.size() == 3);
+  const SwitchConfig& s1 = c->topology.switches[0];
+  CHECK(s1.name == "s1");
+  CHECK(s1.nodes == std::vector<std::string>{"n1", "n2", "n3", "n4"});
+  CHECK(s1.link_speed == 100);
+  CHECK(c->topology.switches[1].nodes_expr == "n5,n6");  // as written: Slurm shows a leaf's Nodes= so
+  CHECK(c->topology.switches[1].link_speed == 1);        // Slurm's default
+  CHECK(c->topology.switches[2].switches_expr == "s[1-2]");
+  CHECK(c->topology.switches[2].switches == std::vector<std::string>{"s1", "s2"});
+  CHECK(c->topology.blocks.empty());
+  // Each error names the [[topology.switch]] it is about: the third table starts at line 16.
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s1\"\nnodes = \"n7\"\n") ==
+        "test.toml:16: Switch (s1) has already been defined");
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s0\"\nswitches = \"s1,s9\"\n") ==
+        "test.toml:16: Switch configuration s0 has invalid child (s9)");
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"x\"\nnodes = \"n7\"\nswitches = \"s1\"\n") ==
+        "test.toml:16: switch x has both child switches and nodes");
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"x\"\n") ==
+        "test.toml:16: switch x has neither child switches nor nodes");
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s3\"\nnodes = \"n[4-5]\"\n") ==
+        "test.toml:16: Multiple leaf switches contain nodes: n[4-5]");
+  CHECK(error_of(head + "[topology]\n[[topology.switch]]\nname = \"a\"\nswitches = \"b\"\n[[topology.switch]]\nname = "
+                        "\"b\"\nswitches = \"a\"\n") == "test.toml:9: Switch configuration is not a tree");
+  CHECK(error_of(head + leaves + "[[topology.block]]\nname = \"b1\"\nnodes = \"n1\"\n") ==
+        "test.toml:8: " + std::string(kBlocksOrSwitches));
+  CHECK(error_of(head + "[topology]\nblock_sizes = [4]\n[[topology.switch]]\nname = \"s1\"\nnodes = \"n1\"\n") ==
+        "test.toml:8: " + std::string(kBlocksOrSwitches));
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s0\"\nswitches = \"s[1-\"\n").find(
+            "test.toml:18: Invalid switches: s[1-") == 0);
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s3\"\nnodes = \"n[7-\"\n").find(
+            "test.toml:18: Invalid node name (n[7-) in switch config (s3)") == 0);
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s3\"\nnodes = \"n7\"\nspeed = 3\n").find(
+            "unknown key 'speed' in [[topology.switch]]") != std::string::npos);
+  CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s3\"\nnodes = \"n7\"\nlink_speed = -1\n").find(
+            "'link_speed' must be between 0 and 4294967295") != std::string::npos);
+}

@@ -23,6 +23,7 @@ class JobBuilder {
   JobBuilder& nodelist(std::string w) { job_.spec.nodelist = std::move(w); return *this; }
   JobBuilder& exclude(std::string x) { job_.spec.exclude = std::move(x); return *this; }
   JobBuilder& exclusive() { job_.spec.exclusive = true; return *this; }
+  JobBuilder& exclusive_topo() { job_.spec.exclusive_topo = true; return *this; }
   JobBuilder& nice(int32_t n) { job_.spec.nice = n; return *this; }
   JobBuilder& begin(Time t) { job_.spec.begin_time = t; return *this; }
   JobBuilder& deadline(Time t) {

@@ -122,3 +122,22 @@ TEST_CASE("sbatch options: docs/slurm-compat.md names every option taken without
     CHECK(doc.substr(at, eol - at).find(std::string(o.why)) != std::string::npos);
   }
 }
+
+TEST_CASE("sbatch options: --exclusive=topo and --segment (Slurm 24.05), with Slurm's errors") {
+  SubmitRequest topo;
+  REQUIRE(apply_submit_options({"--exclusive=TOPO", "--segment=2", "-N4"}, topo, nullptr).is_ok());
+  CHECK(topo.spec.exclusive_topo);
+  CHECK_FALSE(topo.spec.exclusive);
+  CHECK(topo.spec.segment == 2);
+  SubmitRequest user;
+  REQUIRE(apply_submit_options({"--exclusive=user"}, user, nullptr).is_ok());
+  CHECK(user.spec.exclusive);
+  CHECK_FALSE(user.spec.exclusive_topo);
+  SubmitRequest bad;
+  auto s = apply_submit_options({"--exclusive=rack"}, bad, nullptr);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.message().find("Invalid --exclusive specification") != std::string::npos);
+  s = apply_submit_options({"--segment=two"}, bad, nullptr);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.message().find("Invalid --segment specification") != std::string::npos);
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include "builders.hpp"
 #include "core/block_usage.hpp"
@@ -297,4 +298,101 @@ TEST_CASE("fragmentation score: counts per base block, and what a placement adds
   CHECK(fragmentation_added(topo, b1_broken, one_in_b1) == 1);      // nothing whole is broken
   std::vector<int32_t> one_in_b2{0, 1, 0, 0};
   CHECK(fragmentation_added(topo, b1_broken, one_in_b2) == 1 + 4);  // b2; b[1-2] was broken already
+}
+
+TEST_CASE("exclusive=topo: a job takes base blocks nothing else runs in, and keeps the rest of them from other jobs") {
+  auto s = cluster("n[1-12]", 4);
+  s.topology = blocks_of(4, 3, {4});
+  start(s, 100, {"n1"}, 1);                       // b1 is in use
+  s.jobs.at(JobId{100}).time_limit = 600;
+  apply(s, JobBuilder(1).nodes(2).exclusive_topo());  // b2 or b3; best fit would take b1's free nodes
+  for (uint64_t id = 2; id <= 4; ++id) apply(s, JobBuilder(id).nodes(2).cpus(4));
+  apply(s, JobBuilder(5).nodes(1).exclusive_topo());  // no base block is left without a job
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  auto topo = build_block_topology(s.topology, unlabelled("n[1-12]"));
+  auto one = started_nodes(p, 1);
+  REQUIRE(one.size() == 2);
+  std::string mine = block_of(topo, one[0]);
+  CHECK(block_of(topo, one[1]) == mine);
+  CHECK(mine != "b1");
+  for (uint64_t id = 2; id <= 4; ++id) {  // never beside job 1, though its block has 2 nodes free
+    INFO("job " << id);
+    for (const auto& n : started_nodes(p, id)) CHECK(block_of(topo, n) != mine);
+  }
+  CHECK(started_nodes(p, 5).empty());
+  bool reserved = false;
+  for (const auto& r : p.reservations)
+    if (r.job.value == 5) {
+      reserved = true;
+      CHECK(r.start >= 600);  // when a base block is idle for good
+    }
+  CHECK(reserved);
+}
+
+TEST_CASE("exclusive=topo: a running job blocks the rest of its base blocks (BLOCKED), also by its partition") {
+  auto s = cluster("n[1-8]", 4);
+  s.topology = blocks_of(4, 2, {4});
+  apply(s, JobBuilder(200).nodes(2).exclusive_topo());
+  start(s, 200, {"n5", "n6"}, 4);
+  start(s, 201, {"n1", "n2", "n3"}, 4);
+  apply(s, JobBuilder(1).nodes(1).cpus(4));  // best fit would be b2 (2 free): n7 and n8 are blocked
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n4"});
+  auto topo = build_block_topology(s.topology, unlabelled("n[1-8]"));
+  CHECK(blocked_by_exclusive_topo(s, topo) == std::set<std::string>{"n7", "n8"});
+  s.jobs.at(JobId{200}).spec.exclusive_topo = false;  // the same by the partition's exclusive_topo
+  CHECK(blocked_by_exclusive_topo(s, topo).empty());
+  s.partitions.front().exclusive_topo = true;
+  s.jobs.at(JobId{200}).partition = s.partitions.front().name;
+  s.jobs.at(JobId{201}).partition = s.partitions.front().name;
+  CHECK(blocked_by_exclusive_topo(s, topo) == std::set<std::string>{"n4", "n7", "n8"});
+}
+
+TEST_CASE("segments (--segment): each segment inside one block of its own level, the fullest blocks first") {
+  auto s = cluster("n[1-16]", 4);
+  s.topology = blocks_of(4, 4, {4, 8, 16});
+  start(s, 100, {"n1", "n2"}, 4);   // b1 and b3 have 2 nodes free, b2 and b4 all 4
+  start(s, 101, {"n9", "n10"}, 4);
+  apply(s, JobBuilder(1).nodes(4).cpus(4));                           // one block: b2 (best fit of the whole ones)
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5", "n6", "n7", "n8"});
+  s.jobs.at(JobId{1}).spec.segment = 2;                               // two segments of 2: b1's and b3's free pairs
+  p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n3", "n4", "n11", "n12"});
+  s.jobs.at(JobId{1}).spec.segment = 8;                               // larger than the job: no effect
+  p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5", "n6", "n7", "n8"});
+}
+
+TEST_CASE("segments (--segment): a job too large for any free block of its level starts in segments, which need no common block") {
+  auto s = cluster("n[1-16]", 4);
+  s.topology = blocks_of(4, 4, {4, 8, 16});
+  start(s, 100, {"n1", "n2"}, 4);
+  start(s, 101, {"n9", "n10"}, 4);
+  apply(s, JobBuilder(1).nodes(8).cpus(4));  // level 1: b[1-2] and b[3-4] have 6 free each
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1).empty());
+  s.jobs.at(JobId{1}).spec.segment = 4;      // b2 and b4, in different pairs
+  p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5", "n6", "n7", "n8", "n13", "n14", "n15", "n16"});
+  s.jobs.at(JobId{1}).spec.segment = 2;      // pairs may share a block: the fullest first
+  p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  auto eight = started_nodes(p, 1);
+  CHECK(eight.size() == 8);
+  for (const char* n : {"n3", "n4", "n11", "n12"}) CHECK(std::find(eight.begin(), eight.end(), n) != eight.end());
+}
+
+TEST_CASE("segments (--segment): Slurm's errors - not a count, or not dividing the node count") {
+  JobSpec spec;
+  spec.script = std::string("#!/bin/sh\n");
+  spec.nodes_min = 6;
+  spec.nodes_set = true;
+  spec.segment = 4;
+  auto bad = validate_spec(spec);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.message() == "--segment=4 does not fit the job size (6): node count must be evenly divisible by segment size");
+  spec.segment = 3;
+  CHECK(validate_spec(spec));
+  spec.segment = 8;  // larger than the job: ignored
+  CHECK(validate_spec(spec));
 }

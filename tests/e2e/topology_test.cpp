@@ -127,3 +127,51 @@ TEST_CASE("e2e: scontrol update NodeName= Topology= moves a node to another bloc
   REQUIRE(wait_until([&] { return c.responding_nodes() == 8; }, 30));
   CHECK(c.hq("show topology").out.rfind(moved, 0) == 0);
 }
+
+TEST_CASE("e2e: --exclusive=topo - a job alone in its block, the rest of it BLOCKED, the next such job waits for a whole block") {
+  LocalCluster c(8, 1, 20, kTopology);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  auto bad = c.hq("submit --exclusive=rack hold.sh");
+  CHECK(bad.rc != 0);
+  CHECK(bad.out.find("Invalid --exclusive specification") != std::string::npos);
+  std::string topo = c.submit("-N2 --exclusive=topo hold.sh");
+  REQUIRE(c.wait_state(topo, "RUNNING", 30));
+  CHECK(nodes_of(c, topo) == "e[1-2]");
+  CHECK(c.hq("show job " + topo).out.find("OverSubscribe=TOPO") != std::string::npos);
+  REQUIRE(wait_until([&] { return c.hq("nodes -h -t blocked -o %N").out == "e[3-4]\n"; }, 20));
+  CHECK(c.hq("nodes -h -n e3 -o %t").out == "block\n");
+  CHECK(c.hq("show node e4").out.find("State=IDLE+BLOCKED") != std::string::npos);
+  std::string small = c.submit("-N1 hold.sh");  // best fit would be b1's free nodes: they are blocked
+  REQUIRE(c.wait_state(small, "RUNNING", 30));
+  CHECK(nodes_of(c, small) == "e5");
+  std::string second = c.submit("-N1 --exclusive=topo hold.sh");  // b1 is taken, b2 has a job
+  REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + second).out == "Resources\n"; }, 20));
+  c.hq("cancel " + small);
+  REQUIRE(c.wait_state(second, "RUNNING", 30));
+  CHECK(nodes_of(c, second) == "e5");
+  c.hq("cancel " + topo);
+  REQUIRE(wait_until([&] { return c.hq("nodes -h -t blocked -o %N").out == "e[6-8]\n"; }, 20));
+  c.hq("cancel " + second);
+}
+
+TEST_CASE("e2e: --segment - a job no block holds runs as segments in two blocks, with SLURM_JOB_SEGMENT_SIZE") {
+  LocalCluster c(8, 1, 20, "[topology]\nblock_sizes = [4]\n"
+                            "[[topology.block]]\nname = \"b1\"\nnodes = \"e[1-4]\"\n"
+                            "[[topology.block]]\nname = \"b2\"\nnodes = \"e[5-8]\"\n");
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string a = c.submit("-N1 hold.sh"), b = c.submit("-N1 -w e5 hold.sh");
+  REQUIRE(c.wait_state(a, "RUNNING", 30));
+  REQUIRE(c.wait_state(b, "RUNNING", 30));
+  std::string whole = c.submit("-N4 hold.sh");  // 3 free in each block: waits
+  REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + whole).out == "Resources\n"; }, 20));
+  std::ofstream(c.dir() + "/seg.sh") << "#!/bin/bash\necho size=$SLURM_JOB_SEGMENT_SIZE\n";
+  std::string seg = c.submit("-N4 --segment=2 -o seg.out seg.sh");
+  REQUIRE(c.wait_state(seg, "COMPLETED", 30));
+  CHECK(slurp(c.dir() + "/seg.out") == "size=2\n");
+  auto bad = c.hq("submit -N3 --segment=2 seg.sh");
+  CHECK(bad.rc != 0);
+  CHECK(bad.out.find("--segment=2 does not fit the job size (3)") != std::string::npos);
+  c.hq("cancel " + a + " " + b + " " + whole);
+}

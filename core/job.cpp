@@ -98,9 +98,11 @@ Status validate_spec(const JobSpec& s) {
     return invalid("memory must be between 0 and 1 EiB");
   if (Status g = validate_gpu_request(s); !g) return g;
   if (!in(s.segment, 0, 65535)) return invalid("Invalid --segment specification");
-  if (int32_t nodes = s.nodes_max ? s.nodes_max : s.nodes_min; s.segment > 0 && s.nodes_set && nodes > s.segment && nodes % s.segment)
-    return invalid("--segment=" + std::to_string(s.segment) + " does not fit the job size (" + std::to_string(nodes) +
-                   "): node count must be evenly divisible by segment size");
+  // Slurm's sbatch checks the most nodes asked for; its placement, the fewest (as here): both.
+  for (int32_t nodes : {s.nodes_max, s.nodes_min})
+    if (s.segment > 0 && s.nodes_set && nodes > s.segment && nodes % s.segment)
+      return invalid("--segment=" + std::to_string(s.segment) + " does not fit the job size (" + std::to_string(nodes) +
+                     "): node count must be evenly divisible by segment size");
   if (s.time_limit < kTimeUnset) return invalid("bad time limit");
   if (!in(s.nice, -2147483645, 2147483645)) return invalid("nice must be within +-2147483645");
   if (s.begin_time < 0) return invalid("bad begin time");

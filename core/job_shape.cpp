@@ -9,7 +9,8 @@ namespace hq {
 JobShape job_shape(const JobSpec& spec, const PartitionConfig& part, int32_t duration_slots) {
   JobShape out;
   out.need.slots = duration_slots;
-  out.need.whole_node = spec.exclusive || part.exclusive;
+  // --exclusive=topo: nothing else runs in its base blocks, its own nodes included.
+  out.need.whole_node = spec.exclusive || part.exclusive || spec.exclusive_topo || part.exclusive_topo;
   out.need.all_mem = spec.mem_all;
   out.need.whole_cores = spec.nomultithread;
   // The partition's memory per CPU applies when the job names no memory at all.

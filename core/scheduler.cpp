@@ -593,14 +593,16 @@ class Pass {
   // find(), with the pools where the job is exclusive=topo placed by whole base blocks, and
   // a job of segments by segments.
   bool find_for(const Job& job, const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
-    if (!pools.empty() && pools.front().segment > 0) return find_segmented(pools, f, last_slot, best);
+    auto plain = [&](const std::vector<Pool>& in, Placement& out) {
+      return !in.empty() && in.front().segment > 0 ? find_segmented(in, f, last_slot, out) : find(in, f, last_slot, out);
+    };
     auto whole = [&](const Pool& pool) { return whole_topo(job, pool.part); };
     if (!snap_.topo.active() || !job.spec.nodelist.empty() || std::none_of(pools.begin(), pools.end(), whole))
-      return find(pools, f, last_slot, best);
-    whole_pools_.clear();
+      return plain(pools, best);
+    whole_pools_.clear();  // whole blocks first: a job of segments there takes whole base blocks
     other_pools_.clear();
     for (const Pool& pool : pools) (whole(pool) ? whole_pools_ : other_pools_).push_back(pool);
-    bool found = !other_pools_.empty() && find(other_pools_, f, last_slot, best);
+    bool found = plain(other_pools_, best);
     Placement p;
     if (find_whole_topo(whole_pools_, f, found ? std::min(last_slot, best.slot - 1) : last_slot, p)) {
       best = std::move(p);
@@ -956,31 +958,37 @@ class Pass {
     return static_cast<int32_t>(std::min<Time>((until - snap_.now) / snap_.resolution, snap_.map.horizon() - 1));
   }
 
-  // Of `best` (the best fit now) and the earliest placement by oracle_last_ in up to
-  // bf_topopt_iterations other blocks, the one that adds least to Slurm's fragmentation
-  // score, then takes idle nodes from the blocks with fewest (FragmentCost), then the
-  // earliest, then the best fit. A later one holds the job back: reserved there when
-  // `last_slot` reaches it, else it waits unreserved (false).
+  // Of `best` (the best fit now) and the placements in up to bf_topopt_iterations other
+  // blocks (now, or the earliest by oracle_last_ and `last_slot`: a later one is reserved),
+  // the cheapest start now, or the cheapest later one when it costs less than that start
+  // (FragmentCost::better_than with `later`); ties go to the earlier, then the best fit.
   bool least_fragmenting(const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
-    FragmentCost least = fragment_cost(best);
+    FragmentCost now_cost = fragment_cost(best), later_cost;
     int64_t floor = best.pool->shape.need.whole_node ? static_cast<int64_t>(best.nodes.size()) : 0;
+    int32_t last = std::min(oracle_last_, last_slot);  // a later place is only worth it reserved
+    Placement later;
     int32_t tries = 0;
     for (const Pool& pool : pools) {
-      if (least.score <= floor && least.spread <= floor) break;  // nothing does better
+      if (now_cost.score <= floor && now_cost.spread <= floor) break;  // nothing does better
       if (pool.free_now < 0 || &pool == best.pool) continue;
       if (++tries > cfg_.bf_topopt_iterations) break;
       Placement p;
       bool now = pool.free_now >= pool.nodes_now && options_now(pool, options_) && place(pool, f, 0, options_, p);
-      if (!now && !earliest_placement(pool, f, 1, oracle_last_, p)) continue;
+      if (!now && (last < 1 || !earliest_placement(pool, f, 1, last, p))) continue;
       FragmentCost cost = fragment_cost(p);
-      if (cost.better_than(least, p.slot > best.slot)) {
+      if (now && cost.better_than(now_cost, false)) {
         best = std::move(p);
-        least = cost;
+        now_cost = cost;
+      } else if (!now && (later.slot < 0 || cost.better_than(later_cost, false) ||
+                          (!later_cost.better_than(cost, false) && p.slot < later.slot))) {
+        later = std::move(p);
+        later_cost = cost;
       }
     }
-    held_by_oracle_ = best.slot > 0;
+    held_by_oracle_ = later.slot > 0 && later_cost.better_than(now_cost, true);
+    if (held_by_oracle_) best = std::move(later);
     plan_.stats.held += held_by_oracle_ ? 1 : 0;
-    return best.slot <= last_slot;
+    return true;
   }
 
   // What a placement costs the blocks at its slot: `score`, what it adds to Slurm's
@@ -1189,11 +1197,14 @@ class Pass {
     bool found = cap == 0 && find_for(job, pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
-    bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ &&
+    // Preemption and --time-min place by plain find(): not for jobs of segments or whole blocks.
+    bool plain = !snap_.topo.active() || !job.spec.nodelist.empty() ||
+                 (job.spec.segment == 0 && std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return whole_topo(job, pool.part); }));
+    bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ && plain &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
     Duration lowered = 0;  // --time-min: a shorter limit that lets it start now
-    if ((!found || p.slot > 0) && can_start && !preempting && !held_by_oracle_ &&
+    if ((!found || p.slot > 0) && can_start && !preempting && !held_by_oracle_ && plain &&
         (lowered = lowered_limit(job, parts, *constraint, filter, p, cap)) > 0)
       found = true;
     if (found && p.slot == 0 && can_start) {

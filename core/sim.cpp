@@ -160,8 +160,8 @@ class Simulator {
   // one event to the next).
   void sample_fragmentation(Time t) {
     if (!measure_.active()) return;
-    if (frag_since_ > 0) frag_integral_ += static_cast<double>(frag_now_) * static_cast<double>(t - frag_since_);
-    else frag_first_ = t;
+    if (frag_sampled_) frag_integral_ += static_cast<double>(frag_now_) * static_cast<double>(t - frag_since_);
+    else frag_first_ = t, frag_sampled_ = true;
     frag_since_ = t;
     frag_now_ = block_fragmentation(measure_, [&](const std::string& n) {
       auto it = state_.nodes.find(n);
@@ -219,6 +219,7 @@ class Simulator {
   double blocks_sum_ = 0, large_blocks_sum_ = 0, large_wait_sum_ = 0;
   int64_t large_within_hour_ = 0;
   Time frag_first_ = 0, frag_since_ = 0;  // the first sample, the last one
+  bool frag_sampled_ = false;
   int64_t frag_now_ = 0;
   double frag_integral_ = 0;
   SimResult result_;

@@ -284,8 +284,11 @@ TEST_CASE("fragmentation oracle (bf_topopt_delay): a job waits a little for a pl
   p = Scheduler(hq).schedule(s, 700);
   CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5"});
   s.jobs.at(JobId{100}).time_limit = 300;
-  p = Scheduler(hq).quick_pass(s, 0);       // the quick pass looks no later than now: it waits, unplaced
+  p = Scheduler(hq).quick_pass(s, 0);       // the quick pass (FIFO) reserves it too
   CHECK(started_nodes(p, 1).empty());
+  hq.bf_min_age_reserve = 3600;             // a job that gets no reservation is never held: it starts now
+  p = Scheduler(hq).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n5"});
 }
 
 TEST_CASE("fragmentation score: counts per base block, and what a placement adds") {
@@ -308,6 +311,7 @@ TEST_CASE("exclusive=topo: a job takes base blocks nothing else runs in, and kee
   apply(s, JobBuilder(1).nodes(2).exclusive_topo());  // b2 or b3; best fit would take b1's free nodes
   for (uint64_t id = 2; id <= 4; ++id) apply(s, JobBuilder(id).nodes(2).cpus(4));
   apply(s, JobBuilder(5).nodes(1).exclusive_topo());  // no base block is left without a job
+  apply(s, JobBuilder(6).nodes(1).cpus(1));           // fits beside job 1 on its own nodes, were they shared
   Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
   auto topo = build_block_topology(s.topology, unlabelled("n[1-12]"));
   auto one = started_nodes(p, 1);
@@ -315,9 +319,11 @@ TEST_CASE("exclusive=topo: a job takes base blocks nothing else runs in, and kee
   std::string mine = block_of(topo, one[0]);
   CHECK(block_of(topo, one[1]) == mine);
   CHECK(mine != "b1");
-  for (uint64_t id = 2; id <= 4; ++id) {  // never beside job 1, though its block has 2 nodes free
+  for (uint64_t id : {2, 3, 4, 6}) {  // never beside job 1, though its block has room
     INFO("job " << id);
-    for (const auto& n : started_nodes(p, id)) CHECK(block_of(topo, n) != mine);
+    auto nodes = started_nodes(p, id);
+    CHECK_FALSE(nodes.empty());
+    for (const auto& n : nodes) CHECK(block_of(topo, n) != mine);
   }
   CHECK(started_nodes(p, 5).empty());
   bool reserved = false;
@@ -393,6 +399,12 @@ TEST_CASE("segments (--segment): Slurm's errors - not a count, or not dividing t
   CHECK(bad.message() == "--segment=4 does not fit the job size (6): node count must be evenly divisible by segment size");
   spec.segment = 3;
   CHECK(validate_spec(spec));
+  spec.nodes_max = 8;  // -N 6-8: placed at 6, which 4 does not divide
+  spec.segment = 4;
+  bad = validate_spec(spec);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.message().find("does not fit the job size (6)") != std::string::npos);
+  spec.nodes_max = 0;
   spec.segment = 8;  // larger than the job: ignored
   CHECK(validate_spec(spec));
 }

@@ -129,7 +129,7 @@ TEST_CASE("e2e: scontrol update NodeName= Topology= moves a node to another bloc
 }
 
 TEST_CASE("e2e: --exclusive=topo - a job alone in its block, the rest of it BLOCKED, the next such job waits for a whole block") {
-  LocalCluster c(8, 1, 20, kTopology);
+  LocalCluster c(8, 2, 20, kTopology);  // 2 CPUs a node: a 1-CPU job could share one
   REQUIRE(c.ready());
   std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
   auto bad = c.hq("submit --exclusive=rack hold.sh");

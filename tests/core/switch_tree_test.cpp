@@ -224,7 +224,7 @@ TEST_CASE("switch tree: Slurm's refusals of topology.conf, in its words (slurmct
   CHECK(e->switch_index == 3);  // the switch it is about, for the config's file:line
 }
 
-TEST_CASE("switch tree: validate_topology takes blocks or switches, not both; blocks stay off under a tree") {
+TEST_CASE("switch tree: validate_topology takes blocks or switches, not both - blocks stay off under a tree") {
   TopologyConfig t = captured_config();
   CHECK(validate_topology(t).is_ok());
   CHECK_FALSE(build_block_topology(t, nodes_labelled("n[1-8]", "b1")).active());  // agents' --block labels too

@@ -548,11 +548,7 @@ class Pass {
   bool whole_topo(const Job& job, int32_t part) const {
     return job.spec.exclusive_topo || (part >= 0 && snap_.parts[static_cast<size_t>(part)]->exclusive_topo);
   }
-  bool whole_topo(const Job& job) const {
-    if (job.spec.exclusive_topo) return true;
-    auto it = snap_.part_index.find(job.partition);
-    return it != snap_.part_index.end() && whole_topo(job, it->second);
-  }
+  bool whole_topo(const Job& job) const { return exclusive_topo_job(s_, job); }
 
   // The time map's nodes of each base block (built when first needed).
   const std::vector<int32_t>& bblock_nodes(int32_t bb) {
@@ -1034,10 +1030,8 @@ class Pass {
     auto [it, fresh] = idle_by_slot_.try_emplace(slot);
     if (fresh) {
       it->second.assign(snap_.topo.by_level[0].size(), 0);
-      for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
-        int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
-        if (bb >= 0 && snap_.map.idle_at(n, slot)) ++it->second[static_cast<size_t>(bb)];
-      }
+      for (size_t bb = 0; bb < it->second.size(); ++bb)
+        for (int32_t n : bblock_nodes(static_cast<int32_t>(bb))) it->second[bb] += snap_.map.idle_at(n, slot) ? 1 : 0;
     }
     return it->second;
   }
@@ -1078,7 +1072,7 @@ class Pass {
   // in node-table order, whatever order placement found them in, as Slurm's allocations
   // do: the first node of the job's nodelist is its first node (the batch host).
   std::vector<NodeAlloc> commit(const Placement& p) {
-    bblock_free_.clear();  // counted again when next needed
+    if (p.whole_topo) bblock_free_.clear();  // its holds change other nodes: counted again when next needed
     idle_by_slot_.clear();
     const JobShape& sh = p.pool->shape;
     std::vector<std::pair<int32_t, int32_t>> nodes = p.nodes;
@@ -1106,7 +1100,10 @@ class Pass {
         }
       }
       int32_t end = sh.need.slots == kForever ? kForever : p.slot + sh.need.slots;
+      bool had_free = snap_.map.free_cpus(node) > 0;
       snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib, gpus);
+      if (had_free && snap_.map.free_cpus(node) <= 0 && !bblock_free_.empty())  // a start filled it
+        if (int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock; bb >= 0) --bblock_free_[static_cast<size_t>(bb)];
       alloc.push_back(std::move(a));
     }
     if (p.whole_topo) {
@@ -1369,7 +1366,7 @@ class Pass {
   bool search_every_block_ = false;        // later_order() keeps every block's pool (preemption)
   std::vector<int64_t> type_nodes_;        // by node type: its usable nodes (empty: to count)
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
-  std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count)
+  std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count; starts keep it)
   std::unordered_map<int32_t, std::vector<int32_t>> idle_by_slot_;  // idle_by_bblock()'s, by slot
   std::vector<int32_t> taken_by_bblock_;   // fragment_cost()'s
   int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)

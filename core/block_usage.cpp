@@ -32,6 +32,12 @@ bool exclusive_topo_job(const ClusterState& s, const Job& job) {
   return p && p->exclusive_topo;
 }
 
+bool exclusive_topo_running(const ClusterState& s) {
+  bool any = false;
+  for_each_job_in(s, s.running, [&](const Job& job) { any = any || exclusive_topo_job(s, job); });
+  return any;
+}
+
 std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t) {
   std::set<std::string> out;
   if (!t.active()) return out;

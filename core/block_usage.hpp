@@ -31,6 +31,7 @@ std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::
 // from every other job: the rest of the base blocks it runs in (Slurm's BLOCKED state).
 std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t);
 bool exclusive_topo_job(const ClusterState& s, const Job& job);
+bool exclusive_topo_running(const ClusterState& s);  // any such job runs (else nothing is BLOCKED)
 
 // Slurm's fragmentation score over the nodes `available` says a job could have.
 int64_t block_fragmentation(const BlockTopology& t, const std::function<bool(const std::string&)>& available);

@@ -600,7 +600,8 @@ pb::NodesReply Controller::nodes() const {
   pb::NodesReply out;
   out.set_now(now());
   out.set_cluster(config_.name);
-  std::set<std::string> blocked = blocked_by_exclusive_topo(state_, block_topology_of(state_));
+  std::set<std::string> blocked;  // the topology is built only when something can be BLOCKED
+  if (state_.topology.present && exclusive_topo_running(state_)) blocked = blocked_by_exclusive_topo(state_, block_topology_of(state_));
   for (const auto& [name, node] : state_.nodes) {
     pb::Node* n = out.add_nodes();
     *n = net::to_pb(node);

@@ -332,7 +332,7 @@ class Loader {
     s = check_keys(*t, {"policy", "sched_interval", "default_queue_depth", "bf_interval", "bf_window", "bf_resolution",
                         "bf_max_job_test", "bf_max_job_start", "bf_max_job_user", "bf_max_job_part",
                         "bf_job_part_count_reserve", "bf_min_age_reserve", "bf_min_prio_reserve", "bf_topopt_delay",
-                        "bf_topopt_iterations", "preempt_type",
+                        "bf_topopt_iterations", "max_switch_wait", "preempt_type",
                         "preempt_exempt_time", "priority_weight_age", "priority_weight_job_size",
                         "priority_weight_partition", "priority_weight_qos", "priority_weight_fairshare",
                         "priority_max_age", "priority_favor_small", "priority_decay_half_life",
@@ -353,6 +353,7 @@ class Loader {
     if (s) s = get_int(*t, "bf_min_prio_reserve", 0, 4294967295LL, k.bf_min_prio_reserve);
     if (s) s = get_duration(*t, "bf_topopt_delay", k.bf_topopt_delay);
     if (s) s = get_int32(*t, "bf_topopt_iterations", 2, 30, k.bf_topopt_iterations);
+    if (s) s = get_duration(*t, "max_switch_wait", k.max_switch_wait);
     if (s) {
       std::string preempt = "none";
       s = get_string(*t, "preempt_type", preempt);

@@ -111,8 +111,35 @@ std::string required_refusal(const Tally& t, const std::string& name, const Job&
   return "node " + name + " (--nodelist) cannot take this job";
 }
 
+// With a switch tree (topology/tree) a job runs below one switch: one must hold enough of
+// the nodes that could take it (Slurm refuses the job at submit when none does).
+Status check_one_switch(const SwitchTree& tree, const Tally& t, const JobShape& sh, const PartitionConfig& p,
+                        const std::string& gpu_type) {
+  std::vector<int64_t> units(tree.switches.size(), 0);
+  for (const Node* n : t.fit) {
+    auto leaf = tree.node_leaf.find(n->name);
+    if (leaf == tree.node_leaf.end()) continue;  // on no switch: never used
+    NodeSize size = known_size(*n, sh, gpu_type);
+    units[static_cast<size_t>(leaf->second)] += sh.spread ? units_on_node(size, all_free(size), sh.need) : 1;
+  }
+  std::vector<size_t> by_level(units.size());  // each switch after its children: sums go up
+  for (size_t i = 0; i < by_level.size(); ++i) by_level[i] = i;
+  std::stable_sort(by_level.begin(), by_level.end(),
+                   [&](size_t a, size_t b) { return tree.switches[a].level < tree.switches[b].level; });
+  for (size_t i : by_level)
+    for (int32_t c : tree.switches[i].children) units[i] += units[static_cast<size_t>(c)];
+  size_t most = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (units[i] >= sh.units) return Status::ok();
+    if (units[i] > units[most]) most = i;
+  }
+  return unavailable("no switch holds enough of partition " + p.name + "'s nodes for its " + std::to_string(sh.units) +
+                     (sh.spread ? " tasks" : " nodes") + " (the most, " + std::to_string(units[most]) + ", below switch " +
+                     tree.switches[most].name + "): a job never spans switches without a common ancestor");
+}
+
 Status check_alternative(const Job& job, const PartitionConfig& p, const JobShape& sh, const ConstraintAlternative* alt,
-                         const std::vector<const Node*>& nodes, const NodeChoice& choice) {
+                         const std::vector<const Node*>& nodes, const NodeChoice& choice, const SwitchTree& tree) {
   Tally t = tally(nodes, sh, alt, job.spec.gpu_type);
   std::string features = alt ? " with features '" + job.spec.constraint + "'" : "";
   int32_t most_nodes = sh.spread ? std::min(sh.units, sh.nodes_max) : sh.nodes_max;  // each -w node gets a unit
@@ -133,7 +160,7 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
                            "' that could take this job, it asks for " + std::to_string(count));
     }
   }
-  if (t.units >= sh.units) return Status::ok();
+  if (t.units >= sh.units) return tree.active() && choice.required.empty() ? check_one_switch(tree, t, sh, p, job.spec.gpu_type) : Status::ok();
   if (alt && t.unmatched.size() == nodes.size())  // Slurm's ESLURM_INVALID_FEATURE: no node has them
     return invalid("Invalid feature specification: no node of partition " + p.name + " has the features '" +
                    job.spec.constraint + "'");
@@ -146,7 +173,7 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
 }
 
 Status check_in_partition(const ClusterState& s, const Job& job, const PartitionConfig& p, const Constraint& constraint,
-                          const NodeChoice& choice) {
+                          const NodeChoice& choice, const SwitchTree& tree) {
   if (Status st = check_time_limit(job, p); !st) return st;
   JobShape sh = job_shape(job.spec, p, 1);
   if (Status st = check_node_count(s, job, p, sh); !st) return st;
@@ -158,7 +185,7 @@ Status check_in_partition(const ClusterState& s, const Job& job, const Partition
   size_t alts = std::max<size_t>(1, constraint.alternatives.size());
   for (size_t a = 0; a < alts; ++a) {
     const ConstraintAlternative* alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
-    Status st = check_alternative(job, p, sh, alt, nodes, choice);
+    Status st = check_alternative(job, p, sh, alt, nodes, choice, tree);
     if (st) return st;
     if (first.is_ok()) first = st;
   }
@@ -188,11 +215,12 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
   if (!choice) return choice.status();
   Status first;
   bool any = false;
+  SwitchTree tree = s.topology.switches.empty() ? SwitchTree{} : switch_tree_of(s);
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
     const PartitionConfig* p = find_partition(s.partitions, name);
     Status st = !p ? invalid("Invalid partition name specified: " + name)
-                   : check_in_partition(s, job, *p, *constraint, *choice);
+                   : check_in_partition(s, job, *p, *constraint, *choice, tree);
     if (st) any = true;
     else if (first.is_ok()) first = st;
   });

@@ -332,10 +332,13 @@ ClusterState make_state(const ClusterConfig& config) {
       n.config_threads_per_core = nc.threads_per_core;
     }
   }
+  SwitchTree tree = build_switch_tree(config.topology, {});  // switch{S}: the nodes below configured switch S
   for (auto& p : s.partitions) {
     // By name from a set (a list search would be quadratic here), else by function.
     std::unordered_set<std::string>& named = s.listed[p.name];
     named.insert(p.nodes.begin(), p.nodes.end());
+    for (const auto& sw : p.node_switches)
+      if (int32_t at = tree.find(sw); at >= 0) named.insert(tree.switches[static_cast<size_t>(at)].nodes.begin(), tree.switches[static_cast<size_t>(at)].nodes.end());
     std::vector<std::string> members;
     for (auto& [name, n] : s.nodes)
       if (named.count(name) || partition_wants_by_function(p, n.features)) {

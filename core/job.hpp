@@ -69,6 +69,8 @@ struct JobSpec {
   bool exclusive = false;
   bool exclusive_topo = false;         // --exclusive=topo: no other job in its base blocks (Slurm's WHOLE_TOPO)
   int32_t segment = 0;                 // --segment: nodes per independently placed segment (topology/block); 0 none
+  int32_t switches = 0;                // --switches=N[@wait]: at most N leaf switches (topology/tree); 0 any
+  Duration switch_wait = -1;           // --switches' @wait: how long to wait for them (-1: max_switch_wait)
   int32_t nice = 0;
   Time begin_time = 0;                 // --begin; 0 = now
   Text dependency;                     // -d as given (core/dependency.hpp)

@@ -119,6 +119,8 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   if (job.spec.mem_per_node_mib > 0) slurm["MEM_PER_NODE"] = std::to_string(job.spec.mem_per_node_mib);
   if (job.spec.nomultithread) slurm["HINT"] = "nomultithread";  // sbatch's output variable
   if (job.spec.segment > 0) slurm["JOB_SEGMENT_SIZE"] = std::to_string(job.spec.segment);
+  slurm["TOPOLOGY_ADDR"] = ctx.topo.addr.empty() ? ctx.node : ctx.topo.addr;
+  slurm["TOPOLOGY_ADDR_PATTERN"] = ctx.topo.pattern.empty() ? "node" : ctx.topo.pattern;
   if (job.spec.mem_per_cpu_mib > 0) slurm["MEM_PER_CPU"] = std::to_string(job.spec.mem_per_cpu_mib);
   if (job.spec.mem_per_gpu_mib > 0) slurm["MEM_PER_GPU"] = std::to_string(job.spec.mem_per_gpu_mib);
   if (job.spec.gpus > 0) slurm["GPUS"] = std::to_string(job.spec.gpus);
@@ -165,6 +167,22 @@ std::vector<std::string> step_gpu_environment(const std::vector<int32_t>& job_gp
   }
   for (const auto& [k, v] : plain) out.push_back(k + "=" + v);
   return out;
+}
+
+void set_topology_addr(std::vector<std::string>& env, const TopologyAddr& topo) {
+  if (topo.addr.empty()) return;
+  const std::pair<std::string_view, const std::string*> vars[] = {{"TOPOLOGY_ADDR=", &topo.addr},
+                                                                   {"TOPOLOGY_ADDR_PATTERN=", &topo.pattern}};
+  std::erase_if(env, [&](const std::string& kv) {
+    for (const auto& [name, value] : vars)
+      for (std::string_view prefix : {"SLURM_", "HQ_"})
+        if (kv.size() > prefix.size() + name.size() && kv.compare(0, prefix.size(), prefix) == 0 &&
+            kv.compare(prefix.size(), name.size(), name) == 0)
+          return true;
+    return false;
+  });
+  for (const auto& [name, value] : vars)
+    for (std::string_view prefix : {"SLURM_", "HQ_"}) env.push_back(std::string(prefix) + std::string(name) + *value);
 }
 
 std::vector<std::string> with_node_gpus(std::vector<std::string> env, const std::vector<std::string>& node_vars) {

@@ -10,6 +10,16 @@
 
 namespace hq {
 
+// Where a node sits in the switch tree (topology/tree): SLURM_TOPOLOGY_ADDR and
+// SLURM_TOPOLOGY_ADDR_PATTERN; empty: the node's name and "node", as Slurm without a tree.
+struct TopologyAddr {
+  std::string addr, pattern;
+};
+
+// `env` (KEY=VALUE) with SLURM_TOPOLOGY_ADDR(_PATTERN) and their HQ_ twins set to `topo`'s
+// (nothing changes when `topo` is empty).
+void set_topology_addr(std::vector<std::string>& env, const TopologyAddr& topo);
+
 struct LaunchContext {
   std::string node;            // this node's name
   std::string cluster;
@@ -21,6 +31,7 @@ struct LaunchContext {
   bool gpus_renumbered = false;  // device access confined: the job sees its GPUs as 0..k-1
   std::string step_socket;       // the agent's step socket for srun (HQ_STEP_SOCKET); "" none
   const std::vector<int32_t>* job_gpus = nullptr;  // the k renumbered ones (null: `gpus`); a step may have fewer
+  TopologyAddr topo;             // this node's place in the switch tree (empty: none)
 };
 
 // CUDA_VISIBLE_DEVICES (NVIDIA ordinals), ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL

@@ -56,6 +56,7 @@ struct SchedulerConfig {
   // (Slurm 24.11's bf_topopt_enable, bounded). 0: off, Slurm's best fit.
   Duration bf_topopt_delay = 0;
   int32_t bf_topopt_iterations = 10;   // blocks scored per job (Slurm's bf_topopt_iterations, 2-30)
+  Duration max_switch_wait = 300;      // the longest a job waits for its --switches count (Slurm's default)
   bool preempt_partition_prio = false; // PreemptType=preempt/partition_prio
   Duration preempt_exempt_time = 0;    // running jobs younger than this are not preempted
   PriorityWeights weights;

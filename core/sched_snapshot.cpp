@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/switch_tree.hpp"
+
 namespace hq {
 
 uint64_t NameIndex::hash(std::string_view name) {
@@ -115,7 +117,8 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.part_index.emplace(p.name, static_cast<int32_t>(snap.parts.size()));
     snap.parts.push_back(&p);
   }
-  if (s.topology.present) snap.topo = block_topology_of(s);
+  if (s.topology.present)
+    snap.topo = s.topology.switches.empty() ? block_topology_of(s) : switch_tree_blocks(switch_tree_of(s));
   std::map<TypeKey, int32_t> type_index;
   snap.node_index.reserve(s.nodes.size());
   snap.nodes.reserve(s.nodes.size());

@@ -409,8 +409,42 @@ class Pass {
         pools.push_back(std::move(pool));
       }
     }
-    if (snap_.topo.active() && job.spec.nodelist.empty())
-      split_by_blocks(pools, job.spec.segment, !victims_.empty() || cfg_.bf_topopt_delay > 0 || whole_topo(job));
+    bool every_block = !victims_.empty() || cfg_.bf_topopt_delay > 0 || whole_topo(job);
+    if (!snap_.topo.active() || !job.spec.nodelist.empty()) return;
+    if (snap_.topo.tree) split_by_switches(pools, every_block);
+    else split_by_blocks(pools, job.spec.segment, every_block);
+  }
+
+  // Switch tree (Slurm's topology/tree, as blocks: BlockTopology::tree): a job runs below
+  // one switch, the lowest that can hold it, so each pool becomes one pool per switch with
+  // enough usable nodes: lowest level first, then fewest nodes with free CPUs now (best
+  // fit), then tree order. Leaves with no common switch are never spanned; nodes on no
+  // switch take no job. Unless `every_block`, only the switches with room now and the
+  // kLaterBlocks emptiest become pools.
+  void split_by_switches(std::vector<Pool>& pools, bool every_block) {
+    const BlockTopology& topo = snap_.topo;
+    std::vector<Pool> out;
+    for (const Pool& pool : pools) {
+      int32_t needed = nodes_needed(pool);
+      std::vector<std::tuple<int32_t, int64_t, int32_t>> switches;  // (level, free nodes now, block)
+      for (size_t level = 0; level < topo.by_level.size(); ++level) {
+        const std::vector<int64_t>& usable = usable_by_block(pool, static_cast<int32_t>(level));
+        const std::vector<int32_t>& blocks = topo.by_level[level];
+        for (size_t i = 0; i < blocks.size(); ++i)
+          if (usable[i] >= needed) switches.emplace_back(static_cast<int32_t>(level), free_nodes_in_block(blocks[i]), blocks[i]);
+      }
+      if (!every_block && switches.size() > kLaterBlocks) {  // those with room now, then the emptiest
+        std::stable_sort(switches.begin(), switches.end(), [](const auto& a, const auto& b) { return std::get<1>(a) > std::get<1>(b); });
+        size_t keep = kLaterBlocks;
+        while (keep < switches.size() && std::get<1>(switches[keep]) >= needed) ++keep;
+        switches.resize(keep);
+      }
+      std::sort(switches.begin(), switches.end());
+      auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
+      for (const auto& [level, free, b] : switches)
+        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, free, needed, b});
+    }
+    pools.swap(out);
   }
 
   // Block topology (Slurm's topology/block): a job runs inside one block of the smallest
@@ -834,6 +868,7 @@ class Pass {
       i = j;
     }
     sort_options(options);
+    order_by_leaf(pool, options);
   }
 
   // Starting now needs only what nodes have free now: their now groups, best first.
@@ -844,7 +879,67 @@ class Pass {
       return false;
     }
     sort_options(options);
+    order_by_leaf(pool, options);
     return true;
+  }
+
+  // Below a switch above the leaves (topology/tree): after weight (which overrides
+  // topology, as in Slurm), the nodes leaf by leaf in the order Slurm's eval_nodes_tree
+  // takes leaves: again and again, of the leaves left, one that holds what the job still
+  // needs with fewest nodes (best fit), else the one with most room; among those, the
+  // nearest to the first leaf taken (the lowest switch above both). An option's nodes are
+  // in one leaf (one base block).
+  void order_by_leaf(const Pool& pool, std::vector<Option>& options) {
+    if (!snap_.topo.tree || pool.block < 0 || snap_.topo.blocks[static_cast<size_t>(pool.block)].level == 0) return;
+    auto leaf_of = [&](const Option& o) { return snap_.types[static_cast<size_t>(snap_.map.type_of(o.first))].bblock; };
+    std::map<int32_t, int64_t> room;  // leaf -> nodes with room
+    for (const Option& o : options) room[leaf_of(o)] += static_cast<int64_t>(o.nodes.size());
+    std::map<int32_t, int32_t> rank;  // leaf -> its turn
+    int64_t left = pool.nodes_now;
+    int32_t first = -1;
+    while (rank.size() < room.size()) {
+      int32_t best = -1;
+      std::tuple<int, int32_t, int64_t> best_key;
+      for (const auto& [leaf, n] : room) {
+        if (rank.count(leaf)) continue;
+        int32_t dist = first < 0 ? 0 : join_level(first, leaf);
+        auto key = n >= left ? std::tuple(0, dist, n) : std::tuple(1, dist, -n);
+        if (best < 0 || key < best_key) best = leaf, best_key = key;
+      }
+      rank.emplace(best, static_cast<int32_t>(rank.size()));
+      left = std::max<int64_t>(0, left - room[best]);
+      if (first < 0) first = best;
+    }
+    auto key = [&](const Option& o) { return std::pair(o.weight, rank[leaf_of(o)]); };
+    std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) { return key(a) < key(b); });
+  }
+
+  // The level of the lowest switch above both leaves (base blocks), INT32_MAX when none is.
+  int32_t join_level(int32_t a, int32_t b) const {
+    const BlockTopology& topo = snap_.topo;
+    for (size_t level = 1; level < topo.by_level.size(); ++level)
+      for (int32_t blk : topo.by_level[level]) {
+        const std::vector<int32_t>& leaves = topo.blocks[static_cast<size_t>(blk)].bblocks;
+        if (std::binary_search(leaves.begin(), leaves.end(), a) && std::binary_search(leaves.begin(), leaves.end(), b))
+          return static_cast<int32_t>(level);
+      }
+    return INT32_MAX;
+  }
+
+  // The leaf switches (base blocks) a placement's nodes are on.
+  int32_t leaves_of(const Placement& p) const {
+    std::set<int32_t> leaves;
+    for (const auto& [node, units] : p.nodes) leaves.insert(snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock);
+    return static_cast<int32_t>(leaves.size());
+  }
+
+  // --switches=N[@wait] (topology/tree): at most N leaf switches, while the job has waited
+  // less than its wait (capped by max_switch_wait) since it became eligible; 0: any number.
+  int32_t leaf_limit(const Job& job) const {
+    if (!snap_.topo.tree || job.spec.switches <= 0 || !job.spec.nodelist.empty()) return 0;
+    Duration wait = job.spec.switch_wait < 0 ? cfg_.max_switch_wait : std::min(job.spec.switch_wait, cfg_.max_switch_wait);
+    Time since = std::max(job.eligible_time, job.submit_time);
+    return snap_.now - since < wait ? job.spec.switches : 0;
   }
 
   // Chooses nodes at `slot` from `options` (best first): -w nodes first, then count
@@ -904,7 +999,7 @@ class Pass {
         if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
       }
     }
-    return units >= sh.units;
+    return units >= sh.units && (leaf_limit_ <= 0 || leaves_of(out) <= leaf_limit_);
   }
 
   // Earliest placement at or before slot `last` over every pool, verified node by node.
@@ -948,7 +1043,7 @@ class Pass {
   // hq's fragmentation oracle ([scheduler] bf_topopt_delay): the last slot to which a job
   // that could start now may be put off, counted from when it became eligible; 0: none.
   int32_t oracle_bound(const Job& job) const {
-    if (cfg_.bf_topopt_delay <= 0 || !snap_.topo.active() || !job.spec.nodelist.empty()) return 0;
+    if (cfg_.bf_topopt_delay <= 0 || !snap_.topo.active() || snap_.topo.tree || !job.spec.nodelist.empty()) return 0;
     Time until = std::max(job.eligible_time, job.submit_time) + cfg_.bf_topopt_delay;
     if (until <= snap_.now) return 0;
     return static_cast<int32_t>(std::min<Time>((until - snap_.now) / snap_.resolution, snap_.map.horizon() - 1));
@@ -1049,7 +1144,15 @@ class Pass {
       std::stable_sort(blocks, later_pools_.end(), [](const Pool* a, const Pool* b) { return a->free_now > b->free_now; });
       later_pools_.resize(static_cast<size_t>(blocks - later_pools_.begin()) + kLaterBlocks);
     }
+    if (snap_.topo.tree)  // a tie in start time goes to the lowest switch (find() takes the first)
+      std::stable_sort(later_pools_.begin(), later_pools_.end(), [&](const Pool* a, const Pool* b) {
+        return block_level(*a) < block_level(*b);
+      });
     return later_pools_;
+  }
+
+  int32_t block_level(const Pool& pool) const {
+    return pool.block < 0 ? INT32_MAX : snap_.topo.blocks[static_cast<size_t>(pool.block)].level;
   }
 
   static bool gpu_job(const UnitNeed& need) { return need.gpus > 0 || need.node_gpus > 0; }
@@ -1191,6 +1294,7 @@ class Pass {
     Placement p;
     oracle_last_ = can_start ? oracle_bound(job) : 0;
     held_by_oracle_ = false;
+    leaf_limit_ = leaf_limit(job);
     bool found = cap == 0 && find_for(job, pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
@@ -1371,6 +1475,7 @@ class Pass {
   std::vector<int32_t> taken_by_bblock_;   // fragment_cost()'s
   int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)
   bool held_by_oracle_ = false;            // its placement is later than one it has now, on purpose
+  int32_t leaf_limit_ = 0;                 // leaf_limit() of the job being placed (0: any number)
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
   std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes

@@ -40,7 +40,6 @@ const std::vector<InertOption>& inert_submit_options() {
       {"core-spec", 'S', A::kRequired, false, false, "hq reserves no cores for the system"},
       {"thread-spec", 0, A::kRequired, false, false, "hq reserves no threads for the system"},
       {"spread-job", 0, A::kNone, false, false, "hq has no spread placement yet"},
-      {"switches", 0, A::kRequired, false, false, "hq places jobs by its own topology"},
       {"use-min-nodes", 0, A::kNone, false, false, "hq takes the smallest node count it can already"},
       {"contiguous", 0, A::kNone, false, false, "node names carry no adjacency on hq"},
       {"gpu-bind", 0, A::kRequired, false, false, "each task sees the job's GPUs on its node"},

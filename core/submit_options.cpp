@@ -26,6 +26,24 @@ bool refused_by_hq(const std::string& name) {
 
 using OptionDef = CliOption<SubmitRequest>;
 
+// --switches=N[@wait]: at most N leaf switches, waiting up to `wait` (Slurm's time format)
+// for them; Slurm's words for a count that is not a positive number.
+Status set_switches(SubmitRequest& r, std::string_view v) {
+  std::string_view count = v.substr(0, v.find('@'));
+  auto n = parse_int(count, 1, INT32_MAX - 1);
+  if (!n) return invalid("Invalid numeric value \"" + std::string(count) + "\" for --switches.");
+  r.spec.switches = static_cast<int32_t>(*n);
+  r.spec.switch_wait = -1;
+  if (count.size() < v.size()) {  // time_str2secs: exact seconds ("0" none; UNLIMITED: max_switch_wait)
+    std::string_view text = v.substr(count.size() + 1);
+    auto wait = parse_duration(text);
+    if (!wait) return invalid("Invalid --switches wait time '" + std::string(text) + "'");
+    bool zero = text.find_first_not_of("0:-") == std::string_view::npos;
+    r.spec.switch_wait = *wait != kUnlimited ? *wait : zero ? 0 : -1;
+  }
+  return Status::ok();
+}
+
 Status set_int(int32_t& field, std::string_view v, std::string_view what, int64_t min = 1) {
   auto n = parse_int(v, min, 1 << 24);
   if (!n) return invalid("invalid " + std::string(what) + " '" + std::string(v) + "'");
@@ -255,6 +273,7 @@ std::vector<OptionDef> base_options() {
       {"nodelist", 'w', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.nodelist, v, "node list"); }},
       {"exclude", 'x', true, [](SubmitRequest& r, std::string_view v) { return set_string(r.spec.exclude, v, "node list"); }},
       {"exclusive", 0, false, set_exclusive, true},
+      {"switches", 0, true, set_switches},
       {"segment", 0, true, [](SubmitRequest& r, std::string_view v) {
          auto n = parse_int(v, 0, 65535);
          if (!n) return invalid("Invalid --segment specification");

@@ -193,6 +193,53 @@ SwitchTree build_switch_tree(const TopologyConfig& t,
   return tree;
 }
 
+namespace {
+
+// The leaf switches at or below `at` (indices into the tree), each once.
+void leaves_below(const SwitchTree& tree, int32_t at, std::set<int32_t>& out) {
+  const TopoSwitch& s = tree.switches[static_cast<size_t>(at)];
+  if (s.children.empty()) out.insert(at);
+  for (int32_t c : s.children) leaves_below(tree, c, out);
+}
+
+}  // namespace
+
+BlockTopology switch_tree_blocks(const SwitchTree& tree) {
+  BlockTopology topo;
+  if (!tree.active()) return topo;
+  topo.tree = true;
+  topo.outside = tree.outside;
+  int32_t top = tree.max_level();
+  topo.by_level.assign(static_cast<size_t>(top) + 1, {});
+  for (int32_t l = 0; l <= top; ++l) topo.levels.push_back(l);
+  std::vector<int32_t> block_of(tree.switches.size(), -1);
+  for (int32_t level = 0; level <= top; ++level)
+    for (size_t i = 0; i < tree.switches.size(); ++i) {
+      const TopoSwitch& s = tree.switches[i];
+      if (s.level != level || (level == 0 && !s.children.empty())) continue;
+      TopoBlock b;
+      b.name = s.name;
+      b.index = b.shown_index = static_cast<int32_t>(topo.blocks.size());
+      b.level = level;
+      b.nodes = s.nodes;
+      b.size = static_cast<int32_t>(s.nodes.size());
+      if (level == 0) {
+        b.bblocks = {b.index};
+      } else {
+        std::set<int32_t> leaves;
+        leaves_below(tree, static_cast<int32_t>(i), leaves);
+        for (int32_t leaf : leaves)
+          if (block_of[static_cast<size_t>(leaf)] >= 0) b.bblocks.push_back(block_of[static_cast<size_t>(leaf)]);
+        std::sort(b.bblocks.begin(), b.bblocks.end());
+      }
+      block_of[i] = b.index;
+      topo.by_level[static_cast<size_t>(level)].push_back(b.index);
+      topo.blocks.push_back(std::move(b));
+    }
+  for (const auto& [node, leaf] : tree.node_leaf) topo.node_bblock.emplace(node, block_of[static_cast<size_t>(leaf)]);
+  return topo;
+}
+
 int32_t SwitchTree::max_level() const {
   int32_t top = 0;
   for (const auto& s : switches) top = std::max(top, s.level);

@@ -3,7 +3,7 @@
 // than its highest child), parent, children and nodes, each node's leaf switch, and what the
 // scheduler, the job environment and `scontrol show topology` read of it (candidate switches
 // for N nodes, common ancestors, SLURM_TOPOLOGY_ADDR, Slurm's show lines). Placement by the
-// tree is not here. Pure values; not thread-safe.
+// tree is the scheduler's, over switch_tree_blocks(). Pure values; not thread-safe.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -63,6 +63,11 @@ struct SwitchTree {
   // scontrol show topology: one line per switch, Slurm's fields and order.
   std::vector<std::string> show_lines() const;
 };
+
+// The tree as the scheduler's blocks (BlockTopology::tree): a base block per leaf switch (tree
+// order), then one per higher switch, lowest level first, holding the leaves below it; each
+// node in its leaf's base block. Inactive when the tree is.
+BlockTopology switch_tree_blocks(const SwitchTree& tree);
 
 // The tree from the config and the nodes as they are: (name, agent's --switch label) for
 // every node. A node on no configured leaf switch joins the leaf its label names, or a new

@@ -73,6 +73,10 @@ struct BlockTopology {
   std::vector<std::vector<int32_t>> by_level;  // level -> its blocks (indices into blocks)
   std::unordered_map<std::string, int32_t> node_bblock;  // node -> its base block
   int32_t outside = 0;              // nodes in no block (Slurm: "Blocks lack access to N nodes")
+  // A switch tree seen as blocks (switch_tree_blocks(), for the scheduler): base blocks are
+  // the leaf switches, each higher switch a block of the leaves below it, levels the
+  // switches' levels. A job may then use any switch that holds it, the lowest first.
+  bool tree = false;
 
   bool active() const { return !blocks.empty(); }
   // The enforced level a job of `nodes` nodes is placed in (the smallest that holds it), or

@@ -91,6 +91,8 @@ void to_pb(const JobSpec& s, bool with_script, pb::JobSpec& p) {
   p.set_exclusive(s.exclusive);
   p.set_exclusive_topo(s.exclusive_topo);
   p.set_segment(s.segment);
+  p.set_switches(s.switches);
+  p.set_switch_wait(s.switch_wait);
   p.set_nice(s.nice);
   p.set_begin_time(s.begin_time);
   if (!s.dependency.empty()) p.set_dependency(s.dependency);
@@ -169,6 +171,8 @@ void decode_spec(const pb::JobSpec& p, JobSpec& s) {
   s.exclusive = p.exclusive();
   s.exclusive_topo = p.exclusive_topo();
   s.segment = p.segment();
+  s.switches = p.switches();
+  s.switch_wait = p.switch_wait();
   s.nice = p.nice();
   s.begin_time = p.begin_time();
   s.dependency = p.dependency();

@@ -144,6 +144,7 @@ void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
   rj.shim = record->shim;
   rj.cpus = record->cpus;
   rj.peers.assign(record->launch.peers().begin(), record->launch.peers().end());
+  rj.topo = topology_addr(record->launch);
   rj.adopted = true;
   rj.cgroup = cgroups_.existing(job_id);
   rj.gpus_renumbered = rj.cgroup.confines_devices() && !job_limits(rj.job, rj.cpus).deny_devices.empty();

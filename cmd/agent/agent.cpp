@@ -115,7 +115,7 @@ void Agent::start_step_manager() {
       return StepManager::JobView{&h->second.job, h->second.cgroup, h->second.cpus, h->second.peers,
                                   first ? held_step_ids_file(id) : "",
                                   step_gpu_env(h->second.job, h->second.gpus_renumbered),
-                                  step_gpu_deny(h->second.job, h->second.gpus_renumbered)};
+                                  step_gpu_deny(h->second.job, h->second.gpus_renumbered), h->second.topo};
     }
     std::string ids = job_dir(opts_.spool_dir, id) + "/step_ids";
     auto it = running_.find(id);
@@ -123,7 +123,7 @@ void Agent::start_step_manager() {
     const RunningJob& rj = it->second;
     if (rj.cancelled || rj.timed_out) return std::nullopt;  // ending: no new steps
     return StepManager::JobView{&rj.job, rj.cgroup, rj.cpus, rj.peers, ids, step_gpu_env(rj.job, rj.gpus_renumbered),
-                                step_gpu_deny(rj.job, rj.gpus_renumbered)};
+                                step_gpu_deny(rj.job, rj.gpus_renumbered), rj.topo};
   };
   steps_ = std::make_unique<StepManager>(io_, opts_.name, opts_.run_dir + "/step.sock", find,
                                          [this] { return kill_wait_; });
@@ -412,7 +412,7 @@ void Agent::on_launch(const pb::LaunchJob& l) {
   }
   if (auto end = unacked_.find(id); end != unacked_.end() && end->second.restart_count() >= job->restart_count) return;
   kill_wait_ = l.kill_wait() > 0 ? l.kill_wait() : kill_wait_;
-  if (l.alloc_only()) return hold(std::move(job).value(), {l.peers().begin(), l.peers().end()});
+  if (l.alloc_only()) return hold(std::move(job).value(), {l.peers().begin(), l.peers().end()}, topology_addr(l));
   if (!opts_.prolog.empty()) {  // the job counts as running here while its prolog runs
     RunningJob& rj = running_[id];
     rj.job = *job;
@@ -434,6 +434,7 @@ void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   rj.shim = launched->shim;
   rj.job = std::move(job);
   rj.peers.assign(l.peers().begin(), l.peers().end());
+  rj.topo = topology_addr(l);
   pids_[rj.shim] = id;
   arm_limits(id);
   if (steps_) steps_->job_arrived(id);
@@ -526,7 +527,7 @@ void Agent::fail_launch(const Job& job, const std::string& why) {
 
 // An alloc-only job: its share of this node (CPUs, memory, GPUs, in its cgroup) waits for
 // the tasks of its steps; the prolog and epilog run on the job's first node only.
-void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
+void Agent::hold(Job job, std::vector<pb::AgentAddress> peers, TopologyAddr topo) {
   uint64_t id = job.id.value;
   HeldJob h;
   h.cpus = choose_job_cpus(job);
@@ -539,6 +540,7 @@ void Agent::hold(Job job, std::vector<pb::AgentAddress> peers) {
   h.gpus_renumbered = h.cgroup.confines_devices() && !job_limits(job, h.cpus).deny_devices.empty();
   h.job = std::move(job);
   h.peers = std::move(peers);
+  h.topo = std::move(topo);
   std::string where = "CPUs " + format_cpulist(h.cpus);
   if (h.cgroup.active()) where += "; cgroup " + h.cgroup.dirs().front();
   log::info("job " + std::to_string(id) + ": holding its share here for steps (alloc-only; " + where + ")");
@@ -662,7 +664,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   rj.gpus_renumbered = renumbered;
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.batch_procs_files(), *affinity, renumbered, opts_.fence_timeout,
-                 steps_ ? steps_->socket_path() : ""};
+                 steps_ ? steps_->socket_path() : "", topology_addr(l)};
   auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
     rj.cgroup.remove();

@@ -24,6 +24,7 @@
 #include "cmd/agent/step_manager.hpp"
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
+#include "core/job_env.hpp"
 #include "hq.pb.h"
 #include "net/client.hpp"
 #include "net/connection.hpp"
@@ -85,6 +86,7 @@ class Agent {
     bool steps_waited = false;   // its end waited (or had no need to wait) for its steps to end
     bool suspended = false;      // scontrol suspend: stopped (SIGSTOP), its limit timers off
     std::vector<pb::AgentAddress> peers;  // every node of the job, in alloc order (LaunchJob.peers)
+    TopologyAddr topo;                    // this node's place in the switch tree (LaunchJob)
   };
   // A job whose script runs on another node (LaunchJob alloc_only): this node holds its
   // share (CPUs, cgroup) for the tasks of its steps. Not kept across agent restarts: the
@@ -97,6 +99,7 @@ class Agent {
     // The first node of an allocation of srun or salloc (no script anywhere): every node's
     // agent, for its steps; empty elsewhere.
     std::vector<pb::AgentAddress> peers;
+    TopologyAddr topo;    // this node's place in the switch tree (LaunchJob)
     bool ending = false;  // killed: it goes once its steps' tasks here are over; no new steps
   };
 
@@ -112,7 +115,9 @@ class Agent {
   // GPUs here that a step with the given GPUs is denied too; null otherwise.
   std::function<std::vector<DeviceId>(const std::vector<int32_t>&)> step_gpu_deny(const Job& job, bool confined) const;
   // alloc_only: the job's share here, no prolog, no script.
-  void hold(Job job, std::vector<pb::AgentAddress> peers);
+  void hold(Job job, std::vector<pb::AgentAddress> peers, TopologyAddr topo);
+  // This node's place in the switch tree, as the controller sent it with the job.
+  static TopologyAddr topology_addr(const pb::LaunchJob& l) { return {l.topology_addr(), l.topology_addr_pattern()}; }
   // Lets go of a held job's share: its step tasks and every process in its cgroup die.
   // `forget`: the job is over here, so is its step count; not when the agent stops.
   void release_held(uint64_t id, const std::string& why, bool forget = true);

@@ -245,6 +245,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.argv_s.push_back(p.script);
   p.argv_s.insert(p.argv_s.end(), job.spec.argv.begin(), job.spec.argv.end());
   LaunchContext lc{l.node_name, l.cluster, l.nodelist, l.node_index, 1, {}, l.node_gpus, l.gpus_renumbered, l.step_socket};
+  lc.topo = l.topo;
   for (const NodeAlloc& a : job.alloc)
     if (a.node == l.node_name) {
       lc.cpus_on_node = a.cpus;

@@ -11,6 +11,7 @@
 
 #include "core/hardware.hpp"
 #include "core/job.hpp"
+#include "core/job_env.hpp"
 #include "core/status.hpp"
 
 namespace hq::cmd {
@@ -30,6 +31,7 @@ struct BatchLaunch {
   // this, so a job whose agent died or was cut off cannot run on after its requeue.
   int64_t fence_timeout = 0;
   std::string step_socket;  // where srun inside the job finds this agent (HQ_STEP_SOCKET); "" none
+  TopologyAddr topo;        // this node's place in the switch tree (LaunchJob.topology_addr)
 };
 
 struct LaunchedJob {

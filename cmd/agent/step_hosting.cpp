@@ -93,6 +93,7 @@ asio::awaitable<void> StepManager::host(ConnPtr link, std::string node, pb::Step
     unplace();
     co_return refuse("GPUs that are not the job's on this node");
   }
+  part.topo = job->topo;
   if (job->gpu_deny) part.deny_devices = job->gpu_deny(gpus);
   if (job->gpu_env) part.gpu_env = job->gpu_env(gpus, !part.deny_devices.empty());
   if (launch.mem_mib() < 0 || launch.mem_mib() > kMaxStepMemMib) {

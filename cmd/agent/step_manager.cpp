@@ -378,6 +378,7 @@ Status StepManager::launch_here(const std::shared_ptr<Step>& step, const JobView
                     mpi.mapping};
   if (job.gpu_deny) part.deny_devices = job.gpu_deny(here.gpus);
   if (job.gpu_env) part.gpu_env = job.gpu_env(here.gpus, !part.deny_devices.empty());
+  part.topo = job.topo;
   confine(part, job, here.mem_mib, req.cpu_bind(), req.cpus_per_task());
   if (mpi.type == kPmix) part.attach = pmix_attach(key, layout, index);
   std::weak_ptr<Step> weak = step;

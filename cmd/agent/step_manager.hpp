@@ -32,6 +32,7 @@
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/step_ids.hpp"
 #include "core/job.hpp"
+#include "core/job_env.hpp"
 #include "core/status.hpp"
 #include "core/step_layout.hpp"
 #include "net/connection.hpp"
@@ -62,6 +63,7 @@ class StepManager {
     // Set when the job's GPUs here are confined (its group denies the node's others): the
     // devices of the job's GPUs here that a step with GPUs `gpus` is denied in its own group.
     std::function<std::vector<DeviceId>(const std::vector<int32_t>& gpus)> gpu_deny;
+    TopologyAddr topo;                      // this node's place in the switch tree (empty: none)
   };
   using FindJob = std::function<std::optional<JobView>(uint64_t job_id)>;
   using KillWait = std::function<int64_t()>;  // seconds between SIGTERM and SIGKILL

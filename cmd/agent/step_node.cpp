@@ -43,6 +43,7 @@ Result<std::vector<TaskPlan>> task_plans(const StepNodePart& part, const JobCgro
     if (!cpus) return cpus.status();
     plans.push_back(part.base);
     plans.back().env = task_environment(env, part.here, part.index, local);
+    set_topology_addr(plans.back().env, part.topo);
     plans.back().affinity = std::move(cpus).value();
     if (bind->verbose)
       plans.back().bind_report = cpu_bind_report(*bind, part.base.node, part.here.tasks[local], static_cast<uint32_t>(local),

@@ -16,6 +16,7 @@
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/node_tasks.hpp"
 #include "cmd/agent/pmi1_server.hpp"
+#include "core/job_env.hpp"
 #include "core/step_layout.hpp"
 
 namespace hq::cmd {
@@ -44,6 +45,7 @@ struct StepNodePart {
   // Set: called with the built plans (one per task here, in order) before the tasks start;
   // it may add to their environments (the PMIx server's attach). Its error starts nothing.
   std::function<Status(std::vector<TaskPlan>&)> attach;
+  TopologyAddr topo;              // this node's place in the switch tree: SLURM_TOPOLOGY_ADDR (empty: the node's name)
 };
 
 struct StartedTasks {

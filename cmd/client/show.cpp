@@ -155,6 +155,8 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
     std::cout << "   StdErr=" << job_stdio(j, 'e') << "\n"
               << "   StdIn=" << job_stdio(j, 'i') << "\n"
               << "   StdOut=" << job_stdio(j, 'o') << "\n";
+  if (s.segment() > 0) std::cout << "   SegmentSize=" << s.segment() << "\n";
+  if (s.switches() > 0) std::cout << "   Switches=" << s.switches() << "@" << format_limit(std::max<int64_t>(0, s.switch_wait())) << "\n";
   std::cout << "   Power=\n";
   if (!s.mail_type().empty())
     std::cout << "   MailUser=" << (s.mail_user().empty() ? s.user() : s.mail_user()) << " MailType=" << s.mail_type() << "\n";

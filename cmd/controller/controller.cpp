@@ -11,6 +11,7 @@
 #include "core/block_usage.hpp"
 #include "core/job_filter.hpp"
 #include "core/hostlist.hpp"
+#include "core/switch_tree.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
@@ -331,6 +332,11 @@ pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
   l->set_kill_wait(config_.kill_wait);
   // An allocation of srun or salloc has no script: its first node holds its share too.
   if (index > 0 || !job.spec.is_batch()) l->set_alloc_only(true);
+  if (!state_.topology.switches.empty() && index < job.alloc.size()) {  // topology/tree: where the node sits
+    SwitchTree tree = switch_tree_of(state_);
+    l->set_topology_addr(tree.node_addr(job.alloc[index].node));
+    l->set_topology_addr_pattern(tree.node_addr_pattern());
+  }
   if (index > 0) return env;
   for (const NodeAlloc& a : job.alloc) {
     pb::AgentAddress* p = l->add_peers();

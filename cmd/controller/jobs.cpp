@@ -44,6 +44,10 @@ Result<Job> Controller::admit(const JobSpec& spec) const {
     return invalid("task, CPU and node counts must be at least 1");
   Job job;
   job.spec = spec;
+  if (spec.switches > 0) {  // the wait for them, capped as Slurm does at submit
+    Duration most = config_.scheduler.max_switch_wait;
+    job.spec.switch_wait = spec.switch_wait < 0 ? most : std::min(spec.switch_wait, most);
+  }
   // Hostlist functions (block{B}, blockwith{N}, feature{F}, ...) are answered now, as
   // Slurm does at submit: the job keeps the nodes they meant then.
   for (Text* list : {&job.spec.nodelist, &job.spec.exclude}) {

@@ -177,6 +177,11 @@ TEST_CASE("config: [[topology.switch]] tables load (Slurm's SwitchName= lines) -
   CHECK(c->topology.switches[2].switches_expr == "s[1-2]");
   CHECK(c->topology.switches[2].switches == std::vector<std::string>{"s1", "s2"});
   CHECK(c->topology.blocks.empty());
+  CHECK(c->scheduler.max_switch_wait == 300);  // Slurm's default
+  auto waits = load_config_text(head + "[scheduler]\nmax_switch_wait = \"10m\"\n", "t.toml");
+  REQUIRE_MESSAGE(waits.is_ok(), waits.status().message());
+  CHECK(waits->scheduler.max_switch_wait == 600);
+  CHECK(error_of(head + "[scheduler]\nmax_switch_wait = \"soon\"\n").find("max_switch_wait") != std::string::npos);
   // Each error names the [[topology.switch]] it is about: the third table starts at line 16.
   CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s1\"\nnodes = \"n7\"\n") ==
         "test.toml:16: Switch (s1) has already been defined");

@@ -2,6 +2,7 @@
 #pragma once
 #include "core/cluster_state.hpp"
 #include "core/hostlist.hpp"
+#include "core/scheduler.hpp"
 
 namespace hq::test {
 
@@ -72,6 +73,15 @@ inline void start(ClusterState& s, uint64_t id, const std::vector<std::string>& 
   JobStarted e{JobId{id}, t, {}, ""};
   for (const auto& n : nodes) e.alloc.push_back({n, cpus, mem, 1});
   apply(s, e);
+}
+
+// The nodes a plan starts job `id` on (empty: it does not start it).
+inline std::vector<std::string> started_nodes(const Plan& p, uint64_t id) {
+  std::vector<std::string> out;
+  for (const auto& s : p.starts)
+    if (s.job.value == id)
+      for (const auto& a : s.alloc) out.push_back(a.node);
+  return out;
 }
 
 // A partition over `nodes` added to an existing cluster() state.

@@ -141,3 +141,29 @@ TEST_CASE("sbatch options: --exclusive=topo and --segment (Slurm 24.05), with Sl
   REQUIRE_FALSE(s.is_ok());
   CHECK(s.message().find("Invalid --segment specification") != std::string::npos);
 }
+
+TEST_CASE("sbatch options: --switches=N[@wait] (topology/tree), with Slurm's error for a count") {
+  SubmitRequest plain;
+  REQUIRE(apply_submit_options({"--switches=2"}, plain, nullptr).is_ok());
+  CHECK(plain.spec.switches == 2);
+  CHECK(plain.spec.switch_wait == -1);  // the controller's max_switch_wait
+  SubmitRequest waiting;
+  REQUIRE(apply_submit_options({"--switches", "1@1:30"}, waiting, nullptr).is_ok());  // --time's format: 90 s
+  CHECK(waiting.spec.switches == 1);
+  CHECK(waiting.spec.switch_wait == 90);
+  SubmitRequest minutes;
+  REQUIRE(apply_submit_options({"--switches=1@5"}, minutes, nullptr).is_ok());
+  CHECK(minutes.spec.switch_wait == 300);
+  SubmitRequest none;
+  REQUIRE(apply_submit_options({"--switches=1@0"}, none, nullptr).is_ok());
+  CHECK(none.spec.switch_wait == 0);  // no wait at all
+  for (const char* bad : {"--switches=0", "--switches=x", "--switches=-1@5"}) {
+    SubmitRequest r;
+    auto s = apply_submit_options({bad}, r, nullptr);
+    REQUIRE_FALSE(s.is_ok());
+    CHECK(s.message().find("Invalid numeric value \"") != std::string::npos);
+    CHECK(s.message().find("\" for --switches.") != std::string::npos);
+  }
+  SubmitRequest r;
+  CHECK_FALSE(apply_submit_options({"--switches=1@soon"}, r, nullptr).is_ok());
+}

@@ -18,6 +18,7 @@ using namespace hq;
 using hq::test::cluster;
 using hq::test::JobBuilder;
 using hq::test::start;
+using hq::test::started_nodes;
 
 namespace {
 
@@ -39,14 +40,6 @@ std::vector<std::pair<std::string, std::string>> unlabelled(const std::string& n
   std::vector<std::pair<std::string, std::string>> out;
   auto expanded = expand_hostlist(names);  // kept: the loop below reads into it
   for (const auto& n : *expanded) out.emplace_back(n, "");
-  return out;
-}
-
-std::vector<std::string> started_nodes(const Plan& p, uint64_t id) {
-  std::vector<std::string> out;
-  for (const auto& s : p.starts)
-    if (s.job.value == id)
-      for (const auto& a : s.alloc) out.push_back(a.node);
   return out;
 }
 

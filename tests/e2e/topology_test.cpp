@@ -175,3 +175,40 @@ TEST_CASE("e2e: --segment - a job no block holds runs as segments in two blocks,
   CHECK(bad.out.find("--segment=2 does not fit the job size (3)") != std::string::npos);
   c.hq("cancel " + a + " " + b + " " + whole);
 }
+
+namespace {
+
+// Two leaf switches of 3 agents under one top switch (Slurm's topology/tree).
+const char* const kTree =
+    "[topology]\n"
+    "[[topology.switch]]\nname = \"s1\"\nnodes = \"e[1-3]\"\n"
+    "[[topology.switch]]\nname = \"s2\"\nnodes = \"e[4-6]\"\n"
+    "[[topology.switch]]\nname = \"top\"\nswitches = \"s[1-2]\"\n"
+    "[scheduler]\nmax_switch_wait = \"3s\"\nsched_interval = \"1s\"\nbf_interval = \"1s\"\n";
+
+}  // namespace
+
+TEST_CASE("e2e: switch tree - jobs below one leaf (best fit), SLURM_TOPOLOGY_ADDR, --switches waits for one leaf") {
+  LocalCluster c(6, 1, 20, kTree);
+  REQUIRE(c.ready());
+  std::ofstream(c.dir() + "/addr.sh") << "#!/bin/bash\necho \"$SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN\"\n";
+  std::string addr = c.submit("-N1 -w e5 -o addr.out addr.sh");
+  REQUIRE(c.wait_state(addr, "COMPLETED", 30));
+  CHECK(slurp(c.dir() + "/addr.out") == "top.s2.e5 switch.switch.node\n");  // as Slurm 22.05's capture
+
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string one = c.submit("-N1 -w e1 hold.sh");
+  REQUIRE(c.wait_state(one, "RUNNING", 30));
+  std::string two = c.submit("-N2 hold.sh");  // s1 has 2 free, s2 3: best fit is s1
+  REQUIRE(c.wait_state(two, "RUNNING", 30));
+  CHECK(nodes_of(c, two) == "e[2-3]");
+  std::string four = c.submit("-N1 -w e4 hold.sh");  // s2 has 2 free now
+  REQUIRE(c.wait_state(four, "RUNNING", 30));
+  c.hq("cancel " + one);  // s1: 1 free, s2: 2 free; 3 free in all, under top only
+  std::string wide = c.submit("-N3 --switches=1@10:00 hold.sh");
+  REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + wide).out == "Resources\n"; }, 20));
+  CHECK(c.hq("show job " + wide).out.find("   Switches=1@00:00:03\n") != std::string::npos);  // capped by max_switch_wait
+  REQUIRE(c.wait_state(wide, "RUNNING", 30));  // after its wait it takes both leaves
+  CHECK(c.hq("show hostnames " + nodes_of(c, wide)).out == "e1\ne5\ne6\n");
+  c.hq("cancel " + two + " " + four + " " + wide);
+}

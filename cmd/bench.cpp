@@ -141,7 +141,7 @@ namespace {
 constexpr char kBenchUsage[] =
     "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
     "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
-    "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits] [--blocks B]\n"
+    "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits] [--blocks B | --tree L]\n"
     "       hq bench join [--agents N]... [--window W]\n"
     "       hq bench steps [--nodes N]... [--steps N]\n"
     "       hq bench cli [--sequential N] [--jobs N] [--clients N] [--pending N] [--nodes N] [--cpus C] [--tcp]\n"
@@ -152,7 +152,7 @@ int run_bench(const Args& args) {
   if (asks_help(args)) return std::cout << kBenchUsage, 0;
   std::string what = args.size() > 1 ? args[1] : "";
   if (auto bad = unknown_option(args, {"--sequential", "--jobs", "--clients", "--plaintext", "--nodes", "--cpus", "--depth",
-                                       "--repeat", "--limits", "--blocks", "--agents", "--window", "--steps", "--users", "--ends",
+                                       "--repeat", "--limits", "--blocks", "--tree", "--agents", "--window", "--steps", "--users", "--ends",
                                        "--pending", "--tcp", "--store"}))
     return reject_option("hq bench", *bad);
   bool plaintext = std::find(args.begin(), args.end(), "--plaintext") != args.end();

@@ -120,10 +120,40 @@ void add_blocks(ClusterState& s, int32_t nodes, int32_t block) {
   }
 }
 
-void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, bool limits, int32_t blocks) {
+// --tree L: a switch tree (topology/tree) of leaves of L nodes, a spine over every 8 leaves
+// and one root over the spines.
+void add_tree(ClusterState& s, int32_t nodes, int32_t leaf) {
+  s.topology = TopologyConfig{};
+  s.topology.present = true;
+  std::vector<std::string> spines;
+  int32_t leaves = 0;
+  for (int32_t first = 1; first <= nodes; first += leaf, ++leaves) {
+    SwitchConfig sw;
+    sw.name = "l" + std::to_string(leaves);
+    sw.nodes_expr = "n[" + std::to_string(first) + "-" + std::to_string(std::min(nodes, first + leaf - 1)) + "]";
+    sw.nodes = *expand_hostlist(sw.nodes_expr);
+    s.topology.switches.push_back(std::move(sw));
+  }
+  for (int32_t first = 0; first < leaves; first += 8) {
+    SwitchConfig sp;
+    sp.name = "sp" + std::to_string(spines.size());
+    sp.switches_expr = "l[" + std::to_string(first) + "-" + std::to_string(std::min(leaves, first + 8) - 1) + "]";
+    sp.switches = *expand_hostlist(sp.switches_expr);
+    spines.push_back(sp.name);
+    s.topology.switches.push_back(std::move(sp));
+  }
+  SwitchConfig root;
+  root.name = "root";
+  root.switches_expr = "sp[0-" + std::to_string(spines.size() - 1) + "]";
+  root.switches = spines;
+  s.topology.switches.push_back(std::move(root));
+}
+
+void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, bool limits, int32_t blocks, int32_t tree) {
   std::mt19937 rng(42);
   ClusterState s = busy_cluster(nodes, rng);
   if (blocks > 0) add_blocks(s, nodes, blocks);
+  if (tree > 0) add_tree(s, nodes, tree);
   int64_t before = rss_kib(getpid());
   add_pending(s, pending, rng, limits);
   int64_t after = rss_kib(getpid());
@@ -135,6 +165,7 @@ void run_case(int32_t nodes, int32_t pending, int32_t depth, int32_t repeat, boo
   std::vector<double> quick = timed_ms(repeat, [&] { (void)sched.quick_pass(s, 3600); });
   if (limits) std::printf("with limits (MaxJobs 50 per user, GrpTRES cpu per account): ");
   if (blocks > 0) std::printf("in blocks of %d nodes: ", blocks);
+  if (tree > 0) std::printf("on leaf switches of %d nodes (8 per spine, one root): ", tree);
   std::printf("%6d nodes x %7d pending: cycle %8.1f ms (median of %d; min %.1f)  tested %d, reservations %zu, "
               "starts %zu, time-map classes %d, sweeps %d reading %.2fM entries;  quick pass %.1f ms;  "
               "memory %.0f B per pending job\n",
@@ -155,14 +186,14 @@ int bench_sched(const Args& args) {
   int32_t depth = flag("--depth", 500), repeat = flag("--repeat", 5);
   int32_t nodes = flag("--nodes", 0), jobs = flag("--jobs", 0);
   bool limits = std::find(args.begin(), args.end(), "--limits") != args.end();
-  int32_t blocks = flag("--blocks", 0);
+  int32_t blocks = flag("--blocks", 0), tree = flag("--tree", 0);
   std::printf("hq bench sched: full cycle (priority sort + backfill, bf_max_job_test %d)\n", depth);
   if (nodes > 0 && jobs > 0) {
-    run_case(nodes, jobs, depth, repeat, limits, blocks);
+    run_case(nodes, jobs, depth, repeat, limits, blocks, tree);
     return 0;
   }
-  run_case(1000, 10000, depth, repeat, limits, blocks);
-  run_case(10000, 100000, depth, repeat, limits, blocks);
+  run_case(1000, 10000, depth, repeat, limits, blocks, tree);
+  run_case(10000, 100000, depth, repeat, limits, blocks, tree);
   return 0;
 }
 

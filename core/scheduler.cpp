@@ -892,38 +892,57 @@ class Pass {
   void order_by_leaf(const Pool& pool, std::vector<Option>& options) {
     if (!snap_.topo.tree || pool.block < 0 || snap_.topo.blocks[static_cast<size_t>(pool.block)].level == 0) return;
     auto leaf_of = [&](const Option& o) { return snap_.types[static_cast<size_t>(snap_.map.type_of(o.first))].bblock; };
-    std::map<int32_t, int64_t> room;  // leaf -> nodes with room
-    for (const Option& o : options) room[leaf_of(o)] += static_cast<int64_t>(o.nodes.size());
-    std::map<int32_t, int32_t> rank;  // leaf -> its turn
-    int64_t left = pool.nodes_now;
-    int32_t first = -1;
-    while (rank.size() < room.size()) {
-      int32_t best = -1;
-      std::tuple<int, int32_t, int64_t> best_key;
-      for (const auto& [leaf, n] : room) {
-        if (rank.count(leaf)) continue;
-        int32_t dist = first < 0 ? 0 : join_level(first, leaf);
-        auto key = n >= left ? std::tuple(0, dist, n) : std::tuple(1, dist, -n);
-        if (best < 0 || key < best_key) best = leaf, best_key = key;
-      }
-      rank.emplace(best, static_cast<int32_t>(rank.size()));
-      left = std::max<int64_t>(0, left - room[best]);
-      if (first < 0) first = best;
+    leaf_room_.assign(snap_.topo.by_level[0].size(), 0);  // leaf -> nodes with room
+    std::vector<int32_t> left_leaves;
+    for (const Option& o : options) {
+      int64_t& room = leaf_room_[static_cast<size_t>(leaf_of(o))];
+      if (room == 0) left_leaves.push_back(leaf_of(o));
+      room += static_cast<int64_t>(o.nodes.size());
     }
-    auto key = [&](const Option& o) { return std::pair(o.weight, rank[leaf_of(o)]); };
+    leaf_rank_.assign(leaf_room_.size(), INT32_MAX);
+    int32_t turn = 0, first = -1;
+    for (int64_t left = pool.nodes_now; left > 0 && !left_leaves.empty(); ++turn) {
+      size_t best = 0;
+      std::tuple<int, int32_t, int64_t> best_key;
+      for (size_t i = 0; i < left_leaves.size(); ++i) {
+        int64_t n = leaf_room_[static_cast<size_t>(left_leaves[i])];
+        int32_t dist = first < 0 ? 0 : join_level(first, left_leaves[i]);
+        auto key = n >= left ? std::tuple(0, dist, n) : std::tuple(1, dist, -n);
+        if (i == 0 || key < best_key) best = i, best_key = key;
+      }
+      int32_t leaf = left_leaves[best];
+      left_leaves.erase(left_leaves.begin() + static_cast<std::ptrdiff_t>(best));
+      leaf_rank_[static_cast<size_t>(leaf)] = turn;
+      left -= leaf_room_[static_cast<size_t>(leaf)];
+      if (first < 0) first = leaf;
+    }
+    // The leaves not needed to cover the job (a node may still refuse it): roomiest first.
+    std::stable_sort(left_leaves.begin(), left_leaves.end(), [&](int32_t a, int32_t b) {
+      return leaf_room_[static_cast<size_t>(a)] > leaf_room_[static_cast<size_t>(b)];
+    });
+    for (int32_t leaf : left_leaves) leaf_rank_[static_cast<size_t>(leaf)] = turn++;
+    auto key = [&](const Option& o) { return std::pair(o.weight, leaf_rank_[static_cast<size_t>(leaf_of(o))]); };
     std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) { return key(a) < key(b); });
   }
 
   // The level of the lowest switch above both leaves (base blocks), INT32_MAX when none is.
-  int32_t join_level(int32_t a, int32_t b) const {
-    const BlockTopology& topo = snap_.topo;
-    for (size_t level = 1; level < topo.by_level.size(); ++level)
-      for (int32_t blk : topo.by_level[level]) {
-        const std::vector<int32_t>& leaves = topo.blocks[static_cast<size_t>(blk)].bblocks;
-        if (std::binary_search(leaves.begin(), leaves.end(), a) && std::binary_search(leaves.begin(), leaves.end(), b))
-          return static_cast<int32_t>(level);
-      }
+  int32_t join_level(int32_t a, int32_t b) {
+    const std::vector<std::pair<int32_t, int32_t>>& up_a = switches_above(a);
+    const std::vector<std::pair<int32_t, int32_t>>& up_b = switches_above(b);
+    for (const auto& above : up_a)  // both by level, lowest first
+      if (std::binary_search(up_b.begin(), up_b.end(), above)) return above.first;
     return INT32_MAX;
+  }
+
+  // A leaf's switches above it (itself too), as (level, block), lowest level first.
+  const std::vector<std::pair<int32_t, int32_t>>& switches_above(int32_t leaf) {
+    if (leaf_up_.empty()) {
+      leaf_up_.resize(snap_.topo.by_level[0].size());
+      for (const TopoBlock& b : snap_.topo.blocks)
+        for (int32_t bb : b.bblocks) leaf_up_[static_cast<size_t>(bb)].emplace_back(b.level, b.index);
+      for (auto& up : leaf_up_) std::sort(up.begin(), up.end());
+    }
+    return leaf_up_[static_cast<size_t>(leaf)];
   }
 
   // The leaf switches (base blocks) a placement's nodes are on.
@@ -1476,6 +1495,9 @@ class Pass {
   int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)
   bool held_by_oracle_ = false;            // its placement is later than one it has now, on purpose
   int32_t leaf_limit_ = 0;                 // leaf_limit() of the job being placed (0: any number)
+  std::vector<int64_t> leaf_room_;         // order_by_leaf()'s: nodes with room per leaf
+  std::vector<int32_t> leaf_rank_;         // order_by_leaf()'s: each leaf's turn
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> leaf_up_;  // switches_above()'s
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
   std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes

@@ -47,9 +47,37 @@ std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, cons
 
 // Block topology: the level the job's nodes need, and which block of it holds most of the
 // nodes that could take it now (a job waits rather than span blocks it may not).
+// Switch tree: the switch that has most of the nodes that could take the job now below it,
+// the lowest of those (a job waits rather than span switches without a common one).
+void explain_switches(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
+                      std::vector<std::string>& out) {
+  SwitchTree tree = switch_tree_of(s);
+  if (!tree.active()) return;
+  int32_t nodes = std::max(1, job.spec.nodes_min);
+  std::set<std::string> could(fit.begin(), fit.end());
+  const TopoSwitch* best = nullptr;
+  size_t best_count = 0;
+  for (int32_t at : tree.candidates_for(1)) {  // lowest level first, then the tightest
+    const TopoSwitch& sw = tree.switches[static_cast<size_t>(at)];
+    size_t n = static_cast<size_t>(std::count_if(sw.nodes.begin(), sw.nodes.end(), [&](const std::string& x) { return could.count(x) > 0; }));
+    if (!best || n > best_count) best = &sw, best_count = n;
+    if (best_count >= static_cast<size_t>(nodes)) break;  // the lowest that holds it
+  }
+  if (job.spec.switches > 0)
+    out.push_back("  topology: --switches=" + std::to_string(job.spec.switches) + ": it waits up to " +
+                  format_limit(std::max<Duration>(0, job.spec.switch_wait)) + " after it became eligible for a place on " +
+                  std::to_string(job.spec.switches) + " leaf switch" + (job.spec.switches == 1 ? "" : "es") + " at most");
+  if (!best) return;
+  out.push_back("  topology: " + std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") +
+                " must fit below one switch; the most that could take it now below one is " + std::to_string(best_count) +
+                " of " + std::to_string(best->nodes.size()) + " below " + best->name + " (level " + std::to_string(best->level) +
+                ")" + (static_cast<int32_t>(best_count) >= nodes ? ": it fits there" : ": it waits for a switch to free up"));
+}
+
 void explain_blocks(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
                     std::vector<std::string>& out) {
   if (!s.topology.present || !job.spec.nodelist.empty()) return;
+  if (!s.topology.switches.empty()) return explain_switches(s, job, fit, out);
   BlockTopology topo = block_topology_of(s);
   if (!topo.active()) return;
   int32_t nodes = std::max(1, job.spec.nodes_min);

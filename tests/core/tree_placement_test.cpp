@@ -11,6 +11,7 @@
 
 #include "builders.hpp"
 #include "core/admission.hpp"
+#include "core/explain.hpp"
 #include "core/hostlist.hpp"
 #include "core/scheduler.hpp"
 #include "core/switch_tree.hpp"
@@ -279,4 +280,19 @@ TEST_CASE("tree placement: as Slurm 22.05 placed them - leaves in turn, one job 
   CHECK(st.message().find("Requested node configuration is not available") == 0);
   CHECK(st.message().find("below switch s4") != std::string::npos);
   CHECK(check_ever_runnable(roots, JobBuilder(2).nodes(8).build()).is_ok());  // s4 holds 8
+}
+
+TEST_CASE("tree: hq explain names the switch with most room for the job, and its --switches wait") {
+  auto s = cluster("n[1-12]", 1);
+  s.topology = two_level_tree();
+  for (const char* n : {"n1", "n2", "n3", "n5", "n6", "n7", "n9", "n10", "n11"}) start(s, 100 + static_cast<uint64_t>(std::stoi(n + 1)), {n}, 1);
+  apply(s, JobBuilder(1).nodes(2));
+  s.jobs.at(JobId{1}).spec.switches = 1;
+  s.jobs.at(JobId{1}).spec.switch_wait = 300;
+  auto lines = explain_job(s, s.jobs.at(JobId{1}), 0);
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  INFO(all);
+  CHECK(all.find("topology: --switches=1: it waits up to 00:05:00 after it became eligible for a place on 1 leaf switch at most") != std::string::npos);
+  CHECK(all.find("topology: 2 nodes must fit below one switch; the most that could take it now below one is 2 of 8 below s4 (level 1): it fits there") != std::string::npos);
 }

@@ -33,6 +33,7 @@ constexpr SqueueField kFields[] = {
     {"StdErr", kSqStdErr, "STDERR"},      {"StdIn", kSqStdIn, "STDIN"},          {"MinTime", kSqTimeMin, "TIME_MIN"},
     {"Deadline", kSqDeadline, "DEADLINE"}, {"CPUsPerTask", kSqCpusPerTask, "CPUS_PER_TASK"},
     {"cpus-per-task", kSqCpusPerTask, "CPUS_PER_TASK"}, {"RestartCnt", kSqRestarts, "RESTART_COUNT"},
+    {"ReqSwitch", kSqReqSwitch, "REQ_SWITCH"}, {"Wait4Switch", kSqWait4Switch, "WAIT4SWITCH"},
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ constexpr std::string_view kSqueueLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M 
 
 // Codes of the -O fields Slurm has no letter for.
 inline constexpr char kSqNumTasks = '1', kSqExitCode = '2', kSqStdOut = '3', kSqStdErr = '4', kSqStdIn = '5',
-                      kSqTimeMin = '6', kSqDeadline = '7', kSqCpusPerTask = '8', kSqRestarts = '9';
+                      kSqTimeMin = '6', kSqDeadline = '7', kSqCpusPerTask = '8', kSqRestarts = '9',
+                      kSqReqSwitch = '0', kSqWait4Switch = '\x01';
 
 ColumnFormat parse_squeue_format(std::string_view text);  // -o
 ColumnFormat parse_squeue_fields(std::string_view text);  // -O

@@ -157,6 +157,8 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case kSqDeadline: return s.deadline() > 0 ? local_time(s.deadline()) : "N/A";
     case kSqCpusPerTask: return std::to_string(std::max(1, s.cpus_per_task()));
     case kSqRestarts: return std::to_string(j.restart_count());
+    case kSqReqSwitch: return std::to_string(std::max(0, s.switches()));
+    case kSqWait4Switch: return format_elapsed(s.switches() > 0 ? std::max<int64_t>(0, s.switch_wait()) : 0);
     default: return "(null)";
   }
 }

@@ -210,5 +210,7 @@ TEST_CASE("e2e: switch tree - jobs below one leaf (best fit), SLURM_TOPOLOGY_ADD
   CHECK(c.hq("show job " + wide).out.find("   Switches=1@00:00:03\n") != std::string::npos);  // capped by max_switch_wait
   REQUIRE(c.wait_state(wide, "RUNNING", 30));  // after its wait it takes both leaves
   CHECK(c.hq("show hostnames " + nodes_of(c, wide)).out == "e1\ne5\ne6\n");
+  CHECK(c.hq("queue -O ReqSwitch:11,Wait4Switch -j " + wide).out ==
+        "REQ_SWITCH WAIT4SWITCH         \n1          0:03                \n");  // squeue -O, Slurm's fields
   c.hq("cancel " + two + " " + four + " " + wide);
 }

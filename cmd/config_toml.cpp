@@ -354,6 +354,11 @@ class Loader {
     if (s) s = get_duration(*t, "bf_topopt_delay", k.bf_topopt_delay);
     if (s) s = get_int32(*t, "bf_topopt_iterations", 2, 30, k.bf_topopt_iterations);
     if (s) s = get_duration(*t, "max_switch_wait", k.max_switch_wait);
+    if (s && t->get("max_switch_wait") && (k.max_switch_wait < 0 || (t->get("max_switch_wait")->is_string() && k.max_switch_wait == kUnlimited))) {
+      bool zero = t->get("max_switch_wait")->is_string() && **t->get("max_switch_wait")->as_string() == "0";
+      if (zero) k.max_switch_wait = 0;
+      else s = where(*t->get("max_switch_wait"), "'max_switch_wait' must be 0 or more seconds (Slurm's SchedulerParameters=max_switch_wait)");
+    }
     if (s) {
       std::string preempt = "none";
       s = get_string(*t, "preempt_type", preempt);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "core/constraint.hpp"
 #include "core/hostlist.hpp"
@@ -115,27 +116,39 @@ std::string required_refusal(const Tally& t, const std::string& name, const Job&
 // the nodes that could take it (Slurm refuses the job at submit when none does).
 Status check_one_switch(const SwitchTree& tree, const Tally& t, const JobShape& sh, const PartitionConfig& p,
                         const std::string& gpu_type) {
-  std::vector<int64_t> units(tree.switches.size(), 0);
+  std::unordered_map<std::string, int64_t> fit_units;
   for (const Node* n : t.fit) {
-    auto leaf = tree.node_leaf.find(n->name);
-    if (leaf == tree.node_leaf.end()) continue;  // on no switch: never used
     NodeSize size = known_size(*n, sh, gpu_type);
-    units[static_cast<size_t>(leaf->second)] += sh.spread ? units_on_node(size, all_free(size), sh.need) : 1;
+    fit_units[n->name] = sh.spread ? units_on_node(size, all_free(size), sh.need) : 1;
   }
-  std::vector<size_t> by_level(units.size());  // each switch after its children: sums go up
-  for (size_t i = 0; i < by_level.size(); ++i) by_level[i] = i;
-  std::stable_sort(by_level.begin(), by_level.end(),
-                   [&](size_t a, size_t b) { return tree.switches[a].level < tree.switches[b].level; });
-  for (size_t i : by_level)
-    for (int32_t c : tree.switches[i].children) units[i] += units[static_cast<size_t>(c)];
   size_t most = 0;
-  for (size_t i = 0; i < units.size(); ++i) {
-    if (units[i] >= sh.units) return Status::ok();
-    if (units[i] > units[most]) most = i;
+  int64_t most_units = -1;
+  for (size_t i = 0; i < tree.switches.size(); ++i) {  // a switch's nodes: each once, however reached
+    int64_t units = 0;
+    for (const auto& name : tree.switches[i].nodes)
+      if (auto it = fit_units.find(name); it != fit_units.end()) units += it->second;
+    if (units >= sh.units) return Status::ok();
+    if (units > most_units) most = i, most_units = units;
   }
   return unavailable("no switch holds enough of partition " + p.name + "'s nodes for its " + std::to_string(sh.units) +
-                     (sh.spread ? " tasks" : " nodes") + " (the most, " + std::to_string(units[most]) + ", below switch " +
-                     tree.switches[most].name + "): a job never spans switches without a common ancestor");
+                     (sh.spread ? " tasks" : " nodes") + " (the most, " + std::to_string(std::max<int64_t>(0, most_units)) +
+                     ", below switch " + tree.switches[most].name + "): a job never spans switches without a common ancestor");
+}
+
+// A job with -w on a switch tree: its -w nodes must be on switches with a common ancestor
+// (Slurm's ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE).
+Status check_required_switches(const SwitchTree& tree, const NodeChoice& choice) {
+  std::vector<int32_t> leaves;
+  for (const auto& name : choice.required) {
+    auto leaf = tree.node_leaf.find(name);
+    if (leaf == tree.node_leaf.end())
+      return invalid("Requested topology configuration is not available: node " + name + " (--nodelist) is on no switch");
+    leaves.push_back(leaf->second);
+  }
+  if (tree.common_ancestor(leaves) < 0)
+    return invalid("Requested topology configuration is not available: the --nodelist nodes " +
+                   compress_hostlist(choice.required) + " have no switch in common");
+  return Status::ok();
 }
 
 Status check_alternative(const Job& job, const PartitionConfig& p, const JobShape& sh, const ConstraintAlternative* alt,
@@ -160,7 +173,9 @@ Status check_alternative(const Job& job, const PartitionConfig& p, const JobShap
                            "' that could take this job, it asks for " + std::to_string(count));
     }
   }
-  if (t.units >= sh.units) return tree.active() && choice.required.empty() ? check_one_switch(tree, t, sh, p, job.spec.gpu_type) : Status::ok();
+  if (t.units >= sh.units && tree.active())
+    return choice.required.empty() ? check_one_switch(tree, t, sh, p, job.spec.gpu_type) : check_required_switches(tree, choice);
+  if (t.units >= sh.units) return Status::ok();
   if (alt && t.unmatched.size() == nodes.size())  // Slurm's ESLURM_INVALID_FEATURE: no node has them
     return invalid("Invalid feature specification: no node of partition " + p.name + " has the features '" +
                    job.spec.constraint + "'");

@@ -426,25 +426,82 @@ class Pass {
     std::vector<Pool> out;
     for (const Pool& pool : pools) {
       int32_t needed = nodes_needed(pool);
-      std::vector<std::tuple<int32_t, int64_t, int32_t>> switches;  // (level, free nodes now, block)
+      int32_t light = lightest_enough(pool, needed);
+      // (heavier nodes needed, level, free nodes now, block)
+      std::vector<std::tuple<int, int32_t, int64_t, int32_t>> switches;
       for (size_t level = 0; level < topo.by_level.size(); ++level) {
+        if (leaf_limit_ == 1 && level > 0) break;  // --switches=1 while it waits: leaves only
         const std::vector<int64_t>& usable = usable_by_block(pool, static_cast<int32_t>(level));
         const std::vector<int32_t>& blocks = topo.by_level[level];
         for (size_t i = 0; i < blocks.size(); ++i)
-          if (usable[i] >= needed) switches.emplace_back(static_cast<int32_t>(level), free_nodes_in_block(blocks[i]), blocks[i]);
+          if (usable[i] >= needed)
+            switches.emplace_back(light == INT32_MAX || light_enough(pool, blocks[i], light, needed) ? 0 : 1,
+                                  static_cast<int32_t>(level), free_nodes_in_block(blocks[i]), blocks[i]);
       }
       if (!every_block && switches.size() > kLaterBlocks) {  // those with room now, then the emptiest
-        std::stable_sort(switches.begin(), switches.end(), [](const auto& a, const auto& b) { return std::get<1>(a) > std::get<1>(b); });
+        std::stable_sort(switches.begin(), switches.end(), [](const auto& a, const auto& b) { return std::get<2>(a) > std::get<2>(b); });
         size_t keep = kLaterBlocks;
-        while (keep < switches.size() && std::get<1>(switches[keep]) >= needed) ++keep;
+        while (keep < switches.size() && std::get<2>(switches[keep]) >= needed) ++keep;
         switches.resize(keep);
       }
       std::sort(switches.begin(), switches.end());
       auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
-      for (const auto& [level, free, b] : switches)
+      for (const auto& [heavier, level, free, b] : switches)
         out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, free, needed, b});
     }
     pools.swap(out);
+  }
+
+  // Node weight overrides topology (as in Slurm's eval_nodes_tree, which takes the
+  // lightest nodes that are enough before it looks at switches): the lowest weight whose
+  // nodes, with free CPUs now and usable by the pool, number `needed`; INT32_MAX when the
+  // pool's nodes all weigh the same (nothing to prefer) or no weight is enough.
+  int32_t lightest_enough(const Pool& pool, int32_t needed) {
+    std::map<int32_t, int64_t> free_by_weight;
+    for (size_t t = 0; t < snap_.types.size(); ++t)
+      if (pool.type_ok[t]) free_by_weight[snap_.types[t].weight] += 0;
+    if (free_by_weight.size() < 2) return INT32_MAX;
+    for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
+      size_t t = static_cast<size_t>(snap_.map.type_of(n));
+      if (pool.type_ok[t] && snap_.types[t].bblock >= 0 && snap_.map.free_cpus(n) > 0) ++free_by_weight[snap_.types[t].weight];
+    }
+    int64_t sum = 0;
+    for (const auto& [weight, count] : free_by_weight)
+      if ((sum += count) >= needed) return weight;
+    return INT32_MAX;
+  }
+
+  // Whether block `b` has `needed` nodes of weight `light` or less with free CPUs now.
+  bool light_enough(const Pool& pool, int32_t b, int32_t light, int32_t needed) {
+    int32_t have = 0;
+    for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(b)].bblocks)
+      for (int32_t n : bblock_nodes(bb)) {
+        size_t t = static_cast<size_t>(snap_.map.type_of(n));
+        if (pool.type_ok[t] && snap_.types[t].weight <= light && snap_.map.free_cpus(n) > 0 && ++have >= needed) return true;
+      }
+    return false;
+  }
+
+  // A job with -w on a switch tree: Slurm's top switch is the highest switch holding its
+  // -w nodes; every other node comes from below it. No such switch (a -w node on no
+  // switch, or on another root): no pool (the job was refused at submit; a tree changed
+  // since waits).
+  void confine_to_switch(std::vector<Pool>& pools, const NodeFilter& f) {
+    const BlockTopology& topo = snap_.topo;
+    std::vector<int32_t> leaves;
+    for (int32_t n : f.required) leaves.push_back(snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock);
+    int32_t top = -1;
+    if (std::find(leaves.begin(), leaves.end(), -1) == leaves.end())
+      for (const TopoBlock& b : topo.blocks)
+        if (std::all_of(leaves.begin(), leaves.end(), [&](int32_t l) { return std::binary_search(b.bblocks.begin(), b.bblocks.end(), l); }) &&
+            (top < 0 || b.level > topo.blocks[static_cast<size_t>(top)].level))
+          top = b.index;
+    if (top < 0) return pools.clear();
+    for (Pool& pool : pools) {
+      pool.parent_ok = std::make_shared<const std::vector<char>>(std::move(pool.type_ok));
+      pool.type_ok.clear();
+      pool.block = top;
+    }
   }
 
   // Block topology (Slurm's topology/block): a job runs inside one block of the smallest
@@ -955,7 +1012,7 @@ class Pass {
   // --switches=N[@wait] (topology/tree): at most N leaf switches, while the job has waited
   // less than its wait (capped by max_switch_wait) since it became eligible; 0: any number.
   int32_t leaf_limit(const Job& job) const {
-    if (!snap_.topo.tree || job.spec.switches <= 0 || !job.spec.nodelist.empty()) return 0;
+    if (!snap_.topo.tree || job.spec.switches <= 0) return 0;
     Duration wait = job.spec.switch_wait < 0 ? cfg_.max_switch_wait : std::min(job.spec.switch_wait, cfg_.max_switch_wait);
     Time since = std::max(job.eligible_time, job.submit_time);
     return snap_.now - since < wait ? job.spec.switches : 0;
@@ -1300,10 +1357,12 @@ class Pass {
     }
     std::vector<Pool> pools;
     NodeFilter filter;
+    leaf_limit_ = leaf_limit(job);
     auto constraint = parse_constraint(job.spec.constraint);
     if (!constraint) info.reason = JobReason::kBadConstraints;
     else pools_for(job, parts, *constraint, pools, job.time_limit);
     if (info.reason == JobReason::kNone) info.reason = filter_for(job, filter);
+    if (info.reason == JobReason::kNone && snap_.topo.tree && !filter.required.empty()) confine_to_switch(pools, filter);
     if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
     // --time-min with a --deadline its whole limit would pass: it starts now with a limit
@@ -1313,13 +1372,12 @@ class Pass {
     Placement p;
     oracle_last_ = can_start ? oracle_bound(job) : 0;
     held_by_oracle_ = false;
-    leaf_limit_ = leaf_limit(job);
     bool found = cap == 0 && find_for(job, pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
     // Preemption and --time-min place by plain find(): not for jobs of segments or whole blocks.
     bool plain = !snap_.topo.active() || !job.spec.nodelist.empty() ||
-                 (job.spec.segment == 0 && std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return whole_topo(job, pool.part); }));
+                 ((job.spec.segment == 0 || snap_.topo.tree) && std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return whole_topo(job, pool.part); }));
     bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ && plain &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
@@ -1371,6 +1429,7 @@ class Pass {
                        const NodeFilter& filter, Placement& out, Duration limit) {
     lowered_pools_.clear();
     pools_for(job, parts, constraint, lowered_pools_, limit);
+    if (snap_.topo.tree && !filter.required.empty()) confine_to_switch(lowered_pools_, filter);
     return find(lowered_pools_, filter, 0, out) && out.slot == 0;
   }
 

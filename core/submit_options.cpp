@@ -32,10 +32,13 @@ Status set_switches(SubmitRequest& r, std::string_view v) {
   std::string_view count = v.substr(0, v.find('@'));
   auto n = parse_int(count, 1, INT32_MAX - 1);
   if (!n) return invalid("Invalid numeric value \"" + std::string(count) + "\" for --switches.");
-  r.spec.switches = static_cast<int32_t>(*n);
-  r.spec.switch_wait = -1;
-  if (count.size() < v.size()) {  // time_str2secs: exact seconds ("0" none; UNLIMITED: max_switch_wait)
+  r.spec.switches = static_cast<int32_t>(*n);  // a count alone keeps an earlier @wait, as Slurm
+  if (count.size() < v.size()) {  // time_str2secs: exact seconds ("0" none; UNLIMITED, -1 or "": max_switch_wait)
     std::string_view text = v.substr(count.size() + 1);
+    if (text.empty() || text == "-1") {
+      r.spec.switch_wait = -1;
+      return Status::ok();
+    }
     auto wait = parse_duration(text);
     if (!wait) return invalid("Invalid --switches wait time '" + std::string(text) + "'");
     bool zero = text.find_first_not_of("0:-") == std::string_view::npos;

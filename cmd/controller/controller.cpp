@@ -318,11 +318,12 @@ void Controller::launch(JobId id) {
     }
     conns.push_back(it->second);
   }
-  for (size_t i = 0; i < conns.size(); ++i) conns[i]->send(launch_message(*job, i));
+  SwitchTree tree = state_.topology.switches.empty() ? SwitchTree{} : switch_tree_of(state_);  // once, not per node
+  for (size_t i = 0; i < conns.size(); ++i) conns[i]->send(launch_message(*job, i, &tree));
   allocation_started(id);  // srun/salloc waiting for it: where its steps go
 }
 
-pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
+pb::Envelope Controller::launch_message(const Job& job, size_t index, const SwitchTree* tree) const {
   pb::Envelope env;
   auto* l = env.mutable_launch();
   *l->mutable_job() = net::to_pb(job);
@@ -333,9 +334,10 @@ pb::Envelope Controller::launch_message(const Job& job, size_t index) const {
   // An allocation of srun or salloc has no script: its first node holds its share too.
   if (index > 0 || !job.spec.is_batch()) l->set_alloc_only(true);
   if (!state_.topology.switches.empty() && index < job.alloc.size()) {  // topology/tree: where the node sits
-    SwitchTree tree = switch_tree_of(state_);
-    l->set_topology_addr(tree.node_addr(job.alloc[index].node));
-    l->set_topology_addr_pattern(tree.node_addr_pattern());
+    SwitchTree own = tree ? SwitchTree{} : switch_tree_of(state_);
+    const SwitchTree& t = tree ? *tree : own;
+    l->set_topology_addr(t.node_addr(job.alloc[index].node));
+    l->set_topology_addr_pattern(t.node_addr_pattern());
   }
   if (index > 0) return env;
   for (const NodeAlloc& a : job.alloc) {

@@ -207,7 +207,8 @@ class Controller {
   // share, alloc_only), or a requeue when one of them is not connected.
   void launch(JobId id);
   // The LaunchJob for the node at `index` of the job's alloc (the first one with `peers`).
-  pb::Envelope launch_message(const Job& job, size_t index) const;
+  // `tree`: the switch tree, when the caller has built it (one build for all of a job's nodes).
+  pb::Envelope launch_message(const Job& job, size_t index, const SwitchTree* tree = nullptr) const;
   // The nodes other than the first of job `id` while it is RUNNING (captured before an
   // event takes it out of RUNNING); empty for a single-node job or none.
   std::vector<std::string> nodes_to_release(JobId id) const;

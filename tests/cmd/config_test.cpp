@@ -182,6 +182,9 @@ TEST_CASE("config: [[topology.switch]] tables load (Slurm's SwitchName= lines) -
   REQUIRE_MESSAGE(waits.is_ok(), waits.status().message());
   CHECK(waits->scheduler.max_switch_wait == 600);
   CHECK(error_of(head + "[scheduler]\nmax_switch_wait = \"soon\"\n").find("max_switch_wait") != std::string::npos);
+  CHECK(load_config_text(head + "[scheduler]\nmax_switch_wait = \"0\"\n", "t.toml")->scheduler.max_switch_wait == 0);
+  CHECK(error_of(head + "[scheduler]\nmax_switch_wait = \"UNLIMITED\"\n").find("must be 0 or more seconds") != std::string::npos);
+  CHECK(error_of(head + "[scheduler]\nmax_switch_wait = -5\n").find("must be 0 or more seconds") != std::string::npos);
   // Each error names the [[topology.switch]] it is about: the third table starts at line 16.
   CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s1\"\nnodes = \"n7\"\n") ==
         "test.toml:16: Switch (s1) has already been defined");

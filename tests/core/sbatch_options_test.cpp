@@ -157,6 +157,12 @@ TEST_CASE("sbatch options: --switches=N[@wait] (topology/tree), with Slurm's err
   SubmitRequest none;
   REQUIRE(apply_submit_options({"--switches=1@0"}, none, nullptr).is_ok());
   CHECK(none.spec.switch_wait == 0);  // no wait at all
+  SubmitRequest again;  // a later count alone keeps the wait; "@-1" and "@" ask for the default
+  REQUIRE(apply_submit_options({"--switches=1@5", "--switches=2"}, again, nullptr).is_ok());
+  CHECK(again.spec.switches == 2);
+  CHECK(again.spec.switch_wait == 300);
+  REQUIRE(apply_submit_options({"--switches=1@-1"}, again, nullptr).is_ok());
+  CHECK(again.spec.switch_wait == -1);
   for (const char* bad : {"--switches=0", "--switches=x", "--switches=-1@5"}) {
     SubmitRequest r;
     auto s = apply_submit_options({bad}, r, nullptr);

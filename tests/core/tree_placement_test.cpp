@@ -296,3 +296,57 @@ TEST_CASE("tree: hq explain names the switch with most room for the job, and its
   CHECK(all.find("topology: --switches=1: it waits up to 00:05:00 after it became eligible for a place on 1 leaf switch at most") != std::string::npos);
   CHECK(all.find("topology: 2 nodes must fit below one switch; the most that could take it now below one is 2 of 8 below s4 (level 1): it fits there") != std::string::npos);
 }
+
+TEST_CASE("tree placement: node weight comes before the switch (Slurm: the lightest nodes that are enough first)") {
+  auto s = cluster("n[1-8]", 1);
+  s.topology.present = true;
+  s.topology.switches = {leaf("a", "n[1-4]"), leaf("b", "n[5-8]"), upper("top", "a,b")};
+  for (int n = 5; n <= 8; ++n) s.nodes.at("n" + std::to_string(n)).weight = 100;
+  start(s, 100, {"n5"}, 1);
+  start(s, 101, {"n6"}, 1);  // b has 2 free (the best fit), but they weigh 100
+  apply(s, JobBuilder(1).nodes(2));
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  CHECK(started_nodes(p, 1) == std::vector<std::string>{"n1", "n2"});
+  // Light nodes spread over two leaves beat a heavy leaf that holds the job alone.
+  auto spread = cluster("n[1-8]", 1);
+  spread.topology = s.topology;
+  for (int n = 5; n <= 8; ++n) spread.nodes.at("n" + std::to_string(n)).weight = n == 7 ? 1 : 100;
+  start(spread, 100, {"n1", "n2", "n3"}, 1);  // light and free: n4 (a), n7 (b); b's n5, n6, n8 heavy
+  apply(spread, JobBuilder(2).nodes(2));
+  p = Scheduler(SchedulerConfig{}).schedule(spread, 0);
+  CHECK(started_nodes(p, 2) == std::vector<std::string>{"n4", "n7"});
+}
+
+TEST_CASE("tree placement: a -w job stays below the highest switch that holds its -w nodes, and is refused across roots") {
+  auto s = cluster("n[1-12]", 1);
+  s.topology = two_level_tree();
+  start(s, 100, {"n1"}, 1);
+  apply(s, JobBuilder(1).nodes(3).nodelist("n2"));  // below top (all of it): n2, then a leaf that fits the rest
+  Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
+  auto nodes = started_nodes(p, 1);
+  REQUIRE(nodes.size() == 3);
+  CHECK(nodes.front() == "n2");
+  auto roots = cluster("n[1-10]", 1);
+  roots.topology.present = true;
+  roots.topology.switches = {leaf("a", "n[1-4]"), leaf("b", "n[5-8]")};  // n9, n10 on no switch
+  CHECK(check_ever_runnable(roots, JobBuilder(1).nodes(2).nodelist("n1,n5").build()).message() ==
+        "Requested topology configuration is not available: the --nodelist nodes n[1,5] have no switch in common");
+  CHECK(check_ever_runnable(roots, JobBuilder(1).nodes(2).nodelist("n1,n9").build()).message() ==
+        "Requested topology configuration is not available: node n9 (--nodelist) is on no switch");
+  CHECK(check_ever_runnable(roots, JobBuilder(1).nodes(3).nodelist("n1,n2").build()).is_ok());
+  apply(roots, JobBuilder(2).nodes(2).nodelist("n1,n5"));  // accepted before the tree changed: it waits
+  p = Scheduler(SchedulerConfig{}).schedule(roots, 0);
+  CHECK(started_nodes(p, 2).empty());
+  apply(roots, JobBuilder(3).nodes(3).nodelist("n1"));  // extra nodes only from below a
+  p = Scheduler(SchedulerConfig{}).schedule(roots, 0);
+  for (const auto& n : started_nodes(p, 3)) CHECK(std::stoi(n.substr(1)) <= 4);
+  CHECK(started_nodes(p, 3).size() == 3);
+}
+
+TEST_CASE("tree: the submit check counts a switch's nodes once, however many ways they are below it") {
+  auto s = cluster("n[1-4]", 1);
+  s.topology.present = true;
+  s.topology.switches = {leaf("a", "n[1-4]"), upper("m", "a"), upper("top", "m,a")};
+  CHECK(check_ever_runnable(s, JobBuilder(1).nodes(4).build()).is_ok());
+  CHECK_FALSE(check_ever_runnable(s, JobBuilder(2).nodes(6).build()).is_ok());
+}

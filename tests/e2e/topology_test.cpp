@@ -3,6 +3,8 @@
 // hold now waits although enough nodes are free, and one of the next level spans both.
 #include <doctest/doctest.h>
 
+#include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "cluster_fixture.hpp"
@@ -205,10 +207,19 @@ TEST_CASE("e2e: switch tree - jobs below one leaf (best fit), SLURM_TOPOLOGY_ADD
   std::string four = c.submit("-N1 -w e4 hold.sh");  // s2 has 2 free now
   REQUIRE(c.wait_state(four, "RUNNING", 30));
   c.hq("cancel " + one);  // s1: 1 free, s2: 2 free; 3 free in all, under top only
+  REQUIRE(wait_until([&] { return c.hq("nodes -h -n e1 -o %t").out == "idle\n"; }, 20));
   std::string wide = c.submit("-N3 --switches=1@10:00 hold.sh");
   REQUIRE(wait_until([&] { return c.hq("queue -h -o %r -j " + wide).out == "Resources\n"; }, 20));
   CHECK(c.hq("show job " + wide).out.find("   Switches=1@00:00:03\n") != std::string::npos);  // capped by max_switch_wait
   REQUIRE(c.wait_state(wide, "RUNNING", 30));  // after its wait it takes both leaves
+  auto seconds = [&](const char* field) {  // the job's SubmitTime= or StartTime=, in seconds
+    std::string show = c.hq("show job " + wide).out;
+    size_t at = show.find(std::string(field) + "=");
+    std::tm tm{};
+    if (at == std::string::npos || !strptime(show.c_str() + at + std::strlen(field) + 1, "%Y-%m-%dT%H:%M:%S", &tm)) return 0L;
+    return static_cast<long>(timegm(&tm));
+  };
+  CHECK(seconds("StartTime") - seconds("SubmitTime") >= 2);  // it waited out its 3 s (times are whole seconds)
   CHECK(c.hq("show hostnames " + nodes_of(c, wide)).out == "e1\ne5\ne6\n");
   CHECK(c.hq("queue -O ReqSwitch:11,Wait4Switch -j " + wide).out ==
         "REQ_SWITCH WAIT4SWITCH         \n1          0:03                \n");  // squeue -O, Slurm's fields

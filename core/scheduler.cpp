@@ -397,15 +397,7 @@ class Pass {
         pool.alt = constraint.empty() ? nullptr : &constraint.alternatives[a];
         pool.shape = job_shape(job.spec, *snap_.parts[part], slots);
         pool.gpu_type = job.spec.gpu_type;
-        pool.type_ok.resize(snap_.types.size());
-        const UnitNeed& need = pool.shape.need;
-        int32_t min_gpus = need.node_gpus + need.gpus;  // one unit's worth
-        for (size_t t = 0; t < snap_.types.size(); ++t) {
-          const NodeType& nt = snap_.types[t];
-          pool.type_ok[t] = std::binary_search(nt.parts.begin(), nt.parts.end(), pool.part) &&
-                            (!pool.alt || node_matches(*pool.alt, nt.features)) &&
-                            (min_gpus == 0 || nt.gpus_of(job.spec.gpu_type) >= min_gpus);
-        }
+        pool.type_ok = type_mask(pool);
         pools.push_back(std::move(pool));
       }
     }
@@ -413,6 +405,34 @@ class Pass {
     if (!snap_.topo.active() || !job.spec.nodelist.empty()) return;
     if (snap_.topo.tree) split_by_switches(pools, every_block);
     else split_by_blocks(pools, job.spec.segment, every_block);
+  }
+
+  // By node type: whether the pool (its partition, constraint alternative and GPUs) may
+  // use it. Kept for the pass for pools without a constraint when there are many types (a
+  // topology makes a type per base block): jobs of one partition then share it.
+  std::vector<char> type_mask(const Pool& pool) {
+    constexpr size_t kManyTypes = 64;
+    int32_t min_gpus = pool.shape.need.node_gpus + pool.shape.need.gpus;  // one unit's worth
+    if (pool.alt || snap_.types.size() < kManyTypes) return compute_type_mask(pool, min_gpus);
+    auto [it, fresh] = type_masks_.try_emplace(MaskKey{pool.part, min_gpus, min_gpus == 0 ? std::string() : pool.gpu_type});
+    if (fresh) it->second = compute_type_mask(pool, min_gpus);
+    return it->second;
+  }
+  struct MaskKey {
+    int32_t part, min_gpus;
+    std::string gpu_type;  // "" when min_gpus is 0 (not read then)
+    auto operator<=>(const MaskKey&) const = default;
+  };
+  std::map<MaskKey, std::vector<char>> type_masks_;  // type_mask()'s
+
+  std::vector<char> compute_type_mask(const Pool& pool, int32_t min_gpus) const {
+    std::vector<char> ok(snap_.types.size());
+    for (size_t t = 0; t < snap_.types.size(); ++t) {
+      const NodeType& nt = snap_.types[t];
+      ok[t] = std::binary_search(nt.parts.begin(), nt.parts.end(), pool.part) &&
+              (!pool.alt || node_matches(*pool.alt, nt.features)) && (min_gpus == 0 || nt.gpus_of(pool.gpu_type) >= min_gpus);
+    }
+    return ok;
   }
 
   // Switch tree (Slurm's topology/tree, as blocks: BlockTopology::tree): a job runs below
@@ -534,19 +554,21 @@ class Pass {
         if (any) out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, std::move(ok), nullptr, -1, 0, -1});
         continue;
       }
-      std::vector<std::pair<int64_t, int32_t>> blocks;  // (free nodes now, block)
+      // The level's blocks come sorted by (free nodes now, block) already (level_order()).
+      std::vector<std::pair<int64_t, int32_t>>& blocks = split_blocks_;
+      blocks.clear();
       const std::vector<int64_t>& usable = usable_by_block(pool, level);
-      const std::vector<int32_t>& level_blocks = topo.by_level[static_cast<size_t>(level)];
-      for (size_t i = 0; i < level_blocks.size(); ++i)
-        if (usable[i] >= needed) blocks.emplace_back(free_nodes_in_block(level_blocks[i]), level_blocks[i]);
-      std::stable_sort(blocks.begin(), blocks.end());
+      for (const auto& [free, b] : level_order(level))
+        if (usable[static_cast<size_t>(level_pos_[static_cast<size_t>(b)])] >= needed) blocks.emplace_back(free, b);
+      auto first = blocks.begin();
       if (!every_block && blocks.size() > kLaterBlocks) {  // those with room now, then the emptiest
         auto room = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(int64_t{needed}, -1));
-        blocks.erase(blocks.begin(), std::min(room, blocks.end() - static_cast<std::ptrdiff_t>(kLaterBlocks)));
+        first = std::min(room, blocks.end() - static_cast<std::ptrdiff_t>(kLaterBlocks));
       }
       auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
-      for (const auto& [free, b] : blocks)
-        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, free, needed, b});
+      out.reserve(out.size() + static_cast<size_t>(blocks.end() - first));
+      for (auto it = first; it != blocks.end(); ++it)
+        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, it->first, needed, it->second});
     }
     pools.swap(out);
   }
@@ -622,16 +644,60 @@ class Pass {
   }
 
   int64_t free_nodes_in_block(int32_t block) {
-    if (bblock_free_.empty()) {
-      bblock_free_.assign(snap_.topo.by_level[0].size(), 0);
-      for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
-        int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
-        if (bb >= 0 && snap_.map.free_cpus(n) > 0) ++bblock_free_[static_cast<size_t>(bb)];
-      }
-    }
+    if (bblock_free_.empty()) count_bblock_free();
     int64_t free = 0;
     for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(block)].bblocks) free += bblock_free_[static_cast<size_t>(bb)];
     return free;
+  }
+
+  // Counts bblock_free_ afresh; the level orders made from the old counts are dropped.
+  void count_bblock_free() {
+    bblock_free_.assign(snap_.topo.by_level[0].size(), 0);
+    for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
+      int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
+      if (bb >= 0 && snap_.map.free_cpus(n) > 0) ++bblock_free_[static_cast<size_t>(bb)];
+    }
+    for (auto& order : level_order_) order.clear();
+  }
+
+  // The blocks of `level` sorted by (free nodes now, block): split_by_blocks()'s best-fit
+  // order. Kept across jobs (a start moves only the blocks of the node it filled, in
+  // fill_bblock()), so that a job does not sort a level of a thousand blocks again.
+  const std::vector<std::pair<int64_t, int32_t>>& level_order(int32_t level) {
+    const BlockTopology& topo = snap_.topo;
+    if (bblock_free_.empty()) count_bblock_free();
+    if (level_order_.empty()) {  // the maps from blocks, made once
+      level_order_.resize(topo.by_level.size());
+      level_pos_.assign(topo.blocks.size(), -1);
+      bblock_blocks_.assign(topo.by_level[0].size(), {});
+      for (const std::vector<int32_t>& blocks : topo.by_level)
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          level_pos_[static_cast<size_t>(blocks[i])] = static_cast<int32_t>(i);
+          for (int32_t bb : topo.blocks[static_cast<size_t>(blocks[i])].bblocks)
+            bblock_blocks_[static_cast<size_t>(bb)].push_back(blocks[i]);
+        }
+    }
+    std::vector<std::pair<int64_t, int32_t>>& order = level_order_[static_cast<size_t>(level)];
+    if (order.empty()) {
+      for (int32_t b : topo.by_level[static_cast<size_t>(level)]) order.emplace_back(free_nodes_in_block(b), b);
+      std::sort(order.begin(), order.end());
+    }
+    return order;
+  }
+
+  // A start took the last free CPUs of a node in base block `bb`: one node fewer with
+  // free CPUs there, and in each block that holds it (moved up its level's order).
+  void fill_bblock(int32_t bb) {
+    --bblock_free_[static_cast<size_t>(bb)];
+    if (level_order_.empty()) return;
+    for (int32_t b : bblock_blocks_[static_cast<size_t>(bb)]) {
+      auto& order = level_order_[static_cast<size_t>(snap_.topo.blocks[static_cast<size_t>(b)].level)];
+      if (order.empty()) continue;
+      int64_t free = free_nodes_in_block(b);  // after the decrement: it had one more
+      auto at = std::lower_bound(order.begin(), order.end(), std::make_pair(free + 1, b));
+      at->first = free;
+      for (; at != order.begin() && *at < *(at - 1); --at) std::iter_swap(at, at - 1);
+    }
   }
 
   // --exclusive=topo (Slurm's WHOLE_TOPO, also every job of a partition with
@@ -835,9 +901,22 @@ class Pass {
   // total, or -1. Leaves in room_ the classes with room there but none now.
   int32_t earliest(const Pool& pool, const NodeFilter& f, int32_t from, int32_t last) {
     ++plan_.stats.sweeps;
-    if (f.ok.empty())
-      return snap_.map.earliest(pool.shape.need, mask(pool), pool.shape.units, from, last, room_, plan_.stats.swept);
-    return earliest_filtered(pool, f, from, last);
+    if (!f.ok.empty()) return earliest_filtered(pool, f, from, last);
+    if (pool.block >= 0)  // its mask holds only its own nodes' types
+      return snap_.map.earliest_among(pool.shape.need, mask(pool), block_nodes(pool.block), pool.shape.units, from, last,
+                                      room_, plan_.stats.swept);
+    return snap_.map.earliest(pool.shape.need, mask(pool), pool.shape.units, from, last, room_, plan_.stats.swept);
+  }
+
+  // The time map's nodes of a block (a base block's own list; a higher one's made when
+  // first needed).
+  std::span<const int32_t> block_nodes(int32_t block) {
+    const std::vector<int32_t>& bblocks = snap_.topo.blocks[static_cast<size_t>(block)].bblocks;
+    if (bblocks.size() == 1) return bblock_nodes(bblocks.front());
+    auto [it, fresh] = block_nodes_.try_emplace(block);
+    if (fresh)
+      for (int32_t bb : bblocks) it->second.insert(it->second.end(), bblock_nodes(bb).begin(), bblock_nodes(bb).end());
+    return it->second;
   }
 
   // The same for jobs with -w/-x, class by class, counting the nodes they may use.
@@ -889,18 +968,36 @@ class Pass {
     options.clear();
     group_room_.assign(static_cast<size_t>(snap_.map.now_group_count()), 0);
     int64_t upper = 0;
-    for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) {
+    auto visit = [&](int32_t g) {
       const TimeMap::NowGroup& group = snap_.map.now_group(g);
-      if (group.nodes.empty() || group.free_cpus <= 0 || !mask(pool)[group.type]) continue;
+      if (group.nodes.empty() || group.free_cpus <= 0 || !mask(pool)[group.type]) return;
       int32_t first = group.nodes.front();
       int32_t u = snap_.map.units_for(first, group.free_cpus, snap_.map.total_mem(first), group.free_gpus, pool.shape.need);
-      if (u <= 0) continue;
+      if (u <= 0) return;
       upper += int64_t{u} * static_cast<int64_t>(group.nodes.size());
       options.push_back(option(first, group.nodes));
       if (now) options.back().most = u;  // later a node may have more
       group_room_[static_cast<size_t>(g)] = 1;
+    };
+    // A block's pool may use only its own types: their groups alone, not a thousand
+    // blocks' (the options are sorted after, so the order they are found in is no matter).
+    if (pool.block >= 0) {
+      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(pool.block)].bblocks)
+        for (int32_t t : bblock_types(bb))
+          for (int32_t g : type_groups(t)) visit(g);
+    } else {
+      for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) visit(g);
     }
     return upper;
+  }
+
+  // The now groups of node type `t`. The time map only adds groups (a node that changes
+  // joins a new one or an old one), so those added since the last call are filed here.
+  const std::vector<int32_t>& type_groups(int32_t t) {
+    if (type_groups_.empty()) type_groups_.resize(snap_.types.size());
+    for (; groups_filed_ < snap_.map.now_group_count(); ++groups_filed_)
+      type_groups_[static_cast<size_t>(snap_.map.now_group(groups_filed_).type)].push_back(groups_filed_);
+    return type_groups_[static_cast<size_t>(t)];
   }
 
   // The nodes with room at `slot` after earliest() found it, best first: the groups with
@@ -1282,7 +1379,7 @@ class Pass {
       bool had_free = snap_.map.free_cpus(node) > 0;
       snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib, gpus);
       if (had_free && snap_.map.free_cpus(node) <= 0 && !bblock_free_.empty())  // a start filled it
-        if (int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock; bb >= 0) --bblock_free_[static_cast<size_t>(bb)];
+        if (int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock; bb >= 0) fill_bblock(bb);
       alloc.push_back(std::move(a));
     }
     if (p.whole_topo) {
@@ -1549,6 +1646,10 @@ class Pass {
   std::vector<int64_t> type_nodes_;        // by node type: its usable nodes (empty: to count)
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
   std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count; starts keep it)
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> level_order_;  // by level: level_order()'s (empty: to sort)
+  std::vector<int32_t> level_pos_;         // by block: its place in its level's by_level list
+  std::vector<std::vector<int32_t>> bblock_blocks_;  // by base block: the blocks that hold it, every level
+  std::vector<std::pair<int64_t, int32_t>> split_blocks_;  // split_by_blocks()'s
   std::unordered_map<int32_t, std::vector<int32_t>> idle_by_slot_;  // idle_by_bblock()'s, by slot
   std::vector<int32_t> taken_by_bblock_;   // fragment_cost()'s
   int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)
@@ -1559,6 +1660,8 @@ class Pass {
   std::vector<std::vector<std::pair<int32_t, int32_t>>> leaf_up_;  // switches_above()'s
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
+  std::vector<std::vector<int32_t>> type_groups_;  // by node type: its now groups (type_groups())
+  int32_t groups_filed_ = 0;               // now groups filed in type_groups_
   std::vector<std::pair<int32_t, int32_t>> later_;  // (now group, node) of room_'s classes
   std::vector<int32_t> later_nodes_;
   std::vector<int32_t> parts_;  // consider()'s usable partitions
@@ -1567,6 +1670,7 @@ class Pass {
   std::vector<Pool> lowered_pools_;  // lowered_limit()'s, which its placement points into
   std::vector<Pool> whole_pools_, other_pools_;  // find_for()'s, which its placement points into
   std::vector<std::vector<int32_t>> bblock_nodes_;  // by base block: its time map nodes
+  std::unordered_map<int32_t, std::vector<int32_t>> block_nodes_;  // block_nodes()'s, for blocks above the base
   std::vector<std::vector<int32_t>> bblock_types_;  // by base block: its node types
 };
 

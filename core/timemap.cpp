@@ -349,6 +349,69 @@ int32_t TimeMap::earliest(const UnitNeed& need, const std::vector<char>& type_ok
   return answer;
 }
 
+// The offer of the nodes' classes at each slot is what earliest() sums, class by class:
+// a monotone class offers its pieces' units from each piece's slot (room where it goes
+// from none to some), a dipped one its intervals. Steps past `last` cannot matter.
+int32_t TimeMap::earliest_among(const UnitNeed& need, const std::vector<char>& type_ok, std::span<const int32_t> nodes,
+                                int64_t want, int32_t from, int32_t last, std::vector<int32_t>& room, int64_t& read) {
+  room.clear();
+  last = std::min(last, horizon_ - 1);
+  if (from > last) return -1;
+  std::vector<int32_t>& classes = among_classes_;
+  classes.clear();
+  for (int32_t n : nodes)
+    if (type_ok[nodes_[n].type]) classes.push_back(nodes_[n].cls);
+  std::sort(classes.begin(), classes.end());
+  classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+  read += static_cast<int64_t>(classes.size());
+  std::vector<Step>& steps = among_steps_;
+  steps.clear();
+  dipped_.clear();
+  int64_t total = 0;
+  for (int32_t c : classes) {
+    const Class& cls = classes_[c];
+    int64_t n = static_cast<int64_t>(cls.nodes.size());
+    if (!cls.monotone) {
+      general_intervals(cls, need, dip_ivs_, last);
+      for (const Interval& iv : dip_ivs_) {
+        if (iv.from > last) break;
+        steps.push_back({iv.from, n * iv.units, -1});
+        if (iv.to <= last) steps.push_back({iv.to, -n * iv.units, -1});
+        dipped_.push_back({c, iv.from, iv.to});
+      }
+      continue;
+    }
+    const Piece* piece = pieces_.data() + cls.first_piece;
+    const NodeSize t = totals_of(cls);
+    int32_t was = units(t, piece[0].cpus, piece[0].mem, piece[0].gpus, need);
+    total += n * was;
+    for (uint32_t k = 1; k < cls.pieces && piece[k].slot <= last; ++k) {  // (earliest() lists them below the horizon)
+      int32_t is = units(t, piece[k].cpus, piece[k].mem, piece[k].gpus, need);
+      steps.push_back({piece[k].slot, n * (is - was), was == 0 && is > 0 ? c : -1});
+      was = is;
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.slot < b.slot; });
+  size_t i = 0;
+  auto take = [&](int32_t slot) {  // the steps at `slot`
+    for (; i < steps.size() && steps[i].slot == slot; ++i) {
+      total += steps[i].units;
+      if (steps[i].cls >= 0) room.push_back(steps[i].cls);
+    }
+  };
+  while (i < steps.size() && steps[i].slot <= from) take(steps[i].slot);
+  int32_t answer = total >= want ? from : -1;
+  while (answer < 0 && i < steps.size()) {  // every step is at or before `last`
+    int32_t slot = steps[i].slot;
+    take(slot);
+    if (total >= want) answer = slot;
+  }
+  if (answer >= 0)
+    for (const DippedInterval& d : dipped_)
+      if (d.from <= answer && answer < d.to) room.push_back(d.cls);
+  return answer;
+}
+
 int64_t TimeMap::offered_now(const UnitNeed& need, const std::vector<char>& type_ok) const {
   int64_t total = 0;
   for (const MonoState& st : mono_states_)

@@ -72,6 +72,12 @@ class TimeMap {
   int32_t earliest(const UnitNeed& need, const std::vector<char>& type_ok, int64_t want, int32_t from, int32_t last,
                    std::vector<int32_t>& room, int64_t& read);
 
+  // earliest() for a pool confined to a few nodes (a topology block's): the same answer
+  // and room, provided every node of a type with `type_ok` set is in `nodes`. Reads those
+  // nodes' classes alone, where earliest() reads every release up to the answer.
+  int32_t earliest_among(const UnitNeed& need, const std::vector<char>& type_ok, std::span<const int32_t> nodes,
+                         int64_t want, int32_t from, int32_t last, std::vector<int32_t>& room, int64_t& read);
+
   int32_t horizon() const { return horizon_; }
   static int32_t coarsen(int32_t slot);       // rounded later, to the grid of far-off slots
   static int32_t coarsen_down(int32_t slot);  // rounded earlier, to the same grid
@@ -227,6 +233,15 @@ class TimeMap {
     int32_t cls, from, to;
   };
   std::vector<DippedInterval> dipped_;
+  // earliest_among()'s scratch: the nodes' classes, and what each changes the offer by
+  // when (`cls` >= 0: a monotone class that has room from then on and had none before).
+  struct Step {
+    int32_t slot;
+    int64_t units;
+    int32_t cls;
+  };
+  std::vector<int32_t> among_classes_;
+  std::vector<Step> among_steps_;
 };
 
 }  // namespace hq

@@ -350,3 +350,20 @@ TEST_CASE("tree: the submit check counts a switch's nodes once, however many way
   CHECK(check_ever_runnable(s, JobBuilder(1).nodes(4).build()).is_ok());
   CHECK_FALSE(check_ever_runnable(s, JobBuilder(2).nodes(6).build()).is_ok());
 }
+
+TEST_CASE("tree: a dynamic node labelled with a leaf below switch S joins the partitions of switch{S}") {
+  ClusterConfig config = uniform_cluster_config(*expand_hostlist("n[1-12]"), 4, 1024, "all");
+  config.topology = two_level_tree();
+  PartitionConfig spine;
+  spine.name = "spine";
+  REQUIRE(parse_partition_nodes("switch{s4}", spine).is_ok());
+  config.partitions.push_back(spine);
+  ClusterState s = make_state(config);
+  CHECK(apply(s, NodeRegistered{"d1", 1, 8, 1000, {}, {}, "", "s2", 0, true}));  // s2 is below s4
+  CHECK(apply(s, NodeRegistered{"d2", 1, 8, 1000, {}, {}, "", "s3", 0, true}));  // s3 is not
+  const PartitionConfig* p = find_partition(s.partitions, "spine");
+  REQUIRE(p != nullptr);
+  CHECK(std::count(p->nodes.begin(), p->nodes.end(), "d1") == 1);
+  CHECK(std::count(p->nodes.begin(), p->nodes.end(), "d2") == 0);
+  CHECK(switch_tree_of(s).node_addr("d1") == "top.s4.s2.d1");  // and it sits below s2
+}

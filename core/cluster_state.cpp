@@ -1,7 +1,6 @@
 #include "core/cluster_state.hpp"
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -362,31 +361,27 @@ void set_member(PartitionConfig& p, const std::string& node, bool in) {
   if (!in && there) p.nodes.erase(at);
 }
 
-// The configured switches at or above switch `name` (a node's --switch label), by name:
-// a partition of switch{S} takes a node labelled with a leaf below S.
-std::set<std::string> switches_at_or_above(const TopologyConfig& t, const std::string& name) {
-  std::set<std::string> out;
-  if (name.empty() || t.switches.empty()) return out;
-  out.insert(name);
-  for (bool grew = true; grew;) {  // parents of what is in, until nothing is added
-    grew = false;
-    for (const SwitchConfig& sw : t.switches)
-      if (!out.count(sw.name) && std::any_of(sw.switches.begin(), sw.switches.end(), [&](const std::string& c) { return out.count(c) > 0; }))
-        grew = out.insert(sw.name).second || grew;
-  }
-  return out;
+// Whether a partition's switch{S} takes a node labelled with switch `label`: S is the label,
+// or a configured switch above it (the lowest switch above both is S itself).
+bool below_listed_switch(const SwitchTree& tree, const PartitionConfig& p, const std::string& label) {
+  int32_t leaf = label.empty() ? -1 : tree.find(label);
+  if (leaf < 0) return false;
+  return std::any_of(p.node_switches.begin(), p.node_switches.end(), [&](const std::string& sw) {
+    int32_t at = tree.find(sw);
+    return at >= 0 && tree.common_ancestor({leaf, at}) == at;
+  });
 }
 
 // A node's partitions from its features and labels, and the config's lists (names listed
 // stay members, also a dynamic node that comes back after a delete); in partition order.
 void update_memberships(ClusterState& s, Node& node) {
   node.partitions.clear();
-  std::set<std::string> above = switches_at_or_above(s.topology, node.switch_name);
+  SwitchTree tree = node.switch_name.empty() ? SwitchTree{} : build_switch_tree(s.topology, {});
   for (auto& p : s.partitions) {
     auto listed = s.listed.find(p.name);
     bool in = (listed != s.listed.end() && listed->second.count(node.name)) ||
               partition_wants_by_function(p, node.features, node.block, node.switch_name) ||
-              std::any_of(p.node_switches.begin(), p.node_switches.end(), [&](const std::string& sw) { return above.count(sw) > 0; });
+              below_listed_switch(tree, p, node.switch_name);
     set_member(p, node.name, in);
     if (in) node.partitions.push_back(p.name);
   }

@@ -58,6 +58,17 @@ std::set<std::string> leaves_of(const SwitchTree& tree, const std::vector<std::s
 
 SwitchTree tree_of(const ClusterState& s) { return switch_tree_of(s); }
 
+// The 12-node cluster of two_level_tree() with partition "spine" over `nodes` (and "all").
+ClusterState with_spine_partition(const std::string& nodes) {
+  ClusterConfig config = uniform_cluster_config(*expand_hostlist("n[1-12]"), 4, 1024, "all");
+  config.topology = two_level_tree();
+  PartitionConfig spine;
+  spine.name = "spine";
+  REQUIRE(parse_partition_nodes(nodes, spine).is_ok());
+  config.partitions.push_back(spine);
+  return make_state(config);
+}
+
 }  // namespace
 
 TEST_CASE("tree as blocks: leaves are base blocks, each higher switch a block of the leaves below it") {
@@ -236,13 +247,7 @@ TEST_CASE("tree placement (property): over random trees and workloads every job 
 }
 
 TEST_CASE("tree: a partition's nodes = \"switch{S}\" are the nodes below configured switch S, at any level") {
-  ClusterConfig config = uniform_cluster_config(*expand_hostlist("n[1-12]"), 4, 1024, "all");
-  config.topology = two_level_tree();
-  PartitionConfig spine;
-  spine.name = "spine";
-  REQUIRE(parse_partition_nodes("switch{s4},n12", spine).is_ok());
-  config.partitions.push_back(spine);
-  ClusterState s = make_state(config);
+  ClusterState s = with_spine_partition("switch{s4},n12");
   const PartitionConfig* p = find_partition(s.partitions, "spine");
   REQUIRE(p != nullptr);
   CHECK(compress_hostlist(p->nodes) == "n[1-8,12]");
@@ -352,13 +357,7 @@ TEST_CASE("tree: the submit check counts a switch's nodes once, however many way
 }
 
 TEST_CASE("tree: a dynamic node labelled with a leaf below switch S joins the partitions of switch{S}") {
-  ClusterConfig config = uniform_cluster_config(*expand_hostlist("n[1-12]"), 4, 1024, "all");
-  config.topology = two_level_tree();
-  PartitionConfig spine;
-  spine.name = "spine";
-  REQUIRE(parse_partition_nodes("switch{s4}", spine).is_ok());
-  config.partitions.push_back(spine);
-  ClusterState s = make_state(config);
+  ClusterState s = with_spine_partition("switch{s4}");
   CHECK(apply(s, NodeRegistered{"d1", 1, 8, 1000, {}, {}, "", "s2", 0, true}));  // s2 is below s4
   CHECK(apply(s, NodeRegistered{"d2", 1, 8, 1000, {}, {}, "", "s3", 0, true}));  // s3 is not
   const PartitionConfig* p = find_partition(s.partitions, "spine");

@@ -165,17 +165,48 @@ class Loader {
     return s;
   }
 
-  // [topology]: block_sizes = [N, ...] and [[topology.block]] tables (name, nodes), or
-  // [[topology.switch]] tables.
+  // [topology] (one topology, "default"), or [[topology]] tables (Slurm 25.05's
+  // topology.yaml): each a name, `default = true` for the cluster default (the first such;
+  // else the first table), and its blocks, switches, or `flat = true`.
   Status load_topology(const toml::table& root, ClusterConfig& c) const {
-    Status s;
-    const toml::table* t = section(root, "topology", s);
-    if (!t) return s;
-    TopologyConfig& topo = c.topology;
+    const toml::node* n = root.get("topology");
+    if (!n) return Status::ok();
+    if (const toml::table* t = n->as_table()) return load_one_topology(*t, false, c.topology);
+    const toml::array* arr = n->as_array();
+    if (!arr || !arr->is_array_of_tables()) return where(*n, "[topology] must be a table, or [[topology]] tables");
+    std::vector<TopologyConfig> all;
+    int32_t chosen = -1;
+    for (const auto& e : *arr) {
+      TopologyConfig topo;
+      bool is_default = false;
+      if (Status s = load_one_topology(*e.as_table(), true, topo, &is_default); !s) return s;
+      if (is_default && chosen < 0) chosen = static_cast<int32_t>(all.size());
+      all.push_back(std::move(topo));
+    }
+    if (all.empty()) return Status::ok();
+    size_t first = chosen < 0 ? 0 : static_cast<size_t>(chosen);
+    c.topology = std::move(all[first]);
+    for (size_t i = 0; i < all.size(); ++i)
+      if (i != first) c.other_topologies.push_back(std::move(all[i]));
+    return Status::ok();
+  }
+
+  // One topology's table: block_sizes = [N, ...] and [[topology.block]] tables (name,
+  // nodes), or [[topology.switch]] tables; in a [[topology]], also name, default and flat.
+  Status load_one_topology(const toml::table& t, bool named, TopologyConfig& topo, bool* is_default = nullptr) const {
     topo.present = true;
-    s = check_keys(*t, {"block_sizes", "block", "switch"}, "[topology]");
+    Status s = named ? check_keys(t, {"name", "default", "flat", "block_sizes", "block", "switch"}, "[[topology]]")
+                     : check_keys(t, {"block_sizes", "block", "switch"}, "[topology]");
+    if (s && named) {
+      topo.name.clear();
+      s = get_string(t, "name", topo.name);
+      if (s && (topo.name.empty() || topo.name.find_first_of(",:{}[]= \t\n") != std::string::npos))
+        s = where(t, "[[topology]] needs a name (letters, digits, - and _), like name = \"nvl\"");
+      if (s && is_default) s = get_bool(t, "default", *is_default);
+      if (s) s = get_bool(t, "flat", topo.flat);
+    }
     if (s) {
-      if (const toml::node* n = t->get("block_sizes")) {
+      if (const toml::node* n = t.get("block_sizes")) {
         const toml::array* arr = n->as_array();
         if (!arr) return where(*n, "'block_sizes' must be a list of node counts, like [18, 36]");
         for (const auto& e : *arr) {
@@ -185,7 +216,7 @@ class Loader {
         }
       }
     }
-    if (s) s = each_table(*t, "block", [&](const toml::table& b) -> Status {
+    if (s) s = each_table(t, "block", [&](const toml::table& b) -> Status {
       BlockConfig block;
       Status bs = check_keys(b, {"name", "nodes"}, "[[topology.block]]");
       if (bs) bs = get_string(b, "name", block.name);
@@ -198,9 +229,9 @@ class Loader {
       if (bs) topo.blocks.push_back(std::move(block));
       return bs;
     });
-    if (s) s = load_switches(*t, topo);
+    if (s) s = load_switches(t, topo);
     if (s) {
-      if (Status v = validate_topology(topo); !v) s = where(*t, v.message());
+      if (Status v = validate_topology(topo); !v) s = where(t, v.message());
     }
     return s;
   }
@@ -457,7 +488,8 @@ class Loader {
       PartitionConfig p;
       Status s = check_keys(t, {"name", "nodes", "default", "max_time", "default_time", "state", "max_nodes", "min_nodes",
                                 "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups",
-                                "def_mem_per_cpu", "oversubscribe", "exclusive_topo", "preempt_mode", "grace_time", "qos"},
+                                "def_mem_per_cpu", "oversubscribe", "exclusive_topo", "preempt_mode", "grace_time", "qos",
+                                "topology"},
                        "[[partition]]");
       if (s) s = get_string(t, "name", p.name);
       if (s && p.name.empty()) s = invalid(source_ + ":" + std::to_string(t.source().begin.line) + ": [[partition]] needs a name");
@@ -496,6 +528,7 @@ class Loader {
       if (s) s = get_enum(t, "preempt_mode", parse_preempt_mode, "OFF, CANCEL, REQUEUE", p.preempt_mode);
       if (s) s = get_duration(t, "grace_time", p.grace_time);
       if (s) s = get_string(t, "qos", p.qos);
+      if (s) s = get_string(t, "topology", p.topology);
       if (s) c.partitions.push_back(std::move(p));
       return s;
     });

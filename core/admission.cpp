@@ -230,12 +230,12 @@ Status check_ever_runnable(const ClusterState& s, const Job& job) {
   if (!choice) return choice.status();
   Status first;
   bool any = false;
-  SwitchTree tree = s.topology.switches.empty() ? SwitchTree{} : switch_tree_of(s);
   for_each_partition(job, [&](const std::string& name) {
     if (any) return;
     const PartitionConfig* p = find_partition(s.partitions, name);
+    const TopologyConfig& topo = topology_of_partition(s, name);  // its switch tree, if it places by one
     Status st = !p ? invalid("Invalid partition name specified: " + name)
-                   : check_in_partition(s, job, *p, *constraint, *choice, tree);
+                   : check_in_partition(s, job, *p, *constraint, *choice, topo.switches.empty() ? SwitchTree{} : switch_tree_of(s, topo));
     if (st) any = true;
     else if (first.is_ok()) first = st;
   });

@@ -1,8 +1,10 @@
 #include "core/block_usage.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/hostlist.hpp"
+#include "core/switch_tree.hpp"
 
 namespace hq {
 
@@ -38,11 +40,17 @@ bool exclusive_topo_running(const ClusterState& s) {
   return any;
 }
 
-std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t) {
+std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s) {
   std::set<std::string> out;
-  if (!t.active()) return out;
+  std::map<const TopologyConfig*, BlockTopology> built;  // each topology as blocks (a tree's leaves), once
   for_each_job_in(s, s.running, [&](const Job& job) {
     if (!exclusive_topo_job(s, job)) return;
+    const TopologyConfig& config = topology_of_partition(s, job.partition);
+    auto [at, fresh] = built.try_emplace(&config);
+    if (fresh && config.present)
+      at->second = config.switches.empty() ? block_topology_of(s, config) : switch_tree_blocks(switch_tree_of(s, config));
+    const BlockTopology& t = at->second;
+    if (!t.active()) return;
     std::set<std::string> own;
     for (const auto& a : job.alloc) own.insert(a.node);
     for (const auto& a : job.alloc) {

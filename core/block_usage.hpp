@@ -28,8 +28,9 @@ struct BlockUsage {
 std::vector<BlockUsage> block_usage(const BlockTopology& t, const std::map<std::string, Node, NaturalLess>& nodes);
 
 // The nodes an exclusive=topo job (--exclusive=topo, or a partition's exclusive_topo) keeps
-// from every other job: the rest of the base blocks it runs in (Slurm's BLOCKED state).
-std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s, const BlockTopology& t);
+// from every other job: the rest of the base blocks (a tree's leaf switches) it runs in,
+// in its partition's topology (Slurm's BLOCKED state).
+std::set<std::string> blocked_by_exclusive_topo(const ClusterState& s);
 bool exclusive_topo_job(const ClusterState& s, const Job& job);
 bool exclusive_topo_running(const ClusterState& s);  // any such job runs (else nothing is BLOCKED)
 

@@ -295,28 +295,59 @@ bool NaturalLess::operator()(const std::string& a, const std::string& b) const {
   return natural_less(a, b);
 }
 
-BlockTopology block_topology_of(const ClusterState& s) {
+std::vector<const TopologyConfig*> topologies_of(const ClusterState& s) {
+  std::vector<const TopologyConfig*> out{&s.topology};
+  for (const auto& t : s.other_topologies) out.push_back(&t);
+  return out;
+}
+
+const TopologyConfig* topology_named(const ClusterState& s, std::string_view name) {
+  if (name.empty() || name == s.topology.name) return &s.topology;
+  for (const auto& t : s.other_topologies)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const TopologyConfig& topology_of_partition(const ClusterState& s, const std::string& partition) {
+  for (const auto& p : s.partitions)
+    if (p.name == partition)
+      if (const TopologyConfig* t = topology_named(s, p.topology)) return *t;
+  return s.topology;
+}
+
+BlockTopology block_topology_of(const ClusterState& s, const TopologyConfig& t) {
+  bool is_default = &t == &s.topology;
   std::vector<std::pair<std::string, std::string>> labels;
   labels.reserve(s.nodes.size());
   std::set<std::string> moved;  // placed by an operator: out of their configured blocks
   for (const auto& [name, n] : s.nodes) {
-    labels.emplace_back(name, n.block);
+    labels.emplace_back(name, label_unit(n.block, t.name, is_default));
     if (n.operator_block) moved.insert(name);
   }
-  return build_block_topology(s.topology, labels, moved);
+  return build_block_topology(t, labels, moved);
+}
+
+BlockTopology block_topology_of(const ClusterState& s) {
+  return block_topology_of(s, s.topology);
+}
+
+SwitchTree switch_tree_of(const ClusterState& s, const TopologyConfig& t) {
+  bool is_default = &t == &s.topology;
+  std::vector<std::pair<std::string, std::string>> labels;
+  labels.reserve(s.nodes.size());
+  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, label_unit(n.switch_name, t.name, is_default));
+  return build_switch_tree(t, labels);
 }
 
 SwitchTree switch_tree_of(const ClusterState& s) {
-  std::vector<std::pair<std::string, std::string>> labels;
-  labels.reserve(s.nodes.size());
-  for (const auto& [name, n] : s.nodes) labels.emplace_back(name, n.switch_name);
-  return build_switch_tree(s.topology, labels);
+  return switch_tree_of(s, s.topology);
 }
 
 ClusterState make_state(const ClusterConfig& config) {
   ClusterState s;
   s.partitions = config.partitions;
   s.topology = config.topology;
+  s.other_topologies = config.other_topologies;
   for (const auto& nc : config.nodes) {
     for (const auto& name : nc.names) {
       Node& n = s.nodes[name];
@@ -332,13 +363,16 @@ ClusterState make_state(const ClusterConfig& config) {
       n.config_threads_per_core = nc.threads_per_core;
     }
   }
-  SwitchTree tree = build_switch_tree(config.topology, {});  // switch{S}: the nodes below configured switch S
+  std::vector<SwitchTree> trees;  // switch{S}: the nodes below configured switch S (of any topology)
+  for (const TopologyConfig* t : topologies_of(s))
+    if (!t->switches.empty()) trees.push_back(build_switch_tree(*t, {}));
   for (auto& p : s.partitions) {
     // By name from a set (a list search would be quadratic here), else by function.
     std::unordered_set<std::string>& named = s.listed[p.name];
     named.insert(p.nodes.begin(), p.nodes.end());
     for (const auto& sw : p.node_switches)
-      if (int32_t at = tree.find(sw); at >= 0) named.insert(tree.switches[static_cast<size_t>(at)].nodes.begin(), tree.switches[static_cast<size_t>(at)].nodes.end());
+      for (const SwitchTree& tree : trees)
+        if (int32_t at = tree.find(sw); at >= 0) named.insert(tree.switches[static_cast<size_t>(at)].nodes.begin(), tree.switches[static_cast<size_t>(at)].nodes.end());
     std::vector<std::string> members;
     for (auto& [name, n] : s.nodes)
       if (named.count(name) || partition_wants_by_function(p, n.features)) {
@@ -361,27 +395,34 @@ void set_member(PartitionConfig& p, const std::string& node, bool in) {
   if (!in && there) p.nodes.erase(at);
 }
 
-// Whether a partition's switch{S} takes a node labelled with switch `label`: S is the label,
-// or a configured switch above it (the lowest switch above both is S itself).
-bool below_listed_switch(const SwitchTree& tree, const PartitionConfig& p, const std::string& label) {
-  int32_t leaf = label.empty() ? -1 : tree.find(label);
-  if (leaf < 0) return false;
-  return std::any_of(p.node_switches.begin(), p.node_switches.end(), [&](const std::string& sw) {
-    int32_t at = tree.find(sw);
-    return at >= 0 && tree.common_ancestor({leaf, at}) == at;
-  });
+// Whether a partition's switch{S} takes a node labelled with switch `label`: in some tree,
+// S is the leaf the label names there, or a configured switch above it (the lowest switch
+// above both is S itself).
+bool below_listed_switch(const ClusterState& s, const PartitionConfig& p, const std::string& label) {
+  if (label.empty() || p.node_switches.empty()) return false;
+  for (const TopologyConfig* t : topologies_of(s)) {
+    if (t->switches.empty()) continue;
+    SwitchTree tree = build_switch_tree(*t, {});
+    int32_t leaf = tree.find(label_unit(label, t->name, t == &s.topology));
+    if (leaf < 0) continue;
+    if (std::any_of(p.node_switches.begin(), p.node_switches.end(), [&](const std::string& sw) {
+          int32_t at = tree.find(sw);
+          return at >= 0 && tree.common_ancestor({leaf, at}) == at;
+        }))
+      return true;
+  }
+  return false;
 }
 
 // A node's partitions from its features and labels, and the config's lists (names listed
 // stay members, also a dynamic node that comes back after a delete); in partition order.
 void update_memberships(ClusterState& s, Node& node) {
   node.partitions.clear();
-  SwitchTree tree = node.switch_name.empty() ? SwitchTree{} : build_switch_tree(s.topology, {});
   for (auto& p : s.partitions) {
     auto listed = s.listed.find(p.name);
     bool in = (listed != s.listed.end() && listed->second.count(node.name)) ||
               partition_wants_by_function(p, node.features, node.block, node.switch_name) ||
-              below_listed_switch(tree, p, node.switch_name);
+              below_listed_switch(s, p, node.switch_name);
     set_member(p, node.name, in);
     if (in) node.partitions.push_back(p.name);
   }

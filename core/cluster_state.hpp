@@ -131,6 +131,7 @@ struct ClusterState {
   std::map<std::string, Node, NaturalLess> nodes;
   std::vector<PartitionConfig> partitions;       // `nodes` lists every member (natural order), dynamic ones too
   TopologyConfig topology;                       // [topology] as configured (the blocks' members by the config)
+  std::vector<TopologyConfig> other_topologies;  // the other [[topology]] tables (the default is `topology`)
   // Partition -> the node names the config lists: members whatever their features and labels.
   std::unordered_map<std::string, std::unordered_set<std::string>> listed;
   std::map<std::string, DrainMark> drained;      // node -> its drain (kept for nodes not here yet)
@@ -152,11 +153,21 @@ bool in_queue(const Job& job);
 // Nodes and partitions from config; no jobs.
 ClusterState make_state(const ClusterConfig& config);
 
-// The block topology as it is now: the config's blocks and the nodes' agent labels.
+// Every topology: the cluster default first (index 0), then the others in config order.
+std::vector<const TopologyConfig*> topologies_of(const ClusterState& s);
+// The topology named `name` ("" the default), or nullptr.
+const TopologyConfig* topology_named(const ClusterState& s, std::string_view name);
+// The topology a partition's jobs are placed by (the default when it names none).
+const TopologyConfig& topology_of_partition(const ClusterState& s, const std::string& partition);
+
+// A block topology as it is now: the config's blocks and the nodes' agent labels for it
+// (the cluster default's without `t`).
+BlockTopology block_topology_of(const ClusterState& s, const TopologyConfig& t);
 BlockTopology block_topology_of(const ClusterState& s);
 
-// The switch tree as it is now: the config's switches and the nodes' --switch labels
-// (inactive without [[topology.switch]]).
+// A switch tree as it is now: the config's switches and the nodes' --switch labels for it
+// (inactive without [[topology.switch]]; the cluster default's without `t`).
+SwitchTree switch_tree_of(const ClusterState& s, const TopologyConfig& t);
 SwitchTree switch_tree_of(const ClusterState& s);
 
 // Applies one event. Returns false (and changes nothing) when the event is stale,

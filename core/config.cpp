@@ -44,15 +44,35 @@ std::vector<std::string> settings_needing_restart(const ClusterConfig& from, con
   if (from.name != to.name) out.push_back("the cluster name");
   if (from.keys_dir != to.keys_dir) out.push_back("keys_dir");
   if (from.accounting != to.accounting) out.push_back("[accounting]");
-  if (from.topology != to.topology) out.push_back("[topology]");
+  if (from.topology != to.topology || from.other_topologies != to.other_topologies) out.push_back("[topology]");
   if (from.handshake_timeout != to.handshake_timeout || from.client_idle_timeout != to.client_idle_timeout ||
       from.max_connections != to.max_connections || from.max_connections_per_peer != to.max_connections_per_peer)
     out.push_back("connection limits");
   return out;
 }
 
-Status validate_config(const ClusterConfig& c) {
+namespace {
+
+// The topologies: each valid, their names unique.
+Status validate_topologies(const ClusterConfig& c) {
   if (Status s = validate_topology(c.topology); !s) return s;
+  std::set<std::string> names{c.topology.name};
+  for (const auto& t : c.other_topologies) {
+    if (Status s = validate_topology(t); !s) return s;
+    if (!names.insert(t.name).second) return invalid("Duplicate topology name: " + t.name);
+  }
+  return Status::ok();
+}
+
+bool has_topology(const ClusterConfig& c, const std::string& name) {
+  if (c.topology.present && c.topology.name == name) return true;
+  return std::any_of(c.other_topologies.begin(), c.other_topologies.end(), [&](const TopologyConfig& t) { return t.name == name; });
+}
+
+}  // namespace
+
+Status validate_config(const ClusterConfig& c) {
+  if (Status s = validate_topologies(c); !s) return s;
   std::set<std::string> nodes;
   for (const auto& n : c.nodes) {
     for (const auto& name : n.names) {
@@ -66,6 +86,8 @@ Status validate_config(const ClusterConfig& c) {
     if (p.is_default) ++defaults;
     if (p.max_nodes && p.min_nodes > p.max_nodes)
       return invalid("partition '" + p.name + "': min_nodes is larger than max_nodes");
+    if (!p.topology.empty() && !has_topology(c, p.topology))
+      return invalid("partition '" + p.name + "': Invalid partition topology: no [[topology]] is named '" + p.topology + "'");
     if (p.max_time != kUnlimited && p.default_time != kUnlimited && p.default_time > p.max_time)
       return invalid("partition '" + p.name + "': default_time is longer than max_time");
     for (const auto& name : p.nodes) {
@@ -152,8 +174,8 @@ bool partition_wants(const PartitionConfig& p, const std::string& node, const st
 bool partition_wants_by_function(const PartitionConfig& p, const std::vector<std::string>& features,
                                  const std::string& block, const std::string& switch_name) {
   if (p.all_nodes) return true;
-  auto listed = [](const std::vector<std::string>& v, const std::string& x) {
-    return !x.empty() && std::find(v.begin(), v.end(), x) != v.end();
+  auto listed = [](const std::vector<std::string>& units, const std::string& label) {  // any topology's unit
+    return !label.empty() && std::any_of(units.begin(), units.end(), [&](const std::string& u) { return label_names_unit(label, u); });
   };
   if (listed(p.node_blocks, block) || listed(p.node_switches, switch_name)) return true;
   for (const auto& f : p.node_features)

@@ -43,6 +43,7 @@ struct PartitionConfig {
   int64_t def_mem_per_cpu_mib = 0;     // memory for jobs that ask for none; 0: none
   bool exclusive = false;              // OverSubscribe=EXCLUSIVE: whole nodes per job
   bool exclusive_topo = false;         // ExclusiveTopo=YES: every job as with --exclusive=topo
+  std::string topology;                // Topology=NAME (Slurm 25.05): its jobs are placed by that topology ("" the default)
   PreemptMode preempt_mode = PreemptMode::kOff;  // what happens to this partition's jobs when preempted
   Duration grace_time = 0;             // preempted jobs get SIGTERM, then this long before SIGKILL
   std::string qos;                     // QOS=: a QOS whose limits apply to every job here ("" none)
@@ -130,7 +131,8 @@ struct ClusterConfig {
   AccountingConfig accounting;
   std::vector<PartitionConfig> partitions;
   std::vector<NodeConfig> nodes;
-  TopologyConfig topology;             // [topology]: block placement (docs/topology.md)
+  TopologyConfig topology;             // [topology], or the cluster default [[topology]] (docs/topology.md)
+  std::vector<TopologyConfig> other_topologies;  // the other [[topology]] tables, in config order
 };
 
 // What `scontrol reconfigure` cannot change in a running controller, named ("nodes",

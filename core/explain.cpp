@@ -49,9 +49,9 @@ std::string node_verdict(const Node& n, const Job& job, const JobShape& sh, cons
 // nodes that could take it now (a job waits rather than span blocks it may not).
 // Switch tree: the switch that has most of the nodes that could take the job now below it,
 // the lowest of those (a job waits rather than span switches without a common one).
-void explain_switches(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
+void explain_switches(const ClusterState& s, const TopologyConfig& t, const Job& job, const std::vector<std::string>& fit,
                       std::vector<std::string>& out) {
-  SwitchTree tree = switch_tree_of(s);
+  SwitchTree tree = switch_tree_of(s, t);
   if (!tree.active()) return;
   int32_t nodes = std::max(1, job.spec.nodes_min);
   std::set<std::string> could(fit.begin(), fit.end());
@@ -76,9 +76,12 @@ void explain_switches(const ClusterState& s, const Job& job, const std::vector<s
 
 void explain_blocks(const ClusterState& s, const Job& job, const std::vector<std::string>& fit,
                     std::vector<std::string>& out) {
-  if (!s.topology.present || !job.spec.nodelist.empty()) return;
-  if (!s.topology.switches.empty()) return explain_switches(s, job, fit, out);
-  BlockTopology topo = block_topology_of(s);
+  // The topology of its (first) partition.
+  std::string_view part = job.partition.view();
+  const TopologyConfig& t = topology_of_partition(s, std::string(part.substr(0, part.find(','))));
+  if (!t.present || !job.spec.nodelist.empty()) return;
+  if (!t.switches.empty()) return explain_switches(s, t, job, fit, out);
+  BlockTopology topo = block_topology_of(s, t);
   if (!topo.active()) return;
   int32_t nodes = std::max(1, job.spec.nodes_min);
   int32_t level = topo.level_for(nodes);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/hostlist.hpp"
+#include "core/switch_tree.hpp"
 #include "core/topology.hpp"
 
 namespace hq {
@@ -26,18 +27,19 @@ std::vector<std::string_view> items(std::string_view text) {
   return out;
 }
 
-// The nodes of the block named `name` (base or aggregated), or of the agents' block label;
-// false when there is none.
-bool block_nodes(const ClusterState& s, const BlockTopology& t, const std::string& name, std::vector<std::string>& out) {
+// The nodes of the block named `name` (base or aggregated) in the first topology that has
+// one, or of the agents' block labels; false when there is none.
+bool block_nodes(const ClusterState& s, const std::vector<BlockTopology>& all, const std::string& name, std::vector<std::string>& out) {
   if (name.empty()) return false;
-  for (const TopoBlock& b : t.blocks)
-    if (b.name == name) {
-      out.insert(out.end(), b.nodes.begin(), b.nodes.end());
-      return true;
-    }
+  for (const BlockTopology& t : all)
+    for (const TopoBlock& b : t.blocks)
+      if (b.name == name) {
+        out.insert(out.end(), b.nodes.begin(), b.nodes.end());
+        return true;
+      }
   bool any = false;
   for (const auto& [node, n] : s.nodes)
-    if (n.block == name) out.push_back(node), any = true;
+    if (label_names_unit(n.block, name)) out.push_back(node), any = true;
   return any;
 }
 
@@ -50,8 +52,8 @@ bool block_with(const ClusterState& s, const BlockTopology& t, const std::string
     out.insert(out.end(), b.nodes.begin(), b.nodes.end());
     return true;
   }
-  const std::string& label = s.nodes.at(node).block;
-  if (!label.empty() && block_nodes(s, t, label, out)) return true;
+  std::string label = label_unit(s.nodes.at(node).block, s.topology.name, true);
+  if (!label.empty() && block_nodes(s, {t}, label, out)) return true;
   out.push_back(node);  // in no block: itself, as Slurm's topology_p_whole_topo leaves it
   return true;
 }
@@ -60,14 +62,16 @@ bool switch_nodes(const ClusterState& s, const std::string& name, std::vector<st
   if (name.empty()) return false;
   bool any = false;
   for (const auto& [node, n] : s.nodes)
-    if (n.switch_name == name) out.push_back(node), any = true;
+    if (label_names_unit(n.switch_name, name)) out.push_back(node), any = true;
   return any;
 }
 
-// What the functions read: the blocks, and the switch tree when one is configured.
+// What the functions read: each topology's blocks and switch tree (inactive where it has
+// none), the cluster default first. block{} and switch{} name a unit of any topology; the
+// *with{} functions read the default.
 struct Topologies {
-  BlockTopology blocks;
-  SwitchTree tree;
+  std::vector<BlockTopology> blocks;
+  std::vector<SwitchTree> trees;
 };
 
 // With a switch tree, as Slurm's topology/tree: switch{S} (or block{S}) is every node below
@@ -95,7 +99,8 @@ bool tree_leaf_with(const ClusterState& s, const SwitchTree& tree, const std::st
 }
 
 Status call(const ClusterState& s, const Topologies& topo, std::string_view item, std::vector<std::string>& out) {
-  const BlockTopology& t = topo.blocks;
+  const BlockTopology& t = topo.blocks.front();
+  const SwitchTree& tree = topo.trees.front();
   size_t open = item.find('{');
   size_t close = item.find('}', open);
   if (close == std::string_view::npos)
@@ -107,17 +112,19 @@ Status call(const ClusterState& s, const Topologies& topo, std::string_view item
     return invalid("invalid block or switch specified in hostlist function: \"" + std::string(item) + "\"");
   };
   bool is_with = fn == "blockwith{" || fn == "switchwith{";
-  if (topo.tree.active() && is_with) return tree_leaf_with(s, topo.tree, arg, out) ? Status::ok() : bad_node();
-  if ((fn == "block{" || fn == "switch{") && tree_switch_nodes(topo.tree, arg, out)) return Status::ok();
+  if (tree.active() && is_with) return tree_leaf_with(s, tree, arg, out) ? Status::ok() : bad_node();
+  if (fn == "block{" || fn == "switch{")
+    for (const SwitchTree& any : topo.trees)
+      if (tree_switch_nodes(any, arg, out)) return Status::ok();
   if (fn == "blockwith{") return block_with(s, t, arg, out) ? Status::ok() : bad_node();
   if (fn == "switchwith{") {
     if (!s.nodes.count(arg)) return bad_node();
-    const std::string& sw = s.nodes.at(arg).switch_name;
+    std::string sw = label_unit(s.nodes.at(arg).switch_name, s.topology.name, true);
     if (!sw.empty()) return switch_nodes(s, sw, out), Status::ok();
     return block_with(s, t, arg, out) ? Status::ok() : bad_node();
   }
   if (fn == "block{" || fn == "switch{")
-    return (fn == "switch{" && switch_nodes(s, arg, out)) || block_nodes(s, t, arg, out) ? Status::ok() : bad_unit();
+    return (fn == "switch{" && switch_nodes(s, arg, out)) || block_nodes(s, topo.blocks, arg, out) ? Status::ok() : bad_unit();
   if (fn == "feature{") {  // an unknown feature names no node, as in Slurm
     for (const auto& [node, n] : s.nodes)
       if (std::find(n.features.begin(), n.features.end(), arg) != n.features.end()) out.push_back(node);
@@ -146,7 +153,13 @@ Result<std::vector<std::string>> expand_node_list(const ClusterState& s, std::st
       out.insert(out.end(), names->begin(), names->end());
       plain.clear();
     }
-    if (!topo_built) topo = {block_topology_of(s), switch_tree_of(s)}, topo_built = true;
+    if (!topo_built) {
+      for (const TopologyConfig* t : topologies_of(s)) {
+        topo.blocks.push_back(block_topology_of(s, *t));
+        topo.trees.push_back(switch_tree_of(s, *t));
+      }
+      topo_built = true;
+    }
     if (Status st = call(s, topo, item, out); !st) return st;
   }
   if (!plain.empty()) {

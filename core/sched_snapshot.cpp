@@ -79,16 +79,18 @@ int32_t NodeType::gpus_of(std::string_view type) const {
 namespace {
 
 using TypeKey = std::tuple<int32_t, int64_t, int32_t, std::vector<std::string>, std::vector<int32_t>, std::vector<NodeGpu>,
-                           int32_t, int32_t, int32_t>;
+                           int32_t, int32_t, std::vector<int32_t>>;
 
-// The node's base block, -1 without one (or without a topology).
-int32_t bblock_of(const SchedSnapshot& snap, const std::string& name) {
-  if (!snap.topo.active()) return -1;
-  auto it = snap.topo.node_bblock.find(name);
-  return it == snap.topo.node_bblock.end() ? -1 : it->second;
+// The node's base block in each topology, -1 where it has none.
+void bblocks_of(const SchedSnapshot& snap, const std::string& name, std::vector<int32_t>& out) {
+  out.clear();
+  for (const BlockTopology& topo : snap.topos) {
+    auto it = topo.active() ? topo.node_bblock.find(name) : topo.node_bblock.end();
+    out.push_back(it == topo.node_bblock.end() ? -1 : it->second);
+  }
 }
 
-int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n, int32_t bblock) {
+int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const Node& n, const std::vector<int32_t>& bblock) {
   std::vector<int32_t> parts;
   for (const auto& p : n.partitions) {
     auto it = snap.part_index.find(p);
@@ -105,6 +107,20 @@ int32_t type_of(SchedSnapshot& snap, std::map<TypeKey, int32_t>& index, const No
   return it->second;
 }
 
+// Each topology as the scheduler places by it, and each partition's.
+void add_topologies(const ClusterState& s, SchedSnapshot& snap) {
+  std::vector<const TopologyConfig*> all = topologies_of(s);
+  for (const TopologyConfig* t : all) {
+    if (!t->present) snap.topos.emplace_back();
+    else snap.topos.push_back(t->switches.empty() ? block_topology_of(s, *t) : switch_tree_blocks(switch_tree_of(s, *t)));
+  }
+  for (const PartitionConfig* p : snap.parts) {
+    const TopologyConfig* t = topology_named(s, p->topology);
+    auto at = std::find(all.begin(), all.end(), t);
+    snap.part_topo.push_back(at == all.end() ? 0 : static_cast<int32_t>(at - all.begin()));
+  }
+}
+
 }  // namespace
 
 SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, Time now) {
@@ -117,8 +133,8 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.part_index.emplace(p.name, static_cast<int32_t>(snap.parts.size()));
     snap.parts.push_back(&p);
   }
-  if (s.topology.present)
-    snap.topo = s.topology.switches.empty() ? block_topology_of(s) : switch_tree_blocks(switch_tree_of(s));
+  add_topologies(s, snap);
+  std::vector<int32_t> bblock;
   std::map<TypeKey, int32_t> type_index;
   snap.node_index.reserve(s.nodes.size());
   snap.nodes.reserve(s.nodes.size());
@@ -128,7 +144,7 @@ SchedSnapshot build_snapshot(const ClusterState& s, const SchedulerConfig& cfg, 
     snap.cluster_cpus += n.cpus;
     if (!node_schedulable(n) || n.cpus <= 0) continue;
     // Neighbours are usually alike: compare with the previous node before the map.
-    int32_t bblock = bblock_of(snap, name);
+    bblocks_of(snap, name, bblock);
     bool same = prev && prev->cpus == n.cpus && prev->mem_mib == n.mem_mib && prev->weight == n.weight &&
                 prev->features == n.features && prev->partitions == n.partitions && prev->gpus == n.gpus &&
                 prev->restricted_cpus_per_gpu == n.restricted_cpus_per_gpu && prev->threads_per_core == n.threads_per_core &&

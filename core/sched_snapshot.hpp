@@ -23,7 +23,7 @@ struct NodeType {
   std::vector<NodeGpu> gpus;        // types and CPU lists of the node's GPUs
   int32_t restricted = 0;           // CPUs per idle GPU kept from CPU-only jobs
   bool mixed_gpus = false;          // more than one GPU type
-  int32_t bblock = -1;              // base block of the topology (-1: none, or no topology)
+  std::vector<int32_t> bblock;      // by topology (SchedSnapshot::topos): its base block there (-1: none)
   // GPUs of `type` ("" any) each node of this type has.
   int32_t gpus_of(std::string_view type) const;
 };
@@ -57,7 +57,10 @@ struct SchedSnapshot {
   std::vector<const PartitionConfig*> parts;
   std::unordered_map<std::string, int32_t> part_index;
   int64_t cluster_cpus = 0;         // every configured node, usable or not
-  BlockTopology topo;               // inactive without [topology]; node types never span base blocks
+  // Every topology (the cluster default first), a switch tree as blocks; inactive without
+  // [topology]. Node types never span base blocks of any of them.
+  std::vector<BlockTopology> topos;
+  std::vector<int32_t> part_topo;   // by partition: the index in `topos` its jobs are placed by
   TimeMap map{1};
 
   // The slot in which something ending at `t` frees its resources (at least 1).

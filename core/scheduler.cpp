@@ -17,6 +17,7 @@
 #include "core/job_shape.hpp"
 #include "core/placement.hpp"
 #include "core/sched_snapshot.hpp"
+#include "core/topo_view.hpp"
 
 namespace hq {
 namespace {
@@ -37,7 +38,16 @@ struct Pool {
   int64_t free_now = -1, nodes_now = 0;
   int32_t block = -1;         // the topology block it is confined to (-1: none, or every block)
   int32_t segment = 0;        // --segment: nodes per segment, each in one block of its own level
+  int32_t topo = 0;           // the topology its partition places by (SchedSnapshot::topos)
 };
+
+// A pool of one block (or switch) made from `pool`: the mask from its parent when first read.
+Pool block_pool(const Pool& pool, std::shared_ptr<const std::vector<char>> parent, int64_t free_now, int64_t nodes_now,
+                int32_t block) {
+  Pool out{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, std::move(parent), free_now, nodes_now, block};
+  out.topo = pool.topo;
+  return out;
+}
 
 // A pending job in the pass's order, with what lets consider() decide most jobs without
 // reading the Job again (after sorting by priority, Jobs are read in random memory order).
@@ -126,12 +136,16 @@ class Pass {
       if (j.array_job_id) ++array_running_[j.array_job_id];
     });
     if (!s.reservations.empty()) hold_reservations();
-    if (snap_.topo.active()) hold_exclusive_blocks();
+    for (size_t k = 0; k < snap_.topos.size(); ++k) views_.emplace_back(snap_, static_cast<int32_t>(k));
+    any_topology_ = std::any_of(views_.begin(), views_.end(), [](const TopoView& v) { return v.active(); });
+    if (any_topology_) hold_exclusive_blocks();
     if (cfg.preempt_partition_prio && !scope_) collect_victims();
     blocked_.assign(snap_.parts.size(), 0);
     reserved_in_part_.assign(snap_.parts.size(), 0);
     tested_in_part_.assign(snap_.parts.size(), 0);
   }
+  Pass(const Pass&) = delete;  // its topology views point into its snapshot
+  Pass& operator=(const Pass&) = delete;
 
   Plan run(const Job* extra) {
     std::vector<Candidate> order = ordered(extra);
@@ -398,14 +412,24 @@ class Pass {
         pool.shape = job_shape(job.spec, *snap_.parts[part], slots);
         pool.gpu_type = job.spec.gpu_type;
         pool.type_ok = type_mask(pool);
+        pool.topo = snap_.part_topo[static_cast<size_t>(part)];
         pools.push_back(std::move(pool));
       }
     }
     bool every_block = !victims_.empty() || cfg_.bf_topopt_delay > 0 || whole_topo(job);
-    if (!snap_.topo.active() || !job.spec.nodelist.empty()) return;
-    if (snap_.topo.tree) split_by_switches(pools, every_block);
-    else split_by_blocks(pools, job.spec.segment, every_block);
+    if (!any_topology_ || !job.spec.nodelist.empty()) return;
+    std::vector<Pool> out;
+    for (const Pool& pool : pools) {
+      TopoView& v = view(pool);
+      if (!v.active()) out.push_back(pool);
+      else if (v.tree()) split_by_switches(pool, every_block, out);
+      else split_by_blocks(pool, job.spec.segment, every_block, out);
+    }
+    pools.swap(out);
   }
+
+  TopoView& view(const Pool& pool) { return views_[static_cast<size_t>(pool.topo)]; }
+  const TopoView& view(const Pool& pool) const { return views_[static_cast<size_t>(pool.topo)]; }
 
   // By node type: whether the pool (its partition, constraint alternative and GPUs) may
   // use it. Kept for the pass for pools without a constraint when there are many types (a
@@ -440,36 +464,32 @@ class Pass {
   // enough usable nodes: lowest level first, then fewest nodes with free CPUs now (best
   // fit), then tree order. Leaves with no common switch are never spanned; nodes on no
   // switch take no job. Unless `every_block`, only the switches with room now and the
-  // kLaterBlocks emptiest become pools.
-  void split_by_switches(std::vector<Pool>& pools, bool every_block) {
-    const BlockTopology& topo = snap_.topo;
-    std::vector<Pool> out;
-    for (const Pool& pool : pools) {
-      int32_t needed = nodes_needed(pool);
-      int32_t light = lightest_enough(pool, needed);
-      // (heavier nodes needed, level, free nodes now, block)
-      std::vector<std::tuple<int, int32_t, int64_t, int32_t>> switches;
-      for (size_t level = 0; level < topo.by_level.size(); ++level) {
-        if (leaf_limit_ == 1 && level > 0) break;  // --switches=1 while it waits: leaves only
-        const std::vector<int64_t>& usable = usable_by_block(pool, static_cast<int32_t>(level));
-        const std::vector<int32_t>& blocks = topo.by_level[level];
-        for (size_t i = 0; i < blocks.size(); ++i)
-          if (usable[i] >= needed)
-            switches.emplace_back(light == INT32_MAX || light_enough(pool, blocks[i], light, needed) ? 0 : 1,
-                                  static_cast<int32_t>(level), free_nodes_in_block(blocks[i]), blocks[i]);
-      }
-      if (!every_block && switches.size() > kLaterBlocks) {  // those with room now, then the emptiest
-        std::stable_sort(switches.begin(), switches.end(), [](const auto& a, const auto& b) { return std::get<2>(a) > std::get<2>(b); });
-        size_t keep = kLaterBlocks;
-        while (keep < switches.size() && std::get<2>(switches[keep]) >= needed) ++keep;
-        switches.resize(keep);
-      }
-      std::sort(switches.begin(), switches.end());
-      auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
-      for (const auto& [heavier, level, free, b] : switches)
-        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, free, needed, b});
+  // kLaterBlocks emptiest become pools (added to `out`).
+  void split_by_switches(const Pool& pool, bool every_block, std::vector<Pool>& out) {
+    TopoView& v = view(pool);
+    const BlockTopology& topo = v.topo();
+    int32_t needed = nodes_needed(pool);
+    int32_t light = lightest_enough(pool, needed);
+    // (heavier nodes needed, level, free nodes now, block)
+    std::vector<std::tuple<int, int32_t, int64_t, int32_t>> switches;
+    for (size_t level = 0; level < topo.by_level.size(); ++level) {
+      if (leaf_limit_ == 1 && level > 0) break;  // --switches=1 while it waits: leaves only
+      const std::vector<int64_t>& usable = usable_by_block(pool, static_cast<int32_t>(level));
+      const std::vector<int32_t>& blocks = topo.by_level[level];
+      for (size_t i = 0; i < blocks.size(); ++i)
+        if (usable[i] >= needed)
+          switches.emplace_back(light == INT32_MAX || light_enough(pool, blocks[i], light, needed) ? 0 : 1,
+                                static_cast<int32_t>(level), v.free_nodes_in_block(blocks[i]), blocks[i]);
     }
-    pools.swap(out);
+    if (!every_block && switches.size() > kLaterBlocks) {  // those with room now, then the emptiest
+      std::stable_sort(switches.begin(), switches.end(), [](const auto& a, const auto& b) { return std::get<2>(a) > std::get<2>(b); });
+      size_t keep = kLaterBlocks;
+      while (keep < switches.size() && std::get<2>(switches[keep]) >= needed) ++keep;
+      switches.resize(keep);
+    }
+    std::sort(switches.begin(), switches.end());
+    auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
+    for (const auto& [heavier, level, free, b] : switches) out.push_back(block_pool(pool, parent, free, needed, b));
   }
 
   // Node weight overrides topology (as in Slurm's eval_nodes_tree, which takes the
@@ -483,7 +503,7 @@ class Pass {
     if (free_by_weight.size() < 2) return INT32_MAX;
     for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
       size_t t = static_cast<size_t>(snap_.map.type_of(n));
-      if (pool.type_ok[t] && snap_.types[t].bblock >= 0 && snap_.map.free_cpus(n) > 0) ++free_by_weight[snap_.types[t].weight];
+      if (pool.type_ok[t] && view(pool).bblock_of_type(t) >= 0 && snap_.map.free_cpus(n) > 0) ++free_by_weight[snap_.types[t].weight];
     }
     int64_t sum = 0;
     for (const auto& [weight, count] : free_by_weight)
@@ -494,11 +514,10 @@ class Pass {
   // Whether block `b` has `needed` nodes of weight `light` or less with free CPUs now.
   bool light_enough(const Pool& pool, int32_t b, int32_t light, int32_t needed) {
     int32_t have = 0;
-    for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(b)].bblocks)
-      for (int32_t n : bblock_nodes(bb)) {
-        size_t t = static_cast<size_t>(snap_.map.type_of(n));
-        if (pool.type_ok[t] && snap_.types[t].weight <= light && snap_.map.free_cpus(n) > 0 && ++have >= needed) return true;
-      }
+    for (int32_t n : view(pool).block_nodes(b)) {
+      size_t t = static_cast<size_t>(snap_.map.type_of(n));
+      if (pool.type_ok[t] && snap_.types[t].weight <= light && snap_.map.free_cpus(n) > 0 && ++have >= needed) return true;
+    }
     return false;
   }
 
@@ -507,21 +526,35 @@ class Pass {
   // switch, or on another root): no pool (the job was refused at submit; a tree changed
   // since waits).
   void confine_to_switch(std::vector<Pool>& pools, const NodeFilter& f) {
-    const BlockTopology& topo = snap_.topo;
-    std::vector<int32_t> leaves;
-    for (int32_t n : f.required) leaves.push_back(snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock);
-    int32_t top = -1;
-    if (std::find(leaves.begin(), leaves.end(), -1) == leaves.end())
-      for (const TopoBlock& b : topo.blocks)
-        if (std::all_of(leaves.begin(), leaves.end(), [&](int32_t l) { return std::binary_search(b.bblocks.begin(), b.bblocks.end(), l); }) &&
-            (top < 0 || b.level > topo.blocks[static_cast<size_t>(top)].level))
-          top = b.index;
-    if (top < 0) return pools.clear();
+    std::vector<Pool> out;
     for (Pool& pool : pools) {
+      TopoView& v = view(pool);
+      if (!v.tree()) {  // a partition placed by blocks, or by no topology
+        out.push_back(std::move(pool));
+        continue;
+      }
+      int32_t top = top_switch(v, f);
+      if (top < 0) continue;
       pool.parent_ok = std::make_shared<const std::vector<char>>(std::move(pool.type_ok));
       pool.type_ok.clear();
       pool.block = top;
+      out.push_back(std::move(pool));
     }
+    pools.swap(out);
+  }
+
+  // The highest switch of a tree holding every -w node, -1 when none does.
+  static int32_t top_switch(const TopoView& v, const NodeFilter& f) {
+    const BlockTopology& topo = v.topo();
+    std::vector<int32_t> leaves;
+    for (int32_t n : f.required) leaves.push_back(v.bblock_of_node(n));
+    if (std::find(leaves.begin(), leaves.end(), -1) != leaves.end()) return -1;
+    int32_t top = -1;
+    for (const TopoBlock& b : topo.blocks)
+      if (std::all_of(leaves.begin(), leaves.end(), [&](int32_t l) { return std::binary_search(b.bblocks.begin(), b.bblocks.end(), l); }) &&
+          (top < 0 || b.level > topo.blocks[static_cast<size_t>(top)].level))
+        top = b.index;
+    return top;
   }
 
   // Block topology (Slurm's topology/block): a job runs inside one block of the smallest
@@ -534,43 +567,44 @@ class Pass {
   // Unless `every_block`, only the blocks that may take the job now and the kLaterBlocks
   // emptiest (later_order()'s) become pools: a level of a thousand blocks would otherwise
   // make a thousand pools for every job.
-  void split_by_blocks(std::vector<Pool>& pools, int32_t segment, bool every_block) {
-    const BlockTopology& topo = snap_.topo;
-    std::vector<Pool> out;
-    for (const Pool& pool : pools) {
-      int32_t needed = nodes_needed(pool);  // (a lower bound for tasks that spread)
-      if (segment > 0 && !pool.shape.spread && segment < needed && needed % segment == 0) {
-        Pool whole = pool;
-        for (size_t t = 0; t < whole.type_ok.size(); ++t) whole.type_ok[t] = whole.type_ok[t] && snap_.types[t].bblock >= 0;
-        whole.segment = segment;
-        out.push_back(std::move(whole));
-        continue;
-      }
-      int32_t level = topo.level_for(needed);
-      if (level < 0) {  // no level holds it: every block's nodes, the mask now
-        std::vector<char> ok(pool.type_ok.size());
-        bool any = false;
-        for (size_t t = 0; t < ok.size(); ++t) any |= ok[t] = pool.type_ok[t] && snap_.types[t].bblock >= 0;
-        if (any) out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, std::move(ok), nullptr, -1, 0, -1});
-        continue;
-      }
-      // The level's blocks come sorted by (free nodes now, block) already (level_order()).
-      std::vector<std::pair<int64_t, int32_t>>& blocks = split_blocks_;
-      blocks.clear();
-      const std::vector<int64_t>& usable = usable_by_block(pool, level);
-      for (const auto& [free, b] : level_order(level))
-        if (usable[static_cast<size_t>(level_pos_[static_cast<size_t>(b)])] >= needed) blocks.emplace_back(free, b);
-      auto first = blocks.begin();
-      if (!every_block && blocks.size() > kLaterBlocks) {  // those with room now, then the emptiest
-        auto room = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(int64_t{needed}, -1));
-        first = std::min(room, blocks.end() - static_cast<std::ptrdiff_t>(kLaterBlocks));
-      }
-      auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
-      out.reserve(out.size() + static_cast<size_t>(blocks.end() - first));
-      for (auto it = first; it != blocks.end(); ++it)
-        out.push_back(Pool{pool.part, pool.alt, pool.shape, pool.gpu_type, {}, parent, it->first, needed, it->second});
+  void split_by_blocks(const Pool& pool, int32_t segment, bool every_block, std::vector<Pool>& out) {
+    TopoView& v = view(pool);
+    int32_t needed = nodes_needed(pool);  // (a lower bound for tasks that spread)
+    auto in_blocks = [&](std::vector<char> ok) {  // the mask, less the nodes in no block
+      bool any = false;
+      for (size_t t = 0; t < ok.size(); ++t) any |= ok[t] = ok[t] && v.bblock_of_type(t) >= 0;
+      return std::pair(std::move(ok), any);
+    };
+    if (segment > 0 && !pool.shape.spread && segment < needed && needed % segment == 0) {
+      Pool whole = pool;
+      whole.type_ok = in_blocks(pool.type_ok).first;
+      whole.segment = segment;
+      out.push_back(std::move(whole));
+      return;
     }
-    pools.swap(out);
+    int32_t level = v.topo().level_for(needed);
+    if (level < 0) {  // no level holds it: every block's nodes, the mask now
+      auto [ok, any] = in_blocks(pool.type_ok);
+      if (!any) return;
+      Pool whole = block_pool(pool, nullptr, -1, 0, -1);
+      whole.type_ok = std::move(ok);
+      out.push_back(std::move(whole));
+      return;
+    }
+    // The level's blocks come sorted by (free nodes now, block) already (level_order()).
+    std::vector<std::pair<int64_t, int32_t>>& blocks = split_blocks_;
+    blocks.clear();
+    const std::vector<int64_t>& usable = usable_by_block(pool, level);
+    for (const auto& [free, b] : v.level_order(level))
+      if (usable[static_cast<size_t>(v.level_pos(b))] >= needed) blocks.emplace_back(free, b);
+    auto first = blocks.begin();
+    if (!every_block && blocks.size() > kLaterBlocks) {  // those with room now, then the emptiest
+      auto room = std::lower_bound(blocks.begin(), blocks.end(), std::make_pair(int64_t{needed}, -1));
+      first = std::min(room, blocks.end() - static_cast<std::ptrdiff_t>(kLaterBlocks));
+    }
+    auto parent = std::make_shared<const std::vector<char>>(pool.type_ok);
+    out.reserve(out.size() + static_cast<size_t>(blocks.end() - first));
+    for (auto it = first; it != blocks.end(); ++it) out.push_back(block_pool(pool, parent, it->first, needed, it->second));
   }
 
   // Per block of `level`: its nodes the pool may use (fewer than the job needs never hold
@@ -582,10 +616,11 @@ class Pass {
     if (!fresh && !pool.alt) return it->second;
     std::vector<int64_t>& out = it->second;
     out.clear();
-    for (int32_t b : snap_.topo.by_level[static_cast<size_t>(level)]) {
+    TopoView& v = view(pool);
+    for (int32_t b : v.topo().by_level[static_cast<size_t>(level)]) {
       int64_t usable = 0;
-      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(b)].bblocks)
-        for (int32_t t : bblock_types(bb)) usable += pool.type_ok[static_cast<size_t>(t)] ? nodes_of_type(static_cast<size_t>(t)) : 0;
+      for (int32_t bb : v.topo().blocks[static_cast<size_t>(b)].bblocks)
+        for (int32_t t : v.bblock_types(bb)) usable += pool.type_ok[static_cast<size_t>(t)] ? nodes_of_type(static_cast<size_t>(t)) : 0;
       out.push_back(usable);
     }
     return out;
@@ -597,22 +632,13 @@ class Pass {
   };
   std::map<UsableKey, std::vector<int64_t>> usable_;  // usable_by_block()'s
 
-  // By base block: the node types of its nodes (types never span base blocks).
-  const std::vector<int32_t>& bblock_types(int32_t bb) {
-    if (bblock_types_.empty()) {
-      bblock_types_.resize(snap_.topo.by_level[0].size());
-      for (size_t t = 0; t < snap_.types.size(); ++t)
-        if (int32_t b = snap_.types[t].bblock; b >= 0) bblock_types_[static_cast<size_t>(b)].push_back(static_cast<int32_t>(t));
-    }
-    return bblock_types_[static_cast<size_t>(bb)];
-  }
-
   // The pool's node-type mask (a block pool's is made from its parent's when first read).
   const std::vector<char>& mask(const Pool& pool) {
     if (pool.type_ok.empty() && pool.parent_ok) {
       pool.type_ok.assign(pool.parent_ok->size(), 0);
-      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(pool.block)].bblocks)
-        for (int32_t t : bblock_types(bb)) pool.type_ok[static_cast<size_t>(t)] = (*pool.parent_ok)[static_cast<size_t>(t)];
+      TopoView& v = view(pool);
+      for (int32_t bb : v.topo().blocks[static_cast<size_t>(pool.block)].bblocks)
+        for (int32_t t : v.bblock_types(bb)) pool.type_ok[static_cast<size_t>(t)] = (*pool.parent_ok)[static_cast<size_t>(t)];
     }
     return pool.type_ok;
   }
@@ -643,63 +669,6 @@ class Pass {
     return type_nodes_[type];
   }
 
-  int64_t free_nodes_in_block(int32_t block) {
-    if (bblock_free_.empty()) count_bblock_free();
-    int64_t free = 0;
-    for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(block)].bblocks) free += bblock_free_[static_cast<size_t>(bb)];
-    return free;
-  }
-
-  // Counts bblock_free_ afresh; the level orders made from the old counts are dropped.
-  void count_bblock_free() {
-    bblock_free_.assign(snap_.topo.by_level[0].size(), 0);
-    for (int32_t n = 0; n < snap_.map.node_count(); ++n) {
-      int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock;
-      if (bb >= 0 && snap_.map.free_cpus(n) > 0) ++bblock_free_[static_cast<size_t>(bb)];
-    }
-    for (auto& order : level_order_) order.clear();
-  }
-
-  // The blocks of `level` sorted by (free nodes now, block): split_by_blocks()'s best-fit
-  // order. Kept across jobs (a start moves only the blocks of the node it filled, in
-  // fill_bblock()), so that a job does not sort a level of a thousand blocks again.
-  const std::vector<std::pair<int64_t, int32_t>>& level_order(int32_t level) {
-    const BlockTopology& topo = snap_.topo;
-    if (bblock_free_.empty()) count_bblock_free();
-    if (level_order_.empty()) {  // the maps from blocks, made once
-      level_order_.resize(topo.by_level.size());
-      level_pos_.assign(topo.blocks.size(), -1);
-      bblock_blocks_.assign(topo.by_level[0].size(), {});
-      for (const std::vector<int32_t>& blocks : topo.by_level)
-        for (size_t i = 0; i < blocks.size(); ++i) {
-          level_pos_[static_cast<size_t>(blocks[i])] = static_cast<int32_t>(i);
-          for (int32_t bb : topo.blocks[static_cast<size_t>(blocks[i])].bblocks)
-            bblock_blocks_[static_cast<size_t>(bb)].push_back(blocks[i]);
-        }
-    }
-    std::vector<std::pair<int64_t, int32_t>>& order = level_order_[static_cast<size_t>(level)];
-    if (order.empty()) {
-      for (int32_t b : topo.by_level[static_cast<size_t>(level)]) order.emplace_back(free_nodes_in_block(b), b);
-      std::sort(order.begin(), order.end());
-    }
-    return order;
-  }
-
-  // A start took the last free CPUs of a node in base block `bb`: one node fewer with
-  // free CPUs there, and in each block that holds it (moved up its level's order).
-  void fill_bblock(int32_t bb) {
-    --bblock_free_[static_cast<size_t>(bb)];
-    if (level_order_.empty()) return;
-    for (int32_t b : bblock_blocks_[static_cast<size_t>(bb)]) {
-      auto& order = level_order_[static_cast<size_t>(snap_.topo.blocks[static_cast<size_t>(b)].level)];
-      if (order.empty()) continue;
-      int64_t free = free_nodes_in_block(b);  // after the decrement: it had one more
-      auto at = std::lower_bound(order.begin(), order.end(), std::make_pair(free + 1, b));
-      at->first = free;
-      for (; at != order.begin() && *at < *(at - 1); --at) std::iter_swap(at, at - 1);
-    }
-  }
-
   // --exclusive=topo (Slurm's WHOLE_TOPO, also every job of a partition with
   // exclusive_topo): no other job runs in the base blocks such a job runs in.
   bool whole_topo(const Job& job, int32_t part) const {
@@ -707,39 +676,32 @@ class Pass {
   }
   bool whole_topo(const Job& job) const { return exclusive_topo_job(s_, job); }
 
-  // The time map's nodes of each base block (built when first needed).
-  const std::vector<int32_t>& bblock_nodes(int32_t bb) {
-    if (bblock_nodes_.empty()) {
-      bblock_nodes_.resize(snap_.topo.by_level[0].size());
-      for (int32_t n = 0; n < snap_.map.node_count(); ++n)
-        if (int32_t b = snap_.types[static_cast<size_t>(snap_.map.type_of(n))].bblock; b >= 0)
-          bblock_nodes_[static_cast<size_t>(b)].push_back(n);
-    }
-    return bblock_nodes_[static_cast<size_t>(bb)];
-  }
-
   // Holds every node of `bblocks` that is not in `own` from `from` to `to`: nothing else
   // runs beside an exclusive=topo job in its base blocks (they show as BLOCKED).
-  void hold_bblocks(const std::set<int32_t>& bblocks, const std::vector<int32_t>& own, int32_t from, int32_t to) {
+  void hold_bblocks(TopoView& v, const std::set<int32_t>& bblocks, const std::vector<int32_t>& own, int32_t from, int32_t to) {
     TimeMap& map = snap_.map;
     for (int32_t bb : bblocks)
-      for (int32_t n : bblock_nodes(bb))
+      for (int32_t n : v.bblock_nodes(bb))
         if (std::find(own.begin(), own.end(), n) == own.end())
           map.take(n, from, to, from == 0 ? map.free_cpus(n) : map.total_cpus(n),
                    from == 0 ? map.free_mem(n) : map.total_mem(n), from == 0 ? map.free_gpus(n) : map.total_gpus(n));
   }
 
-  // Running exclusive=topo jobs hold the rest of their base blocks until they end.
+  // Running exclusive=topo jobs hold the rest of their base blocks (in their partition's
+  // topology) until they end.
   void hold_exclusive_blocks() {
     for_each_job_in(s_, s_.running, [&](const Job& j) {
       if (!whole_topo(j)) return;
+      auto part = snap_.part_index.find(j.partition);
+      TopoView& v = views_[part == snap_.part_index.end() ? 0 : static_cast<size_t>(snap_.part_topo[static_cast<size_t>(part->second)])];
+      if (!v.active()) return;
       std::set<int32_t> bblocks;
       std::vector<int32_t> own;
       for (const auto& a : j.alloc) {
-        if (auto it = snap_.topo.node_bblock.find(a.node); it != snap_.topo.node_bblock.end()) bblocks.insert(it->second);
+        if (auto it = v.topo().node_bblock.find(a.node); it != v.topo().node_bblock.end()) bblocks.insert(it->second);
         if (int32_t n = snap_.node_index.find(a.node); n >= 0) own.push_back(n);
       }
-      hold_bblocks(bblocks, own, 0, snap_.release_of(j));
+      hold_bblocks(v, bblocks, own, 0, snap_.release_of(j));
     });
   }
 
@@ -749,8 +711,8 @@ class Pass {
     auto plain = [&](const std::vector<Pool>& in, Placement& out) {
       return !in.empty() && in.front().segment > 0 ? find_segmented(in, f, last_slot, out) : find(in, f, last_slot, out);
     };
-    auto whole = [&](const Pool& pool) { return whole_topo(job, pool.part); };
-    if (!snap_.topo.active() || !job.spec.nodelist.empty() || std::none_of(pools.begin(), pools.end(), whole))
+    auto whole = [&](const Pool& pool) { return whole_topo(job, pool.part) && view(pool).active(); };
+    if (!any_topology_ || !job.spec.nodelist.empty() || std::none_of(pools.begin(), pools.end(), whole))
       return plain(pools, best);
     whole_pools_.clear();  // whole blocks first: a job of segments there takes whole base blocks
     other_pools_.clear();
@@ -790,14 +752,15 @@ class Pass {
   // Segments at `slot`: per block of the segment's level, the nodes that can take the job
   // there; segments go to the blocks with fewest such nodes first (best fit).
   bool segment_placement(const Pool& pool, const NodeFilter& f, int32_t slot, Placement& p) {
-    const BlockTopology& topo = snap_.topo;
+    TopoView& v = view(pool);
+    const BlockTopology& topo = v.topo();
     int32_t level = topo.level_for(pool.segment);
     std::vector<int32_t> blocks = level < 0 ? std::vector<int32_t>{-1} : topo.by_level[static_cast<size_t>(level)];
     std::vector<std::pair<size_t, std::vector<int32_t>>> usable;  // (count, nodes) per block
     for (int32_t b : blocks) {
       std::vector<int32_t> nodes;
       for (int32_t bb : b < 0 ? topo.by_level[0] : topo.blocks[static_cast<size_t>(b)].bblocks)
-        for (int32_t n : bblock_nodes(bb))
+        for (int32_t n : v.bblock_nodes(bb))
           if (mask(pool)[snap_.map.type_of(n)] && (f.ok.empty() || f.ok[n]) && snap_.map.units_at(n, pool.shape.need, slot) >= 1)
             nodes.push_back(n);
       if (static_cast<int32_t>(nodes.size()) >= pool.segment) usable.emplace_back(nodes.size(), std::move(nodes));
@@ -830,7 +793,8 @@ class Pass {
   }
 
   bool whole_topo_placement(const Pool& pool, const NodeFilter& f, Placement& p) {
-    const BlockTopology& topo = snap_.topo;
+    TopoView& v = view(pool);
+    const BlockTopology& topo = v.topo();
     const JobShape& sh = pool.shape;
     std::vector<int32_t> bblocks;
     if (pool.block >= 0) bblocks = topo.blocks[static_cast<size_t>(pool.block)].bblocks;
@@ -838,14 +802,14 @@ class Pass {
     std::vector<std::pair<int32_t, int32_t>> order;  // (idle for good from, base block)
     for (int32_t bb : bblocks) {
       int32_t from = 0;
-      for (int32_t n : bblock_nodes(bb)) from = std::max(from, snap_.map.idle_from(n));
+      for (int32_t n : v.bblock_nodes(bb)) from = std::max(from, snap_.map.idle_from(n));
       if (from < snap_.map.horizon()) order.emplace_back(from, bb);
     }
     std::stable_sort(order.begin(), order.end());
     p = Placement{};
     int32_t units = 0;
     for (const auto& [from, bb] : order) {
-      for (int32_t n : bblock_nodes(bb)) {
+      for (int32_t n : v.bblock_nodes(bb)) {
         if (units >= sh.units) break;
         if (!mask(pool)[snap_.map.type_of(n)] || (!f.ok.empty() && !f.ok[n])) continue;
         int32_t most = snap_.map.units_for(n, snap_.map.total_cpus(n), snap_.map.total_mem(n), snap_.map.total_gpus(n), sh.need);
@@ -903,20 +867,9 @@ class Pass {
     ++plan_.stats.sweeps;
     if (!f.ok.empty()) return earliest_filtered(pool, f, from, last);
     if (pool.block >= 0)  // its mask holds only its own nodes' types
-      return snap_.map.earliest_among(pool.shape.need, mask(pool), block_nodes(pool.block), pool.shape.units, from, last,
+      return snap_.map.earliest_among(pool.shape.need, mask(pool), view(pool).block_nodes(pool.block), pool.shape.units, from, last,
                                       room_, plan_.stats.swept);
     return snap_.map.earliest(pool.shape.need, mask(pool), pool.shape.units, from, last, room_, plan_.stats.swept);
-  }
-
-  // The time map's nodes of a block (a base block's own list; a higher one's made when
-  // first needed).
-  std::span<const int32_t> block_nodes(int32_t block) {
-    const std::vector<int32_t>& bblocks = snap_.topo.blocks[static_cast<size_t>(block)].bblocks;
-    if (bblocks.size() == 1) return bblock_nodes(bblocks.front());
-    auto [it, fresh] = block_nodes_.try_emplace(block);
-    if (fresh)
-      for (int32_t bb : bblocks) it->second.insert(it->second.end(), bblock_nodes(bb).begin(), bblock_nodes(bb).end());
-    return it->second;
   }
 
   // The same for jobs with -w/-x, class by class, counting the nodes they may use.
@@ -982,8 +935,9 @@ class Pass {
     // A block's pool may use only its own types: their groups alone, not a thousand
     // blocks' (the options are sorted after, so the order they are found in is no matter).
     if (pool.block >= 0) {
-      for (int32_t bb : snap_.topo.blocks[static_cast<size_t>(pool.block)].bblocks)
-        for (int32_t t : bblock_types(bb))
+      TopoView& v = view(pool);
+      for (int32_t bb : v.topo().blocks[static_cast<size_t>(pool.block)].bblocks)
+        for (int32_t t : v.bblock_types(bb))
           for (int32_t g : type_groups(t)) visit(g);
     } else {
       for (int32_t g = 0; g < snap_.map.now_group_count(); ++g) visit(g);
@@ -1044,9 +998,10 @@ class Pass {
   // nearest to the first leaf taken (the lowest switch above both). An option's nodes are
   // in one leaf (one base block).
   void order_by_leaf(const Pool& pool, std::vector<Option>& options) {
-    if (!snap_.topo.tree || pool.block < 0 || snap_.topo.blocks[static_cast<size_t>(pool.block)].level == 0) return;
-    auto leaf_of = [&](const Option& o) { return snap_.types[static_cast<size_t>(snap_.map.type_of(o.first))].bblock; };
-    leaf_room_.assign(snap_.topo.by_level[0].size(), 0);  // leaf -> nodes with room
+    TopoView& v = view(pool);
+    if (!v.tree() || pool.block < 0 || v.topo().blocks[static_cast<size_t>(pool.block)].level == 0) return;
+    auto leaf_of = [&](const Option& o) { return v.bblock_of_node(o.first); };
+    leaf_room_.assign(v.topo().by_level[0].size(), 0);  // leaf -> nodes with room
     std::vector<int32_t> left_leaves;
     for (const Option& o : options) {
       int64_t& room = leaf_room_[static_cast<size_t>(leaf_of(o))];
@@ -1060,7 +1015,7 @@ class Pass {
       std::tuple<int, int32_t, int64_t> best_key;
       for (size_t i = 0; i < left_leaves.size(); ++i) {
         int64_t n = leaf_room_[static_cast<size_t>(left_leaves[i])];
-        int32_t dist = first < 0 ? 0 : join_level(first, left_leaves[i]);
+        int32_t dist = first < 0 ? 0 : v.join_level(first, left_leaves[i]);
         auto key = n >= left ? std::tuple(0, dist, n) : std::tuple(1, dist, -n);
         if (i == 0 || key < best_key) best = i, best_key = key;
       }
@@ -1079,37 +1034,17 @@ class Pass {
     std::stable_sort(options.begin(), options.end(), [&](const Option& a, const Option& b) { return key(a) < key(b); });
   }
 
-  // The level of the lowest switch above both leaves (base blocks), INT32_MAX when none is.
-  int32_t join_level(int32_t a, int32_t b) {
-    const std::vector<std::pair<int32_t, int32_t>>& up_a = switches_above(a);
-    const std::vector<std::pair<int32_t, int32_t>>& up_b = switches_above(b);
-    for (const auto& above : up_a)  // both by level, lowest first
-      if (std::binary_search(up_b.begin(), up_b.end(), above)) return above.first;
-    return INT32_MAX;
-  }
-
-  // A leaf's switches above it (itself too), as (level, block), lowest level first.
-  const std::vector<std::pair<int32_t, int32_t>>& switches_above(int32_t leaf) {
-    if (leaf_up_.empty()) {
-      leaf_up_.resize(snap_.topo.by_level[0].size());
-      for (const TopoBlock& b : snap_.topo.blocks)
-        for (int32_t bb : b.bblocks) leaf_up_[static_cast<size_t>(bb)].emplace_back(b.level, b.index);
-      for (auto& up : leaf_up_) std::sort(up.begin(), up.end());
-    }
-    return leaf_up_[static_cast<size_t>(leaf)];
-  }
-
   // The leaf switches (base blocks) a placement's nodes are on.
   int32_t leaves_of(const Placement& p) const {
     std::set<int32_t> leaves;
-    for (const auto& [node, units] : p.nodes) leaves.insert(snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock);
+    for (const auto& [node, units] : p.nodes) leaves.insert(view(*p.pool).bblock_of_node(node));
     return static_cast<int32_t>(leaves.size());
   }
 
   // --switches=N[@wait] (topology/tree): at most N leaf switches, while the job has waited
   // less than its wait (capped by max_switch_wait) since it became eligible; 0: any number.
   int32_t leaf_limit(const Job& job) const {
-    if (!snap_.topo.tree || job.spec.switches <= 0) return 0;
+    if (job.spec.switches <= 0) return 0;
     Duration wait = job.spec.switch_wait < 0 ? cfg_.max_switch_wait : std::min(job.spec.switch_wait, cfg_.max_switch_wait);
     Time since = std::max(job.eligible_time, job.submit_time);
     return snap_.now - since < wait ? job.spec.switches : 0;
@@ -1172,7 +1107,7 @@ class Pass {
         if (f.ok.empty() || f.ok[node]) take(node, sh.spread ? left() : 1);
       }
     }
-    return units >= sh.units && (leaf_limit_ <= 0 || leaves_of(out) <= leaf_limit_);
+    return units >= sh.units && (leaf_limit_ <= 0 || !view(pool).tree() || leaves_of(out) <= leaf_limit_);
   }
 
   // Earliest placement at or before slot `last` over every pool, verified node by node.
@@ -1215,8 +1150,10 @@ class Pass {
 
   // hq's fragmentation oracle ([scheduler] bf_topopt_delay): the last slot to which a job
   // that could start now may be put off, counted from when it became eligible; 0: none.
-  int32_t oracle_bound(const Job& job) const {
-    if (cfg_.bf_topopt_delay <= 0 || !snap_.topo.active() || snap_.topo.tree || !job.spec.nodelist.empty()) return 0;
+  // Only where every pool is placed by blocks.
+  int32_t oracle_bound(const Job& job, const std::vector<Pool>& pools) const {
+    auto by_blocks = [&](const Pool& pool) { return view(pool).active() && !view(pool).tree(); };
+    if (cfg_.bf_topopt_delay <= 0 || !std::all_of(pools.begin(), pools.end(), by_blocks) || !job.spec.nodelist.empty()) return 0;
     Time until = std::max(job.eligible_time, job.submit_time) + cfg_.bf_topopt_delay;
     if (until <= snap_.now) return 0;
     return static_cast<int32_t>(std::min<Time>((until - snap_.now) / snap_.resolution, snap_.map.horizon() - 1));
@@ -1269,18 +1206,19 @@ class Pass {
     }
   };
   FragmentCost fragment_cost(const Placement& p) {
-    const std::vector<int32_t>& idle = idle_by_bblock(p.slot);
+    TopoView& v = view(*p.pool);
+    const std::vector<int32_t>& idle = v.idle_by_bblock(p.slot);
     taken_by_bblock_.assign(idle.size(), 0);
     for (const auto& [node, units] : p.nodes) {
-      int32_t bb = snap_.types[snap_.map.type_of(node)].bblock;
+      int32_t bb = v.bblock_of_node(node);
       if (bb >= 0 && snap_.map.idle_at(node, p.slot)) ++taken_by_bblock_[static_cast<size_t>(bb)];
     }
     FragmentCost c;
     for (const auto& [node, units] : p.nodes)
       for (const Change& ch : snap_.map.changes(node))
         if (ch.slot > p.slot && ch.cpus < 0) { c.promised += 1; break; }
-    c.score = fragmentation_added(snap_.topo, idle, taken_by_bblock_);
-    for (const TopoBlock& block : snap_.topo.blocks) {  // base blocks and aggregated ones
+    c.score = fragmentation_added(v.topo(), idle, taken_by_bblock_);
+    for (const TopoBlock& block : v.topo().blocks) {  // base blocks and aggregated ones
       int64_t before = 0, taken = 0;
       for (int32_t bb : block.bblocks) {
         before += idle[static_cast<size_t>(bb)];
@@ -1291,17 +1229,6 @@ class Pass {
       c.spread += before * before - after * after;
     }
     return c;
-  }
-
-  // By base block: its nodes with nothing allocated at `slot` (kept until the next commit).
-  const std::vector<int32_t>& idle_by_bblock(int32_t slot) {
-    auto [it, fresh] = idle_by_slot_.try_emplace(slot);
-    if (fresh) {
-      it->second.assign(snap_.topo.by_level[0].size(), 0);
-      for (size_t bb = 0; bb < it->second.size(); ++bb)
-        for (int32_t n : bblock_nodes(static_cast<int32_t>(bb))) it->second[bb] += snap_.map.idle_at(n, slot) ? 1 : 0;
-    }
-    return it->second;
   }
 
   // The pools searched for a later start: all of them, but of the pools of single blocks
@@ -1317,7 +1244,7 @@ class Pass {
       std::stable_sort(blocks, later_pools_.end(), [](const Pool* a, const Pool* b) { return a->free_now > b->free_now; });
       later_pools_.resize(static_cast<size_t>(blocks - later_pools_.begin()) + kLaterBlocks);
     }
-    if (snap_.topo.tree)  // a tie in start time goes to the lowest switch (find() takes the first)
+    if (std::any_of(later_pools_.begin(), later_pools_.end(), [&](const Pool* p) { return view(*p).tree(); }))  // a tie in start time goes to the lowest switch (find() takes the first)
       std::stable_sort(later_pools_.begin(), later_pools_.end(), [&](const Pool* a, const Pool* b) {
         return block_level(*a) < block_level(*b);
       });
@@ -1325,7 +1252,7 @@ class Pass {
   }
 
   int32_t block_level(const Pool& pool) const {
-    return pool.block < 0 ? INT32_MAX : snap_.topo.blocks[static_cast<size_t>(pool.block)].level;
+    return pool.block < 0 ? INT32_MAX : view(pool).topo().blocks[static_cast<size_t>(pool.block)].level;
   }
 
   static bool gpu_job(const UnitNeed& need) { return need.gpus > 0 || need.node_gpus > 0; }
@@ -1348,8 +1275,10 @@ class Pass {
   // in node-table order, whatever order placement found them in, as Slurm's allocations
   // do: the first node of the job's nodelist is its first node (the batch host).
   std::vector<NodeAlloc> commit(const Placement& p) {
-    if (p.whole_topo) bblock_free_.clear();  // its holds change other nodes: counted again when next needed
-    idle_by_slot_.clear();
+    for (TopoView& v : views_) {
+      if (p.whole_topo) v.forget_free();  // its holds change other nodes: counted again when next needed
+      v.forget_idle();
+    }
     const JobShape& sh = p.pool->shape;
     std::vector<std::pair<int32_t, int32_t>> nodes = p.nodes;
     std::sort(nodes.begin(), nodes.end());
@@ -1378,19 +1307,19 @@ class Pass {
       int32_t end = sh.need.slots == kForever ? kForever : p.slot + sh.need.slots;
       bool had_free = snap_.map.free_cpus(node) > 0;
       snap_.map.take(node, p.slot, end, a.cpus, a.mem_mib, gpus);
-      if (had_free && snap_.map.free_cpus(node) <= 0 && !bblock_free_.empty())  // a start filled it
-        if (int32_t bb = snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock; bb >= 0) fill_bblock(bb);
+      if (had_free && snap_.map.free_cpus(node) <= 0)  // a start filled it
+        for (TopoView& v : views_) v.node_filled(node);
       alloc.push_back(std::move(a));
     }
     if (p.whole_topo) {
       std::set<int32_t> bblocks;
       std::vector<int32_t> own;
       for (const auto& [node, units] : nodes) {
-        bblocks.insert(snap_.types[static_cast<size_t>(snap_.map.type_of(node))].bblock);
+        bblocks.insert(view(*p.pool).bblock_of_node(node));
         own.push_back(node);
       }
       bblocks.erase(-1);
-      hold_bblocks(bblocks, own, p.slot, sh.need.slots == kForever ? kForever : p.slot + sh.need.slots);
+      hold_bblocks(view(*p.pool), bblocks, own, p.slot, sh.need.slots == kForever ? kForever : p.slot + sh.need.slots);
     }
     return alloc;
   }
@@ -1459,7 +1388,7 @@ class Pass {
     if (!constraint) info.reason = JobReason::kBadConstraints;
     else pools_for(job, parts, *constraint, pools, job.time_limit);
     if (info.reason == JobReason::kNone) info.reason = filter_for(job, filter);
-    if (info.reason == JobReason::kNone && snap_.topo.tree && !filter.required.empty()) confine_to_switch(pools, filter);
+    if (info.reason == JobReason::kNone && any_topology_ && !filter.required.empty()) confine_to_switch(pools, filter);
     if (info.reason != JobReason::kNone) return plan_.pending.push_back(std::move(info));
     bool can_start = !behind || cfg_.bf_max_job_start == 0 || backfill_starts_ < cfg_.bf_max_job_start;
     // --time-min with a --deadline its whole limit would pass: it starts now with a limit
@@ -1467,14 +1396,14 @@ class Pass {
     Duration cap = deadline_cap(job, snap_.now);
     bool reserve = cap == 0 && may_reserve(job, c.priority, parts);
     Placement p;
-    oracle_last_ = can_start ? oracle_bound(job) : 0;
+    oracle_last_ = can_start ? oracle_bound(job, pools) : 0;
     held_by_oracle_ = false;
     bool found = cap == 0 && find_for(job, pools, filter, reserve ? snap_.map.horizon() - 1 : 0, p);
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
     // Preemption and --time-min place by plain find(): not for jobs of segments or whole blocks.
-    bool plain = !snap_.topo.active() || !job.spec.nodelist.empty() ||
-                 ((job.spec.segment == 0 || snap_.topo.tree) && std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return whole_topo(job, pool.part); }));
+    bool plain = !any_topology_ || !job.spec.nodelist.empty() ||
+                 std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return pool.segment > 0 || (whole_topo(job, pool.part) && view(pool).active()); });
     bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ && plain &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
@@ -1526,7 +1455,7 @@ class Pass {
                        const NodeFilter& filter, Placement& out, Duration limit) {
     lowered_pools_.clear();
     pools_for(job, parts, constraint, lowered_pools_, limit);
-    if (snap_.topo.tree && !filter.required.empty()) confine_to_switch(lowered_pools_, filter);
+    if (any_topology_ && !filter.required.empty()) confine_to_switch(lowered_pools_, filter);
     return find(lowered_pools_, filter, 0, out) && out.slot == 0;
   }
 
@@ -1645,19 +1574,13 @@ class Pass {
   bool search_every_block_ = false;        // later_order() keeps every block's pool (preemption)
   std::vector<int64_t> type_nodes_;        // by node type: its usable nodes (empty: to count)
   std::vector<int32_t> type_node_;         // by node type: its first node (-1: none), for nodes_needed()
-  std::vector<int64_t> bblock_free_;       // by base block: nodes with free CPUs now (empty: to count; starts keep it)
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> level_order_;  // by level: level_order()'s (empty: to sort)
-  std::vector<int32_t> level_pos_;         // by block: its place in its level's by_level list
-  std::vector<std::vector<int32_t>> bblock_blocks_;  // by base block: the blocks that hold it, every level
   std::vector<std::pair<int64_t, int32_t>> split_blocks_;  // split_by_blocks()'s
-  std::unordered_map<int32_t, std::vector<int32_t>> idle_by_slot_;  // idle_by_bblock()'s, by slot
   std::vector<int32_t> taken_by_bblock_;   // fragment_cost()'s
   int32_t oracle_last_ = 0;                // oracle_bound() of the job being placed (0: no oracle)
   bool held_by_oracle_ = false;            // its placement is later than one it has now, on purpose
   int32_t leaf_limit_ = 0;                 // leaf_limit() of the job being placed (0: any number)
   std::vector<int64_t> leaf_room_;         // order_by_leaf()'s: nodes with room per leaf
   std::vector<int32_t> leaf_rank_;         // order_by_leaf()'s: each leaf's turn
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> leaf_up_;  // switches_above()'s
   std::vector<int32_t> room_;              // classes with room at earliest()'s slot, none now
   std::vector<char> group_room_;           // by now group: has room now
   std::vector<std::vector<int32_t>> type_groups_;  // by node type: its now groups (type_groups())
@@ -1669,9 +1592,8 @@ class Pass {
   std::vector<Option> options_;
   std::vector<Pool> lowered_pools_;  // lowered_limit()'s, which its placement points into
   std::vector<Pool> whole_pools_, other_pools_;  // find_for()'s, which its placement points into
-  std::vector<std::vector<int32_t>> bblock_nodes_;  // by base block: its time map nodes
-  std::unordered_map<int32_t, std::vector<int32_t>> block_nodes_;  // block_nodes()'s, for blocks above the base
-  std::vector<std::vector<int32_t>> bblock_types_;  // by base block: its node types
+  std::vector<TopoView> views_;  // by topology (SchedSnapshot::topos)
+  bool any_topology_ = false;    // some topology has blocks or switches
 };
 
 }  // namespace

@@ -61,7 +61,7 @@ class Simulator {
   Simulator(const ClusterConfig& cfg, const SimOptions& opts, const std::function<double()>& clock)
       : cfg_(cfg), opts_(opts), clock_(clock), state_(make_state(cfg)), sched_(cfg.scheduler) {
     measure_ = block_topology_of(state_);
-    if (opts.topology_off) state_.topology = TopologyConfig{};
+    if (opts.topology_off) state_.topology = TopologyConfig{}, state_.other_topologies.clear();
     for (auto& [name, n] : state_.nodes) {
       n.registered = n.responding = true;
       total_cpus_ += n.cpus;

@@ -9,8 +9,56 @@
 
 namespace hq {
 
+namespace {
+
+// Calls `f(topology, unit)` for each entry of a label (topology "" for the default's).
+template <typename F>
+void each_label_entry(std::string_view label, F&& f) {
+  while (!label.empty()) {
+    size_t comma = label.find(',');
+    std::string_view entry = label.substr(0, comma);
+    label = comma == std::string_view::npos ? std::string_view{} : label.substr(comma + 1);
+    size_t colon = entry.find(':');
+    if (entry.empty()) continue;
+    if (colon == std::string_view::npos) f(std::string_view{}, entry);
+    else f(entry.substr(0, colon), entry.substr(colon + 1));
+  }
+}
+
+}  // namespace
+
+std::string label_unit(std::string_view label, std::string_view topo, bool is_default) {
+  std::string out;
+  each_label_entry(label, [&](std::string_view t, std::string_view unit) {
+    if (out.empty() && (t == topo || (is_default && t.empty()))) out = unit;
+  });
+  return out;
+}
+
+bool label_names_unit(std::string_view label, std::string_view unit) {
+  bool found = false;
+  each_label_entry(label, [&](std::string_view, std::string_view u) { found = found || u == unit; });
+  return !unit.empty() && found;
+}
+
+std::string label_with_unit(std::string_view label, std::string_view topo, bool is_default, std::string_view unit) {
+  std::string out;
+  auto add = [&](std::string_view t, std::string_view u) {
+    if (!out.empty()) out += ',';
+    if (!t.empty()) out.append(t).append(":");
+    out.append(u);
+  };
+  add(is_default ? std::string_view{} : topo, unit);
+  each_label_entry(label, [&](std::string_view t, std::string_view u) {
+    if (t != topo && !(is_default && t.empty())) add(t, u);
+  });
+  return out;
+}
+
 Status validate_topology(const TopologyConfig& t) {
   if (!t.present) return Status::ok();
+  if (t.flat && (!t.switches.empty() || !t.blocks.empty() || !t.block_sizes.empty()))
+    return invalid("topology " + t.name + ": flat = true takes no blocks, block_sizes nor switches");
   if (!t.switches.empty()) {
     if (!t.blocks.empty() || !t.block_sizes.empty()) return invalid(std::string(kBlocksOrSwitches));
     auto e = check_switches(t.switches);
@@ -68,7 +116,7 @@ BlockTopology build_block_topology(const TopologyConfig& t,
                                    const std::vector<std::pair<std::string, std::string>>& node_labels,
                                    const std::set<std::string>& moved) {
   BlockTopology topo;
-  if (!t.present || !t.switches.empty()) return topo;
+  if (!t.present || !t.switches.empty() || t.flat) return topo;
   std::map<std::string, int32_t> block_of_name;
   for (const auto& b : t.blocks) {
     block_of_name.emplace(b.name, static_cast<int32_t>(topo.blocks.size()));
@@ -82,12 +130,11 @@ BlockTopology build_block_topology(const TopologyConfig& t,
   for (const auto& b : t.blocks) placed.insert(b.nodes.begin(), b.nodes.end());
   std::map<std::string, std::vector<std::string>, bool (*)(const std::string&, const std::string&)> fresh(
       [](const std::string& a, const std::string& b) { return natural_less(a, b); });
-  int32_t moved_from_first = 0;  // the base size stays what the config made it
   for (const auto& [name, label] : node_labels) {
     if (placed.count(name)) {
       if (!moved.count(name) || label.empty()) continue;
       for (size_t b = 0; b < t.blocks.size(); ++b)  // an operator moved it: out of its configured block
-        if (std::erase(topo.blocks[b].nodes, name) > 0 && b == 0) ++moved_from_first;
+        std::erase(topo.blocks[b].nodes, name);
     }
     if (label.empty()) {
       ++topo.outside;
@@ -105,9 +152,9 @@ BlockTopology build_block_topology(const TopologyConfig& t,
   if (topo.blocks.empty()) return topo;
   for (auto& b : topo.blocks) std::sort(b.nodes.begin(), b.nodes.end(), [](const auto& x, const auto& y) { return natural_less(x, y); });
   int32_t nbase = static_cast<int32_t>(topo.blocks.size());
-  topo.bblock_nodes = t.block_sizes.empty()
-                          ? std::max<int32_t>(1, static_cast<int32_t>(topo.blocks[0].nodes.size()) + moved_from_first)
-                          : t.block_sizes[0];
+  // The base size: BlockSizes' first, else the first configured block's count (whatever moved since).
+  size_t first = t.blocks.empty() ? topo.blocks[0].nodes.size() : t.blocks[0].nodes.size();
+  topo.bblock_nodes = t.block_sizes.empty() ? std::max<int32_t>(1, static_cast<int32_t>(first)) : t.block_sizes[0];
   topo.levels = enforced_levels(t, topo.bblock_nodes, static_cast<size_t>(nbase));
   topo.by_level.assign(kMaxBlockLevels, {});
   for (int32_t i = 0; i < nbase; ++i) {

@@ -40,7 +40,9 @@ struct SwitchConfig {
 };
 
 struct TopologyConfig {
+  std::string name = "default";     // [[topology]] name (a lone [topology] is "default", as Slurm's topology.conf)
   bool present = false;             // a [topology] table was given: block placement is on
+  bool flat = false;                // flat = true: no blocks nor switches, labels ignored (Slurm's `flat: true`)
   std::vector<int32_t> block_sizes; // Slurm's BlockSizes (empty: the first block's size, 1-16 base blocks)
   std::vector<BlockConfig> blocks;
   std::vector<SwitchConfig> switches;  // a switch tree (topology/tree) instead of blocks
@@ -55,6 +57,16 @@ constexpr std::string_view kBlocksOrSwitches =
     "[topology] has blocks or switches, not both (Slurm's TopologyPlugin is topology/block or topology/tree)";
 
 constexpr int32_t kMaxBlockLevels = 16;
+
+// A node's topology label (agent's --block or --switch, or scontrol update Topology=) is a
+// comma list of [TOPOLOGY:]UNIT; an entry without a topology is the cluster default's.
+// The unit it names in topology `topo` ("" none); `is_default`: `topo` is the default.
+std::string label_unit(std::string_view label, std::string_view topo, bool is_default);
+// Whether any entry of `label` names unit `unit` (block{B}, switch{S}: any topology's).
+bool label_names_unit(std::string_view label, std::string_view unit);
+// `label` with its entry for `topo` set to `unit` (the others kept; the default's entry
+// written without a topology).
+std::string label_with_unit(std::string_view label, std::string_view topo, bool is_default, std::string_view unit);
 
 struct TopoBlock {
   std::string name;                 // a base block's own; an aggregated one's is its members' hostlist

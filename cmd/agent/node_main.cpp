@@ -114,8 +114,11 @@ int run_node(const Args& args) {
                "kill running jobs when the agent stops (default: leave them to the next agent, which re-adopts them)")
       ->envname("HQ_KILL_JOBS_ON_EXIT");
   std::string block, switch_name;
-  app.add_option("--block", block, "this node's topology block label (partitions may use block{NAME})");
-  app.add_option("--switch", switch_name, "this node's leaf switch label (partitions may use switch{NAME})");
+  app.add_option("--block", block,
+                 "this node's topology block label: BLOCK for the cluster default topology, TOPOLOGY:BLOCK for another, "
+                 "comma-separated (partitions may use block{BLOCK})");
+  app.add_option("--switch", switch_name,
+                 "this node's leaf switch label: SWITCH, or TOPOLOGY:SWITCH, comma-separated (partitions may use switch{SWITCH})");
   std::vector<std::string> features;
   app.add_option("--feature", features, "a feature of this node (repeat, or a,b); used when the config does not declare it")
       ->delimiter(',');

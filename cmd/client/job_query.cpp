@@ -40,10 +40,11 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
   return all;
 }
 
-Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config, bool with_topology) {
+Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config, bool with_topology, const std::string& topology_name) {
   pb::Envelope env;
   env.mutable_nodes()->set_with_config(with_config);
   env.mutable_nodes()->set_with_topology(with_topology);
+  env.mutable_nodes()->set_topology_name(topology_name);
   auto reply = client.call(env);
   if (!reply) return reply.status();
   return std::move(*reply->mutable_nodes_reply());

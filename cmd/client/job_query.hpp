@@ -17,7 +17,9 @@ namespace hq::cmd {
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
 
 // Nodes, partitions and reservations (with the controller's settings: scontrol show config).
-Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config = false, bool with_topology = false);
+// with_topology: topology `topology_name`'s lines ("" or a name no topology has: the default's).
+Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config = false, bool with_topology = false,
+                                   const std::string& topology_name = "");
 // Connects, sends an administration request (node control, partition update, reservation)
 // and returns the controller's NodeControlReply.
 Result<pb::NodeControlReply> call_admin(const pb::Envelope& request);

@@ -83,15 +83,9 @@ int send_node_attributes(const std::string& nodes, const std::optional<std::stri
     req->set_set_weight(true);
     req->set_weight(static_cast<int32_t>(*w));
   }
-  if (topology) {  // Slurm 25.05's Topology=NAME:UNIT; hq has one topology, "default"
-    std::string unit = *topology;
-    if (size_t colon = unit.find(':'); colon != std::string::npos) {
-      if (unit.substr(0, colon) != "default")
-        return fail("scontrol", invalid("Invalid topology name: " + unit.substr(0, colon) + " (hq has one topology, default)"));
-      unit = unit.substr(colon + 1);
-    }
+  if (topology) {  // Slurm 25.05's Topology=[NAME:]UNIT: the controller checks the name
     req->set_set_block(true);
-    req->set_block(unit);
+    req->set_block(*topology);
   }
   return print_admin_reply("scontrol", call_admin(env));
 }

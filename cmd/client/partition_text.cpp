@@ -47,6 +47,7 @@ std::string partition_text(const pb::Partition& p, const pb::NodesReply& r) {
          std::to_string(p.priority_tier()) + " RootOnly=NO ReqResv=NO OverSubscribe=" +
          (p.exclusive() ? "EXCLUSIVE" : "NO") + nl;
   out += "OverTimeLimit=NONE PreemptMode=" + (p.preempt_mode().empty() ? std::string("OFF") : p.preempt_mode()) + nl;
+  if (!p.topology().empty()) out += "Topology=" + p.topology() + nl;  // Slurm 25.05
   out += "State=" + p.state() + " TotalCPUs=" + std::to_string(t.cpus) + " TotalNodes=" + std::to_string(p.total_nodes()) +
          " SelectTypeParameters=NONE" + nl;
   out += "JobDefaults=(null)" + nl;

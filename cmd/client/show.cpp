@@ -247,26 +247,40 @@ int show_nodes_or_partitions(const std::string& prog, bool partitions, const std
   return 0;
 }
 
-// scontrol show topology [NAME]: the controller's lines (core/topology), Slurm's words when
-// there are none.
-int show_topology(const std::string& prog, const std::vector<std::string>& names) {
+// scontrol show topology [NAME] [node=NODES] [unit=|block=|switch=UNIT] (Slurm 25.05): the
+// controller's lines (core/topology) of topology NAME, or of the cluster default where NAME
+// names no topology (then NAME is a block, switch or node: Slurm 22.05-24.11's form); Slurm's
+// words when there are none.
+int show_topology(const std::string& prog, const std::vector<std::string>& args) {
+  std::string name;
+  std::vector<std::string> filters;
+  for (const auto& a : args) {
+    size_t eq = a.find('=');
+    std::string key = eq == std::string::npos ? "" : to_lower(a.substr(0, eq));
+    if (eq == std::string::npos && name.empty()) name = a;
+    else if (eq == std::string::npos)
+      return fail(prog, invalid("Too many arguments (" + a + "), the topology name (" + name + ") is already defined"));
+    else if (key == "node" || key == "nodes" || key == "unit" || key == "block" || key == "switch") filters.push_back(a.substr(eq + 1));
+    else return fail(prog, invalid("Unknown argument " + a));
+  }
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
-  auto reply = query_nodes(**client, false, true);
+  auto reply = query_nodes(**client, false, true, name);
   if (!reply) return fail(prog, reply.status());
   std::vector<std::string> lines(reply->topology().begin(), reply->topology().end());
   if (lines.empty()) {
     std::cerr << prog << ": error: No topology information available\n";
     return 0;
   }
-  if (!names.empty()) {
+  if (!name.empty() && name != reply->topology_name()) filters.insert(filters.begin(), name);
+  for (const std::string& f : filters) {
     bool tree = lines.front().rfind("SwitchName=", 0) == 0;
-    lines = topology_lines_matching(lines, names[0]);
+    lines = topology_lines_matching(lines, f);
     if (lines.empty() && tree) {  // Slurm 22.05's tree plugin: said, and exit 0
-      std::cerr << prog << ": error: Topology information contains no switch or node named " << names[0] << "\n";
+      std::cerr << prog << ": error: Topology information contains no switch or node named " << f << "\n";
       return 0;
     }
-    if (lines.empty()) return fail(prog, invalid("Topology information contains no block or node named " + names[0]));
+    if (lines.empty()) return fail(prog, invalid("Topology information contains no block or node named " + f));
   }
   for (const auto& line : lines) std::cout << line << "\n";
   return 0;
@@ -295,7 +309,7 @@ int run_show(const Args& args) {
   }
   if (rest.empty() || rest[0] == "-h" || rest[0] == "--help") {
     std::cout << "usage: hq show job|step|node|partition [NAME...] [--json]   (step: J, J.S or J.batch)\n"
-                 "       hq show topology [BLOCK|NODE]\n"
+                 "       hq show topology [TOPOLOGY|BLOCK|NODE] [node=NODES] [unit=BLOCK|SWITCH]\n"
                  "       hq show hostnames|hostlist|hostlistsorted EXPR\n";
     return rest.empty() ? 2 : 0;
   }

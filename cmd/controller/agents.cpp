@@ -27,6 +27,20 @@ bool valid_node_name(const std::string& name) {
   });
 }
 
+// A topology label: [TOPOLOGY:]UNIT entries, comma-separated, each part a name as above.
+bool valid_topology_label(const std::string& label) {
+  size_t start = 0;
+  while (start <= label.size()) {
+    size_t comma = std::min(label.find(',', start), label.size());
+    std::string entry = label.substr(start, comma - start);
+    size_t colon = entry.find(':');
+    if (colon != std::string::npos && !valid_node_name(entry.substr(0, colon))) return false;
+    if (!valid_node_name(colon == std::string::npos ? entry : entry.substr(colon + 1))) return false;
+    start = comma + 1;
+  }
+  return true;
+}
+
 // The address part of a connection's peer ("10.0.0.5:41000", "::1:41000", "[::1]:41000");
 // "" when there is none ("?").
 std::string peer_host(const std::string& peer) {
@@ -99,7 +113,8 @@ Result<std::vector<std::string>> registered_features(const pb::RegisterNode& reg
 Result<NodeRegistered> registration_event(const pb::RegisterNode& reg, Time t, bool join) {
   if (reg.cpus() < 1 || reg.mem_mib() < 0) return invalid("node '" + reg.name() + "' reported no CPUs");
   for (const std::string* label : {&reg.block(), &reg.switch_name()})
-    if (!label->empty() && !valid_node_name(*label)) return invalid("node '" + reg.name() + "': bad topology label '" + *label + "'");
+    if (!label->empty() && !valid_topology_label(*label))
+      return invalid("node '" + reg.name() + "': bad topology label '" + *label + "' (UNIT or TOPOLOGY:UNIT, comma-separated)");
   auto features = registered_features(reg);
   if (!features) return features.status();
   NodeRegistered e{reg.name(), t, reg.cpus(), reg.mem_mib(), {}, std::move(features).value(), reg.block(),

@@ -286,12 +286,15 @@ void Controller::add_config(pb::NodesReply& out) const {
   add("HqSnapshotEvery", std::to_string(c.snapshot_every));
 }
 
-void Controller::add_topology(pb::NodesReply& out) const {
-  if (SwitchTree tree = switch_tree_of(state_); tree.active()) {  // topology/tree: its lines, no blocks
+void Controller::add_topology(const std::string& name, pb::NodesReply& out) const {
+  const TopologyConfig* config = topology_named(state_, name);
+  if (!config) config = &state_.topology;
+  out.set_topology_name(config->name);
+  if (SwitchTree tree = switch_tree_of(state_, *config); tree.active()) {  // topology/tree: its lines, no blocks
     for (auto& line : tree.show_lines()) out.add_topology(std::move(line));
     return;
   }
-  BlockTopology topo = block_topology_of(state_);
+  BlockTopology topo = block_topology_of(state_, *config);
   for (auto& line : topo.show_lines()) out.add_topology(std::move(line));
   for (const BlockUsage& u : block_usage(topo, state_.nodes)) {
     pb::BlockUsageRec* r = out.add_blocks();

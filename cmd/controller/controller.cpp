@@ -318,7 +318,8 @@ void Controller::launch(JobId id) {
     }
     conns.push_back(it->second);
   }
-  SwitchTree tree = state_.topology.switches.empty() ? SwitchTree{} : switch_tree_of(state_);  // once, not per node
+  const TopologyConfig& topo = topology_of_partition(state_, job->partition);
+  SwitchTree tree = topo.switches.empty() ? SwitchTree{} : switch_tree_of(state_, topo);  // once, not per node
   for (size_t i = 0; i < conns.size(); ++i) conns[i]->send(launch_message(*job, i, &tree));
   allocation_started(id);  // srun/salloc waiting for it: where its steps go
 }
@@ -333,8 +334,9 @@ pb::Envelope Controller::launch_message(const Job& job, size_t index, const Swit
   l->set_kill_wait(config_.kill_wait);
   // An allocation of srun or salloc has no script: its first node holds its share too.
   if (index > 0 || !job.spec.is_batch()) l->set_alloc_only(true);
-  if (!state_.topology.switches.empty() && index < job.alloc.size()) {  // topology/tree: where the node sits
-    SwitchTree own = tree ? SwitchTree{} : switch_tree_of(state_);
+  const TopologyConfig& topo = topology_of_partition(state_, job.partition);
+  if (!topo.switches.empty() && index < job.alloc.size()) {  // topology/tree: where the node sits
+    SwitchTree own = tree ? SwitchTree{} : switch_tree_of(state_, topo);
     const SwitchTree& t = tree ? *tree : own;
     l->set_topology_addr(t.node_addr(job.alloc[index].node));
     l->set_topology_addr_pattern(t.node_addr_pattern());
@@ -609,7 +611,7 @@ pb::NodesReply Controller::nodes() const {
   out.set_now(now());
   out.set_cluster(config_.name);
   std::set<std::string> blocked;  // the topology is built only when something can be BLOCKED
-  if (state_.topology.present && exclusive_topo_running(state_)) blocked = blocked_by_exclusive_topo(state_, block_topology_of(state_));
+  if (exclusive_topo_running(state_)) blocked = blocked_by_exclusive_topo(state_);
   for (const auto& [name, node] : state_.nodes) {
     pb::Node* n = out.add_nodes();
     *n = net::to_pb(node);
@@ -639,6 +641,7 @@ pb::NodesReply Controller::nodes() const {
     for (const auto& g : p.allow_groups) pp->add_allow_groups(g);
     pp->set_disable_root_jobs(!config_.allow_root_jobs);
     pp->set_qos(p.qos);
+    pp->set_topology(p.topology);
   }
   return out;
 }

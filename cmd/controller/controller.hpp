@@ -89,7 +89,9 @@ class Controller {
   pb::NodesReply nodes() const;
   // scontrol show config: the settings, by Slurm's names where Slurm has them.
   void add_config(pb::NodesReply& out) const;
-  void add_topology(pb::NodesReply& out) const;  // scontrol show topology (core/topology)
+  // scontrol show topology [NAME] (core/topology): topology NAME's lines, the default's when
+  // no topology has that name.
+  void add_topology(const std::string& name, pb::NodesReply& out) const;
   // Job mail (controller/mail.cpp): what a change just applied sends, and sending it.
   struct Mail {
     std::string to, subject;

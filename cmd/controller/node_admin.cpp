@@ -18,14 +18,28 @@
 namespace hq::cmd {
 namespace {
 
+// Topology=[NAME:]UNIT (Slurm 25.05): a block topology's name (none: the cluster
+// default) and a block name a hostlist function can name.
+Result<std::pair<const TopologyConfig*, std::string>> topology_move(const ClusterState& s, const std::string& value) {
+  size_t colon = value.find(':');
+  std::string name = colon == std::string::npos ? "" : value.substr(0, colon);
+  std::string unit = colon == std::string::npos ? value : value.substr(colon + 1);
+  const TopologyConfig* t = topology_named(s, name);
+  if (!t) return invalid("Invalid topology name: " + name + " (no [[topology]] has that name)");
+  if (!t->switches.empty() || t->flat)
+    return invalid("Topology=" + value + ": topology " + t->name + " has no blocks (hq moves nodes between blocks only)");
+  if (unit.empty() || unit.size() > 64 || unit.find_first_of(",{}[]:= \t\n") != std::string::npos)
+    return invalid("Invalid topology unit: '" + unit + "'");
+  return std::pair{t, unit};
+}
+
 // Features=, Weight= and Topology= as scontrol sends them: names without commas or blanks, a
-// weight from 0 (Slurm's range), a block name a hostlist function can name, and something to set.
-Status check_node_update(const pb::NodeControlRequest& req) {
+// weight from 0 (Slurm's range), a move to a block, and something to set.
+Status check_node_update(const ClusterState& s, const pb::NodeControlRequest& req) {
   if (!req.set_features() && !req.set_weight() && !req.set_block())
     return invalid("Update of node: nothing to change (Features=, Weight= or Topology=)");
-  if (req.set_block() && (req.block().empty() || req.block().size() > 64 ||
-                          req.block().find_first_of(",{}[]:= \t\n") != std::string::npos))
-    return invalid("Invalid topology unit: '" + req.block() + "'");
+  if (req.set_block())
+    if (auto move = topology_move(s, req.block()); !move) return move.status();
   for (const auto& f : req.features())
     if (f.empty() || f.find_first_of(", \t\n|&") != std::string::npos)
       return invalid("Invalid feature specification: '" + f + "'");
@@ -33,11 +47,14 @@ Status check_node_update(const pb::NodeControlRequest& req) {
   return Status::ok();
 }
 
-NodeUpdated node_update_of(const pb::NodeControlRequest& req, const std::string& node, Time now) {
-  NodeUpdated e{node, now, std::nullopt, std::nullopt};
+// The node's labels after the move: its entry for the topology replaced (checked above).
+NodeUpdated node_update_of(const ClusterState& s, const pb::NodeControlRequest& req, const Node& node, Time now) {
+  NodeUpdated e{node.name, now, std::nullopt, std::nullopt};
   if (req.set_features()) e.features = std::vector<std::string>(req.features().begin(), req.features().end());
   if (req.set_weight()) e.weight = req.weight();
-  if (req.set_block()) e.block = req.block();
+  if (req.set_block())
+    if (auto move = topology_move(s, req.block()))
+      e.block = label_with_unit(node.block, move->first->name, move->first == &s.topology, move->second);
   return e;
 }
 
@@ -57,7 +74,7 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
   else if ((action == "drain" || action == "down") && req.reason().empty())
     out.add_errors("You must specify a reason when DOWNING or DRAINING a node. Request denied");
   else if (action == "update") {
-    if (Status s = check_node_update(req); !s) out.add_errors(s.message());
+    if (Status s = check_node_update(state_, req); !s) out.add_errors(s.message());
   }
   if (out.errors_size() > 0) return reply(std::move(out));
   std::vector<Event> events;
@@ -69,7 +86,7 @@ void Controller::node_control(const pb::NodeControlRequest& req, const net::Iden
       continue;
     }
     if (action == "update") {
-      events.push_back(node_update_of(req, name, now()));
+      events.push_back(node_update_of(state_, req, it->second, now()));
     } else if (action == "delete") {
       if (Status s = check_removable(state_, name); !s) {
         out.add_errors(s.message());

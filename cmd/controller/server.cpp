@@ -167,7 +167,7 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
          *out.mutable_nodes_reply() = c.nodes();
          c.add_reservations(*out.mutable_nodes_reply());
          if (m.nodes().with_config()) c.add_config(*out.mutable_nodes_reply());
-         if (m.nodes().with_topology()) c.add_topology(*out.mutable_nodes_reply());
+         if (m.nodes().with_topology()) c.add_topology(m.nodes().topology_name(), *out.mutable_nodes_reply());
        })},
   };
   return table;

@@ -211,3 +211,35 @@ TEST_CASE("config: [[topology.switch]] tables load (Slurm's SwitchName= lines) -
   CHECK(error_of(head + leaves + "[[topology.switch]]\nname = \"s3\"\nnodes = \"n7\"\nlink_speed = -1\n").find(
             "'link_speed' must be between 0 and 4294967295") != std::string::npos);
 }
+
+TEST_CASE("config: [[topology]] tables name several topologies (Slurm 25.05's topology.yaml) - partitions pick one") {
+  const std::string head = "[[node]]\nnames = \"n[1-8]\"\ncpus = 4\n[[partition]]\nname = \"p\"\nnodes = \"n[1-8]\"\ndefault = true\n"
+                           "[[partition]]\nname = \"odd\"\nnodes = \"n[1-8]\"\ntopology = \"alt\"\n";  // lines 1-11
+  const std::string racks = "[[topology]]\nname = \"racks\"\n[[topology.block]]\nname = \"r1\"\nnodes = \"n[1-4]\"\n"
+                            "[[topology.block]]\nname = \"r2\"\nnodes = \"n[5-8]\"\n";
+  const std::string alt = "[[topology]]\nname = \"alt\"\n[[topology.block]]\nname = \"x1\"\nnodes = \"n[1,3,5,7]\"\n";
+  auto c = load_config_text(head + racks + alt, "t.toml");
+  REQUIRE_MESSAGE(c.is_ok(), c.status().message());
+  CHECK(c->topology.name == "racks");  // no default = true: the first is the cluster default
+  REQUIRE(c->other_topologies.size() == 1);
+  CHECK(c->other_topologies[0].name == "alt");
+  CHECK(c->other_topologies[0].blocks[0].nodes == std::vector<std::string>{"n1", "n3", "n5", "n7"});
+  CHECK(c->partitions[1].topology == "alt");
+  auto chosen = load_config_text(head + racks + "[[topology]]\nname = \"alt\"\ndefault = true\n" + alt.substr(alt.find("[[topology.block]]")), "t.toml");
+  REQUIRE_MESSAGE(chosen.is_ok(), chosen.status().message());
+  CHECK(chosen->topology.name == "alt");
+  CHECK(chosen->other_topologies.at(0).name == "racks");
+  auto flat = load_config_text(head + racks + "[[topology]]\nname = \"alt\"\nflat = true\n", "t.toml");
+  REQUIRE_MESSAGE(flat.is_ok(), flat.status().message());
+  CHECK(flat->other_topologies.at(0).flat);
+  // Errors: where, and what.
+  CHECK(error_of(head + racks + "[[topology]]\nname = \"racks\"\nflat = true\n").find("Duplicate topology name: racks") !=
+        std::string::npos);
+  CHECK(error_of(head + racks).find("partition 'odd': Invalid partition topology: no [[topology]] is named 'alt'") !=
+        std::string::npos);
+  CHECK(error_of(head + racks + "[[topology]]\nflat = true\n").find("test.toml:20: [[topology]] needs a name") == 0);
+  CHECK(error_of(head + racks + "[[topology]]\nname = \"a:b\"\nflat = true\n").find("needs a name") != std::string::npos);
+  CHECK(error_of(head + racks + "[[topology]]\nname = \"alt\"\nflat = true\n" + alt.substr(alt.find("[[topology.block]]")))
+            .find("flat = true takes no blocks") != std::string::npos);
+  CHECK(error_of(head + racks + "[[topology]]\nname = \"alt\"\nblock_size = [4]\n").find("block_size") != std::string::npos);
+}

@@ -337,14 +337,13 @@ TEST_CASE("exclusive=topo: a running job blocks the rest of its base blocks (BLO
   apply(s, JobBuilder(1).nodes(1).cpus(4));  // best fit would be b2 (2 free): n7 and n8 are blocked
   Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
   CHECK(started_nodes(p, 1) == std::vector<std::string>{"n4"});
-  auto topo = build_block_topology(s.topology, unlabelled("n[1-8]"));
-  CHECK(blocked_by_exclusive_topo(s, topo) == std::set<std::string>{"n7", "n8"});
+  CHECK(blocked_by_exclusive_topo(s) == std::set<std::string>{"n7", "n8"});
   s.jobs.at(JobId{200}).spec.exclusive_topo = false;  // the same by the partition's exclusive_topo
-  CHECK(blocked_by_exclusive_topo(s, topo).empty());
+  CHECK(blocked_by_exclusive_topo(s).empty());
   s.partitions.front().exclusive_topo = true;
   s.jobs.at(JobId{200}).partition = s.partitions.front().name;
   s.jobs.at(JobId{201}).partition = s.partitions.front().name;
-  CHECK(blocked_by_exclusive_topo(s, topo) == std::set<std::string>{"n4", "n7", "n8"});
+  CHECK(blocked_by_exclusive_topo(s) == std::set<std::string>{"n4", "n7", "n8"});
 }
 
 TEST_CASE("segments (--segment): each segment inside one block of its own level, the fullest blocks first") {

@@ -225,3 +225,53 @@ TEST_CASE("e2e: switch tree - jobs below one leaf (best fit), SLURM_TOPOLOGY_ADD
         "REQ_SWITCH WAIT4SWITCH         \n1          0:03                \n");  // squeue -O, Slurm's fields
   c.hq("cancel " + two + " " + four + " " + wide);
 }
+
+namespace {
+
+// Two topologies over e1-e4 (Slurm 25.05's topology.yaml): "racks" (the default: e1-e2,
+// e3-e4) for partition debug, "alt" (e1+e3, e2+e4) for partition alt.
+const char* const kTwoTopologies =
+    "[[topology]]\nname = \"racks\"\ndefault = true\n"
+    "[[topology.block]]\nname = \"r1\"\nnodes = \"e[1-2]\"\n"
+    "[[topology.block]]\nname = \"r2\"\nnodes = \"e[3-4]\"\n"
+    "[[topology]]\nname = \"alt\"\n"
+    "[[topology.block]]\nname = \"x1\"\nnodes = \"e[1,3]\"\n"
+    "[[topology.block]]\nname = \"x2\"\nnodes = \"e[2,4]\"\n"
+    "[[partition]]\nname = \"alt\"\nnodes = \"e[1-4]\"\ntopology = \"alt\"\n";
+
+}  // namespace
+
+TEST_CASE("e2e: named topologies - each partition places by its own, show topology NAME, Topology=NAME:UNIT moves") {
+  LocalCluster c(4, 1, 20, kTwoTopologies);
+  REQUIRE(c.ready());
+  CHECK(c.hq("show topology").out == "BlockName=r1 BlockIndex=0 Nodes=e[1-2] BlockSize=2\n"
+                                     "BlockName=r2 BlockIndex=1 Nodes=e[3-4] BlockSize=2\n"
+                                     "AggregatedBlock=r[1-2] BlockIndex=2 Nodes=e[1-4] BlockSize=4\n");
+  CHECK(c.hq("show topology alt").out == "BlockName=x1 BlockIndex=0 Nodes=e[1,3] BlockSize=2\n"
+                                         "BlockName=x2 BlockIndex=1 Nodes=e[2,4] BlockSize=2\n"
+                                         "AggregatedBlock=x[1-2] BlockIndex=2 Nodes=e[1-4] BlockSize=4\n");
+  CHECK(c.hq("show topology alt node=e4").out.rfind("BlockName=x2 ", 0) == 0);
+  CHECK(c.hq("show topology r2").out.rfind("BlockName=r2 ", 0) == 0);  // not a topology: a block of the default
+  CHECK(c.hq("show partition alt").out.find("\n   Topology=alt\n") != std::string::npos);
+  CHECK(c.hq("show partition debug").out.find("Topology=") == std::string::npos);
+
+  std::ofstream(c.dir() + "/hold.sh") << "#!/bin/bash\n" << until_file("never") << "\n";
+  std::string racks = c.submit("-N2 hold.sh");  // debug: one rack
+  REQUIRE(c.wait_state(racks, "RUNNING", 30));
+  CHECK(nodes_of(c, racks) == "e[1-2]");
+  c.hq("cancel " + racks);
+  REQUIRE(wait_until([&] { return c.hq("nodes -h -t idle -o %N").out == "e[1-4]\n"; }, 20));
+  std::string alt = c.submit("-p alt -N2 hold.sh");  // alt: e1+e3 or e2+e4
+  REQUIRE(c.wait_state(alt, "RUNNING", 30));
+  CHECK(nodes_of(c, alt) == "e[1,3]");
+  c.hq("cancel " + alt);
+
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string scontrol = c.dir() + "/bin/scontrol ";
+  REQUIRE(sh(scontrol + "update NodeName=e2 Topology=alt:x1").rc == 0);  // alt only: racks keeps e2 in r1
+  CHECK(c.hq("show topology alt").out.rfind("BlockName=x1 BlockIndex=0 Nodes=e[1-3] BlockSize=2\n", 0) == 0);
+  CHECK(c.hq("show topology racks").out.rfind("BlockName=r1 BlockIndex=0 Nodes=e[1-2] BlockSize=2\n", 0) == 0);
+  auto bad = sh(scontrol + "update NodeName=e2 Topology=nowhere:x1");
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("Invalid topology name: nowhere") != std::string::npos);
+}

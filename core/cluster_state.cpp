@@ -305,7 +305,7 @@ const TopologyConfig* topology_named(const ClusterState& s, std::string_view nam
   if (name.empty() || name == s.topology.name) return &s.topology;
   for (const auto& t : s.other_topologies)
     if (t.name == name) return &t;
-  return nullptr;
+  return name == "default" ? &s.topology : nullptr;  // Slurm's name for topology.conf's, whatever it is called here
 }
 
 const TopologyConfig& topology_of_partition(const ClusterState& s, const std::string& partition) {
@@ -322,7 +322,7 @@ BlockTopology block_topology_of(const ClusterState& s, const TopologyConfig& t) 
   std::set<std::string> moved;  // placed by an operator: out of their configured blocks
   for (const auto& [name, n] : s.nodes) {
     labels.emplace_back(name, label_unit(n.block, t.name, is_default));
-    if (n.operator_block) moved.insert(name);
+    if (!n.operator_block.empty() && !label_unit(n.operator_block, t.name, is_default).empty()) moved.insert(name);
   }
   return build_block_topology(t, labels, moved);
 }
@@ -479,7 +479,7 @@ Registration resolve(const Node& n, const NodeRegistered& e) {
   int32_t cpus = n.config_cpus > 0 ? n.config_cpus : e.cpus;
   Registration r{cpus, n.config_mem_mib > 0 ? n.config_mem_mib : e.mem_mib, n.gpus,
                  n.dynamic && !n.operator_features ? e.features : n.features,
-                 n.operator_block ? n.block : e.block, e.switch_name, e.boot_time, threads_of(n, e, cpus)};
+                 merge_labels(e.block, n.operator_block), e.switch_name, e.boot_time, threads_of(n, e, cpus)};
   if (auto found = reconcile_gpus(n.config_gres, e.gpus)) r.gpus = std::move(found).value();
   return r;
 }
@@ -534,10 +534,12 @@ bool apply_node_updated(ClusterState& s, const NodeUpdated& e) {
     n.weight = *e.weight;
   }
   if (e.block) {
-    changed = changed || !n.operator_block || n.block != *e.block;
-    n.operator_block = true;
-    if (n.block != *e.block) {
-      n.block = *e.block;
+    // The move's entries replace the node's for their topologies; the others stay.
+    std::string moves = merge_labels(n.operator_block, *e.block), labels = merge_labels(n.block, *e.block);
+    changed = changed || moves != n.operator_block || labels != n.block;
+    n.operator_block = std::move(moves);
+    if (n.block != labels) {
+      n.block = std::move(labels);
       update_memberships(s, n);  // partitions by block{}
     }
   }

@@ -56,7 +56,9 @@ struct Node {
   bool dynamic = false;      // not in the config: it joined by registering
   // Set by an operator (NodeUpdated, journaled): registrations keep them.
   bool operator_features = false, operator_weight = false;
-  bool operator_block = false;  // an operator placed it in `block` (Topology=): config and agent labels yield
+  // An operator's moves (Topology=[NAME:]UNIT), as a label ([TOPOLOGY:]UNIT entries): in
+  // those topologies they win over the config and the agent's label; `block` has them merged.
+  std::string operator_block;
   Time boot_time = 0;
   // Liveness, re-learned from the agent after a controller restart; never journaled.
   bool registered = false;   // an agent has registered since controller start

@@ -708,9 +708,7 @@ class Pass {
   // find(), with the pools where the job is exclusive=topo placed by whole base blocks, and
   // a job of segments by segments.
   bool find_for(const Job& job, const std::vector<Pool>& pools, const NodeFilter& f, int32_t last_slot, Placement& best) {
-    auto plain = [&](const std::vector<Pool>& in, Placement& out) {
-      return !in.empty() && in.front().segment > 0 ? find_segmented(in, f, last_slot, out) : find(in, f, last_slot, out);
-    };
+    auto plain = [&](const std::vector<Pool>& in, Placement& out) { return find_plain(in, f, last_slot, out); };
     auto whole = [&](const Pool& pool) { return whole_topo(job, pool.part) && view(pool).active(); };
     if (!any_topology_ || !job.spec.nodelist.empty() || std::none_of(pools.begin(), pools.end(), whole))
       return plain(pools, best);
@@ -720,6 +718,24 @@ class Pass {
     bool found = plain(other_pools_, best);
     Placement p;
     if (find_whole_topo(whole_pools_, f, found ? std::min(last_slot, best.slot - 1) : last_slot, p)) {
+      best = std::move(p);
+      found = true;
+    }
+    return found;
+  }
+
+  // find() or, for pools of segments (--segment in a block topology), find_segmented(); a
+  // job of partitions of several topologies may have both: the earlier start wins.
+  bool find_plain(const std::vector<Pool>& in, const NodeFilter& f, int32_t last_slot, Placement& best) {
+    auto segmented = [](const Pool& p) { return p.segment > 0; };
+    if (std::none_of(in.begin(), in.end(), segmented)) return find(in, f, last_slot, best);
+    if (std::all_of(in.begin(), in.end(), segmented)) return find_segmented(in, f, last_slot, best);
+    segment_pools_.clear();
+    unsegmented_pools_.clear();
+    for (const Pool& p : in) (segmented(p) ? segment_pools_ : unsegmented_pools_).push_back(p);
+    bool found = find(unsegmented_pools_, f, last_slot, best);
+    Placement p;
+    if (find_segmented(segment_pools_, f, found ? std::min(last_slot, best.slot - 1) : last_slot, p)) {
       best = std::move(p);
       found = true;
     }
@@ -1152,8 +1168,12 @@ class Pass {
   // that could start now may be put off, counted from when it became eligible; 0: none.
   // Only where every pool is placed by blocks.
   int32_t oracle_bound(const Job& job, const std::vector<Pool>& pools) const {
-    auto by_blocks = [&](const Pool& pool) { return view(pool).active() && !view(pool).tree(); };
-    if (cfg_.bf_topopt_delay <= 0 || !std::all_of(pools.begin(), pools.end(), by_blocks) || !job.spec.nodelist.empty()) return 0;
+    auto by_blocks = [&](const Pool& pool) {  // one block topology for all (costs in one measure)
+      return view(pool).active() && !view(pool).tree() && pool.topo == pools.front().topo;
+    };
+    if (cfg_.bf_topopt_delay <= 0 || pools.empty() || !std::all_of(pools.begin(), pools.end(), by_blocks) ||
+        !job.spec.nodelist.empty())
+      return 0;
     Time until = std::max(job.eligible_time, job.submit_time) + cfg_.bf_topopt_delay;
     if (until <= snap_.now) return 0;
     return static_cast<int32_t>(std::min<Time>((until - snap_.now) / snap_.resolution, snap_.map.horizon() - 1));
@@ -1244,7 +1264,10 @@ class Pass {
       std::stable_sort(blocks, later_pools_.end(), [](const Pool* a, const Pool* b) { return a->free_now > b->free_now; });
       later_pools_.resize(static_cast<size_t>(blocks - later_pools_.begin()) + kLaterBlocks);
     }
-    if (std::any_of(later_pools_.begin(), later_pools_.end(), [&](const Pool* p) { return view(*p).tree(); }))  // a tie in start time goes to the lowest switch (find() takes the first)
+    // Under one switch tree, a tie in start time goes to the lowest switch (find() takes the first).
+    if (!later_pools_.empty() && std::all_of(later_pools_.begin(), later_pools_.end(), [&](const Pool* p) {
+          return view(*p).tree() && p->topo == later_pools_.front()->topo;
+        }))
       std::stable_sort(later_pools_.begin(), later_pools_.end(), [&](const Pool* a, const Pool* b) {
         return block_level(*a) < block_level(*b);
       });
@@ -1402,8 +1425,13 @@ class Pass {
     oracle_last_ = 0;
     // Preempting gives a placement at the victims' grace end, which the job then reserves.
     // Preemption and --time-min place by plain find(): not for jobs of segments or whole blocks.
+    // (Per pool, as before named topologies: a job of segments in a block topology, or whole
+    // blocks in any, is not plain.)
     bool plain = !any_topology_ || !job.spec.nodelist.empty() ||
-                 std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) { return pool.segment > 0 || (whole_topo(job, pool.part) && view(pool).active()); });
+                 std::none_of(pools.begin(), pools.end(), [&](const Pool& pool) {
+                   const TopoView& v = view(pool);
+                   return v.active() && ((job.spec.segment > 0 && !v.tree()) || whole_topo(job, pool.part));
+                 });
     bool preempting = cap == 0 && (!found || p.slot > 0) && can_start && !victims_.empty() && !held_by_oracle_ && plain &&
                       preempt_for(job, c.tier, pools, filter, found ? p.slot : kForever, p);
     if (preempting) found = reserve = true;
@@ -1592,6 +1620,7 @@ class Pass {
   std::vector<Option> options_;
   std::vector<Pool> lowered_pools_;  // lowered_limit()'s, which its placement points into
   std::vector<Pool> whole_pools_, other_pools_;  // find_for()'s, which its placement points into
+  std::vector<Pool> segment_pools_, unsegmented_pools_;  // find_plain()'s, the same
   std::vector<TopoView> views_;  // by topology (SchedSnapshot::topos)
   bool any_topology_ = false;    // some topology has blocks or switches
 };

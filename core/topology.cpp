@@ -27,10 +27,19 @@ void each_label_entry(std::string_view label, F&& f) {
 
 }  // namespace
 
+namespace {
+
+// Whether a label entry's topology `t` is `topo` (the default's also bare or "default").
+bool entry_of(std::string_view t, std::string_view topo, bool is_default) {
+  return t == topo || (is_default && (t.empty() || t == "default"));
+}
+
+}  // namespace
+
 std::string label_unit(std::string_view label, std::string_view topo, bool is_default) {
   std::string out;
   each_label_entry(label, [&](std::string_view t, std::string_view unit) {
-    if (out.empty() && (t == topo || (is_default && t.empty()))) out = unit;
+    if (out.empty() && entry_of(t, topo, is_default)) out = unit;
   });
   return out;
 }
@@ -50,7 +59,16 @@ std::string label_with_unit(std::string_view label, std::string_view topo, bool 
   };
   add(is_default ? std::string_view{} : topo, unit);
   each_label_entry(label, [&](std::string_view t, std::string_view u) {
-    if (t != topo && !(is_default && t.empty())) add(t, u);
+    if (!entry_of(t, topo, is_default)) add(t, u);
+  });
+  return out;
+}
+
+std::string merge_labels(std::string_view label, std::string_view overrides) {
+  std::string out(label);
+  each_label_entry(overrides, [&](std::string_view t, std::string_view unit) {
+    bool bare = t.empty() || t == "default";  // the cluster default's entry
+    out = label_with_unit(out, bare ? std::string_view{} : t, bare, unit);
   });
   return out;
 }

@@ -67,6 +67,8 @@ bool label_names_unit(std::string_view label, std::string_view unit);
 // `label` with its entry for `topo` set to `unit` (the others kept; the default's entry
 // written without a topology).
 std::string label_with_unit(std::string_view label, std::string_view topo, bool is_default, std::string_view unit);
+// `label` with each entry of `overrides` replacing its topology's (a bare one the bare one).
+std::string merge_labels(std::string_view label, std::string_view overrides);
 
 struct TopoBlock {
   std::string name;                 // a base block's own; an aggregated one's is its members' hostlist

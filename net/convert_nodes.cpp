@@ -116,10 +116,10 @@ void add_nodes(const ClusterState& s, pb::StateSnapshot& out) {
     *out.add_nodes() = to_pb(NodeRegistered{name, 0, n.cpus, n.mem_mib, n.gpus, n.features, n.block,
                                             n.switch_name, n.boot_time, n.dynamic, n.threads_per_core});
     if (n.down) *out.add_down() = to_pb(NodeDownChanged{name, 0, true, n.down_reason});
-    if (n.operator_features || n.operator_weight || n.operator_block)
+    if (n.operator_features || n.operator_weight || !n.operator_block.empty())
       *out.add_node_updates() = to_pb(NodeUpdated{name, 0, n.operator_features ? std::optional(n.features) : std::nullopt,
                                                   n.operator_weight ? std::optional(n.weight) : std::nullopt,
-                                                  n.operator_block ? std::optional(n.block) : std::nullopt});
+                                                  n.operator_block.empty() ? std::nullopt : std::optional(n.operator_block)});
   }
 }
 

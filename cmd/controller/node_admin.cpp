@@ -47,14 +47,15 @@ Status check_node_update(const ClusterState& s, const pb::NodeControlRequest& re
   return Status::ok();
 }
 
-// The node's labels after the move: its entry for the topology replaced (checked above).
+// The update; a move as the one label entry it sets (applying it replaces the node's entry
+// for that topology alone; checked above).
 NodeUpdated node_update_of(const ClusterState& s, const pb::NodeControlRequest& req, const Node& node, Time now) {
   NodeUpdated e{node.name, now, std::nullopt, std::nullopt};
   if (req.set_features()) e.features = std::vector<std::string>(req.features().begin(), req.features().end());
   if (req.set_weight()) e.weight = req.weight();
   if (req.set_block())
     if (auto move = topology_move(s, req.block()))
-      e.block = label_with_unit(node.block, move->first->name, move->first == &s.topology, move->second);
+      e.block = label_with_unit("", move->first->name, move->first == &s.topology, move->second);
   return e;
 }
 

@@ -138,3 +138,51 @@ TEST_CASE("named topologies: an exclusive=topo job blocks the rest of its base b
   Plan p = Scheduler(SchedulerConfig{}).schedule(s, 0);
   CHECK(set_of(started_nodes(p, 1)) == std::set<std::string>{"n1", "n3"});
 }
+
+TEST_CASE("named topologies: --segment over partitions of a block and a flat topology - no crash, segments kept") {
+  auto s = two_topologies();
+  add_partition(s, "few4", "n[1-4]").topology = "none";
+  start(s, 100, {"n4", "n6", "n7", "n8"}, 4);  // racks: r1 has n1-n3 free, r2 n5: one segment of 2 only
+  for (const char* parts : {"batch,flat", "few4,batch"}) {
+    auto t = s;
+    apply(t, JobBuilder(1).nodes(4).cpus(4).partition(parts));
+    auto names = *expand_hostlist(parts);
+    t.jobs.at(JobId{1}).partitions = std::vector<std::string>(names.begin(), names.end());
+    t.jobs.at(JobId{1}).spec.segment = 2;
+    Plan p = Scheduler(SchedulerConfig{}).schedule(t, 0);
+    std::vector<std::string> got = started_nodes(p, 1);
+    INFO(parts);
+    if (std::string(parts) == "batch,flat") {  // flat: any 4 free nodes (n1-n3, n5)
+      CHECK(set_of(got) == std::set<std::string>{"n1", "n2", "n3", "n5"});
+    } else {
+      CHECK(got.empty());  // few4 has 3 free; batch's segments of 2 fit in r1 only once
+    }
+  }
+}
+
+TEST_CASE("named topologies: an operator's move is kept per topology - the others keep the config's place") {
+  auto s = two_topologies();
+  s.nodes.at("n1").block = "r2";  // its agent's label for the default: the config's r1 wins
+  apply(s, NodeUpdated{"n1", 1, std::nullopt, std::nullopt, std::string("alt:even")});
+  BlockTopology alt = block_topology_of(s, s.other_topologies[0]);
+  CHECK(alt.blocks[alt.node_bblock.at("n1")].name == "even");
+  BlockTopology racks = block_topology_of(s, s.topology);
+  CHECK(racks.blocks[racks.node_bblock.at("n1")].name == "r1");
+  CHECK(s.nodes.at("n1").operator_block == "alt:even");
+  apply(s, NodeUpdated{"n1", 2, std::nullopt, std::nullopt, std::string("r2")});  // then a move in the default
+  racks = block_topology_of(s, s.topology);
+  CHECK(racks.blocks[racks.node_bblock.at("n1")].name == "r2");
+  CHECK(label_unit(s.nodes.at("n1").operator_block, "alt", false) == "even");
+}
+
+TEST_CASE("topology labels: 'default:' names the cluster default whatever its name") {
+  CHECK(label_unit("default:b1", "racks", true) == "b1");
+  CHECK(label_unit("default:b1", "alt", false).empty());
+  CHECK(label_unit("alt:,alt:x2", "alt", false) == "x2");
+  CHECK(merge_labels("b1,alt:x1", "alt:x2") == "alt:x2,b1");
+  CHECK(merge_labels("b1,alt:x1", "default:b3") == "b3,alt:x1");
+  auto s = two_topologies();
+  CHECK(topology_named(s, "default") == &s.topology);
+  CHECK(topology_named(s, "racks") == &s.topology);
+  CHECK(topology_named(s, "nowhere") == nullptr);
+}

@@ -63,6 +63,7 @@ int job_control_as(const Args& args, const std::string& prog);  // prog "scontro
 int run_suspend_control(const Args& args);  // args[0]: suspend|resume|notify (scontrol's)
 int run_job_update(const Args& args);   // args[0]: update; JobId=... Key=Value...
 int run_explain(const Args& args);
+int run_token(const Args& args);  // hq token, scontrol token
 int run_sim(const Args& args);
 int bench_sched(const Args& args);
 int bench_join(const Args& args);

@@ -1,5 +1,7 @@
 #include "cmd/config_toml.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -180,10 +182,13 @@ class Loader {
       TopologyConfig topo;
       bool is_default = false;
       if (Status s = load_one_topology(*e.as_table(), true, topo, &is_default); !s) return s;
-      if (is_default && chosen < 0) chosen = static_cast<int32_t>(all.size());
+      if (is_default && chosen >= 0)
+        return where(*e.as_table(), "only one [[topology]] may have default = true (" + all[static_cast<size_t>(chosen)].name +
+                                        " has it)");
+      if (is_default) chosen = static_cast<int32_t>(all.size());
       all.push_back(std::move(topo));
     }
-    if (all.empty()) return Status::ok();
+    if (all.empty()) return where(*n, "[[topology]] tables name no topology");
     size_t first = chosen < 0 ? 0 : static_cast<size_t>(chosen);
     c.topology = std::move(all[first]);
     for (size_t i = 0; i < all.size(); ++i)
@@ -200,8 +205,11 @@ class Loader {
     if (s && named) {
       topo.name.clear();
       s = get_string(t, "name", topo.name);
-      if (s && (topo.name.empty() || topo.name.find_first_of(",:{}[]= \t\n") != std::string::npos))
-        s = where(t, "[[topology]] needs a name (letters, digits, - and _), like name = \"nvl\"");
+      bool named_well = !topo.name.empty() && topo.name.size() <= 64 && std::all_of(topo.name.begin(), topo.name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+      if (s && !named_well)
+        s = where(t, "[[topology]] needs a name of 1-64 letters, digits, '-', '_' or '.' (as node labels name it), like name = \"nvl\"");
       if (s && is_default) s = get_bool(t, "default", *is_default);
       if (s) s = get_bool(t, "flat", topo.flat);
     }
@@ -310,11 +318,20 @@ class Loader {
     s = check_keys(*t, {"host", "port", "state_dir", "auth_socket", "client_socket", "node_timeout", "handshake_timeout",
                         "client_idle_timeout", "max_connections", "max_connections_per_peer", "heartbeat_interval", "kill_wait",
                         "min_job_age", "snapshot_every", "dynamic_nodes", "return_to_service", "fence_timeout",
-                        "inactive_limit"}, "[controller]");
-    int64_t port = c.controller.port, snap = c.snapshot_every;
+                        "inactive_limit", "http_port", "http_host", "http_plain", "metrics_public"}, "[controller]");
+    int64_t port = c.controller.port, snap = c.snapshot_every, http_port = c.controller.http_port;
     if (s) s = get_string(*t, "host", c.controller.host);
     if (s) s = get_int(*t, "port", 0, 65535, port);
-    if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
+    if (s) s = get_int(*t, "http_port", -1, 65535, http_port);
+    c.controller.http_port = static_cast<int32_t>(http_port);
+    if (s) s = get_string(*t, "http_host", c.controller.http_host);
+    if (s) s = get_bool(*t, "http_plain", c.controller.http_plain);
+    if (s) s = get_bool(*t, "metrics_public", c.controller.metrics_public);
+    if (s && c.controller.http_plain && c.controller.http_port >= 0) {
+      std::string host = c.controller.http_host.empty() ? c.controller.host : c.controller.http_host;
+      if (host != "127.0.0.1" && host != "localhost" && host != "::1")
+        s = where(*t, "http_plain = true serves plain HTTP on 127.0.0.1 only (set http_host = \"127.0.0.1\"), not on " + host);
+    }    if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
     if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
     if (s) s = get_string(*t, "client_socket", c.controller.client_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);

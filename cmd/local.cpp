@@ -59,7 +59,8 @@ std::string local_config(int nodes, int cpus, int block_size, int port, const st
     << "[cluster]\nname = \"local\"\nkeys_dir = \"" << dir << "/keys\"\n"
     << "allow_root_jobs = true   # a personal cluster: whoever runs it may run jobs as themselves\n\n"
     << "[controller]\nhost = \"127.0.0.1\"\nport = " << port << "\nstate_dir = \"" << dir << "/state\"\n"
-    << "node_timeout = \"30s\"\nheartbeat_interval = \"5s\"\nkill_wait = \"5s\"\n\n"
+    << "node_timeout = \"30s\"\nheartbeat_interval = \"5s\"\nkill_wait = \"5s\"\n"
+    << "http_port = 0   # HTTPS for /metrics, probes and REST on a free port (state/http.addr; docs/observability.md)\n\n"
     << "[[node]]\nnames = \"local[1-" << nodes << "]\"\n";
   if (cpus > 0) c << "cpus = " << cpus << "\n";
   c << "\n[[partition]]\nname = \"debug\"\nnodes = \"local[1-" << nodes << "]\"\ndefault = true\n";
@@ -169,6 +170,12 @@ int registered_nodes() {
 
 std::string controller_addr(const std::string& dir) {
   return std::string(trim(read_small_file(dir + "/state/controller.addr")));
+}
+
+// Where the controller serves HTTPS ("" when it does not).
+std::string http_url(const std::string& dir) {
+  std::string addr(trim(read_small_file(dir + "/state/http.addr")));
+  return addr.empty() ? "" : "https://" + addr + "/";
 }
 
 int agent_count(const std::vector<Daemon>& daemons) {
@@ -302,6 +309,7 @@ int status(const std::string& dir) {
   }
   int up = 0;
   std::cout << "local cluster in " << dir << ": controller " << controller_addr(dir) << "\n";
+  if (std::string url = http_url(dir); !url.empty()) std::cout << "  http         " << url << " (/metrics, /healthz; CA " << dir << "/keys/ca.pem)\n";
   for (const Daemon& d : daemons) {
     bool a = alive(d);
     up += a;

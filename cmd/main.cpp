@@ -25,6 +25,7 @@ const std::map<std::string, Runner>& subcommands() {
       {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
       {"hold", run_job_control},      {"uhold", run_job_control}, {"release", run_job_control},
       {"requeue", run_job_control},   {"requeuehold", run_job_control}, {"explain", run_explain},
+      {"token", run_token},
       {"update", run_job_update},
       {"sim", run_sim},                 {"config", run_config},   {"control", run_node_control},
       {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
@@ -43,7 +44,7 @@ int usage(std::ostream& out, int code) {
   out << "hq: a cluster workload manager in one binary\n\n"
          "usage: hq <command> [options]   (hq <command> --help for details)\n\n"
          "daemons:  controller, node, accounting\n"
-         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, acct, acctmgr, share, prio, report\n"
+         "clients:  submit, run, alloc, queue, cancel, nodes, show, hold, release, requeue, update, explain, token, acct, acctmgr, share, prio, report\n"
          "admin:    control drain|resume|delete\n"
          "tools:    local start|stop|status|restart, init, keygen, hostlist, bench, install-links\n\n"
          "Invoked as sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr, sshare, sprio or sreport it behaves as that Slurm command.\n";

@@ -81,6 +81,13 @@ struct ControllerConfig {
   // Clients on the controller's host: the kernel says who asks (no TLS, no token); empty:
   // <state_dir>/client.sock, "none": not served.
   std::string client_socket;
+  // HTTP (docs/observability.md): /metrics, probes, REST. -1: off; 0: any free port (written
+  // to <state_dir>/http.addr). HTTPS with the controller's certificate, or plain HTTP when
+  // `http_plain` (then only on 127.0.0.1). `metrics_public`: /metrics needs no token.
+  int32_t http_port = -1;
+  std::string http_host;               // "" the controller's host
+  bool http_plain = false;
+  bool metrics_public = false;
   bool operator==(const ControllerConfig&) const = default;
 };
 

@@ -1,5 +1,7 @@
 #include "net/token.hpp"
 
+#include <cctype>
+#include <mbedtls/base64.h>
 #include <mbedtls/md.h>
 #include <sstream>
 #include <sys/random.h>
@@ -128,6 +130,35 @@ Status verify_ca_mac(const Keyring& ring, uint32_t key_id, const std::string& no
     return denied("the controller's CA is not vouched for by the cluster secret (a different secret, or a "
                   "man in the middle)");
   return Status::ok();
+}
+
+std::string token_text(const std::string& token) {
+  std::string out(4 * ((token.size() + 2) / 3) + 1, '\0');
+  size_t n = 0;
+  mbedtls_base64_encode(reinterpret_cast<unsigned char*>(out.data()), out.size(), &n,
+                        reinterpret_cast<const unsigned char*>(token.data()), token.size());
+  out.resize(n);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
+
+Result<std::string> token_from_text(std::string_view text) {
+  if (text.empty() || text.size() > 4096) return invalid("a token is 1 to 4096 characters");
+  std::string b64(text);
+  for (char& c : b64) {
+    if (c == '-') c = '+';
+    else if (c == '_') c = '/';
+    else if (!std::isalnum(static_cast<unsigned char>(c))) return invalid("a token is base64url text");
+  }
+  while (b64.size() % 4) b64 += '=';
+  std::string out(b64.size(), '\0');
+  size_t n = 0;
+  if (mbedtls_base64_decode(reinterpret_cast<unsigned char*>(out.data()), out.size(), &n,
+                            reinterpret_cast<const unsigned char*>(b64.data()), b64.size()) != 0)
+    return invalid("a token is base64url text");
+  out.resize(n);
+  return out;
 }
 
 }  // namespace hq::net

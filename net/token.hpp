@@ -46,4 +46,9 @@ Result<std::string> ca_mac(const Keyring& ring, uint32_t key_id, const std::stri
 Status verify_ca_mac(const Keyring& ring, uint32_t key_id, const std::string& nonce, const std::string& ca_pem,
                      const std::string& mac);
 
+// A token as text for an HTTP header (base64url, no padding), and back (an error for
+// anything that is not base64url of at most 4 KiB).
+std::string token_text(const std::string& token);
+Result<std::string> token_from_text(std::string_view text);
+
 }  // namespace hq::net

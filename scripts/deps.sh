@@ -6,6 +6,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config file
       libasio-dev libsqlite3-dev libmbedtls-dev libhwloc-dev libcli11-dev
       libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
       libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev
+      libboost-dev curl  # HTTP: Boost.Beast's parser (header-only, net/http_server.cpp); curl for its tests
       libpmix-dev libevent-dev   # srun --mpi=pmix: OpenPMIx linked statically (cmd/agent/pmix_server.cpp)
       libpq-dev postgresql-server-dev-15 libssl-dev  # the accounting store's PostgreSQL backend, libpq linked statically
       postgresql-15  # a private PostgreSQL server for the accounting store's tests (initdb in the build dir)

@@ -176,4 +176,35 @@ int run_explain(const Args& args) {
   return 0;
 }
 
+// hq token [--lifespan SECONDS] (also scontrol token [lifespan=SECONDS]): a token for the
+// caller to present over HTTP (X-SLURM-USER-TOKEN), printed as scontrol token prints its
+// JWT: SLURM_JWT=...
+int run_token(const Args& args) {
+  const std::string prog = "token";
+  int64_t lifespan = 0;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << "usage: hq token [--lifespan SECONDS]   (a token for HTTP: X-SLURM-USER-TOKEN; default 1800 s, at most a day)\n";
+      return 0;
+    }
+    std::string value;
+    if ((a == "--lifespan") && i + 1 < args.size()) value = args[++i];
+    else if (a.rfind("--lifespan=", 0) == 0) value = a.substr(11);
+    else if (to_lower(a).rfind("lifespan=", 0) == 0) value = a.substr(9);
+    else return fail(prog, invalid("unknown argument '" + a + "' (lifespan=SECONDS)"));
+    auto n = parse_int(value, 1, 86400);
+    if (!n) return fail(prog, invalid("Invalid lifespan: " + value + " (1 to 86400 seconds)"));
+    lifespan = *n;
+  }
+  pb::Envelope env;
+  env.mutable_token()->set_lifespan(lifespan);
+  auto client = connect_client();
+  if (!client) return fail(prog, client.status());
+  auto reply = (*client)->call(env);
+  if (!reply) return fail(prog, reply.status());
+  std::cout << "SLURM_JWT=" << reply->token_reply().token() << "\n";
+  return 0;
+}
+
 }  // namespace hq::cmd

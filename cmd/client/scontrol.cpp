@@ -215,6 +215,7 @@ int run_command(std::string_view name, Args args, bool oneliner) {
   if (name == "exit" || name == "quit") return 0;
   if (name == "version") return std::cout << persona_version() << "\n", 0;
   if (name == "ping") return ping();
+  if (name == "token") return run_token(args);
   if (name == "reconfigure") return reconfigure();
   if (name == "show") return show(args, oneliner);
   if (name == "write") return write_batch_script(rest);

@@ -134,6 +134,7 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
     if (after) when_durable(std::move(after));
     return;
   }
+  count_event(event);
   if (!alloc_waiters_.empty()) allocations_revoked();
   if (auto mails = mails_after(event); !mails.empty()) {  // sent once the change is durable
     after = [this, mails = std::move(mails), after = std::move(after)](const Status& s) {
@@ -153,7 +154,9 @@ void Controller::record(Event event, std::function<void(const Status&)> after) {
   if (!spans.empty()) records = std::move(spans);  // a node's event: no job record goes with it
   bool ship = acct_ && !records.empty();
   uint64_t seq = ++appended_;
-  journal_->append(net::encode_event(event), std::move(records), kind, [this, seq, after = std::move(after)](const Status& s) {
+  journal_->append(net::encode_event(event), std::move(records), kind, [this, seq, t0 = net::mono_seconds(), after = std::move(after)](const Status& s) {
+    ++journal_commits_.count;
+    journal_commits_.seconds += net::mono_seconds() - t0;
     if (!s) {
       // The in-memory state is ahead of the disk; restart from what is durable.
       log::error("journal commit failed, exiting so a restart reloads durable state: " + s.message());
@@ -253,8 +256,12 @@ void Controller::run_schedule(PassKind kind) {
   // With limits enforced, nothing starts before the accounting model is in memory (the
   // first moments after a start): a pass without it would start jobs past their limits.
   if (enforce_.limits && acct_ && !acct_policy_) return;
-  if (!state_.pending.empty())
-    apply_plan(kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now()));
+  if (!state_.pending.empty()) {
+    double t0 = net::mono_seconds();
+    Plan plan = kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now());
+    count_pass(kind == PassKind::kFull, static_cast<int64_t>((net::mono_seconds() - t0) * 1e6), plan);
+    apply_plan(std::move(plan));
+  }
   if (!alloc_waiters_.empty()) allocations_after_pass();
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/acct_policy.hpp"
 #include "core/cluster_state.hpp"
+#include "core/metrics.hpp"
 #include "core/sluid.hpp"
 #include "core/job_update.hpp"
 #include "core/replay_guard.hpp"
@@ -21,6 +22,7 @@
 #include "core/pass_pacing.hpp"
 #include "core/scheduler.hpp"
 #include "hq.pb.h"
+#include "net/http_server.hpp"
 #include "net/peer.hpp"
 #include "cmd/controller/accounting.hpp"
 #include "cmd/keys.hpp"
@@ -120,6 +122,14 @@ class Controller {
   // live changed. Without a source (tests, benchmarks) it is refused.
   void set_config_source(std::function<Result<ClusterConfig>()> source) { config_source_ = std::move(source); }
   pb::NodeControlReply reconfigure(const net::Identity& who);
+
+  // HTTP (cmd/controller/http_api.cpp, over net/http_server): probes, /metrics. `respond`
+  // runs once (now, or once what the request changes is durable).
+  void http(const net::HttpRequest& req, net::HttpRespond respond);
+  // hq token: a token for `who` to present over HTTP, for the lifespan asked (1 s to 1 day).
+  Result<pb::TokenReply> http_token(const pb::TokenRequest& req, const net::Identity& who) const;
+  // A request served (RPC by message type, HTTP by route) and how long it took here.
+  void count_request(const std::string& type, double seconds);
 
   // Node agents.
   // The cluster CA for a node that has only the secret (configless join), vouched for
@@ -340,6 +350,13 @@ class Controller {
   uint64_t appended_ = 0, durable_ = 0;  // events handed to the journal, and those durable
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> after_durable_;
   Time started_at_ = 0;
+  SchedulerCounters sched_counters_;                 // /metrics: Slurm's sdiag counters
+  std::map<std::string, RequestCount> requests_;     // /metrics: requests by type
+  RequestCount journal_commits_;                     // /metrics: events made durable, time from append
+  // The /metrics page (cmd/controller/http_api.cpp).
+  std::string metrics_page() const;
+  void count_event(const Event& event);              // /metrics' job counters
+  void count_pass(bool full, int64_t micros, const Plan& plan);  // /metrics' scheduler counters
   // srun/salloc waiting for their allocation, per job (runtime only: a retry after a
   // restart asks again with its request key).
   struct AllocWaiter {

@@ -91,6 +91,9 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kAllocate,  // answered up to twice on its seq: pending, then granted
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { c.allocate(m.allocate(), who, done); },
                     [](pb::Envelope& env, pb::AllocateReply r) { *env.mutable_allocate_reply() = std::move(r); })},
+      {pb::Envelope::kToken,
+       answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) { done(c.http_token(m.token(), who)); },
+                    [](pb::Envelope& env, pb::TokenReply r) { *env.mutable_token_reply() = std::move(r); })},
       {pb::Envelope::kStepMgrQuery,
        answer_later([](Controller& c, const pb::Envelope& m, const net::Identity& who, auto done) {
                       done(c.stepmgr_of(m.step_mgr_query(), who));
@@ -198,6 +201,34 @@ class IdleTimer {
   Duration idle_s_;
 };
 
+// A client request's type as /metrics counts it: its message's field name.
+const char* rpc_name(pb::Envelope::MsgCase c) {
+  switch (c) {
+    case pb::Envelope::kAcctMgr: return "acct_mgr";
+    case pb::Envelope::kAcctQuery: return "acct_query";
+    case pb::Envelope::kAllocate: return "allocate";
+    case pb::Envelope::kAllocationAlive: return "allocation_alive";
+    case pb::Envelope::kAssocMgr: return "assoc_mgr";
+    case pb::Envelope::kCancel: return "cancel";
+    case pb::Envelope::kExplain: return "explain";
+    case pb::Envelope::kJobComplete: return "job_complete";
+    case pb::Envelope::kJobControl: return "job_control";
+    case pb::Envelope::kJobUpdate: return "job_update";
+    case pb::Envelope::kNodeControl: return "node_control";
+    case pb::Envelope::kNodes: return "nodes";
+    case pb::Envelope::kPartitionUpdate: return "partition_update";
+    case pb::Envelope::kQueue: return "queue";
+    case pb::Envelope::kReport: return "report";
+    case pb::Envelope::kReservation: return "reservation";
+    case pb::Envelope::kShare: return "share";
+    case pb::Envelope::kStepMgrQuery: return "step_mgr_query";
+    case pb::Envelope::kStepQuery: return "step_query";
+    case pb::Envelope::kSubmit: return "submit";
+    case pb::Envelope::kToken: return "token";
+    default: return "other";
+  }
+}
+
 asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn, net::Identity who) {
   IdleTimer idle(co_await asio::this_coro::executor, conn, ctl.config().client_idle_timeout);
   while (true) {
@@ -212,7 +243,9 @@ asio::awaitable<void> client_session(Controller& ctl, ConnPtr conn, net::Identit
       conn->send(net::error_reply(msg->seq(), invalid("unexpected message from a client")));
       continue;
     }
+    double t0 = net::mono_seconds();
     it->second(ctl, conn, *msg, who);
+    ctl.count_request(rpc_name(msg->msg_case()), net::mono_seconds() - t0);
   }
 }
 
@@ -322,8 +355,15 @@ void spawn_session(asio::any_io_executor ex, asio::awaitable<void> session, std:
   });
 }
 
-asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
-                                  std::shared_ptr<net::TlsContext> tls) {
+// What an accepted, admitted TCP connection becomes: its stream (TLS or plain), the
+// executor, and the place in the counts it gives back when it ends.
+using ServeTcp = std::function<void(asio::any_io_executor, std::unique_ptr<net::ByteStream>,
+                                    std::shared_ptr<ConnectionCounts>, std::string peer)>;
+
+// Accepts on `acceptor` while it is open; each connection admitted by the limits (`what`
+// names the listener in the log) goes to `serve`. `tls` null: plain TCP.
+asio::awaitable<void> accept_tcp(Controller& ctl, asio::ip::tcp::acceptor& acceptor, std::shared_ptr<net::TlsContext> tls,
+                                 std::string what, ServeTcp serve) {
   auto ex = co_await asio::this_coro::executor;
   auto counts = std::make_shared<ConnectionCounts>();
   while (acceptor.is_open()) {
@@ -331,7 +371,7 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
     asio::ip::tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) break;
-      log::warn("accept failed: " + ec.message());
+      log::warn(what + " accept failed: " + ec.message());
       continue;
     }
     asio::error_code pec;
@@ -340,10 +380,59 @@ asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acce
       socket.close(pec);
       continue;
     }
-    auto stream = tls ? net::make_tls_stream(std::move(socket), tls) : net::make_tcp_stream(std::move(socket));
-    auto conn = std::make_shared<net::Connection>(ex, std::move(stream));
-    spawn_session(ex, session(ctl, conn), conn, counts, peer);
+    serve(ex, tls ? net::make_tls_stream(std::move(socket), tls) : net::make_tcp_stream(std::move(socket)), counts, peer);
   }
+}
+
+// RPC connections: the handshake, then a client's or an agent's session.
+asio::awaitable<void> accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
+                                  std::shared_ptr<net::TlsContext> tls) {
+  co_await accept_tcp(ctl, acceptor, std::move(tls), "rpc",
+                      [&ctl](asio::any_io_executor ex, std::unique_ptr<net::ByteStream> stream,
+                             std::shared_ptr<ConnectionCounts> counts, std::string peer) {
+                        auto conn = std::make_shared<net::Connection>(ex, std::move(stream));
+                        spawn_session(ex, session(ctl, conn), conn, std::move(counts), std::move(peer));
+                      });
+}
+
+// HTTP connections ([controller] http_port): each served by net/http_server, its requests
+// answered by Controller::http; `tls` null for plain HTTP (127.0.0.1 only).
+asio::awaitable<void> http_accept_loop(Controller& ctl, asio::ip::tcp::acceptor& acceptor,
+                                       std::shared_ptr<net::TlsContext> tls) {
+  co_await accept_tcp(ctl, acceptor, std::move(tls), "http",
+                      [&ctl](asio::any_io_executor ex, std::unique_ptr<net::ByteStream> stream,
+                             std::shared_ptr<ConnectionCounts> counts, std::string peer) {
+                        net::HttpHandler handler = [&ctl](const net::HttpRequest& req, net::HttpRespond respond) {
+                          ctl.http(req, std::move(respond));
+                        };
+                        asio::co_spawn(ex, net::serve_http(std::move(stream), std::move(handler)),
+                                       [counts, peer](std::exception_ptr) { counts->release(peer); });
+                      });
+}
+
+// Opens the HTTP listener when [controller] http_port asks for one, and says where it is
+// (<state_dir>/http.addr). False with a message on stderr when it cannot.
+bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor) {
+  if (c.controller.http_port < 0) return true;
+  std::string host = c.controller.http_host.empty() ? c.controller.host : c.controller.http_host;
+  asio::error_code ec;
+  auto addr = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) addr = asio::ip::address_v4::any();
+  try {
+    asio::ip::tcp::endpoint ep(addr, static_cast<uint16_t>(c.controller.http_port));
+    acceptor.open(ep.protocol());
+    acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+    acceptor.bind(ep);
+    acceptor.listen(256);
+  } catch (const std::exception& e) {
+    std::cerr << "hq controller: cannot listen for HTTP on " << host << ":" << c.controller.http_port << ": " << e.what() << "\n";
+    return false;
+  }
+  std::string shown = host == "0.0.0.0" ? "127.0.0.1" : host;
+  std::string where = shown + ":" + std::to_string(acceptor.local_endpoint().port());
+  if (Status s = write_file_atomic(c.controller.state_dir + "/http.addr", where + "\n", 0644); !s) log::warn(s.message());
+  log::info(std::string("serving ") + (c.controller.http_plain ? "HTTP" : "HTTPS") + " on " + where);
+  return true;
 }
 
 asio::awaitable<void> local_accept_loop(Controller& ctl, asio::local::stream_protocol::acceptor& acceptor) {
@@ -443,6 +532,8 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
               << ": " << e.what() << "\n";
     return 1;
   }
+  asio::ip::tcp::acceptor http_acceptor(io);
+  if (!listen_http(config, http_acceptor)) return 1;
   uint16_t port = acceptor.local_endpoint().port();
   std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;
   if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n", 0644); !s)
@@ -454,6 +545,11 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   asio::co_spawn(io, accept_loop(ctl, acceptor, tls), [](std::exception_ptr e) {
     if (e) log::error("accept loop ended by an exception");
   });
+  if (http_acceptor.is_open())
+    asio::co_spawn(io, http_accept_loop(ctl, http_acceptor, config.controller.http_plain ? nullptr : tls),
+                   [](std::exception_ptr e) {
+                     if (e) log::error("http accept loop ended by an exception");
+                   });
   if (local.is_open())
     asio::co_spawn(io, local_accept_loop(ctl, local), [](std::exception_ptr e) {
       if (e) log::error("local accept loop ended by an exception");
@@ -462,6 +558,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   signals.async_wait([&](const asio::error_code&, int sig) {
     log::info("signal " + std::to_string(sig) + ": shutting down");
     acceptor.close();
+    if (http_acceptor.is_open()) http_acceptor.close();
     if (local.is_open()) close_local(local, local_path);
     auth.stop();
     ctl.shutdown();

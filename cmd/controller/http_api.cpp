@@ -1,0 +1,127 @@
+// Controller side of HTTP (net/http_server serves the connections): the probes /healthz,
+// /livez and /readyz (no token), /metrics (OpenMetrics, core/metrics; a token unless
+// [controller] metrics_public), and errors in slurmrestd's JSON shape for the rest.
+// Tokens: hq's own (net/token), as X-SLURM-USER-TOKEN or "Authorization: Bearer".
+// Runs on the controller's event-loop thread.
+#include "cmd/controller/controller.hpp"
+#include "net/clock.hpp"
+#include "net/log.hpp"
+
+namespace hq::cmd {
+namespace {
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+// slurmrestd's error reply: {"errors": [{"error": ..., "error_number": ...}], ...}.
+net::HttpResponse json_error(int status, std::string_view message) {
+  net::HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = "{\"errors\":[{\"description\":\"" + json_escape(message) + "\",\"error_number\":" + std::to_string(status) +
+           ",\"error\":\"" + json_escape(message) + "\",\"source\":\"hq\"}],\"warnings\":[],\"meta\":{}}\n";
+  return r;
+}
+
+net::HttpResponse text(int status, std::string body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+// The token a request carries: X-SLURM-USER-TOKEN, else a bearer token; "" none.
+std::string token_of(const net::HttpRequest& req) {
+  if (const std::string* t = req.header("x-slurm-user-token")) return *t;
+  if (const std::string* a = req.header("authorization"); a && a->rfind("Bearer ", 0) == 0) return a->substr(7);
+  return "";
+}
+
+}  // namespace
+
+Result<pb::TokenReply> Controller::http_token(const pb::TokenRequest& req, const net::Identity& who) const {
+  constexpr Duration kDefault = 1800, kMost = 86400;  // scontrol token's default lifespan; a day at most
+  Duration lifespan = req.lifespan() == 0 ? kDefault : req.lifespan();
+  if (lifespan < 1 || lifespan > kMost)
+    return invalid("Invalid lifespan: " + std::to_string(req.lifespan()) + " (1 to " + std::to_string(kMost) + " seconds)");
+  auto token = net::mint_token(keyring(), who, now(), lifespan);
+  if (!token) return token.status();
+  pb::TokenReply out;
+  out.set_token(net::token_text(*token));
+  out.set_expires(now() + lifespan);
+  return out;
+}
+
+void Controller::count_request(const std::string& type, double seconds) {
+  RequestCount& c = requests_[type];
+  ++c.count;
+  c.seconds += seconds;
+}
+
+void Controller::count_event(const Event& event) {
+  SchedulerCounters& c = sched_counters_;
+  if (std::holds_alternative<JobSubmitted>(event)) ++c.jobs_submitted;
+  else if (std::holds_alternative<JobStarted>(event)) ++c.jobs_started;
+  else if (const auto* e = std::get_if<JobEnded>(&event)) {
+    if (e->state == JobState::kCompleted) ++c.jobs_completed;
+    else if (e->state == JobState::kCancelled) ++c.jobs_canceled;
+    else if (e->state == JobState::kFailed || e->state == JobState::kNodeFail) ++c.jobs_failed;
+  }
+}
+
+void Controller::count_pass(bool full, int64_t micros, const Plan& plan) {
+  SchedulerCounters& c = sched_counters_;
+  c.passes.add(micros, plan.stats.considered);
+  if (!full) return;
+  c.backfill.add(micros, plan.stats.considered);
+  c.bf_started += static_cast<int64_t>(plan.starts.size());
+  c.bf_last_time = now();
+}
+
+std::string Controller::metrics_page() const {
+  MetricsInput in;
+  in.state = &state_;
+  in.sched = sched_counters_;
+  in.sched.started_at = started_at_;
+  in.rpcs = requests_;
+  in.journal_commits = journal_commits_;
+  in.now = now();
+  return metrics_text(in);
+}
+
+void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
+  double t0 = net::mono_seconds();
+  auto done = [this, t0, &respond](const std::string& route, net::HttpResponse r) {
+    count_request("http " + route, net::mono_seconds() - t0);
+    respond(std::move(r));
+  };
+  const std::string& path = req.path;
+  if (path == "/healthz" || path == "/livez") return done(path, text(200, "ok\n"));
+  if (path == "/readyz") {  // recovered, and the journal takes writes
+    return done(path, journal_ ? text(200, "ok\n") : text(503, "not ready: no journal\n"));
+  }
+  if (path == "/metrics") {
+    if (req.method != "GET") return done(path, json_error(405, "Method not allowed: /metrics takes GET"));
+    if (!config_.controller.metrics_public) {
+      std::string token = token_of(req);
+      if (token.empty()) return done(path, json_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN"));
+      auto raw = net::token_from_text(token);
+      auto who = raw ? net::verify_token(keyring(), *raw, now()) : Result<net::Identity>(raw.status());
+      if (!who) return done(path, json_error(401, "Authentication failure: " + who.status().message()));
+    }
+    net::HttpResponse r;
+    r.content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    r.body = metrics_page();
+    return done(path, std::move(r));
+  }
+  done("other", json_error(404, "Unable to find path " + path));
+}
+
+}  // namespace hq::cmd

@@ -142,6 +142,7 @@ constexpr char kBenchUsage[] =
     "usage: hq bench submit [--sequential N] [--jobs N] [--clients N] [--plaintext]\n"
     "       hq bench e2e [--jobs N] [--nodes N] [--cpus C] [--plaintext]\n"
     "       hq bench sched [--nodes N --jobs M] [--depth D] [--repeat R] [--limits] [--blocks B | --tree L]\n"
+    "       hq bench metrics [--nodes N --jobs M] [--repeat R]\n"
     "       hq bench join [--agents N]... [--window W]\n"
     "       hq bench steps [--nodes N]... [--steps N]\n"
     "       hq bench cli [--sequential N] [--jobs N] [--clients N] [--pending N] [--nodes N] [--cpus C] [--tcp]\n"
@@ -159,6 +160,7 @@ int run_bench(const Args& args) {
   if (what == "submit")
     return bench_submit(flag(args, "--sequential", 500), flag(args, "--jobs", 20000), flag(args, "--clients", 8), plaintext);
   if (what == "sched") return bench_sched(args);
+  if (what == "metrics") return bench_metrics(args);
   if (what == "join") return bench_join(args);
   if (what == "steps") return bench_steps(args);
   if (what == "cli") return bench_cli(args);

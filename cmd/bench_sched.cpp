@@ -14,6 +14,7 @@
 #include "cmd/process.hpp"
 #include "core/acct_policy.hpp"
 #include "core/hostlist.hpp"
+#include "core/metrics.hpp"
 #include "core/scheduler.hpp"
 
 namespace hq::cmd {
@@ -194,6 +195,33 @@ int bench_sched(const Args& args) {
   }
   run_case(1000, 10000, depth, repeat, limits, blocks, tree);
   run_case(10000, 100000, depth, repeat, limits, blocks, tree);
+  return 0;
+}
+
+// `hq bench metrics`: the /metrics page (core/metrics) over the same synthetic cluster: a
+// scrape's cost on the controller's loop thread, and its size.
+int bench_metrics(const Args& args) {
+  auto flag = [&](const char* name, int32_t def) {
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == name) return std::stoi(args[i + 1]);
+    return def;
+  };
+  int32_t repeat = flag("--repeat", 5);
+  std::vector<std::pair<int32_t, int32_t>> cases{{1000, 10000}, {10000, 100000}};
+  if (flag("--nodes", 0) > 0 && flag("--jobs", 0) > 0) cases = {{flag("--nodes", 0), flag("--jobs", 0)}};
+  std::printf("hq bench metrics: one /metrics page (OpenMetrics) over a busy cluster\n");
+  for (const auto& [nodes, jobs] : cases) {
+    std::mt19937 rng(7);
+    ClusterState s = busy_cluster(nodes, rng);
+    add_pending(s, jobs, rng, true);
+    MetricsInput in;
+    in.state = &s;
+    in.now = 1000;
+    size_t bytes = 0;
+    auto ms = timed_ms(repeat, [&] { bytes = metrics_text(in).size(); });
+    std::printf("%6d nodes x %7zu jobs: page %7.1f ms (median of %d; min %.1f), %zu KiB\n", nodes, s.jobs.size(),
+                median_ms(ms), repeat, ms.front(), bytes / 1024);
+  }
   return 0;
 }
 

@@ -66,6 +66,7 @@ int run_explain(const Args& args);
 int run_token(const Args& args);  // hq token, scontrol token
 int run_sim(const Args& args);
 int bench_sched(const Args& args);
+int bench_metrics(const Args& args);  // cmd/bench_sched.cpp
 int bench_join(const Args& args);
 int bench_steps(const Args& args);
 int bench_cli(const Args& args);

@@ -311,6 +311,17 @@ class Loader {
     return get_string(*t, "name", c.name);
   }
 
+  // [controller] http_*: plain HTTP on 127.0.0.1 only; not the RPC port.
+  Status check_http(const toml::table& t, const ControllerConfig& c, int64_t port) const {
+    if (c.http_port < 0) return Status::ok();
+    std::string host = c.http_host.empty() ? c.host : c.http_host;
+    if (c.http_plain && host != "127.0.0.1" && host != "localhost")
+      return where(t, "http_plain = true serves plain HTTP on 127.0.0.1 only (set http_host = \"127.0.0.1\"), not on " + host);
+    if (c.http_port != 0 && c.http_port == port && host == c.host)
+      return where(t, "http_port " + std::to_string(c.http_port) + " is the controller's RPC port: give HTTP a port of its own");
+    return Status::ok();
+  }
+
   Status load_controller(const toml::table& root, ClusterConfig& c) const {
     Status s;
     const toml::table* t = section(root, "controller", s);
@@ -327,11 +338,8 @@ class Loader {
     if (s) s = get_string(*t, "http_host", c.controller.http_host);
     if (s) s = get_bool(*t, "http_plain", c.controller.http_plain);
     if (s) s = get_bool(*t, "metrics_public", c.controller.metrics_public);
-    if (s && c.controller.http_plain && c.controller.http_port >= 0) {
-      std::string host = c.controller.http_host.empty() ? c.controller.host : c.controller.http_host;
-      if (host != "127.0.0.1" && host != "localhost" && host != "::1")
-        s = where(*t, "http_plain = true serves plain HTTP on 127.0.0.1 only (set http_host = \"127.0.0.1\"), not on " + host);
-    }    if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
+    if (s) s = check_http(*t, c.controller, port);
+    if (s) s = get_string(*t, "state_dir", c.controller.state_dir);
     if (s) s = get_string(*t, "auth_socket", c.controller.auth_socket);
     if (s) s = get_string(*t, "client_socket", c.controller.client_socket);
     if (s) s = get_duration(*t, "node_timeout", c.node_timeout);

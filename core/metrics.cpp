@@ -120,10 +120,14 @@ class Page {
         first = false;
         out_ += k;
         out_ += "=\"";
-        for (char ch : v) {  // OpenMetrics label escapes
-          if (ch == '\\' || ch == '"') out_ += '\\', out_ += ch;
-          else if (ch == '\n') out_ += "\\n";
-          else out_ += ch;
+        if (v.find_first_of("\\\"\n") == std::string_view::npos) {
+          out_ += v;  // nearly always: nothing to escape
+        } else {
+          for (char ch : v) {  // OpenMetrics label escapes
+            if (ch == '\\' || ch == '"') out_ += '\\', out_ += ch;
+            else if (ch == '\n') out_ += "\\n";
+            else out_ += ch;
+          }
         }
         out_ += '"';
       }
@@ -218,27 +222,33 @@ std::string metrics_text(const MetricsInput& in) {
   Page page;
   // Jobs: every job the controller still shows (finished ones for min_job_age), as Slinky
   // counts slurmrestd's /jobs.
+  // Keyed by views of the jobs' own text (the state outlives this call); sorted for output.
   JobCounts all;
-  std::map<std::string, JobCounts> by_part, by_account;
-  std::map<std::pair<uint32_t, std::string>, JobCounts> by_user;
+  std::unordered_map<std::string_view, JobCounts> by_part, by_account;
+  std::unordered_map<uint32_t, std::pair<std::string_view, JobCounts>> by_uid;
   for (const auto& [id, j] : s.jobs) {
     JobCol col = base_column(j);
     count_job(all, j, col);
-    JobCounts& p = by_part[std::string(j.partition.view())];
+    JobCounts& p = by_part[j.partition.view()];
     count_job(p, j, col);
     if (j.state == JobState::kPending) p.pending_max_nodes = std::max<int64_t>(p.pending_max_nodes, j.spec.nodes_min);
-    count_job(by_user[{j.spec.uid, std::string(j.spec.user.view())}], j, col);
-    count_job(by_account[std::string(j.spec.account.view())], j, col);
+    auto& user = by_uid[j.spec.uid];
+    if (user.first.empty()) user.first = j.spec.user.view();
+    count_job(user.second, j, col);
+    count_job(by_account[j.spec.account.view()], j, col);
   }
   job_families(page, "slurm_jobs", "jobs", "", {{{}, all}}, false);
   std::vector<Group<JobCounts>> groups;
   for (const auto& p : s.partitions) groups.push_back({{{"partition", p.name}}, by_part[p.name]});
+  std::map<uint32_t, std::pair<std::string_view, JobCounts>> users(by_uid.begin(), by_uid.end());
+  std::map<std::string_view, JobCounts> accounts(by_account.begin(), by_account.end());
   job_families(page, "slurm_partition_jobs", "jobs", " in the partition", groups, true);
   groups.clear();
-  for (const auto& [user, c] : by_user) groups.push_back({{{"userid", std::to_string(user.first)}, {"username", user.second}}, c});
+  for (const auto& [uid, user] : users)
+    groups.push_back({{{"userid", std::to_string(uid)}, {"username", std::string(user.first)}}, user.second});
   job_families(page, "slurm_user_jobs", "user jobs", "", groups, false);
   groups.clear();
-  for (const auto& [account, c] : by_account) groups.push_back({{{"account", account}}, c});
+  for (const auto& [account, c] : accounts) groups.push_back({{{"account", std::string(account)}}, c});
   job_families(page, "slurm_account_jobs", "account jobs", "", groups, false);
 
   // Nodes.
@@ -246,7 +256,7 @@ std::string metrics_text(const MetricsInput& in) {
   for (const auto& [name, r] : s.reservations)
     if (r.active(in.now)) reserved.insert(r.nodes.begin(), r.nodes.end());
   NodeCounts nodes;
-  std::unordered_map<std::string, NodeCounts> by_part_nodes;
+  std::unordered_map<std::string_view, NodeCounts> by_part_nodes;
   int64_t gpus = 0, gpus_alloc = 0;
   for (const auto& [name, n] : s.nodes) {
     bool res = reserved.count(name) > 0;

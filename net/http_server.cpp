@@ -4,11 +4,13 @@
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <optional>
 
 namespace hq::net {
@@ -55,10 +57,13 @@ int status_of(const boost::beast::error_code& ec) {
 
 // Reads one request into `parser` from `buf` (bytes left from the last one) and the
 // stream: true when it is whole; false with `ec` clear when the peer closed before a
-// request began, with `ec` set for a bad or cut-off request.
-asio::awaitable<bool> read_request(ByteStream& stream, std::string& buf, Parser& parser, boost::beast::error_code& ec) {
+// request began, with `ec` set for a bad or cut-off request. `first_byte` runs when the
+// request's first byte is there.
+asio::awaitable<bool> read_request(ByteStream& stream, std::string& buf, Parser& parser, boost::beast::error_code& ec,
+                                   const std::function<void()>& first_byte) {
   char chunk[16 * 1024];
   bool started = !buf.empty();
+  if (started) first_byte();
   for (;;) {
     if (!buf.empty()) {
       size_t used = parser.put(boost::asio::buffer(buf.data(), buf.size()), ec);
@@ -74,14 +79,63 @@ asio::awaitable<bool> read_request(ByteStream& stream, std::string& buf, Parser&
       ec = http::error::partial_message;
       co_return false;
     }
+    if (!started) first_byte();
     started = true;
     buf.append(chunk, n);
   }
 }
 
-asio::awaitable<void> write_response(ByteStream& stream, const HttpResponse& r, bool keep_alive) {
-  std::string bytes = http_response_bytes(r, keep_alive);
+// Closes the connection when a step (the TLS handshake, a request, its answer, writing it)
+// takes longer than it was given: the read or write under way then ends. Shared with the
+// timer's handler, so a handler queued as the connection ends finds it still there; each
+// arm() is a new generation, so a handler of an earlier one does nothing.
+class Watchdog : public std::enable_shared_from_this<Watchdog> {
+ public:
+  Watchdog(asio::any_io_executor ex, std::shared_ptr<ByteStream> conn) : timer_(ex), conn_(std::move(conn)) {}
+  void arm(double seconds) {
+    uint64_t generation = ++generation_;
+    timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+    timer_.async_wait([self = shared_from_this(), generation](const asio::error_code& e) {
+      if (e || generation != self->generation_) return;
+      self->fired_ = true;
+      self->conn_->close();
+    });
+  }
+  void disarm() {
+    ++generation_;
+    timer_.cancel();
+  }
+  bool fired() const { return fired_; }
+
+ private:
+  asio::steady_timer timer_;
+  std::shared_ptr<ByteStream> conn_;
+  uint64_t generation_ = 0;
+  bool fired_ = false;
+};
+
+asio::awaitable<void> write_response(ByteStream& stream, const HttpResponse& r, bool keep_alive, bool head) {
+  std::string bytes = http_response_bytes(r, keep_alive, head);
   co_await stream.write_all(asio::buffer(bytes));
+}
+
+// The handler's answer, awaited for at most `seconds` (503 after that).
+asio::awaitable<HttpResponse> answer_of(const HttpHandler& handler, const HttpRequest& req, double seconds) {
+  auto ex = co_await asio::this_coro::executor;
+  auto answer = std::make_shared<std::optional<HttpResponse>>();
+  auto ready = std::make_shared<asio::steady_timer>(ex);
+  ready->expires_after(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  handler(req, [answer, ready](HttpResponse r) {
+    if (answer->has_value()) return;  // answered once
+    *answer = std::move(r);
+    ready->cancel();
+  });
+  if (!answer->has_value()) {
+    asio::error_code wait_ec;
+    co_await ready->async_wait(asio::redirect_error(asio::use_awaitable, wait_ec));
+  }
+  if (answer->has_value()) co_return std::move(**answer);
+  co_return error_response(503, "no answer in time");
 }
 
 }  // namespace
@@ -92,74 +146,56 @@ const std::string* HttpRequest::header(std::string_view name) const {
   return nullptr;
 }
 
-std::string http_response_bytes(const HttpResponse& r, bool keep_alive) {
-  http::response<http::string_body> m{static_cast<http::status>(r.status), 11};
+std::string http_response_bytes(const HttpResponse& r, bool keep_alive, bool head) {
+  http::response<http::empty_body> m{static_cast<http::status>(r.status), 11};
   m.set(http::field::server, "hq");
   m.set(http::field::content_type, r.content_type);
   for (const auto& [k, v] : r.headers) m.set(k, v);
   m.keep_alive(keep_alive);
-  m.body() = r.body;
-  m.prepare_payload();
+  m.content_length(r.body.size());
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(m.reason()) + "\r\n";
   for (const auto& f : m) out += std::string(f.name_string()) + ": " + std::string(f.value()) + "\r\n";
   out += "\r\n";
-  out += m.body();
+  if (!head) out += r.body;  // HEAD: the headers GET would have, no body
   return out;
 }
 
 asio::awaitable<void> serve_http(std::unique_ptr<ByteStream> stream, HttpHandler handler, HttpLimits limits) {
   auto ex = co_await asio::this_coro::executor;
   std::shared_ptr<ByteStream> conn(std::move(stream));
-  // Closes the connection when a request takes too long to arrive (slow clients hold no
-  // place for ever); the read then ends.
-  asio::steady_timer watchdog(ex);
-  bool timed_out = false;
-  auto arm = [&](double seconds) {
-    watchdog.expires_after(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-    watchdog.async_wait([conn, &timed_out](const asio::error_code& e) {
-      if (e) return;
-      timed_out = true;
-      conn->close();
-    });
-  };
+  auto watchdog = std::make_shared<Watchdog>(ex, conn);
   std::string buf;
   try {
+    watchdog->arm(limits.request_seconds);  // the TLS handshake too
     co_await conn->start();
     for (int served = 0; served < limits.max_requests; ++served) {
       Parser parser;
       parser.header_limit(static_cast<uint32_t>(limits.header_bytes));
       parser.body_limit(limits.body_bytes);
-      arm(served == 0 || !buf.empty() ? limits.request_seconds : limits.idle_seconds);
+      // Idle between kept-alive requests; from a request's first byte, request_seconds.
+      watchdog->arm(served == 0 ? limits.request_seconds : limits.idle_seconds);
       boost::beast::error_code ec;
-      bool got = co_await read_request(*conn, buf, parser, ec);
-      watchdog.cancel();
+      bool got = co_await read_request(*conn, buf, parser, ec, [&] { watchdog->arm(limits.request_seconds); });
+      watchdog->disarm();
       if (!got && !ec) break;  // closed between requests
       if (!got) {
-        if (!timed_out) co_await write_response(*conn, error_response(status_of(ec), "bad request: " + ec.message()), false);
+        if (watchdog->fired()) break;
+        watchdog->arm(limits.write_seconds);
+        co_await write_response(*conn, error_response(status_of(ec), "bad request: " + ec.message()), false, false);
         break;
       }
       HttpRequest req = request_of(parser.get(), conn->peer());
       bool keep_alive = parser.get().keep_alive() && served + 1 < limits.max_requests;
-      // The handler answers now or later; the connection waits for it.
-      auto answer = std::make_shared<std::optional<HttpResponse>>();
-      auto ready = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
-      handler(req, [answer, ready](HttpResponse r) {
-        if (answer->has_value()) return;  // answered once
-        *answer = std::move(r);
-        ready->cancel();
-      });
-      if (!answer->has_value()) {
-        asio::error_code wait_ec;
-        co_await ready->async_wait(asio::redirect_error(asio::use_awaitable, wait_ec));
-      }
-      if (!answer->has_value()) break;
-      co_await write_response(*conn, **answer, keep_alive);
+      HttpResponse res = co_await answer_of(handler, req, limits.answer_seconds);
+      watchdog->arm(limits.write_seconds);  // a client that does not read is cut off
+      co_await write_response(*conn, res, keep_alive, req.method == "HEAD");
+      watchdog->disarm();
       if (!keep_alive) break;
     }
   } catch (const std::exception&) {
     // The peer went away or the watchdog closed it: nothing more to say to it.
   }
-  watchdog.cancel();
+  watchdog->disarm();
   conn->close();
 }
 

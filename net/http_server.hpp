@@ -42,15 +42,18 @@ using HttpHandler = std::function<void(const HttpRequest&, HttpRespond)>;
 struct HttpLimits {
   size_t header_bytes = 16 * 1024;
   size_t body_bytes = 1 << 20;
-  double request_seconds = 10;  // from a request's first byte (or the connection's start) to its end
-  double idle_seconds = 60;     // between requests on a kept-alive connection
+  double request_seconds = 10;  // the TLS handshake; a request from its first byte to its end
+  double idle_seconds = 60;     // waiting for the next request on a kept-alive connection
+  double answer_seconds = 60;   // the handler's answer (503 after)
+  double write_seconds = 30;    // writing an answer (a client that does not read is cut off)
   int max_requests = 10000;     // per connection
 };
 
 // Serves requests on `stream` until the peer closes, an error, or a limit.
 asio::awaitable<void> serve_http(std::unique_ptr<ByteStream> stream, HttpHandler handler, HttpLimits limits = {});
 
-// The response as bytes on the wire (status line, headers with Content-Length, body).
-std::string http_response_bytes(const HttpResponse& r, bool keep_alive);
+// The response as bytes on the wire (status line, headers with Content-Length, body; no body
+// for a HEAD request's).
+std::string http_response_bytes(const HttpResponse& r, bool keep_alive, bool head = false);
 
 }  // namespace hq::net

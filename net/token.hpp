@@ -25,7 +25,7 @@ std::string format_keyring(const Keyring& ring);
 struct Identity {
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> groups;
-  std::string role = "user";   // "user" or "node"
+  std::string role = "user";   // "user", "node", "controller", or "http" (hq token: HTTP requests only, never a session)
   std::string node;            // role "node": its name
   Time issued = 0, expires = 0;
   uint32_t key_id = 0;

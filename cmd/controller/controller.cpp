@@ -45,7 +45,9 @@ Result<net::Identity> Controller::authenticate(const pb::Hello& hello) {
   auto who = net::verify_token(keys_.keys(), hello.token(), now());
   if (!who) return who;
   bool node = hello.role() == "node";
-  if (node != (who->role == "node") || (node && who->node != hello.name()))
+  // A client logs in with a user's token only: an HTTP token (role "http", long-lived,
+  // kept in files) opens no RPC session.
+  if (node != (who->role == "node") || (node && who->node != hello.name()) || (!node && who->role != "user"))
     return denied("identity token is not valid for role '" + hello.role() + "'");
   if (!replay_.first_use(who->nonce, who->expires, now())) return denied("identity token was already used");
   return who;

@@ -353,8 +353,11 @@ class Controller {
   SchedulerCounters sched_counters_;                 // /metrics: Slurm's sdiag counters
   std::map<std::string, RequestCount> requests_;     // /metrics: requests by type
   RequestCount journal_commits_;                     // /metrics: events made durable, time from append
-  // The /metrics page (cmd/controller/http_api.cpp).
-  std::string metrics_page() const;
+  // The /metrics page (cmd/controller/http_api.cpp), made at most once a second: scrapers
+  // in a crowd cost the loop one page a second.
+  const std::string& metrics_page();
+  std::string metrics_cache_;
+  double metrics_made_at_ = -1;                      // mono seconds
   void count_event(const Event& event);              // /metrics' job counters
   void count_pass(bool full, int64_t micros, const Plan& plan);  // /metrics' scheduler counters
   // srun/salloc waiting for their allocation, per job (runtime only: a retry after a

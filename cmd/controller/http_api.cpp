@@ -51,7 +51,9 @@ Result<pb::TokenReply> Controller::http_token(const pb::TokenRequest& req, const
   Duration lifespan = req.lifespan() == 0 ? kDefault : req.lifespan();
   if (lifespan < 1 || lifespan > kMost)
     return invalid("Invalid lifespan: " + std::to_string(req.lifespan()) + " (1 to " + std::to_string(kMost) + " seconds)");
-  auto token = net::mint_token(keyring(), who, now(), lifespan);
+  net::Identity holder = who;
+  holder.role = "http";  // good for HTTP requests only: RPC logins refuse it
+  auto token = net::mint_token(keyring(), holder, now(), lifespan);
   if (!token) return token.status();
   pb::TokenReply out;
   out.set_token(net::token_text(*token));
@@ -85,7 +87,10 @@ void Controller::count_pass(bool full, int64_t micros, const Plan& plan) {
   c.bf_last_time = now();
 }
 
-std::string Controller::metrics_page() const {
+const std::string& Controller::metrics_page() {
+  double t = net::mono_seconds();
+  if (metrics_made_at_ >= 0 && t - metrics_made_at_ < 1.0) return metrics_cache_;
+  metrics_made_at_ = t;
   MetricsInput in;
   in.state = &state_;
   in.sched = sched_counters_;
@@ -93,7 +98,8 @@ std::string Controller::metrics_page() const {
   in.rpcs = requests_;
   in.journal_commits = journal_commits_;
   in.now = now();
-  return metrics_text(in);
+  metrics_cache_ = metrics_text(in);
+  return metrics_cache_;
 }
 
 void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
@@ -103,10 +109,10 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
     respond(std::move(r));
   };
   const std::string& path = req.path;
-  if (path == "/healthz" || path == "/livez") return done(path, text(200, "ok\n"));
-  if (path == "/readyz") {  // recovered, and the journal takes writes
-    return done(path, journal_ ? text(200, "ok\n") : text(503, "not ready: no journal\n"));
-  }
+  bool probe = path == "/healthz" || path == "/livez" || path == "/readyz";
+  if (probe && req.method != "GET" && req.method != "HEAD") return done(path, json_error(405, "Method not allowed: probes take GET"));
+  // Live while the loop answers; ready too: the listener opens only once the state is recovered.
+  if (probe) return done(path, text(200, "ok\n"));
   if (path == "/metrics") {
     if (req.method != "GET") return done(path, json_error(405, "Method not allowed: /metrics takes GET"));
     if (!config_.controller.metrics_public) {
@@ -114,7 +120,10 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
       if (token.empty()) return done(path, json_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN"));
       auto raw = net::token_from_text(token);
       auto who = raw ? net::verify_token(keyring(), *raw, now()) : Result<net::Identity>(raw.status());
-      if (!who) return done(path, json_error(401, "Authentication failure: " + who.status().message()));
+      if (!who || who->role != "http") return done(path, json_error(401, "Authentication failure: not a valid token from hq token"));
+      // Per-user and per-account counts: with private_jobs, for root and operators only.
+      if (config_.private_jobs && !is_admin(*who))
+        return done(path, json_error(403, "Access denied: private_jobs is on: /metrics is for root and operators"));
     }
     net::HttpResponse r;
     r.content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";

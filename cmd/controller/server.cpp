@@ -533,6 +533,11 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
     return 1;
   }
   asio::ip::tcp::acceptor http_acceptor(io);
+  if (plaintext && config.controller.http_port >= 0 && !config.controller.http_plain) {
+    std::cerr << "hq controller: --insecure-plaintext has no certificate for HTTPS: set http_plain = true "
+                 "(127.0.0.1 only) or http_port = -1\n";
+    return 1;
+  }
   if (!listen_http(config, http_acceptor)) return 1;
   uint16_t port = acceptor.local_endpoint().port();
   std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;

@@ -112,15 +112,14 @@ struct ControllerHarness {
   explicit ControllerHarness(const std::string& nodes, int cpus = 4,
                              std::shared_ptr<MemoryLog::Disk> disk = std::make_shared<MemoryLog::Disk>(),
                              std::optional<Time> at = std::nullopt,
-                             const std::function<void(ClusterConfig&)>& configure = {})
+                             const std::function<void(ClusterConfig&)>& configure = {}, const std::string& secret = "/nonexistent")
       : disk(std::move(disk)), clock(at) {
     ClusterConfig config = uniform_cluster_config(*expand_hostlist(nodes), cpus, 4096, "batch");
     config.allow_root_jobs = true;
     if (configure) configure(config);
     cmd::Controller::Clock now;
     if (clock) now = [this] { return *clock; };
-    ctl = std::make_unique<cmd::Controller>(io, config, std::make_unique<MemoryLog>(this->disk), "/nonexistent",
-                                            std::move(now));
+    ctl = std::make_unique<cmd::Controller>(io, config, std::make_unique<MemoryLog>(this->disk), secret, std::move(now));
     Status s = ctl->recover();
     ok = s.is_ok();
     ctl->start();

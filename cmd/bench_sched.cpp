@@ -207,6 +207,7 @@ int bench_metrics(const Args& args) {
     return def;
   };
   int32_t repeat = flag("--repeat", 5);
+  keep_freed_memory();  // as the controller does
   std::vector<std::pair<int32_t, int32_t>> cases{{1000, 10000}, {10000, 100000}};
   if (flag("--nodes", 0) > 0 && flag("--jobs", 0) > 0) cases = {{flag("--nodes", 0), flag("--jobs", 0)}};
   std::printf("hq bench metrics: one /metrics page (OpenMetrics) over a busy cluster\n");

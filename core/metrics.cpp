@@ -95,7 +95,7 @@ void count_node(NodeCounts& c, const Node& n, bool reserved) {
 // Writes the page: families with # HELP / # TYPE once, samples with escaped labels.
 class Page {
  public:
-  Page() { out_.reserve(1 << 16); }
+  explicit Page(size_t expected) { out_.reserve(expected); }  // grown once, not copied as it grows
   void family(const std::string& name, const std::string& help, const char* type = "gauge") {
     out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   }
@@ -219,23 +219,30 @@ void PassTally::add(int64_t micros, int64_t depth) {
 
 std::string metrics_text(const MetricsInput& in) {
   const ClusterState& s = *in.state;
-  Page page;
+  // About 450 bytes a node (its ten per-node samples), a few KiB a partition, user, account.
+  Page page((64 << 10) + s.nodes.size() * 512 + s.partitions.size() * (8 << 10));
   // Jobs: every job the controller still shows (finished ones for min_job_age), as Slinky
   // counts slurmrestd's /jobs.
   // Keyed by views of the jobs' own text (the state outlives this call); sorted for output.
   JobCounts all;
   std::unordered_map<std::string_view, JobCounts> by_part, by_account;
   std::unordered_map<uint32_t, std::pair<std::string_view, JobCounts>> by_uid;
+  // Neighbouring jobs mostly share a partition and an account: the last lookup is kept
+  // (references into an unordered_map stay valid as it grows).
+  std::string_view last_part, last_account;
+  JobCounts *part = nullptr, *account = nullptr;
   for (const auto& [id, j] : s.jobs) {
     JobCol col = base_column(j);
     count_job(all, j, col);
-    JobCounts& p = by_part[j.partition.view()];
+    if (!part || j.partition.view() != last_part) part = &by_part[last_part = j.partition.view()];
+    JobCounts& p = *part;
     count_job(p, j, col);
     if (j.state == JobState::kPending) p.pending_max_nodes = std::max<int64_t>(p.pending_max_nodes, j.spec.nodes_min);
     auto& user = by_uid[j.spec.uid];
     if (user.first.empty()) user.first = j.spec.user.view();
     count_job(user.second, j, col);
-    count_job(by_account[j.spec.account.view()], j, col);
+    if (!account || j.spec.account.view() != last_account) account = &by_account[last_account = j.spec.account.view()];
+    count_job(*account, j, col);
   }
   job_families(page, "slurm_jobs", "jobs", "", {{{}, all}}, false);
   std::vector<Group<JobCounts>> groups;

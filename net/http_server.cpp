@@ -7,6 +7,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <cctype>
 #include <chrono>
@@ -58,11 +59,12 @@ int status_of(const boost::beast::error_code& ec) {
 // Reads one request into `parser` from `buf` (bytes left from the last one) and the
 // stream: true when it is whole; false with `ec` clear when the peer closed before a
 // request began, with `ec` set for a bad or cut-off request. `first_byte` runs when the
-// request's first byte is there.
+// request's first byte is there. A client that sent `Expect: 100-continue` is told to go
+// on once its headers are in (and within the limits).
 asio::awaitable<bool> read_request(ByteStream& stream, std::string& buf, Parser& parser, boost::beast::error_code& ec,
                                    const std::function<void()>& first_byte) {
   char chunk[16 * 1024];
-  bool started = !buf.empty();
+  bool started = !buf.empty(), continued = false;
   if (started) first_byte();
   for (;;) {
     if (!buf.empty()) {
@@ -71,6 +73,13 @@ asio::awaitable<bool> read_request(ByteStream& stream, std::string& buf, Parser&
       if (ec == http::error::need_more) ec = {};
       else if (ec) co_return false;
       if (parser.is_done()) co_return true;
+      if (parser.is_header_done() && !continued) {
+        continued = true;
+        if (boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+          static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+          co_await stream.write_all(asio::buffer(kContinue, sizeof kContinue - 1));
+        }
+      }
       if (used > 0 && !buf.empty()) continue;
     }
     size_t n = co_await stream.read_some(asio::buffer(chunk, sizeof chunk));

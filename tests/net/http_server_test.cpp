@@ -175,3 +175,15 @@ TEST_CASE("http server: a client too slow to send its request is cut off") {
   CHECK(read_reply(ok).find("GET /next") != std::string::npos);
   close(ok);
 }
+
+TEST_CASE("http server: Expect: 100-continue gets 100 Continue once the headers are in, then the answer") {
+  Server s(echo());
+  int fd = connect_to(s.port());
+  send_all(fd, "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n");
+  CHECK(read_reply(fd, "\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n");
+  send_all(fd, "data");
+  std::string reply = read_reply(fd);
+  close(fd);
+  CHECK(reply.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(reply.find("POST /up q= body=data") != std::string::npos);
+}

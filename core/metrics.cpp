@@ -149,6 +149,19 @@ class Page {
   std::string out_;
 };
 
+// Unlabelled gauges, a family and its one sample each, in the order given.
+struct Gauge {
+  const char* name;
+  const char* help;
+  int64_t value;
+};
+void gauges(Page& page, std::initializer_list<Gauge> list) {
+  for (const Gauge& g : list) {
+    page.family(g.name, g.help);
+    page.sample(g.name, g.value);
+  }
+}
+
 // One label set of a grouped family: its label values and its counts.
 template <typename Counts>
 struct Group {
@@ -313,18 +326,12 @@ std::string metrics_text(const MetricsInput& in) {
   }
 
   // hq's own: cluster CPUs and GPUs.
-  page.family("hq_cpus_total", "CPUs of every node");
-  page.sample("hq_cpus_total", nodes.cpus);
-  page.family("hq_cpus_alloc_total", "CPUs allocated to jobs");
-  page.sample("hq_cpus_alloc_total", nodes.cpus_alloc);
-  page.family("hq_cpus_idle_total", "CPUs not allocated");
-  page.sample("hq_cpus_idle_total", nodes.cpus - nodes.cpus_alloc);
-  page.family("hq_gpus_total", "GPUs of every node");
-  page.sample("hq_gpus_total", gpus);
-  page.family("hq_gpus_alloc_total", "GPUs allocated to jobs");
-  page.sample("hq_gpus_alloc_total", gpus_alloc);
-  page.family("hq_gpus_idle_total", "GPUs not allocated");
-  page.sample("hq_gpus_idle_total", gpus - gpus_alloc);
+  gauges(page, {{"hq_cpus_total", "CPUs of every node", nodes.cpus},
+                {"hq_cpus_alloc_total", "CPUs allocated to jobs", nodes.cpus_alloc},
+                {"hq_cpus_idle_total", "CPUs not allocated", nodes.cpus - nodes.cpus_alloc},
+                {"hq_gpus_total", "GPUs of every node", gpus},
+                {"hq_gpus_alloc_total", "GPUs allocated to jobs", gpus_alloc},
+                {"hq_gpus_idle_total", "GPUs not allocated", gpus - gpus_alloc}});
   page.family("hq_node_gpus_total", "GPUs on the node");
   for (const auto& [node, n] : s.nodes) page.sample("hq_node_gpus_total", {{"node", node}}, static_cast<int64_t>(n.gpus.size()));
   page.family("hq_node_gpus_alloc_total", "Allocated GPUs on the node");
@@ -336,7 +343,7 @@ std::string metrics_text(const MetricsInput& in) {
   const PassTally& bf = c.backfill;
   auto mean = [](int64_t sum, int64_t n) { return n > 0 ? sum / n : 0; };
   Duration up = std::max<Duration>(1, in.now - c.started_at);
-  const std::array<std::tuple<const char*, const char*, int64_t>, 27> sched = {{
+  gauges(page, {
       {"slurm_scheduler_cycle_total", "Number of scheduling cycles since last reset", all_passes.count},
       {"slurm_scheduler_cycle_last_seconds", "Time in microseconds for last scheduling cycle", all_passes.last_us},
       {"slurm_scheduler_cycle_max_seconds", "Max time of any scheduling cycle in microseconds since last reset", all_passes.max_us},
@@ -364,15 +371,9 @@ std::string metrics_text(const MetricsInput& in) {
       {"slurm_bfscheduler_backfilledjobs_total", "Number of jobs started through backfilling since last slurm start", c.bf_started},
       {"slurm_bfscheduler_lastdepth_total", "Number of processed jobs during last backfilling scheduling cycle", bf.depth_last},
       {"slurm_bfscheduler_lastcycle_timestamp", "When the last backfill scheduling cycle happened (UNIX timestamp)", c.bf_last_time},
-  }};
-  for (const auto& [name, help, value] : sched) {
-    page.family(name, help);
-    page.sample(name, value);
-  }
-  page.family("slurm_bfscheduler_depth_mean_total", "Mean number of eligible to run jobs processed during all backfilling scheduling cycles since last reset");
-  page.sample("slurm_bfscheduler_depth_mean_total", mean(bf.depth_sum, bf.count));
-  page.family("slurm_bfscheduler_depth_sum_total", "Total number of jobs processed during all backfilling scheduling cycles since last reset");
-  page.sample("slurm_bfscheduler_depth_sum_total", bf.depth_sum);
+      {"slurm_bfscheduler_depth_mean_total", "Mean number of eligible to run jobs processed during all backfilling scheduling cycles since last reset", mean(bf.depth_sum, bf.count)},
+      {"slurm_bfscheduler_depth_sum_total", "Total number of jobs processed during all backfilling scheduling cycles since last reset", bf.depth_sum},
+  });
 
   // hq's own: journal commits and requests.
   page.family("hq_journal_commits", "Durable commits of the controller's journal", "counter");

@@ -20,13 +20,17 @@ std::string json_real(double v) {
 
 void JsonStream::start(std::string_view key) {
   if (!open_.empty()) {
-    out_ += open_.back().has_member ? ",\n" : "\n";
+    if (compact_) {
+      if (open_.back().has_member) out_ += ',';
+    } else {
+      out_ += open_.back().has_member ? ",\n" : "\n";
+      out_.append(open_.size() * 2, ' ');
+    }
     open_.back().has_member = true;
-    out_.append(open_.size() * 2, ' ');
   }
   if (!key.empty()) {
     put_string(out_, key);
-    out_ += ": ";
+    out_ += compact_ ? ":" : ": ";
   }
 }
 
@@ -44,8 +48,10 @@ JsonStream& JsonStream::end() {
   if (open_.empty()) return *this;
   char closer = open_.back().closer;
   open_.pop_back();
-  out_ += '\n';
-  out_.append(open_.size() * 2, ' ');
+  if (!compact_) {
+    out_ += '\n';
+    out_.append(open_.size() * 2, ' ');
+  }
   out_ += closer;
   return *this;
 }

@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hq::cmd {
 
 class JsonStream {
  public:
+  // `compact`: no newlines or indent (slurmrestd's long listings; a smaller page to send).
+  explicit JsonStream(bool compact = false) : compact_(compact) {}
   // Members of an object take a key; items of an array pass "" (or use the keyless forms).
   JsonStream& object(std::string_view key = {});
   JsonStream& array(std::string_view key = {});
@@ -24,6 +27,11 @@ class JsonStream {
   JsonStream& item(std::string_view v) { return str({}, v); }
   // The text so far, with a newline at the end once everything is closed.
   std::string text() const { return open_.empty() ? out_ + "\n" : out_; }
+  // The same, taken (the stream is left empty).
+  std::string take() {
+    if (open_.empty()) out_ += '\n';
+    return std::move(out_);
+  }
 
  private:
   struct Open {
@@ -34,6 +42,7 @@ class JsonStream {
   JsonStream& open(std::string_view key, char opener, char closer);
   std::string out_;
   std::vector<Open> open_;  // the collections open, innermost last
+  bool compact_ = false;
 };
 
 // Slurm 23.11's "%.17g" double, with ".0" added to what reads as an integer.

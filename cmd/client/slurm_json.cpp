@@ -29,7 +29,8 @@ std::string gpu_tres(const pb::JobSpec& s, int64_t n) {
   return "gres:gpu:" + (s.gpu_type().empty() ? "" : s.gpu_type() + ":") + std::to_string(n);
 }
 
-// tres_req_str: what the job asks for, as Slurm writes it ("cpu=2,mem=2000M,node=1,billing=2").
+}  // namespace
+
 std::string tres_requested(const pb::Job& job) {
   const pb::JobSpec& s = job.spec();
   int64_t cpus = job_cpu_count(job), nodes = job_node_count(job);
@@ -41,7 +42,6 @@ std::string tres_requested(const pb::Job& job) {
   return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
 }
 
-// tres_alloc_str: what it was given ("" before it starts).
 std::string tres_allocated(const pb::Job& job) {
   if (job.alloc_size() == 0) return "";
   int64_t cpus = 0, mem = 0, gpus = 0;
@@ -51,6 +51,8 @@ std::string tres_allocated(const pb::Job& job) {
   out += ",node=" + std::to_string(job.alloc_size()) + ",billing=" + std::to_string(cpus);
   return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
 }
+
+namespace {
 
 // The job's bit flags hq knows, in Slurm's order (dump_job_info's "flags").
 void job_flags(google::protobuf::ListValue* flags, const pb::Job& job) {
@@ -147,13 +149,16 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster, const std::s
   if (job.array_job_id()) own.num("array_task_count", job.array_task_count());
 }
 
-// "cpu=4,mem=8000M,billing=4[,gres/gpu=2]": a node's TRES, or of its resources in use.
+}  // namespace
+
 std::string node_tres(int64_t cpus, int64_t mem, int64_t gpus, bool billing) {
   std::string out = "cpu=" + std::to_string(cpus);
   if (mem > 0) out += ",mem=" + std::to_string(mem) + "M";
   if (billing) out += ",billing=" + std::to_string(cpus);
   return gpus > 0 ? out + ",gres/gpu=" + std::to_string(gpus) : out;
 }
+
+namespace {
 
 // The node keys hq has no value for: Slurm's value when they are not set.
 void unset_node_keys(Obj n) {

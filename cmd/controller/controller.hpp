@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/acct_policy.hpp"
@@ -30,6 +31,10 @@
 
 namespace hq {
 struct JobFilter;  // core/job_filter.hpp
+namespace cmd {
+struct RestMeta;  // cmd/rest/v0043.hpp
+struct RestDiag;
+}  // namespace cmd
 }
 
 namespace hq::cmd {
@@ -126,6 +131,13 @@ class Controller {
   // HTTP (cmd/controller/http_api.cpp, over net/http_server): probes, /metrics. `respond`
   // runs once (now, or once what the request changes is durable).
   void http(const net::HttpRequest& req, net::HttpRespond respond);
+  // The caller a request's token (X-SLURM-USER-TOKEN or Bearer) names, into `who`; else the
+  // answer to send: 401 without a valid hq token, 403 when X-SLURM-USER-NAME names another.
+  std::optional<net::HttpResponse> http_caller(const net::HttpRequest& req, net::Identity& who) const;
+  // slurmrestd's v0.0.43 routes (cmd/controller/rest_api.cpp) and hq's /hq/v1 (hq_api.cpp),
+  // for an authenticated caller; `respond` runs once.
+  void rest(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond);
+  void hq_api(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond);
   // hq token: a token for `who` to present over HTTP, for the lifespan asked (1 s to 1 day).
   Result<pb::TokenReply> http_token(const pb::TokenRequest& req, const net::Identity& who) const;
   // A request served (RPC by message type, HTTP by route) and how long it took here.
@@ -311,6 +323,17 @@ class Controller {
   void signal_one(const Job& job, int32_t sig, int32_t scope, pb::CancelReply& out);
   // Root or a configured operator (one /etc/passwd read; call once per request).
   bool is_admin(const net::Identity& who) const;
+  // REST helpers (rest_api.cpp).
+  RestMeta rest_meta(const net::HttpRequest& req, const net::Identity& who) const;
+  RestDiag rest_diag() const;
+  void rest_jobs(const net::HttpRequest& req, const net::Identity& who, const std::string& one, net::HttpRespond respond);
+  void rest_submit(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond);
+  void rest_cancel(const net::HttpRequest& req, const net::Identity& who, const std::string& target,
+                   net::HttpRespond respond);
+  void rest_node_update(const net::HttpRequest& req, const net::Identity& who, const std::string& node,
+                        net::HttpRespond respond);
+  void run_node_steps(std::vector<pb::NodeControlRequest> steps, const net::Identity& who,
+                      std::function<void(pb::NodeControlReply)> done);
   Time now() const;
 
   asio::io_context& io_;

@@ -1,33 +1,25 @@
 // Controller side of HTTP (net/http_server serves the connections): the probes /healthz,
 // /livez and /readyz (no token), /metrics (OpenMetrics, core/metrics; a token unless
-// [controller] metrics_public), and errors in slurmrestd's JSON shape for the rest.
+// [controller] metrics_public), /slurm/v0.0.43/... (rest_api.cpp) and /hq/v1/...
+// (hq_api.cpp) for the token's user, and errors in slurmrestd's JSON shape.
 // Tokens: hq's own (net/token), as X-SLURM-USER-TOKEN or "Authorization: Bearer".
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
+#include "cmd/controller/http_util.hpp"
+#include "cmd/rest/v0043.hpp"
+#include "cmd/users.hpp"
 #include "net/clock.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
 namespace {
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
-// slurmrestd's error reply: {"errors": [{"error": ..., "error_number": ...}], ...}.
+// slurmrestd's error reply: {"errors": [{"description", "error_number", "error", "source"}], ...}.
 net::HttpResponse json_error(int status, std::string_view message) {
-  net::HttpResponse r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = "{\"errors\":[{\"description\":\"" + json_escape(message) + "\",\"error_number\":" + std::to_string(status) +
-           ",\"error\":\"" + json_escape(message) + "\",\"source\":\"hq\"}],\"warnings\":[],\"meta\":{}}\n";
-  return r;
+  RestError e;
+  e.http = status;
+  e.error = e.description = std::string(message);
+  return http_json(status, rest_error_json({e}, RestMeta{}));
 }
 
 net::HttpResponse text(int status, std::string body) {
@@ -114,15 +106,12 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
   // Live while the loop answers; ready too: the listener opens only once the state is recovered.
   if (probe) return done(path, text(200, "ok\n"));
   if (path == "/metrics") {
-    if (req.method != "GET") return done(path, json_error(405, "Method not allowed: /metrics takes GET"));
+    if (req.method != "GET" && req.method != "HEAD") return done(path, json_error(405, "Method not allowed: /metrics takes GET"));
     if (!config_.controller.metrics_public) {
-      std::string token = token_of(req);
-      if (token.empty()) return done(path, json_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN"));
-      auto raw = net::token_from_text(token);
-      auto who = raw ? net::verify_token(keyring(), *raw, now()) : Result<net::Identity>(raw.status());
-      if (!who || who->role != "http") return done(path, json_error(401, "Authentication failure: not a valid token from hq token"));
+      net::Identity who;
+      if (auto refused = http_caller(req, who)) return done(path, std::move(*refused));
       // Per-user and per-account counts: with private_jobs, for root and operators only.
-      if (config_.private_jobs && !is_admin(*who))
+      if (config_.private_jobs && !is_admin(who))
         return done(path, json_error(403, "Access denied: private_jobs is on: /metrics is for root and operators"));
     }
     net::HttpResponse r;
@@ -130,7 +119,31 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
     r.body = metrics_page();
     return done(path, std::move(r));
   }
-  done("other", json_error(404, "Unable to find path " + path));
+  bool slurm = path.rfind("/slurm/", 0) == 0, hq = path.rfind("/hq/", 0) == 0;
+  if (!slurm && !hq) return done("other", json_error(404, "Unable to find path " + path));
+  net::Identity who;
+  const char* route = slurm ? "slurm" : "hq";
+  if (auto refused = http_caller(req, who)) return done(route, std::move(*refused));
+  // Answered now or later (once durable): counted when answered.
+  net::HttpRespond answer = [this, t0, route, respond = std::move(respond)](net::HttpResponse r) {
+    count_request(std::string("http ") + route, net::mono_seconds() - t0);
+    respond(std::move(r));
+  };
+  if (slurm) rest(req, who, std::move(answer));
+  else hq_api(req, who, std::move(answer));
+}
+
+std::optional<net::HttpResponse> Controller::http_caller(const net::HttpRequest& req, net::Identity& who) const {
+  std::string token = token_of(req);
+  if (token.empty()) return json_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN");
+  auto raw = net::token_from_text(token);
+  auto verified = raw ? net::verify_token(keyring(), *raw, now()) : Result<net::Identity>(raw.status());
+  if (!verified || verified->role != "http") return json_error(401, "Authentication failure: not a valid token from hq token");
+  who = *verified;
+  // X-SLURM-USER-NAME, when sent, must name the token's own user: no one acts as another.
+  if (const std::string* name = req.header("x-slurm-user-name"); name && *name != user_name(who.uid))
+    return json_error(403, "Access denied: X-SLURM-USER-NAME " + *name + " is not the token's user");
+  return std::nullopt;
 }
 
 }  // namespace hq::cmd

@@ -1,0 +1,21 @@
+// Small pieces of HTTP the controller's routes share (cmd/controller/http_api.cpp,
+// rest_api.cpp, hq_api.cpp): JSON responses, a path split into decoded segments, a query's
+// values. Pure; thread-safe.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/http_server.hpp"
+
+namespace hq::cmd {
+
+net::HttpResponse http_json(int status, std::string body);
+// "/slurm/v0.0.43/node/n%201/" -> {"slurm", "v0.0.43", "node", "n 1"} (a trailing '/' is
+// allowed). False for a segment that is empty, "." or "..", holds a '/' or a NUL once
+// decoded, or has a bad %-escape.
+bool split_path(std::string_view path, std::vector<std::string>& out);
+// The decoded value of `key` in "a=1&b=2" ("" when absent).
+std::string query_value(std::string_view query, std::string_view key);
+
+}  // namespace hq::cmd

@@ -309,7 +309,10 @@ int status(const std::string& dir) {
   }
   int up = 0;
   std::cout << "local cluster in " << dir << ": controller " << controller_addr(dir) << "\n";
-  if (std::string url = http_url(dir); !url.empty()) std::cout << "  http         " << url << " (/metrics, /healthz; CA " << dir << "/keys/ca.pem)\n";
+  if (std::string url = http_url(dir); !url.empty()) {
+    std::cout << "  http         " << url << " (/metrics, /healthz, /slurm/v0.0.43; CA " << dir << "/keys/ca.pem)\n";
+    std::cout << "  dashboard    " << url << "ui/ (hq token --url: a link that signs in)\n";
+  }
   for (const Daemon& d : daemons) {
     bool a = alive(d);
     up += a;

@@ -29,6 +29,14 @@ struct SchedulerCounters {
   Time started_at = 0;             // the controller's start
 };
 
+// One scheduling pass, as the dashboard lists the recent ones.
+struct PassRecord {
+  Time at = 0;
+  bool full = false;                 // a full (backfill) pass, else a quick one
+  int64_t micros = 0;
+  int32_t considered = 0, started = 0, reserved = 0, preempted = 0;
+};
+
 // One kind of request (RPC, HTTP route): how many, and how long they took in all.
 struct RequestCount {
   int64_t count = 0;

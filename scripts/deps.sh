@@ -13,7 +13,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config file
       iproute2   # ip netns: the multi-host end-to-end test
       python3    # the chaos suite's proxy and invariant checks (scripts/chaos.sh)
       openmpi-bin python3-mpi4py  # mpirun across nodes through srun (tests/e2e/steps_test.cpp)
-      mpich libmpich-dev)  # MPICH programs under srun --mpi=pmi2 (tests/e2e/pmi_test.cpp; mpicc.mpich)
+      mpich libmpich-dev  # MPICH programs under srun --mpi=pmi2 (tests/e2e/pmi_test.cpp; mpicc.mpich)
+      chromium)  # the web dashboard's tests in a real browser (tests/e2e/dashboard_test.cpp)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,8 @@
 // checked against the shapes of Slurm's published OpenAPI spec
 // (tests/fixtures/slurmrestd/slurmrestd_v0043_shapes.txt, generated from it): a field the
 // schema does not have, a value of another type (a generated client fails to decode it), a
-// value outside an enum, or a required field missing are each one error.
+// value outside an enum, a required field missing, or a key given twice in one object are
+// each one error.
 #pragma once
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -88,6 +89,30 @@ inline void check(const Shape& shape, const std::string& path, const google::pro
       errors.push_back(p + ": required, missing");
 }
 
+// Keys given twice in one object of `json` (a map-based parser keeps one and hides them).
+inline std::vector<std::string> duplicate_keys(const std::string& json) {
+  struct Level {
+    bool object;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> stack;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '{' || c == '[') stack.push_back({c == '{', {}});
+    else if ((c == '}' || c == ']') && !stack.empty()) stack.pop_back();
+    else if (c == '"') {
+      size_t start = ++i;
+      while (i < json.size() && json[i] != '"') i += json[i] == '\\' ? 2 : 1;
+      std::string text = json.substr(start, i - start);
+      size_t next = json.find_first_not_of(" \t\r\n", i + 1);
+      bool key = next != std::string::npos && json[next] == ':';
+      if (key && !stack.empty() && stack.back().object && !stack.back().keys.insert(text).second) out.push_back(text);
+    }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 // What is wrong with `json` as a `schema` document; empty when a client would take it.
@@ -98,6 +123,7 @@ inline std::vector<std::string> shape_errors(const std::string& schema, const st
   if (!google::protobuf::util::JsonStringToMessage(json, &doc).ok()) return {"not JSON: " + json.substr(0, 200)};
   std::vector<std::string> errors;
   detail::check(shape, "", doc, errors);
+  for (const auto& key : detail::duplicate_keys(json)) errors.push_back(key + ": given twice in one object");
   return errors;
 }
 

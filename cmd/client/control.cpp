@@ -182,11 +182,18 @@ int run_explain(const Args& args) {
 int run_token(const Args& args) {
   const std::string prog = "token";
   int64_t lifespan = 0;
+  bool url = false;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
-      std::cout << "usage: hq token [--lifespan SECONDS]   (a token for HTTP: X-SLURM-USER-TOKEN; default 1800 s, at most a day)\n";
+      std::cout << "usage: hq token [--lifespan SECONDS] [--url]\n"
+                   "  a token for HTTP (X-SLURM-USER-TOKEN; default 1800 s, at most a day);\n"
+                   "  --url: the web dashboard's address with the token in it (it signs the browser in)\n";
       return 0;
+    }
+    if (a == "--url") {
+      url = true;
+      continue;
     }
     std::string value;
     if ((a == "--lifespan") && i + 1 < args.size()) value = args[++i];
@@ -203,7 +210,13 @@ int run_token(const Args& args) {
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  std::cout << "SLURM_JWT=" << reply->token_reply().token() << "\n";
+  const pb::TokenReply& t = reply->token_reply();
+  if (!url) {
+    std::cout << "SLURM_JWT=" << t.token() << "\n";
+    return 0;
+  }
+  if (t.dashboard().empty()) return fail(prog, unavailable("the controller serves no HTTP: set [controller] http_port"));
+  std::cout << t.dashboard() << "#token=" << t.token() << "\n";
   return 0;
 }
 

@@ -140,6 +140,8 @@ class Controller {
   void hq_api(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond);
   // hq token: a token for `who` to present over HTTP, for the lifespan asked (1 s to 1 day).
   Result<pb::TokenReply> http_token(const pb::TokenRequest& req, const net::Identity& who) const;
+  // Where the web dashboard is ("https://HOST:PORT/ui/"), for hq token's replies.
+  void set_dashboard_url(std::string url) { dashboard_url_ = std::move(url); }
   // A request served (RPC by message type, HTTP by route) and how long it took here.
   void count_request(const std::string& type, double seconds);
 
@@ -332,6 +334,9 @@ class Controller {
                    net::HttpRespond respond);
   void rest_node_update(const net::HttpRequest& req, const net::Identity& who, const std::string& node,
                         net::HttpRespond respond);
+  void rest_job_update(const net::HttpRequest& req, const net::Identity& who, const std::string& target,
+                       net::HttpRespond respond);
+  void hq_output(const pb::Job& job, const std::string& stream, const net::Identity& who, net::HttpRespond respond) const;
   void run_node_steps(std::vector<pb::NodeControlRequest> steps, const net::Identity& who,
                       std::function<void(pb::NodeControlReply)> done);
   Time now() const;
@@ -374,6 +379,8 @@ class Controller {
   std::deque<std::pair<uint64_t, std::function<void(const Status&)>>> after_durable_;
   Time started_at_ = 0;
   SchedulerCounters sched_counters_;                 // /metrics: Slurm's sdiag counters
+  std::string dashboard_url_;                        // "" without HTTP
+  std::deque<PassRecord> recent_passes_;             // the last passes, newest last (/hq/v1/scheduler)
   std::map<std::string, RequestCount> requests_;     // /metrics: requests by type
   RequestCount journal_commits_;                     // /metrics: events made durable, time from append
   // The /metrics page (cmd/controller/http_api.cpp), made at most once a second: scrapers

@@ -3,13 +3,21 @@
 //   /hq/v1/jobs[?user=NAME&state=LIST]  the queue with expected starts and planned nodes
 //   /hq/v1/jobs/{id}                    one job, the same record
 //   /hq/v1/jobs/{id}/explain            hq explain's lines
+//   /hq/v1/jobs/{id}/output[?stream=err] the last 16 KiB of its output, for its owner and admins
 //   /hq/v1/topology[/{name}]            scheduling topology: lines, base blocks' use, score
+//   /hq/v1/scheduler                    the recent scheduling passes
+//   /hq/v1/whoami                       the caller, and whether an administrator
 // Runs on the controller's loop.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cmd/client/json_stream.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/controller/controller.hpp"
 #include "cmd/controller/http_util.hpp"
 #include "cmd/rest/v0043.hpp"
+#include "cmd/users.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -35,7 +43,43 @@ net::HttpResponse problem(int status, const std::string& message) {
   return http_json(status, rest_error_json({e}, RestMeta{}));
 }
 
+// The last `most` bytes of `path` when it is a regular file owned by `uid` (the job's user
+// could read it anyway; a path pointing elsewhere, such as --output=/etc/shadow, gives
+// nothing), opened without following a link. Not found or refused: an error.
+Result<std::string> tail_of(const std::string& path, uint32_t uid, size_t most, int64_t& size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return not_found("no file " + path + " on the controller's host (it is on the job's node)");
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+    ::close(fd);
+    return denied("not the job's own file: " + path);
+  }
+  size = st.st_size;
+  off_t from = st.st_size > static_cast<off_t>(most) ? st.st_size - static_cast<off_t>(most) : 0;
+  std::string out(static_cast<size_t>(st.st_size - from), '\0');
+  ssize_t n = pread(fd, out.data(), out.size(), from);
+  ::close(fd);
+  if (n < 0) return io_error("cannot read " + path);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 }  // namespace
+
+void Controller::hq_output(const pb::Job& job, const std::string& stream, const net::Identity& who,
+                           net::HttpRespond respond) const {
+  if (job.spec().uid() != who.uid && !is_admin(who))
+    return respond(problem(403, "Access/permission denied: a job's output is for its user and administrators"));
+  std::string path = job_stdio(job, stream == "err" ? 'e' : 'o');
+  if (path.empty()) return respond(problem(404, "job " + std::to_string(job.job_id()) + " has no output file"));
+  int64_t size = 0;
+  auto tail = tail_of(path, job.spec().uid(), 16 * 1024, size);
+  if (!tail) return respond(problem(tail.status().code() == Code::kDenied ? 403 : 404, tail.status().message()));
+  JsonStream j(true);
+  j.object().integer("job_id", static_cast<int64_t>(job.job_id())).str("path", path).integer("size", size);
+  j.str("tail", *tail).end();
+  respond(http_json(200, j.take()));
+}
 
 void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond) {
   std::vector<std::string> p;
@@ -45,12 +89,20 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
   if (p[2] == "jobs" && p.size() <= 5) {
     pb::QueueRequest q;
     if (p.size() >= 4) {
-      if (p[3].empty() || p[3].size() > 19 || p[3].find_first_not_of("0123456789") != std::string::npos)
+      if (p[3].empty() || p[3].size() > 19 || p[3].find_first_not_of("0123456789") != std::string::npos || p[3][0] == '0')
         return respond(problem(404, "Invalid job id specified: " + p[3]));
       q.add_job_ids(std::stoull(p[3]));
     }
+    if (p.size() == 5 && p[4] == "output") {
+      q.set_include_finished(true);
+      pb::QueueReply r = queue(q, who);
+      if (r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      return hq_output(r.jobs(0), query_value(req.query, "stream"), who, std::move(respond));
+    }
     if (p.size() == 5) {
       if (p[4] != "explain") return respond(problem(404, "Unable to find path " + req.path));
+      q.set_include_finished(true);
+      if (queue(q, who).jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
       pb::ExplainRequest er;
       er.set_job_id(q.job_ids(0));
       pb::ExplainReply r = explain(er, who);
@@ -60,7 +112,7 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
     }
     q.set_user(query_value(req.query, "user"));
     q.set_state_filter(query_value(req.query, "state"));
-    pb::QueueReply r = queue(q, who);
+    pb::QueueReply r = queue_all_pages(*this, q, who);
     if (p.size() == 4 && r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
     j.object().integer("now", r.now()).boolean("more", r.more()).array("jobs");
     for (const pb::Job& job : r.jobs()) job_record(j, job, r.now());
@@ -78,6 +130,25 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
       j.integer("busy", b.busy()).integer("unavailable", b.unavailable()).end();
     }
     return respond(http_json(200, j.end().end().take()));
+  }
+  if (p[2] == "scheduler" && p.size() == 3) {
+    j.object().array("passes");
+    for (const PassRecord& r : recent_passes_) {
+      j.object().integer("at", r.at).boolean("full", r.full).integer("micros", r.micros);
+      j.integer("considered", r.considered).integer("started", r.started).integer("reserved", r.reserved);
+      j.integer("preempted", r.preempted).end();
+    }
+    const SchedulerCounters& c = sched_counters_;
+    j.end().object("totals").integer("passes", c.passes.count).integer("backfill_passes", c.backfill.count);
+    j.integer("jobs_submitted", c.jobs_submitted).integer("jobs_started", c.jobs_started);
+    j.integer("jobs_completed", c.jobs_completed).integer("jobs_canceled", c.jobs_canceled);
+    j.integer("jobs_failed", c.jobs_failed).end();
+    return respond(http_json(200, j.end().take()));
+  }
+  if (p[2] == "whoami" && p.size() == 3) {
+    j.object().str("user", user_name(who.uid)).integer("uid", who.uid).integer("gid", who.gid);
+    j.boolean("admin", is_admin(who)).str("cluster", config_.name).end();
+    return respond(http_json(200, j.take()));
   }
   respond(problem(404, "Unable to find path " + req.path));
 }

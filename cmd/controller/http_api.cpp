@@ -6,6 +6,7 @@
 // Runs on the controller's event-loop thread.
 #include "cmd/controller/controller.hpp"
 #include "cmd/controller/http_util.hpp"
+#include "cmd/controller/web_ui.hpp"
 #include "cmd/rest/v0043.hpp"
 #include "cmd/users.hpp"
 #include "net/clock.hpp"
@@ -16,10 +17,8 @@ namespace {
 
 // slurmrestd's error reply: {"errors": [{"description", "error_number", "error", "source"}], ...}.
 net::HttpResponse json_error(int status, std::string_view message) {
-  RestError e;
-  e.http = status;
-  e.error = e.description = std::string(message);
-  return http_json(status, rest_error_json({e}, RestMeta{}));
+  int number = status == 401 ? slurm_errno::kAuthFailure : 0;  // SLURM_PROTOCOL_AUTHENTICATION_ERROR
+  return http_json(status, rest_error_json({rest_error(status, number, std::string(message), std::string(message))}, RestMeta{}));
 }
 
 net::HttpResponse text(int status, std::string body) {
@@ -50,6 +49,7 @@ Result<pb::TokenReply> Controller::http_token(const pb::TokenRequest& req, const
   pb::TokenReply out;
   out.set_token(net::token_text(*token));
   out.set_expires(now() + lifespan);
+  out.set_dashboard(dashboard_url_);
   return out;
 }
 
@@ -73,6 +73,10 @@ void Controller::count_event(const Event& event) {
 void Controller::count_pass(bool full, int64_t micros, const Plan& plan) {
   SchedulerCounters& c = sched_counters_;
   c.passes.add(micros, plan.stats.considered);
+  constexpr size_t kRecentPasses = 100;
+  if (recent_passes_.size() == kRecentPasses) recent_passes_.pop_front();
+  recent_passes_.push_back({now(), full, micros, plan.stats.considered, static_cast<int32_t>(plan.starts.size()),
+                            static_cast<int32_t>(plan.reservations.size()), static_cast<int32_t>(plan.preemptions.size())});
   if (!full) return;
   c.backfill.add(micros, plan.stats.considered);
   c.bf_started += static_cast<int64_t>(plan.starts.size());
@@ -119,6 +123,7 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
     r.body = metrics_page();
     return done(path, std::move(r));
   }
+  if (path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0) return done("ui", web_ui_response(req));
   bool slurm = path.rfind("/slurm/", 0) == 0, hq = path.rfind("/hq/", 0) == 0;
   if (!slurm && !hq) return done("other", json_error(404, "Unable to find path " + path));
   net::Identity who;

@@ -6,9 +6,17 @@
 #include <string_view>
 #include <vector>
 
+#include "hq.pb.h"
 #include "net/http_server.hpp"
+#include "net/token.hpp"
 
 namespace hq::cmd {
+
+class Controller;
+
+// Every page of a listing (REST has no paging): queue() asked again from the last id while
+// it says there is more (defined in rest_api.cpp).
+pb::QueueReply queue_all_pages(const Controller& c, pb::QueueRequest q, const net::Identity& who);
 
 net::HttpResponse http_json(int status, std::string body);
 // "/slurm/v0.0.43/node/n%201/" -> {"slurm", "v0.0.43", "node", "n 1"} (a trailing '/' is

@@ -1,6 +1,7 @@
 // slurmrestd's REST API, v0.0.43 (what Slinky's slurm-client calls), served by the
 // controller for an authenticated caller: GET ping, diag, jobs, job/{id}, nodes,
-// node/{name}, partitions, partition/{name}; POST job/submit; DELETE job/{id}; POST
+// node/{name}, partitions, partition/{name}; POST job/submit; POST job/{id} (hold,
+// release, scontrol update's settings); DELETE job/{id}; POST
 // node/{name} and nodes/ (drain, resume, features); DELETE node/{name}. Each request is
 // the same request the CLI sends, made as the token's user (so the same permissions and
 // redaction apply); cmd/rest/ writes and reads the JSON. Runs on the controller's loop.
@@ -23,17 +24,28 @@ RestError not_found(int error_number, std::string error, std::string description
   return rest_error(404, error_number, std::move(error), std::move(description));
 }
 
-// A job id as the path gives it: "123" or an array task "123_4".
+bool all_digits(const std::string& s, size_t most) {
+  return !s.empty() && s.size() <= most && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+}
+
+// A job id as the path gives it: "123", or an array task "123_4" (`task` then "123_4" with
+// the numbers as they read: "0123_04" is "123_4").
 bool job_target(const std::string& text, uint64_t& id, std::string& task) {
   size_t us = text.find('_');
   std::string head = text.substr(0, us);
-  if (head.empty() || head.size() > 19 || !std::all_of(head.begin(), head.end(), ::isdigit)) return false;
+  if (!all_digits(head, 19)) return false;
   id = std::stoull(head);
   if (us == std::string::npos) return id > 0;
   std::string tail = text.substr(us + 1);
-  if (tail.empty() || tail.size() > 9 || !std::all_of(tail.begin(), tail.end(), ::isdigit)) return false;
-  task = text;
+  if (!all_digits(tail, 9)) return false;
+  task = std::to_string(id) + "_" + std::to_string(std::stoul(tail));
   return id > 0;
+}
+
+net::HttpResponse error_reply(const RestError& e, const RestMeta& meta) { return http_json(e.http, rest_error_json({e}, meta)); }
+
+net::HttpResponse bad_job_id(const std::string& target, const RestMeta& meta) {
+  return error_reply(not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + target), meta);
 }
 
 // A Cancel or NodeControl error text as an HTTP status: 404 for what does not exist, 403 denied.
@@ -43,7 +55,27 @@ int status_of_error(const std::string& text) {
   return 422;
 }
 
+// Slurm's errno for a cancel's error text.
+int cancel_errno(const std::string& text) {
+  if (text.find("Invalid job id") != std::string::npos) return slurm_errno::kInvalidJobId;
+  if (text.find("permission denied") != std::string::npos) return slurm_errno::kAccessDenied;
+  if (text.find("already completing or completed") != std::string::npos) return slurm_errno::kAlreadyDone;
+  return 0;
+}
+
 }  // namespace
+
+pb::QueueReply queue_all_pages(const Controller& c, pb::QueueRequest q, const net::Identity& who) {
+  pb::QueueReply all;
+  for (bool more = true; more;) {
+    pb::QueueReply page = c.queue(q, who);
+    more = page.more() && page.jobs_size() > 0;
+    if (more) q.set_after_id(page.jobs(page.jobs_size() - 1).job_id());
+    all.set_now(page.now());
+    for (auto& j : *page.mutable_jobs()) *all.add_jobs() = std::move(j);
+  }
+  return all;
+}
 
 RestMeta Controller::rest_meta(const net::HttpRequest& req, const net::Identity& who) const {
   return RestMeta{user_name(who.uid), group_name(who.gid), req.peer, config_.name};
@@ -68,6 +100,7 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
   if (what == "job" && arg == "submit" && m == "POST") return rest_submit(req, who, std::move(respond));
   if (what == "job" && !arg.empty() && arg != "submit" && get) return rest_jobs(req, who, arg, std::move(respond));
   if (what == "job" && !arg.empty() && m == "DELETE") return rest_cancel(req, who, arg, std::move(respond));
+  if (what == "job" && !arg.empty() && arg != "submit" && m == "POST") return rest_job_update(req, who, arg, std::move(respond));
   if ((what == "nodes" && arg.empty()) || (what == "node" && !arg.empty())) {
     if (get) {
       pb::NodesReply r = nodes();
@@ -86,7 +119,8 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
     }
   }
   static const std::set<std::string> kKnown = {"ping", "diag", "jobs", "job", "nodes", "node", "partitions", "partition"};
-  if (kKnown.count(what)) {
+  bool needs_name = what == "job" || what == "node" || what == "partition";
+  if (kKnown.count(what) && !(needs_name && arg.empty())) {
     RestError e;
     e.http = 405, e.error_number = slurm_errno::kInvalidMethod, e.error = "Invalid HTTP method";
     e.description = "Method " + m + " is not allowed on " + req.path;
@@ -119,18 +153,16 @@ void Controller::rest_jobs(const net::HttpRequest& req, const net::Identity& who
   if (!one.empty()) {
     uint64_t id = 0;
     if (!job_target(one, id, task))
-      return respond(http_json(404, rest_error_json({not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + one)}, meta)));
+      return respond(bad_job_id(one, meta));
     q.add_job_ids(id);
   }
-  pb::QueueReply all;
-  for (bool more = true; more;) {  // every page: REST has no paging
-    pb::QueueReply page = queue(q, who);
-    more = page.more() && page.jobs_size() > 0;
-    if (more) q.set_after_id(page.jobs(page.jobs_size() - 1).job_id());
-    all.set_now(page.now());
-    for (auto& j : *page.mutable_jobs())
-      if (task.empty() || std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id()) == task)
-        *all.add_jobs() = std::move(j);
+  pb::QueueReply all = queue_all_pages(*this, q, who);
+  if (!task.empty()) {  // one task of the array
+    pb::QueueReply one;
+    one.set_now(all.now());
+    for (auto& j : *all.mutable_jobs())
+      if (std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id()) == task) *one.add_jobs() = std::move(j);
+    all = std::move(one);
   }
   if (!one.empty() && all.jobs_size() == 0)
     return respond(http_json(404, rest_error_json({not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "No job " + one)}, meta)));
@@ -141,7 +173,7 @@ void Controller::rest_submit(const net::HttpRequest& req, const net::Identity& w
   RestMeta meta = rest_meta(req, who);
   RestError error;
   auto parsed = rest_parse_submit(req.body, &error);
-  if (!parsed) return respond(http_json(error.http, rest_error_json({error}, meta)));
+  if (!parsed) return respond(error_reply(error, meta));
   // The body's user_id and group_id, when given, must be the caller's own: no one submits as another.
   auto mismatch = [](const std::string& given, uint32_t id, const std::string& name) {
     return !given.empty() && given != std::to_string(id) && given != name;
@@ -153,7 +185,7 @@ void Controller::rest_submit(const net::HttpRequest& req, const net::Identity& w
   *sub.mutable_spec() = net::to_pb(parsed->spec);
   if (const std::string* key = req.header("x-hq-request-key")) sub.set_request_key(*key);
   submit(sub, who, [respond, meta, warnings = parsed->warnings](Result<pb::SubmitReply> r) {
-    if (!r) return respond(http_json(rest_error_of(r.status()).http, rest_error_json({rest_error_of(r.status())}, meta)));
+    if (!r) return respond(error_reply(rest_error_of(r.status()), meta));
     respond(http_json(200, rest_submit_json(r->job_id(), warnings, meta)));
   });
 }
@@ -164,7 +196,7 @@ void Controller::rest_cancel(const net::HttpRequest& req, const net::Identity& w
   uint64_t id = 0;
   std::string task;
   if (!job_target(target, id, task))
-    return respond(http_json(404, rest_error_json({not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + target)}, meta)));
+    return respond(bad_job_id(target, meta));
   pb::CancelRequest c;
   if (task.empty()) c.add_job_ids(id);
   else c.add_tasks(task);
@@ -176,17 +208,54 @@ void Controller::rest_cancel(const net::HttpRequest& req, const net::Identity& w
     c.set_signal(*sig);
   }
   cancel(c, who, [respond, meta, id](Result<pb::CancelReply> r) {
-    if (!r) return respond(http_json(rest_error_of(r.status()).http, rest_error_json({rest_error_of(r.status())}, meta)));
+    if (!r) return respond(error_reply(rest_error_of(r.status()), meta));
     std::vector<KillOutcome> outcomes;
     std::vector<RestError> errors;
     for (const std::string& e : r->errors()) {
-      int status = status_of_error(e);
-      int number = status == 404 ? slurm_errno::kInvalidJobId : status == 403 ? slurm_errno::kAccessDenied : 0;
+      int number = cancel_errno(e);
       outcomes.push_back({id, e, number});
-      errors.push_back(rest_error(status, number, e, e));
+      errors.push_back(rest_error(status_of_error(e), number, e, e));
     }
     if (outcomes.empty()) outcomes.push_back({id, "", 0});
     respond(http_json(errors.empty() ? 200 : errors.front().http, rest_kill_json(outcomes, meta, errors)));
+  });
+}
+
+void Controller::rest_job_update(const net::HttpRequest& req, const net::Identity& who, const std::string& target,
+                                 net::HttpRespond respond) {
+  RestMeta meta = rest_meta(req, who);
+  uint64_t id = 0;
+  std::string task;
+  if (!job_target(target, id, task))
+    return respond(bad_job_id(target, meta));
+  RestError error;
+  auto parsed = rest_parse_job_update(req.body, &error);
+  if (!parsed) return respond(error_reply(error, meta));
+  auto answer = [respond, meta, id, warnings = parsed->warnings](const std::vector<std::string>& problems) {
+    int status = problems.empty() ? 200 : status_of_error(problems.front());
+    respond(http_json(status, rest_job_post_json(id, problems, meta, warnings)));
+  };
+  // The settings (scontrol update), then the hold or release, each once durable.
+  auto then_hold = [this, who, target, hold = parsed->hold, answer](std::vector<std::string> problems) {
+    if (!hold || !problems.empty()) return answer(problems);
+    pb::JobControlRequest c;
+    c.set_action(*hold ? "hold" : "release");
+    c.add_jobs(target);
+    job_control(c, who, [answer, problems](Result<pb::JobControlReply> r) mutable {
+      if (!r) problems.push_back(r.status().message());
+      else problems.insert(problems.end(), r->errors().begin(), r->errors().end());
+      answer(problems);
+    });
+  };
+  if (parsed->settings.empty()) return then_hold({});
+  pb::JobUpdateRequest u;
+  u.add_jobs(target);
+  for (const auto& s : parsed->settings) u.add_settings(s);
+  update_jobs(u, who, [then_hold](Result<pb::JobUpdateReply> r) {
+    std::vector<std::string> problems;
+    if (!r) problems.push_back(r.status().message());
+    else problems.assign(r->errors().begin(), r->errors().end());
+    then_hold(problems);
   });
 }
 
@@ -203,7 +272,7 @@ void Controller::rest_node_update(const net::HttpRequest& req, const net::Identi
   } else {
     RestError error;
     auto parsed = rest_parse_node_update(req.body, node, &error);
-    if (!parsed) return respond(http_json(error.http, rest_error_json({error}, meta)));
+    if (!parsed) return respond(error_reply(error, meta));
     steps = std::move(parsed->requests);
     warnings = std::move(parsed->warnings);
   }

@@ -411,8 +411,8 @@ asio::awaitable<void> http_accept_loop(Controller& ctl, asio::ip::tcp::acceptor&
 }
 
 // Opens the HTTP listener when [controller] http_port asks for one, and says where it is
-// (<state_dir>/http.addr). False with a message on stderr when it cannot.
-bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor) {
+// (<state_dir>/http.addr, and the dashboard's URL to `ctl` for hq token --url). False with a message on stderr when it cannot.
+bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor, Controller& ctl) {
   if (c.controller.http_port < 0) return true;
   std::string host = c.controller.http_host.empty() ? c.controller.host : c.controller.http_host;
   asio::error_code ec;
@@ -431,6 +431,7 @@ bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor) {
   std::string shown = host == "0.0.0.0" ? "127.0.0.1" : host;
   std::string where = shown + ":" + std::to_string(acceptor.local_endpoint().port());
   if (Status s = write_file_atomic(c.controller.state_dir + "/http.addr", where + "\n", 0644); !s) log::warn(s.message());
+  ctl.set_dashboard_url(std::string(c.controller.http_plain ? "http://" : "https://") + where + "/ui/");
   log::info(std::string("serving ") + (c.controller.http_plain ? "HTTP" : "HTTPS") + " on " + where);
   return true;
 }
@@ -538,7 +539,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
                  "(127.0.0.1 only) or http_port = -1\n";
     return 1;
   }
-  if (!listen_http(config, http_acceptor)) return 1;
+  if (!listen_http(config, http_acceptor, ctl)) return 1;
   uint16_t port = acceptor.local_endpoint().port();
   std::string host = config.controller.host == "0.0.0.0" ? "127.0.0.1" : config.controller.host;
   if (Status s = write_file_atomic(config.controller.state_dir + "/controller.addr", host + ":" + std::to_string(port) + "\n", 0644); !s)

@@ -15,6 +15,30 @@ RestError parse_error(std::string description) {
   return rest_error(400, slurm_errno::kRestFailParsing, "Failure during parsing", std::move(description));
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& x : items) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+namespace {
+constexpr std::pair<std::string_view, std::string_view> kMailNames[] = {  // slurmrestd, hq
+    {"INVALID_DEPENDENCY", "INVALID_DEPEND"}, {"TIME=100%", "TIME_LIMIT"}, {"TIME=90%", "TIME_LIMIT_90"},
+    {"TIME=80%", "TIME_LIMIT_80"}, {"TIME=50%", "TIME_LIMIT_50"}};
+}  // namespace
+
+std::string mail_type_to_hq(const std::string& rest_name) {
+  for (const auto& [rest, hq] : kMailNames)
+    if (rest_name == rest) return std::string(hq);
+  return rest_name;
+}
+
+std::string mail_type_to_rest(const std::string& hq_name) {
+  for (const auto& [rest, hq] : kMailNames)
+    if (hq_name == hq) return std::string(rest);
+  return hq_name;
+}
+
 bool parse_object(std::string_view body, Struct& out, RestError* error) {
   size_t first = body.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || body[first] != '{') {
@@ -30,7 +54,14 @@ bool parse_object(std::string_view body, Struct& out, RestError* error) {
   return true;
 }
 
-bool Fields::has(std::string_view key) const { return s_.fields().count(std::string(key)) > 0; }
+bool Fields::has(std::string_view key) const {
+  auto it = s_.fields().find(std::string(key));
+  if (it == s_.fields().end() || it->second.kind_case() == Value::kNullValue) return false;
+  if (it->second.kind_case() != Value::kStructValue) return true;
+  const auto& f = it->second.struct_value().fields();  // {"set": false, ...}: not given
+  auto set = f.find("set");
+  return set == f.end() || set->second.bool_value() || (f.count("infinite") && f.at("infinite").bool_value());
+}
 
 const Value* Fields::find(std::string_view key) {
   auto it = s_.fields().find(std::string(key));

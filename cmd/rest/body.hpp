@@ -22,11 +22,20 @@ bool parse_object(std::string_view body, google::protobuf::Struct& out, RestErro
 // A bad body's error: 400 with Slurm's ESLURM_REST_FAIL_PARSING and `description`.
 RestError parse_error(std::string description);
 
+// "a,b" from {"a", "b"}.
+std::string joined(const std::vector<std::string>& items);
+
+// --mail-type names between slurmrestd's enum (INVALID_DEPENDENCY, TIME=90%) and hq's
+// (INVALID_DEPEND, TIME_LIMIT_90; core/mail.hpp).
+std::string mail_type_to_hq(const std::string& rest_name);
+std::string mail_type_to_rest(const std::string& hq_name);
+
 class Fields {
  public:
   // `where`: the object's name in messages ("job").
   Fields(const google::protobuf::Struct& s, std::string where) : s_(s), where_(std::move(where)) {}
 
+  // Whether the key is given: present, not null, not {"set": false}.
   bool has(std::string_view key) const;
   // Each reads the key when present (false only on a wrong type or value: error() says why).
   bool str(std::string_view key, std::string& out);
@@ -38,6 +47,8 @@ class Fields {
   bool strings(std::string_view key, std::vector<std::string>& out);
   // An object (nullptr when absent; an error when not an object).
   const google::protobuf::Struct* object(std::string_view key);
+  // An error for `key` found by the caller (false).
+  bool fail_with(std::string_view key, std::string_view what) { return fail(key, what); }
   // A key read by other means.
   void note(std::string_view key) { read_.insert(std::string(key)); }
 

@@ -2,9 +2,11 @@
 // 24.11's field names and types: "no_val" numbers, state and flag lists, job_resources with
 // each node's CPUs and memory, which Slinky's exporter adds up). One thread.
 #include <algorithm>
+#include <map>
 
 #include "cmd/client/queue_format.hpp"
 #include "cmd/client/slurm_json.hpp"
+#include "cmd/rest/body.hpp"
 #include "cmd/rest/envelope.hpp"
 #include "cmd/users.hpp"
 #include "core/signal_names.hpp"
@@ -15,6 +17,14 @@ namespace {
 
 using rest::no_val;
 using rest::no_val_time;
+
+// Group names, read once per listing (group_name reads /etc/group each time).
+using GroupNames = std::map<uint32_t, std::string>;
+const std::string& group_of(GroupNames& names, uint32_t gid) {
+  auto [it, fresh] = names.try_emplace(gid);
+  if (fresh) it->second = group_name(gid);
+  return it->second;
+}
 
 bool ended(const pb::Job& job) { return job.state() != "PENDING" && job.state() != "RUNNING"; }
 
@@ -104,7 +114,7 @@ void unset_keys(JsonStream& j) {
 }
 
 // What the job is, who owns it, where it runs and its output goes.
-void identity_keys(JsonStream& j, const pb::Job& job, const std::string& cluster) {
+void identity_keys(JsonStream& j, const pb::Job& job, const std::string& cluster, GroupNames& groups) {
   const pb::JobSpec& s = job.spec();
   j.str("account", s.account()).str("allocating_node", s.submit_host());
   no_val(j, "array_job_id", static_cast<int64_t>(job.array_job_id()));
@@ -113,10 +123,12 @@ void identity_keys(JsonStream& j, const pb::Job& job, const std::string& cluster
   j.boolean("batch_flag", s.alloc_kind() == 0).str("batch_host", job.alloc_size() ? job.alloc(0).node() : "");
   j.str("cluster", cluster).str("command", s.command()).str("comment", s.comment());
   j.str("dependency", s.dependency()).str("excluded_nodes", s.exclude()).str("features", s.constraint());
-  j.integer("group_id", s.gid()).str("group_name", group_name(s.gid()));
+  j.integer("group_id", s.gid()).str("group_name", group_of(groups, s.gid()));
   j.integer("job_id", static_cast<int64_t>(job.job_id()));
   j.str("mail_user", s.mail_user());
-  rest::strings(j, "mail_type", split_list(s.mail_type()));
+  std::vector<std::string> mail = split_list(s.mail_type());
+  for (auto& m : mail) m = rest::mail_type_to_rest(m);
+  rest::strings(j, "mail_type", mail);
   j.str("name", s.name()).str("nodes", job.nodelist()).integer("nice", s.nice());
   j.str("partition", job.partition()).str("qos", s.qos()).str("required_nodes", s.nodelist());
   j.str("resv_name", s.reservation()).str("scheduled_nodes", job.sched_nodes());
@@ -163,7 +175,7 @@ void resource_keys(JsonStream& j, const pb::Job& job) {
   no_val(j, "tasks_per_node", s.ntasks_per_node(), s.ntasks_per_node() > 0);
   no_val(j, "memory_per_cpu", s.mem_per_cpu_mib(), s.mem_per_cpu_mib() > 0);
   no_val(j, "memory_per_node", s.mem_per_node_mib(), s.mem_per_node_mib() > 0);
-  no_val(j, "minimum_cpus_per_node", std::max(1, s.cpus_per_task()) * std::max(1, s.ntasks_per_node()));
+  no_val(j, "minimum_cpus_per_node", int64_t{std::max(1, s.cpus_per_task())} * std::max(1, s.ntasks_per_node()));
   no_val(j, "threads_per_core", 1, s.nomultithread());
   j.str("cpus_per_tres", s.cpus_per_gpu() > 0 ? "gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "");
   j.str("memory_per_tres", s.mem_per_gpu_mib() > 0 ? "gres/gpu:" + std::to_string(s.mem_per_gpu_mib()) : "");
@@ -186,9 +198,10 @@ void resource_keys(JsonStream& j, const pb::Job& job) {
 std::string rest_jobs_json(const pb::QueueReply& q, int64_t last_backfill, const RestMeta& meta) {
   JsonStream j(true);
   j.object().array("jobs");
+  GroupNames groups;
   for (const pb::Job& job : q.jobs()) {
     j.object();
-    identity_keys(j, job, meta.cluster);
+    identity_keys(j, job, meta.cluster, groups);
     state_keys(j, job, q.now());
     resource_keys(j, job);
     unset_keys(j);

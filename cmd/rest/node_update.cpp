@@ -32,13 +32,13 @@ Result<RestNodeUpdate> rest_parse_node_update(std::string_view body, const std::
   std::string reason, topology;
   int64_t weight = 0;
   if (!f.strings("state", states) || !f.str("reason", reason) || !f.strings("features", features) ||
-      !f.integer("weight", weight, 1, 4294967294) || !f.str("topology_str", topology) || !f.strings("name", names)) {
+      !f.integer("weight", weight, 0, 2147483647) || !f.str("topology_str", topology) || !f.strings("name", names)) {
     *error = rest::parse_error(f.error());
     return invalid(error->description);
   }
   std::string target = nodes;
   if (nodes.empty())
-    for (const auto& n : names) target += (target.empty() ? "" : ",") + n;
+    target = rest::joined(names);
   if (target.empty()) {
     *error = rest::parse_error("no node named: POST /nodes/ needs \"name\"");
     return invalid(error->description);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cmd/rest/body.hpp"
+#include "core/mail.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -51,15 +52,17 @@ bool read_texts(Fields& f, JobSpec& s, JobExtras& e) {
   std::vector<std::string> mail, required, excluded;
   if (!f.strings("mail_type", mail) || !f.strings("required_nodes", required) || !f.strings("excluded_nodes", excluded))
     return false;
-  auto join = [](const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
-    return out;
-  };
-  for (auto& m : mail) std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::toupper(c); });
-  e.mail_type = join(mail);
-  s.nodelist = join(required);
-  s.exclude = join(excluded);
+  for (auto& m : mail) {
+    std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::toupper(c); });
+    m = rest::mail_type_to_hq(m);
+  }
+  if (!mail.empty()) {
+    auto mail_types = parse_mail_types(rest::joined(mail));
+    if (!mail_types) return f.fail_with("mail_type", mail_types.status().message());
+    e.mail_type = *mail_types;
+  }
+  s.nodelist = rest::joined(required);
+  s.exclude = rest::joined(excluded);
   return true;
 }
 

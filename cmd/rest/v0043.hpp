@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,18 @@ struct RestSubmit {
   std::vector<std::string> warnings;
 };
 Result<RestSubmit> rest_parse_submit(std::string_view body, RestError* error);
+
+// POST /job/{id}'s body (job_desc_msg): "hold" (true holds, false releases) and the fields
+// scontrol update JobId= changes, as its settings ("TimeLimit=90"); others are warnings.
+struct RestJobUpdate {
+  std::optional<bool> hold;
+  std::vector<std::string> settings;
+  std::vector<std::string> warnings;
+};
+Result<RestJobUpdate> rest_parse_job_update(std::string_view body, RestError* error);
+// openapi_job_post_response: the job, and what was refused ("" none).
+std::string rest_job_post_json(uint64_t job_id, const std::vector<std::string>& problems, const RestMeta& meta,
+                               const std::vector<std::string>& warnings);
 
 // POST /node/{name}'s body (update_node_msg): drain (state DRAIN with a reason), resume
 // (RESUME, UNDRAIN or IDLE), down (DOWN), features and weight: the node_control requests

@@ -53,7 +53,7 @@ pb::QueueReply sample_jobs() {
   pending->set_array_job_id(7);
   pending->set_array_task_id(3);
   pending->set_expected_start(12'000);
-  pending->mutable_spec()->set_mail_type("END,FAIL");
+  pending->mutable_spec()->set_mail_type("BEGIN,END,FAIL,REQUEUE,INVALID_DEPEND,STAGE_OUT,TIME_LIMIT_90");  // hq's names
   pending->mutable_spec()->set_exclusive(true);
   pb::Job* running = q.add_jobs();
   running->set_job_id(8);
@@ -124,6 +124,7 @@ TEST_CASE("REST v0.0.43: the shape checker refuses what a generated client would
   CHECK(!test::shape_errors("openapi_job_info_resp", R"({"jobs":[{"job_state":["RUN"]}],"last_backfill":{},"last_update":{}})").empty());
   CHECK(!test::shape_errors("openapi_job_info_resp", R"({"jobs":[{"no_such_field":1}],"last_backfill":{},"last_update":{}})").empty());
   CHECK(!test::shape_errors("openapi_job_info_resp", R"({"jobs":[]})").empty());  // last_backfill, last_update required
+  CHECK(!test::shape_errors("openapi_job_info_resp", R"({"jobs":[{"name":"a","name":"b"}],"last_backfill":{},"last_update":{}})").empty());
   CHECK(test::shape_errors("openapi_job_info_resp", R"({"jobs":[{"job_state":["RUNNING"]}],"last_backfill":{},"last_update":{}})").empty());
 }
 
@@ -139,7 +140,10 @@ TEST_CASE("REST v0.0.43: jobs as job_info - the schema's types, states as lists,
   CHECK(field(field(pending, "time_limit").struct_value(), "infinite").bool_value());
   CHECK(field(field(pending, "start_time").struct_value(), "number").number_value() == 12'000);  // the expected start
   CHECK(field(field(pending, "array_task_id").struct_value(), "number").number_value() == 3);
-  CHECK(field(pending, "mail_type").list_value().values_size() == 2);
+  const auto& mail = field(pending, "mail_type").list_value();  // in slurmrestd's enum
+  REQUIRE(mail.values_size() == 7);
+  CHECK(mail.values(4).string_value() == "INVALID_DEPENDENCY");
+  CHECK(mail.values(6).string_value() == "TIME=90%");
   CHECK(field(pending, "shared").list_value().values(0).string_value() == "none");
   const auto& running = jobs.values(1).struct_value();
   CHECK(field(field(running, "time_limit").struct_value(), "number").number_value() == 60);  // minutes
@@ -262,6 +266,16 @@ TEST_CASE("REST v0.0.43: job/submit's body read into a batch job's spec") {
   CHECK(unlimited->spec.time_limit == -1);
   CHECK(unlimited->spec.mem_all);
   CHECK(*unlimited->spec.env == std::vector<std::string>{"A=1"});
+
+  // null and {"set": false} are "not given"; slurmrestd's mail names become hq's.
+  auto unset = rest_parse_submit(R"({"script": "#!/bin/sh\n", "job": {"environment": ["A=1"], "current_working_directory": "/",
+      "name": null, "requeue": null, "time_limit": {"set": false, "number": 5}, "mail_type": ["ALL", "TIME=90%"]}})", &error);
+  REQUIRE_MESSAGE(unset, error.description);
+  CHECK(unset->spec.name == "sbatch");
+  CHECK(unset->spec.requeue == -1);
+  CHECK(unset->spec.time_limit == kTimeUnset);
+  CHECK(unset->spec.extra->mail_type.find("TIME_LIMIT_90") != std::string::npos);
+  CHECK(unset->spec.extra->mail_type.find("INVALID_DEPEND") != std::string::npos);
 }
 
 TEST_CASE("REST v0.0.43: bad job/submit bodies get slurmrestd's errors, never a job") {
@@ -287,6 +301,7 @@ TEST_CASE("REST v0.0.43: bad job/submit bodies get slurmrestd's errors, never a 
       {R"({"script": "#!/bin/sh", "job": {"environment": ["A=1"]}})", 422, slurm_errno::kMissingWorkDir, "current_working_directory"},
       {R"({"script": "#!/bin/sh", "jobs": [{}, {}]})", 422, slurm_errno::kRestInvalidJobsDesc, "one job only"},
       {R"({"jobs": 3})", 400, slurm_errno::kRestInvalidJobsDesc, "not a list"},
+      {R"({"job": {"mail_type": ["BOGUS"]}})", 400, slurm_errno::kRestFailParsing, "job.mail_type"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.body);
@@ -329,6 +344,10 @@ TEST_CASE("REST v0.0.43: node updates - drain with a reason, resume, features an
   CHECK(error.http == 400);
   CHECK(!rest_parse_node_update(R"({"weight": "heavy"})", "n1", &error));
   CHECK(error.http == 400);
+  CHECK(!rest_parse_node_update(R"({"weight": 3000000000})", "n1", &error));  // beyond a weight's range
+  auto nulls = rest_parse_node_update(R"({"state": ["DRAIN"], "reason": "x", "features": null, "weight": {"set": false}, "topology_str": null})", "n1", &error);
+  REQUIRE(nulls);
+  CHECK(nulls->requests.size() == 1);  // the drain alone: nothing else was given
 }
 
 TEST_CASE("HTTP paths and queries: decoded segments; traversal and bad escapes refused") {

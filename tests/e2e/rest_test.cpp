@@ -61,11 +61,13 @@ std::string errors_text(const std::vector<std::string>& errors) {
   return out;
 }
 
+// `reply` is evaluated once (it is often the request itself).
 #define CHECK_REPLY(reply, want_status, schema)               \
   do {                                                        \
-    INFO((reply).body.substr(0, 600));                        \
-    CHECK((reply).status == (want_status));                   \
-    auto errors_ = shape_errors(schema, (reply).body);        \
+    const Reply reply_ = (reply);                             \
+    INFO(reply_.body.substr(0, 600));                         \
+    CHECK(reply_.status == (want_status));                    \
+    auto errors_ = shape_errors(schema, reply_.body);         \
     INFO(errors_text(errors_));                               \
     CHECK(errors_.empty());                                   \
   } while (0)
@@ -148,8 +150,22 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - submit, watch, cancel, drain and resume as 
   CHECK(hq_jobs.status == 200);
   CHECK(hq_jobs.body.find("\"job_id\":" + id) != std::string::npos);
   CHECK(api.get("/hq/v1/jobs/" + id + "/explain").body.find("\"lines\":[") != std::string::npos);
+  CHECK(api.get("/hq/v1/jobs/999999/explain").status == 404);
+  CHECK(api.get("/hq/v1/whoami").body.find("\"admin\":true") != std::string::npos);
   CHECK(api.get("/hq/v1/topology").status == 200);
   CHECK(api.get("/hq/v1/topology/nowhere").status == 404);
+
+  // update a held job, then release it (POST /job/{id})
+  Reply held = api.call("POST", api_path + "/job/submit", submit_body("#!/bin/sh\\ntrue\\n", c.dir(), R"(, "hold": true)"));
+  CHECK_REPLY(held, 200, "openapi_job_submit_response");
+  std::string held_id = std::to_string(job_id_of(held));
+  CHECK(c.state(held_id) == "PENDING");
+  Reply update = api.call("POST", api_path + "/job/" + held_id, R"({"time_limit": {"set": true, "number": 7}, "comment": "via rest"})");
+  CHECK_REPLY(update, 200, "openapi_job_post_response");
+  CHECK(c.hq("show job " + held_id).out.find("TimeLimit=00:07:00") != std::string::npos);
+  CHECK(api.call("POST", api_path + "/job/" + held_id, R"({"time_limit": "long"})").status == 400);
+  CHECK_REPLY(api.call("POST", api_path + "/job/" + held_id, R"({"hold": false})"), 200, "openapi_job_post_response");
+  CHECK(c.wait_state(held_id, "COMPLETED", 30));
 
   // cancel
   Reply kill = api.call("DELETE", api_path + "/job/" + id);
@@ -209,7 +225,7 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - a user's token acts as that user only") {
   CHECK_REPLY(mine, 200, "openapi_job_submit_response");
   std::string id = std::to_string(job_id_of(mine));
   Reply seen = root.get(api_path + "/job/" + id);
-  CHECK(seen.body.find("\"user_id\":65534") != std::string::npos);  // the token's user, not the body's
+  CHECK(seen.body.find("\"user_id\":65534") != std::string::npos);  // the token's user
   CHECK(nobody.call("POST", api_path + "/job/submit", submit_body("#!/bin/sh\\ntrue\\n", shared, R"(, "user_id": "0")")).status == 403);
   CHECK(nobody.call("GET", api_path + "/jobs/", "", "-H 'X-SLURM-USER-NAME: root'").status == 403);
   Reply kill = nobody.call("DELETE", api_path + "/job/" + root_job);

@@ -7,6 +7,7 @@
 #include <mbedtls/ecp.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
+#include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/sha256.h>
 #include <mbedtls/x509_crt.h>
@@ -68,9 +69,28 @@ Status parse_cert(Crt& crt, const std::string& pem) {
   return rc == 0 ? Status::ok() : invalid("bad certificate: " + mbed_error(rc));
 }
 
-// Writes a certificate for `subject_key`, signed by `issuer_key`.
+// subjectAltName's DER: the DNS names, and the loopback addresses 127.0.0.1 and ::1 (so a
+// browser or curl on the controller's host verifies https://127.0.0.1:PORT/ against the CA).
+std::vector<unsigned char> alt_names_der(const std::vector<std::string>& dns_names) {
+  std::vector<unsigned char> names;
+  for (const auto& n : dns_names) {
+    names.push_back(0x82);  // [2] dNSName
+    names.push_back(static_cast<unsigned char>(n.size()));
+    names.insert(names.end(), n.begin(), n.end());
+  }
+  const unsigned char v4[] = {0x87, 4, 127, 0, 0, 1};  // [7] iPAddress
+  const unsigned char v6[] = {0x87, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  names.insert(names.end(), std::begin(v4), std::end(v4));
+  names.insert(names.end(), std::begin(v6), std::end(v6));
+  std::vector<unsigned char> der = {0x30, static_cast<unsigned char>(names.size())};  // SEQUENCE (short length)
+  der.insert(der.end(), names.begin(), names.end());
+  return der;
+}
+
+// Writes a certificate for `subject_key`, signed by `issuer_key`; with `dns_names`, a
+// subjectAltName extension holding them and the loopback addresses.
 Result<std::string> write_cert(Rng& rng, Pk& subject_key, Pk& issuer_key, const std::string& subject,
-                               const std::string& issuer, bool is_ca) {
+                               const std::string& issuer, bool is_ca, const std::vector<std::string>& dns_names = {}) {
   mbedtls_x509write_cert crt;
   mbedtls_x509write_crt_init(&crt);
   mbedtls_mpi serial;
@@ -92,6 +112,11 @@ Result<std::string> write_cert(Rng& rng, Pk& subject_key, Pk& issuer_key, const 
     rc = mbedtls_x509write_crt_set_key_usage(
         &crt, is_ca ? (MBEDTLS_X509_KU_KEY_CERT_SIGN | MBEDTLS_X509_KU_CRL_SIGN)
                     : (MBEDTLS_X509_KU_DIGITAL_SIGNATURE | MBEDTLS_X509_KU_KEY_AGREEMENT));
+  if (rc == 0 && !dns_names.empty()) {
+    std::vector<unsigned char> der = alt_names_der(dns_names);
+    rc = mbedtls_x509write_crt_set_extension(&crt, MBEDTLS_OID_SUBJECT_ALT_NAME, MBEDTLS_OID_SIZE(MBEDTLS_OID_SUBJECT_ALT_NAME),
+                                             0, der.data(), der.size());
+  }
   std::vector<unsigned char> buf(4096);
   if (rc == 0) rc = mbedtls_x509write_crt_pem(&crt, buf.data(), buf.size(), mbedtls_ctr_drbg_random, &rng.drbg);
   mbedtls_x509write_crt_free(&crt);
@@ -132,7 +157,7 @@ Result<CertKey> issue_server_cert(const CertKey& ca, const std::string& common_n
   if (Status s = gen_key(key, rng); !s) return s;
   char issuer[512];
   if (mbedtls_x509_dn_gets(issuer, sizeof issuer, &ca_crt.ctx.subject) < 0) return internal("CA subject unreadable");
-  auto cert = write_cert(rng, key, ca_key, "CN=" + common_name + ",O=hq", issuer, false);
+  auto cert = write_cert(rng, key, ca_key, "CN=" + common_name + ",O=hq", issuer, false, {common_name, "localhost"});
   if (!cert) return cert.status();
   auto pem = key_pem(key);
   if (!pem) return pem.status();

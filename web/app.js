@@ -47,10 +47,13 @@ async function api(path, options = {}) {
   return doc;
 }
 
-function setStatus(text, isError) {
+let statusKeepUntil = 0;  // an action's outcome stays a few seconds; a refresh's error until the next success
+
+function setStatus(text, isError, keepMs) {
   const s = document.getElementById("status");
   s.textContent = text || "";
   s.className = "status" + (isError ? " error" : "");
+  statusKeepUntil = keepMs ? Date.now() + keepMs : 0;
 }
 
 function fmtTime(t) {
@@ -85,20 +88,24 @@ function showLogin(message) {
 // ---- actions ----
 async function act(label, fn) {
   try {
-    setStatus(label + "…");
+    setStatus(label + "…", false, 60000);
     await fn();
-    setStatus(label + ": done");
+    setStatus(label + ": done", false, 5000);
     refreshNow();
   } catch (e) {
-    setStatus(label + ": " + e.message, true);
+    setStatus(label + ": " + e.message, true, 10000);
   }
 }
 
 function mayAct(job) { return me && (me.admin || job.user === me.user); }
 
+// A job's id as Slurm shows it and the API takes it: "123", or "123_4" for an array task
+// (an array's first task has the array's own id, which would name every task).
+function jobRef(job) { return job.array_job_id ? `${job.array_job_id}_${job.array_task_id}` : String(job.job_id); }
+
 function jobActions(job) {
   if (!mayAct(job) || !["PENDING", "RUNNING", "SUSPENDED"].includes(job.state)) return el("span");
-  const id = job.job_id;
+  const id = jobRef(job);
   const buttons = [];
   if (job.state === "PENDING") {
     if (job.hold) buttons.push(el("button", { class: "release", onclick: () => act("release " + id, () => api(`${API}/job/${id}`, { method: "POST", body: { hold: false } })) }, "Release"));
@@ -112,22 +119,52 @@ function jobActions(job) {
 
 // ---- the queue ----
 const queueFilter = { state: "", user: "", partition: "", text: "" };
+let lastQueue = null;   // the last listing: partition and text filter it here, without asking again
+let typing = null;      // the user and state filters ask again, once typing pauses
 
 function queueFilters() {
-  const input = (key, placeholder) => el("input", { value: queueFilter[key], placeholder, "data-filter": key,
-    oninput: (e) => { queueFilter[key] = e.target.value; refreshNow(); } });
+  const input = (key, placeholder, local) => el("input", { value: queueFilter[key], placeholder, "data-filter": key,
+    oninput: (e) => {
+      queueFilter[key] = e.target.value;
+      if (local) return drawQueue();
+      clearTimeout(typing);
+      typing = setTimeout(refreshNow, 300);
+    } });
   const states = ["", "all", "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT"];
   const select = el("select", { "data-filter": "state", onchange: (e) => { queueFilter.state = e.target.value; refreshNow(); } },
     states.map((s) => el("option", { value: s, selected: s === queueFilter.state }, s || "active")));
-  return el("div", { class: "filters", id: "queue-filters" }, "State", select, input("user", "user"), input("partition", "partition"),
-            input("text", "name or id contains"));
+  return el("div", { class: "filters", id: "queue-filters" }, "State", select, input("user", "user", false),
+            input("partition", "partition", true), input("text", "name or id contains", true));
 }
 
 function jobMatches(job) {
   const f = queueFilter;
   if (f.partition && job.partition !== f.partition) return false;
-  if (f.text && !(job.name.includes(f.text) || String(job.job_id).includes(f.text))) return false;
+  if (f.text && !(job.name.includes(f.text) || jobRef(job).includes(f.text))) return false;
   return true;
+}
+
+// The rows of the last listing, into the queue view's results (its filters stay as they are,
+// focus and all).
+function drawQueue() {
+  const results = document.getElementById("queue-results");
+  if (!results || !lastQueue) return;
+  const doc = lastQueue;
+  const rows = doc.jobs.filter(jobMatches).map((j) => {
+    const running = j.state === "RUNNING" || j.state === "SUSPENDED";
+    const time = running ? fmtDuration(doc.now - j.start_time) : (j.state === "PENDING" && j.expected_start ? "starts " + fmtTime(j.expected_start) : "");
+    const where = j.state === "PENDING" ? "(" + j.reason + ")" : j.nodes;
+    const id = jobRef(j);
+    return el("tr", { "data-job": id, "data-state": j.state },
+      el("td", {}, el("a", { href: "#/job/" + id }, id)), el("td", {}, j.partition), el("td", {}, j.name),
+      el("td", {}, j.user), el("td", {}, el("span", { class: "badge " + j.state }, j.state + (j.hold ? " (held)" : ""))),
+      el("td", {}, time), el("td", {}, String(j.node_count)), el("td", { class: "wrap" }, where), el("td", {}, jobActions(j)));
+  });
+  const table = el("table", { id: "queue" },
+    el("thead", {}, el("tr", {}, ["Job", "Partition", "Name", "User", "State", "Time", "Nodes", "Nodelist (reason)", ""].map((h) => el("th", {}, h)))),
+    el("tbody", {}, rows));
+  document.getElementById("queue-title").textContent = `Queue (${rows.length} jobs)`;
+  show(results, rows.length ? table : el("p", { class: "muted", id: "queue-empty" }, "No jobs."));
 }
 
 async function renderQueue(main, seq) {
@@ -136,21 +173,10 @@ async function renderQueue(main, seq) {
   if (queueFilter.user) params.set("user", queueFilter.user);
   const doc = await api("/hq/v1/jobs?" + params.toString());
   if (seq !== renderSeq) return;
-  const rows = doc.jobs.filter(jobMatches).map((j) => {
-    const running = j.state === "RUNNING" || j.state === "SUSPENDED";
-    const time = running ? fmtDuration(doc.now - j.start_time) : (j.state === "PENDING" && j.expected_start ? "starts " + fmtTime(j.expected_start) : "");
-    const where = j.state === "PENDING" ? "(" + j.reason + ")" : j.nodes;
-    const id = j.array_job_id ? `${j.array_job_id}_${j.array_task_id}` : String(j.job_id);
-    return el("tr", { "data-job": j.job_id, "data-state": j.state },
-      el("td", {}, el("a", { href: "#/job/" + j.job_id }, id)), el("td", {}, j.partition), el("td", {}, j.name),
-      el("td", {}, j.user), el("td", {}, el("span", { class: "badge " + j.state }, j.state + (j.hold ? " (held)" : ""))),
-      el("td", {}, time), el("td", {}, String(j.node_count)), el("td", { class: "wrap" }, where), el("td", {}, jobActions(j)));
-  });
-  const table = el("table", { id: "queue" },
-    el("thead", {}, el("tr", {}, ["Job", "Partition", "Name", "User", "State", "Time", "Nodes", "Nodelist (reason)", ""].map((h) => el("th", {}, h)))),
-    el("tbody", {}, rows));
-  const old = main.querySelector("#queue-filters");
-  show(main, el("h2", {}, `Queue (${rows.length} jobs)`), old || queueFilters(), rows.length ? table : el("p", { class: "muted", id: "queue-empty" }, "No jobs."));
+  lastQueue = doc;
+  if (!document.getElementById("queue-results"))  // built once per visit; refreshes redraw the results only
+    show(main, el("h2", { id: "queue-title" }, "Queue"), queueFilters(), el("div", { id: "queue-results" }));
+  drawQueue();
 }
 
 // ---- the nodes ----
@@ -196,24 +222,27 @@ async function renderNodes(main, seq) {
     const keys = nodeGroup === "partition" ? (n.partitions.length ? n.partitions : ["(no partition)"]) : [n.topology || "(no block)"];
     for (const k of keys) { if (!groups.has(k)) groups.set(k, []); groups.get(k).push(n); }
   }
-  const select = el("select", { id: "node-group", onchange: (e) => { nodeGroup = e.target.value; refreshNow(); } },
-    el("option", { value: "partition", selected: nodeGroup === "partition" }, "by partition"),
-    el("option", { value: "block", selected: nodeGroup === "block" }, "by topology block"));
-  const legend = el("div", { class: "legend" }, [["idle", "--idle"], ["mixed", "--mixed"], ["allocated", "--alloc"], ["drain", "--drain"], ["down", "--down"]]
-    .map(([t, v]) => el("span", { style: `--c: var(${v})` }, t)));
+  if (!document.getElementById("node-results")) {  // built once per visit: the group select stays open
+    const select = el("select", { id: "node-group", onchange: (e) => { nodeGroup = e.target.value; refreshNow(); } },
+      el("option", { value: "partition", selected: nodeGroup === "partition" }, "by partition"),
+      el("option", { value: "block", selected: nodeGroup === "block" }, "by topology block"));
+    const legend = el("div", { class: "legend" }, [["idle", "--idle"], ["mixed", "--mixed"], ["allocated", "--alloc"], ["drain", "--drain"], ["down", "--down"]]
+      .map(([t, v]) => el("span", { style: `--c: var(${v})` }, t)));
+    show(main, el("h2", { id: "node-title" }, "Nodes"), el("div", { class: "filters" }, "Group", select), legend, el("div", { id: "node-results" }));
+  }
   const sections = [...groups.entries()].map(([name, nodes]) => {
     const idle = nodes.filter((n) => nodeStateClass(n) === "idle").length;
     return el("div", { class: "group", "data-group": name }, el("h3", {}, `${name} `, el("span", { class: "muted" }, `${idle}/${nodes.length} idle`)),
               el("div", { class: "grid" }, nodes.map(nodeTile)));
   });
-  show(main, el("h2", {}, `Nodes (${doc.nodes.length})`), el("div", { class: "filters" }, "Group", select), legend,
-                       nodePanel(doc.nodes.find((n) => n.name === selectedNode)), el("div", { class: "groups" }, sections));
+  document.getElementById("node-title").textContent = `Nodes (${doc.nodes.length})`;
+  show(document.getElementById("node-results"), nodePanel(doc.nodes.find((n) => n.name === selectedNode)), el("div", { class: "groups" }, sections));
 }
 
 // ---- one job ----
 async function renderJob(main, seq, id) {
   const [doc, hq] = await Promise.all([api(`${API}/job/${id}`), api(`/hq/v1/jobs/${id}`)]);
-  if (seq !== renderSeq) return;
+  if (seq !== renderSeq) return true;
   const j = doc.jobs[0], h = hq.jobs[0];
   const state = j.job_state[0];
   const kv = (pairs) => el("dl", { class: "kv" }, pairs.filter(([, v]) => v !== "" && v !== null && v !== undefined).map(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]));
@@ -237,8 +266,14 @@ async function renderJob(main, seq, id) {
     const out = await api(`/hq/v1/jobs/${id}/output`).catch((e) => ({ tail: "", error: e.message }));
     parts.push(el("h3", {}, "Output (last 16 KiB)"), out.error ? el("p", { class: "muted", id: "output-missing" }, out.error) : el("pre", { id: "output" }, out.tail));
   }
-  if (seq !== renderSeq) return;
+  if (seq !== renderSeq) return true;
+  const old = document.getElementById("output");
+  const atBottom = !old || old.scrollTop + old.clientHeight >= old.scrollHeight - 4;
+  const kept = old ? old.scrollTop : 0;
   show(main, ...parts);
+  const pre = document.getElementById("output");
+  if (pre) pre.scrollTop = atBottom ? pre.scrollHeight : kept;  // the newest output, unless the reader scrolled up
+  return ["PENDING", "RUNNING", "SUSPENDED"].includes(state);  // an ended job changes no more
 }
 
 // ---- the scheduler ----
@@ -267,27 +302,37 @@ function currentView() {
 async function route() {
   if (timer) clearTimeout(timer);
   const m = /^#token=([^&]+)/.exec(location.hash);
-  if (m) { sessionStorage.setItem("hq-token", decodeURIComponent(m[1])); history.replaceState(null, "", "#/queue"); }
+  if (m) {  // a link from hq token --url: this tab now acts as the token's user
+    sessionStorage.setItem("hq-token", decodeURIComponent(m[1]));
+    me = null;
+    history.replaceState(null, "", "#/queue");
+  }
   if (!token()) return showLogin();
   const main = document.getElementById("main");
   const { view, arg } = currentView();
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.view === view);
   const seq = ++renderSeq;
+  let again = true;
   try {
     if (!me) {
       me = await api("/hq/v1/whoami");
       document.getElementById("who").textContent = `${me.user}${me.admin ? " (admin)" : ""} · ${me.cluster}`;
     }
     if (view === "nodes") await renderNodes(main, seq);
-    else if (view === "job" && /^\d+$/.test(arg || "")) await renderJob(main, seq, arg);
+    else if (view === "job" && /^\d+(_\d+)?$/.test(arg || "")) again = await renderJob(main, seq, arg);
     else if (view === "scheduler") await renderScheduler(main, seq);
     else await renderQueue(main, seq);
-    if (!document.getElementById("status").classList.contains("error")) setStatus("");
+    if (Date.now() > statusKeepUntil) setStatus("");
   } catch (e) {
-    if (e.status === 401) { sessionStorage.removeItem("hq-token"); me = null; return showLogin(e.message); }
+    if (e.status === 401) {
+      ++renderSeq;  // nothing still on its way paints over the sign-in
+      sessionStorage.removeItem("hq-token");
+      me = null;
+      return showLogin(e.message);
+    }
     setStatus(e.message, true);
   }
-  if (seq === renderSeq) timer = setTimeout(route, REFRESH_MS);
+  if (seq === renderSeq && again) timer = setTimeout(route, REFRESH_MS);
 }
 
 function refreshNow() { route(); }

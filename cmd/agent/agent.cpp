@@ -69,6 +69,7 @@ void Agent::start() {
     }
     start_step_manager();
   }
+  start_metrics();
   adopt_running();
   if (int stale = cgroups_.sweep_stale(running_ids()); stale > 0)
     log::warn("killed the processes of " + std::to_string(stale) + " job(s) an earlier agent left behind");
@@ -187,6 +188,10 @@ void Agent::stop() {
     log::info("leaving " + std::to_string(running_.size()) + " running job(s) to the next agent");
   }
   if (auth_) auth_->stop();
+  if (metrics_acceptor_) {
+    asio::error_code ec;
+    metrics_acceptor_->close(ec);
+  }
   if (conn_) conn_->close("agent stopping");
   sigchld_.cancel();
   if (fence_timer_) fence_timer_->cancel();

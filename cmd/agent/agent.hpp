@@ -28,6 +28,7 @@
 #include "hq.pb.h"
 #include "net/client.hpp"
 #include "net/connection.hpp"
+#include "net/http_server.hpp"
 #include "net/tls.hpp"
 #include "net/token.hpp"
 
@@ -56,6 +57,11 @@ struct AgentOptions {
   // Options given here (flag or environment): they win over what the controller serves.
   std::set<std::string> set_locally;
   uint16_t step_port = 0;                  // peer listener for steps across nodes (0: any free port)
+  // /metrics (cmd/agent/agent_metrics.cpp): -1 off, 0 any free port (spool/metrics.addr).
+  // Plain HTTP on 127.0.0.1, else HTTPS with the step listener's certificate.
+  int32_t metrics_port = -1;
+  std::string metrics_host = "127.0.0.1";
+  bool metrics_public = false;             // no token needed (else one from hq token)
 };
 
 class Agent {
@@ -152,6 +158,10 @@ class Agent {
   void run_epilog(const Job& job);
   void schedule_health_check(int64_t delay_s);
   void send_health(bool ok, const std::string& source, const std::string& message);
+  // /metrics (agent_metrics.cpp): the listener, a request, and the page.
+  void start_metrics();
+  void serve_metrics(const net::HttpRequest& req, net::HttpRespond respond);
+  std::string metrics_page() const;
   std::vector<DeviceId> other_gpu_devices(const std::vector<int32_t>& mine) const;
   // The character devices of this node's GPUs `which` (indices; real devices only).
   std::vector<DeviceId> gpu_devices(const std::vector<int32_t>& which) const;
@@ -196,6 +206,10 @@ class Agent {
   std::unique_ptr<PeerNet> peers_;      // links to other nodes' agents for those steps
   HelperRunner helpers_;
   std::unique_ptr<asio::steady_timer> health_timer_;
+  bool health_ok_ = true;               // the last health check, prolog or epilog passed
+  int64_t health_at_ = 0;               // when it ran (0: none yet)
+  std::unique_ptr<asio::ip::tcp::acceptor> metrics_acceptor_;
+  std::shared_ptr<net::TlsContext> metrics_tls_;
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;

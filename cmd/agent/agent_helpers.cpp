@@ -3,6 +3,7 @@
 // it; a failure drains the node). Programs run through HelperRunner (helpers.hpp); they
 // come from flags, or from the controller's [agents] (apply_settings).
 // Agent event-loop thread only.
+#include <ctime>
 #include <filesystem>
 #include <tuple>
 
@@ -109,6 +110,8 @@ void Agent::schedule_health_check(int64_t delay_s) {
 }
 
 void Agent::send_health(bool ok, const std::string& source, const std::string& message) {
+  health_ok_ = ok;
+  health_at_ = static_cast<int64_t>(std::time(nullptr));
   if (!conn_ || !conn_->is_open()) return;  // the next check reports again
   pb::Envelope env;
   auto* h = env.mutable_node_health();

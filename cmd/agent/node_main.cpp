@@ -130,6 +130,17 @@ int run_node(const Args& args) {
   app.add_option("--step-port", step_port,
                  "port for other nodes' agents starting job steps here (default: any free port; 0: any)")
       ->envname("HQ_STEP_PORT");
+  int32_t metrics_port = -1;
+  app.add_option("--metrics-port", metrics_port,
+                 "serve this node's /metrics on this port (0: any free one, written to SPOOL/metrics.addr; default: off)")
+      ->envname("HQ_METRICS_PORT")
+      ->check(CLI::Range(-1, 65535));
+  std::string metrics_host = "127.0.0.1";
+  app.add_option("--metrics-host", metrics_host,
+                 "address for /metrics (default 127.0.0.1: plain HTTP; any other: HTTPS with the node's certificate)")
+      ->envname("HQ_METRICS_HOST");
+  bool metrics_public = false;
+  app.add_flag("--metrics-public", metrics_public, "/metrics without a token (else one from hq token)");
   app.add_option("--probe-root", probe_root, "read procfs/sysfs under this directory (or HQ_PROBE_ROOT; for tests)");
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try {
@@ -175,6 +186,9 @@ int run_node(const Args& args) {
   AgentOptions opts{*ep,        *transport,  secret_file, node_name,     spool,
                     cgroup_mode, cgroup_root, job_pids_max, features, block,  switch_name, run_dir,
                     health_check, prolog, epilog, health_interval, helper_timeout, kill_jobs_on_exit, 0, set_locally, step_port};
+  opts.metrics_port = metrics_port;
+  opts.metrics_host = metrics_host;
+  opts.metrics_public = metrics_public;
   return run_agent(opts, *host, log_file);
 }
 

@@ -23,20 +23,24 @@ PeerNet::PeerNet(asio::io_context& io, Options opts, OnMessage on_message, OnClo
 
 PeerNet::~PeerNet() = default;
 
-// The listener's certificate: made once and kept in the spool, so its fingerprint stays
-// the same across agent restarts.
+Result<NodeCertificate> node_certificate(const std::string& spool_dir, const std::string& node) {
+  std::string cert_path = spool_dir + "/peer.pem", key_path = spool_dir + "/peer.key";
+  NodeCertificate out{read_small_file(cert_path), read_small_file(key_path)};
+  if (!out.cert_pem.empty() && !out.key_pem.empty()) return out;
+  auto made = net::make_self_signed_server_cert("hq node " + node);
+  if (!made) return made.status();
+  out = {made->cert_pem, made->key_pem};
+  if (Status s = write_file_atomic(key_path, out.key_pem, 0600); !s) return s;
+  if (Status s = write_file_atomic(cert_path, out.cert_pem, 0600); !s) return s;
+  return out;
+}
+
 Status PeerNet::load_certificate() {
-  std::string cert_path = opts_.spool_dir + "/peer.pem", key_path = opts_.spool_dir + "/peer.key";
-  cert_pem_ = read_small_file(cert_path);
-  key_pem_ = read_small_file(key_path);
-  if (cert_pem_.empty() || key_pem_.empty()) {
-    auto made = net::make_self_signed_server_cert("hq node " + opts_.node);
-    if (!made) return made.status();
-    cert_pem_ = made->cert_pem;
-    key_pem_ = made->key_pem;
-    if (Status s = write_file_atomic(key_path, key_pem_, 0600); !s) return s;
-    if (Status s = write_file_atomic(cert_path, cert_pem_, 0600); !s) return s;
-  }
+  std::string cert_path = opts_.spool_dir + "/peer.pem";
+  auto cert = node_certificate(opts_.spool_dir, opts_.node);
+  if (!cert) return cert.status();
+  cert_pem_ = cert->cert_pem;
+  key_pem_ = cert->key_pem;
   auto fp = net::cert_fingerprint(cert_pem_);
   if (!fp) return fp.status().with_context(cert_path);
   auto ctx = net::make_tls_server_context(cert_pem_, key_pem_);

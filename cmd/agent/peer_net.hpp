@@ -33,6 +33,14 @@ struct TlsContext;
 
 namespace hq::cmd {
 
+// The node's own certificate: self-signed, made once and kept in the spool (peer.pem,
+// peer.key, 0600) so its fingerprint stays the same across agent restarts. The step
+// listener and the /metrics listener serve it.
+struct NodeCertificate {
+  std::string cert_pem, key_pem;
+};
+Result<NodeCertificate> node_certificate(const std::string& spool_dir, const std::string& node);
+
 class PeerNet {
  public:
   using ConnPtr = std::shared_ptr<net::Connection>;

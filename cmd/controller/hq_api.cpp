@@ -4,18 +4,17 @@
 //   /hq/v1/jobs/{id}                    one job, the same record
 //   /hq/v1/jobs/{id}/explain            hq explain's lines
 //   /hq/v1/jobs/{id}/output[?stream=err] the last 16 KiB of its output, for its owner and admins
+//                                       (read as the job's user off the loop: output_tail)
 //   /hq/v1/topology[/{name}]            scheduling topology: lines, base blocks' use, score
 //   /hq/v1/scheduler                    the recent scheduling passes
 //   /hq/v1/whoami                       the caller, and whether an administrator
 // Runs on the controller's loop.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "cmd/client/json_stream.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/controller/controller.hpp"
+#include "cmd/client/output.hpp"
 #include "cmd/controller/http_util.hpp"
+#include "cmd/controller/output_tail.hpp"
 #include "cmd/rest/v0043.hpp"
 #include "cmd/users.hpp"
 
@@ -43,25 +42,14 @@ net::HttpResponse problem(int status, const std::string& message) {
   return http_json(status, rest_error_json({e}, RestMeta{}));
 }
 
-// The last `most` bytes of `path` when it is a regular file owned by `uid` (the job's user
-// could read it anyway; a path pointing elsewhere, such as --output=/etc/shadow, gives
-// nothing), opened without following a link. Not found or refused: an error.
-Result<std::string> tail_of(const std::string& path, uint32_t uid, size_t most, int64_t& size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return not_found("no file " + path + " on the controller's host (it is on the job's node)");
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
-    ::close(fd);
-    return denied("not the job's own file: " + path);
-  }
-  size = st.st_size;
-  off_t from = st.st_size > static_cast<off_t>(most) ? st.st_size - static_cast<off_t>(most) : 0;
-  std::string out(static_cast<size_t>(st.st_size - from), '\0');
-  ssize_t n = pread(fd, out.data(), out.size(), from);
-  ::close(fd);
-  if (n < 0) return io_error("cannot read " + path);
-  out.resize(static_cast<size_t>(n));
-  return out;
+// The jobs of `r` that `task` ("123_4") names; all of them for "".
+void keep_task(pb::QueueReply& r, const std::string& task) {
+  if (task.empty()) return;
+  pb::QueueReply kept;
+  kept.set_now(r.now());
+  for (auto& j : *r.mutable_jobs())
+    if (std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id()) == task) *kept.add_jobs() = std::move(j);
+  r = std::move(kept);
 }
 
 }  // namespace
@@ -70,15 +58,19 @@ void Controller::hq_output(const pb::Job& job, const std::string& stream, const 
                            net::HttpRespond respond) const {
   if (job.spec().uid() != who.uid && !is_admin(who))
     return respond(problem(403, "Access/permission denied: a job's output is for its user and administrators"));
-  std::string path = job_stdio(job, stream == "err" ? 'e' : 'o');
-  if (path.empty()) return respond(problem(404, "job " + std::to_string(job.job_id()) + " has no output file"));
-  int64_t size = 0;
-  auto tail = tail_of(path, job.spec().uid(), 16 * 1024, size);
-  if (!tail) return respond(problem(tail.status().code() == Code::kDenied ? 403 : 404, tail.status().message()));
-  JsonStream j(true);
-  j.object().integer("job_id", static_cast<int64_t>(job.job_id())).str("path", path).integer("size", size);
-  j.str("tail", *tail).end();
-  respond(http_json(200, j.take()));
+  TailRequest t;
+  t.path = job_stdio(job, stream == "err" ? 'e' : 'o');
+  if (t.path.empty()) return respond(problem(404, "job " + std::to_string(job.job_id()) + " has no output file"));
+  t.uid = job.spec().uid();
+  t.gid = job.spec().gid();
+  t.groups.assign(job.spec().groups().begin(), job.spec().groups().end());
+  read_tail_as_user(io_, t, [respond, id = job.job_id(), path = t.path](Result<TailResult> r) {
+    if (!r) return respond(problem(404, r.status().message()));
+    JsonStream j(true);
+    j.object().integer("job_id", static_cast<int64_t>(id)).str("path", path).integer("size", r->size);
+    j.str("tail", utf8_or_replacement(r->tail)).end();
+    respond(http_json(200, j.take()));
+  });
 }
 
 void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond) {
@@ -88,31 +80,36 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
   JsonStream j(true);
   if (p[2] == "jobs" && p.size() <= 5) {
     pb::QueueRequest q;
+    std::string task;
     if (p.size() >= 4) {
-      if (p[3].empty() || p[3].size() > 19 || p[3].find_first_not_of("0123456789") != std::string::npos || p[3][0] == '0')
-        return respond(problem(404, "Invalid job id specified: " + p[3]));
-      q.add_job_ids(std::stoull(p[3]));
+      uint64_t id = 0;
+      if (!parse_job_target(p[3], id, task)) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      q.add_job_ids(id);
     }
     if (p.size() == 5 && p[4] == "output") {
       q.set_include_finished(true);
-      pb::QueueReply r = queue(q, who);
+      pb::QueueReply r = queue_all_pages(*this, q, who);
+      keep_task(r, task);
       if (r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
       return hq_output(r.jobs(0), query_value(req.query, "stream"), who, std::move(respond));
     }
     if (p.size() == 5) {
       if (p[4] != "explain") return respond(problem(404, "Unable to find path " + req.path));
       q.set_include_finished(true);
-      if (queue(q, who).jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      pb::QueueReply r = queue_all_pages(*this, q, who);
+      keep_task(r, task);
+      if (r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
       pb::ExplainRequest er;
-      er.set_job_id(q.job_ids(0));
-      pb::ExplainReply r = explain(er, who);
+      er.set_job_id(r.jobs(0).job_id());
+      pb::ExplainReply said = explain(er, who);
       j.object().integer("job_id", static_cast<int64_t>(er.job_id())).array("lines");
-      for (const auto& line : r.lines()) j.item(line);
+      for (const auto& line : said.lines()) j.item(line);
       return respond(http_json(200, j.end().end().take()));
     }
     q.set_user(query_value(req.query, "user"));
     q.set_state_filter(query_value(req.query, "state"));
     pb::QueueReply r = queue_all_pages(*this, q, who);
+    keep_task(r, task);
     if (p.size() == 4 && r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
     j.object().integer("now", r.now()).boolean("more", r.more()).array("jobs");
     for (const pb::Job& job : r.jobs()) job_record(j, job, r.now());

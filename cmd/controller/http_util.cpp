@@ -1,5 +1,7 @@
 #include "cmd/controller/http_util.hpp"
 
+#include <algorithm>
+
 namespace hq::cmd {
 namespace {
 
@@ -27,7 +29,23 @@ bool decode(std::string_view in, std::string& out, bool plus) {
   return true;
 }
 
+bool all_digits(const std::string& s, size_t most) {
+  return !s.empty() && s.size() <= most && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
+
+bool parse_job_target(const std::string& text, uint64_t& id, std::string& task) {
+  size_t us = text.find('_');
+  std::string head = text.substr(0, us);
+  if (!all_digits(head, 19)) return false;
+  id = std::stoull(head);
+  if (us == std::string::npos) return id > 0;
+  std::string tail = text.substr(us + 1);
+  if (!all_digits(tail, 9)) return false;
+  task = std::to_string(id) + "_" + std::to_string(std::stoul(tail));
+  return id > 0;
+}
 
 net::HttpResponse http_json(int status, std::string body) {
   net::HttpResponse r;

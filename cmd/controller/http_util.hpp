@@ -23,6 +23,9 @@ net::HttpResponse http_json(int status, std::string body);
 // allowed). False for a segment that is empty, "." or "..", holds a '/' or a NUL once
 // decoded, or has a bad %-escape.
 bool split_path(std::string_view path, std::vector<std::string>& out);
+// A job id as a path gives it: "123", or an array task "123_4" (`task` then "123_4" with
+// the numbers as they read: "0123_04" is "123_4"). False for anything else, or id 0.
+bool parse_job_target(const std::string& text, uint64_t& id, std::string& task);
 // The decoded value of `key` in "a=1&b=2" ("" when absent).
 std::string query_value(std::string_view query, std::string_view key);
 

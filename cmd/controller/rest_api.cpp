@@ -24,24 +24,6 @@ RestError not_found(int error_number, std::string error, std::string description
   return rest_error(404, error_number, std::move(error), std::move(description));
 }
 
-bool all_digits(const std::string& s, size_t most) {
-  return !s.empty() && s.size() <= most && std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
-}
-
-// A job id as the path gives it: "123", or an array task "123_4" (`task` then "123_4" with
-// the numbers as they read: "0123_04" is "123_4").
-bool job_target(const std::string& text, uint64_t& id, std::string& task) {
-  size_t us = text.find('_');
-  std::string head = text.substr(0, us);
-  if (!all_digits(head, 19)) return false;
-  id = std::stoull(head);
-  if (us == std::string::npos) return id > 0;
-  std::string tail = text.substr(us + 1);
-  if (!all_digits(tail, 9)) return false;
-  task = std::to_string(id) + "_" + std::to_string(std::stoul(tail));
-  return id > 0;
-}
-
 net::HttpResponse error_reply(const RestError& e, const RestMeta& meta) { return http_json(e.http, rest_error_json({e}, meta)); }
 
 net::HttpResponse bad_job_id(const std::string& target, const RestMeta& meta) {
@@ -51,7 +33,7 @@ net::HttpResponse bad_job_id(const std::string& target, const RestMeta& meta) {
 // A Cancel or NodeControl error text as an HTTP status: 404 for what does not exist, 403 denied.
 int status_of_error(const std::string& text) {
   if (text.find("Invalid job id") != std::string::npos || text.find("Invalid node name") != std::string::npos) return 404;
-  if (text.find("permission denied") != std::string::npos) return 403;
+  if (text.find("permission denied") != std::string::npos || text.find("Invalid user id") != std::string::npos) return 403;
   return 422;
 }
 
@@ -152,7 +134,7 @@ void Controller::rest_jobs(const net::HttpRequest& req, const net::Identity& who
   std::string task;
   if (!one.empty()) {
     uint64_t id = 0;
-    if (!job_target(one, id, task))
+    if (!parse_job_target(one, id, task))
       return respond(bad_job_id(one, meta));
     q.add_job_ids(id);
   }
@@ -195,7 +177,7 @@ void Controller::rest_cancel(const net::HttpRequest& req, const net::Identity& w
   RestMeta meta = rest_meta(req, who);
   uint64_t id = 0;
   std::string task;
-  if (!job_target(target, id, task))
+  if (!parse_job_target(target, id, task))
     return respond(bad_job_id(target, meta));
   pb::CancelRequest c;
   if (task.empty()) c.add_job_ids(id);
@@ -226,11 +208,14 @@ void Controller::rest_job_update(const net::HttpRequest& req, const net::Identit
   RestMeta meta = rest_meta(req, who);
   uint64_t id = 0;
   std::string task;
-  if (!job_target(target, id, task))
+  if (!parse_job_target(target, id, task))
     return respond(bad_job_id(target, meta));
   RestError error;
   auto parsed = rest_parse_job_update(req.body, &error);
   if (!parsed) return respond(error_reply(error, meta));
+  pb::QueueRequest visible;
+  visible.add_job_ids(id);
+  if (queue(visible, who).jobs_size() == 0) return respond(bad_job_id(target, meta));
   auto answer = [respond, meta, id, warnings = parsed->warnings](const std::vector<std::string>& problems) {
     int status = problems.empty() ? 200 : status_of_error(problems.front());
     respond(http_json(status, rest_job_post_json(id, problems, meta, warnings)));

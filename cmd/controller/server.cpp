@@ -431,7 +431,11 @@ bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor, Cont
   std::string shown = host == "0.0.0.0" ? "127.0.0.1" : host;
   std::string where = shown + ":" + std::to_string(acceptor.local_endpoint().port());
   if (Status s = write_file_atomic(c.controller.state_dir + "/http.addr", where + "\n", 0644); !s) log::warn(s.message());
-  ctl.set_dashboard_url(std::string(c.controller.http_plain ? "http://" : "https://") + where + "/ui/");
+  // The link names the controller's own address when HTTP listens on every address.
+  std::string link_host = host == "0.0.0.0" && c.controller.host != "0.0.0.0" ? c.controller.host : shown;
+  if (link_host.find(':') != std::string::npos) link_host = "[" + link_host + "]";  // IPv6
+  ctl.set_dashboard_url(std::string(c.controller.http_plain ? "http://" : "https://") + link_host + ":" +
+                        std::to_string(acceptor.local_endpoint().port()) + "/ui/");
   log::info(std::string("serving ") + (c.controller.http_plain ? "HTTP" : "HTTPS") + " on " + where);
   return true;
 }

@@ -350,7 +350,7 @@ TEST_CASE("REST v0.0.43: node updates - drain with a reason, resume, features an
   CHECK(nulls->requests.size() == 1);  // the drain alone: nothing else was given
 }
 
-TEST_CASE("HTTP paths and queries: decoded segments; traversal and bad escapes refused") {
+TEST_CASE("HTTP paths and queries: decoded segments, traversal and bad escapes refused") {
   std::vector<std::string> p;
   REQUIRE(split_path("/slurm/v0.0.43/node/n%201/", p));
   CHECK(p == std::vector<std::string>{"slurm", "v0.0.43", "node", "n 1"});

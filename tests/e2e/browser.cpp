@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,12 +58,13 @@ std::string why_no_browser() {
 Browser::Browser(const std::string& dir) {
   if (why_ = why_no_browser(); !why_.empty()) return;
   std::string profile = dir + "/chromium-profile", log = dir + "/chromium.log";
+  std::string data_dir = "--user-data-dir=" + profile;  // made before the fork: the child only calls the system
   pid_ = fork();
   if (pid_ == 0) {
-    setpgid(0, 0);  // Chromium's helpers too end with the group
+    setpgid(0, 0);                    // Chromium's helpers too end with the group
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // and with the test, should it crash
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-    std::string data_dir = "--user-data-dir=" + profile;
     execlp("chromium", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
            "--no-first-run", "--no-default-browser-check", "--ignore-certificate-errors", "--window-size=1280,900",
            "--remote-debugging-port=0", "--remote-allow-origins=*", data_dir.c_str(), "about:blank", nullptr);
@@ -127,9 +129,8 @@ std::string Browser::call(const std::string& method, const std::string& params_j
     impl_->ws.text(true);
     impl_->ws.write(boost::asio::buffer(msg));
     for (;;) {  // events come in between; the answer carries our id
-      beast::flat_buffer buf;
-      impl_->ws.read(buf);
-      std::string text = beast::buffers_to_string(buf.data());
+      std::string text;
+      if (!read_within(text, 30)) return "";
       Value v;
       if (!parse(text, v)) continue;
       const Value* got = member(v, "id");
@@ -138,6 +139,29 @@ std::string Browser::call(const std::string& method, const std::string& params_j
   } catch (const std::exception&) {
     return "";
   }
+}
+
+// One message, or false after `seconds` (the connection is then closed: a browser that
+// stopped answering fails the test rather than hanging it).
+bool Browser::read_within(std::string& text, double seconds) {
+  beast::flat_buffer buf;
+  bool done = false;
+  beast::error_code error;
+  impl_->ws.async_read(buf, [&](beast::error_code ec, size_t) {
+    error = ec;
+    done = true;
+  });
+  impl_->io.restart();
+  impl_->io.run_for(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  if (!done) {
+    beast::error_code ignored;
+    impl_->ws.next_layer().close(ignored);
+    impl_->io.restart();
+    impl_->io.run_for(std::chrono::milliseconds(100));  // the cancelled read completes
+    return false;
+  }
+  text = beast::buffers_to_string(buf.data());
+  return !error;
 }
 
 bool Browser::navigate(const std::string& url) {

@@ -27,7 +27,8 @@ class Browser {
   // The value of JavaScript expression `js` in the page (a promise is awaited) as JSON text
   // ("true", "\"text\"", "3"), or "" when it threw or the browser did not answer.
   std::string eval(const std::string& js);
-  // Waits (bounded) until `js` evaluates to true.
+  // Waits (bounded) until `js` evaluates to true. Every answer from the browser is waited
+  // for 30 s at most.
   bool wait_true(const std::string& js, double seconds);
   // Writes the page as it looks now to `png_path`; false when it could not.
   bool screenshot(const std::string& png_path);
@@ -35,6 +36,7 @@ class Browser {
  private:
   struct Impl;
   std::string call(const std::string& method, const std::string& params_json);
+  bool read_within(std::string& text, double seconds);
   pid_t pid_ = -1;
   std::string why_;
   std::unique_ptr<Impl> impl_;

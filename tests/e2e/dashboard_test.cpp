@@ -60,6 +60,15 @@ TEST_CASE("e2e: the dashboard in Chromium - job rows appear, cancel cancels, a d
   CHECK(b.eval("document.getElementById('who').textContent").find("root (admin)") != std::string::npos);
   CHECK(b.eval(row(id) + ".textContent").find("shown") != std::string::npos);
   CHECK(b.screenshot(shots + "/queue.png"));
+  // The text filter: rows go as it is typed, and the field keeps the focus across refreshes.
+  std::string text_filter = "document.querySelector('[data-filter=\"text\"]')";
+  CHECK(b.eval(text_filter + ".focus(); " + text_filter + ".value = 'nomatch'; " + text_filter +
+               ".dispatchEvent(new Event('input')); true") == "true");
+  CHECK(b.wait_true(row(id) + " === null", 10));
+  CHECK(b.wait_true("document.querySelector('#queue-empty') !== null", 10));
+  CHECK(b.eval("document.activeElement === " + text_filter) == "true");
+  CHECK(b.eval(text_filter + ".value = ''; " + text_filter + ".dispatchEvent(new Event('input')); true") == "true");
+  CHECK(b.wait_true(row(id) + " !== null", 10));
 
   // The job's page: its state, history and output.
   CHECK(b.eval("location.hash = '#/job/" + id + "'; true") == "true");
@@ -82,7 +91,7 @@ TEST_CASE("e2e: the dashboard in Chromium - job rows appear, cancel cancels, a d
   std::string style = "(getComputedStyle(" + tile("e2") + ").backgroundImage + getComputedStyle(" + tile("e2") + ").backgroundColor)";
   std::string before = b.eval(style);
   CHECK(b.eval(tile("e2") + ".dataset.state") == "\"idle\"");
-  CHECK(b.eval(tile("e2") + ".click(); true") == "true");
+  CHECK(b.eval(tile("e2") + ".click(); selectedNode") == "\"e2\"");
   REQUIRE(b.wait_true("document.querySelector('#node-panel button.drain') !== null", 10));
   CHECK(b.eval("window.prompt = () => 'from the dashboard'; document.querySelector('#node-panel button.drain').click(); true") == "true");
   CHECK(b.wait_true(tile("e2") + " !== null && " + tile("e2") + ".dataset.state === 'drain'", 20));
@@ -136,7 +145,7 @@ TEST_CASE("e2e: the dashboard for another user - others' jobs without buttons, n
   REQUIRE(b.wait_true(tile("e1") + " !== null", 20));
   CHECK(b.eval(tile("e1") + ".classList.contains('admin')") == "false");
   CHECK(b.eval("document.querySelector('main').innerText.includes('null')") == "false");
-  CHECK(b.eval(tile("e1") + ".click(); document.querySelector('#node-panel') === null") == "true");
+  CHECK(b.eval(tile("e1") + ".click(); selectedNode") == "\"\"");  // a user's click picks no node to act on
   CHECK(b.screenshot(screenshots_dir() + "/nodes-as-user.png"));
   c.hq("cancel " + root_job + " " + their_job);
 }

@@ -151,6 +151,13 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - submit, watch, cancel, drain and resume as 
   CHECK(hq_jobs.body.find("\"job_id\":" + id) != std::string::npos);
   CHECK(api.get("/hq/v1/jobs/" + id + "/explain").body.find("\"lines\":[") != std::string::npos);
   CHECK(api.get("/hq/v1/jobs/999999/explain").status == 404);
+  CHECK(wait_until([&] { return api.get("/hq/v1/jobs/" + id + "/output").body.find("from-rest") != std::string::npos; }, 10));
+  Reply devnull = api.call("POST", api_path + "/job/submit",
+                           submit_body("#!/bin/sh\\ntrue\\n", c.dir(), R"(, "hold": true, "standard_output": "/dev/null")"));
+  std::string devnull_id = std::to_string(job_id_of(devnull));
+  CHECK(api.get("/hq/v1/jobs/" + devnull_id + "/output").status == 404);  // not a regular file: never opened
+  CHECK(api.call("POST", api_path + "/job/999999", R"({"comment": "x"})").status == 404);
+  c.hq("cancel " + devnull_id);
   CHECK(api.get("/hq/v1/whoami").body.find("\"admin\":true") != std::string::npos);
   CHECK(api.get("/hq/v1/topology").status == 200);
   CHECK(api.get("/hq/v1/topology/nowhere").status == 404);
@@ -232,7 +239,12 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - a user's token acts as that user only") {
   CHECK_REPLY(kill, 403, "openapi_kill_job_resp");
   CHECK(c.state(root_job) == "RUNNING");
   CHECK_REPLY(nobody.call("POST", api_path + "/node/e1", R"({"state": ["DRAIN"], "reason": "mine"})"), 403, "openapi_resp");
+  CHECK(nobody.call("POST", api_path + "/job/" + root_job, R"({"comment": "mine now"})").status == 403);
+  CHECK(nobody.get("/hq/v1/jobs/" + root_job + "/output").status == 403);
+  c.hq("cancel " + root_job);
+  CHECK(c.wait_state(id, "COMPLETED", 30));
+  CHECK(nobody.get("/hq/v1/jobs/" + id + "/output").status == 200);  // their own file, read as them
+  CHECK(root.get("/hq/v1/jobs/" + id + "/output").status == 200);    // an administrator reads it as them too
   CHECK(c.hq("nodes").out.find("drain") == std::string::npos);
-  CHECK_REPLY(nobody.call("DELETE", api_path + "/job/" + id), 200, "openapi_kill_job_resp");
   c.hq("cancel " + root_job);
 }

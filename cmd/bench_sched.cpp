@@ -198,8 +198,9 @@ int bench_sched(const Args& args) {
   return 0;
 }
 
-// `hq bench metrics`: the /metrics page (core/metrics) over the same synthetic cluster: a
-// scrape's cost on the controller's loop thread, and its size.
+// `hq bench metrics`: the /metrics page (core/metrics) over the same synthetic cluster: the
+// whole page, the snapshot a scrape takes on the controller's loop thread (all it holds the
+// loop for), the text written from it on a worker thread, and the page's size.
 int bench_metrics(const Args& args) {
   auto flag = [&](const char* name, int32_t def) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
@@ -220,8 +221,12 @@ int bench_metrics(const Args& args) {
     in.now = 1000;
     size_t bytes = 0;
     auto ms = timed_ms(repeat, [&] { bytes = metrics_text(in).size(); });
-    std::printf("%6d nodes x %7zu jobs: page %7.1f ms (median of %d; min %.1f), %zu KiB\n", nodes, s.jobs.size(),
-                median_ms(ms), repeat, ms.front(), bytes / 1024);
+    std::shared_ptr<const MetricsSnapshot> snapshot;
+    auto loop_ms = timed_ms(repeat, [&] { snapshot = metrics_snapshot(in); });
+    auto text_ms = timed_ms(repeat, [&] { bytes = metrics_text(*snapshot).size(); });
+    std::printf("%6d nodes x %7zu jobs: page %7.1f ms = on the loop %5.1f ms (snapshot) + worker %5.1f ms (text); "
+                "median of %d; %zu KiB\n", nodes, s.jobs.size(), median_ms(ms), median_ms(loop_ms), median_ms(text_ms),
+                repeat, bytes / 1024);
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <memory>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -230,14 +231,33 @@ void PassTally::add(int64_t micros, int64_t depth) {
   depth_sum += depth;
 }
 
-std::string metrics_text(const MetricsInput& in) {
-  const ClusterState& s = *in.state;
-  // About 450 bytes a node (its ten per-node samples), a few KiB a partition, user, account.
-  Page page((64 << 10) + s.nodes.size() * 512 + s.partitions.size() * (8 << 10));
-  // Jobs: every job the controller still shows (finished ones for min_job_age), as Slinky
-  // counts slurmrestd's /jobs.
-  // Keyed by views of the jobs' own text (the state outlives this call); sorted for output.
+// What the page says, taken from the state (counts, and each node's values, with their own
+// copies of the text): the text is written from it later, on any thread.
+struct MetricsSnapshot {
+  struct NodeRow {
+    std::string name;
+    int32_t cpus = 0, alloc_cpus = 0;
+    int64_t mem = 0, alloc_mem = 0, gpus = 0, alloc_gpus = 0;
+  };
   JobCounts all;
+  std::vector<Group<JobCounts>> parts, users, accounts;
+  NodeCounts nodes;
+  std::vector<Group<NodeCounts>> part_nodes;
+  std::vector<NodeRow> node_rows;
+  int64_t gpus = 0, gpus_alloc = 0, pending = 0, running = 0;
+  size_t partitions = 0;
+  SchedulerCounters sched;
+  std::map<std::string, RequestCount> rpcs;
+  RequestCount journal_commits;
+  Time now = 0;
+};
+
+namespace {
+
+// Jobs: every job the controller still shows (finished ones for min_job_age), as Slinky
+// counts slurmrestd's /jobs; by partition, user and account.
+void take_jobs(const ClusterState& s, MetricsSnapshot& out) {
+  // Keyed by views of the jobs' own text (the state outlives this call); sorted for output.
   std::unordered_map<std::string_view, JobCounts> by_part, by_account;
   std::unordered_map<uint32_t, std::pair<std::string_view, JobCounts>> by_uid;
   // Neighbouring jobs mostly share a partition and an account: the last lookup is kept
@@ -246,7 +266,7 @@ std::string metrics_text(const MetricsInput& in) {
   JobCounts *part = nullptr, *account = nullptr;
   for (const auto& [id, j] : s.jobs) {
     JobCol col = base_column(j);
-    count_job(all, j, col);
+    count_job(out.all, j, col);
     if (!part || j.partition.view() != last_part) part = &by_part[last_part = j.partition.view()];
     JobCounts& p = *part;
     count_job(p, j, col);
@@ -257,58 +277,84 @@ std::string metrics_text(const MetricsInput& in) {
     if (!account || j.spec.account.view() != last_account) account = &by_account[last_account = j.spec.account.view()];
     count_job(*account, j, col);
   }
-  job_families(page, "slurm_jobs", "jobs", "", {{{}, all}}, false);
-  std::vector<Group<JobCounts>> groups;
-  for (const auto& p : s.partitions) groups.push_back({{{"partition", p.name}}, by_part[p.name]});
+  for (const auto& p : s.partitions) out.parts.push_back({{{"partition", p.name}}, by_part[p.name]});
   std::map<uint32_t, std::pair<std::string_view, JobCounts>> users(by_uid.begin(), by_uid.end());
   std::map<std::string_view, JobCounts> accounts(by_account.begin(), by_account.end());
-  job_families(page, "slurm_partition_jobs", "jobs", " in the partition", groups, true);
-  groups.clear();
   for (const auto& [uid, user] : users)
-    groups.push_back({{{"userid", std::to_string(uid)}, {"username", std::string(user.first)}}, user.second});
-  job_families(page, "slurm_user_jobs", "user jobs", "", groups, false);
-  groups.clear();
-  for (const auto& [account, c] : accounts) groups.push_back({{{"account", std::string(account)}}, c});
-  job_families(page, "slurm_account_jobs", "account jobs", "", groups, false);
+    out.users.push_back({{{"userid", std::to_string(uid)}, {"username", std::string(user.first)}}, user.second});
+  for (const auto& [account, c] : accounts) out.accounts.push_back({{{"account", std::string(account)}}, c});
+}
 
-  // Nodes.
+// Nodes: by state, per partition, and each node's CPUs, memory and GPUs.
+void take_nodes(const ClusterState& s, Time now, MetricsSnapshot& out) {
   std::set<std::string> reserved;
   for (const auto& [name, r] : s.reservations)
-    if (r.active(in.now)) reserved.insert(r.nodes.begin(), r.nodes.end());
-  NodeCounts nodes;
+    if (r.active(now)) reserved.insert(r.nodes.begin(), r.nodes.end());
   std::unordered_map<std::string_view, NodeCounts> by_part_nodes;
-  int64_t gpus = 0, gpus_alloc = 0;
+  out.node_rows.reserve(s.nodes.size());
   for (const auto& [name, n] : s.nodes) {
     bool res = reserved.count(name) > 0;
-    count_node(nodes, n, res);
+    count_node(out.nodes, n, res);
     for (const auto& p : n.partitions) count_node(by_part_nodes[p], n, res);
-    gpus += static_cast<int64_t>(n.gpus.size());
-    gpus_alloc += std::min<int64_t>(n.alloc_gpus, static_cast<int64_t>(n.gpus.size()));
+    int64_t gpus = static_cast<int64_t>(n.gpus.size());
+    out.gpus += gpus;
+    out.gpus_alloc += std::min<int64_t>(n.alloc_gpus, gpus);
+    out.node_rows.push_back({name, n.cpus, n.alloc_cpus, n.mem_mib, n.alloc_mem_mib, gpus, n.alloc_gpus});
   }
-  node_state_families(page, "slurm_nodes", {{{}, nodes}});
+  for (const auto& p : s.partitions) out.part_nodes.push_back({{{"partition", p.name}}, by_part_nodes[p.name]});
+}
+
+}  // namespace
+
+std::shared_ptr<const MetricsSnapshot> metrics_snapshot(const MetricsInput& in) {
+  auto out = std::make_shared<MetricsSnapshot>();
+  const ClusterState& s = *in.state;
+  take_jobs(s, *out);
+  take_nodes(s, in.now, *out);
+  out->pending = static_cast<int64_t>(s.pending.size());
+  out->running = static_cast<int64_t>(s.running.size());
+  out->partitions = s.partitions.size();
+  out->sched = in.sched;
+  out->rpcs = in.rpcs;
+  out->journal_commits = in.journal_commits;
+  out->now = in.now;
+  return out;
+}
+
+std::string metrics_text(const MetricsInput& in) { return metrics_text(*metrics_snapshot(in)); }
+
+std::string metrics_text(const MetricsSnapshot& in) {
+  using NodeRow = MetricsSnapshot::NodeRow;
+  // About 450 bytes a node (its ten per-node samples), a few KiB a partition, user, account.
+  Page page((64 << 10) + in.node_rows.size() * 512 + in.partitions * (8 << 10));
+  job_families(page, "slurm_jobs", "jobs", "", {{{}, in.all}}, false);
+  job_families(page, "slurm_partition_jobs", "jobs", " in the partition", in.parts, true);
+  job_families(page, "slurm_user_jobs", "user jobs", "", in.users, false);
+  job_families(page, "slurm_account_jobs", "account jobs", "", in.accounts, false);
+
+  // Nodes.
+  node_state_families(page, "slurm_nodes", {{{}, in.nodes}});
   struct NodeTres {
     const char* suffix;
     const char* help;
-    int64_t (*value)(const Node&);
+    int64_t (*value)(const NodeRow&);
   };
   const std::array<NodeTres, 8> tres = {{
-      {"cpus_total", "Total number of CPUs on the node", [](const Node& n) { return int64_t{n.cpus}; }},
-      {"cpus_effective_total", "Total number of effective CPUs on the node, excludes CoreSpec", [](const Node& n) { return int64_t{n.cpus}; }},
-      {"cpus_alloc_total", "Number of Allocated CPUs on the node", [](const Node& n) { return int64_t{std::min(n.alloc_cpus, n.cpus)}; }},
-      {"cpus_idle_total", "Number of Idle CPUs on the node", [](const Node& n) { return int64_t{std::max(0, n.cpus - n.alloc_cpus)}; }},
-      {"memory_bytes", "Total amount of Memory (MB) on the node", [](const Node& n) { return n.mem_mib; }},
-      {"memory_effective_bytes", "Total amount of effective Memory (MB) on the node, excludes MemSpec", [](const Node& n) { return n.mem_mib; }},
-      {"memory_alloc_bytes", "Amount of Allocated Memory (MB) on the node", [](const Node& n) { return std::min(n.alloc_mem_mib, n.mem_mib); }},
-      {"memory_free_bytes", "Amount of Free Memory (MB) on the node", [](const Node& n) { return std::max<int64_t>(0, n.mem_mib - n.alloc_mem_mib); }},
+      {"cpus_total", "Total number of CPUs on the node", [](const NodeRow& n) { return int64_t{n.cpus}; }},
+      {"cpus_effective_total", "Total number of effective CPUs on the node, excludes CoreSpec", [](const NodeRow& n) { return int64_t{n.cpus}; }},
+      {"cpus_alloc_total", "Number of Allocated CPUs on the node", [](const NodeRow& n) { return int64_t{std::min(n.alloc_cpus, n.cpus)}; }},
+      {"cpus_idle_total", "Number of Idle CPUs on the node", [](const NodeRow& n) { return int64_t{std::max(0, n.cpus - n.alloc_cpus)}; }},
+      {"memory_bytes", "Total amount of Memory (MB) on the node", [](const NodeRow& n) { return n.mem; }},
+      {"memory_effective_bytes", "Total amount of effective Memory (MB) on the node, excludes MemSpec", [](const NodeRow& n) { return n.mem; }},
+      {"memory_alloc_bytes", "Amount of Allocated Memory (MB) on the node", [](const NodeRow& n) { return std::min(n.alloc_mem, n.mem); }},
+      {"memory_free_bytes", "Amount of Free Memory (MB) on the node", [](const NodeRow& n) { return std::max<int64_t>(0, n.mem - n.alloc_mem); }},
   }};
   for (const NodeTres& t : tres) {
     std::string name = std::string("slurm_node_") + t.suffix;
     page.family(name, t.help);
-    for (const auto& [node, n] : s.nodes) page.sample(name, {{"node", node}}, t.value(n));
+    for (const NodeRow& n : in.node_rows) page.sample(name, {{"node", n.name}}, t.value(n));
   }
-  std::vector<Group<NodeCounts>> part_nodes;
-  for (const auto& p : s.partitions) part_nodes.push_back({{{"partition", p.name}}, by_part_nodes[p.name]});
-  node_state_families(page, "slurm_partition_nodes", part_nodes);
+  node_state_families(page, "slurm_partition_nodes", in.part_nodes);
   const std::array<std::pair<const char*, int64_t (*)(const NodeCounts&)>, 8> part_tres = {{
       {"cpus_total", [](const NodeCounts& c) { return c.cpus; }},
       {"cpus_effective_total", [](const NodeCounts& c) { return c.cpus; }},
@@ -322,20 +368,20 @@ std::string metrics_text(const MetricsInput& in) {
   for (size_t i = 0; i < part_tres.size(); ++i) {
     std::string name = std::string("slurm_partition_nodes_") + part_tres[i].first;
     page.family(name, tres[i].help);
-    each_group_sample<NodeCounts>(page, name, part_nodes, part_tres[i].second);
+    each_group_sample<NodeCounts>(page, name, in.part_nodes, part_tres[i].second);
   }
 
   // hq's own: cluster CPUs and GPUs.
-  gauges(page, {{"hq_cpus_total", "CPUs of every node", nodes.cpus},
-                {"hq_cpus_alloc_total", "CPUs allocated to jobs", nodes.cpus_alloc},
-                {"hq_cpus_idle_total", "CPUs not allocated", nodes.cpus - nodes.cpus_alloc},
-                {"hq_gpus_total", "GPUs of every node", gpus},
-                {"hq_gpus_alloc_total", "GPUs allocated to jobs", gpus_alloc},
-                {"hq_gpus_idle_total", "GPUs not allocated", gpus - gpus_alloc}});
+  gauges(page, {{"hq_cpus_total", "CPUs of every node", in.nodes.cpus},
+                {"hq_cpus_alloc_total", "CPUs allocated to jobs", in.nodes.cpus_alloc},
+                {"hq_cpus_idle_total", "CPUs not allocated", in.nodes.cpus - in.nodes.cpus_alloc},
+                {"hq_gpus_total", "GPUs of every node", in.gpus},
+                {"hq_gpus_alloc_total", "GPUs allocated to jobs", in.gpus_alloc},
+                {"hq_gpus_idle_total", "GPUs not allocated", in.gpus - in.gpus_alloc}});
   page.family("hq_node_gpus_total", "GPUs on the node");
-  for (const auto& [node, n] : s.nodes) page.sample("hq_node_gpus_total", {{"node", node}}, static_cast<int64_t>(n.gpus.size()));
+  for (const NodeRow& n : in.node_rows) page.sample("hq_node_gpus_total", {{"node", n.name}}, n.gpus);
   page.family("hq_node_gpus_alloc_total", "Allocated GPUs on the node");
-  for (const auto& [node, n] : s.nodes) page.sample("hq_node_gpus_alloc_total", {{"node", node}}, n.alloc_gpus);
+  for (const NodeRow& n : in.node_rows) page.sample("hq_node_gpus_alloc_total", {{"node", n.name}}, n.alloc_gpus);
 
   // The scheduler (Slurm's sdiag, as Slinky names it; times in microseconds).
   const SchedulerCounters& c = in.sched;
@@ -352,15 +398,15 @@ std::string metrics_text(const MetricsInput& in) {
       {"slurm_scheduler_cycle_depth_total", "Total number of jobs processed in scheduling cycles", all_passes.depth_sum},
       {"slurm_scheduler_cycle_depth_mean_total", "Mean of the number of jobs processed in a scheduling", mean(all_passes.depth_sum, all_passes.count)},
       {"slurm_scheduler_cycle_perminute_total", "Number of scheduling executions per minute", all_passes.count * 60 / up},
-      {"slurm_scheduler_queue_total", "Number of jobs pending in queue", static_cast<int64_t>(s.pending.size())},
+      {"slurm_scheduler_queue_total", "Number of jobs pending in queue", in.pending},
       {"slurm_scheduler_thread_total", "Number of current active slurmctld threads", 1},
       {"slurm_scheduler_jobs_submitted_total", "Number of jobs submitted since last reset", c.jobs_submitted},
       {"slurm_scheduler_jobs_started_total", "Number of jobs started since last reset", c.jobs_started},
       {"slurm_scheduler_jobs_completed_total", "Number of jobs completed since last reset", c.jobs_completed},
       {"slurm_scheduler_jobs_canceled_total", "Number of jobs canceled since the last reset", c.jobs_canceled},
       {"slurm_scheduler_jobs_failed_total", "Number of jobs failed due to slurmd or other internal issues since last reset", c.jobs_failed},
-      {"slurm_scheduler_jobs_pending_total", "Number of jobs pending at the time of listed in job_state_ts", static_cast<int64_t>(s.pending.size())},
-      {"slurm_scheduler_jobs_running_total", "Number of jobs running at the time of listed in job_state_ts", static_cast<int64_t>(s.running.size())},
+      {"slurm_scheduler_jobs_pending_total", "Number of jobs pending at the time of listed in job_state_ts", in.pending},
+      {"slurm_scheduler_jobs_running_total", "Number of jobs running at the time of listed in job_state_ts", in.running},
       {"slurm_scheduler_jobs_stats_timestamp", "When the job state counts were gathered (UNIX timestamp)", in.now},
       {"slurm_bfscheduler_active_bool", "Backfill scheduler currently running", 0},
       {"slurm_bfscheduler_cycle_total", "Number of backfill scheduling cycles since last reset", bf.count},

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "core/cluster_state.hpp"
@@ -53,5 +54,12 @@ struct MetricsInput {
 
 // The whole page, ending in "# EOF".
 std::string metrics_text(const MetricsInput& in);
+
+// The same in two steps: what the page says, taken from the state (on the thread that owns
+// it; a walk over the jobs and nodes), then its text (the larger part of the work, on any
+// thread: the snapshot holds copies, nothing of the state).
+struct MetricsSnapshot;
+std::shared_ptr<const MetricsSnapshot> metrics_snapshot(const MetricsInput& in);
+std::string metrics_text(const MetricsSnapshot& snapshot);
 
 }  // namespace hq

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "core/acct_policy.hpp"
 #include "core/cluster_state.hpp"
@@ -51,6 +52,7 @@ class Controller {
   // wall clock in seconds (empty: the real one; tests move their own).
   Controller(asio::io_context& io, ClusterConfig config, std::unique_ptr<store::EventLog> journal,
              std::string secret_path, Clock clock = {});
+  ~Controller();
   // Checks a Hello's token for `role` ("client" needs a user token, "node" a node token
   // for `name`); each token opens one connection only.
   Result<net::Identity> authenticate(const pb::Hello& hello);
@@ -385,9 +387,16 @@ class Controller {
   RequestCount journal_commits_;                     // /metrics: events made durable, time from append
   // The /metrics page (cmd/controller/http_api.cpp), made at most once a second: scrapers
   // in a crowd cost the loop one page a second.
-  const std::string& metrics_page();
+  // The /metrics page, at most a second old, to `done` on the loop: a snapshot of the state
+  // taken here, its text written on a worker thread (the loop and its passes go on), the
+  // callers of the meantime answered with the same page.
+  void metrics_page(std::function<void(const std::string&)> done);
+  void metrics_built(std::string text);
   std::string metrics_cache_;
   double metrics_made_at_ = -1;                      // mono seconds
+  bool metrics_building_ = false;
+  std::vector<std::function<void(const std::string&)>> metrics_waiters_;
+  std::thread metrics_worker_;                       // holds a snapshot, never the state; joined before the next
   void count_event(const Event& event);              // /metrics' job counters
   void count_pass(bool full, int64_t micros, const Plan& plan);  // /metrics' scheduler counters
   // srun/salloc waiting for their allocation, per job (runtime only: a retry after a

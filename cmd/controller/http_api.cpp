@@ -9,6 +9,8 @@
 #include "cmd/controller/web_ui.hpp"
 #include "cmd/rest/v0043.hpp"
 #include "cmd/users.hpp"
+#include <asio/post.hpp>
+
 #include "net/clock.hpp"
 #include "net/log.hpp"
 
@@ -83,10 +85,11 @@ void Controller::count_pass(bool full, int64_t micros, const Plan& plan) {
   c.bf_last_time = now();
 }
 
-const std::string& Controller::metrics_page() {
-  double t = net::mono_seconds();
-  if (metrics_made_at_ >= 0 && t - metrics_made_at_ < 1.0) return metrics_cache_;
-  metrics_made_at_ = t;
+void Controller::metrics_page(std::function<void(const std::string&)> done) {
+  if (!metrics_building_ && metrics_made_at_ >= 0 && net::mono_seconds() - metrics_made_at_ < 1.0) return done(metrics_cache_);
+  metrics_waiters_.push_back(std::move(done));
+  if (metrics_building_) return;
+  metrics_building_ = true;
   MetricsInput in;
   in.state = &state_;
   in.sched = sched_counters_;
@@ -94,8 +97,21 @@ const std::string& Controller::metrics_page() {
   in.rpcs = requests_;
   in.journal_commits = journal_commits_;
   in.now = now();
-  metrics_cache_ = metrics_text(in);
-  return metrics_cache_;
+  std::shared_ptr<const MetricsSnapshot> snapshot = metrics_snapshot(in);  // the part that reads the state
+  if (metrics_worker_.joinable()) metrics_worker_.join();  // the last page's: done, it posted its text
+  metrics_worker_ = std::thread([this, snapshot] {
+    std::string text = metrics_text(*snapshot);
+    asio::post(io_, [this, text = std::move(text)]() mutable { metrics_built(std::move(text)); });
+  });
+}
+
+void Controller::metrics_built(std::string text) {
+  metrics_cache_ = std::move(text);
+  metrics_made_at_ = net::mono_seconds();
+  metrics_building_ = false;
+  auto waiters = std::move(metrics_waiters_);
+  metrics_waiters_.clear();
+  for (auto& w : waiters) w(metrics_cache_);
 }
 
 void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
@@ -118,10 +134,13 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
       if (config_.private_jobs && !is_admin(who))
         return done(path, json_error(403, "Access denied: private_jobs is on: /metrics is for root and operators"));
     }
-    net::HttpResponse r;
-    r.content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    r.body = metrics_page();
-    return done(path, std::move(r));
+    return metrics_page([this, t0, respond = std::move(respond)](const std::string& page) {
+      net::HttpResponse r;
+      r.content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+      r.body = page;
+      count_request("http /metrics", net::mono_seconds() - t0);
+      respond(std::move(r));
+    });
   }
   if (path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0) return done("ui", web_ui_response(req));
   bool slurm = path.rfind("/slurm/", 0) == 0, hq = path.rfind("/hq/", 0) == 0;

@@ -4,6 +4,8 @@
 // once before it, label values escaped, "# EOF" last).
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include <map>
 #include <set>
 #include <sstream>
@@ -134,4 +136,18 @@ TEST_CASE("metrics: well-formed OpenMetrics - families declared once before thei
     if (family != name) CHECK(types[family] == "counter");  // a counter's sample ends in _total
   }
   CHECK(samples_seen > 150);
+}
+
+TEST_CASE("metrics: a snapshot holds copies - its page is the same after the state it came from is gone") {
+  auto s = std::make_unique<ClusterState>(busy_cluster());
+  MetricsInput in;
+  in.state = s.get();
+  in.now = 1000;
+  std::string page = metrics_text(in);
+  std::shared_ptr<const MetricsSnapshot> snapshot = metrics_snapshot(in);
+  s->jobs.clear();  // what a worker thread must not see: the loop goes on changing the state
+  s->nodes.clear();
+  s.reset();
+  CHECK(metrics_text(*snapshot) == page);
+  CHECK(page.find("slurm_node_cpus_total{node=") != std::string::npos);
 }

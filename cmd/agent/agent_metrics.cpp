@@ -104,14 +104,21 @@ void Agent::start_metrics() {
   log::info(std::string("/metrics over ") + (plain ? "HTTP" : "HTTPS") + " on " + where);
   metrics_acceptor_ = std::move(acceptor);
   asio::co_spawn(io_, [this]() -> asio::awaitable<void> {
+    constexpr int kMostConnections = 32;  // scrapers are few; a flood of sockets is refused
+    auto open = std::make_shared<int>(0);
     while (metrics_acceptor_ && metrics_acceptor_->is_open()) {
       asio::error_code aec;
       auto socket = co_await metrics_acceptor_->async_accept(asio::redirect_error(asio::use_awaitable, aec));
       if (aec == asio::error::operation_aborted) break;
       if (aec) continue;
+      if (*open >= kMostConnections) {
+        socket.close(aec);
+        continue;
+      }
+      ++*open;
       auto stream = metrics_tls_ ? net::make_tls_stream(std::move(socket), metrics_tls_) : net::make_tcp_stream(std::move(socket));
       net::HttpHandler handler = [this](const net::HttpRequest& req, net::HttpRespond respond) { serve_metrics(req, std::move(respond)); };
-      asio::co_spawn(io_, net::serve_http(std::move(stream), std::move(handler)), asio::detached);
+      asio::co_spawn(io_, net::serve_http(std::move(stream), std::move(handler)), [open](std::exception_ptr) { --*open; });
     }
   }, asio::detached);
 }

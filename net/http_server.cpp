@@ -123,9 +123,16 @@ class Watchdog : public std::enable_shared_from_this<Watchdog> {
   bool fired_ = false;
 };
 
+// The head, then the body as it is (a listing of many MiB is not copied once more).
 asio::awaitable<void> write_response(ByteStream& stream, const HttpResponse& r, bool keep_alive, bool head) {
-  std::string bytes = http_response_bytes(r, keep_alive, head);
+  std::string bytes = http_response_bytes(r, keep_alive, /*head=*/true);
+  if (!head && r.body.size() < 64 * 1024) {
+    bytes += r.body;  // small: one write
+    co_await stream.write_all(asio::buffer(bytes));
+    co_return;
+  }
   co_await stream.write_all(asio::buffer(bytes));
+  if (!head) co_await stream.write_all(asio::buffer(r.body));
 }
 
 // The handler's answer, awaited for at most `seconds` (503 after that).

@@ -25,6 +25,8 @@ class JsonStream {
   JsonStream& real(std::string_view key, double v);
   JsonStream& boolean(std::string_view key, bool v);
   JsonStream& item(std::string_view v) { return str({}, v); }
+  // Room for `bytes` of text (a long listing grows without copies into fresh pages).
+  void reserve(size_t bytes) { out_.reserve(bytes); }
   // The text so far, with a newline at the end once everything is closed.
   std::string text() const { return open_.empty() ? out_ + "\n" : out_; }
   // The same, taken (the stream is left empty).

@@ -73,7 +73,12 @@ void slurm_meta(Obj root, const std::string& plugin_type, const std::string& plu
 // everything else (UTF-8 included) as it is.
 void put_string(std::string& out, std::string_view s) {
   out += '"';
-  for (char c : s) {
+  size_t from = 0;  // the start of the run of characters that go as they are
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\' && c != '/') continue;
+    out.append(s.data() + from, i - from);
+    from = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -83,16 +88,14 @@ void put_string(std::string& out, std::string_view s) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+        out += buf;
+      }
     }
   }
+  out.append(s.data() + from, s.size() - from);
   out += '"';
 }
 

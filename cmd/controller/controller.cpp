@@ -39,9 +39,7 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::unique_p
     : io_(io), clock_(std::move(clock)), config_(std::move(config)), journal_(std::move(journal)), scheduler_(config_.scheduler),
       state_(make_state(config_)), keys_(std::move(secret_path)), tick_timer_(io), sched_timer_(io), ship_timer_(io) {}
 
-Controller::~Controller() {
-  if (metrics_worker_.joinable()) metrics_worker_.join();  // it holds a snapshot and posts to the loop
-}
+Controller::~Controller() = default;
 
 Time Controller::now() const { return clock_ ? clock_() : net::wall_now(); }
 

@@ -27,6 +27,7 @@
 #include "net/http_server.hpp"
 #include "net/peer.hpp"
 #include "cmd/controller/accounting.hpp"
+#include "cmd/controller/off_loop.hpp"
 #include "cmd/keys.hpp"
 #include "store/event_log.hpp"
 
@@ -396,7 +397,7 @@ class Controller {
   double metrics_made_at_ = -1;                      // mono seconds
   bool metrics_building_ = false;
   std::vector<std::function<void(const std::string&)>> metrics_waiters_;
-  std::thread metrics_worker_;                       // holds a snapshot, never the state; joined before the next
+  OffLoop off_loop_{io_};                            // long replies written off the loop (metrics, REST listings)
   void count_event(const Event& event);              // /metrics' job counters
   void count_pass(bool full, int64_t micros, const Plan& plan);  // /metrics' scheduler counters
   // srun/salloc waiting for their allocation, per job (runtime only: a retry after a

@@ -9,8 +9,6 @@
 #include "cmd/controller/web_ui.hpp"
 #include "cmd/rest/v0043.hpp"
 #include "cmd/users.hpp"
-#include <asio/post.hpp>
-
 #include "net/clock.hpp"
 #include "net/log.hpp"
 
@@ -98,11 +96,8 @@ void Controller::metrics_page(std::function<void(const std::string&)> done) {
   in.journal_commits = journal_commits_;
   in.now = now();
   std::shared_ptr<const MetricsSnapshot> snapshot = metrics_snapshot(in);  // the part that reads the state
-  if (metrics_worker_.joinable()) metrics_worker_.join();  // the last page's: done, it posted its text
-  metrics_worker_ = std::thread([this, snapshot] {
-    std::string text = metrics_text(*snapshot);
-    asio::post(io_, [this, text = std::move(text)]() mutable { metrics_built(std::move(text)); });
-  });
+  off_loop_.run([snapshot] { return metrics_text(*snapshot); },
+                [this](std::string text) { metrics_built(std::move(text)); });
 }
 
 void Controller::metrics_built(std::string text) {

@@ -148,7 +148,10 @@ void Controller::rest_jobs(const net::HttpRequest& req, const net::Identity& who
   }
   if (!one.empty() && all.jobs_size() == 0)
     return respond(http_json(404, rest_error_json({not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "No job " + one)}, meta)));
-  respond(http_json(200, rest_jobs_json(all, sched_counters_.bf_last_time, meta)));
+  // The JSON (about 4.6 KiB a job) is written off the loop from the reply, which it owns.
+  auto listing = std::make_shared<pb::QueueReply>(std::move(all));
+  off_loop_.run([listing, last_backfill = sched_counters_.bf_last_time, meta] { return rest_jobs_json(*listing, last_backfill, meta); },
+                [respond](std::string body) { respond(http_json(200, std::move(body))); });
 }
 
 void Controller::rest_submit(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond) {

@@ -132,9 +132,9 @@ void identity_keys(JsonStream& j, const pb::Job& job, const std::string& cluster
   j.str("name", s.name()).str("nodes", job.nodelist()).integer("nice", s.nice());
   j.str("partition", job.partition()).str("qos", s.qos()).str("required_nodes", s.nodelist());
   j.str("resv_name", s.reservation()).str("scheduled_nodes", job.sched_nodes());
-  j.str("standard_input", job_stdio(job, 'i')).str("standard_output", job_stdio(job, 'o'));
-  j.str("standard_error", job_stdio(job, 'e')).str("stdin_expanded", job_stdio(job, 'i'));
-  j.str("stdout_expanded", job_stdio(job, 'o')).str("stderr_expanded", job_stdio(job, 'e'));
+  std::string in = job_stdio(job, 'i'), out = job_stdio(job, 'o'), err = job_stdio(job, 'e');
+  j.str("standard_input", in).str("standard_output", out).str("standard_error", err);
+  j.str("stdin_expanded", in).str("stdout_expanded", out).str("stderr_expanded", err);
   j.integer("user_id", s.uid()).str("user_name", s.user()).str("wckey", s.wckey());
   j.str("current_working_directory", s.workdir());
 }
@@ -197,6 +197,7 @@ void resource_keys(JsonStream& j, const pb::Job& job) {
 
 std::string rest_jobs_json(const pb::QueueReply& q, int64_t last_backfill, const RestMeta& meta) {
   JsonStream j(true);
+  j.reserve(4096 + static_cast<size_t>(q.jobs_size()) * 5 * 1024);  // about 4.6 KiB a job
   j.object().array("jobs");
   GroupNames groups;
   for (const pb::Job& job : q.jobs()) {

@@ -35,13 +35,6 @@ void job_record(JsonStream& j, const pb::Job& job, int64_t now) {
   j.integer("exit_code", job.exit_code()).integer("exit_signal", job.exit_signal()).end();
 }
 
-net::HttpResponse problem(int status, const std::string& message) {
-  RestError e;
-  e.http = status;
-  e.error = e.description = message;
-  return http_json(status, rest_error_json({e}, RestMeta{}));
-}
-
 // The jobs of `r` that `task` ("123_4") names; all of them for "".
 void keep_task(pb::QueueReply& r, const std::string& task) {
   if (task.empty()) return;
@@ -57,15 +50,15 @@ void keep_task(pb::QueueReply& r, const std::string& task) {
 void Controller::hq_output(const pb::Job& job, const std::string& stream, const net::Identity& who,
                            net::HttpRespond respond) const {
   if (job.spec().uid() != who.uid && !is_admin(who))
-    return respond(problem(403, "Access/permission denied: a job's output is for its user and administrators"));
+    return respond(http_error(403, "Access/permission denied: a job's output is for its user and administrators"));
   TailRequest t;
   t.path = job_stdio(job, stream == "err" ? 'e' : 'o');
-  if (t.path.empty()) return respond(problem(404, "job " + std::to_string(job.job_id()) + " has no output file"));
+  if (t.path.empty()) return respond(http_error(404, "job " + std::to_string(job.job_id()) + " has no output file"));
   t.uid = job.spec().uid();
   t.gid = job.spec().gid();
   t.groups.assign(job.spec().groups().begin(), job.spec().groups().end());
   read_tail_as_user(io_, t, [respond, id = job.job_id(), path = t.path](Result<TailResult> r) {
-    if (!r) return respond(problem(404, r.status().message()));
+    if (!r) return respond(http_error(404, r.status().message()));
     JsonStream j(true);
     j.object().integer("job_id", static_cast<int64_t>(id)).str("path", path).integer("size", r->size);
     j.str("tail", utf8_or_replacement(r->tail)).end();
@@ -75,30 +68,30 @@ void Controller::hq_output(const pb::Job& job, const std::string& stream, const 
 
 void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, net::HttpRespond respond) {
   std::vector<std::string> p;
-  if (!split_path(req.path, p) || p.size() < 3 || p[1] != "v1") return respond(problem(404, "Unable to find path " + req.path));
-  if (req.method != "GET" && req.method != "HEAD") return respond(problem(405, "Method " + req.method + " not allowed: /hq/v1 is read-only"));
+  if (!split_path(req.path, p) || p.size() < 3 || p[1] != "v1") return respond(http_error(404, "Unable to find path " + req.path));
+  if (req.method != "GET" && req.method != "HEAD") return respond(http_error(405, "Method " + req.method + " not allowed: /hq/v1 is read-only"));
   JsonStream j(true);
   if (p[2] == "jobs" && p.size() <= 5) {
     pb::QueueRequest q;
     std::string task;
     if (p.size() >= 4) {
       uint64_t id = 0;
-      if (!parse_job_target(p[3], id, task)) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      if (!parse_job_target(p[3], id, task)) return respond(http_error(404, "Invalid job id specified: " + p[3]));
       q.add_job_ids(id);
     }
     if (p.size() == 5 && p[4] == "output") {
       q.set_include_finished(true);
       pb::QueueReply r = queue_all_pages(*this, q, who);
       keep_task(r, task);
-      if (r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      if (r.jobs_size() == 0) return respond(http_error(404, "Invalid job id specified: " + p[3]));
       return hq_output(r.jobs(0), query_value(req.query, "stream"), who, std::move(respond));
     }
     if (p.size() == 5) {
-      if (p[4] != "explain") return respond(problem(404, "Unable to find path " + req.path));
+      if (p[4] != "explain") return respond(http_error(404, "Unable to find path " + req.path));
       q.set_include_finished(true);
       pb::QueueReply r = queue_all_pages(*this, q, who);
       keep_task(r, task);
-      if (r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
+      if (r.jobs_size() == 0) return respond(http_error(404, "Invalid job id specified: " + p[3]));
       pb::ExplainRequest er;
       er.set_job_id(r.jobs(0).job_id());
       pb::ExplainReply said = explain(er, who);
@@ -110,13 +103,13 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
     q.set_state_filter(query_value(req.query, "state"));
     pb::QueueReply r = queue_all_pages(*this, q, who);
     keep_task(r, task);
-    if (p.size() == 4 && r.jobs_size() == 0) return respond(problem(404, "Invalid job id specified: " + p[3]));
+    if (p.size() == 4 && r.jobs_size() == 0) return respond(http_error(404, "Invalid job id specified: " + p[3]));
     j.object().integer("now", r.now()).boolean("more", r.more()).array("jobs");
     for (const pb::Job& job : r.jobs()) job_record(j, job, r.now());
     return respond(http_json(200, j.end().end().take()));
   }
   if (p[2] == "topology" && p.size() <= 4) {
-    if (p.size() == 4 && !topology_named(state_, p[3])) return respond(problem(404, "No topology named " + p[3]));
+    if (p.size() == 4 && !topology_named(state_, p[3])) return respond(http_error(404, "No topology named " + p[3]));
     pb::NodesReply r;
     add_topology(p.size() == 4 ? p[3] : "", r);
     j.object().str("name", r.topology_name()).integer("fragmentation", r.fragmentation()).array("lines");
@@ -147,7 +140,7 @@ void Controller::hq_api(const net::HttpRequest& req, const net::Identity& who, n
     j.boolean("admin", is_admin(who)).str("cluster", config_.name).end();
     return respond(http_json(200, j.take()));
   }
-  respond(problem(404, "Unable to find path " + req.path));
+  respond(http_error(404, "Unable to find path " + req.path));
 }
 
 }  // namespace hq::cmd

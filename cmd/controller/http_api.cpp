@@ -15,12 +15,6 @@
 namespace hq::cmd {
 namespace {
 
-// slurmrestd's error reply: {"errors": [{"description", "error_number", "error", "source"}], ...}.
-net::HttpResponse json_error(int status, std::string_view message) {
-  int number = status == 401 ? slurm_errno::kAuthFailure : 0;  // SLURM_PROTOCOL_AUTHENTICATION_ERROR
-  return http_json(status, rest_error_json({rest_error(status, number, std::string(message), std::string(message))}, RestMeta{}));
-}
-
 net::HttpResponse text(int status, std::string body) {
   net::HttpResponse r;
   r.status = status;
@@ -117,17 +111,17 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
   };
   const std::string& path = req.path;
   bool probe = path == "/healthz" || path == "/livez" || path == "/readyz";
-  if (probe && req.method != "GET" && req.method != "HEAD") return done(path, json_error(405, "Method not allowed: probes take GET"));
+  if (probe && req.method != "GET" && req.method != "HEAD") return done(path, http_error(405, "Method not allowed: probes take GET"));
   // Live while the loop answers; ready too: the listener opens only once the state is recovered.
   if (probe) return done(path, text(200, "ok\n"));
   if (path == "/metrics") {
-    if (req.method != "GET" && req.method != "HEAD") return done(path, json_error(405, "Method not allowed: /metrics takes GET"));
+    if (req.method != "GET" && req.method != "HEAD") return done(path, http_error(405, "Method not allowed: /metrics takes GET"));
     if (!config_.controller.metrics_public) {
       net::Identity who;
       if (auto refused = http_caller(req, who)) return done(path, std::move(*refused));
       // Per-user and per-account counts: with private_jobs, for root and operators only.
       if (config_.private_jobs && !is_admin(who))
-        return done(path, json_error(403, "Access denied: private_jobs is on: /metrics is for root and operators"));
+        return done(path, http_error(403, "Access denied: private_jobs is on: /metrics is for root and operators"));
     }
     return metrics_page([this, t0, respond = std::move(respond)](const std::string& page) {
       net::HttpResponse r;
@@ -139,7 +133,7 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
   }
   if (path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0) return done("ui", web_ui_response(req));
   bool slurm = path.rfind("/slurm/", 0) == 0, hq = path.rfind("/hq/", 0) == 0;
-  if (!slurm && !hq) return done("other", json_error(404, "Unable to find path " + path));
+  if (!slurm && !hq) return done("other", http_error(404, "Unable to find path " + path));
   net::Identity who;
   const char* route = slurm ? "slurm" : "hq";
   if (auto refused = http_caller(req, who)) return done(route, std::move(*refused));
@@ -154,14 +148,14 @@ void Controller::http(const net::HttpRequest& req, net::HttpRespond respond) {
 
 std::optional<net::HttpResponse> Controller::http_caller(const net::HttpRequest& req, net::Identity& who) const {
   std::string token = token_of(req);
-  if (token.empty()) return json_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN");
+  if (token.empty()) return http_error(401, "Authentication required: a token (hq token) as X-SLURM-USER-TOKEN");
   auto raw = net::token_from_text(token);
   auto verified = raw ? net::verify_token(keyring(), *raw, now()) : Result<net::Identity>(raw.status());
-  if (!verified || verified->role != "http") return json_error(401, "Authentication failure: not a valid token from hq token");
+  if (!verified || verified->role != "http") return http_error(401, "Authentication failure: not a valid token from hq token");
   who = *verified;
   // X-SLURM-USER-NAME, when sent, must name the token's own user: no one acts as another.
   if (const std::string* name = req.header("x-slurm-user-name"); name && *name != user_name(who.uid))
-    return json_error(403, "Access denied: X-SLURM-USER-NAME " + *name + " is not the token's user");
+    return http_error(403, "Access denied: X-SLURM-USER-NAME " + *name + " is not the token's user");
   return std::nullopt;
 }
 

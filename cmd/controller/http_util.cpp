@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cmd/rest/v0043.hpp"
+
 namespace hq::cmd {
 namespace {
 
@@ -53,6 +55,11 @@ net::HttpResponse http_json(int status, std::string body) {
   r.content_type = "application/json";
   r.body = std::move(body);
   return r;
+}
+
+net::HttpResponse http_error(int status, std::string_view message) {
+  int number = status == 401 ? slurm_errno::kAuthFailure : 0;  // SLURM_PROTOCOL_AUTHENTICATION_ERROR
+  return http_json(status, rest_error_json({rest_error(status, number, std::string(message), std::string(message))}, RestMeta{}));
 }
 
 bool split_path(std::string_view path, std::vector<std::string>& out) {

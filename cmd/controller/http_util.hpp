@@ -19,6 +19,8 @@ class Controller;
 pb::QueueReply queue_all_pages(const Controller& c, pb::QueueRequest q, const net::Identity& who);
 
 net::HttpResponse http_json(int status, std::string body);
+// An error in slurmrestd's shape with `message` (401 carries Slurm's authentication errno).
+net::HttpResponse http_error(int status, std::string_view message);
 // "/slurm/v0.0.43/node/n%201/" -> {"slurm", "v0.0.43", "node", "n 1"} (a trailing '/' is
 // allowed). False for a segment that is empty, "." or "..", holds a '/' or a NUL once
 // decoded, or has a bad %-escape.

@@ -30,6 +30,14 @@ net::HttpResponse bad_job_id(const std::string& target, const RestMeta& meta) {
   return error_reply(not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + target), meta);
 }
 
+// The job a path names ("123", "123_4"); false once `respond` has had the 404.
+bool path_job(const std::string& target, const RestMeta& meta, uint64_t& id, std::string& task,
+              const net::HttpRespond& respond) {
+  if (parse_job_target(target, id, task)) return true;
+  respond(bad_job_id(target, meta));
+  return false;
+}
+
 // A Cancel or NodeControl error text as an HTTP status: 404 for what does not exist, 403 denied.
 int status_of_error(const std::string& text) {
   if (text.find("Invalid job id") != std::string::npos || text.find("Invalid node name") != std::string::npos) return 404;
@@ -134,8 +142,7 @@ void Controller::rest_jobs(const net::HttpRequest& req, const net::Identity& who
   std::string task;
   if (!one.empty()) {
     uint64_t id = 0;
-    if (!parse_job_target(one, id, task))
-      return respond(bad_job_id(one, meta));
+    if (!path_job(one, meta, id, task, respond)) return;
     q.add_job_ids(id);
   }
   pb::QueueReply all = queue_all_pages(*this, q, who);
@@ -180,8 +187,7 @@ void Controller::rest_cancel(const net::HttpRequest& req, const net::Identity& w
   RestMeta meta = rest_meta(req, who);
   uint64_t id = 0;
   std::string task;
-  if (!parse_job_target(target, id, task))
-    return respond(bad_job_id(target, meta));
+  if (!path_job(target, meta, id, task, respond)) return;
   pb::CancelRequest c;
   if (task.empty()) c.add_job_ids(id);
   else c.add_tasks(task);
@@ -189,7 +195,7 @@ void Controller::rest_cancel(const net::HttpRequest& req, const net::Identity& w
   std::string signal = query_value(req.query, "signal");
   if (!signal.empty()) {
     auto sig = signal_number(signal);
-    if (!sig) return respond(http_json(422, rest_error_json({rest_error_of(invalid("signal: " + sig.status().message()))}, meta)));
+    if (!sig) return respond(error_reply(rest_error_of(invalid("signal: " + sig.status().message())), meta));
     c.set_signal(*sig);
   }
   cancel(c, who, [respond, meta, id](Result<pb::CancelReply> r) {
@@ -211,8 +217,7 @@ void Controller::rest_job_update(const net::HttpRequest& req, const net::Identit
   RestMeta meta = rest_meta(req, who);
   uint64_t id = 0;
   std::string task;
-  if (!parse_job_target(target, id, task))
-    return respond(bad_job_id(target, meta));
+  if (!path_job(target, meta, id, task, respond)) return;
   RestError error;
   auto parsed = rest_parse_job_update(req.body, &error);
   if (!parsed) return respond(error_reply(error, meta));

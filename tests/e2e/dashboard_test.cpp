@@ -11,16 +11,11 @@
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "browser.hpp"
-#include "cluster_fixture.hpp"
+#include "http_fixture.hpp"
 
 using namespace hq::test;
 
 namespace {
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 std::string row(const std::string& id) { return "document.querySelector('tr[data-job=\"" + id + "\"]')"; }
 std::string tile(const std::string& node) { return "document.querySelector('[data-node=\"" + node + "\"]')"; }
@@ -43,7 +38,7 @@ TEST_CASE("e2e: the dashboard in Chromium - job rows appear, cancel cancels, a d
   if (std::string why = why_no_browser(); !why.empty()) HQ_SKIP(why);
   LocalCluster c(2, 2, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   auto link = c.hq("token --url");
   REQUIRE(link.rc == 0);
   std::string url = trimmed(link.out);
@@ -116,7 +111,7 @@ TEST_CASE("e2e: the dashboard for another user - others' jobs without buttons, n
   HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1, 2, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   std::string shared = shared_dir(c.dir());
   REQUIRE(!shared.empty());
   std::ofstream(shared + "/mine.sh") << "#!/bin/bash\n" << until_file("never") << "\n";

@@ -6,20 +6,15 @@
 
 #include <fstream>
 
-#include "cluster_fixture.hpp"
+#include "http_fixture.hpp"
 
 using namespace hq::test;
 
 namespace {
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 // curl for the controller's HTTPS port: the cluster CA, and its certificate's name.
 std::string curl_for(const LocalCluster& c) {
-  std::string addr = trimmed(slurp(c.dir() + "/state/http.addr"));
+  std::string addr = http_addr(c);
   std::string port = addr.substr(addr.find(':') + 1);
   return "curl -sS --max-time 10 --cacert " + c.dir() + "/keys/ca.pem --resolve hq-controller:" + port +
          ":127.0.0.1 https://hq-controller:" + port;
@@ -30,12 +25,12 @@ std::string curl_for(const LocalCluster& c) {
 TEST_CASE("e2e: HTTPS on the controller - probes, /metrics only with a token from hq token, Slinky's names") {
   LocalCluster c(2, 1, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   std::string curl = curl_for(c);
   CHECK(sh(curl + "/healthz").out == "ok\n");
   CHECK(sh(curl + "/readyz").out == "ok\n");
   // The certificate names 127.0.0.1 too: curl verifies it against the CA without --resolve.
-  std::string addr = trimmed(slurp(c.dir() + "/state/http.addr"));
+  std::string addr = http_addr(c);
   CHECK(sh("curl -sS --max-time 10 --cacert " + c.dir() + "/keys/ca.pem https://" + addr + "/healthz").out == "ok\n");
   auto anonymous = sh(curl + "/metrics -w ' %{http_code}'");
   CHECK(anonymous.out.find("Authentication required") != std::string::npos);

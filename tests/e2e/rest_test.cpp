@@ -9,16 +9,11 @@
 #include <fstream>
 
 #include "../rest_shapes.hpp"
-#include "cluster_fixture.hpp"
+#include "http_fixture.hpp"
 
 using namespace hq::test;
 
 namespace {
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 struct Reply {
   int status = 0;
@@ -29,7 +24,7 @@ struct Reply {
 class RestClient {
  public:
   RestClient(const LocalCluster& c, std::string token) : c_(c), token_(std::move(token)) {
-    std::string addr = trimmed(slurp(c.dir() + "/state/http.addr"));
+    std::string addr = http_addr(c);
     port_ = addr.substr(addr.find(':') + 1);
   }
   Reply call(const std::string& method, const std::string& path, const std::string& body = "",
@@ -108,7 +103,7 @@ constexpr const char* kApi = "/slurm/v0.0.43";
 TEST_CASE("e2e: slurmrestd v0.0.43 - submit, watch, cancel, drain and resume as a generated client decodes them") {
   LocalCluster c(2, 2, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   RestClient api(c, token_of(c.hq("token")));
   std::string api_path = kApi;
 
@@ -185,7 +180,7 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - submit, watch, cancel, drain and resume as 
 TEST_CASE("e2e: slurmrestd v0.0.43 - bad input gets slurmrestd's errors, the controller goes on") {
   LocalCluster c(1, 1, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   std::string token = token_of(c.hq("token"));
   RestClient api(c, token), anonymous(c, ""), forged(c, "AAAAAAAAAAAAAAAAAAAAAAAA");
   std::string api_path = kApi;
@@ -218,7 +213,7 @@ TEST_CASE("e2e: slurmrestd v0.0.43 - a user's token acts as that user only") {
   HQ_SKIP_UNLESS_USERS_SWITCH();
   LocalCluster c(1, 2, 20, "http_port = 0\n");
   REQUIRE(c.ready());
-  REQUIRE(wait_until([&] { return !trimmed(slurp(c.dir() + "/state/http.addr")).empty(); }, 10));
+  REQUIRE(!http_addr(c).empty());
   std::string shared = shared_dir(c.dir());
   REQUIRE(!shared.empty());
   std::string theirs = token_of(as_user(65534, shared, "token"));

@@ -113,6 +113,24 @@ std::optional<hq::cmd::Args> client_args(const std::string& cmd, hq::cmd::Args a
   return strip_client_flags(std::move(args));
 }
 
+// Commands that run on after their command function returns, or whose static objects
+// have work left at exit (the daemons' loggers and stores, the benchmarks' threads).
+bool runs_static_destructors(const std::string& cmd) {
+  static const std::set<std::string> kDaemons = {"controller", "node", "accounting", "bench", "sim", "local"};
+  return kDaemons.count(cmd) > 0;
+}
+
+// A one-shot client's end: its output flushed, then the process ends without running the
+// static destructors of every library linked in (protobuf's default instances, asio's
+// services: pages of the binary touched for the first time only to be freed).
+int finish(const std::string& cmd, int code) {
+  if (runs_static_destructors(cmd)) return code;
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,7 +141,7 @@ int main(int argc, char** argv) {
   if (self != "hq" && table.count(self) && std::string(self).find_first_of("s") == 0) {
     args[0] = self;
     auto run_with = client_args(self, args);
-    return run_with ? table.at(self)(*run_with) : 1;
+    return finish(self, run_with ? table.at(self)(*run_with) : 1);
   }
   auto leading = strip_client_flags(args, 1, /*leading_only=*/true);  // hq --controller HOST:PORT --ca FILE <command> ...
   if (!leading) return 1;
@@ -133,7 +151,7 @@ int main(int argc, char** argv) {
   if (sub == "-h" || sub == "--help" || sub == "help") return usage(std::cout, 0);
   if (sub == "--version" || sub == "version") {
     std::cout << "hq " << hq::cmd::kHqVersion << "\n";
-    return 0;
+    return finish(sub, 0);
   }
   if (sub.size() > 1 && sub[0] == '-') return hq::cmd::reject_option("hq", sub);
   auto it = table.find(sub);
@@ -143,5 +161,5 @@ int main(int argc, char** argv) {
   }
   args.erase(args.begin());
   auto run_with = client_args(sub, args);
-  return run_with ? it->second(*run_with) : 1;
+  return finish(sub, run_with ? it->second(*run_with) : 1);
 }

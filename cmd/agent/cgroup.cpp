@@ -266,10 +266,14 @@ std::vector<std::string> JobCgroup::procs_files() const {
   return out;
 }
 
-bool join_cgroup_file(const std::string& file) {
+bool join_cgroup_file(const std::string& file) { return join_cgroup_file(file.c_str()); }
+
+bool join_cgroup_file(const char* file) {
   char text[24] = "0";
-  int len = file.ends_with("/tasks") ? 1 : snprintf(text, sizeof text, "%d", static_cast<int>(getpid()));
-  int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+  size_t size = strlen(file);
+  bool tasks = size >= 6 && memcmp(file + size - 6, "/tasks", 6) == 0;
+  int len = tasks ? 1 : snprintf(text, sizeof text, "%d", static_cast<int>(getpid()));
+  int fd = open(file, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = write(fd, text, static_cast<size_t>(len)) == len;
   close(fd);

@@ -35,6 +35,7 @@ std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
 // host: the largest part of a short job's start); its pid into v2's `cgroup.procs`. Only
 // syscalls: safe after fork in a threaded process. False when the write failed.
 bool join_cgroup_file(const std::string& file);
+bool join_cgroup_file(const char* file);  // the same, allocating nothing (a child without a heap)
 
 struct CgroupLimits {
   std::vector<int32_t> cpus;          // empty: no cpuset

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 #include "cmd/agent/cgroup.hpp"
+#include "cmd/agent/fork_memory.hpp"
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
 #include "core/step_exit.hpp"
@@ -53,9 +55,9 @@ struct ChildPlan {
   std::string in_path = "/dev/null";
   int out_flags = O_WRONLY | O_CREAT | O_TRUNC;  // --open-mode=append: O_APPEND instead
   std::vector<std::string> argv_s, env_s;
-  std::vector<char*> argv, env;
   std::vector<std::string> cgroup_procs;
   std::string exit_path;       // where the shim writes the script's wait status
+  std::string exit_tmp_path;   // written first, then renamed to exit_path
   std::string pids_path;       // the agent's pid record: the shim removes it if the agent never says go
   std::string lease_path, fenced_path;
   int64_t fence_timeout = 0;
@@ -67,10 +69,73 @@ struct ChildPlan {
   std::vector<gid_t> groups;
 };
 
-[[noreturn]] void child_fail(int fd, const char* stage) {
-  char msg[256];
-  int n = snprintf(msg, sizeof msg, "%s: %s", stage, strerror(errno));
-  if (n > 0) (void)!write(fd, msg, static_cast<size_t>(n));
+// What the shim and the script read once forked: copied into a ForkBlock, since the child
+// has no heap (HeapNotForked) and must not allocate.
+struct ShimPlan {
+  const char *script, *workdir, *out_path, *err_path, *error_prefix, *in_path;
+  const char *exit_path, *exit_tmp_path, *pids_path, *lease_path, *fenced_path;
+  char* const* argv;
+  char* const* env;
+  char* const* cgroup_procs;
+  const gid_t* groups;
+  size_t group_count;
+  int out_flags;
+  int64_t fence_timeout;
+  cpu_set_t affinity;
+  bool bind, switch_user;
+  uid_t uid;
+  gid_t gid;
+};
+
+// ShimPlan's texts and where each comes from.
+constexpr std::pair<const char* ShimPlan::*, std::string ChildPlan::*> kShimTexts[] = {
+    {&ShimPlan::script, &ChildPlan::script},       {&ShimPlan::workdir, &ChildPlan::workdir},
+    {&ShimPlan::out_path, &ChildPlan::out_path},   {&ShimPlan::err_path, &ChildPlan::err_path},
+    {&ShimPlan::error_prefix, &ChildPlan::error_prefix}, {&ShimPlan::in_path, &ChildPlan::in_path},
+    {&ShimPlan::exit_path, &ChildPlan::exit_path}, {&ShimPlan::exit_tmp_path, &ChildPlan::exit_tmp_path},
+    {&ShimPlan::pids_path, &ChildPlan::pids_path}, {&ShimPlan::lease_path, &ChildPlan::lease_path},
+    {&ShimPlan::fenced_path, &ChildPlan::fenced_path}};
+// ShimPlan's lists and where each comes from.
+constexpr std::pair<char* const* ShimPlan::*, std::vector<std::string> ChildPlan::*> kShimLists[] = {
+    {&ShimPlan::argv, &ChildPlan::argv_s}, {&ShimPlan::env, &ChildPlan::env_s},
+    {&ShimPlan::cgroup_procs, &ChildPlan::cgroup_procs}};
+
+size_t shim_plan_size(const ChildPlan& p) {
+  size_t bytes = sizeof(ShimPlan) + alignof(ShimPlan) + p.groups.size() * sizeof(gid_t) + alignof(gid_t);
+  for (auto [to, from] : kShimTexts) bytes += ForkBlock::size_of(p.*from);
+  for (auto [to, from] : kShimLists) bytes += ForkBlock::size_of(p.*from);
+  return bytes;
+}
+
+// `p` copied into `block`; nullptr if it did not fit.
+const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
+  ShimPlan* f = block.room<ShimPlan>(1);
+  gid_t* groups = block.room<gid_t>(p.groups.size());
+  if (!f || (!groups && !p.groups.empty())) return nullptr;
+  *f = ShimPlan{};
+  for (auto [to, from] : kShimTexts)
+    if (!(f->*to = block.put(p.*from))) return nullptr;
+  for (auto [to, from] : kShimLists)
+    if (!(f->*to = block.put_list(p.*from))) return nullptr;
+  if (groups) std::copy(p.groups.begin(), p.groups.end(), groups);
+  f->groups = groups;
+  f->group_count = p.groups.size();
+  f->out_flags = p.out_flags;
+  f->fence_timeout = p.fence_timeout;
+  f->affinity = p.affinity;
+  f->bind = p.bind;
+  f->switch_user = p.switch_user;
+  f->uid = p.uid;
+  f->gid = p.gid;
+  return f;
+}
+
+// "<stage>[ <path>]: <errno's text>" to the agent, then exit: no allocation.
+[[noreturn]] void child_fail(int fd, const char* stage, const char* path = nullptr) {
+  char msg[512];
+  int n = path ? snprintf(msg, sizeof msg, "%s %s: %s", stage, path, strerror(errno))
+               : snprintf(msg, sizeof msg, "%s: %s", stage, strerror(errno));
+  if (n > 0) (void)!write(fd, msg, std::min(static_cast<size_t>(n), sizeof msg - 1));
   _exit(127);
 }
 
@@ -81,7 +146,7 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 
 // The batch script itself: its own process group, then (once the shim lets it start) its
 // CPUs, the user, files, exec.
-[[noreturn]] void run_script(const ChildPlan& p, int report_fd, int start_fd) {
+[[noreturn]] void run_script(const ShimPlan& p, int report_fd, int start_fd) {
   setpgid(0, 0);
   char go = 0;
   while (read(start_fd, &go, 1) < 0 && errno == EINTR) {
@@ -91,44 +156,47 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
-    if (setgroups(p.groups.size(), p.groups.data()) != 0) child_fail(report_fd, "setgroups");
+    if (setgroups(p.group_count, p.groups) != 0) child_fail(report_fd, "setgroups");
     if (setgid(p.gid) != 0) child_fail(report_fd, "setgid");
     if (setuid(p.uid) != 0) child_fail(report_fd, "setuid");
   }
-  bool chdir_failed = chdir(p.workdir.c_str()) != 0;
+  bool chdir_failed = chdir(p.workdir) != 0;
   int chdir_errno = errno;
   if (chdir_failed && chdir("/tmp") != 0) child_fail(report_fd, "chdir");
-  int in = open(p.in_path.c_str(), O_RDONLY);
-  if (in < 0) child_fail(report_fd, ("open " + p.in_path).c_str());
-  int out = open(p.out_path.c_str(), p.out_flags, 0644);
-  if (out < 0) child_fail(report_fd, ("open " + p.out_path).c_str());
+  int in = open(p.in_path, O_RDONLY);
+  if (in < 0) child_fail(report_fd, "open", p.in_path);
+  int out = open(p.out_path, p.out_flags, 0644);
+  if (out < 0) child_fail(report_fd, "open", p.out_path);
   int err = out;
-  if (p.err_path != p.out_path) {
-    err = open(p.err_path.c_str(), p.out_flags, 0644);
-    if (err < 0) child_fail(report_fd, ("open " + p.err_path).c_str());
+  if (strcmp(p.err_path, p.out_path) != 0) {
+    err = open(p.err_path, p.out_flags, 0644);
+    if (err < 0) child_fail(report_fd, "open", p.err_path);
   }
   if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(report_fd, "dup2");
-  if (chdir_failed)  // slurmstepd's line, word for word
-    dprintf(2, "%scouldn't chdir to `%s': %s: going to /tmp instead\n", p.error_prefix.c_str(),
-            p.workdir.c_str(), strerror(chdir_errno));
+  if (chdir_failed) {  // slurmstepd's line, word for word (snprintf: dprintf allocates its buffer)
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%scouldn't chdir to `%s': %s: going to /tmp instead\n", p.error_prefix,
+                     p.workdir, strerror(chdir_errno));
+    if (n > 0) (void)!write(2, line, std::min(static_cast<size_t>(n), sizeof line - 1));
+  }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  execve(p.script.c_str(), p.argv.data(), p.env.data());
+  execve(p.script, p.argv, p.env);
   child_fail(report_fd, "execve");
 }
 
 // Seconds since the lease file was touched; 0 when there is none (no agent ever had one).
-double lease_age(const std::string& path) {
+double lease_age(const char* path) {
   struct stat st {};
   struct timespec now {};
-  if (stat(path.c_str(), &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) return 0;
+  if (stat(path, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0) return 0;
   return static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) + static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) * 1e-9;
 }
 
 // Waits for the script; with a fence timeout, polls 4 times a second and kills the
 // script's process group once the agent's lease is older than that (leaving a marker first).
-int wait_fenced(const ChildPlan& p, pid_t script) {
+int wait_fenced(const ShimPlan& p, pid_t script) {
   int status = 0;
   bool fenced = false;
   while (true) {
@@ -137,7 +205,7 @@ int wait_fenced(const ChildPlan& p, pid_t script) {
     if (r < 0 && errno != EINTR) return status;
     if (r != 0 || fenced) continue;
     if (lease_age(p.lease_path) > static_cast<double>(p.fence_timeout)) {
-      int fd = open(p.fenced_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      int fd = open(p.fenced_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd >= 0) close(fd);
       kill(-script, SIGKILL);
       fenced = true;
@@ -172,13 +240,13 @@ bool agent_says_go(int go_fd) {
 // tells the agent its pid, lets it run once the agent says go, waits for it and writes its
 // wait status to `exit_path`, so the end is known even if the agent was restarted
 // meanwhile. Only syscalls here.
-[[noreturn]] void run_shim(const ChildPlan& p, int report_fd, int go_fd) {
+[[noreturn]] void run_shim(const ShimPlan& p, int report_fd, int go_fd) {
   setsid();
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
   keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
   // Join the job's cgroup before anything else runs, so every descendant is in it.
-  for (const auto& procs : p.cgroup_procs)
-    if (!join_cgroup_file(procs)) child_fail(report_fd, "join cgroup");
+  for (char* const* procs = p.cgroup_procs; *procs; ++procs)
+    if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   int start[2];
   if (pipe2(start, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");
@@ -194,7 +262,7 @@ bool agent_says_go(int go_fd) {
   int n = snprintf(msg, sizeof msg, "P%d;", static_cast<int>(script));
   (void)!write(report_fd, msg, static_cast<size_t>(n));
   if (!agent_says_go(go_fd)) {
-    unlink(p.pids_path.c_str());  // first: an agent starting now must not adopt this job
+    unlink(p.pids_path);  // first: an agent starting now must not adopt this job
     kill(script, SIGKILL);
     int ignored;
     waitpid(script, &ignored, 0);
@@ -204,13 +272,12 @@ bool agent_says_go(int go_fd) {
   close(start[1]);
   close(report_fd);
   int status = wait_fenced(p, script);
-  std::string tmp = p.exit_path + ".new";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
     n = snprintf(msg, sizeof msg, "%d\n", status);
     bool ok = write(fd, msg, static_cast<size_t>(n)) == n;
     close(fd);
-    if (ok) rename(tmp.c_str(), p.exit_path.c_str());
+    if (ok) rename(p.exit_tmp_path, p.exit_path);
   }
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
 }
@@ -254,6 +321,7 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   p.env_s = job_environment(job, lc);
   p.cgroup_procs = l.cgroup_procs;
   p.exit_path = exit_file(l.spool_dir, job.id.value);
+  p.exit_tmp_path = p.exit_path + ".new";
   p.pids_path = pids_file(l.spool_dir, job.id.value);
   p.lease_path = lease_file(l.spool_dir);
   p.fenced_path = fenced_file(l.spool_dir, job.id.value);
@@ -261,10 +329,6 @@ Result<ChildPlan> plan_child(const BatchLaunch& l) {
   CPU_ZERO(&p.affinity);
   for (int32_t cpu : l.affinity)
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &p.affinity), p.bind = true;
-  for (auto& s : p.argv_s) p.argv.push_back(s.data());
-  p.argv.push_back(nullptr);
-  for (auto& s : p.env_s) p.env.push_back(s.data());
-  p.env.push_back(nullptr);
   if (geteuid() == 0) {
     p.switch_user = true;
     p.uid = job.spec.uid;
@@ -306,6 +370,9 @@ pid_t take_script_pid(std::string& report) {
 Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& record) {
   auto plan = plan_child(launch);
   if (!plan) return plan.status();
+  ForkBlock block(shim_plan_size(*plan));
+  const ShimPlan* shim_plan = flatten(*plan, block);
+  if (!shim_plan) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
   int report[2], go[2];
   if (pipe2(report, O_CLOEXEC) != 0) return io_error(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(go, O_CLOEXEC) != 0) {
@@ -313,15 +380,21 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
     close(report[1]);
     return io_error(std::string("pipe: ") + std::strerror(errno));
   }
-  pid_t pid = fork();
+  pid_t pid;
+  int fork_errno = 0;
+  {
+    HeapNotForked without_heap;
+    pid = fork();
+    fork_errno = errno;
+    if (pid == 0) {
+      close(report[0]);
+      close(go[1]);
+      run_shim(*shim_plan, report[1], go[0]);
+    }
+  }
   if (pid < 0) {
     for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);
-    return io_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    close(report[0]);
-    close(go[1]);
-    run_shim(*plan, report[1], go[0]);
+    return io_error(std::string("fork: ") + std::strerror(fork_errno));
   }
   close(report[1]);
   close(go[0]);

@@ -1,0 +1,45 @@
+// Maps, in one system call each, the memory every hq process writes as it starts: its
+// static data (.data and .bss), the first stretch of its heap and of its stack. Touched
+// page by page, each first write is a page fault (on VMs 15-20 us each, against under
+// 1 us a page mapped by MADV_POPULATE_WRITE); a client such as sbatch took about 50 of
+// them before doing anything. Runs first among the static initializers (priority 101),
+// on the main thread, before any other thread exists. Kernels before 5.14 refuse
+// MADV_POPULATE_WRITE: the pages then fault in as before.
+#include <cstdint>
+#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern "C" char __data_start[];  // the linker's: the start of .data and the end of .bss
+extern "C" char _end[];
+
+namespace {
+
+#ifndef MADV_POPULATE_WRITE
+constexpr int MADV_POPULATE_WRITE = 23;
+#endif
+
+constexpr uintptr_t kPage = 4096;
+constexpr size_t kStackStart = 64 << 10;  // inside the 128 KiB the kernel maps for a new stack
+
+uintptr_t page_down(uintptr_t a) { return a & ~(kPage - 1); }
+uintptr_t page_up(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
+
+void populate(uintptr_t from, uintptr_t to) {
+  if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
+
+__attribute__((constructor(101))) void populate_start_memory() {
+  populate(page_down(reinterpret_cast<uintptr_t>(__data_start)), page_up(reinterpret_cast<uintptr_t>(_end)));
+  // The heap's first extension: glibc grows it by the request plus M_TOP_PAD (128 KiB),
+  // about what a client such as sbatch uses in all.
+  if (void* first = malloc(64)) {
+    populate(page_down(reinterpret_cast<uintptr_t>(first)), page_down(reinterpret_cast<uintptr_t>(sbrk(0))));
+    free(first);
+  }
+  char here;
+  uintptr_t sp = page_down(reinterpret_cast<uintptr_t>(&here));
+  populate(sp - kStackStart, sp);
+}
+
+}  // namespace

@@ -103,6 +103,19 @@ void prefer_huge_heap_pages(size_t bytes) {
   for (void* block : blocks) free(block);  // back to the heap's top: one free block, of huge pages to be
 }
 
+void prefault_heap_for(size_t frame_bytes) {
+  constexpr size_t kMost = (32 << 20) - (1 << 20);  // below the mmap threshold set here
+  size_t bytes = std::min(frame_bytes * kHeapPerReplyByte, kMost);
+  keep_freed_memory();
+  auto* block = static_cast<char*>(malloc(bytes));
+  if (!block) return;
+  auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(block) + bytes) / page * page;
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  free(block);  // back to the heap's free top, where the reply and its records are made next
+}
+
 HeapPrefault::HeapPrefault(size_t bytes) {
   bytes = std::min(bytes, kMostPrefault);
   keep_freed_memory();

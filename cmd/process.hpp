@@ -39,6 +39,14 @@ class HeapPrefault {
 // mode). One page fault per 2 MiB touched instead of one per 4 KiB: 1,750 faults of a
 // 5,000-job squeue were a quarter of its time. Pages never touched are never backed.
 void prefer_huge_heap_pages(size_t bytes);
+// For a client about to receive a reply of `frame_bytes` and parse it: the heap that the
+// reply's buffer and its records take (kHeapPerReplyByte times the reply, at most 32 MiB)
+// is mapped now in one MADV_POPULATE_WRITE, instead of a page fault per 4 KiB as it is
+// written (on a VM 15-20 us each: 380 of them were a third of a 5,000-job squeue). Where
+// THP is on (prefer_huge_heap_pages) the kernel maps 2 MiB pages where it can. Keeps freed
+// memory as keep_freed_memory() does. Installed as net::FrameDecoder's long-frame hook.
+void prefault_heap_for(size_t frame_bytes);
+inline constexpr size_t kHeapPerReplyByte = 5;
 // The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
 // may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.
 std::vector<std::string> proc_stat(pid_t pid);

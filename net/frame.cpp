@@ -29,7 +29,10 @@ Result<std::optional<std::string>> FrameDecoder::next() {
   if (buf_.size() - pos_ - 4 < n) {
     // A long frame grows its buffer once, not by doubling, once 64 KiB of it have come
     // (a header alone commits no memory).
-    if (buf_.size() - pos_ >= 65536) buf_.reserve(pos_ + 4 + n);
+    if (buf_.size() - pos_ >= 65536 && buf_.capacity() < pos_ + 4 + n) {
+      if (long_frame_hook_) long_frame_hook_(n);
+      buf_.reserve(pos_ + 4 + n);
+    }
     return std::optional<std::string>();
   }
   if (pos_ == 0 && buf_.size() == 4 + size_t{n}) {  // the whole buffer: handed over (its header cut off in place)

@@ -25,11 +25,17 @@ class FrameDecoder {
   // Next complete payload; nullopt if more bytes are needed; error if the frame is too big.
   Result<std::optional<std::string>> next();
   size_t buffered() const { return buf_.size() - pos_; }
+  // Called with a long frame's length before its buffer is reserved (a client maps the
+  // heap its reply will need in one go: cmd/process's prefault_heap_for). Process-wide;
+  // set once, before any frame is read.
+  using LongFrameHook = void (*)(size_t frame_bytes);
+  static void on_long_frame(LongFrameHook hook) { long_frame_hook_ = hook; }
 
  private:
   std::string buf_;
   size_t pos_ = 0;
   uint32_t max_;
+  static inline LongFrameHook long_frame_hook_ = nullptr;
 };
 
 }  // namespace hq::net

@@ -3,6 +3,8 @@
 // a mapping of its own. Run in a forked child: it changes malloc's settings for good.
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,4 +81,29 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
   CHECK_MESSAGE((bad & 1) == 0, "the heap did not grow at once");
   CHECK_MESSAGE((bad & 2) == 0, "the heap is not marked for huge pages");
   CHECK_MESSAGE((bad & 4) == 0, "an 8 MiB buffer did not come from the heap");
+}
+
+TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, not page by page") {
+  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(probe != MAP_FAILED);
+  bool populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(probe, 4096);
+  if (!populates) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
+  pid_t child = fork();  // it changes malloc's settings for good
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    constexpr size_t kFrame = 256 << 10;  // a reply of 256 KiB: 1.25 MiB of heap mapped
+    hq::cmd::prefault_heap_for(kFrame);
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    void* records = std::malloc(kFrame * 4);  // what parsing the reply takes, from the heap's top
+    std::memset(records, 1, kFrame * 4);
+    getrusage(RUSAGE_SELF, &after);
+    long faults = after.ru_minflt - before.ru_minflt;
+    _exit(faults < 32 ? 0 : 1);  // page by page: 256 faults
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) == 0, "writing 1 MiB of heap after prefault_heap_for still faulted page by page");
 }

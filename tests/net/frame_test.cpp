@@ -246,3 +246,30 @@ TEST_CASE("an operator's node features and weight: journaled, kept by re-registr
   bad.mutable_node_updated()->set_weight(-1);
   CHECK(!decode_event(bad.SerializeAsString()).is_ok());
 }
+
+namespace {
+std::vector<size_t> long_frames_seen;
+void note_long_frame(size_t bytes) { long_frames_seen.push_back(bytes); }
+}  // namespace
+
+TEST_CASE("frames: a long frame's length goes to the long-frame hook once, before its buffer grows") {
+  long_frames_seen.clear();
+  FrameDecoder::on_long_frame(note_long_frame);
+  std::string wire = encode_frame(std::string(300000, 'x')) + encode_frame("short");
+  FrameDecoder d;
+  std::vector<std::string> got;
+  for (size_t at = 0; at < wire.size(); at += 4096) {  // as reads of 4 KiB bring it
+    d.feed(wire.data() + at, std::min<size_t>(4096, wire.size() - at));
+    while (true) {
+      auto f = d.next();
+      REQUIRE(f.is_ok());
+      if (!f->has_value()) break;
+      got.push_back(**f);
+    }
+  }
+  FrameDecoder::on_long_frame(nullptr);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].size() == 300000);
+  CHECK(got[1] == "short");
+  CHECK(long_frames_seen == std::vector<size_t>{300000});
+}

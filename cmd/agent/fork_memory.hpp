@@ -4,7 +4,9 @@
 // faults per batch job, the largest part of the agent's CPU in a run of short jobs). The
 // heap is marked MADV_DONTFORK for the fork (HeapNotForked), so the child has none: what
 // it reads lives in a ForkBlock, a mapping of its own that the child inherits, and the
-// child must not allocate (only system calls and the block). Thread rules: one thread
+// child must not allocate (only system calls and the block). Such a child is made with
+// glibc's _Fork(), not fork(): fork() runs atfork handlers in the child (malloc's, the
+// walk over every open FILE, NSS's) that read heap objects (a log file's FILE, NSS state). Thread rules: one thread
 // (the agent's loop) forks; nothing here is shared.
 #pragma once
 #include <cstddef>

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
@@ -156,9 +157,11 @@ constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
-    if (setgroups(p.group_count, p.groups) != 0) child_fail(report_fd, "setgroups");
-    if (setgid(p.gid) != 0) child_fail(report_fd, "setgid");
-    if (setuid(p.uid) != 0) child_fail(report_fd, "setuid");
+    // Raw system calls: glibc's setuid() would set the ids of every thread it knows of,
+    // and a child of _Fork() still lists the agent's.
+    if (syscall(SYS_setgroups, p.group_count, p.groups) != 0) child_fail(report_fd, "setgroups");
+    if (syscall(SYS_setresgid, p.gid, p.gid, p.gid) != 0) child_fail(report_fd, "setgid");
+    if (syscall(SYS_setresuid, p.uid, p.uid, p.uid) != 0) child_fail(report_fd, "setuid");
   }
   bool chdir_failed = chdir(p.workdir) != 0;
   int chdir_errno = errno;
@@ -248,9 +251,10 @@ bool agent_says_go(int go_fd) {
   for (char* const* procs = p.cgroup_procs; *procs; ++procs)
     if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
+  signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
   int start[2];
   if (pipe2(start, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");
-  pid_t script = fork();
+  pid_t script = _Fork();  // no atfork handlers: they would touch the heap this child has not got
   if (script < 0) child_fail(report_fd, "fork");
   if (script == 0) {
     close(start[1]);
@@ -372,7 +376,8 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   if (!plan) return plan.status();
   ForkBlock block(shim_plan_size(*plan));
   const ShimPlan* shim_plan = flatten(*plan, block);
-  if (!shim_plan) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
+  if (!block.ok()) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
+  if (!shim_plan) return internal("the job's shim plan did not fit the memory sized for it");
   int report[2], go[2];
   if (pipe2(report, O_CLOEXEC) != 0) return io_error(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(go, O_CLOEXEC) != 0) {
@@ -384,7 +389,9 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   int fork_errno = 0;
   {
     HeapNotForked without_heap;
-    pid = fork();
+    // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
+    // over every open FILE, NSS's), which read the heap this child has not got.
+    pid = _Fork();
     fork_errno = errno;
     if (pid == 0) {
       close(report[0]);
@@ -409,9 +416,11 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   read_report(report[0], text, 0);
   close(report[0]);
   if (!recorded || !text.empty() || out.script <= 0) {
-    int status;
+    int status = 0;
     waitpid(pid, &status, 0);
     if (!recorded) return recorded;
+    if (text.empty() && WIFSIGNALED(status))
+      text = "the job's shim was killed by signal " + std::to_string(WTERMSIG(status));
     return io_error("launch failed: " + (text.empty() ? std::string("no report from the job's shim") : text));
   }
   return out;

@@ -3,7 +3,9 @@
 // that a restarted agent could not find (the controller runs it again elsewhere).
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -92,4 +94,25 @@ TEST_CASE("launcher: the agent's line goes only into a regular file the job's us
   CHECK_FALSE(append_job_line("/dev/null", 0, "into a device\n"));
   CHECK_FALSE(append_job_line(dir.path() + "/missing.err", getuid(), "nowhere\n"));
   CHECK(read_small_file(file) == "started\n*** JOB 1 ***\n");
+}
+
+// The agent forks its shim without its heap (cmd/agent/fork_memory); an agent with a second
+// thread and a log file open (a FILE in its heap, which glibc's fork() walks in the child)
+// must still start jobs. With fork() instead of _Fork() the shim died of SIGSEGV here.
+TEST_CASE("launcher: a threaded agent with a FILE open in its heap still starts the job") {
+  test::TempDir dir;
+  std::thread([] {}).join();  // glibc now takes the process as multi-threaded for good
+  FILE* log = std::fopen((dir.path() + "/agent.log").c_str(), "w");  // malloc'd, on the main heap
+  REQUIRE(log != nullptr);
+  std::fputs("open\n", log);
+  std::string marker = dir.path() + "/ran";
+  auto launched = launch_batch(launch_touching(dir.path(), marker), [](const LaunchedJob&) { return Status::ok(); });
+  std::fclose(log);
+  REQUIRE_MESSAGE(launched.is_ok(), launched.status().message());
+  int status = 0;
+  REQUIRE(waitpid(launched->shim, &status, 0) == launched->shim);
+  CHECK_FALSE(WIFSIGNALED(status));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(exists(marker));
 }

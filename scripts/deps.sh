@@ -3,6 +3,7 @@
 # does nothing (and needs no network) when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config file
+      lld  # links the static binaries fast, and lays out hq's client code (cmake/hot_symbols.txt)
       libasio-dev libsqlite3-dev libmbedtls-dev libhwloc-dev libcli11-dev
       libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
       libprotobuf-dev protobuf-compiler clang libclang-rt-14-dev

@@ -3,7 +3,8 @@
 # squeue with and without filters, scontrol show job, scancel, sinfo, hq submit/queue,
 # hq --version), which the link lays out together (CMakeLists.txt, lld's
 # --symbol-ordering-file). Runs each command once under valgrind's callgrind against a
-# throwaway `hq local` cluster; the functions used by the most commands come first.
+# throwaway `hq local` cluster; the functions used by the most commands come first, then
+# what a job's shim runs after the agent's fork (named here: valgrind does not follow it).
 # Usage: scripts/hot_symbols.sh [BUILD_DIR]   (needs valgrind; run after a build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +40,8 @@ trace sinfo "$WORK/bin/sinfo"
 trace hq_submit "$HQ" submit -H --wrap=true
 trace hq_queue "$HQ" queue
 
-python3 - "$WORK/cg" "$ROOT/cmake/hot_symbols.txt" <<'EOF'
+nm --defined-only "$HQ" > "$WORK/nm.txt"
+python3 - "$WORK/cg" "$ROOT/cmake/hot_symbols.txt" "$WORK/nm.txt" <<'EOF'
 import collections, glob, re, sys
 used_by = collections.Counter()
 for path in glob.glob(sys.argv[1] + "/*"):
@@ -58,6 +60,26 @@ for path in glob.glob(sys.argv[1] + "/*"):
         if re.match(r"^[A-Za-z_.$][\w.$@]*$", name):  # a linker symbol, not "0x..." or "(below main)"
             used_by[name] += 1
 order = sorted(used_by, key=lambda n: (-used_by[n], n))
+# Then what a job's shim and its script's child run between the agent's fork and the
+# script's exec (cmd/agent/launcher.cpp): forked children map the binary's text afresh.
+launch_parts = ("run_shim", "run_script", "wait_fenced", "lease_age", "child_fail", "agent_says_go",
+                "keep_only", "join_cgroup_file", "launch_batch", "kShimIgnores")
+launch_libc = {"_Fork", "__close_range", "__bsd_signal", "syscall", "rename", "_exit", "__setsid", "setsid",
+               "__pipe2", "pipe2", "__setpgid", "setpgid", "__sched_setaffinity_new", "__chdir", "chdir",
+               "__dup2", "dup2", "__sigprocmask", "__pthread_sigmask", "__execve", "execve", "__wait4",
+               "__waitpid", "__nanosleep", "__clock_nanosleep", "__stat", "__fstatat64", "unlink", "__unlink",
+               "kill", "__kill", "__strerror_r", "strerror", "__libc_open64", "__open_nocancel", "__libc_write",
+               "__libc_read", "__libc_close", "__pthread_enable_asynccancel", "__pthread_disable_asynccancel",
+               "__snprintf", "__vsnprintf_internal", "_IO_str_init_static_internal", "_IO_no_init"}
+seen = set(order)
+for line in open(sys.argv[3]):
+    parts = line.split()
+    if len(parts) != 3 or parts[2] in seen:
+        continue
+    name = parts[2]
+    if name in launch_libc or any(p in name for p in launch_parts):
+        order.append(name)
+        seen.add(name)
 with open(sys.argv[2], "w") as out:
     out.write("\n".join(order) + "\n")
 print(f"hot_symbols: {len(order)} functions into {sys.argv[2]}")

@@ -18,10 +18,8 @@
 #include "cmd/auth_client.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/dns_client.hpp"
-#include "cmd/process.hpp"
 #include "cmd/users.hpp"
 #include "core/units.hpp"
-#include "net/frame.hpp"
 
 namespace hq::cmd {
 
@@ -280,7 +278,6 @@ bool waiting_for_controller() {
 // reached yet is retried forever: 0.2 s doubling to 2 s, with jitter, and a line on
 // stderr now and then. Other errors (no controller configured, refused token) end it.
 Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_value) {
-  net::FrameDecoder::on_long_frame(prefault_heap_for);  // a long reply's heap mapped in one go
   auto client = connect_once(flag_value);
   if (client || !waiting_for_controller()) return client;
   std::mt19937 rng(std::random_device{}());

@@ -79,19 +79,31 @@ void raise_fd_limit() {
 
 namespace {
 constexpr int kKeptFreeBytes = 64 << 20;
+constexpr int kLargestMmapThreshold = 32 << 20;  // glibc's largest: blocks below it come from the heap
 constexpr size_t kPrefaultBlock = 16 << 20;  // below the mmap threshold: from the heap
 constexpr size_t kMostPrefault = 1 << 30;
+
+// malloc's trim threshold as last set here (glibc's default until then): the calls below
+// raise it and never lower what an earlier one set (the heap prefer_huge_heap_pages grew
+// must not be trimmed by a later, smaller setting). Main thread only.
+int trim_threshold = 128 << 10;
+
+void set_trim_threshold(int bytes) {
+  trim_threshold = bytes;
+  mallopt(M_TRIM_THRESHOLD, bytes);
+}
+
+void raise_malloc_thresholds(int trim_bytes) {
+  mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold);
+  if (trim_bytes > trim_threshold) set_trim_threshold(trim_bytes);
+}
 }  // namespace
 
-void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);         // glibc's largest: blocks below it come from the heap
-  mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes);   // the heap's free top is kept up to this
-}
+void keep_freed_memory() { raise_malloc_thresholds(kKeptFreeBytes); }  // the heap's free top is kept up to this
 
 void prefer_huge_heap_pages(size_t bytes) {
   constexpr uintptr_t kHuge = 2 << 20;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: a listing's buffers from the heap too
-  mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * bytes));  // the grown top stays
+  raise_malloc_thresholds(static_cast<int>(2 * bytes));  // a listing's buffers from the heap; the grown top stays
   std::vector<void*> blocks;  // the heap grows by `bytes` now, in blocks below the threshold
   for (size_t grown = 0; grown < bytes; grown += kPrefaultBlock)
     if (void* block = malloc(kPrefaultBlock)) blocks.push_back(block);
@@ -103,23 +115,26 @@ void prefer_huge_heap_pages(size_t bytes) {
   for (void* block : blocks) free(block);  // back to the heap's top: one free block, of huge pages to be
 }
 
-void prefault_heap_for(size_t frame_bytes) {
-  constexpr size_t kMost = (32 << 20) - (1 << 20);  // below the mmap threshold set here
+std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes) {
+  constexpr size_t kMost = kLargestMmapThreshold - (1 << 20);  // from the heap, not a mapping
   size_t bytes = std::min(frame_bytes * kHeapPerReplyByte, kMost);
-  keep_freed_memory();
+  raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(bytes));  // freed, it stays in the heap
   auto* block = static_cast<char*>(malloc(bytes));
-  if (!block) return;
+  if (!block) return {nullptr, 0};
   auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
   uintptr_t end = (reinterpret_cast<uintptr_t>(block) + bytes) / page * page;
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  if (end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) end = begin;
   free(block);  // back to the heap's free top, where the reply and its records are made next
+  return {reinterpret_cast<void*>(begin), end - begin};
 }
+
+void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes); }
 
 HeapPrefault::HeapPrefault(size_t bytes) {
   bytes = std::min(bytes, kMostPrefault);
   keep_freed_memory();
-  mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes + static_cast<int>(bytes));
+  set_trim_threshold(kKeptFreeBytes + static_cast<int>(bytes));
   auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   std::vector<void*> blocks;  // all held at once, so that each is new memory
   for (size_t mapped = kPrefaultBlock; mapped <= bytes; mapped += kPrefaultBlock) {
@@ -133,7 +148,7 @@ HeapPrefault::HeapPrefault(size_t bytes) {
   for (void* block : blocks) free(block);
 }
 
-HeapPrefault::~HeapPrefault() { mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes); }
+HeapPrefault::~HeapPrefault() { set_trim_threshold(kKeptFreeBytes); }
 
 std::vector<std::string> proc_stat(pid_t pid) {
   std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");

@@ -1,6 +1,7 @@
 // Small process helpers for commands that start daemons (hq local, benchmarks, tests).
 #pragma once
 #include <string>
+#include <utility>
 #include <sys/types.h>
 #include <vector>
 
@@ -44,8 +45,11 @@ void prefer_huge_heap_pages(size_t bytes);
 // is mapped now in one MADV_POPULATE_WRITE, instead of a page fault per 4 KiB as it is
 // written (on a VM 15-20 us each: 380 of them were a third of a 5,000-job squeue). Where
 // THP is on (prefer_huge_heap_pages) the kernel maps 2 MiB pages where it can. Keeps freed
-// memory as keep_freed_memory() does. Installed as net::FrameDecoder's long-frame hook.
-void prefault_heap_for(size_t frame_bytes);
+// memory as keep_freed_memory() does (never lowering what prefer_huge_heap_pages set).
+// Installed as net::FrameDecoder's long-frame hook by squeue's listing. Returns the range
+// it mapped (empty when the kernel would not), for tests.
+std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes);
+void prefault_heap_hook(size_t frame_bytes);  // the same, as a FrameDecoder::LongFrameHook
 inline constexpr size_t kHeapPerReplyByte = 5;
 // The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
 // may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.

@@ -30,7 +30,7 @@ Result<std::optional<std::string>> FrameDecoder::next() {
     // A long frame grows its buffer once, not by doubling, once 64 KiB of it have come
     // (a header alone commits no memory).
     if (buf_.size() - pos_ >= 65536 && buf_.capacity() < pos_ + 4 + n) {
-      if (long_frame_hook_) long_frame_hook_(n);
+      if (LongFrameHook hook = long_frame_hook_.load(std::memory_order_relaxed)) hook(n);
       buf_.reserve(pos_ + 4 + n);
     }
     return std::optional<std::string>();

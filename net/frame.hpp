@@ -2,6 +2,7 @@
 // FrameDecoder is pure byte handling (no I/O) so it can be fuzzed directly.
 // Not thread-safe: one decoder per connection.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,17 +26,17 @@ class FrameDecoder {
   // Next complete payload; nullopt if more bytes are needed; error if the frame is too big.
   Result<std::optional<std::string>> next();
   size_t buffered() const { return buf_.size() - pos_; }
-  // Called with a long frame's length before its buffer is reserved (a client maps the
-  // heap its reply will need in one go: cmd/process's prefault_heap_for). Process-wide;
-  // set once, before any frame is read.
+  // Called with a long frame's length before its buffer is reserved (squeue maps the heap
+  // its reply will need in one go: cmd/process's prefault_heap_for). Process-wide: every
+  // decoder of the process calls it, on its own thread.
   using LongFrameHook = void (*)(size_t frame_bytes);
-  static void on_long_frame(LongFrameHook hook) { long_frame_hook_ = hook; }
+  static void on_long_frame(LongFrameHook hook) { long_frame_hook_.store(hook, std::memory_order_relaxed); }
 
  private:
   std::string buf_;
   size_t pos_ = 0;
   uint32_t max_;
-  static inline LongFrameHook long_frame_hook_ = nullptr;
+  static inline std::atomic<LongFrameHook> long_frame_hook_{nullptr};
 };
 
 }  // namespace hq::net

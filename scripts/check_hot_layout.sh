@@ -8,9 +8,10 @@ BIN=${1:?hq binary}; LIST=${2:?hot symbols file}; MAX_MIB=${3:-4}
 if ! readelf -p .comment "$BIN" 2>/dev/null | grep -q "Linker:.*LLD"; then
   echo "HQ_SKIPPED: $BIN was not linked by lld (no symbol ordering)"; exit 0
 fi
-nm --defined-only "$BIN" | awk -v list="$LIST" '
+# Decimal addresses (-t d): Debian's default awk (mawk) has no strtonum.
+nm --defined-only -t d "$BIN" | awk -v list="$LIST" '
   BEGIN { while ((getline s < list) > 0) hot[s] = 1 }
-  ($3 in hot) && ($2 ~ /^[tTwW]$/) { print strtonum("0x" $1) }' | sort -n | awk -v max="$MAX_MIB" '
+  ($3 in hot) && ($2 ~ /^[tTwW]$/) { print $1 + 0 }' | sort -n | awk -v max="$MAX_MIB" '
   { a[NR] = $1 }
   END {  # the span of all but the lowest and highest 1% (a few library functions stay apart)
     if (NR < 100) { printf "only %d of the hot functions are in the binary\n", NR; exit 1 }

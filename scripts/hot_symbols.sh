@@ -14,18 +14,25 @@ command -v valgrind >/dev/null || { echo "hot_symbols: valgrind is needed (apt-g
 [ -x "$HQ" ] || { echo "hot_symbols: no $HQ (build first)" >&2; exit 1; }
 
 WORK=$(mktemp -d "$BUILD/hot-symbols.XXXXXX")
+# The throwaway cluster only: nothing that points clients at another controller.
+unset HQ_CONTROLLER HQ_CLIENT_SOCKET HQ_CONFIG HQ_CA_FILE HQ_AUTH_SOCKET HQ_SECRET_FILE HQ_RUN_DIR \
+      HQ_WAIT_FOR_CONTROLLER SLURM_JOB_ID
 export HQ_HOME=$WORK
 cleanup() { "$HQ" local stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 mkdir -p "$WORK/bin" "$WORK/cg"
 for name in sbatch squeue scontrol scancel sinfo; do ln -s "$HQ" "$WORK/bin/$name"; done
 "$HQ" local start --nodes 2 --cpus 4 >/dev/null
+"$HQ" local status >/dev/null || { echo "hot_symbols: the throwaway cluster did not start" >&2; exit 1; }
 for _ in 1 2 3; do "$WORK/bin/sbatch" -H --wrap=true >/dev/null; done
 
+failed=0
 trace() {  # NAME COMMAND...
   local name=$1; shift
-  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg/$name" "$@" >/dev/null 2>&1 ||
+  if ! timeout 120 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$WORK/cg/$name" "$@" >/dev/null 2>&1; then
     echo "hot_symbols: '$*' failed under valgrind" >&2
+    failed=$((failed + 1))
+  fi
 }
 trace version "$HQ" --version
 trace sbatch "$WORK/bin/sbatch" -H --wrap=true
@@ -40,8 +47,9 @@ trace sinfo "$WORK/bin/sinfo"
 trace hq_submit "$HQ" submit -H --wrap=true
 trace hq_queue "$HQ" queue
 
+[ "$failed" -eq 0 ] || { echo "hot_symbols: $failed command(s) failed; the list is left as it was" >&2; exit 1; }
 nm --defined-only "$HQ" > "$WORK/nm.txt"
-python3 - "$WORK/cg" "$ROOT/cmake/hot_symbols.txt" "$WORK/nm.txt" <<'EOF'
+python3 - "$WORK/cg" "$WORK/hot_symbols.txt" "$WORK/nm.txt" <<'EOF'
 import collections, glob, re, sys
 used_by = collections.Counter()
 for path in glob.glob(sys.argv[1] + "/*"):
@@ -82,5 +90,9 @@ for line in open(sys.argv[3]):
         seen.add(name)
 with open(sys.argv[2], "w") as out:
     out.write("\n".join(order) + "\n")
-print(f"hot_symbols: {len(order)} functions into {sys.argv[2]}")
+if len(order) < 500:
+    sys.exit(f"hot_symbols: only {len(order)} functions were seen; the list is left as it was")
+print(f"hot_symbols: {len(order)} functions")
 EOF
+mv "$WORK/hot_symbols.txt" "$ROOT/cmake/hot_symbols.txt"
+echo "hot_symbols: written to $ROOT/cmake/hot_symbols.txt"

@@ -17,6 +17,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
+#include "net/frame.hpp"
 #include "cmd/users.hpp"
 #include "core/job.hpp"
 #include "core/hostlist.hpp"
@@ -328,7 +329,10 @@ int run_queue(const Args& args) {
   std::unique_ptr<pb::QueueReply> listed;
   int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
     if (!client) {
-      if (may_list_every_job(q)) prefer_huge_heap_pages(64 << 20);
+      if (may_list_every_job(q)) {
+        prefer_huge_heap_pages(64 << 20);
+        net::FrameDecoder::on_long_frame(prefault_heap_hook);  // the reply's heap mapped in one go
+      }
       auto c = connect_client();
       if (!c) return c.status();
       client = std::move(c.value());

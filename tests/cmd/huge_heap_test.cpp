@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "../skip.hpp"
 #include "cmd/process.hpp"
@@ -83,7 +84,7 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
   CHECK_MESSAGE((bad & 4) == 0, "an 8 MiB buffer did not come from the heap");
 }
 
-TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, not page by page") {
+TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and a grown heap is not trimmed") {
   void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(probe != MAP_FAILED);
   bool populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
@@ -92,18 +93,24 @@ TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, not 
   pid_t child = fork();  // it changes malloc's settings for good
   REQUIRE(child >= 0);
   if (child == 0) {
+    int bad = 0;
+    hq::cmd::prefer_huge_heap_pages(32 << 20);  // as squeue does first
+    HeapArea grown = heap_area();
     constexpr size_t kFrame = 256 << 10;  // a reply of 256 KiB: 1.25 MiB of heap mapped
-    hq::cmd::prefault_heap_for(kFrame);
-    rusage before{}, after{};
-    getrusage(RUSAGE_SELF, &before);
-    void* records = std::malloc(kFrame * 4);  // what parsing the reply takes, from the heap's top
-    std::memset(records, 1, kFrame * 4);
-    getrusage(RUSAGE_SELF, &after);
-    long faults = after.ru_minflt - before.ru_minflt;
-    _exit(faults < 32 ? 0 : 1);  // page by page: 256 faults
+    auto [at, size] = hq::cmd::prefault_heap_for(kFrame);
+    if (size < (1 << 20)) bad |= 1;
+    std::vector<unsigned char> resident(size / 4096 + 1);
+    if (size > 0 && mincore(at, size, resident.data()) != 0) bad |= 2;
+    for (size_t i = 0; i < size / 4096; ++i)
+      if (!(resident[i] & 1)) bad |= 2;
+    if (heap_area().end < grown.end) bad |= 4;  // its free() trimmed what prefer_huge_heap_pages grew
+    _exit(bad);
   }
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
-  CHECK_MESSAGE(WEXITSTATUS(status) == 0, "writing 1 MiB of heap after prefault_heap_for still faulted page by page");
+  int bad = WEXITSTATUS(status);
+  CHECK_MESSAGE((bad & 1) == 0, "less than 1 MiB was mapped for a 256 KiB reply");
+  CHECK_MESSAGE((bad & 2) == 0, "the range it reports is not all resident");
+  CHECK_MESSAGE((bad & 4) == 0, "the heap grown by prefer_huge_heap_pages was trimmed");
 }

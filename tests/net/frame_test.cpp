@@ -250,11 +250,15 @@ TEST_CASE("an operator's node features and weight: journaled, kept by re-registr
 namespace {
 std::vector<size_t> long_frames_seen;
 void note_long_frame(size_t bytes) { long_frames_seen.push_back(bytes); }
+struct LongFrameHookFor {  // installs the hook for one test, whatever ends it
+  explicit LongFrameHookFor(FrameDecoder::LongFrameHook hook) { FrameDecoder::on_long_frame(hook); }
+  ~LongFrameHookFor() { FrameDecoder::on_long_frame(nullptr); }
+};
 }  // namespace
 
 TEST_CASE("frames: a long frame's length goes to the long-frame hook once, before its buffer grows") {
   long_frames_seen.clear();
-  FrameDecoder::on_long_frame(note_long_frame);
+  LongFrameHookFor hooked(note_long_frame);
   std::string wire = encode_frame(std::string(300000, 'x')) + encode_frame("short");
   FrameDecoder d;
   std::vector<std::string> got;
@@ -267,7 +271,6 @@ TEST_CASE("frames: a long frame's length goes to the long-frame hook once, befor
       got.push_back(**f);
     }
   }
-  FrameDecoder::on_long_frame(nullptr);
   REQUIRE(got.size() == 2);
   CHECK(got[0].size() == 300000);
   CHECK(got[1] == "short");

@@ -115,18 +115,32 @@ void prefer_huge_heap_pages(size_t bytes) {
   for (void* block : blocks) free(block);  // back to the heap's top: one free block, of huge pages to be
 }
 
+uintptr_t page_down(uintptr_t address) {
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return address / page * page;
+}
+
+uintptr_t page_up(uintptr_t address) {
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return (address + page - 1) / page * page;
+}
+
+std::pair<void*, size_t> populate_within(void* data, size_t size) {
+  uintptr_t begin = page_up(reinterpret_cast<uintptr_t>(data));
+  uintptr_t end = page_down(reinterpret_cast<uintptr_t>(data) + size);
+  if (end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) end = begin;
+  return {reinterpret_cast<void*>(begin), end - begin};
+}
+
 std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes) {
   constexpr size_t kMost = kLargestMmapThreshold - (1 << 20);  // from the heap, not a mapping
   size_t bytes = std::min(frame_bytes * kHeapPerReplyByte, kMost);
   raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(bytes));  // freed, it stays in the heap
-  auto* block = static_cast<char*>(malloc(bytes));
+  void* block = malloc(bytes);
   if (!block) return {nullptr, 0};
-  auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(block) + bytes) / page * page;
-  if (end <= begin || madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) end = begin;
+  auto mapped = populate_within(block, bytes);
   free(block);  // back to the heap's free top, where the reply and its records are made next
-  return {reinterpret_cast<void*>(begin), end - begin};
+  return mapped;
 }
 
 void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes); }
@@ -135,15 +149,12 @@ HeapPrefault::HeapPrefault(size_t bytes) {
   bytes = std::min(bytes, kMostPrefault);
   keep_freed_memory();
   set_trim_threshold(kKeptFreeBytes + static_cast<int>(bytes));
-  auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   std::vector<void*> blocks;  // all held at once, so that each is new memory
   for (size_t mapped = kPrefaultBlock; mapped <= bytes; mapped += kPrefaultBlock) {
     void* block = malloc(kPrefaultBlock);
     if (!block) break;
     blocks.push_back(block);
-    uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
-    uintptr_t end = (reinterpret_cast<uintptr_t>(block) + kPrefaultBlock) / page * page;
-    if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0) break;  // before Linux 5.14
+    if (populate_within(block, kPrefaultBlock).second == 0) break;  // before Linux 5.14
   }
   for (void* block : blocks) free(block);
 }

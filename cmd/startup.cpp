@@ -7,26 +7,22 @@
 // MADV_POPULATE_WRITE: the pages then fault in as before.
 #include <cstdint>
 #include <cstdlib>
-#include <sys/mman.h>
 #include <unistd.h>
+
+#include "cmd/process.hpp"
 
 extern "C" char __data_start[];  // the linker's: the start of .data and the end of .bss
 extern "C" char _end[];
 
 namespace {
 
-#ifndef MADV_POPULATE_WRITE
-constexpr int MADV_POPULATE_WRITE = 23;
-#endif
+using hq::cmd::page_down;
+using hq::cmd::page_up;
 
-constexpr uintptr_t kPage = 4096;
 constexpr size_t kStackStart = 64 << 10;  // inside the 128 KiB the kernel maps for a new stack
 
-uintptr_t page_down(uintptr_t a) { return a & ~(kPage - 1); }
-uintptr_t page_up(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
-
 void populate(uintptr_t from, uintptr_t to) {
-  if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+  if (to > from) (void)hq::cmd::populate_within(reinterpret_cast<void*>(from), to - from);
 }
 
 __attribute__((constructor(101))) void populate_start_memory() {

@@ -4,14 +4,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "cmd/paths.hpp"
+#include "cmd/process.hpp"
 
 namespace hq::cmd {
 namespace {
 
-constexpr size_t kPageSize = 4096;
 constexpr size_t kPointer = sizeof(char*);
 constexpr size_t kThreadDescriptorRoom = 4096;  // more than glibc's struct pthread
 
@@ -19,13 +20,7 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // The start of the brk heap, from /proc/self/maps (it never moves); 0 when not found.
 uintptr_t find_heap_start() {
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  std::string maps;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) maps.append(buf, static_cast<size_t>(n));
-  close(fd);
+  std::string maps = read_small_file("/proc/self/maps");
   size_t tag = maps.find(" [heap]\n");
   if (tag == std::string::npos) return 0;
   size_t line = maps.rfind('\n', tag);
@@ -40,7 +35,7 @@ uintptr_t heap_start() {
 
 }  // namespace
 
-ForkBlock::ForkBlock(size_t bytes) : size_(round_up(bytes == 0 ? 1 : bytes, kPageSize)) {
+ForkBlock::ForkBlock(size_t bytes) : size_(page_up(bytes == 0 ? 1 : bytes)) {
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p != MAP_FAILED) base_ = static_cast<char*>(p);
 }
@@ -86,7 +81,7 @@ HeapNotForked::HeapNotForked() {
   // pthread, 2,304 bytes) at the start of the brk heap, at and below its thread pointer:
   // the child needs them (errno, its tid, the stack guard).
   auto thread = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-  if (thread >= start && thread < end) start = round_up(thread + kThreadDescriptorRoom, kPageSize);
+  if (thread >= start && thread < end) start = page_up(thread + kThreadDescriptorRoom);
   if (start == 0 || end <= start) return;
   if (madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTFORK) != 0) return;
   start_ = reinterpret_cast<void*>(start);

@@ -7,11 +7,11 @@
 #include <memory>
 #include <string>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 #include "cmd/agent/fork_memory.hpp"
+#include "../forked_child.hpp"
 
 namespace {
 
@@ -28,11 +28,7 @@ int unmapped(const void* p) {
 // exits with `child()`; returns that exit code.
 template <typename Child>
 int in_child(Child child) {
-  pid_t pid = _Fork();
-  if (pid == 0) _exit(child());
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+  return hq::test::exit_code_in_child(child, hq::test::ForkKind::kRaw);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../forked_child.hpp"
 #include "../skip.hpp"
 #include "cmd/process.hpp"
 
@@ -60,9 +61,7 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
   std::getline(thp, modes);
   if (modes.find("[never]") != std::string::npos || modes.empty())
     HQ_SKIP("transparent huge pages are off here (" + modes + ")");
-  pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
+  int bad = hq::test::exit_code_in_child([] {
     HeapArea before = heap_area();
     hq::cmd::prefer_huge_heap_pages(32 << 20);
     HeapArea after = heap_area();
@@ -73,12 +72,9 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
     auto at = reinterpret_cast<uintptr_t>(buffer);
     if (!(at >= after.begin && at < after.end)) bad |= 4;
     std::memset(buffer, 1, 8 << 20);
-    _exit(bad);
-  }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  int bad = WEXITSTATUS(status);
+    return bad;
+  });
+  REQUIRE(bad >= 0);
   CHECK_MESSAGE((bad & 1) == 0, "the heap did not grow at once");
   CHECK_MESSAGE((bad & 2) == 0, "the heap is not marked for huge pages");
   CHECK_MESSAGE((bad & 4) == 0, "an 8 MiB buffer did not come from the heap");
@@ -90,9 +86,7 @@ TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and 
   bool populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
   munmap(probe, 4096);
   if (!populates) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
-  pid_t child = fork();  // it changes malloc's settings for good
-  REQUIRE(child >= 0);
-  if (child == 0) {
+  int bad = hq::test::exit_code_in_child([] {  // it changes malloc's settings for good
     int bad = 0;
     hq::cmd::prefer_huge_heap_pages(32 << 20);  // as squeue does first
     HeapArea grown = heap_area();
@@ -104,12 +98,9 @@ TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and 
     for (size_t i = 0; i < size / 4096; ++i)
       if (!(resident[i] & 1)) bad |= 2;
     if (heap_area().end < grown.end) bad |= 4;  // its free() trimmed what prefer_huge_heap_pages grew
-    _exit(bad);
-  }
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  int bad = WEXITSTATUS(status);
+    return bad;
+  });
+  REQUIRE(bad >= 0);
   CHECK_MESSAGE((bad & 1) == 0, "less than 1 MiB was mapped for a 256 KiB reply");
   CHECK_MESSAGE((bad & 2) == 0, "the range it reports is not all resident");
   CHECK_MESSAGE((bad & 4) == 0, "the heap grown by prefer_huge_heap_pages was trimmed");

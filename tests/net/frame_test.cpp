@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "core/hostlist.hpp"
 #include "net/convert.hpp"
 #include "net/frame.hpp"
@@ -7,12 +11,12 @@
 using namespace hq;
 using namespace hq::net;
 
-TEST_CASE("frames: split delivery, several per read, oversize") {
-  std::string wire = encode_frame("hello") + encode_frame("") + encode_frame(std::string(1000, 'x'));
-  FrameDecoder d;
+namespace {
+// `wire` fed to `d` in reads of `read` bytes, as a socket brings it: the frames decoded.
+std::vector<std::string> decode_in_reads(FrameDecoder& d, const std::string& wire, size_t read) {
   std::vector<std::string> got;
-  for (char c : wire) {  // one byte at a time
-    d.feed(&c, 1);
+  for (size_t at = 0; at < wire.size(); at += read) {
+    d.feed(wire.data() + at, std::min(read, wire.size() - at));
     while (true) {
       auto f = d.next();
       REQUIRE(f.is_ok());
@@ -20,6 +24,14 @@ TEST_CASE("frames: split delivery, several per read, oversize") {
       got.push_back(**f);
     }
   }
+  return got;
+}
+}  // namespace
+
+TEST_CASE("frames: split delivery, several per read, oversize") {
+  std::string wire = encode_frame("hello") + encode_frame("") + encode_frame(std::string(1000, 'x'));
+  FrameDecoder d;
+  std::vector<std::string> got = decode_in_reads(d, wire, 1);  // one byte at a time
   REQUIRE(got.size() == 3);
   CHECK(got[0] == "hello");
   CHECK(got[1].empty());
@@ -261,16 +273,7 @@ TEST_CASE("frames: a long frame's length goes to the long-frame hook once, befor
   LongFrameHookFor hooked(note_long_frame);
   std::string wire = encode_frame(std::string(300000, 'x')) + encode_frame("short");
   FrameDecoder d;
-  std::vector<std::string> got;
-  for (size_t at = 0; at < wire.size(); at += 4096) {  // as reads of 4 KiB bring it
-    d.feed(wire.data() + at, std::min<size_t>(4096, wire.size() - at));
-    while (true) {
-      auto f = d.next();
-      REQUIRE(f.is_ok());
-      if (!f->has_value()) break;
-      got.push_back(**f);
-    }
-  }
+  std::vector<std::string> got = decode_in_reads(d, wire, 4096);
   REQUIRE(got.size() == 2);
   CHECK(got[0].size() == 300000);
   CHECK(got[1] == "short");

@@ -157,21 +157,50 @@ void RpcClient::send(pb::Envelope req) {
 
 Result<pb::Envelope> RpcClient::recv(double timeout_s) { return recv(timeout_s, {}); }
 
-Result<pb::Envelope> RpcClient::recv(double timeout_s, const std::function<bool()>& interrupted) {
-  auto reader = [](std::shared_ptr<Connection> c) -> asio::awaitable<Result<pb::Envelope>> {
-    co_return co_await c->recv();
+Result<std::string> RpcClient::recv_payload(double timeout_s, const std::function<bool()>& interrupted) {
+  auto reader = [](std::shared_ptr<Connection> c) -> asio::awaitable<Result<std::string>> {
+    co_return co_await c->recv_frame();
   };
-  auto msg = impl_->run(reader(impl_->conn), timeout_s, interrupted);
-  if (!msg) return msg;
-  if (ack_pending_) {  // pipelined handshake: the first message answers the Hello
-    ack_pending_ = false;
-    auto ack = impl_->conn->accept_hello_ack(*msg);
-    if (!ack) return ack.status();
-    cluster_ = ack->cluster();
-    return recv(timeout_s, interrupted);
+  auto frame = impl_->run(reader(impl_->conn), timeout_s, interrupted);
+  if (!frame || !ack_pending_) return frame;
+  ack_pending_ = false;  // pipelined handshake: the first message answers the Hello
+  pb::Envelope first;
+  if (!first.ParseFromString(*frame)) {
+    impl_->conn->close("undecodable frame");
+    return invalid("undecodable frame from " + impl_->conn->peer());
   }
-  if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
+  auto ack = impl_->conn->accept_hello_ack(first);
+  if (!ack) return ack.status();
+  cluster_ = ack->cluster();
+  return recv_payload(timeout_s, interrupted);
+}
+
+Result<pb::Envelope> RpcClient::recv(double timeout_s, const std::function<bool()>& interrupted) {
+  auto frame = recv_payload(timeout_s, interrupted);
+  if (!frame) return frame.status();
+  pb::Envelope msg;
+  if (!msg.ParseFromString(*frame)) {
+    impl_->conn->close("undecodable frame");
+    return invalid("undecodable frame from " + impl_->conn->peer());
+  }
+  if (msg.has_error()) return Status(static_cast<Code>(msg.error().code()), msg.error().message());
   return msg;
+}
+
+Result<pb::Envelope*> RpcClient::call_on(google::protobuf::Arena& arena, pb::Envelope req, double timeout_s) {
+  uint64_t seq = next_seq_;
+  send(std::move(req));
+  while (true) {
+    auto frame = recv_payload(timeout_s, {});
+    if (!frame) return frame.status();
+    auto* msg = google::protobuf::Arena::CreateMessage<pb::Envelope>(&arena);
+    if (!msg->ParseFromString(*frame)) {
+      impl_->conn->close("undecodable frame");
+      return invalid("undecodable frame from " + impl_->conn->peer());
+    }
+    if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
+    if (msg->seq() == seq) return msg;
+  }
 }
 
 Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) {

@@ -9,6 +9,10 @@
 #include "core/status.hpp"
 #include "hq.pb.h"
 
+namespace google::protobuf {
+class Arena;
+}
+
 namespace hq::net {
 
 struct Endpoint {
@@ -43,6 +47,9 @@ class RpcClient {
   ~RpcClient();
   // Sends `req` with a fresh seq and waits for its reply; an Error reply becomes a Status.
   Result<pb::Envelope> call(pb::Envelope req, double timeout_s = 30);
+  // The same, the reply made on `arena` and living as long as it: a long listing's
+  // thousands of records then come from a few blocks, not from an allocation each.
+  Result<pb::Envelope*> call_on(google::protobuf::Arena& arena, pb::Envelope req, double timeout_s = 30);
   // Pipelining for benchmarks: send without waiting, then collect replies in order.
   void send(pb::Envelope req);
   Result<pb::Envelope> recv(double timeout_s = 30);
@@ -59,6 +66,8 @@ class RpcClient {
   template <typename Dial>
   static Result<std::unique_ptr<RpcClient>> open(Dial dial, const std::string& where, const Transport& transport,
                                                  const std::string& role, double timeout_s, bool pipelined);
+  // The next frame, the pipelined handshake's answer taken first (recv's part before parsing).
+  Result<std::string> recv_payload(double timeout_s, const std::function<bool()>& interrupted);
   std::unique_ptr<Impl> impl_;
   std::string cluster_;
   uint64_t next_seq_ = 1;

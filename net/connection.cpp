@@ -12,6 +12,17 @@ Connection::Connection(asio::any_io_executor ex, std::unique_ptr<ByteStream> str
     : ex_(std::move(ex)), stream_(std::move(stream)), peer_(stream_->peer()) {}
 
 asio::awaitable<Result<pb::Envelope>> Connection::recv() {
+  auto frame = co_await recv_frame();
+  if (!frame) co_return frame.status();
+  pb::Envelope env;
+  if (!env.ParseFromString(*frame)) {
+    close("undecodable frame");
+    co_return invalid("undecodable frame from " + peer_);
+  }
+  co_return env;
+}
+
+asio::awaitable<Result<std::string>> Connection::recv_frame() {
   std::array<char, 65536> buf;
   while (open_) {
     auto frame = decoder_.next();
@@ -19,14 +30,7 @@ asio::awaitable<Result<pb::Envelope>> Connection::recv() {
       close(frame.status().message());
       co_return frame.status();
     }
-    if (frame->has_value()) {
-      pb::Envelope env;
-      if (!env.ParseFromString(**frame)) {
-        close("undecodable frame");
-        co_return invalid("undecodable frame from " + peer_);
-      }
-      co_return env;
-    }
+    if (frame->has_value()) co_return std::move(**frame);
     try {
       size_t n = co_await stream_->read_some(asio::buffer(buf));
       if (n == 0) close("End of file");

@@ -29,6 +29,9 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   // Next message. Errors: peer closed, oversized frame, undecodable payload; the
   // connection is closed when an error is returned.
   asio::awaitable<Result<pb::Envelope>> recv();
+  // The next frame's payload, not parsed (a caller that parses a long reply its own way,
+  // on an arena). The same errors but an undecodable payload.
+  asio::awaitable<Result<std::string>> recv_frame();
   // Queues a message; queued frames are flushed together by one writer coroutine.
   void send(const pb::Envelope& msg) override;
   // Queues a whole frame already serialized (a listing written straight to the wire): the

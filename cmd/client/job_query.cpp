@@ -1,5 +1,7 @@
 #include "cmd/client/job_query.hpp"
 
+#include <memory>
+
 #include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
 #include "core/units.hpp"
@@ -13,31 +15,68 @@ Status add_node_filter(pb::QueueRequest& req, const std::string& hostlist) {
   return Status::ok();
 }
 
-Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req) {
-  pb::QueueReply all;
+namespace {
+
+// Asks for `req` page by page: `call(env)` sends one request and gives its QueueReply;
+// every page's jobs are moved (as pointers) into the first page, which is returned.
+// `move_jobs(from, to)` moves them the way the pages' ownership allows.
+template <typename Call, typename MoveJobs>
+Result<pb::QueueReply*> page_through(const pb::QueueRequest& req, Call&& call, MoveJobs&& move_jobs) {
   pb::Envelope env;
   *env.mutable_queue() = req;
-  for (bool first = true;; first = false) {
-    auto reply = client.call(env);
-    if (!reply) return reply.status();
-    pb::QueueReply* page = reply->mutable_queue_reply();
-    if (first) {
-      all.set_now(page->now());
-      *all.mutable_unknown_ids() = page->unknown_ids();
-      *all.mutable_weights() = page->weights();
-    }
-    if (page->jobs_size() == 0) break;
-    uint64_t last = page->jobs(page->jobs_size() - 1).job_id();
+  pb::QueueReply* all = nullptr;
+  for (;;) {
+    Result<pb::QueueReply*> page = call(env);
+    if (!page) return page.status();
+    pb::QueueReply& p = **page;
+    bool first = all == nullptr;
+    if (first) all = &p;
+    if (p.jobs_size() == 0) break;
+    uint64_t last = p.jobs(p.jobs_size() - 1).job_id();
     if (!first && last <= env.queue().after_id()) return invalid("the controller's queue pages do not advance");
-    auto* jobs = page->mutable_jobs();  // moved over as pointers, not field by field
-    std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
-    jobs->ExtractSubrange(0, jobs->size(), moved.data());
-    all.mutable_jobs()->Reserve(all.jobs_size() + static_cast<int>(moved.size()));
-    for (pb::Job* job : moved) all.mutable_jobs()->AddAllocated(job);
-    if (!page->more()) break;
+    if (!first) move_jobs(p, *all);
+    if (!p.more()) break;
     env.mutable_queue()->set_after_id(last);
   }
   return all;
+}
+
+}  // namespace
+
+Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req) {
+  std::vector<std::unique_ptr<pb::Envelope>> replies;  // each page's reply, kept until its jobs have moved
+  auto call = [&](const pb::Envelope& env) -> Result<pb::QueueReply*> {
+    auto reply = client.call(env);
+    if (!reply) return reply.status();
+    replies.push_back(std::make_unique<pb::Envelope>(std::move(*reply)));
+    return replies.back()->mutable_queue_reply();
+  };
+  auto move_jobs = [](pb::QueueReply& from, pb::QueueReply& to) {
+    auto* jobs = from.mutable_jobs();
+    std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
+    jobs->ExtractSubrange(0, jobs->size(), moved.data());
+    to.mutable_jobs()->Reserve(to.jobs_size() + static_cast<int>(moved.size()));
+    for (pb::Job* job : moved) to.mutable_jobs()->AddAllocated(job);
+  };
+  auto all = page_through(req, call, move_jobs);
+  if (!all) return all.status();
+  return std::move(**all);
+}
+
+Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena) {
+  auto call = [&](const pb::Envelope& env) -> Result<pb::QueueReply*> {
+    auto reply = client.call_on(arena, env);
+    if (!reply) return reply.status();
+    return (*reply)->mutable_queue_reply();
+  };
+  auto move_jobs = [](pb::QueueReply& from, pb::QueueReply& to) {  // both on `arena`
+    auto* jobs = from.mutable_jobs();
+    std::vector<pb::Job*> moved(static_cast<size_t>(jobs->size()));
+    jobs->UnsafeArenaExtractSubrange(0, jobs->size(), moved.data());
+    to.mutable_jobs()->Reserve(to.jobs_size() + static_cast<int>(moved.size()));
+    for (pb::Job* job : moved) to.mutable_jobs()->UnsafeArenaAddAllocated(job);
+  };
+  return page_through(req, call, move_jobs);
 }
 
 Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config, bool with_topology, const std::string& topology_name) {

@@ -15,6 +15,9 @@ namespace hq::cmd {
 
 // Every page of `req` in one reply (`now` from the first page).
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
+// The same made on `arena` and living as long as it (squeue's long listings: a record is
+// not an allocation each).
+Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena);
 
 // Nodes, partitions and reservations (with the controller's settings: scontrol show config).
 // with_topology: topology `topology_name`'s lines ("" or a name no topology has: the default's).

@@ -1,6 +1,8 @@
 // `hq queue` / squeue: lists jobs in squeue's default format or -o's (cmd/client/queue_format), or as JSON.
 #include <unistd.h>
 
+#include <google/protobuf/arena.h>
+
 #include <cctype>
 #include <ctime>
 #include <iostream>
@@ -245,8 +247,7 @@ std::vector<OptionDocRow> squeue_option_docs() {
   return cli11_option_docs(*queue_parser(a));
 }
 
-int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster,
-               std::unique_ptr<pb::QueueReply>* kept) {
+int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);
   QueueArgs a;
   auto app = queue_parser(a);
@@ -284,7 +285,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   for (;;) {
     auto reply = fetch(*q);
     if (!reply) return fail(prog, reply.status());
-    pb::QueueReply& out = reply.value();
+    pb::QueueReply& out = **reply;
     if (q->job_ids_size() == 1 && out.unknown_ids_size() == 1) {  // as Slurm's slurm_load_job of one id
       std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
@@ -307,10 +308,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
       sort_jobs(out, sort_keys);
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);
     }
-    if (!a.iterate) {
-      if (kept) *kept = std::make_unique<pb::QueueReply>(std::move(out));
-      return 0;
-    }
+    if (!a.iterate) return 0;
     std::cout << "\n" << std::flush;
     std::this_thread::sleep_for(std::chrono::seconds(a.iterate));
   }
@@ -326,8 +324,14 @@ bool may_list_every_job(const pb::QueueRequest& q) {
 
 int run_queue(const Args& args) {
   std::unique_ptr<net::RpcClient> client;
-  std::unique_ptr<pb::QueueReply> listed;
-  int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
+  // Each answer on an arena of its own (freed when `squeue -i` asks again). The last is
+  // never freed: the process ends once it is printed, and its memory goes back whole, not
+  // record by record (that would cost a quarter of a long listing's time).
+  std::unique_ptr<google::protobuf::Arena> arena;
+  google::protobuf::ArenaOptions sizes;
+  sizes.start_block_size = 64 << 10;
+  sizes.max_block_size = 4 << 20;
+  int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
     if (!client) {
       if (may_list_every_job(q)) {
         prefer_huge_heap_pages(64 << 20);
@@ -337,11 +341,10 @@ int run_queue(const Args& args) {
       if (!c) return c.status();
       client = std::move(c.value());
     }
-    return query_jobs(*client, q);
-  }, [&] { return client ? client->cluster() : std::string(); }, &listed);
-  // The process ends now: its memory goes back whole, not record by record (that would
-  // cost a quarter of a long listing's time).
-  static_cast<void>(listed.release());
+    arena = std::make_unique<google::protobuf::Arena>(sizes);
+    return query_jobs(*client, q, *arena);
+  }, [&] { return client ? client->cluster() : std::string(); });
+  static_cast<void>(arena.release());
   return rc;
 }
 

@@ -1,6 +1,7 @@
 #include "cmd/client/queue_format.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <map>
 
@@ -34,12 +35,22 @@ std::string partitions(const pb::Job& j) {  // a pending job shows every candida
   return out;
 }
 
-std::string state_code(const std::string& state) {
+std::string_view state_code(std::string_view state) {
   if (state == "PENDING") return "PD";  // most of a long queue
   if (state == "RUNNING") return "R";
   if (state == "SUSPENDED") return "S";
   JobState s;
-  return parse_job_state(state, s) ? std::string(job_state_code(s)) : state;
+  return parse_job_state(std::string(state), s) ? job_state_code(s) : state;
+}
+
+std::string_view job_state_view(const pb::Job& j) { return j.suspended() ? "SUSPENDED" : std::string_view(j.state()); }
+
+// `n` in decimal in `scratch`.
+std::string_view decimal(int64_t n, std::string& scratch) {
+  char buf[24];
+  auto end = std::to_chars(buf, buf + sizeof buf, n).ptr;
+  scratch.assign(buf, end);
+  return scratch;
 }
 
 // A job's -o/-e/-i made absolute against its working directory, %j %u %x %A %a %N
@@ -116,7 +127,7 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
     case 'j': return s.name();
     case 'u': return s.user();
     case 'U': return std::to_string(s.uid());
-    case 't': return state_code(job_state(j));
+    case 't': return std::string(state_code(job_state_view(j)));
     case 'T': return job_state(j);
     case 'M': return format_elapsed(job_run_time(j, now));
     case 'D': return std::to_string(job_node_count(j));
@@ -163,8 +174,37 @@ std::string squeue_value(const pb::Job& j, char field, int64_t now) {
   }
 }
 
+std::string_view squeue_cell(const pb::Job& j, char field, int64_t now, std::string& scratch) {
+  switch (field) {  // the default listing's fields, and plain texts; the rest as squeue_value gives them
+    case 'i':
+      if (j.array_job_id() != 0) break;
+      [[fallthrough]];
+    case 'A': return decimal(static_cast<int64_t>(j.job_id()), scratch);
+    case 'P':
+      if (j.partitions_size() < 2 || j.state() != "PENDING") return j.partition();
+      break;
+    case 'j': return j.spec().name();
+    case 'u': return j.spec().user();
+    case 't': return state_code(job_state_view(j));
+    case 'T': return job_state_view(j);
+    case 'D': return decimal(job_node_count(j), scratch);
+    case 'C': return decimal(job_cpu_count(j), scratch);
+    case 'R':
+      if (j.state() != "PENDING") return j.nodelist();
+      scratch.assign(1, '(').append(j.reason()).push_back(')');
+      return scratch;
+    case 'N': return j.state() == "PENDING" ? std::string_view() : std::string_view(j.nodelist());
+    case 'M':
+      if (j.start_time() <= 0) return "0:00";
+      break;
+    default: break;
+  }
+  scratch = squeue_value(j, field, now);
+  return scratch;
+}
+
 namespace {
-int slurm_state_number(const std::string& state) {  // Slurm's enum job_states
+int slurm_state_number(std::string_view state) {  // Slurm's enum job_states
   static const std::pair<const char*, int> kNumbers[] = {
       {"PENDING", 0}, {"RUNNING", 1}, {"SUSPENDED", 2}, {"COMPLETED", 3}, {"CANCELLED", 4}, {"FAILED", 5},
       {"TIMEOUT", 6}, {"NODE_FAIL", 7}, {"PREEMPTED", 8}, {"DEADLINE", 10}, {"OUT_OF_MEMORY", 11}};
@@ -184,9 +224,9 @@ struct SortValue {
   bool operator<(const SortValue& o) const { return num != o.num ? num < o.num : text < o.text; }
 };
 
-SortValue sort_value(const pb::Job& j, char key, int64_t now) {
+SortValue sort_value(const pb::Job& j, char key, int64_t now, std::string& scratch) {
   switch (key) {
-    case 't': case 'T': return {slurm_state_number(job_state(j)), ""};
+    case 't': case 'T': return {slurm_state_number(job_state_view(j)), ""};
     case 'p': case 'Q': return {job_priority(j), ""};
     case 'i': case 'A': case 'F': return {static_cast<int64_t>(j.job_id()), ""};
     case 'K': return {j.array_job_id() ? j.array_task_id() : -1, ""};
@@ -198,7 +238,7 @@ SortValue sort_value(const pb::Job& j, char key, int64_t now) {
     case 'D': return {job_node_count(j), ""};
     case 'C': return {job_cpu_count(j), ""};
     case 'U': case 'y': case 'c': return {std::atoll(squeue_value(j, key, now).c_str()), ""};
-    default: return {0, squeue_value(j, key, now)};
+    default: return {0, std::string(squeue_cell(j, key, now, scratch))};
   }
 }
 
@@ -239,27 +279,33 @@ std::vector<int64_t> ranked(std::vector<SortValue> values) {
 }  // namespace
 
 // Slurm's -S: the first key decides, then the next...; job id last. Each key's value is
-// worked out once per job, and only pointers move.
+// worked out once per job and kept in a row of numbers per job (a reversed key as its
+// complement, which orders the other way); the sort compares rows, and only pointers move.
 void sort_jobs(pb::QueueReply& q, std::string_view keys) {
   auto& jobs = *q.mutable_jobs();
   size_t n = static_cast<size_t>(jobs.size());
-  std::vector<std::pair<std::vector<int64_t>, bool>> columns;  // per key: values, reversed
-  for (size_t i = 0; i < keys.size(); ++i) {
-    char key = keys[i];
-    if (key == ',' || key == '+' || key == '-') continue;
+  std::vector<std::pair<char, bool>> columns;  // key, reversed
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] != ',' && keys[i] != '+' && keys[i] != '-') columns.emplace_back(keys[i], i > 0 && keys[i - 1] == '-');
+  size_t width = columns.size() + 1;
+  std::vector<int64_t> rows(n * width);
+  std::string scratch;
+  for (size_t c = 0; c < columns.size(); ++c) {
     std::vector<SortValue> values(n);
-    for (size_t k = 0; k < n; ++k) values[k] = sort_value(jobs.Get(static_cast<int>(k)), key, q.now());
-    columns.emplace_back(ranked(std::move(values)), i > 0 && keys[i - 1] == '-');
+    for (size_t k = 0; k < n; ++k) values[k] = sort_value(jobs.Get(static_cast<int>(k)), columns[c].first, q.now(), scratch);
+    std::vector<int64_t> ranks = ranked(std::move(values));
+    for (size_t k = 0; k < n; ++k) rows[k * width + c] = columns[c].second ? ~ranks[k] : ranks[k];
   }
-  std::vector<uint64_t> ids(n);
-  for (size_t k = 0; k < n; ++k) ids[k] = jobs.Get(static_cast<int>(k)).job_id();
+  for (size_t k = 0; k < n; ++k) rows[k * width + width - 1] = static_cast<int64_t>(jobs.Get(static_cast<int>(k)).job_id());
   std::vector<size_t> perm(n);
   for (size_t i = 0; i < n; ++i) perm[i] = i;
-  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
-    for (const auto& [values, reverse] : columns) {
-      if (values[a] != values[b]) return (values[a] < values[b]) != reverse;
-    }
-    return ids[a] < ids[b];
+  const int64_t* table = rows.data();
+  std::sort(perm.begin(), perm.end(), [table, width](size_t a, size_t b) {
+    const int64_t* x = table + a * width;
+    const int64_t* y = table + b * width;
+    for (size_t c = 0; c + 1 < width; ++c)
+      if (x[c] != y[c]) return x[c] < y[c];
+    return static_cast<uint64_t>(x[width - 1]) < static_cast<uint64_t>(y[width - 1]);
   });
   permute(jobs, perm);
 }
@@ -304,12 +350,14 @@ void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const Colum
     append_line(out, format, [](char f) { return std::string(squeue_header(f)); });
     out += '\n';
   }
+  std::string scratch;
   for (const QueueRow& r : rows) {
-    append_line(out, format, [&](char f) {
-      if (f == 'i' && !r.id.empty()) return r.id;
-      if (f == 'K' && !r.tasks.empty()) return r.tasks;
-      return squeue_value(*r.job, f, now);
-    });
+    for (const FormatItem& it : format.items) {
+      if (!it.field) out += it.literal;
+      else if (it.field == 'i' && !r.id.empty()) append_cell(out, r.id, it);
+      else if (it.field == 'K' && !r.tasks.empty()) append_cell(out, r.tasks, it);
+      else append_cell(out, squeue_cell(*r.job, it.field, now, scratch), it);
+    }
     out += '\n';
   }
   std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -15,6 +15,10 @@ namespace hq::cmd {
 
 // Job `j` of a reply made at `now`: its value for `field`.
 std::string squeue_value(const pb::Job& j, char field, int64_t now);
+// The same as a view: of the record's own text where the value is that (a name, a user,
+// a single partition), else of a literal or of `scratch`, which it then fills. What a long
+// listing formats, without a string built per cell.
+std::string_view squeue_cell(const pb::Job& j, char field, int64_t now, std::string& scratch);
 
 // A job's state as Slurm shows it: SUSPENDED for a suspended job (RUNNING on the wire).
 std::string job_state(const pb::Job& j);
@@ -63,12 +67,11 @@ void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const Colum
 
 // squeue itself (`args[0]` its name): options parsed, `fetch` asked for the jobs (again
 // every -i seconds) and the answer printed. Returns the exit code. (Steps, -s, are not
-// fetched through it.)
-using QueueFetch = std::function<Result<pb::QueueReply>(const pb::QueueRequest&)>;
-// `cluster`: the cluster's name once fetched (squeue --json's "cluster"). With `kept`,
-// the last answer is moved there instead of being freed (a process about to end leaves
-// its thousands of records to the exit).
+// fetched through it.) The fetch keeps each answer alive until its next call or the end
+// of queue_with (squeue's own lives on an arena it never frees: the process ends next).
+using QueueFetch = std::function<Result<pb::QueueReply*>(const pb::QueueRequest&)>;
+// `cluster`: the cluster's name once fetched (squeue --json's "cluster").
 int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch,
-               const std::function<std::string()>& cluster = {}, std::unique_ptr<pb::QueueReply>* kept = nullptr);
+               const std::function<std::string()>& cluster = {});
 
 }  // namespace hq::cmd

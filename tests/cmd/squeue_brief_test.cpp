@@ -54,16 +54,17 @@ struct Listing {
 // squeue `args` over the jobs, the controller answering as it would (brief or full).
 Listing list(const std::vector<std::string>& args, bool honour_brief) {
   Listing l;
+  pb::QueueReply r;
   auto captured = test::capture_output([&] {
-    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
       l.asked_brief = q.brief();
-      pb::QueueReply r;
+      r.Clear();
       r.set_now(1000);
       for (const Job& j : varied_jobs()) {
         if (q.brief() && honour_brief) net::to_pb_brief(j, *r.add_jobs());
         else net::to_pb(j, false, *r.add_jobs());
       }
-      return r;
+      return &r;
     });
   });
   l.out = captured.out;
@@ -92,5 +93,23 @@ TEST_CASE("squeue: brief listings print what full records print, and are asked f
            {"squeue", "-o", "%i %a"}, {"squeue", "-o", "%i %Z"}, {"squeue", "-S", "a"}, {"squeue", "--json"}}) {
     CAPTURE(args.back());
     CHECK(!list(args, true).asked_brief);
+  }
+}
+
+TEST_CASE("squeue: a cell's view is the text squeue_value gives, for every field over jobs of every kind") {
+  std::string letters = "iAFKPjuUtTMDRNlLCrSVeQaZomcEyBnxYkqvwfgG";
+  for (char c : {kSqNumTasks, kSqExitCode, kSqStdOut, kSqStdErr, kSqStdIn, kSqTimeMin, kSqDeadline, kSqCpusPerTask,
+                 kSqRestarts, kSqReqSwitch, kSqWait4Switch})
+    letters += c;
+  std::string scratch = "left over from another cell";
+  for (const Job& j : varied_jobs()) {
+    for (bool brief : {false, true}) {
+      pb::Job pj;
+      if (brief) net::to_pb_brief(j, pj);
+      else net::to_pb(j, false, pj);
+      for (char f : letters)
+        CHECK_MESSAGE(std::string(cmd::squeue_cell(pj, f, 1000, scratch)) == cmd::squeue_value(pj, f, 1000),
+                      "job " << j.id.value << " field " << f);
+    }
   }
 }

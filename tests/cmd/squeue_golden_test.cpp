@@ -53,8 +53,12 @@ pb::QueueReply bench_reply(const pb::QueueRequest& q) {
 }
 
 test::Captured run_squeue(const std::vector<std::string>& args) {
+  pb::QueueReply reply;
   return test::capture_output([&] {
-    return cmd::queue_with(args, [](const pb::QueueRequest& q) -> Result<pb::QueueReply> { return bench_reply(q); });
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
+      reply = bench_reply(q);
+      return &reply;
+    });
   });
 }
 
@@ -82,9 +86,10 @@ TEST_CASE("squeue -O, -S, -w, -q, -L, -j, -s, -v and the words after the options
 
 TEST_CASE("squeue's filters travel to the controller") {
   pb::QueueRequest seen;
-  auto capture = [&](const pb::QueueRequest& q) -> Result<pb::QueueReply> {
+  pb::QueueReply none;
+  auto capture = [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
     seen = q;
-    return pb::QueueReply{};
+    return &none;
   };
   std::ostringstream sink;
   auto* old = std::cout.rdbuf(sink.rdbuf());

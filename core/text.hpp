@@ -32,6 +32,9 @@ class Text {
   Text& operator=(const char* s) { return *this = std::string_view(s); }
 
   bool empty() const { return word() == 0; }
+  // Equality with another Text, its 8 bytes compared first: a short text is all in them,
+  // and equal bytes are an equal text.
+  bool equals(const Text& o) const { return word() == o.word() || view() == o.view(); }
   size_t size() const { return is_inline() ? raw_[0] >> 1 : heap_size(); }
   const char* data() const {
     if (is_inline()) return reinterpret_cast<const char*>(raw_ + 1);

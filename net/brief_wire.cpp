@@ -102,7 +102,7 @@ void put_brief_spec(const JobSpec& s, RawWriter& w) {
   w.int_field(31, s.begin_time);
 }
 
-void put_brief_job(const Job& j, std::string_view hosts, RawWriter& w) {
+void put_brief_job(const Job& j, std::string_view hosts, std::string_view array_tasks, RawWriter& w) {
   // In field-number order, as protobuf serializes: the bytes are then exactly its own.
   w.uint_field(1, j.id.value);
   w.message(2, [&](RawWriter& o) { put_brief_spec(j.spec, o); });
@@ -127,15 +127,17 @@ void put_brief_job(const Job& j, std::string_view hosts, RawWriter& w) {
   w.int_field(41, j.suspended ? 1 : 0);
   w.int_field(42, j.suspend_time);
   w.int_field(44, j.suspended_secs);
+  w.bytes_field(48, array_tasks);
 }
 
 // At least the bytes put_brief_job writes for `j`, with one nested message around it:
 // every field at its longest, every string with its tag and length.
-size_t brief_job_bound(const Job& j, std::string_view hosts) {
+size_t brief_job_bound(const Job& j, std::string_view hosts, std::string_view array_tasks) {
   constexpr size_t kText = kMaxField;  // a string's tag and length
   size_t n = 2 * kMaxField + 25 * kMaxField + 8 * kMaxField;  // two message heads, the job's and the spec's numbers
   n += j.spec.name.size() + j.spec.user.size() + 2 * kText;
   n += job_state_name(j.state).size() + to_string(j.reason).size() + j.partition.size() + hosts.size() + 4 * kText;
+  n += array_tasks.size() + kText;
   for (const auto& p : j.partitions) n += p.size() + kText;
   for (const NodeAlloc& a : j.alloc) n += 2 * kMaxField + a.node.size() + 5 * kMaxField + a.gpus.size() * kMaxVarint;
   return n;
@@ -152,21 +154,21 @@ void append_raw(std::string& out, size_t bound, Write&& write) {
 }
 
 // `j`'s record, alone or (`entry`) as QueueReply's `jobs` field 1 with its tag and length.
-void append_job(const Job& j, std::string& out, bool entry) {
+void append_job(const Job& j, std::string_view array_tasks, std::string& out, bool entry) {
   std::string hosts = j.alloc.empty() ? std::string() : alloc_hostlist(j.alloc);
-  append_raw(out, brief_job_bound(j, hosts), [&](RawWriter& w) {
-    if (!entry) return put_brief_job(j, hosts, w);
-    w.message(1, [&](RawWriter& o) { put_brief_job(j, hosts, o); });
+  append_raw(out, brief_job_bound(j, hosts, array_tasks), [&](RawWriter& w) {
+    if (!entry) return put_brief_job(j, hosts, array_tasks, w);
+    w.message(1, [&](RawWriter& o) { put_brief_job(j, hosts, array_tasks, o); });
   });
 }
 
 }  // namespace
 
-void append_brief_job(const Job& j, std::string& out) { append_job(j, out, false); }
+void append_brief_job(const Job& j, std::string& out) { append_job(j, {}, out, false); }
 
-size_t append_brief_job_entry(const Job& j, std::string& out) {
+size_t append_brief_job_entry(const Job& j, std::string& out, std::string_view array_tasks) {
   size_t start = out.size();
-  append_job(j, out, true);
+  append_job(j, array_tasks, out, true);
   return out.size() - start;
 }
 

@@ -14,9 +14,10 @@
 
 namespace hq::net {
 
-// Appends `j`'s brief record, as QueueReply's `jobs` entry (its tag and length first).
-// Returns the record's size with them.
-size_t append_brief_job_entry(const Job& j, std::string& out);
+// Appends `j`'s brief record, as QueueReply's `jobs` entry (its tag and length first),
+// with Job.array_tasks when `array_tasks` is not empty (core/array_rows). Returns the
+// record's size with them.
+size_t append_brief_job_entry(const Job& j, std::string& out, std::string_view array_tasks = {});
 // Appends `j`'s brief record alone (a serialized pb::Job).
 void append_brief_job(const Job& j, std::string& out);
 // Appends QueueReply's other fields: `now`, `more` and the ids named that exist nowhere.

@@ -310,6 +310,19 @@ void sort_jobs(pb::QueueReply& q, std::string_view keys) {
   permute(jobs, perm);
 }
 
+bool sort_keeps_array_groups(std::string_view keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    char key = keys[i];
+    if (key == ',' || key == '+' || key == '-') continue;
+    bool reversed = i > 0 && keys[i - 1] == '-';
+    // What every task of a group shows alike (core/array_rows' same_listed_line), and the
+    // job id ascending: the first of a group then comes first among its tasks.
+    bool alike = std::string_view("PtTpQljuUDCrF").find(key) != std::string_view::npos;
+    if (!alike && !((key == 'i' || key == 'A') && !reversed)) return false;
+  }
+  return true;
+}
+
 std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   std::vector<QueueRow> rows;
   rows.reserve(static_cast<size_t>(q.jobs_size()));
@@ -322,6 +335,10 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   // array's record.
   std::map<std::pair<uint64_t, std::string>, Group> groups;
   for (const auto& j : q.jobs()) {
+    if (!j.array_tasks().empty()) {  // grouped by the controller (QueueRequest.collapse_arrays)
+      rows.push_back({&j, std::to_string(j.array_job_id()) + "_[" + j.array_tasks() + "]", j.array_tasks()});
+      continue;
+    }
     if (one_per_task || j.array_job_id() == 0 || j.state() != "PENDING") {
       rows.push_back({&j, "", ""});
       continue;

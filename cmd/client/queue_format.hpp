@@ -57,6 +57,11 @@ struct QueueRow {
   std::string id, tasks;
 };
 
+// Whether an array's pending tasks that show the same line may come grouped by the
+// controller (QueueRequest.collapse_arrays) for squeue -S `keys`: each key is one they all
+// show alike, or the job id ascending, so the first of a group sorts first among them.
+bool sort_keeps_array_groups(std::string_view keys);
+
 // The rows for a reply's jobs, in their order. Unless `one_per_task` (squeue -r), an
 // array's pending tasks that wait for the same reason are one row, where the first of
 // them stands, as Slurm shows the part of an array it has not split off yet.

@@ -15,6 +15,7 @@
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
+#include "core/array_rows.hpp"
 #include "net/brief_wire.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
@@ -604,16 +605,32 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   size_t start = out.size();
   bool more = false;
   std::vector<uint64_t> unknown;
-  for_listed_jobs(req, who, [&](const Job& job, bool) {
+  // One record; false once the page is full (the record is taken back).
+  auto append = [&](const Job& job, std::string_view array_tasks) {
     size_t before = out.size();
-    net::append_brief_job_entry(job, out);
+    net::append_brief_job_entry(job, out, array_tasks);
     if (before > start && out.size() - start > kQueuePageBytes) {  // the rest on the next page
       out.resize(before);
       more = true;
       return false;
     }
     return true;
-  }, unknown);
+  };
+  if (req.collapse_arrays() && req.job_ids_size() == 0) {
+    // Every page groups the whole listing, so that a group whose first task was on an
+    // earlier page is not listed again from its later tasks.
+    pb::QueueRequest all = req;
+    all.set_after_id(0);
+    std::vector<const Job*> listed;
+    for_listed_jobs(all, who, [&](const Job& job, bool) {
+      listed.push_back(&job);
+      return true;
+    }, unknown);
+    for (const ListedRow& row : collapse_array_rows(listed))
+      if (row.job->id.value > req.after_id() && !append(*row.job, row.tasks)) break;
+  } else {
+    for_listed_jobs(req, who, [&](const Job& job, bool) { return append(job, {}); }, unknown);
+  }
   net::append_queue_reply_tail(now(), more, unknown, out);
 }
 

@@ -1,0 +1,125 @@
+// squeue's arrays grouped by the controller (QueueRequest.collapse_arrays, core/array_rows)
+// give the rows the client's own grouping gives over every task: arrays held and not,
+// tasks split off one by one (a time limit or a hold of their own), started and cancelled,
+// under several sort keys; and a later page does not list again a group whose first task
+// was on an earlier one. The real Controller on an in-memory journal.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "cmd/client/queue_format.hpp"
+#include "controller_harness.hpp"
+#include "net/brief_wire.hpp"
+
+using namespace hq;
+using hq::test::ControllerHarness;
+
+namespace {
+
+// The rows squeue prints for `reply` sorted by `keys`: the job's id, the row's id and tasks.
+std::vector<std::string> rows_of(pb::QueueReply reply, std::string_view keys) {
+  cmd::sort_jobs(reply, keys);
+  std::vector<std::string> out;
+  for (const auto& r : cmd::queue_rows(reply, false))
+    out.push_back(std::to_string(r.job->job_id()) + " " + r.id + " " + r.tasks);
+  return out;
+}
+
+// The controller's brief listing as the wire carries it (what squeue's default asks for).
+pb::QueueReply brief_wire(const cmd::Controller& ctl, const pb::QueueRequest& q) {
+  std::string buf(net::kQueueReplyHeadRoom, '\0');
+  ctl.queue_brief_wire(q, net::Identity{}, buf);
+  pb::QueueReply r;
+  REQUIRE(r.ParseFromString(buf.substr(net::kQueueReplyHeadRoom)));
+  return r;
+}
+
+// Runs one control request (hold, release) or update as root, to its durable end.
+void control(ControllerHarness& h, const std::string& action, const std::string& job) {
+  pb::JobControlRequest req;
+  req.set_action(action);
+  req.add_jobs(job);
+  h.ctl->job_control(req, net::Identity{}, [](Result<pb::JobControlReply>) {});
+  h.settle();
+}
+void set_time_limit(ControllerHarness& h, const std::string& job, const std::string& limit) {
+  pb::JobUpdateRequest req;
+  req.add_jobs(job);
+  req.add_settings("TimeLimit=" + limit);
+  h.ctl->update_jobs(req, net::Identity{}, [](Result<pb::JobUpdateReply>) {});
+  h.settle();
+}
+
+}  // namespace
+
+TEST_CASE("squeue: arrays grouped by the controller give the rows the client's grouping gives") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  std::mt19937 rng(23);
+  for (int i = 0; i < 14; ++i) {
+    bool array = i % 4 != 3;
+    auto req = ControllerHarness::job_request("", array ? "1-" + std::to_string(1 + rng() % 30) : "");
+    req.mutable_spec()->set_name(rng() % 2 ? "a" : "b");
+    req.mutable_spec()->set_hold(rng() % 3 == 0);
+    REQUIRE(h.submit_request(req, ControllerHarness::user(1000 + static_cast<uint32_t>(rng() % 2))));
+  }
+  pb::QueueRequest everything;
+  everything.set_include_finished(true);
+  std::vector<std::string> tasks;
+  pb::QueueReply submitted = h.ctl->queue(everything, net::Identity{});
+  for (const auto& j : submitted.jobs())
+    if (j.array_job_id() != 0) tasks.push_back(std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id()));
+  REQUIRE(tasks.size() > 40);
+  // Tasks split off their arrays' rows: a time limit, a hold, a release of their own.
+  for (int i = 0; i < 12; ++i) set_time_limit(h, tasks[rng() % tasks.size()], rng() % 2 ? "7" : "9");
+  for (int i = 0; i < 6; ++i) control(h, "hold", tasks[rng() % tasks.size()]);
+  for (int i = 0; i < 4; ++i) control(h, "release", tasks[rng() % tasks.size()]);
+  // Some start (two nodes of 4 CPUs), some are cancelled.
+  std::vector<std::shared_ptr<test::RecordingPeer>> agents;
+  for (const char* node : {"n1", "n2"}) {
+    agents.push_back(std::make_shared<test::RecordingPeer>());
+    REQUIRE(h.ctl->agent_register(agents.back(), 1, test::registration(node)));
+  }
+  h.settle();
+  std::vector<uint64_t> cancel;
+  pb::QueueReply now_listed = h.ctl->queue(everything, net::Identity{});
+  for (const auto& j : now_listed.jobs())
+    if (rng() % 9 == 0) cancel.push_back(j.job_id());
+  REQUIRE(h.cancel(cancel, "k", net::Identity{}).is_ok());
+  h.settle();
+
+  size_t grouped = 0;
+  for (std::string_view keys : {"P,t,-p", "i", "P,t,-p,j", "-p,u,i", "l,r"}) {
+    REQUIRE(cmd::sort_keeps_array_groups(keys));
+    for (bool finished : {false, true}) {
+      pb::QueueRequest q;
+      q.set_brief(true);
+      q.set_include_finished(finished);
+      std::vector<std::string> by_client = rows_of(h.ctl->queue(q, net::Identity{}), keys);
+      q.set_collapse_arrays(true);
+      pb::QueueReply collapsed = brief_wire(*h.ctl, q);
+      CAPTURE(keys);
+      CAPTURE(finished);
+      CHECK(rows_of(collapsed, keys) == by_client);
+      CHECK(collapsed.jobs_size() == static_cast<int>(by_client.size()));
+      for (const auto& j : collapsed.jobs()) grouped += !j.array_tasks().empty();
+      // A later page: the rows after its first id, no group listed again from its later tasks.
+      uint64_t after = collapsed.jobs(collapsed.jobs_size() / 2).job_id();
+      q.set_after_id(after);
+      std::vector<std::string> rest, expected;
+      pb::QueueReply later = brief_wire(*h.ctl, q);
+      for (const auto& j : later.jobs()) rest.push_back(std::to_string(j.job_id()) + " " + j.array_tasks());
+      for (const auto& j : collapsed.jobs())
+        if (j.job_id() > after) expected.push_back(std::to_string(j.job_id()) + " " + j.array_tasks());
+      CHECK(rest == expected);
+    }
+  }
+  CHECK(grouped > 10);  // the queue did have arrays to group
+}
+
+TEST_CASE("squeue: only sort keys that every task of a group shows alike, or the id ascending, keep groups") {
+  for (std::string_view keys : {"P,t,-p", "i", "+i", "A", "j,u,U", "D,C,l,r,F,Q,T"})
+    CHECK_MESSAGE(cmd::sort_keeps_array_groups(keys), keys);
+  for (std::string_view keys : {"-i", "V", "P,S", "K", "M", "e", "N", "R"})
+    CHECK_MESSAGE(!cmd::sort_keeps_array_groups(keys), keys);
+}

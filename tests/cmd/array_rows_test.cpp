@@ -75,12 +75,8 @@ TEST_CASE("squeue: arrays grouped by the controller give the rows the client's g
   for (int i = 0; i < 6; ++i) control(h, "hold", tasks[rng() % tasks.size()]);
   for (int i = 0; i < 4; ++i) control(h, "release", tasks[rng() % tasks.size()]);
   // Some start (two nodes of 4 CPUs), some are cancelled.
-  std::vector<std::shared_ptr<test::RecordingPeer>> agents;
-  for (const char* node : {"n1", "n2"}) {
-    agents.push_back(std::make_shared<test::RecordingPeer>());
-    REQUIRE(h.ctl->agent_register(agents.back(), 1, test::registration(node)));
-  }
-  h.settle();
+  auto agents = test::register_agents(h, {"n1", "n2"});
+  REQUIRE(agents.size() == 2);
   std::vector<uint64_t> cancel;
   pb::QueueReply now_listed = h.ctl->queue(everything, net::Identity{});
   for (const auto& j : now_listed.jobs())

@@ -225,4 +225,17 @@ inline pb::RegisterNode registration(const std::string& name, int cpus = 4) {
   return r;
 }
 
+// An agent per node of `nodes`, registered (jobs may start there), and what follows run;
+// only the agents the controller took are returned.
+inline std::vector<std::shared_ptr<RecordingPeer>> register_agents(ControllerHarness& h,
+                                                                  std::initializer_list<const char*> nodes) {
+  std::vector<std::shared_ptr<RecordingPeer>> agents;
+  for (const char* node : nodes) {
+    auto agent = std::make_shared<RecordingPeer>();
+    if (h.ctl->agent_register(agent, 1, registration(node))) agents.push_back(agent);
+  }
+  h.settle();
+  return agents;
+}
+
 }  // namespace hq::test

@@ -73,12 +73,8 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
     ids.push_back(r->job_id());
   }
   // Two agents: some jobs start (and some of those are cancelled while running).
-  std::vector<std::shared_ptr<test::RecordingPeer>> agents;
-  for (const char* node : {"n1", "n2"}) {
-    agents.push_back(std::make_shared<test::RecordingPeer>());
-    REQUIRE(h.ctl->agent_register(agents.back(), 1, test::registration(node)));
-  }
-  h.settle();
+  auto agents = test::register_agents(h, {"n1", "n2"});
+  REQUIRE(agents.size() == 2);
   std::vector<uint64_t> cancel;
   for (uint64_t id : ids)
     if (rng() % 4 == 0) cancel.push_back(id);

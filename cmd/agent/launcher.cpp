@@ -17,6 +17,7 @@
 
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/fork_memory.hpp"
+#include "cmd/agent/vfork_into.hpp"
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
 #include "core/step_exit.hpp"
@@ -145,20 +146,47 @@ const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
 constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
                                 SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
 
-// The batch script itself: its own process group, then (once the shim lets it start) its
-// CPUs, the user, files, exec.
-[[noreturn]] void run_script(const ShimPlan& p, int report_fd, int start_fd) {
-  setpgid(0, 0);
-  char go = 0;
-  while (read(start_fd, &go, 1) < 0 && errno == EINTR) {
+// Waits for the agent's go ('G' on `go_fd`), sent once it has recorded the job for a
+// restarted agent to find. End of file instead means the agent died (or could not record
+// it) first: no trace of the job is left to adopt, so its controller will run it again, and
+// the script must not start.
+bool agent_says_go(int go_fd) {
+  char c = 0;
+  ssize_t n;
+  while ((n = read(go_fd, &c, 1)) < 0 && errno == EINTR) {
   }
-  if (go != 'G') _exit(127);  // the shim gave up: nothing of the job runs
-  close(start_fd);
+  close(go_fd);
+  return n == 1 && c == 'G';
+}
+
+// What the shim hands the script's child, which runs in the shim's memory (CLONE_VM).
+struct ScriptChild {
+  const ShimPlan* plan;
+  int report_fd, go_fd;
+  bool went = false;  // set by the child once the agent said go
+};
+
+// The batch script itself, a vfork-style child of the shim (the shim waits until it execs
+// or exits): its own process group; its pid to the agent, which records it; once the agent
+// says go, its CPUs, the user, files, exec. Only system calls, on the shim's plan.
+[[noreturn]] void run_script(ScriptChild& c) {
+  const ShimPlan& p = *c.plan;
+  int report_fd = c.report_fd;
+  setpgid(0, 0);
+  char pid_msg[32];
+  int len = snprintf(pid_msg, sizeof pid_msg, "P%d;", static_cast<int>(getpid()));
+  (void)!write(report_fd, pid_msg, static_cast<size_t>(len));
+  if (!agent_says_go(c.go_fd)) {
+    unlink(p.pids_path);  // an agent starting now must not adopt this job
+    _exit(127);
+  }
+  c.went = true;
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
     // Raw system calls: glibc's setuid() would set the ids of every thread it knows of,
-    // and a child of _Fork() still lists the agent's.
+    // and the shim (a child of _Fork()), whose memory this child shares, still lists the
+    // agent's.
     if (syscall(SYS_setgroups, p.group_count, p.groups) != 0) child_fail(report_fd, "setgroups");
     if (syscall(SYS_setresgid, p.gid, p.gid, p.gid) != 0) child_fail(report_fd, "setgid");
     if (syscall(SYS_setresuid, p.uid, p.uid, p.uid) != 0) child_fail(report_fd, "setuid");
@@ -226,18 +254,6 @@ void keep_only(int a, int b) {
   close_range(static_cast<unsigned>(b) + 1, ~0U, 0);
 }
 
-// Waits for the agent's go ('G' on `go_fd`), sent once it has recorded the job for a
-// restarted agent to find. End of file instead means the agent died (or could not record
-// it) first: no trace of the job is left to adopt, so its controller will run it again, and
-// the script must not start.
-bool agent_says_go(int go_fd) {
-  char c = 0;
-  ssize_t n;
-  while ((n = read(go_fd, &c, 1)) < 0 && errno == EINTR) {
-  }
-  close(go_fd);
-  return n == 1 && c == 'G';
-}
 
 // The job's shim (the agent's child, root, in the job's cgroup): starts the script,
 // tells the agent its pid, lets it run once the agent says go, waits for it and writes its
@@ -252,33 +268,29 @@ bool agent_says_go(int go_fd) {
     if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
-  int start[2];
-  if (pipe2(start, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");
-  pid_t script = _Fork();  // no atfork handlers: they would touch the heap this child has not got
-  if (script < 0) child_fail(report_fd, "fork");
-  if (script == 0) {
-    close(start[1]);
-    close(go_fd);
-    run_script(p, report_fd, start[0]);
+  // The script's child shares this memory until it execs, on a stack of its own here (it
+  // formats an error line at most): no copy of the shim's page tables to make, and none
+  // to tear down at its exec. Only the pages it touches are ever mapped.
+  alignas(16) char child_stack[64 << 10];
+  ScriptChild child{&p, report_fd, go_fd};
+  pid_t script = vfork_on_stack(child_stack, sizeof child_stack,
+                                [](void* c) { run_script(*static_cast<ScriptChild*>(c)); }, &child);
+  if (script < 0) {
+    errno = -script;
+    child_fail(report_fd, "fork");
   }
-  close(start[0]);
-  char msg[32];
-  int n = snprintf(msg, sizeof msg, "P%d;", static_cast<int>(script));
-  (void)!write(report_fd, msg, static_cast<size_t>(n));
-  if (!agent_says_go(go_fd)) {
-    unlink(p.pids_path);  // first: an agent starting now must not adopt this job
-    kill(script, SIGKILL);
+  close(go_fd);
+  close(report_fd);
+  if (!child.went) {  // the agent never said go: nothing of the job ran
     int ignored;
     waitpid(script, &ignored, 0);
     _exit(127);
   }
-  (void)!write(start[1], "G", 1);
-  close(start[1]);
-  close(report_fd);
   int status = wait_fenced(p, script);
   int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
-    n = snprintf(msg, sizeof msg, "%d\n", status);
+    char msg[32];
+    int n = snprintf(msg, sizeof msg, "%d\n", status);
     bool ok = write(fd, msg, static_cast<size_t>(n)) == n;
     close(fd);
     if (ok) rename(p.exit_tmp_path, p.exit_path);

@@ -3,8 +3,10 @@
 // records the script's exit status in the spool: a restarted agent re-adopts running
 // jobs and still learns how they ended. In its working directory, with its environment
 // and output files, inside its cgroup and bound to its CPUs when the agent gives them.
-// The shim is forked without the agent's heap (cmd/agent/fork_memory.hpp): it and the
-// script's child read their plan from a block of their own and allocate nothing.
+// The shim is forked without the agent's heap (cmd/agent/fork_memory.hpp), and the script's
+// process is a vfork-style child of the shim (cmd/agent/vfork_into.hpp) that tells the
+// agent its pid and waits for its go before it execs: both read their plan from a block of
+// their own and allocate nothing.
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
 #include <functional>

@@ -56,9 +56,8 @@ char* child_stack_top() {
 
 }  // namespace
 
-pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
-  char* top = child_stack_top();
-  char* bottom = top - (kChildStack - 16);
+// clone3(CLONE_VM | CLONE_VFORK [| CLONE_INTO_CGROUP]) with the child on [bottom, top).
+pid_t clone_vfork(int cgroup_fd, char* bottom, char* top, void (*child)(void*), void* arg) {
   clone_args args;
   std::memset(&args, 0, sizeof args);
   args.flags = CLONE_VM | CLONE_VFORK | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
@@ -70,9 +69,20 @@ pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
   return static_cast<pid_t>(r);  // a pid, or -errno
 }
 
+pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
+  char* top = child_stack_top();
+  return clone_vfork(cgroup_fd, top - (kChildStack - 16), top, child, arg);
+}
+
+pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg) {
+  auto top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15};
+  return clone_vfork(-1, stack, reinterpret_cast<char*>(top), child, arg);
+}
+
 #else
 
 pid_t vfork_into_cgroup(int, void (*)(void*), void*) { return -ENOSYS; }
+pid_t vfork_on_stack(char*, size_t, void (*)(void*), void*) { return -ENOSYS; }
 
 #endif
 

@@ -9,6 +9,7 @@
 // return to the caller: it execs or _exits, making system calls only.
 // Thread rules: any thread; one stack per thread, reused by each call.
 #pragma once
+#include <cstddef>
 #include <sys/types.h>
 
 namespace hq::cmd {
@@ -16,5 +17,9 @@ namespace hq::cmd {
 // `child(arg)` in a new process inside the group whose directory `cgroup_fd` is open on
 // (-1: the caller's group). Returns the child's pid, or -errno (-ENOSYS: not available).
 pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg);
+
+// The same in the caller's group, on a stack the caller gives (`size` bytes at `stack`),
+// for a caller without a heap (the job's shim, cmd/agent/launcher.cpp).
+pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg);
 
 }  // namespace hq::cmd

@@ -21,11 +21,11 @@ using namespace hq::cmd;
 
 namespace {
 
-// A job whose script creates `marker` (as this process's user).
+// A job whose script writes its pid to `marker` (as this process's user).
 BatchLaunch launch_touching(const std::string& spool, const std::string& marker) {
   BatchLaunch l;
   l.job.id = JobId{7};
-  l.job.spec.script = std::string("#!/bin/sh\n: > '" + marker + "'\n");
+  l.job.spec.script = std::string("#!/bin/sh\necho $$ > '" + marker + "'\n");
   l.job.spec.workdir = spool;
   l.job.spec.output = spool + "/out.txt";
   l.job.spec.uid = getuid();
@@ -58,7 +58,7 @@ TEST_CASE("launcher: the script starts only after the launch is recorded, and ru
   REQUIRE(waitpid(launched->shim, &status, 0) == launched->shim);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(exists(marker));
+  CHECK(trim(read_small_file(marker)) == std::to_string(seen.script));  // the pid recorded is the script's
   CHECK(trim(read_small_file(exit_file(dir.path(), 7))) == "0");
 }
 

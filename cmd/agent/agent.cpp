@@ -649,7 +649,8 @@ std::function<std::vector<DeviceId>(const std::vector<int32_t>&)> Agent::step_gp
 
 CgroupLimits Agent::job_limits(const Job& job, const std::vector<int32_t>& cpus) const {
   NodeAlloc mine = share_here(job, opts_.name);
-  return CgroupLimits{cpus, mine.mem_mib * 1024 * 1024, opts_.job_pids_max, other_gpu_devices(mine.gpus)};
+  return CgroupLimits{cpus, mine.mem_mib * 1024 * 1024, opts_.job_pids_max, other_gpu_devices(mine.gpus),
+                      !host_.gpus.empty()};
 }
 
 Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, RunningJob& rj) {

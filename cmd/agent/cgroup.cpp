@@ -205,9 +205,14 @@ constexpr char kBatchLeaf[] = "step_batch";
 Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) const {
   if (mode_ == CgroupMode::kNone) return JobCgroup{};
   std::string leaf = "/job_" + std::to_string(job_id);
-  std::vector<std::string> dirs;
-  for (const auto& base : bases()) dirs.push_back(base + leaf);
-  JobCgroup group(mode_, dirs, v1_controllers_, device_filters_);
+  std::vector<std::string> dirs, controllers;
+  std::vector<std::string> all = bases();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (mode_ == CgroupMode::kV1 && v1_controllers_[i] == "devices" && !limits.devices_group) continue;
+    dirs.push_back(all[i] + leaf);
+    if (mode_ == CgroupMode::kV1) controllers.push_back(v1_controllers_[i]);
+  }
+  JobCgroup group(mode_, dirs, controllers, device_filters_);
   if (exists(dirs.front())) {  // left over by an agent that died: nothing may stay in it
     group.kill_all();
     group.remove();
@@ -218,7 +223,7 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   };
   for (const auto& d : dirs)
     if (Status s = make_dir(d); !s) return fail(s);
-  if (Status s = write_limits(mode_, dirs, v1_controllers_, limits, device_filters_); !s) return fail(s);
+  if (Status s = write_limits(mode_, dirs, controllers, limits, device_filters_); !s) return fail(s);
   if (mode_ == CgroupMode::kV2) enable_below(dirs.front());
   return group;
 }

@@ -42,6 +42,9 @@ struct CgroupLimits {
   int64_t mem_bytes = 0;              // 0: no memory limit
   int64_t pids_max = 0;               // 0: no limit
   std::vector<DeviceId> deny_devices; // other jobs' GPUs (where confines_devices())
+  // v1: a group in the devices hierarchy too. A node without GPUs has nothing to deny, to
+  // the job or to its steps: its jobs go without one (a mkdir, a join and an rmdir less).
+  bool devices_group = true;
 };
 
 // What a job used, read before its group is removed.

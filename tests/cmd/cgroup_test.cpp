@@ -110,6 +110,30 @@ TEST_CASE("cgroup v1: a group per controller - cpuset copies the parent's mems -
   CHECK(u.cpu_time_usec == 3000000);
 }
 
+TEST_CASE("cgroup v1: a job on a node without GPUs has no devices group - its steps neither - the rest as usual") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  fake_v1(root, "0-7", "0");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  CgroupLimits limits{{2, 3}, 0, 0, {}};
+  limits.devices_group = false;
+  auto job = cg->create(5, limits);
+  REQUIRE(job.is_ok());
+  CHECK(job->procs_files().size() == 5);
+  CHECK_FALSE(fs::exists(root + "/devices/hq/n1/job_5"));
+  CHECK(fs::exists(root + "/freezer/hq/n1/job_5"));
+  CHECK(get(root + "/cpuset/hq/n1/job_5/cpuset.cpus") == "2-3");
+  CHECK(job->dirs().front() == root + "/memory/hq/n1/job_5");  // memory first: usage() reads it
+  CHECK_FALSE(job->confines_devices());
+  auto step = job->child("step_0", CgroupLimits{{2}, 0, 0, {}});
+  REQUIRE(step.is_ok());
+  CHECK_FALSE(fs::exists(root + "/devices/hq/n1/job_5/step_0"));
+  CHECK(get(root + "/cpuset/hq/n1/job_5/step_0/cpuset.cpus") == "2");
+  // An agent restarted finds the same groups.
+  CHECK(cg->existing(5).dirs() == job->dirs());
+}
+
 TEST_CASE("cgroup modes: none by request or when nothing is mounted - an explicit mode must exist") {
   hq::test::TempDir dir;
   auto none = Cgroups::open(dir.path(), "auto", "n1");

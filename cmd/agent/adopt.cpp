@@ -1,6 +1,6 @@
-// Restart survival: each launch leaves a record in the job's spool directory (the
-// LaunchJob, the shim's and script's pids, the shim's start time, the job's CPUs), written
-// before the script may start. An agent that starts reads them: a job whose shim still
+// Restart survival: each launch leaves a record in the job's spool directory (the shim's
+// and script's pids, the shim's start time, the job's CPUs on a line, then the LaunchJob),
+// written before the script may start. An agent that starts reads them: a job whose shim still
 // runs is adopted (signals go to its process group, its end is seen through a pidfd on the
 // shim, its status read from the file the shim writes); a job that ended meanwhile is
 // reported with that status; a job with neither (the host rebooted) is dropped here, and
@@ -48,11 +48,17 @@ struct Record {
   std::vector<int32_t> cpus;
 };
 
-Result<Record> read_record(const std::string& dir) {
+Result<Record> read_record(const std::string& dir, const std::string& pids_path) {
   Record r;
-  if (!r.launch.ParseFromString(read_small_file(dir + "/launch"))) return invalid("unreadable launch record");
-  std::string text = read_small_file(dir + "/pids");  // split() returns views into it
-  for (std::string_view kv : split(text, ' ')) {
+  // The pid line, then the LaunchJob (one file, one inode a job); an agent before that kept
+  // the LaunchJob in a file of its own, "launch".
+  std::string text = read_small_file(pids_path);
+  size_t line_end = text.find('\n');
+  bool one_file = line_end != std::string::npos && line_end + 1 < text.size();
+  std::string launch = one_file ? text.substr(line_end + 1) : read_small_file(dir + "/launch");
+  if (one_file) text.resize(line_end);
+  if (!r.launch.ParseFromString(launch)) return invalid("unreadable launch record");
+  for (std::string_view kv : split(text, ' ')) {  // views into `text`
     kv = trim(kv);
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
@@ -80,11 +86,9 @@ std::set<uint64_t> Agent::running_ids() const {
 }
 
 Status Agent::write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus) {
-  std::string dir = job_dir(opts_.spool_dir, id);
   std::string text = "shim=" + std::to_string(pids.shim) + " script=" + std::to_string(pids.script) +
                      " start=" + std::to_string(start_time_of(pids.shim)) + " cpus=" + format_cpulist(cpus) + "\n";
-  Status s = replace_file(dir + "/launch", l.SerializeAsString(), 0600);
-  if (s) s = replace_file(pids_file(opts_.spool_dir, id), text, 0600);
+  Status s = replace_file(pids_file(opts_.spool_dir, id), text + l.SerializeAsString(), 0600);
   if (!s) return io_error("no restart record (" + s.message() + ")");
   return s;
 }
@@ -125,7 +129,7 @@ void Agent::adopt_run(uint64_t job_id, int32_t ended_run) {
     group.remove();
     drop();
   };
-  auto record = read_record(dir);
+  auto record = read_record(dir, pids_file(opts_.spool_dir, job_id));
   auto job = record ? net::from_pb(record->launch.job()) : Result<Job>(record.status());
   if (!job) {
     if (ended_run < 0) log::warn("spool " + dir + ": " + job.status().message() + "; removed");

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <grp.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -159,11 +161,11 @@ bool agent_says_go(int go_fd) {
   return n == 1 && c == 'G';
 }
 
-// What the shim hands the script's child, which runs in the shim's memory (CLONE_VM).
+// What the shim hands the script's child.
 struct ScriptChild {
   const ShimPlan* plan;
   int report_fd, go_fd;
-  bool went = false;  // set by the child once the agent said go
+  int went_fd;  // the child writes 'W' here once the agent said go (close-on-exec)
 };
 
 // The batch script itself, a vfork-style child of the shim (the shim waits until it execs
@@ -180,7 +182,9 @@ struct ScriptChild {
     unlink(p.pids_path);  // an agent starting now must not adopt this job
     _exit(127);
   }
-  c.went = true;
+  (void)!write(c.went_fd, "W", 1);
+  // Not to be traced by the job's user while it may still share the root shim's memory.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
@@ -255,6 +259,40 @@ void keep_only(int a, int b) {
 }
 
 
+// Starts the script's child: vfork-style, sharing the shim's memory until it execs, on a
+// stack of its own with a guard page below it (no copy of the shim's page tables to make,
+// and none to tear down at its exec; only the pages it touches are mapped); where clone3
+// is not to be had (an older kernel, a seccomp filter), a plain _Fork().
+pid_t start_script_child(ScriptChild& child, int report_fd) {
+  constexpr size_t kGuard = 4096, kStack = 64 << 10;  // it formats an error line at most
+  void* region = mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (region == MAP_FAILED) child_fail(report_fd, "mmap");
+  mprotect(region, kGuard, PROT_NONE);
+  pid_t script = vfork_on_stack(static_cast<char*>(region) + kGuard, kStack,
+                                [](void* c) { run_script(*static_cast<ScriptChild*>(c)); }, &child);
+  if (script == -ENOSYS || script == -EINVAL || script == -E2BIG || script == -EPERM) {
+    script = _Fork();  // no atfork handlers: they would touch the heap this process has not got
+    if (script == 0) run_script(child);
+    if (script < 0) script = -errno;
+  }
+  if (script < 0) {
+    errno = -script;
+    child_fail(report_fd, "fork");
+  }
+  return script;
+}
+
+// Whether the script's child got the agent's go ('W' on `went_fd`); end of file: it ended
+// without.
+bool child_went(int went_fd) {
+  char c = 0;
+  ssize_t n;
+  while ((n = read(went_fd, &c, 1)) < 0 && errno == EINTR) {
+  }
+  close(went_fd);
+  return n == 1 && c == 'W';
+}
+
 // The job's shim (the agent's child, root, in the job's cgroup): starts the script,
 // tells the agent its pid, lets it run once the agent says go, waits for it and writes its
 // wait status to `exit_path`, so the end is known even if the agent was restarted
@@ -268,25 +306,23 @@ void keep_only(int a, int b) {
     if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
-  // The script's child shares this memory until it execs, on a stack of its own here (it
-  // formats an error line at most): no copy of the shim's page tables to make, and none
-  // to tear down at its exec. Only the pages it touches are ever mapped.
-  alignas(16) char child_stack[64 << 10];
-  ScriptChild child{&p, report_fd, go_fd};
-  pid_t script = vfork_on_stack(child_stack, sizeof child_stack,
-                                [](void* c) { run_script(*static_cast<ScriptChild*>(c)); }, &child);
-  if (script < 0) {
-    errno = -script;
-    child_fail(report_fd, "fork");
-  }
+  int went[2];
+  if (pipe2(went, O_CLOEXEC) != 0) child_fail(report_fd, "pipe");
+  ScriptChild child{&p, report_fd, go_fd, went[1]};
+  pid_t script = start_script_child(child, report_fd);
+  close(went[1]);
   close(go_fd);
   close(report_fd);
-  if (!child.went) {  // the agent never said go: nothing of the job ran
-    int ignored;
-    waitpid(script, &ignored, 0);
-    _exit(127);
+  int status = 0;
+  if (!child_went(went[0])) {
+    waitpid(script, &status, 0);
+    if (!WIFSIGNALED(status)) {  // the agent never said go: nothing of the job ran
+      unlink(p.pids_path);
+      _exit(127);
+    }  // killed before it could read the go: its end is still the job's
+  } else {
+    status = wait_fenced(p, script);
   }
-  int status = wait_fenced(p, script);
   int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd >= 0) {
     char msg[32];

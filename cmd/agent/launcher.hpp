@@ -69,7 +69,8 @@ bool append_job_line(const std::string& path, uid_t owner, const std::string& li
 std::string job_dir(const std::string& spool_dir, uint64_t job_id);
 // The file where the shim leaves the script's wait status (decimal) when it ends.
 std::string exit_file(const std::string& spool_dir, uint64_t job_id);
-// The agent's pid record of a launched job (shim, script, the shim's start time, CPUs).
+// The agent's record of a launched job: a line of pids (shim, script, the shim's start
+// time, CPUs), then the LaunchJob (cmd/agent/adopt.cpp).
 std::string pids_file(const std::string& spool_dir, uint64_t job_id);
 // Touched by the agent while it hears from the controller; its age is how long it has not.
 std::string lease_file(const std::string& spool_dir);

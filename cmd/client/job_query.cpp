@@ -38,6 +38,7 @@ Result<pb::QueueReply*> page_through(const pb::QueueRequest& req, Call&& call, M
     if (!p.more()) break;
     env.mutable_queue()->set_after_id(last);
   }
+  if (all) all->clear_more();  // the first page stands for them all now
   return all;
 }
 

@@ -316,9 +316,11 @@ bool sort_keeps_array_groups(std::string_view keys) {
     if (key == ',' || key == '+' || key == '-') continue;
     bool reversed = i > 0 && keys[i - 1] == '-';
     // What every task of a group shows alike (core/array_rows' same_listed_line), and the
-    // job id ascending: the first of a group then comes first among its tasks.
-    bool alike = std::string_view("PtTpQljuUDCrF").find(key) != std::string_view::npos;
-    if (!alike && !((key == 'i' || key == 'A') && !reversed)) return false;
+    // job id ascending (F sorts by it too): the first of a group then comes first among its
+    // tasks.
+    bool alike = std::string_view("PtTpQljuUDCr").find(key) != std::string_view::npos;
+    bool by_id = std::string_view("iAF").find(key) != std::string_view::npos;
+    if (!alike && !(by_id && !reversed)) return false;
   }
   return true;
 }

@@ -616,21 +616,29 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
     }
     return true;
   };
-  if (req.collapse_arrays() && req.job_ids_size() == 0) {
-    // Every page groups the whole listing, so that a group whose first task was on an
-    // earlier page is not listed again from its later tasks.
-    pb::QueueRequest all = req;
-    all.set_after_id(0);
+  // Grouped only as one page: a later page, asked for after the queue changed, could not
+  // tell which tasks an earlier page's groups stood for. A grouped listing longer than a page
+  // goes ungrouped, page by page, and the client groups it.
+  bool grouped = false;
+  if (req.collapse_arrays() && req.job_ids_size() == 0 && req.after_id() == 0) {
     std::vector<const Job*> listed;
-    for_listed_jobs(all, who, [&](const Job& job, bool) {
+    for_listed_jobs(req, who, [&](const Job& job, bool) {
       listed.push_back(&job);
       return true;
     }, unknown);
+    grouped = true;
     for (const ListedRow& row : collapse_array_rows(listed))
-      if (row.job->id.value > req.after_id() && !append(*row.job, row.tasks)) break;
-  } else {
-    for_listed_jobs(req, who, [&](const Job& job, bool) { return append(job, {}); }, unknown);
+      if (!append(*row.job, row.tasks)) {
+        grouped = false;
+        break;
+      }
+    if (!grouped) {
+      out.resize(start);
+      more = false;
+      unknown.clear();
+    }
   }
+  if (!grouped) for_listed_jobs(req, who, [&](const Job& job, bool) { return append(job, {}); }, unknown);
   net::append_queue_reply_tail(now(), more, unknown, out);
 }
 

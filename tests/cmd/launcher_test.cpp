@@ -7,10 +7,17 @@
 #include <filesystem>
 #include <thread>
 #include <fstream>
+#include <cstddef>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../forked_child.hpp"
+#include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/agent/launcher.hpp"
 #include "cmd/paths.hpp"
@@ -115,4 +122,47 @@ TEST_CASE("launcher: a threaded agent with a FILE open in its heap still starts 
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(exists(marker));
+}
+
+namespace {
+// Makes clone3 fail with ENOSYS in this process and its children (a seccomp filter, as an
+// older kernel or a container's profile would); false when it could not be installed.
+bool refuse_clone3() {
+#if defined(__x86_64__)
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 435 /* clone3 */, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+// Where clone3 is refused, the shim starts the script with a plain fork, and the launch
+// keeps its order: pid reported, recorded, then the script runs.
+TEST_CASE("launcher: without clone3 (a seccomp filter refuses it) the job still starts, after its record") {
+  test::TempDir dir;
+  std::string marker = dir.path() + "/ran";
+  int code = test::exit_code_in_child([&] {
+    if (!refuse_clone3()) return 3;
+    bool ran_before_record = true;
+    pid_t recorded = 0;
+    auto launched = launch_batch(launch_touching(dir.path(), marker), [&](const LaunchedJob& pids) {
+      recorded = pids.script;
+      ran_before_record = exists(marker);
+      return Status::ok();
+    });
+    if (!launched.is_ok()) return 4;
+    int status = 0;
+    if (waitpid(launched->shim, &status, 0) != launched->shim || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 5;
+    if (ran_before_record) return 6;
+    return trim(read_small_file(marker)) == std::to_string(recorded) ? 0 : 7;
+  });
+  if (code == 3) HQ_SKIP("no seccomp filter could be installed here");
+  CHECK(code == 0);
 }

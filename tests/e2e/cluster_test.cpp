@@ -110,6 +110,7 @@ TEST_CASE("e2e: a queue larger than one frame comes in pages - listings carry no
   REQUIRE(json.rc == 0);
   for (const auto& id : ids) CHECK(json.out.find("\"job_id\": \"" + id + "\"") != std::string::npos);
   CHECK(json.out.size() > (16u << 20));  // the whole records, scripts included, in several replies
+  CHECK(json.out.find("\"more\": true") == std::string::npos);  // the pages are one listing now
   auto table = c.hq("queue -h");
   REQUIRE(table.rc == 0);
   CHECK(std::count(table.out.begin(), table.out.end(), '\n') == 16);

@@ -148,18 +148,22 @@ const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
 constexpr int kShimIgnores[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
                                 SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE};
 
+// Reads one byte from `fd` (blocking) and closes it: whether it was `token` (end of file
+// means the writer ended without sending it).
+bool read_token(int fd, char token) {
+  char c = 0;
+  ssize_t n;
+  while ((n = read(fd, &c, 1)) < 0 && errno == EINTR) {
+  }
+  close(fd);
+  return n == 1 && c == token;
+}
+
 // Waits for the agent's go ('G' on `go_fd`), sent once it has recorded the job for a
 // restarted agent to find. End of file instead means the agent died (or could not record
 // it) first: no trace of the job is left to adopt, so its controller will run it again, and
 // the script must not start.
-bool agent_says_go(int go_fd) {
-  char c = 0;
-  ssize_t n;
-  while ((n = read(go_fd, &c, 1)) < 0 && errno == EINTR) {
-  }
-  close(go_fd);
-  return n == 1 && c == 'G';
-}
+bool agent_says_go(int go_fd) { return read_token(go_fd, 'G'); }
 
 // What the shim hands the script's child.
 struct ScriptChild {
@@ -284,14 +288,7 @@ pid_t start_script_child(ScriptChild& child, int report_fd) {
 
 // Whether the script's child got the agent's go ('W' on `went_fd`); end of file: it ended
 // without.
-bool child_went(int went_fd) {
-  char c = 0;
-  ssize_t n;
-  while ((n = read(went_fd, &c, 1)) < 0 && errno == EINTR) {
-  }
-  close(went_fd);
-  return n == 1 && c == 'W';
-}
+bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
 
 // The job's shim (the agent's child, root, in the job's cgroup): starts the script,
 // tells the agent its pid, lets it run once the agent says go, waits for it and writes its

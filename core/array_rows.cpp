@@ -35,47 +35,44 @@ size_t line_hash(const Job& j) {
 
 }  // namespace
 
-std::vector<ListedRow> collapse_array_rows(const std::vector<const Job*>& jobs) {
-  struct Group {
-    size_t row;
-    std::vector<int32_t> tasks;
+bool ArrayGroups::add(const Job& j) {
+  if (j.array_job_id == 0 || j.state != JobState::kPending) return false;
+  auto same = [&](size_t g) {
+    const Job& first = *groups_[g].first;
+    return first.array_job_id == j.array_job_id && same_listed_line(first, j);
   };
-  std::vector<Group> groups;
-  std::unordered_map<size_t, std::vector<size_t>> by_line;  // line_hash -> groups (usually one)
-  std::vector<ListedRow> rows;
-  rows.reserve(jobs.size());
-  size_t last = SIZE_MAX;  // the group of the task before: an array's tasks mostly come together
-  for (const Job* j : jobs) {
-    if (j->array_job_id == 0 || j->state != JobState::kPending) {
-      rows.push_back({j, ""});
-      continue;
+  size_t g = last_;
+  if (g == SIZE_MAX || !same(g)) {
+    std::vector<size_t>& candidates = by_line_[line_hash(j)];
+    auto found = std::find_if(candidates.begin(), candidates.end(), same);
+    if (found != candidates.end()) {
+      g = *found;
+    } else {
+      g = groups_.size();
+      groups_.push_back({&j, {}});
+      candidates.push_back(g);
     }
-    auto same = [&](size_t g) {
-      const Job& first = *rows[groups[g].row].job;
-      return first.array_job_id == j->array_job_id && same_listed_line(first, *j);
-    };
-    size_t g = last;
-    if (g == SIZE_MAX || !same(g)) {
-      std::vector<size_t>& candidates = by_line[line_hash(*j)];
-      auto found = std::find_if(candidates.begin(), candidates.end(), same);
-      if (found != candidates.end()) {
-        g = *found;
-      } else {
-        g = groups.size();
-        groups.push_back({rows.size(), {}});
-        candidates.push_back(g);
-        rows.push_back({j, ""});
-      }
+  }
+  Group& group = groups_[g];
+  if (j.id < group.first->id) group.first = &j;
+  group.tasks.push_back(j.array_task_id);
+  last_ = g;
+  return true;
+}
+
+std::vector<ListedRow> ArrayGroups::rows() const {
+  std::vector<ListedRow> out;
+  out.reserve(groups_.size());
+  for (const Group& g : groups_) {
+    ListedRow row{g.first, ""};
+    if (g.tasks.size() > 1) {
+      std::vector<int32_t> tasks = g.tasks;
+      std::sort(tasks.begin(), tasks.end());
+      row.tasks = format_array_indices(tasks, g.first->array_throttle);
     }
-    groups[g].tasks.push_back(j->array_task_id);
-    last = g;
+    out.push_back(std::move(row));
   }
-  for (Group& g : groups) {
-    if (g.tasks.size() < 2) continue;
-    std::sort(g.tasks.begin(), g.tasks.end());
-    rows[g.row].tasks = format_array_indices(g.tasks, rows[g.row].job->array_throttle);
-  }
-  return rows;  // a group's members after its first have no row of their own
+  return out;
 }
 
 }  // namespace hq

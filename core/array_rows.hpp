@@ -4,9 +4,12 @@
 // that asks (QueueRequest.collapse_arrays), so that a queue of large arrays is sent, read
 // and printed as a few records, not one per task. The client groups what it is sent the
 // same way (cmd/client/queue_format's queue_rows); tests/cmd/array_rows_test.cpp holds
-// the two to the same rows. Pure; one thread.
+// the two to the same rows. Memory only for the arrays' pending tasks (a task id each):
+// a listing of plain jobs keeps nothing. Pure; one thread.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/job.hpp"
@@ -25,8 +28,25 @@ struct ListedRow {
   std::string tasks;
 };
 
-// The rows for `jobs` (in id order), in the same order: each array's pending tasks that
-// show the same line become the row of the first of them.
-std::vector<ListedRow> collapse_array_rows(const std::vector<const Job*>& jobs);
+// An array's pending tasks grouped by the line they show, as the listing meets them (in
+// any order); the jobs must outlive it.
+class ArrayGroups {
+ public:
+  // Keeps `j` when it is an array's pending task (true): it is listed with its group.
+  // False for any other job, which the listing shows as it is.
+  bool add(const Job& j);
+  // A row per group: its first task (the lowest id) and, for a group of more than one, its
+  // tasks. In the order the groups were formed.
+  std::vector<ListedRow> rows() const;
+
+ private:
+  struct Group {
+    const Job* first;
+    std::vector<int32_t> tasks;
+  };
+  std::vector<Group> groups_;
+  std::unordered_map<size_t, std::vector<size_t>> by_line_;  // line hash -> groups (usually one)
+  size_t last_ = SIZE_MAX;  // the group of the task before: an array's tasks mostly come together
+};
 
 }  // namespace hq

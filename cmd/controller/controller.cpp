@@ -618,20 +618,19 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   };
   // Grouped only as one page: a later page, asked for after the queue changed, could not
   // tell which tasks an earlier page's groups stood for. A grouped listing longer than a page
-  // goes ungrouped, page by page, and the client groups it.
+  // goes ungrouped, page by page, and the client groups it. (One page: its records may come
+  // in any order; the client sorts them.)
   bool grouped = false;
   if (req.collapse_arrays() && req.job_ids_size() == 0 && req.after_id() == 0) {
-    std::vector<const Job*> listed;
-    for_listed_jobs(req, who, [&](const Job& job, bool) {
-      listed.push_back(&job);
-      return true;
-    }, unknown);
+    ArrayGroups groups;
     grouped = true;
-    for (const ListedRow& row : collapse_array_rows(listed))
-      if (!append(*row.job, row.tasks)) {
-        grouped = false;
-        break;
-      }
+    for_listed_jobs(req, who, [&](const Job& job, bool) {
+      if (!groups.add(job)) grouped = append(job, {});
+      return grouped;
+    }, unknown);
+    if (grouped)
+      for (const ListedRow& row : groups.rows())
+        if (!(grouped = append(*row.job, row.tasks))) break;
     if (!grouped) {
       out.resize(start);
       more = false;

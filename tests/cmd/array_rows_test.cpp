@@ -2,7 +2,7 @@
 // give the rows the client's own grouping gives over every task: arrays held and not,
 // tasks split off one by one (a time limit or a hold of their own), started and cancelled,
 // under several sort keys; a later page comes ungrouped. The real Controller on an
-// in-memory journal; and collapse_array_rows alone over arrays whose tasks interleave.
+// in-memory journal; and ArrayGroups alone over arrays whose tasks interleave.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -122,18 +122,25 @@ TEST_CASE("squeue: only sort keys that every task of a group shows alike, or the
     CHECK_MESSAGE(!cmd::sort_keeps_array_groups(keys), keys);
 }
 
-TEST_CASE("collapse_array_rows: interleaved arrays and a task split off - a row per line, at its first task") {
+TEST_CASE("ArrayGroups: interleaved arrays and a task split off - a row per line, at its first task") {
   std::vector<Job> jobs;
-  for (uint64_t id = 1; id <= 12; ++id) {  // arrays 100 and 200 alternate; task 5 of 100 has its own limit
+  for (uint64_t id = 12; id >= 1; --id) {  // backwards; arrays 100 and 200 alternate; task 5 of 100 has its own limit
     uint64_t array = id % 2 ? 100 : 200;
     Job j = test::JobBuilder(id).array(array, static_cast<int32_t>(id)).build();
     if (id == 5) j.time_limit = 60;
     jobs.push_back(j);
   }
   jobs.push_back(test::JobBuilder(13).build());  // no array
-  std::vector<const Job*> listed;
-  for (const Job& j : jobs) listed.push_back(&j);
+  Job running = test::JobBuilder(14).array(100, 14).build();
+  running.state = JobState::kRunning;
+  jobs.push_back(running);
+  ArrayGroups groups;
+  std::vector<uint64_t> alone;
+  for (const Job& j : jobs)
+    if (!groups.add(j)) alone.push_back(j.id.value);
+  CHECK(alone == std::vector<uint64_t>{13, 14});
   std::vector<std::string> rows;
-  for (const ListedRow& r : collapse_array_rows(listed)) rows.push_back(std::to_string(r.job->id.value) + ":" + r.tasks);
-  CHECK(rows == std::vector<std::string>{"1:1,3,7,9,11", "2:2,4,6,8,10,12", "5:", "13:"});
+  for (const ListedRow& r : groups.rows()) rows.push_back(std::to_string(r.job->id.value) + ":" + r.tasks);
+  std::sort(rows.begin(), rows.end());
+  CHECK(rows == std::vector<std::string>{"1:1,3,7,9,11", "2:2,4,6,8,10,12", "5:"});
 }

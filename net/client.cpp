@@ -157,6 +157,18 @@ void RpcClient::send(pb::Envelope req) {
 
 Result<pb::Envelope> RpcClient::recv(double timeout_s) { return recv(timeout_s, {}); }
 
+Status RpcClient::parse_frame(const std::string& frame, pb::Envelope& msg) {
+  if (msg.ParseFromString(frame)) return Status::ok();
+  impl_->conn->close("undecodable frame");
+  return invalid("undecodable frame from " + impl_->conn->peer());
+}
+
+Status RpcClient::parse_reply(const std::string& frame, pb::Envelope& msg) {
+  if (Status s = parse_frame(frame, msg); !s) return s;
+  if (msg.has_error()) return Status(static_cast<Code>(msg.error().code()), msg.error().message());
+  return Status::ok();
+}
+
 Result<std::string> RpcClient::recv_payload(double timeout_s, const std::function<bool()>& interrupted) {
   auto reader = [](std::shared_ptr<Connection> c) -> asio::awaitable<Result<std::string>> {
     co_return co_await c->recv_frame();
@@ -165,10 +177,7 @@ Result<std::string> RpcClient::recv_payload(double timeout_s, const std::functio
   if (!frame || !ack_pending_) return frame;
   ack_pending_ = false;  // pipelined handshake: the first message answers the Hello
   pb::Envelope first;
-  if (!first.ParseFromString(*frame)) {
-    impl_->conn->close("undecodable frame");
-    return invalid("undecodable frame from " + impl_->conn->peer());
-  }
+  if (Status s = parse_frame(*frame, first); !s) return s;
   auto ack = impl_->conn->accept_hello_ack(first);
   if (!ack) return ack.status();
   cluster_ = ack->cluster();
@@ -179,11 +188,7 @@ Result<pb::Envelope> RpcClient::recv(double timeout_s, const std::function<bool(
   auto frame = recv_payload(timeout_s, interrupted);
   if (!frame) return frame.status();
   pb::Envelope msg;
-  if (!msg.ParseFromString(*frame)) {
-    impl_->conn->close("undecodable frame");
-    return invalid("undecodable frame from " + impl_->conn->peer());
-  }
-  if (msg.has_error()) return Status(static_cast<Code>(msg.error().code()), msg.error().message());
+  if (Status s = parse_reply(*frame, msg); !s) return s;
   return msg;
 }
 
@@ -194,11 +199,7 @@ Result<pb::Envelope*> RpcClient::call_on(google::protobuf::Arena& arena, pb::Env
     auto frame = recv_payload(timeout_s, {});
     if (!frame) return frame.status();
     auto* msg = google::protobuf::Arena::CreateMessage<pb::Envelope>(&arena);
-    if (!msg->ParseFromString(*frame)) {
-      impl_->conn->close("undecodable frame");
-      return invalid("undecodable frame from " + impl_->conn->peer());
-    }
-    if (msg->has_error()) return Status(static_cast<Code>(msg->error().code()), msg->error().message());
+    if (Status s = parse_reply(*frame, *msg); !s) return s;
     if (msg->seq() == seq) return msg;
   }
 }

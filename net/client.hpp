@@ -68,6 +68,10 @@ class RpcClient {
                                                  const std::string& role, double timeout_s, bool pipelined);
   // The next frame, the pipelined handshake's answer taken first (recv's part before parsing).
   Result<std::string> recv_payload(double timeout_s, const std::function<bool()>& interrupted);
+  // `frame` parsed into `msg` (an undecodable one closes the connection); parse_reply also
+  // makes an Error reply the Status.
+  Status parse_frame(const std::string& frame, pb::Envelope& msg);
+  Status parse_reply(const std::string& frame, pb::Envelope& msg);
   std::unique_ptr<Impl> impl_;
   std::string cluster_;
   uint64_t next_seq_ = 1;

@@ -88,7 +88,7 @@ std::set<uint64_t> Agent::running_ids() const {
 Status Agent::write_record(uint64_t id, const pb::LaunchJob& l, const LaunchedJob& pids, const std::vector<int32_t>& cpus) {
   std::string text = "shim=" + std::to_string(pids.shim) + " script=" + std::to_string(pids.script) +
                      " start=" + std::to_string(start_time_of(pids.shim)) + " cpus=" + format_cpulist(cpus) + "\n";
-  Status s = replace_file(pids_file(opts_.spool_dir, id), text + l.SerializeAsString(), 0600);
+  Status s = replace_spool_file(pids_file(opts_.spool_dir, id), text + l.SerializeAsString(), 0600);
   if (!s) return io_error("no restart record (" + s.message() + ")");
   return s;
 }
@@ -105,6 +105,7 @@ int32_t Agent::restore_end(uint64_t job_id) {
 }
 
 void Agent::adopt_running() {
+  drop_kept_dirs(opts_.spool_dir);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(opts_.spool_dir, ec)) {
     std::string name = entry.path().filename().string();

@@ -894,7 +894,7 @@ void Agent::report(const pb::JobEnded& ended) {
   unacked_[ended.job_id()] = ended;
   std::error_code ec;
   std::filesystem::create_directories(job_dir(opts_.spool_dir, ended.job_id()), ec);
-  if (Status s = replace_file(ended_file(opts_.spool_dir, ended.job_id()), ended.SerializeAsString(), 0600); !s)
+  if (Status s = replace_spool_file(ended_file(opts_.spool_dir, ended.job_id()), ended.SerializeAsString(), 0600); !s)
     log::warn("job " + std::to_string(ended.job_id()) + ": its end is not kept on disk (" + s.message() + "); an agent restart before the controller acks it loses it");
   if (!conn_ || !conn_->is_open()) return;  // re-sent with the next registration
   pb::Envelope env;

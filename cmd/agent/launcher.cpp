@@ -34,11 +34,8 @@ std::string resolve(const std::string& path, const std::string& workdir) {
 }
 
 Status write_script(const std::string& dir, const Job& job, std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return io_error("cannot create spool dir " + dir + ": " + ec.message());
   path = dir + "/script";
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+  int fd = open_script_file(dir, geteuid() == 0 ? job.spec.uid : geteuid());
   if (fd < 0) return io_error("cannot write " + path + ": " + std::strerror(errno));
   const std::string& s = *job.spec.script;
   bool ok = write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size());
@@ -351,6 +348,7 @@ std::string batch_path(const Job& job, const std::string& node, Stdio which) {
 Result<ChildPlan> plan_child(const BatchLaunch& l) {
   const Job& job = l.job;
   ChildPlan p;
+  if (Status s = make_job_dir(l.spool_dir, job.id.value); !s) return s;
   if (Status s = write_script(job_dir(l.spool_dir, job.id.value), job, p.script); !s) return s;
   p.workdir = job.spec.workdir.empty() ? "/tmp" : job.spec.workdir;
   p.error_prefix = stepd_error_prefix(l.node_name);
@@ -489,27 +487,6 @@ bool append_job_line(const std::string& path, uid_t owner, const std::string& li
   if (ok) ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   close(fd);
   return ok;
-}
-
-std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
-
-std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
-std::string pids_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/pids"; }
-std::string lease_file(const std::string& spool_dir) { return spool_dir + "/controller-lease"; }
-std::string fenced_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/fenced"; }
-
-std::string ended_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/ended"; }
-
-void cleanup_spool(const std::string& spool_dir, uint64_t job_id) {
-  std::error_code ec;
-  std::filesystem::remove_all(job_dir(spool_dir, job_id), ec);
-}
-
-void clear_run(const std::string& spool_dir, uint64_t job_id) {
-  std::error_code ec;
-  std::string keep = ended_file(spool_dir, job_id);
-  for (const auto& entry : std::filesystem::directory_iterator(job_dir(spool_dir, job_id), ec))
-    if (entry.path() != keep) std::filesystem::remove_all(entry.path(), ec);
 }
 
 }  // namespace hq::cmd

@@ -13,6 +13,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "cmd/agent/job_spool.hpp"
 #include "core/hardware.hpp"
 #include "core/job.hpp"
 #include "core/job_env.hpp"
@@ -65,24 +66,4 @@ std::string cancelled_banner(const std::string& what, const std::string& node, c
 // regular file the job's user owns is written (the agent is root: a link the user planted
 // must not lead it anywhere else); false when it was not written.
 bool append_job_line(const std::string& path, uid_t owner, const std::string& line);
-// The job's spool directory (script, launch record, exit file).
-std::string job_dir(const std::string& spool_dir, uint64_t job_id);
-// The file where the shim leaves the script's wait status (decimal) when it ends.
-std::string exit_file(const std::string& spool_dir, uint64_t job_id);
-// The agent's record of a launched job: a line of pids (shim, script, the shim's start
-// time, CPUs), then the LaunchJob (cmd/agent/adopt.cpp).
-std::string pids_file(const std::string& spool_dir, uint64_t job_id);
-// Touched by the agent while it hears from the controller; its age is how long it has not.
-std::string lease_file(const std::string& spool_dir);
-// Made by a shim that killed its job for a stale lease (the end is a node failure).
-std::string fenced_file(const std::string& spool_dir, uint64_t job_id);
-
-// The end of the job's latest run on this node (a pb::JobEnded) until the controller acks it.
-std::string ended_file(const std::string& spool_dir, uint64_t job_id);
-
-// Removes the job's spool directory (script file).
-void cleanup_spool(const std::string& spool_dir, uint64_t job_id);
-// Removes the files of the job's run (script, records, exit status), keeping its ended_file.
-void clear_run(const std::string& spool_dir, uint64_t job_id);
-
 }  // namespace hq::cmd

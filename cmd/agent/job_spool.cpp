@@ -1,0 +1,177 @@
+// A job's spool directory, and ended ones kept for the next job (see job_spool.hpp).
+#include "cmd/agent/job_spool.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace hq::cmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Kept directories per spool: enough for a node's burst of short jobs, few enough that a
+// spool never holds many empty ones.
+constexpr size_t kMaxKept = 64;
+constexpr const char* kKeptPrefix = ".kept-";
+// The files of a run a kept directory carries, each as a stale `.new`: the agent's own,
+// and the script (its user's, reused only for a job of the same user).
+constexpr const char* kReused[] = {"pids", "exit", "ended", "script"};
+
+struct KeptDirs {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> names;  // spool dir -> kept names in it
+  uint64_t next = 0;
+};
+
+KeptDirs& kept() {
+  static KeptDirs k;
+  return k;
+}
+
+bool reused(const std::string& name) {
+  for (const char* r : kReused)
+    if (name == r || name == std::string(r) + ".new") return true;
+  return false;
+}
+
+// Everything in `dir` but `keep` and the agent's reusable files goes; those become stale
+// `.new` files. False when something could not be removed.
+bool strip_run(const std::string& dir, const std::string& keep) {
+  std::error_code ec;
+  bool ok = true;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name == keep) continue;
+    if (!reused(name) || entry.is_symlink() || !entry.is_regular_file()) {
+      std::error_code rm;
+      fs::remove_all(entry.path(), rm);
+      ok = ok && !rm;
+    } else if (name.size() < 4 || name.compare(name.size() - 4, 4, ".new") != 0) {
+      std::string from = dir + "/" + name, to = from + ".new";
+      ok = ok && ::rename(from.c_str(), to.c_str()) == 0;
+    }
+  }
+  return ok && !ec;
+}
+
+bool keep_dir(const std::string& spool_dir, const std::string& dir) {
+  std::lock_guard<std::mutex> lock(kept().mu);
+  auto& names = kept().names[spool_dir];
+  if (names.size() >= kMaxKept) return false;
+  std::string name = kKeptPrefix + std::to_string(kept().next++);
+  if (::rename(dir.c_str(), (spool_dir + "/" + name).c_str()) != 0) return false;
+  names.push_back(std::move(name));
+  return true;
+}
+
+std::string take_kept(const std::string& spool_dir) {
+  std::lock_guard<std::mutex> lock(kept().mu);
+  auto it = kept().names.find(spool_dir);
+  if (it == kept().names.end() || it->second.empty()) return "";
+  std::string name = std::move(it->second.back());
+  it->second.pop_back();
+  return name;
+}
+
+}  // namespace
+
+std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
+std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
+std::string pids_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/pids"; }
+std::string lease_file(const std::string& spool_dir) { return spool_dir + "/controller-lease"; }
+std::string fenced_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/fenced"; }
+std::string ended_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/ended"; }
+
+Status make_job_dir(const std::string& spool_dir, uint64_t job_id) {
+  std::string dir = job_dir(spool_dir, job_id);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Status::ok();  // a requeued run's, with its end kept
+    return io_error("spool entry " + dir + " is not a directory");
+  }
+  for (std::string name = take_kept(spool_dir); !name.empty(); name = take_kept(spool_dir)) {
+    std::string from = spool_dir + "/" + name;
+    if (::rename(from.c_str(), dir.c_str()) == 0) return Status::ok();
+    std::error_code ignored;
+    fs::remove_all(from, ignored);
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);  // the spool itself may be missing
+    if (ec) return io_error("cannot create spool dir " + dir + ": " + ec.message());
+  }
+  return Status::ok();
+}
+
+int open_script_file(const std::string& dir, uid_t uid) {
+  std::string path = dir + "/script", stale = path + ".new";
+  struct stat st {};
+  if (::lstat(stale.c_str(), &st) == 0) {
+    // Another user may still hold the old file open: it is theirs, so it is not reused.
+    bool same_owner = S_ISREG(st.st_mode) && st.st_uid == uid && st.st_nlink == 1;
+    if (!same_owner || ::rename(stale.c_str(), path.c_str()) != 0) ::unlink(stale.c_str());
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0700);
+  if (fd >= 0 && ::fchmod(fd, 0700) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+Status replace_spool_file(const std::string& path, const std::string& text, mode_t mode) {
+  std::string tmp = path + ".new";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return io_error("cannot write " + tmp + ": " + std::strerror(errno));
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0) ok = false;
+  if (!ok) return io_error("short write to " + tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot rename " + tmp + ": " + std::strerror(errno));
+  return Status::ok();
+}
+
+void cleanup_spool(const std::string& spool_dir, uint64_t job_id) {
+  std::string dir = job_dir(spool_dir, job_id);
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return (void)fs::remove_all(dir, ec);
+  if (strip_run(dir, "") && keep_dir(spool_dir, dir)) return;
+  fs::remove_all(dir, ec);
+}
+
+void clear_run(const std::string& spool_dir, uint64_t job_id) {
+  std::string dir = job_dir(spool_dir, job_id);
+  if (!strip_run(dir, "ended")) {  // what could not be renamed goes the ordinary way
+    std::error_code ec;
+    for (const char* name : kReused)
+      if (std::string(name) != "ended") fs::remove(dir + "/" + name, ec);
+  }
+}
+
+void drop_kept_dirs(const std::string& spool_dir) {
+  {
+    std::lock_guard<std::mutex> lock(kept().mu);
+    kept().names.erase(spool_dir);
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(spool_dir, ec))
+    if (entry.path().filename().string().rfind(kKeptPrefix, 0) == 0) {
+      std::error_code rm;
+      fs::remove_all(entry.path(), rm);
+    }
+}
+
+size_t kept_dir_count(const std::string& spool_dir) {
+  std::lock_guard<std::mutex> lock(kept().mu);
+  auto it = kept().names.find(spool_dir);
+  return it == kept().names.end() ? 0 : it->second.size();
+}
+
+}  // namespace hq::cmd

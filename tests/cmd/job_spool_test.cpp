@@ -1,0 +1,143 @@
+// cmd/agent/job_spool: an ended job's spool directory is kept for the next job, carrying the
+// agent's files as stale `.new` files that the next job's records are written over (the same
+// inodes: nothing allocated per job), never anything a reader of the spool would take for a
+// record, and the script reused only for the same user.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../skip.hpp"
+#include "../temp_dir.hpp"
+#include "cmd/agent/job_spool.hpp"
+
+using namespace hq::cmd;
+namespace fs = std::filesystem;
+
+namespace {
+
+ino_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+std::string kept_name(const std::string& spool) {
+  for (const auto& e : fs::directory_iterator(spool))
+    if (e.path().filename().string().rfind(".kept-", 0) == 0) return e.path().string();
+  return "";
+}
+
+void write_script_text(const std::string& dir, const std::string& text) {
+  int fd = open_script_file(dir, geteuid());
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+}
+
+// A run's files as the agent and the shim leave them.
+void run_job(const std::string& spool, uint64_t id) {
+  REQUIRE(make_job_dir(spool, id));
+  std::string dir = job_dir(spool, id);
+  write_script_text(dir, "#!/bin/sh\ntrue\n");
+  REQUIRE(replace_spool_file(pids_file(spool, id), "shim=1 script=2\nlaunch", 0600));
+  REQUIRE(replace_spool_file(exit_file(spool, id), "0", 0644));
+  std::ofstream(fenced_file(spool, id)) << "";
+  fs::create_directories(dir + "/step_ids");
+  REQUIRE(replace_spool_file(ended_file(spool, id), "end", 0600));
+}
+
+}  // namespace
+
+TEST_CASE("an ended job's spool directory is kept with stale .new files only, and the next job takes it") {
+  hq::test::TempDir tmp;
+  std::string spool = tmp.path();
+  drop_kept_dirs(spool);
+  run_job(spool, 1);
+  ino_t dir_inode = inode_of(job_dir(spool, 1)), pids_inode = inode_of(pids_file(spool, 1));
+  ino_t script_inode = inode_of(job_dir(spool, 1) + "/script");
+
+  clear_run(spool, 1);  // the end is kept until the controller acks it
+  CHECK(names_in(job_dir(spool, 1)) == std::set<std::string>{"ended", "exit.new", "pids.new", "script.new"});
+
+  cleanup_spool(spool, 1);
+  CHECK_FALSE(fs::exists(job_dir(spool, 1)));
+  REQUIRE(kept_dir_count(spool) == 1);
+  std::string kept = kept_name(spool);
+  REQUIRE_FALSE(kept.empty());
+  CHECK(names_in(kept) == std::set<std::string>{"ended.new", "exit.new", "pids.new", "script.new"});
+
+  REQUIRE(make_job_dir(spool, 2));
+  CHECK(kept_dir_count(spool) == 0);
+  CHECK(inode_of(job_dir(spool, 2)) == dir_inode);
+  CHECK_FALSE(fs::exists(pids_file(spool, 2)));  // no record until this run writes one
+  CHECK_FALSE(fs::exists(exit_file(spool, 2)));
+  write_script_text(job_dir(spool, 2), "echo two\n");
+  REQUIRE(replace_spool_file(pids_file(spool, 2), "shim=3 script=4\nx", 0600));
+  CHECK(inode_of(pids_file(spool, 2)) == pids_inode);
+  CHECK(inode_of(job_dir(spool, 2) + "/script") == script_inode);
+  std::ifstream in(job_dir(spool, 2) + "/script");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "echo two\n");  // the old script's longer text is gone
+  struct stat st {};
+  REQUIRE(::stat(pids_file(spool, 2).c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("a kept script of another user is not reused") {
+  if (geteuid() != 0) HQ_SKIP("needs root to give a file to another user");
+  hq::test::TempDir tmp;
+  std::string dir = tmp.path();
+  write_script_text(dir, "old\n");
+  ::rename((dir + "/script").c_str(), (dir + "/script.new").c_str());
+  REQUIRE(::chown((dir + "/script.new").c_str(), 65534, 65534) == 0);
+  int fd = open_script_file(dir, 0);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  CHECK_FALSE(fs::exists(dir + "/script.new"));
+  struct stat st {};
+  REQUIRE(::stat((dir + "/script").c_str(), &st) == 0);
+  CHECK(st.st_uid == 0);  // a new file: the kept one (renamed, truncated) would still be theirs
+  CHECK(st.st_size == 0);
+}
+
+TEST_CASE("kept directories are bounded, and an agent's start drops those of an earlier agent") {
+  hq::test::TempDir tmp;
+  std::string spool = tmp.path();
+  drop_kept_dirs(spool);
+  for (uint64_t id = 1; id <= 70; ++id) run_job(spool, id);
+  for (uint64_t id = 1; id <= 70; ++id) cleanup_spool(spool, id);
+  CHECK(kept_dir_count(spool) == 64);
+  size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(spool)) {
+    CHECK(e.path().filename().string().rfind(".kept-", 0) == 0);
+    ++on_disk;
+  }
+  CHECK(on_disk == 64);
+  drop_kept_dirs(spool);
+  CHECK(kept_dir_count(spool) == 0);
+  CHECK(fs::is_empty(spool));
+  REQUIRE(make_job_dir(spool, 99));  // a fresh directory when none is kept
+  CHECK(fs::is_directory(job_dir(spool, 99)));
+}
+
+TEST_CASE("a requeued job's directory (its end kept) is used as it is") {
+  hq::test::TempDir tmp;
+  std::string spool = tmp.path();
+  drop_kept_dirs(spool);
+  run_job(spool, 7);
+  clear_run(spool, 7);
+  run_job(spool, 5);
+  cleanup_spool(spool, 5);
+  REQUIRE(make_job_dir(spool, 7));
+  CHECK(kept_dir_count(spool) == 1);  // the kept one stays for another job
+  CHECK(fs::exists(ended_file(spool, 7)));
+}

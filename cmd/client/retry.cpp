@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -26,14 +27,15 @@ Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, co
                                      double budget_s) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget_s * 1000));
-  std::mt19937 rng(std::random_device{}());
+  std::optional<std::mt19937> rng;  // seeded on a first retry: a seed costs a cpuid trap on a VM
   double backoff = 0.05;
   bool first = !client;  // connect at once the first time
   Result<pb::Envelope> reply = client ? client->call(req) : Result<pb::Envelope>(unavailable("not connected"));
   while (!reply && reply.status().code() == Code::kUnavailable && Clock::now() < deadline) {
     if (!first) {
+      if (!rng) rng.emplace(std::random_device{}());
       std::uniform_real_distribution<double> jitter(0.5, 1.0);
-      std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(rng) * 1000)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(*rng) * 1000)));
       backoff = std::min(backoff * 2, 1.0);
     }
     first = false;

@@ -209,7 +209,6 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
   std::vector<std::string> all = bases();
   for (size_t i = 0; i < all.size(); ++i) {
     if (mode_ == CgroupMode::kV1 && v1_controllers_[i] == "devices" && !limits.devices_group) continue;
-    if (mode_ == CgroupMode::kV1 && v1_controllers_[i] == "pids" && limits.pids_max <= 0) continue;
     dirs.push_back(all[i] + leaf);
     if (mode_ == CgroupMode::kV1) controllers.push_back(v1_controllers_[i]);
   }

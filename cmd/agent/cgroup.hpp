@@ -40,7 +40,7 @@ bool join_cgroup_file(const char* file);  // the same, allocating nothing (a chi
 struct CgroupLimits {
   std::vector<int32_t> cpus;          // empty: no cpuset
   int64_t mem_bytes = 0;              // 0: no memory limit
-  int64_t pids_max = 0;               // 0: no limit (v1: and no group in the pids hierarchy)
+  int64_t pids_max = 0;               // 0: no limit
   std::vector<DeviceId> deny_devices; // other jobs' GPUs (where confines_devices())
   // v1: a group in the devices hierarchy too. A node without GPUs has nothing to deny, to
   // the job or to its steps: its jobs go without one (a mkdir, a join and an rmdir less).

@@ -117,14 +117,19 @@ int open_script_file(const std::string& dir, uid_t uid) {
   if (::lstat(stale.c_str(), &st) == 0) {
     // Another user may still hold the old file open: it is theirs, so it is not reused.
     bool same_owner = S_ISREG(st.st_mode) && st.st_uid == uid && st.st_nlink == 1;
-    if (!same_owner || ::rename(stale.c_str(), path.c_str()) != 0) ::unlink(stale.c_str());
+    if (same_owner && ::rename(stale.c_str(), path.c_str()) == 0) {
+      // Never waiting on the user: a lease they hold on it, or its being run, would block
+      // or fail the open; a new file is made instead.
+      int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0 && ::fchmod(fd, 0700) == 0) return fd;
+      if (fd >= 0) ::close(fd);
+      ::unlink(path.c_str());
+    } else {
+      ::unlink(stale.c_str());
+    }
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0700);
-  if (fd >= 0 && ::fchmod(fd, 0700) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  ::unlink(path.c_str());  // a script left by an earlier run of the job is never written through
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
 }
 
 Status replace_spool_file(const std::string& path, const std::string& text, mode_t mode) {

@@ -30,11 +30,12 @@ std::string fenced_file(const std::string& spool_dir, uint64_t job_id);
 // The end of the job's latest run on this node (a pb::JobEnded) until the controller acks it.
 std::string ended_file(const std::string& spool_dir, uint64_t job_id);
 
-// Makes the job's spool directory (mode 0700 until the script is written), from a kept
-// directory when there is one.
+// Makes the job's spool directory, from a kept directory when there is one (the script's
+// writer sets its mode).
 Status make_job_dir(const std::string& spool_dir, uint64_t job_id);
 // The script file in the job's directory `dir`, open for writing and empty (mode 0700): the
-// kept one when its owner is `uid`, else a new one. -1 with errno on failure.
+// kept one when its owner is `uid` and it opens at once (no lease, not being run), else a
+// new one. -1 with errno on failure.
 int open_script_file(const std::string& dir, uid_t uid);
 // Writes `text` to `path.new` (truncating a stale one, never following a link), then renames
 // it over `path`: a reader sees the old file or the new, never part of one.

@@ -85,10 +85,9 @@ TEST_CASE("cgroup v1: a group per controller - cpuset copies the parent's mems -
   CHECK(cg->mode() == CgroupMode::kV1);
   CHECK(cg->describe().find("memory,cpuset,pids,freezer,devices,cpuacct") != std::string::npos);
   CHECK(get(root + "/cpuset/hq/n1/cpuset.mems") == "0-1");
-  auto job = cg->create(3, CgroupLimits{{4, 5}, 1 << 30, 100, {{195, 1}, {195, 2}}});
+  auto job = cg->create(3, CgroupLimits{{4, 5}, 1 << 30, 0, {{195, 1}, {195, 2}}});
   REQUIRE(job.is_ok());
   CHECK(job->procs_files().size() == 6);
-  CHECK(fs::is_directory(root + "/pids/hq/n1/job_3"));  // a process limit: a pids group
   CHECK(get(root + "/cpuset/hq/n1/job_3/cpuset.cpus") == "4-5");
   CHECK(get(root + "/cpuset/hq/n1/job_3/cpuset.mems") == "0-1");
   CHECK(get(root + "/memory/hq/n1/job_3/memory.limit_in_bytes") == std::to_string(1 << 30));
@@ -121,9 +120,8 @@ TEST_CASE("cgroup v1: a job on a node without GPUs has no devices group - its st
   limits.devices_group = false;
   auto job = cg->create(5, limits);
   REQUIRE(job.is_ok());
-  CHECK(job->procs_files().size() == 4);
+  CHECK(job->procs_files().size() == 5);
   CHECK_FALSE(fs::exists(root + "/devices/hq/n1/job_5"));
-  CHECK_FALSE(fs::exists(root + "/pids/hq/n1/job_5"));  // no process limit: nothing for a pids group to do
   CHECK(fs::exists(root + "/freezer/hq/n1/job_5"));
   CHECK(get(root + "/cpuset/hq/n1/job_5/cpuset.cpus") == "2-3");
   CHECK(job->dirs().front() == root + "/memory/hq/n1/job_5");  // memory first: usage() reads it
@@ -187,7 +185,7 @@ TEST_CASE("cgroup v1: a step's group inside its job's - its CPUs and memory, the
   auto step = job->child("step_0", CgroupLimits{{5}, 64 << 20, 0, {}});
   REQUIRE(step.is_ok());
   CHECK(step->procs_files().front() == root + "/memory/hq/n1/job_3/step_0/tasks");  // joined by writing 0 (join_cgroup_file)
-  CHECK(step->procs_files().size() == 5);  // no pids group: the job has no process limit
+  CHECK(step->procs_files().size() == 6);
   CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.cpus") == "5");
   CHECK(get(root + "/cpuset/hq/n1/job_3/step_0/cpuset.mems") == "0");
   CHECK(get(root + "/memory/hq/n1/job_3/step_0/memory.limit_in_bytes") == std::to_string(64 << 20));

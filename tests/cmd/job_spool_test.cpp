@@ -4,6 +4,11 @@
 // record, and the script reused only for the same user.
 #include <doctest/doctest.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -92,21 +97,65 @@ TEST_CASE("an ended job's spool directory is kept with stale .new files only, an
   CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("a kept script of another user is not reused") {
-  if (geteuid() != 0) HQ_SKIP("needs root to give a file to another user");
+namespace {
+// A kept script of ours in `dir`, with a descriptor held on it: after open_script_file its
+// link count says whether the file was reused (renamed to `script`) or replaced (unlinked).
+int kept_script_held(const std::string& dir) {
+  write_script_text(dir, "old\n");
+  REQUIRE(::rename((dir + "/script").c_str(), (dir + "/script.new").c_str()) == 0);
+  int held = ::open((dir + "/script.new").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  return held;
+}
+nlink_t links_of(int fd) {
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  return st.st_nlink;
+}
+}  // namespace
+
+TEST_CASE("a kept script is reused for its own user only") {
   hq::test::TempDir tmp;
   std::string dir = tmp.path();
-  write_script_text(dir, "old\n");
-  ::rename((dir + "/script").c_str(), (dir + "/script.new").c_str());
-  REQUIRE(::chown((dir + "/script.new").c_str(), 65534, 65534) == 0);
-  int fd = open_script_file(dir, 0);
+  int held = kept_script_held(dir);
+  int fd = open_script_file(dir, geteuid() + 1);  // another user's job
   REQUIRE(fd >= 0);
   ::close(fd);
+  CHECK(links_of(held) == 0);  // the old file is gone, not handed on
   CHECK_FALSE(fs::exists(dir + "/script.new"));
-  struct stat st {};
-  REQUIRE(::stat((dir + "/script").c_str(), &st) == 0);
-  CHECK(st.st_uid == 0);  // a new file: the kept one (renamed, truncated) would still be theirs
-  CHECK(st.st_size == 0);
+  CHECK(fs::file_size(dir + "/script") == 0);
+  ::close(held);
+
+  held = kept_script_held(dir);
+  fd = open_script_file(dir, geteuid());  // the same user's
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  CHECK(links_of(held) == 1);  // reused: it is the new script
+  CHECK(fs::file_size(dir + "/script") == 0);
+  ::close(held);
+}
+
+TEST_CASE("a kept script its user holds a lease on is replaced at once, not waited for") {
+  hq::test::TempDir tmp;
+  std::string dir = tmp.path();
+  int held = kept_script_held(dir);
+  auto old_handler = std::signal(SIGIO, SIG_IGN);  // the lease's break notice comes to us
+  if (::fcntl(held, F_SETLEASE, F_RDLCK) != 0) {
+    std::signal(SIGIO, old_handler);
+    ::close(held);
+    HQ_SKIP(std::string("no file leases here: ") + std::strerror(errno));
+  }
+  auto start = std::chrono::steady_clock::now();
+  int fd = open_script_file(dir, geteuid());
+  auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  CHECK(took < std::chrono::seconds(5));  // a blocking open waits lease-break-time (45 s)
+  CHECK(links_of(held) == 0);             // replaced by a new file
+  CHECK(fs::file_size(dir + "/script") == 0);
+  (void)::fcntl(held, F_SETLEASE, F_UNLCK);
+  ::close(held);
+  std::signal(SIGIO, old_handler);
 }
 
 TEST_CASE("kept directories are bounded, and an agent's start drops those of an earlier agent") {

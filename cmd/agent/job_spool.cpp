@@ -10,6 +10,7 @@
 #include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <string_view>
 #include <vector>
 
 namespace hq::cmd {
@@ -36,9 +37,13 @@ KeptDirs& kept() {
   return k;
 }
 
-bool reused(const std::string& name) {
+bool stale_name(std::string_view name) { return name.size() > 4 && name.substr(name.size() - 4) == ".new"; }
+
+// A run's file a kept directory carries (as itself or already as its stale `.new`).
+bool reused(std::string_view name) {
+  if (stale_name(name)) name.remove_suffix(4);
   for (const char* r : kReused)
-    if (name == r || name == std::string(r) + ".new") return true;
+    if (name == r) return true;
   return false;
 }
 
@@ -54,7 +59,7 @@ bool strip_run(const std::string& dir, const std::string& keep) {
       std::error_code rm;
       fs::remove_all(entry.path(), rm);
       ok = ok && !rm;
-    } else if (name.size() < 4 || name.compare(name.size() - 4, 4, ".new") != 0) {
+    } else if (!stale_name(name)) {
       std::string from = dir + "/" + name, to = from + ".new";
       ok = ok && ::rename(from.c_str(), to.c_str()) == 0;
     }

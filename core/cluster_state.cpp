@@ -101,6 +101,7 @@ bool apply_submitted(ClusterState& s, Job&& submitted) {
   auto it = s.jobs.try_emplace(s.jobs.end(), submitted.id, std::move(submitted));
   if (s.jobs.size() == before) return false;
   Job& job = it->second;
+  s.job_list.add(job);
   drop_single_partition(job);
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
@@ -707,6 +708,7 @@ void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
         break;
       }
   }
+  state.job_list.remove(it->first);
   state.jobs.erase(it);
 }
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/advance_reservation.hpp"
 #include "core/config.hpp"
 #include "core/job.hpp"
+#include "core/job_list.hpp"
 #include "core/node.hpp"
 #include "core/status.hpp"
 #include "core/switch_tree.hpp"
@@ -124,6 +125,7 @@ struct DrainMark {
 struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
+  JobList job_list;                                  // `jobs` in one array, for listings (core/job_list)
   std::set<JobId> pending;                           // index of PENDING jobs
   std::set<JobId> queued;                            // the pending jobs a pass looks at (in_queue)
   std::set<JobId> running;                           // index of RUNNING jobs

@@ -28,6 +28,17 @@ bool slurm_only_state(const std::string& s) {
   return kOthers.count(s) > 0;
 }
 
+// Whether any item of a comma list ("a,b") is in `names`; allocates nothing (a listing
+// asks this of every job).
+bool any_item_in(std::string_view list, const JobFilter::Names& names) {
+  while (true) {
+    size_t comma = list.find(',');
+    if (names.count(list.substr(0, comma))) return true;
+    if (comma == std::string_view::npos) return false;
+    list.remove_prefix(comma + 1);
+  }
+}
+
 bool state_matches(const JobFilter& f, const Job& job) {
   if (!f.states_given) return !is_terminal(job.state);
   return job.suspended ? f.suspended : f.states.count(job.state) > 0;
@@ -73,23 +84,19 @@ bool job_matches(const JobFilter& f, const Job& job) {
   if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
   if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
-  if (!f.qos.empty()) {  // a pending job of a QOS list (--qos a,b) matches each of them
-    bool any = false;
-    for (std::string_view q : split(job.spec.extra->qos, ',')) any = any || f.qos.count(std::string(q)) > 0;
-    if (!any) return false;
-  }
+  // A pending job of a QOS list (--qos a,b) matches each of them.
+  if (!f.qos.empty() && !any_item_in(job.spec.extra->qos, f.qos)) return false;
   if (!f.reservations.empty() && !f.reservations.count(job.spec.extra->reservation)) return false;
   if (!f.wckeys.empty() && !f.wckeys.count(job.spec.extra->wckey)) return false;
   if (f.licenses_given) return false;
   if (!f.nodes.empty() && std::none_of(job.alloc.begin(), job.alloc.end(),
                                        [&](const NodeAlloc& a) { return f.nodes.count(a.node) > 0; }))
     return false;
-  if (!f.partitions.empty()) {
-    bool any = false;
-    for (std::string_view p : split(job.spec.partition.empty() ? job.partition : job.spec.partition, ','))
-      any = any || f.partitions.count(std::string(p)) > 0;
-    if (!any && !f.partitions.count(job.partition)) return false;
-  }
+  if (!f.partitions.empty() &&
+      !any_item_in(job.spec.partition.empty() ? std::string_view(job.partition) : std::string_view(job.spec.partition),
+                   f.partitions) &&
+      !f.partitions.count(job.partition))
+    return false;
   return true;
 }
 

@@ -17,9 +17,10 @@ struct JobFilter {
   std::set<JobState> states;      // (Slurm's states hq never uses match nothing)
   bool suspended = false;         // -t SUSPENDED/S (a suspended job is kRunning; R alone does not take it)
   bool all_states = false;        // -t all
-  std::set<std::string> users, partitions, names, accounts, qos;  // empty: any
-  std::set<std::string> reservations, wckeys;                     // -R, --wckey; empty: any
-  std::set<std::string> nodes;    // -w: jobs holding any of these nodes (not pending ones)
+  using Names = std::set<std::string, std::less<>>;  // looked up by string_view: no copy a job
+  Names users, partitions, names, accounts, qos;    // empty: any
+  Names reservations, wckeys;                       // -R, --wckey; empty: any
+  Names nodes;                    // -w: jobs holding any of these nodes (not pending ones)
   bool licenses_given = false;    // -L: jobs using these licenses; hq tracks none, so none
 };
 

@@ -553,8 +553,7 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
       if (auto it = state_.jobs.find(id); it != state_.jobs.end() && !offer(it->second)) break;
     return;
   }
-  for (auto it = state_.jobs.upper_bound(JobId{req.after_id()}); it != state_.jobs.end(); ++it)
-    if (!offer(it->second)) break;
+  state_.job_list.for_each(state_.jobs, req.after_id(), filter.users, offer);
 }
 
 std::vector<JobId> Controller::ids_not_pending(const JobFilter& filter, uint64_t after_id) const {

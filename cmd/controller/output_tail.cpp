@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,8 +36,11 @@ namespace {
   int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);  // this very file, with the user's rights
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail();
   off_t from = st.st_size > static_cast<off_t>(req.most) ? st.st_size - static_cast<off_t>(req.most) : 0;
-  static char buf[64 * 1024];
-  size_t want = std::min(sizeof buf, static_cast<size_t>(st.st_size - from));
+  // Mapped here, not static: 64 KiB of .bss would be mapped at every hq process's start.
+  constexpr size_t kMost = 64 * 1024;
+  void* buf = mmap(nullptr, kMost, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED) fail();
+  size_t want = std::min(kMost, static_cast<size_t>(st.st_size - from));
   ssize_t n = pread(fd, buf, want, from);
   if (n < 0) fail();
   char head[48];

@@ -1,0 +1,115 @@
+#include "core/job_list.hpp"
+
+namespace hq {
+
+JobList& JobList::operator=(const JobList& other) {
+  if (this != &other) {
+    clear();
+    stale_ = true;
+    off_ = false;
+  }
+  return *this;
+}
+
+JobList& JobList::operator=(JobList&& other) noexcept {
+  if (this != &other) {
+    chunks_ = std::move(other.chunks_);
+    size_ = other.size_;
+    removed_ = other.removed_;
+    stale_ = other.stale_;
+    off_ = other.off_;
+    rebuilds_ = other.rebuilds_;
+    user_names_ = std::move(other.user_names_);
+    user_numbers_ = std::move(other.user_numbers_);
+    other.clear();
+    other.stale_ = true;
+  }
+  return *this;
+}
+
+void JobList::clear() const {
+  chunks_.clear();
+  size_ = 0;
+  removed_ = 0;
+}
+
+void JobList::push(Entry e) const {
+  if ((size_ & (kChunk - 1)) == 0 && (size_ >> kChunkShift) == chunks_.size())
+    chunks_.push_back(std::make_unique<Entry[]>(kChunk));
+  const_cast<JobList*>(this)->at(size_++) = e;
+}
+
+uint16_t JobList::user_number(const std::string& name) const {
+  if (auto it = user_numbers_.find(name); it != user_numbers_.end()) return it->second;
+  if (user_names_.size() >= kOtherUser) return kOtherUser;
+  auto n = static_cast<uint16_t>(user_names_.size());
+  user_names_.push_back(name);
+  user_numbers_.emplace(name, n);
+  return n;
+}
+
+size_t JobList::first_after(uint64_t id) const {  // the first entry with a higher id
+  size_t lo = 0, hi = size_;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).id <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void JobList::add(const Job& job) {
+  if (stale_ || off_) return;  // rebuilt at the next walk, or not kept at all
+  if (job.id.value >= kIdLimit) {
+    off_ = true;
+    clear();
+    return;
+  }
+  if (size_ > 0 && at(size_ - 1).id >= job.id.value) {  // not in order (not how ids are handed out)
+    stale_ = true;
+    clear();
+    return;
+  }
+  push(Entry{job.id.value, user_number(job.spec.user), &job});
+}
+
+void JobList::remove(JobId id) {
+  if (stale_ || off_) return;
+  size_t i = first_after(id.value);
+  if (i == 0 || at(i - 1).id != id.value || !at(i - 1).job) return;
+  at(i - 1).job = nullptr;
+  // Compacted once more than half are gaps: a walk passes at most twice the jobs there are.
+  if (++removed_ > kChunk && removed_ * 2 > size_) compact();
+}
+
+void JobList::compact() {
+  size_t kept = 0;
+  for (size_t i = 0; i < size_; ++i)
+    if (at(i).job) at(kept++) = at(i);
+  size_ = kept;
+  removed_ = 0;
+  chunks_.resize((size_ + kChunk - 1) >> kChunkShift);
+}
+
+void JobList::sync(const std::map<JobId, Job>& jobs) const {
+  if (off_ || (!stale_ && live() == jobs.size())) return;
+  ++rebuilds_;
+  clear();
+  stale_ = false;
+  for (const auto& [id, job] : jobs) {
+    if (id.value >= kIdLimit) {
+      off_ = true;
+      clear();
+      return;
+    }
+    push(Entry{id.value, user_number(job.spec.user), &job});
+  }
+}
+
+void JobList::prefetch(const Job* job) {
+  __builtin_prefetch(job);
+  __builtin_prefetch(&job->spec.user);
+  __builtin_prefetch(&job->state);
+}
+
+}  // namespace hq

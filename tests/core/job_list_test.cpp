@@ -1,0 +1,160 @@
+// core/job_list: the compact index of ClusterState::jobs walks exactly what a walk of the
+// map would (the same jobs, the same records, in id order, from an id on, for some users),
+// through random additions, removals (past its compaction) and re-additions, after a copy
+// of the state, after a job put in the map behind its back, with more users than its
+// table holds, and with an id it cannot hold.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/cluster_state.hpp"
+
+using namespace hq;
+
+namespace {
+
+using Names = std::set<std::string, std::less<>>;
+
+Job job_of(uint64_t id, std::string user) {
+  Job j;
+  j.id = JobId{id};
+  j.spec.user = std::move(user);
+  return j;
+}
+
+// The records the index walks, and those a walk of the map gives.
+std::vector<const Job*> walked(const JobList& list, const std::map<JobId, Job>& jobs, uint64_t after,
+                               const Names& users, size_t most = SIZE_MAX) {
+  std::vector<const Job*> out;
+  list.for_each(jobs, after, users, [&](const Job& j) {
+    out.push_back(&j);
+    return out.size() < most;
+  });
+  return out;
+}
+
+std::vector<const Job*> reference(const std::map<JobId, Job>& jobs, uint64_t after, const Names& users,
+                                  size_t most = SIZE_MAX) {
+  std::vector<const Job*> out;
+  for (auto it = jobs.upper_bound(JobId{after}); it != jobs.end() && out.size() < most; ++it)
+    if (users.empty() || users.count(it->second.spec.user)) out.push_back(&it->second);
+  return out;
+}
+
+std::string numbered(uint64_t id) {
+  std::string out = std::to_string(id);
+  out.insert(out.begin(), 'u');
+  return out;
+}
+
+struct Indexed {
+  std::map<JobId, Job> jobs;
+  JobList list;
+  void add(uint64_t id, const std::string& user) {
+    auto [it, fresh] = jobs.try_emplace(JobId{id}, job_of(id, user));
+    if (fresh) list.add(it->second);
+  }
+  void remove(uint64_t id) {
+    if (!jobs.count(JobId{id})) return;
+    list.remove(JobId{id});
+    jobs.erase(JobId{id});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("JobList walks what a walk of the map gives, through random additions and removals") {
+  std::mt19937 rng(20261130);
+  const std::vector<std::string> users = {"alice", "bob", "carol", "dave", "nobody"};
+  Indexed x;
+  uint64_t next = 1;
+  size_t out_of_order = 0;  // rounds that add an id below the highest: each costs a rebuild
+  for (int round = 0; round < 60; ++round) {
+    for (int i = 0, n = static_cast<int>(rng() % 400); i < n; ++i) x.add(next++, users[rng() % users.size()]);
+    if (rng() % 4 == 0 && next > 10) {  // now and then an id below the highest (a re-added one too)
+      size_t before = x.jobs.size();
+      for (int i = 0; i < 5; ++i) x.add(1 + rng() % (next - 1), users[rng() % users.size()]);
+      out_of_order += x.jobs.size() > before;
+    }
+    for (int i = 0, n = static_cast<int>(rng() % 500); i < n && next > 1; ++i) x.remove(1 + rng() % (next - 1));
+    for (int q = 0; q < 5; ++q) {
+      Names who;
+      for (int k = static_cast<int>(rng() % 3); k > 0; --k) who.insert(rng() % 6 == 0 ? "stranger" : users[rng() % users.size()]);
+      uint64_t after = rng() % 3 == 0 ? 0 : rng() % next;
+      size_t most = rng() % 3 == 0 ? 1 + rng() % 50 : SIZE_MAX;
+      INFO("round " << round << " after " << after << " users " << who.size() << " most " << most);
+      CHECK(walked(x.list, x.jobs, after, who, most) == reference(x.jobs, after, who, most));
+    }
+  }
+  CHECK(x.list.live() == x.jobs.size());
+  CHECK(x.list.rebuilds() == out_of_order);
+}
+
+TEST_CASE("JobList: jobs added in id order and removed in any order need no rebuild") {
+  std::mt19937 rng(7);
+  Indexed x;
+  for (uint64_t id = 1; id <= 5000; ++id) x.add(id, id % 3 ? "alice" : "bob");
+  for (int i = 0; i < 4000; ++i) x.remove(1 + rng() % 5000);  // past the compaction
+  for (uint64_t id = 5001; id <= 6000; ++id) x.add(id, "carol");
+  CHECK(walked(x.list, x.jobs, 0, {}) == reference(x.jobs, 0, {}));
+  CHECK(walked(x.list, x.jobs, 4000, Names{"bob", "carol"}) == reference(x.jobs, 4000, Names{"bob", "carol"}));
+  CHECK(x.list.rebuilds() == 0);
+  CHECK(x.list.live() == x.jobs.size());
+}
+
+TEST_CASE("JobList: a copy of the state walks its own records, not the original's") {
+  ClusterState s;
+  for (uint64_t id = 1; id <= 50; ++id) {
+    auto [it, fresh] = s.jobs.try_emplace(JobId{id}, job_of(id, id % 2 ? "alice" : "bob"));
+    s.job_list.add(it->second);
+  }
+  ClusterState copy = s;
+  s.job_list.remove(JobId{7});
+  s.jobs.erase(JobId{7});
+  CHECK(walked(copy.job_list, copy.jobs, 0, {}) == reference(copy.jobs, 0, {}));
+  CHECK(walked(copy.job_list, copy.jobs, 0, Names{"alice"}).size() == 25);
+  CHECK(walked(s.job_list, s.jobs, 0, {}) == reference(s.jobs, 0, {}));
+  ClusterState assigned;
+  assigned = copy;
+  CHECK(walked(assigned.job_list, assigned.jobs, 10, Names{"bob"}) == reference(assigned.jobs, 10, Names{"bob"}));
+  ClusterState moved = std::move(copy);  // a move keeps the records where they are
+  CHECK(walked(moved.job_list, moved.jobs, 0, {}) == reference(moved.jobs, 0, {}));
+  CHECK(moved.job_list.rebuilds() == 1);  // the copy's own first walk, not another
+  copy = std::move(moved);
+  CHECK(walked(copy.job_list, copy.jobs, 0, Names{"alice"}) == reference(copy.jobs, 0, Names{"alice"}));
+}
+
+TEST_CASE("JobList: a job put in the map without it is still walked (rebuilt when out of step)") {
+  Indexed x;
+  for (uint64_t id = 1; id <= 20; ++id) x.add(id, "alice");
+  x.jobs.try_emplace(JobId{100}, job_of(100, "bob"));
+  CHECK(walked(x.list, x.jobs, 0, Names{"bob"}) == reference(x.jobs, 0, Names{"bob"}));
+  CHECK(walked(x.list, x.jobs, 0, {}).size() == 21);
+  CHECK(x.list.rebuilds() == 1);
+}
+
+TEST_CASE("JobList: more users than its table holds are matched by their names") {
+  Indexed x;
+  for (uint64_t id = 1; id <= 70000; ++id) x.add(id, numbered(id));
+  for (uint64_t id : {1ull, 65535ull, 65536ull, 70000ull}) {
+    Names who{numbered(id)};
+    auto got = walked(x.list, x.jobs, 0, who);
+    REQUIRE(got.size() == 1);
+    CHECK(got.front()->id.value == id);
+  }
+}
+
+TEST_CASE("JobList: an id past what it holds turns it off, and the walks are the map's") {
+  Indexed x;
+  for (uint64_t id = 1; id <= 10; ++id) x.add(id, "alice");
+  x.add(uint64_t{1} << 50, "bob");
+  x.add(11, "bob");
+  CHECK(walked(x.list, x.jobs, 0, {}) == reference(x.jobs, 0, {}));
+  CHECK(walked(x.list, x.jobs, 5, Names{"bob"}) == reference(x.jobs, 5, Names{"bob"}));
+  x.remove(3);
+  CHECK(walked(x.list, x.jobs, 0, {}) == reference(x.jobs, 0, {}));
+}

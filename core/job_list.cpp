@@ -19,7 +19,6 @@ JobList& JobList::operator=(JobList&& other) noexcept {
     stale_ = other.stale_;
     off_ = other.off_;
     rebuilds_ = other.rebuilds_;
-    user_names_ = std::move(other.user_names_);
     user_numbers_ = std::move(other.user_numbers_);
     other.clear();
     other.stale_ = true;
@@ -41,9 +40,8 @@ void JobList::push(Entry e) const {
 
 uint16_t JobList::user_number(const std::string& name) const {
   if (auto it = user_numbers_.find(name); it != user_numbers_.end()) return it->second;
-  if (user_names_.size() >= kOtherUser) return kOtherUser;
-  auto n = static_cast<uint16_t>(user_names_.size());
-  user_names_.push_back(name);
+  if (user_numbers_.size() >= kOtherUser) return kOtherUser;
+  auto n = static_cast<uint16_t>(user_numbers_.size());
   user_numbers_.emplace(name, n);
   return n;
 }
@@ -91,8 +89,18 @@ void JobList::compact() {
   chunks_.resize((size_ + kChunk - 1) >> kChunkShift);
 }
 
+// In step: not stale, as many jobs as the map, and the last one the map's last job, id
+// and record (a job replaced in the map behind its back would otherwise keep the count;
+// its record may even be at the freed one's address).
+bool JobList::in_step(const std::map<JobId, Job>& jobs) const {
+  if (stale_ || live() != jobs.size()) return false;
+  if (size_ == 0 || !at(size_ - 1).job) return true;
+  const auto& [id, job] = *jobs.rbegin();
+  return at(size_ - 1).id == id.value && at(size_ - 1).job == &job;
+}
+
 void JobList::sync(const std::map<JobId, Job>& jobs) const {
-  if (off_ || (!stale_ && live() == jobs.size())) return;
+  if (off_ || in_step(jobs)) return;
   ++rebuilds_;
   clear();
   stale_ = false;

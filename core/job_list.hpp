@@ -5,9 +5,11 @@
 // node (about 20 ms for 100,000 jobs). Kept by the only two places a job comes and goes
 // (apply_submitted, erase_job); a copy of a ClusterState starts with it empty and stale (the
 // addresses would be the other map's) and it is rebuilt at its first walk, as it is
-// whenever its count and the map's differ. A job id past 2^48 (which hq never hands out)
-// turns it off: the walks are then the map's. Pure; one thread, like ClusterState.
+// whenever its count or its last record and the map's differ. A job id past 2^48 (which
+// hq never hands out) turns it off for good: the walks are then the map's. Pure; one
+// thread, like ClusterState.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,6 +61,7 @@ class JobList {
   void clear() const;
   uint16_t user_number(const std::string& name) const;  // the user table is part of the cache
   size_t first_after(uint64_t id) const;
+  bool in_step(const std::map<JobId, Job>& jobs) const;
   void sync(const std::map<JobId, Job>& jobs) const;  // rebuilt when stale or out of step
   template <typename Users>
   std::vector<uint16_t> numbers_of(const Users& users) const {
@@ -76,7 +79,6 @@ class JobList {
   mutable bool stale_ = false;
   mutable bool off_ = false;  // an id beyond kIdLimit was met
   mutable size_t rebuilds_ = 0;
-  mutable std::vector<std::string> user_names_;
   mutable std::unordered_map<std::string, uint16_t> user_numbers_;
 };
 
@@ -97,9 +99,11 @@ void JobList::for_each(const std::map<JobId, Job>& jobs, uint64_t after_id, cons
     return false;
   };
   for (size_t i = first_after(after_id); i < size_; ++i) {
-    if (i + kAhead < size_) {
+    if (i + kAhead < size_) {  // decided by the entry alone: reading the record is what it saves
       const Entry& ahead = at(i + kAhead);
-      if (ahead.job && (users.empty() || is_wanted(ahead))) prefetch(ahead.job);
+      bool maybe = users.empty() || ahead.user == kOtherUser ||
+                   std::find(wanted.begin(), wanted.end(), ahead.user) != wanted.end();
+      if (ahead.job && maybe) prefetch(ahead.job);
     }
     const Entry& e = at(i);
     if (!e.job || !is_wanted(e)) continue;

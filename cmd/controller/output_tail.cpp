@@ -35,13 +35,13 @@ namespace {
   std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", at);
   int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);  // this very file, with the user's rights
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail();
-  off_t from = st.st_size > static_cast<off_t>(req.most) ? st.st_size - static_cast<off_t>(req.most) : 0;
   // Mapped here, not static: 64 KiB of .bss would be mapped at every hq process's start.
   constexpr size_t kMost = 64 * 1024;
   void* buf = mmap(nullptr, kMost, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (buf == MAP_FAILED) fail();
-  size_t want = std::min(kMost, static_cast<size_t>(st.st_size - from));
-  ssize_t n = pread(fd, buf, want, from);
+  // The file's last bytes: at most `most`, and at most what the buffer holds.
+  size_t want = std::min({kMost, req.most, static_cast<size_t>(st.st_size)});
+  ssize_t n = pread(fd, buf, want, st.st_size - static_cast<off_t>(want));
   if (n < 0) fail();
   char head[48];
   int len = std::snprintf(head, sizeof head, "S %lld\n", static_cast<long long>(st.st_size));

@@ -91,7 +91,7 @@ TEST_CASE("JobList walks what a walk of the map gives, through random additions 
     }
   }
   CHECK(x.list.live() == x.jobs.size());
-  CHECK(x.list.rebuilds() == out_of_order);
+  CHECK(x.list.rebuilds() <= out_of_order);  // (an id above every one left adds in order)
 }
 
 TEST_CASE("JobList: jobs added in id order and removed in any order need no rebuild") {
@@ -128,6 +128,21 @@ TEST_CASE("JobList: a copy of the state walks its own records, not the original'
   CHECK(walked(copy.job_list, copy.jobs, 0, Names{"alice"}) == reference(copy.jobs, 0, Names{"alice"}));
 }
 
+TEST_CASE("JobList is kept by apply: submissions, ends, purges and forgets, with no rebuild") {
+  ClusterState s;
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    Job j = job_of(id, id % 4 ? "alice" : "bob");
+    REQUIRE(apply(s, JobSubmitted{j}));
+  }
+  for (uint64_t id = 1; id <= 3000; id += 2) REQUIRE(apply(s, JobEnded{JobId{id}, static_cast<Time>(id), JobState::kCompleted, 0, 0}));
+  CHECK(purge_finished(s, 2001) > 0);  // the odd ones up to 2,000: past the compaction
+  forget_finished(s, JobId{2999});
+  CHECK(walked(s.job_list, s.jobs, 0, {}) == reference(s.jobs, 0, {}));
+  CHECK(walked(s.job_list, s.jobs, 100, Names{"bob"}) == reference(s.jobs, 100, Names{"bob"}));
+  CHECK(s.job_list.rebuilds() == 0);
+  CHECK(s.job_list.live() == s.jobs.size());
+}
+
 TEST_CASE("JobList: a job put in the map without it is still walked (rebuilt when out of step)") {
   Indexed x;
   for (uint64_t id = 1; id <= 20; ++id) x.add(id, "alice");
@@ -135,6 +150,11 @@ TEST_CASE("JobList: a job put in the map without it is still walked (rebuilt whe
   CHECK(walked(x.list, x.jobs, 0, Names{"bob"}) == reference(x.jobs, 0, Names{"bob"}));
   CHECK(walked(x.list, x.jobs, 0, {}).size() == 21);
   CHECK(x.list.rebuilds() == 1);
+  // The same count, the last record replaced behind its back: still the map's records.
+  x.jobs.erase(JobId{100});
+  x.jobs.try_emplace(JobId{101}, job_of(101, "carol"));
+  CHECK(walked(x.list, x.jobs, 0, Names{"carol"}) == reference(x.jobs, 0, Names{"carol"}));
+  CHECK(x.list.rebuilds() == 2);
 }
 
 TEST_CASE("JobList: more users than its table holds are matched by their names") {

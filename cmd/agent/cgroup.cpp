@@ -342,12 +342,28 @@ std::vector<int> JobCgroup::pids() const {
   return {out.begin(), out.end()};
 }
 
-// v2 says in one line whether any process is left in the group or below it; v1 is asked
-// by listing them.
+// The group of v1's controller `name`, or "" (a group made without the controllers' names
+// is searched for the file `probe`).
+std::string JobCgroup::v1_dir(std::string_view name, const std::string& probe) const {
+  if (controllers_.size() == dirs_.size()) {
+    for (size_t i = 0; i < dirs_.size(); ++i)
+      if (controllers_[i] == name) return dirs_[i];
+    return "";
+  }
+  for (const auto& d : dirs_)
+    if (exists(d + "/" + probe)) return d;
+  return "";
+}
+
+// v2 says in one line whether any process is left in the group or below it; so does v1's
+// pids controller (pids.current counts the groups below too); else v1 is asked by listing
+// them (the group's processes and those of every group below).
 bool JobCgroup::empty() const {
   if (mode_ == CgroupMode::kV2) {
     int64_t populated = read_keyed(dirs_.front() + "/cgroup.events", "populated");
     if (populated >= 0) return populated == 0;
+  } else if (std::string d = v1_dir("pids", "pids.current"); !d.empty()) {
+    if (read_int(d + "/pids.current") == 0) return true;  // else (a zombie counts there) listed
   }
   return pids().empty();
 }
@@ -385,11 +401,10 @@ CgroupUsage JobCgroup::usage() const {
   }
   u.peak_mem_bytes = read_int(d + "/memory.max_usage_in_bytes");
   u.oom_kills = std::max<int64_t>(0, read_keyed(d + "/memory.oom_control", "oom_kill"));
-  for (const auto& dir : dirs_)
-    if (exists(dir + "/cpuacct.usage")) {
-      int64_t ns = read_int(dir + "/cpuacct.usage");
-      u.cpu_time_usec = ns < 0 ? -1 : ns / 1000;
-    }
+  if (std::string dir = v1_dir("cpuacct", "cpuacct.usage"); !dir.empty()) {
+    int64_t ns = read_int(dir + "/cpuacct.usage");
+    u.cpu_time_usec = ns < 0 ? -1 : ns / 1000;
+  }
   return u;
 }
 

@@ -94,6 +94,7 @@ class JobCgroup {
  private:
   std::vector<int> pids() const;
   bool empty() const;  // no process in the group or below it
+  std::string v1_dir(std::string_view name, const std::string& probe) const;  // v1: a controller's group
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
   std::vector<std::string> controllers_;

@@ -311,6 +311,45 @@ TEST_CASE("cgroup v1: a forked child joins through tasks (0: itself, no threadgr
   ::rmdir(group.c_str());
 }
 
+namespace {
+// A child that joins the groups of `files` (procs or tasks files), says so on a pipe and
+// waits to be killed; the pipe's read end ends when the child does.
+struct JoinedChild {
+  pid_t pid = -1;
+  int ended_fd = -1;
+  bool joined = false;
+};
+
+JoinedChild start_joined_child(const std::vector<std::string>& files) {
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    bool all = true;
+    for (const auto& f : files) all = join_cgroup_file(f) && all;
+    char c = all ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    for (;;) pause();
+  }
+  close(ready[1]);  // the child's copy is the last: the pipe ends when the child does
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  return {child, ready[0], c == 'y'};
+}
+
+// Whether the child died of SIGKILL (waited for 5 s at most), reaped either way.
+bool killed(JoinedChild& child) {
+  char c = 0;
+  pollfd gone{child.ended_fd, POLLIN, 0};
+  bool ended = poll(&gone, 1, 5000) == 1 && read(child.ended_fd, &c, 1) == 0;  // bounded: 5 s
+  if (!ended) ::kill(child.pid, SIGKILL);
+  int status = 0;
+  bool reaped = waitpid(child.pid, &status, 0) == child.pid;
+  close(child.ended_fd);
+  return ended && reaped && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+}  // namespace
+
 TEST_CASE("cgroup v2: kill_all reads cgroup.events - an empty group at once, a live process killed (the real kernel)") {
   hq::test::TempDir dir;
   hq::test::Cgroup2Mount cgroup2(dir.path());
@@ -319,28 +358,34 @@ TEST_CASE("cgroup v2: kill_all reads cgroup.events - an empty group at once, a l
   REQUIRE(::mkdir(group.c_str(), 0755) == 0);
   JobCgroup job(CgroupMode::kV2, {group});
   CHECK(job.kill_all(1000));  // nothing in it
-  int ready[2];
-  REQUIRE(pipe(ready) == 0);
-  pid_t child = fork();
-  if (child == 0) {
-    char c = join_cgroup_file(group + "/cgroup.procs") ? 'y' : 'n';
-    (void)!write(ready[1], &c, 1);
-    for (;;) pause();
-  }
-  close(ready[1]);  // the child's copy is the last: the pipe ends when the child does
-  char c = 0;
-  REQUIRE(read(ready[0], &c, 1) == 1);
-  CHECK(c == 'y');
+  JoinedChild child = start_joined_child({group + "/cgroup.procs"});
+  CHECK(child.joined);
   CHECK(get(group + "/cgroup.events").find("populated 1") != std::string::npos);
   CHECK(job.kill_all(2000));
-  pollfd gone{ready[0], POLLIN, 0};
-  bool ended = poll(&gone, 1, 5000) == 1 && read(ready[0], &c, 1) == 0;  // bounded: 5 s
-  if (!ended) ::kill(child, SIGKILL);
-  int status = 0;
-  CHECK(waitpid(child, &status, 0) == child);
-  CHECK(ended);
-  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
-  close(ready[0]);
+  CHECK(killed(child));
   job.remove();
   CHECK_FALSE(fs::exists(group));
+}
+
+TEST_CASE("cgroup v1: kill_all - pids.current says an empty group at once, a process in a step's group below is killed (the real kernel)") {
+  if (::geteuid() != 0) HQ_SKIP("needs root: makes groups in the host's v1 memory and pids hierarchies");
+  std::string memory = "/sys/fs/cgroup/memory", pids = "/sys/fs/cgroup/pids";
+  if (!fs::exists(memory + "/tasks") || !fs::exists(pids + "/tasks") || fs::exists(memory + "/cgroup.controllers"))
+    HQ_SKIP("no cgroup v1 memory and pids hierarchies at /sys/fs/cgroup");
+  std::string name = "/hq_kill_v1_test_" + std::to_string(getpid());
+  for (const auto& top : {memory, pids}) {
+    REQUIRE(::mkdir((top + name).c_str(), 0755) == 0);
+    REQUIRE(::mkdir((top + name + "/step_0").c_str(), 0755) == 0);
+  }
+  JobCgroup job(CgroupMode::kV1, {memory + name, pids + name}, {"memory", "pids"});
+  CHECK(job.kill_all(1000));  // nothing in it
+  // Below the job's own groups, as a step's task is: the job's tasks files do not list it.
+  JoinedChild child = start_joined_child({memory + name + "/step_0/tasks", pids + name + "/step_0/tasks"});
+  CHECK(child.joined);
+  CHECK(get(pids + name + "/pids.current").substr(0, 1) == "1");
+  CHECK(job.kill_all(2000));
+  CHECK(killed(child));
+  job.remove();
+  CHECK_FALSE(fs::exists(memory + name));
+  CHECK_FALSE(fs::exists(pids + name));
 }

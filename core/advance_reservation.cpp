@@ -307,9 +307,9 @@ Result<AdvanceReservation> update_reservation(const ClusterState& state, const A
 }
 
 bool reservation_in_use(const ClusterState& state, std::string_view name) {
-  for (const std::set<JobId>* ids : {&state.pending, &state.running})
-    for (JobId id : *ids)
-      if (const Job* job = find_job(state, id); job && job->spec.extra->reservation == name) return true;
+  for (const auto& [id, job] : state.jobs)
+    if ((job.state == JobState::kPending || job.state == JobState::kRunning) && job.spec.extra->reservation == name)
+      return true;
   return false;
 }
 

@@ -109,7 +109,7 @@ bool apply_submitted(ClusterState& s, Job&& submitted) {
   if (job.original_sluid == 0) job.original_sluid = job.sluid;
   index_submit_key(s, job);
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
-  if (job.state == JobState::kPending) s.pending.insert(s.pending.end(), job.id);
+  if (job.state == JobState::kPending) ++s.pending_jobs;
   if (is_terminal(job.state)) s.finished.insert({job.end_time, job.id});  // snapshot restore
   if (job.state == JobState::kRunning) {  // snapshot restore
     hold_resources(s, job);
@@ -136,7 +136,7 @@ bool apply_started(ClusterState& s, const JobStarted& e) {
   }
   job.expected_start = 0;
   job.sched_nodes.clear();
-  s.pending.erase(job.id);
+  --s.pending_jobs;  // it was pending (checked above)
   s.running.insert(job.id);
   hold_resources(s, job);
   return true;
@@ -148,7 +148,7 @@ bool apply_ended(ClusterState& s, const JobEnded& e) {
   Job& job = it->second;
   if (job.state == JobState::kRunning) release_resources(s, job);
   end_suspension(job, e.time);
-  s.pending.erase(job.id);
+  if (job.state == JobState::kPending) --s.pending_jobs;
   s.running.erase(job.id);
   job.state = e.state;
   job.end_time = e.time;
@@ -263,7 +263,7 @@ bool apply_requeued(ClusterState& s, const JobRequeued& e) {
   ++job.restart_count;
   if (e.sluid) job.sluid = e.sluid;
   s.running.erase(job.id);
-  s.pending.insert(job.id);
+  ++s.pending_jobs;  // from running or ended (checked above)
   return true;
 }
 
@@ -708,6 +708,7 @@ void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
         break;
       }
   }
+  if (it->second.state == JobState::kPending) --state.pending_jobs;  // (ended jobs are what goes)
   state.job_list.remove(it->first);
   state.jobs.erase(it);
 }

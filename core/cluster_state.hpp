@@ -126,7 +126,9 @@ struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
   JobList job_list;                                  // `jobs` in one array, for listings (core/job_list)
-  std::set<JobId> pending;                           // index of PENDING jobs
+  // How many jobs are PENDING (no index of them: 48 bytes a pending job; the rare walks
+  // over them go through `jobs`, and a pass looks at `queued`).
+  size_t pending_jobs = 0;
   std::set<JobId> queued;                            // the pending jobs a pass looks at (in_queue)
   std::set<JobId> running;                           // index of RUNNING jobs
   std::set<std::pair<Time, JobId>> finished;         // index of ended jobs, by end time
@@ -223,6 +225,18 @@ class JobWalker {
   Jobs& jobs_;
   decltype(jobs_.end()) it_;
 };
+
+// Calls fn(job) for each pending job, then each running one, each in id order (the pending
+// ones found by a walk of every job: there is no index of them).
+template <typename Fn>
+void for_each_active_job(const ClusterState& s, Fn&& fn) {
+  if (s.pending_jobs > 0)
+    for (const auto& [id, job] : s.jobs)
+      if (job.state == JobState::kPending) fn(job);
+  JobWalker walker(s.jobs);
+  for (JobId id : s.running)
+    if (const Job* job = walker.find(id)) fn(*job);
+}
 
 // Calls fn(job) for each id of `ids` (a pending or running index, in id order) that has a job.
 template <typename Fn>

@@ -311,7 +311,7 @@ std::shared_ptr<const MetricsSnapshot> metrics_snapshot(const MetricsInput& in) 
   const ClusterState& s = *in.state;
   take_jobs(s, *out);
   take_nodes(s, in.now, *out);
-  out->pending = static_cast<int64_t>(s.pending.size());
+  out->pending = static_cast<int64_t>(s.pending_jobs);
   out->running = static_cast<int64_t>(s.running.size());
   out->partitions = s.partitions.size();
   out->sched = in.sched;

@@ -199,7 +199,7 @@ class Simulator {
     }
     if (result_.makespan > 0)
       result_.utilization = used_cpu_seconds_ / (static_cast<double>(total_cpus_) * static_cast<double>(result_.makespan));
-    if (!state_.pending.empty()) return internal(std::to_string(state_.pending.size()) + " jobs never started");
+    if (state_.pending_jobs > 0) return internal(std::to_string(state_.pending_jobs) + " jobs never started");
     std::sort(result_.starts.begin(), result_.starts.end(), [](const SimStart& a, const SimStart& b) { return a.id < b.id; });
     return std::move(result_);
   }

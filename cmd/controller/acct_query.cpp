@@ -100,8 +100,7 @@ std::shared_ptr<const FairShare> Controller::current_shares() const {
 }
 
 void Controller::count_active(AcctUsage& usage) const {
-  for (const std::set<JobId>* index : {&state_.pending, &state_.running})
-    for_each_job_in(state_, *index, [&](const Job& j) { usage.add(j); });
+  for_each_active_job(state_, [&](const Job& j) { usage.add(j); });
 }
 
 void Controller::refresh_fair_share() {
@@ -247,15 +246,14 @@ void Controller::acct_mgr(const pb::AcctMgrRequest& req, const net::Identity& wh
   options.records = req.records();
   std::string verb = words.empty() ? "" : to_lower(words.front());
   bool deleting = verb.rfind("del", 0) == 0 || verb.rfind("rem", 0) == 0;
-  for (const std::set<JobId>* index : {&state_.pending, &state_.running})  // a delete is refused while they are
-    if (deleting) for_each_job_in(state_, *index, [&](const Job& j) {
-      std::string account = j.spec.account;
-      if (account.empty()) {  // a job without -A counts for its user's default account (fair share does too)
-        auto u = acct_->model().users.find(j.spec.user);
-        if (u != acct_->model().users.end()) account = u->second.default_account;
-      }
-      if (!account.empty()) options.active_jobs.push_back({j.id.value, config_.name, account, j.spec.user});
-    });
+  if (deleting) for_each_active_job(state_, [&](const Job& j) {  // a delete is refused while they are
+    std::string account = j.spec.account;
+    if (account.empty()) {  // a job without -A counts for its user's default account (fair share does too)
+      auto u = acct_->model().users.find(j.spec.user);
+      if (u != acct_->model().users.end()) account = u->second.default_account;
+    }
+    if (!account.empty()) options.active_jobs.push_back({j.id.value, config_.name, account, j.spec.user});
+  });
   AcctMgrActor actor{user_name(who.uid), is_admin(who)};
   auto failed = reply;  // for list events: the store's error
   auto run = [this, words, actor, out, commit = req.commit(), reply = std::move(reply)](AcctMgrOptions options) mutable {

@@ -72,7 +72,7 @@ Status Controller::recover() {
     running += job.state == JobState::kRunning;
     sluids_.observe(job.sluid);
   }
-  log::info("recovered " + std::to_string(state_.jobs.size()) + " jobs (" + std::to_string(state_.pending.size()) +
+  log::info("recovered " + std::to_string(state_.jobs.size()) + " jobs (" + std::to_string(state_.pending_jobs) +
             " pending, " + std::to_string(running) + " running) from snapshot + " + std::to_string(replayed->events) +
             " journal events; next job id " + std::to_string(state_.next_job_id));
   return Status::ok();
@@ -261,7 +261,7 @@ void Controller::run_schedule(PassKind kind) {
   // With limits enforced, nothing starts before the accounting model is in memory (the
   // first moments after a start): a pass without it would start jobs past their limits.
   if (enforce_.limits && acct_ && !acct_policy_) return;
-  if (!state_.pending.empty()) {
+  if (state_.pending_jobs > 0) {
     double t0 = net::mono_seconds();
     Plan plan = kind == PassKind::kFull ? scheduler_.schedule(state_, now()) : scheduler_.quick_pass(state_, now());
     count_pass(kind == PassKind::kFull, static_cast<int64_t>((net::mono_seconds() - t0) * 1e6), plan);

@@ -483,7 +483,7 @@ TEST_CASE("backfill never delays a reservation (random workloads)") {
     std::map<uint64_t, Time> promised;  // head job -> first expected start
     Time head_last = 0;
     uint64_t head = 0;
-    for (int step = 0; step < 500 && (!s.pending.empty() || !s.running.empty()); ++step) {
+    for (int step = 0; step < 500 && (s.pending_jobs > 0 || !s.running.empty()); ++step) {
       Plan p = sched.schedule(s, now);
       for (auto& st : p.starts) {
         if (promised.count(st.job.value)) CHECK(now <= promised[st.job.value]);
@@ -524,7 +524,7 @@ TEST_CASE("backfill never delays a reservation (random workloads)") {
         if (s.jobs.at(id).start_time + s.jobs.at(id).time_limit == now) done.push_back(id);
       for (JobId id : done) apply(s, JobEnded{id, now, JobState::kCompleted, 0, 0});
     }
-    CHECK(s.pending.empty());
+    CHECK(s.pending_jobs == 0);
   }
 }
 

@@ -121,7 +121,8 @@ TEST_CASE("snapshots restore jobs, resources and the id counter") {
   REQUIRE(restore_snapshot(encode_snapshot(s), r).is_ok());
   CHECK(r.next_job_id == 9);
   CHECK(r.jobs.size() == 2);
-  CHECK(r.pending.count(JobId{4}));
+  CHECK(find_job(r, JobId{4})->state == JobState::kPending);
+  CHECK(r.pending_jobs == 1);
   CHECK(r.nodes.at("n1").alloc_cpus == 2);
   CHECK(!restore_snapshot("not a snapshot \xff", r).is_ok());
 }

@@ -21,8 +21,10 @@ namespace {
 // (responding, last_heard): an agent tells a restarted controller again.
 std::string fingerprint(const ClusterState& s) {
   std::ostringstream out;
-  out << net::encode_snapshot(s) << "|next " << s.next_job_id << "|pending";
-  for (JobId id : s.pending) out << " " << id.value;
+  out << net::encode_snapshot(s) << "|next " << s.next_job_id << "|pending " << s.pending_jobs;
+  size_t pending = 0;  // the count is every pending job's, live and replayed alike
+  for (const auto& [id, job] : s.jobs) pending += job.state == JobState::kPending;
+  CHECK(pending == s.pending_jobs);
   out << "|queued";
   for (JobId id : s.queued) out << " " << id.value;
   out << "|running";

@@ -227,12 +227,14 @@ class JobWalker {
 };
 
 // Calls fn(job) for each pending job, then each running one, each in id order (the pending
-// ones found by a walk of every job: there is no index of them).
+// ones found by a walk of every job, through the job list: there is no index of them).
 template <typename Fn>
 void for_each_active_job(const ClusterState& s, Fn&& fn) {
   if (s.pending_jobs > 0)
-    for (const auto& [id, job] : s.jobs)
+    s.job_list.for_each(s.jobs, 0, std::set<std::string, std::less<>>{}, [&](const Job& job) {
       if (job.state == JobState::kPending) fn(job);
+      return true;
+    });
   JobWalker walker(s.jobs);
   for (JobId id : s.running)
     if (const Job* job = walker.find(id)) fn(*job);

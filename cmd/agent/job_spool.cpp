@@ -125,7 +125,7 @@ int open_script_file(const std::string& dir, uid_t uid) {
     if (same_owner && ::rename(stale.c_str(), path.c_str()) == 0) {
       // Never waiting on the user: a lease they hold on it, or its being run, would block
       // or fail the open; a new file is made instead.
-      int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd >= 0 && ::fchmod(fd, 0700) == 0) return fd;
       if (fd >= 0) ::close(fd);
       ::unlink(path.c_str());
@@ -137,11 +137,23 @@ int open_script_file(const std::string& dir, uid_t uid) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
 }
 
+bool write_whole_file(int fd, const char* data, size_t size) {
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return false;
+  return st.st_size <= static_cast<off_t>(size) || ::ftruncate(fd, static_cast<off_t>(size)) == 0;
+}
+
 Status replace_spool_file(const std::string& path, const std::string& text, mode_t mode) {
   std::string tmp = path + ".new";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return io_error("cannot write " + tmp + ": " + std::strerror(errno));
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  bool ok = write_whole_file(fd, text.data(), text.size());
   if (::close(fd) != 0) ok = false;
   if (!ok) return io_error("short write to " + tmp);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return io_error("cannot rename " + tmp + ": " + std::strerror(errno));

@@ -4,7 +4,9 @@
 // reads past every inode freed in the last seconds (`recently_deleted`); a node running a
 // few hundred short jobs a second spent a quarter of its agents' CPU there. A kept
 // directory carries the agent's own files as stale `.new` files, which the next job's
-// records are written over (truncated, then renamed into place as before). The script, which
+// records are written over (in place, cut to their new length, then renamed into place as
+// before: truncating them to nothing first made ext4 free their blocks and, at close,
+// write them out at once, its guard for files replaced by truncation). The script, which
 // the job's user owns (and may hold open), is written over only for a job of the same user.
 // Thread rules: any thread; the list of kept directories is behind a mutex.
 #pragma once
@@ -33,12 +35,16 @@ std::string ended_file(const std::string& spool_dir, uint64_t job_id);
 // Makes the job's spool directory, from a kept directory when there is one (the script's
 // writer sets its mode).
 Status make_job_dir(const std::string& spool_dir, uint64_t job_id);
-// The script file in the job's directory `dir`, open for writing and empty (mode 0700): the
-// kept one when its owner is `uid` and it opens at once (no lease, not being run), else a
-// new one. -1 with errno on failure.
+// The script file in the job's directory `dir`, open for writing (mode 0700): the kept one
+// when its owner is `uid` and it opens at once (no lease, not being run), else a new one.
+// A kept one still holds its old text: write the new one with write_whole_file. -1 with
+// errno on failure.
 int open_script_file(const std::string& dir, uid_t uid);
-// Writes `text` to `path.new` (truncating a stale one, never following a link), then renames
-// it over `path`: a reader sees the old file or the new, never part of one.
+// Makes the file open on `fd` hold exactly `data`: written from its start over what it held,
+// then cut to `size` if it was longer. Only system calls (the shim calls it after fork).
+bool write_whole_file(int fd, const char* data, size_t size);
+// Writes `text` to `path.new` (over a stale one, never following a link), then renames it
+// over `path`: a reader sees the old file or the new, never part of one.
 Status replace_spool_file(const std::string& path, const std::string& text, mode_t mode);
 // Removes the job's spool directory: kept for a later job when it can be.
 void cleanup_spool(const std::string& spool_dir, uint64_t job_id);

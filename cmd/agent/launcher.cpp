@@ -38,7 +38,7 @@ Status write_script(const std::string& dir, const Job& job, std::string& path) {
   int fd = open_script_file(dir, geteuid() == 0 ? job.spec.uid : geteuid());
   if (fd < 0) return io_error("cannot write " + path + ": " + std::strerror(errno));
   const std::string& s = *job.spec.script;
-  bool ok = write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size());
+  bool ok = write_whole_file(fd, s.data(), s.size());
   close(fd);
   if (!ok) return io_error("short write to " + path);
   // The directory stays the agent's (its records there are trusted after a restart); the
@@ -317,11 +317,11 @@ bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
   } else {
     status = wait_fenced(p, script);
   }
-  int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);  // a kept directory's stale one is written over
   if (fd >= 0) {
     char msg[32];
     int n = snprintf(msg, sizeof msg, "%d\n", status);
-    bool ok = write(fd, msg, static_cast<size_t>(n)) == n;
+    bool ok = write_whole_file(fd, msg, static_cast<size_t>(n));
     close(fd);
     if (ok) rename(p.exit_tmp_path, p.exit_path);
   }

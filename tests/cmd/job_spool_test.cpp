@@ -44,8 +44,13 @@ std::string kept_name(const std::string& spool) {
 void write_script_text(const std::string& dir, const std::string& text) {
   int fd = open_script_file(dir, geteuid());
   REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  REQUIRE(write_whole_file(fd, text.data(), text.size()));
   ::close(fd);
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // A run's files as the agent and the shim leave them.
@@ -89,9 +94,8 @@ TEST_CASE("an ended job's spool directory is kept with stale .new files only, an
   REQUIRE(replace_spool_file(pids_file(spool, 2), "shim=3 script=4\nx", 0600));
   CHECK(inode_of(pids_file(spool, 2)) == pids_inode);
   CHECK(inode_of(job_dir(spool, 2) + "/script") == script_inode);
-  std::ifstream in(job_dir(spool, 2) + "/script");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(text == "echo two\n");  // the old script's longer text is gone
+  CHECK(text_of(job_dir(spool, 2) + "/script") == "echo two\n");  // the old script's longer text is gone
+  CHECK(text_of(pids_file(spool, 2)) == "shim=3 script=4\nx");    // and the old record's
   struct stat st {};
   REQUIRE(::stat(pids_file(spool, 2).c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
@@ -129,10 +133,28 @@ TEST_CASE("a kept script is reused for its own user only") {
   held = kept_script_held(dir);
   fd = open_script_file(dir, geteuid());  // the same user's
   REQUIRE(fd >= 0);
+  REQUIRE(write_whole_file(fd, "x", 1));
   ::close(fd);
   CHECK(links_of(held) == 1);  // reused: it is the new script
-  CHECK(fs::file_size(dir + "/script") == 0);
+  CHECK(text_of(dir + "/script") == "x");
   ::close(held);
+}
+
+TEST_CASE("write_whole_file leaves exactly the new text, over a longer, a shorter or no old one") {
+  hq::test::TempDir tmp;
+  std::string path = tmp.path() + "/f";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  for (std::string text : {"137\n", "0\n", "", "a longer text than before\n", "1\n"}) {
+    CAPTURE(text);
+    REQUIRE(write_whole_file(fd, text.data(), text.size()));
+    CHECK(text_of(path) == text);
+  }
+  ::close(fd);
+  int read_only = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(read_only >= 0);
+  CHECK_FALSE(write_whole_file(read_only, "x", 1));  // a failed write is reported
+  ::close(read_only);
 }
 
 TEST_CASE("a kept script its user holds a lease on is replaced at once, not waited for") {

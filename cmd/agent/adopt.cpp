@@ -11,6 +11,7 @@
 // loses the job's processes with them, and the controller requeues its jobs as above. Four
 // fsyncs less per job were a third of what a short job cost its agent.
 // Agent event-loop thread only.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <sys/syscall.h>
@@ -105,7 +106,8 @@ int32_t Agent::restore_end(uint64_t job_id) {
 }
 
 void Agent::adopt_running() {
-  drop_kept_dirs(opts_.spool_dir);
+  // A directory for each job the node can run at once (one a CPU), up to the bound.
+  prepare_kept_dirs(opts_.spool_dir, static_cast<size_t>(std::max(host_.cpus, 1)));
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(opts_.spool_dir, ec)) {
     std::string name = entry.path().filename().string();

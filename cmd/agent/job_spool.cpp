@@ -1,7 +1,9 @@
 // A job's spool directory, and ended ones kept for the next job (see job_spool.hpp).
 #include "cmd/agent/job_spool.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -174,6 +176,62 @@ void clear_run(const std::string& spool_dir, uint64_t job_id) {
     std::error_code ec;
     for (const char* name : kReused)
       if (std::string(name) != "ended") fs::remove(dir + "/" + name, ec);
+  }
+}
+
+namespace {
+
+// The number in a kept directory's name, or -1.
+int64_t kept_number(std::string_view name) {
+  if (name.rfind(kKeptPrefix, 0) != 0) return -1;
+  name.remove_prefix(std::strlen(kKeptPrefix));
+  int64_t n = -1;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+  return ec == std::errc() && end == name.data() + name.size() && n >= 0 ? n : -1;
+}
+
+// A new kept directory with the agent's stale files in it (the script comes with a job).
+bool make_kept_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0) return false;
+  for (const char* name : {"pids.new", "exit.new", "ended.new"}) {
+    int fd = ::open((dir + "/" + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      return false;
+    }
+    ::close(fd);
+  }
+  return true;
+}
+
+}  // namespace
+
+void prepare_kept_dirs(const std::string& spool_dir, size_t want) {
+  want = std::min(want, kMaxKept);
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(spool_dir, ec))
+    if (std::string name = entry.path().filename().string(); name.rfind(kKeptPrefix, 0) == 0) found.push_back(name);
+  std::lock_guard<std::mutex> lock(kept().mu);
+  auto& names = kept().names[spool_dir];
+  names.clear();
+  for (const auto& name : found) {
+    std::string dir = spool_dir + "/" + name;
+    int64_t number = kept_number(name);
+    std::error_code st;
+    bool usable = number >= 0 && names.size() < kMaxKept && fs::is_directory(fs::symlink_status(dir, st)) && strip_run(dir, "");
+    if (!usable) {
+      fs::remove_all(dir, st);
+      continue;
+    }
+    names.push_back(name);
+    kept().next = std::max(kept().next, static_cast<uint64_t>(number) + 1);
+  }
+  while (names.size() < want) {
+    std::string name = kKeptPrefix + std::to_string(kept().next++);
+    if (!make_kept_dir(spool_dir + "/" + name)) break;  // a spool that cannot take more: jobs make their own
+    names.push_back(std::move(name));
   }
 }
 

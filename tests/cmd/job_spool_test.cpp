@@ -212,3 +212,57 @@ TEST_CASE("a requeued job's directory (its end kept) is used as it is") {
   CHECK(kept_dir_count(spool) == 1);  // the kept one stays for another job
   CHECK(fs::exists(ended_file(spool, 7)));
 }
+
+TEST_CASE("an agent's start makes kept directories up to what it asks, within the bound, and jobs take them") {
+  hq::test::TempDir tmp;
+  std::string spool = tmp.path();
+  prepare_kept_dirs(spool, 3);
+  REQUIRE(kept_dir_count(spool) == 3);
+  std::set<ino_t> made;
+  for (const auto& e : fs::directory_iterator(spool)) {
+    CHECK(e.path().filename().string().rfind(".kept-", 0) == 0);
+    CHECK(names_in(e.path().string()) == std::set<std::string>{"ended.new", "exit.new", "pids.new"});
+    made.insert(inode_of(e.path().string()));
+    made.insert(inode_of(e.path().string() + "/pids.new"));
+  }
+  REQUIRE(made.size() == 6);
+  REQUIRE(make_job_dir(spool, 1));
+  CHECK(kept_dir_count(spool) == 2);
+  CHECK(made.count(inode_of(job_dir(spool, 1))) == 1);  // no directory made for the job
+  REQUIRE(replace_spool_file(pids_file(spool, 1), "shim=1 script=2\nx", 0600));
+  CHECK(made.count(inode_of(pids_file(spool, 1))) == 1);  // nor a file for its record
+  CHECK(text_of(pids_file(spool, 1)) == "shim=1 script=2\nx");
+
+  prepare_kept_dirs(spool, 1000);  // a restart on a node of many CPUs: within the bound
+  CHECK(kept_dir_count(spool) == 64);
+}
+
+TEST_CASE("an agent's start takes up the directories an earlier agent kept, stripped, and drops what is not one") {
+  hq::test::TempDir tmp;
+  std::string spool = tmp.path();
+  drop_kept_dirs(spool);
+  for (uint64_t id = 1; id <= 3; ++id) run_job(spool, id);
+  for (uint64_t id = 1; id <= 3; ++id) cleanup_spool(spool, id);
+  REQUIRE(kept_dir_count(spool) == 3);
+  std::string kept = kept_name(spool);
+  ino_t kept_inode = inode_of(kept);
+  std::ofstream(kept + "/junk") << "x";  // what a kept directory never holds
+  std::ofstream(kept + "/exit") << "0";  // nor a record under its own name
+  fs::create_directories(spool + "/.kept-x/sub");
+  std::ofstream(spool + "/.kept-99") << "not a directory";
+
+  prepare_kept_dirs(spool, 0);  // the next agent
+  CHECK(kept_dir_count(spool) == 3);
+  CHECK_FALSE(fs::exists(spool + "/.kept-x"));
+  CHECK_FALSE(fs::exists(spool + "/.kept-99"));
+  CHECK(inode_of(kept) == kept_inode);
+  CHECK(names_in(kept) == std::set<std::string>{"ended.new", "exit.new", "pids.new", "script.new"});
+
+  for (uint64_t id = 4; id <= 7; ++id) run_job(spool, id);  // the three taken, and one made
+  CHECK(kept_dir_count(spool) == 0);
+  for (uint64_t id = 4; id <= 7; ++id) cleanup_spool(spool, id);
+  CHECK(kept_dir_count(spool) == 4);
+  size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(spool)) on_disk += e.path().filename().string().rfind(".kept-", 0) == 0;
+  CHECK(on_disk == 4);
+}

@@ -85,8 +85,11 @@ Result<std::unique_ptr<Journal>> Journal::open_read_only(const std::string& path
   return j;
 }
 
+Journal::Journal(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
 Journal::~Journal() {
   stop();
+  drop_commit_statements();  // before the close
   sqlite3_close(db_);
 }
 
@@ -390,19 +393,52 @@ void Journal::writer_loop() {
   }
 }
 
-Status Journal::commit(const std::vector<Item>& batch) {
-  if (Status s = exec("BEGIN IMMEDIATE"); !s) return s;
-  Status s = write_batch(batch);
-  if (s) s = exec("COMMIT");
-  if (!s) (void)exec("ROLLBACK");  // also after a failed COMMIT that left the transaction open
+Status Journal::prepare_commit_statements() {
+  if (insert_outbox_) return Status::ok();
+  struct Kept {
+    std::unique_ptr<Stmt>* slot;
+    const char* what;
+    const char* sql;
+  };
+  for (const Kept& k : {Kept{&begin_, "beginning a commit", "BEGIN IMMEDIATE"}, Kept{&commit_, "committing", "COMMIT"},
+                        Kept{&insert_event_, "appending an event", "INSERT INTO events(body) VALUES(?)"},
+                        Kept{&insert_outbox_, "appending an accounting record",
+                             "INSERT INTO acct_outbox(body, kind) VALUES(?, ?)"}}) {
+    auto st = std::make_unique<Stmt>(db_, path_, k.what);
+    if (Status s = st->prepare_kept(k.sql); !s) return s;
+    *k.slot = std::move(st);
+  }
+  return Status::ok();
+}
+
+// A kept statement run once: reset first (a run that failed may have left it mid-way) and
+// unbound after.
+Status Journal::run_kept(Stmt& st) {
+  (void)st.reset();
+  Status s = st.run();
+  st.clear_bindings();
   return s;
 }
 
+Status Journal::commit(const std::vector<Item>& batch) {
+  if (Status s = prepare_commit_statements(); !s) return s;
+  if (Status s = run_kept(*begin_); !s) return s;
+  Status s = write_batch(batch);
+  if (s) s = run_kept(*commit_);
+  if (!s) {
+    (void)exec("ROLLBACK");  // also after a failed COMMIT that left the transaction open
+    drop_commit_statements();  // one whose table changed under it fails from then on: compiled again
+  }
+  return s;
+}
+
+void Journal::drop_commit_statements() {
+  for (auto* kept : {&begin_, &commit_, &insert_event_, &insert_outbox_}) kept->reset();
+}
+
 Status Journal::write_batch(const std::vector<Item>& batch) {
-  Stmt insert(db_, path_, "appending an event");
-  if (Status s = insert.prepare("INSERT INTO events(body) VALUES(?)"); !s) return s;
-  Stmt outbox(db_, path_, "appending an accounting record");
-  if (Status s = outbox.prepare("INSERT INTO acct_outbox(body, kind) VALUES(?, ?)"); !s) return s;
+  Stmt& insert = *insert_event_;
+  Stmt& outbox = *insert_outbox_;
   for (const auto& item : batch) {
     Status s;
     switch (item.kind) {
@@ -412,15 +448,15 @@ Status Journal::write_batch(const std::vector<Item>& batch) {
       case Item::kOutboxOnly:
         s = outbox.bind_blob(1, item.body);
         if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
-        if (s) s = outbox.run();
+        if (s) s = run_kept(outbox);
         break;
       case Item::kEvent:
         s = insert.bind_blob(1, item.body);
-        if (s) s = insert.run();
+        if (s) s = run_kept(insert);
         for (size_t i = 0; s && i < item.records.size(); ++i) {
           s = outbox.bind_blob(1, item.records[i]);
           if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
-          if (s) s = outbox.run();
+          if (s) s = run_kept(outbox);
         }
         break;
     }

@@ -27,6 +27,8 @@ struct sqlite3;
 
 namespace hq::store {
 
+class Stmt;  // store/sqlite_util.hpp
+
 constexpr int kSchemaVersion = 1;
 
 class Journal : public EventLog {
@@ -69,7 +71,7 @@ class Journal : public EventLog {
     std::shared_ptr<std::vector<OutboxRow>> rows;  // kReadOutbox: what was read
     Done done;
   };
-  Journal(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Journal(sqlite3* db, std::string path);
   static Result<std::unique_ptr<Journal>> connect(const std::string& path, const std::string& filename, int flags);
   Status use_wal();
   // A PRAGMA that answers "ok" or lists problems (integrity_check, quick_check).
@@ -92,6 +94,10 @@ class Journal : public EventLog {
   Status read_outbox_rows(const Item& item);
   void enqueue(Item item);
   Status exec(const std::string& sql);
+  // The statements every commit runs, compiled once, on the writer thread.
+  Status prepare_commit_statements();
+  void drop_commit_statements();
+  Status run_kept(Stmt& st);
 
   sqlite3* db_;
   std::string path_;
@@ -103,6 +109,7 @@ class Journal : public EventLog {
   bool stopping_ = false;
   std::thread writer_;
   uint64_t batches_ = 0;
+  std::unique_ptr<Stmt> begin_, commit_, insert_event_, insert_outbox_;  // the writer thread's
 };
 
 }  // namespace hq::store

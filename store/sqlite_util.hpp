@@ -60,6 +60,10 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
 
   Status prepare(const char* sql) { return check(sqlite3_prepare_v2(db_, sql, -1, &s_, nullptr)); }
+  // For a statement kept and run many times (SQLite keeps it out of its lookaside memory).
+  Status prepare_kept(const char* sql) {
+    return check(sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s_, nullptr));
+  }
   Status bind_int64(int index, int64_t value) { return check(sqlite3_bind_int64(s_, index, value)); }
   // Copied by SQLite (SQLITE_TRANSIENT).
   Status bind_text(int index, const std::string& value) {
@@ -97,6 +101,8 @@ class Stmt {
   }
   // Ready to be bound and stepped again (after each_row()).
   Status reset() { return check(sqlite3_reset(s_)); }
+  // Unbinds every value (a blob bound without a copy must not be pointed at once it is gone).
+  void clear_bindings() { sqlite3_clear_bindings(s_); }
   int64_t int64_at(int column) { return sqlite3_column_int64(s_, column); }
   std::string blob_at(int column) {
     const void* data = sqlite3_column_blob(s_, column);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -274,6 +275,32 @@ TEST_CASE("journal: a failing commit reports the SQLite error to every callback 
     CHECK_MESSAGE(s.message().find(db_in(dir)) != std::string::npos, s.message());
     CHECK_MESSAGE(s.message().find("no such table: events") != std::string::npos, s.message());
   }
+}
+
+TEST_CASE("journal: the statements kept for every commit recover from a failed commit") {
+  test::TempDir dir;
+  auto j = open_journal(dir.path());
+  REQUIRE(j->load().is_ok());
+  j->start([](std::function<void()> fn) { fn(); });
+  auto append = [&](const std::string& body) {
+    std::promise<Status> done;
+    j->append(body, [&](const Status& s) { done.set_value(s); });
+    return done.get_future().get();
+  };
+  REQUIRE(append("a").is_ok());  // the statements are compiled and kept
+  raw_sql(db_in(dir), "DROP TABLE events");
+  Status failed = append("b");
+  CHECK_FALSE(failed.is_ok());
+  CHECK_MESSAGE(failed.message().find("no such table: events") != std::string::npos, failed.message());
+  raw_sql(db_in(dir), "CREATE TABLE events(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)");
+  std::string big(100000, 'z');  // bound without a copy: the kept statement must not keep pointing at it
+  Status recovered = append(big);
+  CHECK_MESSAGE(recovered.is_ok(), recovered.message());
+  CHECK(append("c").is_ok());
+  j->stop();
+  auto loaded = j->load();
+  REQUIRE_MESSAGE(loaded.is_ok(), loaded.status().message());
+  CHECK(loaded.value().events == std::vector<std::string>{big, "c"});
 }
 
 TEST_CASE("journal: read-only loads succeed while the controller appends and snapshots") {

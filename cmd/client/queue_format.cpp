@@ -4,6 +4,7 @@
 #include <charconv>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cmd/client/output.hpp"
 #include "core/array_spec.hpp"
@@ -216,30 +217,57 @@ int slurm_state_number(std::string_view state) {  // Slurm's enum job_states
 
 namespace {
 
-// One -S key's value for a job: a number (compared as one; states in Slurm's order) or
-// the text squeue shows.
-struct SortValue {
-  int64_t num = 0;
-  std::string text;
-  bool operator<(const SortValue& o) const { return num != o.num ? num < o.num : text < o.text; }
-};
-
-SortValue sort_value(const pb::Job& j, char key, int64_t now, std::string& scratch) {
+// One -S key's value for a job when the key is a number (states in Slurm's order);
+// nullopt when it is the text squeue shows.
+std::optional<int64_t> sort_number(const pb::Job& j, char key, int64_t now) {
   switch (key) {
-    case 't': case 'T': return {slurm_state_number(job_state_view(j)), ""};
-    case 'p': case 'Q': return {job_priority(j), ""};
-    case 'i': case 'A': case 'F': return {static_cast<int64_t>(j.job_id()), ""};
-    case 'K': return {j.array_job_id() ? j.array_task_id() : -1, ""};
-    case 'M': return {job_run_time(j, now), ""};
-    case 'l': return {j.time_limit(), ""};
-    case 'S': return {job_start_time(j, now), ""};
-    case 'V': return {j.submit_time(), ""};
-    case 'e': return {j.end_time(), ""};
-    case 'D': return {job_node_count(j), ""};
-    case 'C': return {job_cpu_count(j), ""};
-    case 'U': case 'y': case 'c': return {std::atoll(squeue_value(j, key, now).c_str()), ""};
-    default: return {0, std::string(squeue_cell(j, key, now, scratch))};
+    case 't': case 'T': return slurm_state_number(job_state_view(j));
+    case 'p': case 'Q': return job_priority(j);
+    case 'i': case 'A': case 'F': return static_cast<int64_t>(j.job_id());
+    case 'K': return j.array_job_id() ? j.array_task_id() : -1;
+    case 'M': return job_run_time(j, now);
+    case 'l': return j.time_limit();
+    case 'S': return job_start_time(j, now);
+    case 'V': return j.submit_time();
+    case 'e': return j.end_time();
+    case 'D': return job_node_count(j);
+    case 'C': return job_cpu_count(j);
+    case 'U': case 'y': case 'c': return std::atoll(squeue_value(j, key, now).c_str());
+    default: return std::nullopt;
   }
+}
+
+// One key's values for every job, as numbers that order as the values do. A text becomes
+// its rank among the distinct texts (a listing has few: partitions, users, names), found
+// without a copy per job: the texts seen are kept once each, the last one checked first.
+std::vector<int64_t> sort_column(const google::protobuf::RepeatedPtrField<pb::Job>& jobs, char key, int64_t now) {
+  size_t n = static_cast<size_t>(jobs.size());
+  std::vector<int64_t> out(n);
+  if (n == 0) return out;
+  if (sort_number(jobs.Get(0), key, now)) {
+    for (size_t k = 0; k < n; ++k) out[k] = sort_number(jobs.Get(static_cast<int>(k)), key, now).value_or(0);
+    return out;
+  }
+  std::map<std::string, int64_t, std::less<>> seen;  // text -> the order it was first seen in
+  std::vector<std::map<std::string, int64_t, std::less<>>::iterator> by_first;
+  std::string scratch;
+  auto last = seen.end();
+  for (size_t k = 0; k < n; ++k) {
+    std::string_view text = squeue_cell(jobs.Get(static_cast<int>(k)), key, now, scratch);
+    if (last == seen.end() || last->first != text) {
+      last = seen.find(text);
+      if (last == seen.end()) {
+        last = seen.emplace(std::string(text), static_cast<int64_t>(by_first.size())).first;
+        by_first.push_back(last);
+      }
+    }
+    out[k] = last->second;
+  }
+  std::vector<int64_t> rank(by_first.size());
+  int64_t r = 0;
+  for (const auto& [text, first] : seen) rank[static_cast<size_t>(first)] = r++;
+  for (auto& v : out) v = rank[static_cast<size_t>(v)];
+  return out;
 }
 
 // Puts the jobs in the order `perm` gives (perm[i]: the index of the job that goes to i),
@@ -258,24 +286,6 @@ void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vecto
   }
 }
 
-// One key's values as numbers that order as the values do: a text value becomes its rank
-// among the distinct values (a listing has few: partitions, users, names), so the sort
-// compares integers only.
-std::vector<int64_t> ranked(std::vector<SortValue> values) {
-  std::vector<int64_t> out(values.size());
-  bool texts = std::any_of(values.begin(), values.end(), [](const SortValue& v) { return !v.text.empty(); });
-  if (!texts) {
-    for (size_t k = 0; k < values.size(); ++k) out[k] = values[k].num;
-    return out;
-  }
-  std::map<SortValue, int64_t> rank;
-  for (auto& v : values) rank.try_emplace(v, 0);
-  int64_t r = 0;
-  for (auto& [v, n] : rank) n = r++;
-  for (size_t k = 0; k < values.size(); ++k) out[k] = rank.at(values[k]);
-  return out;
-}
-
 }  // namespace
 
 // Slurm's -S: the first key decides, then the next...; job id last. Each key's value is
@@ -289,24 +299,23 @@ void sort_jobs(pb::QueueReply& q, std::string_view keys) {
     if (keys[i] != ',' && keys[i] != '+' && keys[i] != '-') columns.emplace_back(keys[i], i > 0 && keys[i - 1] == '-');
   size_t width = columns.size() + 1;
   std::vector<int64_t> rows(n * width);
-  std::string scratch;
   for (size_t c = 0; c < columns.size(); ++c) {
-    std::vector<SortValue> values(n);
-    for (size_t k = 0; k < n; ++k) values[k] = sort_value(jobs.Get(static_cast<int>(k)), columns[c].first, q.now(), scratch);
-    std::vector<int64_t> ranks = ranked(std::move(values));
+    std::vector<int64_t> ranks = sort_column(jobs, columns[c].first, q.now());
     for (size_t k = 0; k < n; ++k) rows[k * width + c] = columns[c].second ? ~ranks[k] : ranks[k];
   }
   for (size_t k = 0; k < n; ++k) rows[k * width + width - 1] = static_cast<int64_t>(jobs.Get(static_cast<int>(k)).job_id());
   std::vector<size_t> perm(n);
   for (size_t i = 0; i < n; ++i) perm[i] = i;
   const int64_t* table = rows.data();
-  std::sort(perm.begin(), perm.end(), [table, width](size_t a, size_t b) {
+  auto before = [table, width](size_t a, size_t b) {
     const int64_t* x = table + a * width;
     const int64_t* y = table + b * width;
     for (size_t c = 0; c + 1 < width; ++c)
       if (x[c] != y[c]) return x[c] < y[c];
     return static_cast<uint64_t>(x[width - 1]) < static_cast<uint64_t>(y[width - 1]);
-  });
+  };
+  if (std::is_sorted(perm.begin(), perm.end(), before)) return;  // the controller's id order often is the answer
+  std::sort(perm.begin(), perm.end(), before);
   permute(jobs, perm);
 }
 

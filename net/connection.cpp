@@ -2,7 +2,6 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/steady_timer.hpp>
-#include <array>
 
 #include "net/log.hpp"
 
@@ -23,7 +22,7 @@ asio::awaitable<Result<pb::Envelope>> Connection::recv() {
 }
 
 asio::awaitable<Result<std::string>> Connection::recv_frame() {
-  std::array<char, 65536> buf;
+  constexpr size_t kReadSize = 65536;
   while (open_) {
     auto frame = decoder_.next();
     if (!frame) {
@@ -32,9 +31,10 @@ asio::awaitable<Result<std::string>> Connection::recv_frame() {
     }
     if (frame->has_value()) co_return std::move(**frame);
     try {
-      size_t n = co_await stream_->read_some(asio::buffer(buf));
+      if (!read_buf_) read_buf_ = std::make_unique_for_overwrite<char[]>(kReadSize);
+      size_t n = co_await stream_->read_some(asio::buffer(read_buf_.get(), kReadSize));
       if (n == 0) close("End of file");
-      else decoder_.feed(buf.data(), n);
+      else decoder_.feed(read_buf_.get(), n);
     } catch (const std::exception& e) {
       close(e.what());
     }

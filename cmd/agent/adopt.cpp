@@ -106,8 +106,9 @@ int32_t Agent::restore_end(uint64_t job_id) {
 }
 
 void Agent::adopt_running() {
-  // A directory for each job the node can run at once (one a CPU), up to the bound.
-  prepare_kept_dirs(opts_.spool_dir, static_cast<size_t>(std::max(host_.cpus, 1)));
+  // A directory for each job the node can run at once (one a CPU; at least 16: the
+  // controller's view of the node may hold more CPUs than the host has), up to the bound.
+  prepare_kept_dirs(opts_.spool_dir, static_cast<size_t>(std::max(host_.cpus, 16)));
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(opts_.spool_dir, ec)) {
     std::string name = entry.path().filename().string();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cmd/commands.hpp"
+#include "cmd/startup.hpp"
 
 namespace {
 
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
   hq::cmd::Args args(argv, argv + argc);
   const auto& table = subcommands();
   if (self != "hq" && table.count(self) && std::string(self).find_first_of("s") == 0) {
+    hq::cmd::populate_command_memory();
     args[0] = self;
     auto run_with = client_args(self, args);
     return finish(self, run_with ? table.at(self)(*run_with) : 1);
@@ -159,6 +161,7 @@ int main(int argc, char** argv) {
     std::cerr << "hq: unknown command '" << sub << "'\n";
     return usage(std::cerr, 2);
   }
+  hq::cmd::populate_command_memory();
   args.erase(args.begin());
   auto run_with = client_args(sub, args);
   return finish(sub, run_with ? it->second(*run_with) : 1);

@@ -1,15 +1,17 @@
 // Maps, in one system call each, the memory every hq process writes as it starts: its
-// static data (.data and .bss), the first stretch of its heap and of its stack. Touched
-// page by page, each first write is a page fault (on VMs 15-20 us each, against under
-// 1 us a page mapped by MADV_POPULATE_WRITE); a client such as sbatch took about 50 of
-// them before doing anything. Runs first among the static initializers (priority 101),
-// on the main thread, before any other thread exists. Kernels before 5.14 refuse
-// MADV_POPULATE_WRITE: the pages then fault in as before.
+// static data (.data and .bss) first thing, and, once it is known to run a command (not
+// `hq --version` or a usage message), the first stretch of its heap and of its stack.
+// Touched page by page, each first write is a page fault (on VMs 1-20 us each, against
+// under 1 us a page mapped by MADV_POPULATE_WRITE); a client such as sbatch took about 50
+// of them before doing anything. The static data is mapped first among the static
+// initializers (priority 101), on the main thread, before any other thread exists.
+// Kernels before 5.14 refuse MADV_POPULATE_WRITE: the pages then fault in as before.
 #include <cstdint>
 #include <cstdlib>
 #include <unistd.h>
 
 #include "cmd/process.hpp"
+#include "cmd/startup.hpp"
 
 extern "C" char __data_start[];  // the linker's: the start of .data and the end of .bss
 extern "C" char _end[];
@@ -27,7 +29,14 @@ void populate(uintptr_t from, uintptr_t to) {
 
 __attribute__((constructor(101))) void populate_start_memory() {
   populate(page_down(reinterpret_cast<uintptr_t>(__data_start)), page_up(reinterpret_cast<uintptr_t>(_end)));
-  // The heap's first extension: glibc grows it by the request plus M_TOP_PAD (128 KiB),
+}
+
+}  // namespace
+
+namespace hq::cmd {
+
+void populate_command_memory() {
+  // The heap's free top: glibc grew it by the first request plus M_TOP_PAD (128 KiB),
   // about what a client such as sbatch uses in all.
   if (void* first = malloc(64)) {
     populate(page_down(reinterpret_cast<uintptr_t>(first)), page_down(reinterpret_cast<uintptr_t>(sbrk(0))));
@@ -38,4 +47,4 @@ __attribute__((constructor(101))) void populate_start_memory() {
   populate(sp - kStackStart, sp);
 }
 
-}  // namespace
+}  // namespace hq::cmd

@@ -249,21 +249,17 @@ std::vector<int64_t> sort_column(const google::protobuf::RepeatedPtrField<pb::Jo
     return out;
   }
   std::map<std::string, int64_t, std::less<>> seen;  // text -> the order it was first seen in
-  std::vector<std::map<std::string, int64_t, std::less<>>::iterator> by_first;
   std::string scratch;
   auto last = seen.end();
   for (size_t k = 0; k < n; ++k) {
     std::string_view text = squeue_cell(jobs.Get(static_cast<int>(k)), key, now, scratch);
     if (last == seen.end() || last->first != text) {
       last = seen.find(text);
-      if (last == seen.end()) {
-        last = seen.emplace(std::string(text), static_cast<int64_t>(by_first.size())).first;
-        by_first.push_back(last);
-      }
+      if (last == seen.end()) last = seen.emplace(std::string(text), static_cast<int64_t>(seen.size())).first;
     }
     out[k] = last->second;
   }
-  std::vector<int64_t> rank(by_first.size());
+  std::vector<int64_t> rank(seen.size());
   int64_t r = 0;
   for (const auto& [text, first] : seen) rank[static_cast<size_t>(first)] = r++;
   for (auto& v : out) v = rank[static_cast<size_t>(v)];

@@ -65,6 +65,20 @@ void run_job(const std::string& spool, uint64_t id) {
   REQUIRE(replace_spool_file(ended_file(spool, id), "end", 0600));
 }
 
+// Jobs first..last run, then (end_jobs) end, their directories kept where they can be.
+void run_jobs(const std::string& spool, uint64_t first, uint64_t last) {
+  for (uint64_t id = first; id <= last; ++id) run_job(spool, id);
+}
+void end_jobs(const std::string& spool, uint64_t first, uint64_t last) {
+  for (uint64_t id = first; id <= last; ++id) cleanup_spool(spool, id);
+}
+
+size_t kept_on_disk(const std::string& spool) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(spool)) n += e.path().filename().string().rfind(".kept-", 0) == 0;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("an ended job's spool directory is kept with stale .new files only, and the next job takes it") {
@@ -184,15 +198,11 @@ TEST_CASE("kept directories are bounded, and an agent's start drops those of an 
   hq::test::TempDir tmp;
   std::string spool = tmp.path();
   drop_kept_dirs(spool);
-  for (uint64_t id = 1; id <= 70; ++id) run_job(spool, id);
-  for (uint64_t id = 1; id <= 70; ++id) cleanup_spool(spool, id);
+  run_jobs(spool, 1, 70);
+  end_jobs(spool, 1, 70);
   CHECK(kept_dir_count(spool) == 64);
-  size_t on_disk = 0;
-  for (const auto& e : fs::directory_iterator(spool)) {
-    CHECK(e.path().filename().string().rfind(".kept-", 0) == 0);
-    ++on_disk;
-  }
-  CHECK(on_disk == 64);
+  CHECK(kept_on_disk(spool) == 64);
+  CHECK(names_in(spool).size() == 64);  // nothing else
   drop_kept_dirs(spool);
   CHECK(kept_dir_count(spool) == 0);
   CHECK(fs::is_empty(spool));
@@ -241,8 +251,8 @@ TEST_CASE("an agent's start takes up the directories an earlier agent kept, stri
   hq::test::TempDir tmp;
   std::string spool = tmp.path();
   drop_kept_dirs(spool);
-  for (uint64_t id = 1; id <= 3; ++id) run_job(spool, id);
-  for (uint64_t id = 1; id <= 3; ++id) cleanup_spool(spool, id);
+  run_jobs(spool, 1, 3);
+  end_jobs(spool, 1, 3);
   REQUIRE(kept_dir_count(spool) == 3);
   std::string kept = kept_name(spool);
   ino_t kept_inode = inode_of(kept);
@@ -258,11 +268,9 @@ TEST_CASE("an agent's start takes up the directories an earlier agent kept, stri
   CHECK(inode_of(kept) == kept_inode);
   CHECK(names_in(kept) == std::set<std::string>{"ended.new", "exit.new", "pids.new", "script.new"});
 
-  for (uint64_t id = 4; id <= 7; ++id) run_job(spool, id);  // the three taken, and one made
+  run_jobs(spool, 4, 7);  // the three taken, and one made
   CHECK(kept_dir_count(spool) == 0);
-  for (uint64_t id = 4; id <= 7; ++id) cleanup_spool(spool, id);
+  end_jobs(spool, 4, 7);
   CHECK(kept_dir_count(spool) == 4);
-  size_t on_disk = 0;
-  for (const auto& e : fs::directory_iterator(spool)) on_disk += e.path().filename().string().rfind(".kept-", 0) == 0;
-  CHECK(on_disk == 4);
+  CHECK(kept_on_disk(spool) == 4);
 }

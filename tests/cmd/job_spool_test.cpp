@@ -194,7 +194,7 @@ TEST_CASE("a kept script its user holds a lease on is replaced at once, not wait
   std::signal(SIGIO, old_handler);
 }
 
-TEST_CASE("kept directories are bounded, and an agent's start drops those of an earlier agent") {
+TEST_CASE("kept directories are bounded, also when an agent's start takes them up") {
   hq::test::TempDir tmp;
   std::string spool = tmp.path();
   drop_kept_dirs(spool);

@@ -564,10 +564,10 @@ void Agent::release_held(uint64_t id, const std::string& why, bool forget) {
   if (it == held_.end()) return;
   HeldJob& h = it->second;
   if (steps_) steps_->job_ended(id);
-  if (h.cgroup.active() && !h.cgroup.kill_all())
-    log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + h.cgroup.dirs().front());
+  bool emptied = !h.cgroup.active() || h.cgroup.kill_all();
+  if (!emptied) log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + h.cgroup.dirs().front());
   if (!h.cgroup.active()) kill_job_processes(id, h.job.spec.uid);
-  h.cgroup.remove();
+  cgroups_.recycle(h.cgroup, emptied, h.cgroup.active() ? h.cgroup.usage().oom_kills : 0);
   held_.erase(it);
   std::error_code ec;
   if (forget) std::filesystem::remove(held_step_ids_file(id), ec);  // its step count (the first node's)
@@ -828,8 +828,8 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   // Nothing of the job outlives its batch script: its process group, and with a cgroup
   // every process in it, daemonized ones included.
   ::kill(-rj.pid, SIGKILL);
-  if (rj.cgroup.active() && !rj.cgroup.kill_all())
-    log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + rj.cgroup.dirs().front());
+  bool emptied = !rj.cgroup.active() || rj.cgroup.kill_all();
+  if (!emptied) log::warn("job " + std::to_string(id) + ": processes survived SIGKILL in " + rj.cgroup.dirs().front());
   if (!rj.cgroup.active()) {
     // A zombie still holds its environment, so the reaping below comes after the scan.
     if (int left = kill_job_processes(id, rj.job.spec.uid); left > 0)
@@ -837,7 +837,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   }
   CgroupUsage used = rj.cgroup.usage();
   used.oom_kills = std::max(used.oom_kills, step_ooms);
-  rj.cgroup.remove();
+  cgroups_.recycle(rj.cgroup, emptied, used.oom_kills);
   JobEnded end{JobId{id}, net::wall_now()};
   if (used.peak_mem_bytes >= 0) end.peak_mem_bytes = used.peak_mem_bytes;
   else if (ru) end.peak_mem_bytes = int64_t{ru->ru_maxrss} * 1024;

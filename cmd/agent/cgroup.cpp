@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/agent/bpf_devices.hpp"
+#include "cmd/agent/cgroup_files.hpp"
 #include "cmd/paths.hpp"
 #include "core/hardware.hpp"
 #include "core/units.hpp"
@@ -20,7 +21,7 @@
 namespace hq::cmd {
 namespace fs = std::filesystem;
 
-namespace {
+namespace cgroup_files {
 
 // The v1 controllers hq uses; memory first: usage() reads it from dirs_[0].
 const char* const kV1Controllers[] = {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"};
@@ -66,7 +67,8 @@ int64_t read_keyed(const std::string& path, std::string_view key) {
   return -1;
 }
 
-}  // namespace
+}  // namespace cgroup_files
+using namespace cgroup_files;
 
 std::string_view cgroup_mode_name(CgroupMode m) {
   switch (m) {
@@ -126,6 +128,7 @@ Status Cgroups::prepare() {
       return unavailable("cannot enable the memory controller under " + root_ + "/hq/" + node_);
     return Status::ok();
   }
+  memsw_ = exists(root_ + "/memory/memory.memsw.limit_in_bytes");
   for (const auto& ctl : v1_controllers_) {
     std::string top = root_ + "/" + ctl;
     for (const std::string& dir : {top + "/hq", top + "/hq/" + node_}) {
@@ -152,7 +155,7 @@ std::string Cgroups::describe() const {
   return out;
 }
 
-namespace {
+namespace cgroup_files {
 
 // Writes `limits` into freshly made group directories `dirs` (v1: `controllers` names
 // each one's controller). CPUs and memory nodes of a v1 cpuset come from its parent
@@ -191,6 +194,10 @@ Status write_limits(CgroupMode mode, const std::vector<std::string>& dirs, const
   return Status::ok();
 }
 
+}  // namespace cgroup_files
+
+namespace {
+
 // v2: the controllers a job's step groups need, enabled in the job's group (before any
 // process joins it); one by one when some is not available.
 void enable_below(const std::string& dir) {
@@ -202,21 +209,38 @@ constexpr char kBatchLeaf[] = "step_batch";
 
 }  // namespace
 
-Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) const {
-  if (mode_ == CgroupMode::kNone) return JobCgroup{};
-  std::string leaf = "/job_" + std::to_string(job_id);
-  std::vector<std::string> dirs, controllers;
+void Cgroups::job_dirs(const std::string& leaf, const CgroupLimits& limits, std::vector<std::string>& dirs,
+                       std::vector<std::string>& controllers) const {
   std::vector<std::string> all = bases();
   for (size_t i = 0; i < all.size(); ++i) {
     if (mode_ == CgroupMode::kV1 && v1_controllers_[i] == "devices" && !limits.devices_group) continue;
-    dirs.push_back(all[i] + leaf);
+    dirs.push_back(all[i] + "/" + leaf);
     if (mode_ == CgroupMode::kV1) controllers.push_back(v1_controllers_[i]);
   }
+}
+
+GroupSettings Cgroups::settings_for(const CgroupLimits& limits) const {
+  GroupSettings s{format_cpulist(limits.cpus), limits.mem_bytes, limits.pids_max};
+  if (s.cpus.empty()) s.cpus = trim(read_small_file(root_ + "/cpuset/hq/" + node_ + "/cpuset.cpus"));  // as write_limits
+  return s;
+}
+
+Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) {
+  if (mode_ == CgroupMode::kNone) return JobCgroup{};
+  std::vector<std::string> dirs, controllers;
+  job_dirs("job_" + std::to_string(job_id), limits, dirs, controllers);
   JobCgroup group(mode_, dirs, controllers, device_filters_);
   if (exists(dirs.front())) {  // left over by an agent that died: nothing may stay in it
     group.kill_all();
     group.remove();
   }
+  if (take_spare(group, limits)) return group;
+  return make_fresh(job_id, std::move(group), limits);
+}
+
+Result<JobCgroup> Cgroups::make_fresh(uint64_t job_id, JobCgroup group, const CgroupLimits& limits) const {
+  const std::vector<std::string>& dirs = group.dirs();
+  const std::vector<std::string>& controllers = group.controllers();
   auto fail = [&](const Status& s) -> Result<JobCgroup> {
     group.remove();
     return s.with_context("job " + std::to_string(job_id) + " cgroup");
@@ -225,6 +249,7 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) c
     if (Status s = make_dir(d); !s) return fail(s);
   if (Status s = write_limits(mode_, dirs, controllers, limits, device_filters_); !s) return fail(s);
   if (mode_ == CgroupMode::kV2) enable_below(dirs.front());
+  if (mode_ == CgroupMode::kV1) group.set_settings(settings_for(limits));
   return group;
 }
 
@@ -245,8 +270,10 @@ int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
   for (uint64_t id : keep) leaves.insert("keep:job_" + std::to_string(id));
   for (const auto& base : bases()) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(base, ec))
-      if (e.is_directory() && e.path().filename().string().rfind("job_", 0) == 0) leaves.insert(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+      std::string name = e.path().filename().string();
+      if (e.is_directory() && (name.rfind("job_", 0) == 0 || name.rfind("spare_", 0) == 0)) leaves.insert(name);
+    }
   }
   for (const auto& leaf : leaves) {
     if (leaf.rfind("keep:", 0) == 0 || leaves.count("keep:" + leaf)) continue;
@@ -256,12 +283,15 @@ int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
     JobCgroup g(mode_, dirs);  // killing and removing need no controller names
     g.kill_all();
     g.remove();
-    ++found;
+    found += leaf.rfind("job_", 0) == 0;
   }
   return found;
 }
 
-void Cgroups::release() const {
+void Cgroups::release() {
+  for (const Spare& spare : spares_)
+    for (const auto& base : bases()) ::rmdir((base + "/spare_" + std::to_string(spare.number)).c_str());
+  spares_.clear();
   for (const auto& base : bases()) ::rmdir(base.c_str());
 }
 
@@ -415,7 +445,7 @@ int64_t oom_kills_of(const std::string& procs_file) {
   return std::max<int64_t>(0, n);
 }
 
-namespace {
+namespace cgroup_files {
 void remove_dir(const std::string& d) {
   if (::rmdir(d.c_str()) == 0 || errno == ENOENT) return;  // the common case: no children
   std::error_code ec;
@@ -426,7 +456,7 @@ void remove_dir(const std::string& d) {
   for (int attempt = 0; attempt < 50 && ::rmdir(d.c_str()) != 0 && errno == EBUSY; ++attempt)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
-}  // namespace
+}  // namespace cgroup_files
 
 void JobCgroup::remove() const {
   for (const auto& d : dirs_) remove_dir(d);

@@ -7,8 +7,9 @@
 // host accounts it), process count and device access to its own GPUs (v1's devices
 // controller; on v2 a BPF device filter, cmd/agent/bpf_devices). At the
 // end it kills every process in the group (daemonized ones too), reads peak memory,
-// CPU time and OOM kills, and removes the group. Without a usable hierarchy the mode is
-// kNone and callers fall back to process groups.
+// CPU time and OOM kills, and removes the group, or on v1 keeps it as a spare for the next
+// job (cmd/agent/cgroup_spares.cpp). Without a usable hierarchy the mode is kNone and
+// callers fall back to process groups.
 // Used on the agent's event-loop thread only; the launched child joins its group by
 // writing to the files named in JobCgroup::procs_files between fork and exec
 // (join_cgroup_file), or on v2 is started inside it (cmd/agent/vfork_into.hpp).
@@ -45,6 +46,15 @@ struct CgroupLimits {
   // v1: a group in the devices hierarchy too. A node without GPUs has nothing to deny, to
   // the job or to its steps: its jobs go without one (a mkdir, a join and an rmdir less).
   bool devices_group = true;
+};
+
+// The limits a v1 job group holds as written: a spare group (Cgroups::recycle) keeps
+// them, and the next job given it writes only what differs.
+struct GroupSettings {
+  std::string cpus;       // cpuset.cpus as written
+  int64_t mem_bytes = 0;  // memory.limit_in_bytes (and memsw's); 0: unlimited
+  int64_t pids_max = 0;   // pids.max; 0: "max"
+  bool operator==(const GroupSettings&) const = default;
 };
 
 // What a job used, read before its group is removed.
@@ -90,6 +100,11 @@ class JobCgroup {
   // Removes the (empty) group directories, children first.
   void remove() const;
   const std::vector<std::string>& dirs() const { return dirs_; }
+  const std::vector<std::string>& controllers() const { return controllers_; }
+  // v1 groups Cgroups::create made: what they were given (none for adopted groups and
+  // steps': those are never kept as spares).
+  const std::optional<GroupSettings>& settings() const { return settings_; }
+  void set_settings(GroupSettings s) { settings_ = std::move(s); }
 
  private:
   std::vector<int> pids() const;
@@ -99,6 +114,7 @@ class JobCgroup {
   std::vector<std::string> dirs_;  // v2: one; v1: one per controller (memory first)
   std::vector<std::string> controllers_;
   bool device_filters_ = false;
+  std::optional<GroupSettings> settings_;
 };
 
 // The OOM kills counted so far in the group that `procs_file` belongs to (a cgroup.procs
@@ -114,24 +130,55 @@ class Cgroups {
   static Result<Cgroups> open(const std::string& root, const std::string& want, const std::string& node);
 
   CgroupMode mode() const { return mode_; }
-  // Creates the job's group with its limits; an error leaves nothing behind.
-  Result<JobCgroup> create(uint64_t job_id, const CgroupLimits& limits) const;
+  // Creates the job's group with its limits; an error leaves nothing behind. On v1 a
+  // spare group (recycle) is taken first where there is one: renamed to the job's, its
+  // CPU time and memory peak counters reset, only the limits that differ written.
+  Result<JobCgroup> create(uint64_t job_id, const CgroupLimits& limits);
+  // The end of a job's group, once its processes are gone (`emptied`: kill_all said so).
+  // On v1 it becomes a spare for a later job (its directories renamed spare_<n>), which
+  // saves the kernel making and tearing down each controller's group (a mkdir and an
+  // rmdir cost 15-65 us each here, under the one lock every cgroup change takes); it is
+  // removed instead when it cannot be reused cleanly: not emptied, an OOM kill counted
+  // (v1 cannot reset that count), a step's group still below it, more than 1 MiB still
+  // charged to it (the last job's page cache: the next job's peak would count it), or
+  // enough spares kept already. Elsewhere (v2 cannot rename a group) it is removed.
+  void recycle(const JobCgroup& group, bool emptied, int64_t oom_kills);
   // Groups of jobs a previous agent left (it was killed): their processes are killed
-  // and the groups removed. Returns how many were found.
+  // and the groups removed, and its spare groups with them. Returns how many jobs' groups
+  // were found.
   int sweep_stale(const std::set<uint64_t>& keep = {}) const;
   // The group a job already has (an adopted job's), with the directories that exist.
   JobCgroup existing(uint64_t job_id) const;
-  // Removes this agent's (empty) directories: a stopping agent leaves nothing behind.
-  void release() const;
+  // Removes this agent's (empty) directories, spares first: a stopping agent leaves
+  // nothing behind.
+  void release();
+  size_t spare_count() const { return spares_.size(); }
   std::string describe() const;
 
  private:
+  struct Spare {
+    uint64_t number;  // its directories are spare_<number> in each hierarchy but devices'
+    GroupSettings settings;
+  };
   Status prepare();
   std::vector<std::string> bases() const;  // this node's directory under each hierarchy
+  // The directories `leaf` names (a job's) in each hierarchy the limits need, with their v1 controllers.
+  void job_dirs(const std::string& leaf, const CgroupLimits& limits, std::vector<std::string>& dirs,
+                std::vector<std::string>& controllers) const;
+  // `group` (its directories not there yet) made and given `limits`.
+  Result<JobCgroup> make_fresh(uint64_t job_id, JobCgroup group, const CgroupLimits& limits) const;
+  // `group` made of a spare (renamed, counters reset, limits updated); false, with nothing
+  // of the spare left, when there is none or it did not take.
+  bool take_spare(JobCgroup& group, const CgroupLimits& limits);
+  bool keep_as_spare(const JobCgroup& group);
+  GroupSettings settings_for(const CgroupLimits& limits) const;
   CgroupMode mode_ = CgroupMode::kNone;
   std::string root_, node_;
   std::vector<std::string> v1_controllers_;  // mounted ones among those hq uses
   bool device_filters_ = false;              // v2: BPF device filters work here
+  bool memsw_ = false;                       // v1: the memory controller limits swap too
+  std::vector<Spare> spares_;                // v1: groups kept for the next jobs (last in, first out)
+  uint64_t next_spare_ = 0;
 };
 
 }  // namespace hq::cmd

@@ -21,6 +21,7 @@
 #include "../cgroup2_mount.hpp"
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
+#include "fake_cgroups.hpp"
 #include "cmd/agent/bpf_devices.hpp"
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/paths.hpp"
@@ -31,26 +32,10 @@ using namespace hq;
 using namespace hq::cmd;
 namespace fs = std::filesystem;
 
-namespace {
-void put(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
-std::string get(const std::string& path) { return read_small_file(path); }
-// A fake v2 host under `root`: its cgroups opened for node n1.
-Cgroups fake_v2(const std::string& root) {
-  put(root + "/cgroup.controllers", "cpuset cpu io memory pids\n");
-  auto cg = Cgroups::open(root, "auto", "n1");
-  REQUIRE(cg.is_ok());
-  return std::move(cg).value();
-}
-// A fake v1 host: every controller hq uses mounted under `root`, the cpuset with `cpus`, `mems`.
-void fake_v1(const std::string& root, const std::string& cpus, const std::string& mems) {
-  for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) put(root + "/" + ctl + "/cgroup.procs", "");
-  put(root + "/cpuset/cpuset.cpus", cpus + "\n");
-  put(root + "/cpuset/cpuset.mems", mems + "\n");
-}
-}  // namespace
+using hq::test::fake_v1;
+using hq::test::fake_v2;
+using hq::test::get;
+using hq::test::put;
 
 TEST_CASE("cgroup v2: controllers enabled down the tree - cpuset, memory and swap limits per job") {
   hq::test::TempDir dir;

@@ -1,0 +1,238 @@
+// Spare job groups on cgroup v1 (Cgroups::recycle, and create taking one): on fake
+// hierarchies, which groups are kept and how the next job's limits and counters are put
+// right; on the host's own v1 hierarchies where there are some (root), that the kernel
+// takes the renames and the limits in the order written, and the counters start again.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../skip.hpp"
+#include "../temp_dir.hpp"
+#include "cmd/agent/cgroup.hpp"
+#include "fake_cgroups.hpp"
+
+using namespace hq;
+using namespace hq::cmd;
+using hq::test::fake_v1;
+using hq::test::get;
+using hq::test::put;
+namespace fs = std::filesystem;
+
+namespace {
+const char* const kKept[] = {"memory", "cpuset", "pids", "freezer", "cpuacct"};  // devices: never a spare
+
+// A fake v1 host under `root` with its cgroups opened for node n1.
+Cgroups open_fake_v1(const std::string& root) {
+  fake_v1(root, "0-7", "0");
+  auto cg = Cgroups::open(root, "auto", "n1");
+  REQUIRE(cg.is_ok());
+  REQUIRE(cg->mode() == CgroupMode::kV1);
+  return std::move(cg).value();
+}
+
+CgroupLimits limits(std::vector<int32_t> cpus, int64_t mem, int64_t pids, bool devices = false) {
+  CgroupLimits l{std::move(cpus), mem, pids, {}};
+  l.devices_group = devices;
+  return l;
+}
+
+// What the kernel would show of a finished job's memory group.
+void charged(const std::string& root, uint64_t job, int64_t bytes) {
+  put(root + "/memory/hq/n1/job_" + std::to_string(job) + "/memory.usage_in_bytes", std::to_string(bytes) + "\n");
+}
+
+bool group_exists(const std::string& root, const std::string& ctl, const std::string& leaf) {
+  return fs::exists(root + "/" + ctl + "/hq/n1/" + leaf);
+}
+}  // namespace
+
+TEST_CASE("cgroup v1 spares: a finished job's groups are renamed for the next job - counters reset, only changed limits written") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  Cgroups cg = open_fake_v1(root);
+  put(root + "/pids/hq/n1/job_5/pids.max", "max\n");  // as the kernel would provide
+  auto first = cg.create(5, limits({2, 3}, 1 << 30, 100));
+  REQUIRE(first.is_ok());
+  CHECK(get(root + "/pids/hq/n1/job_5/pids.max") == "100");
+  charged(root, 5, 300 << 10);
+  put(root + "/cpuacct/hq/n1/job_5/cpuacct.usage", "5000000\n");
+  cg.recycle(*first, true, 0);
+  CHECK(cg.spare_count() == 1);
+  for (const char* ctl : kKept) {
+    CHECK_FALSE(group_exists(root, ctl, "job_5"));
+    CHECK(group_exists(root, ctl, "spare_0"));
+  }
+  // Marks in the files the next job's limits leave as they are.
+  put(root + "/cpuset/hq/n1/spare_0/cpuset.cpus", "unchanged");
+  put(root + "/cpuset/hq/n1/spare_0/cpuset.mems", "unchanged");
+
+  SUBCASE("the same CPUs, more memory, no process limit") {
+    auto next = cg.create(6, limits({2, 3}, 2LL << 30, 0));
+    REQUIRE(next.is_ok());
+    CHECK(cg.spare_count() == 0);
+    CHECK_FALSE(group_exists(root, "memory", "spare_0"));
+    CHECK(next->dirs().front() == root + "/memory/hq/n1/job_6");
+    CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.cpus") == "unchanged");
+    CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.mems") == "unchanged");
+    CHECK(get(root + "/memory/hq/n1/job_6/memory.limit_in_bytes") == std::to_string(2LL << 30));
+    CHECK(get(root + "/memory/hq/n1/job_6/memory.max_usage_in_bytes") == "0");  // the peak starts again
+    CHECK(get(root + "/cpuacct/hq/n1/job_6/cpuacct.usage") == "0");
+    CHECK(get(root + "/pids/hq/n1/job_6/pids.max") == "max");
+    REQUIRE(next->settings());
+    CHECK(*next->settings() == GroupSettings{"2-3", 2LL << 30, 0});
+  }
+  SUBCASE("other CPUs, no memory limit") {
+    auto next = cg.create(6, limits({7}, 0, 100));
+    REQUIRE(next.is_ok());
+    CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.cpus") == "7");
+    CHECK(get(root + "/memory/hq/n1/job_6/memory.limit_in_bytes") == "-1");
+    CHECK(get(root + "/pids/hq/n1/job_6/pids.max") == "100");
+  }
+  SUBCASE("a job with a devices group gets a fresh one, with its rules") {
+    CgroupLimits gpu = limits({2, 3}, 1 << 30, 100, true);
+    gpu.deny_devices = {{195, 1}};
+    auto next = cg.create(6, gpu);
+    REQUIRE(next.is_ok());
+    CHECK(next->dirs().size() == 6);
+    CHECK(get(root + "/devices/hq/n1/job_6/devices.deny") == "c 195:1 rwm");
+    charged(root, 6, 0);
+    cg.recycle(*next, true, 0);  // kept, but not its devices group (removed: not renamed)
+    CHECK(cg.spare_count() == 1);
+    CHECK_FALSE(group_exists(root, "devices", "spare_1"));
+    CHECK(group_exists(root, "memory", "spare_1"));
+  }
+}
+
+TEST_CASE("cgroup v1 spares: removed instead when not clean - processes left, an OOM kill, a step's group, page cache, adopted, v2") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  Cgroups cg = open_fake_v1(root);
+  auto job = cg.create(5, limits({2}, 1 << 30, 0));
+  REQUIRE(job.is_ok());
+  charged(root, 5, 300 << 10);
+  bool emptied = true;
+  int64_t ooms = 0;
+  SUBCASE("processes survived") { emptied = false; }
+  SUBCASE("an OOM kill (v1 cannot reset its count)") { ooms = 1; }
+  SUBCASE("a step's group still below it") { REQUIRE(job->child("step_0", limits({2}, 0, 0)).is_ok()); }
+  SUBCASE("more than 1 MiB still charged") { charged(root, 5, 2 << 20); }
+  SUBCASE("its charge unknown") { fs::remove(root + "/memory/hq/n1/job_5/memory.usage_in_bytes"); }
+  SUBCASE("adopted from an earlier agent: what it holds is not known") { job = cg.existing(5); }
+  cg.recycle(*job, emptied, ooms);
+  CHECK(cg.spare_count() == 0);
+  for (const char* ctl : kKept) CHECK_FALSE(group_exists(root, ctl, "spare_0"));
+  CHECK(group_exists(root, "memory", "job_5"));  // not renamed (a fake holding files cannot be removed)
+}
+
+TEST_CASE("cgroup v2: a job's group is removed at its end, never kept (v2 cannot rename a group)") {
+  hq::test::TempDir dir;
+  Cgroups cg = hq::test::fake_v2(dir.path());
+  auto job = cg.create(3, limits({1}, 0, 0));
+  REQUIRE(job.is_ok());
+  REQUIRE(fs::exists(dir.path() + "/hq/n1/job_3"));
+  cg.recycle(*job, true, 0);
+  CHECK(cg.spare_count() == 0);
+  CHECK(fs::exists(dir.path() + "/hq/n1/job_3"));  // not renamed (a fake cannot be removed)
+  CHECK_FALSE(fs::exists(dir.path() + "/hq/n1/spare_0"));
+}
+
+namespace {
+// Runs a child in `group` that touches `bytes` of memory and spins a little; its exit status.
+int run_in(const JobCgroup& group, size_t bytes) {
+  std::vector<std::string> files = group.procs_files();
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& f : files)
+      if (!join_cgroup_file(f)) _exit(3);
+    std::vector<char> touched(bytes, 1);
+    volatile uint64_t sum = 0;
+    for (int round = 0; round < 20; ++round)
+      for (char c : touched) sum = sum + static_cast<uint64_t>(c);
+    _exit(sum > 0 ? 0 : 4);
+  }
+  int status = -1;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A directory's inode number, which a rename keeps (0: none): a fresh group has another.
+ino_t inode_of(const std::string& dir) {
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+}  // namespace
+
+TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raised and lowered, the counters started again") {
+  if (::geteuid() != 0) HQ_SKIP("needs root: makes groups in the host's v1 hierarchies");
+  if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
+    HQ_SKIP("no cgroup v1 hierarchies at /sys/fs/cgroup");
+  std::string node = "hq_spares_test_" + std::to_string(getpid());
+  auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
+  REQUIRE(opened.is_ok());
+  Cgroups cg = std::move(opened).value();
+  std::string memory = "/sys/fs/cgroup/memory/hq/" + node, cpuacct = "/sys/fs/cgroup/cpuacct/hq/" + node;
+  auto first = cg.create(1, limits({0}, 64 << 20, 50));
+  REQUIRE(first.is_ok());
+  CHECK(run_in(*first, 8 << 20) == 0);
+  CgroupUsage used = first->usage();
+  CHECK(used.peak_mem_bytes >= (8 << 20));
+  bool kernel_counts_cpu = fs::exists(cpuacct);
+  if (kernel_counts_cpu) CHECK(used.cpu_time_usec > 0);
+  REQUIRE(first->kill_all(1000));
+  cg.recycle(*first, true, used.oom_kills);
+  REQUIRE(cg.spare_count() == 1);
+  ino_t spare = inode_of(memory + "/spare_0");
+  CHECK(spare != 0);
+
+  auto raised = cg.create(2, limits({0}, 128 << 20, 0));  // memsw raised before the limit
+  REQUIRE(raised.is_ok());
+  CHECK(cg.spare_count() == 0);
+  CHECK(inode_of(memory + "/job_2") == spare);  // the spare itself, not a fresh group made when it failed
+  CHECK(get(memory + "/job_2/memory.limit_in_bytes") == std::to_string(128 << 20) + "\n");
+  if (fs::exists(memory + "/job_2/memory.memsw.limit_in_bytes"))
+    CHECK(get(memory + "/job_2/memory.memsw.limit_in_bytes") == std::to_string(128 << 20) + "\n");
+  CHECK(get("/sys/fs/cgroup/pids/hq/" + node + "/job_2/pids.max") == "max\n");
+  CgroupUsage fresh = raised->usage();
+  CHECK(fresh.peak_mem_bytes <= (1 << 20));  // no more than the charge the last job left
+  if (kernel_counts_cpu) CHECK(fresh.cpu_time_usec == 0);
+  REQUIRE(raised->kill_all(1000));
+  cg.recycle(*raised, true, 0);
+  REQUIRE(cg.spare_count() == 1);
+
+  auto lowered = cg.create(3, limits({0}, 32 << 20, 10));  // the limit lowered before memsw
+  REQUIRE(lowered.is_ok());
+  CHECK(inode_of(memory + "/job_3") == spare);
+  CHECK(get(memory + "/job_3/memory.limit_in_bytes") == std::to_string(32 << 20) + "\n");
+  if (fs::exists(memory + "/job_3/memory.memsw.limit_in_bytes"))
+    CHECK(get(memory + "/job_3/memory.memsw.limit_in_bytes") == std::to_string(32 << 20) + "\n");
+  CHECK(run_in(*lowered, 4 << 20) == 0);
+  REQUIRE(lowered->kill_all(1000));
+  cg.recycle(*lowered, true, 0);
+  REQUIRE(cg.spare_count() == 1);
+  CHECK(fs::exists(memory + "/spare_2"));
+
+  SUBCASE("a stopping agent removes its spares, then its own directories") {
+    cg.release();
+    CHECK(cg.spare_count() == 0);
+    CHECK_FALSE(fs::exists(memory));
+  }
+  SUBCASE("an agent started after a killed one sweeps its spares, counting only jobs' groups") {
+    auto running = cg.create(4, limits({0}, 0, 0));  // takes spare_2
+    REQUIRE(running.is_ok());
+    cg.recycle(*cg.create(5, limits({0}, 0, 0)), true, 0);  // a fresh group, then a spare
+    REQUIRE(cg.spare_count() == 1);
+    auto successor = Cgroups::open("/sys/fs/cgroup", "v1", node);
+    REQUIRE(successor.is_ok());
+    CHECK(successor->sweep_stale({}) == 1);
+    CHECK_FALSE(fs::exists(memory + "/job_4"));
+    CHECK_FALSE(fs::exists(memory + "/spare_3"));
+    successor->release();
+    CHECK_FALSE(fs::exists(memory));
+  }
+}

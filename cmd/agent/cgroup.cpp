@@ -131,9 +131,16 @@ Status Cgroups::prepare() {
   memsw_ = exists(root_ + "/memory/memory.memsw.limit_in_bytes");
   for (const auto& ctl : v1_controllers_) {
     std::string top = root_ + "/" + ctl;
+    // The kernel balances load over every CPU when the root cpuset asks it to, whatever the
+    // cpusets below say; but a change to the CPUs of a cpuset that asks too (the default),
+    // or its removal, rebuilds the scheduler's domains (7 us a write on this 2-CPU VM, an
+    // IPI to every CPU on a large host). hq's cpusets then ask not to, each job's and step's
+    // as its parent (write_limits).
+    bool root_balances = ctl == "cpuset" && trim(read_small_file(top + "/cpuset.sched_load_balance")) == "1";
     for (const std::string& dir : {top + "/hq", top + "/hq/" + node_}) {
       if (Status s = make_dir(dir); !s) return s;
       if (ctl != "cpuset") continue;
+      if (root_balances) (void)write_file(dir + "/cpuset.sched_load_balance", "0");
       std::string parent = fs::path(dir).parent_path().string();
       for (const char* f : {"cpuset.cpus", "cpuset.mems"})
         if (trim(read_small_file(dir + "/" + f)).empty())
@@ -170,6 +177,8 @@ Status write_limits(CgroupMode mode, const std::vector<std::string>& dirs, const
     Status s;
     if (want("cpuset")) {
       std::string parent = fs::path(d).parent_path().string();
+      if (mode == CgroupMode::kV1 && trim(read_small_file(parent + "/cpuset.sched_load_balance")) == "0")
+        (void)write_file(d + "/cpuset.sched_load_balance", "0");  // see Cgroups::prepare
       if (!cpus.empty()) s = write_file(d + "/cpuset.cpus", cpus);
       else if (mode == CgroupMode::kV1) s = write_file(d + "/cpuset.cpus", std::string(trim(read_small_file(parent + "/cpuset.cpus"))));
       if (s && mode == CgroupMode::kV1) s = write_file(d + "/cpuset.mems", std::string(trim(read_small_file(parent + "/cpuset.mems"))));

@@ -198,6 +198,8 @@ TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raise
   if (fs::exists(memory + "/job_2/memory.memsw.limit_in_bytes"))
     CHECK(get(memory + "/job_2/memory.memsw.limit_in_bytes") == std::to_string(128 << 20) + "\n");
   CHECK(get("/sys/fs/cgroup/pids/hq/" + node + "/job_2/pids.max") == "max\n");
+  if (get("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance") == "1\n")  // then a change of CPUs rebuilds no domains
+    CHECK(get("/sys/fs/cgroup/cpuset/hq/" + node + "/job_2/cpuset.sched_load_balance") == "0\n");
   CgroupUsage fresh = raised->usage();
   CHECK(fresh.peak_mem_bytes <= (1 << 20));  // no more than the charge the last job left
   if (kernel_counts_cpu) CHECK(fresh.cpu_time_usec == 0);

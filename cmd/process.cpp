@@ -101,6 +101,8 @@ void raise_malloc_thresholds(int trim_bytes) {
 
 void keep_freed_memory() { raise_malloc_thresholds(kKeptFreeBytes); }  // the heap's free top is kept up to this
 
+void no_fast_bins() { mallopt(M_MXFAST, 0); }
+
 void prefer_huge_heap_pages(size_t bytes) {
   constexpr uintptr_t kHuge = 2 << 20;
   raise_malloc_thresholds(static_cast<int>(2 * bytes));  // a listing's buffers from the heap; the grown top stays

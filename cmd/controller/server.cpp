@@ -486,6 +486,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   log::init("controller", log_file);
   raise_fd_limit();
   keep_freed_memory();
+  no_fast_bins();
   std::shared_ptr<net::TlsContext> tls;
   if (plaintext) {
     log::warn("--insecure-plaintext: connections are NOT encrypted; use only for debugging");

@@ -183,10 +183,10 @@ void Agent::stop() {
       cleanup_spool(opts_.spool_dir, id);  // ended here: nothing for a successor to adopt
     }
     while (!held_.empty()) release_held(held_.begin()->first, "the agent stops", false);
-    cgroups_.release();
   } else if (!running_.empty()) {
     log::info("leaving " + std::to_string(running_.size()) + " running job(s) to the next agent");
   }
+  cgroups_.release();  // its spare groups, and its directories where no job is left in them
   if (auth_) auth_->stop();
   if (metrics_acceptor_) {
     asio::error_code ec;

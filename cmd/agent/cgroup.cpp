@@ -135,12 +135,14 @@ Status Cgroups::prepare() {
     // cpusets below say; but a change to the CPUs of a cpuset that asks too (the default),
     // or its removal, rebuilds the scheduler's domains (7 us a write on this 2-CPU VM, an
     // IPI to every CPU on a large host). hq's cpusets then ask not to, each job's and step's
-    // as its parent (write_limits).
-    bool root_balances = ctl == "cpuset" && trim(read_small_file(top + "/cpuset.sched_load_balance")) == "1";
+    // as its parent (write_limits). Where the root does not balance (CPUs shielded or
+    // partitioned since), they ask again, as the kernel's default, so that each job's CPUs
+    // stay balanced among themselves.
+    std::string root_balance(trim(read_small_file(top + "/cpuset.sched_load_balance")));
     for (const std::string& dir : {top + "/hq", top + "/hq/" + node_}) {
       if (Status s = make_dir(dir); !s) return s;
       if (ctl != "cpuset") continue;
-      if (root_balances) (void)write_file(dir + "/cpuset.sched_load_balance", "0");
+      if (!root_balance.empty()) (void)write_file(dir + "/cpuset.sched_load_balance", root_balance == "1" ? "0" : "1");
       std::string parent = fs::path(dir).parent_path().string();
       for (const char* f : {"cpuset.cpus", "cpuset.mems"})
         if (trim(read_small_file(dir + "/" + f)).empty())

@@ -49,7 +49,7 @@ struct CgroupLimits {
 };
 
 // The limits a v1 job group holds as written: a spare group (Cgroups::recycle) keeps
-// them, and the next job given it writes only what differs.
+// them, and the next job given it writes its CPUs and only the other limits that differ.
 struct GroupSettings {
   std::string cpus;       // cpuset.cpus as written
   int64_t mem_bytes = 0;  // memory.limit_in_bytes (and memsw's); 0: unlimited
@@ -132,16 +132,17 @@ class Cgroups {
   CgroupMode mode() const { return mode_; }
   // Creates the job's group with its limits; an error leaves nothing behind. On v1 a
   // spare group (recycle) is taken first where there is one: renamed to the job's, its
-  // CPU time and memory peak counters reset, only the limits that differ written.
+  // CPU time and memory peak counters reset, its CPUs and the other limits that differ written.
   Result<JobCgroup> create(uint64_t job_id, const CgroupLimits& limits);
   // The end of a job's group, once its processes are gone (`emptied`: kill_all said so).
   // On v1 it becomes a spare for a later job (its directories renamed spare_<n>), which
   // saves the kernel making and tearing down each controller's group (a mkdir and an
   // rmdir cost 15-65 us each here, under the one lock every cgroup change takes); it is
-  // removed instead when it cannot be reused cleanly: not emptied, an OOM kill counted
-  // (v1 cannot reset that count), a step's group still below it, more than 1 MiB still
-  // charged to it (the last job's page cache: the next job's peak would count it), or
-  // enough spares kept already. Elsewhere (v2 cannot rename a group) it is removed.
+  // removed instead when it cannot be reused cleanly: not emptied (or a killed process not
+  // yet reaped), an OOM kill counted (v1 cannot reset that count), a step's group still
+  // below it, more than 1 MiB still charged to it, swap included (the last job's page
+  // cache or shared memory: the next job's peak and limit would count it), or enough
+  // spares kept already. Elsewhere (v2 cannot rename a group) it is removed.
   void recycle(const JobCgroup& group, bool emptied, int64_t oom_kills);
   // Groups of jobs a previous agent left (it was killed): their processes are killed
   // and the groups removed, and its spare groups with them. Returns how many jobs' groups

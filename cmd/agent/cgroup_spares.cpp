@@ -3,8 +3,9 @@
 // to a later job by renaming them to its name. A rename costs the kernel 3-6 us where
 // making a group and tearing it down cost 15-65 us per controller, all under the one
 // mutex every cgroup change takes (the shims joining their groups wait on it too).
-// A spare is clean: no process, no group below it, no OOM kill counted, at most 1 MiB
-// still charged; the job that takes it starts its CPU time and memory peak from there.
+// A spare is clean: no process (not even one awaiting its reaping), no group below it, no
+// OOM kill counted, at most 1 MiB still charged (swap included); the job that takes it
+// starts its CPU time and memory peak from there, its CPUs and limits written again.
 // The devices group (nodes with GPUs) is always made fresh: its rules only add up.
 // Agent event-loop thread only, as the rest of the cgroup layer.
 #include <sys/stat.h>
@@ -49,7 +50,9 @@ Status update_memory(const std::string& dir, int64_t had, int64_t want, bool mem
 Status update_spare(const std::string& dir, std::string_view ctl, const GroupSettings& had, const GroupSettings& want,
                     bool memsw) {
   if (ctl == "memory") return update_memory(dir, had.mem_bytes, want.mem_bytes, memsw);
-  if (ctl == "cpuset" && had.cpus != want.cpus) return write_file(dir + "/cpuset.cpus", want.cpus);
+  // Always written: a CPU taken offline leaves every cpuset that had it, and is not given
+  // back when it returns (without rebuilding the scheduler's domains, see prepare: 2 us).
+  if (ctl == "cpuset") return write_file(dir + "/cpuset.cpus", want.cpus);
   if (ctl == "pids" && had.pids_max != want.pids_max)
     return write_file(dir + "/pids.max", want.pids_max > 0 ? std::to_string(want.pids_max) : "max");
   if (ctl == "cpuacct") return write_file(dir + "/cpuacct.usage", "0");
@@ -102,8 +105,15 @@ bool Cgroups::keep_as_spare(const JobCgroup& group) {
     return false;
   for (const auto& d : dirs)
     if (!has_no_children(d)) return false;
-  int64_t charged = read_int(dirs.front() + "/memory.usage_in_bytes");  // memory's comes first
+  // Memory's group comes first. Swapped out, what stays charged (a file in tmpfs, shared
+  // memory nobody removed) counts only in memsw's usage.
+  int64_t charged = read_int(dirs.front() + "/memory.usage_in_bytes");
   if (charged < 0 || charged > kMaxSpareCharge) return false;
+  if (memsw_ && read_int(dirs.front() + "/memory.memsw.usage_in_bytes") > kMaxSpareCharge) return false;
+  // A process killed but not yet reaped (the agent reaps what its jobs orphaned) still
+  // counts against pids.max, though no longer listed in the group.
+  for (size_t i = 0; i < dirs.size(); ++i)
+    if (controllers[i] == "pids" && read_int(dirs[i] + "/pids.current") > 0) return false;
   uint64_t number = next_spare_++;
   bool renamed = true;
   for (size_t i = 0; i < dirs.size(); ++i) {

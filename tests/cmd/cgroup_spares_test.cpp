@@ -72,20 +72,27 @@ TEST_CASE("cgroup v1 spares: a finished job's groups are renamed for the next jo
   put(root + "/cpuset/hq/n1/spare_0/cpuset.cpus", "unchanged");
   put(root + "/cpuset/hq/n1/spare_0/cpuset.mems", "unchanged");
 
-  SUBCASE("the same CPUs, more memory, no process limit") {
-    auto next = cg.create(6, limits({2, 3}, 2LL << 30, 0));
+  SUBCASE("the same CPUs and process limit, more memory") {
+    put(root + "/pids/hq/n1/spare_0/pids.max", "unchanged");
+    auto next = cg.create(6, limits({2, 3}, 2LL << 30, 100));
     REQUIRE(next.is_ok());
     CHECK(cg.spare_count() == 0);
     CHECK_FALSE(group_exists(root, "memory", "spare_0"));
     CHECK(next->dirs().front() == root + "/memory/hq/n1/job_6");
-    CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.cpus") == "unchanged");
+    CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.cpus") == "2-3");  // always: a CPU once offline left it
     CHECK(get(root + "/cpuset/hq/n1/job_6/cpuset.mems") == "unchanged");
+    CHECK(get(root + "/pids/hq/n1/job_6/pids.max") == "unchanged");
     CHECK(get(root + "/memory/hq/n1/job_6/memory.limit_in_bytes") == std::to_string(2LL << 30));
     CHECK(get(root + "/memory/hq/n1/job_6/memory.max_usage_in_bytes") == "0");  // the peak starts again
     CHECK(get(root + "/cpuacct/hq/n1/job_6/cpuacct.usage") == "0");
-    CHECK(get(root + "/pids/hq/n1/job_6/pids.max") == "max");
     REQUIRE(next->settings());
-    CHECK(*next->settings() == GroupSettings{"2-3", 2LL << 30, 0});
+    CHECK(*next->settings() == GroupSettings{"2-3", 2LL << 30, 100});
+  }
+  SUBCASE("no process limit any more") {
+    auto next = cg.create(6, limits({2, 3}, 1 << 30, 0));
+    REQUIRE(next.is_ok());
+    CHECK(get(root + "/pids/hq/n1/job_6/pids.max") == "max");
+    CHECK(get(root + "/memory/hq/n1/job_6/memory.limit_in_bytes") == std::to_string(1 << 30));  // as it was
   }
   SUBCASE("other CPUs, no memory limit") {
     auto next = cg.create(6, limits({7}, 0, 100));
@@ -123,11 +130,29 @@ TEST_CASE("cgroup v1 spares: removed instead when not clean - processes left, an
   SUBCASE("a step's group still below it") { REQUIRE(job->child("step_0", limits({2}, 0, 0)).is_ok()); }
   SUBCASE("more than 1 MiB still charged") { charged(root, 5, 2 << 20); }
   SUBCASE("its charge unknown") { fs::remove(root + "/memory/hq/n1/job_5/memory.usage_in_bytes"); }
+  SUBCASE("a killed process not yet reaped still counted") { put(root + "/pids/hq/n1/job_5/pids.current", "1\n"); }
   SUBCASE("adopted from an earlier agent: what it holds is not known") { job = cg.existing(5); }
   cg.recycle(*job, emptied, ooms);
   CHECK(cg.spare_count() == 0);
   for (const char* ctl : kKept) CHECK_FALSE(group_exists(root, ctl, "spare_0"));
   CHECK(group_exists(root, "memory", "job_5"));  // not renamed (a fake holding files cannot be removed)
+}
+
+TEST_CASE("cgroup v1 spares: with swap accounted, what is charged to swap counts too") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  put(root + "/memory/memory.memsw.limit_in_bytes", "9223372036854771712\n");  // the host accounts swap
+  Cgroups cg = open_fake_v1(root);
+  for (int64_t swapped : {int64_t{0}, int64_t{4} << 20}) {
+    CAPTURE(swapped);
+    auto job = cg.create(5, limits({2}, 0, 0));
+    REQUIRE(job.is_ok());
+    charged(root, 5, 300 << 10);
+    put(root + "/memory/hq/n1/job_5/memory.memsw.usage_in_bytes", std::to_string((300 << 10) + swapped) + "\n");
+    size_t before = cg.spare_count();
+    cg.recycle(*job, true, 0);
+    CHECK(cg.spare_count() == before + (swapped == 0 ? 1 : 0));
+  }
 }
 
 TEST_CASE("cgroup v2: a job's group is removed at its end, never kept (v2 cannot rename a group)") {

@@ -375,7 +375,7 @@ TEST_CASE("cgroup v1: kill_all - pids.current says an empty group at once, a pro
   CHECK_FALSE(fs::exists(pids + name));
 }
 
-TEST_CASE("cgroup v1: cpusets ask the kernel not to balance load where the root cpuset does it for all - as they were where it does not") {
+TEST_CASE("cgroup v1: cpusets ask the kernel not to balance load where the root cpuset does it for all - to balance where it does not") {
   for (bool root_balances : {true, false}) {
     CAPTURE(root_balances);
     hq::test::TempDir dir;
@@ -388,7 +388,11 @@ TEST_CASE("cgroup v1: cpusets ask the kernel not to balance load where the root 
     REQUIRE(job.is_ok());
     auto step = job->child("step_0", CgroupLimits{{2}, 0, 0, {}});
     REQUIRE(step.is_ok());
-    for (std::string d : {"/hq", "/hq/n1", "/hq/n1/job_4", "/hq/n1/job_4/step_0"}) {
+    for (std::string d : {"/hq", "/hq/n1"}) {  // the node's own: 1 again where an earlier agent wrote 0
+      CAPTURE(d);
+      CHECK(get(root + "/cpuset" + d + "/cpuset.sched_load_balance") == (root_balances ? "0" : "1"));
+    }
+    for (std::string d : {"/hq/n1/job_4", "/hq/n1/job_4/step_0"}) {
       CAPTURE(d);
       // The kernel's files would hold "1\n" already: here what hq wrote, or nothing.
       CHECK(get(root + "/cpuset" + d + "/cpuset.sched_load_balance") == (root_balances ? "0" : ""));

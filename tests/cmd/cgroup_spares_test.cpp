@@ -186,6 +186,21 @@ int run_in(const JobCgroup& group, size_t bytes) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Removes what a test on the real kernel left under the node's directory of each v1
+// hierarchy, whatever assertion stopped it (its groups are empty: their children exited).
+struct NodeGroupsRemoved {
+  std::string node;
+  ~NodeGroupsRemoved() {
+    for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) {
+      std::string base = std::string("/sys/fs/cgroup/") + ctl + "/hq/" + node;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(base, ec))
+        if (e.is_directory(ec)) ::rmdir(e.path().c_str());
+      ::rmdir(base.c_str());
+    }
+  }
+};
+
 // A directory's inode number, which a rename keeps (0: none): a fresh group has another.
 ino_t inode_of(const std::string& dir) {
   struct stat st {};
@@ -198,6 +213,7 @@ TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raise
   if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
     HQ_SKIP("no cgroup v1 hierarchies at /sys/fs/cgroup");
   std::string node = "hq_spares_test_" + std::to_string(getpid());
+  NodeGroupsRemoved cleanup{node};
   auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
   REQUIRE(opened.is_ok());
   Cgroups cg = std::move(opened).value();

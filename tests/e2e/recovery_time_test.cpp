@@ -105,4 +105,8 @@ TEST_CASE("restart: how long a controller on 100,000 jobs takes to accept a subm
   // submission waits for (2.6-2.9 s and 3.2-3.4 s before issue 14's work). The bound
   // catches a regression, not a busy machine.
   CHECK(accepted_cpu < 2.0);
+  // An agent again, stopped with the cluster: it removes the node's cgroup directories
+  // that the one killed above could not.
+  c.respawn_agent(1);
+  CHECK(wait_until([&] { return c.responding_nodes() == 1; }, 20));
 }

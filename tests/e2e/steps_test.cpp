@@ -278,6 +278,10 @@ TEST_CASE("e2e: a node agent that dies mid-step ends the step - srun reports the
   CHECK(out.find("srun: error: Node failure on e2\n") != std::string::npos);
   CHECK(out.find("srun: error: e2: task 1: Killed\n") != std::string::npos);
   CHECK(out.find("rc=137\n") != std::string::npos);
+  // An agent on e2 again, stopped with the cluster: it sweeps the job's cgroup groups the
+  // killed one left, and removes the node's directories when it stops.
+  c.respawn_agent(2);
+  CHECK(wait_until([&] { return c.responding_nodes() == 3; }, 20));
 }
 
 TEST_CASE("e2e: steps reach a node whose agent restarted during the job - its listener keeps its port") {

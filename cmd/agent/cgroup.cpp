@@ -300,8 +300,7 @@ int Cgroups::sweep_stale(const std::set<uint64_t>& keep) const {
 }
 
 void Cgroups::release() {
-  for (const Spare& spare : spares_)
-    for (const auto& base : bases()) ::rmdir((base + "/spare_" + std::to_string(spare.number)).c_str());
+  for (const Spare& spare : spares_) remove_spare_dirs(spare.number);
   spares_.clear();
   for (const auto& base : bases()) ::rmdir(base.c_str());
 }

@@ -172,6 +172,7 @@ class Cgroups {
   // of the spare left, when there is none or it did not take.
   bool take_spare(JobCgroup& group, const CgroupLimits& limits);
   bool keep_as_spare(const JobCgroup& group);
+  void remove_spare_dirs(uint64_t number) const;  // spare_<number> in every hierarchy, where there
   GroupSettings settings_for(const CgroupLimits& limits) const;
   CgroupMode mode_ = CgroupMode::kNone;
   std::string root_, node_;

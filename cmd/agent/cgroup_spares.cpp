@@ -91,7 +91,7 @@ bool Cgroups::take_spare(JobCgroup& group, const CgroupLimits& limits) {
   }
   if (!s) {  // a fresh group instead; nothing of this spare stays
     group.remove();
-    for (const auto& d : dirs) ::rmdir(spare_dir(d, spare.number).c_str());
+    remove_spare_dirs(spare.number);
     return false;
   }
   group.set_settings(std::move(want));
@@ -127,9 +127,13 @@ bool Cgroups::keep_as_spare(const JobCgroup& group) {
   if (renamed) {
     spares_.push_back(Spare{number, *group.settings()});
   } else {  // half renamed: none of it is kept
-    for (const auto& d : dirs) ::rmdir(spare_dir(d, number).c_str());
+    remove_spare_dirs(number);
   }
   return true;
+}
+
+void Cgroups::remove_spare_dirs(uint64_t number) const {
+  for (const auto& base : bases()) ::rmdir((base + "/spare_" + std::to_string(number)).c_str());
 }
 
 void Cgroups::recycle(const JobCgroup& group, bool emptied, int64_t oom_kills) {

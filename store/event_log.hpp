@@ -46,8 +46,9 @@ class EventLog {
   }
   void append(std::string event, Done done) { append(std::move(event), {}, OutboxKind::kJob, std::move(done)); }
   // A record for the store that no event goes with (a step that ended: soft state, which
-  // the controller does not journal), durable in queue order.
-  virtual void append_outbox(OutboxKind kind, std::string record) = 0;
+  // the controller does not journal), durable in queue order; `done` as append's.
+  virtual void append_outbox(OutboxKind kind, std::string record, Done done) = 0;
+  void append_outbox(OutboxKind kind, std::string record) { append_outbox(kind, std::move(record), Done{}); }
   // Up to `limit` outbox records after seq `after`, oldest first, once everything queued
   // before is durable (through `post`).
   virtual void read_outbox(int64_t after, size_t limit, OutboxDone done) = 0;

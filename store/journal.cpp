@@ -352,11 +352,12 @@ void Journal::ack_outbox(int64_t seq) {
   enqueue(std::move(item));
 }
 
-void Journal::append_outbox(OutboxKind kind, std::string record) {
+void Journal::append_outbox(OutboxKind kind, std::string record, Done done) {
   Item item;
   item.kind = Item::kOutboxOnly;
   item.record_kind = kind;
   item.body = std::move(record);
+  item.done = std::move(done);
   enqueue(std::move(item));
 }
 

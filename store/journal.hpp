@@ -53,7 +53,8 @@ class Journal : public EventLog {
   void append(std::string event, std::vector<std::string> records, OutboxKind kind, Done done) override;
   void read_outbox(int64_t after, size_t limit, OutboxDone done) override;
   void ack_outbox(int64_t seq) override;
-  void append_outbox(OutboxKind kind, std::string record) override;
+  using EventLog::append_outbox;
+  void append_outbox(OutboxKind kind, std::string record, Done done) override;
   std::string source_id() const override { return source_id_; }
   void snapshot(std::string state, Done done) override;
   // Commits what is queued, then stops the writer thread.

@@ -1,4 +1,5 @@
-// doctest's main for every hq test binary, and the reporting half of HQ_SKIP (skip.hpp).
+// doctest's main for every hq test binary, the reporting half of HQ_SKIP (skip.hpp), and
+// test_case_failed() for fixtures that show what they kept when a case fails.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -12,13 +13,17 @@ namespace hq::test {
 namespace {
 
 std::string g_skip_reason;  // set by HQ_SKIP in the running test case
+bool g_failed = false;      // an assertion of the running test case failed
 
 // Prints the marker CTest looks for when a skipped case ends, and counts the skips for
 // runs outside CTest (doctest itself counts them as passed).
 class SkipReporter : public doctest::IReporter {
  public:
   explicit SkipReporter(const doctest::ContextOptions& opts) : out_(*opts.cout) {}
-  void test_case_start(const doctest::TestCaseData&) override { g_skip_reason.clear(); }
+  void test_case_start(const doctest::TestCaseData&) override {
+    g_skip_reason.clear();
+    g_failed = false;
+  }
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     if (g_skip_reason.empty()) return;
     if (stats.testCaseSuccess) {
@@ -35,10 +40,10 @@ class SkipReporter : public doctest::IReporter {
   void report_query(const doctest::QueryData&) override {}
   void test_run_start() override {}
   void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override { g_failed = true; }
   void subcase_start(const doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
+  void log_assert(const doctest::AssertData& a) override { g_failed = g_failed || a.m_failed; }
   void log_message(const doctest::MessageData&) override {}
   void test_case_skipped(const doctest::TestCaseData&) override {}
 
@@ -50,6 +55,7 @@ class SkipReporter : public doctest::IReporter {
 }  // namespace
 
 void skip_test_case(std::string reason) { g_skip_reason = std::move(reason); }
+bool test_case_failed() { return g_failed; }
 
 }  // namespace hq::test
 

@@ -10,6 +10,9 @@ namespace hq::test {
 
 // Records why the running test case cannot run (main_test.cpp reports it at the end).
 void skip_test_case(std::string reason);
+// Whether an assertion of the running test case has failed so far (fixtures print their
+// daemons' logs then, for failures seen only in CI).
+bool test_case_failed();
 
 }  // namespace hq::test
 

@@ -130,6 +130,9 @@ void Agent::start_step_manager() {
                                          [this] { return kill_wait_; });
   steps_->set_views(
       [this](const pb::StepRecord& r) {
+        if (r.state() != "RUNNING" && !unacked_steps_.keep(r))
+          log::warn("more than " + std::to_string(UnackedStepEnds::kMax) +
+                    " ended steps not acknowledged by the controller: the oldest record dropped");
         if (!conn_ || !conn_->is_open()) return;  // the full report on registration catches up
         pb::Envelope env;
         *env.mutable_step_report()->add_steps() = r;
@@ -361,10 +364,11 @@ void Agent::on_registered(const std::shared_ptr<net::Connection>& conn, const pb
     *env.mutable_job_ended() = ended;
     conn->send(env);
   }
-  if (steps_) {  // the steps managed here, all of them: the controller forgets the others
-    pb::Envelope env;
+  if (steps_) {  // the steps managed here, all of them (the controller forgets the others),
+    pb::Envelope env;  // and those that ended unacknowledged
     env.mutable_step_report()->set_full(true);
     for (auto& r : steps_->running_records()) *env.mutable_step_report()->add_steps() = std::move(r);
+    unacked_steps_.add_to(*env.mutable_step_report());
     conn->send(env);
   }
   heartbeat_interval_ = std::max<int64_t>(1, ack.heartbeat_interval());
@@ -393,6 +397,7 @@ void Agent::handle(const pb::Envelope& msg) {
     auto it = unacked_.find(msg.job_ended_ack().job_id());
     if (it != unacked_.end() && it->second.restart_count() == msg.job_ended_ack().restart_count()) end_acked(it);
   }
+  else if (msg.has_step_report_ack()) unacked_steps_.acked(msg.step_report_ack());
   else if (msg.has_error()) log::warn("controller error: " + msg.error().message());
 }
 

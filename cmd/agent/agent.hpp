@@ -25,6 +25,7 @@
 #include "cmd/keys.hpp"
 #include "core/job.hpp"
 #include "core/job_env.hpp"
+#include "cmd/agent/step_ends.hpp"
 #include "hq.pb.h"
 #include "net/client.hpp"
 #include "net/connection.hpp"
@@ -217,6 +218,7 @@ class Agent {
   std::map<uint64_t, RunningJob> running_;
   std::map<uint64_t, HeldJob> held_;  // alloc-only jobs: their script runs on another node
   std::map<uint64_t, pb::JobEnded> unacked_;
+  UnackedStepEnds unacked_steps_;  // ended steps' records, until the controller has them
   std::map<uint64_t, pb::LaunchJob> deferred_;  // a new run of a job whose old run is being killed
   std::map<pid_t, uint64_t> pids_;
   asio::signal_set sigchld_;

@@ -165,9 +165,11 @@ class Controller {
   // reason; a passing health check lifts a drain that a health check set.
   void agent_health(const std::string& node, const pb::NodeHealth& health);
   // Job steps as their managing agents report them (steps.cpp): soft state, not journaled;
-  // a registering agent's full report replaces what it had said before.
-  void agent_steps(const std::string& node, const pb::StepReport& report);
-  void record_step_end(const Job& job, const pb::StepRecord& r);
+  // a registering agent's full report replaces what it had said before. Ended steps are
+  // acknowledged (StepReportAck on `conn`) once their accounting records are journaled.
+  void agent_steps(const std::string& node, const ConnPtr& conn, const pb::StepReport& report);
+  // `done` (may be empty) once the record is durable; now when no accounting is kept.
+  void record_step_end(const Job& job, const pb::StepRecord& r, std::function<void(const Status&)> done);
   pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;
   // The port the server listens on (registered with the accounting store), set before start().
   void set_bound_port(uint16_t port) { bound_port_ = port; }

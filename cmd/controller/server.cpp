@@ -283,7 +283,7 @@ asio::awaitable<void> agent_session(Controller& ctl, ConnPtr conn) {
     }
     else if (msg->has_job_ended()) ctl.agent_job_ended(name, conn, msg->job_ended());
     else if (msg->has_node_health()) ctl.agent_health(name, msg->node_health());
-    else if (msg->has_step_report()) ctl.agent_steps(name, msg->step_report());
+    else if (msg->has_step_report()) ctl.agent_steps(name, conn, msg->step_report());
     else log::warn("node " + name + " sent an unexpected message; ignored");
   }
   ctl.agent_disconnected(name, conn);

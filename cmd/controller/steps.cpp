@@ -4,6 +4,7 @@
 // the agents' full reports after a restart (steps that ended meanwhile are not seen).
 // A running batch job shows a J.batch step, made up here as Slurm shows it.
 // Runs on the controller's event-loop thread.
+#include <algorithm>
 #include <set>
 
 #include "cmd/controller/controller.hpp"
@@ -31,11 +32,19 @@ pb::StepRecord batch_step(const Job& job) {
 
 }  // namespace
 
-void Controller::agent_steps(const std::string& node, const pb::StepReport& report) {
+void Controller::agent_steps(const std::string& node, const ConnPtr& conn, const pb::StepReport& report) {
   if (report.full())
     for (auto& [id, views] : step_views_)
       if (views.node == node) views.running.clear();  // what it still runs comes next
+  pb::Envelope ack;
+  std::vector<std::pair<const Job*, const pb::StepRecord*>> ended;  // new to the controller
   for (const pb::StepRecord& r : report.steps()) {
+    bool running = r.state() == "RUNNING";
+    if (!running) {
+      pb::StepRef* ref = ack.mutable_step_report_ack()->add_steps();
+      ref->set_job_id(r.job_id());
+      ref->set_step_id(r.step_id());
+    }
     const Job* job = find_job(state_, JobId{r.job_id()});
     if (!job || job->alloc.empty() || job->alloc.front().node != node) {
       log::warn("node " + node + " reported a step of job " + std::to_string(r.job_id()) + " it does not manage; ignored");
@@ -44,25 +53,38 @@ void Controller::agent_steps(const std::string& node, const pb::StepReport& repo
     JobStepViews& views = step_views_[r.job_id()];
     views.node = node;
     views.running.erase(r.step_id());
-    if (r.state() == "RUNNING") {
+    if (running) {
       views.running[r.step_id()] = r;
       continue;
     }
+    auto same = [&r](const pb::StepRecord& seen) { return seen.step_id() == r.step_id(); };
+    if (std::any_of(views.ended.begin(), views.ended.end(), same)) continue;  // sent again: no ack came back
     views.ended.push_back(r);
     if (views.ended.size() > kEndedKept) views.ended.pop_front();
-    record_step_end(*job, r);
+    ended.emplace_back(job, &r);
   }
+  if (!ack.has_step_report_ack()) return;
+  std::function<void(const Status&)> send_ack = [conn, ack = std::move(ack)](const Status& s) {
+    if (s) conn->send(ack);  // else the agent sends them again on its next registration
+  };
+  if (ended.empty()) return send_ack(Status::ok());
+  // The journal keeps queue order: the last record durable means every one is.
+  for (size_t i = 0; i < ended.size(); ++i)
+    record_step_end(*ended[i].first, *ended[i].second, i + 1 == ended.size() ? send_ack : std::function<void(const Status&)>{});
 }
 
 // An ended step's record, for the accounting store (sacct's J.S lines). Steps are soft
 // state: the record goes into the journal's outbox without an event.
-void Controller::record_step_end(const Job& job, const pb::StepRecord& r) {
-  if (config_.accounting.storage == "none") return;
+void Controller::record_step_end(const Job& job, const pb::StepRecord& r, std::function<void(const Status&)> done) {
+  if (config_.accounting.storage == "none") {
+    if (done) done(Status::ok());
+    return;
+  }
   pb::StepRecord rec = r;
   rec.set_job_submit_time(job.submit_time);
   rec.set_partition(job.partition);
   rec.set_user(job.spec.user);
-  journal_->append_outbox(store::OutboxKind::kStep, rec.SerializeAsString());
+  journal_->append_outbox(store::OutboxKind::kStep, rec.SerializeAsString(), std::move(done));
   if (acct_) acct_->ship_soon();
 }
 

@@ -44,9 +44,11 @@ class MemoryLog : public store::EventLog {
       if (done) done(Status::ok());
     });
   }
-  void append_outbox(store::OutboxKind kind, std::string record) override {
-    post_([disk = disk_, kind, record = std::move(record)] {
+  using store::EventLog::append_outbox;
+  void append_outbox(store::OutboxKind kind, std::string record, Done done) override {
+    post_([disk = disk_, kind, record = std::move(record), done = std::move(done)] {
       disk->outbox.push_back({++disk->outbox_seq, record, kind});
+      if (done) done(Status::ok());
     });
   }
   void read_outbox(int64_t after, size_t limit, OutboxDone done) override {

@@ -4,6 +4,8 @@
 #pragma once
 #include <arpa/inet.h>
 #include <csignal>
+#include <filesystem>
+#include <iostream>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -190,6 +192,18 @@ class LocalCluster {
     for (pid_t p : agents_) cmd::stop_process(p, 5000);
     cmd::stop_process(controller_, 5000);
     unsetenv("HQ_CLIENT_SOCKET");
+    if (test_case_failed()) print_log_tails();
+  }
+  // The last lines of each daemon's log and of the jobs' output files in the cluster's
+  // directory, to stderr: what a failure seen only in CI left.
+  void print_log_tails() const {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path(), ec)) {
+      auto ext = entry.path().extension();
+      if (ext != ".log" && ext != ".out") continue;
+      std::cerr << "---- last lines of " << entry.path().filename().string() << " ----\n"
+                << sh("tail -n 40 '" + entry.path().string() + "'").out;
+    }
   }
 
   bool ready() const { return ready_; }

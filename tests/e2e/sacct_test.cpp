@@ -116,6 +116,23 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   CHECK(yaml.out.find("\n  !!str steps: !!seq []\n") != std::string::npos);  // -X: no steps
 }
 
+TEST_CASE("e2e: a step that ends while the controller is down still gets its sacct line - the agent sends it again") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  std::string id = submit_steps(c, "-J gap -n1 -o gap.out",
+                                until_file("go1") + "\nsrun -n1 sh -c 'exit 4'\ntouch stepped\n" + until_file("go2") + "\n",
+                                "gap.sh");
+  REQUIRE(c.wait_state(id, "RUNNING", 20));
+  c.kill9_controller();
+  c.release("go1");
+  REQUIRE(wait_until([&] { return std::filesystem::exists(c.dir() + "/stepped"); }, 20));  // the step ran and ended
+  c.start_controller();
+  c.release("go2");
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::string got = sacct_until(c, "-n -P -j " + id + " --format=JobID,State,ExitCode", 3);
+  CHECK(got == id + "|COMPLETED|0:0\n" + id + ".batch|COMPLETED|0:0\n" + id + ".0|FAILED|4:0\n");
+}
+
 TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controller forgot it and after a restart") {
   LocalCluster c(2, 2, 20, "min_job_age = \"1s\"\n");
   REQUIRE(c.ready());

@@ -146,10 +146,16 @@ int run_install_links(const Args& args) {
   std::filesystem::create_directories(dir);
   for (const auto& [name, sub] : slurm_aliases()) {
     std::string link = dir + "/" + name;
+    // Made beside it and renamed over it: a job's script running `srun` meanwhile finds
+    // either link, never none (its shell would take the next srun on PATH, and keep it).
+    std::string fresh = dir + "/." + name + ".hq-" + std::to_string(::getpid());
     std::error_code ec;
-    std::filesystem::remove(link, ec);
-    std::filesystem::create_symlink(exe, link, ec);
+    std::filesystem::remove(fresh, ec);
+    std::filesystem::create_symlink(exe, fresh, ec);
+    if (!ec) std::filesystem::rename(fresh, link, ec);
     if (ec) {
+      std::error_code ignored;
+      std::filesystem::remove(fresh, ignored);
       std::cerr << "hq install-links: " << link << ": " << ec.message() << "\n";
       return 1;
     }

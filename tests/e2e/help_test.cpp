@@ -3,9 +3,13 @@
 // no cluster started, no benchmark run), wherever it is run.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "cluster_fixture.hpp"
 
@@ -106,6 +110,31 @@ TEST_CASE("e2e: install-links keeps a file that is not a link to hq (Slurm's own
   CHECK(sh(std::string(HQ_BINARY) + " install-links --force " + bin).rc == 0);
   CHECK(std::filesystem::is_symlink(bin + "/sbatch"));
   CHECK(sh(std::string(HQ_BINARY) + " install-links " + bin).rc == 0);  // links to hq are replaced freely
+}
+
+TEST_CASE("e2e: install-links run again replaces each link at once - a script running srun meanwhile never finds none") {
+  TempDir dir;
+  std::string bin = dir.path() + "/bin";
+  REQUIRE(sh(std::string(HQ_BINARY) + " install-links " + bin).rc == 0);
+  // A shell that found no srun there would take the next one on PATH (Slurm's own, where
+  // installed) and keep it for the rest of the script.
+  std::atomic<bool> done{false};
+  std::atomic<long> looks{0}, missing{0};
+  std::thread watcher([&] {
+    struct stat st{};
+    while (!done) {
+      ++looks;
+      if (::lstat((bin + "/srun").c_str(), &st) != 0) ++missing;
+    }
+  });
+  auto runs = sh("for i in $(seq 100); do " + std::string(HQ_BINARY) + " install-links " + bin + " >/dev/null || exit 1; done");
+  done = true;
+  watcher.join();
+  CHECK(runs.rc == 0);
+  CHECK(looks.load() > 0);
+  CHECK(missing.load() == 0);
+  CHECK(std::filesystem::read_symlink(bin + "/srun").filename() == "hq");
+  for (const auto& e : std::filesystem::directory_iterator(bin)) CHECK(e.path().filename().string()[0] != '.');  // no temp link left
 }
 
 TEST_CASE("e2e: the personas' --usage is Slurm 22.05's brief usage, and -V/--version and a --help after other options answer too") {

@@ -79,7 +79,7 @@ TEST_CASE("agent: past its bound the lowest unacknowledged step goes") {
   CHECK(report.steps(report.steps_size() - 1).job_id() == 2);
 }
 
-TEST_CASE("controller: an ended step is acknowledged once journaled; one sent again is acknowledged, not recorded twice") {
+TEST_CASE("controller: an ended step is acknowledged once journaled - one sent again is acknowledged, not recorded twice") {
   ControllerHarness h("n1");
   REQUIRE(h.ok);
   auto peer = std::make_shared<RecordingPeer>();

@@ -42,7 +42,8 @@ void check_held(const LocalCluster& c, const std::string& id, int e2_times = 1, 
     if (!cg.empty()) CHECK(std::filesystem::exists(cg));
   }
   CHECK(held(c, 1, id) == 0);  // the first node runs the script
-  CHECK(std::filesystem::exists(c.spool(1, id)));
+  // Its LaunchJob went out with theirs, but nothing orders its handling after theirs.
+  CHECK(wait_until([&] { return std::filesystem::exists(c.spool(1, id)); }, 10));
 }
 
 void check_released(const LocalCluster& c, const std::string& id, int times = 1) {

@@ -130,9 +130,9 @@ void Agent::start_step_manager() {
                                          [this] { return kill_wait_; });
   steps_->set_views(
       [this](const pb::StepRecord& r) {
-        if (r.state() != "RUNNING" && !unacked_steps_.keep(r))
+        if (r.state() != "RUNNING" && unacked_steps_.keep(r))
           log::warn("more than " + std::to_string(UnackedStepEnds::kMax) +
-                    " ended steps not acknowledged by the controller: the oldest record dropped");
+                    " ended steps not acknowledged by the controller: the lowest job and step ids' records are dropped");
         if (!conn_ || !conn_->is_open()) return;  // the full report on registration catches up
         pb::Envelope env;
         *env.mutable_step_report()->add_steps() = r;

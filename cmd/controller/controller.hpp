@@ -168,6 +168,8 @@ class Controller {
   // a registering agent's full report replaces what it had said before. Ended steps are
   // acknowledged (StepReportAck on `conn`) once their accounting records are journaled.
   void agent_steps(const std::string& node, const ConnPtr& conn, const pb::StepReport& report);
+  void acknowledge_when_durable(const ConnPtr& conn, pb::Envelope ack,
+                                const std::vector<std::pair<const Job*, const pb::StepRecord*>>& ended);
   // `done` (may be empty) once the record is durable; now when no accounting is kept.
   void record_step_end(const Job& job, const pb::StepRecord& r, std::function<void(const Status&)> done);
   pb::StepQueryReply steps(const pb::StepQueryRequest& req) const;

@@ -1,7 +1,9 @@
 // Controller side of job step views: what agents report of the steps they manage (a step
 // starting, ending; everything on registration), kept per job for scontrol show step,
 // squeue -s and hq show job. Soft state, like a node's load: not journaled, rebuilt from
-// the agents' full reports after a restart (steps that ended meanwhile are not seen).
+// the agents' full reports after a restart (running steps, and the ended ones whose
+// records the controller had not acknowledged). Ended steps' records go to the accounting
+// outbox; the agent is acknowledged once they are durable.
 // A running batch job shows a J.batch step, made up here as Slurm shows it.
 // Runs on the controller's event-loop thread.
 #include <algorithm>
@@ -37,13 +39,14 @@ void Controller::agent_steps(const std::string& node, const ConnPtr& conn, const
     for (auto& [id, views] : step_views_)
       if (views.node == node) views.running.clear();  // what it still runs comes next
   pb::Envelope ack;
-  std::vector<std::pair<const Job*, const pb::StepRecord*>> ended;  // new to the controller
+  std::vector<std::pair<const Job*, const pb::StepRecord*>> ended;  // to journal
   for (const pb::StepRecord& r : report.steps()) {
     bool running = r.state() == "RUNNING";
     if (!running) {
       pb::StepRef* ref = ack.mutable_step_report_ack()->add_steps();
       ref->set_job_id(r.job_id());
       ref->set_step_id(r.step_id());
+      ref->set_start_time(r.start_time());
     }
     const Job* job = find_job(state_, JobId{r.job_id()});
     if (!job || job->alloc.empty() || job->alloc.front().node != node) {
@@ -57,20 +60,35 @@ void Controller::agent_steps(const std::string& node, const ConnPtr& conn, const
       views.running[r.step_id()] = r;
       continue;
     }
-    auto same = [&r](const pb::StepRecord& seen) { return seen.step_id() == r.step_id(); };
-    if (std::any_of(views.ended.begin(), views.ended.end(), same)) continue;  // sent again: no ack came back
-    views.ended.push_back(r);
-    if (views.ended.size() > kEndedKept) views.ended.pop_front();
+    // Sent again (its ack was lost): listed once, journaled again all the same, since the
+    // first copy may not be durable yet (the store keeps one of a record shipped twice).
+    // A requeued job's next run numbers its steps from 0 again: the start tells them apart.
+    auto same = [&r](const pb::StepRecord& seen) {
+      return seen.step_id() == r.step_id() && seen.start_time() == r.start_time();
+    };
+    if (std::none_of(views.ended.begin(), views.ended.end(), same)) {
+      views.ended.push_back(r);
+      if (views.ended.size() > kEndedKept) views.ended.pop_front();
+    }
     ended.emplace_back(job, &r);
   }
   if (!ack.has_step_report_ack()) return;
-  std::function<void(const Status&)> send_ack = [conn, ack = std::move(ack)](const Status& s) {
-    if (s) conn->send(ack);  // else the agent sends them again on its next registration
-  };
-  if (ended.empty()) return send_ack(Status::ok());
-  // The journal keeps queue order: the last record durable means every one is.
-  for (size_t i = 0; i < ended.size(); ++i)
-    record_step_end(*ended[i].first, *ended[i].second, i + 1 == ended.size() ? send_ack : std::function<void(const Status&)>{});
+  acknowledge_when_durable(conn, std::move(ack), ended);
+}
+
+// Sends `ack` once every record of `ended` is durable; not when one failed (the agent sends
+// them again on its next registration).
+void Controller::acknowledge_when_durable(const ConnPtr& conn, pb::Envelope ack,
+                                          const std::vector<std::pair<const Job*, const pb::StepRecord*>>& ended) {
+  auto message = std::make_shared<const pb::Envelope>(std::move(ack));
+  if (ended.empty()) return conn->send(*message);
+  auto left = std::make_shared<size_t>(ended.size());
+  auto failed = std::make_shared<bool>(false);
+  for (const auto& [job, record] : ended)
+    record_step_end(*job, *record, [conn, message, left, failed](const Status& s) {
+      *failed = *failed || !s;
+      if (--*left == 0 && !*failed) conn->send(*message);
+    });
 }
 
 // An ended step's record, for the accounting store (sacct's J.S lines). Steps are soft

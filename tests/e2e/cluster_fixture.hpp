@@ -196,13 +196,17 @@ class LocalCluster {
   }
   // The last lines of each daemon's log and of the jobs' output files in the cluster's
   // directory, to stderr: what a failure seen only in CI left.
-  void print_log_tails() const {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_.path(), ec)) {
-      auto ext = entry.path().extension();
-      if (ext != ".log" && ext != ".out") continue;
-      std::cerr << "---- last lines of " << entry.path().filename().string() << " ----\n"
-                << sh("tail -n 40 '" + entry.path().string() + "'").out;
+  // Runs in the destructor, maybe while a failed REQUIRE unwinds: nothing may escape.
+  void print_log_tails() const noexcept {
+    try {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(dir_.path(), ec)) {
+        auto ext = entry.path().extension();
+        if (ext != ".log" && ext != ".out") continue;
+        std::cerr << "---- last lines of " << entry.path().filename().string() << " ----\n"
+                  << sh("tail -n 40 '" + entry.path().string() + "'").out;
+      }
+    } catch (...) {
     }
   }
 

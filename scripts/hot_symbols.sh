@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes cmake/hot_symbols.txt: the functions that hq's client commands run (sbatch,
 # squeue with and without filters, scontrol show job, scancel, sinfo, hq submit/queue,
-# hq --version), which the link lays out together (CMakeLists.txt, lld's
+# hq --version, srun inside a batch job and from outside one), which the link lays out together (CMakeLists.txt, lld's
 # --symbol-ordering-file). Runs each command once under valgrind's callgrind against a
 # throwaway `hq local` cluster; the functions used by the most commands come first, then
 # what a job's shim runs after the agent's fork (named here: valgrind does not follow it).
@@ -21,7 +21,7 @@ export HQ_HOME=$WORK
 cleanup() { "$HQ" local stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 mkdir -p "$WORK/bin" "$WORK/cg"
-for name in sbatch squeue scontrol scancel sinfo; do ln -s "$HQ" "$WORK/bin/$name"; done
+for name in sbatch squeue scontrol scancel sinfo srun; do ln -s "$HQ" "$WORK/bin/$name"; done
 "$HQ" local start --nodes 2 --cpus 4 >/dev/null
 "$HQ" local status >/dev/null || { echo "hot_symbols: the throwaway cluster did not start" >&2; exit 1; }
 for _ in 1 2 3; do "$WORK/bin/sbatch" -H --wrap=true >/dev/null; done
@@ -46,6 +46,11 @@ trace scancel "$WORK/bin/scancel" 2
 trace sinfo "$WORK/bin/sinfo"
 trace hq_submit "$HQ" submit -H --wrap=true
 trace hq_queue "$HQ" queue
+trace srun_alloc "$WORK/bin/srun" -N1 true
+# srun as a job script runs it (a step in the job's allocation): valgrind inside the job.
+"$WORK/bin/sbatch" -W -o "$WORK/srun_step.out" --wrap="timeout 120 valgrind --tool=callgrind --demangle=no \
+  --callgrind-out-file=$WORK/cg/srun_step $WORK/bin/srun true" >/dev/null 2>&1 || true
+[ -s "$WORK/cg/srun_step" ] || { echo "hot_symbols: srun in a batch job failed under valgrind" >&2; failed=$((failed + 1)); }
 
 [ "$failed" -eq 0 ] || { echo "hot_symbols: $failed command(s) failed; the list is left as it was" >&2; exit 1; }
 nm --defined-only "$HQ" > "$WORK/nm.txt"

@@ -245,8 +245,13 @@ Result<JobCgroup> Cgroups::create(uint64_t job_id, const CgroupLimits& limits) {
     group.kill_all();
     group.remove();
   }
-  if (take_spare(group, limits)) return group;
-  return make_fresh(job_id, std::move(group), limits);
+  if (!take_spare(group, limits)) {
+    auto made = make_fresh(job_id, std::move(group), limits);
+    if (!made) return made;
+    group = std::move(made).value();
+  }
+  if (mode_ == CgroupMode::kV1) group.keep_step_spares(memsw_);
+  return group;
 }
 
 Result<JobCgroup> Cgroups::make_fresh(uint64_t job_id, JobCgroup group, const CgroupLimits& limits) const {
@@ -349,10 +354,13 @@ Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& 
   std::vector<std::string> dirs;
   for (const auto& d : dirs_) dirs.push_back(d + "/" + name);
   JobCgroup group(mode_, dirs, controllers_, device_filters_);
+  group.step_spares_ = step_spares_;
+  group.step_ = true;
   if (exists(dirs.front())) {  // a step id used before an agent restart
     group.kill_all();
     group.remove();
   }
+  if (take_step_spare(group, limits)) return group;
   Status s;
   for (const auto& d : dirs)
     if (s) s = make_dir(d);
@@ -361,6 +369,7 @@ Result<JobCgroup> JobCgroup::child(const std::string& name, const CgroupLimits& 
     group.remove();
     return s.with_context(name + " cgroup");
   }
+  if (mode_ == CgroupMode::kV1 && step_spares_) group.settings_ = step_settings(limits);
   return group;
 }
 
@@ -450,7 +459,8 @@ CgroupUsage JobCgroup::usage() const {
 
 int64_t oom_kills_of(const std::string& procs_file) {
   std::string dir = fs::path(procs_file).parent_path().string();
-  int64_t n = read_keyed(dir + "/memory.events", "oom_kill");
+  bool v1 = procs_file.ends_with("/tasks");  // v1's memory group has no memory.events
+  int64_t n = v1 ? -1 : read_keyed(dir + "/memory.events", "oom_kill");
   if (n < 0) n = read_keyed(dir + "/memory.oom_control", "oom_kill");
   return std::max<int64_t>(0, n);
 }

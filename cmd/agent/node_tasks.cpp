@@ -161,8 +161,8 @@ void NodeTasks::when_done(JobCgroup group, std::function<void()> done) {
 
 void NodeTasks::finish() {
   if (group_.active()) {
-    if (!emptied_) group_.kill_all();  // emptied when the last task exited, normally
-    group_.remove();
+    if (!emptied_) emptied_ = group_.kill_all();  // emptied when the last task exited, normally
+    group_.release(emptied_, oom_seen_);  // v1: kept for the job's next step where it can be
     group_ = JobCgroup{};
   }
   if (auto done = std::move(on_done_)) {

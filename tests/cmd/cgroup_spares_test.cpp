@@ -1,7 +1,8 @@
-// Spare job groups on cgroup v1 (Cgroups::recycle, and create taking one): on fake
-// hierarchies, which groups are kept and how the next job's limits and counters are put
-// right; on the host's own v1 hierarchies where there are some (root), that the kernel
-// takes the renames and the limits in the order written, and the counters start again.
+// Spare job groups on cgroup v1 (Cgroups::recycle, and create taking one), and a job's
+// spare step groups (JobCgroup::release, and child taking one): on fake hierarchies, which
+// groups are kept and how the next job's or step's limits and counters are put right; on
+// the host's own v1 hierarchies where there are some (root), that the kernel takes the
+// renames and the limits in the order written, and the counters start again.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -155,6 +156,115 @@ TEST_CASE("cgroup v1 spares: with swap accounted, what is charged to swap counts
   }
 }
 
+namespace {
+std::string step_dir(const std::string& root, const std::string& ctl, const std::string& leaf) {
+  return root + "/" + ctl + "/hq/n1/job_5/" + leaf;
+}
+}  // namespace
+
+TEST_CASE("cgroup v1 step spares: a step's groups are renamed for the job's next step - counters reset, CPUs and memory written") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  Cgroups cg = open_fake_v1(root);
+  auto job = cg.create(5, limits({0, 1, 2, 3}, 1 << 30, 0));
+  REQUIRE(job.is_ok());
+  auto step = job->child("step_0", limits({0, 1}, 0, 0));
+  REQUIRE(step.is_ok());
+  put(step_dir(root, "memory", "step_0/memory.usage_in_bytes"), "4096\n");
+  put(step_dir(root, "cpuacct", "step_0/cpuacct.usage"), "123456\n");
+  step->release(true, 0);
+  CHECK(job->step_spare_count() == 1);
+  for (const char* ctl : kKept) {
+    CHECK_FALSE(fs::exists(step_dir(root, ctl, "step_0")));
+    CHECK(fs::exists(step_dir(root, ctl, "step_spare_0")));
+  }
+  put(step_dir(root, "cpuset", "step_spare_0/cpuset.mems"), "unchanged");  // kept as it is
+
+  auto next = job->child("step_1", limits({2}, 256 << 20, 0));
+  REQUIRE(next.is_ok());
+  CHECK(job->step_spare_count() == 0);
+  CHECK_FALSE(fs::exists(step_dir(root, "memory", "step_spare_0")));
+  CHECK(next->dirs().front() == step_dir(root, "memory", "step_1"));
+  CHECK(get(step_dir(root, "cpuset", "step_1/cpuset.cpus")) == "2");
+  CHECK(get(step_dir(root, "cpuset", "step_1/cpuset.mems")) == "unchanged");
+  CHECK(get(step_dir(root, "memory", "step_1/memory.limit_in_bytes")) == std::to_string(256 << 20));
+  CHECK(get(step_dir(root, "memory", "step_1/memory.max_usage_in_bytes")) == "0");  // its peak starts again
+  CHECK(get(step_dir(root, "cpuacct", "step_1/cpuacct.usage")) == "0");
+
+  SUBCASE("a step's group with the job's CPUs: the job's written, not none") {
+    put(step_dir(root, "memory", "step_1/memory.usage_in_bytes"), "0\n");
+    next->release(true, 0);
+    put(root + "/cpuset/hq/n1/job_5/cpuset.cpus", "0-3\n");
+    auto whole = job->child("step_2", limits({}, 0, 0));
+    REQUIRE(whole.is_ok());
+    CHECK(get(step_dir(root, "cpuset", "step_2/cpuset.cpus")) == "0-3");
+    CHECK(get(step_dir(root, "memory", "step_2/memory.limit_in_bytes")) == "-1");  // no limit of its own
+  }
+  SUBCASE("the job's end lets go of the kept steps' groups before its own are kept or removed") {
+    put(step_dir(root, "memory", "step_1/memory.usage_in_bytes"), "0\n");
+    next->release(true, 0);
+    REQUIRE(job->step_spare_count() == 1);
+    cg.recycle(*job, true, 0);
+    CHECK(job->step_spare_count() == 0);
+  }
+}
+
+TEST_CASE("cgroup v1 step spares: removed instead when not clean - processes left, an OOM kill, a group below, charge, too many, adopted") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  Cgroups cg = open_fake_v1(root);
+  auto job = cg.create(5, limits({0, 1}, 0, 0));
+  REQUIRE(job.is_ok());
+  auto step = job->child("step_0", limits({0}, 0, 0));
+  REQUIRE(step.is_ok());
+  put(step_dir(root, "memory", "step_0/memory.usage_in_bytes"), "4096\n");
+  bool emptied = true;
+  int64_t ooms = 0;
+  SUBCASE("processes survived") { emptied = false; }
+  SUBCASE("an OOM kill") { ooms = 1; }
+  SUBCASE("a group below it") { fs::create_directories(step_dir(root, "pids", "step_0/made_by_the_job")); }
+  SUBCASE("more than 1 MiB still charged") { put(step_dir(root, "memory", "step_0/memory.usage_in_bytes"), "2097152\n"); }
+  SUBCASE("a killed process not yet reaped still counted") { put(step_dir(root, "pids", "step_0/pids.current"), "1\n"); }
+  SUBCASE("a step of an adopted job: what its groups hold is not known") {
+    step = cg.existing(5).child("step_0", limits({0}, 0, 0));
+    REQUIRE(step.is_ok());
+  }
+  step->release(emptied, ooms);
+  CHECK(job->step_spare_count() == 0);
+  for (const char* ctl : kKept) CHECK_FALSE(fs::exists(step_dir(root, ctl, "step_spare_0")));
+}
+
+TEST_CASE("cgroup v1 step spares: at most 8 kept for a job - its devices group never (made afresh, its rules only add up)") {
+  hq::test::TempDir dir;
+  std::string root = dir.path();
+  Cgroups cg = open_fake_v1(root);
+  CgroupLimits gpu = limits({0, 1}, 0, 0, true);
+  auto job = cg.create(5, gpu);
+  REQUIRE(job.is_ok());
+  std::vector<JobCgroup> steps;
+  for (int i = 0; i < 9; ++i) {
+    CgroupLimits l = limits({0}, 0, 0, true);
+    l.deny_devices = {{195, 1}};
+    auto s = job->child("step_" + std::to_string(i), l);
+    REQUIRE(s.is_ok());
+    CHECK(get(step_dir(root, "devices", "step_" + std::to_string(i) + "/devices.deny")) == "c 195:1 rwm");
+    put(step_dir(root, "memory", "step_" + std::to_string(i) + "/memory.usage_in_bytes"), "0\n");
+    steps.push_back(std::move(s).value());
+  }
+  for (const auto& s : steps) s.release(true, 0);
+  CHECK(job->step_spare_count() == 8);
+  CHECK(fs::exists(step_dir(root, "memory", "step_spare_7")));
+  CHECK_FALSE(fs::exists(step_dir(root, "memory", "step_spare_8")));
+  CHECK_FALSE(fs::exists(step_dir(root, "devices", "step_spare_0")));
+  CgroupLimits l = limits({1}, 0, 0, true);
+  l.deny_devices = {{195, 0}};
+  auto next = job->child("step_9", l);  // the last kept, with a devices group of its own
+  REQUIRE(next.is_ok());
+  CHECK(job->step_spare_count() == 7);
+  CHECK_FALSE(fs::exists(step_dir(root, "memory", "step_spare_7")));
+  CHECK(get(step_dir(root, "devices", "step_9/devices.deny")) == "c 195:0 rwm");
+}
+
 TEST_CASE("cgroup v2: a job's group is removed at its end, never kept (v2 cannot rename a group)") {
   hq::test::TempDir dir;
   Cgroups cg = hq::test::fake_v2(dir.path());
@@ -191,13 +301,14 @@ int run_in(const JobCgroup& group, size_t bytes) {
 struct NodeGroupsRemoved {
   std::string node;
   ~NodeGroupsRemoved() {
-    for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"}) {
-      std::string base = std::string("/sys/fs/cgroup/") + ctl + "/hq/" + node;
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(base, ec))
-        if (e.is_directory(ec)) ::rmdir(e.path().c_str());
-      ::rmdir(base.c_str());
-    }
+    for (const char* ctl : {"memory", "cpuset", "pids", "freezer", "devices", "cpuacct"})
+      remove_tree(std::string("/sys/fs/cgroup/") + ctl + "/hq/" + node);
+  }
+  static void remove_tree(const std::string& dir) {  // groups below first (a job's steps')
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_directory(ec)) remove_tree(e.path().string());
+    ::rmdir(dir.c_str());
   }
 };
 
@@ -278,4 +389,48 @@ TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raise
     successor->release();
     CHECK_FALSE(fs::exists(memory));
   }
+}
+
+TEST_CASE("cgroup v1 step spares on the real kernel: a step's groups renamed for the next step, its peak and CPU time started again, dropped at the job's end") {
+  if (::geteuid() != 0) HQ_SKIP("needs root: makes groups in the host's v1 hierarchies");
+  if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
+    HQ_SKIP("no cgroup v1 hierarchies at /sys/fs/cgroup");
+  std::string node = "hq_step_spares_test_" + std::to_string(getpid());
+  NodeGroupsRemoved cleanup{node};
+  auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
+  REQUIRE(opened.is_ok());
+  Cgroups cg = std::move(opened).value();
+  std::string job_memory = "/sys/fs/cgroup/memory/hq/" + node + "/job_1";
+  auto job = cg.create(1, limits({0}, 64 << 20, 0));
+  REQUIRE(job.is_ok());
+  auto first = job->child("step_0", limits({0}, 0, 0));
+  REQUIRE(first.is_ok());
+  ino_t group = inode_of(job_memory + "/step_0");
+  CHECK(run_in(*first, 8 << 20) == 0);
+  CHECK(first->usage().peak_mem_bytes >= (8 << 20));
+  REQUIRE(first->kill_all(1000));
+  first->release(true, 0);
+  REQUIRE(job->step_spare_count() == 1);
+  CHECK(inode_of(job_memory + "/step_spare_0") == group);
+
+  auto second = job->child("step_1", limits({0}, 16 << 20, 0));
+  REQUIRE(second.is_ok());
+  CHECK(inode_of(job_memory + "/step_1") == group);  // the spare itself, not a fresh group
+  CHECK(get(job_memory + "/step_1/memory.limit_in_bytes") == std::to_string(16 << 20) + "\n");
+  CgroupUsage fresh = second->usage();
+  CHECK(fresh.peak_mem_bytes <= (1 << 20));  // no more than the charge the last step left
+  if (fs::exists("/sys/fs/cgroup/cpuacct/hq/" + node)) CHECK(fresh.cpu_time_usec == 0);
+  CHECK(run_in(*second, 4 << 20) == 0);
+  REQUIRE(second->kill_all(1000));
+  second->release(true, 0);
+  REQUIRE(job->step_spare_count() == 1);
+
+  REQUIRE(job->kill_all(1000));
+  cg.recycle(*job, true, 0);  // its steps' spare dropped, then the job's own group kept
+  CHECK(job->step_spare_count() == 0);
+  CHECK(cg.spare_count() == 1);
+  CHECK_FALSE(fs::exists(job_memory));
+  CHECK(fs::exists("/sys/fs/cgroup/memory/hq/" + node + "/spare_0"));
+  CHECK_FALSE(fs::exists("/sys/fs/cgroup/memory/hq/" + node + "/spare_0/step_spare_0"));
+  cg.release();
 }

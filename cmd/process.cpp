@@ -101,6 +101,10 @@ void raise_malloc_thresholds(int trim_bytes) {
 
 void keep_freed_memory() { raise_malloc_thresholds(kKeptFreeBytes); }  // the heap's free top is kept up to this
 
+void keep_freed_heap(int bytes) {
+  if (bytes > trim_threshold) set_trim_threshold(bytes);
+}
+
 void no_fast_bins() { mallopt(M_MXFAST, 0); }
 
 void prefer_huge_heap_pages(size_t bytes) {

@@ -30,6 +30,10 @@ std::pair<void*, size_t> populate_within(void* data, size_t size);
 // them at its end, and getting them back costs a page fault per 4 KiB (about 10 ms of a
 // 100,000-job pass). The price is RSS: up to 64 MiB more than the live heap.
 void keep_freed_memory();
+// Keeps up to `bytes` of freed heap (malloc's trim threshold only; never lowers one set
+// before): the node agent's, whose heap top each job step grew and gave back by `brk`
+// (a read buffer of 64 KiB per srun connection among others), 2.8% of its CPU a step.
+void keep_freed_heap(int bytes);
 // Turns off malloc's fast bins (M_MXFAST 0) for a daemon that frees many small blocks
 // between large requests: each request of 1 KiB or more (a request's frame, a job's
 // script) first merged every fast-bin block (`malloc_consolidate`, 3% of the controller's

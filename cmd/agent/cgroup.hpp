@@ -152,9 +152,10 @@ class JobCgroup {
   bool step_ = false;                        // made by child()
 };
 
-// The OOM kills counted so far in the group that `procs_file` belongs to (a cgroup.procs
-// from JobCgroup::procs_files: v2's, or v1's memory controller's, which comes first);
-// 0 when the group counts none or the count cannot be read.
+// The OOM kills counted so far in the group that `procs_file` belongs to (one of
+// JobCgroup::procs_files: v2's cgroup.procs, or v1's memory controller's `tasks`, which
+// comes first: v1's memory.oom_control is read for a `tasks` file, memory.events else,
+// then memory.oom_control); 0 when the group counts none or the count cannot be read.
 int64_t oom_kills_of(const std::string& procs_file);
 
 class Cgroups {

@@ -13,6 +13,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
+#include "cmd/process.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -189,6 +190,7 @@ int run_node(const Args& args) {
   opts.metrics_port = metrics_port;
   opts.metrics_host = metrics_host;
   opts.metrics_public = metrics_public;
+  keep_freed_heap(8 << 20);  // a step's buffers kept for the next one
   return run_agent(opts, *host, log_file);
 }
 

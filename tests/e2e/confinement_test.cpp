@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <sstream>
 
 #include "steps_fixture.hpp"
 
@@ -186,4 +187,53 @@ TEST_CASE("e2e: every step has a cgroup of its own on each node - --exact CPUs, 
   auto shown = c.hq("show job " + id).out;
   CHECK(shown.find("Name=bystander State=FAILED") != std::string::npos);
   CHECK(shown.find("Name=hog State=OUT_OF_MEMORY") != std::string::npos);
+}
+
+TEST_CASE("e2e: on cgroup v1 a job's next step takes the last one's groups - the same group renamed, its peak and CPU time started again") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  if (std::string why = why_no_cgroups(c); !why.empty()) HQ_SKIP("step cgroups need cgroups: " + why);
+  if (slurp(c.dir() + "/e1.log").find("cgroup v1") == std::string::npos)
+    HQ_SKIP("step groups are kept for the next step on cgroup v1 only (v2 cannot rename a group)");
+  // Each step prints its memory group's inode and name, then what the group counted: the
+  // first after holding 40 MB and spinning, the second at once.
+  std::string group = "d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); "
+                      "a=/sys/fs/cgroup/cpuacct$(grep :cpuacct /proc/self/cgroup | cut -d: -f3); "
+                      "echo \"$0 $(stat -c %i $d) ${d##*/}\"; ";
+  std::string counted = "echo \"$0 peak $(cat $d/memory.max_usage_in_bytes) cpu $(cat $a/cpuacct.usage)\"";
+  std::string body = "srun -n1 sh -c '" + group + "head -c 40M /dev/zero | tail > /dev/null; " +
+                     "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; " + counted + "' first\n" +
+                     "srun -n1 sh -c '" + group + counted + "' second\n";
+  std::string id = submit_steps(c, "-n1 -o reuse-%j.out", body);
+  REQUIRE(c.wait_state(id, "COMPLETED", 30));
+  std::string out = slurp(c.dir() + "/reuse-" + id + ".out");
+  INFO(out);
+  std::istringstream lines(out);
+  std::string who, first_inode, first_name, second_inode, second_name;
+  int64_t first_peak = -1, first_cpu = -1, second_peak = -1, second_cpu = -1;
+  std::string word;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream l(line);
+    l >> who;
+    std::string a, b;
+    int64_t peak = -1, cpu = -1;
+    if (!(l >> a >> b)) continue;
+    if (a == "peak") {
+      peak = std::stoll(b);
+      l >> word >> cpu;
+      (who == "first" ? first_peak : second_peak) = peak;
+      (who == "first" ? first_cpu : second_cpu) = cpu;
+    } else {
+      (who == "first" ? first_inode : second_inode) = a;
+      (who == "first" ? first_name : second_name) = b;
+    }
+  }
+  CHECK(first_name == "step_0");
+  CHECK(second_name == "step_1");
+  CHECK(!first_inode.empty());
+  CHECK(second_inode == first_inode);  // the first step's group, renamed, not a new one
+  CHECK(first_peak >= (40 << 20));
+  CHECK(second_peak >= 0);
+  CHECK(second_peak < (20 << 20));  // started again: not the first step's 40 MB
+  CHECK(first_cpu > second_cpu);     // the second step's CPU time counted from its own start
 }

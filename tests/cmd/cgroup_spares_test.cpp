@@ -312,6 +312,21 @@ struct NodeGroupsRemoved {
   }
 };
 
+// Why the host's own v1 hierarchies cannot be used here, or "".
+std::string why_no_host_v1() {
+  if (::geteuid() != 0) return "needs root: makes groups in the host's v1 hierarchies";
+  if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
+    return "no cgroup v1 hierarchies at /sys/fs/cgroup";
+  return "";
+}
+
+// The host's v1 hierarchies opened for `node` (a test's own, removed by NodeGroupsRemoved).
+Cgroups open_host_v1(const std::string& node) {
+  auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
+  REQUIRE(opened.is_ok());
+  return std::move(opened).value();
+}
+
 // A directory's inode number, which a rename keeps (0: none): a fresh group has another.
 ino_t inode_of(const std::string& dir) {
   struct stat st {};
@@ -320,14 +335,10 @@ ino_t inode_of(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raised and lowered, the counters started again") {
-  if (::geteuid() != 0) HQ_SKIP("needs root: makes groups in the host's v1 hierarchies");
-  if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
-    HQ_SKIP("no cgroup v1 hierarchies at /sys/fs/cgroup");
+  if (std::string why = why_no_host_v1(); !why.empty()) HQ_SKIP(why);
   std::string node = "hq_spares_test_" + std::to_string(getpid());
   NodeGroupsRemoved cleanup{node};
-  auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
-  REQUIRE(opened.is_ok());
-  Cgroups cg = std::move(opened).value();
+  Cgroups cg = open_host_v1(node);
   std::string memory = "/sys/fs/cgroup/memory/hq/" + node, cpuacct = "/sys/fs/cgroup/cpuacct/hq/" + node;
   auto first = cg.create(1, limits({0}, 64 << 20, 50));
   REQUIRE(first.is_ok());
@@ -392,14 +403,10 @@ TEST_CASE("cgroup v1 spares on the real kernel: renamed, the memory limits raise
 }
 
 TEST_CASE("cgroup v1 step spares on the real kernel: a step's groups renamed for the next step, its peak and CPU time started again, dropped at the job's end") {
-  if (::geteuid() != 0) HQ_SKIP("needs root: makes groups in the host's v1 hierarchies");
-  if (!fs::exists("/sys/fs/cgroup/memory/tasks") || fs::exists("/sys/fs/cgroup/cgroup.controllers"))
-    HQ_SKIP("no cgroup v1 hierarchies at /sys/fs/cgroup");
+  if (std::string why = why_no_host_v1(); !why.empty()) HQ_SKIP(why);
   std::string node = "hq_step_spares_test_" + std::to_string(getpid());
   NodeGroupsRemoved cleanup{node};
-  auto opened = Cgroups::open("/sys/fs/cgroup", "v1", node);
-  REQUIRE(opened.is_ok());
-  Cgroups cg = std::move(opened).value();
+  Cgroups cg = open_host_v1(node);
   std::string job_memory = "/sys/fs/cgroup/memory/hq/" + node + "/job_1";
   auto job = cg.create(1, limits({0}, 64 << 20, 0));
   REQUIRE(job.is_ok());

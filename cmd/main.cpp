@@ -3,42 +3,53 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
+#include <initializer_list>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 
 #include "cmd/commands.hpp"
 #include "cmd/startup.hpp"
 
 namespace {
 
-using Runner = std::function<int(const hq::cmd::Args&)>;
+using Runner = int (*)(const hq::cmd::Args&);
 
-const std::map<std::string, Runner>& subcommands() {
-  using namespace hq::cmd;
-  static const std::map<std::string, Runner> table = {
-      {"controller", run_controller}, {"node", run_node},       {"accounting", run_accounting},       {"submit", run_submit},
-      {"queue", run_queue},           {"cancel", run_cancel},   {"nodes", run_nodes},
-      {"show", run_show},             {"local", run_local},     {"init", run_init},
-      {"hostlist", run_hostlist},     {"keygen", run_keygen},     {"bench", run_bench},     {"install-links", run_install_links},
-      {"hold", run_job_control},      {"uhold", run_job_control}, {"release", run_job_control},
-      {"requeue", run_job_control},   {"requeuehold", run_job_control}, {"explain", run_explain},
-      {"token", run_token},
-      {"update", run_job_update},
-      {"sim", run_sim},                 {"config", run_config},   {"control", run_node_control},
-      {"sbatch", run_submit},         {"squeue", run_queue},    {"scancel", run_cancel},
-      {"sinfo", run_nodes},           {"scontrol", run_scontrol}, {"run", run_srun}, {"srun", run_srun},
-      {"alloc", run_salloc},          {"salloc", run_salloc},
-      {"acct", run_sacct},            {"sacct", run_sacct},
-      {"acctmgr", run_sacctmgr},      {"sacctmgr", run_sacctmgr},
-      {"share", run_sshare},          {"sshare", run_sshare},
-      {"prio", run_sprio},            {"sprio", run_sprio},
-      {"report", run_sreport},        {"sreport", run_sreport},
-  };
-  return table;
+struct Subcommand {
+  std::string_view name;
+  Runner run;
+};
+
+// A constant table searched in place: a map of strings and std::functions made at every
+// start cost a client several microseconds before it did anything.
+constexpr Subcommand kSubcommands[] = {
+    {"controller", hq::cmd::run_controller}, {"node", hq::cmd::run_node}, {"accounting", hq::cmd::run_accounting},
+    {"submit", hq::cmd::run_submit}, {"queue", hq::cmd::run_queue}, {"cancel", hq::cmd::run_cancel},
+    {"nodes", hq::cmd::run_nodes}, {"show", hq::cmd::run_show}, {"local", hq::cmd::run_local},
+    {"init", hq::cmd::run_init}, {"hostlist", hq::cmd::run_hostlist}, {"keygen", hq::cmd::run_keygen},
+    {"bench", hq::cmd::run_bench}, {"install-links", hq::cmd::run_install_links},
+    {"hold", hq::cmd::run_job_control}, {"uhold", hq::cmd::run_job_control}, {"release", hq::cmd::run_job_control},
+    {"requeue", hq::cmd::run_job_control}, {"requeuehold", hq::cmd::run_job_control},
+    {"explain", hq::cmd::run_explain}, {"token", hq::cmd::run_token}, {"update", hq::cmd::run_job_update},
+    {"sim", hq::cmd::run_sim}, {"config", hq::cmd::run_config}, {"control", hq::cmd::run_node_control},
+    {"sbatch", hq::cmd::run_submit}, {"squeue", hq::cmd::run_queue}, {"scancel", hq::cmd::run_cancel},
+    {"sinfo", hq::cmd::run_nodes}, {"scontrol", hq::cmd::run_scontrol}, {"run", hq::cmd::run_srun},
+    {"srun", hq::cmd::run_srun}, {"alloc", hq::cmd::run_salloc}, {"salloc", hq::cmd::run_salloc},
+    {"acct", hq::cmd::run_sacct}, {"sacct", hq::cmd::run_sacct}, {"acctmgr", hq::cmd::run_sacctmgr},
+    {"sacctmgr", hq::cmd::run_sacctmgr}, {"share", hq::cmd::run_sshare}, {"sshare", hq::cmd::run_sshare},
+    {"prio", hq::cmd::run_sprio}, {"sprio", hq::cmd::run_sprio}, {"report", hq::cmd::run_sreport},
+    {"sreport", hq::cmd::run_sreport},
+};
+
+Runner find_subcommand(std::string_view name) {
+  for (const Subcommand& c : kSubcommands)
+    if (c.name == name) return c.run;
+  return nullptr;
+}
+
+bool one_of(std::string_view word, std::initializer_list<std::string_view> words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
 }
 
 int usage(std::ostream& out, int code) {
@@ -107,18 +118,17 @@ std::optional<hq::cmd::Args> strip_client_flags(hq::cmd::Args args, size_t from 
 // The arguments a client command runs with: --wait-for-controller and (for commands that
 // do not run programs) --controller and --ca taken out.
 std::optional<hq::cmd::Args> client_args(const std::string& cmd, hq::cmd::Args args) {
-  static const std::set<std::string> kNotClients = {"controller", "node",     "accounting", "local", "init", "keygen",
-                                                    "config",     "bench",    "install-links", "hostlist", "sim"};
+  bool not_a_client = one_of(cmd, {"controller", "node", "accounting", "local", "init", "keygen", "config", "bench",
+                                   "install-links", "hostlist", "sim"});
   args = strip_wait_flag(std::move(args));
-  if (kNotClients.count(cmd) || passes_arguments_on(cmd)) return args;
+  if (not_a_client || passes_arguments_on(cmd)) return args;
   return strip_client_flags(std::move(args));
 }
 
 // Commands that run on after their command function returns, or whose static objects
 // have work left at exit (the daemons' loggers and stores, the benchmarks' threads).
 bool runs_static_destructors(const std::string& cmd) {
-  static const std::set<std::string> kDaemons = {"controller", "node", "accounting", "bench", "sim", "local"};
-  return kDaemons.count(cmd) > 0;
+  return one_of(cmd, {"controller", "node", "accounting", "bench", "sim", "local"});
 }
 
 // A one-shot client's end: its output flushed, then the process ends without running the
@@ -138,12 +148,11 @@ int main(int argc, char** argv) {
   std::string self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string::npos) self = self.substr(slash + 1);
   hq::cmd::Args args(argv, argv + argc);
-  const auto& table = subcommands();
-  if (self != "hq" && table.count(self) && std::string(self).find_first_of("s") == 0) {
+  if (Runner persona = self != "hq" && self[0] == 's' ? find_subcommand(self) : nullptr) {
     hq::cmd::populate_command_memory();
     args[0] = self;
     auto run_with = client_args(self, args);
-    return finish(self, run_with ? table.at(self)(*run_with) : 1);
+    return finish(self, run_with ? persona(*run_with) : 1);
   }
   auto leading = strip_client_flags(args, 1, /*leading_only=*/true);  // hq --controller HOST:PORT --ca FILE <command> ...
   if (!leading) return 1;
@@ -156,13 +165,13 @@ int main(int argc, char** argv) {
     return finish(sub, 0);
   }
   if (sub.size() > 1 && sub[0] == '-') return hq::cmd::reject_option("hq", sub);
-  auto it = table.find(sub);
-  if (it == table.end()) {
+  Runner run = find_subcommand(sub);
+  if (!run) {
     std::cerr << "hq: unknown command '" << sub << "'\n";
     return usage(std::cerr, 2);
   }
   hq::cmd::populate_command_memory();
   args.erase(args.begin());
   auto run_with = client_args(sub, args);
-  return finish(sub, run_with ? it->second(*run_with) : 1);
+  return finish(sub, run_with ? run(*run_with) : 1);
 }

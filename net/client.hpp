@@ -1,5 +1,6 @@
 // Blocking RPC client for command-line tools and benchmarks: connect, handshake,
-// request/reply, or pipelined send/recv. Owns a private io_context; one thread only.
+// request/reply, or pipelined send/recv. Over TCP it owns a private io_context; over the
+// controller's local socket it makes plain system calls (net/local_link). One thread only.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -66,6 +67,8 @@ class RpcClient {
   template <typename Dial>
   static Result<std::unique_ptr<RpcClient>> open(Dial dial, const std::string& where, const Transport& transport,
                                                  const std::string& role, double timeout_s, bool pipelined);
+  // The client once its handshake is done (or, `pipelined`, sent and its answer due first).
+  static std::unique_ptr<RpcClient> with_handshake(std::unique_ptr<Impl> impl, const pb::HelloAck& ack, bool pipelined);
   // The next frame, the pipelined handshake's answer taken first (recv's part before parsing).
   Result<std::string> recv_payload(double timeout_s, const std::function<bool()>& interrupted);
   // `frame` parsed into `msg` (an undecodable one closes the connection); parse_reply also

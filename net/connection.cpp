@@ -44,13 +44,17 @@ asio::awaitable<Result<std::string>> Connection::recv_frame() {
 
 void Connection::send(const pb::Envelope& msg) {
   if (!open_) return;
+  append(msg);
+  start_writing();
+}
+
+void Connection::append(const pb::Envelope& msg) {
   // Straight into the output buffer, behind its length (no copy of a long listing).
   size_t size = msg.ByteSizeLong();
   append_frame_header(out_, static_cast<uint32_t>(size));
   size_t at = out_.size();
   out_.resize(at + size);
   msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at));
-  start_writing();
 }
 
 void Connection::send_frame(std::string&& buf, size_t from) {
@@ -123,21 +127,14 @@ asio::awaitable<Status> Connection::start_transport() {
 asio::awaitable<Status> Connection::send_hello(const std::string& role, const std::string& name,
                                                const std::string& token) {
   if (Status s = co_await start_transport(); !s) co_return s;
-  pb::Envelope hello;
-  hello.mutable_hello()->set_version(kProtocolVersion);
-  hello.mutable_hello()->set_min_version(kMinProtocolVersion);
-  hello.mutable_hello()->set_role(role);
-  hello.mutable_hello()->set_name(name);
-  hello.mutable_hello()->set_token(token);
-  send(hello);
+  send(hello_envelope(role, name, token));
   co_return Status::ok();
 }
 
 Result<pb::HelloAck> Connection::accept_hello_ack(const pb::Envelope& first) {
-  if (first.has_error()) return Status(static_cast<Code>(first.error().code()), first.error().message());
-  if (!first.has_hello_ack()) return invalid("handshake: expected HelloAck from " + peer_);
-  version_ = first.hello_ack().version();
-  return first.hello_ack();
+  auto ack = hello_ack_of(first, peer_);
+  if (ack) version_ = ack->version();
+  return ack;
 }
 
 asio::awaitable<Result<pb::HelloAck>> Connection::handshake_as_client(const std::string& role,
@@ -182,7 +179,11 @@ asio::awaitable<Result<pb::Hello>> Connection::server_handshake(const std::strin
   ack.set_seq(msg->seq());
   ack.mutable_hello_ack()->set_version(v);
   ack.mutable_hello_ack()->set_cluster(cluster);
-  send(ack);
+  // A client that sent its first request behind its Hello (a one-shot command) reads the
+  // HelloAck ahead of that request's answer: it goes out with the answer, in one write
+  // that wakes the client once. A client that waits for it gets it now.
+  if (decoder_.buffered() > 0) append(ack);
+  else send(ack);
   co_return h;
 }
 

@@ -13,14 +13,12 @@
 #include "core/status.hpp"
 #include "hq.pb.h"
 #include "net/frame.hpp"
+#include "net/hello.hpp"
 #include "net/peer.hpp"
 #include "net/stream.hpp"
 #include "net/token.hpp"
 
 namespace hq::net {
-
-constexpr uint32_t kProtocolVersion = 1;
-constexpr uint32_t kMinProtocolVersion = 1;
 
 class Connection : public Peer, public std::enable_shared_from_this<Connection> {
  public:
@@ -57,7 +55,8 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Status> send_hello(const std::string& role, const std::string& name,
                                      const std::string& token = "");
   Result<pb::HelloAck> accept_hello_ack(const pb::Envelope& first);
-  // Server side: await Hello, pick a version, reply HelloAck (or Error and close). A peer
+  // Server side: await Hello, pick a version, reply HelloAck (or Error and close); a Hello
+  // with the first request already behind it has its HelloAck written with the first reply. A peer
   // that has not finished the TLS and protocol handshakes within `timeout_s` is dropped.
   asio::awaitable<Result<pb::Hello>> handshake_as_server(const std::string& cluster, double timeout_s = 10);
 
@@ -65,6 +64,7 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   asio::awaitable<Status> start_transport();
   asio::awaitable<Result<pb::Hello>> server_handshake(const std::string& cluster);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
+  void append(const pb::Envelope& msg);  // into the output buffer, not yet written
   void start_writing();  // the writer coroutine, unless it runs
   void check_drained();
 

@@ -57,7 +57,9 @@ nm --defined-only "$HQ" > "$WORK/nm.txt"
 python3 - "$WORK/cg" "$WORK/hot_symbols.txt" "$WORK/nm.txt" <<'EOF'
 import collections, glob, re, sys
 used_by = collections.Counter()
+traces_of = collections.defaultdict(set)
 for path in glob.glob(sys.argv[1] + "/*"):
+    trace = path.rsplit("/", 1)[-1]
     names, ran = {}, set()
     for line in open(path, errors="replace"):
         m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
@@ -72,7 +74,15 @@ for path in glob.glob(sys.argv[1] + "/*"):
         name = names.get(ident, "")
         if re.match(r"^[A-Za-z_.$][\w.$@]*$", name):  # a linker symbol, not "0x..." or "(below main)"
             used_by[name] += 1
-order = sorted(used_by, key=lambda n: (-used_by[n], n))
+            traces_of[name].add(trace)
+# The functions used by the most commands first; among those used by as many, the ones
+# used by the same commands together (sbatch's first: the loop users time most), so that
+# each command's code lies in as few stretches of the binary as it can.
+priority = ["sbatch", "sbatch_opts", "hq_submit", "squeue", "squeue_j", "squeue_t", "squeue_me", "hq_queue",
+            "scontrol", "scancel", "sinfo", "srun_step", "srun_alloc", "version"]
+def signature(name):
+    return [0 if t in traces_of[name] else 1 for t in priority]
+order = sorted(used_by, key=lambda n: (-used_by[n], signature(n), n))
 # Then what a job's shim and its script's child run between the agent's fork and the
 # script's exec (cmd/agent/launcher.cpp): forked children map the binary's text afresh.
 launch_parts = ("run_shim", "run_script", "wait_fenced", "lease_age", "child_fail", "agent_says_go",

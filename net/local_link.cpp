@@ -1,0 +1,138 @@
+// LocalLink: see the header. The socket is non-blocking after its connect; every wait is
+// a poll() bounded by the caller's deadline.
+#include "net/local_link.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace hq::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point deadline_after(double timeout_s) {
+  constexpr double kYears = 100.0 * 365 * 86400;  // "no limit" without overflowing the clock
+  auto us = static_cast<int64_t>(std::clamp(timeout_s, 0.0, kYears) * 1e6);
+  return Clock::now() + std::chrono::microseconds(us);
+}
+
+Status unreachable(const std::string& path, int err) {
+  return unavailable("cannot reach the controller's local socket " + path + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LocalLink>> LocalLink::open(const std::string& path, double timeout_s) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path) return unreachable(path, ENAMETOOLONG);
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return unreachable(path, errno);
+  std::unique_ptr<LocalLink> link(new LocalLink(fd));
+  // A listener whose backlog is full keeps a blocking connect waiting: at most the timeout.
+  auto us = static_cast<int64_t>(std::clamp(timeout_s, 0.001, 3600.0) * 1e6);
+  timeval limit{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
+  (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  int rc;
+  do rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) return unreachable(path, errno);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return unreachable(path, errno);
+  return link;
+}
+
+LocalLink::~LocalLink() { close("client done"); }
+
+void LocalLink::close(const std::string& reason) {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+  close_reason_ = reason;
+}
+
+void LocalLink::queue(const pb::Envelope& msg) {
+  if (fd_ < 0) return;
+  size_t size = msg.ByteSizeLong();
+  append_frame_header(out_, static_cast<uint32_t>(size));
+  size_t at = out_.size();
+  out_.resize(at + size);
+  msg.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out_.data() + at));
+}
+
+LocalLink::Io LocalLink::write_some() {
+  if (written_ == out_.size()) return Io::kWouldBlock;
+  ssize_t n = ::send(fd_, out_.data() + written_, out_.size() - written_, MSG_NOSIGNAL);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) return Io::kWouldBlock;
+    close(std::strerror(errno));
+    return Io::kClosed;
+  }
+  written_ += static_cast<size_t>(n);
+  if (written_ == out_.size()) {
+    out_.clear();
+    written_ = 0;
+  }
+  return Io::kProgress;
+}
+
+LocalLink::Io LocalLink::read_some() {
+  char buf[65536];
+  ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) return Io::kWouldBlock;
+    close(std::strerror(errno));
+    return Io::kClosed;
+  }
+  if (n == 0) {
+    close("End of file");
+    return Io::kClosed;
+  }
+  decoder_.feed(buf, static_cast<size_t>(n));
+  return Io::kProgress;
+}
+
+void LocalLink::wait(int ms) {
+  pollfd p{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0};
+  (void)::poll(&p, 1, ms);  // EINTR: the caller asks `interrupted` and comes back
+}
+
+Result<std::string> LocalLink::recv_frame(double timeout_s, const std::function<bool()>& interrupted) {
+  const auto deadline = deadline_after(timeout_s);
+  while (fd_ >= 0) {
+    if (write_some() == Io::kProgress) continue;
+    if (fd_ < 0) break;
+    if (out_.empty()) {
+      auto frame = decoder_.next();
+      if (!frame) {
+        close(frame.status().message());
+        return frame.status();
+      }
+      if (frame->has_value()) return std::move(**frame);
+    }
+    Io read = read_some();
+    if (read == Io::kProgress) continue;
+    if (read == Io::kClosed) break;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      close("timed out");
+      return unavailable("timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
+    }
+    wait(static_cast<int>(std::min<int64_t>(left, interrupted ? 100 : INT32_MAX)));
+    if (interrupted && interrupted()) {
+      close("interrupted");
+      return internal("interrupted");
+    }
+  }
+  return unavailable("connection to " + peer_ + " closed: " + close_reason_);
+}
+
+}  // namespace hq::net

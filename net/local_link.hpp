@@ -1,0 +1,53 @@
+// A blocking link to a controller's local (Unix) socket for a command-line client that
+// sends a request or a few and waits for their answers: plain system calls on one socket,
+// with no io_context, no event loop and no thread (sbatch's whole exchange is a connect,
+// one write and a read). Frames as net/frame.hpp. Used from one thread.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "hq.pb.h"
+#include "net/frame.hpp"
+
+namespace hq::net {
+
+class LocalLink {
+ public:
+  // Connects to the socket at `path`, waiting at most `timeout_s` for a busy listener;
+  // kUnavailable when nothing listens there.
+  static Result<std::unique_ptr<LocalLink>> open(const std::string& path, double timeout_s);
+  ~LocalLink();
+  LocalLink(const LocalLink&) = delete;
+  LocalLink& operator=(const LocalLink&) = delete;
+
+  // Queues `msg`; what is queued is written by the next recv_frame.
+  void queue(const pb::Envelope& msg);
+  // Writes what is queued, then returns the next frame's payload. While it writes it also
+  // reads (a peer that answers before it has read everything is never left waiting on us).
+  // Errors close the link: the peer's close or an I/O error (kUnavailable), an oversized
+  // frame (kInvalid), `timeout_s` passed (kUnavailable "timed out after N s"), and
+  // `interrupted()` saying so (kInternal "interrupted"; asked after each signal and every
+  // 100 ms).
+  Result<std::string> recv_frame(double timeout_s, const std::function<bool()>& interrupted);
+  void close(const std::string& reason);
+  const std::string& peer() const { return peer_; }
+
+ private:
+  explicit LocalLink(int fd) : fd_(fd) {}
+  enum class Io { kProgress, kWouldBlock, kClosed };
+  Io write_some();
+  Io read_some();
+  // Waits for the socket, at most `ms` (-1: no limit).
+  void wait(int ms);
+
+  int fd_ = -1;
+  std::string out_;
+  size_t written_ = 0;
+  FrameDecoder decoder_;
+  std::string peer_ = "local";
+  std::string close_reason_;
+};
+
+}  // namespace hq::net

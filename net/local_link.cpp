@@ -34,19 +34,25 @@ Result<std::unique_ptr<LocalLink>> LocalLink::open(const std::string& path, doub
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof addr.sun_path) return unreachable(path, ENAMETOOLONG);
   std::memcpy(addr.sun_path, path.data(), path.size());
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return unreachable(path, errno);
   std::unique_ptr<LocalLink> link(new LocalLink(fd));
-  // A listener whose backlog is full keeps a blocking connect waiting: at most the timeout.
+  const auto* to = reinterpret_cast<const sockaddr*>(&addr);
+  int rc;
+  do rc = ::connect(fd, to, sizeof addr);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0) return link;  // the usual case: two system calls in all
+  if (errno != EAGAIN) return unreachable(path, errno);
+  // The listener's backlog is full: a blocking connect waits for room, at most the timeout.
   auto us = static_cast<int64_t>(std::clamp(timeout_s, 0.001, 3600.0) * 1e6);
   timeval limit{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
-  (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-  int rc;
-  do rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0) return unreachable(path, errno);
   int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return unreachable(path, errno);
+  if (flags < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) != 0 ||
+      fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return unreachable(path, errno);
+  do rc = ::connect(fd, to, sizeof addr);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0 || fcntl(fd, F_SETFL, flags) != 0) return unreachable(path, errno);
   return link;
 }
 

@@ -74,8 +74,7 @@ void fill_submitter(JobSpec& spec, const std::vector<std::string>& exported) {
   gethostname(host, sizeof host - 1);
   spec.submit_host = host;
   spec.uid = getuid();
-  spec.gid = getgid();
-  spec.user = current_user_name();
+  spec.gid = getgid();  // the user's name comes from the controller (see submit.cpp's fill_identity)
   spec.env = exported;
   spec.script = std::string();
 }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../temp_dir.hpp"
 #include "net/client.hpp"
@@ -288,4 +289,48 @@ TEST_CASE("local link: a 6 MB request and a 6 MB reply cross: the client reads w
     CHECK(reply.status().message().size() == big.size());
   }
   CHECK(got_request == big.size());  // written whole before the reply was returned
+}
+
+TEST_CASE("local link: a listener whose backlog is full is waited for, up to the timeout") {
+  hq::test::TempDir dir;
+  std::string path = dir.path() + "/client.sock";
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  path.copy(addr.sun_path, sizeof addr.sun_path - 1);
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(listener, 1) == 0);
+  std::vector<int> queued;  // connections nobody accepts, until the backlog refuses one
+  for (int i = 0; i < 64; ++i) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      CHECK(errno == EAGAIN);
+      close(fd);
+      break;
+    }
+    queued.push_back(fd);
+  }
+  REQUIRE(!queued.empty());
+  auto t0 = std::chrono::steady_clock::now();
+  auto full = hq::net::RpcClient::connect_local(path, "client", 0.3, true);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(!full.is_ok());
+  CHECK(full.status().code() == Code::kUnavailable);
+  CHECK(waited >= 0.25);
+  CHECK(waited < 3);
+  // Room made while it waits: it gets in.
+  std::thread drain([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (size_t i = 0; i < queued.size() + 1; ++i) {
+      int fd = accept(listener, nullptr, nullptr);
+      if (fd >= 0) close(fd);
+      else break;
+      if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  auto later = hq::net::RpcClient::connect_local(path, "client", 5, true);
+  drain.join();
+  CHECK(later.is_ok());
+  for (int fd : queued) close(fd);
+  close(listener);
 }

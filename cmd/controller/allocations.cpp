@@ -177,16 +177,16 @@ void Controller::end_inactive_allocations() {
   if (config_.inactive_limit <= 0) return;
   Time t = now();
   std::vector<JobId> silent;
-  for (const auto& [id, job] : state_.jobs) {
+  for_each_job_in(state_, state_.running, [&](const Job& job) {  // every second: the running ones only
     if (job.state != JobState::kRunning || job.spec.is_batch() || job.cancel_requested || is_preemption(job.stop_intent))
-      continue;
+      return;
     Time heard = std::max(job.start_time, holders_heard_floor_);
-    if (auto it = holder_heard_.find(id); it != holder_heard_.end()) heard = std::max(heard, it->second);
+    if (auto it = holder_heard_.find(job.id); it != holder_heard_.end()) heard = std::max(heard, it->second);
     // Granted by an earlier controller: its holder learns this one's InactiveLimit at its
     // next keepalive, which may come as late as the interval it had (30 s without a limit).
     if (job.start_time < started_at_) heard = std::max(heard, started_at_ + kHolderDefaultKeepalive);
-    if (t - heard >= config_.inactive_limit) silent.push_back(id);
-  }
+    if (t - heard >= config_.inactive_limit) silent.push_back(job.id);
+  });
   for (JobId id : silent) {
     log::info("job " + std::to_string(id.value) + ": inactivity time limit reached (its srun/salloc silent for " +
               std::to_string(config_.inactive_limit) + " s); its allocation ends");
@@ -199,11 +199,11 @@ void Controller::end_inactive_allocations() {
 void Controller::end_preempted_allocations() {
   std::vector<JobId> over;
   Time t = now();
-  for (const auto& [id, job] : state_.jobs) {
-    if (job.state != JobState::kRunning || job.spec.is_batch() || !is_preemption(job.stop_intent)) continue;
-    auto it = preempted_alloc_deadline_.find(id);
-    if (it == preempted_alloc_deadline_.end() || t >= it->second) over.push_back(id);
-  }
+  for_each_job_in(state_, state_.running, [&](const Job& job) {  // every second: the running ones only
+    if (job.state != JobState::kRunning || job.spec.is_batch() || !is_preemption(job.stop_intent)) return;
+    auto it = preempted_alloc_deadline_.find(job.id);
+    if (it == preempted_alloc_deadline_.end() || t >= it->second) over.push_back(job.id);
+  });
   for (JobId id : over) {
     preempted_alloc_deadline_.erase(id);
     log::info("job " + std::to_string(id.value) + ": preempted; its allocation ends");

@@ -37,6 +37,7 @@ trace() {  # NAME COMMAND...
 trace version "$HQ" --version
 trace sbatch "$WORK/bin/sbatch" -H --wrap=true
 trace sbatch_opts "$WORK/bin/sbatch" -H -J x -o /dev/null --parsable --wrap="echo hi"
+trace sbatch_quiet "$WORK/bin/sbatch" -Q -o /dev/null -H -J a1 --wrap=true  # compare.sh's A1
 trace squeue "$WORK/bin/squeue"
 trace squeue_j "$WORK/bin/squeue" -j 1,2,3
 trace squeue_t "$WORK/bin/squeue" -t R
@@ -78,7 +79,7 @@ for path in glob.glob(sys.argv[1] + "/*"):
 # The functions used by the most commands first; among those used by as many, the ones
 # used by the same commands together (sbatch's first: the loop users time most), so that
 # each command's code lies in as few stretches of the binary as it can.
-priority = ["sbatch", "sbatch_opts", "hq_submit", "squeue", "squeue_j", "squeue_t", "squeue_me", "hq_queue",
+priority = ["sbatch_quiet", "sbatch", "sbatch_opts", "hq_submit", "squeue", "squeue_j", "squeue_t", "squeue_me", "hq_queue",
             "scontrol", "scancel", "sinfo", "srun_step", "srun_alloc", "version"]
 def signature(name):
     return [0 if t in traces_of[name] else 1 for t in priority]
@@ -94,7 +95,21 @@ launch_libc = {"_Fork", "__close_range", "__bsd_signal", "syscall", "rename", "_
                "kill", "__kill", "__strerror_r", "strerror", "__libc_open64", "__open_nocancel", "__libc_write",
                "__libc_read", "__libc_close", "__pthread_enable_asynccancel", "__pthread_disable_asynccancel",
                "__snprintf", "__vsnprintf_internal", "_IO_str_init_static_internal", "_IO_no_init"}
+# glibc's string functions come in variants for each CPU, one chosen at start (IRELATIVE);
+# valgrind's CPU has no AVX-512, so the traces name other variants than a native run uses.
+# Every variant of a string function the commands use goes with them (a few dozen small ones).
+variant = re.compile(r"^__((?:mem|str|stp|rawmem|wmem|wcs)[a-z]*)_(?:sse2|ssse3|sse4_[12]|avx|avx2|avx512|evex)\w*$")
+variants = collections.defaultdict(list)  # family (memmove, strlen, ...) -> its variants
+for line in open(sys.argv[3]):
+    parts = line.split()
+    if len(parts) == 3 and (m := variant.match(parts[2])):
+        variants[m.group(1)].append(parts[2])
+used = {name for name in order} | {m.group(1) for name in order if (m := variant.match(name))}
 seen = set(order)
+for family in sorted(f for f in variants if f in used):
+    for name in sorted(set(variants[family]) - seen):
+        order.append(name)
+        seen.add(name)
 for line in open(sys.argv[3]):
     parts = line.split()
     if len(parts) != 3 or parts[2] in seen:

@@ -50,8 +50,9 @@ Result<std::unique_ptr<LocalLink>> LocalLink::open(const std::string& path, doub
   if (flags < 0 || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) != 0 ||
       fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
     return unreachable(path, errno);
-  do rc = ::connect(fd, to, sizeof addr);
-  while (rc != 0 && errno == EINTR);
+  // A signal ends the wait (the caller decides whether to try again): retrying here would
+  // start the whole timeout over each time.
+  rc = ::connect(fd, to, sizeof addr);
   if (rc != 0 || fcntl(fd, F_SETFL, flags) != 0) return unreachable(path, errno);
   return link;
 }
@@ -79,8 +80,12 @@ LocalLink::Io LocalLink::write_some() {
   ssize_t n = ::send(fd_, out_.data() + written_, out_.size() - written_, MSG_NOSIGNAL);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) return Io::kWouldBlock;
-    close(std::strerror(errno));
-    return Io::kClosed;
+    // The peer stopped reading (it closed): nothing more goes out, but what it sent before
+    // (an answer, an Error) is still to be read. The link closes at the end of that.
+    write_error_ = std::strerror(errno);
+    out_.clear();
+    written_ = 0;
+    return Io::kWouldBlock;
   }
   written_ += static_cast<size_t>(n);
   if (written_ == out_.size()) {
@@ -99,21 +104,41 @@ LocalLink::Io LocalLink::read_some() {
     return Io::kClosed;
   }
   if (n == 0) {
-    close("End of file");
+    close(write_error_.empty() ? "End of file" : write_error_);
     return Io::kClosed;
   }
   decoder_.feed(buf, static_cast<size_t>(n));
   return Io::kProgress;
 }
 
-void LocalLink::wait(int ms) {
+bool LocalLink::wait(int ms) {
   pollfd p{fd_, static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0};
-  (void)::poll(&p, 1, ms);  // EINTR: the caller asks `interrupted` and comes back
+  return ::poll(&p, 1, ms) > 0;  // 0: the time is up; -1 (EINTR): a signal came
 }
 
+// Each pass writes what it can, hands over a whole frame once everything queued is written,
+// and reads what it can; with nothing to do it waits. The deadline and `interrupted` are
+// asked on every pass that waited in vain and at least every 100 ms while bytes move, so
+// neither a peer that trickles bytes nor a long transfer outlasts them.
 Result<std::string> LocalLink::recv_frame(double timeout_s, const std::function<bool()>& interrupted) {
   const auto deadline = deadline_after(timeout_s);
+  constexpr auto kAskEvery = std::chrono::milliseconds(100);
+  auto next_ask = Clock::now() + kAskEvery;
+  bool ask = false;  // the last wait ended without the socket being ready
   while (fd_ >= 0) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      close("timed out");
+      return unavailable("timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
+    }
+    if (interrupted && (ask || now >= next_ask)) {
+      if (interrupted()) {
+        close("interrupted");
+        return internal("interrupted");
+      }
+      next_ask = now + kAskEvery;
+    }
+    ask = false;
     if (write_some() == Io::kProgress) continue;
     if (fd_ < 0) break;
     if (out_.empty()) {
@@ -127,17 +152,12 @@ Result<std::string> LocalLink::recv_frame(double timeout_s, const std::function<
     Io read = read_some();
     if (read == Io::kProgress) continue;
     if (read == Io::kClosed) break;
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      close("timed out");
-      return unavailable("timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
-    }
-    wait(static_cast<int>(std::min<int64_t>(left, interrupted ? 100 : INT32_MAX)));
-    if (interrupted && interrupted()) {
-      close("interrupted");
-      return internal("interrupted");
-    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    ask = !wait(static_cast<int>(std::min<int64_t>(left, interrupted ? kAskEvery.count() : INT32_MAX)));
   }
+  // Closed: an answer that came whole before the peer went (say, an Error for a request it
+  // did not read to its end) is still the answer.
+  if (auto frame = decoder_.next(); frame && frame->has_value()) return std::move(**frame);
   return unavailable("connection to " + peer_ + " closed: " + close_reason_);
 }
 

@@ -28,8 +28,9 @@ class LocalLink {
   // reads (a peer that answers before it has read everything is never left waiting on us).
   // Errors close the link: the peer's close or an I/O error (kUnavailable), an oversized
   // frame (kInvalid), `timeout_s` passed (kUnavailable "timed out after N s"), and
-  // `interrupted()` saying so (kInternal "interrupted"; asked after each signal and every
-  // 100 ms).
+  // `interrupted()` saying so (kInternal "interrupted"; asked after a wait that a signal or
+  // the 100 ms slice ended, and every 100 ms while bytes move). A frame that came whole
+  // before the peer closed is returned.
   Result<std::string> recv_frame(double timeout_s, const std::function<bool()>& interrupted);
   void close(const std::string& reason);
   const std::string& peer() const { return peer_; }
@@ -39,8 +40,8 @@ class LocalLink {
   enum class Io { kProgress, kWouldBlock, kClosed };
   Io write_some();
   Io read_some();
-  // Waits for the socket, at most `ms` (-1: no limit).
-  void wait(int ms);
+  // Waits for the socket, at most `ms`; false when it is not ready (time up, or a signal).
+  bool wait(int ms);
 
   int fd_ = -1;
   std::string out_;
@@ -48,6 +49,7 @@ class LocalLink {
   FrameDecoder decoder_;
   std::string peer_ = "local";
   std::string close_reason_;
+  std::string write_error_;  // why the last write failed, if one did
 };
 
 }  // namespace hq::net

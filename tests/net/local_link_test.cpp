@@ -97,6 +97,23 @@ Envelope hello_ack(const std::string& cluster) {
   return ack;
 }
 
+Envelope refusal(uint64_t seq, const std::string& why) {
+  Envelope e;
+  e.set_seq(seq);
+  e.mutable_error()->set_code(static_cast<int>(Code::kInvalid));
+  e.mutable_error()->set_message(why);
+  return e;
+}
+
+// A submission whose script is `script`, sent over a new pipelined link to `path`.
+hq::Result<Envelope> submit_script(const std::string& path, const std::string& script) {
+  auto client = hq::net::RpcClient::connect_local(path, "client", 5, true);
+  if (!client) return client.status();
+  Envelope request;
+  request.mutable_submit()->mutable_spec()->set_script(script);
+  return (*client)->call(request, 20);
+}
+
 Envelope queue_request() {
   Envelope q;
   q.mutable_queue();
@@ -270,20 +287,12 @@ TEST_CASE("local link: a 6 MB request and a 6 MB reply cross: the client reads w
       // Answers first, in full, before it reads the request: a client that only wrote
       // would fill both directions' buffers and wait for ever.
       send_envelope(fd, hello_ack("big"));
-      Envelope reply;
-      reply.set_seq(1);
-      reply.mutable_error()->set_code(static_cast<int>(Code::kInvalid));
-      reply.mutable_error()->set_message(big);
-      send_envelope(fd, reply);
+      send_envelope(fd, refusal(1, big));
       Envelope request;
       request.ParseFromString(in.next());
       got_request = request.submit().spec().script().size();
     });
-    auto client = hq::net::RpcClient::connect_local(path, "client", 5, true);
-    REQUIRE(client.is_ok());
-    Envelope request;
-    request.mutable_submit()->mutable_spec()->set_script(big);
-    auto reply = (*client)->call(request, 20);
+    auto reply = submit_script(path, big);
     REQUIRE(!reply.is_ok());
     CHECK(reply.status().code() == Code::kInvalid);
     CHECK(reply.status().message().size() == big.size());
@@ -344,17 +353,9 @@ TEST_CASE("local link: an answer sent before the peer hangs up on a request it d
       FrameReader in(fd);
       in.next();  // the Hello; the 6 MB request behind it is never read
       send_envelope(fd, hello_ack("gone"));
-      Envelope refusal;
-      refusal.set_seq(1);
-      refusal.mutable_error()->set_code(static_cast<int>(Code::kInvalid));
-      refusal.mutable_error()->set_message("request too large");
-      send_envelope(fd, refusal);
+      send_envelope(fd, refusal(1, "request too large"));
     });  // the server closes with the request unread: the client's write fails
-    auto client = hq::net::RpcClient::connect_local(path, "client", 5, true);
-    REQUIRE(client.is_ok());
-    Envelope request;
-    request.mutable_submit()->mutable_spec()->set_script(big);
-    auto reply = (*client)->call(request, 20);
+    auto reply = submit_script(path, big);
     REQUIRE(!reply.is_ok());
     CHECK(reply.status().code() == Code::kInvalid);  // not kUnavailable, which a caller would resend
     CHECK(reply.status().message() == "request too large");

@@ -114,6 +114,13 @@ hq::Result<Envelope> submit_script(const std::string& path, const std::string& s
   return (*client)->call(request, 20);
 }
 
+Envelope queue_reply(uint64_t seq) {
+  Envelope reply;
+  reply.set_seq(seq);
+  reply.mutable_queue_reply();
+  return reply;
+}
+
 Envelope queue_request() {
   Envelope q;
   q.mutable_queue();
@@ -147,10 +154,7 @@ TEST_CASE("local link: the Hello and the request are both sent before any answer
     role = hello.hello().role();
     seq = request.seq();
     send_envelope(fd, hello_ack("blue"));
-    Envelope reply;
-    reply.set_seq(request.seq());
-    reply.mutable_queue_reply();
-    send_envelope(fd, reply);
+    send_envelope(fd, queue_reply(request.seq()));
   });
   auto client = hq::net::RpcClient::connect_local(path, "client", 5, /*pipelined=*/true);
   REQUIRE(client.is_ok());
@@ -173,10 +177,7 @@ TEST_CASE("local link: without pipelining, connect waits for the HelloAck and ta
     send_envelope(fd, hello_ack("green"));
     Envelope request;
     request.ParseFromString(in.next());
-    Envelope reply;
-    reply.set_seq(request.seq());
-    reply.mutable_queue_reply();
-    send_envelope(fd, reply);
+    send_envelope(fd, queue_reply(request.seq()));
   });
   auto client = hq::net::RpcClient::connect_local(path, "client", 5, /*pipelined=*/false);
   REQUIRE(client.is_ok());
@@ -326,9 +327,8 @@ TEST_CASE("local link: a listener whose backlog is full is waited for, up to the
   CHECK(waited < 3);
   // Room made while it waits: it gets in.
   std::thread drain([&] {
-    // A delay, not a wait for anything (bounded): the connect below is most likely waiting by
-    // then, and the test holds whichever comes first.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Whether the connect below is already waiting or not, room is made and it gets in
+    // (the waiting itself is the first half's check).
     pollfd p{listener, POLLIN, 0};
     for (size_t i = 0; i < queued.size() + 1 && poll(&p, 1, 5000) == 1; ++i) {  // bounded: never hangs
       int fd = accept(listener, nullptr, nullptr);

@@ -70,9 +70,13 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
 
   asio::any_io_executor ex_;
   std::unique_ptr<ByteStream> stream_;
-  // What each read fills, made at the first read (an array in recv_frame's coroutine
-  // frame made that frame 64 KiB: a malloc and a free of it for every frame received).
-  std::unique_ptr<char[]> read_buf_;
+  // What each read fills, taken at the first read from the thread's kept buffers (an
+  // array in recv_frame's coroutine frame made that frame 64 KiB: a malloc and a free of
+  // it for every frame received) and given back when the connection goes.
+  struct ReturnReadBuffer {
+    void operator()(char* buf) const;
+  };
+  std::unique_ptr<char[], ReturnReadBuffer> read_buf_;
   FrameDecoder decoder_;
   std::string out_;
   size_t in_flight_ = 0;

@@ -41,9 +41,10 @@ Status check_time_limit(const Job& job, const PartitionConfig& p) {
 }
 
 // Slurm's ESLURM_TOO_MANY_REQUESTED_NODES: more nodes than the partition has or allows.
-Status check_node_count(const ClusterState& s, const Job& job, const PartitionConfig& p, const JobShape& sh) {
+Status check_node_count(const std::vector<const Node*>& known, const Job& job, const PartitionConfig& p,
+                        const JobShape& sh) {
   int32_t wanted = sh.spread ? job.spec.nodes_min : sh.units;
-  auto has = std::count_if(p.nodes.begin(), p.nodes.end(), [&](const std::string& n) { return s.nodes.count(n) > 0; });
+  auto has = static_cast<int64_t>(known.size());
   if ((p.max_nodes && job.spec.nodes_min > p.max_nodes) || job.spec.nodes_min < p.min_nodes)
     return invalid("Node count specification invalid: partition " + p.name + " allows " + std::to_string(p.min_nodes) +
                    "-" + (p.max_nodes ? std::to_string(p.max_nodes) : std::string("any")) + " nodes");
@@ -53,16 +54,24 @@ Status check_node_count(const ClusterState& s, const Job& job, const PartitionCo
   return Status::ok();
 }
 
+// The partition's nodes the cluster knows, in the partition's order: one lookup by name
+// each, for every check of a submission (a name's lookup compares names naturally).
+std::vector<const Node*> known_nodes(const ClusterState& s, const PartitionConfig& p) {
+  std::vector<const Node*> out;
+  out.reserve(p.nodes.size());
+  for (const auto& name : p.nodes)
+    if (auto it = s.nodes.find(name); it != s.nodes.end()) out.push_back(&it->second);
+  return out;
+}
+
 // The partition's nodes the job may use: not excluded, and only the -w nodes unless the
 // job needs more nodes than listed (the scheduler's rule).
-std::vector<const Node*> usable_nodes(const ClusterState& s, const Job& job, const PartitionConfig& p,
-                                      const NodeChoice& choice) {
+std::vector<const Node*> usable_nodes(const std::vector<const Node*>& known, const Job& job, const NodeChoice& choice) {
   bool only_required = !choice.required.empty() && only_listed_nodes(job.spec, choice.required.size());
+  if (choice.excluded.empty() && !only_required) return known;
   std::vector<const Node*> out;
-  for (const auto& name : p.nodes) {
-    if (choice.is_excluded(name) || (only_required && !choice.is_required(name))) continue;
-    if (auto it = s.nodes.find(name); it != s.nodes.end()) out.push_back(&it->second);
-  }
+  for (const Node* n : known)
+    if (!choice.is_excluded(n->name) && (!only_required || choice.is_required(n->name))) out.push_back(n);
   return out;
 }
 
@@ -191,11 +200,12 @@ Status check_in_partition(const ClusterState& s, const Job& job, const Partition
                           const NodeChoice& choice, const SwitchTree& tree) {
   if (Status st = check_time_limit(job, p); !st) return st;
   JobShape sh = job_shape(job.spec, p, 1);
-  if (Status st = check_node_count(s, job, p, sh); !st) return st;
+  std::vector<const Node*> known = known_nodes(s, p);
+  if (Status st = check_node_count(known, job, p, sh); !st) return st;
   for (const auto& r : choice.required)
     if (std::find(p.nodes.begin(), p.nodes.end(), r) == p.nodes.end())
       return unavailable("node " + r + " is not in partition " + p.name);
-  std::vector<const Node*> nodes = usable_nodes(s, job, p, choice);
+  std::vector<const Node*> nodes = usable_nodes(known, job, choice);
   Status first;
   size_t alts = std::max<size_t>(1, constraint.alternatives.size());
   for (size_t a = 0; a < alts; ++a) {

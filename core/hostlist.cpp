@@ -162,15 +162,18 @@ std::string range_text(const HostRange& r) {
 
 }  // namespace
 
-bool natural_less(std::string_view a, std::string_view b) {
-  size_t i = 0, j = 0;
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }  // std::isdigit's set, without its call
+
+// From `from` on, digit runs compared by value (leading zeros aside), other bytes as bytes.
+bool natural_less_from(std::string_view a, std::string_view b, size_t from) {
+  size_t i = from, j = from;
   while (i < a.size() && j < b.size()) {
-    bool da = std::isdigit(static_cast<unsigned char>(a[i]));
-    bool db = std::isdigit(static_cast<unsigned char>(b[j]));
-    if (da && db) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
       size_t ie = i, je = j;
-      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      while (ie < a.size() && is_digit(a[ie])) ++ie;
+      while (je < b.size() && is_digit(b[je])) ++je;
       std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
       while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
       while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
@@ -185,6 +188,23 @@ bool natural_less(std::string_view a, std::string_view b) {
     }
   }
   return a.size() - i < b.size() - j;
+}
+
+}  // namespace
+
+// Node names share long prefixes ("gpu-rack3-node17"), and node tables are maps compared
+// this way on every lookup: the identical prefix is skipped as bytes, and the comparison
+// proper starts at the digit run the first difference falls in, if any.
+bool natural_less(std::string_view a, std::string_view b) {
+  size_t shorter = std::min(a.size(), b.size()), k = 0;
+  while (k < shorter && a[k] == b[k]) ++k;
+  bool in_digits = (k > 0 && is_digit(a[k - 1])) || (k < a.size() && is_digit(a[k]) && k < b.size() && is_digit(b[k]));
+  if (!in_digits) {
+    if (k < shorter) return a[k] < b[k];
+    return a.size() < b.size();
+  }
+  while (k > 0 && is_digit(a[k - 1])) --k;
+  return natural_less_from(a, b, k);
 }
 
 Result<std::vector<std::string>> expand_hostlist(std::string_view expr) {

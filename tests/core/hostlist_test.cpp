@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <cstdint>
+
 #include "core/hostlist.hpp"
 
 using namespace hq;
@@ -67,4 +70,61 @@ TEST_CASE("hostlist: invalid input is an error, not a crash") {
   }
   CHECK(ex("node[1-65536]").size() == 65536);
   CHECK(!expand_hostlist("a[0-65535]b[0-65535]").is_ok());  // bounded total
+}
+
+namespace {
+// The comparison as first written (digit runs by value from the first byte on): the
+// reference the faster one must agree with.
+bool reference_natural_less(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+}  // namespace
+
+TEST_CASE("hostlist: natural order agrees with the reference comparison on random names") {
+  // Names from a small alphabet (digits, zeros, letters, a separator, a high byte) so that
+  // shared prefixes, digit runs of different lengths and leading zeros all come up often.
+  const std::string alphabet = "0019az-\xe9";
+  uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  auto next = [&] {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed;
+  };
+  auto name = [&] {
+    std::string n = next() % 2 ? "node" : "";
+    for (size_t len = next() % 7; len > 0; --len) n += alphabet[next() % alphabet.size()];
+    return n;
+  };
+  int disagreements = 0;
+  for (int round = 0; round < 200000; ++round) {
+    std::string a = name(), b = next() % 3 ? name() : a + alphabet[next() % alphabet.size()];
+    if (natural_less(a, b) != reference_natural_less(a, b) && ++disagreements <= 5)
+      FAIL_CHECK("natural_less(\"" << a << "\", \"" << b << "\") is " << natural_less(a, b));
+  }
+  CHECK(disagreements == 0);
+  CHECK(natural_less("n2", "n10"));
+  CHECK_FALSE(natural_less("n10", "n2"));
+  CHECK(natural_less("rack1-n9", "rack1-n10"));
+  CHECK(natural_less("rack2-n1", "rack10-n1"));
+  CHECK_FALSE(natural_less("n01", "n1"));  // equal by value: neither sorts first
+  CHECK_FALSE(natural_less("n1", "n01"));
 }

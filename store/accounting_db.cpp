@@ -39,7 +39,12 @@ Result<std::unique_ptr<AccountingDb>> AccountingDb::open(const std::string& path
   return db;
 }
 
-AccountingDb::~AccountingDb() { sqlite3_close(db_); }
+AccountingDb::AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+AccountingDb::~AccountingDb() {
+  kept_.reset();  // finalized first: SQLite does not close a database with statements left
+  sqlite3_close(db_);
+}
 
 Status AccountingDb::create_schema() {
   if (Status s = exec_sql(db_, path_, "BEGIN IMMEDIATE"); !s) return s;
@@ -93,42 +98,75 @@ Status AccountingDb::migrate() {
   return Status::ok();
 }
 
+struct AccountingDb::Kept {
+  Kept(sqlite3* db, const std::string& path)
+      : begin(db, path, "beginning a transaction"),
+        commit(db, path, "committing"),
+        shipped(db, path, "reading what was shipped"),
+        upsert_job(db, path, "storing a job record"),
+        upsert_step(db, path, "storing a step record"),
+        upsert_span(db, path, "storing a node's span"),
+        record_shipped(db, path, "recording what was shipped") {}
+  Status prepare() {
+    for (auto [st, sql] : {std::pair{&begin, std::string("BEGIN IMMEDIATE")}, std::pair{&commit, std::string("COMMIT")},
+                           std::pair{&shipped, std::string("SELECT seq FROM shipped WHERE source = ?")},
+                           std::pair{&upsert_job, upsert_jobs_sql(1)}, std::pair{&upsert_step, upsert_steps_sql(1)},
+                           std::pair{&upsert_span, upsert_spans_sql(1)},
+                           std::pair{&record_shipped, std::string(kUpsertShipped)}})
+      if (Status s = st->prepare_kept(sql.c_str()); !s) return s;
+    return Status::ok();
+  }
+  Stmt begin, commit, shipped, upsert_job, upsert_step, upsert_span, record_shipped;
+};
+
+Result<AccountingDb::Kept*> AccountingDb::kept() {
+  if (kept_) return kept_.get();
+  auto k = std::make_unique<Kept>(db_, path_);
+  if (Status s = k->prepare(); !s) return s;
+  kept_ = std::move(k);
+  return kept_.get();
+}
+
 Result<int64_t> AccountingDb::shipped(const std::string& source) {
-  Stmt st(db_, path_, "reading what was shipped");
-  if (Status s = st.prepare("SELECT seq FROM shipped WHERE source = ?"); !s) return s;
+  auto k = kept();
+  if (!k) return k.status();
+  Stmt& st = (*k)->shipped;
+  (void)st.reset();
   if (Status s = st.bind_text(1, source); !s) return s;
   auto row = st.step();
   if (!row) return row.status();
-  return *row ? st.int64_at(0) : 0;
+  int64_t seq = *row ? st.int64_at(0) : 0;
+  (void)st.reset();
+  return seq;
 }
 
 Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector<AcctJob>& jobs) {
-  if (Status s = exec_sql(db_, path_, "BEGIN IMMEDIATE"); !s) return s;
+  auto k = kept();
+  if (!k) return k.status();
+  Kept& kept = **k;
+  (void)kept.begin.reset();
+  if (Status s = kept.begin.run(); !s) return s;
   auto done = [&](Status s) -> Status {
-    if (s) s = exec_sql(db_, path_, "COMMIT");
-    if (!s) (void)exec_sql(db_, path_, "ROLLBACK");
+    if (s) s = kept.commit.run();
+    if (!s) {
+      (void)exec_sql(db_, path_, "ROLLBACK");
+      kept_.reset();  // compiled again next time, in case what failed was a statement
+    }
     return s;
   };
   auto last = shipped(source);
   if (!last) return done(last.status());
   int64_t seq = *last;
-  Stmt upsert_job(db_, path_, "storing a job record");
-  if (Status s = upsert_job.prepare(upsert_jobs_sql(1).c_str()); !s) return done(s);
-  Stmt upsert_step(db_, path_, "storing a step record");
-  if (Status s = upsert_step.prepare(upsert_steps_sql(1).c_str()); !s) return done(s);
-  Stmt upsert_span(db_, path_, "storing a node's span");
-  if (Status s = upsert_span.prepare(upsert_spans_sql(1).c_str()); !s) return done(s);
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-    Status s = job.node_span      ? upsert_values(upsert_span, span_values(job))
-               : job.step_id >= 0 ? upsert_values(upsert_step, step_values(job))
-                                  : upsert_values(upsert_job, job_values(job));
+    Status s = job.node_span      ? upsert_values(kept.upsert_span, span_values(job))
+               : job.step_id >= 0 ? upsert_values(kept.upsert_step, step_values(job))
+                                  : upsert_values(kept.upsert_job, job_values(job));
     if (!s) return done(s);
     seq = job.seq;
   }
-  Stmt st(db_, path_, "recording what was shipped");
-  Status s = st.prepare(kUpsertShipped);
-  if (s) s = st.bind_text(1, source);
+  Stmt& st = kept.record_shipped;
+  Status s = st.bind_text(1, source);
   if (s) s = st.bind_int64(2, seq);
   if (s) s = st.run();
   if (Status d = done(s); !d) return d;
@@ -136,8 +174,11 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
 }
 
 Status AccountingDb::upsert_values(Stmt& st, const std::vector<Bind>& values) {
+  (void)st.reset();  // a run that failed may have left it mid-way
   if (Status s = bind_all(st, values); !s) return s;  // blobs bind without a copy: `values` outlives the run
-  return st.run();
+  Status s = st.run();
+  st.clear_bindings();
+  return s;
 }
 
 Result<std::vector<std::string>> AccountingDb::node_spans(const AcctJobQuery& q) {

@@ -52,15 +52,20 @@ class AccountingDb final : public AcctStore {
   Status save_model(const ModelRows& before, const ModelRows& next) override;
 
  private:
-  AccountingDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  AccountingDb(sqlite3* db, std::string path);
   Status create_schema();
   Status migrate();
   Status upsert_values(Stmt& st, const std::vector<Bind>& values);
+  struct Kept;  // the statements every apply() runs
+  Result<Kept*> kept();
   Status steps_of(const std::string& cluster, const std::vector<std::pair<int64_t, int64_t>>& keys,
                   std::vector<std::string>& out);
 
   sqlite3* db_;
   std::string path_;
+  // Compiled at the first apply() and kept (SQLite's parser was half of the shipping
+  // thread's CPU when batches were a record or two); dropped after a failed apply.
+  std::unique_ptr<Kept> kept_;
 };
 
 }  // namespace hq::store

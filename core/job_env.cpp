@@ -1,6 +1,8 @@
 #include "core/job_env.hpp"
 
+#include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "core/sluid.hpp"
 
@@ -62,12 +64,27 @@ void add_gpu_environment(const LaunchContext& ctx, std::map<std::string, std::st
   plain["GPU_DEVICE_ORDINAL"] = join_ints(amd.empty() ? nvidia : amd);
 }
 
-std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx) {
-  std::map<std::string, std::string> vars;
-  for (const auto& kv : *job.spec.env) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos && eq > 0) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+namespace {
+
+// "KEY=VALUE" entries sorted by key, one per key: the last given (a map of strings built
+// the same, with an allocation per key and value, was a tenth of a node agent's CPU a job).
+std::vector<std::string> sorted_last_wins(std::vector<std::string> entries) {
+  auto key = [](const std::string& kv) { return std::string_view(kv).substr(0, kv.find('=')); };
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && key(entries[i]) == key(entries[i + 1])) continue;  // a later one wins
+    if (kept != i) entries[kept] = std::move(entries[i]);
+    ++kept;
   }
+  entries.resize(kept);
+  return entries;
+}
+
+}  // namespace
+
+std::vector<std::string> job_environment(const Job& job, const LaunchContext& ctx) {
   std::vector<int32_t> cpus, tasks;
   int32_t ntasks = 0;
   for (const auto& a : job.alloc) {
@@ -127,19 +144,23 @@ std::vector<std::string> job_environment(const Job& job, const LaunchContext& ct
   if (job.spec.gpus_per_node > 0) slurm["GPUS_PER_NODE"] = std::to_string(job.spec.gpus_per_node);
   if (job.spec.gpus_per_task > 0) slurm["GPUS_PER_TASK"] = std::to_string(job.spec.gpus_per_task);
   if (job.spec.cpus_per_gpu > 0) slurm["CPUS_PER_GPU"] = std::to_string(job.spec.cpus_per_gpu);
-  add_gpu_environment(ctx, slurm, vars);
-  for (const auto& [k, v] : slurm) {
-    vars["SLURM_" + k] = v;
-    vars["HQ_" + k] = v;
-  }
-  vars["SLURMD_NODENAME"] = ctx.node;
-  vars["HQ_NODENAME"] = ctx.node;
-  vars["ENVIRONMENT"] = "BATCH";
-  if (!ctx.step_socket.empty()) vars["HQ_STEP_SOCKET"] = ctx.step_socket;
+  std::map<std::string, std::string> gpu;
+  add_gpu_environment(ctx, slurm, gpu);
+  // In the order each overrides the one before: the job's own, the GPUs', Slurm's, the node's.
   std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
-  return out;
+  out.reserve(job.spec.env->size() + gpu.size() + 2 * slurm.size() + 4);
+  for (const auto& kv : *job.spec.env)
+    if (size_t eq = kv.find('='); eq != std::string::npos && eq > 0) out.push_back(kv);
+  for (const auto& [k, v] : gpu) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : slurm) {
+    out.push_back("SLURM_" + k + "=" + v);
+    out.push_back("HQ_" + k + "=" + v);
+  }
+  out.push_back("SLURMD_NODENAME=" + ctx.node);
+  out.push_back("HQ_NODENAME=" + ctx.node);
+  out.push_back("ENVIRONMENT=BATCH");
+  if (!ctx.step_socket.empty()) out.push_back("HQ_STEP_SOCKET=" + ctx.step_socket);
+  return sorted_last_wins(std::move(out));
 }
 
 bool job_has_gpus(const Job& job) {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <doctest/doctest.h>
 
 #include "core/job_env.hpp"
@@ -70,4 +71,45 @@ TEST_CASE("a pattern names a task when it has %t, %n or %N (with a width), not w
   CHECK_FALSE(names_a_task("out-\\%t.txt"));  // a backslash turns substitution off
   CHECK_FALSE(names_a_task("plain"));
   CHECK_FALSE(names_a_task("trailing%"));
+}
+
+TEST_CASE("job environment: sorted by name, one entry a name, the job's own overridden by hq's") {
+  Job j;
+  j.id = JobId{7};
+  j.partition = "batch";
+  j.alloc = {{"n1", 2, 0, 1}};
+  LaunchContext ctx{"n1", "c", "n1", 0, 2};
+  auto to_map = [](const std::vector<std::string>& env) {
+    std::map<std::string, std::string> m;
+    for (const auto& kv : env) m[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    return m;
+  };
+  j.spec.env = std::vector<std::string>{};
+  const auto generated = to_map(job_environment(j, ctx));
+  const std::vector<std::string> names = {"PATH", "A", "Z", "SLURM_JOB_ID", "HQ_JOB_ID", "ENVIRONMENT", "SLURMD_NODENAME", "B_1"};
+  uint64_t seed = 12345;
+  auto next = [&] {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed;
+  };
+  for (int round = 0; round < 500; ++round) {
+    std::vector<std::string> given;
+    for (size_t n = next() % 12; n > 0; --n) {
+      switch (next() % 6) {
+        case 0: given.push_back("no-equals-sign"); break;
+        case 1: given.push_back("=starts-with-one"); break;
+        default: given.push_back(names[next() % names.size()] + "=" + std::to_string(next() % 100) + (next() % 2 ? "=x" : ""));
+      }
+    }
+    // What a map assigned in order makes of it: the job's own (the last of a name), then hq's.
+    std::map<std::string, std::string> expected;
+    for (const auto& kv : given)
+      if (size_t eq = kv.find('='); eq != std::string::npos && eq > 0) expected[kv.substr(0, eq)] = kv.substr(eq + 1);
+    for (const auto& [k, v] : generated) expected[k] = v;
+    j.spec.env = given;
+    auto env = job_environment(j, ctx);
+    std::vector<std::string> want;
+    for (const auto& [k, v] : expected) want.push_back(k + "=" + v);
+    REQUIRE(env == want);
+  }
 }

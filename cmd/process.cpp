@@ -1,6 +1,7 @@
 #include "cmd/process.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -52,7 +53,7 @@ bool process_alive(pid_t pid) {
   if (kill(pid, 0) != 0 && errno != EPERM) return false;
   // An exited process that nobody has reaped yet (a daemon's parent is init, which may
   // take its time) is not alive.
-  std::vector<std::string> stat = proc_stat(pid);
+  ProcStat stat = proc_stat(pid);
   if (stat.empty()) return kill(pid, 0) == 0 || errno == EPERM;  // gone meanwhile, or no /proc
   return stat[0] != "Z";
 }
@@ -167,14 +168,29 @@ HeapPrefault::HeapPrefault(size_t bytes) {
 
 HeapPrefault::~HeapPrefault() { set_trim_threshold(kKeptFreeBytes); }
 
-std::vector<std::string> proc_stat(pid_t pid) {
-  std::string stat = read_small_file("/proc/" + std::to_string(pid) + "/stat");
-  size_t close = stat.rfind(')');
-  std::vector<std::string> out;
-  if (close == std::string::npos || close + 2 >= stat.size()) return out;
-  for (std::string_view f : split(std::string_view(stat).substr(close + 2), ' ')) out.emplace_back(trim(f));
-  return out;
+ProcStat::ProcStat(std::string text) : text_(std::move(text)) {
+  size_t close = text_.rfind(')');
+  if (close == std::string::npos || close + 2 >= text_.size()) {
+    text_.clear();
+    return;
+  }
+  text_.erase(0, close + 2);
+  while (!text_.empty() && std::isspace(static_cast<unsigned char>(text_.back()))) text_.pop_back();
 }
+
+size_t ProcStat::size() const { return empty() ? 0 : 1 + static_cast<size_t>(std::count(text_.begin(), text_.end(), ' ')); }
+
+std::string_view ProcStat::operator[](size_t i) const {
+  std::string_view rest = text_;
+  for (; i > 0; --i) {
+    size_t space = rest.find(' ');
+    if (space == std::string_view::npos) return {};
+    rest.remove_prefix(space + 1);
+  }
+  return trim(rest.substr(0, rest.find(' ')));
+}
+
+ProcStat proc_stat(pid_t pid) { return ProcStat(read_small_file("/proc/" + std::to_string(pid) + "/stat")); }
 
 int64_t rss_kib(pid_t pid) {
   std::string status = read_small_file("/proc/" + std::to_string(pid) + "/status");

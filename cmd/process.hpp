@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <sys/types.h>
 #include <vector>
@@ -73,7 +74,19 @@ void prefault_heap_hook(size_t frame_bytes);  // the same, as a FrameDecoder::Lo
 inline constexpr size_t kHeapPerReplyByte = 5;
 // The fields of /proc/PID/stat from the state (field 3) on, past the command name (which
 // may hold spaces); empty when the process is gone. proc_stat(pid)[0] is the state letter.
-std::vector<std::string> proc_stat(pid_t pid);
+// One string read, its fields picked as views on demand (an agent reads a shim's start
+// time for every job; a string per field was most of that).
+class ProcStat {
+ public:
+  explicit ProcStat(std::string text);
+  size_t size() const;
+  bool empty() const { return text_.empty(); }
+  std::string_view operator[](size_t i) const;  // "" past the last field
+
+ private:
+  std::string text_;  // from the state letter on, no trailing newline
+};
+ProcStat proc_stat(pid_t pid);
 // VmRSS of a process in KiB, or -1.
 int64_t rss_kib(pid_t pid);
 // SIGTERM, wait up to `grace_ms`, then SIGKILL. Reaps the child if it is ours.

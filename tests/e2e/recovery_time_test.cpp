@@ -70,7 +70,7 @@ bool write_deep_queue(const std::string& state_dir, int jobs) {
 double cpu_seconds(pid_t pid) {
   auto stat = hq::cmd::proc_stat(pid);  // [11] utime, [12] stime, in clock ticks
   if (stat.size() < 13) return -1;
-  return static_cast<double>(std::stoll(stat[11]) + std::stoll(stat[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return static_cast<double>(std::stoll(std::string(stat[11])) + std::stoll(std::string(stat[12]))) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace

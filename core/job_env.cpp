@@ -68,18 +68,26 @@ namespace {
 
 // "KEY=VALUE" entries sorted by key, one per key: the last given (a map of strings built
 // the same, with an allocation per key and value, was a tenth of a node agent's CPU a job).
+// Each key is found once; the sort orders (key, position) pairs.
 std::vector<std::string> sorted_last_wins(std::vector<std::string> entries) {
-  auto key = [](const std::string& kv) { return std::string_view(kv).substr(0, kv.find('=')); };
-  std::stable_sort(entries.begin(), entries.end(),
-                   [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && key(entries[i]) == key(entries[i + 1])) continue;  // a later one wins
-    if (kept != i) entries[kept] = std::move(entries[i]);
-    ++kept;
+  struct Keyed {
+    std::string_view key;
+    size_t at;
+  };
+  std::vector<Keyed> order;
+  order.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) order.push_back({std::string_view(entries[i]).substr(0, entries[i].find('=')), i});
+  std::sort(order.begin(), order.end(), [](const Keyed& a, const Keyed& b) {
+    int c = a.key.compare(b.key);
+    return c != 0 ? c < 0 : a.at < b.at;
+  });
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k + 1 < order.size() && order[k].key == order[k + 1].key) continue;  // a later one wins
+    out.push_back(std::move(entries[order[k].at]));  // its key is not looked at again
   }
-  entries.resize(kept);
-  return entries;
+  return out;
 }
 
 }  // namespace

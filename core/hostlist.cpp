@@ -160,10 +160,6 @@ std::string range_text(const HostRange& r) {
   return r.lo == r.hi ? pad(r.lo, r.width) : pad(r.lo, r.width) + "-" + pad(r.hi, r.width);
 }
 
-}  // namespace
-
-namespace {
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }  // std::isdigit's set, without its call
 
 // From `from` on, digit runs compared by value (leading zeros aside), other bytes as bytes.

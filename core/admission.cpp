@@ -54,13 +54,21 @@ Status check_node_count(const std::vector<const Node*>& known, const Job& job, c
   return Status::ok();
 }
 
-// The partition's nodes the cluster knows, in the partition's order: one lookup by name
-// each, for every check of a submission (a name's lookup compares names naturally).
+// The partition's nodes the cluster knows, in the partition's order. A partition lists its
+// nodes in the node table's (natural) order, so the node after the last one found is
+// usually the next one: it is checked by equality first, and only a miss is looked up by
+// name (a lookup per node made this check some 10 comparisons of names a node, most of a
+// submission's cost on a partition of a thousand nodes).
 std::vector<const Node*> known_nodes(const ClusterState& s, const PartitionConfig& p) {
   std::vector<const Node*> out;
   out.reserve(p.nodes.size());
-  for (const auto& name : p.nodes)
-    if (auto it = s.nodes.find(name); it != s.nodes.end()) out.push_back(&it->second);
+  auto next = s.nodes.begin();
+  for (const auto& name : p.nodes) {
+    auto it = next != s.nodes.end() && next->first == name ? next : s.nodes.find(name);
+    if (it == s.nodes.end()) continue;
+    out.push_back(&it->second);
+    next = std::next(it);
+  }
   return out;
 }
 

@@ -166,6 +166,19 @@ TEST_CASE("multi-node jobs and memory - admission refuses what could never run, 
         "n[1-4] too small for 16 CPUs");
 }
 
+TEST_CASE("admission finds a partition's nodes whatever their order in its list, and skips names the cluster lacks") {
+  auto s = cluster("n[1-12]", 8, 1000);
+  REQUIRE(s.partitions.size() == 1);
+  // Out of the node table's order, with gaps and a name no node has.
+  s.partitions[0].nodes = {"n10", "n2", "n3", "n12", "nowhere", "n1", "n11"};
+  CHECK(check_ever_runnable(s, JobBuilder(1).nodes(6).build()).is_ok());
+  CHECK(check_ever_runnable(s, JobBuilder(2).nodes(7).build()).message() ==
+        "Node count specification invalid: the job needs 7 nodes, partition batch has 6");
+  CHECK(check_ever_runnable(s, JobBuilder(3).mem(2000).build()).message() ==
+        "Requested node configuration is not available: partition batch has no node that could take this job: "
+        "n[10,2-3,12,1,11] too small for 2000 MiB of memory");
+}
+
 TEST_CASE("an allocation lists its nodes in node order, whichever best fit took first - its first node is the nodelist's") {
   auto s = cluster("n[1-3]", 4);
   start(s, 100, {"n3"}, 2);  // n3 is the best fit for 2 CPUs

@@ -19,20 +19,22 @@ class KeptReadBuffers {
  public:
   ~KeptReadBuffers() {
     for (size_t i = 0; i < count_; ++i) delete[] kept_[i];
-    count_ = kept_.size();  // a connection that outlives the thread's objects frees its own
+    count_ = 0;
+    gone_ = true;  // a connection that outlives the thread's objects makes and frees its own
   }
   char* take() {
     if (count_ == 0) return new char[kReadSize];
     return kept_[--count_];
   }
   void give_back(char* buf) {
-    if (count_ == kept_.size()) delete[] buf;
+    if (gone_ || count_ == kept_.size()) delete[] buf;
     else kept_[count_++] = buf;
   }
 
  private:
   std::array<char*, 8> kept_{};
   size_t count_ = 0;
+  bool gone_ = false;
 };
 
 thread_local KeptReadBuffers kept_read_buffers;

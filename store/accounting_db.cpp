@@ -143,11 +143,10 @@ Result<int64_t> AccountingDb::shipped(const std::string& source) {
 Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector<AcctJob>& jobs) {
   auto k = kept();
   if (!k) return k.status();
-  Kept& kept = **k;
-  (void)kept.begin.reset();
-  if (Status s = kept.begin.run(); !s) return s;
+  Kept& statements = **k;
+  if (Status s = statements.begin.run_kept(); !s) return s;
   auto done = [&](Status s) -> Status {
-    if (s) s = kept.commit.run();
+    if (s) s = statements.commit.run_kept();
     if (!s) {
       (void)exec_sql(db_, path_, "ROLLBACK");
       kept_.reset();  // compiled again next time, in case what failed was a statement
@@ -159,26 +158,23 @@ Result<int64_t> AccountingDb::apply(const std::string& source, const std::vector
   int64_t seq = *last;
   for (const auto& job : jobs) {
     if (job.seq <= seq) continue;  // applied before: shipped again after a restart
-    Status s = job.node_span      ? upsert_values(kept.upsert_span, span_values(job))
-               : job.step_id >= 0 ? upsert_values(kept.upsert_step, step_values(job))
-                                  : upsert_values(kept.upsert_job, job_values(job));
+    Status s = job.node_span      ? upsert_values(statements.upsert_span, span_values(job))
+               : job.step_id >= 0 ? upsert_values(statements.upsert_step, step_values(job))
+                                  : upsert_values(statements.upsert_job, job_values(job));
     if (!s) return done(s);
     seq = job.seq;
   }
-  Stmt& st = kept.record_shipped;
+  Stmt& st = statements.record_shipped;
   Status s = st.bind_text(1, source);
   if (s) s = st.bind_int64(2, seq);
-  if (s) s = st.run();
+  if (s) s = st.run_kept();
   if (Status d = done(s); !d) return d;
   return seq;
 }
 
 Status AccountingDb::upsert_values(Stmt& st, const std::vector<Bind>& values) {
-  (void)st.reset();  // a run that failed may have left it mid-way
   if (Status s = bind_all(st, values); !s) return s;  // blobs bind without a copy: `values` outlives the run
-  Status s = st.run();
-  st.clear_bindings();
-  return s;
+  return st.run_kept();
 }
 
 Result<std::vector<std::string>> AccountingDb::node_spans(const AcctJobQuery& q) {

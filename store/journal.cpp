@@ -412,20 +412,11 @@ Status Journal::prepare_commit_statements() {
   return Status::ok();
 }
 
-// A kept statement run once: reset first (a run that failed may have left it mid-way) and
-// unbound after.
-Status Journal::run_kept(Stmt& st) {
-  (void)st.reset();
-  Status s = st.run();
-  st.clear_bindings();
-  return s;
-}
-
 Status Journal::commit(const std::vector<Item>& batch) {
   if (Status s = prepare_commit_statements(); !s) return s;
-  if (Status s = run_kept(*begin_); !s) return s;
+  if (Status s = begin_->run_kept(); !s) return s;
   Status s = write_batch(batch);
-  if (s) s = run_kept(*commit_);
+  if (s) s = commit_->run_kept();
   if (!s) {
     (void)exec("ROLLBACK");  // also after a failed COMMIT that left the transaction open
     drop_commit_statements();  // one whose table changed under it fails from then on: compiled again
@@ -449,15 +440,15 @@ Status Journal::write_batch(const std::vector<Item>& batch) {
       case Item::kOutboxOnly:
         s = outbox.bind_blob(1, item.body);
         if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
-        if (s) s = run_kept(outbox);
+        if (s) s = outbox.run_kept();
         break;
       case Item::kEvent:
         s = insert.bind_blob(1, item.body);
-        if (s) s = run_kept(insert);
+        if (s) s = insert.run_kept();
         for (size_t i = 0; s && i < item.records.size(); ++i) {
           s = outbox.bind_blob(1, item.records[i]);
           if (s) s = outbox.bind_int64(2, static_cast<int64_t>(item.record_kind));
-          if (s) s = run_kept(outbox);
+          if (s) s = outbox.run_kept();
         }
         break;
     }

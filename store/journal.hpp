@@ -98,7 +98,6 @@ class Journal : public EventLog {
   // The statements every commit runs, compiled once, on the writer thread.
   Status prepare_commit_statements();
   void drop_commit_statements();
-  Status run_kept(Stmt& st);
 
   sqlite3* db_;
   std::string path_;

@@ -99,6 +99,15 @@ class Stmt {
     if (*row) return internal(path_ + ": " + what_ + ": the statement returned a row");
     return check(sqlite3_reset(s_));
   }
+  // A kept statement (prepare_kept) run once, its values bound before: reset first (a run
+  // that failed may have left it mid-way) and unbound after (a blob bound without a copy
+  // must not be pointed at once it is gone).
+  Status run_kept() {
+    (void)reset();
+    Status s = run();
+    clear_bindings();
+    return s;
+  }
   // Ready to be bound and stepped again (after each_row()).
   Status reset() { return check(sqlite3_reset(s_)); }
   // Unbinds every value (a blob bound without a copy must not be pointed at once it is gone).

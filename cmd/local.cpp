@@ -33,7 +33,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kLocalUsage =
     "usage: hq local start [--nodes N] [--cpus C] [--block-size B] [--no-wait] | stop | status | restart NAME... [--no-wait]\n";
 
 struct StartOptions {
@@ -328,9 +328,9 @@ int status(const std::string& dir) {
 }  // namespace
 
 int run_local(const Args& args) {
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return std::cout << kLocalUsage, 0;
   std::string dir = local_dir();
-  if (args.size() < 2) return std::cerr << kUsage, 2;
+  if (args.size() < 2) return std::cerr << kLocalUsage, 2;
   if (args[1].size() > 1 && args[1][0] == '-') return reject_option("hq local", args[1]);
   StartOptions o;
   std::vector<std::string> names;
@@ -348,14 +348,14 @@ int run_local(const Args& args) {
     } else if (a.size() > 1 && a[0] == '-') {
       return reject_option("hq local", a);
     } else {
-      return std::cerr << "hq local: unexpected argument '" << a << "'\n" << kUsage, 2;
+      return std::cerr << "hq local: unexpected argument '" << a << "'\n" << kLocalUsage, 2;
     }
   }
   if (args[1] == "start") return start(dir, o);
   if (args[1] == "stop") return stop(dir);
   if (args[1] == "status") return status(dir);
   if (args[1] == "restart" && !names.empty()) return restart(dir, names, o.wait);
-  std::cerr << "hq local: unknown action '" << args[1] << "'\n" << kUsage;
+  std::cerr << "hq local: unknown action '" << args[1] << "'\n" << kLocalUsage;
   return 2;
 }
 

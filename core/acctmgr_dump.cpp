@@ -31,24 +31,18 @@ constexpr std::string_view kHeader =
 
 constexpr int64_t kFairshareParent = 2147483647;  // how Slurm's dump writes Fairshare=parent
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 // A user's QOS as changes from what its account gives ("+high,-normal"), as Slurm keeps a
 // `qos+=`/`qos-=`; an account's as its whole list.
 std::string qos_text(const AcctModel& m, const AcctAssoc& a) {
   if (a.qos.empty()) return "";
   const AcctAssoc* parent = m.parent_of(a);
-  if (a.user.empty() || !parent) return joined(a.qos);
+  if (a.user.empty() || !parent) return comma_list(a.qos);
   std::vector<std::string> above = m.effective_qos(*parent), changes;
   for (const auto& q : a.qos)
     if (std::find(above.begin(), above.end(), q) == above.end()) changes.push_back("+" + q);
   for (const auto& q : above)
     if (std::find(a.qos.begin(), a.qos.end(), q) == a.qos.end()) changes.push_back("-" + q);
-  return joined(changes);
+  return comma_list(changes);
 }
 
 // Slurm's print_file_add_limits_to_line: the association's own settings, in its order.
@@ -103,7 +97,7 @@ std::string user_line(const AcctModel& m, const AcctAssoc& a) {
     const AcctAssoc* parent = own ? m.parent_of(*own) : nullptr;
     if (!parent || !coordinates_account(parent->account)) coordinates.push_back(name);
   }
-  if (!coordinates.empty()) line += ":Coordinator='" + joined(coordinates) + "'";
+  if (!coordinates.empty()) line += ":Coordinator='" + comma_list(coordinates) + "'";
   if (!a.partition.empty()) line += ":Partition='" + a.partition + "'";
   return line + limits_text(m, a);
 }

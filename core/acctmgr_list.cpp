@@ -130,7 +130,7 @@ std::vector<std::string> split_format(std::string_view list) {
 std::string count_cell(int64_t v) { return v == kNoLimit ? "" : std::to_string(v); }
 std::string wall_cell(int64_t v) { return v == kNoLimit ? "" : format_wall_minutes(v); }
 
-std::string joined(std::vector<std::string> names) {
+std::string sorted_comma_list(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   return comma_list(names);
 }
@@ -166,7 +166,7 @@ std::string assoc_value(const AcctModel& m, const AcctAssoc& a, std::string_view
   if (h == "MaxTRES") return format_tres(l.max_tres);
   if (h == "MaxTRESPerNode") return format_tres(l.max_tres_per_node);
   if (h == "MaxTRESMins") return format_tres(l.max_tres_mins);
-  if (h == "QOS") return joined(a.qos);
+  if (h == "QOS") return sorted_comma_list(a.qos);
   if (h == "Def QOS") return a.def_qos;
   if (h == "ParentName") return a.user.empty() ? a.parent : "";
   if (h == "ID") return std::to_string(a.id);
@@ -321,7 +321,7 @@ void list_user(Ctx& cx, const std::vector<Word>& words) {
         std::vector<std::string> accts;
         for (const auto& [an, a] : cx.model.accounts)
           if (contains(a.coordinators, name)) accts.push_back(an);
-        return joined(accts);
+        return sorted_comma_list(accts);
       }
       return "";
     };
@@ -396,7 +396,7 @@ void list_account(Ctx& cx, const std::vector<Word>& words) {
       if (h == "Account") return a.name;
       if (h == "Descr") return a.description;
       if (h == "Org") return a.organization;
-      if (h == "Coord Accounts") return joined(a.coordinators);
+      if (h == "Coord Accounts") return sorted_comma_list(a.coordinators);
       return "";
     };
     if (cx.options.records) {

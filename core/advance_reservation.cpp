@@ -216,7 +216,6 @@ Status choose_nodes(const ClusterState& state, const ResvSettings& s, AdvanceRes
   return Status::ok();
 }
 
-std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ",") + s;

@@ -45,6 +45,8 @@ std::string_view trim(std::string_view s);
 
 // ASCII lower case.
 std::string to_lower(std::string_view s);
+// Slurm's "(null)" for an empty value, the value otherwise.
+inline std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 // Equal but for ASCII case ("JobID" and "jobid").
 bool iequals(std::string_view a, std::string_view b);
 // The last part of a path ("/bin/true" -> "true").

@@ -4,11 +4,10 @@
 
 #include "core/job_reason.hpp"
 #include "net/frame.hpp"
+#include "net/wire_type.hpp"
 
 namespace hq::net {
 namespace {
-
-enum Wire : uint32_t { kVarint = 0, kLen = 2 };
 
 constexpr size_t kMaxVarint = 10;
 constexpr size_t kMaxField = 2 + kMaxVarint;  // a tag (fields < 2048) and a varint value
@@ -34,7 +33,7 @@ class RawWriter {
     }
     *p_++ = static_cast<char>(v);
   }
-  void tag(uint32_t field, Wire type) { varint((static_cast<uint64_t>(field) << 3) | type); }
+  void tag(uint32_t field, WireType type) { varint(field_tag(field, type)); }
   void int_field(uint32_t field, int64_t v) {
     if (v == 0) return;
     tag(field, kVarint);
@@ -47,7 +46,7 @@ class RawWriter {
   }
   void bytes_field(uint32_t field, std::string_view s, bool even_empty = false) {
     if (s.empty() && !even_empty) return;
-    tag(field, kLen);
+    tag(field, kLengthDelimited);
     varint(s.size());
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
@@ -58,7 +57,7 @@ class RawWriter {
     auto wire = [](Int v) { return static_cast<uint64_t>(static_cast<int64_t>(v)); };  // int32: sign-extended
     size_t len = 0;
     for (Int v : values) len += varint_size(wire(v));
-    tag(field, kLen);
+    tag(field, kLengthDelimited);
     varint(len);
     for (Int v : values) varint(wire(v));
   }
@@ -67,7 +66,7 @@ class RawWriter {
   // when its length needs more (the room made counts kMaxVarint for that).
   template <typename Body>
   void message(uint32_t field, Body&& body) {
-    tag(field, kLen);
+    tag(field, kLengthDelimited);
     char* length_at = p_++;
     body(*this);
     size_t len = static_cast<size_t>(p_ - (length_at + 1));
@@ -184,7 +183,7 @@ std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size) {
   std::string out;
   append_raw(out, 2 * kMaxField, [&](RawWriter& w) {
     w.uint_field(1, seq);
-    w.tag(13, kLen);  // Envelope.queue_reply
+    w.tag(13, kLengthDelimited);  // Envelope.queue_reply
     w.varint(reply_size);
   });
   return out;

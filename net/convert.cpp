@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/hostlist.hpp"
+#include "net/wire_type.hpp"
 
 namespace hq::net {
 namespace {
@@ -666,8 +667,6 @@ struct SnapshotEntries {
   std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions, reservations, node_updates;
 };
 
-constexpr uint32_t kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
-constexpr uint32_t field_tag(uint32_t field, uint32_t wire_type) { return field << 3 | wire_type; }
 
 // A length-delimited field's bytes, as a view into `all` (the input `in` reads).
 bool read_bytes(google::protobuf::io::CodedInputStream& in, std::string_view all, std::string_view& out) {

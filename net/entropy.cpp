@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
 #include <sys/random.h>
 
 namespace hq::net {
@@ -22,6 +23,12 @@ int kernel_entropy(void*, unsigned char* out, size_t len) {
 std::string random_bytes(size_t n) {
   std::string out(n, '\0');
   return kernel_entropy(nullptr, reinterpret_cast<unsigned char*>(out.data()), n) == 0 ? out : std::string();
+}
+
+std::string mbed_error(int rc) {
+  char buf[160];
+  mbedtls_strerror(rc, buf, sizeof buf);
+  return buf;
 }
 
 }  // namespace hq::net

@@ -6,7 +6,6 @@
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ecp.h>
 #include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/sha256.h>
@@ -16,12 +15,6 @@
 
 namespace hq::net {
 namespace {
-
-std::string mbed_error(int rc) {
-  char buf[160];
-  mbedtls_strerror(rc, buf, sizeof buf);
-  return buf;
-}
 
 struct Rng {
   mbedtls_ctr_drbg_context drbg;

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/ssl_ticket.h>
@@ -52,12 +51,6 @@ namespace {
 const int kSuites[] = {MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
                        MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
                        MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, 0};
-
-std::string mbed_error(int rc) {
-  char buf[160];
-  mbedtls_strerror(rc, buf, sizeof buf);
-  return buf;
-}
 
 Result<std::shared_ptr<TlsContext>> base_context(int endpoint) {
   auto ctx = std::make_shared<TlsContext>();

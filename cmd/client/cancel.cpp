@@ -24,7 +24,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kCancelUsage[] =
     "usage: hq cancel [OPTIONS] [JOBID[_TASK]...]   (scancel)\n"
     "  -u, --user=LIST      jobs of these users      --me             my jobs\n"
     "  -n, --name=LIST      jobs with these names    -t, --state=LIST jobs in these states (pending, R, ...)\n"
@@ -220,7 +220,7 @@ std::vector<OptionDocRow> scancel_option_docs() {
 
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return std::cout << kCancelUsage, 0;
   for (size_t i = 1; i < args.size(); ++i) {  // scancel's options take their values joined or next: none is one of these
     if (args[i] == "--usage") return *answer_meta_option(MetaOption::kUsage, "scancel", "");
     if (args[i] == "-V" || args[i] == "--version") return *answer_meta_option(MetaOption::kVersion, "scancel", "");

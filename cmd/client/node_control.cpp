@@ -32,7 +32,7 @@ int send_node_control(const std::string& prog, const std::string& action, const 
   return print_admin_reply(prog, call_admin(env));
 }
 
-const char* const kUsage =
+const char* const kNodeControlUsage =
     "usage: hq control drain NODES --reason TEXT   (no new jobs; running ones finish)\n"
     "       hq control resume NODES\n"
     "       hq control delete node NODES           (a node that joined dynamically)\n";
@@ -44,14 +44,14 @@ int run_node_control(const Args& args) {
   std::vector<std::string> words;
   std::string reason;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "-h" || args[i] == "--help") return std::cout << kUsage, 0;
+    if (args[i] == "-h" || args[i] == "--help") return std::cout << kNodeControlUsage, 0;
     if (args[i] == "--reason" && i + 1 < args.size()) reason = args[++i];
     else if (args[i].rfind("--reason=", 0) == 0) reason = args[i].substr(9);
     else if (args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
     else words.push_back(args[i]);
   }
   if (words.size() == 3 && words[0] == "delete" && words[1] == "node") words.erase(words.begin() + 1);
-  if (words.size() != 2) return std::cerr << kUsage, 2;
+  if (words.size() != 2) return std::cerr << kNodeControlUsage, 2;
   return send_node_control(prog, words[0], words[1], reason);
 }
 

@@ -135,7 +135,6 @@ std::string state_name(std::string_view word) {
   return up;
 }
 
-std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 const char* truth(bool b) { return b ? "true" : "false"; }
 
 // -vv's lists after the dump (Slurm prints a name's first byte as a number: "%u" of a char).

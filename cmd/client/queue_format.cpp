@@ -16,7 +16,6 @@
 namespace hq::cmd {
 namespace {
 
-std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string when(int64_t t) { return t > 0 ? local_time(t) : "N/A"; }
 

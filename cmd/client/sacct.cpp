@@ -24,7 +24,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kSacctUsage[] =
     "usage: hq acct [OPTIONS]   (sacct: job records from the accounting store)\n"
     "  -j, --jobs=LIST        these jobs (123, 123_4, 123.batch, 123.0); no time window then\n"
     "  -u, --user=LIST        these users' jobs     -a, --allusers   every user's\n"
@@ -305,7 +305,7 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
 
 int run_sacct(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return std::cout << kUsage, 0;
+  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return std::cout << kSacctUsage, 0;
   SacctArgs a;
   if (int rc = parse(args, a, prog); rc >= 0) return rc;
   if (a.helpformat) return print_helpformat(), 0;

@@ -21,7 +21,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kSacctmgrUsage[] =
     "usage: hq acctmgr [OPTIONS] COMMAND ENTITY [SPECS]   (sacctmgr)\n"
     "  -i, --immediate   commit without asking      -n, --noheader   no header\n"
     "  -p, --parsable    '|' after every field      -P, --parsable2  '|' between fields\n"
@@ -190,7 +190,7 @@ int run_sacctmgr(const Args& args) {
   std::string prog = prog_name(args[0]);
   MgrArgs a;
   if (int rc = parse(args, a, prog); rc >= 0) return rc;
-  if (a.help) return std::cout << kUsage, 0;
+  if (a.help) return std::cout << kSacctmgrUsage, 0;
   if (a.version) return std::cout << persona_version() << "\n", 0;
   if (a.req.words_size() > 0) return run_command(a, prog);
   // No command: one per line from stdin, as sacctmgr's interactive mode reads them.

@@ -53,7 +53,6 @@ void print_gpu_allocs(const pb::Job& j) {
   }
 }
 
-std::string or_null(const std::string& v) { return v.empty() ? "(null)" : v; }
 
 // What the job holds (running or ended) or asks for (pending), as Slurm's TRES= line.
 std::string tres(const pb::Job& j, int cpus, int nodes) {

@@ -13,13 +13,7 @@
 namespace hq::cmd {
 namespace {
 
-std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
 
-std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 std::string state_complete(const SinfoNodeState& s) {  // "idle+drain+not_responding"
   SinfoNodeState base = s;
@@ -68,7 +62,7 @@ std::string node_value(const pb::Node& n, char code) {
     case 'H': return n.reason_time() > 0 ? local_time(n.reason_time()) : "Unknown";
     case 'u': return n.has_reason_uid() ? user_name(n.reason_uid()) : "Unknown";
     case 'U': return n.has_reason_uid() ? user_name(n.reason_uid()) + "(" + std::to_string(n.reason_uid()) + ")" : "Unknown";
-    case 'f': case 'b': return or_null(joined(n.features()));
+    case 'f': case 'b': return or_null(comma_joined(n.features()));
     case 'G': return or_null(n.gres());
     case kSiGresUsed: return or_null(n.gres_used());
     case kSiAllocMem: return std::to_string(n.alloc_mem_mib());

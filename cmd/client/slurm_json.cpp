@@ -17,11 +17,6 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-std::string joined(const google::protobuf::RepeatedPtrField<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
 
 // "gres:gpu[:TYPE]:N", Slurm 22.05's form of a GPU count in tres_per_* ("" for none).
 std::string gpu_tres(const pb::JobSpec& s, int64_t n) {
@@ -143,7 +138,7 @@ void add_job(Obj j, const pb::Job& job, const std::string& cluster, const std::s
   j.num("user_id", s.uid()).str("user_name", s.user()).str("wckey", s.wckey());
   j.str("current_working_directory", s.workdir());
   Obj own = j.obj("hq");
-  own.str("partitions", joined(job.partitions())).str("sched_nodes", job.sched_nodes());
+  own.str("partitions", comma_joined(job.partitions())).str("sched_nodes", job.sched_nodes());
   own.num("expected_start", static_cast<double>(job.expected_start()));
   own.num("exit_code", job.exit_code()).num("exit_signal", job.exit_signal());
   if (job.array_job_id()) own.num("array_task_count", job.array_task_count());
@@ -177,8 +172,8 @@ void add_node(Obj n, const pb::Node& node) {
   n.num("tres_weighted", node.alloc_cpus());
   static const char* kBase[] = {"unknown", "down", "idle", "allocated", "error", "mixed"};
   n.str("architecture", "").num("boards", 1).num("boot_time", static_cast<double>(node.boot_time()));
-  n.str("comment", "").num("cores", 1).num("cpus", node.cpus()).str("features", joined(node.features()));
-  n.str("active_features", joined(node.features())).str("gres", node.gres()).str("gres_used", node.gres_used());
+  n.str("comment", "").num("cores", 1).num("cpus", node.cpus()).str("features", comma_joined(node.features()));
+  n.str("active_features", comma_joined(node.features())).str("gres", node.gres()).str("gres_used", node.gres_used());
   n.str("name", node.name()).str("address", node.name()).str("hostname", node.name());
   n.str("state", kBase[static_cast<int>(st.base)]);
   auto* flags = n.list("state_flags");

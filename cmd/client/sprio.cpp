@@ -18,7 +18,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kSprioUsage[] =
     "Usage: sprio [OPTIONS]\n"
     "  -h, --noheader                  no headers on output\n"
     "  -j, --jobs                      comma separated list of jobs\n"
@@ -64,7 +64,7 @@ std::unique_ptr<CLI::App> prio_parser(PrioArgs& a) {
 
 int run_sprio(const Args& args) {
   std::string prog = args.empty() || args[0] != "sprio" ? "hq prio" : "sprio";
-  if (asks_usage(args)) return std::cout << kUsage, 0;
+  if (asks_usage(args)) return std::cout << kSprioUsage, 0;
   PrioArgs a;
   auto app = prio_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;

@@ -19,7 +19,7 @@
 namespace hq::cmd {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kSshareUsage[] =
     "Usage:  sshare [OPTION]                                                    \n"
     "  Valid OPTIONs are:                                                       \n"
     "    -a or --all            list all users                                  \n"
@@ -88,7 +88,7 @@ ShareRow from_pb(const pb::ShareRowRec& p) {
 
 int run_sshare(const Args& args) {
   std::string prog = args.empty() || args[0] != "sshare" ? "hq share" : "sshare";
-  if (asks_usage(args)) return std::cout << kUsage, 0;
+  if (asks_usage(args)) return std::cout << kSshareUsage, 0;
   ShareArgs a;
   auto app = share_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;

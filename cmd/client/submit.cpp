@@ -28,7 +28,7 @@ extern char** environ;
 namespace hq::cmd {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kSubmitUsage =
     "usage: hq submit [options] [script [args...]]   (or --wrap CMD, or the script on stdin)\n"
     "  -J, --job-name NAME     -o, --output PAT     -e, --error PAT     -D, --chdir DIR\n"
     "  -p, --partition P       -t, --time LIMIT     -N, --nodes N[-M]   -n, --ntasks N\n"
@@ -223,11 +223,11 @@ int wait_for(net::RpcClient& client, uint64_t id, const std::string& prog) {
 
 int run_submit(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], kUsage)) return *done;
+  if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], kSubmitUsage)) return *done;
   CliOptionError option_error;
   MetaOption meta = MetaOption::kNone;
   auto req = build_request(args, option_error, meta);
-  if (auto done = answer_meta_option(meta, args[0], kUsage)) return *done;
+  if (auto done = answer_meta_option(meta, args[0], kSubmitUsage)) return *done;
   if (!req && prog == "sbatch" && (option_error.unknown || !option_error.name.empty())) {
     SbatchOptionAnswer answer = sbatch_option_error(option_error);  // Slurm's words and exit code
     for (const auto& line : answer.lines) std::cerr << line << "\n";

@@ -17,7 +17,6 @@ namespace hq::cmd {
 namespace {
 
 std::string secs(Duration d) { return std::to_string(d) + " sec"; }
-std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
 std::string yes_no(bool b) { return b ? "Yes" : "No"; }
 
 using Add = std::function<void(const std::string&, const std::string&)>;

@@ -20,14 +20,14 @@ namespace {
 
 constexpr std::string_view kVersion = "v0.0.43";
 
-RestError not_found(int error_number, std::string error, std::string description) {
+RestError rest_not_found(int error_number, std::string error, std::string description) {
   return rest_error(404, error_number, std::move(error), std::move(description));
 }
 
 net::HttpResponse error_reply(const RestError& e, const RestMeta& meta) { return http_json(e.http, rest_error_json({e}, meta)); }
 
 net::HttpResponse bad_job_id(const std::string& target, const RestMeta& meta) {
-  return error_reply(not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + target), meta);
+  return error_reply(rest_not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "Invalid job id: " + target), meta);
 }
 
 // The job a path names ("123", "123_4"); false once `respond` has had the 404.
@@ -75,13 +75,13 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
   RestMeta meta = rest_meta(req, who);
   auto fail = [&](RestError e) { respond(http_json(e.http, rest_error_json({e}, meta))); };
   std::vector<std::string> parts;
-  if (!split_path(req.path, parts) || parts.size() < 3) return fail(not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
+  if (!split_path(req.path, parts) || parts.size() < 3) return fail(rest_not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
   if (parts[1] != kVersion)
-    return fail(not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path",
+    return fail(rest_not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path",
                           "Unsupported version " + parts[1] + ": hq serves slurmrestd's " + std::string(kVersion)));
   const std::string& what = parts[2];
   std::string arg = parts.size() > 3 ? parts[3] : "";
-  if (parts.size() > 4) return fail(not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
+  if (parts.size() > 4) return fail(rest_not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
   const std::string& m = req.method;
   bool get = m == "GET" || m == "HEAD";
   if (what == "ping" && arg.empty() && get) return respond(http_json(200, rest_ping_json(config_.controller.host, 0, meta)));
@@ -95,7 +95,7 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
     if (get) {
       pb::NodesReply r = nodes();
       bool known = arg.empty() || std::any_of(r.nodes().begin(), r.nodes().end(), [&](const pb::Node& n) { return n.name() == arg; });
-      if (!known) return fail(not_found(slurm_errno::kInvalidNodeName, "Invalid node name specified", "No node named " + arg));
+      if (!known) return fail(rest_not_found(slurm_errno::kInvalidNodeName, "Invalid node name specified", "No node named " + arg));
       return respond(http_json(200, rest_nodes_json(r, arg, meta)));
     }
     if (m == "POST" || (m == "DELETE" && !arg.empty())) return rest_node_update(req, who, arg, std::move(respond));
@@ -104,7 +104,7 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
     if (get) {
       pb::NodesReply r = nodes();
       bool known = arg.empty() || std::any_of(r.partitions().begin(), r.partitions().end(), [&](const pb::Partition& p) { return p.name() == arg; });
-      if (!known) return fail(not_found(slurm_errno::kInvalidPartition, "Invalid partition name specified", "No partition named " + arg));
+      if (!known) return fail(rest_not_found(slurm_errno::kInvalidPartition, "Invalid partition name specified", "No partition named " + arg));
       return respond(http_json(200, rest_partitions_json(r, arg, meta)));
     }
   }
@@ -116,7 +116,7 @@ void Controller::rest(const net::HttpRequest& req, const net::Identity& who, net
     e.description = "Method " + m + " is not allowed on " + req.path;
     return fail(e);
   }
-  fail(not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
+  fail(rest_not_found(slurm_errno::kUrlInvalidPath, "Invalid or unknown URL path", "Unable to find path " + req.path));
 }
 
 RestDiag Controller::rest_diag() const {
@@ -154,7 +154,7 @@ void Controller::rest_jobs(const net::HttpRequest& req, const net::Identity& who
     all = std::move(one);
   }
   if (!one.empty() && all.jobs_size() == 0)
-    return respond(http_json(404, rest_error_json({not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "No job " + one)}, meta)));
+    return respond(http_json(404, rest_error_json({rest_not_found(slurm_errno::kInvalidJobId, "Invalid job id specified", "No job " + one)}, meta)));
   // The JSON (about 4.6 KiB a job) is written off the loop from the reply, which it owns.
   auto listing = std::make_shared<pb::QueueReply>(std::move(all));
   off_loop_.run([listing, last_backfill = sched_counters_.bf_last_time, meta] { return rest_jobs_json(*listing, last_backfill, meta); },

@@ -17,7 +17,7 @@ using namespace hq;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm-23.11/sacctmgr-json/";
+const std::string kAcctmgrJsonDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm-23.11/sacctmgr-json/";
 const std::string kShareDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm-23.11/sshare-json/";
 
 // The capture's accounts, users and QOS, built in the capture's order (so the ids match).
@@ -100,14 +100,14 @@ TEST_CASE("sacctmgr --json: users, accounts, associations, clusters and TRES as 
   };
   for (const Case& c : cases) {
     CAPTURE(c.file);
-    std::string want = test::slurp_file(kDir + c.file);
+    std::string want = test::slurp_file(kAcctmgrJsonDir + c.file);
     REQUIRE(!want.empty());
     CHECK(hq_json(m, c.words, c.with_assoc) == want);
   }
 }
 
 TEST_CASE("sacctmgr --json: QOS as Slurm 23.11 prints them (but LimitFactor and PreemptExemptTime, which hq lacks)") {
-  std::string want = test::slurp_file(kDir + "qos.json");
+  std::string want = test::slurp_file(kAcctmgrJsonDir + "qos.json");
   REQUIRE(!want.empty());
 
   // low: LimitFactor=2 and PreemptExemptTime=300 in the capture; unset here.

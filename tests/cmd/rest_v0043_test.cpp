@@ -7,6 +7,7 @@
 #include "cmd/controller/http_util.hpp"
 #include "cmd/rest/v0043.hpp"
 #include "../rest_shapes.hpp"
+#include "tests/json_struct.hpp"
 
 using namespace hq;
 using namespace hq::cmd;
@@ -28,12 +29,6 @@ std::string errors_text(const std::vector<std::string>& errors) {
     INFO(errors_text(errors_));                                            \
     CHECK(errors_.empty());                                                \
   } while (0)
-
-google::protobuf::Struct parsed(const std::string& json) {
-  google::protobuf::Struct s;
-  REQUIRE(google::protobuf::util::JsonStringToMessage(json, &s).ok());
-  return s;
-}
 
 const google::protobuf::Value& field(const google::protobuf::Struct& s, const std::string& k) {
   static const google::protobuf::Value none;
@@ -131,7 +126,7 @@ TEST_CASE("REST v0.0.43: the shape checker refuses what a generated client would
 TEST_CASE("REST v0.0.43: jobs as job_info - the schema's types, states as lists, the allocation node by node") {
   std::string json = rest_jobs_json(sample_jobs(), 9'990, meta());
   CHECK_SHAPE("openapi_job_info_resp", json);
-  auto doc = parsed(json);
+  auto doc = hq::test::parsed_json(json);
   const auto& jobs = field(doc, "jobs").list_value();
   REQUIRE(jobs.values_size() == 4);
   const auto& pending = jobs.values(0).struct_value();
@@ -169,7 +164,7 @@ TEST_CASE("REST v0.0.43: jobs as job_info - the schema's types, states as lists,
 TEST_CASE("REST v0.0.43: nodes and partitions - state lists with flags, CPUs and memory as the exporter adds them") {
   std::string nodes = rest_nodes_json(sample_nodes(), "", meta());
   CHECK_SHAPE("openapi_nodes_resp", nodes);
-  auto doc = parsed(nodes);
+  auto doc = hq::test::parsed_json(nodes);
   const auto& list = field(doc, "nodes").list_value();
   REQUIRE(list.values_size() == 2);
   const auto& n2 = list.values(1).struct_value();
@@ -180,10 +175,10 @@ TEST_CASE("REST v0.0.43: nodes and partitions - state lists with flags, CPUs and
   CHECK(field(n2, "alloc_idle_cpus").number_value() == 5);
   CHECK(field(n2, "alloc_memory").number_value() == 500);
   CHECK(field(n2, "reason").string_value() == "disk");
-  CHECK(parsed(rest_nodes_json(sample_nodes(), "n1", meta())).fields().at("nodes").list_value().values_size() == 1);
+  CHECK(hq::test::parsed_json(rest_nodes_json(sample_nodes(), "n1", meta())).fields().at("nodes").list_value().values_size() == 1);
   std::string parts = rest_partitions_json(sample_nodes(), "", meta());
   CHECK_SHAPE("openapi_partition_resp", parts);
-  auto parts_doc = parsed(parts);
+  auto parts_doc = hq::test::parsed_json(parts);
   const auto& p = parts_doc.fields().at("partitions").list_value().values(0).struct_value();
   CHECK(field(field(p, "cpus").struct_value(), "total").number_value() == 8);  // n1's: n2 is in no partition
   CHECK(field(field(field(p, "maximums").struct_value(), "time").struct_value(), "number").number_value() == 120);
@@ -199,13 +194,13 @@ TEST_CASE("REST v0.0.43: ping, diag, submit, kill, plain and error replies in th
   d.jobs_pending = 2;
   std::string diag = rest_diag_json(d, meta());
   CHECK_SHAPE("openapi_diag_resp", diag);
-  auto diag_doc = parsed(diag);
+  auto diag_doc = hq::test::parsed_json(diag);
   const auto& stats = diag_doc.fields().at("statistics").struct_value();
   CHECK(field(stats, "schedule_cycle_last").number_value() == 1500);
   CHECK(field(stats, "bf_cycle_last").number_value() == 2500);
   CHECK(field(stats, "rpcs_by_message_type").list_value().values(0).struct_value().fields().at("count").number_value() == 4);
   CHECK_SHAPE("openapi_job_submit_response", rest_submit_json(42, {"Field job.x is not supported by hq: ignored"}, meta()));
-  CHECK(parsed(rest_submit_json(42, {}, meta())).fields().at("job_id").number_value() == 42);
+  CHECK(hq::test::parsed_json(rest_submit_json(42, {}, meta())).fields().at("job_id").number_value() == 42);
   CHECK_SHAPE("openapi_kill_job_resp", rest_kill_json({{42, "", 0}, {43, "Invalid job id specified", 2017}}, meta()));
   CHECK_SHAPE("openapi_resp", rest_ok_json(meta(), {"w"}));
   RestError e = rest_error_of(denied("no"));

@@ -13,6 +13,7 @@
 
 #include "cmd/client/sacct_json.hpp"
 #include "golden_cases.hpp"
+#include "tests/json_struct.hpp"
 
 using namespace hq;
 using google::protobuf::Struct;
@@ -65,12 +66,6 @@ pb::StepRecord step_of(const pb::Job& j) {
   return s;
 }
 
-Struct parsed(const std::string& json) {
-  Struct s;
-  REQUIRE(google::protobuf::util::JsonStringToMessage(json, &s).ok());
-  return s;
-}
-
 const google::protobuf::Map<std::string, google::protobuf::Value>& job_at(const Struct& root, int i) {
   return root.fields().at("jobs").list_value().values(i).struct_value().fields();
 }
@@ -96,7 +91,7 @@ TEST_CASE("sacct --json: exit codes, states, array ids, steps and TRES as tools 
   pb::Job held = ran_job(10, 0, 0);
   held.set_array_job_id(10), held.set_array_task_id(3), held.set_start_time(0), held.set_state("CANCELLED by 0");
   pb::StepRecord step = step_of(ok);
-  auto root = parsed(cmd::sacct_slurm_json({{&ok, {&step}, ""}, {&failed, {}, ""}, {&killed, {}, ""}, {&task, {}, ""},
+  auto root = hq::test::parsed_json(cmd::sacct_slurm_json({{&ok, {&step}, ""}, {&failed, {}, ""}, {&killed, {}, ""}, {&task, {}, ""},
                                             {&held, {}, "3-5"}},
                                            "c1", 2000, true));
   CHECK(root.fields().at("meta").struct_value().fields().at("plugin").struct_value().fields().at("type").string_value() ==
@@ -129,7 +124,7 @@ TEST_CASE("sacct --json: exit codes, states, array ids, steps and TRES as tools 
   CHECK(rest.at("state").struct_value().fields().at("current").string_value() == "CANCELLED");
   CHECK(rest.at("kill_request_user").string_value() == "root");
   CHECK(rest.at("steps").list_value().values_size() == 0);  // it never started: no batch script
-  auto no_steps = parsed(cmd::sacct_slurm_json({{&ok, {&step}, ""}}, "c1", 2000, false));  // -X
+  auto no_steps = hq::test::parsed_json(cmd::sacct_slurm_json({{&ok, {&step}, ""}}, "c1", 2000, false));  // -X
   CHECK(job_at(no_steps, 0).at("steps").list_value().values_size() == 0);
 }
 

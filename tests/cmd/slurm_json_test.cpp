@@ -12,6 +12,7 @@
 
 #include "cmd/client/slurm_json.hpp"
 #include "golden_cases.hpp"
+#include "tests/json_struct.hpp"
 
 using namespace hq;
 
@@ -29,12 +30,6 @@ std::vector<std::string> ordered_lines_of(const std::string& path) {
 std::set<std::string> lines_of(const std::string& path) {
   auto lines = ordered_lines_of(path);
   return {lines.begin(), lines.end()};
-}
-
-google::protobuf::Struct parsed(const std::string& json) {
-  google::protobuf::Struct s;
-  REQUIRE(google::protobuf::util::JsonStringToMessage(json, &s).ok());
-  return s;
 }
 
 // A record's keys but hq's own.
@@ -59,7 +54,7 @@ TEST_CASE("squeue --json: Slurm's keys and types, hq's own under hq") {
   j->mutable_spec()->set_name(std::string("n\xff", 2));  // not UTF-8: U+FFFD in JSON
   j->mutable_spec()->set_user("alice");
   j->mutable_spec()->set_ntasks(2);
-  auto root = parsed(cmd::squeue_slurm_json(q, "c1"));
+  auto root = hq::test::parsed_json(cmd::squeue_slurm_json(q, "c1"));
   CHECK(root.fields().at("meta").struct_value().fields().at("plugin").struct_value().fields().at("type").string_value() ==
         "openapi/v0.0.38");
   const auto& job = root.fields().at("jobs").list_value().values(0).struct_value().fields();
@@ -85,7 +80,7 @@ TEST_CASE("sinfo --json: Slurm's node keys, state and flags") {
   n->set_state("DRAINING");
   n->set_responding(true);
   n->add_partitions("debug");
-  auto root = parsed(cmd::sinfo_slurm_json(r));
+  auto root = hq::test::parsed_json(cmd::sinfo_slurm_json(r));
   const auto& node = root.fields().at("nodes").list_value().values(0).struct_value().fields();
   std::set<std::string> slurm = lines_of(test::golden_dir("sinfo") + "json_node_keys.txt");
   CHECK(keys_of(node) == slurm);
@@ -116,7 +111,7 @@ TEST_CASE("squeue --json: a running job has Slurm's keys too, TRES strings and f
     task->set_array_task_id(t);
     task->set_array_throttle(2);
   }
-  auto root = parsed(cmd::squeue_slurm_json(q, "c1"));
+  auto root = hq::test::parsed_json(cmd::squeue_slurm_json(q, "c1"));
   const auto& jobs = root.fields().at("jobs").list_value();
   REQUIRE(jobs.values_size() == 2);
   std::set<std::string> slurm = lines_of(test::golden_dir("squeue") + "json_job_keys.txt");
@@ -143,7 +138,7 @@ TEST_CASE("sinfo --json: a node in a MAINT reservation has Slurm's MAINTENANCE a
   n->set_responding(true);
   n->set_reservation("m1");
   n->set_maint(true);
-  auto root = parsed(cmd::sinfo_slurm_json(r));
+  auto root = hq::test::parsed_json(cmd::sinfo_slurm_json(r));
   const auto& node = root.fields().at("nodes").list_value().values(0).struct_value().fields();
   const auto& flags = node.at("state_flags").list_value();  // as Slurm 22.05 printed n1's
   REQUIRE(flags.values_size() == 2);
@@ -229,5 +224,5 @@ TEST_CASE("squeue --json prints as Slurm's json-c: \\/, empty lists on two lines
   CHECK(json.find("\n      \"gres_detail\": [\n      ],\n") != std::string::npos);
   CHECK(json.find("\n      \"current_working_directory\": \"\\/tmp\\/w\",\n") != std::string::npos);
   CHECK(json.substr(json.size() - 12) == "\n    }\n  ]\n}");
-  CHECK(parsed(json).fields().at("jobs").list_value().values(0).struct_value().fields().at("job_id").number_value() == 7);
+  CHECK(hq::test::parsed_json(json).fields().at("jobs").list_value().values(0).struct_value().fields().at("job_id").number_value() == 7);
 }

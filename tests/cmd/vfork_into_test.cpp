@@ -15,20 +15,20 @@
 
 namespace {
 
-struct Shared {
+struct VforkShared {
   int written = 0;
   char cgroup[512] = {};
 };
 
 // Runs in the child, on its own stack: system calls only.
 void write_and_exit(void* arg) {
-  auto* s = static_cast<Shared*>(arg);
+  auto* s = static_cast<VforkShared*>(arg);
   s->written = static_cast<int>(getpid());
   _exit(7);
 }
 
 void read_own_cgroup(void* arg) {
-  auto* s = static_cast<Shared*>(arg);
+  auto* s = static_cast<VforkShared*>(arg);
   int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
   if (fd < 0) _exit(2);
   ssize_t n = read(fd, s->cgroup, sizeof s->cgroup - 1);
@@ -44,7 +44,7 @@ int exit_code_of(pid_t pid) {
 }  // namespace
 
 TEST_CASE("vfork_into_cgroup: the child shares memory, the caller waits for it, its exit code comes back") {
-  Shared s;
+  VforkShared s;
   pid_t pid = hq::cmd::vfork_into_cgroup(-1, write_and_exit, &s);
   if (pid == -ENOSYS) HQ_SKIP("clone3 is not available on this kernel or processor");
   REQUIRE(pid > 0);
@@ -61,7 +61,7 @@ TEST_CASE("vfork_into_cgroup: a child started into a v2 group is in it from the 
   REQUIRE(mkdir(group.c_str(), 0755) == 0);
   int fd = open(group.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   REQUIRE(fd >= 0);
-  Shared s;
+  VforkShared s;
   pid_t pid = hq::cmd::vfork_into_cgroup(fd, read_own_cgroup, &s);
   close(fd);
   if (pid == -ENOSYS) {

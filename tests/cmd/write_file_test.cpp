@@ -16,6 +16,7 @@
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
 #include "cmd/paths.hpp"
+#include "tests/fixture_file.hpp"
 
 using namespace hq;
 using hq::cmd::create_new_file;
@@ -67,13 +68,6 @@ class TinyTmpfs {
 
 bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("write_file_atomic: replaces the file whole, with its mode, and leaves no temp file") {
@@ -81,7 +75,7 @@ TEST_CASE("write_file_atomic: replaces the file whole, with its mode, and leaves
   std::string path = dir.path() + "/controller.addr";
   REQUIRE(write_file_atomic(path, "old\n", 0644).is_ok());
   REQUIRE(write_file_atomic(path, "127.0.0.1:6817\n", 0600).is_ok());
-  CHECK(slurp(path) == "127.0.0.1:6817\n");
+  CHECK(hq::test::slurp_file(path) == "127.0.0.1:6817\n");
   struct stat st {};
   REQUIRE(stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
@@ -107,7 +101,7 @@ TEST_CASE("write_file_atomic: a write that fails part-way keeps the old file") {
   }
   REQUIRE_FALSE(s.is_ok());
   CHECK_MESSAGE(s.message().find("cannot write " + path + ".new") != std::string::npos, s.message());
-  CHECK(slurp(path) == "old\n");
+  CHECK(hq::test::slurp_file(path) == "old\n");
   CHECK_FALSE(exists(path + ".new"));
 }
 
@@ -125,7 +119,7 @@ TEST_CASE("write_file_atomic: a full filesystem keeps the old file") {
   Status s = write_file_atomic(path, std::string(32 * 1024, 'n'), 0644);
   REQUIRE_FALSE(s.is_ok());
   CHECK_MESSAGE(s.message().find("No space left on device") != std::string::npos, s.message());
-  CHECK(slurp(path) == "old\n");
+  CHECK(hq::test::slurp_file(path) == "old\n");
   CHECK_FALSE(exists(path + ".new"));
 }
 
@@ -135,7 +129,7 @@ TEST_CASE("create_new_file: never overwrites, and a failed write leaves no half 
   REQUIRE(create_new_file(path, "1 abc\n", 0600).is_ok());
   Status again = create_new_file(path, "2 def\n", 0600);
   CHECK_FALSE(again.is_ok());
-  CHECK(slurp(path) == "1 abc\n");
+  CHECK(hq::test::slurp_file(path) == "1 abc\n");
   Status s;
   {
     FileSizeLimit limit(16);

@@ -16,14 +16,9 @@ using hq::test::JobBuilder;
 
 namespace {
 
-const AcctEnforce kAll{true, true, true, false};
+const AcctEnforce kQosEnforceAll{true, true, true, false};
 const FairShareConfig kNoDecay{0, false, 1};
 
-AcctModel model_after(const std::vector<std::string>& commands) {
-  AcctModel m = default_acct_model();
-  register_cluster(m, "c", "127.0.0.1", 1);
-  return test::after_acctmgr(std::move(m), commands);
-}
 
 Job job(uint64_t id, const std::string& account, const std::string& qos) {
   Job j = JobBuilder(id).name("j", 1000).build();
@@ -48,18 +43,18 @@ std::shared_ptr<const FairShare> shares(const AcctModel& m, std::vector<UsageRec
   return std::make_shared<const FairShare>(m, "c", records, 100000, kNoDecay);
 }
 
-std::string reason(JobReason r) { return std::string(to_string(r)); }
+std::string qos_reason(JobReason r) { return std::string(to_string(r)); }
 
 }  // namespace
 
 TEST_CASE("a QOS's GrpTRESMins counts what ran in that QOS, not in others - QOSGrpCPUMinutesLimit") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos long",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos long",
                              "modify user alice set qos+=long", "modify qos long set GrpTRESMins=cpu=100"});
-  AcctPolicy p(m, "c", kAll, shares(m, {ran("long", 50), ran("normal", 500)}));
+  AcctPolicy p(m, "c", kQosEnforceAll, shares(m, {ran("long", 50), ran("normal", 500)}));
   REQUIRE(p.has_usage_limits());
   AcctUsage u(p, 100000);
   Job hour = job(1, "physics", "long");  // 50 used + 60 of this job > 100
-  CHECK(reason(u.blocked(hour)) == "QOSGrpCPUMinutesLimit");
+  CHECK(qos_reason(u.blocked(hour)) == "QOSGrpCPUMinutesLimit");
   Job half = job(2, "physics", "long");  // 50 + 30: fits
   half.time_limit = 1800;
   CHECK(u.blocked(half) == JobReason::kNone);
@@ -68,28 +63,28 @@ TEST_CASE("a QOS's GrpTRESMins counts what ran in that QOS, not in others - QOSG
   u.start(half, "batch", {}, 1800);
   Job more = job(4, "physics", "long");
   more.time_limit = 1800;
-  CHECK(reason(u.blocked(more)) == "QOSGrpCPUMinutesLimit");
+  CHECK(qos_reason(u.blocked(more)) == "QOSGrpCPUMinutesLimit");
 }
 
 TEST_CASE("a QOS's GrpWall: its jobs' wall minutes used up, its jobs wait - QOSGrpWallLimit, not the association's") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos long",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos long",
                              "modify user alice set qos+=long", "modify qos long set GrpWall=60",
                              "modify account physics set GrpWall=10"});
-  AcctPolicy under(m, "c", kAll, shares(m, {ran("long", 40, 8)}));  // 40 wall minutes, whatever the CPUs
+  AcctPolicy under(m, "c", kQosEnforceAll, shares(m, {ran("long", 40, 8)}));  // 40 wall minutes, whatever the CPUs
   AcctUsage u(under, 100000);
   // The QOS sets GrpWall: the association's (10, used up) does not apply.
   CHECK(u.blocked(job(1, "physics", "long")) == JobReason::kNone);
-  CHECK(reason(u.blocked(job(2, "physics", "normal"))) == "AssocGrpWallLimit");
-  AcctPolicy spent(m, "c", kAll, shares(m, {ran("long", 60)}));
+  CHECK(qos_reason(u.blocked(job(2, "physics", "normal"))) == "AssocGrpWallLimit");
+  AcctPolicy spent(m, "c", kQosEnforceAll, shares(m, {ran("long", 60)}));
   AcctUsage after(spent, 100000);
-  CHECK(reason(after.blocked(job(3, "physics", "long"))) == "QOSGrpWallLimit");
+  CHECK(qos_reason(after.blocked(job(3, "physics", "long"))) == "QOSGrpWallLimit");
 }
 
 TEST_CASE("scontrol show assoc_mgr shows a QOS's raw usage and the wall and CPU minutes used") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos long",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos long",
                              "modify qos long set GrpWall=60 GrpTRESMins=cpu=1000"});
   auto fs = shares(m, {ran("long", 30, 2)});
-  AcctPolicy p(m, "c", kAll, fs);
+  AcctPolicy p(m, "c", kQosEnforceAll, fs);
   CHECK(p.qos_used("long").billing() == doctest::Approx(30 * 60 * 2));
   CHECK(p.qos_used("long").wall == doctest::Approx(30 * 60));
   CHECK(p.qos_used("normal").billing() == 0);
@@ -105,36 +100,36 @@ TEST_CASE("scontrol show assoc_mgr shows a QOS's raw usage and the wall and CPU 
 }
 
 TEST_CASE("a partition's QOS is credited with its partition's jobs' usage too, and NoDecay counts it undecayed") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos part",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos part",
                              "modify qos part set GrpTRESMins=cpu=100"});
   auto fs = std::make_shared<const FairShare>(m, "c", std::vector<UsageRecord>{ran("normal", 80, 1, "gpu")}, 100000,
                                               FairShareConfig{0, false, 1});
-  AcctPolicy p(m, "c", kAll, fs, {{"gpu", "part"}});
+  AcctPolicy p(m, "c", kQosEnforceAll, fs, {{"gpu", "part"}});
   CHECK(p.qos_used("part").billing() == doctest::Approx(80 * 60));  // a job of QOS normal, in gpu
   CHECK(p.qos_used("normal").billing() == doctest::Approx(80 * 60));
   AcctUsage u(p, 100000);
   Job there = job(1, "physics", "normal");  // 80 + 60 > 100
   there.partition = "gpu";
-  CHECK(reason(u.blocked(there)) == "QOSGrpCPUMinutesLimit");
+  CHECK(qos_reason(u.blocked(there)) == "QOSGrpCPUMinutesLimit");
   CHECK(u.blocked(job(2, "physics", "normal")) == JobReason::kNone);  // elsewhere: no partition QOS
   // With a half-life, usage an hour old counts less; with NoDecay, all of it.
   UsageRecord old = ran("long", 60);
   old.start = 100000 - 2 * 3600, old.end = 100000 - 3600;
-  AcctModel flags = model_after({"add qos long", "add qos flat set Flags=NoDecay"});
+  AcctModel flags = test::cluster_model_after({"add qos long", "add qos flat set Flags=NoDecay"});
   UsageRecord flat_old = old;
   flat_old.qos = "flat";
   auto decayed = std::make_shared<const FairShare>(flags, "c", std::vector<UsageRecord>{old, flat_old}, 100000,
                                                    FairShareConfig{3600, false, 1});
-  AcctPolicy d(flags, "c", kAll, decayed);
+  AcctPolicy d(flags, "c", kQosEnforceAll, decayed);
   CHECK(d.qos_used("long").billing() < 3600 * 0.5);
   CHECK(d.qos_used("flat").billing() == doctest::Approx(3600));
 }
 
 TEST_CASE("--qos a,b at submit: every name must be allowed - kept highest Priority first") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
                              "add qos high set Priority=100", "add qos secret",
                              "modify user alice set qos=normal,low,high"});
-  AcctPolicy p(m, "c", kAll);
+  AcctPolicy p(m, "c", kQosEnforceAll);
   JobSpec s;
   s.user = "alice";
   JobExtras e;
@@ -157,10 +152,10 @@ TEST_CASE("--qos a,b at submit: every name must be allowed - kept highest Priori
 }
 
 TEST_CASE("--qos a,b in a pass: the first QOS whose limits allow the job, else the first's reason") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
                              "add qos high set Priority=100 GrpJobs=1", "modify user alice set qos=normal,low,high",
                              "modify qos low set GrpJobs=1"});
-  AcctPolicy p(m, "c", kAll);
+  AcctPolicy p(m, "c", kQosEnforceAll);
   AcctUsage u(p, 0);
   Job first = job(1, "physics", "high,low");
   std::string chosen;
@@ -172,16 +167,16 @@ TEST_CASE("--qos a,b in a pass: the first QOS whose limits allow the job, else t
   CHECK(chosen == "low");
   u.start(second, "batch", {}, 3600, chosen);
   Job third = job(3, "physics", "high,low");  // both full: high's reason
-  CHECK(reason(u.blocked(third, &chosen)) == "QOSGrpJobsLimit");
+  CHECK(qos_reason(u.blocked(third, &chosen)) == "QOSGrpJobsLimit");
   REQUIRE(u.qos_counts("low") != nullptr);
   CHECK(u.qos_counts("low")->jobs == 1);
   CHECK(u.qos_counts("high")->jobs == 1);
 }
 
 TEST_CASE("--qos a,b end to end in the scheduler: the start names its QOS and the job takes it") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
                              "add qos high set Priority=100 GrpJobs=1", "modify user alice set qos=normal,low,high"});
-  auto policy = std::make_shared<const AcctPolicy>(m, "c", kAll);
+  auto policy = std::make_shared<const AcctPolicy>(m, "c", kQosEnforceAll);
   ClusterState s = test::cluster("n1", 8);
   for (uint64_t id : {1, 2, 3}) REQUIRE(apply(s, JobSubmitted{job(id, "physics", "high,low")}));
   Plan plan = Scheduler(SchedulerConfig{}, policy).schedule(s, 0);
@@ -215,16 +210,16 @@ TEST_CASE("qos_list: names in order, empty items skipped") {
 }
 
 TEST_CASE("a QOS's MaxTRESRunMinsPerUser and PerAccount (24.05): the TRES-minutes left of running jobs, and this job's") {
-  AcctModel m = model_after({"add account physics", "add account chem", "add user alice account=physics",
+  AcctModel m = test::cluster_model_after({"add account physics", "add account chem", "add user alice account=physics",
                              "add user bob account=chem", "add user carol account=chem",
                              "modify qos normal set MaxTRESRunMinsPU=cpu=100 MaxTRESRunMinsPA=mem=6000"});
-  AcctPolicy p(m, "c", kAll);
+  AcctPolicy p(m, "c", kQosEnforceAll);
   REQUIRE(p.has_limits());
   AcctUsage u(p, 0);
   Job hour = job(1, "physics", "normal");  // 1 CPU x 60 minutes
   CHECK(u.blocked(hour) == JobReason::kNone);
   u.start(hour, "batch", {}, 3600);
-  CHECK(reason(u.blocked(job(2, "physics", "normal"))) == "MaxCpuRunMinsPerUser");  // 60 + 60 > 100
+  CHECK(qos_reason(u.blocked(job(2, "physics", "normal"))) == "MaxCpuRunMinsPerUser");  // 60 + 60 > 100
   Job bobs = job(3, "chem", "normal");
   bobs.spec.user = "bob", bobs.spec.uid = 1001;
   CHECK(u.blocked(bobs) == JobReason::kNone);  // another user's minutes are his own
@@ -232,16 +227,16 @@ TEST_CASE("a QOS's MaxTRESRunMinsPerUser and PerAccount (24.05): the TRES-minute
   u.start(bobs, "batch", {}, 3600);
   Job carols = job(4, "chem", "normal");
   carols.spec.user = "carol", carols.spec.uid = 1002, carols.spec.mem_per_node_mib = 60;
-  CHECK(reason(u.blocked(carols)) == "MaxMemoryRunMinsPerAccount");  // chem's 3600 + 3600 > 6000
+  CHECK(qos_reason(u.blocked(carols)) == "MaxMemoryRunMinsPerAccount");  // chem's 3600 + 3600 > 6000
   carols.time_limit = 1800;  // 1800 more: fits
   CHECK(u.blocked(carols) == JobReason::kNone);
 }
 
 TEST_CASE("--qos a,b and submit limits: a waiting job counts in each QOS of its list, so neither can be got around") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos low set Priority=10",
                              "add qos high set Priority=100", "modify user alice set qos=normal,low,high",
                              "modify qos high set MaxSubmitJobsPerUser=1", "modify qos low set GrpSubmitJobs=1"});
-  AcctPolicy p(m, "c", kAll);
+  AcctPolicy p(m, "c", kQosEnforceAll);
   AcctUsage u(p, 0);
   Job first = job(1, "physics", "high,low");
   CHECK(u.refused(first, 1) == JobReason::kNone);
@@ -251,7 +246,7 @@ TEST_CASE("--qos a,b and submit limits: a waiting job counts in each QOS of its 
   CHECK(u.qos_counts("low")->submitted == 1);
   REQUIRE(u.assoc_counts("physics", "alice", "") != nullptr);
   CHECK(u.assoc_counts("physics", "alice", "")->submitted == 1);  // once, not once per QOS
-  CHECK(reason(u.refused(job(2, "physics", "high,low"), 1)) == "QOSMaxSubmitJobPerUserLimit");
+  CHECK(qos_reason(u.refused(job(2, "physics", "high,low"), 1)) == "QOSMaxSubmitJobPerUserLimit");
   CHECK(u.refused(job(3, "physics", "normal"), 1) == JobReason::kNone);  // normal sets none
 }
 
@@ -266,9 +261,9 @@ TEST_CASE("a job of a QOS list requeued waits under its whole list again") {
 }
 
 TEST_CASE("--qos a,b where b is the partition's QOS: a waiting job counts in b once") {
-  AcctModel m = model_after({"add account physics", "add user alice account=physics", "add qos a", "add qos b",
+  AcctModel m = test::cluster_model_after({"add account physics", "add user alice account=physics", "add qos a", "add qos b",
                              "modify user alice set qos=normal,a,b"});
-  AcctPolicy p(m, "c", kAll, nullptr, {{"batch", "b"}});
+  AcctPolicy p(m, "c", kQosEnforceAll, nullptr, {{"batch", "b"}});
   AcctUsage u(p, 0);
   u.add(job(1, "physics", "a,b"));
   REQUIRE(u.qos_counts("b") != nullptr);

@@ -28,4 +28,11 @@ inline AcctModel after_acctmgr(AcctModel m, const std::vector<std::string>& line
   return m;
 }
 
+// A model of cluster "c" changed by sacctmgr command lines (as root, committed).
+inline AcctModel cluster_model_after(const std::vector<std::string>& lines) {
+  AcctModel m = default_acct_model();
+  register_cluster(m, "c", "127.0.0.1", 1);
+  return after_acctmgr(std::move(m), lines);
+}
+
 }  // namespace hq::test

@@ -15,7 +15,7 @@ using hq::test::slurp_file;
 namespace hq {
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
+const std::string kAcctmgrDumpDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
 
 AcctMgrResult run(const AcctModel& m, const std::string& line) {
   return run_acctmgr(m, test::acctmgr_words(line), AcctMgrOptions{}, AcctMgrActor{"root", true});
@@ -52,8 +52,8 @@ TEST_CASE("sacctmgr dump: Slurm's flat file of a cluster - the tree, users first
   CHECK(r.rc == 0);
   CHECK(!r.changed);
   CHECK(r.file_name == "/x/hqbench.cfg");
-  CHECK(spaced(r.file_text) == slurp_file(kDir + "dump-hqbench.cfg"));
-  CHECK(spaced(r.err) == slurp_file(kDir + "dump-hqbench.err"));
+  CHECK(spaced(r.file_text) == slurp_file(kAcctmgrDumpDir + "dump-hqbench.cfg"));
+  CHECK(spaced(r.err) == slurp_file(kAcctmgrDumpDir + "dump-hqbench.err"));
   CHECK(r.out.empty());
 }
 
@@ -65,7 +65,7 @@ TEST_CASE("sacctmgr dump: every limit in Slurm's order, Fairshare=parent, Defaul
                        "DefaultQOS=high fairshare=parent",
                        "add user bob account=theory", "modify user bob set adminlevel=operator", "add qos low",
                        "modify user alice where account=theory set qos-=normal"});
-  std::string want = slurp_file(kDir + "dump-limits.cfg");
+  std::string want = slurp_file(kAcctmgrDumpDir + "dump-limits.cfg");
   for (const char* accrue : {":GrpJobsAccrue=2", ":MaxJobsAccrue=9"})  // hq keeps no accrue limits
     want.erase(want.find(accrue), std::string(accrue).size());
   // Slurm keeps the changes as they were typed (+high when theory gave normal alone, then

@@ -14,7 +14,7 @@ using namespace hq;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
+const std::string kAcctmgrEventsDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
 
 // The spans of the capture: n1 down 04:29:55-04:30:44 ("bad dimm"), n2 drained
 // 04:29:54-04:41:02 ("disk swap"), both set by root, on 16-CPU nodes (2026-11-29, UTC).
@@ -52,7 +52,7 @@ TEST_CASE("sacctmgr list events: Slurm 22.05's columns and rows, byte for byte")
   CHECK_FALSE(acctmgr_lists_events(test::acctmgr_words("list users")));
   auto r = list("list events event=node");
   CHECK(r.rc == 0);
-  CHECK(r.out == without_cold_start(test::slurp_file(kDir + "list-events-node.txt")));
+  CHECK(r.out == without_cold_start(test::slurp_file(kAcctmgrEventsDir + "list-events-node.txt")));
 }
 
 TEST_CASE("sacctmgr list events: the window, conditions, formats and errors") {
@@ -75,7 +75,7 @@ TEST_CASE("sacctmgr list events: the window, conditions, formats and errors") {
   auto bad = list("list events states=bogus");
   CHECK(bad.rc == 1);
   CHECK(bad.out.empty());
-  CHECK(bad.err == test::slurp_file(kDir + "list-events-states-bogus.err"));
+  CHECK(bad.err == test::slurp_file(kAcctmgrEventsDir + "list-events-states-bogus.err"));
   auto unknown = list("list events foo=bar");
   CHECK(unknown.rc == 1);
   CHECK(unknown.err == " Unknown condition: foo=bar\n");

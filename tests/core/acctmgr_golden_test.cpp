@@ -18,7 +18,7 @@ using hq::test::slurp_file;
 namespace hq {
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
+const std::string kAcctmgrGoldenDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
 
 // Shell words: spaces split, double quotes group (and go).
 std::vector<std::string> shell_words(const std::string& line) {
@@ -95,7 +95,7 @@ std::string comparable(const std::string& name, const std::string& out) {
 }  // namespace
 
 TEST_CASE("sacctmgr answers Slurm 22.05's golden command lines byte for byte") {
-  std::ifstream in(kDir + "commands.txt");
+  std::ifstream in(kAcctmgrGoldenDir + "commands.txt");
   REQUIRE(in.good());
   AcctModel model = bench_start();
   std::string line;
@@ -125,15 +125,15 @@ TEST_CASE("sacctmgr answers Slurm 22.05's golden command lines byte for byte") {
       }
     }
     AcctMgrResult r = run_acctmgr(model, rest, opt, {"root", true});
-    std::string rc = slurp_file(kDir + name + ".rc");
-    std::string err = slurp_file(kDir + name + ".err");
+    std::string rc = slurp_file(kAcctmgrGoldenDir + name + ".rc");
+    std::string err = slurp_file(kAcctmgrGoldenDir + name + ".err");
     INFO("command: " << cmd);
     if (const char* dump = std::getenv("HQ_GOLDEN_DUMP")) {  // a directory to see the differences with diff -r
       std::ofstream(std::string(dump) + "/" + file) << r.out;
       if (!r.err.empty()) std::ofstream(std::string(dump) + "/" + name + ".err") << r.err;
       std::ofstream(std::string(dump) + "/" + name + ".rc") << r.rc << "\n";
     }
-    CHECK(comparable(name, r.out) == expected_out(name, slurp_file(kDir + file)));
+    CHECK(comparable(name, r.out) == expected_out(name, slurp_file(kAcctmgrGoldenDir + file)));
     CHECK(r.err == err);
     CHECK(std::to_string(r.rc) + "\n" == rc);
     if (r.changed) model = r.model;
@@ -165,8 +165,8 @@ TEST_CASE("sacctmgr: deleting an account or user with active jobs is refused wit
                                      std::pair{"delete user nobody", "enforce-delete-user-nobody-busy"}}) {
     auto r = run_acctmgr(m, shell_words(line), busy, {"root", true});
     INFO(line);
-    CHECK(r.err == slurp_file(kDir + golden + ".err"));
-    CHECK(r.out == slurp_file(kDir + golden + ".txt"));
+    CHECK(r.err == slurp_file(kAcctmgrGoldenDir + golden + ".err"));
+    CHECK(r.out == slurp_file(kAcctmgrGoldenDir + golden + ".txt"));
     CHECK(r.rc == 1);
     CHECK(!r.changed);
   }

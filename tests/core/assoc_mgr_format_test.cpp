@@ -18,7 +18,7 @@ using hq::test::slurp_file;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
+const std::string kAssocMgrFormatDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacctmgr/";
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -76,7 +76,7 @@ bool has_line(const std::string& text, const std::string& line) {
 
 TEST_CASE("scontrol show assoc_mgr: Slurm 22.05's sections, user records and limit lines") {
   std::string ours = render({});
-  std::string golden = slurp_file(kDir + "enforce-assoc-mgr.txt");
+  std::string golden = slurp_file(kAssocMgrFormatDir + "enforce-assoc-mgr.txt");
   INFO(ours);
   // Everything up to the first association record is the same, byte for byte.
   std::string head = golden.substr(0, golden.find("ClusterName="));

@@ -13,6 +13,7 @@
 
 #include "core/submit_inert.hpp"
 #include "core/submit_options.hpp"
+#include "tests/fixture_file.hpp"
 
 using namespace hq;
 
@@ -24,16 +25,9 @@ struct HelpOption {
   bool optional_value = false;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<HelpOption> help_options() {
+std::vector<HelpOption> sbatch_help_options() {
   std::vector<HelpOption> out;
-  std::istringstream in(slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sbatch-help-22.05.txt"));
+  std::istringstream in(hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sbatch-help-22.05.txt"));
   std::regex opt(R"(^\s+(?:-\w,? +)?--([a-z][a-z-]*)(\[?=)?)");
   std::string line;
   while (std::getline(in, line)) {
@@ -64,7 +58,7 @@ std::string value_for(const std::string& name) {
 }  // namespace
 
 TEST_CASE("sbatch options: every option of Slurm 22.05's sbatch --help is taken in a script - none is unknown") {
-  auto options = help_options();
+  auto options = sbatch_help_options();
   REQUIRE(options.size() >= 85);  // the fixture was read
   for (const char* known : {"mail-type", "extra-node-info", "exclusive", "wrap", "gpus-per-socket"})
     CHECK(std::any_of(options.begin(), options.end(), [&](const HelpOption& o) { return o.name == known; }));
@@ -101,7 +95,7 @@ TEST_CASE("sbatch options: one that does not act yet is told once - one that mea
 }
 
 TEST_CASE("sbatch options: docs/slurm-compat.md lists every option that acts under Works") {
-  std::string doc = slurp(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  std::string doc = hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
   size_t works = doc.find("### Works"), next = doc.find("###", works + 3);
   REQUIRE(works != std::string::npos);
   std::string section = doc.substr(works, next - works);
@@ -112,7 +106,7 @@ TEST_CASE("sbatch options: docs/slurm-compat.md lists every option that acts und
 }
 
 TEST_CASE("sbatch options: docs/slurm-compat.md names every option taken without effect, and why") {
-  std::string doc = slurp(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  std::string doc = hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
   REQUIRE_FALSE(doc.empty());
   for (const auto& o : inert_submit_options()) {
     INFO("--" << o.name);

@@ -10,19 +10,13 @@
 #include <sstream>
 
 #include "core/scontrol_commands.hpp"
+#include "tests/fixture_file.hpp"
 
 using namespace hq;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string help_text() { return slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/scontrol-help-22.05.txt"); }
+std::string help_text() { return hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/scontrol-help-22.05.txt"); }
 
 // The section of the help between `from` and `to`.
 std::string section(const std::string& text, const std::string& from, const std::string& to) {
@@ -49,7 +43,7 @@ std::set<std::string> help_entities() {
   return out;
 }
 
-std::set<std::string> help_options() {
+std::set<std::string> scontrol_help_options() {
   std::set<std::string> out;
   std::string text = section(help_text(), "Valid <OPTION> values", "<keyword> may be omitted");
   std::regex opt(R"((--?[A-Za-z][a-z]*))");
@@ -85,7 +79,7 @@ TEST_CASE("scontrol table: every command, entity and option of Slurm 22.05's hel
     REQUIRE(e != nullptr);
     CHECK(e->name == name);
   }
-  auto options = help_options();
+  auto options = scontrol_help_options();
   REQUIRE(options.size() >= 20);
   for (const auto& o : options) {
     INFO(o);
@@ -120,7 +114,7 @@ TEST_CASE("scontrol table: words in any case, or a prefix of three letters or mo
 }
 
 TEST_CASE("scontrol table: docs/slurm-compat.md has a row for each entry, with its status and why") {
-  std::string doc = slurp(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  std::string doc = hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
   REQUIRE_FALSE(doc.empty());
   for (auto table : {scontrol_commands(), scontrol_show_entities(), scontrol_options()})
     for (const auto& e : table) {

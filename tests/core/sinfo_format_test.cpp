@@ -9,7 +9,7 @@
 using namespace hq;
 
 namespace {
-std::string header(const ColumnFormat& f) {
+std::string sinfo_header_line(const ColumnFormat& f) {
   return format_line(f, [](char c) { return std::string(sinfo_header(c)); });
 }
 }  // namespace
@@ -19,29 +19,29 @@ TEST_CASE("sinfo -o: letters, widths, '.', unknown letters kept with sinfo's err
   REQUIRE(f.errors.size() == 2);
   CHECK(f.errors[0] == "Invalid node format specification: -");
   CHECK(f.errors[1] == "Invalid node format specification: x");
-  CHECK(header(f) == " NODES|%-9P|%x NODELIST");
-  CHECK(header(parse_sinfo_format("%all")).rfind("AVAIL|ACTIVE_FEATURES|CPUS|TMP_DISK|", 0) == 0);
+  CHECK(sinfo_header_line(f) == " NODES|%-9P|%x NODELIST");
+  CHECK(sinfo_header_line(parse_sinfo_format("%all")).rfind("AVAIL|ACTIVE_FEATURES|CPUS|TMP_DISK|", 0) == 0);
 }
 
 TEST_CASE("sinfo -O: names in any case, :width and :.width, 20 wide by default, suffixes kept") {
   ColumnFormat f = parse_sinfo_fields("nodelist,CPUS:.5,StateCompact:6|");
   CHECK(f.errors.empty());
-  CHECK(header(f) == "NODELIST             CPUSSTATE |");
+  CHECK(sinfo_header_line(f) == "NODELIST             CPUSSTATE |");
   ColumnFormat bad = parse_sinfo_fields("NodeList:3,Bogus:4x");
   REQUIRE(bad.errors.size() == 1);
   CHECK(bad.errors[0] == "Invalid job format specification: Bogus");
-  CHECK(header(bad) == "NODx");
+  CHECK(sinfo_header_line(bad) == "NODx");
 }
 
 TEST_CASE("sinfo's default layouts are Slurm's") {
-  CHECK(header(parse_sinfo_fields(sinfo_default_fields({}))) == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST");
+  CHECK(sinfo_header_line(parse_sinfo_fields(sinfo_default_fields({}))) == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST");
   SinfoLayout summary;
   summary.summarize = true;
-  CHECK(header(parse_sinfo_fields(sinfo_default_fields(summary))) ==
+  CHECK(sinfo_header_line(parse_sinfo_fields(sinfo_default_fields(summary))) ==
         "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST");
   SinfoLayout reasons;
   reasons.reasons = true;
-  CHECK(header(parse_sinfo_fields(sinfo_default_fields(reasons))) == "REASON               USER      TIMESTAMP           NODELIST");
+  CHECK(sinfo_header_line(parse_sinfo_fields(sinfo_default_fields(reasons))) == "REASON               USER      TIMESTAMP           NODELIST");
 }
 
 TEST_CASE("node states: compact and long words with their suffixes") {

@@ -17,7 +17,7 @@ using hq::test::slurp_file;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
+const std::string kSprioGoldenDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
 
 const SprioWeights kWeights{1000, 0, 10000, 0, 1000, 1000};
 
@@ -60,14 +60,14 @@ SprioOptions options_of(const std::string& cmd, const std::vector<SprioJob>& all
 
 void check_set(const std::string& prefix, const std::vector<SprioJob>& all) {
   int compared = 0;
-  for_each_capture(kDir, [&](const std::string& file, const std::string& cmd) {
+  for_each_capture(kSprioGoldenDir, [&](const std::string& file, const std::string& cmd) {
     if (cmd.rfind("sprio", 0) != 0 || (file.rfind("usage-", 0) == 0) != (prefix == "usage-")) return;
     INFO(file << ": " << cmd);
     std::vector<SprioJob> jobs;
     SprioOptions o = options_of(cmd, all, jobs);
     auto text = render_sprio(jobs, kWeights, o);
     REQUIRE(text.is_ok());
-    CHECK(*text == slurp_file(kDir + file));
+    CHECK(*text == slurp_file(kSprioGoldenDir + file));
     ++compared;
   });
   CHECK(compared >= 7);

@@ -18,7 +18,7 @@ using hq::test::slurp_file;
 namespace hq {
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sreport/";
+const std::string kSreportGoldenDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sreport/";
 constexpr Time kNow = 1795603980;  // 2026-11-25T10:53:00Z, inside the capture's minutes
 
 // "1=4,2=2000,1001=4" with Slurm's TRES ids.
@@ -89,7 +89,7 @@ struct Capture {
 
 std::vector<Capture> captures() {
   std::vector<Capture> out;
-  std::ifstream in(kDir + "commands.txt");
+  std::ifstream in(kSreportGoldenDir + "commands.txt");
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -112,9 +112,9 @@ TEST_CASE("sreport: every captured command line prints what Slurm 22.05 printed"
   for (const Capture& c : all) {
     CAPTURE(c.file);
     SreportOutput got = run_sreport(c.args, data, kNow, 0);
-    CHECK(got.out == slurp_file(kDir + c.file));
-    std::ifstream err(kDir + stem(c.file) + ".stderr");
-    CHECK(got.err == (err ? slurp_file(kDir + stem(c.file) + ".stderr") : std::string()));
+    CHECK(got.out == slurp_file(kSreportGoldenDir + c.file));
+    std::ifstream err(kSreportGoldenDir + stem(c.file) + ".stderr");
+    CHECK(got.err == (err ? slurp_file(kSreportGoldenDir + stem(c.file) + ".stderr") : std::string()));
     CHECK(got.rc == c.rc);
   }
 }

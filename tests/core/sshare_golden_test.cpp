@@ -20,7 +20,7 @@ using hq::test::slurp_file;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
+const std::string kSshareGoldenDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sshare/";
 
 AcctModel bench_tree() {
   AcctModel m = default_acct_model();
@@ -72,7 +72,7 @@ void check_set(const std::string& prefix, const FairShare& fs) {
   std::vector<ShareRow> rows = fs.rows();
   for (ShareRow& r : rows) r.tres_run_mins = "cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0";
   int compared = 0;
-  for_each_capture(kDir, [&](const std::string& file, const std::string& cmd) {
+  for_each_capture(kSshareGoldenDir, [&](const std::string& file, const std::string& cmd) {
     if (cmd.rfind("sshare -", 0) != 0 && cmd != "sshare") return;
     bool usage_file = file.rfind("usage-", 0) == 0;
     // fresh-: before Slurm's first pass (stale values); running-: TRESRunMins of jobs without a limit.
@@ -82,7 +82,7 @@ void check_set(const std::string& prefix, const FairShare& fs) {
     auto text = render_sshare(rows, options_of(cmd));
     REQUIRE(text.is_ok());
     if (const char* dump = std::getenv("HQ_GOLDEN_DUMP")) std::ofstream(std::string(dump) + "/" + file) << *text;
-    CHECK(*text == slurp_file(kDir + file));
+    CHECK(*text == slurp_file(kSshareGoldenDir + file));
     ++compared;
   });
   CHECK(compared >= 12);
@@ -99,7 +99,7 @@ TEST_CASE("sshare: Slurm 22.05's answers byte for byte, before any usage and aft
 }
 
 TEST_CASE("sshare: -e lists the fields as Slurm does - an unknown --format field is refused in its words") {
-  CHECK(sshare_helpformat() == slurp_file(kDir + "sshare-e.txt"));
+  CHECK(sshare_helpformat() == slurp_file(kSshareGoldenDir + "sshare-e.txt"));
   ShareOptions o;
   o.format = "Account,Bogus";
   auto bad = render_sshare({}, o);

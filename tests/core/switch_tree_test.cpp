@@ -19,10 +19,10 @@ using namespace hq;
 
 namespace {
 
-const std::string kDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/topology-tree/";
+const std::string kSwitchTreeDir = std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/topology-tree/";
 
 std::string read_fixture(const std::string& name) {
-  std::ifstream in(kDir + name);
+  std::ifstream in(kSwitchTreeDir + name);
   REQUIRE_MESSAGE(in.good(), "missing fixture " << name);
   std::stringstream ss;
   ss << in.rdbuf();

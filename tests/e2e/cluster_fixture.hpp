@@ -336,6 +336,10 @@ class LocalCluster {
   bool keys_ok_ = false;
 };
 
+// A shell command's start that runs a persona from the cluster's bin/ in its directory:
+// in_bin(c) + "sacct -X".
+inline std::string in_bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
+
 // `command_line` run as user nobody, in a world-writable directory of the cluster's
 // (needs HQ_SKIP_UNLESS_USERS_SWITCH first): what another user gets.
 inline CmdResult as_nobody(const LocalCluster& c, const std::string& command_line) {

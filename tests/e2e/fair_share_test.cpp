@@ -13,11 +13,10 @@ using namespace hq::test;
 
 namespace {
 
-std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
 
 // The sshare -a -P -n line of root's association in `account` ("" when there is none).
 std::string share_line(const LocalCluster& c, const std::string& account) {
-  std::string out = sh(bin(c) + "sshare -a -P -n").out, want = " " + account + "|root|";
+  std::string out = sh(in_bin(c) + "sshare -a -P -n").out, want = " " + account + "|root|";
   for (size_t at = 0; at < out.size();) {
     size_t end = out.find('\n', at);
     std::string line = out.substr(at, end - at);
@@ -50,12 +49,12 @@ TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account
   LocalCluster c(1, 2, 20, extra + "[accounting]\npath = \"" + store.path() + "/acct.db\"\n");
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  REQUIRE(sh(bin(c) + "sacctmgr -i add account heavy,light").rc == 0);
-  REQUIRE(sh(bin(c) + "sacctmgr -i add user root account=heavy,light").rc == 0);
+  REQUIRE(sh(in_bin(c) + "sacctmgr -i add account heavy,light").rc == 0);
+  REQUIRE(sh(in_bin(c) + "sacctmgr -i add user root account=heavy,light").rc == 0);
   // Before any usage every user association ties at the top.
   REQUIRE(wait_until([&] { return !share_line(c, "light").empty(); }, 10));
   CHECK(field(share_line(c, "heavy"), 6) == "1.000000");
-  CHECK(sh(bin(c) + "sshare -a").out.rfind("Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n"
+  CHECK(sh(in_bin(c) + "sshare -a").out.rfind("Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n"
                                             "-------------------- ---------- ---------- ----------- ----------- ------------- ---------- \n"
                                             "root                                          ", 0) == 0);
 
@@ -65,7 +64,7 @@ TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account
   // (A pass that ran before the store had the job's end counts it as running up to then.)
   REQUIRE(wait_until([&] { return raw_usage(share_line(c, "heavy")) >= 3; }, 20));
   std::string heavy = share_line(c, "heavy"), light = share_line(c, "light");
-  INFO(sh(bin(c) + "sshare -a -l").out);
+  INFO(sh(in_bin(c) + "sshare -a -l").out);
   CHECK(field(light, 4) == "0");
   CHECK(std::stod(field(light, 6)) > std::stod(field(heavy, 6)));  // FairShare: light ranks above heavy
 
@@ -74,19 +73,19 @@ TEST_CASE("e2e: fair share - usage from the store in sshare, the lighter account
   REQUIRE(!holder.empty());
   std::string h = c.submit("-A heavy --wrap true"), l = c.submit("-A light --wrap true");
   REQUIRE(c.wait_considered(l, 20));
-  auto prio = [&](const std::string& id) { return std::stoll(sh(bin(c) + "squeue -h -j " + id + " -o %Q").out); };
+  auto prio = [&](const std::string& id) { return std::stoll(sh(in_bin(c) + "squeue -h -j " + id + " -o %Q").out); };
   CHECK(prio(l) > prio(h));
   // sprio shows the same, factor by factor, in Slurm's columns.
-  auto sprio_fs = [&](const std::string& id) { return std::stoll(sh(bin(c) + "sprio -h -j " + id + " -o %F").out); };
+  auto sprio_fs = [&](const std::string& id) { return std::stoll(sh(in_bin(c) + "sprio -h -j " + id + " -o %F").out); };
   CHECK(sprio_fs(l) > sprio_fs(h));
   CHECK(sprio_fs(l) + 0 <= 10000);
-  auto weights = sh(bin(c) + "sprio -w");
+  auto weights = sh(in_bin(c) + "sprio -w");
   CHECK(weights.rc == 0);
   CHECK(weights.out == "          JOBID PARTITION   PRIORITY       SITE  FAIRSHARE\n"
                        "        Weights                               1      10000\n");
-  CHECK(sh(bin(c) + "sprio -l").out.rfind("          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  "
+  CHECK(sh(in_bin(c) + "sprio -l").out.rfind("          JOBID PARTITION     USER   PRIORITY       SITE        AGE      ASSOC  "
                                           "FAIRSHARE    JOBSIZE  PARTITION        QOS        NICE                 TRES\n", 0) == 0);
-  CHECK(sh(bin(c) + "sprio -j 99999").out == "Unable to find jobs matching user/id(s) specified\n");
+  CHECK(sh(in_bin(c) + "sprio -j 99999").out == "Unable to find jobs matching user/id(s) specified\n");
   c.hq("cancel " + holder + " " + h + " " + l);
 
   // A controller whose state is gone (journal deleted) works fair share out from the store again.
@@ -106,10 +105,10 @@ TEST_CASE("e2e: fair share - weight 0, sshare works usage out when asked") {
   LocalCluster c(1, 2, 20, "[accounting]\npath = \"" + store.path() + "/acct.db\"\n");
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  REQUIRE(sh(bin(c) + "sacctmgr -i add account heavy").rc == 0);
-  REQUIRE(sh(bin(c) + "sacctmgr -i add user root account=heavy").rc == 0);
+  REQUIRE(sh(in_bin(c) + "sacctmgr -i add account heavy").rc == 0);
+  REQUIRE(sh(in_bin(c) + "sacctmgr -i add user root account=heavy").rc == 0);
   std::string used = c.submit("-A heavy -c 2 --wrap 'sleep 1'");
   REQUIRE(c.wait_state(used, "COMPLETED", 20));
-  REQUIRE(wait_until([&] { return sh(bin(c) + "sacct -n -X -P -j " + used + " --format=State").out == "COMPLETED\n"; }, 20));
+  REQUIRE(wait_until([&] { return sh(in_bin(c) + "sacct -n -X -P -j " + used + " --format=State").out == "COMPLETED\n"; }, 20));
   CHECK(raw_usage(share_line(c, "heavy")) >= 1);  // the first sshare after the record is stored
 }

@@ -67,7 +67,7 @@ std::string errors_text(const std::vector<std::string>& errors) {
     CHECK(errors_.empty());                                   \
   } while (0)
 
-google::protobuf::Struct parsed(const std::string& json) {
+google::protobuf::Struct parsed_or_empty(const std::string& json) {
   google::protobuf::Struct s;
   if (!google::protobuf::util::JsonStringToMessage(json, &s).ok()) s.Clear();
   return s;
@@ -75,7 +75,7 @@ google::protobuf::Struct parsed(const std::string& json) {
 
 // The one job of a job_info reply: its job_state's first entry ("" none).
 std::string state_of(const Reply& r) {
-  auto doc = parsed(r.body);
+  auto doc = parsed_or_empty(r.body);
   auto it = doc.fields().find("jobs");
   if (it == doc.fields().end() || it->second.list_value().values_size() != 1) return "";
   const auto& job = it->second.list_value().values(0).struct_value().fields();
@@ -89,7 +89,7 @@ std::string submit_body(const std::string& script, const std::string& dir, const
 }
 
 int64_t job_id_of(const Reply& r) {
-  auto doc = parsed(r.body);
+  auto doc = parsed_or_empty(r.body);
   auto it = doc.fields().find("job_id");
   return it == doc.fields().end() ? 0 : static_cast<int64_t>(it->second.number_value());
 }

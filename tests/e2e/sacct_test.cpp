@@ -17,13 +17,12 @@ using namespace hq::test;
 
 namespace {
 
-std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
 
 // `sacct ARGS` until its output has `lines` lines (records ship within milliseconds).
 std::string sacct_until(const LocalCluster& c, const std::string& args, size_t lines) {
   std::string out;
   wait_until([&] {
-    out = sh(bin(c) + "sacct " + args).out;
+    out = sh(in_bin(c) + "sacct " + args).out;
     return static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) >= lines;
   }, 10);
   return out;
@@ -71,7 +70,7 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   std::string killed = submit_steps(c, "-J wrap -n1", "srun sh -c 'kill -9 $$'\n", "five.sh");
   REQUIRE(c.wait_state(failing, "FAILED", 30));
   REQUIRE(c.wait_state(killed, "FAILED", 30));
-  auto srun = sh(bin(c) + "srun -N1 true");
+  auto srun = sh(in_bin(c) + "srun -N1 true");
   REQUIRE(srun.rc == 0);
   std::string outside = std::to_string(std::stoll(killed) + 1);
   std::map<std::string, std::string> ids = {{"1", failing}, {"5", killed}, {"4", outside}};
@@ -82,7 +81,7 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   CHECK(got == std::string("JobID|JobIDRaw|JobName|State|ExitCode|NNodes|NCPUS|NTasks\n") +
                    golden_lines("fmt-P.txt", ids, {"1", "5", "4"}, 1));  // by hq's ids
   // The job's DerivedExitCode is its worst step's (not the batch script's: 0:9, not 9:0).
-  auto derived = sh(bin(c) + "sacct -X -n -P -j " + jobs + " --format=JobID,DerivedExitCode");
+  auto derived = sh(in_bin(c) + "sacct -X -n -P -j " + jobs + " --format=JobID,DerivedExitCode");
   std::string want;
   for (const auto& [slurm, hq] : std::vector<std::pair<std::string, std::string>>{{"1", failing}, {"5", killed}, {"4", outside}}) {
     std::string line = golden_lines("fmt-times-P.txt", ids, {slurm}, 0);
@@ -94,14 +93,14 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   }
   CHECK(derived.out == want);
   // -j J.S picks lines: the step alone, the batch line alone, a whole job with its steps.
-  CHECK(sh(bin(c) + "sacct -n -P -o JobID -j " + failing + ".1," + killed + ".batch," + outside).out ==
+  CHECK(sh(in_bin(c) + "sacct -n -P -o JobID -j " + failing + ".1," + killed + ".batch," + outside).out ==
         failing + ".1\n" + killed + ".batch\n" + outside + "\n" + outside + ".0\n");
-  CHECK(sh(bin(c) + "sacct -n -P -o JobID -j " + failing + ".extern").out.empty());  // no extern steps, as the capture's
+  CHECK(sh(in_bin(c) + "sacct -n -P -o JobID -j " + failing + ".extern").out.empty());  // no extern steps, as the capture's
   // -X: the jobs alone.
-  CHECK(sh(bin(c) + "sacct -X -n -P -o JobID -j " + failing).out == failing + "\n");
+  CHECK(sh(in_bin(c) + "sacct -X -n -P -o JobID -j " + failing).out == failing + "\n");
   // --json: the same record and steps in Slurm's data_parser shape (its keys are checked
   // against Slurm's own output in tests/cmd/sacct_json_test.cpp).
-  auto json = sh(bin(c) + "sacct --json -j " + failing);
+  auto json = sh(in_bin(c) + "sacct --json -j " + failing);
   CHECK(json.rc == 0);
   CHECK(json.out.find("\"type\": \"openapi\\/dbv0.0.38\"") != std::string::npos);
   CHECK(json.out.find("\n      \"job_id\": " + failing + ",\n") != std::string::npos);
@@ -111,7 +110,7 @@ TEST_CASE("e2e: sacct shows job steps as Slurm 22.05 does: J.batch, J.0, ... wit
   CHECK(steps == 4);  // batch, 0, 1, 2
   CHECK(json.out.find("\"id\": \"batch\"") != std::string::npos);
   CHECK(json.out.find("\"status\": \"FAILED\",\n            \"return_code\": 1\n") != std::string::npos);  // srun false
-  auto yaml = sh(bin(c) + "sacct --yaml -X -j " + failing);
+  auto yaml = sh(in_bin(c) + "sacct --yaml -X -j " + failing);
   CHECK(yaml.out.rfind("%YAML 1.1\n", 0) == 0);
   CHECK(yaml.out.find("\n  !!str steps: !!seq []\n") != std::string::npos);  // -X: no steps
 }
@@ -146,7 +145,7 @@ TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controll
   REQUIRE(c.wait_state(ok, "COMPLETED", 20));
   REQUIRE(c.wait_state(failed, "FAILED", 20));
   REQUIRE(c.wait_state(longjob, "RUNNING", 20));
-  REQUIRE(sh(bin(c) + "scancel " + longjob).rc == 0);
+  REQUIRE(sh(in_bin(c) + "scancel " + longjob).rc == 0);
   // Gone from the controller's memory (MinJobAge 1 s), still in the store.
   REQUIRE(wait_until([&] { return c.state(longjob).empty() && c.state(ok).empty(); }, 20));
 
@@ -156,7 +155,7 @@ TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controll
   CHECK(lines.find(longjob + "|longjob|CANCELLED by 0|0:0\n") != std::string::npos);
   CHECK(lines.find("heldjob") == std::string::npos);  // never eligible: outside every window, as Slurm's
   // The default lines: the job's and its batch script's, in Slurm's widths.
-  auto all = sh(bin(c) + "sacct");
+  auto all = sh(in_bin(c) + "sacct");
   CHECK(all.rc == 0);
   CHECK(all.out.rfind("JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
                       "------------ ---------- ---------- ---------- ---------- ---------- -------- \n", 0) == 0);
@@ -164,13 +163,13 @@ TEST_CASE("e2e: sacct shows each job's outcome as Slurm does, after the controll
         std::string::npos);
   CHECK(all.out.find("     longjob      debug                     1 CANCELLED+      0:0 \n") != std::string::npos);
   // With -j there is no window: the held job shows, PENDING.
-  CHECK(sh(bin(c) + "sacct -n -X -P -o JobID,State,Reason -j " + held).out == held + "|PENDING|JobHeldUser\n");
+  CHECK(sh(in_bin(c) + "sacct -n -X -P -o JobID,State,Reason -j " + held).out == held + "|PENDING|JobHeldUser\n");
   // Snakemake's poll and Toil's: the exact command lines.
-  auto smk = sh(bin(c) + "sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime " +
+  auto smk = sh(in_bin(c) + "sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime " +
                 "$(date +%Y-%m-%dT%H:00) --endtime now --name okjob");
   CHECK(smk.rc == 0);
   CHECK(smk.out == ok + "|COMPLETED\n");
-  auto toil = sh(bin(c) + "sacct -n -j " + failed + " --format State,ExitCode -P -S 1970-01-01");
+  auto toil = sh(in_bin(c) + "sacct -n -j " + failed + " --format State,ExitCode -P -S 1970-01-01");
   CHECK(toil.out == "FAILED|3:0\nFAILED|3:0\n");  // the job's line and its batch line
 
   // A restart keeps every record, once.
@@ -184,17 +183,17 @@ TEST_CASE("e2e: sacct takes Slurm's errors and empty answers") {
   LocalCluster c(1, 1);
   REQUIRE(c.ready());
   REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
-  auto unknown = sh(bin(c) + "sacct -j 999999");
+  auto unknown = sh(in_bin(c) + "sacct -j 999999");
   CHECK(unknown.rc == 0);
   CHECK(unknown.out == slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacct/j-999999-unknown.txt"));
-  auto bogus = sh(bin(c) + "sacct --format=Bogus");  // stdout is empty: only stderr's line
+  auto bogus = sh(in_bin(c) + "sacct --format=Bogus");  // stdout is empty: only stderr's line
   CHECK(bogus.rc == 1);
   CHECK(bogus.out == slurp(std::string(HQ_SOURCE_DIR) + "/tests/fixtures/slurm/sacct/format-bogus.err"));
-  auto help = sh(bin(c) + "sacct --helpformat");
+  auto help = sh(in_bin(c) + "sacct --helpformat");
   CHECK(help.rc == 0);
   CHECK(help.out.find("TRESUsageOutTot") != std::string::npos);
-  CHECK(sh(bin(c) + "sacct --bogus").rc == 1);
-  CHECK(sh(bin(c) + "sacct -S 2030-01-01 -E 2020-01-01").rc == 1);
+  CHECK(sh(in_bin(c) + "sacct --bogus").rc == 1);
+  CHECK(sh(in_bin(c) + "sacct -S 2030-01-01 -E 2020-01-01").rc == 1);
 }
 
 TEST_CASE("e2e: sacct shows users their own jobs, and others' when asked, as Slurm without PrivateData") {
@@ -248,7 +247,7 @@ TEST_CASE("e2e: each run of a job has its SLUID (SLURM_JOB_SLUID, sacct's SLUID)
   CHECK(out == second + "|" + first + "|COMPLETED\n");
   // Each run is a record of its own (Slurm's new row per requeue): -D shows both, the
   // first REQUEUED, submitted again at the requeue.
-  auto both = sh(bin(c) + "sacct -D -X -n -P -o JobID,State,SLUID,Submit,End -j " + id);
+  auto both = sh(in_bin(c) + "sacct -D -X -n -P -o JobID,State,SLUID,Submit,End -j " + id);
   std::vector<std::string> lines;
   std::istringstream in(both.out);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
@@ -273,7 +272,7 @@ TEST_CASE("e2e: sacct shows an array's tasks that never started as one line, as 
   // Held, then cancelled: nothing ran. Slurm 22.05 prints "1_[1-20] 1 CANCELLED+".
   std::string held = c.submit("-H -a 1-20 -J heldarr --wrap true");
   REQUIRE(!held.empty());
-  REQUIRE(sh(bin(c) + "scancel " + held).rc == 0);
+  REQUIRE(sh(in_bin(c) + "scancel " + held).rc == 0);
   CHECK(sacct_until(c, "-X -P -n -j " + held + " -o JobID,JobIDRaw,JobName,State,NodeList", 1) ==
         held + "_[1-20]|" + held + "|heldarr|CANCELLED by 0|None assigned\n");
   // One task runs (each takes both CPUs), then the array is cancelled: the task that ran
@@ -281,10 +280,10 @@ TEST_CASE("e2e: sacct shows an array's tasks that never started as one line, as 
   std::string part = c.submit("-a 1-4 -c 2 -J partarr --wrap 'sleep 300'");
   REQUIRE(!part.empty());
   REQUIRE(wait_until([&] { return c.hq("queue -h -t R").out.find(" partarr ") != std::string::npos; }, 20));
-  REQUIRE(sh(bin(c) + "scancel " + part).rc == 0);
+  REQUIRE(sh(in_bin(c) + "scancel " + part).rc == 0);
   std::string lines;
   wait_until([&] {  // the running task ends once its kill is through
-    lines = sh(bin(c) + "sacct -X -P -n -j " + part + " -o JobID,JobIDRaw,State").out;
+    lines = sh(in_bin(c) + "sacct -X -P -n -j " + part + " -o JobID,JobIDRaw,State").out;
     return lines.find("RUNNING") == std::string::npos && lines.find("CANCELLED") != std::string::npos;
   }, 20);
   INFO(lines);
@@ -292,5 +291,5 @@ TEST_CASE("e2e: sacct shows an array's tasks that never started as one line, as 
   CHECK(lines.find(part + "_[2-4]|" + part + "|CANCELLED by 0\n") != std::string::npos);
   CHECK(std::count(lines.begin(), lines.end(), '\n') == 2);
   // A task asked for by name is its own line.
-  CHECK(sh(bin(c) + "sacct -X -P -n -j " + held + "_7 -o JobID,State").out == held + "_7|CANCELLED by 0\n");
+  CHECK(sh(in_bin(c) + "sacct -X -P -n -j " + held + "_7 -o JobID,State").out == held + "_7|CANCELLED by 0\n");
 }

@@ -14,7 +14,6 @@ using namespace hq::test;
 
 namespace {
 
-std::string bin(const LocalCluster& c) { return "cd " + c.dir() + " && " + c.dir() + "/bin/"; }
 
 time_t local_epoch(const std::string& iso) {  // "YYYY-MM-DDTHH:MM:SS", local time
   std::tm tm{};
@@ -51,7 +50,7 @@ TEST_CASE("e2e: sreport reports the CPU seconds of the jobs' records and the clu
   // The jobs' CPUs and times as their records say.
   std::string rec;
   wait_until([&] {
-    rec = sh(bin(c) + "sacct -n -P -X -j " + one + "," + two + " --format=NCPUS,Start,End").out;
+    rec = sh(in_bin(c) + "sacct -n -P -X -j " + one + "," + two + " --format=NCPUS,Start,End").out;
     return std::count(rec.begin(), rec.end(), '\n') == 2;
   }, 10);
   int64_t cpu_secs = 0;
@@ -94,5 +93,5 @@ TEST_CASE("e2e: sreport reports the CPU seconds of the jobs' records and the clu
   auto early = sh("cd " + c.dir() + " && HQ_REPORT_NOW=" + std::to_string(start + 60) + " " + c.dir() +
                   "/bin/sreport -n -P cluster utilization start=" + local_iso(start));
   CHECK(early.out.empty());
-  CHECK(sh(bin(c) + "sreport cluster bogus").rc == 1);
+  CHECK(sh(in_bin(c) + "sreport cluster bogus").rc == 1);
 }

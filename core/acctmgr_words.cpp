@@ -83,11 +83,7 @@ bool contains(const std::vector<std::string>& list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
 }
 
-std::string comma_list(const std::vector<std::string>& list) {
-  std::string out;
-  for (const auto& x : list) out += (out.empty() ? "" : ",") + x;
-  return out;
-}
+std::string comma_list(const std::vector<std::string>& list) { return comma_joined(list); }
 
 bool set_assoc_cond(AssocCond& c, const Word& w) {
   const std::string& k = w.key;

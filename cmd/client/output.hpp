@@ -25,16 +25,6 @@ int option_failure(const std::string& prog, const Status& status);
 // lines, the limit ("AssocMaxSubmitJobLimit") then what failed (Slurm prints them so).
 Status context_last_line(const Status& status, const std::string& ctx);
 std::string prog_name(const std::string& argv0);
-// The strings of `items` (any range of them) with commas between: "a,b,c".
-template <typename Strings>
-std::string comma_joined(const Strings& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ',';
-    out += s;
-  }
-  return out;
-}
 // What the Slurm personas print for -V/--version: the Slurm release whose behaviour hq
 // follows, and hq's own ("slurm 22.05.8 (hq 0.1.0)").
 std::string persona_version();

@@ -10,6 +10,7 @@
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
+#include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {

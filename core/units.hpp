@@ -47,7 +47,8 @@ std::string_view trim(std::string_view s);
 std::string to_lower(std::string_view s);
 // Slurm's "(null)" for an empty value, the value otherwise.
 inline std::string or_null(const std::string& s) { return s.empty() ? "(null)" : s; }
-// The strings of `items` (any range of them: a vector, a protobuf repeated field) with commas between: "a,b,c".
+// The strings of `items` (any range of them: a vector, a protobuf repeated field) with
+// commas between: "a,b,c".
 template <typename Strings>
 std::string comma_joined(const Strings& items) {
   std::string out;

@@ -77,6 +77,7 @@ class Agent {
   struct RunningJob {
     pid_t pid = 0;               // the script: leads its process group
     pid_t shim = 0;              // its shim (our child, unless adopted from an earlier agent)
+    ShimArea shim_area;          // the memory our shim runs on, freed once it is reaped
     bool adopted = false;
     std::unique_ptr<asio::posix::stream_descriptor> exit_watch;  // adopted: the shim's pidfd
     std::unique_ptr<asio::steady_timer> poll_timer;              // adopted, no pidfd: polling

@@ -338,6 +338,12 @@ std::vector<std::string> JobCgroup::batch_procs_files() const {
   return {leaf + "/cgroup.procs"};
 }
 
+bool JobCgroup::measures_memory() const {
+  if (!active()) return false;
+  if (mode_ == CgroupMode::kV1) return !controllers_.empty() && controllers_.front() == "memory";
+  return ::access((dirs_.front() + "/memory.peak").c_str(), F_OK) == 0;
+}
+
 bool JobCgroup::confines_devices() const {
   if (mode_ == CgroupMode::kV2) return active() && device_filters_;
   return active() && mode_ == CgroupMode::kV1 &&

@@ -93,6 +93,8 @@ class JobCgroup {
   // Whether CgroupLimits::deny_devices takes effect here: v1 with its devices controller,
   // v2 where the kernel takes BPF device filters (else hq leaves devices open there).
   bool confines_devices() const;
+  // Whether usage() gives the job's peak memory (a memory controller in its groups).
+  bool measures_memory() const;
   // The files a freshly forked (single-threaded) process writes to in order to join: v1's
   // `tasks` of every controller's group, v2's `cgroup.procs` (join_cgroup_file).
   std::vector<std::string> procs_files() const;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <link.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,6 +35,26 @@ uintptr_t heap_start() {
   return start;
 }
 
+constexpr size_t kThreadAlign = 64;  // glibc's TCB alignment on x86-64
+
+// The static TLS block's size below the thread pointer (TLS variant II: the executable's
+// block ends where the descriptor starts), from the PT_TLS program header.
+size_t find_tls_below() {
+  auto* headers = reinterpret_cast<const ElfW(Phdr)*>(getauxval(AT_PHDR));
+  size_t count = getauxval(AT_PHNUM);
+  for (size_t i = 0; headers && i < count; ++i)
+    if (headers[i].p_type == PT_TLS) {
+      size_t align = headers[i].p_align ? headers[i].p_align : 1;
+      return round_up(headers[i].p_memsz, align);
+    }
+  return 0;
+}
+
+size_t tls_below() {
+  static const size_t below = find_tls_below();
+  return below;
+}
+
 }  // namespace
 
 ForkBlock::ForkBlock(size_t bytes) : size_(page_up(bytes == 0 ? 1 : bytes)) {
@@ -41,7 +63,7 @@ ForkBlock::ForkBlock(size_t bytes) : size_(page_up(bytes == 0 ? 1 : bytes)) {
 }
 
 ForkBlock::~ForkBlock() {
-  if (base_) munmap(base_, size_);
+  if (base_ && owned_) munmap(base_, size_);
 }
 
 void* ForkBlock::take(size_t bytes, size_t align) {
@@ -72,6 +94,27 @@ size_t ForkBlock::size_of(const std::vector<std::string>& list) {
   size_t bytes = (list.size() + 1) * kPointer + kPointer;  // the array, and its alignment
   for (const auto& s : list) bytes += size_of(s);
   return bytes;
+}
+
+size_t thread_area_room() { return round_up(tls_below(), kThreadAlign) + kThreadDescriptorRoom + kThreadAlign; }
+
+void* copy_thread_area(char* room) {
+  auto thread = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+  auto heap_end = reinterpret_cast<uintptr_t>(sbrk(0));
+  size_t below = tls_below();
+  // Only the main thread's area, at the heap's start, is known to be readable this far
+  // (kThreadDescriptorRoom past the pointer, as HeapNotForked assumes too).
+  if (heap_start() == 0 || thread < heap_start() + below || thread + kThreadDescriptorRoom > heap_end) return nullptr;
+  // glibc's tcbhead_t starts with two pointers to itself: `tcb` (at 0) and `self` (at 16).
+  const auto* original = reinterpret_cast<const uintptr_t*>(thread);
+  if (original[0] != thread || original[2] != thread) return nullptr;
+  uintptr_t copy = round_up(reinterpret_cast<uintptr_t>(room) + below, kThreadAlign);
+  std::memcpy(reinterpret_cast<char*>(copy - below), reinterpret_cast<const char*>(thread - below),
+              below + kThreadDescriptorRoom);
+  auto* header = reinterpret_cast<uintptr_t*>(copy);
+  header[0] = copy;
+  header[2] = copy;
+  return reinterpret_cast<void*>(copy);
 }
 
 HeapNotForked::HeapNotForked() {

@@ -22,6 +22,8 @@ namespace hq::cmd {
 class ForkBlock {
  public:
   explicit ForkBlock(size_t bytes);
+  // Over `bytes` at `base`, which the caller owns (a ShimArea's plan room): not unmapped here.
+  ForkBlock(char* base, size_t bytes) : base_(base), size_(bytes), owned_(false) {}
   ~ForkBlock();
   ForkBlock(const ForkBlock&) = delete;
   ForkBlock& operator=(const ForkBlock&) = delete;
@@ -45,6 +47,7 @@ class ForkBlock {
   void* take(size_t bytes, size_t align);
   char* base_ = nullptr;
   size_t size_ = 0, used_ = 0;
+  bool owned_ = true;
 };
 
 // While it lives, the main heap (brk) is not inherited by fork(): the child gets no copy
@@ -62,5 +65,16 @@ class HeapNotForked {
   void* start_ = nullptr;
   size_t size_ = 0;
 };
+
+// Bytes below the thread pointer that a copy of the calling thread's area takes
+// (copy_thread_area), and the room it needs in all, with its alignment.
+size_t thread_area_room();
+
+// A copy of the calling thread's area (its TLS block and glibc's thread descriptor) made at
+// `room` (thread_area_room() bytes), for a child that shares this process's memory
+// (clone_sharing_memory): its thread pointer, whose errno and descriptor are its own.
+// nullptr where this thread's area is not where a static binary's main thread keeps it
+// (at the start of the brk heap): the caller forks instead.
+void* copy_thread_area(char* room);
 
 }  // namespace hq::cmd

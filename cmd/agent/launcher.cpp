@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "cmd/agent/cgroup.hpp"
 #include "cmd/agent/fork_memory.hpp"
+#include "cmd/agent/shim_memory.hpp"
 #include "cmd/agent/vfork_into.hpp"
 #include "core/job_env.hpp"
 #include "core/pattern.hpp"
@@ -86,6 +88,7 @@ struct ShimPlan {
   bool bind, switch_user;
   uid_t uid;
   gid_t gid;
+  char* script_stack;  // ShimArea::kStack bytes for the script's child, above a guard page
 };
 
 // ShimPlan's texts and where each comes from.
@@ -128,6 +131,7 @@ const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
   f->switch_user = p.switch_user;
   f->uid = p.uid;
   f->gid = p.gid;
+  f->script_stack = nullptr;
   return f;
 }
 
@@ -175,6 +179,11 @@ struct ScriptChild {
 [[noreturn]] void run_script(ScriptChild& c) {
   const ShimPlan& p = *c.plan;
   int report_fd = c.report_fd;
+  // Its groups before anything of the job runs, so every descendant is in them. The shim
+  // stays out: it shares the agent's memory, which must not count as the job's (an OOM
+  // kill in the job's memory group would pick it, and with it every process sharing it).
+  for (char* const* procs = p.cgroup_procs; *procs; ++procs)
+    if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   setpgid(0, 0);
   char pid_msg[32];
   int len = snprintf(pid_msg, sizeof pid_msg, "P%d;", static_cast<int>(getpid()));
@@ -184,8 +193,9 @@ struct ScriptChild {
     _exit(127);
   }
   (void)!write(c.went_fd, "W", 1);
-  // Not to be traced by the job's user while it may still share the root shim's memory.
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Not to be traced by the job's user while it still shares the agent's memory (the
+  // user switch below makes it so too, and the agent with it: see start_shim).
+  if (p.switch_user) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
   if (p.switch_user) {
@@ -230,13 +240,14 @@ double lease_age(const char* path) {
   return static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) + static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) * 1e-9;
 }
 
-// Waits for the script; with a fence timeout, polls 4 times a second and kills the
-// script's process group once the agent's lease is older than that (leaving a marker first).
-int wait_fenced(const ShimPlan& p, pid_t script) {
+// Waits for the script (its usage to `ru`); with a fence timeout, polls 4 times a second
+// and kills the script's process group once the agent's lease is older than that (leaving a
+// marker first).
+int wait_fenced(const ShimPlan& p, pid_t script, struct rusage& ru) {
   int status = 0;
   bool fenced = false;
   while (true) {
-    pid_t r = waitpid(script, &status, p.fence_timeout > 0 && !fenced ? WNOHANG : 0);
+    pid_t r = wait4(script, &status, p.fence_timeout > 0 && !fenced ? WNOHANG : 0, &ru);
     if (r == script) return status;
     if (r < 0 && errno != EINTR) return status;
     if (r != 0 || fenced) continue;
@@ -265,11 +276,7 @@ void keep_only(int a, int b) {
 // and none to tear down at its exec; only the pages it touches are mapped); where clone3
 // is not to be had (an older kernel, a seccomp filter), a plain _Fork().
 pid_t start_script_child(ScriptChild& child, int report_fd) {
-  constexpr size_t kGuard = 4096, kStack = 64 << 10;  // it formats an error line at most
-  void* region = mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (region == MAP_FAILED) child_fail(report_fd, "mmap");
-  mprotect(region, kGuard, PROT_NONE);
-  pid_t script = vfork_on_stack(static_cast<char*>(region) + kGuard, kStack,
+  pid_t script = vfork_on_stack(child.plan->script_stack, ShimArea::kStack,
                                 [](void* c) { run_script(*static_cast<ScriptChild*>(c)); }, &child);
   if (script == -ENOSYS || script == -EINVAL || script == -E2BIG || script == -EPERM) {
     script = _Fork();  // no atfork handlers: they would touch the heap this process has not got
@@ -287,17 +294,14 @@ pid_t start_script_child(ScriptChild& child, int report_fd) {
 // without.
 bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
 
-// The job's shim (the agent's child, root, in the job's cgroup): starts the script,
+// The job's shim (the agent's child, root, outside the job's cgroup): starts the script,
 // tells the agent its pid, lets it run once the agent says go, waits for it and writes its
-// wait status to `exit_path`, so the end is known even if the agent was restarted
-// meanwhile. Only syscalls here.
+// wait status and peak memory to `exit_path`, so the end is known even if the agent was
+// restarted meanwhile. Only syscalls here.
 [[noreturn]] void run_shim(const ShimPlan& p, int report_fd, int go_fd) {
   setsid();
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
   keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
-  // Join the job's cgroup before anything else runs, so every descendant is in it.
-  for (char* const* procs = p.cgroup_procs; *procs; ++procs)
-    if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
   int went[2];
@@ -308,19 +312,22 @@ bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
   close(go_fd);
   close(report_fd);
   int status = 0;
+  struct rusage ru {};
   if (!child_went(went[0])) {
-    waitpid(script, &status, 0);
+    wait4(script, &status, 0, &ru);
     if (!WIFSIGNALED(status)) {  // the agent never said go: nothing of the job ran
       unlink(p.pids_path);
       _exit(127);
     }  // killed before it could read the go: its end is still the job's
   } else {
-    status = wait_fenced(p, script);
+    status = wait_fenced(p, script, ru);
   }
   int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);  // a kept directory's stale one is written over
   if (fd >= 0) {
-    char msg[32];
-    int n = snprintf(msg, sizeof msg, "%d\n", status);
+    // The script's own peak (KiB): the shim's, which the agent's wait would give, is the
+    // agent's, whose memory it shares.
+    char msg[48];
+    int n = snprintf(msg, sizeof msg, "%d\n%ld\n", status, ru.ru_maxrss);
     bool ok = write_whole_file(fd, msg, static_cast<size_t>(n));
     close(fd);
     if (ok) rename(p.exit_tmp_path, p.exit_path);
@@ -414,37 +421,73 @@ pid_t take_script_pid(std::string& report) {
 
 }  // namespace
 
+namespace {
+
+// What the shim starts from, in its area: its plan and the pipes' ends (the agent's two
+// are closed in the shim).
+struct ShimStart {
+  const ShimPlan* plan;
+  int report_write, go_read, report_read, go_write;
+};
+
+[[noreturn]] void shim_main(void* arg) {
+  const ShimStart& start = *static_cast<const ShimStart*>(arg);
+  close(start.report_read);
+  close(start.go_write);
+  run_shim(*start.plan, start.report_write, start.go_read);
+}
+
+// Starts the shim: sharing the agent's memory, on its area, when `share` (and the kernel
+// allows), else a fork without the agent's heap. Its pid, or -errno.
+// A shim that shares the agent's memory makes the agent's memory not dumpable: its
+// script's child shares it too until it execs, and switching to the job's user makes it so
+// (the kernel's rule for a process whose credentials change, which keeps the user from
+// tracing it); a root agent is made so at its start (Agent::run), not at its first job.
+pid_t start_shim(ShimArea& area, const ShimStart* start, bool share) {
+  if (void* thread = share ? copy_thread_area(area.thread_room()) : nullptr) {
+    pid_t pid = clone_sharing_memory(area.shim_stack(), ShimArea::kStack, thread, shim_main, const_cast<ShimStart*>(start));
+    if (pid != -ENOSYS && pid != -EINVAL && pid != -E2BIG && pid != -EPERM) return pid;  // else refused: fork
+  }
+  HeapNotForked without_heap;
+  // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
+  // over every open FILE, NSS's), which read the heap this child has not got.
+  pid_t pid = _Fork();
+  if (pid == 0) shim_main(const_cast<ShimStart*>(start));
+  return pid < 0 ? -errno : pid;
+}
+
+}  // namespace
+
 Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& record) {
   auto plan = plan_child(launch);
   if (!plan) return plan.status();
-  ForkBlock block(shim_plan_size(*plan));
-  const ShimPlan* shim_plan = flatten(*plan, block);
-  if (!block.ok()) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
-  if (!shim_plan) return internal("the job's shim plan did not fit the memory sized for it");
+  ShimArea area(shim_plan_size(*plan) + sizeof(ShimStart) + alignof(ShimStart));
+  if (!area.ok()) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
+  ForkBlock block = area.plan();
+  auto* start = block.room<ShimStart>(1);
+  auto* shim_plan = const_cast<ShimPlan*>(flatten(*plan, block));
+  if (!shim_plan || !start) {
+    area.free_after_reap();
+    return internal("the job's shim plan did not fit the memory sized for it");
+  }
+  shim_plan->script_stack = area.script_stack();
   int report[2], go[2];
-  if (pipe2(report, O_CLOEXEC) != 0) return io_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    area.free_after_reap();
+    return io_error(std::string("pipe: ") + std::strerror(errno));
+  }
   if (pipe2(go, O_CLOEXEC) != 0) {
     close(report[0]);
     close(report[1]);
+    area.free_after_reap();
     return io_error(std::string("pipe: ") + std::strerror(errno));
   }
-  pid_t pid;
-  int fork_errno = 0;
-  {
-    HeapNotForked without_heap;
-    // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
-    // over every open FILE, NSS's), which read the heap this child has not got.
-    pid = _Fork();
-    fork_errno = errno;
-    if (pid == 0) {
-      close(report[0]);
-      close(go[1]);
-      run_shim(*shim_plan, report[1], go[0]);
-    }
-  }
+  *start = ShimStart{shim_plan, report[1], go[0], report[0], go[1]};
+  pid_t pid = start_shim(area, start, launch.share_agent_memory);
   if (pid < 0) {
     for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);
-    return io_error(std::string("fork: ") + std::strerror(fork_errno));
+    area.free_after_reap();
+    return io_error(std::string("fork: ") + std::strerror(-pid));
   }
   close(report[1]);
   close(go[0]);
@@ -452,7 +495,7 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   // not start, or end of file once it has exec'd (the pipe closes on exec).
   std::string text;
   read_report(report[0], text, ';');
-  LaunchedJob out{pid, take_script_pid(text)};
+  LaunchedJob out{pid, take_script_pid(text), {}};
   Status recorded = out.script > 0 ? record(out) : Status::ok();
   if (out.script > 0 && recorded) (void)!write(go[1], "G", 1);
   close(go[1]);
@@ -461,11 +504,13 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   if (!recorded || !text.empty() || out.script <= 0) {
     int status = 0;
     waitpid(pid, &status, 0);
+    area.free_after_reap();
     if (!recorded) return recorded;
     if (text.empty() && WIFSIGNALED(status))
       text = "the job's shim was killed by signal " + std::to_string(WTERMSIG(status));
     return io_error("launch failed: " + (text.empty() ? std::string("no report from the job's shim") : text));
   }
+  out.area = std::move(area);
   return out;
 }
 

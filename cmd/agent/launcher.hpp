@@ -3,10 +3,13 @@
 // records the script's exit status in the spool: a restarted agent re-adopts running
 // jobs and still learns how they ended. In its working directory, with its environment
 // and output files, inside its cgroup and bound to its CPUs when the agent gives them.
-// The shim is forked without the agent's heap (cmd/agent/fork_memory.hpp), and the script's
-// process is a vfork-style child of the shim (cmd/agent/vfork_into.hpp) that tells the
-// agent its pid and waits for its go before it execs: both read their plan from a block of
-// their own and allocate nothing.
+// The shim shares the agent's memory where the job's cgroup measures the job's memory
+// (cmd/agent/shim_memory.hpp), else it is forked without the agent's heap
+// (cmd/agent/fork_memory.hpp); the script's process is a vfork-style child of the shim
+// (cmd/agent/vfork_into.hpp) that joins the job's cgroup, tells the agent its pid and
+// waits for its go before it execs: both read their plan from the shim's area and
+// allocate nothing. The shim's exit file holds the script's wait status, then its peak
+// memory in KiB (ru_maxrss).
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
 #include <functional>
@@ -14,6 +17,7 @@
 #include <sys/types.h>
 
 #include "cmd/agent/job_spool.hpp"
+#include "cmd/agent/shim_memory.hpp"
 #include "core/hardware.hpp"
 #include "core/job.hpp"
 #include "core/job_env.hpp"
@@ -37,11 +41,16 @@ struct BatchLaunch {
   int64_t fence_timeout = 0;
   std::string step_socket;  // where srun inside the job finds this agent (HQ_STEP_SOCKET); "" none
   TopologyAddr topo;        // this node's place in the switch tree (LaunchJob.topology_addr)
+  // The shim may share the agent's memory (cmd/agent/shim_memory.hpp): only where the
+  // job's cgroup measures its memory, since a process that shared the agent's memory
+  // until its exec reports the agent's peak as its own (ru_maxrss).
+  bool share_agent_memory = false;
 };
 
 struct LaunchedJob {
   pid_t shim = 0;     // the agent's child: waits for the script, records its exit status
   pid_t script = 0;   // leads its own process group: signals go to -script
+  ShimArea area;      // the shim's memory: free_after_reap() once the shim is reaped
 };
 
 // Called with the shim's and the script's pids before the script may start: writes what a

@@ -79,10 +79,22 @@ pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg) 
   return clone_vfork(-1, stack, reinterpret_cast<char*>(top), child, arg);
 }
 
+pid_t clone_sharing_memory(char* stack, size_t size, void* thread_pointer, void (*child)(void*), void* arg) {
+  clone_args args;
+  std::memset(&args, 0, sizeof args);
+  args.flags = CLONE_VM | CLONE_SETTLS;
+  args.exit_signal = SIGCHLD;
+  args.stack = reinterpret_cast<uintptr_t>(stack);
+  args.stack_size = static_cast<uint64_t>(size & ~size_t{15});
+  args.tls = reinterpret_cast<uintptr_t>(thread_pointer);
+  return static_cast<pid_t>(hq_clone3_call(&args, sizeof args, child, arg));
+}
+
 #else
 
 pid_t vfork_into_cgroup(int, void (*)(void*), void*) { return -ENOSYS; }
 pid_t vfork_on_stack(char*, size_t, void (*)(void*), void*) { return -ENOSYS; }
+pid_t clone_sharing_memory(char*, size_t, void*, void (*)(void*), void*) { return -ENOSYS; }
 
 #endif
 

@@ -8,6 +8,7 @@
 // The child function runs on the new stack with the caller's signal mask and must never
 // return to the caller: it execs or _exits, making system calls only.
 // Thread rules: any thread; one stack per thread, reused by each call.
+// clone_sharing_memory (below) starts a child that runs beside its caller instead.
 #pragma once
 #include <cstddef>
 #include <sys/types.h>
@@ -21,5 +22,14 @@ pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg);
 // The same in the caller's group, on a stack the caller gives (`size` bytes at `stack`),
 // for a caller without a heap (the job's shim, cmd/agent/launcher.cpp).
 pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg);
+
+// `child(arg)` in a new process that shares the caller's memory but not its wait: the
+// caller goes on at once (clone3 with CLONE_VM and CLONE_SETTLS; the job's shim,
+// cmd/agent/shim_memory.hpp). The child runs on `size` bytes at `stack` with
+// `thread_pointer` as its thread area, which must be a copy of the caller's
+// (copy_thread_area): errno and glibc's per-thread state are written there, not in the
+// caller's. It must only make system calls and never allocate: the heap is the caller's,
+// in use by it meanwhile. Its end is reported by SIGCHLD, as a fork's. -errno on failure.
+pid_t clone_sharing_memory(char* stack, size_t size, void* thread_pointer, void (*child)(void*), void* arg);
 
 }  // namespace hq::cmd

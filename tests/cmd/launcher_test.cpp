@@ -9,6 +9,7 @@
 #include <fstream>
 #include <cstddef>
 #include <linux/filter.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -28,9 +29,11 @@ using namespace hq::cmd;
 
 namespace {
 
-// A job whose script writes its pid to `marker` (as this process's user).
-BatchLaunch launch_touching(const std::string& spool, const std::string& marker) {
+// A job whose script writes its pid to `marker` (as this process's user); `share`: its
+// shim shares this process's memory (cmd/agent/shim_memory.hpp) instead of a fork.
+BatchLaunch launch_touching(const std::string& spool, const std::string& marker, bool share = false) {
   BatchLaunch l;
+  l.share_agent_memory = share;
   l.job.id = JobId{7};
   l.job.spec.script = std::string("#!/bin/sh\necho $$ > '" + marker + "'\n");
   l.job.spec.workdir = spool;
@@ -47,12 +50,16 @@ bool exists(const std::string& path) { return std::filesystem::exists(path); }
 }  // namespace
 
 TEST_CASE("launcher: the script starts only after the launch is recorded, and runs once it is") {
+  bool share = false;
+  SUBCASE("a forked shim") { share = false; }
+  SUBCASE("a shim sharing the agent's memory") { share = true; }
   test::TempDir dir;
   std::string marker = dir.path() + "/ran";
   bool ran_before_record = true;
   LaunchedJob seen;
-  auto launched = launch_batch(launch_touching(dir.path(), marker), [&](const LaunchedJob& pids) {
-    seen = pids;
+  auto launched = launch_batch(launch_touching(dir.path(), marker, share), [&](const LaunchedJob& pids) {
+    seen.shim = pids.shim;
+    seen.script = pids.script;
     ran_before_record = exists(marker);
     return Status::ok();
   });
@@ -66,14 +73,23 @@ TEST_CASE("launcher: the script starts only after the launch is recorded, and ru
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(trim(read_small_file(marker)) == std::to_string(seen.script));  // the pid recorded is the script's
-  CHECK(trim(read_small_file(exit_file(dir.path(), 7))) == "0");
+  ShimExit recorded = parse_shim_exit(read_small_file(exit_file(dir.path(), 7)));
+  CHECK(recorded.status == 0);
+  CHECK(recorded.peak_kib > 0);
+  // The script's own peak, not this process's (whose memory a sharing shim and the
+  // script's child before its exec share): a shell's is a few MiB.
+  CHECK(recorded.peak_kib < 64 * 1024);
+  launched->area.free_after_reap();
 }
 
 TEST_CASE("launcher: a launch whose record fails never starts its script and leaves no pid record") {
+  bool share = false;
+  SUBCASE("a forked shim") { share = false; }
+  SUBCASE("a shim sharing the agent's memory") { share = true; }
   test::TempDir dir;
   std::string marker = dir.path() + "/ran";
   std::string pids = pids_file(dir.path(), 7);
-  auto launched = launch_batch(launch_touching(dir.path(), marker), [&](const LaunchedJob&) {
+  auto launched = launch_batch(launch_touching(dir.path(), marker, share), [&](const LaunchedJob&) {
     std::ofstream(pids) << "shim=1 script=2 start=3\n";  // as if the agent died right after writing it
     return io_error("disk full");
   });
@@ -113,7 +129,10 @@ TEST_CASE("launcher: a threaded agent with a FILE open in its heap still starts 
   REQUIRE(log != nullptr);
   std::fputs("open\n", log);
   std::string marker = dir.path() + "/ran";
-  auto launched = launch_batch(launch_touching(dir.path(), marker), [](const LaunchedJob&) { return Status::ok(); });
+  bool share = false;
+  SUBCASE("a forked shim") { share = false; }
+  SUBCASE("a shim sharing the agent's memory") { share = true; }
+  auto launched = launch_batch(launch_touching(dir.path(), marker, share), [](const LaunchedJob&) { return Status::ok(); });
   std::fclose(log);
   REQUIRE_MESSAGE(launched.is_ok(), launched.status().message());
   int status = 0;
@@ -145,14 +164,18 @@ bool refuse_clone3() {
 
 // Where clone3 is refused, the shim starts the script with a plain fork, and the launch
 // keeps its order: pid reported, recorded, then the script runs.
+// A shim that would share the agent's memory is forked instead there.
 TEST_CASE("launcher: without clone3 (a seccomp filter refuses it) the job still starts, after its record") {
+  bool share = false;
+  SUBCASE("a forked shim") { share = false; }
+  SUBCASE("a shim sharing the agent's memory") { share = true; }
   test::TempDir dir;
   std::string marker = dir.path() + "/ran";
   int code = test::exit_code_in_child([&] {
     if (!refuse_clone3()) return 3;
     bool ran_before_record = true;
     pid_t recorded = 0;
-    auto launched = launch_batch(launch_touching(dir.path(), marker), [&](const LaunchedJob& pids) {
+    auto launched = launch_batch(launch_touching(dir.path(), marker, share), [&](const LaunchedJob& pids) {
       recorded = pids.script;
       ran_before_record = exists(marker);
       return Status::ok();
@@ -165,4 +188,37 @@ TEST_CASE("launcher: without clone3 (a seccomp filter refuses it) the job still 
   });
   if (code == 3) HQ_SKIP("no seccomp filter could be installed here");
   CHECK(code == 0);
+}
+
+namespace {
+// Whether processes `a` and `b` share their memory: kcmp's answer, or -1 where it cannot
+// tell (a kernel without it, no right to look).
+int same_memory(pid_t a, pid_t b) {
+  long r = syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0);
+  return r < 0 ? -1 : r == 0 ? 1 : 0;
+}
+}  // namespace
+
+// The shim shares the agent's memory only when asked to (where the job's cgroup measures
+// its memory): kcmp says whether two processes have one memory.
+TEST_CASE("launcher: a shim asked to share the agent's memory does, and else is a fork") {
+  for (bool share : {false, true}) {
+    CAPTURE(share);
+    test::TempDir dir;
+    std::string marker = dir.path() + "/ran";
+    int shared = -2;
+    auto launched = launch_batch(launch_touching(dir.path(), marker, share), [&](const LaunchedJob& pids) {
+      shared = same_memory(getpid(), pids.shim);  // the shim waits for our go meanwhile
+      return Status::ok();
+    });
+    REQUIRE(launched.is_ok());
+    int status = 0;
+    REQUIRE(waitpid(launched->shim, &status, 0) == launched->shim);
+    if (shared == -1) HQ_SKIP("kcmp cannot compare processes here");
+    CHECK(shared == (share ? 1 : 0));
+    size_t pooled = ShimArea::pooled();
+    launched->area.free_after_reap();
+    CHECK(ShimArea::pooled() == std::min<size_t>(pooled + 1, 64));  // the next shim's
+    CHECK(WIFEXITED(status));
+  }
 }

@@ -60,6 +60,10 @@ void Agent::start() {
   // shims share it (cmd/agent/shim_memory.hpp), and so do their scripts' processes until
   // they exec, which switch to the job's user first, which makes it so at the first job.
   if (geteuid() == 0) prctl(PR_SET_DUMPABLE, 0);
+  // Where fs.suid_dumpable is 1 a process that switches to a user stays traceable by them
+  // until it says otherwise: the script's child, sharing the agent's memory, would be for
+  // an instant. Forked shims there.
+  shims_may_share_ = trim(read_small_file("/proc/sys/fs/suid_dumpable")) != "1";
   if (!opts_.run_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(opts_.run_dir, ec);
@@ -447,6 +451,7 @@ void Agent::begin_job(Job job, const pb::LaunchJob& l, RunningJob started) {
   rj.pid = launched->script;
   rj.shim = launched->shim;
   rj.shim_area = std::move(launched->area);
+  rj.shim_shared = launched->shared_memory;
   rj.job = std::move(job);
   rj.peers.assign(l.peers().begin(), l.peers().end());
   rj.topo = topology_addr(l);
@@ -681,7 +686,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.batch_procs_files(), *affinity, renumbered, opts_.fence_timeout,
                  steps_ ? steps_->socket_path() : "", topology_addr(l)};
-  bl.share_agent_memory = rj.cgroup.measures_memory();
+  bl.share_agent_memory = shims_may_share_ && rj.cgroup.measures_memory() && cgroups_.mode() == CgroupMode::kV1;
   auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
     rj.cgroup.remove();
@@ -823,7 +828,8 @@ void Agent::reap(pid_t pid, int status, const struct rusage& ru) {
   if (p == pids_.end()) return;
   uint64_t id = p->second;
   pids_.erase(p);
-  if (auto it = running_.find(id); it != running_.end()) it->second.shim_area.free_after_reap();
+  // A shim killed (not exited) may have left its script's child, not yet exec'd, on the area.
+  if (auto it = running_.find(id); it != running_.end() && WIFEXITED(status)) it->second.shim_area.free_after_reap();
   finish(id, status, &ru);
 }
 
@@ -834,9 +840,9 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   if (wait_for_steps(id, status, ru)) return;
   int64_t step_ooms = steps_ ? steps_->take_oom_kills(id) : 0;  // v1 counts a step's kills in its own group
   if (steps_) steps_->job_ended(id);
-  ShimExit recorded = parse_shim_exit(read_small_file(exit_file(opts_.spool_dir, id)));
+  std::string recorded(trim(read_small_file(exit_file(opts_.spool_dir, id))));
   if (::access(fenced_file(opts_.spool_dir, id).c_str(), F_OK) == 0) rj.fenced = true;  // its shim fenced it
-  if (recorded.status >= 0) status = recorded.status;  // the script's own status
+  if (auto v = parse_int(recorded, 0, INT32_MAX)) status = static_cast<int>(*v);  // the script's own status
   // Nothing of the job outlives its batch script: its process group, and with a cgroup
   // every process in it, daemonized ones included.
   ::kill(-rj.pid, SIGKILL);
@@ -852,8 +858,7 @@ void Agent::finish(uint64_t id, int status, const struct rusage* ru) {
   cgroups_.recycle(rj.cgroup, emptied, used.oom_kills);
   JobEnded end{JobId{id}, net::wall_now()};
   if (used.peak_mem_bytes >= 0) end.peak_mem_bytes = used.peak_mem_bytes;
-  else if (recorded.peak_kib >= 0) end.peak_mem_bytes = recorded.peak_kib * 1024;
-  else if (ru) end.peak_mem_bytes = int64_t{ru->ru_maxrss} * 1024;
+  else if (ru && !rj.shim_shared) end.peak_mem_bytes = int64_t{ru->ru_maxrss} * 1024;  // else the agent's
   if (used.cpu_time_usec >= 0) end.cpu_time_usec = used.cpu_time_usec;
   else if (ru)
     end.cpu_time_usec = (int64_t{ru->ru_utime.tv_sec} + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec +

@@ -78,6 +78,7 @@ class Agent {
     pid_t pid = 0;               // the script: leads its process group
     pid_t shim = 0;              // its shim (our child, unless adopted from an earlier agent)
     ShimArea shim_area;          // the memory our shim runs on, freed once it is reaped
+    bool shim_shared = false;    // our shim shares our memory: its rusage's peak is ours
     bool adopted = false;
     std::unique_ptr<asio::posix::stream_descriptor> exit_watch;  // adopted: the shim's pidfd
     std::unique_ptr<asio::steady_timer> poll_timer;              // adopted, no pidfd: polling
@@ -213,6 +214,7 @@ class Agent {
   std::unique_ptr<asio::ip::tcp::acceptor> metrics_acceptor_;
   std::shared_ptr<net::TlsContext> metrics_tls_;
   std::vector<int32_t> cpu_pool_;  // CPUs this agent may hand out (its own affinity)
+  bool shims_may_share_ = false;   // jobs' shims may share our memory (start: not where fs.suid_dumpable is 1)
   std::shared_ptr<net::Connection> conn_;
   std::shared_ptr<net::TlsContext> tls_;
   KeyringWatcher keys_;

@@ -1,6 +1,7 @@
 // See fork_memory.hpp.
 #include "cmd/agent/fork_memory.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -35,24 +36,29 @@ uintptr_t heap_start() {
   return start;
 }
 
-constexpr size_t kThreadAlign = 64;  // glibc's TCB alignment on x86-64
+// The static TLS block below the thread pointer (TLS variant II: the executable's block
+// ends where the descriptor starts), from the PT_TLS program header: its size, rounded to
+// its alignment, and the alignment a copy needs (at least glibc's TCB's, 64 on x86-64).
+struct TlsBlock {
+  size_t below = 0, align = 64;
+};
 
-// The static TLS block's size below the thread pointer (TLS variant II: the executable's
-// block ends where the descriptor starts), from the PT_TLS program header.
-size_t find_tls_below() {
+TlsBlock find_tls_block() {
+  TlsBlock tls;
   auto* headers = reinterpret_cast<const ElfW(Phdr)*>(getauxval(AT_PHDR));
   size_t count = getauxval(AT_PHNUM);
   for (size_t i = 0; headers && i < count; ++i)
     if (headers[i].p_type == PT_TLS) {
       size_t align = headers[i].p_align ? headers[i].p_align : 1;
-      return round_up(headers[i].p_memsz, align);
+      tls.below = round_up(headers[i].p_memsz, align);
+      tls.align = std::max(tls.align, align);
     }
-  return 0;
+  return tls;
 }
 
-size_t tls_below() {
-  static const size_t below = find_tls_below();
-  return below;
+const TlsBlock& tls_block() {
+  static const TlsBlock tls = find_tls_block();
+  return tls;
 }
 
 }  // namespace
@@ -96,19 +102,19 @@ size_t ForkBlock::size_of(const std::vector<std::string>& list) {
   return bytes;
 }
 
-size_t thread_area_room() { return round_up(tls_below(), kThreadAlign) + kThreadDescriptorRoom + kThreadAlign; }
+size_t thread_area_room() { return tls_block().below + kThreadDescriptorRoom + tls_block().align; }
 
 void* copy_thread_area(char* room) {
   auto thread = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
   auto heap_end = reinterpret_cast<uintptr_t>(sbrk(0));
-  size_t below = tls_below();
+  size_t below = tls_block().below;
   // Only the main thread's area, at the heap's start, is known to be readable this far
   // (kThreadDescriptorRoom past the pointer, as HeapNotForked assumes too).
   if (heap_start() == 0 || thread < heap_start() + below || thread + kThreadDescriptorRoom > heap_end) return nullptr;
   // glibc's tcbhead_t starts with two pointers to itself: `tcb` (at 0) and `self` (at 16).
   const auto* original = reinterpret_cast<const uintptr_t*>(thread);
   if (original[0] != thread || original[2] != thread) return nullptr;
-  uintptr_t copy = round_up(reinterpret_cast<uintptr_t>(room) + below, kThreadAlign);
+  uintptr_t copy = round_up(reinterpret_cast<uintptr_t>(room) + below, tls_block().align);
   std::memcpy(reinterpret_cast<char*>(copy - below), reinterpret_cast<const char*>(thread - below),
               below + kThreadDescriptorRoom);
   auto* header = reinterpret_cast<uintptr_t*>(copy);

@@ -15,8 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include "core/units.hpp"
-
 namespace hq::cmd {
 namespace {
 
@@ -94,15 +92,6 @@ std::string take_kept(const std::string& spool_dir) {
 
 std::string job_dir(const std::string& spool_dir, uint64_t job_id) { return spool_dir + "/job" + std::to_string(job_id); }
 std::string exit_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/exit"; }
-
-ShimExit parse_shim_exit(std::string_view text) {
-  ShimExit out;
-  size_t line = text.find('\n');
-  if (auto v = parse_int(trim(text.substr(0, line)), 0, INT32_MAX)) out.status = static_cast<int>(*v);
-  if (line != std::string_view::npos)
-    if (auto v = parse_int(trim(text.substr(line + 1)), 0, INT64_MAX)) out.peak_kib = *v;
-  return out;
-}
 std::string pids_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/pids"; }
 std::string lease_file(const std::string& spool_dir) { return spool_dir + "/controller-lease"; }
 std::string fenced_file(const std::string& spool_dir, uint64_t job_id) { return job_dir(spool_dir, job_id) + "/fenced"; }

@@ -20,16 +20,8 @@ namespace hq::cmd {
 
 // The job's spool directory (script, launch record, exit file).
 std::string job_dir(const std::string& spool_dir, uint64_t job_id);
-// The file where the shim leaves the script's wait status (decimal) when it ends, and on
-// a second line the script's peak memory in KiB (its ru_maxrss; not written before
-// 2026-12).
+// The file where the shim leaves the script's wait status (decimal) when it ends.
 std::string exit_file(const std::string& spool_dir, uint64_t job_id);
-// An exit file's text: -1 for what it lacks or what is not a number in range.
-struct ShimExit {
-  int status = -1;
-  int64_t peak_kib = -1;
-};
-ShimExit parse_shim_exit(std::string_view text);
 // The agent's record of a launched job: a line of pids (shim, script, the shim's start
 // time, CPUs), then the LaunchJob (cmd/agent/adopt.cpp).
 std::string pids_file(const std::string& spool_dir, uint64_t job_id);

@@ -11,7 +11,6 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -89,6 +88,10 @@ struct ShimPlan {
   uid_t uid;
   gid_t gid;
   char* script_stack;  // ShimArea::kStack bytes for the script's child, above a guard page
+  // The shim joins the job's cgroup itself (a forked shim, as a v2 group or systemd's unit
+  // want it out of the agent's); else the script's child does (a shim sharing the agent's
+  // memory must not count in the job's memory group, see start_shim).
+  bool shim_joins;
 };
 
 // ShimPlan's texts and where each comes from.
@@ -132,6 +135,7 @@ const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
   f->uid = p.uid;
   f->gid = p.gid;
   f->script_stack = nullptr;
+  f->shim_joins = true;
   return f;
 }
 
@@ -166,6 +170,12 @@ bool read_token(int fd, char token) {
 // the script must not start.
 bool agent_says_go(int go_fd) { return read_token(go_fd, 'G'); }
 
+// The job's cgroup joined, before anything of the job runs: every descendant is in it.
+void join_job_cgroup(const ShimPlan& p, int report_fd) {
+  for (char* const* procs = p.cgroup_procs; *procs; ++procs)
+    if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
+}
+
 // What the shim hands the script's child.
 struct ScriptChild {
   const ShimPlan* plan;
@@ -179,11 +189,7 @@ struct ScriptChild {
 [[noreturn]] void run_script(ScriptChild& c) {
   const ShimPlan& p = *c.plan;
   int report_fd = c.report_fd;
-  // Its groups before anything of the job runs, so every descendant is in them. The shim
-  // stays out: it shares the agent's memory, which must not count as the job's (an OOM
-  // kill in the job's memory group would pick it, and with it every process sharing it).
-  for (char* const* procs = p.cgroup_procs; *procs; ++procs)
-    if (!join_cgroup_file(*procs)) child_fail(report_fd, "join cgroup");
+  if (!p.shim_joins) join_job_cgroup(p, report_fd);
   setpgid(0, 0);
   char pid_msg[32];
   int len = snprintf(pid_msg, sizeof pid_msg, "P%d;", static_cast<int>(getpid()));
@@ -193,8 +199,8 @@ struct ScriptChild {
     _exit(127);
   }
   (void)!write(c.went_fd, "W", 1);
-  // Not to be traced by the job's user while it still shares the agent's memory (the
-  // user switch below makes it so too, and the agent with it: see start_shim).
+  // Not to be traced by the job's user while it still shares the shim's memory (or the
+  // agent's, see start_shim).
   if (p.switch_user) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   for (int sig : kShimIgnores) signal(sig, SIG_DFL);
   if (p.bind && sched_setaffinity(0, sizeof p.affinity, &p.affinity) != 0) child_fail(report_fd, "sched_setaffinity");
@@ -205,6 +211,9 @@ struct ScriptChild {
     if (syscall(SYS_setgroups, p.group_count, p.groups) != 0) child_fail(report_fd, "setgroups");
     if (syscall(SYS_setresgid, p.gid, p.gid, p.gid) != 0) child_fail(report_fd, "setgid");
     if (syscall(SYS_setresuid, p.uid, p.uid, p.uid) != 0) child_fail(report_fd, "setuid");
+    // The switch set the memory's dumpable mode to fs.suid_dumpable, which may let the
+    // user trace it (1) until the exec: not so.
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   }
   bool chdir_failed = chdir(p.workdir) != 0;
   int chdir_errno = errno;
@@ -240,14 +249,13 @@ double lease_age(const char* path) {
   return static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) + static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) * 1e-9;
 }
 
-// Waits for the script (its usage to `ru`); with a fence timeout, polls 4 times a second
-// and kills the script's process group once the agent's lease is older than that (leaving a
-// marker first).
-int wait_fenced(const ShimPlan& p, pid_t script, struct rusage& ru) {
+// Waits for the script; with a fence timeout, polls 4 times a second and kills the
+// script's process group once the agent's lease is older than that (leaving a marker first).
+int wait_fenced(const ShimPlan& p, pid_t script) {
   int status = 0;
   bool fenced = false;
   while (true) {
-    pid_t r = wait4(script, &status, p.fence_timeout > 0 && !fenced ? WNOHANG : 0, &ru);
+    pid_t r = waitpid(script, &status, p.fence_timeout > 0 && !fenced ? WNOHANG : 0);
     if (r == script) return status;
     if (r < 0 && errno != EINTR) return status;
     if (r != 0 || fenced) continue;
@@ -294,14 +302,15 @@ pid_t start_script_child(ScriptChild& child, int report_fd) {
 // without.
 bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
 
-// The job's shim (the agent's child, root, outside the job's cgroup): starts the script,
-// tells the agent its pid, lets it run once the agent says go, waits for it and writes its
-// wait status and peak memory to `exit_path`, so the end is known even if the agent was
-// restarted meanwhile. Only syscalls here.
+// The job's shim (the agent's child, root): starts the script, tells the agent its pid,
+// lets it run once the agent says go, waits for it and writes its wait status to
+// `exit_path`, so the end is known even if the agent was restarted meanwhile. Only
+// syscalls here.
 [[noreturn]] void run_shim(const ShimPlan& p, int report_fd, int go_fd) {
   setsid();
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
   keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
+  if (p.shim_joins) join_job_cgroup(p, report_fd);
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
   int went[2];
@@ -312,22 +321,19 @@ bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
   close(go_fd);
   close(report_fd);
   int status = 0;
-  struct rusage ru {};
   if (!child_went(went[0])) {
-    wait4(script, &status, 0, &ru);
+    waitpid(script, &status, 0);
     if (!WIFSIGNALED(status)) {  // the agent never said go: nothing of the job ran
       unlink(p.pids_path);
       _exit(127);
     }  // killed before it could read the go: its end is still the job's
   } else {
-    status = wait_fenced(p, script, ru);
+    status = wait_fenced(p, script);
   }
   int fd = open(p.exit_tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);  // a kept directory's stale one is written over
   if (fd >= 0) {
-    // The script's own peak (KiB): the shim's, which the agent's wait would give, is the
-    // agent's, whose memory it shares.
-    char msg[48];
-    int n = snprintf(msg, sizeof msg, "%d\n%ld\n", status, ru.ru_maxrss);
+    char msg[32];
+    int n = snprintf(msg, sizeof msg, "%d\n", status);
     bool ok = write_whole_file(fd, msg, static_cast<size_t>(n));
     close(fd);
     if (ok) rename(p.exit_tmp_path, p.exit_path);
@@ -439,20 +445,27 @@ struct ShimStart {
 
 // Starts the shim: sharing the agent's memory, on its area, when `share` (and the kernel
 // allows), else a fork without the agent's heap. Its pid, or -errno.
-// A shim that shares the agent's memory makes the agent's memory not dumpable: its
-// script's child shares it too until it execs, and switching to the job's user makes it so
-// (the kernel's rule for a process whose credentials change, which keeps the user from
-// tracing it); a root agent is made so at its start (Agent::run), not at its first job.
-pid_t start_shim(ShimArea& area, const ShimStart* start, bool share) {
+// A shim that shares the agent's memory is not a member of the job's cgroup (its script's
+// child joins it): the kernel would count the agent's whole memory as its own there, and an
+// OOM kill in the job's memory group that picked it would kill every process sharing it,
+// the agent too. So it stays in the agent's groups, which is why only v1 shares (the caller
+// decides): there the agent's service manager does not track its processes by these groups,
+// while a v2 group is also systemd's unit, whose stop would kill shims left in it. The
+// script's child shares the memory until its exec and is made not dumpable, as a root
+// agent is from its start (Agent::start), so the job's user cannot trace into it.
+pid_t start_shim(ShimArea& area, ShimStart* start, bool share) {
+  ShimPlan& plan = *const_cast<ShimPlan*>(start->plan);
   if (void* thread = share ? copy_thread_area(area.thread_room()) : nullptr) {
-    pid_t pid = clone_sharing_memory(area.shim_stack(), ShimArea::kStack, thread, shim_main, const_cast<ShimStart*>(start));
+    plan.shim_joins = false;
+    pid_t pid = clone_sharing_memory(area.shim_stack(), ShimArea::kStack, thread, shim_main, start);
     if (pid != -ENOSYS && pid != -EINVAL && pid != -E2BIG && pid != -EPERM) return pid;  // else refused: fork
   }
+  plan.shim_joins = true;
   HeapNotForked without_heap;
   // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
   // over every open FILE, NSS's), which read the heap this child has not got.
   pid_t pid = _Fork();
-  if (pid == 0) shim_main(const_cast<ShimStart*>(start));
+  if (pid == 0) shim_main(start);
   return pid < 0 ? -errno : pid;
 }
 
@@ -484,6 +497,7 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   }
   *start = ShimStart{shim_plan, report[1], go[0], report[0], go[1]};
   pid_t pid = start_shim(area, start, launch.share_agent_memory);
+  bool shared = !shim_plan->shim_joins;
   if (pid < 0) {
     for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);
     area.free_after_reap();
@@ -495,7 +509,7 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   // not start, or end of file once it has exec'd (the pipe closes on exec).
   std::string text;
   read_report(report[0], text, ';');
-  LaunchedJob out{pid, take_script_pid(text), {}};
+  LaunchedJob out{pid, take_script_pid(text), shared, {}};
   Status recorded = out.script > 0 ? record(out) : Status::ok();
   if (out.script > 0 && recorded) (void)!write(go[1], "G", 1);
   close(go[1]);
@@ -503,8 +517,10 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   close(report[0]);
   if (!recorded || !text.empty() || out.script <= 0) {
     int status = 0;
-    waitpid(pid, &status, 0);
-    area.free_after_reap();
+    pid_t reaped;
+    while ((reaped = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+    }
+    if (reaped == pid) area.free_after_reap();  // else a shim may still run on it: left mapped
     if (!recorded) return recorded;
     if (text.empty() && WIFSIGNALED(status))
       text = "the job's shim was killed by signal " + std::to_string(WTERMSIG(status));

@@ -3,13 +3,12 @@
 // records the script's exit status in the spool: a restarted agent re-adopts running
 // jobs and still learns how they ended. In its working directory, with its environment
 // and output files, inside its cgroup and bound to its CPUs when the agent gives them.
-// The shim shares the agent's memory where the job's cgroup measures the job's memory
-// (cmd/agent/shim_memory.hpp), else it is forked without the agent's heap
-// (cmd/agent/fork_memory.hpp); the script's process is a vfork-style child of the shim
-// (cmd/agent/vfork_into.hpp) that joins the job's cgroup, tells the agent its pid and
-// waits for its go before it execs: both read their plan from the shim's area and
-// allocate nothing. The shim's exit file holds the script's wait status, then its peak
-// memory in KiB (ru_maxrss).
+// The shim shares the agent's memory where asked (BatchLaunch::share_agent_memory;
+// cmd/agent/shim_memory.hpp) and then stays out of the job's cgroup, which the script's
+// process joins; else it is forked without the agent's heap (cmd/agent/fork_memory.hpp)
+// and joins the cgroup itself. The script's process is a vfork-style child of the shim
+// (cmd/agent/vfork_into.hpp) that tells the agent its pid and waits for its go before it
+// execs: both read their plan from the shim's area and allocate nothing.
 // Called on the agent's event-loop thread; fork/exec only, no threads.
 #pragma once
 #include <functional>
@@ -42,14 +41,15 @@ struct BatchLaunch {
   std::string step_socket;  // where srun inside the job finds this agent (HQ_STEP_SOCKET); "" none
   TopologyAddr topo;        // this node's place in the switch tree (LaunchJob.topology_addr)
   // The shim may share the agent's memory (cmd/agent/shim_memory.hpp): only where the
-  // job's cgroup measures its memory, since a process that shared the agent's memory
-  // until its exec reports the agent's peak as its own (ru_maxrss).
+  // job's v1 cgroup measures its memory (a process that shared the agent's memory until
+  // its exec reports the agent's peak as its own in ru_maxrss; see start_shim for v1).
   bool share_agent_memory = false;
 };
 
 struct LaunchedJob {
   pid_t shim = 0;     // the agent's child: waits for the script, records its exit status
   pid_t script = 0;   // leads its own process group: signals go to -script
+  bool shared_memory = false;  // the shim shares the agent's memory (its ru_maxrss is the agent's)
   ShimArea area;      // the shim's memory: free_after_reap() once the shim is reaped
 };
 

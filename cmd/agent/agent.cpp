@@ -58,7 +58,8 @@ void Agent::start() {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   // A root agent's memory is not dumpable (no core file, no tracing but by root): its jobs'
   // shims share it (cmd/agent/shim_memory.hpp), and so do their scripts' processes until
-  // they exec, which switch to the job's user first, which makes it so at the first job.
+  // they exec, which switch to the job's user first and then make it not dumpable (the
+  // switch sets it to fs.suid_dumpable): so it is from the start, not from the first job.
   if (geteuid() == 0) prctl(PR_SET_DUMPABLE, 0);
   // Where fs.suid_dumpable is 1 a process that switches to a user stays traceable by them
   // until it says otherwise: the script's child, sharing the agent's memory, would be for
@@ -686,7 +687,7 @@ Result<LaunchedJob> Agent::start_job(const Job& job, const pb::LaunchJob& l, Run
   BatchLaunch bl{job, opts_.name, l.cluster(), l.nodelist(), l.node_index(), opts_.spool_dir, &host_.gpus,
                  rj.cgroup.batch_procs_files(), *affinity, renumbered, opts_.fence_timeout,
                  steps_ ? steps_->socket_path() : "", topology_addr(l)};
-  bl.share_agent_memory = shims_may_share_ && rj.cgroup.measures_memory() && cgroups_.mode() == CgroupMode::kV1;
+  bl.share_agent_memory = shims_may_share_ && cgroups_.mode() == CgroupMode::kV1 && rj.cgroup.measures_memory();
   auto launched = launch_batch(bl, [&](const LaunchedJob& pids) { return write_record(job.id.value, l, pids, rj.cpus); });
   if (!launched) {
     rj.cgroup.remove();

@@ -115,7 +115,7 @@ size_t shim_plan_size(const ChildPlan& p) {
 }
 
 // `p` copied into `block`; nullptr if it did not fit.
-const ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
+ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
   ShimPlan* f = block.room<ShimPlan>(1);
   gid_t* groups = block.room<gid_t>(p.groups.size());
   if (!f || (!groups && !p.groups.empty())) return nullptr;
@@ -432,7 +432,7 @@ namespace {
 // What the shim starts from, in its area: its plan and the pipes' ends (the agent's two
 // are closed in the shim).
 struct ShimStart {
-  const ShimPlan* plan;
+  ShimPlan* plan;
   int report_write, go_read, report_read, go_write;
 };
 
@@ -454,7 +454,7 @@ struct ShimStart {
 // script's child shares the memory until its exec and is made not dumpable, as a root
 // agent is from its start (Agent::start), so the job's user cannot trace into it.
 pid_t start_shim(ShimArea& area, ShimStart* start, bool share) {
-  ShimPlan& plan = *const_cast<ShimPlan*>(start->plan);
+  ShimPlan& plan = *start->plan;
   if (void* thread = share ? copy_thread_area(area.thread_room()) : nullptr) {
     plan.shim_joins = false;
     pid_t pid = clone_sharing_memory(area.shim_stack(), ShimArea::kStack, thread, shim_main, start);
@@ -478,7 +478,7 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
   if (!area.ok()) return io_error(std::string("cannot map memory for the job's shim: ") + std::strerror(errno));
   ForkBlock block = area.plan();
   auto* start = block.room<ShimStart>(1);
-  auto* shim_plan = const_cast<ShimPlan*>(flatten(*plan, block));
+  ShimPlan* shim_plan = flatten(*plan, block);
   if (!shim_plan || !start) {
     area.free_after_reap();
     return internal("the job's shim plan did not fit the memory sized for it");

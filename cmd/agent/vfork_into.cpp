@@ -54,40 +54,38 @@ char* child_stack_top() {
   return reinterpret_cast<char*>(top & ~uintptr_t{15});
 }
 
-}  // namespace
-
-// clone3(CLONE_VM | CLONE_VFORK [| CLONE_INTO_CGROUP]) with the child on [bottom, top).
-pid_t clone_vfork(int cgroup_fd, char* bottom, char* top, void (*child)(void*), void* arg) {
+// clone3(flags) with the child on [bottom, top), its end reported by SIGCHLD; `cgroup_fd`
+// >= 0 adds CLONE_INTO_CGROUP, `thread_pointer` CLONE_SETTLS. A pid, or -errno.
+pid_t clone_on_stack(uint64_t flags, int cgroup_fd, void* thread_pointer, char* bottom, char* top,
+                     void (*child)(void*), void* arg) {
   clone_args args;
   std::memset(&args, 0, sizeof args);
-  args.flags = CLONE_VM | CLONE_VFORK | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
+  args.flags = flags | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0) | (thread_pointer ? CLONE_SETTLS : 0);
   args.exit_signal = SIGCHLD;
   args.stack = reinterpret_cast<uintptr_t>(bottom);
   args.stack_size = static_cast<uint64_t>(top - bottom);
   if (cgroup_fd >= 0) args.cgroup = static_cast<uint64_t>(cgroup_fd);
-  long r = hq_clone3_call(&args, sizeof args, child, arg);
-  return static_cast<pid_t>(r);  // a pid, or -errno
+  args.tls = reinterpret_cast<uintptr_t>(thread_pointer);
+  return static_cast<pid_t>(hq_clone3_call(&args, sizeof args, child, arg));
 }
+
+char* stack_top(char* stack, size_t size) {
+  return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15});
+}
+
+}  // namespace
 
 pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
   char* top = child_stack_top();
-  return clone_vfork(cgroup_fd, top - (kChildStack - 16), top, child, arg);
+  return clone_on_stack(CLONE_VM | CLONE_VFORK, cgroup_fd, nullptr, top - (kChildStack - 16), top, child, arg);
 }
 
 pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg) {
-  auto top = (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t{15};
-  return clone_vfork(-1, stack, reinterpret_cast<char*>(top), child, arg);
+  return clone_on_stack(CLONE_VM | CLONE_VFORK, -1, nullptr, stack, stack_top(stack, size), child, arg);
 }
 
 pid_t clone_sharing_memory(char* stack, size_t size, void* thread_pointer, void (*child)(void*), void* arg) {
-  clone_args args;
-  std::memset(&args, 0, sizeof args);
-  args.flags = CLONE_VM | CLONE_SETTLS;
-  args.exit_signal = SIGCHLD;
-  args.stack = reinterpret_cast<uintptr_t>(stack);
-  args.stack_size = static_cast<uint64_t>(size & ~size_t{15});
-  args.tls = reinterpret_cast<uintptr_t>(thread_pointer);
-  return static_cast<pid_t>(hq_clone3_call(&args, sizeof args, child, arg));
+  return clone_on_stack(CLONE_VM, -1, thread_pointer, stack, stack_top(stack, size), child, arg);
 }
 
 #else

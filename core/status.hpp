@@ -49,7 +49,9 @@ class [[nodiscard]] Result {
   const T& value() const& { return std::get<0>(v_); }
   T& value() & { return std::get<0>(v_); }
   T&& value() && { return std::get<0>(std::move(v_)); }
-  const T& operator*() const { return value(); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }  // std::move(*r) moves, it does not copy
+  T&& operator*() && { return std::move(*this).value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
   Status status() const { return is_ok() ? Status::ok() : std::get<1>(v_); }

@@ -1,5 +1,7 @@
 #include "net/frame.hpp"
 
+#include <algorithm>
+
 namespace hq::net {
 
 void append_frame_header(std::string& out, uint32_t n) {
@@ -20,19 +22,54 @@ std::string encode_frame(std::string_view payload) {
   return out;
 }
 
+namespace {
+constexpr size_t kLongFrame = 65536;
+}
+
+void FrameDecoder::feed(const char* data, size_t n) {
+  if (in_long_) {
+    size_t take = std::min(n, long_.size() - long_have_);
+    long_.replace(long_have_, take, data, take);
+    long_have_ += take;
+    data += take;
+    n -= take;
+  }
+  buf_.append(data, n);
+}
+
+std::pair<char*, size_t> FrameDecoder::direct_space() {
+  if (!in_long_) return {nullptr, 0};
+  return {long_.data() + long_have_, long_.size() - long_have_};
+}
+
+// The frame of `n` bytes whose header is at pos_ moves into a buffer of its own with what
+// has come of it (all that is buffered: the frame is not whole yet).
+void FrameDecoder::start_long_frame(uint32_t n) {
+  if (LongFrameHook hook = long_frame_hook_.load(std::memory_order_relaxed)) hook(n);
+  long_.resize(n);
+  long_have_ = buf_.size() - pos_ - 4;
+  buf_.copy(long_.data(), long_have_, pos_ + 4);
+  buf_.clear();
+  pos_ = 0;
+  in_long_ = true;
+}
+
 Result<std::optional<std::string>> FrameDecoder::next() {
+  if (in_long_) {
+    if (long_have_ < long_.size()) return std::optional<std::string>();
+    in_long_ = false;
+    long_have_ = 0;
+    std::string payload = std::move(long_);
+    long_ = std::string();
+    return std::optional<std::string>(std::move(payload));
+  }
   if (buf_.size() - pos_ < 4) return std::optional<std::string>();
   auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(buf_[pos_ + i])); };
   uint32_t n = b(0) << 24 | b(1) << 16 | b(2) << 8 | b(3);
   if (n > max_)
     return invalid("frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(max_));
   if (buf_.size() - pos_ - 4 < n) {
-    // A long frame grows its buffer once, not by doubling, once 64 KiB of it have come
-    // (a header alone commits no memory).
-    if (buf_.size() - pos_ >= 65536 && buf_.capacity() < pos_ + 4 + n) {
-      if (LongFrameHook hook = long_frame_hook_.load(std::memory_order_relaxed)) hook(n);
-      buf_.reserve(pos_ + 4 + n);
-    }
+    if (n >= kLongFrame && (trusted_ || buf_.size() - pos_ >= kLongFrame)) start_long_frame(n);
     return std::optional<std::string>();
   }
   if (pos_ == 0 && buf_.size() == 4 + size_t{n}) {  // the whole buffer: handed over (its header cut off in place)

@@ -97,7 +97,8 @@ LocalLink::Io LocalLink::write_some() {
 
 LocalLink::Io LocalLink::read_some() {
   char buf[65536];
-  ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+  auto [direct, room] = decoder_.direct_space();  // a long frame's bytes go straight to its buffer
+  ssize_t n = direct ? ::recv(fd_, direct, room, 0) : ::recv(fd_, buf, sizeof buf, 0);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) return Io::kWouldBlock;
     close(std::strerror(errno));
@@ -107,7 +108,8 @@ LocalLink::Io LocalLink::read_some() {
     close(write_error_.empty() ? "End of file" : write_error_);
     return Io::kClosed;
   }
-  decoder_.feed(buf, static_cast<size_t>(n));
+  if (direct) decoder_.filled(static_cast<size_t>(n));
+  else decoder_.feed(buf, static_cast<size_t>(n));
   return Io::kProgress;
 }
 

@@ -46,7 +46,7 @@ class LocalLink {
   int fd_ = -1;
   std::string out_;
   size_t written_ = 0;
-  FrameDecoder decoder_;
+  FrameDecoder decoder_{kMaxFrameBytes, FrameDecoder::Lengths::kTrusted};  // the answers we asked for
   std::string peer_ = "local";
   std::string close_reason_;
   std::string write_error_;  // why the last write failed, if one did

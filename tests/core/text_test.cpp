@@ -1,6 +1,6 @@
 // Text (core/text.hpp): values of every length round-trip, copies are deep, moves leave the
 // source empty, self-assignment from a view of itself keeps the value, and it orders and
-// compares like std::string.
+// compares like std::string. Also Result (core/status.hpp): moving its value out moves it.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/status.hpp"
 #include "core/text.hpp"
 
 using hq::Text;
@@ -95,4 +96,17 @@ TEST_CASE("Text compares, orders and hashes like std::string, over random values
   by_name[Text("a-long-name")] = 1;
   CHECK(by_name.begin()->first == "a-long-name");
   CHECK(by_name.find(std::string_view("b")) != by_name.end());
+}
+
+TEST_CASE("Result: std::move(*r) takes the value's buffer, const access copies") {
+  hq::Result<std::string> r(std::string(1000, 'x'));  // past the short-string buffer: on the heap
+  const char* held = r->data();
+  const hq::Result<std::string>& seen = r;
+  std::string copy = *seen;
+  CHECK(copy.data() != held);
+  std::string moved = std::move(*r);
+  CHECK(moved.data() == held);
+  CHECK(moved.size() == 1000);
+  std::string from_temporary = *hq::Result<std::string>(std::string(2000, 'y'));
+  CHECK(from_temporary.size() == 2000);
 }

@@ -280,3 +280,68 @@ TEST_CASE("frames: a long frame's length goes to the long-frame hook once, befor
   CHECK(got[1] == "short");
   CHECK(long_frames_seen == std::vector<size_t>{300000});
 }
+
+TEST_CASE("frames: a decoder that trusts lengths gives a long frame its buffer at the header, one that does not at 64 KiB") {
+  long_frames_seen.clear();
+  LongFrameHookFor hooked(note_long_frame);
+  std::string payload(200000, 'x');
+  for (size_t i = 0; i < payload.size(); i += 997) payload[i] = static_cast<char>('a' + i % 26);
+  std::string wire = encode_frame("ack") + encode_frame(payload) + encode_frame("next");
+
+  SUBCASE("trusted: the hook and the buffer come with the header") {
+    FrameDecoder d(kMaxFrameBytes, FrameDecoder::Lengths::kTrusted);
+    d.feed(wire.data(), 7 + 4 + 10);  // "ack", the long frame's header and 10 of its bytes
+    auto ack = d.next();
+    REQUIRE(ack.is_ok());
+    REQUIRE(ack->has_value());
+    CHECK(**ack == "ack");
+    auto none = d.next();
+    REQUIRE(none.is_ok());
+    CHECK(!none->has_value());
+    CHECK(long_frames_seen == std::vector<size_t>{payload.size()});
+    CHECK(d.buffered() == 10);
+    CHECK(d.direct_space().second == payload.size() - 10);
+  }
+  SUBCASE("not trusted: a header alone commits nothing") {
+    FrameDecoder d;
+    d.feed(wire.data(), 7 + 4 + 10);
+    REQUIRE(d.next().is_ok());
+    auto none = d.next();
+    REQUIRE(none.is_ok());
+    CHECK(!none->has_value());
+    CHECK(long_frames_seen.empty());
+    CHECK(d.direct_space().first == nullptr);
+  }
+  SUBCASE("every read size gives the same frames, fed or read in place") {
+    for (auto lengths : {FrameDecoder::Lengths::kTrusted, FrameDecoder::Lengths::kWaitFor64KiB})
+      for (size_t read : {size_t{1000}, size_t{4096}, size_t{65536}, size_t{70001}, wire.size()}) {
+        CAPTURE(read);
+        FrameDecoder fed(kMaxFrameBytes, lengths);
+        auto got = decode_in_reads(fed, wire, read);
+        REQUIRE(got.size() == 3);
+        CHECK(got[1] == payload);
+        CHECK(got[2] == "next");
+
+        FrameDecoder direct(kMaxFrameBytes, lengths);  // as LocalLink reads: into the frame's buffer when it has one
+        std::vector<std::string> frames;
+        size_t at = 0;
+        while (at < wire.size()) {
+          auto [space, room] = direct.direct_space();
+          size_t n = std::min({read, wire.size() - at, space ? room : read});
+          if (space) {
+            std::copy_n(wire.data() + at, n, space);
+            direct.filled(n);
+          } else {
+            direct.feed(wire.data() + at, n);
+          }
+          at += n;
+          for (auto f = direct.next(); f.is_ok() && f->has_value(); f = direct.next()) frames.push_back(**f);
+        }
+        REQUIRE(frames.size() == 3);
+        CHECK(frames[0] == "ack");
+        CHECK(frames[1] == payload);
+        CHECK(frames[2] == "next");
+        CHECK(direct.buffered() == 0);
+      }
+  }
+}

@@ -28,8 +28,9 @@ constexpr size_t kLongFrame = 65536;
 
 void FrameDecoder::feed(const char* data, size_t n) {
   if (in_long_) {
-    size_t take = std::min(n, long_.size() - long_have_);
-    long_.replace(long_have_, take, data, take);
+    size_t take = std::min(n, long_size_ - long_have_);
+    if (trusted_) long_.replace(long_have_, take, data, take);
+    else long_.append(data, take);
     long_have_ += take;
     data += take;
     n -= take;
@@ -38,17 +39,30 @@ void FrameDecoder::feed(const char* data, size_t n) {
 }
 
 std::pair<char*, size_t> FrameDecoder::direct_space() {
-  if (!in_long_) return {nullptr, 0};
-  return {long_.data() + long_have_, long_.size() - long_have_};
+  if (!in_long_ || !trusted_ || long_have_ == long_size_) return {nullptr, 0};
+  return {long_.data() + long_have_, long_size_ - long_have_};
+}
+
+void FrameDecoder::filled(size_t n) {
+  HQ_CHECK(in_long_ && trusted_ && n <= long_size_ - long_have_);
+  long_have_ += n;
 }
 
 // The frame of `n` bytes whose header is at pos_ moves into a buffer of its own with what
-// has come of it (all that is buffered: the frame is not whole yet).
+// has come of it (all that is buffered: the frame is not whole yet). A trusted length is
+// sized at once (its bytes are then read into it); an untrusted one only reserved, so that
+// memory is written, and so committed, only as bytes come.
 void FrameDecoder::start_long_frame(uint32_t n) {
   if (LongFrameHook hook = long_frame_hook_.load(std::memory_order_relaxed)) hook(n);
-  long_.resize(n);
+  long_size_ = n;
   long_have_ = buf_.size() - pos_ - 4;
-  buf_.copy(long_.data(), long_have_, pos_ + 4);
+  if (trusted_) {
+    long_.resize(n);
+    buf_.copy(long_.data(), long_have_, pos_ + 4);
+  } else {
+    long_.reserve(n);
+    long_.assign(buf_, pos_ + 4, long_have_);
+  }
   buf_.clear();
   pos_ = 0;
   in_long_ = true;
@@ -56,9 +70,9 @@ void FrameDecoder::start_long_frame(uint32_t n) {
 
 Result<std::optional<std::string>> FrameDecoder::next() {
   if (in_long_) {
-    if (long_have_ < long_.size()) return std::optional<std::string>();
+    if (long_have_ < long_size_) return std::optional<std::string>();
     in_long_ = false;
-    long_have_ = 0;
+    long_have_ = long_size_ = 0;
     std::string payload = std::move(long_);
     long_ = std::string();
     return std::optional<std::string>(std::move(payload));

@@ -2,12 +2,12 @@
 // FrameDecoder is pure byte handling (no I/O) so it can be fuzzed directly.
 // Not thread-safe: one decoder per connection.
 //
-// A long frame (64 KiB or more) gets a buffer of its own, its whole length at once, and
+// A long frame (64 KiB or more) gets a buffer of its own for its whole length at once, and
 // is handed over in it: no buffer doubled as it grows, no copy to cut it out of what came
-// with it. Its bytes can be read straight into that buffer (direct_space, filled). A
-// decoder that trusts lengths (a client reading the answers it asked for) makes that
-// buffer when the header comes; one that does not (a server) once 64 KiB of the frame have
-// come, so that a header alone commits no memory.
+// with it. A decoder that trusts lengths (a client reading the answers it asked for) makes
+// that buffer when the header comes, sized, and its bytes can be read straight into it
+// (direct_space, filled). One that does not (a server) only reserves it, once 64 KiB of
+// the frame have come: memory is written, and so committed, only as bytes come.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -35,11 +35,13 @@ class FrameDecoder {
   void feed(const char* data, size_t n);
   // Next complete payload; nullopt if more bytes are needed; error if the frame is too big.
   Result<std::optional<std::string>> next();
+  // Bytes held that no frame handed over has taken (a long frame's header not counted).
   size_t buffered() const { return buf_.size() - pos_ + long_have_; }
-  // Where the rest of the long frame under way goes (empty when none is): read into it,
-  // then say how many bytes came with filled().
+  // Where the rest of the long frame under way goes, for a decoder that trusts lengths
+  // (empty when none is under way or all of it has come): read into it, then say how many
+  // bytes came with filled().
   std::pair<char*, size_t> direct_space();
-  void filled(size_t n) { long_have_ += n; }
+  void filled(size_t n);
   // Called with a long frame's length before its buffer is reserved (squeue maps the heap
   // its reply will need in one go: cmd/process's prefault_heap_for). Process-wide: every
   // decoder of the process calls it, on its own thread.
@@ -55,7 +57,7 @@ class FrameDecoder {
   bool trusted_;
   bool in_long_ = false;  // long_ holds the frame under way, long_have_ of its bytes
   std::string long_;
-  size_t long_have_ = 0;
+  size_t long_size_ = 0, long_have_ = 0;
   static inline std::atomic<LongFrameHook> long_frame_hook_{nullptr};
 };
 

@@ -300,7 +300,24 @@ TEST_CASE("frames: a decoder that trusts lengths gives a long frame its buffer a
     CHECK(!none->has_value());
     CHECK(long_frames_seen == std::vector<size_t>{payload.size()});
     CHECK(d.buffered() == 10);
-    CHECK(d.direct_space().second == payload.size() - 10);
+    auto [space, room] = d.direct_space();
+    REQUIRE(room == payload.size() - 10);
+    std::copy_n(wire.data() + 7 + 4 + 10, room, space);
+    d.filled(room);
+    CHECK(d.direct_space().first == nullptr);  // all of it has come: nothing to read into (a read of 0 bytes is an end)
+    auto whole = d.next();
+    REQUIRE(whole.is_ok());
+    REQUIRE(whole->has_value());
+    CHECK(**whole == payload);
+  }
+  SUBCASE("not trusted: past 64 KiB the frame is collected, never read into in place") {
+    FrameDecoder d;
+    d.feed(wire.data(), 7 + 4 + 70000);
+    REQUIRE(d.next().is_ok());
+    REQUIRE(d.next().is_ok());
+    CHECK(long_frames_seen == std::vector<size_t>{payload.size()});
+    CHECK(d.direct_space().first == nullptr);
+    CHECK(d.buffered() == 70000);
   }
   SUBCASE("not trusted: a header alone commits nothing") {
     FrameDecoder d;

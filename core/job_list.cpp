@@ -114,10 +114,12 @@ void JobList::sync(const std::map<JobId, Job>& jobs) const {
   }
 }
 
+// Every cache line of the record: a listing reads fields from most of them (squeue's brief
+// record alone reads 9 of its 12), and each one not asked for ahead is a miss of its own
+// in turn (most of the controller's time over 5,000 jobs).
 void JobList::prefetch(const Job* job) {
-  __builtin_prefetch(job);
-  __builtin_prefetch(&job->spec.user);
-  __builtin_prefetch(&job->state);
+  const auto* bytes = reinterpret_cast<const char*>(job);
+  for (size_t line = 0; line < sizeof(Job); line += 64) __builtin_prefetch(bytes + line);
 }
 
 }  // namespace hq

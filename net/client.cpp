@@ -243,6 +243,25 @@ Result<pb::Envelope*> RpcClient::call_on(google::protobuf::Arena& arena, pb::Env
   }
 }
 
+Result<RpcClient::UnparsedReply> RpcClient::call_unparsed_jobs(pb::Envelope req, double timeout_s) {
+  uint64_t seq = next_seq_;
+  send(std::move(req));
+  while (true) {
+    auto frame = recv_payload(timeout_s, {});
+    if (!frame) return frame.status();
+    UnparsedReply out{std::make_unique<std::string>(std::move(*frame)), {}};
+    auto parts = split_queue_reply(*out.frame);
+    if (!parts) {
+      impl_->close("undecodable frame");
+      return invalid("undecodable frame from " + impl_->peer());
+    }
+    out.parts = std::move(*parts);
+    const pb::Envelope& head = out.parts.rest;
+    if (head.has_error()) return Status(static_cast<Code>(head.error().code()), head.error().message());
+    if (head.seq() == seq) return out;
+  }
+}
+
 Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) {
   uint64_t seq = next_seq_;
   send(std::move(req));

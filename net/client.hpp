@@ -9,6 +9,7 @@
 
 #include "core/status.hpp"
 #include "hq.pb.h"
+#include "net/wire_read.hpp"
 
 namespace google::protobuf {
 class Arena;
@@ -51,6 +52,13 @@ class RpcClient {
   // The same, the reply made on `arena` and living as long as it: a long listing's
   // thousands of records then come from a few blocks, not from an allocation each.
   Result<pb::Envelope*> call_on(google::protobuf::Arena& arena, pb::Envelope req, double timeout_s = 30);
+  // The reply to a QueueRequest with its job records left unparsed (net/wire_read): a long
+  // listing's client parses them one at a time. `frame` holds the bytes `jobs` views.
+  struct UnparsedReply {
+    std::unique_ptr<std::string> frame;
+    UnparsedJobs parts;
+  };
+  Result<UnparsedReply> call_unparsed_jobs(pb::Envelope req, double timeout_s = 30);
   // Pipelining for benchmarks: send without waiting, then collect replies in order.
   void send(pb::Envelope req);
   Result<pb::Envelope> recv(double timeout_s = 30);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/hostlist.hpp"
+#include "net/wire_read.hpp"
 #include "net/wire_type.hpp"
 
 namespace hq::net {
@@ -667,28 +668,6 @@ struct SnapshotEntries {
   std::vector<std::string_view> jobs, drained, scripts, environments, nodes, down, partitions, reservations, node_updates;
 };
 
-
-// A length-delimited field's bytes, as a view into `all` (the input `in` reads).
-bool read_bytes(google::protobuf::io::CodedInputStream& in, std::string_view all, std::string_view& out) {
-  uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) return false;
-  auto at = static_cast<size_t>(in.CurrentPosition());
-  if (size > all.size() - at) return false;
-  out = all.substr(at, size);
-  return in.Skip(static_cast<int>(size));
-}
-
-bool skip_field(google::protobuf::io::CodedInputStream& in, uint32_t tag) {
-  uint64_t varint = 0;
-  uint32_t size = 0;
-  switch (tag & 7) {
-    case kVarint: return in.ReadVarint64(&varint);
-    case kFixed64: return in.Skip(8);
-    case kLengthDelimited: return in.ReadVarint32(&size) && size <= INT_MAX && in.Skip(static_cast<int>(size));
-    case kFixed32: return in.Skip(4);
-    default: return false;  // groups (never written by hq) or no wire type at all
-  }
-}
 
 // Reads the top level of a StateSnapshot as protobuf's parser does: fields in any order,
 // unknown ones (and known ones with another wire type) skipped. False: malformed.

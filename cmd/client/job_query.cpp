@@ -1,6 +1,7 @@
 #include "cmd/client/job_query.hpp"
 
 #include <memory>
+#include <utility>
 
 #include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
@@ -64,8 +65,10 @@ Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest
   return std::move(**all);
 }
 
-Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena) {
+Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena,
+                                   pb::QueueReply* first) {
   auto call = [&](const pb::Envelope& env) -> Result<pb::QueueReply*> {
+    if (first) return std::exchange(first, nullptr);
     auto reply = client.call_on(arena, env);
     if (!reply) return reply.status();
     return (*reply)->mutable_queue_reply();
@@ -78,6 +81,14 @@ Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueReques
     for (pb::Job* job : moved) to.mutable_jobs()->UnsafeArenaAddAllocated(job);
   };
   return page_through(req, call, move_jobs);
+}
+
+Status parse_records(const std::vector<std::string_view>& records, pb::QueueReply& into) {
+  into.mutable_jobs()->Reserve(into.jobs_size() + static_cast<int>(records.size()));
+  for (std::string_view r : records)
+    if (!into.add_jobs()->ParseFromArray(r.data(), static_cast<int>(r.size())))
+      return invalid("undecodable job record in the controller's reply");
+  return Status::ok();
 }
 
 Result<pb::NodesReply> query_nodes(net::RpcClient& client, bool with_config, bool with_topology, const std::string& topology_name) {

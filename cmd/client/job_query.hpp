@@ -5,6 +5,7 @@
 #pragma once
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.hpp"
@@ -17,7 +18,11 @@ namespace hq::cmd {
 Result<pb::QueueReply> query_jobs(net::RpcClient& client, const pb::QueueRequest& req);
 // The same made on `arena` and living as long as it (squeue's long listings: a record is
 // not an allocation each).
-Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena);
+// `first`: the first page, fetched and parsed already (on `arena`).
+Result<pb::QueueReply*> query_jobs(net::RpcClient& client, const pb::QueueRequest& req, google::protobuf::Arena& arena,
+                                   pb::QueueReply* first = nullptr);
+// Serialized job records (net::RpcClient::call_unparsed_jobs) parsed into `into`'s jobs.
+Status parse_records(const std::vector<std::string_view>& records, pb::QueueReply& into);
 
 // Nodes, partitions and reservations (with the controller's settings: scontrol show config).
 // with_topology: topology `topology_name`'s lines ("" or a name no topology has: the default's).

@@ -14,6 +14,7 @@
 #include "cmd/client/option_docs.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/queue_format.hpp"
+#include "cmd/client/queue_stream.hpp"
 #include "net/convert.hpp"
 #include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
@@ -283,13 +284,17 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, sort_keys));
   q->set_collapse_arrays(q->brief() && !a.array && q->job_ids_size() == 0 && sort_keeps_array_groups(sort_keys));
   for (;;) {
-    auto reply = fetch(*q);
-    if (!reply) return fail(prog, reply.status());
-    pb::QueueReply& out = **reply;
+    auto answer = fetch(*q);
+    if (!answer) return fail(prog, answer.status());
+    pb::QueueReply& out = *answer->reply;
     if (q->job_ids_size() == 1 && out.unknown_ids_size() == 1) {  // as Slurm's slurm_load_job of one id
       std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
     }
+    // Records each a row of its own are printed as they are parsed (squeue's default, -l).
+    bool stream = !answer->records.empty() && (q->collapse_arrays() || a.array) && named->tasks.empty();
+    if (!answer->records.empty() && !stream)
+      if (Status s = parse_records(answer->records, out); !s) return fail(prog, s);
     keep_named_tasks(out, *named);
     if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
       sort_jobs(out, sort_keys);
@@ -301,9 +306,12 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     if (!a.noheader && (a.iterate || a.long_format || a.verbose)) print_date();
     if (a.verbose)  // Slurm's last update time is 0 when one job, or one user other than root, was asked for
       std::cout << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())
-                << " records=" << out.jobs_size() << "\n";
+                << " records=" << (stream ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
+    } else if (stream) {
+      if (Status s = print_records(answer->records, out.now(), format, sort_keys, !a.noheader); !s)
+        return fail(prog, s);
     } else {
       sort_jobs(out, sort_keys);
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);
@@ -320,6 +328,31 @@ bool may_list_every_job(const pb::QueueRequest& q) {
   return q.job_ids_size() == 0 && q.states_size() == 0 && q.users_size() == 0 && q.names_size() == 0 &&
          q.partitions_size() == 0 && q.accounts_size() == 0 && q.nodes_size() == 0;
 }
+
+// The jobs `q` asks for, on `arena`. A brief listing's records come unparsed when they
+// fit one page (queue_with prints them as it parses them); the pages of a longer one are
+// parsed as they come.
+Result<QueueAnswer> fetch_listing(net::RpcClient& client, const pb::QueueRequest& q, google::protobuf::Arena& arena) {
+  if (!q.brief()) {
+    auto all = query_jobs(client, q, arena);
+    if (!all) return all.status();
+    return QueueAnswer{*all, {}};
+  }
+  pb::Envelope env;
+  *env.mutable_queue() = q;
+  auto first = client.call_unparsed_jobs(std::move(env));
+  if (!first) return first.status();
+  auto* reply = google::protobuf::Arena::CreateMessage<pb::QueueReply>(&arena);
+  *reply = first->parts.rest.queue_reply();  // now, more, unknown ids: a few bytes
+  arena.Own(first->frame.release());         // what the records view
+  QueueAnswer answer{reply, std::move(first->parts.jobs)};
+  if (!reply->more()) return answer;
+  if (Status s = parse_records(answer.records, *reply); !s) return s;
+  auto all = query_jobs(client, q, arena, reply);
+  if (!all) return all.status();
+  return QueueAnswer{*all, {}};
+}
+
 }  // namespace
 
 int run_queue(const Args& args) {
@@ -331,7 +364,7 @@ int run_queue(const Args& args) {
   google::protobuf::ArenaOptions sizes;
   sizes.start_block_size = 64 << 10;
   sizes.max_block_size = 4 << 20;
-  int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
+  int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<QueueAnswer> {
     if (!client) {
       if (may_list_every_job(q)) {
         prefer_huge_heap_pages(64 << 20);
@@ -342,7 +375,7 @@ int run_queue(const Args& args) {
       client = std::move(c.value());
     }
     arena = std::make_unique<google::protobuf::Arena>(sizes);
-    return query_jobs(*client, q, *arena);
+    return fetch_listing(*client, q, *arena);
   }, [&] { return client ? client->cluster() : std::string(); });
   static_cast<void>(arena.release());
   return rc;

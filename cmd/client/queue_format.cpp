@@ -236,35 +236,6 @@ std::optional<int64_t> sort_number(const pb::Job& j, char key, int64_t now) {
   }
 }
 
-// One key's values for every job, as numbers that order as the values do. A text becomes
-// its rank among the distinct texts (a listing has few: partitions, users, names), found
-// without a copy per job: the texts seen are kept once each, the last one checked first.
-std::vector<int64_t> sort_column(const google::protobuf::RepeatedPtrField<pb::Job>& jobs, char key, int64_t now) {
-  size_t n = static_cast<size_t>(jobs.size());
-  std::vector<int64_t> out(n);
-  if (n == 0) return out;
-  if (sort_number(jobs.Get(0), key, now)) {
-    for (size_t k = 0; k < n; ++k) out[k] = sort_number(jobs.Get(static_cast<int>(k)), key, now).value_or(0);
-    return out;
-  }
-  std::map<std::string, int64_t, std::less<>> seen;  // text -> the order it was first seen in
-  std::string scratch;
-  auto last = seen.end();
-  for (size_t k = 0; k < n; ++k) {
-    std::string_view text = squeue_cell(jobs.Get(static_cast<int>(k)), key, now, scratch);
-    if (last == seen.end() || last->first != text) {
-      last = seen.find(text);
-      if (last == seen.end()) last = seen.emplace(std::string(text), static_cast<int64_t>(seen.size())).first;
-    }
-    out[k] = last->second;
-  }
-  std::vector<int64_t> rank(seen.size());
-  int64_t r = 0;
-  for (const auto& [text, first] : seen) rank[static_cast<size_t>(first)] = r++;
-  for (auto& v : out) v = rank[static_cast<size_t>(v)];
-  return out;
-}
-
 // Puts the jobs in the order `perm` gives (perm[i]: the index of the job that goes to i),
 // moving pointers only.
 void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vector<size_t>& perm) {
@@ -283,25 +254,52 @@ void permute(google::protobuf::RepeatedPtrField<pb::Job>& jobs, const std::vecto
 
 }  // namespace
 
-// Slurm's -S: the first key decides, then the next...; job id last. Each key's value is
-// worked out once per job and kept in a row of numbers per job (a reversed key as its
-// complement, which orders the other way); the sort compares rows, and only pointers move.
-void sort_jobs(pb::QueueReply& q, std::string_view keys) {
-  auto& jobs = *q.mutable_jobs();
-  size_t n = static_cast<size_t>(jobs.size());
-  std::vector<std::pair<char, bool>> columns;  // key, reversed
-  for (size_t i = 0; i < keys.size(); ++i)
-    if (keys[i] != ',' && keys[i] != '+' && keys[i] != '-') columns.emplace_back(keys[i], i > 0 && keys[i - 1] == '-');
-  size_t width = columns.size() + 1;
-  std::vector<int64_t> rows(n * width);
-  for (size_t c = 0; c < columns.size(); ++c) {
-    std::vector<int64_t> ranks = sort_column(jobs, columns[c].first, q.now());
-    for (size_t k = 0; k < n; ++k) rows[k * width + c] = columns[c].second ? ~ranks[k] : ranks[k];
+SortTable::SortTable(std::string_view keys, int64_t now) : now_(now) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    char key = keys[i];
+    if (key == ',' || key == '+' || key == '-') continue;
+    bool reversed = i > 0 && keys[i - 1] == '-';
+    columns_.push_back({key, reversed, !sort_number(pb::Job::default_instance(), key, now).has_value(), {}, nullptr});
   }
-  for (size_t k = 0; k < n; ++k) rows[k * width + width - 1] = static_cast<int64_t>(jobs.Get(static_cast<int>(k)).job_id());
+}
+
+// A text is found without a copy per job: the texts seen are kept once each, the last one
+// checked first.
+int64_t SortTable::text_value(Column& c, const pb::Job& j) {
+  std::string_view text = squeue_cell(j, c.key, now_, scratch_);
+  if (!c.last || c.last->first != text) {
+    auto it = c.seen.find(text);
+    if (it == c.seen.end()) it = c.seen.emplace(std::string(text), static_cast<int64_t>(c.seen.size())).first;
+    c.last = &*it;
+  }
+  return c.last->second;
+}
+
+void SortTable::add(const pb::Job& j) {
+  for (Column& c : columns_) rows_.push_back(c.text ? text_value(c, j) : sort_number(j, c.key, now_).value_or(0));
+  rows_.push_back(static_cast<int64_t>(j.job_id()));
+}
+
+// Slurm's -S: the first key decides, then the next...; job id last. A text's value becomes
+// its rank now, and a reversed key's its complement, which orders the other way; the sort
+// compares rows of numbers.
+std::vector<size_t> SortTable::order() {
+  size_t width = columns_.size() + 1;
+  size_t n = rows_.size() / width;
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    Column& col = columns_[c];
+    std::vector<int64_t> rank(col.seen.size());
+    int64_t r = 0;
+    for (const auto& [text, first] : col.seen) rank[static_cast<size_t>(first)] = r++;
+    for (size_t k = 0; k < n; ++k) {
+      int64_t& v = rows_[k * width + c];
+      if (col.text) v = rank[static_cast<size_t>(v)];
+      if (col.reversed) v = ~v;
+    }
+  }
   std::vector<size_t> perm(n);
   for (size_t i = 0; i < n; ++i) perm[i] = i;
-  const int64_t* table = rows.data();
+  const int64_t* table = rows_.data();
   auto before = [table, width](size_t a, size_t b) {
     const int64_t* x = table + a * width;
     const int64_t* y = table + b * width;
@@ -309,9 +307,18 @@ void sort_jobs(pb::QueueReply& q, std::string_view keys) {
       if (x[c] != y[c]) return x[c] < y[c];
     return static_cast<uint64_t>(x[width - 1]) < static_cast<uint64_t>(y[width - 1]);
   };
-  if (std::is_sorted(perm.begin(), perm.end(), before)) return;  // the controller's id order often is the answer
+  if (std::is_sorted(perm.begin(), perm.end(), before)) return {};
   std::sort(perm.begin(), perm.end(), before);
-  permute(jobs, perm);
+  return perm;
+}
+
+void sort_jobs(pb::QueueReply& q, std::string_view keys) {
+  auto& jobs = *q.mutable_jobs();
+  SortTable table(keys, q.now());
+  table.reserve(static_cast<size_t>(jobs.size()));
+  for (const pb::Job& j : jobs) table.add(j);
+  std::vector<size_t> perm = table.order();
+  if (!perm.empty()) permute(jobs, perm);
 }
 
 bool sort_keeps_array_groups(std::string_view keys) {
@@ -329,6 +336,11 @@ bool sort_keeps_array_groups(std::string_view keys) {
   return true;
 }
 
+QueueRow row_as_sent(const pb::Job& j) {
+  if (j.array_tasks().empty()) return {&j, "", ""};
+  return {&j, std::to_string(j.array_job_id()) + "_[" + j.array_tasks() + "]", j.array_tasks()};
+}
+
 std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   std::vector<QueueRow> rows;
   rows.reserve(static_cast<size_t>(q.jobs_size()));
@@ -342,7 +354,7 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   std::map<std::pair<uint64_t, std::string>, Group> groups;
   for (const auto& j : q.jobs()) {
     if (!j.array_tasks().empty()) {  // grouped by the controller (QueueRequest.collapse_arrays)
-      rows.push_back({&j, std::to_string(j.array_job_id()) + "_[" + j.array_tasks() + "]", j.array_tasks()});
+      rows.push_back(row_as_sent(j));
       continue;
     }
     if (one_per_task || j.array_job_id() == 0 || j.state() != "PENDING") {
@@ -366,23 +378,27 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   return rows;
 }
 
+void append_header(std::string& out, const ColumnFormat& format) {
+  append_line(out, format, [](char f) { return std::string(squeue_header(f)); });
+  out += '\n';
+}
+
+void append_row(std::string& out, const QueueRow& r, int64_t now, const ColumnFormat& format, std::string& scratch) {
+  for (const FormatItem& it : format.items) {
+    if (!it.field) out += it.literal;
+    else if (it.field == 'i' && !r.id.empty()) append_cell(out, r.id, it);
+    else if (it.field == 'K' && !r.tasks.empty()) append_cell(out, r.tasks, it);
+    else append_cell(out, squeue_cell(*r.job, it.field, now, scratch), it);
+  }
+  out += '\n';
+}
+
 void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const ColumnFormat& format, bool header) {
   std::string out;  // every line, then one write
   out.reserve((rows.size() + 1) * 96);
-  if (header) {
-    append_line(out, format, [](char f) { return std::string(squeue_header(f)); });
-    out += '\n';
-  }
+  if (header) append_header(out, format);
   std::string scratch;
-  for (const QueueRow& r : rows) {
-    for (const FormatItem& it : format.items) {
-      if (!it.field) out += it.literal;
-      else if (it.field == 'i' && !r.id.empty()) append_cell(out, r.id, it);
-      else if (it.field == 'K' && !r.tasks.empty()) append_cell(out, r.tasks, it);
-      else append_cell(out, squeue_cell(*r.job, it.field, now, scratch), it);
-    }
-    out += '\n';
-  }
+  for (const QueueRow& r : rows) append_row(out, r, now, format, scratch);
   std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 

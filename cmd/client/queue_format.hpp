@@ -2,9 +2,11 @@
 // prints it ("(null)" for what a job has not got, "N/A" for times not known yet), and the
 // table of a reply in a parsed format. One thread (a client's).
 #pragma once
-#include <memory>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/squeue_format.hpp"
@@ -50,6 +52,35 @@ std::string job_stdio(const pb::Job& j, char stream);
 void sort_jobs(pb::QueueReply& q, std::string_view keys);
 inline constexpr std::string_view kSqueueDefaultSort = "P,t,-p";
 
+// What squeue -S sorts by, taken a job at a time (sort_jobs, and a listing printed as its
+// records are read): a row of numbers per job, each key's value (a text becomes its rank
+// among the distinct texts, which a listing has few of: partitions, users, names), then
+// the job id.
+class SortTable {
+ public:
+  SortTable(std::string_view keys, int64_t now);
+  void reserve(size_t jobs) { rows_.reserve(jobs * (columns_.size() + 1)); }
+  void add(const pb::Job& j);
+  // The order of the jobs added: order[i] is the index of the job that goes i-th. Empty
+  // when they are in it already (the controller lists by id, often the answer). Once,
+  // after the last add.
+  std::vector<size_t> order();
+
+ private:
+  struct Column {
+    char key;
+    bool reversed;
+    bool text;
+    std::map<std::string, int64_t, std::less<>> seen;  // a text -> the order it was first seen in
+    const std::pair<const std::string, int64_t>* last = nullptr;  // the text of the job before
+  };
+  int64_t text_value(Column& c, const pb::Job& j);
+  int64_t now_;
+  std::vector<Column> columns_;
+  std::vector<int64_t> rows_;  // a row per job: the columns' values, then the job id
+  std::string scratch_;
+};
+
 // One line of squeue: a job, or the pending tasks of an array that squeue shows as one
 // ("12_[3-1000%10]": `id`, and `tasks` for %K; both empty for a plain row).
 struct QueueRow {
@@ -62,6 +93,10 @@ struct QueueRow {
 // show alike, or the job id ascending, so the first of a group sorts first among them.
 bool sort_keeps_array_groups(std::string_view keys);
 
+// The row of a job as the controller sent it: the pending tasks it grouped
+// (QueueRequest.collapse_arrays) as "12_[3-1000%10]", else the job alone.
+QueueRow row_as_sent(const pb::Job& j);
+
 // The rows for a reply's jobs, in their order. Unless `one_per_task` (squeue -r), an
 // array's pending tasks that wait for the same reason are one row, where the first of
 // them stands, as Slurm shows the part of an array it has not split off yet.
@@ -69,12 +104,24 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task);
 
 // The header line (unless `header` is false) and a line per row, on stdout.
 void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const ColumnFormat& format, bool header);
+// The header line, and one row's line, appended to `out` (`scratch`: room for a cell).
+void append_header(std::string& out, const ColumnFormat& format);
+void append_row(std::string& out, const QueueRow& r, int64_t now, const ColumnFormat& format, std::string& scratch);
+
+// What a fetch of squeue's jobs gives: the reply (now, more, unknown ids) and its jobs,
+// parsed in `reply`, or, for a brief listing of one page, left serialized in `records`,
+// which queue_with prints as it parses them (cmd/client/queue_stream) or, where it must
+// see them all at once (arrays to group, a job's tasks to pick), parses into `reply`.
+struct QueueAnswer {
+  pb::QueueReply* reply = nullptr;
+  std::vector<std::string_view> records;
+};
 
 // squeue itself (`args[0]` its name): options parsed, `fetch` asked for the jobs (again
 // every -i seconds) and the answer printed. Returns the exit code. (Steps, -s, are not
 // fetched through it.) The fetch keeps each answer alive until its next call or the end
 // of queue_with (squeue's own lives on an arena it never frees: the process ends next).
-using QueueFetch = std::function<Result<pb::QueueReply*>(const pb::QueueRequest&)>;
+using QueueFetch = std::function<Result<QueueAnswer>(const pb::QueueRequest&)>;
 // `cluster`: the cluster's name once fetched (squeue --json's "cluster").
 int queue_with(const std::vector<std::string>& args, const QueueFetch& fetch,
                const std::function<std::string()>& cluster = {});

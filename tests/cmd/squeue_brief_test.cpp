@@ -4,10 +4,15 @@
 // suspended, array tasks, several partitions, no time limit).
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "../core/builders.hpp"
 #include "cmd/client/queue_format.hpp"
+#include "core/array_rows.hpp"
 #include "golden_cases.hpp"
+#include "net/brief_wire.hpp"
 #include "net/convert.hpp"
+#include "net/wire_read.hpp"
 
 using namespace hq;
 
@@ -51,27 +56,147 @@ struct Listing {
   std::string out;
 };
 
-// squeue `args` over the jobs, the controller answering as it would (brief or full).
-Listing list(const std::vector<std::string>& args, bool honour_brief) {
+// squeue `args` over `jobs`, the controller answering as it would (brief or full).
+Listing list(const std::vector<std::string>& args, bool honour_brief, const std::vector<Job>& jobs = varied_jobs()) {
   Listing l;
   pb::QueueReply r;
   auto captured = test::capture_output([&] {
-    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
       l.asked_brief = q.brief();
       r.Clear();
       r.set_now(1000);
-      for (const Job& j : varied_jobs()) {
+      for (const Job& j : jobs) {
         if (q.brief() && honour_brief) net::to_pb_brief(j, *r.add_jobs());
         else net::to_pb(j, false, *r.add_jobs());
       }
-      return &r;
+      return cmd::QueueAnswer{&r, {}};
     });
   });
   l.out = captured.out;
   return l;
 }
 
+// The same as run_queue meets it: a brief listing's records written by the controller's
+// own code (net/brief_wire, an array's pending tasks grouped where asked, as
+// Controller::queue_brief_wire does) and split off the frame unparsed (net/wire_read).
+Listing list_as_sent(const std::vector<std::string>& args, const std::vector<Job>& jobs) {
+  Listing l;
+  std::string frame;
+  net::UnparsedJobs parts;
+  auto captured = test::capture_output([&] {
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
+      l.asked_brief = q.brief();
+      std::string body;
+      ArrayGroups groups;
+      bool grouped = q.collapse_arrays() && q.job_ids_size() == 0;
+      for (const Job& j : jobs)
+        if (!grouped || !groups.add(j)) net::append_brief_job_entry(j, body);
+      if (grouped)
+        for (const ListedRow& row : groups.rows()) net::append_brief_job_entry(*row.job, body, row.tasks);
+      net::append_queue_reply_tail(1000, false, {}, body);
+      frame = net::envelope_with_queue_reply(5, body);
+      auto split = net::split_queue_reply(frame);
+      if (!split) return split.status();
+      parts = std::move(*split);
+      return cmd::QueueAnswer{parts.rest.mutable_queue_reply(), parts.jobs};
+    });
+  });
+  l.out = captured.out;
+  return l;
+}
+
+// A queue of `n` jobs of every kind, in id order as the controller lists them: pending
+// (some held, some in several partitions, some waiting to begin), running, suspended, and
+// arrays whose pending tasks mostly show the same line (a few differ in their time limit).
+std::vector<Job> random_queue(std::mt19937& rng, int n) {
+  auto pick = [&](int k) { return static_cast<int>(rng() % static_cast<unsigned>(k)); };
+  const char* users[] = {"alice", "bob", "carol"};
+  const char* parts[] = {"batch", "gpu", "debug"};
+  std::vector<Job> jobs;
+  uint64_t id = 1;
+  while (static_cast<int>(jobs.size()) < n) {
+    int tasks = pick(3) == 0 ? 1 + pick(6) : 0;
+    uint64_t array = tasks ? id : 0;
+    std::string user = users[pick(3)], part = parts[pick(3)], name = "j" + std::to_string(pick(4));
+    int kind = pick(5), ntasks = 1 + pick(4), cpus = 1 + pick(2), nodes = 1 + pick(2), submitted = 100 + pick(50);
+    Duration limit = pick(4) == 0 ? kUnlimited : 60 * (1 + pick(3));
+    auto uid = 1000 + static_cast<uint32_t>(pick(3));
+    JobReason reason = kind == 1 ? JobReason::kJobHeldUser : pick(2) ? JobReason::kPriority : JobReason::kResources;
+    for (int t = 0; t < std::max(tasks, 1); ++t, ++id) {
+      test::JobBuilder b(id);
+      b.name(name, uid).tasks(ntasks).cpus(cpus).nodes(nodes).submitted(submitted);
+      b.limit(pick(6) == 0 && limit != kUnlimited ? limit + 60 : limit);
+      if (array) b.array(array, t, pick(2) * 3);
+      if (kind == 1) b.held();
+      if (kind == 2 && !array) b.partitions({part, "gpu"});
+      else b.partition(part);
+      if (kind == 3) b.begin(2000);
+      Job j = b.build();
+      j.spec.user = user;
+      j.priority = array && t > 0 ? jobs.back().priority : 10 * pick(3);
+      j.reason = reason;
+      if (kind == 4 && pick(2)) {
+        j.state = JobState::kRunning;
+        j.reason = JobReason::kNone;
+        j.start_time = 500 + pick(400);
+        j.alloc = {NodeAlloc{"n" + std::to_string(1 + pick(8)), 2}};
+        j.suspended = pick(4) == 0;
+        if (j.suspended) j.suspend_time = 950;
+      }
+      jobs.push_back(std::move(j));
+    }
+  }
+  return jobs;
+}
+
 }  // namespace
+
+TEST_CASE("squeue: a listing printed as its records are parsed shows what the parsed reply shows") {
+  const std::vector<std::vector<std::string>> lines = {
+      {"squeue"},
+      {"squeue", "-l"},
+      {"squeue", "-h"},
+      {"squeue", "-r"},
+      {"squeue", "-S", "u,-i"},
+      {"squeue", "-S", "-P,j,-l", "-o", "%i %P %j %u %l %K %Q"},
+      {"squeue", "-S", "-C,u,-M,l,V", "-o", "%i %C %u"},
+      {"squeue", "-o", "%.18i %A %F %K %P %j %u %U %t %T %M %D %R %N %l %L %C %r %S %V %e %Q"},
+      {"squeue", "-O", "JobID,Partition,Name,UserName,State,TimeUsed,NumNodes,ReasonList"},
+  };
+  std::mt19937 rng(17);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Job> jobs = random_queue(rng, 1 + round * 7);
+    for (const auto& args : lines) {
+      CAPTURE(round);
+      CAPTURE(args.back());
+      Listing sent = list_as_sent(args, jobs), parsed = list(args, true, jobs);
+      CHECK(sent.asked_brief);
+      CHECK(sent.out == parsed.out);
+    }
+  }
+}
+
+TEST_CASE("squeue: an undecodable job record is an error, and nothing of the listing is printed") {
+  pb::QueueReply reply;
+  reply.set_now(1000);
+  pb::Job good;
+  good.set_job_id(3);
+  std::string records[] = {good.SerializeAsString(), std::string("\x0a\xff", 2)};  // a length past the end
+  for (bool streamed : {true, false}) {
+    auto run = test::capture_output([&] {
+      std::vector<std::string> args = {"squeue"};
+      if (!streamed) args = {"squeue", "-j", "3_1"};  // a task named: every record parsed first
+      return cmd::queue_with(args, [&](const pb::QueueRequest&) -> Result<cmd::QueueAnswer> {
+        return cmd::QueueAnswer{&reply, {records[0], records[1]}};
+      });
+    });
+    CAPTURE(streamed);
+    CHECK(run.rc == 1);
+    CHECK(run.out.find("undecodable job record") != std::string::npos);
+    CHECK(run.out.find("JOBID") == std::string::npos);
+  }
+}
+
 
 TEST_CASE("squeue: brief listings print what full records print, and are asked for only where they suffice") {
   const std::vector<std::vector<std::string>> brief_lines = {

@@ -52,12 +52,22 @@ pb::QueueReply bench_reply(const pb::QueueRequest& q) {
   return r;
 }
 
-test::Captured run_squeue(const std::vector<std::string>& args) {
+// squeue `args` over the bench's jobs. `unparsed`: a brief listing's jobs come as
+// serialized records, as run_queue fetches them (printed as they are parsed where each is
+// a row of its own).
+test::Captured run_squeue(const std::vector<std::string>& args, bool unparsed = false) {
   pb::QueueReply reply;
+  std::vector<std::string> records;
   return test::capture_output([&] {
-    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
       reply = bench_reply(q);
-      return &reply;
+      cmd::QueueAnswer answer{&reply, {}};
+      if (!unparsed || !q.brief()) return answer;
+      records.clear();
+      for (const pb::Job& j : reply.jobs()) records.push_back(j.SerializeAsString());
+      reply.clear_jobs();
+      for (const std::string& r : records) answer.records.emplace_back(r);
+      return answer;
     });
   });
 }
@@ -78,18 +88,21 @@ TEST_CASE("squeue -O, -S, -w, -q, -L, -j, -s, -v and the words after the options
   CHECK(cases.size() >= 19);
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    auto run = run_squeue(c.args);
-    CHECK(run.out == without_plugin_lines(c.out));
-    CHECK(std::to_string(run.rc) + "\n" == c.rc);
+    for (bool unparsed : {false, true}) {
+      CAPTURE(unparsed);
+      auto run = run_squeue(c.args, unparsed);
+      CHECK(run.out == without_plugin_lines(c.out));
+      CHECK(std::to_string(run.rc) + "\n" == c.rc);
+    }
   }
 }
 
 TEST_CASE("squeue's filters travel to the controller") {
   pb::QueueRequest seen;
   pb::QueueReply none;
-  auto capture = [&](const pb::QueueRequest& q) -> Result<pb::QueueReply*> {
+  auto capture = [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
     seen = q;
-    return &none;
+    return cmd::QueueAnswer{&none, {}};
   };
   std::ostringstream sink;
   auto* old = std::cout.rdbuf(sink.rdbuf());

@@ -11,6 +11,7 @@
 #include "net/brief_wire.hpp"
 #include "net/convert.hpp"
 #include "net/frame.hpp"
+#include "net/wire_read.hpp"
 
 using namespace hq;
 
@@ -128,4 +129,84 @@ TEST_CASE("brief wire: a reply framed in place is the frame of the same Envelope
       CHECK(buf.find_first_not_of('\x5a') == from);  // only the room's end was written
     }
   }
+}
+
+namespace {
+
+// An Envelope of a QueueReply of `n` random brief jobs (and an unknown field of each
+// wire type in both messages), serialized by protobuf itself.
+pb::Envelope random_queue_envelope(std::mt19937_64& rng, int n) {
+  pb::Envelope env;
+  env.set_seq(9);
+  pb::QueueReply* q = env.mutable_queue_reply();
+  for (int i = 0; i < n; ++i) net::to_pb_brief(random_job(rng), *q->add_jobs());
+  q->set_now(1795858035);
+  q->set_more(n % 2 == 1);
+  q->add_unknown_ids(77);
+  return env;
+}
+
+// Every record of `parts`, in order, against the jobs of `q`.
+void check_split(const net::UnparsedJobs& parts, const pb::QueueReply& q) {
+  REQUIRE(parts.jobs.size() == static_cast<size_t>(q.jobs_size()));
+  for (int i = 0; i < q.jobs_size(); ++i) CHECK(parts.jobs[static_cast<size_t>(i)] == q.jobs(i).SerializeAsString());
+  pb::QueueReply without = q;
+  without.clear_jobs();
+  CHECK(parts.rest.queue_reply().SerializeAsString() == without.SerializeAsString());
+}
+
+}  // namespace
+
+TEST_CASE("wire read: a queue reply's job records are split off unparsed, and the rest parses as protobuf reads it") {
+  std::mt19937_64 rng(11);
+  for (int n : {0, 1, 2, 50}) {
+    CAPTURE(n);
+    pb::Envelope env = random_queue_envelope(rng, n);
+    std::string frame = env.SerializeAsString();
+    auto parts = net::split_queue_reply(frame);
+    REQUIRE(parts);
+    CHECK(parts->rest.seq() == 9);
+    CHECK(parts->rest.has_queue_reply());
+    for (std::string_view job : parts->jobs) CHECK((job.data() >= frame.data() && job.data() + job.size() <= frame.data() + frame.size()));
+    check_split(*parts, env.queue_reply());
+  }
+  // Fields in another order, a reply given twice (protobuf merges: its jobs follow each
+  // other), and fields hq does not know, which are skipped.
+  pb::Envelope a = random_queue_envelope(rng, 3), b = random_queue_envelope(rng, 4);
+  std::string tail_first;
+  pb::QueueReply tail;
+  tail.set_now(5);
+  tail.add_unknown_ids(1);
+  std::string tail_bytes = tail.SerializeAsString();
+  tail_first += std::string("\x6a") + static_cast<char>(tail_bytes.size()) + tail_bytes;  // Envelope.queue_reply (13)
+  std::string unknown = std::string("\xf8\x07\x05", 3) + std::string("\xfa\x07\x02hi", 5) + std::string("\xfd\x07\x01\x02\x03\x04", 6) +
+                        std::string("\xf9\x07", 2) + std::string(8, '\x01');  // fields 127: varint, bytes, fixed32, fixed64
+  std::string frame = tail_first + unknown + a.SerializeAsString() + b.SerializeAsString();
+  pb::Envelope whole;
+  REQUIRE(whole.ParseFromString(frame));
+  auto parts = net::split_queue_reply(frame);
+  REQUIRE(parts);
+  CHECK(parts->rest.seq() == whole.seq());
+  check_split(*parts, whole.queue_reply());
+  // An answer that is an error comes whole, with no records.
+  pb::Envelope error;
+  error.set_seq(3);
+  error.mutable_error()->set_message("no");
+  auto err = net::split_queue_reply(error.SerializeAsString());
+  REQUIRE(err);
+  CHECK(err->rest.error().message() == "no");
+  CHECK(err->jobs.empty());
+}
+
+TEST_CASE("wire read: a malformed queue reply is refused, wherever it breaks") {
+  std::mt19937_64 rng(5);
+  std::string frame = random_queue_envelope(rng, 6).SerializeAsString();
+  for (size_t cut = 1; cut < frame.size(); cut += 7) {  // every cut falls inside a field
+    CAPTURE(cut);
+    CHECK(!net::split_queue_reply(std::string_view(frame).substr(0, cut)));
+  }
+  CHECK(!net::split_queue_reply(std::string("\x6a\x05\x0a\x09", 4)));  // a job longer than its reply
+  CHECK(!net::split_queue_reply(std::string("\x6a\x02\x0b\x0c", 4)));  // a group in the reply
+  CHECK(!net::split_queue_reply(std::string("\x00\x01", 2)));          // field 0
+  CHECK(!net::split_queue_reply(std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)));  // a varint too long
 }

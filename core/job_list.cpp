@@ -118,8 +118,10 @@ void JobList::sync(const std::map<JobId, Job>& jobs) const {
 // record alone reads 9 of its 12), and each one not asked for ahead is a miss of its own
 // in turn (most of the controller's time over 5,000 jobs).
 void JobList::prefetch(const Job* job) {
-  const auto* bytes = reinterpret_cast<const char*>(job);
-  for (size_t line = 0; line < sizeof(Job); line += 64) __builtin_prefetch(bytes + line);
+  constexpr uintptr_t kLine = 64;
+  auto first = reinterpret_cast<uintptr_t>(job) / kLine * kLine;  // a map's node puts a record anywhere in a line
+  auto last = reinterpret_cast<uintptr_t>(job) + sizeof(Job) - 1;
+  for (uintptr_t line = first; line <= last; line += kLine) __builtin_prefetch(reinterpret_cast<const void*>(line));
 }
 
 }  // namespace hq

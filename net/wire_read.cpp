@@ -76,9 +76,12 @@ Result<UnparsedJobs> split_queue_reply(std::string_view frame) {
     if (!read_bytes(in, frame, body)) return false;
     return scan_fields(body, reply, [&](CodedInputStream& inner, uint32_t t) { return take_job(inner, t, body); });
   };
+  // A reply beside another of the Envelope's oneof members (an error, say): protobuf would
+  // keep whichever came last, and a controller never sends both. Refused.
   bool ok = scan_fields(frame, envelope, take_reply) &&
             out.rest.ParseFromArray(envelope.data(), static_cast<int>(envelope.size())) &&
-            (!has_reply || out.rest.mutable_queue_reply()->MergeFromString(reply));
+            (!has_reply || (out.rest.msg_case() == pb::Envelope::MSG_NOT_SET &&
+                            out.rest.mutable_queue_reply()->MergeFromString(reply)));
   if (!ok) return invalid("undecodable queue reply");
   return out;
 }

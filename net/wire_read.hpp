@@ -32,7 +32,9 @@ struct UnparsedJobs {
   std::vector<std::string_view> jobs;
 };
 // Reads `frame` as protobuf would (fields in any order, a message field given twice
-// merged, unknown fields skipped) without parsing the job records. Invalid: malformed.
+// merged, unknown fields skipped) without parsing the job records. Invalid: malformed, a
+// group (which hq never writes; protobuf would skip an unknown one), or the reply beside
+// another member of the Envelope's oneof.
 Result<UnparsedJobs> split_queue_reply(std::string_view frame);
 
 }  // namespace hq::net

@@ -291,9 +291,15 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
       std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
     }
-    // Records each a row of its own are printed as they are parsed (squeue's default, -l).
-    bool stream = !answer->records.empty() && (q->collapse_arrays() || a.array) && named->tasks.empty();
-    if (!answer->records.empty() && !stream)
+    // A brief listing's records are formatted as they are parsed, unless its arrays'
+    // tasks must be grouped here or a task was named (then parsed first, and shown below).
+    std::optional<std::string> streamed;
+    if (!answer->records.empty() && named->tasks.empty()) {
+      auto text = format_records(answer->records, out.now(), format, sort_keys, !a.noheader, a.array);
+      if (!text) return fail(prog, text.status());
+      streamed = std::move(*text);
+    }
+    if (!answer->records.empty() && !streamed)
       if (Status s = parse_records(answer->records, out); !s) return fail(prog, s);
     keep_named_tasks(out, *named);
     if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
@@ -306,12 +312,11 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     if (!a.noheader && (a.iterate || a.long_format || a.verbose)) print_date();
     if (a.verbose)  // Slurm's last update time is 0 when one job, or one user other than root, was asked for
       std::cout << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())
-                << " records=" << (stream ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
+                << " records=" << (streamed ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
-    } else if (stream) {
-      if (Status s = print_records(answer->records, out.now(), format, sort_keys, !a.noheader); !s)
-        return fail(prog, s);
+    } else if (streamed) {
+      std::cout.write(streamed->data(), static_cast<std::streamsize>(streamed->size()));
     } else {
       sort_jobs(out, sort_keys);
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);

@@ -284,6 +284,8 @@ void SortTable::add(const pb::Job& j) {
 // its rank now, and a reversed key's its complement, which orders the other way; the sort
 // compares rows of numbers.
 std::vector<size_t> SortTable::order() {
+  HQ_CHECK(!ranked_);
+  ranked_ = true;
   size_t width = columns_.size() + 1;
   size_t n = rows_.size() / width;
   for (size_t c = 0; c < columns_.size(); ++c) {
@@ -336,6 +338,15 @@ bool sort_keeps_array_groups(std::string_view keys) {
   return true;
 }
 
+bool joins_array_row(const pb::Job& j) {
+  return j.array_tasks().empty() && j.array_job_id() != 0 && j.state() == "PENDING";
+}
+
+std::string listed_line_key(const pb::Job& j) {
+  return j.spec().SerializeAsString() + '\0' + j.reason() + '\0' + j.partition() + '\0' + std::to_string(j.time_limit()) +
+         '\0' + std::to_string(j.priority()) + '\0' + std::to_string(j.hold()) + '\0' + std::to_string(j.eligible_time());
+}
+
 QueueRow row_as_sent(const pb::Job& j) {
   if (j.array_tasks().empty()) return {&j, "", ""};
   return {&j, std::to_string(j.array_job_id()) + "_[" + j.array_tasks() + "]", j.array_tasks()};
@@ -353,18 +364,11 @@ std::vector<QueueRow> queue_rows(const pb::QueueReply& q, bool one_per_task) {
   // array's record.
   std::map<std::pair<uint64_t, std::string>, Group> groups;
   for (const auto& j : q.jobs()) {
-    if (!j.array_tasks().empty()) {  // grouped by the controller (QueueRequest.collapse_arrays)
+    if (one_per_task || !joins_array_row(j)) {  // grouped by the controller already, or alone
       rows.push_back(row_as_sent(j));
       continue;
     }
-    if (one_per_task || j.array_job_id() == 0 || j.state() != "PENDING") {
-      rows.push_back({&j, "", ""});
-      continue;
-    }
-    std::string shown = j.spec().SerializeAsString() + '\0' + j.reason() + '\0' + j.partition() + '\0' +
-                        std::to_string(j.time_limit()) + '\0' + std::to_string(j.priority()) + '\0' +
-                        std::to_string(j.hold()) + '\0' + std::to_string(j.eligible_time());
-    auto [it, fresh] = groups.try_emplace({j.array_job_id(), std::move(shown)}, Group{rows.size(), {}});
+    auto [it, fresh] = groups.try_emplace({j.array_job_id(), listed_line_key(j)}, Group{rows.size(), {}});
     if (fresh) rows.push_back({&j, "", ""});
     it->second.tasks.push_back(j.array_task_id());
   }

@@ -59,6 +59,8 @@ inline constexpr std::string_view kSqueueDefaultSort = "P,t,-p";
 class SortTable {
  public:
   SortTable(std::string_view keys, int64_t now);
+  SortTable(const SortTable&) = delete;  // its columns point into their own maps
+  SortTable& operator=(const SortTable&) = delete;
   void reserve(size_t jobs) { rows_.reserve(jobs * (columns_.size() + 1)); }
   void add(const pb::Job& j);
   // The order of the jobs added: order[i] is the index of the job that goes i-th. Empty
@@ -79,6 +81,7 @@ class SortTable {
   std::vector<Column> columns_;
   std::vector<int64_t> rows_;  // a row per job: the columns' values, then the job id
   std::string scratch_;
+  bool ranked_ = false;  // order() has made the texts ranks
 };
 
 // One line of squeue: a job, or the pending tasks of an array that squeue shows as one
@@ -92,6 +95,12 @@ struct QueueRow {
 // controller (QueueRequest.collapse_arrays) for squeue -S `keys`: each key is one they all
 // show alike, or the job id ascending, so the first of a group sorts first among them.
 bool sort_keeps_array_groups(std::string_view keys);
+
+// Whether `j` is one of an array's pending tasks that squeue shows on one row with the
+// others that show the same line (unless -r), as the controller sent it ungrouped; and
+// that line, as a key.
+bool joins_array_row(const pb::Job& j);
+std::string listed_line_key(const pb::Job& j);
 
 // The row of a job as the controller sent it: the pending tasks it grouped
 // (QueueRequest.collapse_arrays) as "12_[3-1000%10]", else the job alone.

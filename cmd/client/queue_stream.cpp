@@ -2,7 +2,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
-#include <iostream>
+#include <set>
+#include <utility>
 
 #include "cmd/client/queue_format.hpp"
 
@@ -26,8 +27,9 @@ bool parse_reusing(std::string_view record, pb::Job& job) {
 
 }  // namespace
 
-Status print_records(const std::vector<std::string_view>& records, int64_t now, const ColumnFormat& format,
-                     std::string_view sort_keys, bool header) {
+Result<std::optional<std::string>> format_records(const std::vector<std::string_view>& records, int64_t now,
+                                                  const ColumnFormat& format, std::string_view sort_keys, bool header,
+                                                  bool one_per_task) {
   std::string lines;  // the header, then each record's line in the order they came
   lines.reserve((records.size() + 1) * 96);
   if (header) append_header(lines, format);
@@ -35,25 +37,24 @@ Status print_records(const std::vector<std::string_view>& records, int64_t now, 
   starts.reserve(records.size() + 1);
   SortTable table(sort_keys, now);
   table.reserve(records.size());
+  std::set<std::pair<uint64_t, std::string>> alone;  // an array's pending tasks that came ungrouped, by line
   pb::Job job;
   std::string scratch;
   for (std::string_view record : records) {
     if (!parse_reusing(record, job)) return invalid("undecodable job record in the controller's reply");
+    if (!one_per_task && joins_array_row(job) && !alone.emplace(job.array_job_id(), listed_line_key(job)).second)
+      return std::optional<std::string>();  // two that show as one row
     table.add(job);
     starts.push_back(lines.size());
     append_row(lines, row_as_sent(job), now, format, scratch);
   }
   starts.push_back(lines.size());
   std::vector<size_t> order = table.order();
-  if (!order.empty()) {  // the lines again, in order
-    size_t first = starts.empty() ? lines.size() : starts.front();
-    std::string sorted = lines.substr(0, first);
-    sorted.reserve(lines.size());
-    for (size_t k : order) sorted.append(lines, starts[k], starts[k + 1] - starts[k]);
-    lines = std::move(sorted);
-  }
-  std::cout.write(lines.data(), static_cast<std::streamsize>(lines.size()));
-  return Status::ok();
+  if (order.empty()) return std::optional<std::string>(std::move(lines));
+  std::string sorted = lines.substr(0, starts.front());  // the header
+  sorted.reserve(lines.size());
+  for (size_t k : order) sorted.append(lines, starts[k], starts[k + 1] - starts[k]);
+  return std::optional<std::string>(std::move(sorted));
 }
 
 }  // namespace hq::cmd

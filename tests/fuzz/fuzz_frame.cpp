@@ -1,10 +1,12 @@
 // Fuzz: the frame decoder and message decoding (what a daemon does with network bytes),
-// and the same bytes as a journal event and as a state snapshot (what a restart reads).
+// squeue's split of a reply's records against protobuf's own parse, and the same bytes as
+// a journal event and as a state snapshot (what a restart reads).
 #include <string>
 
 #include "hq.pb.h"
 #include "net/convert.hpp"
 #include "net/frame.hpp"
+#include "net/wire_read.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   hq::net::FrameDecoder decoder(1 << 16);
@@ -18,7 +20,23 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
       auto frame = decoder.next();
       if (!frame || !frame->has_value()) break;
       hq::pb::Envelope env;
-      if (env.ParseFromString(**frame) && env.has_submit()) (void)hq::validate_spec(hq::net::from_pb(env.submit().spec()));
+      bool parsed = env.ParseFromString(**frame);
+      if (parsed && env.has_submit()) (void)hq::validate_spec(hq::net::from_pb(env.submit().spec()));
+      // squeue's reading of a reply without its job records (net/wire_read): where it and
+      // protobuf both take the frame, they agree on its records and on the rest.
+      if (auto parts = hq::net::split_queue_reply(**frame); parts && parsed) {
+        int records = env.has_queue_reply() ? env.queue_reply().jobs_size() : 0;
+        if (static_cast<int>(parts->jobs.size()) != records) __builtin_trap();
+        for (int i = 0; i < records; ++i) {
+          hq::pb::Job job;
+          std::string_view bytes = parts->jobs[static_cast<size_t>(i)];
+          if (!job.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+              job.SerializeAsString() != env.queue_reply().jobs(i).SerializeAsString())
+            __builtin_trap();
+        }
+        if (env.has_queue_reply()) env.mutable_queue_reply()->clear_jobs();
+        if (parts->rest.SerializeAsString() != env.SerializeAsString()) __builtin_trap();
+      }
       if (env.has_job_ended()) (void)hq::net::from_pb(env.job_ended());
       (void)hq::net::decode_event(**frame);
       hq::ClusterState state;

@@ -31,11 +31,16 @@ job = field(1, 0, varint(3)) + field(2, 2, field(1, 2, b"job")) + field(3, 2, b"
     field(30, 0, varint(1)) + field(31, 0, varint(1))
 snapshot = field(1, 0, varint(9)) + field(2, 2, job) + field(3, 2, field(1, 2, b"n1") + field(3, 0, varint(1))) + \
     field(4, 2, b"#!/bin/sh\ntrue\n") + field(5, 2, field(1, 2, b"HOME=/root"))
+# squeue's answer: an Envelope (seq 2) whose QueueReply (13) holds two job records, now,
+# more and an unknown id.
+queue_reply = field(1, 0, varint(2)) + field(13, 2, field(1, 2, job) + field(1, 2, job) + field(2, 0, varint(1795858035)) +
+                                                    field(3, 0, varint(1)) + field(4, 2, varint(77)))
 seeds = {
     "hello": frame(hello),
     "submit": frame(hello) + frame(submit),
     "ended": frame(ended),
     "snapshot": frame(snapshot),
+    "queue_reply": frame(queue_reply),
     "truncated": frame(submit)[:9],
     "oversized": struct.pack(">I", 0x7FFFFFFF) + b"x",
 }

@@ -133,8 +133,7 @@ TEST_CASE("brief wire: a reply framed in place is the frame of the same Envelope
 
 namespace {
 
-// An Envelope of a QueueReply of `n` random brief jobs (and an unknown field of each
-// wire type in both messages), serialized by protobuf itself.
+// An Envelope of a QueueReply of `n` random brief jobs.
 pb::Envelope random_queue_envelope(std::mt19937_64& rng, int n) {
   pb::Envelope env;
   env.set_seq(9);
@@ -177,10 +176,10 @@ TEST_CASE("wire read: a queue reply's job records are split off unparsed, and th
   pb::QueueReply tail;
   tail.set_now(5);
   tail.add_unknown_ids(1);
-  std::string tail_bytes = tail.SerializeAsString();
-  tail_first += std::string("\x6a") + static_cast<char>(tail_bytes.size()) + tail_bytes;  // Envelope.queue_reply (13)
   std::string unknown = std::string("\xf8\x07\x05", 3) + std::string("\xfa\x07\x02hi", 5) + std::string("\xfd\x07\x01\x02\x03\x04", 6) +
                         std::string("\xf9\x07", 2) + std::string(8, '\x01');  // fields 127: varint, bytes, fixed32, fixed64
+  std::string tail_bytes = unknown + tail.SerializeAsString() + unknown;  // in the reply too
+  tail_first += std::string("\x6a") + static_cast<char>(tail_bytes.size()) + tail_bytes;  // Envelope.queue_reply (13)
   std::string frame = tail_first + unknown + a.SerializeAsString() + b.SerializeAsString();
   pb::Envelope whole;
   REQUIRE(whole.ParseFromString(frame));
@@ -205,8 +204,14 @@ TEST_CASE("wire read: a malformed queue reply is refused, wherever it breaks") {
     CAPTURE(cut);
     CHECK(!net::split_queue_reply(std::string_view(frame).substr(0, cut)));
   }
-  CHECK(!net::split_queue_reply(std::string("\x6a\x05\x0a\x09", 4)));  // a job longer than its reply
+  CHECK(!net::split_queue_reply(std::string("\x6a\x02\x0a\x09", 4)));  // a job longer than its reply
   CHECK(!net::split_queue_reply(std::string("\x6a\x02\x0b\x0c", 4)));  // a group in the reply
   CHECK(!net::split_queue_reply(std::string("\x00\x01", 2)));          // field 0
+  // A reply beside an error in the Envelope's oneof, in either order: protobuf keeps the
+  // last; a controller never sends both.
+  pb::Envelope reply = random_queue_envelope(rng, 2), error;
+  error.mutable_error()->set_message("denied");
+  CHECK(!net::split_queue_reply(reply.SerializeAsString() + error.SerializeAsString()));
+  CHECK(!net::split_queue_reply(error.SerializeAsString() + reply.SerializeAsString()));
   CHECK(!net::split_queue_reply(std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)));  // a varint too long
 }

@@ -241,3 +241,23 @@ TEST_CASE("squeue: a cell's view is the text squeue_value gives, for every field
     }
   }
 }
+
+TEST_CASE("squeue with no arguments, its options not parsed, asks and prints what the option table's defaults give") {
+  auto run = [](const std::vector<std::string>& args) {
+    pb::QueueRequest asked;
+    pb::QueueReply r;
+    auto out = test::capture_output([&] {
+      return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
+        asked = q;
+        r.Clear();
+        r.set_now(1000);
+        for (const Job& j : varied_jobs()) net::to_pb_brief(j, *r.add_jobs());
+        return cmd::QueueAnswer{&r, {}};
+      });
+    });
+    return std::make_pair(asked.SerializeAsString(), out.out);
+  };
+  auto plain = run({"squeue"});
+  CHECK(plain == run({"squeue", "--local"}));  // a flag taken and ignored: the table is built and parsed
+  CHECK(plain.second.find("JOBID") != std::string::npos);
+}

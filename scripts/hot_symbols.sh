@@ -118,6 +118,8 @@ for line in open(sys.argv[3]):
     if name in launch_libc or any(p in name for p in launch_parts):
         order.append(name)
         seen.add(name)
+# cmd/startup.cpp maps the code from the first name to the last in one call.
+order = ["hq_hot_text_begin"] + [n for n in order if n not in ("hq_hot_text_begin", "hq_hot_text_end")] + ["hq_hot_text_end"]
 with open(sys.argv[2], "w") as out:
     out.write("\n".join(order) + "\n")
 if len(order) < 500:

@@ -205,10 +205,17 @@ Status RpcClient::parse_frame(const std::string& frame, pb::Envelope& msg) {
   return invalid("undecodable frame from " + impl_->peer());
 }
 
-Status RpcClient::parse_reply(const std::string& frame, pb::Envelope& msg) {
-  if (Status s = parse_frame(frame, msg); !s) return s;
+namespace {
+// An Error reply as the Status it carries; ok for any other.
+Status reply_status(const pb::Envelope& msg) {
   if (msg.has_error()) return Status(static_cast<Code>(msg.error().code()), msg.error().message());
   return Status::ok();
+}
+}  // namespace
+
+Status RpcClient::parse_reply(const std::string& frame, pb::Envelope& msg) {
+  if (Status s = parse_frame(frame, msg); !s) return s;
+  return reply_status(msg);
 }
 
 Result<std::string> RpcClient::recv_payload(double timeout_s, const std::function<bool()>& interrupted) {
@@ -256,9 +263,8 @@ Result<RpcClient::UnparsedReply> RpcClient::call_unparsed_jobs(pb::Envelope req,
       return invalid("undecodable frame from " + impl_->peer());
     }
     out.parts = std::move(*parts);
-    const pb::Envelope& head = out.parts.rest;
-    if (head.has_error()) return Status(static_cast<Code>(head.error().code()), head.error().message());
-    if (head.seq() == seq) return out;
+    if (Status s = reply_status(out.parts.rest); !s) return s;
+    if (out.parts.rest.seq() == seq) return out;
   }
 }
 

@@ -139,9 +139,9 @@ std::pair<void*, size_t> populate_within(void* data, size_t size) {
   return {reinterpret_cast<void*>(begin), end - begin};
 }
 
-std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes) {
+std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes, size_t per_byte) {
   constexpr size_t kMost = kLargestMmapThreshold - (1 << 20);  // from the heap, not a mapping
-  size_t bytes = std::min(frame_bytes * kHeapPerReplyByte, kMost);
+  size_t bytes = std::min(frame_bytes * per_byte, kMost);
   raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(bytes));  // freed, it stays in the heap
   void* block = malloc(bytes);
   if (!block) return {nullptr, 0};
@@ -150,7 +150,43 @@ std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes) {
   return mapped;
 }
 
-void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes); }
+void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes, kHeapPerReplyByte); }
+
+std::pair<void*, size_t> prefault_text_block(size_t frame_bytes) {
+  constexpr uintptr_t kHuge = 2 << 20;
+  constexpr size_t kMost = kLargestMmapThreshold - 2 * kHuge;  // from the heap, not a mapping
+  if (frame_bytes > kMost) return {nullptr, 0};
+  size_t span = (frame_bytes + 1 + kHuge - 1) / kHuge * kHuge;
+  raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(span + 2 * kHuge));  // freed, it stays in the heap
+  // The next block of the buffer's size, until one starts a 2 MiB page: each that does
+  // not is kept for good, with a block after it that ends where the next page starts, so
+  // that the next block of this size, from the heap's top, starts there. A fresh client's
+  // first try is at the top, and what it keeps is never written past its headers (address
+  // space, no memory); a heap used longer may first give free blocks, kept too (at most
+  // eight of each). Another allocator (a sanitizer's) places blocks its own way: nothing
+  // is lost but the page size.
+  auto chunk_bytes = [](size_t request) { return (request + sizeof(size_t) + 15) / 16 * 16; };  // glibc's
+  void* block = malloc(frame_bytes + 1);
+  for (int tries = 0; tries < 8 && block && reinterpret_cast<uintptr_t>(block) % kHuge != 0; ++tries) {
+    uintptr_t next = reinterpret_cast<uintptr_t>(block) + chunk_bytes(frame_bytes + 1);  // the memory after it
+    uintptr_t from = (next + kHuge - 1) / kHuge * kHuge;
+    if (from - next < 4 * sizeof(size_t)) from += kHuge;  // room for the smallest block
+    if (!malloc(from - next - sizeof(size_t))) return {nullptr, 0};  // its block ends 16 bytes before `from`
+    block = malloc(frame_bytes + 1);
+  }
+  if (!block) return {nullptr, 0};
+  std::pair<void*, size_t> mapped{nullptr, 0};
+  if (reinterpret_cast<uintptr_t>(block) % kHuge == 0) {
+    void* beyond = malloc(span);  // the heap reaches past the buffer's last 2 MiB page
+    (void)madvise(block, span, MADV_HUGEPAGE);
+    mapped = populate_within(block, frame_bytes + 1);
+    free(beyond);
+  }
+  free(block);  // back where it came from, where the frame's buffer is made next
+  return mapped;
+}
+
+void prefault_text_hook(size_t frame_bytes) { (void)prefault_text_block(frame_bytes); }
 
 HeapPrefault::HeapPrefault(size_t bytes) {
   bytes = std::min(bytes, kMostPrefault);

@@ -190,13 +190,26 @@ std::string queue_reply_envelope_head(uint64_t seq, size_t reply_size) {
 }
 
 size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf) {
-  size_t body = buf.size() - kQueueReplyHeadRoom;
+  return frame_queue_reply_in_place(seq, buf, kQueueReplyHeadRoom);
+}
+
+size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf, size_t reply_from) {
+  size_t body = buf.size() - reply_from;
   std::string head;
   std::string envelope = queue_reply_envelope_head(seq, body);
   append_frame_header(head, static_cast<uint32_t>(envelope.size() + body));
   head += envelope;
-  size_t from = kQueueReplyHeadRoom - head.size();
+  size_t from = reply_from - head.size();
   buf.replace(from, head.size(), head);
+  return from;
+}
+
+size_t put_listing_head(std::string& buf, size_t text_from) {
+  size_t text = buf.size() - text_from;
+  size_t from = text_from - 1 - varint_size(text);
+  RawWriter w(buf.data() + from);
+  w.tag(6, kLengthDelimited);  // QueueReply.listing
+  w.varint(text);
   return from;
 }
 

@@ -33,6 +33,14 @@ constexpr size_t kQueueReplyHeadRoom = 32;
 // frame starts (Connection::send_frame), so that a long reply goes out of the buffer it
 // was written in, without a second one.
 size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf);
+// The same for a QueueReply that starts at `reply_from` (at least kQueueReplyHeadRoom).
+size_t frame_queue_reply_in_place(uint64_t seq, std::string& buf, size_t reply_from);
+// Room to leave before a listing's text (QueueReply.listing) for its tag and length.
+constexpr size_t kListingHeadRoom = 6;
+// `buf` holds QueueReply.listing's text from `text_from` to its end, with kListingHeadRoom
+// bytes of room before it: writes the field's tag and length at the end of that room and
+// returns where they start (where the QueueReply starts, its other fields appended after).
+size_t put_listing_head(std::string& buf, size_t text_from);
 // The whole Envelope in one string (head and reply).
 std::string envelope_with_queue_reply(uint64_t seq, std::string_view reply);
 

@@ -354,7 +354,7 @@ pb::Job to_pb(const Job& j, bool with_script) {
 void to_pb_brief(const Job& j, pb::Job& p) {
   listing_fields(j, p);
   if (j.partitions.size() > 1) copy_to(j.partitions, p.mutable_partitions());
-  pb::JobSpec& spec = *p.mutable_spec();
+  pb::JobSpec& spec = *p.mutable_spec();  // every field set, none left to the spec before (convert.hpp)
   spec.set_name(j.spec.name);
   spec.set_user(j.spec.user);
   spec.set_uid(j.spec.uid);

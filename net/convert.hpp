@@ -20,6 +20,8 @@ void to_pb(const Job& j, bool with_script, pb::Job& out);
 // A listing's view of a job (QueueRequest.brief): ids, state, reason, priority, hold,
 // partitions, times, allocation and array fields, and of its spec the name, user, uid,
 // node, task and CPU counts and begin time. These serve the squeue fields kBriefFields.
+// Each of the spec's fields is set whatever its value: a spec reused from the job before
+// needs no clearing (cmd/controller/listing.cpp).
 void to_pb_brief(const Job& j, pb::Job& out);
 inline constexpr std::string_view kBriefFields = "iAFKPjuUtTMDRNlLCrSVeQp";
 Result<Job> from_pb(const pb::Job& p);

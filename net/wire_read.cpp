@@ -37,6 +37,7 @@ namespace {
 
 constexpr uint32_t kQueueReplyTag = field_tag(13, kLengthDelimited);  // Envelope.queue_reply
 constexpr uint32_t kJobsTag = field_tag(1, kLengthDelimited);         // QueueReply.jobs
+constexpr uint32_t kListingTag = field_tag(6, kLengthDelimited);      // QueueReply.listing
 
 // Reads the fields of the message `bytes` as protobuf's parser meets them: those that
 // `take(in, tag)` takes (it returns false when one is malformed), and the bytes of each
@@ -66,6 +67,7 @@ Result<UnparsedJobs> split_queue_reply(std::string_view frame) {
   std::string envelope, reply;  // the fields not taken, for protobuf's parse
   bool has_reply = false;
   auto take_job = [&](CodedInputStream& in, uint32_t tag, std::string_view body) -> std::optional<bool> {
+    if (tag == kListingTag) return read_bytes(in, body, out.listing.emplace());
     if (tag != kJobsTag) return std::nullopt;
     return read_bytes(in, body, out.jobs.emplace_back());
   };

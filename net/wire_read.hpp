@@ -5,6 +5,7 @@
 // parse. Pure; any thread.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -25,14 +26,17 @@ bool read_bytes(google::protobuf::io::CodedInputStream& in, std::string_view all
 bool skip_field(google::protobuf::io::CodedInputStream& in, uint32_t tag);
 
 // An Envelope with its QueueReply's job records as views into the frame they came in
-// (each a serialized pb::Job), and everything else parsed: the seq, an error, the reply's
-// `now`, `more` and unknown ids (`rest.queue_reply()` without jobs).
+// (each a serialized pb::Job), and the listing's text (QueueReply.listing) as one, and
+// everything else parsed: the seq, an error, the reply's `now`, `more` and unknown ids
+// (`rest.queue_reply()` without jobs or listing).
 struct UnparsedJobs {
   pb::Envelope rest;
   std::vector<std::string_view> jobs;
+  std::optional<std::string_view> listing;
 };
 // Reads `frame` as protobuf would (fields in any order, a message field given twice
-// merged, unknown fields skipped) without parsing the job records. Invalid: malformed, a
+// merged, a bytes field given twice the last, unknown fields skipped) without parsing the
+// job records or copying the listing. Invalid: malformed, a
 // group (which hq never writes; protobuf would skip an unknown one), or the reply beside
 // another member of the Envelope's oneof.
 Result<UnparsedJobs> split_queue_reply(std::string_view frame);

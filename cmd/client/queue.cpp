@@ -196,14 +196,15 @@ void print_options(const QueueArgs& a) {
   std::cout << "-----------------------------\n\n\n";
 }
 
-// Whether every column and sort key reads only what a brief listing carries (net::kBriefFields).
-bool listing_is_brief(const ColumnFormat& format, std::string_view sort) {
-  auto brief = [](char c) { return net::kBriefFields.find(c) != std::string_view::npos; };
-  for (const FormatItem& item : format.items)
-    if (item.field != 0 && !brief(item.field)) return false;
-  for (char c : sort)
-    if (c != ',' && c != '+' && c != '-' && !brief(c)) return false;
-  return true;
+// squeue's output options into the request, for the controller to make the text with.
+void set_render(pb::ListingRender& r, const QueueArgs& a) {
+  r.set_wanted(true);
+  if (!a.format.empty()) r.set_format(a.format);
+  else if (!a.fields.empty()) r.set_fields(a.fields);
+  else if (a.long_format) r.set_format(std::string(kSqueueLongFormat));
+  r.set_sort(a.sort);
+  r.set_header(!a.noheader);
+  r.set_one_per_task(a.array);
 }
 
 bool one_user_not_root(const pb::QueueRequest& q) {
@@ -286,6 +287,9 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   std::string_view sort_keys = a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort);
   q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, sort_keys));
   q->set_collapse_arrays(q->brief() && !a.array && q->job_ids_size() == 0 && sort_keeps_array_groups(sort_keys));
+  // The controller makes the text where it can (-v counts the records; a named task is
+  // picked from them).
+  if (q->brief() && !a.verbose && named->tasks.empty()) set_render(*q->mutable_render(), a);
   for (;;) {
     auto answer = fetch(*q);
     if (!answer) return fail(prog, answer.status());
@@ -318,6 +322,8 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
                 << " records=" << (streamed ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
+    } else if (answer->listing) {  // made by the controller
+      std::cout.write(answer->listing->data(), static_cast<std::streamsize>(answer->listing->size()));
     } else if (streamed) {
       std::cout.write(streamed->data(), static_cast<std::streamsize>(streamed->size()));
     } else {
@@ -353,8 +359,8 @@ Result<QueueAnswer> fetch_listing(net::RpcClient& client, const pb::QueueRequest
   auto* reply = google::protobuf::Arena::CreateMessage<pb::QueueReply>(&arena);
   *reply = first->parts.rest.queue_reply();  // now, more, unknown ids: a few bytes
   arena.Own(first->frame.release());         // what the records view
-  QueueAnswer answer{reply, std::move(first->parts.jobs)};
-  if (!reply->more()) return answer;
+  QueueAnswer answer{reply, std::move(first->parts.jobs), first->parts.listing};
+  if (!reply->more() || answer.listing) return answer;
   if (Status s = parse_records(answer.records, *reply); !s) return s;
   auto all = query_jobs(client, q, arena, reply);
   if (!all) return all.status();
@@ -374,7 +380,9 @@ int run_queue(const Args& args) {
   sizes.max_block_size = 4 << 20;
   int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<QueueAnswer> {
     if (!client) {
-      if (may_list_every_job(q)) {
+      if (may_list_every_job(q) && q.render().wanted()) {  // text to print, most likely: its buffer only
+        net::FrameDecoder::on_long_frame(prefault_text_hook);
+      } else if (may_list_every_job(q)) {
         prefer_huge_heap_pages(64 << 20);
         net::FrameDecoder::on_long_frame(prefault_heap_hook);  // the reply's heap mapped in one go
       }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,10 +121,12 @@ void append_row(std::string& out, const QueueRow& r, int64_t now, const ColumnFo
 // What a fetch of squeue's jobs gives: the reply (now, more, unknown ids) and its jobs,
 // parsed in `reply`, or, for a brief listing of one page, left serialized in `records`,
 // which queue_with prints as it parses them (cmd/client/queue_stream) or, where it must
-// see them all at once (arrays to group, a job's tasks to pick), parses into `reply`.
+// see them all at once (arrays to group, a job's tasks to pick), parses into `reply`; or
+// the listing's text, where the controller made it.
 struct QueueAnswer {
   pb::QueueReply* reply = nullptr;
   std::vector<std::string_view> records;
+  std::optional<std::string_view> listing;  // the text the controller made (QueueRequest.render)
 };
 
 // squeue itself (`args[0]` its name): options parsed, `fetch` asked for the jobs (again

@@ -16,6 +16,7 @@
 #include "core/units.hpp"
 #include "net/clock.hpp"
 #include "core/array_rows.hpp"
+#include "cmd/controller/listing.hpp"
 #include "net/brief_wire.hpp"
 #include "net/convert.hpp"
 #include "net/log.hpp"
@@ -621,15 +622,8 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   // in any order; the client sorts them.)
   bool grouped = false;
   if (req.collapse_arrays() && req.job_ids_size() == 0 && req.after_id() == 0) {
-    ArrayGroups groups;
-    grouped = true;
-    for_listed_jobs(req, who, [&](const Job& job, bool) {
-      if (!groups.add(job)) grouped = append(job, {});
-      return grouped;
-    }, unknown);
-    if (grouped)
-      for (const ListedRow& row : groups.rows())
-        if (!(grouped = append(*row.job, row.tasks))) break;
+    grouped = add_grouped_rows(
+        [&](auto&& visit) { for_listed_jobs(req, who, [&](const Job& j, bool) { return visit(j); }, unknown); }, append);
     if (!grouped) {
       out.resize(start);
       more = false;
@@ -638,6 +632,29 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   }
   if (!grouped) for_listed_jobs(req, who, [&](const Job& job, bool) { return append(job, {}); }, unknown);
   net::append_queue_reply_tail(now(), more, unknown, out);
+}
+
+std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, const net::Identity& who,
+                                                std::string& out) const {
+  if (req.after_id() != 0) return std::nullopt;  // one page, or records
+  size_t hint = std::min(req.job_ids_size() > 0 ? static_cast<size_t>(req.job_ids_size()) : state_.jobs.size(),
+                         kQueuePageBytes / kBriefBytesPerJob);
+  ListingRenderer listing(req.render(), now(), out, kQueuePageBytes, hint);
+  if (!listing.usable()) return std::nullopt;
+  std::vector<uint64_t> unknown;
+  auto add = [&](const Job& job, std::string_view tasks) { return listing.add(job, tasks); };
+  bool ok = true;
+  if (req.collapse_arrays() && req.job_ids_size() == 0) {  // as queue_brief_wire groups them
+    ok = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, [&](const Job& j, bool) { return visit(j); }, unknown); },
+                          add);
+  } else {
+    for_listed_jobs(req, who, [&](const Job& job, bool) { return ok = add(job, {}); }, unknown);
+  }
+  if (!ok) {
+    listing.abandon();
+    return std::nullopt;
+  }
+  return listing.finish(unknown);
 }
 
 pb::NodesReply Controller::nodes() const {

@@ -79,6 +79,11 @@ class Controller {
   // (a page of more than 4 MiB may break at another job: each entry's tag counts here),
   // appended to `out`.
   void queue_brief_wire(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const;
+  // A brief listing rendered here (QueueRequest.render, cmd/controller/listing): the
+  // QueueReply, its text in `listing`, appended to `out`; returns where it starts there.
+  // nullopt, `out` as it was, where it cannot be (columns or keys not brief, more than a
+  // page, an array's pending tasks to group): queue_brief_wire's records then.
+  std::optional<size_t> queue_listing(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const;
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
   // (granted false), and once it has started (granted true) or was revoked (an error

@@ -120,8 +120,10 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          if (m.queue().brief() && !m.queue().with_priority()) {  // squeue's default: bytes from the jobs
            std::string buf(net::kQueueReplyHeadRoom, '\0');
-           c.queue_brief_wire(m.queue(), who, buf);
-           size_t from = net::frame_queue_reply_in_place(m.seq(), buf);
+           std::optional<size_t> reply_from;  // squeue's text, where it asks for it and it can be made here
+           if (m.queue().render().wanted()) reply_from = c.queue_listing(m.queue(), who, buf);
+           if (!reply_from) c.queue_brief_wire(m.queue(), who, buf);
+           size_t from = net::frame_queue_reply_in_place(m.seq(), buf, reply_from.value_or(net::kQueueReplyHeadRoom));
            conn->send_frame(std::move(buf), from);
            return;
          }

@@ -11,7 +11,9 @@
 #include "cmd/client/queue_format.hpp"
 #include "core/array_rows.hpp"
 #include "controller_harness.hpp"
+#include "golden_cases.hpp"
 #include "net/brief_wire.hpp"
+#include "net/wire_read.hpp"
 
 using namespace hq;
 using hq::test::ControllerHarness;
@@ -34,6 +36,30 @@ pb::QueueReply brief_wire(const cmd::Controller& ctl, const pb::QueueRequest& q)
   pb::QueueReply r;
   REQUIRE(r.ParseFromString(buf.substr(net::kQueueReplyHeadRoom)));
   return r;
+}
+
+// squeue's default columns over `reply`'s jobs sorted by `keys`, as the client prints them.
+std::string client_text(pb::QueueReply reply, std::string_view keys) {
+  cmd::sort_jobs(reply, keys);
+  auto rows = cmd::queue_rows(reply, false);
+  return test::capture_output([&] {
+    cmd::print_formatted(rows, reply.now(), parse_squeue_format(kSqueueDefaultFormat), true);
+    return 0;
+  }).out;
+}
+
+// The text the controller makes for `q` (Controller::queue_listing), read back as squeue does.
+std::string listing_text(const cmd::Controller& ctl, pb::QueueRequest q, std::string_view keys) {
+  q.mutable_render()->set_wanted(true);
+  q.mutable_render()->set_sort(std::string(keys));
+  q.mutable_render()->set_header(true);
+  std::string buf(net::kQueueReplyHeadRoom, '\0');
+  std::optional<size_t> from = ctl.queue_listing(q, net::Identity{}, buf);
+  if (!from) return "(not made)";
+  size_t frame = net::frame_queue_reply_in_place(1, buf, *from);
+  auto parts = net::split_queue_reply(std::string_view(buf).substr(frame + 4));
+  if (!parts || !parts->listing || !parts->jobs.empty()) return "(no listing)";
+  return std::string(*parts->listing);
 }
 
 // Runs one control request (hold, release) or update as root, to its durable end.
@@ -99,6 +125,11 @@ TEST_CASE("squeue: arrays grouped by the controller give the rows the client's g
       CAPTURE(keys);
       CAPTURE(finished);
       CHECK(rows_of(collapsed, keys) == by_client);
+      // The text the controller makes of them (QueueRequest.render): the client's lines of
+      // every task, grouped by the client.
+      pb::QueueRequest each = q;
+      each.set_collapse_arrays(false);
+      CHECK(listing_text(*h.ctl, q, keys) == client_text(h.ctl->queue(each, net::Identity{}), keys));
       CHECK(collapsed.jobs_size() == static_cast<int>(by_client.size()));
       for (const auto& j : collapsed.jobs()) grouped += !j.array_tasks().empty();
       // A later page (a listing longer than one page) comes ungrouped: an earlier page's

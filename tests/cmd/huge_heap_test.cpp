@@ -53,6 +53,15 @@ HeapArea heap_area() {
   return out;
 }
 
+// Whether this kernel maps pages on request (MADV_POPULATE_WRITE, Linux 5.14).
+bool kernel_populates() {
+  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  bool populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(probe, 4096);
+  return populates;
+}
+
 }  // namespace
 
 TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pages, and large buffers come from it") {
@@ -81,17 +90,13 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
 }
 
 TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and a grown heap is not trimmed") {
-  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(probe != MAP_FAILED);
-  bool populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
-  munmap(probe, 4096);
-  if (!populates) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
+  if (!kernel_populates()) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
   int bad = hq::test::exit_code_in_child([] {  // it changes malloc's settings for good
     int bad = 0;
     hq::cmd::prefer_huge_heap_pages(32 << 20);  // as squeue does first
     HeapArea grown = heap_area();
     constexpr size_t kFrame = 256 << 10;  // a reply of 256 KiB: 1.25 MiB of heap mapped
-    auto [at, size] = hq::cmd::prefault_heap_for(kFrame);
+    auto [at, size] = hq::cmd::prefault_heap_for(kFrame, hq::cmd::kHeapPerReplyByte);
     if (size < (1 << 20)) bad |= 1;
     std::vector<unsigned char> resident(size / 4096 + 1);
     if (size > 0 && mincore(at, size, resident.data()) != 0) bad |= 2;
@@ -104,4 +109,34 @@ TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and 
   CHECK_MESSAGE((bad & 1) == 0, "less than 1 MiB was mapped for a 256 KiB reply");
   CHECK_MESSAGE((bad & 2) == 0, "the range it reports is not all resident");
   CHECK_MESSAGE((bad & 4) == 0, "the heap grown by prefer_huge_heap_pages was trimmed");
+}
+
+TEST_CASE("prefault_text_block: the next buffer of a text reply's size starts on a 2 MiB page, mapped at once") {
+#if defined(__SANITIZE_ADDRESS__)
+  HQ_SKIP("AddressSanitizer's allocator places blocks its own way (HQ_SANITIZE)");
+#endif
+  if (!kernel_populates()) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
+  int bad = hq::test::exit_code_in_child([] {  // it changes malloc's settings for good
+    int bad = 0;
+    for (size_t frame : {size_t{64} << 10, size_t{450} << 10, size_t{3} << 20}) {
+      void* before = std::malloc(1000);  // the heap as a client leaves it: small blocks in use
+      auto [at, size] = hq::cmd::prefault_text_block(frame);
+      void* buffer = std::malloc(frame + 1);  // as the frame's buffer is made next
+      auto where = reinterpret_cast<uintptr_t>(buffer);
+      if (where % (2 << 20) != 0) bad |= 1;
+      if (at != buffer || size < (frame + 1) / 4096 * 4096) bad |= 2;  // its whole pages
+      std::vector<unsigned char> resident(size / 4096 + 1);
+      if (size > 0 && mincore(at, size, resident.data()) != 0) bad |= 4;
+      for (size_t i = 0; i < size / 4096; ++i)
+        if (!(resident[i] & 1)) bad |= 4;
+      std::memset(buffer, 1, frame + 1);
+      std::free(buffer);
+      std::free(before);
+    }
+    return bad;
+  });
+  REQUIRE(bad >= 0);
+  CHECK_MESSAGE((bad & 1) == 0, "the buffer does not start on a 2 MiB boundary");
+  CHECK_MESSAGE((bad & 2) == 0, "the range mapped is not the buffer's");
+  CHECK_MESSAGE((bad & 4) == 0, "the range it reports is not all resident");
 }

@@ -8,6 +8,7 @@
 
 #include "../core/builders.hpp"
 #include "cmd/client/queue_format.hpp"
+#include "cmd/controller/listing.hpp"
 #include "core/array_rows.hpp"
 #include "golden_cases.hpp"
 #include "net/brief_wire.hpp"
@@ -76,6 +77,18 @@ Listing list(const std::vector<std::string>& args, bool honour_brief, const std:
   return l;
 }
 
+// A brief QueueReply of `jobs` for `q` appended to `body`, as the controller writes it
+// (an array's pending tasks grouped where asked, unless not `controller_groups`).
+void append_records(const pb::QueueRequest& q, const std::vector<Job>& jobs, bool controller_groups, std::string& body) {
+  ArrayGroups groups;
+  bool grouped = controller_groups && q.collapse_arrays() && q.job_ids_size() == 0;
+  for (const Job& j : jobs)
+    if (!grouped || !groups.add(j)) net::append_brief_job_entry(j, body);
+  if (grouped)
+    for (const ListedRow& row : groups.rows()) net::append_brief_job_entry(*row.job, body, row.tasks);
+  net::append_queue_reply_tail(1000, false, {}, body);
+}
+
 // The same as run_queue meets it: a brief listing's records written by the controller's
 // own code (net/brief_wire, an array's pending tasks grouped where asked, as
 // Controller::queue_brief_wire does) and split off the frame unparsed (net/wire_read).
@@ -87,18 +100,49 @@ Listing list_as_sent(const std::vector<std::string>& args, const std::vector<Job
     return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
       l.asked_brief = q.brief();
       std::string body;
-      ArrayGroups groups;
-      bool grouped = controller_groups && q.collapse_arrays() && q.job_ids_size() == 0;
-      for (const Job& j : jobs)
-        if (!grouped || !groups.add(j)) net::append_brief_job_entry(j, body);
-      if (grouped)
-        for (const ListedRow& row : groups.rows()) net::append_brief_job_entry(*row.job, body, row.tasks);
-      net::append_queue_reply_tail(1000, false, {}, body);
+      append_records(q, jobs, controller_groups, body);
       frame = net::envelope_with_queue_reply(5, body);
       auto split = net::split_queue_reply(frame);
       if (!split) return split.status();
       parts = std::move(*split);
       return cmd::QueueAnswer{parts.rest.mutable_queue_reply(), parts.jobs};
+    });
+  });
+  l.out = captured.out;
+  return l;
+}
+
+// The same where the controller makes the text itself (QueueRequest.render,
+// Controller::queue_listing: ListingRenderer over its rows, grouped as it groups them),
+// the records as list_as_sent sends them where it cannot. `rendered`: whether it did.
+Listing list_rendered(const std::vector<std::string>& args, const std::vector<Job>& jobs, bool* rendered = nullptr) {
+  Listing l;
+  std::string buf;
+  net::UnparsedJobs parts;
+  auto captured = test::capture_output([&] {
+    return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
+      l.asked_brief = q.brief();
+      buf.assign(net::kQueueReplyHeadRoom, '\0');
+      std::optional<size_t> reply_from;
+      if (q.render().wanted()) {
+        cmd::ListingRenderer listing(q.render(), 1000, buf, 4 << 20, jobs.size());
+        auto add = [&](const Job& j, std::string_view tasks) { return listing.add(j, tasks); };
+        bool ok = listing.usable();
+        if (ok && q.collapse_arrays() && q.job_ids_size() == 0) {
+          ok = add_grouped_rows([&](auto&& visit) { for (const Job& j : jobs) if (!visit(j)) break; }, add);
+        } else if (ok) {
+          for (const Job& j : jobs) if (!(ok = add(j, {}))) break;
+        }
+        if (ok) reply_from = listing.finish({});
+        else if (listing.usable()) listing.abandon();
+      }
+      if (rendered) *rendered = reply_from.has_value();
+      if (!reply_from) append_records(q, jobs, true, buf);  // the records, as the controller sends them then
+      size_t from = net::frame_queue_reply_in_place(5, buf, reply_from.value_or(net::kQueueReplyHeadRoom));
+      auto split = net::split_queue_reply(std::string_view(buf).substr(from + 4));  // past the frame's length
+      if (!split) return split.status();
+      parts = std::move(*split);
+      return cmd::QueueAnswer{parts.rest.mutable_queue_reply(), parts.jobs, parts.listing};
     });
   });
   l.out = captured.out;
@@ -149,6 +193,14 @@ std::vector<Job> random_queue(std::mt19937& rng, int n) {
   return jobs;
 }
 
+// Whether the controller can make squeue `args`' text over any queue: where it groups the
+// arrays' tasks (sort keys they show alike), or -r shows each on its own.
+bool renders_always(const std::vector<std::string>& args) {
+  bool per_task = std::find(args.begin(), args.end(), "-r") != args.end();
+  auto sort = std::find(args.begin(), args.end(), "-S");
+  return per_task || sort == args.end() || cmd::sort_keeps_array_groups(*(sort + 1));
+}
+
 }  // namespace
 
 TEST_CASE("squeue: a listing printed as its records are parsed shows what the parsed reply shows") {
@@ -175,7 +227,68 @@ TEST_CASE("squeue: a listing printed as its records are parsed shows what the pa
       CHECK(sent.out == parsed.out);
       // A controller that did not group them (one that predates it): the client groups.
       CHECK(list_as_sent(args, jobs, false).out == parsed.out);
+      // The controller makes the text: the same, wherever it can make it.
+      bool rendered = false;
+      CHECK(list_rendered(args, jobs, &rendered).out == parsed.out);
+      if (renders_always(args)) CHECK(rendered);  // else where no two tasks share a row
     }
+  }
+}
+
+TEST_CASE("squeue: the controller's text goes back to records where it cannot be made there") {
+  std::mt19937 rng(5);
+  std::vector<Job> jobs = random_queue(rng, 40);
+  pb::ListingRender render;
+  render.set_wanted(true);
+  render.set_header(true);
+  std::string buf = "head";
+  SUBCASE("more text than a page") {
+    render.set_one_per_task(true);  // nothing else to stop it
+    cmd::ListingRenderer listing(render, 1000, buf, 200, jobs.size());
+    REQUIRE(listing.usable());
+    bool all = true;
+    for (const Job& j : jobs) if (!(all = listing.add(j, {}))) break;
+    CHECK(!all);
+    listing.abandon();
+    CHECK(buf == "head");
+  }
+  SUBCASE("an array's pending tasks that show one row, not grouped") {
+    cmd::ListingRenderer listing(render, 1000, buf, 4 << 20, jobs.size());
+    bool all = true;
+    for (const Job& j : varied_jobs()) if (!(all = listing.add(j, {}))) break;
+    CHECK(!all);  // tasks 11_1 and 11_2 show the same line
+    render.set_one_per_task(true);  // -r: one line each
+    std::string other;
+    cmd::ListingRenderer each(render, 1000, other, 4 << 20, 10);
+    for (const Job& j : varied_jobs()) CHECK(each.add(j, {}));
+  }
+  SUBCASE("a column or key that a brief record does not carry") {
+    render.set_format("%i %a");
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+    render.set_format("%i");
+    render.set_sort("Z");
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+    CHECK(buf == "head");
+  }
+  SUBCASE("more columns or sort keys than squeue's options ever hold") {
+    std::string many;
+    for (int i = 0; i < 200; ++i) many += "%i";
+    render.set_format(many);  // 200 columns
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+    render.set_format(many.substr(0, 2 * 100));
+    CHECK(cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+    std::string keys;
+    for (int i = 0; i < 40; ++i) keys += "P,";
+    render.set_sort(keys);  // 80 bytes of keys, each a pass over the jobs
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+  }
+  SUBCASE("lines wider than the controller makes") {
+    std::string wide;
+    for (int i = 0; i < 7; ++i) wide += "%.9999i ";
+    render.set_format(wide);  // 70,000 bytes a line
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+    render.set_format(wide.substr(0, 6 * 8));  // 60,000: made
+    CHECK(cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
   }
 }
 

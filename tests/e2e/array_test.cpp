@@ -88,3 +88,39 @@ TEST_CASE("e2e: squeue shows an array's waiting tasks as one line, -r one per ta
   CHECK(bad.out.find("Invalid job id") != std::string::npos);
   CHECK(sh(bin + "scancel " + arr + "_8").rc == 0);
 }
+
+namespace {
+// What squeue -v prints after its options and its "last_update_time=... records=N" line:
+// the listing, made by the client from the records (squeue -v counts them, so it never
+// asks the controller for the text).
+std::string listing_after_verbose(const std::string& out) {
+  size_t at = out.find("\nlast_update_time=");
+  if (at == std::string::npos) return "(no records line)";
+  size_t end = out.find('\n', at + 1);
+  return end == std::string::npos ? "" : out.substr(end + 1);
+}
+}  // namespace
+
+TEST_CASE("e2e: squeue's text made by the controller is what the client makes of the records") {
+  LocalCluster c(1, 2);
+  REQUIRE(c.ready());
+  REQUIRE(c.hq("install-links " + c.dir() + "/bin").rc == 0);
+  std::string bin = "cd " + c.dir() + " && " + c.dir() + "/bin/";
+  std::vector<std::string> ids;
+  for (const char* args : {"-H -J plain", "-H -a 1-7%2 -J arr", "-H -J other -t 5", "-H -a 3-4 -J two"}) {
+    auto r = sh(bin + "sbatch --parsable " + std::string(args) + " --wrap true");
+    REQUIRE(r.rc == 0);
+    ids.push_back(r.out.substr(0, r.out.find('\n')));
+  }
+  REQUIRE(c.wait_considered(ids.back(), 10));
+  REQUIRE(sh(bin + "scontrol update JobId=" + ids[1] + "_4 TimeLimit=9").rc == 0);  // a row of its own
+  for (const char* args : {"", "-h", "-r", "-S V,i", "-S -i", "-o '%i %K %j %l'", "-O JobID,Name,TimeLimit", "-t PD"}) {
+    CAPTURE(args);
+    auto made = sh(bin + "squeue " + std::string(args));
+    auto counted = sh(bin + "squeue -v " + std::string(args));
+    REQUIRE(made.rc == 0);
+    REQUIRE(counted.rc == 0);
+    CHECK(made.out == listing_after_verbose(counted.out));
+    CHECK(made.out.find("arr") != std::string::npos);
+  }
+}

@@ -34,7 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
               job.SerializeAsString() != env.queue_reply().jobs(i).SerializeAsString())
             __builtin_trap();
         }
-        if (env.has_queue_reply()) env.mutable_queue_reply()->clear_jobs();
+        bool listed = env.has_queue_reply() && env.queue_reply().has_listing();
+        if (listed != parts->listing.has_value() || (listed && *parts->listing != env.queue_reply().listing()))
+          __builtin_trap();
+        if (env.has_queue_reply()) env.mutable_queue_reply()->clear_jobs(), env.mutable_queue_reply()->clear_listing();
         if (parts->rest.SerializeAsString() != env.SerializeAsString()) __builtin_trap();
       }
       if (env.has_job_ended()) (void)hq::net::from_pb(env.job_ended());

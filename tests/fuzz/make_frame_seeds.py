@@ -35,12 +35,16 @@ snapshot = field(1, 0, varint(9)) + field(2, 2, job) + field(3, 2, field(1, 2, b
 # more and an unknown id.
 queue_reply = field(1, 0, varint(2)) + field(13, 2, field(1, 2, job) + field(1, 2, job) + field(2, 0, varint(1795858035)) +
                                                     field(3, 0, varint(1)) + field(4, 2, varint(77)))
+# The same answer as text the controller made (QueueReply.listing, 6), now and an unknown id.
+queue_listing = field(1, 0, varint(2)) + field(13, 2, field(6, 2, b"JOBID PARTITION NAME\n1 batch c\n") +
+                                                      field(2, 0, varint(1795858035)) + field(4, 2, varint(77)))
 seeds = {
     "hello": frame(hello),
     "submit": frame(hello) + frame(submit),
     "ended": frame(ended),
     "snapshot": frame(snapshot),
     "queue_reply": frame(queue_reply),
+    "queue_listing": frame(queue_listing),
     "truncated": frame(submit)[:9],
     "oversized": struct.pack(">I", 0x7FFFFFFF) + b"x",
 }

@@ -131,6 +131,64 @@ TEST_CASE("brief wire: a reply framed in place is the frame of the same Envelope
   }
 }
 
+TEST_CASE("brief wire: a listing's text framed in place parses as the Envelope protobuf makes of it") {
+  for (size_t size : {size_t{0}, size_t{1}, size_t{127}, size_t{128}, size_t{16383}, size_t{16384}, size_t{3} << 20}) {
+    CAPTURE(size);
+    std::string text(size, 'x');
+    for (size_t i = 0; i < size; i += 7) text[i] = '\n';
+    std::string buf(net::kQueueReplyHeadRoom + net::kListingHeadRoom, '\x5a');
+    size_t text_from = buf.size();
+    buf += text;
+    size_t reply_from = net::put_listing_head(buf, text_from);
+    net::append_queue_reply_tail(1795858035, false, {4, 9}, buf);
+    size_t from = net::frame_queue_reply_in_place(300, buf, reply_from);
+    pb::Envelope env;
+    env.set_seq(300);
+    pb::QueueReply* q = env.mutable_queue_reply();
+    q->set_listing(text);
+    q->set_now(1795858035);
+    q->add_unknown_ids(4);
+    q->add_unknown_ids(9);
+    std::string payload = buf.substr(from + 4), framed;  // the text comes first, protobuf's order last
+    net::append_frame(framed, payload);
+    CHECK(buf.substr(from) == framed);  // the frame's length
+    pb::Envelope got;
+    REQUIRE(got.ParseFromString(payload));
+    CHECK(got.SerializeAsString() == env.SerializeAsString());
+    CHECK(buf.find_first_not_of('\x5a') == from);  // only the room's end was written
+    auto parts = net::split_queue_reply(std::string_view(buf).substr(from + 4));
+    REQUIRE(parts);
+    REQUIRE(parts->listing);
+    CHECK(*parts->listing == text);  // a view into the frame, not a copy
+    CHECK((parts->listing->data() >= buf.data() && parts->listing->data() <= buf.data() + buf.size()));
+    CHECK(!parts->rest.queue_reply().has_listing());
+    CHECK(parts->rest.queue_reply().unknown_ids_size() == 2);
+  }
+}
+
+TEST_CASE("wire read: a listing's text is read as protobuf reads it: absent, empty, or the last of two") {
+  pb::Envelope env;
+  env.mutable_queue_reply()->set_now(5);
+  auto none = net::split_queue_reply(env.SerializeAsString());
+  REQUIRE(none);
+  CHECK(!none->listing);  // the records' reply, from a controller that made no text
+  env.mutable_queue_reply()->set_listing("");
+  auto empty = net::split_queue_reply(env.SerializeAsString());
+  REQUIRE(empty);
+  REQUIRE(empty->listing);  // squeue -h of no jobs: nothing to print, but made
+  CHECK(empty->listing->empty());
+  pb::Envelope first, second;
+  first.mutable_queue_reply()->set_listing("first\n");
+  second.mutable_queue_reply()->set_listing("second\n");
+  std::string twice = first.SerializeAsString() + second.SerializeAsString();
+  pb::Envelope whole;
+  REQUIRE(whole.ParseFromString(twice));
+  auto parts = net::split_queue_reply(twice);
+  REQUIRE(parts);
+  REQUIRE(parts->listing);
+  CHECK(*parts->listing == whole.queue_reply().listing());
+}
+
 namespace {
 
 // An Envelope of a QueueReply of `n` random brief jobs.

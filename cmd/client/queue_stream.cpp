@@ -2,6 +2,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
+
 #include "net/convert.hpp"
 
 namespace hq::cmd {
@@ -15,6 +17,7 @@ bool parse_reusing(std::string_view record, pb::Job& job) {
 }
 
 constexpr size_t kLineBytes = 96;  // room a line: squeue's default line is about 80 bytes
+constexpr size_t kMostReserved = 1 << 16;  // lines room is made for at first (a hint may be all the queue)
 
 }  // namespace
 
@@ -30,11 +33,11 @@ void clear_reusing(pb::Job& job) {
 ListingText::ListingText(std::string& out, int64_t now, const ColumnFormat& format, std::string_view sort_keys,
                          bool header, bool one_per_task, size_t jobs_hint)
     : out_(out), now_(now), format_(format), one_per_task_(one_per_task), table_(sort_keys, now) {
-  out_.reserve(out_.size() + (jobs_hint + 1) * kLineBytes);
+  out_.reserve(out_.size() + (std::min(jobs_hint, kMostReserved) + 1) * kLineBytes);
   if (header) append_header(out_, format_);
   lines_from_ = out_.size();
-  starts_.reserve(jobs_hint);
-  table_.reserve(jobs_hint);
+  starts_.reserve(std::min(jobs_hint, kMostReserved));
+  table_.reserve(std::min(jobs_hint, kMostReserved));
 }
 
 bool ListingText::add(const pb::Job& j) {

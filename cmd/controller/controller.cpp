@@ -637,9 +637,8 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
 std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, const net::Identity& who,
                                                 std::string& out) const {
   if (req.after_id() != 0) return std::nullopt;  // one page, or records
-  size_t hint = std::min(req.job_ids_size() > 0 ? static_cast<size_t>(req.job_ids_size()) : state_.jobs.size(),
-                         kQueuePageBytes / kBriefBytesPerJob);
-  ListingRenderer listing(req.render(), now(), out, kQueuePageBytes, hint);
+  size_t at_most = req.job_ids_size() > 0 ? static_cast<size_t>(req.job_ids_size()) : state_.jobs.size();
+  ListingRenderer listing(req.render(), now(), out, kQueuePageBytes, at_most);
   if (!listing.usable()) return std::nullopt;
   std::vector<uint64_t> unknown;
   auto add = [&](const Job& job, std::string_view tasks) { return listing.add(job, tasks); };

@@ -16,6 +16,7 @@ constexpr size_t kMostOptionBytes = 1024;
 constexpr size_t kMostSortBytes = 64;
 constexpr size_t kMostColumns = 128;
 constexpr size_t kMostLineBytes = 64 << 10;
+constexpr size_t kLeastLineBytes = 8;  // a job id and its line's end, at the least
 
 bool options_in_bounds(const pb::ListingRender& r) {
   return r.format().size() <= kMostOptionBytes && r.fields().size() <= kMostOptionBytes &&
@@ -41,15 +42,19 @@ size_t least_line_bytes(const ColumnFormat& format) {
 }  // namespace
 
 ListingRenderer::ListingRenderer(const pb::ListingRender& render, int64_t now, std::string& out, size_t most_bytes,
-                                 size_t jobs_hint)
+                                 size_t jobs_at_most)
     : out_(out), start_(out.size()), text_from_(out.size()), most_bytes_(most_bytes), now_(now),
       format_(columns_of(render)), sort_(render.sort().empty() ? std::string(kSqueueDefaultSort) : render.sort()) {
   if (!options_in_bounds(render) || format_.items.empty() || format_.items.size() > kMostColumns ||
       !listing_is_brief(format_, sort_) || least_line_bytes(format_) > kMostLineBytes)
     return;
+  // A queue whose lines could not fit is not begun: it would be made up to the page, then
+  // thrown away for the records (a listing of 100,000 jobs).
+  size_t least_line = std::max(least_line_bytes(format_), kLeastLineBytes);
+  if (jobs_at_most > most_bytes / least_line) return;
   out_.append(net::kListingHeadRoom, '\0');
   text_from_ = out_.size();
-  text_.emplace(out_, now_, format_, sort_, render.header(), render.one_per_task(), jobs_hint);
+  text_.emplace(out_, now_, format_, sort_, render.header(), render.one_per_task(), jobs_at_most);
 }
 
 bool ListingRenderer::add(const Job& job, std::string_view tasks) {

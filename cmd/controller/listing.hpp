@@ -20,19 +20,20 @@ namespace hq::cmd {
 
 class ListingRenderer {
  public:
-  // Rendering into `out` (which holds the frame's head room), unless the request's columns
-  // or keys read more than a brief record carries, or ask for more work than squeue's
-  // options ever do: -o/-O over 1 KiB or 128 columns, -S over 64 bytes, lines of more
-  // than 64 KiB whatever the jobs (the client then formats the records itself). At most `most_bytes` of text; room
-  // made for about `jobs_hint` jobs.
+  // Rendering into `out` (which holds the frame's head room), at most `most_bytes` of
+  // text, unless the request's columns or keys read more than a brief record carries, or
+  // ask for more work than squeue's options ever do (-o/-O over 1 KiB or 128 columns, -S
+  // over 64 bytes, lines of more than 64 KiB whatever the jobs: the client then formats
+  // the records itself), or `jobs_at_most` lines (all the listing may hold) could take
+  // more than `most_bytes`.
   ListingRenderer(const pb::ListingRender& render, int64_t now, std::string& out, size_t most_bytes,
-                  size_t jobs_hint);
+                  size_t jobs_at_most);
   ListingRenderer(const ListingRenderer&) = delete;
   ListingRenderer& operator=(const ListingRenderer&) = delete;
   bool usable() const { return text_.has_value(); }
-  // One row (usable() only): `job`, standing for the array's pending `tasks` where not empty. False when
-  // it cannot be rendered here (an array's pending tasks to group, more than most_bytes):
-  // the listing then goes as records.
+  // One row (usable() only): `job`, standing for the array's pending `tasks` where not
+  // empty. False when it cannot be rendered here (an array's pending tasks to group, more
+  // than most_bytes): the listing then goes as records.
   bool add(const Job& job, std::string_view tasks);
   // The reply's fields after the text (now, the unknown ids); returns where the QueueReply
   // starts in `out` (net::frame_queue_reply_in_place).

@@ -244,7 +244,7 @@ TEST_CASE("squeue: the controller's text goes back to records where it cannot be
   std::string buf = "head";
   SUBCASE("more text than a page") {
     render.set_one_per_task(true);  // nothing else to stop it
-    cmd::ListingRenderer listing(render, 1000, buf, 200, jobs.size());
+    cmd::ListingRenderer listing(render, 1000, buf, 1000, 14);  // 14 lines of 68 bytes at least could fit
     REQUIRE(listing.usable());
     bool all = true;
     for (const Job& j : jobs) if (!(all = listing.add(j, {}))) break;
@@ -281,6 +281,10 @@ TEST_CASE("squeue: the controller's text goes back to records where it cannot be
     for (int i = 0; i < 40; ++i) keys += "P,";
     render.set_sort(keys);  // 80 bytes of keys, each a pass over the jobs
     CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 1).usable());
+  }
+  SUBCASE("a queue whose lines could not fit a page is not begun") {
+    CHECK(!cmd::ListingRenderer(render, 1000, buf, 4 << 20, 100000).usable());  // 100,000 lines of 70 bytes at least
+    CHECK(cmd::ListingRenderer(render, 1000, buf, 4 << 20, 50000).usable());
   }
   SUBCASE("lines wider than the controller makes") {
     std::string wide;

@@ -139,9 +139,9 @@ std::pair<void*, size_t> populate_within(void* data, size_t size) {
   return {reinterpret_cast<void*>(begin), end - begin};
 }
 
-std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes, size_t per_byte) {
+std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes) {
   constexpr size_t kMost = kLargestMmapThreshold - (1 << 20);  // from the heap, not a mapping
-  size_t bytes = std::min(frame_bytes * per_byte, kMost);
+  size_t bytes = std::min(frame_bytes * kHeapPerReplyByte, kMost);
   raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(bytes));  // freed, it stays in the heap
   void* block = malloc(bytes);
   if (!block) return {nullptr, 0};
@@ -150,7 +150,7 @@ std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes, size_t per_byte) 
   return mapped;
 }
 
-void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes, kHeapPerReplyByte); }
+void prefault_heap_hook(size_t frame_bytes) { (void)prefault_heap_for(frame_bytes); }
 
 std::pair<void*, size_t> prefault_text_block(size_t frame_bytes) {
   constexpr uintptr_t kHuge = 2 << 20;

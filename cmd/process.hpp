@@ -69,7 +69,7 @@ void prefer_huge_heap_pages(size_t bytes);
 // memory as keep_freed_memory() does (never lowering what prefer_huge_heap_pages set).
 // Installed as net::FrameDecoder's long-frame hook by squeue's listing. Returns the range
 // it mapped (empty when the kernel would not), for tests.
-std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes, size_t per_byte);
+std::pair<void*, size_t> prefault_heap_for(size_t frame_bytes);
 void prefault_heap_hook(size_t frame_bytes);  // the same, as a FrameDecoder::LongFrameHook
 inline constexpr size_t kHeapPerReplyByte = 5;
 // For a reply that is text to print (a listing the controller made, QueueRequest.render):

@@ -51,14 +51,15 @@ class ArrayGroups {
 };
 
 // A listing's rows with its arrays' pending tasks grouped: each job that `for_each(visit)`
-// offers to `visit(job)` (which returns false to stop it) goes to `add(job, "")` as it
-// comes, or, an array's pending task, into its group; then each group's row to
-// `add(first, tasks)`. Stops at the first `add` that returns false, and returns false then.
+// offers to `visit(job, ...)` (which returns false to stop it; what follows the job is
+// ignored) goes to `add(job, "")` as it comes, or, an array's pending task, into its
+// group; then each group's row to `add(first, tasks)`. Stops at the first `add` that
+// returns false, and returns false then.
 template <typename ForEach, typename Add>
 bool add_grouped_rows(ForEach&& for_each, Add&& add) {
   ArrayGroups groups;
   bool ok = true;
-  for_each([&](const Job& job) { return groups.add(job) || (ok = add(job, std::string_view())); });
+  for_each([&](const Job& job, auto&&...) { return groups.add(job) || (ok = add(job, std::string_view())); });
   if (!ok) return false;
   for (const ListedRow& row : groups.rows())
     if (!add(*row.job, std::string_view(row.tasks))) return false;

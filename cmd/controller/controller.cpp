@@ -622,8 +622,7 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   // in any order; the client sorts them.)
   bool grouped = false;
   if (req.collapse_arrays() && req.job_ids_size() == 0 && req.after_id() == 0) {
-    grouped = add_grouped_rows(
-        [&](auto&& visit) { for_listed_jobs(req, who, [&](const Job& j, bool) { return visit(j); }, unknown); }, append);
+    grouped = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, append);
     if (!grouped) {
       out.resize(start);
       more = false;
@@ -644,8 +643,7 @@ std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, con
   auto add = [&](const Job& job, std::string_view tasks) { return listing.add(job, tasks); };
   bool ok = true;
   if (req.collapse_arrays() && req.job_ids_size() == 0) {  // as queue_brief_wire groups them
-    ok = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, [&](const Job& j, bool) { return visit(j); }, unknown); },
-                          add);
+    ok = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, add);
   } else {
     for_listed_jobs(req, who, [&](const Job& job, bool) { return ok = add(job, {}); }, unknown);
   }

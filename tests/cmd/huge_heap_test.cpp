@@ -96,7 +96,7 @@ TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and 
     hq::cmd::prefer_huge_heap_pages(32 << 20);  // as squeue does first
     HeapArea grown = heap_area();
     constexpr size_t kFrame = 256 << 10;  // a reply of 256 KiB: 1.25 MiB of heap mapped
-    auto [at, size] = hq::cmd::prefault_heap_for(kFrame, hq::cmd::kHeapPerReplyByte);
+    auto [at, size] = hq::cmd::prefault_heap_for(kFrame);
     if (size < (1 << 20)) bad |= 1;
     std::vector<unsigned char> resident(size / 4096 + 1);
     if (size > 0 && mincore(at, size, resident.data()) != 0) bad |= 2;

@@ -190,12 +190,15 @@ Status set_priority(SubmitRequest& r, std::string_view v) {
   return set_extra(r, [&](JobExtras& e) { e.priority = p; return Status::ok(); });
 }
 
-// An option of core/submit_inert: refused, told, or taken silently.
+// An option of core/submit_inert: refused, told, or taken silently. `o` is an entry of
+// inert_submit_options()' static table; the handler holds its address, which fits in
+// std::function's own storage (a copy of the entry would be a heap block an option, and
+// every sbatch builds this table as it starts).
 OptionDef inert_option(const InertOption& o) {
-  auto set = [o](SubmitRequest& r, std::string_view) -> Status {
-    std::string what = "--" + std::string(o.name) + ": " + std::string(o.why);
-    if (o.refused) return invalid(what);
-    if (o.notice && std::find(r.notices.begin(), r.notices.end(), what) == r.notices.end()) r.notices.push_back(what);
+  auto set = [entry = &o](SubmitRequest& r, std::string_view) -> Status {
+    std::string what = "--" + std::string(entry->name) + ": " + std::string(entry->why);
+    if (entry->refused) return invalid(what);
+    if (entry->notice && std::find(r.notices.begin(), r.notices.end(), what) == r.notices.end()) r.notices.push_back(what);
     return Status::ok();
   };
   return {o.name, o.short_name, o.arg == InertArg::kRequired, set, o.arg == InertArg::kOptional};
@@ -206,7 +209,9 @@ std::vector<OptionDef> base_options();
 const std::vector<OptionDef>& option_table() {
   static const std::vector<OptionDef> table = [] {
     std::vector<OptionDef> all = base_options();
-    for (const InertOption& o : inert_submit_options()) all.push_back(inert_option(o));
+    const std::vector<InertOption>& inert = inert_submit_options();
+    all.reserve(all.size() + inert.size());
+    for (const InertOption& o : inert) all.push_back(inert_option(o));
     return all;
   }();
   return table;

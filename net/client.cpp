@@ -268,9 +268,12 @@ Result<RpcClient::UnparsedReply> RpcClient::call_unparsed_jobs(pb::Envelope req,
   }
 }
 
-Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) {
-  uint64_t seq = next_seq_;
-  send(std::move(req));
+Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) { return call_keeping(req, timeout_s); }
+
+Result<pb::Envelope> RpcClient::call_keeping(pb::Envelope& req, double timeout_s) {
+  uint64_t seq = next_seq_++;
+  req.set_seq(seq);
+  impl_->send(req);
   while (true) {
     auto reply = recv(timeout_s);
     if (!reply || reply->seq() == seq) return reply;

@@ -23,14 +23,14 @@ std::string new_request_key() {
   return to_hex(bytes);
 }
 
-Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, const pb::Envelope& req,
+Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, pb::Envelope& req,
                                      double budget_s) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget_s * 1000));
   std::optional<std::mt19937> rng;  // seeded on a first retry: a seed costs a cpuid trap on a VM
   double backoff = 0.05;
   bool first = !client;  // connect at once the first time
-  Result<pb::Envelope> reply = client ? client->call(req) : Result<pb::Envelope>(unavailable("not connected"));
+  Result<pb::Envelope> reply = client ? client->call_keeping(req) : Result<pb::Envelope>(unavailable("not connected"));
   while (!reply && reply.status().code() == Code::kUnavailable && Clock::now() < deadline) {
     if (!first) {
       if (!rng) rng.emplace(std::random_device{}());
@@ -46,7 +46,7 @@ Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, co
       continue;
     }
     client = std::move(again).value();
-    reply = client->call(req);
+    reply = client->call_keeping(req);
   }
   return reply;
 }

@@ -20,8 +20,9 @@ std::string new_request_key();
 // the controller cannot be reached or the connection fails (Unavailable) it connects again
 // (`client` is replaced) and resends, for up to `budget_s` seconds: a controller restart
 // (under a second) goes unnoticed, as Slurm's sbatch rides out a slurmctld restart. Other
-// errors, and the controller's own error replies, are returned at once.
-Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, const pb::Envelope& req,
+// errors, and the controller's own error replies, are returned at once. `req` is sent as it
+// is, not copied; only its seq changes.
+Result<pb::Envelope> call_with_retry(std::unique_ptr<net::RpcClient>& client, pb::Envelope& req,
                                      double budget_s = 15);
 
 }  // namespace hq::cmd

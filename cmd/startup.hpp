@@ -4,8 +4,9 @@
 
 namespace hq::cmd {
 
-// Maps the heap's free top and the next stretch of the stack: called once a command is to
-// run (a one-line answer such as `hq --version` writes too little of either to gain).
+// Maps the hot code (cmake/hot_symbols.txt), the heap's free top and the next stretch of
+// the stack: called once a command is to run (a one-line answer such as `hq --version`
+// runs and writes too little of any to gain).
 void populate_command_memory();
 
 }  // namespace hq::cmd

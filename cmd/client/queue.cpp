@@ -380,7 +380,9 @@ int run_queue(const Args& args) {
   sizes.max_block_size = 4 << 20;
   int rc = queue_with(args, [&](const pb::QueueRequest& q) -> Result<QueueAnswer> {
     if (!client) {
-      if (may_list_every_job(q) && q.render().wanted()) {  // text to print, most likely: its buffer only
+      // Text to print, most likely: its buffer only, mapped when a long one comes, filtered
+      // or not (`squeue --me` of a user with 5,000 jobs: 0.9 ms of faults without it).
+      if (q.render().wanted()) {
         net::FrameDecoder::on_long_frame(prefault_text_hook);
       } else if (may_list_every_job(q)) {
         prefer_huge_heap_pages(64 << 20);

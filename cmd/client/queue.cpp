@@ -350,7 +350,7 @@ Result<QueueAnswer> fetch_listing(net::RpcClient& client, const pb::QueueRequest
   if (!q.brief()) {
     auto all = query_jobs(client, q, arena);
     if (!all) return all.status();
-    return QueueAnswer{*all, {}};
+    return QueueAnswer{*all, {}, {}};
   }
   pb::Envelope env;
   *env.mutable_queue() = q;
@@ -364,7 +364,7 @@ Result<QueueAnswer> fetch_listing(net::RpcClient& client, const pb::QueueRequest
   if (Status s = parse_records(answer.records, *reply); !s) return s;
   auto all = query_jobs(client, q, arena, reply);
   if (!all) return all.status();
-  return QueueAnswer{*all, {}};
+  return QueueAnswer{*all, {}, {}};
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ Listing list(const std::vector<std::string>& args, bool honour_brief, const std:
         if (q.brief() && honour_brief) net::to_pb_brief(j, *r.add_jobs());
         else net::to_pb(j, false, *r.add_jobs());
       }
-      return cmd::QueueAnswer{&r, {}};
+      return cmd::QueueAnswer{&r, {}, {}};
     });
   });
   l.out = captured.out;
@@ -105,7 +105,7 @@ Listing list_as_sent(const std::vector<std::string>& args, const std::vector<Job
       auto split = net::split_queue_reply(frame);
       if (!split) return split.status();
       parts = std::move(*split);
-      return cmd::QueueAnswer{parts.rest.mutable_queue_reply(), parts.jobs};
+      return cmd::QueueAnswer{parts.rest.mutable_queue_reply(), parts.jobs, {}};
     });
   });
   l.out = captured.out;
@@ -307,7 +307,7 @@ TEST_CASE("squeue: an undecodable job record is an error, and nothing of the lis
       std::vector<std::string> args = {"squeue"};
       if (!streamed) args = {"squeue", "-j", "3_1"};  // a task named: every record parsed first
       return cmd::queue_with(args, [&](const pb::QueueRequest&) -> Result<cmd::QueueAnswer> {
-        return cmd::QueueAnswer{&reply, {records[0], records[1]}};
+        return cmd::QueueAnswer{&reply, {records[0], records[1]}, {}};
       });
     });
     CAPTURE(streamed);
@@ -369,7 +369,7 @@ TEST_CASE("squeue with no arguments, its options not parsed, asks and prints wha
         r.Clear();
         r.set_now(1000);
         for (const Job& j : varied_jobs()) net::to_pb_brief(j, *r.add_jobs());
-        return cmd::QueueAnswer{&r, {}};
+        return cmd::QueueAnswer{&r, {}, {}};
       });
     });
     return std::make_pair(asked.SerializeAsString(), out.out);

@@ -102,7 +102,7 @@ TEST_CASE("squeue's filters travel to the controller") {
   pb::QueueReply none;
   auto capture = [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
     seen = q;
-    return cmd::QueueAnswer{&none, {}};
+    return cmd::QueueAnswer{&none, {}, {}};
   };
   std::ostringstream sink;
   auto* old = std::cout.rdbuf(sink.rdbuf());

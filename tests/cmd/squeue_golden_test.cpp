@@ -61,7 +61,7 @@ test::Captured run_squeue(const std::vector<std::string>& args, bool unparsed = 
   return test::capture_output([&] {
     return cmd::queue_with(args, [&](const pb::QueueRequest& q) -> Result<cmd::QueueAnswer> {
       reply = bench_reply(q);
-      cmd::QueueAnswer answer{&reply, {}};
+      cmd::QueueAnswer answer{&reply, {}, {}};
       if (!unparsed || !q.brief()) return answer;
       records.clear();
       for (const pb::Job& j : reply.jobs()) records.push_back(j.SerializeAsString());

@@ -5,8 +5,10 @@
 // link ever uses OpenSSL. The static link (CMakeLists.txt, hq_static_link) wraps the symbol: the call made
 // from `.init`, before any static initializer, does nothing; every later call, which
 // OpenSSL makes itself from OPENSSL_init_crypto before any of its work, probes as before.
-// Until then OPENSSL_ia32cap_P holds zeros, which OpenSSL reads as "the generic code"; no
-// OpenSSL code runs before it is initialized. Single-threaded: `.init` and the static
+// Until then OPENSSL_ia32cap_P holds zeros, which OpenSSL reads as "the generic code": every
+// entry point libpq and its libraries call initialises OpenSSL first (ERR_*, RAND_*, the EVP
+// fetches); a low-level call that does not (SHA256(), AES_*) would run the generic code,
+// correct and slower. Single-threaded: `.init` and the static
 // initializers run on the main thread before main.
 extern "C" void __real_OPENSSL_cpuid_setup();
 

@@ -192,10 +192,14 @@ Result<std::unique_ptr<RpcClient>> RpcClient::connect_local(const std::string& p
   return with_handshake(std::move(impl), *ack, false);
 }
 
-void RpcClient::send(pb::Envelope req) {
-  req.set_seq(next_seq_++);
+uint64_t RpcClient::send_stamped(pb::Envelope& req) {
+  uint64_t seq = next_seq_++;
+  req.set_seq(seq);
   impl_->send(req);
+  return seq;
 }
+
+void RpcClient::send(pb::Envelope req) { send_stamped(req); }
 
 Result<pb::Envelope> RpcClient::recv(double timeout_s) { return recv(timeout_s, {}); }
 
@@ -239,8 +243,7 @@ Result<pb::Envelope> RpcClient::recv(double timeout_s, const std::function<bool(
 }
 
 Result<pb::Envelope*> RpcClient::call_on(google::protobuf::Arena& arena, pb::Envelope req, double timeout_s) {
-  uint64_t seq = next_seq_;
-  send(std::move(req));
+  uint64_t seq = send_stamped(req);
   while (true) {
     auto frame = recv_payload(timeout_s, {});
     if (!frame) return frame.status();
@@ -251,8 +254,7 @@ Result<pb::Envelope*> RpcClient::call_on(google::protobuf::Arena& arena, pb::Env
 }
 
 Result<RpcClient::UnparsedReply> RpcClient::call_unparsed_jobs(pb::Envelope req, double timeout_s) {
-  uint64_t seq = next_seq_;
-  send(std::move(req));
+  uint64_t seq = send_stamped(req);
   while (true) {
     auto frame = recv_payload(timeout_s, {});
     if (!frame) return frame.status();
@@ -271,9 +273,7 @@ Result<RpcClient::UnparsedReply> RpcClient::call_unparsed_jobs(pb::Envelope req,
 Result<pb::Envelope> RpcClient::call(pb::Envelope req, double timeout_s) { return call_keeping(req, timeout_s); }
 
 Result<pb::Envelope> RpcClient::call_keeping(pb::Envelope& req, double timeout_s) {
-  uint64_t seq = next_seq_++;
-  req.set_seq(seq);
-  impl_->send(req);
+  uint64_t seq = send_stamped(req);
   while (true) {
     auto reply = recv(timeout_s);
     if (!reply || reply->seq() == seq) return reply;

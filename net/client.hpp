@@ -73,6 +73,8 @@ class RpcClient {
  private:
   struct Impl;
   explicit RpcClient(std::unique_ptr<Impl> impl);
+  // Gives `req` the next seq and sends it (every send and call does); returns the seq.
+  uint64_t send_stamped(pb::Envelope& req);
   // Runs the handshake over the stream that `dial` (a coroutine on the private io_context)
   // opens; defined and used in client.cpp only.
   template <typename Dial>

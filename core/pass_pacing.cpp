@@ -13,15 +13,17 @@ void PassPacing::ran(PassKind kind, double start, double end) {
   PassTimes& t = kind == PassKind::kFull ? full : quick;
   t.end = end;
   t.cost = std::max(0.0, end - start);
+  last = t;
   quick_wanted = false;  // a full pass looks at the head of the queue too
   if (kind == PassKind::kFull) full_wanted = false;
 }
 
 NextPass next_pass(const PassPacing& p, double now) {
-  double full_at = std::max(now, p.full.ready());
+  double any_at = std::max(now, p.last.ready(PassPacing::kAnyPassGap));
+  double full_at = std::max(any_at, p.full.ready(PassPacing::kFullPassGap));
   if (p.full_wanted && full_at <= now) return {true, PassKind::kFull, now};
   if (p.quick_wanted) {
-    double quick_at = std::max(now, p.quick.ready());
+    double quick_at = any_at;  // the last pass was a quick one, or a full one (which is longer)
     if (p.full_wanted && full_at <= quick_at) return {true, PassKind::kFull, full_at};
     return {true, PassKind::kQuick, quick_at};
   }

@@ -40,7 +40,7 @@ PriorityFactors job_priority(const ClusterState& state, const SchedulerConfig& c
 
 PriorityFactors compute_priority(const Job& job, const PriorityContext& ctx, Time now) {
   int32_t part_factor = 0;
-  for_each_partition(job, [&](const std::string& name) {
+  for_each_partition(job, [&](std::string_view name) {
     auto it = ctx.partition_factor.find(name);
     if (it != ctx.partition_factor.end()) part_factor = std::max(part_factor, it->second);
   });

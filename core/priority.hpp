@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cluster_state.hpp"
+#include "core/name_map.hpp"
 
 namespace hq {
 
@@ -33,7 +34,7 @@ struct PriorityContext {
   PriorityWeights weights;
   int64_t cluster_cpus = 1;           // job size is relative to this
   int32_t max_partition_factor = 1;   // partition factors are normalised to the highest
-  std::unordered_map<std::string, int32_t> partition_factor;  // priority_job_factor by name
+  NameMap<int32_t> partition_factor;  // priority_job_factor by name
   const AcctFactors* accounting = nullptr;  // none: fair share and QOS factors are 0
 };
 

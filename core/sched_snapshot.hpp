@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cluster_state.hpp"
+#include "core/name_map.hpp"
 #include "core/timemap.hpp"
 #include "core/topology.hpp"
 
@@ -55,7 +56,7 @@ struct SchedSnapshot {
   NameIndex node_index;             // views of Node::name
   std::vector<NodeType> types;
   std::vector<const PartitionConfig*> parts;
-  std::unordered_map<std::string, int32_t> part_index;
+  NameMap<int32_t> part_index;
   int64_t cluster_cpus = 0;         // every configured node, usable or not
   // Every topology (the cluster default first), a switch tree as blocks; inactive without
   // [topology]. Node types never span base blocks of any of them.

@@ -235,7 +235,7 @@ class Pass {
       deferred_.insert(*name);
       return true;
     }
-    PendingInfo info{job.id, 0};
+    PendingInfo info{job.id, &job};
     info.reason = JobReason::kReservation;
     if (it != s_.reservations.end() && it->second.start > snap_.now) info.expected_start = it->second.start;
     plan_.pending.push_back(info);
@@ -250,7 +250,7 @@ class Pass {
       if ((any_resv || job.spec.extra.identity()) && routed_elsewhere(job)) return;
       if (misses_deadline(job, snap_.now)) return plan_.deadline_kills.push_back(job.id);  // ended, not ranked
       int32_t tier = 0, part = -1, factor = 0;
-      for_each_partition(job, [&](const std::string& name) {
+      for_each_partition(job, [&](std::string_view name) {
         auto it = snap_.part_index.find(name);
         if (it == snap_.part_index.end()) return;
         tier = std::max(tier, snap_.parts[it->second]->priority_tier);
@@ -271,11 +271,15 @@ class Pass {
       }
       order.push_back(c);
     };
-    // Mostly queued jobs: one walk over the jobs; else over the queued index (finished
-    // jobs linger for min_job_age, held ones wait on their hold). Both go in id order.
+    // Mostly queued jobs: one walk over the jobs, through the job list (an array, its
+    // records asked for ahead, where the map's walk waits on memory at each node); else over
+    // the queued index (finished jobs linger for min_job_age, held ones wait on their hold).
+    // Both go in id order.
     if (s_.queued.size() * 2 >= s_.jobs.size()) {
-      for (const auto& [id, job] : s_.jobs)
+      s_.job_list.for_each(s_.jobs, 0, std::set<std::string, std::less<>>{}, [&](const Job& job) {
         if (in_queue(job)) add(job);
+        return true;
+      });
     } else {
       for_each_job_in(s_, s_.queued, add);
     }
@@ -388,7 +392,7 @@ class Pass {
   // The job's partitions that can take it (by state and limits), or the reason none can.
   JobReason usable_partitions(const Job& job, std::vector<int32_t>& parts) {
     JobReason why = JobReason::kNone;
-    for_each_partition(job, [&](const std::string& name) {
+    for_each_partition(job, [&](std::string_view name) {
       auto it = snap_.part_index.find(name);
       if (it == snap_.part_index.end()) { if (why == JobReason::kNone) why = JobReason::kPartitionConfig; return; }
       JobReason r = partition_refusal(job, *snap_.parts[it->second]);
@@ -692,7 +696,7 @@ class Pass {
   void hold_exclusive_blocks() {
     for_each_job_in(s_, s_.running, [&](const Job& j) {
       if (!whole_topo(j)) return;
-      auto part = snap_.part_index.find(j.partition);
+      auto part = snap_.part_index.find(j.partition.view());
       TopoView& v = views_[part == snap_.part_index.end() ? 0 : static_cast<size_t>(snap_.part_topo[static_cast<size_t>(part->second)])];
       if (!v.active()) return;
       std::set<int32_t> bblocks;
@@ -1375,7 +1379,7 @@ class Pass {
 
   void consider(const Candidate& c) {
     ++plan_.stats.considered;
-    PendingInfo info{JobId{c.id}, c.priority};
+    PendingInfo info{JobId{c.id}, c.job, c.priority};
     std::vector<int32_t>& parts = parts_;
     parts.clear();
     if (c.simple) {  // decided from the candidate: most jobs never read their Job here

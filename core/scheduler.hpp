@@ -25,15 +25,19 @@ struct StartDecision {
   std::string qos;             // a job of a QOS list (--qos a,b): the one it starts under
 };
 
-// One per pending job: kept small (32 bytes), there are as many as there are pending jobs.
+// One per pending job: kept small (40 bytes), there are as many as there are pending jobs.
 struct PendingInfo {
   JobId job;
+  // The job's record in the state the plan was made from, so that the plan is applied
+  // without a search per job: valid only until that state changes (the controller applies
+  // a plan at once). nullptr where not known.
+  const Job* record = nullptr;
   int64_t priority = 0;
   Time expected_start = 0;   // 0: not known (no reservation within the window)
   int32_t reservation = -1;  // its reservation in Plan::reservations, if any
   JobReason reason = JobReason::kNone;  // why it waits (Slurm's reason)
 };
-static_assert(sizeof(PendingInfo) <= 32, "PendingInfo grew: there is one per pending job");
+static_assert(sizeof(PendingInfo) <= 40, "PendingInfo grew: there is one per pending job");
 
 struct Reservation {
   JobId job;

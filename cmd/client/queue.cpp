@@ -286,7 +286,8 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   q->set_with_script(a.json || a.yaml);  // the whole record (owners and admins only)
   std::string_view sort_keys = a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort);
   q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, sort_keys));
-  q->set_collapse_arrays(q->brief() && !a.array && q->job_ids_size() == 0 && sort_keeps_array_groups(sort_keys));
+  // Grouped in the controller unless a task was named (12_5): it is picked from the records.
+  q->set_collapse_arrays(q->brief() && !a.array && named->tasks.empty() && sort_keeps_array_groups(sort_keys));
   // The controller makes the text where it can (-v counts the records; a named task is
   // picked from them).
   if (q->brief() && !a.verbose && named->tasks.empty()) set_render(*q->mutable_render(), a);

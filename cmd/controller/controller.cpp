@@ -279,14 +279,16 @@ void Controller::apply_plan(Plan plan) {
   for (const auto& r : plan.reservations)
     for (const auto& a : r.alloc) planned_nodes_.insert(a.node);
   for (auto& info : plan.pending) {
-    Job* found = walker.find(info.job);
+    // The plan was made from state_ just now: its records are state_'s own (not const
+    // there), found without a walk of the map (a cache miss a job).
+    Job* found = info.record && info.record->id == info.job ? const_cast<Job*>(info.record) : walker.find(info.job);
     if (!found) continue;
     Job& job = *found;
     job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;
     if (info.reservation >= 0) job.sched_nodes = alloc_hostlist(plan.reservations[static_cast<size_t>(info.reservation)].alloc);
-    else job.sched_nodes.clear();
+    else if (!job.sched_nodes.empty()) job.sched_nodes.clear();
   }
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
   for (JobId id : plan.invalid_dependency_kills)
@@ -621,7 +623,7 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   // goes ungrouped, page by page, and the client groups it. (One page: its records may come
   // in any order; the client sorts them.)
   bool grouped = false;
-  if (req.collapse_arrays() && req.job_ids_size() == 0 && req.after_id() == 0) {
+  if (req.collapse_arrays() && req.after_id() == 0) {
     grouped = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, append);
     if (!grouped) {
       out.resize(start);
@@ -642,7 +644,7 @@ std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, con
   std::vector<uint64_t> unknown;
   auto add = [&](const Job& job, std::string_view tasks) { return listing.add(job, tasks); };
   bool ok = true;
-  if (req.collapse_arrays() && req.job_ids_size() == 0) {  // as queue_brief_wire groups them
+  if (req.collapse_arrays()) {  // as queue_brief_wire groups them
     ok = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, add);
   } else {
     for_listed_jobs(req, who, [&](const Job& job, bool) { return ok = add(job, {}); }, unknown);

@@ -144,6 +144,33 @@ TEST_CASE("squeue: arrays grouped by the controller give the rows the client's g
     }
   }
   CHECK(grouped > 10);  // the queue did have arrays to group
+
+  // A listing of named jobs (squeue -j): arrays by their id, a task by its own job id, a
+  // plain job, an id that is no job's. Grouped alike, and the unknown id still said.
+  std::vector<uint64_t> arrays, others;
+  for (const auto& j : now_listed.jobs())
+    (j.array_job_id() == j.job_id() ? arrays : others).push_back(j.job_id());
+  REQUIRE(arrays.size() >= 3);
+  REQUIRE(others.size() >= 2);
+  size_t named_grouped = 0;
+  for (int round = 0; round < 6; ++round) {
+    pb::QueueRequest q;
+    q.set_brief(true);
+    q.add_job_ids(arrays[rng() % arrays.size()]);
+    q.add_job_ids(arrays[rng() % arrays.size()]);
+    q.add_job_ids(others[rng() % others.size()]);
+    q.add_job_ids(999999);
+    pb::QueueRequest each = q;
+    std::vector<std::string> by_client = rows_of(h.ctl->queue(each, net::Identity{}), "P,t,-p");
+    q.set_collapse_arrays(true);
+    pb::QueueReply collapsed = brief_wire(*h.ctl, q);
+    CAPTURE(q.ShortDebugString());
+    CHECK(rows_of(collapsed, "P,t,-p") == by_client);
+    CHECK(collapsed.unknown_ids_size() == 1);
+    CHECK(listing_text(*h.ctl, q, "P,t,-p") == client_text(h.ctl->queue(each, net::Identity{}), "P,t,-p"));
+    for (const auto& j : collapsed.jobs()) named_grouped += !j.array_tasks().empty();
+  }
+  CHECK(named_grouped > 0);
 }
 
 TEST_CASE("squeue: only sort keys that every task of a group shows alike, or the id ascending, keep groups") {

@@ -81,7 +81,7 @@ Listing list(const std::vector<std::string>& args, bool honour_brief, const std:
 // (an array's pending tasks grouped where asked, unless not `controller_groups`).
 void append_records(const pb::QueueRequest& q, const std::vector<Job>& jobs, bool controller_groups, std::string& body) {
   ArrayGroups groups;
-  bool grouped = controller_groups && q.collapse_arrays() && q.job_ids_size() == 0;
+  bool grouped = controller_groups && q.collapse_arrays();
   for (const Job& j : jobs)
     if (!grouped || !groups.add(j)) net::append_brief_job_entry(j, body);
   if (grouped)
@@ -128,7 +128,7 @@ Listing list_rendered(const std::vector<std::string>& args, const std::vector<Jo
         cmd::ListingRenderer listing(q.render(), 1000, buf, 4 << 20, jobs.size());
         auto add = [&](const Job& j, std::string_view tasks) { return listing.add(j, tasks); };
         bool ok = listing.usable();
-        if (ok && q.collapse_arrays() && q.job_ids_size() == 0) {
+        if (ok && q.collapse_arrays()) {
           ok = add_grouped_rows([&](auto&& visit) { for (const Job& j : jobs) if (!visit(j)) break; }, add);
         } else if (ok) {
           for (const Job& j : jobs) if (!(ok = add(j, {}))) break;

@@ -123,6 +123,18 @@ Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names) {
   return out;
 }
 
+void add_named_jobs(pb::QueueRequest& req, const JobIdArgs& args) {
+  for (uint64_t id : args.ids) req.add_job_ids(id);
+  for (const auto& t : args.tasks) {  // "12_5", as parse_job_id_args wrote it
+    size_t us = t.find('_');
+    uint64_t array = std::stoull(t.substr(0, us));
+    if (args.whole.count(array)) continue;
+    pb::NamedTask* named = req.add_named_tasks();
+    named->set_array_job_id(array);
+    named->set_task_id(static_cast<int32_t>(std::stol(t.substr(us + 1))));
+  }
+}
+
 void keep_named_tasks(pb::QueueReply& out, const JobIdArgs& args) {
   if (args.tasks.empty()) return;
   std::set<uint64_t> arrays;

@@ -44,6 +44,10 @@ struct JobIdArgs {
 };
 Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names);
 
+// Asks for `args`' jobs: their ids, and the tasks of the arrays named only with tasks
+// (QueueRequest.named_tasks), which the controller then lists alone.
+void add_named_jobs(pb::QueueRequest& req, const JobIdArgs& args);
+
 // Drops from `out` the tasks of an array named only with tasks ("12_5": not 12_6).
 void keep_named_tasks(pb::QueueReply& out, const JobIdArgs& args);
 

@@ -268,7 +268,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     std::cerr << prog << ": error: " << why << "\n";
     return 1;
   }
-  for (uint64_t id : named->ids) q->add_job_ids(id);
+  add_named_jobs(*q, *named);
   if (a.words.steps_flag) {
     std::vector<uint64_t> ids(q->job_ids().begin(), q->job_ids().end());
     return queue_steps(prog, ids, split_list(a.words.steps), !a.noheader, a.long_format, a.json);

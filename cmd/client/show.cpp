@@ -205,7 +205,7 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   q->set_with_priority(true);
   auto named = parse_job_id_args(names);
   if (!named) return fail(prog, named.status());
-  for (uint64_t id : named->ids) q->add_job_ids(id);
+  add_named_jobs(*q, *named);
   auto client = connect_client();
   if (!client) return fail(prog, client.status());
   auto reply = query_jobs(**client, *q);

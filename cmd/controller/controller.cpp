@@ -503,11 +503,28 @@ JobFilter queue_filter(const pb::QueueRequest& req) {
   return f;
 }
 
-std::set<uint64_t> named_jobs(const ClusterState& s, const pb::QueueRequest& req) {
+// The jobs `req` names: each id's job, and an array's tasks (only those named_tasks names
+// where it names any of that array's); `unknown` gets the ids that are neither a job nor
+// an array.
+std::set<uint64_t> named_jobs(const ClusterState& s, const pb::QueueRequest& req, std::vector<uint64_t>& unknown) {
+  std::map<uint64_t, std::set<int32_t>> only;
+  for (const auto& t : req.named_tasks()) only[t.array_job_id()].insert(t.task_id());
   std::set<uint64_t> out;
   for (uint64_t id : req.job_ids()) {
-    if (find_job(s, JobId{id})) out.insert(id);
-    for_each_array_task(s, id, [&](const Job& task) { out.insert(task.id.value); });
+    auto restricted = only.find(id);
+    auto wanted = [&](const Job& j) {
+      return restricted == only.end() || j.array_job_id != id || restricted->second.count(j.array_task_id) > 0;
+    };
+    bool any = false;
+    if (const Job* job = find_job(s, JobId{id})) {
+      any = true;
+      if (wanted(*job)) out.insert(id);
+    }
+    for_each_array_task(s, id, [&](const Job& task) {
+      any = true;
+      if (wanted(task)) out.insert(task.id.value);
+    });
+    if (!any) unknown.push_back(id);
   }
   return out;
 }
@@ -543,9 +560,7 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
   };
   if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for; ended ones too
     if (!filter.states_given) filter.all_states = true;
-    std::set<uint64_t> named = named_jobs(state_, req);
-    for (uint64_t id : req.job_ids())
-      if (!named.count(id)) unknown.push_back(id);
+    std::set<uint64_t> named = named_jobs(state_, req, unknown);
     for (uint64_t id : named)
       if (id > req.after_id() && !offer(state_.jobs.at(JobId{id}))) break;
     return;

@@ -202,3 +202,50 @@ TEST_CASE("ArrayGroups: interleaved arrays and a task split off - a row per line
   std::sort(rows.begin(), rows.end());
   CHECK(rows == std::vector<std::string>{"1:1,3,7,9,11", "2:2,4,6,8,10,12", "5:"});
 }
+
+TEST_CASE("squeue -j 12_5: the controller lists only the tasks named of an array named by its tasks alone") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  auto array = h.submit_request(ControllerHarness::job_request("", "1-20"));
+  REQUIRE(array);
+  uint64_t id = array->job_id();
+  auto plain = h.submit_request(ControllerHarness::job_request());
+  REQUIRE(plain);
+  auto tasks_of = [&](const pb::QueueRequest& q) {
+    pb::QueueReply r = h.ctl->queue(q, net::Identity{});
+    std::vector<std::string> out;
+    for (const auto& j : r.jobs())
+      out.push_back(j.array_job_id() ? std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id())
+                                     : std::to_string(j.job_id()));
+    std::sort(out.begin(), out.end());
+    for (uint64_t u : r.unknown_ids()) out.push_back("unknown " + std::to_string(u));
+    return out;
+  };
+  auto named = [&](std::vector<uint64_t> ids, std::vector<int32_t> tasks) {
+    pb::QueueRequest q;
+    for (uint64_t i : ids) q.add_job_ids(i);
+    for (int32_t t : tasks) {
+      pb::NamedTask* n = q.add_named_tasks();
+      n->set_array_job_id(id);
+      n->set_task_id(t);
+    }
+    return q;
+  };
+  std::string a = std::to_string(id);
+  CHECK(tasks_of(named({id}, {5})) == std::vector<std::string>{a + "_5"});
+  CHECK(tasks_of(named({id}, {1, 20})) == std::vector<std::string>{a + "_1", a + "_20"});
+  CHECK(tasks_of(named({id}, {99})).empty());  // no such task: nothing, and the array is known
+  CHECK(tasks_of(named({id}, {})).size() == 20);  // the whole array
+  // Another job named beside it, and an id that is no job's.
+  std::vector<std::string> with_plain = tasks_of(named({id, plain->job_id(), 999999}, {3}));
+  CHECK(with_plain == std::vector<std::string>{a + "_3", std::to_string(plain->job_id()), "unknown 999999"});
+  // Through squeue's brief wire and the controller's own text, as squeue asks.
+  pb::QueueRequest brief = named({id}, {7});
+  brief.set_brief(true);
+  pb::QueueReply wire = brief_wire(*h.ctl, brief);
+  REQUIRE(wire.jobs_size() == 1);
+  CHECK(wire.jobs(0).array_job_id() == id);
+  CHECK(wire.jobs(0).array_task_id() == 7);
+  brief.set_collapse_arrays(true);
+  CHECK(listing_text(*h.ctl, brief, "P,t,-p").find(" " + a + "_7 ") != std::string::npos);
+}

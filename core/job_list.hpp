@@ -1,5 +1,6 @@
 // Every job of ClusterState::jobs in id order, 16 bytes each (its id, its user as a small
-// number, the record's address), so that a listing walks one array instead of the map:
+// number, the record's address), so that a listing (or a scheduling pass over a queue of
+// mostly queued jobs) walks one array instead of the map:
 // it passes over other users' jobs without reading their records, and asks for the
 // records it does read a few jobs ahead, where a walk of the map waits on memory once a
 // node (about 20 ms for 100,000 jobs). Kept by the only two places a job comes and goes
@@ -7,7 +8,8 @@
 // addresses would be the other map's) and it is rebuilt at its first walk, as it is
 // whenever its count or its last record and the map's differ. A job id past 2^48 (which
 // hq never hands out) turns it off for good: the walks are then the map's. Pure; one
-// thread, like ClusterState.
+// thread, like ClusterState: a walk of a const state may rebuild this cache, so two threads
+// must not walk one state at once.
 #pragma once
 #include <algorithm>
 #include <cstdint>

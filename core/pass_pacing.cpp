@@ -20,7 +20,8 @@ void PassPacing::ran(PassKind kind, double start, double end) {
 
 NextPass next_pass(const PassPacing& p, double now) {
   double any_at = std::max(now, p.last.ready(PassPacing::kAnyPassGap));
-  double full_at = std::max(any_at, p.full.ready(PassPacing::kFullPassGap));
+  double full_gap = p.full.cost > PassPacing::kLongFullPass ? PassPacing::kLongFullPassGap : PassPacing::kAnyPassGap;
+  double full_at = std::max(any_at, p.full.ready(full_gap));
   if (p.full_wanted && full_at <= now) return {true, PassKind::kFull, now};
   if (p.quick_wanted) {
     double quick_at = any_at;  // the last pass was a quick one, or a full one (which is longer)

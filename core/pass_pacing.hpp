@@ -3,12 +3,12 @@
 // order) and the full pass (the whole queue with backfill). A pass holds the event loop,
 // and every request that comes meanwhile waits for it, so passes are paced by what they
 // last cost: passes of both kinds together take at most about a third of the loop (no
-// pass starts sooner than twice the last one's cost after it ended), and full passes at
-// most about a twentieth of it (one runs again no sooner than twenty times its own last
-// cost after it ended). A pass of a small queue costs tens of microseconds and runs at
-// once; one of 100,000 pending jobs costs several milliseconds, and a stream of
-// submissions then meets a full pass a few times a second instead of at every other
-// request. A full pass is due right after an event if its pacing allows; otherwise a
+// pass starts sooner than twice the last one's cost after it ended), and a full pass that
+// took more than a millisecond is followed by the next no sooner than twenty times its
+// cost after it ended (full passes then take at most a twentieth of the loop). A pass of
+// a small queue costs tens of microseconds and runs at once, as before; one of 100,000
+// pending jobs costs several milliseconds, and a stream of submissions then meets a full
+// pass a few times a second instead of at every other request. A full pass is due right after an event if its pacing allows; otherwise a
 // quick pass runs first and the full pass follows when allowed. The 1 s tick wants a
 // quick pass, and a full pass once bf_interval has passed without one.
 // Pure: the caller passes monotonic seconds. Not thread-safe (a plain value).
@@ -26,8 +26,9 @@ struct PassTimes {
 };
 
 struct PassPacing {
-  static constexpr double kAnyPassGap = 2;   // after any pass: passes take <= 1/3 of the loop
-  static constexpr double kFullPassGap = 20;  // after a full pass, to the next: <= 1/21 of it
+  static constexpr double kAnyPassGap = 2;      // after any pass: passes take <= 1/3 of the loop
+  static constexpr double kLongFullPass = 1e-3;  // seconds: a full pass longer than this...
+  static constexpr double kLongFullPassGap = 20;  // ...is followed by the next after 20x its cost
 
   PassTimes quick, full;
   PassTimes last;  // the last pass of either kind

@@ -151,6 +151,9 @@ class Pass {
     std::vector<Candidate> order = ordered(extra);
     plan_.pending.reserve(order.size());
     consider_in_order(order);
+    if (extra)  // not a record of the state (sbatch --test-only's job): no address to keep
+      for (PendingInfo& info : plan_.pending)
+        if (info.record == extra) info.record = nullptr;
     const auto& live = snap_.map.live_classes();
     plan_.stats.classes = static_cast<int32_t>(
         std::count_if(live.begin(), live.end(), [&](int32_t c) { return !snap_.map.class_nodes(c).empty(); }));

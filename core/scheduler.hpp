@@ -30,7 +30,7 @@ struct PendingInfo {
   JobId job;
   // The job's record in the state the plan was made from, so that the plan is applied
   // without a search per job: valid only until that state changes (the controller applies
-  // a plan at once). nullptr where not known.
+  // a plan at once). nullptr for a job that is not the state's (schedule()'s `extra`).
   const Job* record = nullptr;
   int64_t priority = 0;
   Time expected_start = 0;   // 0: not known (no reservation within the window)

@@ -478,7 +478,6 @@ void Controller::cancel_one(Job& job, const std::string& key, uint32_t uid, pb::
 }
 
 namespace {
-// The jobs a request names, in id order: each id, and every task of an array named by its id.
 // squeue's filters from a request (an unknown -t matches nothing: the client checks it first).
 JobFilter queue_filter(const pb::QueueRequest& req) {
   JobFilter f;

@@ -61,7 +61,25 @@ TEST_CASE("pacing: passes of both kinds together take at most a third of the loo
   CHECK(full_busy > 0);                        // full passes do run
 }
 
-TEST_CASE("pacing: quick passes are paced by their own cost - the tick adds a full pass per bf_interval") {
+TEST_CASE("pacing: a short full pass is followed by the next after twice its cost, as a quick one") {
+  PassPacing p;
+  p.ran(PassKind::kFull, 0, 0.0005);          // 0.5 ms: a small queue's
+  p.on_event();
+  NextPass n = next_pass(p, 0.0006);
+  CHECK(n.kind == PassKind::kFull);
+  CHECK(n.at == doctest::Approx(0.0015));
+  p.ran(PassKind::kFull, 0.0015, 0.003);      // 1.5 ms: twenty times that before the next
+  p.on_event();
+  n = next_pass(p, 0.0031);
+  CHECK(n.kind == PassKind::kQuick);
+  CHECK(n.at == doctest::Approx(0.006));
+  p.ran(PassKind::kQuick, 0.006, 0.0061);
+  n = next_pass(p, 0.0062);
+  CHECK(n.kind == PassKind::kFull);
+  CHECK(n.at == doctest::Approx(0.033));
+}
+
+TEST_CASE("pacing: the last pass of either kind paces the next - the tick adds a full pass per bf_interval") {
   PassPacing p;
   p.ran(PassKind::kFull, 0, 0.01);
   p.ran(PassKind::kQuick, 1, 1.2);             // next quick no sooner than 1.6

@@ -24,7 +24,7 @@ NextPass next_pass(const PassPacing& p, double now) {
   double full_at = std::max(any_at, p.full.ready(full_gap));
   if (p.full_wanted && full_at <= now) return {true, PassKind::kFull, now};
   if (p.quick_wanted) {
-    double quick_at = any_at;  // the last pass was a quick one, or a full one (which is longer)
+    double quick_at = any_at;  // paced by the last pass, whichever kind it was
     if (p.full_wanted && full_at <= quick_at) return {true, PassKind::kFull, full_at};
     return {true, PassKind::kQuick, quick_at};
   }

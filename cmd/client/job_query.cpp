@@ -117,21 +117,23 @@ Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names) {
     auto t = us == std::string::npos ? Result<int64_t>(0) : parse_int(id.substr(us + 1), 0, INT32_MAX);
     if (!n || !t) return invalid("Invalid job id specified: " + id);
     out.ids.push_back(static_cast<uint64_t>(*n));
-    if (us != std::string::npos) out.tasks.insert(std::to_string(*n) + "_" + std::to_string(*t));
-    else out.whole.insert(static_cast<uint64_t>(*n));
+    if (us != std::string::npos) {
+      out.tasks.insert(std::to_string(*n) + "_" + std::to_string(*t));
+      out.task_ids.insert({static_cast<uint64_t>(*n), static_cast<int32_t>(*t)});
+    } else {
+      out.whole.insert(static_cast<uint64_t>(*n));
+    }
   }
   return out;
 }
 
 void add_named_jobs(pb::QueueRequest& req, const JobIdArgs& args) {
   for (uint64_t id : args.ids) req.add_job_ids(id);
-  for (const auto& t : args.tasks) {  // "12_5", as parse_job_id_args wrote it
-    size_t us = t.find('_');
-    uint64_t array = std::stoull(t.substr(0, us));
+  for (const auto& [array, task] : args.task_ids) {
     if (args.whole.count(array)) continue;
     pb::NamedTask* named = req.add_named_tasks();
     named->set_array_job_id(array);
-    named->set_task_id(static_cast<int32_t>(std::stol(t.substr(us + 1))));
+    named->set_task_id(task);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -40,6 +41,7 @@ Status add_node_filter(pb::QueueRequest& req, const std::string& hostlist);
 struct JobIdArgs {
   std::vector<uint64_t> ids;         // what to ask the controller for
   std::set<std::string> tasks;       // "12_5"
+  std::set<std::pair<uint64_t, int32_t>> task_ids;  // the same as (12, 5)
   std::set<uint64_t> whole;          // named without a task
 };
 Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names);

@@ -158,29 +158,30 @@ std::pair<void*, size_t> prefault_text_block(size_t frame_bytes) {
   if (frame_bytes > kMost) return {nullptr, 0};
   size_t span = (frame_bytes + 1 + kHuge - 1) / kHuge * kHuge;
   raise_malloc_thresholds(kKeptFreeBytes + static_cast<int>(span + 2 * kHuge));  // freed, it stays in the heap
-  // The next block of the buffer's size, until one starts a 2 MiB page: each that does
-  // not is kept for good, with a block after it that ends where the next page starts, so
-  // that the next block of this size, from the heap's top, starts there. A fresh client's
-  // first try is at the top, and what it keeps is never written past its headers (address
-  // space, no memory); a heap used longer may first give free blocks, kept too (at most
-  // eight of each). Another allocator (a sanitizer's) places blocks its own way: nothing
-  // is lost but the page size.
+  // A block of `span` bytes, until one starts a 2 MiB page: each that does not is kept for
+  // good, with a block after it that ends where the next page starts, so that the next
+  // block, from the heap's top, starts there. The probe is `span` long, not the buffer's
+  // size, so that malloc's header for the top that follows it lies past the huge page:
+  // a page written there first would be mapped alone, and the range could then never be
+  // mapped as one huge page. Freed, the probe goes back to the top, where the frame's
+  // buffer is made next. A fresh client's first try is at the top, and what it keeps is
+  // never written past its headers (address space, no memory); a heap used longer may
+  // give free blocks, kept too (at most eight of each). Another allocator (a sanitizer's)
+  // places blocks its own way: nothing is lost but the page size.
   auto chunk_bytes = [](size_t request) { return (request + sizeof(size_t) + 15) / 16 * 16; };  // glibc's
-  void* block = malloc(frame_bytes + 1);
+  void* block = malloc(span);
   for (int tries = 0; tries < 8 && block && reinterpret_cast<uintptr_t>(block) % kHuge != 0; ++tries) {
-    uintptr_t next = reinterpret_cast<uintptr_t>(block) + chunk_bytes(frame_bytes + 1);  // the memory after it
+    uintptr_t next = reinterpret_cast<uintptr_t>(block) + chunk_bytes(span);  // the memory after it
     uintptr_t from = (next + kHuge - 1) / kHuge * kHuge;
     if (from - next < 4 * sizeof(size_t)) from += kHuge;  // room for the smallest block
     if (!malloc(from - next - sizeof(size_t))) return {nullptr, 0};  // its block ends 16 bytes before `from`
-    block = malloc(frame_bytes + 1);
+    block = malloc(span);
   }
   if (!block) return {nullptr, 0};
   std::pair<void*, size_t> mapped{nullptr, 0};
   if (reinterpret_cast<uintptr_t>(block) % kHuge == 0) {
-    void* beyond = malloc(span);  // the heap reaches past the buffer's last 2 MiB page
     (void)madvise(block, span, MADV_HUGEPAGE);
     mapped = populate_within(block, frame_bytes + 1);
-    free(beyond);
   }
   free(block);  // back where it came from, where the frame's buffer is made next
   return mapped;

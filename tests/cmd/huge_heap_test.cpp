@@ -62,6 +62,28 @@ bool kernel_populates() {
   return populates;
 }
 
+// Whether the page at `at` is resident.
+bool resident(uintptr_t at) {
+  unsigned char in = 0;
+  return mincore(reinterpret_cast<void*>(at / 4096 * 4096), 4096, &in) == 0 && (in & 1);
+}
+
+// Whether this machine gives a huge page to a range marked for them: one byte written
+// maps the whole 2 MiB. It may not (huge pages off, or memory too fragmented).
+bool huge_pages_given() {
+  constexpr size_t kHuge = 2 << 20;
+  void* area = mmap(nullptr, 2 * kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return false;
+  uintptr_t at = (reinterpret_cast<uintptr_t>(area) + kHuge - 1) / kHuge * kHuge;
+  bool given = madvise(reinterpret_cast<void*>(at), kHuge, MADV_HUGEPAGE) == 0;
+  if (given) {
+    *reinterpret_cast<volatile char*>(at) = 1;
+    given = resident(at + kHuge - 4096);
+  }
+  munmap(area, 2 * kHuge);
+  return given;
+}
+
 }  // namespace
 
 TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pages, and large buffers come from it") {
@@ -116,27 +138,42 @@ TEST_CASE("prefault_text_block: the next buffer of a text reply's size starts on
   HQ_SKIP("AddressSanitizer's allocator places blocks its own way (HQ_SANITIZE)");
 #endif
   if (!kernel_populates()) HQ_SKIP("this kernel has no MADV_POPULATE_WRITE (Linux 5.14 and later)");
-  int bad = hq::test::exit_code_in_child([] {  // it changes malloc's settings for good
-    int bad = 0;
-    for (size_t frame : {size_t{64} << 10, size_t{450} << 10, size_t{3} << 20}) {
-      void* before = std::malloc(1000);  // the heap as a client leaves it: small blocks in use
-      auto [at, size] = hq::cmd::prefault_text_block(frame);
-      void* buffer = std::malloc(frame + 1);  // as the frame's buffer is made next
-      auto where = reinterpret_cast<uintptr_t>(buffer);
-      if (where % (2 << 20) != 0) bad |= 1;
-      if (at != buffer || size < (frame + 1) / 4096 * 4096) bad |= 2;  // its whole pages
-      std::vector<unsigned char> resident(size / 4096 + 1);
-      if (size > 0 && mincore(at, size, resident.data()) != 0) bad |= 4;
-      for (size_t i = 0; i < size / 4096; ++i)
-        if (!(resident[i] & 1)) bad |= 4;
-      std::memset(buffer, 1, frame + 1);
-      std::free(buffer);
-      std::free(before);
-    }
-    return bad;
-  });
+  bool huge = huge_pages_given();
+  if (!huge) MESSAGE("huge pages are not given here: whether the buffer gets one is not checked");
+  // Each size first in a fresh process (a client's first long reply), then the others in
+  // the heap it left.
+  const std::vector<size_t> frames{size_t{64} << 10, size_t{450} << 10, size_t{3} << 20};
+  int bad = 0;
+  for (size_t first = 0; first < frames.size() && bad >= 0; ++first) {
+    int child = hq::test::exit_code_in_child([&] {  // it changes malloc's settings for good
+      int bad = 0;
+      for (size_t k = 0; k < frames.size(); ++k) {
+        size_t frame = frames[(first + k) % frames.size()];
+        void* before = std::malloc(1000);  // the heap as a client leaves it: small blocks in use
+        auto [at, size] = hq::cmd::prefault_text_block(frame);
+        void* buffer = std::malloc(frame + 1);  // as the frame's buffer is made next
+        auto where = reinterpret_cast<uintptr_t>(buffer);
+        if (where % (2 << 20) != 0) bad |= 1;
+        if (at != buffer || size < (frame + 1) / 4096 * 4096) bad |= 2;  // its whole pages
+        size_t span = (frame + 1 + (2 << 20) - 1) / (2 << 20) * (2 << 20);
+        if (reinterpret_cast<uintptr_t>(sbrk(0)) < where + span) bad |= 8;  // else MADV_HUGEPAGE fails
+        if (k == 0 && huge && !resident(where + span - 4096)) bad |= 16;  // only the buffer's pages were asked for
+        std::vector<unsigned char> pages(size / 4096 + 1);
+        if (size > 0 && mincore(at, size, pages.data()) != 0) bad |= 4;
+        for (size_t i = 0; i < size / 4096; ++i)
+          if (!(pages[i] & 1)) bad |= 4;
+        std::memset(buffer, 1, frame + 1);
+        std::free(buffer);
+        std::free(before);
+      }
+      return bad;
+    });
+    bad = child < 0 ? -1 : bad | child;
+  }
   REQUIRE(bad >= 0);
   CHECK_MESSAGE((bad & 1) == 0, "the buffer does not start on a 2 MiB boundary");
   CHECK_MESSAGE((bad & 2) == 0, "the range mapped is not the buffer's");
   CHECK_MESSAGE((bad & 4) == 0, "the range it reports is not all resident");
+  CHECK_MESSAGE((bad & 8) == 0, "the heap does not reach past the buffer's last 2 MiB page");
+  CHECK_MESSAGE((bad & 16) == 0, "the buffer's range is not one huge page (a page in it was written first?)");
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/array_spec.hpp"
+#include "core/cluster_state.hpp"
 
 namespace hq {
 
@@ -73,6 +74,43 @@ std::vector<ListedRow> ArrayGroups::rows() const {
     out.push_back(std::move(row));
   }
   return out;
+}
+
+const ArrayStretch& ArrayListings::stretch(const ClusterState& s, const Job& first) {
+  if (s.job_list.rebuilds() != rebuilds_) {  // jobs may have come out of id order: nothing kept holds
+    by_first_.clear();
+    rebuilds_ = s.job_list.rebuilds();
+  }
+  auto array = s.arrays.find(first.array_job_id);
+  ArrayStretch& stretch = by_first_[first.id.value];
+  if (stretch.walk != walk_) {
+    stretch.walk = walk_;
+    ++met_;
+  }
+  bool counted = array != s.arrays.end() && array->second.stamp != 0;  // else (a state made otherwise) made each time
+  if (counted && stretch.stamp == array->second.stamp) return stretch;
+  ArrayGroups groups;
+  stretch.array = first.array_job_id;
+  stretch.others.clear();
+  for (auto it = s.jobs.find(first.id); it != s.jobs.end() && it->second.array_job_id == first.array_job_id; ++it) {
+    ++tasks_read_;
+    if (!groups.add(it->second)) stretch.others.push_back(&it->second);
+    stretch.last_id = it->first.value;
+  }
+  stretch.groups = groups.rows();
+  stretch.stamp = counted ? array->second.stamp : 0;
+  return stretch;
+}
+
+void ArrayListings::end_walk(const ClusterState& s) {
+  constexpr size_t kSlack = 64;
+  if (by_first_.size() <= 2 * met_ + kSlack) return;
+  auto useless = [&](const ArrayStretch& stretch) {
+    if (stretch.walk == walk_) return false;
+    auto array = s.arrays.find(stretch.array);
+    return array == s.arrays.end() || array->second.stamp != stretch.stamp;
+  };
+  for (auto it = by_first_.begin(); it != by_first_.end();) it = useless(it->second) ? by_first_.erase(it) : std::next(it);
 }
 
 }  // namespace hq

@@ -5,7 +5,9 @@
 // and printed as a few records, not one per task. The client groups what it is sent the
 // same way (cmd/client/queue_format's queue_rows); tests/cmd/array_rows_test.cpp holds
 // the two to the same rows. Memory only for the arrays' pending tasks (a task id each):
-// a listing of plain jobs keeps nothing. Pure; one thread.
+// a listing of plain jobs keeps nothing. The controller keeps what it made of each array
+// (ArrayListings) until one of its tasks changes, so that a listing of large arrays costs
+// the rows it shows. Pure; one thread.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -16,6 +18,8 @@
 #include "core/job.hpp"
 
 namespace hq {
+
+struct ClusterState;
 
 // Whether two pending tasks of one array show the same line in squeue's brief listing:
 // the same name, user, uid, node, task and CPU counts and begin time, reason, partition,
@@ -48,6 +52,48 @@ class ArrayGroups {
   std::vector<Group> groups_;
   std::unordered_map<size_t, std::vector<size_t>> by_line_;  // line hash -> groups (usually one)
   size_t last_ = SIZE_MAX;  // the group of the task before: an array's tasks mostly come together
+};
+
+// One stretch of an array's tasks in id order, as a grouped listing shows them: its
+// pending tasks grouped, a row each, and its other tasks one by one. An array's tasks get
+// ids in a row at its submission (and no job gets an id below the highest), so the
+// stretch from its first task left is the whole array.
+struct ArrayStretch {
+  uint64_t array = 0;              // its array_job_id
+  uint64_t stamp = 0;              // the array's (ClusterState::arrays) when it was made
+  uint64_t last_id = 0;            // the stretch's last task
+  std::vector<ListedRow> groups;   // its pending tasks grouped, as ArrayGroups groups them
+  std::vector<const Job*> others;  // its other tasks, in id order
+  uint64_t walk = 0;               // the last walk that met it
+};
+
+// The stretches grouped listings made, each kept until its array changes (a new stamp),
+// so that a listing of large arrays reads their tasks once and then costs the rows it
+// shows, not the tasks. The records they point to are the state's: a stretch whose array
+// has a new stamp (a task changed or left) is made again before it is read. It serves
+// one state for its life (stamps are that state's): whoever replaced the state would
+// make a new one. Pure; one thread, with the state it reads.
+class ArrayListings {
+ public:
+  // A walk in id order begins; `stretch` is then given the first task it meets of each stretch.
+  void begin_walk() {
+    ++walk_;
+    met_ = 0;
+  }
+  // The stretch that starts at `first`, made again if its array changed since.
+  const ArrayStretch& stretch(const ClusterState& s, const Job& first);
+  // The walk is over: when many more stretches are kept than it met, those it did not meet
+  // whose array has changed or gone since are dropped (the others may serve the next walk).
+  void end_walk(const ClusterState& s);
+  size_t tasks_read() const { return tasks_read_; }  // to make stretches, in all
+  size_t kept() const { return by_first_.size(); }
+
+ private:
+  std::unordered_map<uint64_t, ArrayStretch> by_first_;  // by the id of the stretch's first task
+  uint64_t walk_ = 0;
+  size_t met_ = 0;
+  size_t rebuilds_ = 0;  // the job list's: a rebuilt list may hold jobs out of order
+  size_t tasks_read_ = 0;
 };
 
 // A listing's rows with its arrays' pending tasks grouped: each job that `for_each(visit)`

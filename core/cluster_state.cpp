@@ -106,6 +106,7 @@ bool apply_submitted(ClusterState& s, Job&& submitted) {
   job.spec.script = s.scripts.intern(job.spec.script);
   job.spec.env = s.environments.intern(job.spec.env);
   if (job.id.value >= s.next_job_id) s.next_job_id = job.id.value + 1;
+  if (job.array_job_id != 0) ++s.arrays[job.array_job_id].tasks;
   if (job.original_sluid == 0) job.original_sluid = job.sluid;
   index_submit_key(s, job);
   if (job.state == JobState::kRunning && job.alloc.empty()) job.state = JobState::kPending;  // malformed record
@@ -637,7 +638,8 @@ bool in_queue(const Job& job) {
 namespace {
 
 // After an event about job `id`: a pending held job shows its hold (and no expected
-// start), and the job is in `queued` exactly when in_queue() says so.
+// start), the job is in `queued` exactly when in_queue() says so, and its array (if it is
+// a task) has a new stamp.
 void reindex_job(ClusterState& state, JobId id) {
   auto it = state.jobs.find(id);
   if (it == state.jobs.end()) return;
@@ -649,6 +651,7 @@ void reindex_job(ClusterState& state, JobId id) {
   }
   if (in_queue(job)) state.queued.insert(id);
   else state.queued.erase(id);
+  touch_array(state, job);
 }
 
 bool apply_job_event(ClusterState& state, const Event& event) {
@@ -709,6 +712,11 @@ void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
       }
   }
   if (it->second.state == JobState::kPending) --state.pending_jobs;  // (ended jobs are what goes)
+  if (auto a = state.arrays.find(it->second.array_job_id); a != state.arrays.end()) {  // its array changes
+    a->second.stamp = ++state.array_stamps;
+    if (a->second.tasks <= 1) state.arrays.erase(a);
+    else --a->second.tasks;
+  }
   state.job_list.remove(it->first);
   state.jobs.erase(it);
 }
@@ -735,6 +743,10 @@ void forget_finished(ClusterState& state, JobId id) {
   if (it == state.jobs.end() || !is_terminal(it->second.state)) return;
   state.finished.erase({it->second.end_time, id});
   erase_job(state, it);
+}
+
+void touch_array(ClusterState& state, const Job& job) {
+  if (job.array_job_id != 0) state.arrays[job.array_job_id].stamp = ++state.array_stamps;
 }
 
 void reserve_jobs(ClusterState& state, size_t jobs) {

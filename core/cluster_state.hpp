@@ -122,6 +122,15 @@ struct DrainMark {
   uint32_t uid = 0;
 };
 
+// An array's tasks as listings see them: how many are in the map, and a stamp that is new
+// whenever one of them changes (an event about it, a scheduling pass's new reason or
+// priority for it, its removal), so that a listing may keep what it made of the array's
+// tasks until then (core/array_rows' ArrayListings).
+struct ArrayTasks {
+  uint64_t stamp = 0;  // from ClusterState::array_stamps: never the same twice
+  uint32_t tasks = 0;
+};
+
 struct ClusterState {
   uint64_t next_job_id = 1;
   std::map<JobId, Job> jobs;
@@ -147,7 +156,14 @@ struct ClusterState {
   // Jobs with the same script or environment (array tasks, resubmissions) share one copy.
   SharedPool<std::string> scripts;
   SharedPool<std::vector<std::string>> environments;
+  std::unordered_map<uint64_t, ArrayTasks> arrays;  // by array_job_id, while any task is in `jobs`
+  uint64_t array_stamps = 0;                        // the last stamp given
 };
+
+// An array task changed in a way a listing shows (touch_array): its array gets a new stamp.
+// Any other job: nothing. apply() and the removal of a job call it; so must anything else
+// that writes a task's listed fields (a scheduling pass's reason and priority).
+void touch_array(ClusterState& state, const Job& job);
 
 // Whether a scheduling pass has anything to do with a job: pending and not held (a held
 // job waits on its hold alone and shows it as its reason), or held with a --deadline that

@@ -38,6 +38,11 @@ class JobList {
   // with `users` (names), only the jobs of those users. `jobs` is the map this indexes.
   template <typename Users, typename Fn>
   void for_each(const std::map<JobId, Job>& jobs, uint64_t after_id, const Users& users, Fn&& fn) const;
+  // The same, where fn(job) returns the id to go on after: the job's own (or any lower) for
+  // the next job, a higher one to pass over the jobs up to it unread, kEnd to stop.
+  static constexpr uint64_t kEnd = UINT64_MAX;
+  template <typename Users, typename Fn>
+  void walk(const std::map<JobId, Job>& jobs, uint64_t after_id, const Users& users, Fn&& fn) const;
 
   size_t live() const { return size_ - removed_; }
   size_t rebuilds() const { return rebuilds_; }  // walks that had to rebuild it first
@@ -86,10 +91,19 @@ class JobList {
 
 template <typename Users, typename Fn>
 void JobList::for_each(const std::map<JobId, Job>& jobs, uint64_t after_id, const Users& users, Fn&& fn) const {
+  walk(jobs, after_id, users, [&fn](const Job& job) { return fn(job) ? job.id.value : kEnd; });
+}
+
+template <typename Users, typename Fn>
+void JobList::walk(const std::map<JobId, Job>& jobs, uint64_t after_id, const Users& users, Fn&& fn) const {
   sync(jobs);
   if (off_) {
-    for (auto it = jobs.upper_bound(JobId{after_id}); it != jobs.end(); ++it)
-      if ((users.empty() || users.count(it->second.spec.user)) && !fn(it->second)) return;
+    for (auto it = jobs.upper_bound(JobId{after_id}); it != jobs.end();) {
+      uint64_t next = it->first.value;
+      if (users.empty() || users.count(it->second.spec.user)) next = fn(it->second);
+      if (next == kEnd) return;
+      it = next > it->first.value ? jobs.upper_bound(JobId{next}) : std::next(it);
+    }
     return;
   }
   std::vector<uint16_t> wanted = numbers_of(users);
@@ -109,7 +123,9 @@ void JobList::for_each(const std::map<JobId, Job>& jobs, uint64_t after_id, cons
     }
     const Entry& e = at(i);
     if (!e.job || !is_wanted(e)) continue;
-    if (!fn(*e.job)) return;
+    uint64_t next = fn(*e.job);
+    if (next == kEnd) return;
+    if (next > e.id) i = first_after(next) - 1;  // the loop's step then lands on the first past `next`
   }
 }
 

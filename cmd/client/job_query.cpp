@@ -145,7 +145,7 @@ void keep_named_tasks(pb::QueueReply& out, const JobIdArgs& args) {
   auto* jobs = out.mutable_jobs();
   for (int i = jobs->size() - 1; i >= 0; --i) {
     const pb::Job& j = jobs->Get(i);
-    if (j.array_job_id() && arrays.count(j.array_job_id()) &&
+    if (j.array_job_id() && arrays.count(j.array_job_id()) && !args.whole.count(j.job_id()) &&
         !args.tasks.count(std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id())))
       jobs->DeleteSubrange(i, 1);
   }

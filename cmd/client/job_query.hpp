@@ -50,7 +50,8 @@ Result<JobIdArgs> parse_job_id_args(const std::vector<std::string>& names);
 // (QueueRequest.named_tasks), which the controller then lists alone.
 void add_named_jobs(pb::QueueRequest& req, const JobIdArgs& args);
 
-// Drops from `out` the tasks of an array named only with tasks ("12_5": not 12_6).
+// Drops from `out` the tasks of an array named only with tasks ("12_5": not 12_6), but
+// not a task named by its own job id ("12_5,13", 13 being 12_6: both).
 void keep_named_tasks(pb::QueueReply& out, const JobIdArgs& args);
 
 }  // namespace hq::cmd

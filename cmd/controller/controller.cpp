@@ -284,6 +284,8 @@ void Controller::apply_plan(Plan plan) {
     Job* found = info.record && info.record->id == info.job ? const_cast<Job*>(info.record) : walker.find(info.job);
     if (!found) continue;
     Job& job = *found;
+    if (job.array_job_id != 0 && (job.reason != info.reason || job.priority != info.priority))
+      touch_array(state_, job);  // what its listed line shows changed (ArrayListings)
     job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;
@@ -298,7 +300,10 @@ void Controller::apply_plan(Plan plan) {
   for (const auto& p : plan.preemptions) preempt(p);
   for (auto& start : plan.starts) {
     JobId id = start.job;
-    if (Job* job = walker.find(id)) job->priority = start.priority;
+    if (Job* job = walker.find(id)) {
+      if (job->array_job_id != 0 && job->priority != start.priority) touch_array(state_, *job);
+      job->priority = start.priority;
+    }
     record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition), start.time_limit, std::move(start.qos)},
            [this, id](const Status&) { launch(id); });
   }
@@ -573,6 +578,47 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
   state_.job_list.for_each(state_.jobs, req.after_id(), filter.users, offer);
 }
 
+namespace {
+// Whether `filter` reads only what an array's pending tasks grouped in one row show alike
+// (core/array_rows' same_listed_line: user, name, the state), so that the first task
+// stands for the group.
+bool filter_reads_group_alike(const JobFilter& f) {
+  bool pending_shown = !f.states_given || f.all_states || f.states.count(JobState::kPending) > 0;
+  return pending_shown && f.partitions.empty() && f.accounts.empty() && f.qos.empty() && f.reservations.empty() &&
+         f.wckeys.empty() && f.nodes.empty() && !f.licenses_given;
+}
+}  // namespace
+
+template <typename Add>
+std::optional<bool> Controller::add_stretch_rows(const pb::QueueRequest& req, const net::Identity& who,
+                                                 Add&& add) const {
+  if (req.job_ids_size() > 0 || req.named_tasks_size() > 0 || req.after_id() != 0) return std::nullopt;
+  JobFilter filter = queue_filter(req);
+  if (!filter_reads_group_alike(filter)) return std::nullopt;
+  bool admin = is_admin(who);
+  auto shown = [&](const Job& job) {  // as for_listed_jobs' offer
+    return job_matches(filter, job) && (admin || !config_.private_jobs || job.spec.uid == who.uid);
+  };
+  std::vector<const ListedRow*> groups;  // after the other rows, as add_grouped_rows gives them
+  bool ok = true;
+  array_listings_.begin_walk();
+  state_.job_list.walk(state_.jobs, 0, filter.users, [&](const Job& job) -> uint64_t {
+    if (job.array_job_id == 0) {
+      if (shown(job) && !add(job, std::string_view())) ok = false;
+      return ok ? job.id.value : JobList::kEnd;
+    }
+    const ArrayStretch& stretch = array_listings_.stretch(state_, job);
+    for (const ListedRow& row : stretch.groups)
+      if (shown(*row.job)) groups.push_back(&row);
+    for (const Job* task : stretch.others)
+      if (shown(*task) && !add(*task, std::string_view())) return ok = false, JobList::kEnd;
+    return stretch.last_id;
+  });
+  for (size_t i = 0; ok && i < groups.size(); ++i) ok = add(*groups[i]->job, std::string_view(groups[i]->tasks));
+  array_listings_.end_walk(state_);
+  return ok;
+}
+
 std::vector<JobId> Controller::ids_not_pending(const JobFilter& filter, uint64_t after_id) const {
   std::vector<JobId> ids(state_.running.upper_bound(JobId{after_id}), state_.running.end());
   if (std::any_of(filter.states.begin(), filter.states.end(), [](JobState s) { return is_terminal(s); })) {
@@ -638,7 +684,9 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   // in any order; the client sorts them.)
   bool grouped = false;
   if (req.collapse_arrays() && req.after_id() == 0) {
-    grouped = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, append);
+    std::optional<bool> stretched = add_stretch_rows(req, who, append);
+    grouped = stretched ? *stretched
+                        : add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, append);
     if (!grouped) {
       out.resize(start);
       more = false;
@@ -659,7 +707,8 @@ std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, con
   auto add = [&](const Job& job, std::string_view tasks) { return listing.add(job, tasks); };
   bool ok = true;
   if (req.collapse_arrays()) {  // as queue_brief_wire groups them
-    ok = add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, add);
+    std::optional<bool> stretched = add_stretch_rows(req, who, add);
+    ok = stretched ? *stretched : add_grouped_rows([&](auto&& visit) { for_listed_jobs(req, who, visit, unknown); }, add);
   } else {
     for_listed_jobs(req, who, [&](const Job& job, bool) { return ok = add(job, {}); }, unknown);
   }

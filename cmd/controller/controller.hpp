@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/acct_policy.hpp"
+#include "core/array_rows.hpp"
 #include "core/cluster_state.hpp"
 #include "core/metrics.hpp"
 #include "core/sluid.hpp"
@@ -84,6 +85,9 @@ class Controller {
   // nullopt, `out` as it was, where it cannot be (columns or keys not brief, more than a
   // page, an array's pending tasks to group): queue_brief_wire's records then.
   std::optional<size_t> queue_listing(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const;
+  // Array tasks grouped listings have read so far (add_stretch_rows): a listing that finds
+  // its arrays as they were reads none.
+  size_t array_tasks_read() const { return array_listings_.tasks_read(); }
   // srun/salloc outside a job: an allocation (cmd/controller/allocations.cpp). `reply` runs
   // up to twice: once the job is durable and still pending after a scheduling pass
   // (granted false), and once it has started (granted true) or was revoked (an error
@@ -269,6 +273,13 @@ class Controller {
   template <typename Add>
   void for_listed_jobs(const pb::QueueRequest& req, const net::Identity& who, Add&& add,
                        std::vector<uint64_t>& unknown) const;
+  // A grouped listing's rows (squeue without -r), its arrays' tasks read from the stretches
+  // kept for them (array_listings_), so that it costs what it shows: each row to `add(job,
+  // tasks)` until it returns false (then false). std::nullopt where the request cannot go
+  // this way (named jobs, a later page, a filter on what a group's tasks may not show
+  // alike: -p, -A, -q, -R, --wckey, -w, -L); for_listed_jobs with add_grouped_rows then.
+  template <typename Add>
+  std::optional<bool> add_stretch_rows(const pb::QueueRequest& req, const net::Identity& who, Add&& add) const;
   // The running and ended jobs after `after_id`, in id order (ended ones only when `filter`
   // asks for an ended state): what -t without PENDING looks at.
   std::vector<JobId> ids_not_pending(const JobFilter& filter, uint64_t after_id) const;
@@ -372,6 +383,7 @@ class Controller {
   double model_retry_at_ = 0;                      // mono seconds: load the model again (0: no need)
   Scheduler scheduler_;
   ClusterState state_;
+  mutable ArrayListings array_listings_;  // what grouped listings made of the arrays (add_stretch_rows)
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)
   KeyringWatcher keys_;
   ReplayGuard replay_;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "../core/builders.hpp"
+#include "cmd/client/job_query.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "core/array_rows.hpp"
 #include "controller_harness.hpp"
@@ -173,6 +174,142 @@ TEST_CASE("squeue: arrays grouped by the controller give the rows the client's g
   CHECK(named_grouped > 0);
 }
 
+TEST_CASE("squeue: the arrays a grouped listing keeps between listings give the client's rows as the queue changes") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  std::mt19937 rng(41);
+  pb::QueueRequest everything;
+  everything.set_include_finished(true);
+  auto some_job = [&](bool task_only) -> std::string {
+    std::vector<std::string> names;
+    pb::QueueReply listed = h.ctl->queue(everything, net::Identity{});
+    for (const auto& j : listed.jobs())
+      if (j.array_job_id() != 0) names.push_back(std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id()));
+      else if (!task_only) names.push_back(std::to_string(j.job_id()));
+    return names.empty() ? "" : names[rng() % names.size()];
+  };
+  size_t grouped = 0;
+  for (int round = 0; round < 36; ++round) {
+    switch (rng() % 6) {
+      case 0:
+      case 1: {
+        auto req = ControllerHarness::job_request("", rng() % 5 ? "1-" + std::to_string(1 + rng() % 25) : "");
+        req.mutable_spec()->set_name(rng() % 2 ? "a" : "b");
+        req.mutable_spec()->set_hold(rng() % 3 == 0);
+        REQUIRE(h.submit_request(req, ControllerHarness::user(1000 + static_cast<uint32_t>(rng() % 2))));
+        break;
+      }
+      case 2:
+        if (std::string t = some_job(true); !t.empty()) set_time_limit(h, t, rng() % 2 ? "7" : "9");
+        break;
+      case 3:
+        if (std::string t = some_job(true); !t.empty()) control(h, rng() % 2 ? "hold" : "release", t);
+        break;
+      case 4:
+        if (std::string t = some_job(false); !t.empty()) {
+          pb::CancelRequest req;
+          if (t.find('_') != std::string::npos) req.add_tasks(t);
+          else req.add_job_ids(std::stoull(t));
+          h.ctl->cancel(req, net::Identity{}, [](Result<pb::CancelReply>) {});
+          h.settle();
+        }
+        break;
+      default:
+        if (round > 12) (void)test::register_agents(h, {round % 2 ? "n1" : "n2"});  // some start
+        h.settle();
+    }
+    for (int f = 0; f < 4; ++f) {  // no filter, -t PD, -n a, every state
+      pb::QueueRequest q;
+      q.set_brief(true);
+      if (f == 1) q.set_state_filter("PD");
+      if (f == 2) q.add_names("a");
+      if (f == 3) q.set_include_finished(true);
+      std::vector<std::string> by_client = rows_of(h.ctl->queue(q, net::Identity{}), "P,t,-p");
+      pb::QueueRequest each = q;
+      q.set_collapse_arrays(true);
+      pb::QueueReply collapsed = brief_wire(*h.ctl, q);
+      CAPTURE(round);
+      CAPTURE(f);
+      CHECK(rows_of(collapsed, "P,t,-p") == by_client);
+      CHECK(listing_text(*h.ctl, q, "P,t,-p") == client_text(h.ctl->queue(each, net::Identity{}), "P,t,-p"));
+      for (const auto& j : collapsed.jobs()) grouped += !j.array_tasks().empty();
+      size_t read = h.ctl->array_tasks_read();
+      (void)brief_wire(*h.ctl, q);  // nothing changed since: no task read again
+      CHECK(h.ctl->array_tasks_read() == read);
+    }
+  }
+  CHECK(grouped > 20);
+}
+
+TEST_CASE("squeue: a grouped listing reads an array's tasks again only once one of them changed") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  std::vector<uint64_t> arrays;
+  for (int i = 0; i < 3; ++i) {
+    auto req = ControllerHarness::job_request("", "1-50");
+    req.mutable_spec()->set_hold(true);
+    auto r = h.submit_request(req);
+    REQUIRE(r);
+    arrays.push_back(r->job_id());
+  }
+  pb::QueueRequest q;
+  q.set_brief(true);
+  q.set_collapse_arrays(true);
+  auto rows = [&] {
+    std::vector<std::string> out;
+    pb::QueueReply reply = brief_wire(*h.ctl, q);
+    for (const auto& j : reply.jobs()) out.push_back(std::to_string(j.job_id()) + ":" + j.array_tasks());
+    return out;
+  };
+  std::string a0 = std::to_string(arrays[0]), a1 = std::to_string(arrays[1]), a2 = std::to_string(arrays[2]);
+  CHECK(rows() == std::vector<std::string>{a0 + ":1-50", a1 + ":1-50", a2 + ":1-50"});
+  CHECK(h.ctl->array_tasks_read() == 150);
+  CHECK(rows().size() == 3);
+  CHECK(h.ctl->array_tasks_read() == 150);  // nothing changed: nothing read
+  set_time_limit(h, a1 + "_7", "9");  // task 7 of the second array splits off its row
+  std::vector<std::string> after = rows();
+  CHECK(h.ctl->array_tasks_read() == 200);  // that array's 50 tasks, read again
+  CHECK(after.size() == 4);
+  CHECK(std::count(after.begin(), after.end(), a1 + ":1-6,8-50") == 1);
+  pb::CancelRequest cancel;
+  cancel.add_job_ids(arrays[2]);
+  h.ctl->cancel(cancel, net::Identity{}, [](Result<pb::CancelReply>) {});  // the whole third array
+  h.settle();
+  std::vector<std::string> left = after;  // the same rows, the third array's gone
+  left.erase(std::remove(left.begin(), left.end(), a2 + ":1-50"), left.end());
+  CHECK(left.size() == 3);
+  CHECK(rows() == left);
+  CHECK(h.ctl->array_tasks_read() == 250);
+}
+
+TEST_CASE("squeue: a scheduling pass that changes a task's reason, with no event about its array, regroups it") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  auto agents = test::register_agents(h, {"n1", "n2"});
+  REQUIRE(agents.size() == 2);
+  auto whole = ControllerHarness::job_request();  // every CPU, running
+  whole.mutable_spec()->set_nodes_min(2);
+  whole.mutable_spec()->set_ntasks(8);
+  REQUIRE(h.submit_request(whole));
+  auto array = h.submit_request(ControllerHarness::job_request("", "1-5"));
+  REQUIRE(array);
+  pb::QueueRequest each;
+  each.set_brief(true);
+  pb::QueueRequest q = each;
+  q.set_collapse_arrays(true);
+  auto array_rows = [&] {  // the array's rows, checked against the client's grouping of every task
+    pb::QueueReply collapsed = brief_wire(*h.ctl, q);
+    CHECK(rows_of(collapsed, "P,t,-p") == rows_of(h.ctl->queue(each, net::Identity{}), "P,t,-p"));
+    return std::count_if(collapsed.jobs().begin(), collapsed.jobs().end(),
+                         [&](const pb::Job& j) { return j.array_job_id() == array->job_id(); });
+  };
+  CHECK(array_rows() == 2);  // its first task waits on Resources, the others behind it on Priority
+  auto ahead = ControllerHarness::job_request();  // a job that goes before them (root's lower nice)
+  ahead.mutable_spec()->set_nice(-1000);
+  REQUIRE(h.submit_request(ahead, net::Identity{}));
+  CHECK(array_rows() == 1);  // all on Priority now: one row, though no event was about them
+}
+
 TEST_CASE("squeue: only sort keys that every task of a group shows alike, or the id ascending, keep groups") {
   for (std::string_view keys : {"P,t,-p", "i", "+i", "A", "j,u,U", "D,C,l,r,F,Q,T"})
     CHECK_MESSAGE(cmd::sort_keeps_array_groups(keys), keys);
@@ -248,4 +385,35 @@ TEST_CASE("squeue -j 12_5: the controller lists only the tasks named of an array
   CHECK(wire.jobs(0).array_task_id() == 7);
   brief.set_collapse_arrays(true);
   CHECK(listing_text(*h.ctl, brief, "P,t,-p").find(" " + a + "_7 ") != std::string::npos);
+}
+
+TEST_CASE("squeue -j 12_5,13: a task named by its own job id is listed beside a task named by its index") {
+  ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
+  REQUIRE(h.ok);
+  auto array = h.submit_request(ControllerHarness::job_request("", "1-20"));
+  REQUIRE(array);
+  std::string a = std::to_string(array->job_id());
+  uint64_t sixth = 0;  // task 6's own job id
+  pb::QueueReply all = h.ctl->queue(pb::QueueRequest{}, net::Identity{});
+  for (const auto& j : all.jobs())
+    if (j.array_task_id() == 6) sixth = j.job_id();
+  REQUIRE(sixth != 0);
+  REQUIRE(sixth != array->job_id());
+  // As squeue and scontrol ask: the ids, the named tasks, then what the client keeps.
+  auto listed = [&](const std::vector<std::string>& names) {
+    auto args = cmd::parse_job_id_args(names);
+    REQUIRE(args);
+    pb::QueueRequest q;
+    cmd::add_named_jobs(q, *args);
+    pb::QueueReply r = h.ctl->queue(q, net::Identity{});
+    cmd::keep_named_tasks(r, *args);
+    std::vector<std::string> out;
+    for (const auto& j : r.jobs()) out.push_back(a + "_" + std::to_string(j.array_task_id()));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CHECK(listed({a + "_5", std::to_string(sixth)}) == std::vector<std::string>{a + "_5", a + "_6"});
+  CHECK(listed({std::to_string(sixth), a + "_5"}) == std::vector<std::string>{a + "_5", a + "_6"});
+  CHECK(listed({a + "_5"}) == std::vector<std::string>{a + "_5"});
+  CHECK(listed({a + "_5", a + "_7"}) == std::vector<std::string>{a + "_5", a + "_7"});
 }

@@ -381,3 +381,37 @@ TEST_CASE("a job with one partition keeps it as its partition alone, and an upda
   for_each_partition(*updated, [&](const std::string& p) { seen.push_back(p); });
   CHECK(seen == std::vector<std::string>{"q"});
 }
+
+TEST_CASE("apply: an array's tasks are counted, and any event about one, or its removal, gives the array a new stamp") {
+  auto s = cluster("n1", 4);
+  auto task = [](uint64_t id, int32_t index) {
+    Event built = JobBuilder(id);
+    Job job = std::get<JobSubmitted>(built).job;
+    job.array_job_id = 10;
+    job.array_task_id = index;
+    return JobSubmitted{job};
+  };
+  for (int32_t i = 0; i < 3; ++i) CHECK(apply(s, task(10 + static_cast<uint64_t>(i), i + 1)));
+  CHECK(apply(s, JobBuilder(20)));  // a plain job: no array
+  REQUIRE(s.arrays.count(10) == 1);
+  CHECK(s.arrays.size() == 1);
+  CHECK(s.arrays.at(10).tasks == 3);
+  uint64_t stamp = s.arrays.at(10).stamp;
+  CHECK(stamp > 0);
+  CHECK(apply(s, JobStarted{JobId{20}, 5, {{"n1", 1, 0, 1}}}));
+  CHECK(s.arrays.at(10).stamp == stamp);  // another job's event
+  CHECK(apply(s, JobHoldChanged{JobId{11}, 6, HoldKind::kUser}));
+  CHECK(s.arrays.at(10).stamp > stamp);
+  stamp = s.arrays.at(10).stamp;
+  CHECK(!apply(s, JobHoldChanged{JobId{11}, 7, HoldKind::kUser}));  // stale: nothing changed
+  CHECK(s.arrays.at(10).stamp == stamp);
+  touch_array(s, *find_job(s, JobId{12}));  // what a scheduling pass does when it changes a task's reason
+  CHECK(s.arrays.at(10).stamp > stamp);
+  for (uint64_t id : {10, 11, 12}) CHECK(apply(s, JobEnded{JobId{id}, 8, JobState::kCancelled, 0, 0}));
+  stamp = s.arrays.at(10).stamp;
+  forget_finished(s, JobId{10});
+  CHECK(s.arrays.at(10).tasks == 2);
+  CHECK(s.arrays.at(10).stamp > stamp);
+  CHECK(purge_finished(s, 9) == 2);
+  CHECK(s.arrays.count(10) == 0);  // its last task gone: not kept
+}

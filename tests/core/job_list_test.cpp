@@ -94,6 +94,44 @@ TEST_CASE("JobList walks what a walk of the map gives, through random additions 
   CHECK(x.list.rebuilds() <= out_of_order);  // (an id above every one left adds in order)
 }
 
+TEST_CASE("JobList::walk passes over the ids its function skips, as a walk of the map would") {
+  std::mt19937 rng(11);
+  const std::vector<std::string> users = {"alice", "bob"};
+  Indexed x;
+  uint64_t next = 1;
+  for (int round = 0; round < 30; ++round) {
+    for (int i = 0, n = static_cast<int>(rng() % 300); i < n; ++i) x.add(next++, users[rng() % 2]);
+    for (int i = 0, n = static_cast<int>(rng() % 200); i < n && next > 1; ++i) x.remove(1 + rng() % (next - 1));
+    Names who;
+    if (rng() % 2) who.insert("alice");
+    uint64_t stop_at = rng() % 3 == 0 ? rng() % next : 0;
+    // The function's answer for a job: go on, pass over up to 40 ids, a lower id (go on), or stop.
+    auto answer = [&](uint64_t id) -> uint64_t {
+      if (id == stop_at) return JobList::kEnd;
+      if (id % 7 == 0) return id + 1 + id % 40;
+      return id % 11 == 0 ? id - 1 : id;
+    };
+    std::vector<uint64_t> walked, expected;
+    x.list.walk(x.jobs, 0, who, [&](const Job& j) {
+      walked.push_back(j.id.value);
+      return answer(j.id.value);
+    });
+    for (auto it = x.jobs.begin(); it != x.jobs.end();) {
+      if (!who.empty() && !who.count(it->second.spec.user)) {
+        ++it;
+        continue;
+      }
+      expected.push_back(it->first.value);
+      uint64_t then = answer(it->first.value);
+      if (then == JobList::kEnd) break;
+      it = then > it->first.value ? x.jobs.upper_bound(JobId{then}) : std::next(it);
+    }
+    INFO("round " << round);
+    CHECK(walked == expected);
+    CHECK(walked.size() > 0);
+  }
+}
+
 TEST_CASE("JobList: jobs added in id order and removed in any order need no rebuild") {
   std::mt19937 rng(7);
   Indexed x;

@@ -120,6 +120,14 @@ void prefer_huge_heap_pages(size_t bytes) {
   uintptr_t to = reinterpret_cast<uintptr_t>(top) / kHuge * kHuge;
   if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
   for (void* block : blocks) free(block);  // back to the heap's top: one free block, of huge pages to be
+  // The heap's next blocks from the first huge page on: what lies below it (up to 2 MiB of
+  // 4 KiB pages, each costing its first write on a VM even once mapped ahead) is kept by a
+  // block never written past its header, whose end is where the next block's starts.
+  auto first = reinterpret_cast<uintptr_t>(blocks.front());
+  if (to > from && from - first >= 4 * sizeof(size_t)) {
+    void* kept = malloc(from - first - sizeof(size_t));
+    asm volatile("" : : "r"(kept) : "memory");  // else the compiler drops a malloc whose block is unused
+  }
 }
 
 uintptr_t page_down(uintptr_t address) {

@@ -59,7 +59,9 @@ class HeapPrefault {
 // MiB): the heap grows by `bytes` at once, large blocks come from it too, and the kernel
 // is asked to back it with 2 MiB pages where it can (transparent huge pages, "madvise"
 // mode). One page fault per 2 MiB touched instead of one per 4 KiB: 1,750 faults of a
-// 5,000-job squeue were a quarter of its time. Pages never touched are never backed.
+// 5,000-job squeue were a quarter of its time. Pages never touched are never backed. The
+// heap below the first 2 MiB boundary is then kept by a block of its own, so that the
+// next blocks start on a huge page.
 void prefer_huge_heap_pages(size_t bytes);
 // For a client about to receive a reply of `frame_bytes` and parse it: the heap that the
 // reply's buffer and its records take (kHeapPerReplyByte times the reply, at most 32 MiB)

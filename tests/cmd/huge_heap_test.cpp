@@ -102,6 +102,7 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
     void* buffer = std::malloc(8 << 20);  // a long listing's buffer
     auto at = reinterpret_cast<uintptr_t>(buffer);
     if (!(at >= after.begin && at < after.end)) bad |= 4;
+    if (at % (2 << 20) != 0) bad |= 8;  // the heap's next block, at the first huge page
     std::memset(buffer, 1, 8 << 20);
     return bad;
   });
@@ -109,6 +110,7 @@ TEST_CASE("prefer_huge_heap_pages: the heap grows at once, is marked for huge pa
   CHECK_MESSAGE((bad & 1) == 0, "the heap did not grow at once");
   CHECK_MESSAGE((bad & 2) == 0, "the heap is not marked for huge pages");
   CHECK_MESSAGE((bad & 4) == 0, "an 8 MiB buffer did not come from the heap");
+  CHECK_MESSAGE((bad & 8) == 0, "the next buffer does not start at the first 2 MiB page");
 }
 
 TEST_CASE("prefault_heap_for: the heap a reply will take is mapped at once, and a grown heap is not trimmed") {

@@ -123,8 +123,11 @@ void prefer_huge_heap_pages(size_t bytes) {
   // The heap's next blocks from the first huge page on: what lies below it (up to 2 MiB of
   // 4 KiB pages, each costing its first write on a VM even once mapped ahead) is kept by a
   // block never written past its header, whose end is where the next block's starts.
-  auto first = reinterpret_cast<uintptr_t>(blocks.front());
-  if (to > from && from - first >= 4 * sizeof(size_t)) {
+  // The top's first block starts past its chunk's header; the top may have merged with a
+  // free block below the first grown one, so it is read from malloc (its size), not assumed.
+  struct mallinfo2 heap = mallinfo2();
+  uintptr_t first = reinterpret_cast<uintptr_t>(sbrk(0)) - heap.keepcost + 2 * sizeof(size_t);
+  if (to > from && from > first && from - first >= 4 * sizeof(size_t)) {
     void* kept = malloc(from - first - sizeof(size_t));
     asm volatile("" : : "r"(kept) : "memory");  // else the compiler drops a malloc whose block is unused
   }

@@ -108,6 +108,19 @@ void keep_freed_heap(int bytes) {
 
 void no_fast_bins() { mallopt(M_MXFAST, 0); }
 
+namespace {
+// Takes (for good) a block from the heap's next free place, `next` (the address its next
+// block would have), that ends where a block starting at `boundary` begins, so that the
+// next block from there starts at `boundary`. Never written past its header: address
+// space, no memory. False when there is no room for one, or no memory.
+bool fill_heap_to(uintptr_t next, uintptr_t boundary) {
+  if (boundary <= next || boundary - next < 4 * sizeof(size_t)) return false;
+  void* kept = malloc(boundary - next - sizeof(size_t));  // glibc's: its chunk ends 16 bytes before `boundary`
+  asm volatile("" : : "r"(kept) : "memory");              // else the compiler drops a malloc whose block is unused
+  return kept != nullptr;
+}
+}  // namespace
+
 void prefer_huge_heap_pages(size_t bytes) {
   constexpr uintptr_t kHuge = 2 << 20;
   raise_malloc_thresholds(static_cast<int>(2 * bytes));  // a listing's buffers from the heap; the grown top stays
@@ -125,12 +138,10 @@ void prefer_huge_heap_pages(size_t bytes) {
   // block never written past its header, whose end is where the next block's starts.
   // The top's first block starts past its chunk's header; the top may have merged with a
   // free block below the first grown one, so it is read from malloc (its size), not assumed.
-  struct mallinfo2 heap = mallinfo2();
-  uintptr_t first = reinterpret_cast<uintptr_t>(sbrk(0)) - heap.keepcost + 2 * sizeof(size_t);
-  if (to > from && from > first && from - first >= 4 * sizeof(size_t)) {
-    void* kept = malloc(from - first - sizeof(size_t));
-    asm volatile("" : : "r"(kept) : "memory");  // else the compiler drops a malloc whose block is unused
-  }
+  // A filler that a free block elsewhere gave leaves the top where it was: tried again.
+  auto top_next = [] { return reinterpret_cast<uintptr_t>(sbrk(0)) - mallinfo2().keepcost + 2 * sizeof(size_t); };
+  for (int tries = 0; tries < 8 && to > from; ++tries)
+    if (uintptr_t first = top_next(); first == from || !fill_heap_to(first, from)) break;
 }
 
 uintptr_t page_down(uintptr_t address) {
@@ -185,7 +196,7 @@ std::pair<void*, size_t> prefault_text_block(size_t frame_bytes) {
     uintptr_t next = reinterpret_cast<uintptr_t>(block) + chunk_bytes(span);  // the memory after it
     uintptr_t from = (next + kHuge - 1) / kHuge * kHuge;
     if (from - next < 4 * sizeof(size_t)) from += kHuge;  // room for the smallest block
-    if (!malloc(from - next - sizeof(size_t))) return {nullptr, 0};  // its block ends 16 bytes before `from`
+    if (!fill_heap_to(next, from)) return {nullptr, 0};
     block = malloc(span);
   }
   if (!block) return {nullptr, 0};

@@ -550,6 +550,14 @@ pb::QueueReply Controller::queue(const pb::QueueRequest& req, const net::Identit
   return out;
 }
 
+namespace {
+// Whether a listing with `filter` shows `job` to its asker: it matches, and it is the
+// asker's, or the asker is an admin, or jobs are not private.
+bool listed_for(const JobFilter& filter, const Job& job, bool mine, bool private_jobs) {
+  return job_matches(filter, job) && (mine || !private_jobs);
+}
+}  // namespace
+
 template <typename Add>
 void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identity& who, Add&& add,
                                  std::vector<uint64_t>& unknown) const {
@@ -557,9 +565,8 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
   JobFilter filter = queue_filter(req);
   // One job, if it matches and the asker may see it; false once the page is full.
   auto offer = [&](const Job& job) {
-    if (!job_matches(filter, job)) return true;
     bool mine = admin || job.spec.uid == who.uid;
-    if (!mine && config_.private_jobs) return true;
+    if (!listed_for(filter, job, mine, config_.private_jobs)) return true;
     return add(job, mine);
   };
   if (req.job_ids_size() > 0) {  // named jobs: looked up, not searched for; ended ones too
@@ -596,8 +603,8 @@ std::optional<bool> Controller::add_stretch_rows(const pb::QueueRequest& req, co
   JobFilter filter = queue_filter(req);
   if (!filter_reads_group_alike(filter)) return std::nullopt;
   bool admin = is_admin(who);
-  auto shown = [&](const Job& job) {  // as for_listed_jobs' offer
-    return job_matches(filter, job) && (admin || !config_.private_jobs || job.spec.uid == who.uid);
+  auto shown = [&](const Job& job) {
+    return listed_for(filter, job, admin || job.spec.uid == who.uid, config_.private_jobs);
   };
   std::vector<const ListedRow*> groups;  // after the other rows, as add_grouped_rows gives them
   bool ok = true;

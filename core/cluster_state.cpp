@@ -638,8 +638,8 @@ bool in_queue(const Job& job) {
 namespace {
 
 // After an event about job `id`: a pending held job shows its hold (and no expected
-// start), the job is in `queued` exactly when in_queue() says so, and its array (if it is
-// a task) has a new stamp.
+// start), the job is in `queued` exactly when in_queue() says so, its listing key in
+// job_list is its own, and its array (if it is a task) has a new stamp.
 void reindex_job(ClusterState& state, JobId id) {
   auto it = state.jobs.find(id);
   if (it == state.jobs.end()) return;
@@ -651,6 +651,7 @@ void reindex_job(ClusterState& state, JobId id) {
   }
   if (in_queue(job)) state.queued.insert(id);
   else state.queued.erase(id);
+  state.job_list.retag(job);
   touch_array(state, job);
 }
 

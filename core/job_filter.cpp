@@ -79,25 +79,38 @@ Status parse_state_filter(std::string_view text, JobFilter& filter) {
   return Status::ok();
 }
 
+ListingKey listing_key(const Job& job) {
+  return ListingKey{job.spec.partition, job.partition, job.spec.account,
+                    job.spec.extra->qos, job.spec.extra->reservation, job.spec.extra->wckey};
+}
+
+bool filter_reads_key(const JobFilter& f) {
+  return !f.partitions.empty() || !f.accounts.empty() || !f.qos.empty() || !f.reservations.empty() ||
+         !f.wckeys.empty();
+}
+
+bool key_matches(const JobFilter& f, const ListingKey& key) {
+  if (!f.accounts.empty() && !f.accounts.count(key.account)) return false;
+  // A pending job of a QOS list (--qos a,b) matches each of them.
+  if (!f.qos.empty() && !any_item_in(key.qos, f.qos)) return false;
+  if (!f.reservations.empty() && !f.reservations.count(key.reservation)) return false;
+  if (!f.wckeys.empty() && !f.wckeys.count(key.wckey)) return false;
+  if (!f.partitions.empty() &&
+      !any_item_in(key.spec_partition.empty() ? key.partition : key.spec_partition, f.partitions) &&
+      !f.partitions.count(key.partition))
+    return false;
+  return true;
+}
+
 bool job_matches(const JobFilter& f, const Job& job) {
   if (!f.all_states && !state_matches(f, job)) return false;
   if (!f.users.empty() && !f.users.count(job.spec.user)) return false;
   if (!f.names.empty() && !f.names.count(job.spec.name)) return false;
-  if (!f.accounts.empty() && !f.accounts.count(job.spec.account)) return false;
-  // A pending job of a QOS list (--qos a,b) matches each of them.
-  if (!f.qos.empty() && !any_item_in(job.spec.extra->qos, f.qos)) return false;
-  if (!f.reservations.empty() && !f.reservations.count(job.spec.extra->reservation)) return false;
-  if (!f.wckeys.empty() && !f.wckeys.count(job.spec.extra->wckey)) return false;
   if (f.licenses_given) return false;
   if (!f.nodes.empty() && std::none_of(job.alloc.begin(), job.alloc.end(),
                                        [&](const NodeAlloc& a) { return f.nodes.count(a.node) > 0; }))
     return false;
-  if (!f.partitions.empty() &&
-      !any_item_in(job.spec.partition.empty() ? std::string_view(job.partition) : std::string_view(job.spec.partition),
-                   f.partitions) &&
-      !f.partitions.count(job.partition))
-    return false;
-  return true;
+  return !filter_reads_key(f) || key_matches(f, listing_key(job));
 }
 
 }  // namespace hq

@@ -32,4 +32,19 @@ Status parse_state_filter(std::string_view text, JobFilter& filter);
 // Whether `job` is one `filter` lets through.
 bool job_matches(const JobFilter& filter, const Job& job);
 
+// What -p, -A, -q, -R and --wckey read of a job: jobs alike in all of these pass those
+// filters together, so an index that numbers each distinct key (core/job_list) decides
+// them once a key, not once a job. Views into the job's strings.
+struct ListingKey {
+  std::string_view spec_partition;  // as asked (a comma list where several)
+  std::string_view partition;       // the one it runs or waits in
+  std::string_view account, qos, reservation, wckey;
+  friend bool operator==(const ListingKey&, const ListingKey&) = default;
+};
+ListingKey listing_key(const Job& job);
+// Whether a job of this key passes -p, -A, -q, -R and --wckey (none given: true).
+bool key_matches(const JobFilter& filter, const ListingKey& key);
+// Whether `filter` has any of them.
+bool filter_reads_key(const JobFilter& filter);
+
 }  // namespace hq

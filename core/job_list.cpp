@@ -20,6 +20,8 @@ JobList& JobList::operator=(JobList&& other) noexcept {
     off_ = other.off_;
     rebuilds_ = other.rebuilds_;
     user_numbers_ = std::move(other.user_numbers_);
+    keys_ = std::move(other.keys_);
+    key_numbers_ = std::move(other.key_numbers_);
     other.clear();
     other.stale_ = true;
   }
@@ -30,6 +32,8 @@ void JobList::clear() const {
   chunks_.clear();
   size_ = 0;
   removed_ = 0;
+  key_numbers_.clear();  // (before the strings its keys view)
+  keys_.clear();
 }
 
 void JobList::push(Entry e) const {
@@ -46,6 +50,35 @@ uint16_t JobList::user_number(const std::string& name) const {
   return n;
 }
 
+size_t JobList::KeyHash::operator()(const ListingKey& k) const {
+  size_t h = 0;
+  for (std::string_view part : {k.spec_partition, k.partition, k.account, k.qos, k.reservation, k.wckey})
+    h = h * 1000003 ^ std::hash<std::string_view>{}(part);
+  return h;
+}
+
+uint16_t JobList::key_number(const Job& job) const {
+  ListingKey key = listing_key(job);
+  if (auto it = key_numbers_.find(key); it != key_numbers_.end()) return it->second;
+  if (keys_.size() >= kOtherKey) return kOtherKey;
+  const OwnedKey& owned = keys_.emplace_back(OwnedKey{std::string(key.spec_partition), std::string(key.partition),
+                                                   std::string(key.account), std::string(key.qos),
+                                                   std::string(key.reservation), std::string(key.wckey)});
+  auto n = static_cast<uint16_t>(keys_.size() - 1);
+  key_numbers_.emplace(owned.view(), n);
+  return n;
+}
+
+JobList::Entry JobList::entry_of(const Job& job) const {
+  auto address = reinterpret_cast<uintptr_t>(&job);
+  if (job.id.value >= kIdLimit || address >= kAddressLimit) {
+    off_ = true;
+    clear();
+    return Entry{};
+  }
+  return Entry{job.id.value, user_number(job.spec.user), address, key_number(job)};
+}
+
 size_t JobList::first_after(uint64_t id) const {  // the first entry with a higher id
   size_t lo = 0, hi = size_;
   while (lo < hi) {
@@ -58,24 +91,29 @@ size_t JobList::first_after(uint64_t id) const {  // the first entry with a high
 
 void JobList::add(const Job& job) {
   if (stale_ || off_) return;  // rebuilt at the next walk, or not kept at all
-  if (job.id.value >= kIdLimit) {
-    off_ = true;
-    clear();
-    return;
-  }
   if (size_ > 0 && at(size_ - 1).id >= job.id.value) {  // not in order (not how ids are handed out)
     stale_ = true;
     clear();
     return;
   }
-  push(Entry{job.id.value, user_number(job.spec.user), &job});
+  Entry e = entry_of(job);
+  if (!off_) push(e);
+}
+
+void JobList::retag(const Job& job) {
+  if (stale_ || off_) return;
+  size_t i = first_after(job.id.value);
+  if (i == 0 || at(i - 1).id != job.id.value || at(i - 1).job() != &job) return;
+  Entry& e = at(i - 1);
+  if (e.key < keys_.size() && keys_[e.key].view() == listing_key(job)) return;  // as it was: most events
+  e.key = key_number(job);
 }
 
 void JobList::remove(JobId id) {
   if (stale_ || off_) return;
   size_t i = first_after(id.value);
-  if (i == 0 || at(i - 1).id != id.value || !at(i - 1).job) return;
-  at(i - 1).job = nullptr;
+  if (i == 0 || at(i - 1).id != id.value || !at(i - 1).address) return;
+  at(i - 1).address = 0;
   // Compacted once more than half are gaps: a walk passes at most twice the jobs there are.
   if (++removed_ > kChunk && removed_ * 2 > size_) compact();
 }
@@ -83,7 +121,7 @@ void JobList::remove(JobId id) {
 void JobList::compact() {
   size_t kept = 0;
   for (size_t i = 0; i < size_; ++i)
-    if (at(i).job) at(kept++) = at(i);
+    if (at(i).address) at(kept++) = at(i);
   size_ = kept;
   removed_ = 0;
   chunks_.resize((size_ + kChunk - 1) >> kChunkShift);
@@ -94,9 +132,9 @@ void JobList::compact() {
 // its record may even be at the freed one's address).
 bool JobList::in_step(const std::map<JobId, Job>& jobs) const {
   if (stale_ || live() != jobs.size()) return false;
-  if (size_ == 0 || !at(size_ - 1).job) return true;
+  if (size_ == 0 || !at(size_ - 1).address) return true;
   const auto& [id, job] = *jobs.rbegin();
-  return at(size_ - 1).id == id.value && at(size_ - 1).job == &job;
+  return at(size_ - 1).id == id.value && at(size_ - 1).job() == &job;
 }
 
 void JobList::sync(const std::map<JobId, Job>& jobs) const {
@@ -105,12 +143,9 @@ void JobList::sync(const std::map<JobId, Job>& jobs) const {
   clear();
   stale_ = false;
   for (const auto& [id, job] : jobs) {
-    if (id.value >= kIdLimit) {
-      off_ = true;
-      clear();
-      return;
-    }
-    push(Entry{id.value, user_number(job.spec.user), &job});
+    Entry e = entry_of(job);
+    if (off_) return;
+    push(e);
   }
 }
 

@@ -576,13 +576,17 @@ void Controller::for_listed_jobs(const pb::QueueRequest& req, const net::Identit
       if (id > req.after_id() && !offer(state_.jobs.at(JobId{id}))) break;
     return;
   }
-  if (filter.states_given && !filter.all_states && !filter.states.count(JobState::kPending)) {
-    // -t without PENDING (R, CD, ...): the running and ended jobs' indexes, not the queue.
+  if (filter.licenses_given) return;  // -L: hq tracks no licenses, so no job uses one
+  bool no_pending = filter.states_given && !filter.all_states && !filter.states.count(JobState::kPending);
+  if (no_pending || !filter.nodes.empty()) {
+    // -t without PENDING (R, CD, ...), or -w (a pending job holds no node): the running and
+    // ended jobs' indexes, not the queue.
     for (JobId id : ids_not_pending(filter, req.after_id()))
       if (auto it = state_.jobs.find(id); it != state_.jobs.end() && !offer(it->second)) break;
     return;
   }
-  state_.job_list.for_each(state_.jobs, req.after_id(), filter.users, offer);
+  state_.job_list.for_each(state_.jobs, req.after_id(), filter.users, offer,
+                           filter_reads_key(filter) ? &filter : nullptr);
 }
 
 namespace {
@@ -628,7 +632,8 @@ std::optional<bool> Controller::add_stretch_rows(const pb::QueueRequest& req, co
 
 std::vector<JobId> Controller::ids_not_pending(const JobFilter& filter, uint64_t after_id) const {
   std::vector<JobId> ids(state_.running.upper_bound(JobId{after_id}), state_.running.end());
-  if (std::any_of(filter.states.begin(), filter.states.end(), [](JobState s) { return is_terminal(s); })) {
+  if (filter.all_states ||
+      std::any_of(filter.states.begin(), filter.states.end(), [](JobState s) { return is_terminal(s); })) {
     for (const auto& [end, id] : state_.finished)
       if (id.value > after_id) ids.push_back(id);
     std::sort(ids.begin(), ids.end());

@@ -281,7 +281,7 @@ class Controller {
   template <typename Add>
   std::optional<bool> add_stretch_rows(const pb::QueueRequest& req, const net::Identity& who, Add&& add) const;
   // The running and ended jobs after `after_id`, in id order (ended ones only when `filter`
-  // asks for an ended state): what -t without PENDING looks at.
+  // asks for an ended state, or for all): what -t without PENDING, and -w, look at.
   std::vector<JobId> ids_not_pending(const JobFilter& filter, uint64_t after_id) const;
   // Allocations of srun/salloc being preempted: nothing on a node reports their end, so it
   // is recorded here once their grace is over (at once after a controller restart).

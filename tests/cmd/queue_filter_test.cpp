@@ -1,7 +1,8 @@
 // squeue's filters applied in the controller give the rows a plain reference gives: a
-// randomised queue (pending, held, running, cancelled; several users, names, accounts),
-// random -t/-u/-n/-A/-j requests, and the reference reading the whole unfiltered listing.
-// (-t without PENDING walks the running and ended jobs' indexes instead of every job.)
+// randomised queue (pending, held, running, cancelled; several users, names, accounts,
+// wckeys), random -t/-u/-n/-A/--wckey/-w/-L/-j requests, and the reference reading the
+// whole unfiltered listing. (-t without PENDING, and -w, walk the running and ended jobs'
+// indexes instead of every job; -A and --wckey pass over jobs by their listing keys.)
 // The real Controller on an in-memory journal.
 #include <doctest/doctest.h>
 
@@ -22,7 +23,9 @@ const std::vector<std::pair<std::string, std::string>> kStateWords = {
 
 struct Request {
   std::vector<std::string> states;  // as typed, and the states they name
-  std::set<std::string> state_names, users, names, accounts;
+  std::set<std::string> state_names, users, names, accounts, wckeys, nodes;
+  bool licenses = false;
+  bool all_states = false;  // no -t, every state (QueueRequest.include_finished)
   std::set<uint64_t> ids;
 };
 
@@ -46,10 +49,15 @@ std::set<uint64_t> reference(const pb::QueueReply& all, const Request& r) {
   for (const auto& j : all.jobs()) {
     if (!r.ids.empty() && !r.ids.count(j.job_id())) continue;
     bool live = j.state() == "PENDING" || j.state() == "RUNNING";
-    if (r.state_names.empty() ? (!live && r.ids.empty()) : !r.state_names.count(j.state())) continue;
+    if (r.state_names.empty() ? (!live && r.ids.empty() && !r.all_states) : !r.state_names.count(j.state())) continue;
     if (!r.users.empty() && !r.users.count(j.spec().user())) continue;
     if (!r.names.empty() && !r.names.count(j.spec().name())) continue;
     if (!r.accounts.empty() && !r.accounts.count(j.spec().account())) continue;
+    if (!r.wckeys.empty() && !r.wckeys.count(j.spec().wckey())) continue;
+    if (!r.nodes.empty() && std::none_of(j.alloc().begin(), j.alloc().end(),
+                                         [&](const auto& a) { return r.nodes.count(a.node()) > 0; }))
+      continue;
+    if (r.licenses) continue;
     out.insert(j.job_id());
   }
   return out;
@@ -61,12 +69,14 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
   ControllerHarness h("n[1-2]", 4, std::make_shared<test::MemoryLog::Disk>(), Time{1000});
   REQUIRE(h.ok);
   std::mt19937 rng(17);
-  const std::vector<std::string> names = {"a", "b", "train", "x y"}, accounts = {"", "phys", "bio"};
+  const std::vector<std::string> names = {"a", "b", "train", "x y"}, accounts = {"", "phys", "bio"},
+                                 wckeys = {"", "w1", "w2"}, nodes = {"n1", "n2", "n9"};
   std::vector<uint64_t> ids;
   for (int i = 0; i < 120; ++i) {
     auto req = ControllerHarness::job_request();
     req.mutable_spec()->set_name(names[rng() % names.size()]);
     req.mutable_spec()->set_account(accounts[rng() % accounts.size()]);
+    req.mutable_spec()->set_wckey(wckeys[rng() % wckeys.size()]);
     req.mutable_spec()->set_hold(rng() % 3 == 0);
     auto r = h.submit_request(req, ControllerHarness::user(1000 + static_cast<uint32_t>(rng() % 3)));
     REQUIRE(r.is_ok());
@@ -102,9 +112,13 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
       r.state_names.insert(state);
     }
     q.set_state_filter(comma_list(r.states));
+    if (r.states.empty() && rng() % 4 == 0) q.set_include_finished(true), r.all_states = true;
     for (const auto& u : some(rng, users, rng() % 3)) q.add_users(u), r.users.insert(u);
     for (const auto& n : some(rng, names, rng() % 3)) q.add_names(n), r.names.insert(n);
     for (const auto& a : some(rng, accounts, rng() % 2)) q.add_accounts(a), r.accounts.insert(a);
+    for (const auto& w : some(rng, wckeys, rng() % 3 == 0 ? 1 + rng() % 2 : 0)) q.add_wckeys(w), r.wckeys.insert(w);
+    for (const auto& n : some(rng, nodes, rng() % 4 == 0 ? 1 + rng() % 2 : 0)) q.add_nodes(n), r.nodes.insert(n);
+    if (rng() % 30 == 0) q.add_licenses("lic"), r.licenses = true;
     if (rng() % 4 == 0)
       for (uint64_t id : some(rng, ids, 1 + rng() % 4)) q.add_job_ids(id), r.ids.insert(id);
     q.set_brief(rng() % 2 == 0);

@@ -2,7 +2,9 @@
 // map would (the same jobs, the same records, in id order, from an id on, for some users),
 // through random additions, removals (past its compaction) and re-additions, after a copy
 // of the state, after a job put in the map behind its back, with more users than its
-// table holds, and with an id it cannot hold.
+// table holds, and with an id it cannot hold; and a walk with a filter of listing keys
+// (-p, -A, -q, -R, --wckey) reads no record the filter turns down, through updates that
+// change a job's key.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -215,4 +217,102 @@ TEST_CASE("JobList: an id past what it holds turns it off, and the walks are the
   CHECK(walked(x.list, x.jobs, 5, Names{"bob"}) == reference(x.jobs, 5, Names{"bob"}));
   x.remove(3);
   CHECK(walked(x.list, x.jobs, 0, {}) == reference(x.jobs, 0, {}));
+}
+
+namespace {
+
+// A job of random partition(s), account, QOS, reservation and wckey among a few of each.
+Job keyed_job(uint64_t id, std::mt19937& rng) {
+  static const std::vector<std::string> partitions = {"", "debug", "gpu", "debug,gpu"}, accounts = {"", "phys", "bio"},
+                                        qos = {"", "normal", "high", "normal,high"}, resvs = {"", "maint"},
+                                        wckeys = {"", "w1"};
+  Job j = job_of(id, rng() % 2 ? "alice" : "bob");
+  j.spec.partition = partitions[rng() % partitions.size()];
+  j.partition = j.spec.partition.empty() || j.spec.partition.find(',') != std::string::npos ? "debug" : j.spec.partition;
+  j.spec.account = accounts[rng() % accounts.size()];
+  JobExtras extra;
+  extra.qos = qos[rng() % qos.size()];
+  extra.reservation = resvs[rng() % resvs.size()];
+  extra.wckey = wckeys[rng() % wckeys.size()];
+  j.spec.extra = std::move(extra);
+  return j;
+}
+
+JobFilter random_key_filter(std::mt19937& rng) {
+  static const std::vector<std::string> partitions = {"debug", "gpu", "none"}, accounts = {"phys", "bio", "x"},
+                                        qos = {"normal", "high"}, resvs = {"maint"}, wckeys = {"w1"};
+  JobFilter f;
+  f.all_states = true;
+  for (int k = static_cast<int>(rng() % 3); k > 0; --k) f.partitions.insert(partitions[rng() % partitions.size()]);
+  if (rng() % 2) f.accounts.insert(accounts[rng() % accounts.size()]);
+  if (rng() % 3 == 0) f.qos.insert(qos[rng() % qos.size()]);
+  if (rng() % 5 == 0) f.reservations.insert(resvs[0]);
+  if (rng() % 5 == 0) f.wckeys.insert(wckeys[0]);
+  if (rng() % 3 == 0) f.users.insert("alice");
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("JobList: a walk with a filter of partitions, accounts, QOS... reads none of the jobs it turns down") {
+  std::mt19937 rng(20261202);
+  ClusterState s;
+  uint64_t next = 1;
+  for (int round = 0; round < 40; ++round) {
+    for (int i = 0, n = static_cast<int>(rng() % 200); i < n; ++i) REQUIRE(apply(s, JobSubmitted{keyed_job(next++, rng)}));
+    // Updates: a job's key changes under the same record (scontrol update job account=...).
+    for (int i = 0, n = static_cast<int>(rng() % 40); i < n && next > 1; ++i) {
+      uint64_t id = 1 + rng() % (next - 1);
+      auto it = s.jobs.find(JobId{id});
+      if (it == s.jobs.end() || it->second.state != JobState::kPending) continue;
+      Job to = keyed_job(id, rng);
+      to.spec.user = it->second.spec.user;
+      REQUIRE(apply(s, JobUpdated{JobId{id}, 0, to}));
+    }
+    for (int i = 0, n = static_cast<int>(rng() % 60); i < n && next > 1; ++i) {
+      uint64_t id = 1 + rng() % (next - 1);
+      if (s.jobs.count(JobId{id}) && !is_terminal(s.jobs.at(JobId{id}).state))
+        REQUIRE(apply(s, JobEnded{JobId{id}, 1, JobState::kCompleted, 0, 0}));
+    }
+    if (round % 10 == 9) purge_finished(s, 2);
+    for (int q = 0; q < 5; ++q) {
+      JobFilter f = random_key_filter(rng);
+      std::vector<uint64_t> shown, expected;
+      size_t read = 0, turned_down = 0;
+      s.job_list.for_each(s.jobs, 0, f.users, [&](const Job& j) {
+        ++read;
+        if (!key_matches(f, listing_key(j))) ++turned_down;
+        if (job_matches(f, j)) shown.push_back(j.id.value);
+        return true;
+      }, &f);
+      for (const auto& [id, j] : s.jobs)
+        if (job_matches(f, j)) expected.push_back(id.value);
+      INFO("round " << round << " query " << q);
+      CHECK(shown == expected);
+      CHECK(turned_down == 0);
+      CHECK(read == expected.size());
+    }
+  }
+  CHECK(s.job_list.rebuilds() == 0);
+  CHECK(s.job_list.keys() <= 4 * 3 * 4 * 2 * 2);
+}
+
+TEST_CASE("JobList: more listing keys than its table holds are read from the records") {
+  ClusterState s;
+  for (uint64_t id = 1; id <= 66000; ++id) {
+    Job j = job_of(id, "alice");
+    j.spec.account = numbered(id);
+    REQUIRE(apply(s, JobSubmitted{j}));
+  }
+  CHECK(s.job_list.keys() == 0xffff);
+  for (uint64_t id : {1ull, 65535ull, 65536ull, 66000ull}) {
+    JobFilter f;
+    f.accounts.insert(numbered(id));
+    std::vector<uint64_t> got;
+    s.job_list.for_each(s.jobs, 0, f.users, [&](const Job& j) {
+      if (job_matches(f, j)) got.push_back(j.id.value);
+      return true;
+    }, &f);
+    CHECK(got == std::vector<uint64_t>{id});
+  }
 }

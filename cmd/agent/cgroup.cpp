@@ -330,6 +330,13 @@ bool join_cgroup_file(const char* file) {
   return ok;
 }
 
+int open_v2_group_dir(const std::vector<std::string>& procs_files) {
+  constexpr std::string_view kProcs = "/cgroup.procs";
+  if (procs_files.size() != 1 || !procs_files[0].ends_with(kProcs)) return -1;
+  std::string dir = procs_files[0].substr(0, procs_files[0].size() - kProcs.size());
+  return open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 std::vector<std::string> JobCgroup::batch_procs_files() const {
   if (mode_ != CgroupMode::kV2 || dirs_.empty()) return procs_files();
   std::string leaf = dirs_.front() + "/" + kBatchLeaf;

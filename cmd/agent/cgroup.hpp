@@ -38,6 +38,10 @@ std::string_view cgroup_mode_name(CgroupMode m);  // "none", "v1", "v2"
 // syscalls: safe after fork in a threaded process. False when the write failed.
 bool join_cgroup_file(const std::string& file);
 bool join_cgroup_file(const char* file);  // the same, allocating nothing (a child without a heap)
+// The directory of the one v2 group whose `cgroup.procs` is `procs_files` (a job's or a
+// task's), open for clone3's CLONE_INTO_CGROUP (cmd/agent/vfork_into); -1 where they are
+// not one such file (v1's `tasks` files: joined by join_cgroup_file without a lock).
+int open_v2_group_dir(const std::vector<std::string>& procs_files);
 
 struct CgroupLimits {
   std::vector<int32_t> cpus;          // empty: no cpuset

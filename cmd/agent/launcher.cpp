@@ -92,6 +92,7 @@ struct ShimPlan {
   // want it out of the agent's); else the script's child does (a shim sharing the agent's
   // memory must not count in the job's memory group, see start_shim).
   bool shim_joins;
+  bool born_in_group;  // a forked shim started inside the job's v2 group: nothing to join
 };
 
 // ShimPlan's texts and where each comes from.
@@ -136,6 +137,7 @@ ShimPlan* flatten(const ChildPlan& p, ForkBlock& block) {
   f->gid = p.gid;
   f->script_stack = nullptr;
   f->shim_joins = true;
+  f->born_in_group = false;
   return f;
 }
 
@@ -310,7 +312,7 @@ bool child_went(int went_fd) { return read_token(went_fd, 'W'); }
   setsid();
   // Nothing of the agent (its sockets, event loop) stays open in a long-lived copy.
   keep_only(std::min(report_fd, go_fd), std::max(report_fd, go_fd));
-  if (p.shim_joins) join_job_cgroup(p, report_fd);
+  if (p.shim_joins && !p.born_in_group) join_job_cgroup(p, report_fd);
   for (int sig : kShimIgnores) signal(sig, SIG_IGN);
   signal(SIGCHLD, SIG_DFL);  // not the agent's handler, which writes to a descriptor closed here
   int went[2];
@@ -444,7 +446,8 @@ struct ShimStart {
 }
 
 // Starts the shim: sharing the agent's memory, on its area, when `share` (and the kernel
-// allows), else a fork without the agent's heap. Its pid, or -errno.
+// allows), else a fork without the agent's heap, born in the job's group where that is one
+// v2 group (`cgroup_procs`, its cgroup.procs). Its pid, or -errno.
 // A shim that shares the agent's memory is not a member of the job's cgroup (its script's
 // child joins it): the kernel would count the agent's whole memory as its own there, and an
 // OOM kill in the job's memory group that picked it would kill every process sharing it,
@@ -453,7 +456,7 @@ struct ShimStart {
 // while a v2 group is also systemd's unit, whose stop would kill shims left in it. The
 // script's child shares the memory until its exec and is made not dumpable, as a root
 // agent is from its start (Agent::start), so the job's user cannot trace into it.
-pid_t start_shim(ShimArea& area, ShimStart* start, bool share) {
+pid_t start_shim(ShimArea& area, ShimStart* start, bool share, const std::vector<std::string>& cgroup_procs) {
   ShimPlan& plan = *start->plan;
   if (void* thread = share ? copy_thread_area(area.thread_room()) : nullptr) {
     plan.shim_joins = false;
@@ -462,6 +465,18 @@ pid_t start_shim(ShimArea& area, ShimStart* start, bool share) {
   }
   plan.shim_joins = true;
   HeapNotForked without_heap;
+  // Born in the job's v2 group where the kernel can: a move there afterwards (a write to
+  // cgroup.procs) takes the kernel's threadgroup lock for writing, which may wait for an
+  // RCU grace period (cmd/agent/vfork_into.hpp). Not where clone3 or its flag is refused.
+  static bool clone_into_group = true;  // the agent's event loop only
+  if (int dir = clone_into_group ? open_v2_group_dir(cgroup_procs) : -1; dir >= 0) {
+    plan.born_in_group = true;
+    pid_t pid = fork_into_cgroup(dir, shim_main, start);
+    close(dir);
+    if (pid > 0) return pid;
+    plan.born_in_group = false;
+    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG || pid == -EPERM) clone_into_group = false;
+  }
   // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
   // over every open FILE, NSS's), which read the heap this child has not got.
   pid_t pid = _Fork();
@@ -496,7 +511,7 @@ Result<LaunchedJob> launch_batch(const BatchLaunch& launch, const RecordLaunch& 
     return io_error(std::string("pipe: ") + std::strerror(errno));
   }
   *start = ShimStart{shim_plan, report[1], go[0], report[0], go[1]};
-  pid_t pid = start_shim(area, start, launch.share_agent_memory);
+  pid_t pid = start_shim(area, start, launch.share_agent_memory, plan->cgroup_procs);
   bool shared = !shim_plan->shim_joins;
   if (pid < 0) {
     for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);

@@ -150,21 +150,11 @@ void born_in_group_child(void* a) {
   run_task(*c->plan, *c->prepared, c->in, c->out, c->err, true);
 }
 
-// The directory of the task's group when it is one v2 group (its cgroup.procs alone), open
-// for clone3's CLONE_INTO_CGROUP; -1 otherwise. v1 groups are joined by writing 0 to
-// their tasks files, which takes no global lock.
-int v2_group_dir(const TaskPlan& plan) {
-  constexpr std::string_view kProcs = "/cgroup.procs";
-  if (plan.cgroup_procs.size() != 1 || !plan.cgroup_procs[0].ends_with(kProcs)) return -1;
-  std::string dir = plan.cgroup_procs[0].substr(0, plan.cgroup_procs[0].size() - kProcs.size());
-  return open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
 // The child, started inside its group where the kernel can, else by vfork() (it then joins
 // its groups itself). Returns its pid or -1 with errno set.
 pid_t start_child(const TaskPlan& plan, const Prepared& p, int in, int out, int err) {
   static std::atomic<bool> clone_into_group{true};  // until the kernel says it has no such thing
-  if (int dir = clone_into_group ? v2_group_dir(plan) : -1; dir >= 0) {
+  if (int dir = clone_into_group ? open_v2_group_dir(plan.cgroup_procs) : -1; dir >= 0) {
     ChildArgs args{&plan, &p, in, out, err};
     pid_t pid = vfork_into_cgroup(dir, born_in_group_child, &args);
     close(dir);

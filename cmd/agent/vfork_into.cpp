@@ -13,7 +13,8 @@ namespace hq::cmd {
 
 // long hq_clone3_call(clone_args* args, size_t size, void (*fn)(void*), void* arg)
 // The parent returns the kernel's answer. The child starts on the stack named in args
-// (the kernel sets its stack pointer to stack + stack_size), calls fn(arg) there and, should
+// (the kernel sets its stack pointer to stack + stack_size; none named: on its copy of the
+// caller's), aligns it to 16 bytes as a call wants, calls fn(arg) there and, should
 // fn return, exits with status 127. r8 and r9 carry fn and arg across the system call (it
 // preserves every register but rax, rcx and r11, in the child too).
 asm(R"(
@@ -33,6 +34,7 @@ hq_clone3_call:
   ret
 1:
   xor %ebp, %ebp
+  and $-16, %rsp
   mov %r9, %rdi
   call *%r8
   mov $127, %edi
@@ -88,11 +90,18 @@ pid_t clone_sharing_memory(char* stack, size_t size, void* thread_pointer, void 
   return clone_on_stack(CLONE_VM, -1, thread_pointer, stack, stack_top(stack, size), child, arg);
 }
 
+pid_t fork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg) {
+  if (cgroup_fd < 0) return -EBADF;
+  // No stack: the child goes on at the caller's stack pointer, in its own copy of it.
+  return clone_on_stack(0, cgroup_fd, nullptr, nullptr, nullptr, child, arg);
+}
+
 #else
 
 pid_t vfork_into_cgroup(int, void (*)(void*), void*) { return -ENOSYS; }
 pid_t vfork_on_stack(char*, size_t, void (*)(void*), void*) { return -ENOSYS; }
 pid_t clone_sharing_memory(char*, size_t, void*, void (*)(void*), void*) { return -ENOSYS; }
+pid_t fork_into_cgroup(int, void (*)(void*), void*) { return -ENOSYS; }
 
 #endif
 

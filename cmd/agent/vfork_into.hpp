@@ -23,6 +23,15 @@ pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg);
 // for a caller without a heap (the job's shim, cmd/agent/launcher.cpp).
 pid_t vfork_on_stack(char* stack, size_t size, void (*child)(void*), void* arg);
 
+// `child(arg)` in a new process with a copy of the caller's memory, as fork() makes, inside
+// the group whose directory `cgroup_fd` is open on (clone3 with CLONE_INTO_CGROUP: the
+// job's shim on cgroup v2, which then need not move itself there). The child runs on its
+// copy of the caller's stack and must end by exec or _exit, making system calls only: glibc
+// is not told of the new process (no atfork handlers, its thread's cached id is the
+// caller's). -errno on failure: -ENOSYS where clone3 or the flag is not to be had, -EBADF
+// where `cgroup_fd` is not a group's directory.
+pid_t fork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg);
+
 // `child(arg)` in a new process that shares the caller's memory but not its wait: the
 // caller goes on at once (clone3 with CLONE_VM and CLONE_SETTLS; the job's shim,
 // cmd/agent/shim_memory.hpp). The child runs on `size` bytes at `stack` with

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/inotify.h>
+#include "../cgroup2_mount.hpp"
 #include "../forked_child.hpp"
 #include "../skip.hpp"
 #include "../temp_dir.hpp"
@@ -240,4 +242,40 @@ TEST_CASE("launcher: the shim joins the job's cgroup when forked, the script's p
     CHECK(trim(read_small_file(procs)) == std::to_string(joined));
     launched->area.free_after_reap();
   }
+}
+
+// On cgroup v2 a forked shim is started inside the job's group (clone3's CLONE_INTO_CGROUP)
+// instead of moving itself there: a write to cgroup.procs takes the kernel's threadgroup
+// lock for writing. inotify sees any open or write of the group's cgroup.procs.
+TEST_CASE("launcher: on cgroup v2 a forked shim is born in the job's group and opens nothing to join it (the real kernel)") {
+  test::TempDir dir;
+  test::Cgroup2Mount cgroup2(dir.path());
+  if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
+  std::string name = "hq_launcher_test_" + std::to_string(getpid());
+  std::string group = cgroup2.path() + "/" + name;
+  REQUIRE(mkdir(group.c_str(), 0755) == 0);
+  int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  REQUIRE(watch >= 0);
+  REQUIRE(inotify_add_watch(watch, (group + "/cgroup.procs").c_str(), IN_OPEN | IN_MODIFY) >= 0);
+  std::string marker = dir.path() + "/ran";
+  BatchLaunch l = launch_touching(dir.path(), marker, false);
+  l.cgroup_procs = {group + "/cgroup.procs"};
+  std::string shim_group;
+  auto launched = launch_batch(l, [&](const LaunchedJob& pids) {
+    shim_group = read_small_file("/proc/" + std::to_string(pids.shim) + "/cgroup");
+    return Status::ok();
+  });
+  REQUIRE_MESSAGE(launched.is_ok(), launched.status().message());
+  int status = 0;
+  REQUIRE(waitpid(launched->shim, &status, 0) == launched->shim);
+  CHECK(WIFEXITED(status));
+  CHECK_FALSE(launched->shared_memory);
+  CHECK(shim_group.find("0::/" + name + "\n") != std::string::npos);
+  CHECK(exists(marker));  // the script ran
+  char events[4096];
+  ssize_t n = read(watch, events, sizeof events);
+  CHECK(n < 0);  // nothing opened the group's cgroup.procs: no event to read
+  close(watch);
+  launched->area.free_after_reap();
+  CHECK(rmdir(group.c_str()) == 0);
 }

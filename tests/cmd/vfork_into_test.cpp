@@ -74,3 +74,67 @@ TEST_CASE("vfork_into_cgroup: a child started into a v2 group is in it from the 
   CHECK(seen.find("0::/" + name + "\n") != std::string::npos);
   CHECK(rmdir(group.c_str()) == 0);
 }
+
+namespace {
+
+struct ForkedReport {
+  int pipe_write = -1;
+  int written = 0;  // set by the child in its own copy: the caller's stays 0
+};
+
+// Runs in the forked child, on its copy of the caller's stack: its group to the pipe.
+void report_group(void* arg) {
+  auto* r = static_cast<ForkedReport*>(arg);
+  r->written = 1;
+  char text[512];
+  int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, text, sizeof text) : -1;
+  if (n <= 0 || write(r->pipe_write, text, static_cast<size_t>(n)) != n) _exit(3);
+  _exit(0);
+}
+
+}  // namespace
+
+TEST_CASE("fork_into_cgroup: a forked child is in a v2 group from the start, with memory of its own (the real kernel)") {
+  hq::test::TempDir dir;
+  hq::test::Cgroup2Mount cgroup2(dir.path());
+  if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
+  std::string name = "hq_fork_into_test_" + std::to_string(getpid());
+  std::string group = cgroup2.path() + "/" + name;
+  REQUIRE(mkdir(group.c_str(), 0755) == 0);
+  int fd = open(group.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  int pipe_fds[2];
+  REQUIRE(pipe2(pipe_fds, O_CLOEXEC) == 0);
+  ForkedReport r;
+  r.pipe_write = pipe_fds[1];
+  pid_t pid = hq::cmd::fork_into_cgroup(fd, report_group, &r);
+  close(fd);
+  close(pipe_fds[1]);
+  if (pid == -ENOSYS) {
+    close(pipe_fds[0]);
+    rmdir(group.c_str());
+    HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
+  }
+  REQUIRE(pid > 0);
+  CHECK(exit_code_of(pid) == 0);
+  char text[512] = {};
+  ssize_t n = read(pipe_fds[0], text, sizeof text - 1);
+  close(pipe_fds[0]);
+  REQUIRE(n > 0);
+  CHECK(std::string(text).find("0::/" + name + "\n") != std::string::npos);
+  CHECK(r.written == 0);  // a fork's copy, not the caller's memory
+  CHECK(rmdir(group.c_str()) == 0);
+}
+
+TEST_CASE("fork_into_cgroup: a directory that is no group is refused, and no child is made") {
+  hq::test::TempDir dir;
+  int fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  ForkedReport r;
+  pid_t pid = hq::cmd::fork_into_cgroup(fd, report_group, &r);
+  close(fd);
+  if (pid == -ENOSYS) HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
+  CHECK(pid == -EBADF);
+  CHECK(hq::cmd::fork_into_cgroup(-1, report_group, &r) == -EBADF);
+}

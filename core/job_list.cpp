@@ -57,8 +57,9 @@ size_t JobList::KeyHash::operator()(const ListingKey& k) const {
   return h;
 }
 
-uint16_t JobList::key_number(const Job& job) const {
-  ListingKey key = listing_key(job);
+uint16_t JobList::key_number(const Job& job) const { return intern(listing_key(job)); }
+
+uint16_t JobList::intern(const ListingKey& key) const {
   if (auto it = key_numbers_.find(key); it != key_numbers_.end()) return it->second;
   if (keys_.size() >= kOtherKey) return kOtherKey;
   const OwnedKey& owned = keys_.emplace_back(OwnedKey{std::string(key.spec_partition), std::string(key.partition),
@@ -67,6 +68,22 @@ uint16_t JobList::key_number(const Job& job) const {
   auto n = static_cast<uint16_t>(keys_.size() - 1);
   key_numbers_.emplace(owned.view(), n);
   return n;
+}
+
+void JobList::renumber_keys() {
+  key_numbers_.clear();  // (its views are into `old`'s strings, which stay where they are)
+  std::deque<OwnedKey> old = std::move(keys_);
+  keys_.clear();
+  std::vector<uint16_t> renumbered(old.size(), kOtherKey);
+  for (size_t i = 0; i < size_; ++i) {
+    Entry& e = at(i);
+    if (e.key >= old.size()) {
+      e.key = key_number(*e.job());  // beyond a table that was full: there may be room now
+    } else {
+      if (renumbered[e.key] == kOtherKey) renumbered[e.key] = intern(old[e.key].view());
+      e.key = renumbered[e.key];
+    }
+  }
 }
 
 JobList::Entry JobList::entry_of(const Job& job) const {
@@ -125,6 +142,7 @@ void JobList::compact() {
   size_ = kept;
   removed_ = 0;
   chunks_.resize((size_ + kChunk - 1) >> kChunkShift);
+  renumber_keys();
 }
 
 // In step: not stale, as many jobs as the map, and the last one the map's last job, id

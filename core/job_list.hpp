@@ -7,7 +7,8 @@
 // records it does read a few jobs ahead, where a walk of the map waits on memory once a
 // node (about 20 ms for 100,000 jobs). Kept by the only two places a job comes and goes
 // (apply_submitted, erase_job), and given a job's new key after each event about it
-// (retag, from apply); a copy of a ClusterState starts with it empty and stale (the
+// (retag, from apply); its compaction drops the keys no job has any more (renumber_keys);
+// a copy of a ClusterState starts with it empty and stale (the
 // addresses would be the other map's) and it is rebuilt at its first walk, as it is
 // whenever its count or its last record and the map's differ. A job id past 2^48 (which
 // hq never hands out) turns it off for good: the walks are then the map's. Pure; one
@@ -91,6 +92,10 @@ class JobList {
   void clear() const;
   uint16_t user_number(const std::string& name) const;  // the user table is part of the cache
   uint16_t key_number(const Job& job) const;            // and so is the keys'
+  uint16_t intern(const ListingKey& key) const;         // kOtherKey once the table is full
+  // At each compaction: only the keys of the jobs still listed, numbered afresh (a key no
+  // job has any more is dropped, so the table fills only with keys alive at once).
+  void renumber_keys();
   Entry entry_of(const Job& job) const;                 // off_ set where it cannot be held
   size_t first_after(uint64_t id) const;
   bool in_step(const std::map<JobId, Job>& jobs) const;

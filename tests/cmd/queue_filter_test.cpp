@@ -6,6 +6,7 @@
 // The real Controller on an in-memory journal.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -90,6 +91,21 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
     if (rng() % 4 == 0) cancel.push_back(id);
   REQUIRE(h.cancel(cancel, "k", net::Identity{}).is_ok());
   h.settle();
+  {  // the agents report the cancelled running jobs' ends: ended jobs that held nodes (-w)
+    pb::QueueRequest running;
+    running.set_state_filter("r");
+    pb::QueueReply now_running = h.ctl->queue(running, net::Identity{});
+    std::set<uint64_t> cancelled(cancel.begin(), cancel.end());
+    for (const auto& j : now_running.jobs()) {
+      if (!cancelled.count(j.job_id()) || j.alloc_size() == 0) continue;
+      pb::JobEnded e;
+      e.set_job_id(j.job_id());
+      e.set_state("CANCELLED");
+      const std::string& node = j.alloc(0).node();
+      h.ctl->agent_job_ended(node, agents[node == "n1" ? 0 : 1], e);
+    }
+    h.settle();
+  }
 
   pb::QueueRequest everything;
   everything.set_include_finished(true);
@@ -101,6 +117,9 @@ TEST_CASE("squeue filters in the controller: the same rows as a reference over a
   REQUIRE(by_state["RUNNING"] > 0);
   REQUIRE(by_state["CANCELLED"] > 0);
   REQUIRE(by_state["PENDING"] > 0);
+  // Ended jobs that held nodes: what -w with every state finds among the ended ones.
+  REQUIRE(std::count_if(all.jobs().begin(), all.jobs().end(),
+                        [](const pb::Job& j) { return j.state() == "CANCELLED" && j.alloc_size() > 0; }) > 0);
   std::vector<std::string> users;
   for (const auto& j : all.jobs()) users.push_back(j.spec().user());
 

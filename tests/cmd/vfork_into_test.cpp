@@ -42,6 +42,17 @@ bool clone3_refused(pid_t answer) {
   return answer == -ENOSYS || answer == -EINVAL || answer == -E2BIG || answer == -EPERM;
 }
 
+// A v2 group made for one test under `root` (the test removes it once empty), and its
+// directory open for clone3 (fd -1 where either failed).
+struct TestGroup {
+  std::string name, path;
+  int fd = -1;
+  TestGroup(const std::string& root, const std::string& prefix)
+      : name(prefix + std::to_string(getpid())), path(root + "/" + name) {
+    if (mkdir(path.c_str(), 0755) == 0) fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+};
+
 int exit_code_of(pid_t pid) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
@@ -63,23 +74,20 @@ TEST_CASE("vfork_into_cgroup: a child started into a v2 group is in it from the 
   hq::test::TempDir dir;
   hq::test::Cgroup2Mount cgroup2(dir.path());
   if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
-  std::string name = "hq_vfork_into_test_" + std::to_string(getpid());
-  std::string group = cgroup2.path() + "/" + name;
-  REQUIRE(mkdir(group.c_str(), 0755) == 0);
-  int fd = open(group.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
+  TestGroup group(cgroup2.path(), "hq_vfork_into_test_");
+  REQUIRE(group.fd >= 0);
   VforkShared s;
-  pid_t pid = hq::cmd::vfork_into_cgroup(fd, read_own_cgroup, &s);
-  close(fd);
+  pid_t pid = hq::cmd::vfork_into_cgroup(group.fd, read_own_cgroup, &s);
+  close(group.fd);
   if (pid == -ENOSYS) {
-    rmdir(group.c_str());
+    rmdir(group.path.c_str());
     HQ_SKIP("clone3 is not available on this kernel or processor");
   }
   REQUIRE(pid > 0);
   CHECK(exit_code_of(pid) == 0);
   std::string seen(s.cgroup);  // "0::/PATH" (and v1 lines on a hybrid host)
-  CHECK(seen.find("0::/" + name + "\n") != std::string::npos);
-  CHECK(rmdir(group.c_str()) == 0);
+  CHECK(seen.find("0::/" + group.name + "\n") != std::string::npos);
+  CHECK(rmdir(group.path.c_str()) == 0);
 }
 
 namespace {
@@ -114,21 +122,18 @@ TEST_CASE("fork_into_cgroup: a forked child is in a v2 group from the start, wit
   hq::test::TempDir dir;
   hq::test::Cgroup2Mount cgroup2(dir.path());
   if (cgroup2.path().empty()) HQ_SKIP(cgroup2.why_not());
-  std::string name = "hq_fork_into_test_" + std::to_string(getpid());
-  std::string group = cgroup2.path() + "/" + name;
-  REQUIRE(mkdir(group.c_str(), 0755) == 0);
-  int fd = open(group.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
+  TestGroup group(cgroup2.path(), "hq_fork_into_test_");
+  REQUIRE(group.fd >= 0);
   int pipe_fds[2];
   REQUIRE(pipe2(pipe_fds, O_CLOEXEC) == 0);
   ForkedReport r;
   r.pipe_write = pipe_fds[1];
-  pid_t pid = hq::cmd::fork_into_cgroup(fd, report_group, &r);
-  close(fd);
+  pid_t pid = hq::cmd::fork_into_cgroup(group.fd, report_group, &r);
+  close(group.fd);
   close(pipe_fds[1]);
   if (clone3_refused(pid)) {
     close(pipe_fds[0]);
-    rmdir(group.c_str());
+    rmdir(group.path.c_str());
     HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
   }
   REQUIRE(pid > 0);
@@ -137,9 +142,9 @@ TEST_CASE("fork_into_cgroup: a forked child is in a v2 group from the start, wit
   ssize_t n = read(pipe_fds[0], text, sizeof text - 1);
   close(pipe_fds[0]);
   REQUIRE(n > 0);
-  CHECK(std::string(text).find("0::/" + name + "\n") != std::string::npos);
+  CHECK(std::string(text).find("0::/" + group.name + "\n") != std::string::npos);
   CHECK(r.written == 0);  // a fork's copy, not the caller's memory
-  CHECK(rmdir(group.c_str()) == 0);
+  CHECK(rmdir(group.path.c_str()) == 0);
 }
 
 TEST_CASE("fork_into_cgroup: a directory that is no group is refused, and no child is made") {

@@ -288,7 +288,7 @@ void keep_only(int a, int b) {
 pid_t start_script_child(ScriptChild& child, int report_fd) {
   pid_t script = vfork_on_stack(child.plan->script_stack, ShimArea::kStack,
                                 [](void* c) { run_script(*static_cast<ScriptChild*>(c)); }, &child);
-  if (script == -ENOSYS || script == -EINVAL || script == -E2BIG || script == -EPERM) {
+  if (clone3_refused(script)) {
     script = _Fork();  // no atfork handlers: they would touch the heap this process has not got
     if (script == 0) run_script(child);
     if (script < 0) script = -errno;
@@ -461,7 +461,7 @@ pid_t start_shim(ShimArea& area, ShimStart* start, bool share, const std::vector
   if (void* thread = share ? copy_thread_area(area.thread_room()) : nullptr) {
     plan.shim_joins = false;
     pid_t pid = clone_sharing_memory(area.shim_stack(), ShimArea::kStack, thread, shim_main, start);
-    if (pid != -ENOSYS && pid != -EINVAL && pid != -E2BIG && pid != -EPERM) return pid;  // else refused: fork
+    if (!clone3_refused(pid)) return pid;  // else refused: fork
   }
   plan.shim_joins = true;
   HeapNotForked without_heap;
@@ -475,7 +475,7 @@ pid_t start_shim(ShimArea& area, ShimStart* start, bool share, const std::vector
     close(dir);
     if (pid > 0) return pid;
     plan.born_in_group = false;
-    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG || pid == -EPERM) clone_into_group = false;
+    if (clone3_refused(pid)) clone_into_group = false;
   }
   // _Fork: glibc's fork() runs its atfork handlers in the child (malloc's, stdio's walk
   // over every open FILE, NSS's), which read the heap this child has not got.

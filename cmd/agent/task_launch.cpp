@@ -159,7 +159,7 @@ pid_t start_child(const TaskPlan& plan, const Prepared& p, int in, int out, int 
     pid_t pid = vfork_into_cgroup(dir, born_in_group_child, &args);
     close(dir);
     if (pid > 0) return pid;
-    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG || pid == -EPERM) clone_into_group = false;  // EPERM: a seccomp filter
+    if (clone3_refused(pid)) clone_into_group = false;
   }
   pid_t pid = vfork();
   if (pid == 0) run_task(plan, p, in, out, err, false);

@@ -10,6 +10,7 @@
 // Thread rules: any thread; one stack per thread, reused by each call.
 // clone_sharing_memory (below) starts a child that runs beside its caller instead.
 #pragma once
+#include <cerrno>
 #include <cstddef>
 #include <sys/types.h>
 
@@ -18,6 +19,12 @@ namespace hq::cmd {
 // `child(arg)` in a new process inside the group whose directory `cgroup_fd` is open on
 // (-1: the caller's group). Returns the child's pid, or -errno (-ENOSYS: not available).
 pid_t vfork_into_cgroup(int cgroup_fd, void (*child)(void*), void* arg);
+
+// Whether an answer of these functions says the kernel refuses them (no clone3 or no such
+// flag: before Linux 5.3 or 5.7; a seccomp profile: EPERM), so that the caller forks instead.
+inline bool clone3_refused(long answer) {
+  return answer == -ENOSYS || answer == -EINVAL || answer == -E2BIG || answer == -EPERM;
+}
 
 // The same in the caller's group, on a stack the caller gives (`size` bytes at `stack`),
 // for a caller without a heap (the job's shim, cmd/agent/launcher.cpp).

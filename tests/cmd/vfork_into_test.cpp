@@ -36,12 +36,6 @@ void read_own_cgroup(void* arg) {
   _exit(n > 0 ? 0 : 3);
 }
 
-// What a kernel without clone3 or CLONE_INTO_CGROUP (before 5.7) or a seccomp profile
-// answers: the launcher forks and joins then.
-bool clone3_refused(pid_t answer) {
-  return answer == -ENOSYS || answer == -EINVAL || answer == -E2BIG || answer == -EPERM;
-}
-
 // A v2 group made for one test under `root` (the test removes it once empty), and its
 // directory open for clone3 (fd -1 where either failed).
 struct TestGroup {
@@ -131,7 +125,7 @@ TEST_CASE("fork_into_cgroup: a forked child is in a v2 group from the start, wit
   pid_t pid = hq::cmd::fork_into_cgroup(group.fd, report_group, &r);
   close(group.fd);
   close(pipe_fds[1]);
-  if (clone3_refused(pid)) {
+  if (hq::cmd::clone3_refused(pid)) {
     close(pipe_fds[0]);
     rmdir(group.path.c_str());
     HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
@@ -154,7 +148,7 @@ TEST_CASE("fork_into_cgroup: a directory that is no group is refused, and no chi
   ForkedReport r;
   pid_t pid = hq::cmd::fork_into_cgroup(fd, report_group, &r);
   close(fd);
-  if (clone3_refused(pid)) HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
+  if (hq::cmd::clone3_refused(pid)) HQ_SKIP("clone3 or CLONE_INTO_CGROUP is not available on this kernel or processor");
   CHECK(pid == -EBADF);
   CHECK(hq::cmd::fork_into_cgroup(-1, report_group, &r) == -EBADF);
 }

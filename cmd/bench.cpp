@@ -5,7 +5,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <thread>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
 #include "core/job.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 #include "net/client.hpp"
 #include "net/clock.hpp"
@@ -94,13 +94,13 @@ double connect_ms(const BenchCluster& c, int n) {
 
 int bench_submit(int seq_n, int conc_n, int clients, bool plaintext) {
   BenchCluster c;
-  if (Status s = start_cluster(c, 0, 1, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (Status s = start_cluster(c, 0, 1, plaintext); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   double conn_ms = connect_ms(c, 200);
   double seq = sequential_processes(c, seq_n);
   double conc = concurrent_clients(c, clients, conc_n / clients);
   auto stream = streaming(c, conc_n, true);
   std::string tr = plaintext ? " transport=plaintext" : " transport=tls";
-  std::cout << "bench=connect" << tr << " ms_per_connection=" << conn_ms << "\n"
+  hq::cout() << "bench=connect" << tr << " ms_per_connection=" << conn_ms << "\n"
             << "bench=submit" << tr << " sequential_processes=" << seq_n << " rate_per_s=" << static_cast<int>(seq) << "\n"
             << "bench=submit" << tr << " concurrent_clients=" << clients << " jobs=" << conc_n << " rate_per_s=" << static_cast<int>(conc) << "\n"
             << "bench=submit" << tr << " streaming_client=1 jobs=" << conc_n << " rate_per_s=" << (stream ? static_cast<int>(*stream) : -1) << "\n";
@@ -109,19 +109,19 @@ int bench_submit(int seq_n, int conc_n, int clients, bool plaintext) {
 
 int bench_e2e(int n, int nodes, int cpus, bool plaintext) {
   BenchCluster c;
-  if (Status s = start_cluster(c, nodes, cpus, plaintext); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (Status s = start_cluster(c, nodes, cpus, plaintext); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   auto client = bench_connect(c);
-  if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
-  if (Status s = wait_for_nodes(**client, nodes); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (!client) return hq::cerr() << "hq bench: " << client.status().message() << "\n", 1;
+  if (Status s = wait_for_nodes(**client, nodes); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   double t0 = net::mono_seconds();
   auto submitted = streaming(c, n, false);
-  if (!submitted) return std::cerr << "hq bench: " << submitted.status().message() << "\n", 1;
+  if (!submitted) return hq::cerr() << "hq bench: " << submitted.status().message() << "\n", 1;
   (void)wait_until_idle(**client, std::max(0.0, t0 + 600 - net::mono_seconds()));  // the outputs say if all ran
   double elapsed = net::mono_seconds() - t0;
   size_t outputs = 0;
   for (const auto& e : std::filesystem::directory_iterator(c.dir))
     outputs += e.path().filename().string().rfind("slurm-", 0) == 0;
-  std::cout << "bench=e2e" << (plaintext ? " transport=plaintext" : " transport=tls") << " jobs=" << n << " nodes=" << nodes << " cpus_per_node=" << cpus << " seconds=" << elapsed
+  hq::cout() << "bench=e2e" << (plaintext ? " transport=plaintext" : " transport=tls") << " jobs=" << n << " nodes=" << nodes << " cpus_per_node=" << cpus << " seconds=" << elapsed
             << " jobs_per_s=" << static_cast<int>(n / elapsed) << " output_files=" << outputs << "\n";
   return outputs == static_cast<size_t>(n) ? 0 : 1;
 }
@@ -150,7 +150,7 @@ constexpr char kBenchUsage[] =
 }  // namespace
 
 int run_bench(const Args& args) {
-  if (asks_help(args)) return std::cout << kBenchUsage, 0;
+  if (asks_help(args)) return hq::cout() << kBenchUsage, 0;
   std::string what = args.size() > 1 ? args[1] : "";
   if (auto bad = unknown_option(args, {"--sequential", "--jobs", "--clients", "--plaintext", "--nodes", "--cpus", "--depth",
                                        "--repeat", "--limits", "--blocks", "--tree", "--agents", "--window", "--steps", "--users", "--ends",
@@ -166,7 +166,7 @@ int run_bench(const Args& args) {
   if (what == "cli") return bench_cli(args);
   if (what == "accounting") return bench_accounting(args);
   if (what == "e2e") return bench_e2e(flag(args, "--jobs", 5000), flag(args, "--nodes", 4), flag(args, "--cpus", 16), plaintext);
-  std::cerr << kBenchUsage;
+  hq::cerr() << kBenchUsage;
   return 2;
 }
 

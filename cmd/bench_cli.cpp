@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <iostream>
 #include <thread>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "cmd/bench_timing.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
 
@@ -82,27 +82,27 @@ int bench_cli(const Args& args) {
   bool tcp = std::find(args.begin(), args.end(), "--tcp") != args.end();
   BenchCluster c;
   c.local_socket = !tcp;
-  if (Status s = start_cluster(c, nodes, cpus, false); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (Status s = start_cluster(c, nodes, cpus, false); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   auto client = bench_connect(c);
-  if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
-  if (Status s = wait_for_nodes(**client, nodes); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (!client) return hq::cerr() << "hq bench: " << client.status().message() << "\n", 1;
+  if (Status s = wait_for_nodes(**client, nodes); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   std::string how = tcp ? " transport=tls" : " transport=local_socket";
   double a1 = submit_loops(c, sequential, 1);
-  std::cout << "bench=cli" << how << " path=A1_sequential_sbatch jobs=" << sequential << " rate_per_s=" << static_cast<int>(a1) << "\n";
+  hq::cout() << "bench=cli" << how << " path=A1_sequential_sbatch jobs=" << sequential << " rate_per_s=" << static_cast<int>(a1) << "\n";
   double a2 = submit_loops(c, concurrent, loops);
-  std::cout << "bench=cli" << how << " path=A2_concurrent_sbatch loops=" << loops << " jobs=" << concurrent
+  hq::cout() << "bench=cli" << how << " path=A2_concurrent_sbatch loops=" << loops << " jobs=" << concurrent
             << " rate_per_s=" << static_cast<int>(a2) << "\n";
   int have = sequential + concurrent;
-  if (have < pending && submit_loops(c, pending - have, loops) < 0) return std::cerr << "hq bench: submissions failed\n", 1;
+  if (have < pending && submit_loops(c, pending - have, loops) < 0) return hq::cerr() << "hq bench: submissions failed\n", 1;
   have = std::max(have, pending);
   std::string listing = " pending=" + std::to_string(have) + " median_ms=";
-  std::cout << "bench=cli" << how << " path=C_squeue" << listing << command_ms(c, {"squeue"}) << "\n"
+  hq::cout() << "bench=cli" << how << " path=C_squeue" << listing << command_ms(c, {"squeue"}) << "\n"
             << "bench=cli" << how << " path=C_squeue_-t_R" << listing << command_ms(c, {"squeue", "-t", "R"}) << "\n"
             << "bench=cli" << how << " path=C_squeue_-j_1,2,3" << listing << command_ms(c, {"squeue", "-j", "1,2,3"}) << "\n";
-  if (!run_client(c, {"scancel", "-u", current_user_name()}, "/dev/null")) return std::cerr << "hq bench: scancel failed\n", 1;
-  if (Status s = wait_until_idle(**client, 120); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (!run_client(c, {"scancel", "-u", current_user_name()}, "/dev/null")) return hq::cerr() << "hq bench: scancel failed\n", 1;
+  if (Status s = wait_until_idle(**client, 120); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   double d = to_completed_ms(c, **client);
-  std::cout << "bench=cli" << how << " path=D_sbatch_to_completed median_ms=" << d << "\n";
+  hq::cout() << "bench=cli" << how << " path=D_sbatch_to_completed median_ms=" << d << "\n";
   return a1 > 0 && a2 > 0 && d > 0 ? 0 : 1;
 }
 

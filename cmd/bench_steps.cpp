@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
 #include "core/job.hpp"
+#include "core/std_streams.hpp"
 #include "net/clock.hpp"
 
 namespace hq::cmd {
@@ -61,20 +61,20 @@ std::vector<std::pair<double, double>> read_times(const std::string& path) {
 
 int one_run(int nodes, int steps) {
   BenchCluster c;
-  if (Status s = start_cluster(c, nodes, 2, false); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (Status s = start_cluster(c, nodes, 2, false); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   auto client = bench_connect(c);
-  if (!client) return std::cerr << "hq bench: " << client.status().message() << "\n", 1;
-  if (Status s = wait_for_nodes(**client, nodes); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+  if (!client) return hq::cerr() << "hq bench: " << client.status().message() << "\n", 1;
+  if (Status s = wait_for_nodes(**client, nodes); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   std::filesystem::create_directories(c.dir + "/bin");
   std::filesystem::create_symlink(self_exe(), c.dir + "/bin/srun");
   auto submitted = (*client)->call(steps_job(c.dir, steps_script(c.dir + "/bin", nodes, steps), nodes));
   if (!submitted || submitted->has_error())
-    return std::cerr << "hq bench: submit failed\n", 1;
-  if (Status s = wait_until_idle(**client, 600); !s) return std::cerr << "hq bench: " << s.message() << "\n", 1;
+    return hq::cerr() << "hq bench: submit failed\n", 1;
+  if (Status s = wait_until_idle(**client, 600); !s) return hq::cerr() << "hq bench: " << s.message() << "\n", 1;
   auto lat = read_times(c.dir + "/latency.txt");
   auto rate = read_times(c.dir + "/rate.txt");
   if (lat.size() != static_cast<size_t>(steps) || rate.size() != 1) {
-    std::cerr << "hq bench: the steps job failed; its output:\n" << read_small_file(c.dir + "/slurm-1.out");
+    hq::cerr() << "hq bench: the steps job failed; its output:\n" << read_small_file(c.dir + "/slurm-1.out");
     return 1;
   }
   std::vector<double> ms;
@@ -83,7 +83,7 @@ int one_run(int nodes, int steps) {
   double per_s = steps / (rate[0].second - rate[0].first);
   double mean = 0;
   for (double m : ms) mean += m / static_cast<double>(ms.size());
-  std::cout << "bench=steps inside=batch_job nodes=" << nodes << " steps=" << steps
+  hq::cout() << "bench=steps inside=batch_job nodes=" << nodes << " steps=" << steps
             << " median_ms=" << ms[ms.size() / 2] << " p90_ms=" << ms[ms.size() * 9 / 10]
             << " p99_ms=" << ms[ms.size() * 99 / 100] << " mean_ms=" << mean
             << " target_ms=" << (nodes == 1 ? 5 : 15) << " sequential_steps_per_s=" << static_cast<int>(per_s)

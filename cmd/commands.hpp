@@ -12,7 +12,8 @@ namespace hq::cmd {
 using Args = std::vector<std::string>;
 
 // hq's release, as `hq --version`, `scontrol version` and sinfo's VERSION print it.
-inline constexpr const char* kHqVersion = "0.1.0";
+#define HQ_VERSION "0.1.0"  // a literal, for text joined at compile time (`hq --version`'s line)
+inline constexpr const char* kHqVersion = HQ_VERSION;
 // Whether any argument after the command's name is -h or --help (a command that parses its
 // arguments by hand answers help before doing anything else).
 inline bool asks_help(const Args& args) {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 #include "cmd/paths.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 #include "net/pki.hpp"
 
@@ -46,21 +46,21 @@ int store_secret_command(const std::vector<std::string>& args) {
   std::string path = args[1] + "/accounting.secret";
   if (args.size() >= 4 && args[3] == "--rotate") {
     auto id = rotate_keyring(path);
-    if (!id) return std::cerr << "hq keygen: " << id.status().message() << "\n", 1;
-    std::cout << "added key " << *id << " to " << path << "; copy it to the accounting store's host, then retire "
+    if (!id) return hq::cerr() << "hq keygen: " << id.status().message() << "\n", 1;
+    hq::cout() << "added key " << *id << " to " << path << "; copy it to the accounting store's host, then retire "
               << "the old key (--store-secret --retire ID) here and there\n";
     return 0;
   }
   if (args.size() >= 5 && args[3] == "--retire") {
     auto id = parse_int(args[4], 1, 1000000);
     Status s = id ? retire_key(path, static_cast<uint32_t>(*id)) : invalid("bad key id " + args[4]);
-    if (!s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
-    std::cout << "retired key " << args[4] << " from " << path << "\n";
+    if (!s) return hq::cerr() << "hq keygen: " << s.message() << "\n", 1;
+    hq::cout() << "retired key " << args[4] << " from " << path << "\n";
     return 0;
   }
-  if (exists(path)) return std::cerr << "hq keygen: " << path << " exists (--rotate adds a key to it)\n", 1;
-  if (Status s = new_keyring(path); !s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
-  std::cout << "made " << path << ": the controller and its accounting store (hq accounting) use it instead of the "
+  if (exists(path)) return hq::cerr() << "hq keygen: " << path << " exists (--rotate adds a key to it)\n", 1;
+  if (Status s = new_keyring(path); !s) return hq::cerr() << "hq keygen: " << s.message() << "\n", 1;
+  hq::cout() << "made " << path << ": the controller and its accounting store (hq accounting) use it instead of the "
             << "cluster secret from their next connection; copy it to the store's host only, never to nodes\n";
   return 0;
 }
@@ -172,7 +172,7 @@ int run_keygen_command(const std::vector<std::string>& args) {
   bool help = std::any_of(args.begin() + (args.empty() ? 0 : 1), args.end(),
                           [](const std::string& a) { return a == "-h" || a == "--help"; });
   if (args.size() < 2 || help) {
-    (help ? std::cout : std::cerr)
+    (help ? hq::cout() : hq::cerr())
         << "usage: hq keygen DIR [CLUSTER_NAME]   (creates ca.pem, ca.key, controller.pem/.key, secret)\n"
            "       hq keygen DIR --rotate         (adds a signing key to DIR/secret; old keys still verify)\n"
            "       hq keygen DIR --retire ID      (removes key ID from DIR/secret)\n"
@@ -184,25 +184,25 @@ int run_keygen_command(const std::vector<std::string>& args) {
   if (args.size() >= 3 && args[2] == "--store-secret") return store_secret_command(args);
   if (args.size() >= 3 && args[2] == "--rotate") {
     auto id = rotate_keyring(args[1] + "/secret");
-    if (!id) return std::cerr << "hq keygen: " << id.status().message() << "\n", 1;
-    std::cout << "added key " << *id << " to " << args[1] << "/secret; it signs from now on. Copy the file to every "
+    if (!id) return hq::cerr() << "hq keygen: " << id.status().message() << "\n", 1;
+    hq::cout() << "added key " << *id << " to " << args[1] << "/secret; it signs from now on. Copy the file to every "
               << "node, then retire the old key with --retire\n";
     return 0;
   }
   if (args.size() >= 4 && args[2] == "--retire") {
     auto id = parse_int(args[3], 1, 1000000);
     Status s = id ? retire_key(args[1] + "/secret", static_cast<uint32_t>(*id)) : invalid("bad key id " + args[3]);
-    if (!s) return std::cerr << "hq keygen: " << s.message() << "\n", 1;
-    std::cout << "retired key " << args[3] << " from " << args[1] << "/secret\n";
+    if (!s) return hq::cerr() << "hq keygen: " << s.message() << "\n", 1;
+    hq::cout() << "retired key " << args[3] << " from " << args[1] << "/secret\n";
     return 0;
   }
   Status s = keygen(args[1], args.size() > 2 ? args[2] : "hq");
   if (!s) {
-    std::cerr << "hq keygen: " << s.message() << "\n";
+    hq::cerr() << "hq keygen: " << s.message() << "\n";
     return 1;
   }
   auto fp = net::cert_fingerprint(read_small_file(args[1] + "/ca.pem"));
-  std::cout << "keys in " << args[1] << "; cluster CA fingerprint sha256:" << (fp ? *fp : "?") << "\n"
+  hq::cout() << "keys in " << args[1] << "; cluster CA fingerprint sha256:" << (fp ? *fp : "?") << "\n"
             << "copy " << args[1] << "/ca.pem to every node and client (HQ_CA_FILE or /etc/hq/ca.pem)\n";
   return 0;
 }

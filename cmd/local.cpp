@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <functional>
 #include <iomanip>
-#include <iostream>
 #include <netinet/in.h>
 #include <optional>
 #include <set>
@@ -28,6 +27,7 @@
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -190,24 +190,24 @@ int respawn(const std::string& dir, std::vector<Daemon>& daemons, const std::set
     if (!names.count(d.name)) continue;
     if (alive(d)) stop_process(d.pid);
     auto pid = spawn_daemon(d.argv, dir + "/logs/" + d.name + ".log");
-    if (!pid) return std::cerr << "hq local: " << d.name << ": " << pid.status().message() << "\n", 1;
+    if (!pid) return hq::cerr() << "hq local: " << d.name << ": " << pid.status().message() << "\n", 1;
     d.pid = *pid;
-    if (Status s = save_daemons(dir, daemons); !s) return std::cerr << "hq local: " << s.message() << "\n", 1;
-    std::cout << "started " << d.name << " (pid " << d.pid << ")\n";
+    if (Status s = save_daemons(dir, daemons); !s) return hq::cerr() << "hq local: " << s.message() << "\n", 1;
+    hq::cout() << "started " << d.name << " (pid " << d.pid << ")\n";
     if (d.name != "controller") continue;
     // (process_alive: until it has exec'ed, the child's command line is still ours.)
     bool answers = wait_for([&] { return !process_alive(d.pid) || registered_nodes() >= 0; }, 15000);
     if (!answers || !process_alive(d.pid)) {
-      std::cerr << "hq local: the controller did not start; see " << dir << "/logs/controller.log\n";
+      hq::cerr() << "hq local: the controller did not start; see " << dir << "/logs/controller.log\n";
       return 1;
     }
   }
   int nodes = agent_count(daemons);
   if (wait && !wait_for([&] { return registered_nodes() == nodes; }, 20000)) {
-    std::cerr << "hq local: not every node registered; see " << dir << "/logs/\n";
+    hq::cerr() << "hq local: not every node registered; see " << dir << "/logs/\n";
     return 1;
   }
-  std::cout << "local cluster running: controller " << controller_addr(dir) << ", " << nodes << " nodes, state in "
+  hq::cout() << "local cluster running: controller " << controller_addr(dir) << ", " << nodes << " nodes, state in "
             << dir << "\n";
   return 0;
 }
@@ -229,15 +229,15 @@ int start_all(const std::string& dir, const StartOptions& o) {
   int block_size = o.block_size.value_or(old_block);
   uint16_t port = old && old->controller.port > 0 ? bindable_loopback_port(static_cast<uint16_t>(old->controller.port)) : 0;
   if (old && old->controller.port > 0 && port == 0)
-    std::cerr << "hq local: port " << old->controller.port << " is taken now; the controller gets another\n";
+    hq::cerr() << "hq local: port " << old->controller.port << " is taken now; the controller gets another\n";
   bool keep_config = port != 0 && nodes == old_nodes && cpus == old_cpus && block_size == old_block;
   if (port == 0) port = bindable_loopback_port(0);
-  if (port == 0) return std::cerr << "hq local: no free port on 127.0.0.1\n", 1;
+  if (port == 0) return hq::cerr() << "hq local: no free port on 127.0.0.1\n", 1;
   if (!keep_config) {
     if (Status s = write_file_atomic(config_path, local_config(nodes, cpus, block_size, port, dir), 0644); !s)
-      return std::cerr << "hq local: " << s.message() << "\n", 1;
+      return hq::cerr() << "hq local: " << s.message() << "\n", 1;
   }
-  if (Status s = keygen(dir + "/keys", "local"); !s) return std::cerr << "hq local: " << s.message() << "\n", 1;
+  if (Status s = keygen(dir + "/keys", "local"); !s) return hq::cerr() << "hq local: " << s.message() << "\n", 1;
   std::string exe = self_exe(), addr = "127.0.0.1:" + std::to_string(port);
   std::vector<Daemon> daemons{{"controller", 0, {exe, "controller", "--config", config_path}}};
   for (int i = 1; i <= nodes; ++i) {
@@ -262,12 +262,12 @@ int start(const std::string& dir, const StartOptions& o) {
   if (daemons.empty() || dead.size() == daemons.size()) return start_all(dir, o);
   int nodes = agent_count(daemons);
   if ((o.nodes && *o.nodes != nodes) || o.cpus) {
-    std::cerr << "hq local: a local cluster of " << nodes << " nodes is running (" << dir
+    hq::cerr() << "hq local: a local cluster of " << nodes << " nodes is running (" << dir
               << "); `hq local stop` first to change it\n";
     return 1;
   }
   if (dead.empty()) {
-    std::cout << "local cluster already running: controller " << controller_addr(dir) << ", " << nodes << " nodes\n";
+    hq::cout() << "local cluster already running: controller " << controller_addr(dir) << ", " << nodes << " nodes\n";
     return 0;
   }
   return respawn(dir, daemons, dead, o.wait);
@@ -279,7 +279,7 @@ int restart(const std::string& dir, const std::vector<std::string>& names, bool 
   std::set<std::string> wanted(names.begin(), names.end());
   for (const std::string& n : names) {
     if (std::none_of(daemons.begin(), daemons.end(), [&](const Daemon& d) { return d.name == n; }))
-      return std::cerr << "hq local: no daemon '" << n << "' in " << dir << " (see `hq local status`)\n", 2;
+      return hq::cerr() << "hq local: no daemon '" << n << "' in " << dir << " (see `hq local status`)\n", 2;
   }
   return respawn(dir, daemons, wanted, wait);
 }
@@ -288,7 +288,7 @@ int stop(const std::string& dir) {
   DirLock lock(dir);
   auto daemons = read_daemons(dir);
   if (daemons.empty()) {
-    std::cout << "no local cluster is running (" << dir << ")\n";
+    hq::cout() << "no local cluster is running (" << dir << ")\n";
     return 0;
   }
   for (auto it = daemons.rbegin(); it != daemons.rend(); ++it)  // agents first
@@ -296,7 +296,7 @@ int stop(const std::string& dir) {
   std::filesystem::remove(dir + "/daemons");
   std::filesystem::remove(dir + "/pids");
   std::filesystem::remove(dir + "/state/controller.addr");
-  std::cout << "local cluster stopped\n";
+  hq::cout() << "local cluster stopped\n";
   return 0;
 }
 
@@ -304,23 +304,23 @@ int stop(const std::string& dir) {
 int status(const std::string& dir) {
   auto daemons = read_daemons(dir);
   if (daemons.empty()) {
-    std::cout << "no local cluster (" << dir << ")\n";
+    hq::cout() << "no local cluster (" << dir << ")\n";
     return 1;
   }
   int up = 0;
-  std::cout << "local cluster in " << dir << ": controller " << controller_addr(dir) << "\n";
+  hq::cout() << "local cluster in " << dir << ": controller " << controller_addr(dir) << "\n";
   if (std::string url = http_url(dir); !url.empty()) {
-    std::cout << "  http         " << url << " (/metrics, /healthz, /slurm/v0.0.43; CA " << dir << "/keys/ca.pem)\n";
-    std::cout << "  dashboard    " << url << "ui/ (hq token --url: a link that signs in)\n";
+    hq::cout() << "  http         " << url << " (/metrics, /healthz, /slurm/v0.0.43; CA " << dir << "/keys/ca.pem)\n";
+    hq::cout() << "  dashboard    " << url << "ui/ (hq token --url: a link that signs in)\n";
   }
   for (const Daemon& d : daemons) {
     bool a = alive(d);
     up += a;
-    std::cout << "  " << std::left << std::setw(12) << d.name << " pid " << std::setw(8) << d.pid << " "
+    hq::cout() << "  " << std::left << std::setw(12) << d.name << " pid " << std::setw(8) << d.pid << " "
               << (a ? "alive" : "dead") << "\n";
   }
   int responding = registered_nodes();
-  std::cout << up << " of " << daemons.size() << " daemons alive, "
+  hq::cout() << up << " of " << daemons.size() << " daemons alive, "
             << (responding < 0 ? "controller not answering" : std::to_string(responding) + " nodes responding") << "\n";
   return up == static_cast<int>(daemons.size()) ? 0 : 1;
 }
@@ -328,9 +328,9 @@ int status(const std::string& dir) {
 }  // namespace
 
 int run_local(const Args& args) {
-  if (asks_help(args)) return std::cout << kLocalUsage, 0;
+  if (asks_help(args)) return hq::cout() << kLocalUsage, 0;
   std::string dir = local_dir();
-  if (args.size() < 2) return std::cerr << kLocalUsage, 2;
+  if (args.size() < 2) return hq::cerr() << kLocalUsage, 2;
   if (args[1].size() > 1 && args[1][0] == '-') return reject_option("hq local", args[1]);
   StartOptions o;
   std::vector<std::string> names;
@@ -341,21 +341,21 @@ int run_local(const Args& args) {
     } else if (a == "--nodes" || a == "--cpus" || a == "--block-size") {
       auto n = i + 1 < args.size() ? parse_int(args[++i], a == "--block-size" ? 0 : 1, 1024)
                                    : Result<int64_t>(invalid("needs a value"));
-      if (!n) return std::cerr << "hq local: " << a << ": " << n.status().message() << "\n", 2;
+      if (!n) return hq::cerr() << "hq local: " << a << ": " << n.status().message() << "\n", 2;
       (a == "--nodes" ? o.nodes : a == "--cpus" ? o.cpus : o.block_size) = static_cast<int>(*n);
     } else if (args[1] == "restart" && a.rfind("-", 0) != 0) {
       names.push_back(a);
     } else if (a.size() > 1 && a[0] == '-') {
       return reject_option("hq local", a);
     } else {
-      return std::cerr << "hq local: unexpected argument '" << a << "'\n" << kLocalUsage, 2;
+      return hq::cerr() << "hq local: unexpected argument '" << a << "'\n" << kLocalUsage, 2;
     }
   }
   if (args[1] == "start") return start(dir, o);
   if (args[1] == "stop") return stop(dir);
   if (args[1] == "status") return status(dir);
   if (args[1] == "restart" && !names.empty()) return restart(dir, names, o.wait);
-  std::cerr << "hq local: unknown action '" << args[1] << "'\n" << kLocalUsage;
+  hq::cerr() << "hq local: unknown action '" << args[1] << "'\n" << kLocalUsage;
   return 2;
 }
 

@@ -1,16 +1,19 @@
 // hq's single entry point: busybox-style dispatch on argv[0] (sbatch, squeue, ...) or on
 // the first argument (hq submit ...).
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 #include "cmd/commands.hpp"
 #include "cmd/startup.hpp"
+#include "core/std_streams.hpp"
 
 namespace {
 
@@ -93,7 +96,7 @@ std::optional<hq::cmd::Args> strip_client_flags(hq::cmd::Args args, size_t from 
       size_t take = 0;
       if (args[i] == name) {
         if (i + 1 >= args.size()) {
-          std::cerr << args[0] << ": error: " << name << " needs a value\n";
+          hq::cerr() << args[0] << ": error: " << name << " needs a value\n";
           return std::nullopt;
         }
         value = args[i + 1];
@@ -131,20 +134,38 @@ bool runs_static_destructors(const std::string& cmd) {
   return one_of(cmd, {"controller", "node", "accounting", "bench", "sim", "local"});
 }
 
-// A one-shot client's end: its output flushed, then the process ends without running the
+// A one-shot client's end: its output flushed (the standard streams, if built, write
+// through stdio's buffers: core/std_streams.hpp), then the process ends without running the
 // static destructors of every library linked in (protobuf's default instances, asio's
 // services: pages of the binary touched for the first time only to be freed).
 int finish(const std::string& cmd, int code) {
   if (runs_static_destructors(cmd)) return code;
-  std::cout.flush();
-  std::cerr.flush();
   std::fflush(nullptr);
   std::_Exit(code);
+}
+
+// `hq --version` (or `hq version`) alone: one write(2), before any other work. Not through
+// hq::cout() (that would build the C++ streams) nor printf (stdio's buffer and formatting
+// are pages of their own, each a page fault here).
+bool answered_version(int argc, char** argv) {
+  if (argc != 2 || (std::strcmp(argv[1], "--version") != 0 && std::strcmp(argv[1], "version") != 0)) return false;
+  std::string_view base = argv[0];
+  base.remove_prefix(base.rfind('/') + 1);  // npos + 1 == 0
+  if (!base.empty() && base[0] == 's') return false;  // perhaps a persona (sbatch, ...): main() tells
+  constexpr std::string_view kLine = "hq " HQ_VERSION "\n";
+  for (size_t done = 0; done < kLine.size();) {
+    ssize_t n = ::write(STDOUT_FILENO, kLine.data() + done, kLine.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (answered_version(argc, argv)) return 0;
   std::string self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string::npos) self = self.substr(slash + 1);
   hq::cmd::Args args(argv, argv + argc);
@@ -157,18 +178,18 @@ int main(int argc, char** argv) {
   auto leading = strip_client_flags(args, 1, /*leading_only=*/true);  // hq --controller HOST:PORT --ca FILE <command> ...
   if (!leading) return 1;
   args = std::move(*leading);
-  if (args.size() < 2) return usage(std::cerr, 2);
+  if (args.size() < 2) return usage(hq::cerr(), 2);
   std::string sub = args[1];
-  if (sub == "-h" || sub == "--help" || sub == "help") return usage(std::cout, 0);
-  if (sub == "--version" || sub == "version") {
-    std::cout << "hq " << hq::cmd::kHqVersion << "\n";
+  if (sub == "-h" || sub == "--help" || sub == "help") return usage(hq::cout(), 0);
+  if (sub == "--version" || sub == "version") {  // after leading client flags (answered_version: alone)
+    std::printf("hq %s\n", hq::cmd::kHqVersion);
     return finish(sub, 0);
   }
   if (sub.size() > 1 && sub[0] == '-') return hq::cmd::reject_option("hq", sub);
   Runner run = find_subcommand(sub);
   if (!run) {
-    std::cerr << "hq: unknown command '" << sub << "'\n";
-    return usage(std::cerr, 2);
+    hq::cerr() << "hq: unknown command '" << sub << "'\n";
+    return usage(hq::cerr(), 2);
   }
   hq::cmd::populate_command_memory();
   args.erase(args.begin());

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <pwd.h>
 #include <random>
 #include <sstream>
@@ -19,6 +18,7 @@
 #include "cmd/config_toml.hpp"
 #include "cmd/dns_client.hpp"
 #include "cmd/users.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -28,14 +28,19 @@ std::string read_small_file(const std::string& path) {
   // job step with it.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
+  auto text = read_to_end(fd, path);
+  ::close(fd);
+  return text ? std::move(*text) : std::string();
+}
+
+Result<std::string> read_to_end(int fd, const std::string& what) {
   std::string text;
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
+    if (n < 0) return io_error("cannot read " + what + ": " + std::strerror(errno));
     text.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 
@@ -284,7 +289,7 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
   double backoff = 0.2;
   for (int attempt = 1; !client && client.status().code() == Code::kUnavailable; ++attempt) {
     if (attempt <= 1 || attempt % 10 == 0)
-      std::cerr << "hq: waiting for the controller (" << client.status().message() << ")\n";
+      hq::cerr() << "hq: waiting for the controller (" << client.status().message() << ")\n";
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(backoff * jitter(rng) * 1000)));
     backoff = std::min(backoff * 2, 2.0);

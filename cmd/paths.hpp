@@ -54,6 +54,9 @@ Result<std::unique_ptr<net::RpcClient>> connect_client(const std::string& flag_v
 std::string node_run_dir();
 // Reads a whole small file; empty string if missing.
 std::string read_small_file(const std::string& path);
+// Everything `fd` reads until its end, through read(2) (no stream, so no locale is built);
+// an error names `what`.
+Result<std::string> read_to_end(int fd, const std::string& what);
 // Replaces `path` by a file holding `text` (created with `mode`, less the umask): written
 // to `path.new`, fsynced, renamed over `path`, and the directory fsynced, so readers
 // never see half a file. On any failure (a full disk too) `path.new` is removed and

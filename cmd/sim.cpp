@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "core/sim.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -102,21 +102,21 @@ int run_sim(const Args& args) {
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);
   try { app.parse(rest); } catch (const CLI::ParseError& e) { return cli_parse_failure(app, e, "hq sim"); }
   if (trace_path.empty() || config_path.empty())
-    return std::cerr << "hq sim: error: --trace and --config are required\nTry \"hq sim --help\" for more information\n", 1;
+    return hq::cerr() << "hq sim: error: --trace and --config are required\nTry \"hq sim --help\" for more information\n", 1;
   auto cfg = load_config_file(config_path);
-  if (!cfg) return std::cerr << "hq sim: error: " << cfg.status().message() << "\n", 1;
+  if (!cfg) return hq::cerr() << "hq sim: error: " << cfg.status().message() << "\n", 1;
   if (!policy.empty() && !parse_sched_policy(policy, cfg->scheduler.policy))
-    return std::cerr << "hq sim: error: --policy must be fifo, easy or backfill\n", 1;
+    return hq::cerr() << "hq sim: error: --policy must be fifo, easy or backfill\n", 1;
   if (!topo_delay.empty()) {
     bool seconds = topo_delay.find_first_not_of("0123456789") == std::string::npos && topo_delay.size() < 10;
     auto d = seconds ? Result<Duration>(std::stoll(topo_delay)) : parse_duration(topo_delay);
-    if (!d || *d < 0) return std::cerr << "hq sim: error: --topo-delay: not a duration: " << topo_delay << "\n", 1;
+    if (!d || *d < 0) return hq::cerr() << "hq sim: error: --topo-delay: not a duration: " << topo_delay << "\n", 1;
     cfg->scheduler.bf_topopt_delay = *d;
   }
   auto text = read_trace(trace_path);
-  if (!text) return std::cerr << "hq sim: error: " << text.status().message() << "\n", 1;
+  if (!text) return hq::cerr() << "hq sim: error: " << text.status().message() << "\n", 1;
   SwfTrace trace = parse_swf(*text);
-  if (trace.bad_lines) std::cerr << "hq sim: warning: " << trace.bad_lines << " malformed lines skipped\n";
+  if (trace.bad_lines) hq::cerr() << "hq sim: warning: " << trace.bad_lines << " malformed lines skipped\n";
   SimOptions opts;
   opts.whole_nodes = whole || trace.whole_nodes;
   opts.record_starts = !dump.empty();
@@ -126,14 +126,14 @@ int run_sim(const Args& args) {
   clock_gettime(CLOCK_MONOTONIC, &w0);
   auto r = simulate(trace, *cfg, opts, cpu_seconds);
   clock_gettime(CLOCK_MONOTONIC, &w1);
-  if (!r) return std::cerr << "hq sim: error: " << r.status().message() << "\n", 1;
+  if (!r) return hq::cerr() << "hq sim: error: " << r.status().message() << "\n", 1;
   double wall = static_cast<double>(w1.tv_sec - w0.tv_sec) + static_cast<double>(w1.tv_nsec - w0.tv_nsec) * 1e-9;
   std::string name(sched_policy_name(cfg->scheduler.policy));
   if (json) print_json(*r, name, wall);
   else print_table(*r, name, wall);
   if (!dump.empty()) {
     std::ofstream out(dump);
-    if (!out) return std::cerr << "hq sim: error: cannot write " << dump << "\n", 1;
+    if (!out) return hq::cerr() << "hq sim: error: cannot write " << dump << "\n", 1;
     out << "job_id,submit,start,end,nodes\n";
     for (const auto& s : r->starts) out << s.id << "," << s.submit << "," << s.start << "," << s.end << "," << s.nodes << "\n";
   }

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <unistd.h>
 
 #include "cmd/commands.hpp"
@@ -11,11 +10,12 @@
 #include "cmd/process.hpp"
 #include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
+#include "core/std_streams.hpp"
 
 namespace hq::cmd {
 
 int reject_option(const std::string& prog, const std::string& word) {
-  std::cerr << prog << ": " << getopt_unknown(word) << "\nTry \"" << prog << " --help\" for more information\n";
+  hq::cerr() << prog << ": " << getopt_unknown(word) << "\nTry \"" << prog << " --help\" for more information\n";
   return 1;
 }
 
@@ -38,24 +38,24 @@ const std::vector<std::pair<std::string, std::string>>& slurm_aliases() {
 
 int run_hostlist(const Args& args) {
   constexpr char kUsage[] = "usage: hq hostlist expand|compress|count|sort|uniq EXPR...\n";
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return hq::cout() << kUsage, 0;
   if (auto bad = unknown_option(args, {})) return reject_option("hq hostlist", *bad);
-  if (args.size() < 3) return std::cerr << kUsage, 2;
+  if (args.size() < 3) return hq::cerr() << kUsage, 2;
   std::string expr;
   for (size_t i = 2; i < args.size(); ++i) expr += (expr.empty() ? "" : ",") + args[i];
   auto hosts = expand_hostlist(expr);
   if (!hosts) {
-    std::cerr << "hq hostlist: " << hosts.status().message() << "\n";
+    hq::cerr() << "hq hostlist: " << hosts.status().message() << "\n";
     return 1;
   }
   const std::string& op = args[1];
-  if (op == "expand") for (const auto& h : *hosts) std::cout << h << "\n";
-  else if (op == "compress") std::cout << compress_hostlist(*hosts) << "\n";
-  else if (op == "sort") std::cout << compress_hostlist(*hosts, HostlistOrder::kSorted) << "\n";
-  else if (op == "uniq") std::cout << compress_hostlist(*hosts, HostlistOrder::kSortedUnique) << "\n";
-  else if (op == "count") std::cout << hosts->size() << "\n";
+  if (op == "expand") for (const auto& h : *hosts) hq::cout() << h << "\n";
+  else if (op == "compress") hq::cout() << compress_hostlist(*hosts) << "\n";
+  else if (op == "sort") hq::cout() << compress_hostlist(*hosts, HostlistOrder::kSorted) << "\n";
+  else if (op == "uniq") hq::cout() << compress_hostlist(*hosts, HostlistOrder::kSortedUnique) << "\n";
+  else if (op == "count") hq::cout() << hosts->size() << "\n";
   else {
-    std::cerr << "hq hostlist: unknown operation '" << op << "' (expand, compress, count, sort, uniq)\n";
+    hq::cerr() << "hq hostlist: unknown operation '" << op << "' (expand, compress, count, sort, uniq)\n";
     return 2;
   }
   return 0;
@@ -71,30 +71,30 @@ int run_keygen(const Args& args) {
 // what it holds, or the first error with its place in the file.
 int run_config(const Args& args) {
   constexpr char kUsage[] = "usage: hq config check FILE\n";
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return hq::cout() << kUsage, 0;
   if (auto bad = unknown_option(args, {})) return reject_option("hq config", *bad);
-  if (args.size() != 3 || args[1] != "check") return std::cerr << kUsage, 2;
+  if (args.size() != 3 || args[1] != "check") return hq::cerr() << kUsage, 2;
   auto cfg = load_config_file(args[2]);
   if (!cfg) {
-    std::cerr << "hq config: " << cfg.status().message() << "\n";
+    hq::cerr() << "hq config: " << cfg.status().message() << "\n";
     return 1;
   }
   size_t nodes = 0;
   for (const auto& n : cfg->nodes) nodes += n.names.size();
-  std::cout << args[2] << ": ok (" << nodes << " nodes, " << cfg->partitions.size() << " partitions)\n";
+  hq::cout() << args[2] << ": ok (" << nodes << " nodes, " << cfg->partitions.size() << " partitions)\n";
   return 0;
 }
 
 int run_init(const Args& args) {
   constexpr char kUsage[] = "usage: hq init DIR   (writes DIR/config.toml, a starter config)\n";
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return hq::cout() << kUsage, 0;
   if (auto bad = unknown_option(args, {})) return reject_option("hq init", *bad);
-  if (args.size() != 2) return std::cerr << kUsage, 2;
+  if (args.size() != 2) return hq::cerr() << kUsage, 2;
   std::string dir = args[1];
   std::filesystem::create_directories(dir);
   std::string path = dir + "/config.toml";
   if (std::filesystem::exists(path)) {
-    std::cerr << "hq init: " << path << " already exists; not overwriting\n";
+    hq::cerr() << "hq init: " << path << " already exists; not overwriting\n";
     return 1;
   }
   std::ofstream out(path);
@@ -108,10 +108,10 @@ int run_init(const Args& args) {
          "[[partition]]\nname = \"batch\"\nnodes = \"ALL\"          # or hostlists and feature{NAME}\ndefault = true\n"
          "max_time = \"1-00:00:00\"\n";
   if (!out) {
-    std::cerr << "hq init: cannot write " << path << "\n";
+    hq::cerr() << "hq init: cannot write " << path << "\n";
     return 1;
   }
-  std::cout << "wrote " << path << "\n";
+  hq::cout() << "wrote " << path << "\n";
   return run_keygen_command({"keygen", dir + "/keys", "hq"});
 }
 
@@ -130,16 +130,16 @@ int run_install_links(const Args& args) {
   constexpr char kUsage[] =
       "usage: hq install-links [--force] DIR   (symlinks sbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sacctmgr to hq;\n"
       "       a file there that is not already a link to hq is kept unless --force)\n";
-  if (asks_help(args)) return std::cout << kUsage, 0;
+  if (asks_help(args)) return hq::cout() << kUsage, 0;
   if (auto bad = unknown_option(args, {"--force"})) return reject_option("hq install-links", *bad);
   bool force = args.size() == 3 && args[1] == "--force";
-  if (args.size() != 2 && !force) return std::cerr << kUsage, 2;
+  if (args.size() != 2 && !force) return hq::cerr() << kUsage, 2;
   std::string dir = args.back();
   std::string exe = self_exe();
   if (!force)  // all or nothing: no link is made while one name is another program's
     for (const auto& [name, sub] : slurm_aliases())
       if (!ours_or_free(dir + "/" + name)) {
-        std::cerr << "hq install-links: " << dir << "/" << name
+        hq::cerr() << "hq install-links: " << dir << "/" << name
                   << " exists and is not a link to hq (Slurm's own?); nothing was changed. --force replaces it\n";
         return 1;
       }
@@ -156,10 +156,10 @@ int run_install_links(const Args& args) {
     if (ec) {
       std::error_code ignored;
       std::filesystem::remove(fresh, ignored);
-      std::cerr << "hq install-links: " << link << ": " << ec.message() << "\n";
+      hq::cerr() << "hq install-links: " << link << ": " << ec.message() << "\n";
       return 1;
     }
-    std::cout << link << " -> " << exe << "\n";
+    hq::cout() << link << " -> " << exe << "\n";
   }
   return 0;
 }

@@ -2,11 +2,12 @@
 // Pure value types; safe to use from any thread.
 #pragma once
 #include <cstdlib>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "core/std_streams.hpp"
 
 namespace hq {
 
@@ -61,13 +62,13 @@ class [[nodiscard]] Result {
 };
 
 // HQ_CHECK guards invariants that only a bug can break; never environment input.
-#define HQ_CHECK(cond)                                                              \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::cerr << "HQ_CHECK failed: " #cond " at " << __FILE__ << ":" << __LINE__ \
-                << std::endl;                                                       \
-      std::abort();                                                                 \
-    }                                                                               \
+#define HQ_CHECK(cond)                                                                \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      ::hq::cerr() << "HQ_CHECK failed: " #cond " at " << __FILE__ << ":" << __LINE__ \
+                   << std::endl;                                                      \
+      std::abort();                                                                   \
+    }                                                                                 \
   } while (0)
 
 }  // namespace hq

@@ -12,6 +12,7 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config file
       libpq-dev postgresql-server-dev-15 libssl-dev  # the accounting store's PostgreSQL backend, libpq linked statically
       postgresql-15  # a private PostgreSQL server for the accounting store's tests (initdb in the build dir)
       iproute2   # ip netns: the multi-host end-to-end test
+      gdb        # what a command builds as it starts (scripts/check_lazy_streams.sh)
       python3    # the chaos suite's proxy and invariant checks (scripts/chaos.sh)
       openmpi-bin python3-mpi4py  # mpirun across nodes through srun (tests/e2e/steps_test.cpp)
       mpich libmpich-dev  # MPICH programs under srun --mpi=pmi2 (tests/e2e/pmi_test.cpp; mpicc.mpich)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "core/std_streams.hpp"
 #include "skip.hpp"
 #include "temp_dir.hpp"
 
@@ -62,6 +63,9 @@ bool test_case_failed() { return g_failed; }
 REGISTER_LISTENER("hq_skip", 1, hq::test::SkipReporter);
 
 int main(int argc, char** argv) {
+  // doctest writes to std::cout: the static test binaries build the standard streams at
+  // first use (core/std_streams.hpp), so here, before anything else.
+  hq::cout();
   // Whatever a test runs keeps its per-user files (the client's TLS session cache, an
   // agent's default spool) under the build directory, not in the tester's home.
   setenv("HQ_HOME", (hq::test::test_tmp_root() + "/home").c_str(), 1);

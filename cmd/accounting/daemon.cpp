@@ -18,7 +18,6 @@
 #include <asio/signal_set.hpp>
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
-#include <iostream>
 #include <unistd.h>
 
 #include "cmd/accounting/store_wire.hpp"
@@ -29,6 +28,7 @@
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
 #include "core/replay_guard.hpp"
+#include "core/std_streams.hpp"
 #include "net/client.hpp"
 #include "net/clock.hpp"
 #include "net/connection.hpp"
@@ -259,7 +259,7 @@ Status listen_on(asio::ip::tcp::acceptor& acceptor, const AccountingConfig& a) {
 }
 
 int fail(const std::string& message) {
-  std::cerr << "hq accounting: " << message << "\n";
+  hq::cerr() << "hq accounting: " << message << "\n";
   return 1;
 }
 
@@ -321,7 +321,7 @@ int run_accounting(const Args& args) {
     return cli_parse_failure(app, e, "hq accounting");
   }
   if (config_path.empty()) {
-    std::cerr << "hq accounting: -c/--config FILE is required\n" << app.help();
+    hq::cerr() << "hq accounting: -c/--config FILE is required\n" << app.help();
     return 2;
   }
   auto config = load_config_file(config_path);

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <set>
-#include <iostream>
 #include <unistd.h>
 
 #include "cmd/agent/agent.hpp"
@@ -14,6 +13,7 @@
 #include "cmd/keys.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
+#include "core/std_streams.hpp"
 #include "net/log.hpp"
 
 namespace hq::cmd {
@@ -33,14 +33,14 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
   std::error_code ec;
   std::filesystem::create_directories(opts.spool_dir, ec);
   if (ec) {
-    std::cerr << "hq node: cannot create spool dir " << opts.spool_dir << ": " << ec.message() << "\n";
+    hq::cerr() << "hq node: cannot create spool dir " << opts.spool_dir << ": " << ec.message() << "\n";
     return 1;
   }
   log::info("node agent " + opts.name + " (" + std::to_string(host.cpus) + " CPUs, " + std::to_string(host.mem_mib) +
             " MiB) starting; controller " + opts.controller.str() + ", pid " + std::to_string(getpid()));
   auto cgroups = Cgroups::open(opts.cgroup_root, opts.cgroup_mode, cgroup_subtree(opts));
   if (!cgroups) {
-    std::cerr << "hq node: " << cgroups.status().message() << "\n";
+    hq::cerr() << "hq node: " << cgroups.status().message() << "\n";
     return 1;
   }
   if (cgroups->mode() == CgroupMode::kNone)
@@ -64,11 +64,11 @@ int run_agent(const AgentOptions& opts, const HostInfo& host, const std::string&
 int print_hardware(bool as_toml) {
   auto hw = probe_hardware(default_probe_root());
   if (!hw) {
-    std::cerr << "hq node: hardware probe failed: " << hw.status().message() << "\n";
+    hq::cerr() << "hq node: hardware probe failed: " << hw.status().message() << "\n";
     return 1;
   }
-  for (const auto& w : hw->warnings) std::cerr << "hq node: warning: " << w << "\n";
-  std::cout << (as_toml ? node_toml(*hw) : slurmd_report(*hw));
+  for (const auto& w : hw->warnings) hq::cerr() << "hq node: warning: " << w << "\n";
+  hq::cout() << (as_toml ? node_toml(*hw) : slurmd_report(*hw));
   return 0;
 }
 
@@ -153,12 +153,12 @@ int run_node(const Args& args) {
   if (print_config) return print_hardware(as_toml);
   auto ep = find_controller(controller);
   if (!ep) {
-    std::cerr << "hq node: " << ep.status().message() << "\n";
+    hq::cerr() << "hq node: " << ep.status().message() << "\n";
     return 1;
   }
   auto host = probe_host();
   if (!host) {
-    std::cerr << "hq node: hardware probe failed: " << host.status().message() << "\n";
+    hq::cerr() << "hq node: hardware probe failed: " << host.status().message() << "\n";
     return 1;
   }
   auto transport = find_transport(ca, plaintext, /*from_node_run_dir=*/false);
@@ -169,16 +169,16 @@ int run_node(const Args& args) {
     // controller and checked against the cluster secret (Agent::fetch_ca).
     transport = net::Transport{};
     transport->ca_pem = read_small_file(spool + "/ca.pem");
-    if (transport->ca_pem.empty()) std::cerr << "hq node: no cluster CA here; it will be fetched from the controller\n";
+    if (transport->ca_pem.empty()) hq::cerr() << "hq node: no cluster CA here; it will be fetched from the controller\n";
   }
   if (!transport) {
-    std::cerr << "hq node: " << transport.status().message() << "\n";
+    hq::cerr() << "hq node: " << transport.status().message() << "\n";
     return 1;
   }
-  if (transport->plaintext) std::cerr << "hq node: warning: --insecure-plaintext: traffic is NOT encrypted\n";
+  if (transport->plaintext) hq::cerr() << "hq node: warning: --insecure-plaintext: traffic is NOT encrypted\n";
   std::string secret_file = find_secret_file(secret);
   if (auto keyring = load_keyring(secret_file); !keyring) {
-    std::cerr << "hq node: " << keyring.status().message() << "\n";
+    hq::cerr() << "hq node: " << keyring.status().message() << "\n";
     return 1;
   }
   std::set<std::string> set_locally;

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
-#include <iostream>
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include "cmd/client/retry.hpp"
 #include "cmd/paths.hpp"
 #include "core/job_env.hpp"
+#include "core/std_streams.hpp"
 #include "net/clock.hpp"
 #include "net/convert.hpp"
 
@@ -106,8 +106,8 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
     if (interrupted) {
       if (!job_id) return fail("Unable to allocate resources: interrupted");
       revoke(job_id);
-      std::cerr << prog << ": Job allocation " << job_id << " has been revoked" << (salloc ? ".\n" : "\n");
-      if (salloc) std::cerr << "salloc: Job aborted due to signal\n";
+      hq::cerr() << prog << ": Job allocation " << job_id << " has been revoked" << (salloc ? ".\n" : "\n");
+      if (salloc) hq::cerr() << "salloc: Job aborted due to signal\n";
       return shown("revoked");
     }
     if (!reply) {
@@ -127,13 +127,13 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
         revoke(job_id);
         return fail("Unable to allocate resources: Immediate execution impossible, resources busy");
       }
-      if (!waited && salloc) std::cerr << "salloc: Pending job allocation " << job_id << "\n";
-      if (!waited) std::cerr << prog << ": job " << job_id << " queued and waiting for resources" << std::endl;
+      if (!waited && salloc) hq::cerr() << "salloc: Pending job allocation " << job_id << "\n";
+      if (!waited) hq::cerr() << prog << ": job " << job_id << " queued and waiting for resources" << std::endl;
       waited = true;
       continue;
     }
-    if (waited) std::cerr << prog << ": job " << job_id << " has been allocated resources" << std::endl;
-    if (salloc) std::cerr << "salloc: Granted job allocation " << job_id << std::endl;
+    if (waited) hq::cerr() << prog << ": job " << job_id << " has been allocated resources" << std::endl;
+    if (salloc) hq::cerr() << "salloc: Granted job allocation " << job_id << std::endl;
     out.granted = r;
     return out;
   }
@@ -141,12 +141,12 @@ Result<Allocation> request_allocation(const pb::JobSpec& spec, const AllocateOpt
 
 void release_allocation(Allocation& a, int exit_code, const std::string& prog) {
   uint64_t id = a.granted.job_id();
-  if (prog == "salloc") std::cerr << "salloc: Relinquishing job allocation " << id << std::endl;
+  if (prog == "salloc") hq::cerr() << "salloc: Relinquishing job allocation " << id << std::endl;
   pb::Envelope done;
   done.mutable_job_complete()->set_job_id(id);
   done.mutable_job_complete()->set_exit_code(exit_code);
   auto ended = call_with_retry(a.client, done);
-  if (!ended) std::cerr << prog << ": error: could not end job " << id << ": " << ended.status().message() << "\n";
+  if (!ended) hq::cerr() << prog << ": error: could not end job " << id << ": " << ended.status().message() << "\n";
 }
 
 std::string say_alive(std::unique_ptr<net::RpcClient>& client, uint64_t job_id, int32_t& keepalive_s, double timeout_s) {

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <algorithm>
 #include <cctype>
-#include <iostream>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/option_docs.hpp"
@@ -16,9 +15,10 @@
 #include "cmd/users.hpp"
 #include "core/array_spec.hpp"
 #include "core/cli_options.hpp"
-#include "core/option_doc.hpp"
 #include "core/hostlist.hpp"
+#include "core/option_doc.hpp"
 #include "core/signal_names.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -157,10 +157,10 @@ bool confirmed(const pb::Job& j) {
   std::string id = j.array_job_id() ? std::to_string(j.array_job_id()) + "_" + std::to_string(j.array_task_id())
                                     : std::to_string(j.job_id());
   for (;;) {
-    std::cout << "Cancel job_id=" << id << " name=" << j.spec().name() << " partition=" << j.partition() << " [y/n]? "
+    hq::cout() << "Cancel job_id=" << id << " name=" << j.spec().name() << " partition=" << j.partition() << " [y/n]? "
               << std::flush;
     std::string line;
-    if (!std::getline(std::cin, line)) return false;
+    if (!std::getline(hq::cin(), line)) return false;
     if (!line.empty() && (line[0] == 'y' || line[0] == 'Y')) return true;
     if (!line.empty() && (line[0] == 'n' || line[0] == 'N')) return false;
   }
@@ -220,7 +220,7 @@ std::vector<OptionDocRow> scancel_option_docs() {
 
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (asks_help(args)) return std::cout << kCancelUsage, 0;
+  if (asks_help(args)) return hq::cout() << kCancelUsage, 0;
   for (size_t i = 1; i < args.size(); ++i) {  // scancel's options take their values joined or next: none is one of these
     if (args[i] == "--usage") return *answer_meta_option(MetaOption::kUsage, "scancel", "");
     if (args[i] == "-V" || args[i] == "--version") return *answer_meta_option(MetaOption::kVersion, "scancel", "");
@@ -232,9 +232,9 @@ int run_cancel(const Args& args) {
                                                         : add_job(in.ids, args[i]);
     if (s) continue;
     if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
-      return std::cerr << s.message() << "\n", 1;  // as scancel: no name
+      return hq::cerr() << s.message() << "\n", 1;  // as scancel: no name
     if (err.unknown)  // getopt's words, as Slurm's scancel
-      return std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
+      return hq::cerr() << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
     return fail(prog, s);
   }
   pb::Envelope env;
@@ -256,12 +256,12 @@ int run_cancel(const Args& args) {
   if (!reply) return fail(prog, reply.status());
   if (in.json && !print_json(reply->cancel_reply())) return 1;
   if (in.verbose && !in.json && c->signal() == 0)  // Slurm's -v line per job asked for
-    for (uint64_t id : c->job_ids()) std::cerr << prog << ": Terminating job " << id << "\n";
+    for (uint64_t id : c->job_ids()) hq::cerr() << prog << ": Terminating job " << id << "\n";
   int rc = 0;
   for (const auto& e : reply->cancel_reply().errors()) {
     bool quiet = prog == "scancel" && quiet_in_scancel(e);
     if (!quiet) rc = prog == "scancel" ? scancel_exit_code(e) : 1;
-    if (!in.json && (!quiet || in.verbose)) std::cerr << prog << ": error: " << e << "\n";
+    if (!in.json && (!quiet || in.verbose)) hq::cerr() << prog << ": error: " << e << "\n";
   }
   return rc;
 }

@@ -3,12 +3,12 @@
 // `scontrol update JobId=...` (`hq update`), and `hq explain JOB`: job control actions,
 // changes to jobs' requests and the why-is-it-pending report.
 #include <ctime>
-#include <iostream>
 
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/job_update.hpp"
+#include "core/std_streams.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 
@@ -23,7 +23,7 @@ int call_job_control(const pb::Envelope& env, const std::string& prog, const std
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->job_control_reply().errors()) std::cerr << prefix << e << "\n";
+  for (const auto& e : reply->job_control_reply().errors()) hq::cerr() << prefix << e << "\n";
   return reply->job_control_reply().errors_size() > 0 ? 1 : 0;
 }
 
@@ -40,7 +40,7 @@ int job_control_as(const Args& args, const std::string& prog) {
   req->set_action(action);
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: " << prog << " " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
+      hq::cout() << "usage: " << prog << " " << action << " JOBID[_TASK]...   (an array's id acts on every task)\n";
       return 0;
     }
     if (!slurm && args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
@@ -48,7 +48,7 @@ int job_control_as(const Args& args, const std::string& prog) {
       if (!id.empty()) req->add_jobs(std::string(id));
   }
   if (req->jobs_size() == 0) {
-    if (slurm) return std::cerr << "too few arguments for keyword:" << action << "\n", 1;
+    if (slurm) return hq::cerr() << "too few arguments for keyword:" << action << "\n", 1;
     return fail(prog, invalid("No job identification provided"));
   }
   auto client = connect_client();
@@ -56,11 +56,11 @@ int job_control_as(const Args& args, const std::string& prog) {
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
   const auto& errors = reply->job_control_reply().errors();
-  for (const auto& e : errors) std::cerr << (slurm ? "" : prog + ": error: ") << e << "\n";
+  for (const auto& e : errors) hq::cerr() << (slurm ? "" : prog + ": error: ") << e << "\n";
   bool suspend_path = action == "hold" || action == "uhold" || action == "release";
   if (slurm && suspend_path && !errors.empty()) {
     const std::string& last = errors[errors.size() - 1];
-    std::cerr << "slurm_suspend error: " << last.substr(0, last.rfind(" for job ")) << "\n";
+    hq::cerr() << "slurm_suspend error: " << last.substr(0, last.rfind(" for job ")) << "\n";
   }
   return errors.empty() ? 0 : 1;
 }
@@ -73,12 +73,12 @@ int run_job_control(const Args& args) { return job_control_as(args, "hq " + args
 int run_suspend_control(const Args& args) {
   const std::string& action = args[0];
   if (args.size() >= 2 && (args[1] == "-h" || args[1] == "--help")) {
-    std::cout << (action == "notify" ? "usage: scontrol notify JOBID MESSAGE...   (a line in the job's stderr)\n"
+    hq::cout() << (action == "notify" ? "usage: scontrol notify JOBID MESSAGE...   (a line in the job's stderr)\n"
                                      : "usage: scontrol " + action + " JOBID[_TASK][,...]...   (root and operators)\n");
     return 0;
   }
   if (args.size() < 2 || (action == "notify" && args.size() < 3)) {
-    std::cerr << "too few arguments for keyword:" << action << "\n";
+    hq::cerr() << "too few arguments for keyword:" << action << "\n";
     return 1;
   }
   pb::Envelope env;
@@ -120,7 +120,7 @@ int run_job_update(const Args& args) {
   auto* req = env.mutable_job_update();
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: scontrol update JobId=ID[,ID...] Key=Value...   (hq update: the same)\n"
+      hq::cout() << "usage: scontrol update JobId=ID[,ID...] Key=Value...   (hq update: the same)\n"
                    "  keys: TimeLimit ([+|-]time, UNLIMITED) TimeMin Name Comment QOS WCKey Account Partition\n"
                    "        Features ReqNodeList ExcNodeList Dependency Nice NumNodes NumTasks MinMemoryNode\n"
                    "        MinMemoryCPU Priority StartTime Deadline ArrayTaskThrottle\n";
@@ -137,15 +137,15 @@ int run_job_update(const Args& args) {
     req->add_settings(setting);
   }
   if (req->jobs_size() == 0) {
-    std::cerr << "No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", "
+    hq::cerr() << "No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", "
                  "\"Reservation\", \"JobId\", or \"SlurmctldDebug\"\n";
     return 1;
   }
   std::vector<std::string> settings(req->settings().begin(), req->settings().end());
   if (auto parsed = parse_job_update(settings); !parsed) {  // Slurm's words, before asking anyone
     std::string why = parsed.status().message();
-    if (why.rfind("Update of this parameter", 0) == 0) std::cerr << why << "\nRequest aborted\n";
-    else std::cerr << prog << ": error: " << why << "\n";
+    if (why.rfind("Update of this parameter", 0) == 0) hq::cerr() << why << "\nRequest aborted\n";
+    else hq::cerr() << prog << ": error: " << why << "\n";
     return 1;
   }
   if (settings.empty()) return fail(prog, invalid("no Key=Value to change"));
@@ -153,14 +153,14 @@ int run_job_update(const Args& args) {
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->job_update_reply().errors()) std::cerr << e << "\n";
+  for (const auto& e : reply->job_update_reply().errors()) hq::cerr() << e << "\n";
   return reply->job_update_reply().errors_size() > 0 ? 1 : 0;
 }
 
 int run_explain(const Args& args) {
   std::string prog = "hq explain";
   if (args.size() != 2 || args[1] == "-h" || args[1] == "--help") {
-    std::cout << "usage: hq explain JOBID   (why a job is pending: priority, reservation, partitions, nodes)\n";
+    hq::cout() << "usage: hq explain JOBID   (why a job is pending: priority, reservation, partitions, nodes)\n";
     return args.size() == 2 ? 0 : 2;
   }
   if (args[1].size() > 1 && args[1][0] == '-') return reject_option(prog, args[1]);
@@ -172,7 +172,7 @@ int run_explain(const Args& args) {
   if (!client) return fail(prog, client.status());
   auto reply = (*client)->call(env);
   if (!reply) return fail(prog, reply.status());
-  for (const auto& line : reply->explain_reply().lines()) std::cout << line << "\n";
+  for (const auto& line : reply->explain_reply().lines()) hq::cout() << line << "\n";
   return 0;
 }
 
@@ -186,7 +186,7 @@ int run_token(const Args& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
-      std::cout << "usage: hq token [--lifespan SECONDS] [--url]\n"
+      hq::cout() << "usage: hq token [--lifespan SECONDS] [--url]\n"
                    "  a token for HTTP (X-SLURM-USER-TOKEN; default 1800 s, at most a day);\n"
                    "  --url: the web dashboard's address with the token in it (it signs the browser in)\n";
       return 0;
@@ -212,11 +212,11 @@ int run_token(const Args& args) {
   if (!reply) return fail(prog, reply.status());
   const pb::TokenReply& t = reply->token_reply();
   if (!url) {
-    std::cout << "SLURM_JWT=" << t.token() << "\n";
+    hq::cout() << "SLURM_JWT=" << t.token() << "\n";
     return 0;
   }
   if (t.dashboard().empty()) return fail(prog, unavailable("the controller serves no HTTP: set [controller] http_port"));
-  std::cout << t.dashboard() << "#token=" << t.token() << "\n";
+  hq::cout() << t.dashboard() << "#token=" << t.token() << "\n";
   return 0;
 }
 

@@ -2,7 +2,6 @@
 // scontrol forms `update NodeName=.. State=DRAIN|DOWN|RESUME Reason=.. Features=.. Weight=.. Topology=..` and
 // `delete NodeName=..`, and `update PartitionName=.. State=.. MaxTime=.. DefaultTime=..`:
 // node and partition administration for root and operators.
-#include <iostream>
 #include <map>
 #include <optional>
 
@@ -10,6 +9,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -18,7 +18,7 @@ namespace {
 // "<prog>: error: ..." for each of the controller's errors; 1 when there were any.
 int print_admin_reply(const std::string& prog, const Result<pb::NodeControlReply>& reply) {
   if (!reply) return fail(prog, reply.status());
-  for (const auto& e : reply->errors()) std::cerr << prog << ": error: " << e << "\n";
+  for (const auto& e : reply->errors()) hq::cerr() << prog << ": error: " << e << "\n";
   return reply->errors_size() > 0 ? 1 : 0;
 }
 
@@ -44,14 +44,14 @@ int run_node_control(const Args& args) {
   std::vector<std::string> words;
   std::string reason;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "-h" || args[i] == "--help") return std::cout << kNodeControlUsage, 0;
+    if (args[i] == "-h" || args[i] == "--help") return hq::cout() << kNodeControlUsage, 0;
     if (args[i] == "--reason" && i + 1 < args.size()) reason = args[++i];
     else if (args[i].rfind("--reason=", 0) == 0) reason = args[i].substr(9);
     else if (args[i].size() > 1 && args[i][0] == '-') return reject_option(prog, args[i]);
     else words.push_back(args[i]);
   }
   if (words.size() == 3 && words[0] == "delete" && words[1] == "node") words.erase(words.begin() + 1);
-  if (words.size() != 2) return std::cerr << kNodeControlUsage, 2;
+  if (words.size() != 2) return hq::cerr() << kNodeControlUsage, 2;
   return send_node_control(prog, words[0], words[1], reason);
 }
 

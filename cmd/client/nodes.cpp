@@ -3,20 +3,20 @@
 // (cmd/client/sinfo_rows), or as JSON. `hq nodes` adds GPUs in use per row.
 #include <algorithm>
 #include <ctime>
-#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "cmd/client/job_query.hpp"
-#include "cmd/client/output.hpp"
-#include "cmd/client/reservations.hpp"
 #include "cmd/client/option_docs.hpp"
+#include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
+#include "cmd/client/reservations.hpp"
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/hostlist.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -109,7 +109,7 @@ Status resolve(SinfoArgs& a) {
 // --blocks: a line per base block, then the fragmentation score.
 void print_blocks(const pb::NodesReply& r, bool header) {
   if (r.blocks_size() == 0) {
-    std::cout << "No topology information available\n";
+    hq::cout() << "No topology information available\n";
     return;
   }
   size_t name_w = 5, nodes_w = 5;
@@ -118,21 +118,21 @@ void print_blocks(const pb::NodesReply& r, bool header) {
                   const std::string& busy, const std::string& out) {
     char buf[64];
     std::snprintf(buf, sizeof buf, " %5s %5s %5s %7s\n", total.c_str(), idle.c_str(), busy.c_str(), out.c_str());
-    std::cout << name << std::string(name_w - name.size() + 1, ' ') << nodes << std::string(nodes_w - nodes.size(), ' ')
+    hq::cout() << name << std::string(name_w - name.size() + 1, ' ') << nodes << std::string(nodes_w - nodes.size(), ' ')
               << buf;
   };
   if (header) line("BLOCK", "NODES", "TOTAL", "IDLE", "BUSY", "UNAVAIL");
   for (const auto& b : r.blocks())
     line(b.name(), b.nodes(), std::to_string(b.total()), std::to_string(b.idle()), std::to_string(b.busy()),
          std::to_string(b.unavailable()));
-  std::cout << "Fragmentation=" << r.fragmentation() << " (Slurm's topology/block score: 0 when every block is whole and idle)\n";
+  hq::cout() << "Fragmentation=" << r.fragmentation() << " (Slurm's topology/block score: 0 when every block is whole and idle)\n";
 }
 
 void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat& format, bool defaults,
                 bool gpus) {
   if (!a.noheader && (a.iterate || a.verbose || a.layout.long_output)) print_date();
   if (a.reservations) {
-    std::cout << reservation_table(r, !a.noheader);
+    hq::cout() << reservation_table(r, !a.noheader);
     return;
   }
   if (a.blocks) return print_blocks(r, !a.noheader);
@@ -157,31 +157,31 @@ int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>(bool
   auto app = sinfo_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;
   if (a.layout.long_output && !a.format.empty()) {  // Slurm's fatal()
-    std::cerr << prog << ": fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n";
+    hq::cerr() << prog << ": fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n";
     return 1;
   }
   if (Status s = resolve(a); !s) {
-    for (std::string_view line : split(s.message(), '\n')) std::cerr << prog << ": error: " << line << "\n";
+    for (std::string_view line : split(s.message(), '\n')) hq::cerr() << prog << ": error: " << line << "\n";
     return 1;
   }
   bool defaults = a.format.empty() && a.fields.empty();
   ColumnFormat format = !a.format.empty()   ? parse_sinfo_format(a.format)
                         : !a.fields.empty() ? parse_sinfo_fields(a.fields)
                                             : parse_sinfo_fields(sinfo_default_fields(a.layout));
-  for (const auto& e : format.errors) std::cerr << (a.format.empty() ? prog + ": error: " : "") << e << "\n";
+  for (const auto& e : format.errors) hq::cerr() << (a.format.empty() ? prog + ": error: " : "") << e << "\n";
   for (;;) {
     auto reply = fetch(a.blocks);
     if (!reply) return fail(prog, reply.status());
     const pb::NodesReply& r = *reply;
     if ((a.json || a.yaml) && prog == "sinfo")  // Slurm's shape
-      return std::cout << (a.yaml ? sinfo_slurm_yaml(r) : sinfo_slurm_json(r)), 0;
+      return hq::cout() << (a.yaml ? sinfo_slurm_yaml(r) : sinfo_slurm_json(r)), 0;
     if (a.json || a.yaml) return (a.yaml ? print_yaml(r) : print_json(r)) ? 0 : 1;  // hq nodes --json: hq's records
     bool gpus = prog != "sinfo" && defaults && !a.layout.long_output && !a.layout.summarize && !a.layout.reasons &&
                 !a.layout.node_oriented &&
                 std::any_of(r.nodes().begin(), r.nodes().end(), [](const pb::Node& n) { return n.gpus() > 0; });
     print_once(r, a, format, defaults, gpus);
     if (!a.iterate) return 0;
-    std::cout << "\n" << std::flush;
+    hq::cout() << "\n" << std::flush;
     std::this_thread::sleep_for(std::chrono::seconds(a.iterate));
   }
 }

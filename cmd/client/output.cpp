@@ -5,8 +5,8 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/proto_files.hpp"
+#include "core/std_streams.hpp"
 #include "net/clock.hpp"
 
 namespace hq {
@@ -40,10 +41,15 @@ std::string utf8_or_replacement(const std::string& s) {
   return out;
 }
 
+void print_text(std::string_view text) {
+  if (hq::std_streams_built()) hq::cout() << text;
+  else std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
 void print_date() {
   std::time_t now = std::time(nullptr);
   char buf[64];
-  std::cout << (ctime_r(&now, buf) ? buf : "\n");
+  hq::cout() << (ctime_r(&now, buf) ? buf : "\n");
 }
 
 std::string field(const std::string& value, int width, bool right) {
@@ -128,7 +134,7 @@ std::optional<std::string> json_of(const google::protobuf::MessageLite& msg) {
   google::protobuf::DynamicMessageFactory raw_factory(hq_descriptors(false)), text_factory(hq_descriptors(true));
   auto full = as_text_message(msg, raw_factory, text_factory);
   if (!full) {
-    std::cerr << "error: cannot render JSON: no description of " << msg.GetTypeName() << "\n";
+    hq::cerr() << "error: cannot render JSON: no description of " << msg.GetTypeName() << "\n";
     return std::nullopt;
   }
   std::string out;
@@ -138,7 +144,7 @@ std::optional<std::string> json_of(const google::protobuf::MessageLite& msg) {
   opts.always_print_primitive_fields = true;
   auto st = google::protobuf::util::MessageToJsonString(*full, &out, opts);
   if (!st.ok()) {
-    std::cerr << "error: cannot render JSON: " << st.ToString() << "\n";
+    hq::cerr() << "error: cannot render JSON: " << st.ToString() << "\n";
     return std::nullopt;
   }
   return out;
@@ -147,7 +153,7 @@ std::optional<std::string> json_of(const google::protobuf::MessageLite& msg) {
 
 bool print_json(const google::protobuf::MessageLite& msg) {
   auto out = json_of(msg);
-  if (out) std::cout << *out;
+  if (out) hq::cout() << *out;
   return out.has_value();
 }
 
@@ -156,10 +162,10 @@ bool print_yaml(const google::protobuf::MessageLite& msg) {
   if (!json) return false;
   google::protobuf::Struct tree;
   if (!google::protobuf::util::JsonStringToMessage(*json, &tree).ok()) {
-    std::cerr << "error: cannot render YAML from " << msg.GetTypeName() << "\n";
+    hq::cerr() << "error: cannot render YAML from " << msg.GetTypeName() << "\n";
     return false;
   }
-  std::cout << slurm_yaml(tree);
+  hq::cout() << slurm_yaml(tree);
   return true;
 }
 
@@ -176,7 +182,7 @@ int fail(const std::string& prog, const Status& status) {
   for (size_t start = 0; start <= text.size();) {  // each line its own "prog: error: "
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    std::cerr << prog << ": error: " << text.substr(start, end - start) << "\n";
+    hq::cerr() << prog << ": error: " << text.substr(start, end - start) << "\n";
     start = end + 1;
   }
   return 1;
@@ -187,7 +193,7 @@ int option_failure(const std::string& prog, const Status& status) {
   bool getopt = text.rfind("unrecognized option '", 0) == 0 || text.rfind("invalid option -- '", 0) == 0 ||
                 (text.rfind("option '", 0) == 0 && text.find("requires an argument") != std::string::npos);
   if (!getopt) return fail(prog, status);
-  std::cerr << prog << ": " << text << "\nTry \"" << prog << " --help\" for more information\n";
+  hq::cerr() << prog << ": " << text << "\nTry \"" << prog << " --help\" for more information\n";
   return 1;
 }
 

@@ -3,11 +3,16 @@
 #pragma once
 #include <google/protobuf/message_lite.h>
 #include <string>
+#include <string_view>
 
 #include "core/status.hpp"
 
 namespace hq::cmd {
 
+// `text` on stdout as it is: through stdio while the C++ streams are not built (building
+// them costs a one-shot command 0.2 ms: core/std_streams.hpp), through hq::cout() once
+// they are (where a test may have redirected it).
+void print_text(std::string_view text);
 // A field like Slurm's "%.8j": truncated to `width`, right-aligned when `right`.
 std::string field(const std::string& value, int width, bool right = true);
 // Prints `msg` in the proto3 JSON mapping; false (with a line on stderr) when it cannot.

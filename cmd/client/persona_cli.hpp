@@ -3,7 +3,6 @@
 // hint, exit 1. Include only where CLI11 is already used. One thread.
 #pragma once
 #include <CLI/CLI.hpp>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "cmd/client/persona_usage.hpp"
 #include "core/cli_options.hpp"
 #include "core/option_doc.hpp"
+#include "core/std_streams.hpp"
 
 namespace hq::cmd {
 
@@ -44,7 +44,7 @@ inline void add_brief_usage(CLI::App& app, const std::string& command) {
   app.add_flag_callback(
       "--usage",
       [command] {
-        std::cout << slurm_brief_usage(command);
+        hq::cout() << slurm_brief_usage(command);
         throw CLI::Success();
       },
       "print a brief usage");

@@ -3,10 +3,10 @@
 // tests/fixtures/slurm/usage/ holds the same texts, checked against these). No state.
 #include "cmd/client/persona_usage.hpp"
 
-#include <iostream>
 #include <utility>
 
 #include "cmd/client/output.hpp"
+#include "core/std_streams.hpp"
 
 namespace hq::cmd {
 
@@ -126,9 +126,9 @@ std::string_view slurm_brief_usage(std::string_view command) {
 std::optional<int> answer_meta_option(MetaOption meta, std::string_view command, std::string_view help) {
   switch (meta) {
     case MetaOption::kNone: return std::nullopt;
-    case MetaOption::kHelp: std::cout << help; break;
-    case MetaOption::kUsage: std::cout << slurm_brief_usage(command); break;
-    case MetaOption::kVersion: std::cout << persona_version() << "\n"; break;
+    case MetaOption::kHelp: hq::cout() << help; break;
+    case MetaOption::kUsage: hq::cout() << slurm_brief_usage(command); break;
+    case MetaOption::kVersion: hq::cout() << persona_version() << "\n"; break;
   }
   return 0;
 }

@@ -5,28 +5,30 @@
 
 #include <cctype>
 #include <ctime>
-#include <iostream>
 #include <thread>
 
 #include "cmd/client/job_query.hpp"
-#include "cmd/client/steps.hpp"
-#include "cmd/client/output.hpp"
 #include "cmd/client/option_docs.hpp"
-#include "cmd/client/persona_cli.hpp"
+#include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/queue_format.hpp"
 #include "cmd/client/queue_stream.hpp"
-#include "net/convert.hpp"
 #include "cmd/client/slurm_json.hpp"
+#include "cmd/client/steps.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "cmd/process.hpp"
-#include "net/frame.hpp"
 #include "cmd/users.hpp"
-#include "core/job.hpp"
+#include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
+#include "core/job.hpp"
 #include "core/job_filter.hpp"
+#include "core/option_doc.hpp"
 #include "core/squeue_args.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
+#include "net/convert.hpp"
+#include "net/frame.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -34,14 +36,14 @@ namespace {
 // squeue --start: "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R", pending jobs only.
 void print_start(const pb::QueueReply& q, bool header) {
   if (header)
-    std::cout << field("JOBID", 18) << " " << field("PARTITION", 9) << " " << field("NAME", 8) << " "
+    hq::cout() << field("JOBID", 18) << " " << field("PARTITION", 9) << " " << field("NAME", 8) << " "
               << field("USER", 8) << " " << field("ST", 2) << " " << field("START_TIME", 19) << " " << field("NODES", 6)
               << " " << field("SCHEDNODES", 20, false) << " NODELIST(REASON)\n";
   for (const auto& j : q.jobs()) {
     if (j.state() != "PENDING") continue;
     std::string start = j.expected_start() > 0 ? local_time(j.expected_start()) : "N/A";
     std::string sched = j.sched_nodes().empty() ? "(null)" : j.sched_nodes();
-    std::cout << field(squeue_value(j, 'i', q.now()), 18) << " " << field(squeue_value(j, 'P', q.now()), 9) << " "
+    hq::cout() << field(squeue_value(j, 'i', q.now()), 18) << " " << field(squeue_value(j, 'P', q.now()), 9) << " "
               << field(j.spec().name(), 8) << " "
               << field(j.spec().user(), 8) << " " << field("PD", 2) << " " << field(start, 19) << " "
               << field(std::to_string(std::max(1, j.spec().nodes_min())), 6) << " " << field(sched, 20, false) << " ("
@@ -55,10 +57,9 @@ struct QueueArgs {
   std::string reservations;
   bool json = false, yaml = false, noheader = false, start = false, long_format = false, me = false, array = false;
   bool all = false, local = false, federation = false, sibling = false, priority = false;
-  bool listed_only = false;  // -j/-s: taken before CLI11 parses (core/squeue_args)
-  SqueueWords words;         // -j/-s and the words after the options
+  SqueueWords words;  // -j/-s and the words after the options (core/squeue_args)
   int iterate = 0, verbose = 0;
-  TakenOptions taken;
+  MetaOption meta = MetaOption::kNone;  // --help, --usage or -V, where the options stop
 };
 
 Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
@@ -82,42 +83,95 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
   return a.nodes.empty() ? Status::ok() : add_node_filter(q, a.nodes);
 }
 
-std::unique_ptr<CLI::App> queue_parser(QueueArgs& a) {
-  auto app = std::make_unique<CLI::App>("hq queue: list jobs (squeue)");
-  app->set_help_flag("--help", "print help");
-  // -j and -s take their values before CLI11 parses (core/squeue_args): listed here for --help.
-  app->add_flag("-j,--jobs,--job", a.listed_only, "[=IDS] these jobs (comma-separated; or the word after the options)");
-  app->add_option("-R,--reservation", a.reservations, "jobs in this advance reservation");
-  app->add_option("-t,--states", a.states, "comma-separated states in any case (pending,R,CD,...) or all");
-  app->add_option("-u,--user", a.users, "these users' jobs (comma-separated names or uids)");
-  app->add_flag("--me", a.me, "my jobs");
-  app->add_option("-p,--partition", a.partitions, "jobs in these partitions (comma-separated)");
-  app->add_option("-n,--name", a.names, "jobs with these names (comma-separated)");
-  app->add_option("-A,--account", a.accounts, "jobs of these accounts (comma-separated)");
-  app->add_option("-q,--qos", a.qos, "jobs of these QOS (comma-separated)");
-  app->add_option("-w,--nodelist", a.nodes, "jobs on these nodes (a hostlist)");
-  app->add_option("-L,--licenses", a.licenses, "jobs using these licenses (hq tracks none: no job)");
-  app->add_option("-o,--format", a.format, "fields: %[.][width]letter (Slurm's letters), e.g. \"%.18i %T %R\"");
-  app->add_option("-O,--Format", a.fields, "fields: name[:[.]width],... (Slurm's names), e.g. JobID,State:.10");
-  app->add_option("-S,--sort", a.sort, "sort keys: [-]letter,... (Slurm's; default P,t,-p)");
-  app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
-  app->add_flag("-r,--array,--array-unique", a.array, "one line per array task (pending tasks are otherwise one line)");
-  app->add_flag("--json", a.json, "JSON output");
-  app->add_flag("--yaml", a.yaml, "YAML output (as Slurm's)");
-  app->add_flag("-h,--noheader", a.noheader, "no header line");
-  app->add_flag("--start", a.start, "pending jobs with their expected start times");
-  app->add_flag("-s,--steps,--step", a.listed_only, "[=J.S,...] job steps instead of jobs (these, or the word after the options)");
-  app->add_flag("-v,--verbose", a.verbose, "print the options taken (to stdout, as Slurm's)");
-  app->add_flag("-l,--long", a.long_format, "the long layout (with -s: the time first)");
-  app->add_flag("-a,--all", a.all, "taken: hq hides no partition");
-  app->add_flag("--local", a.local, "taken: hq is one cluster");
-  app->add_flag("--federation", a.federation, "taken: hq is one cluster");
-  app->add_flag("--sibling", a.sibling, "taken: hq is one cluster");
-  app->add_flag("-P,--priority", a.priority, "taken: a job is shown once, in its partition");
-  add_persona_common(*app, a.taken, "--hide,--noconvert",
-                     "-M,--clusters");
-  add_brief_usage(*app, "squeue");
-  return app;
+using QueueOption = CliOption<QueueArgs>;
+
+// An option that sets `field` to its value: a repeated one's last value counts, as with
+// squeue's getopt_long.
+QueueOption text_option(std::string_view name, char letter, std::string QueueArgs::*field, std::string_view doc) {
+  return {name, letter, true, [field](QueueArgs& a, std::string_view v) { return a.*field = std::string(v), Status::ok(); },
+          false, doc};
+}
+
+QueueOption flag_option(std::string_view name, char letter, bool QueueArgs::*field, std::string_view doc) {
+  return {name, letter, false, [field](QueueArgs& a, std::string_view) { return a.*field = true, Status::ok(); }, false,
+          doc};
+}
+
+// An option answered where getopt meets it (--help, --usage, -V): parsing stops there.
+QueueOption meta_option(std::string_view name, char letter, MetaOption meta, std::string_view doc) {
+  return {name, letter, false, [meta](QueueArgs& a, std::string_view) { return a.meta = meta, Status::ok(); }, false, doc};
+}
+
+// Another long name of the option before it in the table: no text of its own (--help and
+// the docs show it on that option's line).
+QueueOption alias_of(const QueueOption& option, std::string_view name) {
+  QueueOption alias = option;
+  alias.long_name = name;
+  alias.short_name = 0;
+  alias.doc = {};
+  return alias;
+}
+
+Status set_iterate(QueueArgs& a, std::string_view value) {
+  auto seconds = parse_int(value, 1, 86400);
+  if (!seconds) return invalid("--iterate=" + std::string(value));  // Slurm's squeue: error("--iterate=%s")
+  a.iterate = static_cast<int>(*seconds);
+  return Status::ok();
+}
+
+// squeue's options (Slurm 22.05's src/squeue/opts.c), read by core/cli_options' getopt-like
+// parser after core/squeue_args has spelled out bundles and taken -j and -s (listed here for
+// --help and the docs). A table of plain functions, built once: CLI11 built three dozen
+// options anew at every squeue with an option (0.4 ms of its 4 ms here) and the C++ locale
+// with them.
+const std::vector<QueueOption>& queue_options() {
+  auto noop = [](QueueArgs&, std::string_view) { return Status::ok(); };
+  static const std::vector<QueueOption> table = [&] {
+    std::vector<QueueOption> t;
+    t.push_back(meta_option("help", 0, MetaOption::kHelp, "print help"));
+    t.push_back({"jobs", 'j', false, noop, true, "[=IDS] these jobs (comma-separated; or the word after the options)"});
+    t.push_back(alias_of(t.back(), "job"));
+    t.push_back(text_option("reservation", 'R', &QueueArgs::reservations, "jobs in this advance reservation"));
+    t.push_back(text_option("states", 't', &QueueArgs::states, "comma-separated states in any case (pending,R,CD,...) or all"));
+    t.push_back(text_option("user", 'u', &QueueArgs::users, "these users' jobs (comma-separated names or uids)"));
+    t.push_back(flag_option("me", 0, &QueueArgs::me, "my jobs"));
+    t.push_back(text_option("partition", 'p', &QueueArgs::partitions, "jobs in these partitions (comma-separated)"));
+    t.push_back(text_option("name", 'n', &QueueArgs::names, "jobs with these names (comma-separated)"));
+    t.push_back(text_option("account", 'A', &QueueArgs::accounts, "jobs of these accounts (comma-separated)"));
+    t.push_back(text_option("qos", 'q', &QueueArgs::qos, "jobs of these QOS (comma-separated)"));
+    t.push_back(text_option("nodelist", 'w', &QueueArgs::nodes, "jobs on these nodes (a hostlist)"));
+    t.push_back(text_option("licenses", 'L', &QueueArgs::licenses, "jobs using these licenses (hq tracks none: no job)"));
+    t.push_back(text_option("format", 'o', &QueueArgs::format,
+                            "fields: %[.][width]letter (Slurm's letters), e.g. \"%.18i %T %R\""));
+    t.push_back(text_option("Format", 'O', &QueueArgs::fields,
+                            "fields: name[:[.]width],... (Slurm's names), e.g. JobID,State:.10"));
+    t.push_back(text_option("sort", 'S', &QueueArgs::sort, "sort keys: [-]letter,... (Slurm's; default P,t,-p)"));
+    t.push_back({"iterate", 'i', true, set_iterate, false, "print again every SECONDS"});
+    t.push_back(flag_option("array", 'r', &QueueArgs::array, "one line per array task (pending tasks are otherwise one line)"));
+    t.push_back(alias_of(t.back(), "array-unique"));
+    t.push_back(flag_option("json", 0, &QueueArgs::json, "JSON output"));
+    t.push_back(flag_option("yaml", 0, &QueueArgs::yaml, "YAML output (as Slurm's)"));
+    t.push_back(flag_option("noheader", 'h', &QueueArgs::noheader, "no header line"));
+    t.push_back(flag_option("start", 0, &QueueArgs::start, "pending jobs with their expected start times"));
+    t.push_back({"steps", 's', false, noop, true,
+                 "[=J.S,...] job steps instead of jobs (these, or the word after the options)"});
+    t.push_back(alias_of(t.back(), "step"));
+    t.push_back({"verbose", 'v', false, [](QueueArgs& a, std::string_view) { return ++a.verbose, Status::ok(); }, false,
+                 "print the options taken (to stdout, as Slurm's)"});
+    t.push_back(flag_option("long", 'l', &QueueArgs::long_format, "the long layout (with -s: the time first)"));
+    t.push_back(flag_option("all", 'a', &QueueArgs::all, "taken: hq hides no partition"));
+    t.push_back(flag_option("local", 0, &QueueArgs::local, "taken: hq is one cluster"));
+    t.push_back(flag_option("federation", 0, &QueueArgs::federation, "taken: hq is one cluster"));
+    t.push_back(flag_option("sibling", 0, &QueueArgs::sibling, "taken: hq is one cluster"));
+    t.push_back(flag_option("priority", 'P', &QueueArgs::priority, "taken: a job is shown once, in its partition"));
+    t.push_back({"hide", 0, false, noop, false, "taken: hq is one cluster and hides no partition"});
+    t.push_back(alias_of(t.back(), "noconvert"));
+    t.push_back({"clusters", 'M', true, noop, false, "taken: hq is one cluster"});
+    t.push_back(meta_option("version", 'V', MetaOption::kVersion, "print the version"));
+    t.push_back(meta_option("usage", 0, MetaOption::kUsage, "print a brief usage"));
+    return t;
+  }();
+  return table;
 }
 
 // Slurm's job state name for a -t word (a name or code in any case), as -vv lists it.
@@ -141,24 +195,24 @@ const char* truth(bool b) { return b ? "true" : "false"; }
 // -vv's lists after the dump (Slurm prints a name's first byte as a number: "%u" of a char).
 void print_option_lists(const QueueArgs& a, const std::string& users) {
   int i = 0;
-  for (const auto& id : split_list(a.words.jobs)) std::cout << "job_list[" << i++ << "] = " << id << "\n";
+  for (const auto& id : split_list(a.words.jobs)) hq::cout() << "job_list[" << i++ << "] = " << id << "\n";
   i = 0;
   for (const auto& n : split_list(a.names))
-    std::cout << "name_list[" << i++ << "] = " << static_cast<unsigned>(static_cast<unsigned char>(n[0])) << "\n";
+    hq::cout() << "name_list[" << i++ << "] = " << static_cast<unsigned>(static_cast<unsigned char>(n[0])) << "\n";
   i = 0;
-  for (const auto& l : split_list(a.licenses)) std::cout << "licenses_list[" << i++ << "] = " << l << "\n";
+  for (const auto& l : split_list(a.licenses)) hq::cout() << "licenses_list[" << i++ << "] = " << l << "\n";
   i = 0;
-  for (const auto& p : split_list(a.partitions)) std::cout << "part_list[" << i++ << "] = " << p << "\n";
+  for (const auto& p : split_list(a.partitions)) hq::cout() << "part_list[" << i++ << "] = " << p << "\n";
   i = 0;
-  if (to_lower(a.states) == "all") std::cout << "state_list = all\n";
+  if (to_lower(a.states) == "all") hq::cout() << "state_list = all\n";
   else
-    for (const auto& st : split_list(a.states)) std::cout << "state_list[" << i++ << "] = " << state_name(st) << "\n";
+    for (const auto& st : split_list(a.states)) hq::cout() << "state_list[" << i++ << "] = " << state_name(st) << "\n";
   i = 0;
-  for (const auto& st : split_list(a.words.steps)) std::cout << "step_list[" << i++ << "] = " << st << "\n";
+  for (const auto& st : split_list(a.words.steps)) hq::cout() << "step_list[" << i++ << "] = " << st << "\n";
   i = 0;
   for (const auto& u : split_list(users)) {
     auto entry = passwd_by_name(u);
-    std::cout << "user_list[" << i++ << "] = " << (entry ? std::to_string(entry->uid) : u) << "\n";
+    hq::cout() << "user_list[" << i++ << "] = " << (entry ? std::to_string(entry->uid) : u) << "\n";
   }
 }
 
@@ -169,7 +223,7 @@ void print_options(const QueueArgs& a) {
   if (auto names = expand_hostlist(a.nodes); names && !a.nodes.empty()) nodes = compress_hostlist(*names);
   std::string users = a.me ? std::to_string(geteuid()) : a.users;
   std::string format = !a.format.empty() ? a.format : a.start && a.fields.empty() ? std::string(kSqueueStartFormat) : "";
-  std::cout << "-----------------------------\n"
+  hq::cout() << "-----------------------------\n"
             << "all         = " << truth(a.all || !a.partitions.empty()) << "\n"
             << "array       = " << truth(a.array) << "\n"
             << "federation  = " << truth(a.federation) << "\n"
@@ -193,7 +247,7 @@ void print_options(const QueueArgs& a) {
             << "users       = " << or_null(users) << "\n"
             << "verbose     = " << a.verbose << "\n";
   if (a.verbose > 1) print_option_lists(a, users);
-  std::cout << "-----------------------------\n\n\n";
+  hq::cout() << "-----------------------------\n\n\n";
 }
 
 // squeue's output options into the request, for the controller to make the text with.
@@ -213,29 +267,67 @@ bool one_user_not_root(const pb::QueueRequest& q) {
   return entry && entry->uid != 0;
 }
 
+// Each option of the table once, with its aliases: --help's lines and the docs' rows.
+struct QueueOptionLine {
+  char letter = 0;
+  std::vector<std::string_view> names;
+  bool value = false;  // takes one as the next word
+  std::string_view doc;
+};
+
+std::vector<QueueOptionLine> queue_option_lines() {
+  std::vector<QueueOptionLine> lines;
+  for (const QueueOption& o : queue_options()) {
+    if (o.doc.empty() && !lines.empty()) lines.back().names.push_back(o.long_name);
+    else lines.push_back({o.short_name, {o.long_name}, o.has_arg && !o.optional_arg, o.doc});
+  }
+  return lines;
+}
+
+std::string queue_help() {
+  std::string text = "Usage: squeue [OPTIONS]   (hq answers as Slurm's squeue; docs/slurm-compat.md)\n";
+  for (const QueueOptionLine& l : queue_option_lines()) {
+    std::string names = l.letter ? std::string("-") + l.letter : "   ";
+    for (std::string_view n : l.names) names += (names.size() > 3 ? ", --" : "--") + std::string(n);
+    if (l.value) names += "=VALUE";
+    text += "  " + names + std::string(names.size() < 30 ? 30 - names.size() : 1, ' ') + std::string(l.doc) + "\n";
+  }
+  return text;
+}
+
+// Whether the option word ("-o", "--format") takes the next word as its value.
+bool takes_next_word(std::string_view word) {
+  std::string_view value;
+  bool inline_value = false;
+  const QueueOption* o = find_cli_option(queue_options(), std::string(word), value, inline_value);
+  return o && o->has_arg && !o->optional_arg;
+}
+
 // squeue's words into `a`: -j/-s and what follows the options (core/squeue_args), then the
-// option table. An exit code when squeue is done (help, an error), nullopt when it goes on.
-std::optional<int> parse_queue_args(CLI::App& app, QueueArgs& a, const Args& args, const std::string& prog) {
-  auto words = squeue_words(args, [&](std::string_view w) {
-    const CLI::Option* o = app.get_option_no_throw(std::string(w));
-    return o && o->get_items_expected_min() > 0;
-  });
+// option table, in order. An exit code when squeue is done (help, an error), nullopt when
+// it goes on.
+std::optional<int> parse_queue_args(QueueArgs& a, const Args& args, const std::string& prog) {
+  auto words = squeue_words(args, takes_next_word);
   if (!words) {
-    std::cerr << prog << ": error: " << words.status().message() << "\n";
-    if (words.status().message().rfind("Unrecognized option", 0) == 0) std::cout << slurm_brief_usage("squeue");
+    hq::cerr() << prog << ": error: " << words.status().message() << "\n";
+    if (words.status().message().rfind("Unrecognized option", 0) == 0) hq::cout() << slurm_brief_usage("squeue");
     return 1;
   }
   a.words = std::move(words.value());
-  Args rest{args[0]};
-  rest.insert(rest.end(), a.words.rest.begin(), a.words.rest.end());
-  return parse_persona_args(app, rest, prog);
+  const std::vector<std::string>& rest = a.words.rest;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    Status s = apply_cli_option(queue_options(), rest, i, a);
+    if (a.meta != MetaOption::kNone) return answer_meta_option(a.meta, "squeue", queue_help());
+    if (!s) return option_failure(prog, s);
+  }
+  return std::nullopt;
 }
 
 // -s [LIST]: each "J.S" of the list (Slurm's squeue needs the step part).
 std::optional<int> check_step_list(const std::string& prog, const std::string& list) {
   for (const auto& item : split_list(list))
     if (item.find('.') == std::string::npos) {
-      std::cerr << prog << ": error: Invalid job_step id: " << item << ".??\n";
+      hq::cerr() << prog << ": error: Invalid job_step id: " << item << ".??\n";
       return 1;
     }
   return std::nullopt;
@@ -244,18 +336,16 @@ std::optional<int> check_step_list(const std::string& prog, const std::string& l
 }  // namespace
 
 std::vector<OptionDocRow> squeue_option_docs() {
-  QueueArgs a;
-  return cli11_option_docs(*queue_parser(a));
+  std::vector<OptionDocRow> rows;
+  for (const QueueOptionLine& l : queue_option_lines()) rows.push_back({option_doc_names(l.letter, l.names), std::string(l.doc)});
+  return rows;
 }
 
 int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);
   QueueArgs a;
-  // A plain `squeue`, the listing run most (a shell loop, `watch`), takes every default:
-  // its option table, three dozen CLI11 options, is not built (a fifth of a short
-  // listing's time). tests/cmd/squeue_brief_test.cpp holds it to what the table gives.
   if (args.size() > 1)
-    if (auto done = parse_queue_args(*queue_parser(a), a, args, prog)) return *done;
+    if (auto done = parse_queue_args(a, args, prog)) return *done;
   if (a.words.steps_flag)
     if (auto bad = check_step_list(prog, a.words.steps)) return *bad;
   if (a.verbose) print_options(a);
@@ -265,7 +355,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   if (!named) {  // squeue's words: "Invalid job id: X"
     std::string why(named.status().message());
     if (auto at = why.find(" specified: "); at != std::string::npos) why = why.substr(0, at) + ":" + why.substr(at + 11);
-    std::cerr << prog << ": error: " << why << "\n";
+    hq::cerr() << prog << ": error: " << why << "\n";
     return 1;
   }
   add_named_jobs(*q, *named);
@@ -275,14 +365,14 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   }
   if (a.start && a.states.empty()) a.states = "PD";
   if (Status s = set_filters(*q, a); !s) {
-    for (std::string_view line : split(s.message(), '\n')) std::cerr << prog << ": error: " << line << "\n";
+    for (std::string_view line : split(s.message(), '\n')) hq::cerr() << prog << ": error: " << line << "\n";
     return 1;
   }
   ColumnFormat format = !a.format.empty()   ? parse_squeue_format(a.format)
                         : !a.fields.empty() ? parse_squeue_fields(a.fields)
                         : a.long_format     ? parse_squeue_format(kSqueueLongFormat)
                                             : parse_squeue_format(kSqueueDefaultFormat);
-  for (const auto& e : format.errors) std::cerr << prog << ": error: " << e << "\n";
+  for (const auto& e : format.errors) hq::cerr() << prog << ": error: " << e << "\n";
   q->set_with_script(a.json || a.yaml);  // the whole record (owners and admins only)
   std::string_view sort_keys = a.sort.empty() ? kSqueueDefaultSort : std::string_view(a.sort);
   q->set_brief(!a.json && !a.yaml && !a.start && listing_is_brief(format, sort_keys));
@@ -296,7 +386,7 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     if (!answer) return fail(prog, answer.status());
     pb::QueueReply& out = *answer->reply;
     if (q->job_ids_size() == 1 && out.unknown_ids_size() == 1) {  // as Slurm's slurm_load_job of one id
-      std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+      hq::cerr() << "slurm_load_jobs error: Invalid job id specified\n";
       return 1;
     }
     // A brief listing's records are formatted as they are parsed, unless its arrays'
@@ -313,26 +403,26 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
     if ((a.json || a.yaml) && prog == "squeue") {  // Slurm's shape; `hq queue --json`: hq's records
       sort_jobs(out, sort_keys);
       std::string name = cluster ? cluster() : "";
-      std::cout << (a.yaml ? squeue_slurm_yaml(out, name) : squeue_slurm_json(out, name));
+      hq::cout() << (a.yaml ? squeue_slurm_yaml(out, name) : squeue_slurm_json(out, name));
       return 0;
     }
     if (a.json || a.yaml) return (a.yaml ? print_yaml(out) : print_json(out)) ? 0 : 1;
     if (!a.noheader && (a.iterate || a.long_format || a.verbose)) print_date();
     if (a.verbose)  // Slurm's last update time is 0 when one job, or one user other than root, was asked for
-      std::cout << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())
+      hq::cout() << "last_update_time=" << (q->job_ids_size() == 1 || one_user_not_root(*q) ? 0 : out.now())
                 << " records=" << (streamed ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
     } else if (answer->listing) {  // made by the controller
-      std::cout.write(answer->listing->data(), static_cast<std::streamsize>(answer->listing->size()));
+      print_text(*answer->listing);
     } else if (streamed) {
-      std::cout.write(streamed->data(), static_cast<std::streamsize>(streamed->size()));
+      print_text(*streamed);
     } else {
       sort_jobs(out, sort_keys);
       print_formatted(queue_rows(out, a.array), out.now(), format, !a.noheader);
     }
     if (!a.iterate) return 0;
-    std::cout << "\n" << std::flush;
+    hq::cout() << "\n" << std::flush;
     std::this_thread::sleep_for(std::chrono::seconds(a.iterate));
   }
 }

@@ -2,26 +2,23 @@
 
 #include <algorithm>
 #include <charconv>
-#include <iostream>
 #include <map>
 #include <optional>
 
 #include "cmd/client/output.hpp"
-#include "core/array_spec.hpp"
 #include "cmd/users.hpp"
+#include "core/array_spec.hpp"
 #include "core/job.hpp"
 #include "core/pattern.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {
 
-
 std::string when(int64_t t) { return t > 0 ? local_time(t) : "N/A"; }
 
-
 std::string limit_text(int64_t seconds) { return seconds > 0 ? format_elapsed(seconds) : "UNLIMITED"; }
-
 
 std::string job_id(const pb::Job& j) {
   if (j.array_job_id() == 0) return std::to_string(j.job_id());
@@ -403,7 +400,7 @@ void print_formatted(const std::vector<QueueRow>& rows, int64_t now, const Colum
   if (header) append_header(out, format);
   std::string scratch;
   for (const QueueRow& r : rows) append_row(out, r, now, format, scratch);
-  std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+  hq::cout().write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 }  // namespace hq::cmd

@@ -5,13 +5,13 @@
 #include "cmd/client/reservations.hpp"
 
 #include <ctime>
-#include <iostream>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/advance_reservation.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 #include "net/convert.hpp"
 
@@ -32,14 +32,14 @@ int create(const Args& settings) {
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   auto parsed = parse_resv_settings(settings, now, local_utc_offset(now));
   Status checked = parsed ? check_resv_create(*parsed) : parsed.status();
-  if (!checked) return std::cerr << "scontrol: error: " << checked.message() << ".  No reservation created.\n", 1;
+  if (!checked) return hq::cerr() << "scontrol: error: " << checked.message() << ".  No reservation created.\n", 1;
   auto reply = send("create", settings);
   if (!reply) return fail("scontrol", reply.status());
-  if (reply->errors_size() == 0) return std::cout << "Reservation created: " << reply->done(0) << "\n", 0;
+  if (reply->errors_size() == 0) return hq::cout() << "Reservation created: " << reply->done(0) << "\n", 0;
   const std::string& why = reply->errors(0);
-  std::cerr << "Error creating the reservation: " << why << "\n";
+  hq::cerr() << "Error creating the reservation: " << why << "\n";
   if (why == "Requested nodes are busy")
-    std::cout << "Note, unless nodes are directly requested a reservation must exist in a single partition.\n"
+    hq::cout() << "Note, unless nodes are directly requested a reservation must exist in a single partition.\n"
                  "If no partition is requested the default partition is assumed.\n";
   return 1;
 }
@@ -48,11 +48,11 @@ int update(const Args& settings) {
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   auto parsed = parse_resv_settings(settings, now, local_utc_offset(now));
   if (parsed && !parsed->name) parsed = invalid("Reservation must be given");
-  if (!parsed) return std::cerr << "scontrol: error: " << parsed.status().message() << ".  No reservation update.\n", 1;
+  if (!parsed) return hq::cerr() << "scontrol: error: " << parsed.status().message() << ".  No reservation update.\n", 1;
   auto reply = send("update", settings);
   if (!reply) return fail("scontrol", reply.status());
-  if (reply->errors_size() == 0) return std::cout << "Reservation updated.\n", 0;
-  std::cerr << "Error updating the reservation: " << reply->errors(0) << "\nslurm_update error: " << reply->errors(0) << "\n";
+  if (reply->errors_size() == 0) return hq::cout() << "Reservation updated.\n", 0;
+  hq::cerr() << "Error updating the reservation: " << reply->errors(0) << "\nslurm_update error: " << reply->errors(0) << "\n";
   return 1;
 }
 
@@ -64,7 +64,7 @@ int remove(const std::string& word, const std::string& spaced) {
   auto reply = send("delete", {"ReservationName=" + name});
   if (!reply) return fail("scontrol", reply.status());
   if (reply->errors_size() == 0) return 0;
-  std::cerr << "delete_reservation " << word << ": " << reply->errors(0) << "\n";
+  hq::cerr() << "delete_reservation " << word << ": " << reply->errors(0) << "\n";
   return 1;
 }
 
@@ -88,7 +88,7 @@ int scontrol_reservation(const Args& args) {
   if (verb == "update") return update(Args(args.begin() + 2, args.end()));
   bool spaced = args.size() > 3 && args[2].find('=') == std::string::npos;
   if (args.size() < 3 || (args[2].find('=') == std::string::npos && !spaced))
-    return std::cerr << "scontrol: error: Invalid deletion entity: " << (args.size() > 2 ? args[2] : "") << "\n", 1;
+    return hq::cerr() << "scontrol: error: Invalid deletion entity: " << (args.size() > 2 ? args[2] : "") << "\n", 1;
   return remove(args[2], spaced ? args[3] : "");
 }
 
@@ -102,12 +102,12 @@ int show_reservations(const std::vector<std::string>& names, bool oneliner) {
     if (!names.empty() && p.name() != names[0]) continue;
     auto r = net::from_pb(p);
     if (!r) continue;
-    std::cout << format_reservation(*r, reply->now(), p.cpus(), oneliner);
+    hq::cout() << format_reservation(*r, reply->now(), p.cpus(), oneliner);
     shown = true;
   }
   if (shown) return 0;
-  if (!names.empty()) return std::cout << "Reservation " << names[0] << " not found\n", 1;
-  std::cout << "No reservations in the system\n";
+  if (!names.empty()) return hq::cout() << "Reservation " << names[0] << " not found\n", 1;
+  hq::cout() << "No reservations in the system\n";
   return 0;
 }
 

@@ -3,7 +3,6 @@
 // names, states, partitions, accounts, the time window) and the client prints.
 #include <algorithm>
 #include <ctime>
-#include <iostream>
 #include <map>
 #include <set>
 #include <tuple>
@@ -18,6 +17,7 @@
 #include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
 #include "core/sacct_format.hpp"
+#include "core/std_streams.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 
@@ -189,8 +189,8 @@ void print_helpformat() {
   const auto& fields = sacct_fields();
   for (size_t i = 0; i < fields.size(); ++i) {
     std::string name(fields[i].name);
-    std::cout << name << std::string(name.size() < 20 ? 20 - name.size() : 1, ' ');
-    if (i % 4 == 3 || i + 1 == fields.size()) std::cout << "\n";
+    hq::cout() << name << std::string(name.size() < 20 ? 20 - name.size() : 1, ' ');
+    if (i % 4 == 3 || i + 1 == fields.size()) hq::cout() << "\n";
   }
 }
 
@@ -234,7 +234,7 @@ void print_job(const pb::Job& job, const std::vector<const pb::StepRecord*>& ste
                const std::string& array_tasks) {
   LineFilter filter = line_filter(job, a);
   auto print = [&](const SacctRow& row) {
-    std::cout << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
+    hq::cout() << sacct_line(cols, a.style, [&](std::string_view name) { return sacct_value(row, name); });
   };
   if (filter.all) {
     SacctRow row{job, false, cluster, now};
@@ -292,7 +292,7 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
     CliOptionError err;
     if (Status s = apply_cli_option(options(), words, i, a, &err); !s) {
       if (err.unknown) {
-        std::cerr << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n";
+        hq::cerr() << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n";
         return 1;
       }
       return fail(prog, s);
@@ -305,7 +305,7 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
 
 int run_sacct(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return std::cout << kSacctUsage, 0;
+  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return hq::cout() << kSacctUsage, 0;
   SacctArgs a;
   if (int rc = parse(args, a, prog); rc >= 0) return rc;
   if (a.helpformat) return print_helpformat(), 0;
@@ -345,11 +345,11 @@ int run_sacct(const Args& args) {
   }
   if (a.json || a.yaml) {
     bool with_steps = !a.allocations;
-    std::cout << (a.yaml ? sacct_slurm_yaml(records, out.cluster(), now, with_steps)
+    hq::cout() << (a.yaml ? sacct_slurm_yaml(records, out.cluster(), now, with_steps)
                          : sacct_slurm_json(records, out.cluster(), now, with_steps));
     return 0;
   }
-  if (!a.noheader) std::cout << sacct_header(*cols, a.style);
+  if (!a.noheader) hq::cout() << sacct_header(*cols, a.style);
   for (const SacctRecord& r : records) print_job(*r.job, r.steps, a, *cols, out.cluster(), now, r.array_tasks);
   return 0;
 }

@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <iostream>
 
 #include "cmd/client/acctmgr_json.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "core/acctmgr.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -72,14 +72,14 @@ int parse(const Args& args, MgrArgs& a, const std::string& prog) {
     } else if (w.size() > 1 && w[0] == '-' && w[1] == '-') {
       auto hit = std::find_if(kLong.begin(), kLong.end(), [&](const auto& p) { return p.first == w; });
       if (hit == kLong.end()) {
-        std::cerr << prog << ": unrecognized option '" << w << "'\nTry \"sacctmgr --help\" for more information\n";
+        hq::cerr() << prog << ": unrecognized option '" << w << "'\nTry \"sacctmgr --help\" for more information\n";
         return 1;
       }
       apply(hit->second);
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       for (size_t k = 1; k < w.size(); ++k)
         if (!apply(w[k])) {
-          std::cerr << prog << ": invalid option -- '" << w[k] << "'\nTry \"sacctmgr --help\" for more information\n";
+          hq::cerr() << prog << ": invalid option -- '" << w[k] << "'\nTry \"sacctmgr --help\" for more information\n";
           return 1;
         }
     } else {
@@ -91,12 +91,12 @@ int parse(const Args& args, MgrArgs& a, const std::string& prog) {
 
 // Slurm's commit_check: "(N/y): " on stdout, one answer from stdin within 30 seconds.
 bool ask_commit() {
-  std::cout << kAcctMgrCommitPrompt;
+  hq::cout() << kAcctMgrCommitPrompt;
   char c = 0;
   bool answered = false;
   while (c != 'Y' && c != 'y' && c != 'N' && c != 'n' && c != '\n') {
-    if (c) std::cout << "Y or N please\n";
-    std::cout << "(N/y): " << std::flush;
+    if (c) hq::cout() << "Y or N please\n";
+    hq::cout() << "(N/y): " << std::flush;
     pollfd p{STDIN_FILENO, POLLIN, 0};
     if (poll(&p, 1, 30000) <= 0) {
       answered = false;
@@ -109,9 +109,9 @@ bool ask_commit() {
     }
     answered = true;
     c = got;
-    std::cout << "\n";
+    hq::cout() << "\n";
   }
-  if (!answered) std::cout << "timeout\n";
+  if (!answered) hq::cout() << "timeout\n";
   return answered && (c == 'y' || c == 'Y');
 }
 
@@ -120,12 +120,12 @@ bool ask_commit() {
 bool write_dump(const std::string& name, const std::string& text) {
   FILE* f = std::fopen(name.c_str(), "w");
   if (!f) {
-    std::cerr << "Can't open file " << name << ", " << std::strerror(errno) << "\n";
+    hq::cerr() << "Can't open file " << name << ", " << std::strerror(errno) << "\n";
     return false;
   }
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   ok = std::fclose(f) == 0 && ok;
-  if (!ok) std::cerr << " Can't write to file\n";
+  if (!ok) hq::cerr() << " Can't write to file\n";
   return ok;
 }
 
@@ -139,10 +139,10 @@ int run_command(MgrArgs& a, const std::string& prog) {
     std::unique_ptr<net::RpcClient> client;
     auto reply = call_with_retry(client, env);
     if (!reply || !reply->acct_mgr_reply().enabled()) {
-      std::cout << "slurmdbd(primary) at " << (reply ? reply->acct_mgr_reply().host() : "controller") << " is DOWN\n";
+      hq::cout() << "slurmdbd(primary) at " << (reply ? reply->acct_mgr_reply().host() : "controller") << " is DOWN\n";
       return 1;
     }
-    std::cout << "slurmdbd(primary) at " << reply->acct_mgr_reply().host() << " is UP\n";
+    hq::cout() << "slurmdbd(primary) at " << reply->acct_mgr_reply().host() << " is UP\n";
     return 0;
   }
   a.req.set_commit(a.immediate);
@@ -156,7 +156,7 @@ int run_command(MgrArgs& a, const std::string& prog) {
   if (!reply) return fail(prog, reply.status());
   const auto& r = reply->acct_mgr_reply();
   if (!r.enabled()) {
-    std::cerr << "You are not running a supported accounting_storage plugin\n"
+    hq::cerr() << "You are not running a supported accounting_storage plugin\n"
                  "Only 'accounting_storage/slurmdbd' is supported.\n";
     return 1;
   }
@@ -166,21 +166,21 @@ int run_command(MgrArgs& a, const std::string& prog) {
     for (int i = 2; i + 1 < a.req.words_size(); ++i) command.push_back(a.req.words(i));
     auto json = acctmgr_json(r.listed(), client_meta_v40(std::move(command), r.listed().cluster()));
     if (!json) return fail(prog, json.status());
-    std::cout << *json << std::flush;
+    hq::cout() << *json << std::flush;
     return 0;
   }
-  std::cout << r.out() << std::flush;
+  hq::cout() << r.out() << std::flush;
   if (!r.file_name().empty() && !write_dump(r.file_name(), r.file_text())) return r.rc();  // Slurm's 0, as it
-  std::cerr << r.err();
+  hq::cerr() << r.err();
   if (!r.changed() || a.immediate) return r.rc();
   if (!ask_commit()) {
-    std::cout << " Changes Discarded\n";
+    hq::cout() << " Changes Discarded\n";
     return r.rc();
   }
   env.mutable_acct_mgr()->set_commit(true);
   auto again = call_with_retry(client, env);
   if (!again) return fail(prog, again.status());
-  std::cerr << (again->acct_mgr_reply().rc() && again->acct_mgr_reply().err() != r.err() ? again->acct_mgr_reply().err() : "");
+  hq::cerr() << (again->acct_mgr_reply().rc() && again->acct_mgr_reply().err() != r.err() ? again->acct_mgr_reply().err() : "");
   return again->acct_mgr_reply().rc();
 }
 
@@ -190,13 +190,13 @@ int run_sacctmgr(const Args& args) {
   std::string prog = prog_name(args[0]);
   MgrArgs a;
   if (int rc = parse(args, a, prog); rc >= 0) return rc;
-  if (a.help) return std::cout << kSacctmgrUsage, 0;
-  if (a.version) return std::cout << persona_version() << "\n", 0;
+  if (a.help) return hq::cout() << kSacctmgrUsage, 0;
+  if (a.version) return hq::cout() << persona_version() << "\n", 0;
   if (a.req.words_size() > 0) return run_command(a, prog);
   // No command: one per line from stdin, as sacctmgr's interactive mode reads them.
   int rc = 0;
   std::string line;
-  while (std::getline(std::cin, line)) {
+  while (std::getline(hq::cin(), line)) {
     std::vector<std::string> words;
     for (auto w : split(trim(line), ' '))
       if (!w.empty()) words.emplace_back(w);

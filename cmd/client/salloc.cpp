@@ -13,7 +13,6 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <iostream>
 #include <optional>
 #include <poll.h>
 #include <pwd.h>
@@ -27,6 +26,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
 #include "core/signal_names.hpp"
+#include "core/std_streams.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "net/clock.hpp"
@@ -211,7 +211,7 @@ int wait_command(pid_t pid, Allocation& a, int kill_signal) {
     next_check = net::mono_seconds() + check_every_s();
     if (state.empty() || state == "RUNNING" || state == "COMPLETING") continue;
     revoked = true;
-    std::cerr << "salloc: Job allocation " << a.granted.job_id() << " has been revoked." << std::endl;
+    hq::cerr() << "salloc: Job allocation " << a.granted.job_id() << " has been revoked." << std::endl;
     if (kill_signal) kill(-pid, kill_signal);
   }
 }
@@ -238,7 +238,7 @@ int run_salloc(const Args& args) {
   for (char** e = environ; e && *e; ++e) ours.emplace_back(*e);
   auto exported = export_environment(opts->submit.export_spec, ours);
   if (!exported) {
-    std::cerr << "salloc: error: " << exported.status().message() << "\n";
+    hq::cerr() << "salloc: error: " << exported.status().message() << "\n";
     return 1;
   }
   catch_signals();
@@ -251,7 +251,7 @@ int run_salloc(const Args& args) {
   auto pid = start_command(argv, command_env(allocation, spec, ours));
   int rc = 1, job_code = 1;
   if (!pid) {
-    std::cerr << "salloc: error: _fork_command: Unable to find command \"" << argv.front() << "\"\n";
+    hq::cerr() << "salloc: error: _fork_command: Unable to find command \"" << argv.front() << "\"\n";
   } else {
     int status = wait_command(*pid, allocation, opts->kill_signal);
     if (isatty(0)) tcsetpgrp(0, getpgrp());

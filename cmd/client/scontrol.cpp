@@ -5,7 +5,6 @@
 // `-o` one-liners, show config, wait_job, write batch_script, reconfigure. One thread.
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <thread>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "cmd/paths.hpp"
 #include "core/cli_options.hpp"
 #include "core/scontrol_commands.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -26,12 +26,12 @@ namespace {
 // records apart by a blank line) on one line, fields apart by one space, as Slurm's -o.
 int show_oneliner(const Args& show_args) {
   std::fflush(stdout);
-  std::cout.flush();
+  hq::cout().flush();
   FILE* captured = std::tmpfile();
   int saved = captured ? ::dup(1) : -1;
   if (!captured || saved < 0 || ::dup2(::fileno(captured), 1) < 0) return run_show(show_args);
   int rc = run_show(show_args);
-  std::cout.flush();
+  hq::cout().flush();
   std::fflush(stdout);
   ::dup2(saved, 1);
   ::close(saved);
@@ -46,13 +46,13 @@ int show_oneliner(const Args& show_args) {
       continue;
     }
     if (t.empty()) {
-      if (!record.empty()) std::cout << record << "\n";
+      if (!record.empty()) hq::cout() << record << "\n";
       record.clear();
       continue;
     }
     record += (record.empty() ? "" : " ") + std::string(t);
   }
-  if (!record.empty()) std::cout << record << "\n";
+  if (!record.empty()) hq::cout() << record << "\n";
   return rc;
 }
 
@@ -67,15 +67,15 @@ int show_config() {
   auto reply = query_nodes(**client, true);
   if (!reply) return fail("scontrol", reply.status());
   const pb::NodesReply& r = *reply;
-  std::cout << "Configuration data as of " << local_time(r.now()) << "\n";
+  hq::cout() << "Configuration data as of " << local_time(r.now()) << "\n";
   std::string host;
   for (const auto& e : r.config()) {
     std::string key = e.key();
     if (key == "SlurmctldHost[0]") host = e.value();
     if (key.size() < 23) key.resize(23, ' ');
-    std::cout << key << " = " << e.value() << "\n";
+    hq::cout() << key << " = " << e.value() << "\n";
   }
-  std::cout << "\nSlurmctld(primary) at " << host << " is UP\n";  // it answered
+  hq::cout() << "\nSlurmctld(primary) at " << host << " is UP\n";  // it answered
   return 0;
 }
 
@@ -102,14 +102,13 @@ int wait_job(const std::string& id_text) {
 
 }  // namespace
 
-
 namespace {
 
 // scontrol write batch_script JOB [FILE]: the script to FILE (default slurm-JOB.sh), or to
 // stdout with "-". Owners and operators only get scripts.
 int write_batch_script(const Args& args) {
   if (args.size() < 2 || to_lower(args[0]) != "batch_script") {
-    std::cerr << "scontrol: error: write: only \"write batch_script JOBID [FILE]\" is built (not write config)\n";
+    hq::cerr() << "scontrol: error: write: only \"write batch_script JOBID [FILE]\" is built (not write config)\n";
     return 1;
   }
   auto id = parse_int(args[1], 1, INT64_MAX);
@@ -123,17 +122,17 @@ int write_batch_script(const Args& args) {
   if (!reply) return fail("scontrol", reply.status());
   if (reply->jobs_size() == 0 || reply->jobs(0).spec().script().empty()) {
     // Slurm's words, and its exit code 0.
-    std::cout << "job script retrieval failed: " << (reply->jobs_size() == 0 ? "Invalid job id specified"
+    hq::cout() << "job script retrieval failed: " << (reply->jobs_size() == 0 ? "Invalid job id specified"
                                                                             : "No job script for this job")
               << "\n";
     return 0;
   }
   const std::string& script = reply->jobs(0).spec().script();
   std::string file = args.size() >= 3 ? args[2] : "slurm-" + args[1] + ".sh";
-  if (file == "-") return std::cout << script, 0;
+  if (file == "-") return hq::cout() << script, 0;
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!(out << script) || !out.flush()) return fail("scontrol", invalid("cannot write " + file));
-  std::cout << "batch script for job " << args[1] << " written to " << file << "\n";
+  hq::cout() << "batch script for job " << args[1] << " written to " << file << "\n";
   return 0;
 }
 
@@ -143,31 +142,31 @@ int reconfigure() {
   env.mutable_node_control()->set_action("reconfigure");
   auto reply = call_admin(env);
   if (!reply) return fail("scontrol", reply.status());
-  for (const auto& e : reply->errors()) std::cerr << "slurm_reconfigure error: " << e << "\n";
+  for (const auto& e : reply->errors()) hq::cerr() << "slurm_reconfigure error: " << e << "\n";
   return reply->errors_size() > 0 ? 1 : 0;
 }
 
 int ping() {
   auto ep = find_controller();
   bool up = ep && connect_client().is_ok();
-  std::cout << "Slurmctld(primary) at " << (ep ? ep->host : std::string("(unknown)")) << " is " << (up ? "UP" : "DOWN") << "\n";
+  hq::cout() << "Slurmctld(primary) at " << (ep ? ep->host : std::string("(unknown)")) << " is " << (up ? "UP" : "DOWN") << "\n";
   return up ? 0 : 1;
 }
 
 void print_help() {
-  std::cout << "Usage: scontrol [-o] COMMAND [...]   (hq answers as Slurm's scontrol)\n  commands hq acts on:";
+  hq::cout() << "Usage: scontrol [-o] COMMAND [...]   (hq answers as Slurm's scontrol)\n  commands hq acts on:";
   for (const auto& c : scontrol_commands())
-    if (c.support == ScontrolSupport::kWorks) std::cout << " " << c.name;
-  std::cout << "\n  show entities:";
+    if (c.support == ScontrolSupport::kWorks) hq::cout() << " " << c.name;
+  hq::cout() << "\n  show entities:";
   for (const auto& e : scontrol_show_entities())
-    if (e.support == ScontrolSupport::kWorks) std::cout << " " << e.name;
-  std::cout << "\n  (docs/slurm-compat.md says what hq does with each of Slurm's)\n";
+    if (e.support == ScontrolSupport::kWorks) hq::cout() << " " << e.name;
+  hq::cout() << "\n  (docs/slurm-compat.md says what hq does with each of Slurm's)\n";
 }
 
 // "scontrol: error: NAME: WHY" for what hq refuses; nothing for what changes nothing here.
 int not_acting(const ScontrolEntry& e, const std::string& what) {
   if (e.support == ScontrolSupport::kInert) return 0;
-  std::cerr << "scontrol: error: " << what << " " << e.name << ": " << e.why << "\n";
+  hq::cerr() << "scontrol: error: " << what << " " << e.name << ": " << e.why << "\n";
   return 1;
 }
 
@@ -182,11 +181,11 @@ int show_assoc_mgr(const Args& words, bool oneliner) {
   if (!reply) return fail("scontrol", reply.status());
   const pb::AssocMgrReply& r = reply->assoc_mgr_reply();
   if (!r.enabled()) {
-    std::cerr << "slurm_load_assoc_mgr_info error: this cluster keeps no accounting ([accounting] storage = \"none\")\n";
+    hq::cerr() << "slurm_load_assoc_mgr_info error: this cluster keeps no accounting ([accounting] storage = \"none\")\n";
     return 1;
   }
-  if (!r.error().empty()) return std::cerr << r.error() << "\n", 1;
-  std::cout << r.text();
+  if (!r.error().empty()) return hq::cerr() << r.error() << "\n", 1;
+  hq::cout() << r.text();
   return 0;
 }
 
@@ -194,7 +193,7 @@ int show(const Args& args, bool oneliner) {  // args[0]: "show"
   if (args.size() < 2) return run_show({"scontrol"});
   const ScontrolEntry* e = find_scontrol_entity(args[1]);
   if (!e) {
-    std::cerr << "invalid entity: " << args[1] << " for keyword: show\n";
+    hq::cerr() << "invalid entity: " << args[1] << " for keyword: show\n";
     return 1;
   }
   if (e->support != ScontrolSupport::kWorks) return not_acting(*e, "show");
@@ -213,7 +212,7 @@ int run_command(std::string_view name, Args args, bool oneliner) {
   Args rest(args.begin() + 1, args.end());
   if (name == "help") return print_help(), 0;
   if (name == "exit" || name == "quit") return 0;
-  if (name == "version") return std::cout << persona_version() << "\n", 0;
+  if (name == "version") return hq::cout() << persona_version() << "\n", 0;
   if (name == "ping") return ping();
   if (name == "token") return run_token(args);
   if (name == "reconfigure") return reconfigure();
@@ -228,7 +227,7 @@ int run_command(std::string_view name, Args args, bool oneliner) {
     if (name == "holdu") args[0] = "uhold";
     return job_control_as(args, "scontrol");
   }
-  if (name == "delete" && rest.empty()) return std::cerr << "too few arguments for delete keyword\n", 1;
+  if (name == "delete" && rest.empty()) return hq::cerr() << "too few arguments for delete keyword\n", 1;
   Args full = args;  // these take scontrol's whole line: "scontrol", the command, its words
   full.insert(full.begin(), "scontrol");
   if (name == "create" || ((name == "update" || name == "delete") && !rest.empty() && is_reservation_word(rest[0])))
@@ -239,10 +238,10 @@ int run_command(std::string_view name, Args args, bool oneliner) {
     return scontrol_partition_update(full);
   if (name == "update") return run_job_update(args);
   if (name == "delete") {  // Slurm's words; partitions come from the config here
-    std::cerr << "Invalid deletion entity: " << rest[0] << "\n";
+    hq::cerr() << "Invalid deletion entity: " << rest[0] << "\n";
     return 1;
   }
-  std::cerr << "scontrol: error: " << name << " is in hq's table but no client takes it (a bug)\n";
+  hq::cerr() << "scontrol: error: " << name << " is in hq's table but no client takes it (a bug)\n";
   return 1;
 }
 
@@ -255,7 +254,7 @@ int run_scontrol(const Args& raw) {
     const std::string& a = raw[i];
     const ScontrolEntry* opt = a.size() > 1 && a[0] == '-' ? find_scontrol_option(a) : nullptr;
     if (!opt && args.empty() && a.size() > 1 && a[0] == '-') {  // getopt's words, as Slurm's scontrol
-      std::cerr << "scontrol: " << getopt_unknown(a) << "\nTry \"scontrol --help\" for more information\n";
+      hq::cerr() << "scontrol: " << getopt_unknown(a) << "\nTry \"scontrol --help\" for more information\n";
       return 1;
     }
     if (!opt) {
@@ -265,7 +264,7 @@ int run_scontrol(const Args& raw) {
     } else if (opt->name == "-h, --help") {
       return print_help(), 0;
     } else if (opt->name == "-V, --version") {
-      return std::cout << persona_version() << "\n", 0;
+      return hq::cout() << persona_version() << "\n", 0;
     } else if (opt->support == ScontrolSupport::kRefused) {
       return not_acting(*opt, "option");
     } else if ((a == "-M" || a == "--cluster") && i + 1 < raw.size()) {
@@ -273,12 +272,12 @@ int run_scontrol(const Args& raw) {
     }
   }
   if (args.empty()) {
-    std::cerr << "scontrol: error: hq's scontrol has no interactive mode: give a command (scontrol help)\n";
+    hq::cerr() << "scontrol: error: hq's scontrol has no interactive mode: give a command (scontrol help)\n";
     return 1;
   }
   const ScontrolEntry* cmd = find_scontrol_command(args[0]);
   if (!cmd) {
-    std::cerr << "invalid keyword: " << args[0] << "\n";
+    hq::cerr() << "invalid keyword: " << args[0] << "\n";
     return 1;
   }
   if (cmd->support != ScontrolSupport::kWorks) return not_acting(*cmd, "command");

@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cstdio>
 #include <unistd.h>
-#include <iostream>
 #include <set>
 #include <thread>
 
@@ -17,6 +16,7 @@
 #include "cmd/users.hpp"
 #include "core/hardware.hpp"
 #include "core/hostlist.hpp"
+#include "core/std_streams.hpp"
 #include "core/topology.hpp"
 #include "core/units.hpp"
 
@@ -48,11 +48,10 @@ void print_gpu_allocs(const pb::Job& j) {
   for (const auto& a : j.alloc()) {
     if (a.gpus_size() == 0) continue;
     std::vector<int32_t> idx(a.gpus().begin(), a.gpus().end());
-    std::cout << "     Nodes=" << a.node() << " CPUs=" << a.cpus() << " Mem=" << a.mem_mib() << " GRES=gpu:"
+    hq::cout() << "     Nodes=" << a.node() << " CPUs=" << a.cpus() << " Mem=" << a.mem_mib() << " GRES=gpu:"
               << idx.size() << "(IDX:" << format_cpulist(idx) << ")\n";
   }
 }
-
 
 // What the job holds (running or ended) or asks for (pending), as Slurm's TRES= line.
 std::string tres(const pb::Job& j, int cpus, int nodes) {
@@ -93,13 +92,13 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
   for (const auto& a : j.alloc()) cpus += a.cpus();
   if (j.alloc_size() == 0) cpus = s.ntasks() * s.cpus_per_task();
   int nodes = std::max(j.alloc_size(), s.nodes_min());
-  std::cout << "JobId=" << j.job_id();
+  hq::cout() << "JobId=" << j.job_id();
   if (j.array_job_id()) {
-    std::cout << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << (tasks.empty() ? std::to_string(j.array_task_id()) : tasks);
-    if (j.array_throttle() > 0) std::cout << " ArrayTaskThrottle=" << j.array_throttle();
+    hq::cout() << " ArrayJobId=" << j.array_job_id() << " ArrayTaskId=" << (tasks.empty() ? std::to_string(j.array_task_id()) : tasks);
+    if (j.array_throttle() > 0) hq::cout() << " ArrayTaskThrottle=" << j.array_throttle();
   }
   bool pending = j.state() == "PENDING";
-  std::cout << " JobName=" << s.name() << "\n"
+  hq::cout() << " JobName=" << s.name() << "\n"
             << "   UserId=" << s.user() << "(" << s.uid() << ") GroupId=" << group_name(s.gid()) << "(" << s.gid()
             << ") MCS_label=N/A\n"
             << "   Priority=" << job_priority(j) << " Nice=" << s.nice() << " Account=" << or_null(s.account())
@@ -122,8 +121,8 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
             << (s.reservation().empty() ? "" : "   Reservation=" + s.reservation() + "\n")
             << "   ReqNodeList=" << or_null(s.nodelist()) << " ExcNodeList=" << or_null(s.exclude()) << "\n"
             << "   NodeList=" << j.nodelist() << "\n";
-  if (!pending && j.alloc_size() > 0 && s.alloc_kind() == 0) std::cout << "   BatchHost=" << j.alloc(0).node() << "\n";
-  std::cout << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << s.ntasks()
+  if (!pending && j.alloc_size() > 0 && s.alloc_kind() == 0) hq::cout() << "   BatchHost=" << j.alloc(0).node() << "\n";
+  hq::cout() << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << s.ntasks()
             << " CPUs/Task=" << s.cpus_per_task() << " ReqB:S:C:T=0:0:*:*\n"
             << "   TRES=" << tres(j, cpus, nodes) << "\n"
             << "   Socks/Node=* NtasksPerN:B:S:C=" << s.ntasks_per_node() << ":0:*:* CoreSpec=*\n"
@@ -134,9 +133,9 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
             << "   Features=" << or_null(s.constraint()) << " DelayBoot=00:00:00\n"
             << "   OverSubscribe=" << (s.exclusive_topo() ? "TOPO" : s.exclusive() ? "NO" : "OK") << " Contiguous=0 Licenses=(null) Network=(null)\n";
   if (pending && (j.expected_start() > 0 || !j.sched_nodes().empty()))
-    std::cout << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << or_null(j.sched_nodes()) << "\n";
+    hq::cout() << "   ExpectedStart=" << ts(j.expected_start()) << " SchedNodeList=" << or_null(j.sched_nodes()) << "\n";
   if (std::string g = gpu_request(s); !g.empty()) {
-    std::cout << "   " << g << (s.cpus_per_gpu() ? " CpusPerTres=gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "")
+    hq::cout() << "   " << g << (s.cpus_per_gpu() ? " CpusPerTres=gres/gpu:" + std::to_string(s.cpus_per_gpu()) : "")
               << (s.mem_per_gpu_mib() ? " MemPerTres=gres/gpu:" + std::to_string(s.mem_per_gpu_mib()) : "") << "\n";
     print_gpu_allocs(j);
   }
@@ -144,21 +143,21 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
     int64_t usec = j.cpu_time_usec();
     char cpu[32];
     std::snprintf(cpu, sizeof cpu, ".%03lld", static_cast<long long>(usec % 1000000 / 1000));
-    std::cout << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
+    hq::cout() << "   MaxRSS=" << (j.has_peak_mem_bytes() ? std::to_string(j.peak_mem_bytes() / 1024) + "K" : "Unknown")
               << " TotalCPU=" << (j.has_cpu_time_usec() ? format_limit(usec / 1000000) + cpu : "Unknown") << "\n";
   }
-  std::cout << "   Command=" << or_null(s.command()) << "\n"
+  hq::cout() << "   Command=" << or_null(s.command()) << "\n"
             << "   WorkDir=" << s.workdir() << "\n";
-  if (!s.comment().empty()) std::cout << "   Comment=" << s.comment() << " \n";
+  if (!s.comment().empty()) hq::cout() << "   Comment=" << s.comment() << " \n";
   if (s.alloc_kind() == 0)
-    std::cout << "   StdErr=" << job_stdio(j, 'e') << "\n"
+    hq::cout() << "   StdErr=" << job_stdio(j, 'e') << "\n"
               << "   StdIn=" << job_stdio(j, 'i') << "\n"
               << "   StdOut=" << job_stdio(j, 'o') << "\n";
-  if (s.segment() > 0) std::cout << "   SegmentSize=" << s.segment() << "\n";
-  if (s.switches() > 0) std::cout << "   Switches=" << s.switches() << "@" << format_limit(std::max<int64_t>(0, s.switch_wait())) << "\n";
-  std::cout << "   Power=\n";
+  if (s.segment() > 0) hq::cout() << "   SegmentSize=" << s.segment() << "\n";
+  if (s.switches() > 0) hq::cout() << "   Switches=" << s.switches() << "@" << format_limit(std::max<int64_t>(0, s.switch_wait())) << "\n";
+  hq::cout() << "   Power=\n";
   if (!s.mail_type().empty())
-    std::cout << "   MailUser=" << (s.mail_user().empty() ? s.user() : s.mail_user()) << " MailType=" << s.mail_type() << "\n";
+    hq::cout() << "   MailUser=" << (s.mail_user().empty() ? s.user() : s.mail_user()) << " MailType=" << s.mail_type() << "\n";
   if (j.has_factors()) {
     const auto& f = j.factors();
     std::printf("   PriorityFactors: Age=%.4f JobSize=%.4f Partition=%.4f QOS=%.4f FairShare=%.4f Nice=%lld Total=%lld\n",
@@ -166,7 +165,7 @@ void print_job(const pb::Job& j, int64_t now, const std::string& tasks = "") {
                 static_cast<long long>(f.total()));
     std::fflush(stdout);
   }
-  std::cout << "   \n\n";  // Slurm 22.05 closes a job's record with an empty indented line
+  hq::cout() << "   \n\n";  // Slurm 22.05 closes a job's record with an empty indented line
 }
 
 void print_node(const pb::Node& n) {
@@ -174,7 +173,7 @@ void print_node(const pb::Node& n) {
   for (const auto& p : n.partitions()) parts += (parts.empty() ? "" : ",") + p;
   std::string feats;
   for (const auto& f : n.features()) feats += (feats.empty() ? "" : ",") + f;
-  std::cout << "NodeName=" << n.name() << "\n"
+  hq::cout() << "NodeName=" << n.name() << "\n"
             << "   CPUAlloc=" << n.alloc_cpus() << " CPUTot=" << n.cpus() << "\n"
             << "   RealMemory=" << n.mem_mib() << " AllocMem=" << n.alloc_mem_mib() << "\n"
             << "   AvailableFeatures=" << (feats.empty() ? "(null)" : feats) << "\n"
@@ -213,7 +212,7 @@ int show_job(const std::string& prog, const std::vector<std::string>& names, boo
   keep_named_tasks(reply.value(), *named);
   const pb::QueueReply& r = *reply;
   if (!names.empty() && r.jobs_size() == 0) {
-    if (prog == "scontrol") return std::cerr << "slurm_load_jobs error: Invalid job id specified\n", 1;  // Slurm's line
+    if (prog == "scontrol") return hq::cerr() << "slurm_load_jobs error: Invalid job id specified\n", 1;  // Slurm's line
     return fail(prog, not_found("Invalid job id specified"));
   }
   if (json) return print_json(r) ? 0 : 1;
@@ -242,7 +241,7 @@ int show_nodes_or_partitions(const std::string& prog, bool partitions, const std
     return fail(prog, not_found((partitions ? "Partition " : "Node ") + names[0] + " not found"));
   if (json) return print_json(out) ? 0 : 1;
   for (const auto& n : out.nodes()) print_node(n);
-  for (const auto& p : out.partitions()) std::cout << partition_text(p, r);
+  for (const auto& p : out.partitions()) hq::cout() << partition_text(p, r);
   return 0;
 }
 
@@ -268,7 +267,7 @@ int show_topology(const std::string& prog, const std::vector<std::string>& args)
   if (!reply) return fail(prog, reply.status());
   std::vector<std::string> lines(reply->topology().begin(), reply->topology().end());
   if (lines.empty()) {
-    std::cerr << prog << ": error: No topology information available\n";
+    hq::cerr() << prog << ": error: No topology information available\n";
     return 0;
   }
   if (!name.empty() && name != reply->topology_name()) filters.insert(filters.begin(), name);
@@ -276,12 +275,12 @@ int show_topology(const std::string& prog, const std::vector<std::string>& args)
     bool tree = lines.front().rfind("SwitchName=", 0) == 0;
     lines = topology_lines_matching(lines, f);
     if (lines.empty() && tree) {  // Slurm 22.05's tree plugin: said, and exit 0
-      std::cerr << prog << ": error: Topology information contains no switch or node named " << f << "\n";
+      hq::cerr() << prog << ": error: Topology information contains no switch or node named " << f << "\n";
       return 0;
     }
     if (lines.empty()) return fail(prog, invalid("Topology information contains no block or node named " + f));
   }
-  for (const auto& line : lines) std::cout << line << "\n";
+  for (const auto& line : lines) hq::cout() << line << "\n";
   return 0;
 }
 
@@ -291,8 +290,8 @@ int show_hosts(const std::string& prog, const std::string& what, const std::vect
   if (expr.empty()) if (const char* e = std::getenv("SLURM_NODELIST")) expr = e;
   auto hosts = expand_hostlist(expr);
   if (!hosts) return fail(prog, hosts.status());
-  if (what == "hostnames") for (const auto& h : *hosts) std::cout << h << "\n";
-  else std::cout << compress_hostlist(*hosts, what == "hostlistsorted" ? HostlistOrder::kSorted : HostlistOrder::kAsGiven) << "\n";
+  if (what == "hostnames") for (const auto& h : *hosts) hq::cout() << h << "\n";
+  else hq::cout() << compress_hostlist(*hosts, what == "hostlistsorted" ? HostlistOrder::kSorted : HostlistOrder::kAsGiven) << "\n";
   return 0;
 }
 
@@ -307,7 +306,7 @@ int run_show(const Args& args) {
     else rest.push_back(args[i]);
   }
   if (rest.empty() || rest[0] == "-h" || rest[0] == "--help") {
-    std::cout << "usage: hq show job|step|node|partition [NAME...] [--json]   (step: J, J.S or J.batch)\n"
+    hq::cout() << "usage: hq show job|step|node|partition [NAME...] [--json]   (step: J, J.S or J.batch)\n"
                  "       hq show topology [TOPOLOGY|BLOCK|NODE] [node=NODES] [unit=BLOCK|SWITCH]\n"
                  "       hq show hostnames|hostlist|hostlistsorted EXPR\n";
     return rest.empty() ? 2 : 0;

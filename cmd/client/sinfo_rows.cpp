@@ -1,19 +1,17 @@
 #include "cmd/client/sinfo_rows.hpp"
 
 #include <algorithm>
-#include <iostream>
 #include <map>
 
 #include "cmd/client/output.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
 #include "core/hostlist.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
 namespace {
-
-
 
 std::string state_complete(const SinfoNodeState& s) {  // "idle+drain+not_responding"
   SinfoNodeState base = s;
@@ -298,7 +296,7 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
     for (FormatItem& it : titles.items)
       if ((it.field == 'N' || it.field == 'n' || it.field == 'o') && it.width > 0)
         it.width = std::max(it.width, static_cast<int>(sinfo_header(it.field).size()));
-    std::cout << format_line(titles, [](char c) { return std::string(sinfo_header(c)); }) << suffix << "\n";
+    hq::cout() << format_line(titles, [](char c) { return std::string(sinfo_header(c)); }) << suffix << "\n";
   }
   for (const SinfoRow& r : rows) {
     std::string line;
@@ -309,7 +307,7 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
         line += fit_cell(r.part->name().substr(0, static_cast<size_t>(it.width - 1)) + "*", it);
       else line += fit_cell(sinfo_value(r, it.field, cluster), it);
     }
-    std::cout << line << (extra ? " " + extra(&r) : "") << "\n";
+    hq::cout() << line << (extra ? " " + extra(&r) : "") << "\n";
   }
 }
 

@@ -4,15 +4,15 @@
 // QOS) and sends its weights. As in Slurm, -h is --noheader; --help and --usage print usage.
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
 #include "cmd/client/retry.hpp"
-#include "cmd/paths.hpp"
 #include "cmd/commands.hpp"
+#include "cmd/paths.hpp"
 #include "core/sprio_format.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -64,7 +64,7 @@ std::unique_ptr<CLI::App> prio_parser(PrioArgs& a) {
 
 int run_sprio(const Args& args) {
   std::string prog = args.empty() || args[0] != "sprio" ? "hq prio" : "sprio";
-  if (asks_usage(args)) return std::cout << kSprioUsage, 0;
+  if (asks_usage(args)) return hq::cout() << kSprioUsage, 0;
   PrioArgs a;
   auto app = prio_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;
@@ -78,7 +78,7 @@ int run_sprio(const Args& args) {
   for (const auto& j : a.jobs) {
     char* end = nullptr;
     unsigned long long id = std::strtoull(j.c_str(), &end, 10);
-    if (j.empty() || *end != '\0' || id == 0) return std::cerr << prog << ": error: Invalid job id: " << j << "\n", 1;
+    if (j.empty() || *end != '\0' || id == 0) return hq::cerr() << prog << ": error: Invalid job id: " << j << "\n", 1;
     req.add_job_ids(id);
   }
   for (const auto& u : a.users) req.add_users(u);
@@ -104,7 +104,7 @@ int run_sprio(const Args& args) {
   SprioWeights w{pw.age(), 0, pw.fairshare(), pw.job_size(), pw.partition(), pw.qos()};
   auto text = render_sprio(jobs, w, a.opt);
   if (!text) return fail(prog, text.status());
-  std::cout << *text;
+  hq::cout() << *text;
   return 0;
 }
 

@@ -5,12 +5,12 @@
 // for this caller's time and UTC offset. Single-threaded.
 #include <cstdlib>
 #include <ctime>
-#include <iostream>
 
 #include "cmd/client/output.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/commands.hpp"
 #include "core/sreport.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -22,14 +22,14 @@ int run_sreport(const Args& args) {
   // HQ_REPORT_NOW (epoch seconds): report as of that time (tests; re-running a report).
   if (const char* at = std::getenv("HQ_REPORT_NOW"); at && *at) {
     auto t = parse_int(at, 0, INT64_MAX);
-    if (!t) return std::cerr << prog << ": error: HQ_REPORT_NOW must be epoch seconds, not '" << at << "'\n", 1;
+    if (!t) return hq::cerr() << prog << ": error: HQ_REPORT_NOW must be epoch seconds, not '" << at << "'\n", 1;
     now = *t;
   }
   int64_t offset = local_utc_offset(now);
   SreportParse p = parse_sreport(words, now, offset);
   if (!p.cmd) {
-    std::cout << p.diag.out;
-    std::cerr << p.diag.err;
+    hq::cout() << p.diag.out;
+    hq::cerr() << p.diag.err;
     return p.diag.rc;
   }
   pb::Envelope env;
@@ -42,12 +42,12 @@ int run_sreport(const Args& args) {
   if (!reply) return fail(prog, reply.status());
   const pb::ReportReply& r = reply->report_reply();
   if (!r.enabled()) {
-    std::cerr << "You are not running a supported accounting_storage plugin\n"
+    hq::cerr() << "You are not running a supported accounting_storage plugin\n"
                  "(this cluster keeps no accounting: [accounting] storage = \"none\")\n";
     return 1;
   }
-  std::cout << r.out();
-  std::cerr << r.err();
+  hq::cout() << r.out();
+  hq::cerr() << r.err();
   return r.rc();
 }
 

@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <poll.h>
@@ -22,18 +21,19 @@
 #include "cmd/client/allocate.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
+#include "cmd/client/srun_output.hpp"
 #include "cmd/client/stepmgr_link.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
-#include "cmd/client/srun_output.hpp"
 #include "core/hostlist.hpp"
-#include "net/convert.hpp"
 #include "core/srun_options.hpp"
+#include "core/std_streams.hpp"
 #include "core/step_exit.hpp"
 #include "core/submit_options.hpp"
 #include "core/units.hpp"
 #include "hq.pb.h"
 #include "net/clock.hpp"
+#include "net/convert.hpp"
 #include "net/frame.hpp"
 
 extern char** environ;
@@ -169,7 +169,6 @@ class Session {
   std::vector<int> task_state_;
 };
 
-
 void Session::signal_step(int sig) {
   pb::Envelope env;
   env.mutable_step_signal()->set_signal(sig);
@@ -180,14 +179,14 @@ void Session::on_signal(int sig) {
   if (sig == SIGUSR1 || sig == SIGUSR2) return signal_step(sig);
   if (sig == SIGINT && net::mono_seconds() - last_interrupt_ > 1.0) {
     last_interrupt_ = net::mono_seconds();
-    std::cerr << "srun: interrupt (one more within 1 sec to abort)" << std::endl;
+    hq::cerr() << "srun: interrupt (one more within 1 sec to abort)" << std::endl;
     return;
   }
   if (sig == SIGINT) {
-    std::cerr << "srun: sending Ctrl-C to " << step_name(job_, step_) << std::endl;
+    hq::cerr() << "srun: sending Ctrl-C to " << step_name(job_, step_) << std::endl;
     signal_step(SIGINT);
   }
-  std::cerr << "srun: forcing job termination" << std::endl;
+  hq::cerr() << "srun: forcing job termination" << std::endl;
   killed_by_us_ = true;
   signal_step(SIGKILL);
 }
@@ -198,7 +197,7 @@ void Session::on_task_end(const TaskEnd& end) {
   bool killed = WIFSIGNALED(end.wait_status);
   signaled_ |= killed;
   if (!(killed && killed_by_us_) || end.oom)
-    if (std::string line = task_end_message(end); !line.empty()) std::cerr << "srun: error: " << line << std::endl;
+    if (std::string line = task_end_message(end); !line.empty()) hq::cerr() << "srun: error: " << line << std::endl;
   bool failed = killed || WEXITSTATUS(end.wait_status) != 0;
   for (uint32_t t : end.tasks)
     if (t < task_state_.size()) task_state_[t] = failed ? kExitedAbnormally : kExited;
@@ -208,7 +207,7 @@ void Session::on_task_end(const TaskEnd& end) {
   }
   if (failed && req_.kill_on_bad_exit && !terminating_) {
     terminating_ = true;
-    std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << std::endl;
+    hq::cerr() << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << std::endl;
   }
 }
 
@@ -276,17 +275,17 @@ void Session::print_task_states() {
     for (uint32_t t = 0; t < task_state_.size(); ++t)
       if (task_state_[t] == state) tasks.push_back(t);
     if (tasks.empty()) continue;
-    std::cerr << "srun: " << step_name(job_, step_) << (tasks.size() == 1 ? " task " : " tasks ") << task_ranges(tasks)
+    hq::cerr() << "srun: " << step_name(job_, step_) << (tasks.size() == 1 ? " task " : " tasks ") << task_ranges(tasks)
               << ": " << names[state] << "\n";
   }
 }
 
 // -W ran out: Slurm's lines, then every task is killed (their ends are reported).
 void Session::abort_after_wait() {
-  std::cerr << "srun: First task exited " << req_.wait_s << "s ago\n";
+  hq::cerr() << "srun: First task exited " << req_.wait_s << "s ago\n";
   print_task_states();
-  std::cerr << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << "\n";
-  std::cerr << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
+  hq::cerr() << "srun: launch/slurm: _step_signal: Terminating " << step_name(job_, step_) << "\n";
+  hq::cerr() << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
             << std::endl;
   aborted_ = true;
   signal_step(SIGKILL);
@@ -303,7 +302,7 @@ void Session::handle(const pb::Envelope& msg) {
   if (msg.has_task_exited()) {
     const auto& e = msg.task_exited();
     std::vector<uint32_t> tasks(e.tasks().begin(), e.tasks().end());
-    if (!e.error().empty()) std::cerr << "srun: error: " << e.error() << "\n";
+    if (!e.error().empty()) hq::cerr() << "srun: error: " << e.error() << "\n";
     for (uint32_t t : tasks) {
       if (out_) out_->finish(t);
       if (err_) err_->finish(t);
@@ -315,12 +314,12 @@ void Session::handle(const pb::Envelope& msg) {
     const auto& c = msg.step_created();
     job_ = c.job_id();
     step_ = c.step_id();
-    for (const auto& w : c.warnings()) std::cerr << "srun: Warning: " << w << "\n";
-    if (pending_) std::cerr << "srun: Step created for " << step_name(job_, step_) << "\n";
+    for (const auto& w : c.warnings()) hq::cerr() << "srun: Warning: " << w << "\n";
+    if (pending_) hq::cerr() << "srun: Step created for " << step_name(job_, step_) << "\n";
     kill_wait_ = c.kill_wait();
     task_state_.assign(static_cast<size_t>(std::max(0, c.ntasks())), kRunning);
     if (Status st = open_outputs(c); !st) {
-      std::cerr << "srun: error: " << st.message() << std::endl;
+      hq::cerr() << "srun: error: " << st.message() << std::endl;
       killed_by_us_ = true;
       setup_failed_ = true;
       signal_step(SIGKILL);
@@ -333,12 +332,12 @@ void Session::handle(const pb::Envelope& msg) {
   }
   if (msg.has_step_pending()) {
     pending_ = true;
-    std::cerr << "srun: Job " << req_.job_id << " step creation temporarily disabled, retrying ("
+    hq::cerr() << "srun: Job " << req_.job_id << " step creation temporarily disabled, retrying ("
               << msg.step_pending().reason() << ")" << std::endl;
     return;
   }
   if (msg.has_step_abort()) {  // a task's MPI_Abort: the agent kills the step
-    std::cerr << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
+    hq::cerr() << "srun: Job step aborted: Waiting up to " << kill_wait_ + 2 << " seconds for job step to finish."
               << std::endl;
     aborted_ = true;
     return;
@@ -352,7 +351,7 @@ void Session::handle(const pb::Envelope& msg) {
     std::string text = msg.error().message();
     for (size_t start = 0; start <= text.size();) {
       size_t nl = text.find('\n', start);
-      std::cerr << "srun: error: " << text.substr(start, nl == std::string::npos ? nl : nl - start) << "\n";
+      hq::cerr() << "srun: error: " << text.substr(start, nl == std::string::npos ? nl : nl - start) << "\n";
       if (nl == std::string::npos) break;
       start = nl + 1;
     }
@@ -416,7 +415,7 @@ Status Session::open_input() {
 
 int Session::run() {
   if (Status s = open_input(); !s) {
-    std::cerr << "srun: error: " << s.message() << std::endl;
+    hq::cerr() << "srun: error: " << s.message() << std::endl;
     return 1;
   }
   char buf[65536];
@@ -442,7 +441,7 @@ int Session::run() {
     ssize_t n = read(sock_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      std::cerr << "srun: error: the node agent running " << (job_ ? step_name(job_, step_) : "this step") << " went away\n";
+      hq::cerr() << "srun: error: the node agent running " << (job_ ? step_name(job_, step_) : "this step") << " went away\n";
       return 1;
     }
     decoder_.feed(buf, static_cast<size_t>(n));
@@ -457,7 +456,7 @@ int Session::run() {
 }
 
 int Session::finish() {
-  if (signaled_ && !killed_by_us_ && !aborted_ && job_) std::cerr << "srun: Force Terminated " << step_name(job_, step_) << "\n";
+  if (signaled_ && !killed_by_us_ && !aborted_ && job_) hq::cerr() << "srun: Force Terminated " << step_name(job_, step_) << "\n";
   return setup_failed_ ? 1 : rc_;
 }
 
@@ -467,7 +466,7 @@ int run_step(int sock, const SrunRequest& req, pb::StepCreate create, const std:
   *first.mutable_step_create() = std::move(create);
   int rc = 1;
   if (!write_all(sock, net::encode_frame(first.SerializeAsString()))) {
-    std::cerr << "srun: error: the node agent " << where << " closed the connection\n";
+    hq::cerr() << "srun: error: the node agent " << where << " closed the connection\n";
   } else {
     Session session(sock, req);
     rc = session.run();
@@ -483,7 +482,7 @@ int run_step_remote(const StepMgrAddress& at, const SrunRequest& req, pb::StepCr
   auto token = transport ? fetch_token(find_auth_socket()) : Result<std::string>(transport.status());
   auto fd = token ? dial_stepmgr(at, transport->plaintext, *token) : Result<int>(token.status());
   if (!fd) {
-    std::cerr << "srun: error: Unable to create step for job " << req.job_id << ": " << fd.status().message() << "\n";
+    hq::cerr() << "srun: error: Unable to create step for job " << req.job_id << ": " << fd.status().message() << "\n";
     return 1;
   }
   create.set_wait_for_job(true);  // a new allocation: its node may not have its launch yet
@@ -532,7 +531,7 @@ int run_at_stepmgr(const pb::AllocateReply& a, const SrunRequest& req, pb::StepC
 int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
   auto exported = export_environment(req.export_spec, env);
   if (!exported) {
-    std::cerr << "srun: error: " << exported.status().message() << "\n";
+    hq::cerr() << "srun: error: " << exported.status().message() << "\n";
     return 1;
   }
   catch_signals();
@@ -546,7 +545,7 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
   req.job_id = job_id;
   auto create = allocation_step(req, env, granted, spec, *exported);
   if (!create) {
-    std::cerr << "srun: error: Unable to create step for job " << job_id << ": " << create.status().message() << "\n";
+    hq::cerr() << "srun: error: Unable to create step for job " << job_id << ": " << create.status().message() << "\n";
     release_allocation(allocation, 1, "srun");
     return 1;
   }
@@ -565,9 +564,9 @@ int run_outside(SrunRequest& req, const std::vector<std::string>& env) {
 int run_in_job_from_outside(const SrunRequest& req, const std::vector<std::string>& env) {
   std::string id = std::to_string(req.job_id);
   auto refuse = [&](const std::string& why) {
-    if (why.rfind("Slurm job ", 0) == 0) std::cerr << "srun: error: " << why << "\n";  // "... has expired"
-    else std::cerr << "srun: error: Unable to confirm allocation for job " << id << ": " << why << "\n";
-    std::cerr << "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job " << id << "\n";
+    if (why.rfind("Slurm job ", 0) == 0) hq::cerr() << "srun: error: " << why << "\n";  // "... has expired"
+    else hq::cerr() << "srun: error: Unable to confirm allocation for job " << id << ": " << why << "\n";
+    hq::cerr() << "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job " << id << "\n";
     return 1;
   };
   auto exported = export_environment(req.export_spec, env);
@@ -624,16 +623,16 @@ int run_srun(const Args& args) {
   }
   auto req = parse_srun({args.begin() + 1, args.end()}, vars);
   if (!req) {
-    if (req.status().message() == "No command given to execute.") return std::cerr << "srun: fatal: " << req.status().message() << "\n", 1;
+    if (req.status().message() == "No command given to execute.") return hq::cerr() << "srun: fatal: " << req.status().message() << "\n", 1;
     return option_failure("srun", req.status());
   }
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   if (!req->ca_file.empty()) setenv("HQ_CA_FILE", req->ca_file.c_str(), 1);            // first in find_transport
   if (req->mpi == "list") {  // Slurm's listing, of the types built here
-    std::cout << mpi_types_list();
+    hq::cout() << mpi_types_list();
     return 0;
   }
-  for (const auto& w : req->warnings) std::cerr << "srun: Warning: " << w << "\n";
+  for (const auto& w : req->warnings) hq::cerr() << "srun: Warning: " << w << "\n";
   if (req->job_id == 0) {
     SrunRequest outside = *req;
     return run_outside(outside, env);
@@ -642,7 +641,7 @@ int run_srun(const Args& args) {
   if (path.empty() && !vars.count("HQ_STEPMGR")) return run_in_job_from_outside(*req, env);
   auto create = step_request(*req, env);
   if (!create) {
-    std::cerr << "srun: error: " << create.status().message() << "\n";
+    hq::cerr() << "srun: error: " << create.status().message() << "\n";
     return 1;
   }
   catch_signals();
@@ -650,7 +649,7 @@ int run_srun(const Args& args) {
   int err = errno;
   if (sock >= 0) return run_step(sock, *req, std::move(create).value(), "at " + path);
   if (auto at = stepmgr_from_env(vars)) return run_step_remote(*at, *req, std::move(create).value());
-  std::cerr << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
+  hq::cerr() << "srun: error: Unable to create step for job " << req->job_id << ": cannot reach the node agent at " << path
             << ": " << std::strerror(err) << "\n";
   return 1;
 }

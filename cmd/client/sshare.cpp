@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iostream>
 
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_cli.hpp"
@@ -14,6 +13,7 @@
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
 #include "core/sshare_format.hpp"
+#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -88,11 +88,11 @@ ShareRow from_pb(const pb::ShareRowRec& p) {
 
 int run_sshare(const Args& args) {
   std::string prog = args.empty() || args[0] != "sshare" ? "hq share" : "sshare";
-  if (asks_usage(args)) return std::cout << kSshareUsage, 0;
+  if (asks_usage(args)) return hq::cout() << kSshareUsage, 0;
   ShareArgs a;
   auto app = share_parser(a);
   if (auto done = parse_persona_args(*app, args, prog)) return *done;
-  if (a.help_format) return std::cout << sshare_helpformat(), 0;
+  if (a.help_format) return hq::cout() << sshare_helpformat(), 0;
   ShareOptions& o = a.opt;
   o.accounts = a.accounts;
   o.users = a.users;
@@ -105,7 +105,7 @@ int run_sshare(const Args& args) {
   if (!reply) return fail(prog, reply.status());
   const pb::ShareReply& r = reply->share_reply();
   if (!r.enabled()) {
-    std::cerr << prog << ": error: this cluster keeps no accounting ([accounting] storage = \"none\"): no fair share\n";
+    hq::cerr() << prog << ": error: this cluster keeps no accounting ([accounting] storage = \"none\"): no fair share\n";
     return 1;
   }
   o.cluster = r.cluster();
@@ -115,12 +115,12 @@ int run_sshare(const Args& args) {
   if (a.json) {
     // meta's "command" as sshare 23.11 fills it: its arguments but the last.
     std::vector<std::string> command(args.begin(), args.end() - 1);
-    std::cout << sshare_json(sshare_rows(rows, o), o.cluster, r.gpus(), client_meta_v40(std::move(command), o.cluster));
+    hq::cout() << sshare_json(sshare_rows(rows, o), o.cluster, r.gpus(), client_meta_v40(std::move(command), o.cluster));
     return 0;
   }
   auto text = render_sshare(rows, o);
   if (!text) return fail(prog, text.status());
-  std::cout << *text;
+  hq::cout() << *text;
   return 0;
 }
 

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <iostream>
 #include <optional>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/srun_output.hpp"
 #include "cmd/paths.hpp"
+#include "core/std_streams.hpp"
 #include "core/step_exit.hpp"
 #include "core/units.hpp"
 #include "net/frame.hpp"
@@ -37,12 +37,12 @@ Result<pb::StepQueryReply> query_steps(const std::vector<uint64_t>& ids, bool in
 // scontrol show step's block (Slurm 22.05), plus the end for an ended step (hq show step).
 void print_step(const pb::StepRecord& s) {
   bool batch = s.step_id() == kBatchStepId;
-  std::cout << "StepId=" << step_id(s) << " UserId=" << s.uid() << " StartTime=" << ts(s.start_time())
+  hq::cout() << "StepId=" << step_id(s) << " UserId=" << s.uid() << " StartTime=" << ts(s.start_time())
             << " TimeLimit=UNLIMITED\n"
             << "   State=" << s.state() << " Partition=" << s.partition() << " NodeList=" << s.nodelist() << "\n";
   if (s.end_time() > 0)
-    std::cout << "   EndTime=" << ts(s.end_time()) << " ExitCode=" << s.exit_code() << ":" << s.exit_signal() << "\n";
-  std::cout << "   Nodes=" << s.nnodes() << " CPUs=" << s.ncpus() << " Tasks=" << s.ntasks() << " Name=" << s.name()
+    hq::cout() << "   EndTime=" << ts(s.end_time()) << " ExitCode=" << s.exit_code() << ":" << s.exit_signal() << "\n";
+  hq::cout() << "   Nodes=" << s.nnodes() << " CPUs=" << s.ncpus() << " Tasks=" << s.ntasks() << " Name=" << s.name()
             << " Network=(null)\n"
             << "   TRES="
             << (batch ? std::string("(null)")
@@ -118,7 +118,7 @@ int show_steps(const std::string& prog, const std::vector<std::string>& names, b
   auto reply = query_steps(ids, ended);
   if (!reply) return fail(prog, reply.status());
   if (reply->unknown_jobs_size() > 0) {
-    std::cerr << "slurm_get_job_steps error: Invalid job id specified\n";
+    hq::cerr() << "slurm_get_job_steps error: Invalid job id specified\n";
     return 1;
   }
   pb::StepQueryReply out;
@@ -129,7 +129,7 @@ int show_steps(const std::string& prog, const std::vector<std::string>& names, b
     if (match) *out.add_steps() = s;
   }
   if (out.steps_size() == 0 && wanted.size() == 1 && !wanted[0].any_step) {
-    std::cerr << "Job step " << names[0] << " not found\n";
+    hq::cerr() << "Job step " << names[0] << " not found\n";
     return 1;
   }
   if (json) return print_json(out) ? 0 : 1;
@@ -169,12 +169,12 @@ int queue_steps(const std::string& prog, const std::vector<uint64_t>& job_ids, c
     char line[64] = "";
     struct tm local {};
     if (localtime_r(&now, &local)) strftime(line, sizeof line, "%a %b %e %H:%M:%S %Y", &local);
-    std::cout << line << "\n";
+    hq::cout() << line << "\n";
   }
-  if (header) std::cout << "         STEPID     NAME PARTITION     USER      TIME NODELIST\n";
+  if (header) hq::cout() << "         STEPID     NAME PARTITION     USER      TIME NODELIST\n";
   for (const auto& s : steps) {
     int64_t elapsed = s.start_time() > 0 ? std::max<int64_t>(0, reply->now() - s.start_time()) : 0;
-    std::cout << field(step_id(s), 15) << " " << field(s.name(), 8) << " " << field(s.partition(), 9) << " "
+    hq::cout() << field(step_id(s), 15) << " " << field(s.name(), 8) << " " << field(s.partition(), 9) << " "
               << field(s.user(), 8) << " " << field(format_elapsed(elapsed), 9) << " " << s.nodelist() << "\n";
   }
   return 0;
@@ -184,11 +184,11 @@ void print_job_steps(uint64_t job_id) {
   auto reply = query_steps({job_id}, true);
   if (!reply) return;
   for (const auto& s : reply->steps()) {
-    std::cout << "   Step=" << step_id(s) << " Name=" << s.name() << " State=" << s.state();
-    if (s.end_time() > 0) std::cout << " ExitCode=" << s.exit_code() << ":" << s.exit_signal();
-    std::cout << " NodeList=" << s.nodelist() << " Tasks=" << s.ntasks() << " StartTime=" << ts(s.start_time());
-    if (s.end_time() > 0) std::cout << " EndTime=" << ts(s.end_time());
-    std::cout << "\n";
+    hq::cout() << "   Step=" << step_id(s) << " Name=" << s.name() << " State=" << s.state();
+    if (s.end_time() > 0) hq::cout() << " ExitCode=" << s.exit_code() << ":" << s.exit_signal();
+    hq::cout() << " NodeList=" << s.nodelist() << " Tasks=" << s.ntasks() << " StartTime=" << ts(s.start_time());
+    if (s.end_time() > 0) hq::cout() << " EndTime=" << ts(s.end_time());
+    hq::cout() << "\n";
   }
 }
 
@@ -199,7 +199,7 @@ int run_node_list(const std::string& what, const std::vector<std::string>& args)
   std::optional<StepName> filter;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: hq node list-jobs|list-steps|list-pids [J[.S]] [--json] [--socket PATH]\n"
+      hq::cout() << "usage: hq node list-jobs|list-steps|list-pids [J[.S]] [--json] [--socket PATH]\n"
                    "What runs on this node, from its agent (no controller needed): jobs, job steps, or\n"
                    "the pids of batch scripts and step tasks (as Slurm's scontrol listpids). You see your\n"
                    "own jobs; root sees all. PATH: the agent's step socket (default: $HQ_STEP_SOCKET, or\n"
@@ -228,24 +228,24 @@ int run_node_list(const std::string& what, const std::vector<std::string>& args)
   }
   if (json) return print_json(*reply) ? 0 : 1;
   if (what == "pids") {
-    std::cout << "PID      JOBID    STEPID   LOCALID GLOBALID\n";
+    hq::cout() << "PID      JOBID    STEPID   LOCALID GLOBALID\n";
     for (const auto& e : reply->entries())
-      std::cout << field(std::to_string(e.pid()), 8, false) << " " << field(std::to_string(e.job_id()), 8, false) << " "
+      hq::cout() << field(std::to_string(e.pid()), 8, false) << " " << field(std::to_string(e.job_id()), 8, false) << " "
                 << field(e.step(), 8, false) << " " << field(dash(e.local_id()), 7, false) << " " << dash(e.global_id())
                 << "\n";
   } else if (what == "steps") {
-    std::cout << "JOBID    STEPID   UID      TASKS NAME\n";
+    hq::cout() << "JOBID    STEPID   UID      TASKS NAME\n";
     for (const auto& e : reply->entries())
-      std::cout << field(std::to_string(e.job_id()), 8, false) << " " << field(e.step(), 8, false) << " "
+      hq::cout() << field(std::to_string(e.job_id()), 8, false) << " " << field(e.step(), 8, false) << " "
                 << field(std::to_string(e.uid()), 8, false) << " " << field(std::to_string(e.ntasks()), 5, false) << " "
                 << e.name() << "\n";
   } else {
-    std::cout << "JOBID    UID      STEPS NAME\n";
+    hq::cout() << "JOBID    UID      STEPS NAME\n";
     for (const auto& e : reply->entries())
-      std::cout << field(std::to_string(e.job_id()), 8, false) << " " << field(std::to_string(e.uid()), 8, false) << " "
+      hq::cout() << field(std::to_string(e.job_id()), 8, false) << " " << field(std::to_string(e.uid()), 8, false) << " "
                 << field(std::to_string(e.steps()), 5, false) << " " << e.name() << "\n";
   }
-  if (reply->entries_size() == 0 && what != "jobs") std::cerr << "No job steps exist on this node.\n";
+  if (reply->entries_size() == 0 && what != "jobs") hq::cerr() << "No job steps exist on this node.\n";
   return 0;
 }
 

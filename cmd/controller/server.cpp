@@ -13,25 +13,25 @@
 #include <asio/use_awaitable.hpp>
 #include <filesystem>
 #include <google/protobuf/arena.h>
-#include <iostream>
 #include <unistd.h>
 
+#include "cmd/auth_service.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/config_toml.hpp"
 #include "cmd/controller/controller.hpp"
 #include "cmd/controller/recovery.hpp"
-#include "cmd/auth_service.hpp"
-#include "cmd/local_listener.hpp"
-#include "cmd/process.hpp"
 #include "cmd/keys.hpp"
+#include "cmd/local_listener.hpp"
+#include "cmd/paths.hpp"
+#include "cmd/process.hpp"
+#include "core/std_streams.hpp"
 #include "net/brief_wire.hpp"
+#include "net/clock.hpp"
 #include "net/connection.hpp"
+#include "net/log.hpp"
 #include "net/tls.hpp"
 #include "net/unix_stream.hpp"
-#include "cmd/paths.hpp"
 #include "store/journal.hpp"
-#include "net/clock.hpp"
-#include "net/log.hpp"
 
 namespace hq::cmd {
 namespace {
@@ -427,7 +427,7 @@ bool listen_http(const ClusterConfig& c, asio::ip::tcp::acceptor& acceptor, Cont
     acceptor.bind(ep);
     acceptor.listen(256);
   } catch (const std::exception& e) {
-    std::cerr << "hq controller: cannot listen for HTTP on " << host << ":" << c.controller.http_port << ": " << e.what() << "\n";
+    hq::cerr() << "hq controller: cannot listen for HTTP on " << host << ":" << c.controller.http_port << ": " << e.what() << "\n";
     return false;
   }
   std::string shown = host == "0.0.0.0" ? "127.0.0.1" : host;
@@ -473,8 +473,8 @@ Result<asio::ip::tcp::endpoint> listen_endpoint(const ClusterConfig& c) {
 
 // The controller does not start on a state database it cannot use in full.
 int refuse_state(const std::string& db_path, const std::string& what, const Status& why) {
-  std::cerr << "hq controller: " << what << ": " << why.message() << "\n";
-  if (why.code() == Code::kInvalid) std::cerr << "hq controller: " << damaged_state_advice(db_path) << "\n";
+  hq::cerr() << "hq controller: " << what << ": " << why.message() << "\n";
+  if (why.code() == Code::kInvalid) hq::cerr() << "hq controller: " << damaged_state_advice(db_path) << "\n";
   return 1;
 }
 
@@ -482,7 +482,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   std::error_code fec;
   std::filesystem::create_directories(config.controller.state_dir, fec);
   if (fec) {
-    std::cerr << "hq controller: cannot create state dir " << config.controller.state_dir << ": " << fec.message() << "\n";
+    hq::cerr() << "hq controller: cannot create state dir " << config.controller.state_dir << ": " << fec.message() << "\n";
     return 1;
   }
   log::init("controller", log_file);
@@ -495,7 +495,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   } else {
     auto ctx = controller_tls(config.keys_dir, config.name);
     if (!ctx) {
-      std::cerr << "hq controller: " << ctx.status().message() << "\n";
+      hq::cerr() << "hq controller: " << ctx.status().message() << "\n";
       return 1;
     }
     tls = *ctx;
@@ -509,14 +509,14 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   std::string path = std::filesystem::absolute(config_path, ec).string();  // the daemon may change directory
   ctl.set_config_source([path] { return load_config_file(path); });
   if (Status s = ctl.load_keys(); !s) {
-    std::cerr << "hq controller: " << s.message() << "\n";
+    hq::cerr() << "hq controller: " << s.message() << "\n";
     return 1;
   }
   std::string auth_path = config.controller.auth_socket.empty() ? config.controller.state_dir + "/auth.sock"
                                                                 : config.controller.auth_socket;
   AuthService auth(io, auth_path, [&ctl]() -> const net::Keyring& { return ctl.keyring(); });
   if (Status s = auth.start(); !s) {
-    std::cerr << "hq controller: " << s.message() << "\n";
+    hq::cerr() << "hq controller: " << s.message() << "\n";
     return 1;
   }
   if (Status s = ctl.recover(); !s) return refuse_state(db_path, "cannot recover state", s);
@@ -524,7 +524,7 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
   asio::local::stream_protocol::acceptor local(io);
   if (!local_path.empty()) {
     if (Status s = listen_local(local, local_path, "client socket"); !s) {
-      std::cerr << "hq controller: " << s.message() << "\n";
+      hq::cerr() << "hq controller: " << s.message() << "\n";
       return 1;
     }
   }
@@ -536,13 +536,13 @@ int serve(const ClusterConfig& config, const std::string& config_path, const std
     acceptor.bind(*ep);
     acceptor.listen(1024);
   } catch (const std::exception& e) {
-    std::cerr << "hq controller: cannot listen on " << config.controller.host << ":" << config.controller.port
+    hq::cerr() << "hq controller: cannot listen on " << config.controller.host << ":" << config.controller.port
               << ": " << e.what() << "\n";
     return 1;
   }
   asio::ip::tcp::acceptor http_acceptor(io);
   if (plaintext && config.controller.http_port >= 0 && !config.controller.http_plain) {
-    std::cerr << "hq controller: --insecure-plaintext has no certificate for HTTPS: set http_plain = true "
+    hq::cerr() << "hq controller: --insecure-plaintext has no certificate for HTTPS: set http_plain = true "
                  "(127.0.0.1 only) or http_port = -1\n";
     return 1;
   }
@@ -588,7 +588,7 @@ int check_state(const std::string& config_path, std::string state_dir) {
   if (!config_path.empty()) {
     auto config = load_config_file(config_path);
     if (!config) {
-      std::cerr << "hq controller: " << config.status().message() << "\n";
+      hq::cerr() << "hq controller: " << config.status().message() << "\n";
       return 1;
     }
     if (state_dir.empty()) state_dir = config->controller.state_dir;
@@ -597,7 +597,7 @@ int check_state(const std::string& config_path, std::string state_dir) {
   std::string db_path = state_db_path(state_dir);
   auto check = check_state_dir(state_dir, std::move(state));
   if (!check) return refuse_state(db_path, "state check failed", check.status());
-  std::cout << describe_state_check(db_path, *check) << "\n";
+  hq::cout() << describe_state_check(db_path, *check) << "\n";
   return 0;
 }
 
@@ -622,21 +622,21 @@ int run_controller(const Args& args) {
     return cli_parse_failure(app, e, "hq controller");
   }
   if (!state_dir.empty() && !check) {
-    std::cerr << "hq controller: --state-dir is for --check-state only (a controller takes its state_dir from -c)\n";
+    hq::cerr() << "hq controller: --state-dir is for --check-state only (a controller takes its state_dir from -c)\n";
     return 2;
   }
   if (check && config_path.empty() && state_dir.empty()) {
-    std::cerr << "hq controller: --check-state needs -c/--config FILE or --state-dir DIR\n";
+    hq::cerr() << "hq controller: --check-state needs -c/--config FILE or --state-dir DIR\n";
     return 2;
   }
   if (check) return check_state(config_path, state_dir);
   if (config_path.empty()) {
-    std::cerr << "hq controller: -c/--config FILE is required\n" << app.help();
+    hq::cerr() << "hq controller: -c/--config FILE is required\n" << app.help();
     return 2;
   }
   auto config = load_config_file(config_path);
   if (!config) {
-    std::cerr << "hq controller: " << config.status().message() << "\n";
+    hq::cerr() << "hq controller: " << config.status().message() << "\n";
     return 1;
   }
   return serve(*config, config_path, log_file, plaintext);

@@ -32,6 +32,8 @@ std::istream& cin() {
   return std::cin;
 }
 
-bool std_streams_built() { return &hq_std_streams_built == nullptr || hq_std_streams_built; }
+bool std_streams_built() {
+  return &hq_std_streams_built == nullptr || __atomic_load_n(&hq_std_streams_built, __ATOMIC_ACQUIRE);
+}
 
 }  // namespace hq

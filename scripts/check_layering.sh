@@ -20,5 +20,8 @@ if grep -rnE '\bstd::(cout|cerr|clog|cin|wcout|wcerr|wclog|wcin)\b' "$root/core"
     | grep -v -e '/core/std_streams\.cpp:' | grep -vE '^[^:]+:[0-9]+: *//'; then
   echo "the standard streams are named bare; use hq::cout(), hq::cerr() or hq::cin() (core/std_streams.hpp)"; fail=1
 fi
+if grep -rnE 'using +namespace +std *;' "$root/core" "$root/cmd" "$root/net" "$root/store"; then
+  echo "using namespace std: it would let a bare cout past the check above"; fail=1
+fi
 [ $fail -eq 0 ] && echo "core/ is pure"
 exit $fail

@@ -42,7 +42,7 @@ std::string utf8_or_replacement(const std::string& s) {
 }
 
 void print_text(std::string_view text) {
-  if (hq::std_streams_built()) hq::cout() << text;
+  if (hq::std_streams_built()) hq::cout().write(text.data(), static_cast<std::streamsize>(text.size()));
   else std::fwrite(text.data(), 1, text.size(), stdout);
 }
 

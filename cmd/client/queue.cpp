@@ -287,8 +287,8 @@ std::vector<QueueOptionLine> queue_option_lines() {
 std::string queue_help() {
   std::string text = "Usage: squeue [OPTIONS]   (hq answers as Slurm's squeue; docs/slurm-compat.md)\n";
   for (const QueueOptionLine& l : queue_option_lines()) {
-    std::string names = l.letter ? std::string("-") + l.letter : "   ";
-    for (std::string_view n : l.names) names += (names.size() > 3 ? ", --" : "--") + std::string(n);
+    std::string names = l.letter ? std::string("-") + l.letter + ", " : "    ";
+    for (size_t k = 0; k < l.names.size(); ++k) names += (k ? ", --" : "--") + std::string(l.names[k]);
     if (l.value) names += "=VALUE";
     text += "  " + names + std::string(names.size() < 30 ? 30 - names.size() : 1, ' ') + std::string(l.doc) + "\n";
   }

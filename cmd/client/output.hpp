@@ -4,6 +4,7 @@
 #include <google/protobuf/message_lite.h>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/status.hpp"
 
@@ -13,6 +14,30 @@ namespace hq::cmd {
 // them costs a one-shot command 0.2 ms: core/std_streams.hpp), through hq::cout() once
 // they are (where a test may have redirected it).
 void print_text(std::string_view text);
+// Text made with << as an ostream would make it, into a string, with no stream (so no C++
+// locale or standard stream is built: print_text() prints it). Strings, characters and
+// integers only: anything else fails to compile rather than print differently.
+class TextOut {
+ public:
+  TextOut& operator<<(std::string_view s) {
+    text_ += s;
+    return *this;
+  }
+  TextOut& operator<<(char c) {
+    text_ += c;
+    return *this;
+  }
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, char> &&
+                                                      !std::is_same_v<Int, bool>>>
+  TextOut& operator<<(Int n) {
+    text_ += std::to_string(n);
+    return *this;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
 // A field like Slurm's "%.8j": truncated to `width`, right-aligned when `right`.
 std::string field(const std::string& value, int width, bool right = true);
 // Prints `msg` in the proto3 JSON mapping; false (with a line on stderr) when it cannot.

@@ -20,70 +20,179 @@ struct CliOption {
   std::function<Status(Target&, std::string_view)> set;
   bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
   std::string_view doc = {};  // help text for docs/slurm-compat.md (core/option_doc.hpp's status prefixes)
+  std::string_view alias_for = {};  // the long name of the option this entry is another name of
 };
 
-// getopt's words for an option a command does not know, as Slurm's commands print them after
-// "PROG: ": "unrecognized option '--x'" for a long one, "invalid option -- 'x'" for a short one.
+// Slurm's --help (and -h), --usage and -V/--version, which getopt answers where it meets them.
+enum class MetaOption { kNone, kHelp, kUsage, kVersion };
+
+// getopt's words (glibc 2.36) for what it refuses, as Slurm's commands print them after
+// "PROG: ". `word` is the option as typed, `name` an option's full long name.
 inline std::string getopt_unknown(std::string_view word) {
   if (word.size() > 1 && word[1] == '-') return "unrecognized option '" + std::string(word) + "'";
   return "invalid option -- '" + std::string(word.substr(std::min<size_t>(1, word.size()), 1)) + "'";
 }
+inline std::string getopt_ambiguous(std::string_view word, const std::vector<std::string_view>& names) {
+  std::string text = "option '" + std::string(word) + "' is ambiguous; possibilities:";
+  for (std::string_view n : names) text += " '--" + std::string(n) + "'";
+  return text;
+}
+inline std::string getopt_missing_value(char letter, std::string_view name) {
+  if (letter) return std::string("option requires an argument -- '") + letter + "'";
+  return "option '--" + std::string(name) + "' requires an argument";
+}
+inline std::string getopt_value_not_allowed(std::string_view name) {
+  return "option '--" + std::string(name) + "' doesn't allow an argument";
+}
+// Whether `message` is one of getopt's refusals above (which commands follow with their
+// "Try ... --help" line), not a value an option refused.
+inline bool is_getopt_message(std::string_view message) {
+  auto starts = [&](std::string_view p) { return message.substr(0, p.size()) == p; };
+  auto ends = [&](std::string_view p) { return message.size() >= p.size() && message.substr(message.size() - p.size()) == p; };
+  if (starts("unrecognized option '") || starts("invalid option -- '") || starts("option requires an argument -- '"))
+    return true;
+  return starts("option '--") &&
+         (ends("' requires an argument") || ends("' doesn't allow an argument") || message.find("' is ambiguous; possibilities:") != std::string_view::npos);
+}
 
-// What failed when apply_cli_option() did: the option is not in the table, or its value
-// was refused (`name`: its long name; `value` as given). A missing value is neither.
+// What failed when apply_cli_option() did: getopt's refusals (an option it does not know,
+// an abbreviation of several, a missing value, a value to an option that takes none), or
+// a value the option's own setter refused (`name`: its long name; `value` as given).
+enum class CliFault { kNone, kUnknown, kAmbiguous, kMissingValue, kValueNotAllowed, kBadValue };
 struct CliOptionError {
-  bool unknown = false;
-  std::string name, value;  // unknown: `name` is the word as typed
+  CliFault fault = CliFault::kNone;
+  std::string name, value;  // kUnknown, kAmbiguous: `name` is the word as typed
+  std::string message;      // getopt's words, for its refusals
+  bool getopt() const { return fault != CliFault::kNone && fault != CliFault::kBadValue; }
 };
 
-// The table's entry for the option word `a` ("--name", "--name=value", "-x", "-xvalue"),
-// with the value given in the same word; nullptr when the table has none.
+// getopt_long's reading of an option word ("--name", "--name=value", "-x", "-xvalue"): the
+// table's entry, or one of --help/--usage/--version where the table has none for them. A long
+// name may be abbreviated to a prefix that only one option begins with; an exact name always
+// wins, and an entry whose alias_for names another is that option again, not a second one.
+// Several are listed as glibc lists them: the table's first match, then each later one that
+// is not that same option, in the table's order (which is not always Slurm's).
 template <typename Target>
-const CliOption<Target>* find_cli_option(const std::vector<CliOption<Target>>& table, const std::string& a,
-                                         std::string_view& value, bool& inline_value) {
+struct CliMatch {
   const CliOption<Target>* def = nullptr;
-  inline_value = false;
-  if (a.rfind("--", 0) == 0) {
-    std::string_view body = std::string_view(a).substr(2);
-    size_t eq = body.find('=');
-    for (const auto& d : table)
-      if (d.long_name == body.substr(0, eq)) def = &d;
-    if (eq != std::string_view::npos) value = body.substr(eq + 1), inline_value = true;
-  } else {
-    char c = a.size() > 1 ? a[1] : '\0';
-    for (const auto& d : table)
-      if (d.short_name != 0 && d.short_name == c) def = &d;
-    if (a.size() > 2) value = std::string_view(a).substr(2), inline_value = true;
-  }
-  return def;
+  MetaOption meta = MetaOption::kNone;
+  std::vector<std::string_view> ambiguous;  // the options an abbreviation begins, when several
+  std::string_view value;                   // the value given in the same word
+  bool inline_value = false;
+};
+
+namespace cli_detail {
+struct MetaName {
+  std::string_view name;
+  MetaOption meta;
+};
+inline constexpr MetaName kMetaNames[] = {{"help", MetaOption::kHelp}, {"usage", MetaOption::kUsage}, {"version", MetaOption::kVersion}};
+
+template <typename Target>
+bool has_long_name(const std::vector<CliOption<Target>>& table, std::string_view name) {
+  return std::any_of(table.begin(), table.end(), [&](const auto& d) { return d.long_name == name; });
+}
+template <typename Target>
+std::string_view option_identity(const CliOption<Target>& d) {
+  return d.alias_for.empty() ? d.long_name : d.alias_for;
+}
+}  // namespace cli_detail
+
+template <typename Target>
+CliMatch<Target> match_long_option(const std::vector<CliOption<Target>>& table, std::string_view word) {
+  CliMatch<Target> m;
+  std::string_view body = word.substr(2);
+  size_t eq = body.find('=');
+  if (eq != std::string_view::npos) m.value = body.substr(eq + 1), m.inline_value = true;
+  std::string_view name = body.substr(0, eq);
+  for (const auto& d : table)
+    if (d.long_name == name) return m.def = &d, m;
+  for (const auto& mn : cli_detail::kMetaNames)
+    if (mn.name == name && !cli_detail::has_long_name(table, mn.name)) return m.meta = mn.meta, m;
+  if (name.empty()) return m;
+  // glibc's rule: the first option the prefix begins is the match; each later one that is not
+  // that same option makes it ambiguous, and is listed after it.
+  std::string_view first_identity;
+  bool several = false;
+  auto take = [&](std::string_view full, std::string_view identity) {
+    if (m.ambiguous.empty()) first_identity = identity;
+    else if (identity == first_identity) return;
+    else several = true;
+    m.ambiguous.push_back(full);
+  };
+  for (const auto& d : table)
+    if (d.long_name.substr(0, name.size()) == name) {
+      if (m.ambiguous.empty()) m.def = &d;
+      take(d.long_name, cli_detail::option_identity(d));
+    }
+  for (const auto& mn : cli_detail::kMetaNames)
+    if (mn.name.substr(0, name.size()) == name && !cli_detail::has_long_name(table, mn.name)) {
+      if (m.ambiguous.empty()) m.meta = mn.meta;
+      take(mn.name, mn.name);
+    }
+  if (several) return m.def = nullptr, m.meta = MetaOption::kNone, m;
+  m.ambiguous.clear();
+  return m;
+}
+
+template <typename Target>
+CliMatch<Target> match_cli_option(const std::vector<CliOption<Target>>& table, std::string_view word) {
+  if (word.substr(0, 2) == "--") return match_long_option(table, word);
+  CliMatch<Target> m;
+  char c = word.size() > 1 ? word[1] : '\0';
+  for (const auto& d : table)
+    if (d.short_name != 0 && d.short_name == c) m.def = &d;
+  if (!m.def && (c == 'h' || c == 'V')) m.meta = c == 'h' ? MetaOption::kHelp : MetaOption::kVersion;
+  if (word.size() > 2) m.value = word.substr(2), m.inline_value = true;
+  return m;
 }
 
 // Applies the option at args[i] to `target`; advances i past a separate value it consumes.
-// Errors read like getopt's: "unrecognized option '--x'", "option '-n' requires an argument";
-// `error` (optional) says which kind.
+// Errors read like getopt's (above); `error` (optional) says which kind.
 template <typename Target>
 Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args, size_t& i,
                         Target& target, CliOptionError* error = nullptr) {
   const std::string& a = args[i];
-  std::string_view value;
-  bool inline_value = false;
-  const CliOption<Target>* def = find_cli_option(table, a, value, inline_value);
-  if (!def) {
-    if (error) *error = CliOptionError{true, a, ""};
-    return invalid(a.rfind("--", 0) == 0 ? "unrecognized option '" + a + "'" : "invalid option -- '" + a.substr(1) + "'");
-  }
-  if (def->optional_arg) return def->set(target, inline_value ? value : std::string_view());
+  CliMatch<Target> m = match_cli_option(table, a);
+  const bool is_long = a.rfind("--", 0) == 0;
+  auto refuse = [&](CliFault fault, std::string name, std::string message) {
+    if (error) *error = CliOptionError{fault, std::move(name), "", message};
+    return invalid(std::move(message));
+  };
+  if (!m.ambiguous.empty()) return refuse(CliFault::kAmbiguous, a, getopt_ambiguous(a, m.ambiguous));
+  const CliOption<Target>* def = m.def;
+  if (!def) return refuse(CliFault::kUnknown, a, getopt_unknown(a));  // a meta option here is one a caller let by
+  std::string_view value = m.value;
+  if (def->optional_arg) return def->set(target, m.inline_value ? value : std::string_view());
   if (!def->has_arg) {
-    if (inline_value) return invalid("option '" + a + "' takes no argument");
-    return def->set(target, "");
+    if (!m.inline_value) return def->set(target, "");
+    if (is_long) return refuse(CliFault::kValueNotAllowed, std::string(def->long_name), getopt_value_not_allowed(def->long_name));
+    size_t k = 2;  // "-Hx": a bundle with a letter the table does not know (known ones were spelled out)
+    while (k < a.size() && match_cli_option(table, std::string("-") + a[k]).def) ++k;
+    return refuse(CliFault::kUnknown, a, "invalid option -- '" + a.substr(std::min(k, a.size() - 1), 1) + "'");
   }
-  if (!inline_value) {
-    if (i + 1 >= args.size()) return invalid("option '" + a + "' requires an argument");
+  if (!m.inline_value) {
+    if (i + 1 >= args.size())
+      return refuse(CliFault::kMissingValue, std::string(def->long_name), getopt_missing_value(is_long ? 0 : a[1], def->long_name));
     value = args[++i];
   }
   Status s = def->set(target, value);
-  if (!s && error) *error = CliOptionError{false, std::string(def->long_name), std::string(value)};
+  if (!s && error) *error = CliOptionError{CliFault::kBadValue, std::string(def->long_name), std::string(value), ""};
   return s;
+}
+
+// Whether the option word ("-o", "--form") takes the next word as its value.
+template <typename Target>
+bool takes_next_word(const std::vector<CliOption<Target>>& table, std::string_view word) {
+  CliMatch<Target> m = match_cli_option(table, word);
+  return m.def && m.def->has_arg && !m.def->optional_arg && !m.inline_value;
+}
+
+// The option's full long name for a word ("--form=x" -> "format"); "" when none or several.
+template <typename Target>
+std::string_view long_option_name(const std::vector<CliOption<Target>>& table, std::string_view word) {
+  CliMatch<Target> m = match_long_option(table, word);
+  return m.def ? m.def->long_name : std::string_view();
 }
 
 // getopt's bundled short options spelled out: "-nX" is "-n" "-X", and "-nuroot" is "-n"
@@ -106,9 +215,7 @@ std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target
     value_next = false;
     if (skip) {
       out.push_back(a);
-      if (i > 0 && a.rfind("--", 0) == 0 && a.find('=') == std::string::npos)
-        for (const auto& d : table)
-          if (d.has_arg && !d.optional_arg && a.substr(2) == d.long_name) value_next = true;
+      if (i > 0 && a.rfind("--", 0) == 0) value_next = takes_next_word(table, a);
       continue;
     }
     std::vector<std::string> parts;
@@ -135,10 +242,8 @@ std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target
   return out;
 }
 
-// Slurm's --help (and -h), --usage and -V/--version, which getopt answers where it meets them.
-enum class MetaOption { kNone, kHelp, kUsage, kVersion };
-
-// The first of them in `args` before the first non-option word, walking the options with
+// The first --help, --usage or --version (or -h, -V, or an abbreviation, where the table has
+// no option of that name or letter) in `args` before the first non-option word, walking the options with
 // `table` as getopt would (a value given as the next word is skipped, not read as an
 // option); kNone when the words end, or an option unknown to `table` comes, first.
 template <typename Target>
@@ -146,14 +251,10 @@ MetaOption find_meta_option(const std::vector<CliOption<Target>>& table, const s
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.size() < 2 || a[0] != '-' || a == "--") return MetaOption::kNone;
-    if (a == "--help" || a == "-h") return MetaOption::kHelp;
-    if (a == "--usage") return MetaOption::kUsage;
-    if (a == "--version" || a == "-V") return MetaOption::kVersion;
-    std::string_view value;
-    bool inline_value = false;
-    const CliOption<Target>* def = find_cli_option(table, a, value, inline_value);
-    if (!def) return MetaOption::kNone;
-    if (def->has_arg && !def->optional_arg && !inline_value) ++i;
+    CliMatch<Target> m = match_cli_option(table, a);
+    if (m.meta != MetaOption::kNone) return m.meta;
+    if (!m.def) return MetaOption::kNone;
+    if (m.def->has_arg && !m.def->optional_arg && !m.inline_value) ++i;
   }
   return MetaOption::kNone;
 }

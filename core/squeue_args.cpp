@@ -3,7 +3,7 @@
 namespace hq {
 namespace {
 
-// -j/-s as a letter and their long names (hq takes --job and --step too).
+// -j/-s's long names (Slurm's getopt table has --job and --step too).
 bool is_jobs(std::string_view name) { return name == "jobs" || name == "job"; }
 bool is_steps(std::string_view name) { return name == "steps" || name == "step"; }
 
@@ -13,20 +13,20 @@ void set_optional(SqueueWords& w, bool jobs, std::string_view value, bool has_va
 }
 
 // One "--name[=value]" word; returns whether the next word is its value.
-bool long_word(SqueueWords& w, const std::string& a, const std::function<bool(std::string_view)>& takes_value) {
+bool long_word(SqueueWords& w, const std::string& a, const SqueueOptionLookup& lookup) {
   std::string_view body = std::string_view(a).substr(2);
   size_t eq = body.find('=');
-  std::string_view name = body.substr(0, eq);
+  std::string_view name = lookup.long_name(a);
   if (is_jobs(name) || is_steps(name)) {
     set_optional(w, is_jobs(name), eq == std::string_view::npos ? "" : body.substr(eq + 1), eq != std::string_view::npos);
     return false;
   }
   w.rest.push_back(a);
-  return eq == std::string_view::npos && takes_value(a);
+  return eq == std::string_view::npos && lookup.takes_value(a);
 }
 
 // One "-xyz" bundle; returns whether the next word is the value of its last letter.
-bool short_bundle(SqueueWords& w, const std::string& a, const std::function<bool(std::string_view)>& takes_value) {
+bool short_bundle(SqueueWords& w, const std::string& a, const SqueueOptionLookup& lookup) {
   for (size_t k = 1; k < a.size(); ++k) {
     char c = a[k];
     std::string rest = a.substr(k + 1);
@@ -35,7 +35,7 @@ bool short_bundle(SqueueWords& w, const std::string& a, const std::function<bool
       return false;
     }
     std::string word = std::string("-") + c;
-    if (takes_value(word)) {
+    if (lookup.takes_value(word)) {
       w.rest.push_back(word + rest);
       return rest.empty();
     }
@@ -46,8 +46,7 @@ bool short_bundle(SqueueWords& w, const std::string& a, const std::function<bool
 
 }  // namespace
 
-Result<SqueueWords> squeue_words(const std::vector<std::string>& args,
-                                 const std::function<bool(std::string_view)>& takes_value) {
+Result<SqueueWords> squeue_words(const std::vector<std::string>& args, const SqueueOptionLookup& lookup) {
   SqueueWords w;
   std::vector<std::string> loose;  // words that are no option's value
   bool value_next = false, options_end = false;
@@ -61,9 +60,9 @@ Result<SqueueWords> squeue_words(const std::vector<std::string>& args,
     } else if (a == "--") {
       options_end = true;
     } else if (a[1] == '-') {
-      value_next = long_word(w, a, takes_value);
+      value_next = long_word(w, a, lookup);
     } else {
-      value_next = short_bundle(w, a, takes_value);
+      value_next = short_bundle(w, a, lookup);
     }
   }
   size_t used = 0;

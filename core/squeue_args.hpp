@@ -20,11 +20,17 @@ struct SqueueWords {
   std::vector<std::string> rest;                // the other options, for the option table
 };
 
-// `args[0]` is the command's name. `takes_value(word)` says whether the option word ("-o",
-// "--format") takes the next word as its value. Errors in Slurm's words (after "squeue:
-// error: "): "Unrecognized option: X" (Slurm then prints its brief usage), "Incompatible
-// options --jobs and --steps".
-Result<SqueueWords> squeue_words(const std::vector<std::string>& args,
-                                 const std::function<bool(std::string_view)>& takes_value);
+// How squeue's option table reads an option word: whether it takes the next word as its
+// value ("-o", "--form"), and the full long name it stands for ("--jo=1" -> "jobs"; "" when
+// none or several: the table reports that).
+struct SqueueOptionLookup {
+  std::function<bool(std::string_view)> takes_value;
+  std::function<std::string_view(std::string_view)> long_name;
+};
+
+// `args[0]` is the command's name. Errors in Slurm's words (after "squeue: error: "):
+// "Unrecognized option: X" (Slurm then prints its brief usage), "Incompatible options
+// --jobs and --steps".
+Result<SqueueWords> squeue_words(const std::vector<std::string>& args, const SqueueOptionLookup& lookup);
 
 }  // namespace hq

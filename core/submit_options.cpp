@@ -407,9 +407,7 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
 
 SbatchOptionAnswer sbatch_option_error(const CliOptionError& e) {
   const std::string error = "sbatch: error: ";
-  if (e.unknown) {
-    return {{"sbatch: " + getopt_unknown(e.name), "Try \"sbatch --help\" for more information"}, 255};
-  }
+  if (e.getopt()) return {{"sbatch: " + e.message, "Try \"sbatch --help\" for more information"}, 255};
   if (e.name == "nodes") return {{error + "\"" + e.value + "\" is not a valid node count"}, 255};
   if (e.name == "hint") return {{error + "unrecognized --hint argument \"" + e.value + "\", see --hint=help"}, 1};
   if (e.name == "ntasks" || e.name == "cpus-per-task")

@@ -222,8 +222,11 @@ int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (asks_help(args)) return hq::cout() << kCancelUsage, 0;
   for (size_t i = 1; i < args.size(); ++i) {  // scancel's options take their values joined or next: none is one of these
-    if (args[i] == "--usage") return *answer_meta_option(MetaOption::kUsage, "scancel", "");
-    if (args[i] == "-V" || args[i] == "--version") return *answer_meta_option(MetaOption::kVersion, "scancel", "");
+    MetaOption meta = args[i] == "-V" ? MetaOption::kVersion
+                      : args[i].rfind("--", 0) == 0 ? match_long_option(cancel_options(), args[i]).meta
+                                                    : MetaOption::kNone;
+    if (meta == MetaOption::kHelp) return hq::cout() << kCancelUsage, 0;
+    if (meta != MetaOption::kNone) return *answer_meta_option(meta, "scancel", "");
   }
   CancelArgs in;
   for (size_t i = 1; i < args.size(); ++i) {
@@ -233,7 +236,7 @@ int run_cancel(const Args& args) {
     if (s) continue;
     if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
       return hq::cerr() << s.message() << "\n", 1;  // as scancel: no name
-    if (err.unknown)  // getopt's words, as Slurm's scancel
+    if (err.getopt())  // getopt's words, as Slurm's scancel
       return hq::cerr() << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
     return fail(prog, s);
   }

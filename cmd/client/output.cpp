@@ -14,6 +14,7 @@
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/proto_files.hpp"
+#include "core/cli_options.hpp"
 #include "core/std_streams.hpp"
 #include "net/clock.hpp"
 
@@ -188,13 +189,11 @@ int fail(const std::string& prog, const Status& status) {
   return 1;
 }
 
-int option_failure(const std::string& prog, const Status& status) {
+int option_failure(const std::string& prog, const Status& status, int getopt_code) {
   const std::string& text = status.message();
-  bool getopt = text.rfind("unrecognized option '", 0) == 0 || text.rfind("invalid option -- '", 0) == 0 ||
-                (text.rfind("option '", 0) == 0 && text.find("requires an argument") != std::string::npos);
-  if (!getopt) return fail(prog, status);
+  if (!is_getopt_message(text)) return fail(prog, status);
   hq::cerr() << prog << ": " << text << "\nTry \"" << prog << " --help\" for more information\n";
-  return 1;
+  return getopt_code;
 }
 
 std::string prog_name(const std::string& argv0) {

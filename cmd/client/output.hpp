@@ -47,10 +47,12 @@ std::string field(const std::string& value, int width, bool right = true);
 [[nodiscard]] bool print_yaml(const google::protobuf::MessageLite& msg);
 // Prints "<prog>: error: <line>" to stderr for each line of the message and returns 1.
 int fail(const std::string& prog, const Status& status);
-// A command line that did not parse: getopt's own complaints (an unknown option, a missing
-// argument) as getopt prints them, "PROG: unrecognized option '--x'", then Slurm's hint
-// 'Try "PROG --help" for more information'; any other error as fail() prints it. Returns 1.
-int option_failure(const std::string& prog, const Status& status);
+// A command line that did not parse: getopt's own complaints (an unknown or ambiguous option,
+// a missing argument, core/cli_options' is_getopt_message) as getopt prints them,
+// "PROG: unrecognized option '--x'", then Slurm's hint 'Try "PROG --help" for more
+// information', returning `getopt_code` (sbatch, srun and salloc exit 255); any other error
+// as fail() prints it, returning 1.
+int option_failure(const std::string& prog, const Status& status, int getopt_code = 1);
 // `ctx` before the last line of a message only: a refusal for an accounting limit is two
 // lines, the limit ("AssocMaxSubmitJobLimit") then what failed (Slurm prints them so).
 Status context_last_line(const Status& status, const std::string& ctx);

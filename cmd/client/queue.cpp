@@ -102,13 +102,21 @@ QueueOption meta_option(std::string_view name, char letter, MetaOption meta, std
   return {name, letter, false, [meta](QueueArgs& a, std::string_view) { return a.meta = meta, Status::ok(); }, false, doc};
 }
 
-// Another long name of the option before it in the table: no text of its own (--help and
-// the docs show it on that option's line).
+// An option that --help and the docs show on the line of the option before it in the table
+// (no text of its own), doing what that one does.
+QueueOption on_line_of(const QueueOption& option, std::string_view name) {
+  QueueOption other = option;
+  other.long_name = name;
+  other.short_name = 0;
+  other.doc = {};
+  return other;
+}
+
+// Another long name of the same option, as Slurm's getopt table has it: an abbreviation of
+// both ("--jo") is not ambiguous.
 QueueOption alias_of(const QueueOption& option, std::string_view name) {
-  QueueOption alias = option;
-  alias.long_name = name;
-  alias.short_name = 0;
-  alias.doc = {};
+  QueueOption alias = on_line_of(option, name);
+  alias.alias_for = option.long_name;
   return alias;
 }
 
@@ -148,7 +156,7 @@ const std::vector<QueueOption>& queue_options() {
     t.push_back(text_option("sort", 'S', &QueueArgs::sort, "sort keys: [-]letter,... (Slurm's; default P,t,-p)"));
     t.push_back({"iterate", 'i', true, set_iterate, false, "print again every SECONDS"});
     t.push_back(flag_option("array", 'r', &QueueArgs::array, "one line per array task (pending tasks are otherwise one line)"));
-    t.push_back(alias_of(t.back(), "array-unique"));
+    t.push_back(on_line_of(t.back(), "array-unique"));  // its own option in Slurm's table: "--ar" is ambiguous
     t.push_back(flag_option("json", 0, &QueueArgs::json, "JSON output"));
     t.push_back(flag_option("yaml", 0, &QueueArgs::yaml, "YAML output (as Slurm's)"));
     t.push_back(flag_option("noheader", 'h', &QueueArgs::noheader, "no header line"));
@@ -165,7 +173,7 @@ const std::vector<QueueOption>& queue_options() {
     t.push_back(flag_option("sibling", 0, &QueueArgs::sibling, "taken: hq is one cluster"));
     t.push_back(flag_option("priority", 'P', &QueueArgs::priority, "taken: a job is shown once, in its partition"));
     t.push_back({"hide", 0, false, noop, false, "taken: hq is one cluster and hides no partition"});
-    t.push_back(alias_of(t.back(), "noconvert"));
+    t.push_back(on_line_of(t.back(), "noconvert"));
     t.push_back({"clusters", 'M', true, noop, false, "taken: hq is one cluster"});
     t.push_back(meta_option("version", 'V', MetaOption::kVersion, "print the version"));
     t.push_back(meta_option("usage", 0, MetaOption::kUsage, "print a brief usage"));
@@ -295,19 +303,12 @@ std::string queue_help() {
   return text;
 }
 
-// Whether the option word ("-o", "--format") takes the next word as its value.
-bool takes_next_word(std::string_view word) {
-  std::string_view value;
-  bool inline_value = false;
-  const QueueOption* o = find_cli_option(queue_options(), std::string(word), value, inline_value);
-  return o && o->has_arg && !o->optional_arg;
-}
-
 // squeue's words into `a`: -j/-s and what follows the options (core/squeue_args), then the
 // option table, in order. An exit code when squeue is done (help, an error), nullopt when
 // it goes on.
 std::optional<int> parse_queue_args(QueueArgs& a, const Args& args, const std::string& prog) {
-  auto words = squeue_words(args, takes_next_word);
+  auto words = squeue_words(args, {[](std::string_view w) { return takes_next_word(queue_options(), w); },
+                                   [](std::string_view w) { return long_option_name(queue_options(), w); }});
   if (!words) {
     hq::cerr() << prog << ": error: " << words.status().message() << "\n";
     if (words.status().message().rfind("Unrecognized option", 0) == 0) hq::cout() << slurm_brief_usage("squeue");

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cmd/client/output.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/retry.hpp"
 #include "cmd/client/sacct_json.hpp"
 #include "cmd/client/sacct_rows.hpp"
@@ -291,10 +292,7 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
   for (size_t i = 1; i < words.size(); ++i) {
     CliOptionError err;
     if (Status s = apply_cli_option(options(), words, i, a, &err); !s) {
-      if (err.unknown) {
-        hq::cerr() << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n";
-        return 1;
-      }
+      if (err.getopt()) return hq::cerr() << prog << ": " << s.message() << "\n", 1;  // as Slurm's sacct: no "Try" line
       return fail(prog, s);
     }
   }
@@ -305,7 +303,12 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
 
 int run_sacct(const Args& args) {
   std::string prog = prog_name(args[0]);
-  if (asks_help(args) || (args.size() > 1 && args[1] == "--usage")) return hq::cout() << kSacctUsage, 0;
+  if (asks_help(args)) return hq::cout() << kSacctUsage, 0;
+  switch (find_meta_option(options(), expand_short_bundles(options(), {args.begin() + 1, args.end()}))) {
+    case MetaOption::kHelp: case MetaOption::kUsage: return hq::cout() << kSacctUsage, 0;
+    case MetaOption::kVersion: return *answer_meta_option(MetaOption::kVersion, "sacct", "");
+    case MetaOption::kNone: break;
+  }
   SacctArgs a;
   if (int rc = parse(args, a, prog); rc >= 0) return rc;
   if (a.helpformat) return print_helpformat(), 0;

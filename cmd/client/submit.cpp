@@ -158,7 +158,7 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
   if (!req.begin.empty()) {
     auto begin = resolve_begin(req.begin, now, local_utc_offset(now));
     if (!begin) {
-      option_error = CliOptionError{false, "begin", req.begin};
+      option_error = CliOptionError{CliFault::kBadValue, "begin", req.begin, ""};
       return begin.status();
     }
     req.spec.begin_time = *begin;
@@ -166,7 +166,7 @@ Result<SubmitRequest> build_request(const Args& args, CliOptionError& option_err
   if (!req.deadline.empty()) {
     auto deadline = resolve_begin(req.deadline, now, local_utc_offset(now));
     if (!deadline) {
-      option_error = CliOptionError{false, "deadline", req.deadline};
+      option_error = CliOptionError{CliFault::kBadValue, "deadline", req.deadline, ""};
       return invalid("Invalid deadline specification: " + req.deadline);
     }
     JobExtras extras = *req.spec.extra;
@@ -228,7 +228,7 @@ int run_submit(const Args& args) {
   MetaOption meta = MetaOption::kNone;
   auto req = build_request(args, option_error, meta);
   if (auto done = answer_meta_option(meta, args[0], kSubmitUsage)) return *done;
-  if (!req && prog == "sbatch" && (option_error.unknown || !option_error.name.empty())) {
+  if (!req && prog == "sbatch" && option_error.fault != CliFault::kNone) {
     SbatchOptionAnswer answer = sbatch_option_error(option_error);  // Slurm's words and exit code
     for (const auto& line : answer.lines) hq::cerr() << line << "\n";
     return answer.exit_code;

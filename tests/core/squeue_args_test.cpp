@@ -14,16 +14,28 @@ bool takes_value(std::string_view w) {
   return w == "--format" || w == "--user" || w == "--states";
 }
 
+// Long names as the table gives them: whole, or "jo"/"ste" abbreviated (as getopt_long takes them).
+std::string_view long_name(std::string_view w) {
+  std::string_view name = w.substr(2, w.find('=') == std::string_view::npos ? std::string_view::npos : w.find('=') - 2);
+  for (std::string_view full : {"jobs", "job", "steps", "step", "format", "user", "states"})
+    if (name == full) return full;
+  if (name == "jo") return "jobs";
+  if (name == "ste") return "steps";
+  return {};
+}
+
+const SqueueOptionLookup kLookup{takes_value, long_name};
+
 SqueueWords words(std::vector<std::string> args) {
   args.insert(args.begin(), "squeue");
-  auto w = squeue_words(args, takes_value);
+  auto w = squeue_words(args, kLookup);
   REQUIRE(w);
   return *w;
 }
 
 std::string error(std::vector<std::string> args) {
   args.insert(args.begin(), "squeue");
-  auto w = squeue_words(args, takes_value);
+  auto w = squeue_words(args, kLookup);
   REQUIRE_FALSE(w);
   return std::string(w.status().message());
 }

@@ -84,7 +84,17 @@ TEST_CASE("srun options: the environment's flags and what a bad value says") {
         "Invalid MPI type 'openmpi', --mpi=list for acceptable types");
   CHECK(parse_srun({"-N", "3-2", "true"}, {}).status().message() == "Invalid node count specification: 3-2");
   CHECK(parse_srun({"--bogus", "true"}, {}).status().message() == "unrecognized option '--bogus'");
-  CHECK(parse_srun({"-n"}, {}).status().message() == "option '-n' requires an argument");
+  CHECK(parse_srun({"-n"}, {}).status().message() == "option requires an argument -- 'n'");
+  CHECK(parse_srun({"--ntasks"}, {}).status().message() == "option '--ntasks' requires an argument");
+  CHECK(parse_srun({"--nt=1", "true"}, {}).status().message() ==
+        "option '--nt=1' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'");
+  CHECK(parse_srun({"--exact=1", "true"}, {}).status().message() == "option '--exact' doesn't allow an argument");
+  // getopt_long's unique prefixes (unique in Slurm 22.05's srun too)
+  auto abbreviated = parse_srun({"--job-n=x", "--parti", "p", "--lab", "true"}, {});
+  REQUIRE(abbreviated);
+  CHECK(abbreviated->job_name == "x");
+  CHECK(abbreviated->partition == "p");
+  CHECK(abbreviated->label);
   CHECK(parse_srun({"-l"}, {}).status().message() == "No command given to execute.");
   CHECK_FALSE(parse_srun({"-m", "arbitrary", "true"}, {}).is_ok());
 }

@@ -159,7 +159,7 @@ TEST_CASE("sbatch option errors: which option failed, for Slurm's words - hq's o
   CHECK(sbatch_option_error(r.option_error).exit_code == 255);
   SubmitRequest u;
   CHECK_FALSE(apply_submit_options({"-z"}, u, &pos).is_ok());
-  CHECK(u.option_error.unknown);
+  CHECK(u.option_error.fault == CliFault::kUnknown);
   CHECK(sbatch_option_error(u.option_error).lines[0] == "sbatch: invalid option -- 'z'");
   SubmitRequest n;
   CHECK_FALSE(apply_submit_options({"-n", "0"}, n, &pos).is_ok());
@@ -167,7 +167,7 @@ TEST_CASE("sbatch option errors: which option failed, for Slurm's words - hq's o
   SubmitRequest container;  // hq's refusal: not a value error
   CHECK_FALSE(apply_submit_options({"--container=/b"}, container, &pos).is_ok());
   CHECK(container.option_error.name.empty());
-  CHECK_FALSE(container.option_error.unknown);
+  CHECK(container.option_error.fault == CliFault::kNone);
   SubmitRequest directive;  // #SBATCH lines are not the command line: no option error kept
   CHECK_FALSE(apply_submit_options({"--mem=abc"}, directive, nullptr).is_ok());
   CHECK(directive.option_error.name.empty());

@@ -3,18 +3,19 @@
 // (cmd/client/sinfo_rows), or as JSON. `hq nodes` adds GPUs in use per row.
 #include <algorithm>
 #include <ctime>
-#include <sstream>
 #include <thread>
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/option_docs.hpp"
 #include "cmd/client/output.hpp"
-#include "cmd/client/persona_cli.hpp"
+#include "cmd/client/option_table.hpp"
+#include "cmd/client/persona_usage.hpp"
 #include "cmd/client/reservations.hpp"
 #include "cmd/client/sinfo_rows.hpp"
 #include "cmd/client/slurm_json.hpp"
 #include "cmd/commands.hpp"
 #include "cmd/paths.hpp"
+#include "core/cli_options.hpp"
 #include "core/hostlist.hpp"
 #include "core/std_streams.hpp"
 #include "core/units.hpp"
@@ -56,36 +57,83 @@ struct SinfoArgs {
   bool json = false, yaml = false, noheader = false, verbose = false, reservations = false;
   bool blocks = false;  // hq's: a line per base block of the topology
   int iterate = 0;
-  TakenOptions taken;
+  MetaOption meta = MetaOption::kNone;  // --help, --usage or -V, where the options stop
 };
 
-// Everything sinfo takes (Slurm 22.05's options); `rest` are the arguments after the name.
-std::unique_ptr<CLI::App> sinfo_parser(SinfoArgs& a) {
-  auto app = std::make_unique<CLI::App>("hq nodes: partitions and nodes (sinfo)");
-  app->set_help_flag("--help", "print help");
-  add_persona_common(*app, a.taken, "-a,--all,--hide,--local,--federation,--noconvert", "-M,--clusters");
-  add_brief_usage(*app, "sinfo");
-  app->add_flag("-d,--dead", a.filter.dead_only, "only nodes that do not respond");
-  app->add_flag("-r,--responding", a.filter.responding_only, "only nodes that respond");
-  app->add_flag("-e,--exact", a.filter.exact, "nodes of another CPU count, memory or weight are another row");
-  app->add_flag("-h,--noheader", a.noheader, "no header line");
-  app->add_option("-i,--iterate", a.iterate, "print again every SECONDS")->check(CLI::Range(1, 86400));
-  app->add_flag("-l,--long", a.layout.long_output, "the long layout");
-  app->add_option("-n,--nodes", a.nodes, "only these nodes (a hostlist)");
-  app->add_flag("-N,--Node", a.layout.node_oriented, "one line per node");
-  app->add_option("-o,--format", a.format, "fields: %[.][width]letter (Slurm's letters)");
-  app->add_option("-O,--Format", a.fields, "fields: name[:[.]width],... (Slurm's names)");
-  app->add_option("-p,--partition", a.partitions, "only these partitions (comma-separated)");
-  app->add_flag("-R,--list-reasons", a.layout.reasons, "why nodes are down or drained");
-  app->add_flag("-s,--summarize", a.layout.summarize, "one line per partition");
-  app->add_option("-S,--sort", a.sort, "sort keys: [+|-|#]letter,...");
-  app->add_option("-t,--states", a.states, "only nodes in these states (comma-separated; & for all of)");
-  app->add_flag("-T,--reservation", a.reservations, "reservations");
-  app->add_flag("-v,--verbose", a.verbose, "say more");
-  app->add_flag("--json", a.json, "JSON output");
-  app->add_flag("--yaml", a.yaml, "YAML output (as Slurm's)");
-  app->add_flag("--blocks", a.blocks, "hq: a line per block of the topology, its nodes idle, busy and out of service");
-  return app;
+using SinfoOption = CliOption<SinfoArgs>;
+
+// A flag that sets a field of one of SinfoArgs' parts (the filter, the layout).
+template <typename Part>
+SinfoOption part_flag(std::string_view name, char letter, Part SinfoArgs::*part, bool Part::*field, std::string_view doc) {
+  return {name, letter, false, [part, field](SinfoArgs& a, std::string_view) { return (a.*part).*field = true, Status::ok(); },
+          false, doc};
+}
+
+Status set_iterate(SinfoArgs& a, std::string_view value) {
+  auto seconds = parse_int(value, 1, 0x7fffffff);
+  if (!seconds) return invalid("Error: invalid entry for --iterate=" + std::string(value));  // Slurm's sinfo opts.c
+  a.iterate = static_cast<int>(*seconds);
+  return Status::ok();
+}
+
+// sinfo's options (Slurm 22.05's src/sinfo/opts.c), read by core/cli_options' getopt-like
+// parser: a table of plain functions, built once (CLI11 built two dozen options anew at
+// every sinfo, and the C++ locale with them).
+const std::vector<SinfoOption>& sinfo_options() {
+  auto taken = [](SinfoArgs&, std::string_view) { return Status::ok(); };
+  static const std::vector<SinfoOption> table = [&] {
+    std::vector<SinfoOption> t;
+    t.push_back(meta_option<SinfoArgs>("help", 0, MetaOption::kHelp, "print help"));
+    t.push_back({"all", 'a', false, taken, false, "taken: hq is one cluster and hides no partition"});
+    for (std::string_view name : {"hide", "local", "federation", "noconvert"}) t.push_back(on_line_of(t.back(), name));
+    t.push_back({"clusters", 'M', true, taken, false, "taken: hq is one cluster"});
+    t.push_back(meta_option<SinfoArgs>("version", 'V', MetaOption::kVersion, "print the version"));
+    t.push_back(meta_option<SinfoArgs>("usage", 0, MetaOption::kUsage, "print a brief usage"));
+    t.push_back(part_flag("dead", 'd', &SinfoArgs::filter, &SinfoOptions::dead_only, "only nodes that do not respond"));
+    t.push_back(part_flag("responding", 'r', &SinfoArgs::filter, &SinfoOptions::responding_only, "only nodes that respond"));
+    t.push_back(part_flag("exact", 'e', &SinfoArgs::filter, &SinfoOptions::exact,
+                          "nodes of another CPU count, memory or weight are another row"));
+    t.push_back(flag_option("noheader", 'h', &SinfoArgs::noheader, "no header line"));
+    t.push_back({"iterate", 'i', true, set_iterate, false, "print again every SECONDS"});
+    t.push_back(part_flag("long", 'l', &SinfoArgs::layout, &SinfoLayout::long_output, "the long layout"));
+    t.push_back(text_option("nodes", 'n', &SinfoArgs::nodes, "only these nodes (a hostlist)"));
+    t.push_back(part_flag("Node", 'N', &SinfoArgs::layout, &SinfoLayout::node_oriented, "one line per node"));
+    t.push_back(text_option("format", 'o', &SinfoArgs::format, "fields: %[.][width]letter (Slurm's letters)"));
+    t.push_back(text_option("Format", 'O', &SinfoArgs::fields, "fields: name[:[.]width],... (Slurm's names)"));
+    t.push_back(text_option("partition", 'p', &SinfoArgs::partitions, "only these partitions (comma-separated)"));
+    t.push_back(part_flag("list-reasons", 'R', &SinfoArgs::layout, &SinfoLayout::reasons, "why nodes are down or drained"));
+    t.push_back(part_flag("summarize", 's', &SinfoArgs::layout, &SinfoLayout::summarize, "one line per partition"));
+    t.push_back(text_option("sort", 'S', &SinfoArgs::sort, "sort keys: [+|-|#]letter,..."));
+    t.push_back(text_option("states", 't', &SinfoArgs::states, "only nodes in these states (comma-separated; & for all of)"));
+    t.push_back(flag_option("reservation", 'T', &SinfoArgs::reservations, "reservations"));
+    t.push_back(flag_option("verbose", 'v', &SinfoArgs::verbose, "say more"));
+    t.push_back(flag_option("json", 0, &SinfoArgs::json, "JSON output"));
+    t.push_back(flag_option("yaml", 0, &SinfoArgs::yaml, "YAML output (as Slurm's)"));
+    t.push_back(flag_option("blocks", 0, &SinfoArgs::blocks,
+                            "hq: a line per block of the topology, its nodes idle, busy and out of service"));
+    return t;
+  }();
+  return table;
+}
+
+std::string sinfo_help() {
+  return option_help("Usage: sinfo [OPTIONS]   (hq answers as Slurm's sinfo; docs/slurm-compat.md)",
+                     option_lines(sinfo_options()));
+}
+
+// sinfo's words into `a`, as getopt reads them: bundles spelled out, the options in order;
+// a word that is no option's value is ignored, as Slurm's sinfo ignores it. An exit code
+// when sinfo is done (help, an error), nullopt when it goes on.
+std::optional<int> parse_sinfo_args(SinfoArgs& a, const Args& args, const std::string& prog) {
+  std::vector<std::string> words = expand_short_bundles(sinfo_options(), args);
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "--") break;
+    if (words[i].size() < 2 || words[i][0] != '-') continue;
+    Status s = apply_cli_option(sinfo_options(), words, i, a);
+    if (a.meta != MetaOption::kNone) return answer_meta_option(a.meta, "sinfo", sinfo_help());
+    if (!s) return option_failure(prog, s);
+  }
+  return std::nullopt;
 }
 
 Status resolve(SinfoArgs& a) {
@@ -146,16 +194,12 @@ void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat&
 
 }  // namespace
 
-std::vector<OptionDocRow> sinfo_option_docs() {
-  SinfoArgs a;
-  return cli11_option_docs(*sinfo_parser(a));
-}
+std::vector<OptionDocRow> sinfo_option_docs() { return option_doc_rows(option_lines(sinfo_options())); }
 
 int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>(bool)>& fetch) {
   std::string prog = prog_name(args[0]);
   SinfoArgs a;
-  auto app = sinfo_parser(a);
-  if (auto done = parse_persona_args(*app, args, prog)) return *done;
+  if (auto done = parse_sinfo_args(a, args, prog)) return *done;
   if (a.layout.long_output && !a.format.empty()) {  // Slurm's fatal()
     hq::cerr() << prog << ": fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n";
     return 1;

@@ -50,7 +50,7 @@ void print_text(std::string_view text) {
 void print_date() {
   std::time_t now = std::time(nullptr);
   char buf[64];
-  hq::cout() << (ctime_r(&now, buf) ? buf : "\n");
+  print_text(ctime_r(&now, buf) ? buf : "\n");
 }
 
 std::string field(const std::string& value, int width, bool right) {

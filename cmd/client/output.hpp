@@ -50,7 +50,7 @@ int fail(const std::string& prog, const Status& status);
 // A command line that did not parse: getopt's own complaints (an unknown or ambiguous option,
 // a missing argument, core/cli_options' is_getopt_message) as getopt prints them,
 // "PROG: unrecognized option '--x'", then Slurm's hint 'Try "PROG --help" for more
-// information', returning `getopt_code` (sbatch, srun and salloc exit 255); any other error
+// information', returning `getopt_code` (Slurm's sbatch, srun and salloc exit 255); any other error
 // as fail() prints it, returning 1.
 int option_failure(const std::string& prog, const Status& status, int getopt_code = 1);
 // `ctx` before the last line of a message only: a refusal for an accounting limit is two

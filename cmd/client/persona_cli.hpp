@@ -11,7 +11,6 @@
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
 #include "core/cli_options.hpp"
-#include "core/option_doc.hpp"
 #include "core/std_streams.hpp"
 
 namespace hq::cmd {
@@ -37,29 +36,6 @@ inline bool asks_usage(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i)
     if (args[i] == "--help" || args[i] == "--usage") return true;
   return false;
-}
-
-// Slurm's --usage: `command`'s brief usage (cmd/client/persona_usage), exit 0.
-inline void add_brief_usage(CLI::App& app, const std::string& command) {
-  app.add_flag_callback(
-      "--usage",
-      [command] {
-        hq::cout() << slurm_brief_usage(command);
-        throw CLI::Success();
-      },
-      "print a brief usage");
-}
-
-// An app's options as docs/slurm-compat.md's rows (core/option_doc.hpp), in the order added.
-inline std::vector<OptionDocRow> cli11_option_docs(const CLI::App& app) {
-  std::vector<OptionDocRow> rows;
-  for (const CLI::Option* o : app.get_options()) {
-    std::vector<std::string_view> longs(o->get_lnames().begin(), o->get_lnames().end());
-    const auto& shorts = o->get_snames();
-    std::string names = option_doc_names(shorts.empty() ? 0 : shorts.front()[0], longs);
-    rows.push_back({names, o->get_description()});
-  }
-  return rows;
 }
 
 // Parses `args` (args[0] the command's name) into `app`; an exit code when the command

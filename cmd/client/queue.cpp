@@ -9,6 +9,7 @@
 
 #include "cmd/client/job_query.hpp"
 #include "cmd/client/option_docs.hpp"
+#include "cmd/client/option_table.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
 #include "cmd/client/queue_format.hpp"
@@ -85,41 +86,6 @@ Status set_filters(pb::QueueRequest& q, const QueueArgs& a) {
 
 using QueueOption = CliOption<QueueArgs>;
 
-// An option that sets `field` to its value: a repeated one's last value counts, as with
-// squeue's getopt_long.
-QueueOption text_option(std::string_view name, char letter, std::string QueueArgs::*field, std::string_view doc) {
-  return {name, letter, true, [field](QueueArgs& a, std::string_view v) { return a.*field = std::string(v), Status::ok(); },
-          false, doc};
-}
-
-QueueOption flag_option(std::string_view name, char letter, bool QueueArgs::*field, std::string_view doc) {
-  return {name, letter, false, [field](QueueArgs& a, std::string_view) { return a.*field = true, Status::ok(); }, false,
-          doc};
-}
-
-// An option answered where getopt meets it (--help, --usage, -V): parsing stops there.
-QueueOption meta_option(std::string_view name, char letter, MetaOption meta, std::string_view doc) {
-  return {name, letter, false, [meta](QueueArgs& a, std::string_view) { return a.meta = meta, Status::ok(); }, false, doc};
-}
-
-// An option that --help and the docs show on the line of the option before it in the table
-// (no text of its own), doing what that one does.
-QueueOption on_line_of(const QueueOption& option, std::string_view name) {
-  QueueOption other = option;
-  other.long_name = name;
-  other.short_name = 0;
-  other.doc = {};
-  return other;
-}
-
-// Another long name of the same option, as Slurm's getopt table has it: an abbreviation of
-// both ("--jo") is not ambiguous.
-QueueOption alias_of(const QueueOption& option, std::string_view name) {
-  QueueOption alias = on_line_of(option, name);
-  alias.alias_for = option.long_name;
-  return alias;
-}
-
 Status set_iterate(QueueArgs& a, std::string_view value) {
   auto seconds = parse_int(value, 1, 86400);
   if (!seconds) return invalid("--iterate=" + std::string(value));  // Slurm's squeue: error("--iterate=%s")
@@ -136,7 +102,7 @@ const std::vector<QueueOption>& queue_options() {
   auto noop = [](QueueArgs&, std::string_view) { return Status::ok(); };
   static const std::vector<QueueOption> table = [&] {
     std::vector<QueueOption> t;
-    t.push_back(meta_option("help", 0, MetaOption::kHelp, "print help"));
+    t.push_back(meta_option<QueueArgs>("help", 0, MetaOption::kHelp, "print help"));
     t.push_back({"jobs", 'j', false, noop, true, "[=IDS] these jobs (comma-separated; or the word after the options)"});
     t.push_back(alias_of(t.back(), "job"));
     t.push_back(text_option("reservation", 'R', &QueueArgs::reservations, "jobs in this advance reservation"));
@@ -175,8 +141,8 @@ const std::vector<QueueOption>& queue_options() {
     t.push_back({"hide", 0, false, noop, false, "taken: hq is one cluster and hides no partition"});
     t.push_back(on_line_of(t.back(), "noconvert"));
     t.push_back({"clusters", 'M', true, noop, false, "taken: hq is one cluster"});
-    t.push_back(meta_option("version", 'V', MetaOption::kVersion, "print the version"));
-    t.push_back(meta_option("usage", 0, MetaOption::kUsage, "print a brief usage"));
+    t.push_back(meta_option<QueueArgs>("version", 'V', MetaOption::kVersion, "print the version"));
+    t.push_back(meta_option<QueueArgs>("usage", 0, MetaOption::kUsage, "print a brief usage"));
     return t;
   }();
   return table;
@@ -275,32 +241,9 @@ bool one_user_not_root(const pb::QueueRequest& q) {
   return entry && entry->uid != 0;
 }
 
-// Each option of the table once, with its aliases: --help's lines and the docs' rows.
-struct QueueOptionLine {
-  char letter = 0;
-  std::vector<std::string_view> names;
-  bool value = false;  // takes one as the next word
-  std::string_view doc;
-};
-
-std::vector<QueueOptionLine> queue_option_lines() {
-  std::vector<QueueOptionLine> lines;
-  for (const QueueOption& o : queue_options()) {
-    if (o.doc.empty() && !lines.empty()) lines.back().names.push_back(o.long_name);
-    else lines.push_back({o.short_name, {o.long_name}, o.has_arg && !o.optional_arg, o.doc});
-  }
-  return lines;
-}
-
 std::string queue_help() {
-  std::string text = "Usage: squeue [OPTIONS]   (hq answers as Slurm's squeue; docs/slurm-compat.md)\n";
-  for (const QueueOptionLine& l : queue_option_lines()) {
-    std::string names = l.letter ? std::string("-") + l.letter + ", " : "    ";
-    for (size_t k = 0; k < l.names.size(); ++k) names += (k ? ", --" : "--") + std::string(l.names[k]);
-    if (l.value) names += "=VALUE";
-    text += "  " + names + std::string(names.size() < 30 ? 30 - names.size() : 1, ' ') + std::string(l.doc) + "\n";
-  }
-  return text;
+  return option_help("Usage: squeue [OPTIONS]   (hq answers as Slurm's squeue; docs/slurm-compat.md)",
+                     option_lines(queue_options()));
 }
 
 // squeue's words into `a`: -j/-s and what follows the options (core/squeue_args), then the
@@ -336,11 +279,7 @@ std::optional<int> check_step_list(const std::string& prog, const std::string& l
 
 }  // namespace
 
-std::vector<OptionDocRow> squeue_option_docs() {
-  std::vector<OptionDocRow> rows;
-  for (const QueueOptionLine& l : queue_option_lines()) rows.push_back({option_doc_names(l.letter, l.names), std::string(l.doc)});
-  return rows;
-}
+std::vector<OptionDocRow> squeue_option_docs() { return option_doc_rows(option_lines(queue_options())); }
 
 int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);

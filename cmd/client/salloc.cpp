@@ -233,7 +233,7 @@ int run_salloc(const Args& args) {
   if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], help.str()))
     return *done;
   auto opts = parse(args);
-  if (!opts) return option_failure("salloc", opts.status(), 255);
+  if (!opts) return option_failure("salloc", opts.status(), args[0] == "salloc" ? 255 : 1);  // hq alloc: hq's 1
   std::vector<std::string> ours;
   for (char** e = environ; e && *e; ++e) ours.emplace_back(*e);
   auto exported = export_environment(opts->submit.export_spec, ours);

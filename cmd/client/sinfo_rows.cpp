@@ -7,7 +7,6 @@
 #include "cmd/commands.hpp"
 #include "cmd/users.hpp"
 #include "core/hostlist.hpp"
-#include "core/std_streams.hpp"
 #include "core/units.hpp"
 
 namespace hq::cmd {
@@ -291,12 +290,13 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
     if (it.field == 'N' && fit_nodelist) it.width = node_width;
   }
   std::string suffix = extra ? " " + extra(nullptr) : "";
+  std::string text;
   if (header) {  // node list titles are never cut (Slurm's)
     ColumnFormat titles = f;
     for (FormatItem& it : titles.items)
       if ((it.field == 'N' || it.field == 'n' || it.field == 'o') && it.width > 0)
         it.width = std::max(it.width, static_cast<int>(sinfo_header(it.field).size()));
-    hq::cout() << format_line(titles, [](char c) { return std::string(sinfo_header(c)); }) << suffix << "\n";
+    text += format_line(titles, [](char c) { return std::string(sinfo_header(c)); }) + suffix + "\n";
   }
   for (const SinfoRow& r : rows) {
     std::string line;
@@ -307,8 +307,9 @@ void print_sinfo(const std::vector<SinfoRow>& rows, const ColumnFormat& format, 
         line += fit_cell(r.part->name().substr(0, static_cast<size_t>(it.width - 1)) + "*", it);
       else line += fit_cell(sinfo_value(r, it.field, cluster), it);
     }
-    hq::cout() << line << (extra ? " " + extra(&r) : "") << "\n";
+    text += line + (extra ? " " + extra(&r) : "") + "\n";
   }
+  print_text(text);  // without the C++ streams, where nothing else has built them
 }
 
 }  // namespace hq::cmd

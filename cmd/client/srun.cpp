@@ -624,7 +624,7 @@ int run_srun(const Args& args) {
   auto req = parse_srun({args.begin() + 1, args.end()}, vars);
   if (!req) {
     if (req.status().message() == "No command given to execute.") return hq::cerr() << "srun: fatal: " << req.status().message() << "\n", 1;
-    return option_failure("srun", req.status(), 255);
+    return option_failure("srun", req.status(), args[0] == "srun" ? 255 : 1);  // hq run: hq's 1
   }
   if (!req->controller.empty()) setenv("HQ_CONTROLLER", req->controller.c_str(), 1);  // first in find_controller
   if (!req->ca_file.empty()) setenv("HQ_CA_FILE", req->ca_file.c_str(), 1);            // first in find_transport

@@ -33,10 +33,10 @@ std::vector<GetoptCase> golden_cases() {
 
 TEST_CASE("e2e: getopt's refusals print Slurm 22.05's words and exit codes, for every persona") {
   TempDir dir;
-  for (const char* cmd : {"sbatch", "squeue", "scancel", "srun", "salloc", "sacct"})
+  for (const char* cmd : {"sbatch", "squeue", "scancel", "srun", "salloc", "sacct", "sinfo"})
     std::filesystem::create_symlink(HQ_BINARY, dir.path() + "/" + cmd);
   auto cases = golden_cases();
-  REQUIRE(cases.size() >= 30);
+  REQUIRE(cases.size() >= 40);
   for (const GetoptCase& c : cases) {
     // No controller: each answer comes from the command line alone, before any is asked.
     auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() +

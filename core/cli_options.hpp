@@ -88,6 +88,12 @@ struct MetaName {
 };
 inline constexpr MetaName kMetaNames[] = {{"help", MetaOption::kHelp}, {"usage", MetaOption::kUsage}, {"version", MetaOption::kVersion}};
 
+inline std::string_view meta_name(MetaOption meta) {
+  for (const auto& mn : kMetaNames)
+    if (mn.meta == meta) return mn.name;
+  return {};
+}
+
 template <typename Target>
 bool has_long_name(const std::vector<CliOption<Target>>& table, std::string_view name) {
   return std::any_of(table.begin(), table.end(), [&](const auto& d) { return d.long_name == name; });
@@ -101,6 +107,7 @@ std::string_view option_identity(const CliOption<Target>& d) {
 template <typename Target>
 CliMatch<Target> match_long_option(const std::vector<CliOption<Target>>& table, std::string_view word) {
   CliMatch<Target> m;
+  if (word.size() < 2) return m;
   std::string_view body = word.substr(2);
   size_t eq = body.find('=');
   if (eq != std::string_view::npos) m.value = body.substr(eq + 1), m.inline_value = true;
@@ -142,7 +149,7 @@ CliMatch<Target> match_cli_option(const std::vector<CliOption<Target>>& table, s
   char c = word.size() > 1 ? word[1] : '\0';
   for (const auto& d : table)
     if (d.short_name != 0 && d.short_name == c) m.def = &d;
-  if (!m.def && (c == 'h' || c == 'V')) m.meta = c == 'h' ? MetaOption::kHelp : MetaOption::kVersion;
+  if (!m.def && word.size() == 2 && (c == 'h' || c == 'V')) m.meta = c == 'h' ? MetaOption::kHelp : MetaOption::kVersion;
   if (word.size() > 2) m.value = word.substr(2), m.inline_value = true;
   return m;
 }
@@ -161,6 +168,10 @@ Status apply_cli_option(const std::vector<CliOption<Target>>& table, const std::
   };
   if (!m.ambiguous.empty()) return refuse(CliFault::kAmbiguous, a, getopt_ambiguous(a, m.ambiguous));
   const CliOption<Target>* def = m.def;
+  if (!def && m.meta != MetaOption::kNone && m.inline_value) {  // "--version=1"
+    std::string_view name = cli_detail::meta_name(m.meta);
+    return refuse(CliFault::kValueNotAllowed, std::string(name), getopt_value_not_allowed(name));
+  }
   if (!def) return refuse(CliFault::kUnknown, a, getopt_unknown(a));  // a meta option here is one a caller let by
   std::string_view value = m.value;
   if (def->optional_arg) return def->set(target, m.inline_value ? value : std::string_view());
@@ -205,7 +216,8 @@ std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target
   auto find = [&](char c) -> const CliOption<Target>* {
     for (const auto& d : table)
       if (d.short_name == c) return &d;
-    return nullptr;
+    static const CliOption<Target> kMetaLetter{"", 0, false, nullptr};  // -h, -V where the table lacks them
+    return c == 'h' || c == 'V' ? &kMetaLetter : nullptr;
   };
   std::vector<std::string> out;
   bool value_next = false;
@@ -247,12 +259,15 @@ std::vector<std::string> expand_short_bundles(const std::vector<CliOption<Target
 // `table` as getopt would (a value given as the next word is skipped, not read as an
 // option); kNone when the words end, or an option unknown to `table` comes, first.
 template <typename Target>
-MetaOption find_meta_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
+MetaOption find_meta_option(const std::vector<CliOption<Target>>& table, const std::vector<std::string>& words) {
+  std::vector<std::string> args = {""};  // bundles spelled out ("-HV" is "-H" "-V"); [0] stands for the command
+  args.insert(args.end(), words.begin(), words.end());
+  args = expand_short_bundles(table, args);
+  for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.size() < 2 || a[0] != '-' || a == "--") return MetaOption::kNone;
     CliMatch<Target> m = match_cli_option(table, a);
-    if (m.meta != MetaOption::kNone) return m.meta;
+    if (m.meta != MetaOption::kNone) return m.inline_value ? MetaOption::kNone : m.meta;  // "--version=1": refused later
     if (!m.def) return MetaOption::kNone;
     if (m.def->has_arg && !m.def->optional_arg && !m.inline_value) ++i;
   }

@@ -399,7 +399,8 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
       if (*taken) continue;
     }
     Status s = apply_cli_option(option_table(), args, i, req, positional ? &req.option_error : nullptr);
-    if (!s && refused_by_hq(req.option_error.name)) req.option_error = {};  // hq's own refusal and words
+    if (!s && req.option_error.fault == CliFault::kBadValue && refused_by_hq(req.option_error.name))
+      req.option_error = {};  // hq's own refusal and words
     if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");
   }
   return Status::ok();

@@ -222,9 +222,8 @@ int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (asks_help(args)) return hq::cout() << kCancelUsage, 0;
   for (size_t i = 1; i < args.size(); ++i) {  // scancel's options take their values joined or next: none is one of these
-    MetaOption meta = args[i] == "-V" ? MetaOption::kVersion
-                      : args[i].rfind("--", 0) == 0 ? match_long_option(cancel_options(), args[i]).meta
-                                                    : MetaOption::kNone;
+    CliMatch<CancelArgs> m = args[i].rfind("--", 0) == 0 ? match_long_option(cancel_options(), args[i]) : CliMatch<CancelArgs>{};
+    MetaOption meta = args[i] == "-V" ? MetaOption::kVersion : m.inline_value ? MetaOption::kNone : m.meta;  // "--help=1": refused
     if (meta == MetaOption::kHelp) return hq::cout() << kCancelUsage, 0;
     if (meta != MetaOption::kNone) return *answer_meta_option(meta, "scancel", "");
   }

@@ -304,7 +304,7 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
 int run_sacct(const Args& args) {
   std::string prog = prog_name(args[0]);
   if (asks_help(args)) return hq::cout() << kSacctUsage, 0;
-  switch (find_meta_option(options(), expand_short_bundles(options(), {args.begin() + 1, args.end()}))) {
+  switch (find_meta_option(options(), {args.begin() + 1, args.end()})) {  // it spells out bundles itself
     case MetaOption::kHelp: case MetaOption::kUsage: return hq::cout() << kSacctUsage, 0;
     case MetaOption::kVersion: return *answer_meta_option(MetaOption::kVersion, "sacct", "");
     case MetaOption::kNone: break;

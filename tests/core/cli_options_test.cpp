@@ -104,6 +104,15 @@ TEST_CASE("cli options: --help, --usage and --version, abbreviated too, where th
   CHECK(parse({"--he"}).error == "option '--he' is ambiguous; possibilities: '--helpformat' '--help'");
   CHECK(meta({"--us"}) == MetaOption::kNone);  // --use-min-nodes or --usage
   CHECK(meta({"--bogus", "--help"}) == MetaOption::kNone);  // getopt stops at the unknown one first
+  CHECK(meta({"-HV"}) == MetaOption::kVersion);  // in a bundle too
+  CHECK(meta({"-Hh"}) == MetaOption::kHelp);
+  CHECK(expand_short_bundles(table(), {"cmd", "-HV"}) == std::vector<std::string>{"cmd", "-H", "-V"});
+  CHECK(meta({"--vers=1"}) == MetaOption::kNone);  // a value: refused, as glibc refuses it
+  Outcome valued = parse({"--vers=1"});
+  CHECK(valued.fault == CliFault::kValueNotAllowed);
+  CHECK(valued.error == "option '--version' doesn't allow an argument");
+  CHECK(parse({"--help=x"}).error == "option '--help' doesn't allow an argument");
+  CHECK(long_option_name(table(), "-").empty());  // too short to be a long option: no throw
   CHECK(meta({"script.sh", "--help"}) == MetaOption::kNone);
 }
 

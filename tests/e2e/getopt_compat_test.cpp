@@ -45,6 +45,14 @@ TEST_CASE("e2e: getopt's refusals print Slurm 22.05's words and exit codes, for 
     CHECK(r.out == c.out);
     CHECK(r.rc == c.rc);
   }
+  // -V in a bundle is answered as getopt meets it (Slurm prints "slurm-wlm 22.05.8"; hq its own line).
+  for (const char* line : {"sbatch -HV", "srun -lV", "sacct -XV", "sacct -aV"}) {
+    auto r = sh("(cd " + dir.path() + " && env -u SLURM_JOB_ID HOME=" + dir.path() +
+                " HQ_CONTROLLER=127.0.0.1:1 timeout 20 ./" + line + " </dev/null)");
+    INFO(line);
+    CHECK(r.rc == 0);
+    CHECK(r.out.rfind("slurm 22.05", 0) == 0);
+  }
 }
 
 TEST_CASE("e2e: abbreviated long options work on the command line and in #SBATCH lines") {

@@ -3,7 +3,7 @@
 namespace hq {
 namespace {
 
-// -j/-s's long names (Slurm's getopt table has --job and --step too).
+// -j/-s's long names (hq takes --job and --step too; Slurm's table has no --step).
 bool is_jobs(std::string_view name) { return name == "jobs" || name == "job"; }
 bool is_steps(std::string_view name) { return name == "steps" || name == "step"; }
 

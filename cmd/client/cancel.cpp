@@ -229,15 +229,12 @@ int run_cancel(const Args& args) {
   }
   CancelArgs in;
   for (size_t i = 1; i < args.size(); ++i) {
-    CliOptionError err;
-    Status s = args[i].size() > 1 && args[i][0] == '-' ? apply_cli_option(cancel_options(), args, i, in, &err)
+    Status s = args[i].size() > 1 && args[i][0] == '-' ? apply_cli_option(cancel_options(), args, i, in)
                                                         : add_job(in.ids, args[i]);
     if (s) continue;
     if (s.message().rfind("Invalid job state", 0) == 0 || s.message().rfind("Unknown job signal", 0) == 0)
       return hq::cerr() << s.message() << "\n", 1;  // as scancel: no name
-    if (err.getopt())  // getopt's words, as Slurm's scancel
-      return hq::cerr() << prog << ": " << s.message() << "\nTry \"" << prog << " --help\" for more information\n", 1;
-    return fail(prog, s);
+    return option_failure(prog, s);  // getopt's words and hint, as Slurm's scancel; else "scancel: error: ..."
   }
   pb::Envelope env;
   auto* c = env.mutable_cancel();

@@ -12,6 +12,9 @@
 
 namespace hq {
 
+// Slurm's --help (and -h), --usage and -V/--version, which getopt answers where it meets them.
+enum class MetaOption { kNone, kHelp, kUsage, kVersion };
+
 template <typename Target>
 struct CliOption {
   std::string_view long_name;
@@ -21,10 +24,13 @@ struct CliOption {
   bool optional_arg = false;  // a value only in the same word ("--x=1", "-x1"); else ""
   std::string_view doc = {};  // help text for docs/slurm-compat.md (core/option_doc.hpp's status prefixes)
   std::string_view alias_for = {};  // the long name of the option this entry is another name of
+  // Set by rank_as_slurm(): where Slurm's getopt table has this name (1, 2, ...; 0: unranked),
+  // and whether only the whole name is taken (an option of hq's that Slurm's table lacks, which
+  // must not make a Slurm abbreviation ambiguous or mean something else).
+  int getopt_rank = 0;
+  bool exact_only = false;
+  MetaOption meta = MetaOption::kNone;  // an entry that is --help/--usage/--version (no `set`)
 };
-
-// Slurm's --help (and -h), --usage and -V/--version, which getopt answers where it meets them.
-enum class MetaOption { kNone, kHelp, kUsage, kVersion };
 
 // getopt's words (glibc 2.36) for what it refuses, as Slurm's commands print them after
 // "PROG: ". `word` is the option as typed, `name` an option's full long name.
@@ -113,33 +119,96 @@ CliMatch<Target> match_long_option(const std::vector<CliOption<Target>>& table, 
   if (eq != std::string_view::npos) m.value = body.substr(eq + 1), m.inline_value = true;
   std::string_view name = body.substr(0, eq);
   for (const auto& d : table)
-    if (d.long_name == name) return m.def = &d, m;
+    if (d.long_name == name) {
+      if (d.meta != MetaOption::kNone) return m.meta = d.meta, m;
+      return m.def = &d, m;
+    }
   for (const auto& mn : cli_detail::kMetaNames)
     if (mn.name == name && !cli_detail::has_long_name(table, mn.name)) return m.meta = mn.meta, m;
   if (name.empty()) return m;
+  // The options the prefix begins, in Slurm's table order where the table is ranked
+  // (rank_as_slurm), else in the table's; --help/--usage/--version the table lacks last.
+  struct Candidate {
+    std::string_view name, identity;
+    const CliOption<Target>* def;
+    MetaOption meta;
+    int rank;
+  };
+  std::vector<Candidate> found;
+  for (const auto& d : table)
+    if (!d.exact_only && d.long_name.substr(0, name.size()) == name)
+      found.push_back({d.long_name, cli_detail::option_identity(d), &d, MetaOption::kNone,
+                       d.getopt_rank ? d.getopt_rank : INT32_MAX});
+  for (const auto& mn : cli_detail::kMetaNames)
+    if (mn.name.substr(0, name.size()) == name && !cli_detail::has_long_name(table, mn.name))
+      found.push_back({mn.name, mn.name, nullptr, mn.meta, INT32_MAX});
+  std::stable_sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
+  if (found.empty()) return m;
   // glibc's rule: the first option the prefix begins is the match; each later one that is not
   // that same option makes it ambiguous, and is listed after it.
-  std::string_view first_identity;
-  bool several = false;
-  auto take = [&](std::string_view full, std::string_view identity) {
-    if (m.ambiguous.empty()) first_identity = identity;
-    else if (identity == first_identity) return;
-    else several = true;
-    m.ambiguous.push_back(full);
-  };
-  for (const auto& d : table)
-    if (d.long_name.substr(0, name.size()) == name) {
-      if (m.ambiguous.empty()) m.def = &d;
-      take(d.long_name, cli_detail::option_identity(d));
-    }
-  for (const auto& mn : cli_detail::kMetaNames)
-    if (mn.name.substr(0, name.size()) == name && !cli_detail::has_long_name(table, mn.name)) {
-      if (m.ambiguous.empty()) m.meta = mn.meta;
-      take(mn.name, mn.name);
-    }
-  if (several) return m.def = nullptr, m.meta = MetaOption::kNone, m;
+  m.def = found[0].def, m.meta = found[0].meta;
+  m.ambiguous.push_back(found[0].name);
+  for (size_t k = 1; k < found.size(); ++k)
+    if (found[k].identity != found[0].identity) m.ambiguous.push_back(found[k].name);
+  if (m.ambiguous.size() > 1) return m.def = nullptr, m.meta = MetaOption::kNone, m;
   m.ambiguous.clear();
+  if (m.def && m.def->meta != MetaOption::kNone) m.meta = m.def->meta, m.def = nullptr;
   return m;
+}
+
+// Adds `name` as another name of the table's option `of` (Slurm's getopt tables have several
+// such: squeue's --user and --users): the same setter, and an abbreviation of both is not
+// ambiguous (alias_for).
+template <typename Target>
+void add_alias(std::vector<CliOption<Target>>& table, std::string_view name, std::string_view of) {
+  for (size_t i = 0; i < table.size(); ++i)
+    if (table[i].long_name == of) {
+      CliOption<Target> alias = table[i];
+      alias.long_name = name, alias.short_name = 0, alias.doc = {};
+      alias.alias_for = table[i].alias_for.empty() ? of : table[i].alias_for;
+      table.push_back(std::move(alias));
+      return;
+    }
+}
+
+// Ranks `table` as Slurm's getopt table for the command orders its long names
+// (`slurm_names`, in that order), which is how getopt lists an ambiguous abbreviation's
+// possibilities. An entry whose name Slurm's table lacks is one of hq's own: it is taken
+// only by its whole name, so that every abbreviation means what it means to Slurm's command.
+// --help, --usage and --version that `slurm_names` has and the table lacks are added, at their
+// place, as entries that answer them.
+template <typename Target>
+void rank_as_slurm(std::vector<CliOption<Target>>& table, const std::vector<std::string_view>& slurm_names) {
+  auto rank_of = [&](std::string_view name) {
+    auto it = std::find(slurm_names.begin(), slurm_names.end(), name);
+    return it == slurm_names.end() ? 0 : static_cast<int>(it - slurm_names.begin()) + 1;
+  };
+  for (auto& d : table) {
+    d.getopt_rank = rank_of(d.long_name);
+    d.exact_only = d.getopt_rank == 0;
+  }
+  for (const auto& mn : cli_detail::kMetaNames)
+    if (int rank = rank_of(mn.name); rank && !cli_detail::has_long_name(table, mn.name)) {
+      CliOption<Target> entry{mn.name, 0, false, nullptr};
+      entry.getopt_rank = rank;
+      entry.meta = mn.meta;
+      table.push_back(std::move(entry));
+    }
+}
+
+// What getopt_long says of "--PREFIX" alone (and, for an option that takes no value, of
+// "--PREFIX="), in the words of tests/fixtures/slurm/getopt/prefixes.sh: its refusal, or
+// "(taken)" for an option that may go without a value.
+template <typename Target>
+std::string getopt_prefix_answer(const std::vector<CliOption<Target>>& table, std::string_view prefix) {
+  std::string word = "--" + std::string(prefix);
+  CliMatch<Target> m = match_long_option(table, word);
+  if (!m.ambiguous.empty()) return getopt_ambiguous(word, m.ambiguous);
+  if (m.meta != MetaOption::kNone) return getopt_value_not_allowed(cli_detail::meta_name(m.meta));
+  if (!m.def) return getopt_unknown(word);
+  if (m.def->optional_arg) return "(taken)";
+  if (m.def->has_arg) return getopt_missing_value(0, m.def->long_name);
+  return getopt_value_not_allowed(m.def->long_name);
 }
 
 template <typename Target>

@@ -1,8 +1,11 @@
 #include "core/srun_options.hpp"
 
+#include <algorithm>
+
 #include "core/cli_options.hpp"
 #include "core/cpu_bind.hpp"
 #include "core/hostlist.hpp"
+#include "core/srun_inert.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -78,8 +81,46 @@ Status set_mem(Parse& p, std::string_view v) {
   return Status::ok();
 }
 
+// An option of core/srun_inert: refused, told (once), or taken silently. `o` is an entry of
+// inert_srun_options()' static table.
+Option inert_option(const InertOption& o) {
+  auto set = [entry = &o](Parse& p, std::string_view) -> Status {
+    std::string what = "--" + std::string(entry->name) + ": " + std::string(entry->why);
+    if (entry->refused) return invalid(what);
+    auto& told = p.req.warnings;
+    if (entry->notice && !p.from_env && std::find(told.begin(), told.end(), what) == told.end()) told.push_back(what);
+    return Status::ok();
+  };
+  return {o.name, o.short_name, o.arg == InertArg::kRequired, set, o.arg == InertArg::kOptional};
+}
+
+// Slurm 22.05's srun long options, in the order its getopt lists them
+// (tests/fixtures/slurm/getopt/prefixes.txt); hq's own (--controller, --ca, ...) are taken
+// only whole.
+const std::vector<std::string_view>& srun_getopt_names() {
+  static const std::vector<std::string_view> names = {
+      "accel-bind", "account", "acctg-freq", "bcast", "bcast-exclude", "begin", "bb", "bbf", "cluster-constraint",
+      "chdir", "cluster", "clusters", "comment", "compress", "container", "context", "contiguous", "constraint",
+      "core-spec", "cores-per-socket", "cpu-bind", "cpu_bind", "cpu-freq", "cpus-per-gpu", "cpus-per-task",
+      "deadline", "debugger-test", "delay-boot", "dependency", "disable-status", "distribution", "epilog", "error",
+      "exact", "exclude", "exclusive", "export", "extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus",
+      "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "help", "het-group", "hint", "hold",
+      "immediate", "input", "interactive", "jobid", "job-name", "kill-on-bad-exit", "label", "licenses", "mail-type",
+      "mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "msg-timeout",
+      "multi-prog", "network", "nice", "no-allocate", "no-kill", "nodefile", "nodelist", "nodes", "ntasks",
+      "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket", "ntasks-per-tres", "open-mode",
+      "output", "overcommit", "overlap", "oversubscribe", "pack-group", "partition", "power", "prefer",
+      "preserve-env", "priority", "profile", "prolog", "propagate", "pty", "qos", "quiet", "quit-on-interrupt",
+      "reboot", "relative", "reservation", "resv-ports", "send-libs", "signal", "slurmd-debug", "sockets-per-node",
+      "spread-job", "switches", "threads", "task-epilog", "task-prolog", "tasks-per-node", "test-only",
+      "thread-spec", "threads-per-core", "time", "time-min", "tmp", "uid", "unbuffered", "use-min-nodes", "usage",
+      "verbose", "version", "wait", "wckey", "whole", "x11"};
+  return names;
+}
+
 const std::vector<Option>& srun_table() {
-  static const std::vector<Option> table = {
+  static const std::vector<Option> table = [] {
+    std::vector<Option> t = {
       {"ntasks", 'n', true, [](Parse& p, std::string_view v) { return set_count(p.req.step.ntasks, v, "--ntasks"); }},
       {"nodes", 'N', true, set_nodes},
       {"ntasks-per-node", 0, true, [](Parse& p, std::string_view v) { return set_count(p.req.step.ntasks_per_node, v, "--ntasks-per-node"); }},
@@ -145,7 +186,13 @@ const std::vector<Option>& srun_table() {
        }},
       {"verbose", 'v', false, [](Parse& p, std::string_view) { ++p.req.verbose; return Status::ok(); }},
       {"quiet", 'Q', false, [](Parse& p, std::string_view) { p.req.quiet = true; return Status::ok(); }},
-  };
+    };
+    for (const InertOption& o : inert_srun_options()) t.push_back(inert_option(o));
+    add_alias(t, "tasks-per-node", "ntasks-per-node");
+    add_alias(t, "cpu_bind", "cpu-bind");
+    rank_as_slurm(t, srun_getopt_names());
+    return t;
+  }();
   return table;
 }
 
@@ -180,6 +227,8 @@ Status apply_environment(Parse& p, const std::map<std::string, std::string>& env
 }  // namespace
 
 MetaOption srun_meta_option(const std::vector<std::string>& args) { return find_meta_option(srun_table(), args); }
+
+std::string srun_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(srun_table(), prefix); }
 
 Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
   Parse p;

@@ -50,6 +50,9 @@ struct SrunRequest {
 // Errors name the option or variable and the value, as srun's do.
 // srun's --help, --usage or --version, if asked for before the command (find_meta_option).
 MetaOption srun_meta_option(const std::vector<std::string>& args);
+
+// core/cli_options' getopt_prefix_answer() for srun's table (tests/cmd/getopt_prefix_test.cpp).
+std::string srun_prefix_answer(std::string_view prefix);
 Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::map<std::string, std::string>& env);
 
 // What `srun --mpi=list` prints (stdout), in Slurm 22.05's format: the MPI types that do something.

@@ -18,6 +18,9 @@ const std::vector<InertOption>& inert_submit_options() {
       {"mincpus", 0, A::kRequired, true, false, "nodes are chosen by the CPUs the tasks need"},
       {"tmp", 0, A::kRequired, true, false, "temporary disk is not tracked"},
       {"licenses", 'L', A::kRequired, true, false, "licenses are not tracked"},
+      {"prefer", 0, A::kRequired, true, false, "features are required (--constraint) or not asked for; none is preferred"},
+      {"ntasks-per-gpu", 0, A::kRequired, true, false, "tasks are placed per node, not per GPU, yet"},
+      {"ntasks-per-tres", 0, A::kRequired, true, false, "tasks are placed per node, not per GPU, yet"},
       // Accepted: they mean nothing on hq.
       {"bb", 0, A::kRequired, false, false, "hq has no burst buffers"},
       {"bbf", 0, A::kRequired, false, false, "hq has no burst buffers"},
@@ -29,6 +32,9 @@ const std::vector<InertOption>& inert_submit_options() {
       {"ignore-pbs", 0, A::kNone, false, false, "hq reads no #PBS lines"},
       {"no-kill", 'k', A::kOptional, false, false, "a job on a node that fails ends NODE_FAIL either way"},
       {"clusters", 'M', A::kRequired, false, false, "hq is one cluster"},
+      {"cluster", 0, A::kRequired, false, false, "hq is one cluster"},
+      {"network", 0, A::kRequired, false, false, "hq has no network (switch) plugin"},
+      {"wait-all-nodes", 0, A::kRequired, false, false, "a job starts once its nodes answer, as with 1"},
       {"cluster-constraint", 0, A::kRequired, false, false, "hq is one cluster"},
       {"distribution", 'm', A::kRequired, false, false, "it is srun's: steps take -m themselves"},
       {"mcs-label", 0, A::kRequired, false, false, "hq has no MCS plugin"},
@@ -50,6 +56,7 @@ const std::vector<InertOption>& inert_submit_options() {
       {"batch", 0, A::kRequired, false, false, "the script runs on the job's first node"},
       // Refused.
       {"container", 0, A::kRequired, false, true, "OCI containers are not supported by hq"},
+      {"context", 0, A::kRequired, false, true, "SELinux contexts are not supported by hq"},
   };
   return table;
 }

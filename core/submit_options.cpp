@@ -1,15 +1,14 @@
 #include "core/submit_options.hpp"
 
-#include "core/mail.hpp"
-
-#include "core/signal_names.hpp"
-
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <functional>
 
 #include "core/cli_options.hpp"
 #include "core/hardware.hpp"
+#include "core/mail.hpp"
+#include "core/signal_names.hpp"
 #include "core/submit_inert.hpp"
 #include "core/units.hpp"
 
@@ -206,12 +205,35 @@ OptionDef inert_option(const InertOption& o) {
 
 std::vector<OptionDef> base_options();
 
+// Slurm 22.05's sbatch long options, in the order its getopt lists them
+// (tests/fixtures/slurm/getopt/prefixes.txt); hq's own (--controller, --ca, --json, ...) are
+// taken only whole.
+const std::vector<std::string_view>& sbatch_getopt_names() {
+  static const std::vector<std::string_view> names = {
+      "account", "acctg-freq", "array", "batch", "begin", "bb", "bbf", "cluster-constraint", "chdir", "cluster",
+      "clusters", "comment", "container", "context", "contiguous", "constraint", "core-spec", "cores-per-socket",
+      "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency", "distribution", "error",
+      "exclude", "exclusive", "export", "export-file", "extra-node-info", "get-user-env", "gid", "gpu-bind",
+      "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "help", "hint",
+      "hold", "ignore-pbs", "input", "job-name", "kill-on-invalid-dep", "licenses", "mail-type", "mail-user",
+      "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "network", "nice", "no-kill",
+      "no-requeue", "nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu",
+      "ntasks-per-node", "ntasks-per-socket", "ntasks-per-tres", "open-mode", "output", "overcommit",
+      "oversubscribe", "parsable", "partition", "power", "prefer", "priority", "profile", "propagate", "qos", "quiet",
+      "reboot", "requeue", "reservation", "signal", "sockets-per-node", "spread-job", "switches", "tasks-per-node",
+      "test-only", "thread-spec", "threads-per-core", "time", "time-min", "tmp", "uid", "use-min-nodes", "usage",
+      "verbose", "version", "wait", "wait-all-nodes", "wckey", "wrap"};
+  return names;
+}
+
 const std::vector<OptionDef>& option_table() {
   static const std::vector<OptionDef> table = [] {
     std::vector<OptionDef> all = base_options();
     const std::vector<InertOption>& inert = inert_submit_options();
     all.reserve(all.size() + inert.size());
     for (const InertOption& o : inert) all.push_back(inert_option(o));
+    add_alias(all, "tasks-per-node", "ntasks-per-node");
+    rank_as_slurm(all, sbatch_getopt_names());
     return all;
   }();
   return table;
@@ -384,8 +406,12 @@ Result<std::vector<std::string>> parse_directives(std::string_view script, std::
 
 MetaOption submit_meta_option(const std::vector<std::string>& args) { return find_meta_option(option_table(), args); }
 
-Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
-                            std::vector<std::string>* positional, const OwnOption& own) {
+std::string sbatch_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(option_table(), prefix); }
+
+namespace {
+
+Status apply_options(const std::vector<OptionDef>& table, const std::vector<std::string>& args, SubmitRequest& req,
+                     std::vector<std::string>* positional) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.size() < 2 || a[0] != '-') {
@@ -393,18 +419,83 @@ Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest&
       positional->assign(args.begin() + static_cast<long>(i), args.end());
       return Status::ok();
     }
-    if (own) {
-      auto taken = own(a);
-      if (!taken) return taken.status();
-      if (*taken) continue;
-    }
-    Status s = apply_cli_option(option_table(), args, i, req, positional ? &req.option_error : nullptr);
+    Status s = apply_cli_option(table, args, i, req, positional ? &req.option_error : nullptr);
     if (!s && req.option_error.fault == CliFault::kBadValue && refused_by_hq(req.option_error.name))
       req.option_error = {};  // hq's own refusal and words
     if (!s) return positional ? s : invalid("Invalid directive found in batch script: " + a + " (" + s.message() + ")");
   }
   return Status::ok();
 }
+
+// Slurm 22.05's salloc long options, in the order its getopt lists them
+// (tests/fixtures/slurm/getopt/prefixes.txt).
+const std::vector<std::string_view>& salloc_getopt_names() {
+  static const std::vector<std::string_view> names = {
+      "account", "acctg-freq", "begin", "bell", "bb", "bbf", "cluster-constraint", "chdir", "cluster", "clusters",
+      "comment", "container", "context", "contiguous", "constraint", "core-spec", "cores-per-socket", "cpu-freq",
+      "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency", "distribution", "exclude",
+      "exclusive", "extra-node-info", "get-user-env", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
+      "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "help", "hint", "hold", "immediate", "job-name",
+      "kill-command", "licenses", "mail-type", "mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu",
+      "mem-per-gpu", "mincpus", "network", "nice", "no-bell", "no-kill", "no-shell", "nodefile", "nodelist",
+      "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
+      "ntasks-per-tres", "overcommit", "oversubscribe", "partition", "power", "prefer", "priority", "profile", "qos",
+      "quiet", "reboot", "reservation", "signal", "sockets-per-node", "spread-job", "switches", "tasks-per-node",
+      "thread-spec", "threads-per-core", "time", "time-min", "tmp", "uid", "use-min-nodes", "usage", "verbose",
+      "version", "wait-all-nodes", "wckey", "x11"};
+  return names;
+}
+
+// hq's own options that salloc takes too (by their whole name).
+bool hqs_own_for_salloc(std::string_view name) { return name == "controller" || name == "ca"; }
+
+const std::vector<OptionDef>& salloc_table() {
+  static const std::vector<OptionDef> table = [] {
+    std::vector<OptionDef> t;
+    const auto& names = salloc_getopt_names();
+    for (const OptionDef& o : option_table())
+      if (hqs_own_for_salloc(o.long_name) || std::find(names.begin(), names.end(), o.long_name) != names.end())
+        t.push_back(o);
+    t.push_back({"immediate", 'I', false, [](SubmitRequest& r, std::string_view v) {
+                   if (!v.empty() && !parse_int(v, 0, INT32_MAX)) return invalid("invalid --immediate value '" + std::string(v) + "'");
+                   r.immediate = true;
+                   return Status::ok();
+                 }, true});
+    t.push_back({"kill-command", 'K', false, [](SubmitRequest& r, std::string_view v) {
+                   auto sig = v.empty() ? Result<int>(SIGTERM) : signal_number(v);
+                   if (!sig) return invalid("Invalid --kill-command signal '" + std::string(v) + "'");
+                   r.kill_signal = *sig;
+                   return Status::ok();
+                 }, true});
+    t.push_back({"no-shell", 0, false, [](SubmitRequest&, std::string_view) {
+                   return invalid("--no-shell is not supported: an allocation lives as long as its salloc");
+                 }});
+    t.push_back({"x11", 0, false, [](SubmitRequest&, std::string_view) {
+                   return invalid("--x11: X11 forwarding is not supported by hq");
+                 }, true});
+    for (std::string_view bell : {"bell", "no-bell"})  // no terminal bell to ring: taken silently
+      t.push_back({bell, 0, false, [](SubmitRequest&, std::string_view) { return Status::ok(); }});
+    rank_as_slurm(t, salloc_getopt_names());
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
+                            std::vector<std::string>* positional) {
+  return apply_options(option_table(), args, req, positional);
+}
+
+Status apply_salloc_options(const std::vector<std::string>& args, SubmitRequest& req,
+                            std::vector<std::string>& command) {
+  return apply_options(salloc_table(), args, req, &command);
+}
+
+MetaOption salloc_meta_option(const std::vector<std::string>& args) { return find_meta_option(salloc_table(), args); }
+
+std::string salloc_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(salloc_table(), prefix); }
 
 SbatchOptionAnswer sbatch_option_error(const CliOptionError& e) {
   const std::string error = "sbatch: error: ";

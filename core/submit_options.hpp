@@ -29,6 +29,8 @@ struct SubmitRequest {
   std::string controller;              // --controller HOST:PORT (hq's): where to submit
   std::string ca_file;                 // --ca FILE (hq's): the cluster's CA certificate
   std::string as_user, as_group;       // --uid, --gid as given (root only): resolved by the client
+  bool immediate = false;              // salloc's -I: fail unless the allocation starts at once
+  int kill_signal = 0;                 // salloc's -K: signal its command if the allocation is revoked
   // "--mail-type: no mail is sent yet": options taken that do not act on hq yet
   // (core/submit_inert), for sbatch to tell once each on stderr.
   std::vector<std::string> notices;
@@ -54,23 +56,30 @@ Result<std::vector<std::string>> split_directive(std::string_view text);
 Result<std::vector<std::string>> parse_directives(std::string_view script,
                                                   std::vector<std::string>* warnings = nullptr);
 
-// A command's own options beside sbatch's (salloc's -I, -K): true when it took `arg` (one
-// word, no separate value), false to leave it to sbatch's table, or an error.
-using OwnOption = std::function<Result<bool>(const std::string& arg)>;
-
 // The long names of the options that act (not those of core/submit_inert), in table order:
 // docs/slurm-compat.md's "Works" list is checked against them.
 std::vector<std::string> acting_submit_options();
 
-// sbatch's (and salloc's) --help, --usage or --version, if the command line asks for one
+// sbatch's (salloc's) --help, --usage or --version, if the command line asks for one
 // before its first non-option word (core/cli_options' find_meta_option).
 MetaOption submit_meta_option(const std::vector<std::string>& args);
+MetaOption salloc_meta_option(const std::vector<std::string>& args);
+
+// core/cli_options' getopt_prefix_answer() for sbatch's table (tests/cmd/getopt_prefix_test.cpp).
+std::string sbatch_prefix_answer(std::string_view prefix);
+std::string salloc_prefix_answer(std::string_view prefix);
 
 // Applies options to `req`. When `positional` is given, the first non-option argument and
 // everything after it are moved there (script path + script args); otherwise a
 // positional argument is an error (directives).
 Status apply_submit_options(const std::vector<std::string>& args, SubmitRequest& req,
-                            std::vector<std::string>* positional, const OwnOption& own = nullptr);
+                            std::vector<std::string>* positional);
+
+// salloc's: the options of sbatch's that Slurm's salloc has too (not --array, --wrap,
+// --output, ...: unknown, as to Slurm's salloc), hq's own, and salloc's -I, -K, --bell,
+// --no-bell and --no-shell (refused). Its command is the first non-option and the rest.
+Status apply_salloc_options(const std::vector<std::string>& args, SubmitRequest& req,
+                            std::vector<std::string>& command);
 
 // The environment a job receives for an --export spec, from the submitter's environment.
 Result<std::vector<std::string>> export_environment(std::string_view spec,

@@ -102,7 +102,8 @@ using Q = pb::QueueRequest;
 
 // scancel's options, with what each does on hq (docs/slurm-compat.md is made from these).
 const std::vector<Opt>& cancel_options() {
-  static const std::vector<Opt> table = {
+  static const std::vector<Opt> table = [] {
+    std::vector<Opt> t = {
       {"user", 'u', true, [](CancelArgs& a, std::string_view v) { return a.filtered = true, add_users(a.filter, std::string(v)); },
        false, "jobs of these users (names or uids, comma-separated)"},
       {"me", 0, false, [](CancelArgs& a, std::string_view) { return a.filtered = true, a.filter.add_users(current_user_name()), ok(); },
@@ -148,7 +149,14 @@ const std::vector<Opt>& cancel_options() {
       {"clusters", 'M', true, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: hq is one cluster"},
       {"sibling", 0, true, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: no federation, no siblings"},
       {"hurry", 'H', false, [](CancelArgs&, std::string_view) { return ok(); }, false, "taken: no burst buffers to stage out"},
-  };
+      {"cluster", 0, true, [](CancelArgs&, std::string_view) { return ok(); }, false, "", "clusters"},
+    };
+    // Slurm 22.05's src/scancel/opt.c; --json is hq's own.
+    rank_as_slurm(t, {"account", "batch", "ctld", "cluster", "clusters", "full", "help", "hurry", "interactive",
+                      "jobname", "me", "name", "nodelist", "partition", "qos", "quiet", "reservation", "sibling",
+                      "signal", "state", "usage", "user", "verbose", "version", "wckey"});
+    return t;
+  }();
   return table;
 }
 
@@ -210,13 +218,16 @@ int scancel_exit_code(const std::string& error) {
 
 std::vector<OptionDocRow> scancel_option_docs() {
   std::vector<OptionDocRow> rows;
-  for (const auto& o : cancel_options()) rows.push_back({option_doc_names(o.short_name, {o.long_name}), std::string(o.doc)});
+  for (const auto& o : cancel_options())
+    if (o.set && o.alias_for.empty()) rows.push_back({option_doc_names(o.short_name, {o.long_name}), std::string(o.doc)});
   // Answered before the options are read (run_cancel).
   rows.push_back({"`--help`", "hq's usage"});
   rows.push_back({"`--usage`", "Slurm 22.05's brief usage"});
   rows.push_back({"`-V`, `--version`", "the version"});
   return rows;
 }
+
+std::string scancel_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(cancel_options(), prefix); }
 
 int run_cancel(const Args& args) {
   std::string prog = prog_name(args[0]);

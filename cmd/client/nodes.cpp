@@ -87,6 +87,7 @@ const std::vector<SinfoOption>& sinfo_options() {
     t.push_back({"all", 'a', false, taken, false, "taken: hq is one cluster and hides no partition"});
     for (std::string_view name : {"hide", "local", "federation", "noconvert"}) t.push_back(on_line_of(t.back(), name));
     t.push_back({"clusters", 'M', true, taken, false, "taken: hq is one cluster"});
+    t.push_back(alias_of(t.back(), "cluster"));
     t.push_back(meta_option<SinfoArgs>("version", 'V', MetaOption::kVersion, "print the version"));
     t.push_back(meta_option<SinfoArgs>("usage", 0, MetaOption::kUsage, "print a brief usage"));
     t.push_back(part_flag("dead", 'd', &SinfoArgs::filter, &SinfoOptions::dead_only, "only nodes that do not respond"));
@@ -111,6 +112,11 @@ const std::vector<SinfoOption>& sinfo_options() {
     t.push_back(flag_option("yaml", 0, &SinfoArgs::yaml, "YAML output (as Slurm's)"));
     t.push_back(flag_option("blocks", 0, &SinfoArgs::blocks,
                             "hq: a line per block of the topology, its nodes idle, busy and out of service"));
+    // Slurm 22.05's order (as its getopt lists them); --blocks is hq's own.
+    rank_as_slurm(t, {"all", "dead", "exact", "federation", "help", "hide", "iterate", "json", "local", "long",
+                      "list-reasons", "cluster", "clusters", "nodes", "noconvert", "noheader", "Node", "format",
+                      "Format", "partition", "responding", "reservation", "summarize", "sort", "states", "usage",
+                      "verbose", "version", "yaml"});
     return t;
   }();
   return table;
@@ -195,6 +201,7 @@ void print_once(const pb::NodesReply& r, const SinfoArgs& a, const ColumnFormat&
 }  // namespace
 
 std::vector<OptionDocRow> sinfo_option_docs() { return option_doc_rows(option_lines(sinfo_options())); }
+std::string sinfo_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(sinfo_options(), prefix); }
 
 int sinfo_with(const Args& args, const std::function<Result<pb::NodesReply>(bool)>& fetch) {
   std::string prog = prog_name(args[0]);

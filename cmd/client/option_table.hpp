@@ -46,7 +46,7 @@ CliOption<Args> on_line_of(const CliOption<Args>& option, std::string_view name)
 template <typename Args>
 CliOption<Args> alias_of(const CliOption<Args>& option, std::string_view name) {
   CliOption<Args> alias = on_line_of(option, name);
-  alias.alias_for = option.long_name;
+  alias.alias_for = option.alias_for.empty() ? option.long_name : option.alias_for;
   return alias;
 }
 
@@ -62,6 +62,7 @@ template <typename Args>
 std::vector<OptionLine> option_lines(const std::vector<CliOption<Args>>& table) {
   std::vector<OptionLine> lines;
   for (const CliOption<Args>& o : table) {
+    if (!o.set) continue;  // --help/--usage/--version added by rank_as_slurm: not an option line
     if (o.doc.empty() && !lines.empty()) lines.back().names.push_back(o.long_name);
     else lines.push_back({o.short_name, {o.long_name}, o.has_arg && !o.optional_arg, o.doc});
   }

@@ -108,12 +108,15 @@ const std::vector<QueueOption>& queue_options() {
     t.push_back(text_option("reservation", 'R', &QueueArgs::reservations, "jobs in this advance reservation"));
     t.push_back(text_option("states", 't', &QueueArgs::states, "comma-separated states in any case (pending,R,CD,...) or all"));
     t.push_back(text_option("user", 'u', &QueueArgs::users, "these users' jobs (comma-separated names or uids)"));
+    t.push_back(alias_of(t.back(), "users"));
     t.push_back(flag_option("me", 0, &QueueArgs::me, "my jobs"));
-    t.push_back(text_option("partition", 'p', &QueueArgs::partitions, "jobs in these partitions (comma-separated)"));
+    t.push_back(text_option("partitions", 'p', &QueueArgs::partitions, "jobs in these partitions (comma-separated)"));
     t.push_back(text_option("name", 'n', &QueueArgs::names, "jobs with these names (comma-separated)"));
-    t.push_back(text_option("account", 'A', &QueueArgs::accounts, "jobs of these accounts (comma-separated)"));
+    t.push_back(text_option("accounts", 'A', &QueueArgs::accounts, "jobs of these accounts (comma-separated)"));
     t.push_back(text_option("qos", 'q', &QueueArgs::qos, "jobs of these QOS (comma-separated)"));
     t.push_back(text_option("nodelist", 'w', &QueueArgs::nodes, "jobs on these nodes (a hostlist)"));
+    t.push_back(alias_of(t.back(), "node"));
+    t.push_back(alias_of(t.back(), "nodes"));
     t.push_back(text_option("licenses", 'L', &QueueArgs::licenses, "jobs using these licenses (hq tracks none: no job)"));
     t.push_back(text_option("format", 'o', &QueueArgs::format,
                             "fields: %[.][width]letter (Slurm's letters), e.g. \"%.18i %T %R\""));
@@ -137,12 +140,19 @@ const std::vector<QueueOption>& queue_options() {
     t.push_back(flag_option("local", 0, &QueueArgs::local, "taken: hq is one cluster"));
     t.push_back(flag_option("federation", 0, &QueueArgs::federation, "taken: hq is one cluster"));
     t.push_back(flag_option("sibling", 0, &QueueArgs::sibling, "taken: hq is one cluster"));
+    t.push_back(alias_of(t.back(), "sib"));
     t.push_back(flag_option("priority", 'P', &QueueArgs::priority, "taken: a job is shown once, in its partition"));
     t.push_back({"hide", 0, false, noop, false, "taken: hq is one cluster and hides no partition"});
     t.push_back(on_line_of(t.back(), "noconvert"));
     t.push_back({"clusters", 'M', true, noop, false, "taken: hq is one cluster"});
+    t.push_back(alias_of(t.back(), "cluster"));
     t.push_back(meta_option<QueueArgs>("version", 'V', MetaOption::kVersion, "print the version"));
     t.push_back(meta_option<QueueArgs>("usage", 0, MetaOption::kUsage, "print a brief usage"));
+    rank_as_slurm(t, {"accounts", "all", "array", "array-unique", "Format", "format", "federation", "help", "hide",
+                      "iterate", "jobs", "json", "local", "long", "licenses", "cluster", "clusters", "me", "name",
+                      "noconvert", "node", "nodes", "nodelist", "noheader", "partitions", "priority", "qos",
+                      "reservation", "sib", "sibling", "sort", "start", "steps", "states", "usage", "user", "users",
+                      "verbose", "version", "yaml"});
     return t;
   }();
   return table;
@@ -280,6 +290,7 @@ std::optional<int> check_step_list(const std::string& prog, const std::string& l
 }  // namespace
 
 std::vector<OptionDocRow> squeue_option_docs() { return option_doc_rows(option_lines(queue_options())); }
+std::string squeue_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(queue_options(), prefix); }
 
 int queue_with(const Args& args, const QueueFetch& fetch, const std::function<std::string()>& cluster) {
   std::string prog = prog_name(args[0]);

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "cmd/client/option_docs.hpp"
 #include "cmd/client/output.hpp"
 #include "cmd/client/persona_usage.hpp"
 #include "cmd/client/retry.hpp"
@@ -89,9 +90,17 @@ Status add_users(SacctArgs& a, std::string_view list) {
 
 Status ok() { return Status::ok(); }
 
+// An option of Slurm's sacct that hq's does not act on yet: refused by name, not as unknown.
+CliOption<SacctArgs> not_yet(std::string_view name, char letter, bool has_arg) {
+  return {name, letter, has_arg, [name](SacctArgs&, std::string_view) {
+            return invalid("--" + std::string(name) + " is not supported by hq's sacct yet");
+          }};
+}
+
 const std::vector<CliOption<SacctArgs>>& options() {
   using O = CliOption<SacctArgs>;
-  static const std::vector<O> table = {
+  static const std::vector<O> table = [] {
+    std::vector<O> t = {
       {"jobs", 'j', true, [](SacctArgs& a, std::string_view v) { return add_jobs(a, v); }},
       {"user", 'u', true, [](SacctArgs& a, std::string_view v) { return add_users(a, v); }},
       {"uid", 0, true, [](SacctArgs& a, std::string_view v) { return add_users(a, v); }},
@@ -141,11 +150,30 @@ const std::vector<CliOption<SacctArgs>>& options() {
       {"verbose", 'v', false, [](SacctArgs&, std::string_view) { return ok(); }},
       {"local", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
       {"federation", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
-      {"array", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
       {"associations", 'x', true, [](SacctArgs&, std::string_view) { return ok(); }},
       {"whole-hetjob", 0, false, [](SacctArgs&, std::string_view) { return ok(); }, true},
       {"use-local-uid", 0, false, [](SacctArgs&, std::string_view) { return ok(); }},
-  };
+    };
+    add_alias(t, "fields", "format");
+    add_alias(t, "cluster", "clusters");
+    for (auto [name, letter, has_arg] : {std::tuple{"batch-script", 'B', false}, {"completion", 'c', false},
+                                         {"constraints", 'C', true}, {"env-vars", 0, false}, {"file", 'f', true},
+                                         {"flags", 'F', true}, {"gid", 'g', true}, {"nnodes", 'i', true},
+                                         {"ncpus", 'I', true}, {"qos", 'q', true}, {"reason", 'R', true},
+                                         {"timelimit-min", 'k', true}, {"timelimit-max", 'K', true},
+                                         {"wckeys", 'W', true}})
+      t.push_back(not_yet(name, letter, has_arg));
+    add_alias(t, "group", "gid");
+    // Slurm 22.05's order (as its getopt lists them).
+    rank_as_slurm(t, {"allusers", "accounts", "allocations", "allclusters", "associations", "brief", "batch-script",
+                      "completion", "constraints", "cluster", "clusters", "delimiter", "duplicates", "endtime",
+                      "env-vars", "federation", "file", "flags", "fields", "format", "gid", "group", "helpformat",
+                      "help", "jobs", "json", "local", "long", "name", "nnodes", "ncpus", "nodelist", "noconvert",
+                      "noheader", "parsable", "parsable2", "partition", "qos", "reason", "state", "starttime",
+                      "timelimit-min", "timelimit-max", "truncate", "units", "uid", "use-local-uid", "usage", "user",
+                      "verbose", "version", "wckeys", "whole-hetjob", "yaml"});
+    return t;
+  }();
   return table;
 }
 
@@ -300,6 +328,8 @@ int parse(const Args& args, SacctArgs& a, const std::string& prog) {
 }
 
 }  // namespace
+
+std::string sacct_prefix_answer(std::string_view prefix) { return getopt_prefix_answer(options(), prefix); }
 
 int run_sacct(const Args& args) {
   std::string prog = prog_name(args[0]);

@@ -55,41 +55,16 @@ int usage(std::ostream& out, int code) {
   return code;
 }
 
-// salloc's own options (-I, -K), then sbatch's; the command follows the first non-option.
-Result<bool> own_option(const std::string& a, SallocOptions& o) {
-  auto value_of = [&](std::string_view short_name, std::string_view long_name) -> std::optional<std::string> {
-    if (a == short_name || a == long_name) return std::string();
-    if (a.rfind(std::string(long_name) + "=", 0) == 0) return a.substr(long_name.size() + 1);
-    if (a.rfind(short_name, 0) == 0) return a.substr(short_name.size());
-    return std::nullopt;
-  };
-  if (auto v = value_of("-I", "--immediate")) {
-    if (!v->empty() && !parse_int(*v, 0, INT32_MAX)) return invalid("invalid --immediate value '" + *v + "'");
-    o.immediate = true;
-    return true;
-  }
-  if (auto v = value_of("-K", "--kill-command")) {
-    auto sig = v->empty() ? Result<int>(SIGTERM) : signal_number(*v);
-    if (!sig) return invalid("Invalid --kill-command signal '" + *v + "'");
-    o.kill_signal = *sig;
-    return true;
-  }
-  if (a == "--no-shell") return invalid("--no-shell is not supported: an allocation lives as long as its salloc");
-  return false;
-}
-
 Result<SallocOptions> parse(const Args& args) {
   SallocOptions o;
   std::vector<std::string> positional;
-  Status s = apply_submit_options({args.begin() + 1, args.end()}, o.submit, &positional,
-                                  [&](const std::string& a) { return own_option(a, o); });
+  Status s = apply_salloc_options({args.begin() + 1, args.end()}, o.submit, positional);
   if (!s) return s;
   const SubmitRequest& r = o.submit;
   if (!r.controller.empty()) setenv("HQ_CONTROLLER", r.controller.c_str(), 1);  // first in find_controller
   if (!r.ca_file.empty()) setenv("HQ_CA_FILE", r.ca_file.c_str(), 1);            // first in find_transport
-  if (r.wrap_set || !r.spec.array.empty() || !r.spec.output.empty() || !r.spec.error.empty() || r.wait || r.test_only ||
-      r.parsable)
-    return invalid("--wrap, --array, --output, --error, --wait, --test-only and --parsable are sbatch's, not salloc's");
+  o.immediate = r.immediate;
+  o.kill_signal = r.kill_signal;
   o.command = std::move(positional);
   return o;
 }
@@ -230,7 +205,7 @@ int exit_code_of(int status) {
 int run_salloc(const Args& args) {
   std::ostringstream help;
   usage(help, 0);
-  if (auto done = answer_meta_option(submit_meta_option({args.begin() + 1, args.end()}), args[0], help.str()))
+  if (auto done = answer_meta_option(salloc_meta_option({args.begin() + 1, args.end()}), args[0], help.str()))
     return *done;
   auto opts = parse(args);
   if (!opts) return option_failure("salloc", opts.status(), args[0] == "salloc" ? 255 : 1);  // hq alloc: hq's 1

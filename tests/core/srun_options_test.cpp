@@ -2,7 +2,9 @@
 // MPI 4.1.4's mpirun gives srun inside a batch job (literal quotes are argv bytes).
 #include <doctest/doctest.h>
 
+#include "core/srun_inert.hpp"
 #include "core/srun_options.hpp"
+#include "tests/fixture_file.hpp"
 
 using namespace hq;
 
@@ -87,7 +89,8 @@ TEST_CASE("srun options: the environment's flags and what a bad value says") {
   CHECK(parse_srun({"-n"}, {}).status().message() == "option requires an argument -- 'n'");
   CHECK(parse_srun({"--ntasks"}, {}).status().message() == "option '--ntasks' requires an argument");
   CHECK(parse_srun({"--nt=1", "true"}, {}).status().message() ==
-        "option '--nt=1' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'");
+        "option '--nt=1' is ambiguous; possibilities: '--ntasks' '--ntasks-per-core' '--ntasks-per-gpu' "
+        "'--ntasks-per-node' '--ntasks-per-socket' '--ntasks-per-tres'");  // Slurm 22.05's srun, captured
   CHECK(parse_srun({"--exact=1", "true"}, {}).status().message() == "option '--exact' doesn't allow an argument");
   // getopt_long's unique prefixes (unique in Slurm 22.05's srun too)
   auto abbreviated = parse_srun({"--job-n=x", "--parti", "p", "--lab", "true"}, {});
@@ -144,4 +147,39 @@ TEST_CASE("srun options: --oom-kill-step takes 0 or 1, or SLURM_OOM_KILL_STEP") 
   auto bad = parse_srun({"--oom-kill-step=yes", "true"}, {});
   REQUIRE_FALSE(bad.is_ok());
   CHECK(bad.status().message().find("--oom-kill-step takes 0 or 1") != std::string::npos);
+}
+
+TEST_CASE("srun options: every Slurm option hq's srun does not act on is taken and told, or refused with why") {
+  // Told once, with the option's reason; the command after the options is kept.
+  auto told = parse_srun({"-A", "acct", "--qos=normal", "--acco=other", "--bb=x", "true"}, batch_env());
+  REQUIRE(told.is_ok());
+  CHECK(told->argv == std::vector<std::string>{"true"});
+  CHECK(told->warnings == std::vector<std::string>{"--account: it is the allocation's: take it with sbatch or salloc",
+                                                   "--qos: it is the allocation's: take it with sbatch or salloc"});
+  // Refused: they would change what runs.
+  CHECK(parse_srun({"--pty", "bash"}, batch_env()).status().message() ==
+        "--pty: a pseudo-terminal for the first task is not supported by hq yet");
+  CHECK(parse_srun({"--multi-prog", "conf"}, batch_env()).status().message() ==
+        "--multi-prog: a program per task rank is not supported by hq yet");
+  CHECK(parse_srun({"-Z", "true"}, batch_env()).status().message() == "--no-allocate: hq's srun runs in an allocation");
+  // Slurm's other names of hq's options.
+  auto alias = parse_srun({"--tasks-per-node=2", "--cpu_bind=none", "-N1", "-n2", "true"}, batch_env());
+  REQUIRE(alias.is_ok());
+  CHECK(alias->step.ntasks_per_node == 2);
+  CHECK(alias->cpu_bind == "none");
+}
+
+TEST_CASE("srun options: docs/slurm-compat.md names every option srun takes without effect or refuses, and why") {
+  std::string doc = hq::test::slurp_file(std::string(HQ_SOURCE_DIR) + "/docs/slurm-compat.md");
+  size_t from = doc.find("<!-- srun-inert -->"), to = doc.find("<!-- /srun-inert -->");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  std::string section = doc.substr(from, to - from);
+  for (const auto& o : inert_srun_options()) {
+    INFO("--" << o.name);
+    size_t at = section.find("| `--" + std::string(o.name) + "`");
+    REQUIRE(at != std::string::npos);
+    size_t eol = section.find('\n', at);
+    CHECK(section.substr(at, eol - at).find(std::string(o.why)) != std::string::npos);
+  }
 }

@@ -103,21 +103,27 @@ TEST_CASE("signal_number: names with or without SIG, numbers 1-64, anything else
   CHECK_FALSE(signal_number(""));
 }
 
-TEST_CASE("apply_submit_options: a command's own options are offered first - taken, left to sbatch, or refused") {
+TEST_CASE("apply_salloc_options: salloc's own options, sbatch's it shares, and sbatch's alone unknown") {
   SubmitRequest req;
-  std::vector<std::string> positional, seen;
-  auto own = [&](const std::string& a) -> Result<bool> {
-    seen.push_back(a);
-    if (a == "--bad") return invalid("bad one");
-    return a == "-I";
-  };
-  REQUIRE(apply_submit_options({"-I", "-N", "2", "-J", "x", "cmd", "-I"}, req, &positional, own).is_ok());
+  std::vector<std::string> command;
+  REQUIRE(apply_salloc_options({"-I", "-N", "2", "-J", "x", "--kill=INT", "cmd", "-I"}, req, command).is_ok());
+  CHECK(req.immediate);
+  CHECK(req.kill_signal == 2);
   CHECK(req.spec.nodes_min == 2);
   CHECK(req.spec.name == "x");
-  CHECK(positional == std::vector<std::string>{"cmd", "-I"});  // the command's own words are untouched
-  CHECK(seen == std::vector<std::string>{"-I", "-N", "-J"});
-  auto refused = apply_submit_options({"--bad"}, req, &positional, own);
-  CHECK(refused.message() == "bad one");
+  CHECK(command == std::vector<std::string>{"cmd", "-I"});  // the command's own words are untouched
+  SubmitRequest bell;
+  CHECK(apply_salloc_options({"--no-bell", "--imm=5", "-K"}, bell, command).is_ok());
+  CHECK(bell.immediate);
+  CHECK(bell.kill_signal == 15);
+  // As Slurm 22.05's salloc: sbatch's own options are unknown, abbreviations are salloc's.
+  CHECK(apply_salloc_options({"--wrap=true"}, req, command).message() == "unrecognized option '--wrap=true'");
+  CHECK(apply_salloc_options({"--array=1-3"}, req, command).message() == "unrecognized option '--array=1-3'");
+  CHECK(apply_salloc_options({"--par=p"}, req, command).is_ok());  // --partition: sbatch's --parsable is not salloc's
+  CHECK(req.spec.partition == "p");
+  CHECK(apply_salloc_options({"--no-shell"}, req, command).message() ==
+        "--no-shell is not supported: an allocation lives as long as its salloc");
+  CHECK(apply_salloc_options({"-I=x"}, req, command).message() == "invalid --immediate value '=x'");
 }
 
 TEST_CASE("options: comment, qos, wckey, input, open-mode and priority are kept in the spec's extras") {

@@ -74,6 +74,18 @@ TEST_CASE("e2e: abbreviated long options work on the command line and in #SBATCH
   CHECK(cancelled.rc == 0);
   auto left = sh(bin + "squeue --noh --form=%j --stat=PD");
   CHECK(left.out == "fromscript\n");
+  // Slurm's other spellings (squeue --users, --partitions, --nodes are Slurm's names), and
+  // srun's options of an allocation: taken, told.
+  auto users = sh(bin + "squeue --noh --form=%j --users=$(id -un) --partitions=$(" + bin + "squeue --noh --form=%P --jo=" +
+                  id2 + ") --stat=PD");
+  CHECK(users.out == "fromscript\n");
+  auto acct = sh(bin + "srun -A acct --qos=normal -n1 echo ran 2>&1");
+  CHECK(acct.rc == 0);
+  CHECK(acct.out.find("srun: Warning: --account: it is the allocation's: take it with sbatch or salloc\n") != std::string::npos);
+  CHECK(acct.out.find("ran\n") != std::string::npos);
+  auto pty = sh(bin + "srun --pty true 2>&1");
+  CHECK(pty.rc == 1);
+  CHECK(pty.out == "srun: error: --pty: a pseudo-terminal for the first task is not supported by hq yet\n");
   auto ambiguous = sh(bin + "sbatch --mem-p=1 --wrap=true");
   CHECK(ambiguous.rc == 255);
   CHECK(ambiguous.out ==

@@ -175,9 +175,9 @@ TEST_CASE("e2e: the personas' --usage is Slurm 22.05's brief usage, and -V/--ver
     auto bad = sh("(cd " + dir.path() + " && ./" + prog + " --bogus-x true </dev/null 2>&1)");
     CHECK(bad.rc == 255);
     CHECK(bad.out == prog + ": unrecognized option '--bogus-x'\nTry \"" + prog + " --help\" for more information\n");
-    auto short_bad = sh("(cd " + dir.path() + " && ./" + prog + " -Z true </dev/null 2>&1)");
+    auto short_bad = sh("(cd " + dir.path() + " && ./" + prog + " -y true </dev/null 2>&1)");
     CHECK(short_bad.rc == 255);
-    CHECK(short_bad.out == prog + ": invalid option -- 'Z'\nTry \"" + prog + " --help\" for more information\n");
+    CHECK(short_bad.out == prog + ": invalid option -- 'y'\nTry \"" + prog + " --help\" for more information\n");
   }
 }
 

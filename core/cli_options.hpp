@@ -3,6 +3,7 @@
 // "-x value" and flags. Each command keeps a table of CliOption<Target>. Pure.
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -76,8 +77,8 @@ struct CliOptionError {
 // table's entry, or one of --help/--usage/--version where the table has none for them. A long
 // name may be abbreviated to a prefix that only one option begins with; an exact name always
 // wins, and an entry whose alias_for names another is that option again, not a second one.
-// Several are listed as glibc lists them: the table's first match, then each later one that
-// is not that same option, in the table's order (which is not always Slurm's).
+// Several are listed as glibc lists them: the first match, then each later one that is not
+// that same option, in Slurm's table order where the table is ranked (rank_as_slurm).
 template <typename Target>
 struct CliMatch {
   const CliOption<Target>* def = nullptr;
@@ -163,8 +164,9 @@ template <typename Target>
 void add_alias(std::vector<CliOption<Target>>& table, std::string_view name, std::string_view of) {
   for (size_t i = 0; i < table.size(); ++i)
     if (table[i].long_name == of) {
-      CliOption<Target> alias = table[i];
+      CliOption<Target> alias = table[i];  // before rank_as_slurm, which ranks it as its own name
       alias.long_name = name, alias.short_name = 0, alias.doc = {};
+      alias.getopt_rank = 0, alias.exact_only = false;
       alias.alias_for = table[i].alias_for.empty() ? of : table[i].alias_for;
       table.push_back(std::move(alias));
       return;

@@ -12,4 +12,7 @@ namespace hq {
 
 const std::vector<InertOption>& inert_srun_options();
 
+// Why an option of the allocation's does not act inside a job.
+inline constexpr std::string_view kInsideAJob = "inside a job it is the job's: set it with sbatch or salloc";
+
 }  // namespace hq

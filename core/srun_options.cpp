@@ -6,6 +6,7 @@
 #include "core/cpu_bind.hpp"
 #include "core/hostlist.hpp"
 #include "core/srun_inert.hpp"
+#include "core/submit_options.hpp"
 #include "core/units.hpp"
 
 namespace hq {
@@ -84,9 +85,14 @@ Status set_mem(Parse& p, std::string_view v) {
 // An option of core/srun_inert: refused, told (once), or taken silently. `o` is an entry of
 // inert_srun_options()' static table.
 Option inert_option(const InertOption& o) {
-  auto set = [entry = &o](Parse& p, std::string_view) -> Status {
+  auto set = [entry = &o](Parse& p, std::string_view v) -> Status {
     std::string what = "--" + std::string(entry->name) + ": " + std::string(entry->why);
     if (entry->refused) return invalid(what);
+    if (entry->allocation) {  // sbatch's table reads it if srun makes its allocation (parse_srun's end)
+      p.req.allocation_options.push_back("--" + std::string(entry->name) +
+                                         (entry->arg == InertArg::kNone || v.empty() ? "" : "=" + std::string(v)));
+      return Status::ok();
+    }
     auto& told = p.req.warnings;
     if (entry->notice && !p.from_env && std::find(told.begin(), told.end(), what) == told.end()) told.push_back(what);
     return Status::ok();
@@ -132,12 +138,12 @@ const std::vector<Option>& srun_table() {
       {"nodelist", 'w', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.nodelist, v, "--nodelist"); }},
       {"exclude", 'x', true, [](Parse& p, std::string_view v) { return set_hosts(p.req.step.exclude, v, "--exclude"); }},
       {"exact", 0, false, [](Parse& p, std::string_view v) { p.req.step.exact = env_flag(p, v); return Status::ok(); }},
-      {"exclusive", 0, false, [](Parse& p, std::string_view v) {
+      {"exclusive", 0, false, [](Parse& p, std::string_view v) {  // Slurm's =user, =mcs: whole nodes too
          p.req.step.exact = p.req.exclusive = env_flag(p, v);
          return Status::ok();
-       }},
+       }, true},
       {"partition", 'p', true, [](Parse& p, std::string_view v) { p.req.partition = v; return Status::ok(); }},
-      {"overlap", 0, false, [](Parse& p, std::string_view v) { p.req.step.overlap = env_flag(p, v); return Status::ok(); }},
+      {"overlap", 0, false, [](Parse& p, std::string_view v) { p.req.step.overlap = env_flag(p, v); return Status::ok(); }, true},
       {"overcommit", 'O', false, [](Parse& p, std::string_view v) { p.req.step.overcommit = env_flag(p, v); return Status::ok(); }},
       {"external-launcher", 0, false, [](Parse& p, std::string_view) {
          p.req.external_launcher = p.req.step.overlap = true;
@@ -224,6 +230,31 @@ Status apply_environment(Parse& p, const std::map<std::string, std::string>& env
   return Status::ok();
 }
 
+// Inside a job, the allocation's options change nothing: told once each, as Slurm's srun
+// would not act on them either (the job has its account, QOS, ... already).
+void tell_allocation_options(SrunRequest& r) {
+  for (const std::string& word : r.allocation_options) {
+    std::string what = word.substr(0, word.find('=')) + ": " + std::string(kInsideAJob);
+    if (std::find(r.warnings.begin(), r.warnings.end(), what) == r.warnings.end()) r.warnings.push_back(what);
+  }
+  r.allocation_options.clear();
+}
+
+// Outside a job srun makes the allocation: its options are read as sbatch reads them, and
+// what sbatch would tell (an option that does not act yet) srun tells.
+Status read_allocation_options(SrunRequest& r) {
+  if (r.allocation_options.empty()) return Status::ok();
+  SubmitRequest job;
+  std::vector<std::string> none;
+  if (Status s = apply_submit_options(r.allocation_options, job, &none); !s) {
+    if (job.option_error.fault != CliFault::kBadValue) return s;
+    return invalid("Invalid --" + job.option_error.name + " specification");  // as Slurm's srun words it
+  }
+  r.allocation = std::move(job.spec);
+  r.warnings.insert(r.warnings.end(), job.notices.begin(), job.notices.end());
+  return Status::ok();
+}
+
 }  // namespace
 
 MetaOption srun_meta_option(const std::vector<std::string>& args) { return find_meta_option(srun_table(), args); }
@@ -244,6 +275,8 @@ Result<SrunRequest> parse_srun(const std::vector<std::string>& args, const std::
     if (Status s = apply_cli_option(srun_table(), args, i, p); !s) return s;
   }
   p.req.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (p.req.job_id != 0) tell_allocation_options(p.req);
+  else if (Status s = read_allocation_options(p.req); !s) return s;
   if (p.req.argv.empty() && p.req.mpi != "list") return invalid("No command given to execute.");
   // Tasks per node that cannot be (e.g. a batch job's SLURM_NTASKS_PER_NODE under srun -n3):
   // ignored, with Slurm's warning when there are more tasks than it allows per node.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/cli_options.hpp"
+#include "core/job.hpp"
 #include "core/status.hpp"
 #include "core/step_layout.hpp"
 #include "core/time.hpp"
@@ -44,6 +45,11 @@ struct SrunRequest {
   int32_t verbose = 0;             // -v, counted
   bool quiet = false;              // -Q
   std::vector<std::string> warnings;  // for srun to print as "srun: Warning: ..."
+  // The allocation's options as given ("--account=x"; core/srun_inert's `allocation` ones):
+  // outside a job, srun's allocation reads them with sbatch's table; inside one they are
+  // told as not acting (in `warnings`) and this is empty.
+  std::vector<std::string> allocation_options;
+  JobSpec allocation;  // outside a job: what allocation_options set, as sbatch's table reads them
 };
 
 // Parses srun's arguments (after the program name) over `env` (the caller's environment).

@@ -19,6 +19,7 @@ struct InertOption {
   bool notice = false;      // accepted, told on stderr: it does not act on hq yet
   bool refused = false;     // refused with `why` as the error
   std::string_view why;
+  bool allocation = false;  // srun's: the allocation's option, which acts when srun makes one
 };
 
 const std::vector<InertOption>& inert_submit_options();

@@ -447,7 +447,9 @@ const std::vector<std::string_view>& salloc_getopt_names() {
 }
 
 // hq's own options that salloc takes too (by their whole name).
-bool hqs_own_for_salloc(std::string_view name) { return name == "controller" || name == "ca"; }
+bool hqs_own_for_salloc(std::string_view name) {
+  return name == "controller" || name == "ca" || name == "segment" || name == "cpu-bind";
+}
 
 const std::vector<OptionDef>& salloc_table() {
   static const std::vector<OptionDef> table = [] {

@@ -90,7 +90,7 @@ std::string current_dir() {
 
 // The job srun outside an allocation asks for: its options as sbatch's would be.
 pb::JobSpec allocation_spec(const SrunRequest& r, const std::vector<std::string>& exported) {
-  JobSpec spec;
+  JobSpec spec = r.allocation;  // -A, -q, -C, --mem-per-cpu, ...: as sbatch's table read them
   spec.alloc_kind = AllocKind::kSrun;
   spec.name = !r.job_name.empty() ? r.job_name : base_name(r.argv.front());
   const StepRequest& s = r.step;

@@ -154,8 +154,18 @@ TEST_CASE("srun options: every Slurm option hq's srun does not act on is taken a
   auto told = parse_srun({"-A", "acct", "--qos=normal", "--acco=other", "--bb=x", "true"}, batch_env());
   REQUIRE(told.is_ok());
   CHECK(told->argv == std::vector<std::string>{"true"});
-  CHECK(told->warnings == std::vector<std::string>{"--account: it is the allocation's: take it with sbatch or salloc",
-                                                   "--qos: it is the allocation's: take it with sbatch or salloc"});
+  // Inside a job (batch_env's SLURM_JOB_ID) the allocation's options are the job's: told.
+  CHECK(told->warnings == std::vector<std::string>{"--account: inside a job it is the job's: set it with sbatch or salloc",
+                                                   "--qos: inside a job it is the job's: set it with sbatch or salloc"});
+  CHECK(told->allocation_options.empty());
+  // Outside a job srun makes the allocation: they act, read as sbatch reads them.
+  auto outside = parse_srun({"-A", "acct", "-C", "gpu", "--mem-per-cpu=2G", "--licenses=x", "-n2", "true"}, {});
+  REQUIRE(outside.is_ok());
+  CHECK(std::string(outside->allocation.account) == "acct");
+  CHECK(std::string(outside->allocation.constraint) == "gpu");
+  CHECK(outside->allocation.mem_per_cpu_mib == 2048);
+  CHECK(outside->warnings == std::vector<std::string>{"--licenses: licenses are not tracked"});  // as sbatch tells it
+  CHECK(parse_srun({"--mem-per-cpu=lots", "true"}, {}).status().message() == "Invalid --mem-per-cpu specification");
   // Refused: they would change what runs.
   CHECK(parse_srun({"--pty", "bash"}, batch_env()).status().message() ==
         "--pty: a pseudo-terminal for the first task is not supported by hq yet");

@@ -86,16 +86,12 @@ Status set_mem(Parse& p, std::string_view v) {
 // inert_srun_options()' static table.
 Option inert_option(const InertOption& o) {
   auto set = [entry = &o](Parse& p, std::string_view v) -> Status {
-    std::string what = "--" + std::string(entry->name) + ": " + std::string(entry->why);
-    if (entry->refused) return invalid(what);
     if (entry->allocation) {  // sbatch's table reads it if srun makes its allocation (parse_srun's end)
       p.req.allocation_options.push_back("--" + std::string(entry->name) +
                                          (entry->arg == InertArg::kNone || v.empty() ? "" : "=" + std::string(v)));
       return Status::ok();
     }
-    auto& told = p.req.warnings;
-    if (entry->notice && !p.from_env && std::find(told.begin(), told.end(), what) == told.end()) told.push_back(what);
-    return Status::ok();
+    return answer_inert_option(*entry, p.req.warnings, !p.from_env);
   };
   return {o.name, o.short_name, o.arg == InertArg::kRequired, set, o.arg == InertArg::kOptional};
 }
@@ -233,10 +229,8 @@ Status apply_environment(Parse& p, const std::map<std::string, std::string>& env
 // Inside a job, the allocation's options change nothing: told once each, as Slurm's srun
 // would not act on them either (the job has its account, QOS, ... already).
 void tell_allocation_options(SrunRequest& r) {
-  for (const std::string& word : r.allocation_options) {
-    std::string what = word.substr(0, word.find('=')) + ": " + std::string(kInsideAJob);
-    if (std::find(r.warnings.begin(), r.warnings.end(), what) == r.warnings.end()) r.warnings.push_back(what);
-  }
+  for (const std::string& word : r.allocation_options)
+    tell_once(r.warnings, word.substr(0, word.find('=')) + ": " + std::string(kInsideAJob));
   r.allocation_options.clear();
 }
 

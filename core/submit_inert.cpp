@@ -61,4 +61,17 @@ const std::vector<InertOption>& inert_submit_options() {
   return table;
 }
 
+void tell_once(std::vector<std::string>& told, std::string line) {
+  for (const std::string& t : told)
+    if (t == line) return;
+  told.push_back(std::move(line));
+}
+
+Status answer_inert_option(const InertOption& o, std::vector<std::string>& told, bool tell) {
+  std::string what = "--" + std::string(o.name) + ": " + std::string(o.why);
+  if (o.refused) return invalid(what);
+  if (o.notice && tell) tell_once(told, std::move(what));
+  return Status::ok();
+}
+
 }  // namespace hq

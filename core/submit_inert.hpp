@@ -5,8 +5,11 @@
 // the others mean nothing on hq (burst buffers, node reboots, ...). docs/slurm-compat.md
 // lists every one (a unit test keeps it in step with this table). Pure data; thread-safe.
 #pragma once
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/status.hpp"
 
 namespace hq {
 
@@ -23,5 +26,12 @@ struct InertOption {
 };
 
 const std::vector<InertOption>& inert_submit_options();
+
+// Adds `line` to `told` unless it is there already: each such line is said once.
+void tell_once(std::vector<std::string>& told, std::string line);
+
+// An inert option given (sbatch's or srun's): its refusal "--NAME: WHY", or ok; a `notice`
+// one adds "--NAME: WHY" to `told` once when `tell` (not for a value from the environment).
+Status answer_inert_option(const InertOption& o, std::vector<std::string>& told, bool tell = true);
 
 }  // namespace hq

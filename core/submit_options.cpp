@@ -194,12 +194,7 @@ Status set_priority(SubmitRequest& r, std::string_view v) {
 // std::function's own storage (a copy of the entry would be a heap block an option, and
 // every sbatch builds this table as it starts).
 OptionDef inert_option(const InertOption& o) {
-  auto set = [entry = &o](SubmitRequest& r, std::string_view) -> Status {
-    std::string what = "--" + std::string(entry->name) + ": " + std::string(entry->why);
-    if (entry->refused) return invalid(what);
-    if (entry->notice && std::find(r.notices.begin(), r.notices.end(), what) == r.notices.end()) r.notices.push_back(what);
-    return Status::ok();
-  };
+  auto set = [entry = &o](SubmitRequest& r, std::string_view) { return answer_inert_option(*entry, r.notices); };
   return {o.name, o.short_name, o.arg == InertArg::kRequired, set, o.arg == InertArg::kOptional};
 }
 

@@ -1,6 +1,7 @@
 #include "core/cluster_state.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_set>
 #include <utility>
 
@@ -687,6 +688,7 @@ bool apply_job_event(ClusterState& state, const Event& event) {
 
 bool apply(ClusterState& state, const Event& event) {
   if (!apply_job_event(state, event)) return false;
+  touch_listed(state);
   if (auto id = job_of(event)) reindex_job(state, *id);
   return true;
 }
@@ -695,6 +697,7 @@ bool apply(ClusterState& state, Event&& event) {
   if (auto* submitted = std::get_if<JobSubmitted>(&event)) {
     JobId id = submitted->job.id;
     if (!apply_submitted(state, std::move(submitted->job))) return false;
+    touch_listed(state);
     reindex_job(state, id);
     return true;
   }
@@ -720,6 +723,7 @@ void erase_job(ClusterState& state, std::map<JobId, Job>::iterator it) {
   }
   state.job_list.remove(it->first);
   state.jobs.erase(it);
+  touch_listed(state);
 }
 }  // namespace
 
@@ -748,6 +752,16 @@ void forget_finished(ClusterState& state, JobId id) {
 
 void touch_array(ClusterState& state, const Job& job) {
   if (job.array_job_id != 0) state.arrays[job.array_job_id].stamp = ++state.array_stamps;
+}
+
+Time listed_line_valid_until(const Job& job, Time now) {
+  constexpr Time kNever = std::numeric_limits<Time>::max();
+  if (job.start_time > 0) return job.end_time > 0 ? kNever : now + 1;  // its run time
+  if (job.state != JobState::kPending) return kNever;
+  Time until = kNever;
+  if (job.expected_start > 0) until = job.expected_start <= now ? now + 1 : job.expected_start;
+  if (job.spec.begin_time > now) until = std::min(until, job.spec.begin_time);
+  return until;
 }
 
 void reserve_jobs(ClusterState& state, size_t jobs) {

@@ -158,7 +158,21 @@ struct ClusterState {
   SharedPool<std::vector<std::string>> environments;
   std::unordered_map<uint64_t, ArrayTasks> arrays;  // by array_job_id, while any task is in `jobs`
   uint64_t array_stamps = 0;                        // the last stamp given
+  // Changes whenever a job listing may show something else: every event applied, every
+  // job erased, and touch_listed (a scheduling pass's reasons, priorities and expected
+  // starts). The controller's kept listings are good while it is what it was.
+  uint64_t listed_stamp = 0;
 };
+
+// Something a job listing shows changed outside an event (a scheduling pass's reason,
+// priority, expected start or planned nodes): kept listings are stale.
+inline void touch_listed(ClusterState& state) { ++state.listed_stamp; }
+
+// Until when (exclusive) `job`'s listed line, as squeue shows it at `now`, stays what it
+// is while the job itself does not change: a started job that has not ended shows its run
+// time (now + 1), a pending one its expected start (from then on now, while it is past) or
+// its --begin (until then). INT64_MAX where nothing it shows follows the clock.
+Time listed_line_valid_until(const Job& job, Time now);
 
 // An array task changed in a way a listing shows (touch_array): its array gets a new stamp.
 // Any other job: nothing. apply() and the removal of a job call it; so must anything else

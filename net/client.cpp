@@ -82,6 +82,8 @@ struct RpcClient::Impl {
   const std::string& peer() const { return local ? local->peer() : tcp->conn->peer(); }
 };
 
+int RpcClient::take_passed_file() { return impl_->local ? impl_->local->take_passed_file() : -1; }
+
 Result<Endpoint> parse_endpoint(const std::string& text, uint16_t default_port) {
   Endpoint ep;
   size_t colon = text.rfind(':');

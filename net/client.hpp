@@ -69,6 +69,9 @@ class RpcClient {
   // so; it is asked every 100 ms (a client waiting long that the user may stop).
   Result<pb::Envelope> recv(double timeout_s, const std::function<bool()>& interrupted);
   const std::string& cluster() const { return cluster_; }
+  // A file the controller passed with its answers (QueueReply.listing_file_bytes), owned by
+  // the caller from now on; -1 when none came (always over TCP).
+  int take_passed_file();
 
  private:
   struct Impl;

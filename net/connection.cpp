@@ -103,6 +103,21 @@ void Connection::send_frame(std::string&& buf, size_t from) {
   start_writing();
 }
 
+bool Connection::send_frame_passing_file(std::string_view frame, int fd) {
+  if (!open_ || writing_) return false;
+  size_t queued = out_.size();  // a HelloAck that goes out with the first answer
+  out_.append(frame);
+  long sent = stream_->send_passing_file(out_, fd);
+  if (sent <= 0) {
+    out_.resize(queued);
+    return false;
+  }
+  out_.erase(0, static_cast<size_t>(sent));
+  if (!out_.empty()) start_writing();
+  else check_drained();
+  return true;
+}
+
 void Connection::start_writing() {
   if (writing_) return;
   writing_ = true;

@@ -35,6 +35,11 @@ class Connection : public Peer, public std::enable_shared_from_this<Connection> 
   // Queues a whole frame already serialized (a listing written straight to the wire): the
   // bytes of `buf` from `from` on. An idle connection takes the buffer itself, not a copy.
   void send_frame(std::string&& buf, size_t from);
+  // Sends `frame` now, with the open file `fd` passed along (a local socket's peer gets its
+  // own descriptor of it), behind anything queued and not yet written. False, and nothing
+  // sent, where it cannot be: a write under way, a stream that passes no files (TCP, TLS),
+  // a socket that takes nothing now. The caller then sends what the file holds instead.
+  bool send_frame_passing_file(std::string_view frame, int fd);
   void close(const std::string& reason) override;
   bool is_open() const override { return open_; }
   const std::string& peer() const override { return peer_; }

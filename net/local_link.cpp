@@ -57,7 +57,17 @@ Result<std::unique_ptr<LocalLink>> LocalLink::open(const std::string& path, doub
   return link;
 }
 
-LocalLink::~LocalLink() { close("client done"); }
+LocalLink::~LocalLink() {
+  close("client done");
+  for (int fd : passed_files_) ::close(fd);
+}
+
+int LocalLink::take_passed_file() {
+  if (passed_files_.empty()) return -1;
+  int fd = passed_files_.front();
+  passed_files_.erase(passed_files_.begin());
+  return fd;
+}
 
 void LocalLink::close(const std::string& reason) {
   if (fd_ < 0) return;
@@ -98,7 +108,15 @@ LocalLink::Io LocalLink::write_some() {
 LocalLink::Io LocalLink::read_some() {
   char buf[65536];
   auto [direct, room] = decoder_.direct_space();  // a long frame's bytes go straight to its buffer
-  ssize_t n = direct ? ::recv(fd_, direct, room, 0) : ::recv(fd_, buf, sizeof buf, 0);
+  iovec iov{direct ? direct : buf, direct ? room : sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];  // a file passed with the bytes
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+  if (n > 0) keep_passed_files(msg);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) return Io::kWouldBlock;
     close(std::strerror(errno));
@@ -111,6 +129,18 @@ LocalLink::Io LocalLink::read_some() {
   if (direct) decoder_.filled(static_cast<size_t>(n));
   else decoder_.feed(buf, static_cast<size_t>(n));
   return Io::kProgress;
+}
+
+void LocalLink::keep_passed_files(msghdr& msg) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      passed_files_.push_back(fd);
+    }
+  }
 }
 
 bool LocalLink::wait(int ms) {

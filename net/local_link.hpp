@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <sys/socket.h>
+#include <vector>
 
 #include "core/status.hpp"
 #include "hq.pb.h"
@@ -34,12 +36,16 @@ class LocalLink {
   Result<std::string> recv_frame(double timeout_s, const std::function<bool()>& interrupted);
   void close(const std::string& reason);
   const std::string& peer() const { return peer_; }
+  // A file the peer passed along with its bytes (SCM_RIGHTS; a listing kept by the
+  // controller), the first not yet taken: the caller owns it then. -1 when none came.
+  int take_passed_file();
 
  private:
   explicit LocalLink(int fd) : fd_(fd) {}
   enum class Io { kProgress, kWouldBlock, kClosed };
   Io write_some();
   Io read_some();
+  void keep_passed_files(msghdr& msg);
   // Waits for the socket, at most `ms`; false when it is not ready (time up, or a signal).
   bool wait(int ms);
 
@@ -50,6 +56,7 @@ class LocalLink {
   std::string peer_ = "local";
   std::string close_reason_;
   std::string write_error_;  // why the last write failed, if one did
+  std::vector<int> passed_files_;  // passed by the peer and not yet taken (closed with the link)
 };
 
 }  // namespace hq::net

@@ -7,6 +7,7 @@
 #include <asio/ip/tcp.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace hq::net {
 
@@ -22,6 +23,10 @@ class ByteStream {
   virtual asio::awaitable<void> write_all(asio::const_buffer buf) = 0;
   virtual void close() = 0;
   virtual std::string peer() const = 0;
+  // A local socket only: writes what of `bytes` it can now, without waiting, with the open
+  // file `fd` passed along (SCM_RIGHTS) to the peer; returns how many bytes went (the file
+  // went with them), or -1 when nothing went (a stream that passes no files, a full socket).
+  virtual long send_passing_file(std::string_view /*bytes*/, int /*fd*/) { return -1; }
 };
 
 std::unique_ptr<ByteStream> make_tcp_stream(asio::ip::tcp::socket socket);

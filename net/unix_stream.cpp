@@ -3,6 +3,7 @@
 #include "net/unix_stream.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <sys/socket.h>
 
 #include "net/socket_stream.hpp"
@@ -30,8 +31,36 @@ std::optional<std::vector<uint32_t>> peer_groups(int fd) {
   return std::nullopt;
 }
 
+namespace {
+
+class LocalStream : public SocketStream<asio::local::stream_protocol::socket> {
+ public:
+  using SocketStream::SocketStream;
+  long send_passing_file(std::string_view bytes, int fd) override {
+    if (bytes.empty() || fd < 0 || !socket_.is_open()) return -1;
+    iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n > 0 ? static_cast<long>(n) : -1;
+  }
+};
+
+}  // namespace
+
 std::unique_ptr<ByteStream> make_unix_stream(asio::local::stream_protocol::socket socket) {
-  return std::make_unique<SocketStream<asio::local::stream_protocol::socket>>(std::move(socket), "local");
+  return std::make_unique<LocalStream>(std::move(socket), "local");
 }
 
 }  // namespace hq::net

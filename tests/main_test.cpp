@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   // Whatever a test runs keeps its per-user files (the client's TLS session cache, an
   // agent's default spool) under the build directory, not in the tester's home.
   setenv("HQ_HOME", (hq::test::test_tmp_root() + "/home").c_str(), 1);
+  // Every controller a test starts keeps each squeue listing it makes and, each time it
+  // sends a kept one, checks it against one made afresh (aborting on a stale one): a change
+  // of what listings show that forgot core touch_listed fails whatever test lists the jobs.
+  setenv("HQ_CHECK_LISTINGS", "1", 1);
   doctest::Context context(argc, argv);
   return context.run();
 }

@@ -5,11 +5,17 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
 #include <vector>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/client/slurm_yaml.hpp"
 #include "cmd/commands.hpp"
@@ -45,6 +51,46 @@ std::string utf8_or_replacement(const std::string& s) {
 void print_text(std::string_view text) {
   if (hq::std_streams_built()) hq::cout().write(text.data(), static_cast<std::streamsize>(text.size()));
   else std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+Status print_file(int fd, uint64_t bytes) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) < bytes)
+    return internal("the controller's listing file is not what its answer says (" + std::to_string(bytes) + " bytes)");
+  bool streams = hq::std_streams_built();  // then through hq::cout(), as print_text
+  std::fflush(stdout);
+  off_t at = 0;
+  bool copy = !streams;  // by the kernel, until it cannot
+  char buf[65536];
+  while (static_cast<uint64_t>(at) < bytes) {
+    size_t want = static_cast<size_t>(bytes - static_cast<uint64_t>(at));
+    ssize_t n;
+    if (copy) {
+      n = ::sendfile(STDOUT_FILENO, fd, &at, want);  // moves `at`, not the file's offset
+      if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+        copy = false;
+        continue;
+      }
+    } else {
+      n = ::pread(fd, buf, std::min(want, sizeof buf), at);
+      if (n > 0 && streams) {
+        hq::cout().write(buf, n);
+        at += n;
+      } else if (n > 0) {
+        for (ssize_t done = 0; done < n;) {
+          ssize_t w = ::write(STDOUT_FILENO, buf + done, static_cast<size_t>(n - done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) return internal(std::string("cannot write the listing: ") + std::strerror(errno));
+          done += w;
+        }
+        at += n;
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return internal(std::string("cannot write the listing: ") + std::strerror(errno));
+    if (n == 0) return internal("the controller's listing file ended early");
+  }
+  return Status::ok();
 }
 
 void print_date() {

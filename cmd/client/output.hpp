@@ -14,6 +14,11 @@ namespace hq::cmd {
 // them costs a one-shot command 0.2 ms: core/std_streams.hpp), through hq::cout() once
 // they are (where a test may have redirected it).
 void print_text(std::string_view text);
+// Prints the first `bytes` bytes of the file `fd` (a listing the controller passed) as
+// print_text would, after what is printed before: copied by the kernel (sendfile), or read
+// and written where it cannot. The file's own offset is left alone. An error names what
+// failed (a file shorter than `bytes` included).
+Status print_file(int fd, uint64_t bytes);
 // Text made with << as an ostream would make it, into a string, with no stream (so no C++
 // locale or standard stream is built: print_text() prints it). Strings, characters and
 // integers only: anything else fails to compile rather than print differently.

@@ -331,7 +331,10 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
   q->set_collapse_arrays(q->brief() && !a.array && named->tasks.empty() && sort_keeps_array_groups(sort_keys));
   // The controller makes the text where it can (-v counts the records; a named task is
   // picked from them).
-  if (q->brief() && !a.verbose && named->tasks.empty()) set_render(*q->mutable_render(), a);
+  if (q->brief() && !a.verbose && named->tasks.empty()) {
+    set_render(*q->mutable_render(), a);
+    q->set_listing_as_file(true);  // printed as it comes: the controller may pass the file it keeps
+  }
   for (;;) {
     auto answer = fetch(*q);
     if (!answer) return fail(prog, answer.status());
@@ -364,6 +367,10 @@ int queue_with(const Args& args, const QueueFetch& fetch, const std::function<st
                 << " records=" << (streamed ? answer->records.size() : static_cast<size_t>(out.jobs_size())) << "\n";
     if (a.start) {
       print_start(out, !a.noheader);
+    } else if (answer->listing_file >= 0) {  // made and kept by the controller
+      Status printed = print_file(answer->listing_file, answer->listing_file_bytes);
+      ::close(answer->listing_file);
+      if (!printed) return fail(prog, printed);
     } else if (answer->listing) {  // made by the controller
       print_text(*answer->listing);
     } else if (streamed) {
@@ -402,6 +409,12 @@ Result<QueueAnswer> fetch_listing(net::RpcClient& client, const pb::QueueRequest
   *reply = first->parts.rest.queue_reply();  // now, more, unknown ids: a few bytes
   arena.Own(first->frame.release());         // what the records view
   QueueAnswer answer{reply, std::move(first->parts.jobs), first->parts.listing};
+  if (reply->listing_file_bytes() > 0) {
+    answer.listing_file = client.take_passed_file();
+    answer.listing_file_bytes = reply->listing_file_bytes();
+    if (answer.listing_file < 0) return internal("the controller's answer names a listing file that did not come");
+    return answer;
+  }
   if (!reply->more() || answer.listing) return answer;
   if (Status s = parse_records(answer.records, *reply); !s) return s;
   auto all = query_jobs(client, q, arena, reply);

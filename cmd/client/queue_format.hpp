@@ -127,6 +127,10 @@ struct QueueAnswer {
   pb::QueueReply* reply = nullptr;
   std::vector<std::string_view> records;
   std::optional<std::string_view> listing;  // the text the controller made (QueueRequest.render)
+  // Or that text as a file it passed (QueueRequest.listing_as_file): owned here, its first
+  // listing_file_bytes bytes.
+  int listing_file = -1;
+  uint64_t listing_file_bytes = 0;
 };
 
 // squeue itself (`args[0]` its name): options parsed, `fetch` asked for the jobs (again

@@ -286,11 +286,16 @@ void Controller::apply_plan(Plan plan) {
     Job& job = *found;
     if (job.array_job_id != 0 && (job.reason != info.reason || job.priority != info.priority))
       touch_array(state_, job);  // what its listed line shows changed (ArrayListings)
+    std::string sched = info.reservation >= 0
+                            ? alloc_hostlist(plan.reservations[static_cast<size_t>(info.reservation)].alloc)
+                            : std::string();
+    if (job.reason != info.reason || job.priority != info.priority || job.expected_start != info.expected_start ||
+        job.sched_nodes != sched)
+      touch_listed(state_);  // kept listings are stale (ListingCache)
     job.reason = info.reason;
     job.priority = info.priority;
     job.expected_start = info.expected_start;
-    if (info.reservation >= 0) job.sched_nodes = alloc_hostlist(plan.reservations[static_cast<size_t>(info.reservation)].alloc);
-    else if (!job.sched_nodes.empty()) job.sched_nodes.clear();
+    if (job.sched_nodes != sched) job.sched_nodes = std::move(sched);
   }
   for (const auto& [id, dep] : plan.dependency_changes) record(JobDependencyChanged{id, now(), dep});
   for (JobId id : plan.invalid_dependency_kills)
@@ -302,6 +307,7 @@ void Controller::apply_plan(Plan plan) {
     JobId id = start.job;
     if (Job* job = walker.find(id)) {
       if (job->array_job_id != 0 && job->priority != start.priority) touch_array(state_, *job);
+      if (job->priority != start.priority) touch_listed(state_);
       job->priority = start.priority;
     }
     record(JobStarted{id, now(), std::move(start.alloc), std::move(start.partition), start.time_limit, std::move(start.qos)},
@@ -709,9 +715,56 @@ void Controller::queue_brief_wire(const pb::QueueRequest& req, const net::Identi
   net::append_queue_reply_tail(now(), more, unknown, out);
 }
 
+// A kept listing's key: who asks, and the request but for how the client takes the text.
+std::string Controller::kept_listing_key(const pb::QueueRequest& req, const net::Identity& who) const {
+  pb::QueueRequest asked = req;
+  asked.clear_listing_as_file();
+  return listing_key(who.uid, is_admin(who), asked.SerializeAsString());
+}
+
 std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, const net::Identity& who,
                                                 std::string& out) const {
   if (req.after_id() != 0) return std::nullopt;  // one page, or records
+  std::string key = kept_listing_key(req, who);
+  if (const ListingCache::Entry* kept = listings_.find(key, state_.listed_stamp, now())) {
+    size_t start = out.size();
+    out.append(net::kListingHeadRoom, '\0');
+    size_t text_from = out.size();
+    if (ListingCache::append_text(*kept, out)) {
+      if (check_listings_) check_kept_listing(req, who, std::string_view(out).substr(text_from));
+      size_t reply_from = net::put_listing_head(out, text_from);
+      net::append_queue_reply_tail(now(), false, kept->unknown_ids, out);
+      return reply_from;
+    }
+    out.resize(start);
+  }
+  MadeListing made;
+  std::optional<size_t> reply_from = make_listing(req, who, out, made);
+  if (reply_from) listings_.keep(std::move(key), state_.listed_stamp, made.valid_until, made.text, std::move(made.unknown_ids));
+  return reply_from;
+}
+
+std::optional<Controller::ListingFile> Controller::kept_listing_file(const pb::QueueRequest& req,
+                                                                     const net::Identity& who) const {
+  if (req.after_id() != 0) return std::nullopt;
+  const ListingCache::Entry* kept =
+      listings_.find(kept_listing_key(req, who), state_.listed_stamp, now());
+  if (!kept) return std::nullopt;
+  if (check_listings_) {
+    std::string text;
+    if (!ListingCache::append_text(*kept, text)) return std::nullopt;
+    check_kept_listing(req, who, text);
+  }
+  ListingFile file;
+  file.fd = kept->fd;
+  file.reply.set_now(now());
+  file.reply.set_listing_file_bytes(kept->bytes);
+  for (uint64_t id : kept->unknown_ids) file.reply.add_unknown_ids(id);
+  return file;
+}
+
+std::optional<size_t> Controller::make_listing(const pb::QueueRequest& req, const net::Identity& who, std::string& out,
+                                               MadeListing& made) const {
   size_t at_most = req.job_ids_size() > 0 ? static_cast<size_t>(req.job_ids_size()) : state_.jobs.size();
   ListingRenderer listing(req.render(), now(), out, kQueuePageBytes, at_most);
   if (!listing.usable()) return std::nullopt;
@@ -728,7 +781,23 @@ std::optional<size_t> Controller::queue_listing(const pb::QueueRequest& req, con
     listing.abandon();
     return std::nullopt;
   }
-  return listing.finish(unknown);
+  size_t reply_from = listing.finish(unknown);
+  made.text = listing.text();
+  made.valid_until = listing.valid_until();
+  made.unknown_ids = std::move(unknown);
+  return reply_from;
+}
+
+// HQ_CHECK_LISTINGS: a kept listing must be what the state makes now, or something changed
+// what listings show without touching listed_stamp (core touch_listed): a bug that would
+// show users a stale queue. The test suite's controllers check every listing they send.
+void Controller::check_kept_listing(const pb::QueueRequest& req, const net::Identity& who, std::string_view kept) const {
+  std::string fresh;
+  MadeListing made;
+  if (make_listing(req, who, fresh, made) && made.text == kept) return;
+  log::error("a kept squeue listing is stale (listed_stamp " + std::to_string(state_.listed_stamp) +
+             "): kept\n" + std::string(kept) + "\nmade now\n" + std::string(made.text));
+  std::abort();
 }
 
 pb::NodesReply Controller::nodes() const {

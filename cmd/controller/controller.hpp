@@ -5,6 +5,7 @@
 #pragma once
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <map>
@@ -28,6 +29,7 @@
 #include "net/http_server.hpp"
 #include "net/peer.hpp"
 #include "cmd/controller/accounting.hpp"
+#include "cmd/controller/listing_cache.hpp"
 #include "cmd/controller/off_loop.hpp"
 #include "cmd/keys.hpp"
 #include "store/event_log.hpp"
@@ -84,7 +86,17 @@ class Controller {
   // QueueReply, its text in `listing`, appended to `out`; returns where it starts there.
   // nullopt, `out` as it was, where it cannot be (columns or keys not brief, more than a
   // page, an array's pending tasks to group): queue_brief_wire's records then.
+  // The same listing asked for again while nothing it shows has changed is sent as it was
+  // kept (cmd/controller/listing_cache).
   std::optional<size_t> queue_listing(const pb::QueueRequest& req, const net::Identity& who, std::string& out) const;
+  // The listing queue_listing keeps for `req` and `who`, where one is kept and good now, as
+  // its file (a sealed memfd, the cache's own: the caller passes it on, never closes it)
+  // and the QueueReply that goes with it (listing_file_bytes, now, unknown ids).
+  struct ListingFile {
+    pb::QueueReply reply;
+    int fd = -1;
+  };
+  std::optional<ListingFile> kept_listing_file(const pb::QueueRequest& req, const net::Identity& who) const;
   // Array tasks grouped listings have read so far (add_stretch_rows): a listing that finds
   // its arrays as they were reads none.
   size_t array_tasks_read() const { return array_listings_.tasks_read(); }
@@ -278,6 +290,17 @@ class Controller {
   // tasks)` until it returns false (then false). std::nullopt where the request cannot go
   // this way (named jobs, a later page, a filter on what a group's tasks may not show
   // alike: -p, -A, -q, -R, --wckey, -w, -L); for_listed_jobs with add_grouped_rows then.
+  // queue_listing's listing made from the state: its text (a view into `out`), until when
+  // it stays as it is, and the ids named that exist nowhere.
+  struct MadeListing {
+    std::string_view text;
+    int64_t valid_until = 0;
+    std::vector<uint64_t> unknown_ids;
+  };
+  std::optional<size_t> make_listing(const pb::QueueRequest& req, const net::Identity& who, std::string& out,
+                                     MadeListing& made) const;
+  std::string kept_listing_key(const pb::QueueRequest& req, const net::Identity& who) const;
+  void check_kept_listing(const pb::QueueRequest& req, const net::Identity& who, std::string_view kept) const;
   template <typename Add>
   std::optional<bool> add_stretch_rows(const pb::QueueRequest& req, const net::Identity& who, Add&& add) const;
   // The running and ended jobs after `after_id`, in id order (ended ones only when `filter`
@@ -384,6 +407,10 @@ class Controller {
   Scheduler scheduler_;
   ClusterState state_;
   mutable ArrayListings array_listings_;  // what grouped listings made of the arrays (add_stretch_rows)
+  // squeue's listings kept while the queue stays as it was (HQ_CHECK_LISTINGS: every one
+  // kept, and checked against a fresh one each time it is sent).
+  bool check_listings_ = std::getenv("HQ_CHECK_LISTINGS") != nullptr;
+  mutable ListingCache listings_{check_listings_ ? 0 : kLeastKeptListingBytes};
   std::set<std::string> planned_nodes_;  // in the last plan's reservations (sinfo's PLANNED)
   KeyringWatcher keys_;
   ReplayGuard replay_;

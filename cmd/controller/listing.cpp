@@ -1,7 +1,9 @@
 #include "cmd/controller/listing.hpp"
 
 #include <algorithm>
+#include <limits>
 
+#include "core/cluster_state.hpp"
 #include "core/squeue_format.hpp"
 #include "net/brief_wire.hpp"
 #include "net/convert.hpp"
@@ -44,6 +46,7 @@ size_t least_line_bytes(const ColumnFormat& format) {
 ListingRenderer::ListingRenderer(const pb::ListingRender& render, int64_t now, std::string& out, size_t most_bytes,
                                  size_t jobs_at_most)
     : out_(out), start_(out.size()), text_from_(out.size()), most_bytes_(most_bytes), now_(now),
+      valid_until_(std::numeric_limits<int64_t>::max()),
       format_(columns_of(render)), sort_(render.sort().empty() ? std::string(kSqueueDefaultSort) : render.sort()) {
   if (!options_in_bounds(render) || format_.items.empty() || format_.items.size() > kMostColumns ||
       !listing_is_brief(format_, sort_) || least_line_bytes(format_) > kMostLineBytes)
@@ -65,6 +68,7 @@ bool ListingRenderer::add(const Job& job, std::string_view tasks) {
   row_.Clear();
   if (spec) row_.set_allocated_spec(spec);
   net::to_pb_brief(job, row_);
+  valid_until_ = std::min(valid_until_, listed_line_valid_until(job, now_));
   if (!tasks.empty()) row_.set_array_tasks(std::string(tasks));
   return text_->add(row_) && out_.size() - text_from_ <= most_bytes_;
 }
@@ -72,6 +76,7 @@ bool ListingRenderer::add(const Job& job, std::string_view tasks) {
 size_t ListingRenderer::finish(const std::vector<uint64_t>& unknown_ids) {
   HQ_CHECK(text_);
   text_->finish();
+  text_bytes_ = out_.size() - text_from_;
   size_t reply_from = net::put_listing_head(out_, text_from_);
   net::append_queue_reply_tail(now_, false, unknown_ids, out_);
   return reply_from;

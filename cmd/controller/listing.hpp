@@ -40,6 +40,11 @@ class ListingRenderer {
   size_t finish(const std::vector<uint64_t>& unknown_ids);
   // Takes back what was written into `out`.
   void abandon();
+  // Until when (exclusive) the text stays what it is while no job changes
+  // (core listed_line_valid_until of every row).
+  int64_t valid_until() const { return valid_until_; }
+  // The text written so far (after finish: all of it).
+  std::string_view text() const { return std::string_view(out_).substr(text_from_, text_bytes_); }
 
  private:
   std::string& out_;
@@ -47,6 +52,8 @@ class ListingRenderer {
   size_t text_from_;  // where the text starts, after the field's head room
   size_t most_bytes_;
   int64_t now_;
+  int64_t valid_until_;
+  size_t text_bytes_ = 0;
   ColumnFormat format_;
   std::string sort_;
   std::optional<ListingText> text_;

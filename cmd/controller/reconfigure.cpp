@@ -36,6 +36,7 @@ pb::NodeControlReply Controller::reconfigure(const net::Identity& who) {
   // Holders granted under another InactiveLimit learn the new one at their next keepalive.
   if (fresh->inactive_limit != config_.inactive_limit) holders_heard_floor_ = now() + holder_keepalive();
   config_ = std::move(fresh).value();
+  touch_listed(state_);  // private_jobs and the partitions a listing reads may have changed
   scheduler_ = Scheduler(config_.scheduler, acct_policy_);
   log::info("reconfigured from the config file (uid " + std::to_string(who.uid) + ")");
   request_schedule();

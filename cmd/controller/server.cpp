@@ -83,6 +83,22 @@ Handler answer_admin(Start start) {
   };
 }
 
+// A listing the controller keeps, sent to a local client as the file itself (a sealed
+// memfd, SCM_RIGHTS): the client copies it to its output with no bytes through the socket.
+// False where none is kept or the file cannot go (not a local socket, a write under way).
+bool send_listing_file(Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
+  auto file = c.kept_listing_file(m.queue(), who);
+  if (!file) return false;
+  pb::Envelope env;
+  env.set_seq(m.seq());
+  *env.mutable_queue_reply() = std::move(file->reply);
+  std::string frame;
+  size_t size = env.ByteSizeLong();
+  net::append_frame_header(frame, static_cast<uint32_t>(size));
+  frame.append(env.SerializeAsString());
+  return conn->send_frame_passing_file(frame, file->fd);
+}
+
 const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
   static const std::map<pb::Envelope::MsgCase, Handler> table = {
       {pb::Envelope::kSubmit,
@@ -119,6 +135,7 @@ const std::map<pb::Envelope::MsgCase, Handler>& client_handlers() {
       {pb::Envelope::kQueue,
        [](Controller& c, const ConnPtr& conn, const pb::Envelope& m, const net::Identity& who) {
          if (m.queue().brief() && !m.queue().with_priority()) {  // squeue's default: bytes from the jobs
+           if (m.queue().render().wanted() && m.queue().listing_as_file() && send_listing_file(c, conn, m, who)) return;
            std::string buf(net::kQueueReplyHeadRoom, '\0');
            std::optional<size_t> reply_from;  // squeue's text, where it asks for it and it can be made here
            if (m.queue().render().wanted()) reply_from = c.queue_listing(m.queue(), who, buf);

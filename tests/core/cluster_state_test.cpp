@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "builders.hpp"
 
 using namespace hq;
@@ -414,4 +416,49 @@ TEST_CASE("apply: an array's tasks are counted, and any event about one, or its 
   CHECK(s.arrays.at(10).stamp > stamp);
   CHECK(purge_finished(s, 9) == 2);
   CHECK(s.arrays.count(10) == 0);  // its last task gone: not kept
+}
+
+TEST_CASE("listed_stamp: every event applied, and every job erased, changes it, and a stale event does not") {
+  auto s = cluster("n1", 4);
+  uint64_t stamp = s.listed_stamp;
+  CHECK(apply(s, JobBuilder(1)));
+  CHECK(s.listed_stamp > stamp);
+  stamp = s.listed_stamp;
+  CHECK(apply(s, JobHoldChanged{JobId{1}, 2, HoldKind::kUser}));
+  CHECK(s.listed_stamp > stamp);
+  stamp = s.listed_stamp;
+  CHECK(!apply(s, JobHoldChanged{JobId{1}, 3, HoldKind::kUser}));  // nothing changed
+  CHECK(s.listed_stamp == stamp);
+  touch_listed(s);  // a scheduling pass's reason or priority
+  CHECK(s.listed_stamp > stamp);
+  CHECK(apply(s, JobEnded{JobId{1}, 4, JobState::kCancelled, 0, 0}));
+  stamp = s.listed_stamp;
+  forget_finished(s, JobId{1});
+  CHECK(s.jobs.empty());
+  CHECK(s.listed_stamp > stamp);
+}
+
+TEST_CASE("listed_line_valid_until: the clock moves a started job's line each second, a pending one's at its start or begin") {
+  constexpr Time kNever = std::numeric_limits<Time>::max();
+  Event built = JobBuilder(1);
+  Job job = std::get<JobSubmitted>(built).job;
+  job.state = JobState::kPending;
+  CHECK(listed_line_valid_until(job, 100) == kNever);
+  job.expected_start = 150;
+  CHECK(listed_line_valid_until(job, 100) == 150);  // its start shows 150 until then
+  CHECK(listed_line_valid_until(job, 150) == 151);  // then now, each second
+  job.spec.begin_time = 120;
+  CHECK(listed_line_valid_until(job, 100) == 120);
+  job.expected_start = 0;
+  CHECK(listed_line_valid_until(job, 100) == 120);
+  CHECK(listed_line_valid_until(job, 130) == kNever);
+  job.state = JobState::kRunning;
+  job.start_time = 90;
+  CHECK(listed_line_valid_until(job, 100) == 101);  // its run time
+  job.state = JobState::kCompleted;
+  job.end_time = 95;
+  CHECK(listed_line_valid_until(job, 100) == kNever);
+  job.start_time = 0;  // cancelled while pending
+  job.state = JobState::kCancelled;
+  CHECK(listed_line_valid_until(job, 100) == kNever);
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include "cluster_fixture.hpp"
 #include "net/client.hpp"
@@ -387,6 +388,66 @@ TEST_CASE("e2e: on the controller's host the kernel says who a client is - no to
   q.mutable_queue();
   CHECK(!(*local)->call(q, 5).is_ok());  // refused (the words may be lost to the hang-up)
   CHECK(c.hq("cancel " + id + " " + id2).rc == 0);
+}
+
+TEST_CASE("e2e: squeue asked again while the queue stands is sent the controller's kept listing as a file - the same text") {
+  LocalCluster c(1);  // its controller checks each kept listing against a fresh one (HQ_CHECK_LISTINGS)
+  REQUIRE(c.ready());
+  std::string sock = c.dir() + "/state/client.sock";
+  for (int i = 0; i < 3; ++i) REQUIRE(c.hq("submit --hold --wrap true").rc == 0);
+  struct Answer {
+    std::string text;  // the listing, as bytes or read from the file
+    bool as_file = false;
+  };
+  auto ask = [&](bool as_file) {  // what squeue asks over the local socket
+    auto client = hq::net::RpcClient::connect_local(sock, "client", 5, /*pipelined=*/true);
+    REQUIRE(client.is_ok());
+    hq::pb::Envelope env;
+    auto* q = env.mutable_queue();
+    q->set_brief(true);
+    q->mutable_render()->set_wanted(true);
+    q->mutable_render()->set_header(true);
+    q->set_listing_as_file(as_file);
+    auto reply = (*client)->call_unparsed_jobs(env, 5);
+    REQUIRE(reply.is_ok());
+    Answer a;
+    uint64_t bytes = reply->parts.rest.queue_reply().listing_file_bytes();
+    int fd = (*client)->take_passed_file();
+    a.as_file = bytes > 0;
+    CHECK(a.as_file == (fd >= 0));
+    if (a.as_file) {
+      a.text.resize(bytes);
+      CHECK(pread(fd, a.text.data(), bytes, 0) == static_cast<ssize_t>(bytes));
+      CHECK(write(fd, "x", 1) == -1);  // sealed
+      close(fd);
+    } else {
+      REQUIRE(reply->parts.listing.has_value());
+      a.text = std::string(*reply->parts.listing);
+    }
+    return a;
+  };
+  Answer made = ask(true);  // made now, and kept
+  CHECK(!made.as_file);
+  CHECK(made.text.find("JOBID") != std::string::npos);
+  Answer kept = ask(true);
+  CHECK(kept.as_file);
+  CHECK(kept.text == made.text);
+  Answer bytes = ask(false);  // a client that takes no file gets the kept text as bytes (the same key)
+  CHECK(!bytes.as_file);
+  CHECK(bytes.text == made.text);
+  // squeue itself prints it, to a pipe and to a file (sendfile to each).
+  CHECK(c.hq("queue").out == made.text);
+  CHECK(c.hq("queue | cat").out == made.text);
+  CHECK(c.hq("queue > listing.txt && cat listing.txt").out == made.text);
+  // The queue changes: the next listing is made afresh, with the new job.
+  auto sub = c.hq("submit --parsable --hold --wrap true");
+  REQUIRE(sub.rc == 0);
+  std::string id = sub.out.substr(0, sub.out.find('\n'));
+  Answer after = ask(true);
+  CHECK(!after.as_file);
+  CHECK(after.text.find(id) != std::string::npos);
+  CHECK(after.text != made.text);
+  CHECK(c.hq("queue").out == after.text);
 }
 
 TEST_CASE("e2e: connection floods are capped and stalled or idle peers are dropped") {
